@@ -1,0 +1,59 @@
+// Package datasets turns workloads (synthetic prompts, traces, JSONL and
+// public datasets) into immutable in-memory conversations that every load
+// worker shares.
+package datasets
+
+import "time"
+
+// Turn is the input of one request.
+type Turn struct {
+	// Text is the user content of this turn.
+	Text string
+	// InputTokens is the prompt length in tokens when the source knows it
+	// (synthetic prompts, traces); 0 when unknown.
+	InputTokens int
+	// MaxTokens caps the output (sent as max_tokens / max_completion_tokens);
+	// 0 sends no cap.
+	MaxTokens int
+	// Delay is the think time before this turn is sent, after the previous
+	// turn of the same conversation finished.
+	Delay time.Duration
+	// Timestamp is the intended send offset from the run's start for trace
+	// replay; valid when HasTimestamp is set.
+	Timestamp    time.Duration
+	HasTimestamp bool
+	// Extra holds per-turn request body fields merged over --extra-inputs.
+	Extra map[string]any
+}
+
+// Conversation is an ordered list of turns sent one after another, each turn
+// carrying the history of the ones before it (multi-turn chat).
+type Conversation struct {
+	// ID names the conversation in exports (conversation_id).
+	ID string
+	// SystemPrompt, when set, is sent as the first chat message.
+	SystemPrompt string
+	Turns        []Turn
+}
+
+// Dataset is a loaded workload. It is immutable once built and safe for
+// concurrent reads by all workers.
+type Dataset struct {
+	// Name says where the conversations came from ("synthetic", a file path).
+	Name          string
+	Conversations []Conversation
+}
+
+// HasTimestamps reports whether every conversation's first turn carries a
+// trace timestamp, so the run can replay it on a fixed schedule.
+func (d *Dataset) HasTimestamps() bool {
+	if len(d.Conversations) == 0 {
+		return false
+	}
+	for _, c := range d.Conversations {
+		if len(c.Turns) == 0 || !c.Turns[0].HasTimestamp {
+			return false
+		}
+	}
+	return true
+}

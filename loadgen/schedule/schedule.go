@@ -1,0 +1,26 @@
+// Package schedule decides when requests are sent: arrival processes that
+// produce absolute intended send times, and concurrency limits over time.
+package schedule
+
+import "time"
+
+// Schedule yields the intended send offset of each successive request,
+// measured from the run's start (absolute, never relative to the last send,
+// so errors do not accumulate). ok is false when the schedule is exhausted.
+// A Schedule is used by one goroutine.
+type Schedule interface {
+	Next() (at time.Duration, ok bool)
+}
+
+// Func adapts a function to Schedule.
+type Func func() (time.Duration, bool)
+
+// Next calls f.
+func (f Func) Next() (time.Duration, bool) { return f() }
+
+// Limit gives the concurrency cap in force at a given offset from the start
+// of the run (a ramp or a constant). A cap of 0 means unlimited.
+type Limit func(elapsed time.Duration) int
+
+// Constant returns a Limit that is n at all times.
+func Constant(n int) Limit { return func(time.Duration) int { return n } }

@@ -1,0 +1,81 @@
+// Package metrics turns request records into AIPerf's metrics: per-shard
+// t-digests owned by one goroutine each, live snapshots for the dashboard and
+// a final summary for the exports.
+package metrics
+
+// Phase tells warmup records from profiled ones.
+type Phase uint8
+
+// The benchmark phases of a record.
+const (
+	Profile Phase = iota
+	Warmup
+)
+
+// String returns the phase as exports name it.
+func (p Phase) String() string {
+	if p == Warmup {
+		return "warmup"
+	}
+	return "profile"
+}
+
+// Error describes why a request failed. Code is the HTTP status (0 when the
+// request never got one).
+type Error struct {
+	Code    int    `json:"code"`
+	Type    string `json:"type"`
+	Message string `json:"message"`
+}
+
+// Usage is the token accounting a server reported.
+type Usage struct {
+	PromptTokens     int
+	CompletionTokens int
+	ReasoningTokens  int
+	Present          bool
+}
+
+// Record is one finished request. All *Ns fields are monotonic nanoseconds
+// since the run's start; 0 means "did not happen" (the run starts before any
+// request, so 0 is never a real event time).
+type Record struct {
+	// Index is the request's position in issue order (0-based).
+	Index          int64
+	RequestID      string
+	ConversationID string
+	TurnIndex      int
+	Phase          Phase
+	// Stage is the sweep/ramp stage the request was issued in (0 without).
+	Stage int
+
+	IntendedNs int64 // when the schedule wanted it sent
+	SentNs     int64 // when the request was written
+	EndNs      int64 // last byte of the response
+
+	// ContentNs and ReasoningNs are the arrival times of SSE events that
+	// carried content text and reasoning text (non-streaming: one each at
+	// the response). An event carrying both appears in both.
+	ContentNs   []int64
+	ReasoningNs []int64
+
+	// Text and ReasoningText are the generated output, kept for tokenizing.
+	Text          string
+	ReasoningText string
+	// InputTokens is the prompt length known from the dataset (0 when not).
+	InputTokens int
+	// InputText is the prompt text, for counting ISL with a tokenizer when
+	// the dataset did not know it.
+	InputText string
+	Usage     Usage
+
+	// SlotWaitNs is how long the request waited for a concurrency slot after
+	// its intended time (request rate combined with a concurrency cap).
+	SlotWaitNs int64
+	// RetryAfter is the server's Retry-After header on a 429/503.
+	RetryAfter string
+	Err        *Error
+}
+
+// Failed reports whether the request ended in an error.
+func (r *Record) Failed() bool { return r.Err != nil }
