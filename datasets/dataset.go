@@ -9,6 +9,10 @@ import "time"
 type Turn struct {
 	// Text is the user content of this turn.
 	Text string
+	// Parts, when non-nil, replaces Text: the content is the concatenation
+	// of Parts. Traces use it to share prefix blocks between prompts without
+	// copying them (equal hash ids point at the same block string).
+	Parts []string
 	// InputTokens is the prompt length in tokens when the source knows it
 	// (synthetic prompts, traces); 0 when unknown.
 	InputTokens int
@@ -56,4 +60,20 @@ func (d *Dataset) HasTimestamps() bool {
 		}
 	}
 	return true
+}
+
+// Content returns the turn's full user content.
+func (t *Turn) Content() string {
+	if t.Parts == nil {
+		return t.Text
+	}
+	n := 0
+	for _, p := range t.Parts {
+		n += len(p)
+	}
+	var b []byte = make([]byte, 0, n)
+	for _, p := range t.Parts {
+		b = append(b, p...)
+	}
+	return string(b)
 }
