@@ -53,11 +53,16 @@ type Record struct {
 	SentNs     int64 // when the request was written
 	EndNs      int64 // last byte of the response
 
-	// ContentNs and ReasoningNs are the arrival times of SSE events that
-	// carried content text and reasoning text (non-streaming: one each at
-	// the response). An event carrying both appears in both.
-	ContentNs   []int64
-	ReasoningNs []int64
+	// Streamed is set for SSE responses; a non-streamed response has one
+	// token event at its end and no TTFT/ITL of its own.
+	Streamed bool
+	// TokenNs holds the arrival time of every response event that carried
+	// text (content or reasoning), in order. FirstContentNs is the first
+	// that carried non-reasoning content (0: none). ReasoningEvents counts
+	// the events that carried reasoning text.
+	TokenNs         []int64
+	FirstContentNs  int64
+	ReasoningEvents int
 
 	// Text and ReasoningText are the generated output, kept for tokenizing.
 	Text          string

@@ -1,0 +1,222 @@
+package endpoint
+
+import (
+	"encoding/json"
+	"fmt"
+	"strconv"
+
+	"github.com/surgebench/surge/metrics"
+)
+
+// Delta is what one response chunk (or a whole non-streaming response)
+// carried, apart from the text itself, which ParseChunk appends to the
+// caller's buffers so no chunk allocates.
+type Delta struct {
+	// Content and Reasoning report that non-empty text of that kind came.
+	Content   bool
+	Reasoning bool
+	// Finished is set when a choice carried a finish_reason.
+	Finished bool
+	Usage    metrics.Usage
+	// Err is an error the server sent in the body or stream.
+	Err *metrics.Error
+}
+
+// ParseChunk decodes one chat or completions chunk (a streamed SSE data
+// payload or a whole response body), appending choice 0's content to text
+// and its reasoning (reasoning_content or reasoning) to reasoning. It reads
+// only the fields a benchmark needs and skips the rest unparsed.
+func ParseChunk(data []byte, text, reasoning *[]byte) (Delta, error) {
+	var d Delta
+	var (
+		isErrObject bool
+		topErr      metrics.Error
+	)
+	s := scanner{b: data}
+	err := s.object(func(key []byte) error {
+		switch string(key) {
+		case "choices":
+			return s.array(func(i int) error {
+				if i != 0 {
+					return s.skip()
+				}
+				return parseChoice(&s, &d, text, reasoning)
+			})
+		case "usage":
+			return parseUsage(&s, &d.Usage)
+		case "error":
+			e, err := parseErrorValue(&s)
+			d.Err = e
+			return err
+		case "object":
+			// Older vLLM streams {"object":"error","message":...,"type":...}.
+			v, err := s.str(nil)
+			isErrObject = string(v) == "error"
+			return err
+		case "message", "type", "code":
+			// Kept in case they belong to an "object":"error" body.
+			return errorField(&s, &topErr, key)
+		default:
+			return s.skip()
+		}
+	})
+	if err == nil {
+		err = s.end()
+	}
+	if err != nil {
+		return Delta{}, syntaxError(data)
+	}
+	if isErrObject && d.Err == nil {
+		d.Err = &topErr
+	}
+	if d.Err != nil && d.Err.Type == "" {
+		d.Err.Type = "error"
+	}
+	return d, nil
+}
+
+// syntaxError describes a chunk the scanner rejected, using encoding/json's
+// diagnosis, which is slower but precise.
+func syntaxError(data []byte) error {
+	var v any
+	if err := json.Unmarshal(data, &v); err != nil {
+		return fmt.Errorf("invalid JSON in response chunk: %w (%s)", err, excerpt(data))
+	}
+	return fmt.Errorf("unexpected response chunk shape (%s)", excerpt(data))
+}
+
+func excerpt(b []byte) string {
+	const max = 120
+	if len(b) > max {
+		return strconv.Quote(string(b[:max])) + "…"
+	}
+	return strconv.Quote(string(b))
+}
+
+func parseChoice(s *scanner, d *Delta, text, reasoning *[]byte) error {
+	return s.object(func(key []byte) error {
+		switch string(key) {
+		case "delta", "message":
+			return parseMessage(s, d, text, reasoning)
+		case "text":
+			n := len(*text)
+			var err error
+			*text, err = s.str(*text)
+			d.Content = d.Content || len(*text) > n
+			return err
+		case "finish_reason":
+			if s.peek() == 'n' {
+				return s.literal("null")
+			}
+			d.Finished = true
+			return s.skip()
+		default:
+			return s.skip()
+		}
+	})
+}
+
+func parseMessage(s *scanner, d *Delta, text, reasoning *[]byte) error {
+	if s.peek() == 'n' {
+		return s.literal("null")
+	}
+	return s.object(func(key []byte) error {
+		switch string(key) {
+		case "content":
+			if s.peek() != '"' && s.peek() != 'n' {
+				// Content parts arrays are not text deltas we can time.
+				return s.skip()
+			}
+			n := len(*text)
+			var err error
+			*text, err = s.str(*text)
+			d.Content = d.Content || len(*text) > n
+			return err
+		case "reasoning_content", "reasoning":
+			n := len(*reasoning)
+			var err error
+			*reasoning, err = s.str(*reasoning)
+			d.Reasoning = d.Reasoning || len(*reasoning) > n
+			return err
+		default:
+			return s.skip()
+		}
+	})
+}
+
+func parseUsage(s *scanner, u *metrics.Usage) error {
+	if s.peek() == 'n' {
+		return s.literal("null")
+	}
+	u.Present = true
+	return s.object(func(key []byte) error {
+		var err error
+		switch string(key) {
+		case "prompt_tokens":
+			u.PromptTokens, err = s.number()
+		case "completion_tokens":
+			u.CompletionTokens, err = s.number()
+		case "completion_tokens_details":
+			if s.peek() == 'n' {
+				return s.literal("null")
+			}
+			err = s.object(func(key []byte) error {
+				if string(key) == "reasoning_tokens" {
+					var e error
+					u.ReasoningTokens, e = s.number()
+					return e
+				}
+				return s.skip()
+			})
+		default:
+			err = s.skip()
+		}
+		return err
+	})
+}
+
+// parseErrorValue reads an "error" member: an object with message, type and
+// code, or a bare string.
+func parseErrorValue(s *scanner) (*metrics.Error, error) {
+	e := &metrics.Error{}
+	switch s.peek() {
+	case 'n':
+		return nil, s.literal("null")
+	case '"':
+		v, err := s.str(nil)
+		e.Message, e.Type = string(v), "error"
+		return e, err
+	}
+	err := s.object(func(key []byte) error { return errorField(s, e, key) })
+	return e, err
+}
+
+// errorField reads one member of an OpenAI-style error object into e.
+func errorField(s *scanner, e *metrics.Error, key []byte) error {
+	if c := s.peek(); (string(key) == "message" || string(key) == "type") && c != '"' && c != 'n' {
+		return s.skip()
+	}
+	switch string(key) {
+	case "message":
+		v, err := s.str(nil)
+		e.Message = string(v)
+		return err
+	case "type":
+		v, err := s.str(nil)
+		e.Type = string(v)
+		return err
+	case "code":
+		if s.peek() == '"' {
+			v, err := s.str(nil)
+			if n, convErr := strconv.Atoi(string(v)); convErr == nil {
+				e.Code = n
+			}
+			return err
+		}
+		n, err := s.number()
+		e.Code = n
+		return err
+	default:
+		return s.skip()
+	}
+}

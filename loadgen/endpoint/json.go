@@ -1,0 +1,300 @@
+package endpoint
+
+import (
+	"errors"
+	"strconv"
+	"unicode/utf16"
+	"unicode/utf8"
+)
+
+// errSyntax reports JSON the fast scanner cannot read; callers then fall
+// back to encoding/json for a precise message.
+var errSyntax = errors.New("malformed JSON")
+
+// scanner walks a JSON document in place. It exists so the per-chunk path
+// can pick out the few fields it needs without building Go values.
+type scanner struct {
+	b []byte
+	i int
+}
+
+func (s *scanner) ws() {
+	for s.i < len(s.b) {
+		switch s.b[s.i] {
+		case ' ', '\t', '\n', '\r':
+			s.i++
+		default:
+			return
+		}
+	}
+}
+
+// peek returns the next non-space byte, or 0 at the end.
+func (s *scanner) peek() byte {
+	s.ws()
+	if s.i >= len(s.b) {
+		return 0
+	}
+	return s.b[s.i]
+}
+
+func (s *scanner) expect(c byte) error {
+	if s.peek() != c {
+		return errSyntax
+	}
+	s.i++
+	return nil
+}
+
+// object calls field for each key of the object at the cursor; field must
+// consume the value.
+func (s *scanner) object(field func(key []byte) error) error {
+	if err := s.expect('{'); err != nil {
+		return err
+	}
+	if s.peek() == '}' {
+		s.i++
+		return nil
+	}
+	for {
+		key, err := s.rawKey()
+		if err != nil {
+			return err
+		}
+		if err := s.expect(':'); err != nil {
+			return err
+		}
+		if err := field(key); err != nil {
+			return err
+		}
+		switch s.peek() {
+		case ',':
+			s.i++
+		case '}':
+			s.i++
+			return nil
+		default:
+			return errSyntax
+		}
+	}
+}
+
+// array calls elem for each element; elem must consume the value.
+func (s *scanner) array(elem func(i int) error) error {
+	if err := s.expect('['); err != nil {
+		return err
+	}
+	if s.peek() == ']' {
+		s.i++
+		return nil
+	}
+	for n := 0; ; n++ {
+		if err := elem(n); err != nil {
+			return err
+		}
+		switch s.peek() {
+		case ',':
+			s.i++
+		case ']':
+			s.i++
+			return nil
+		default:
+			return errSyntax
+		}
+	}
+}
+
+// rawKey returns an object key. Keys we look for never need unescaping, so
+// an escaped key is returned raw (and simply never matches).
+func (s *scanner) rawKey() ([]byte, error) {
+	if s.peek() != '"' {
+		return nil, errSyntax
+	}
+	start := s.i + 1
+	for j := start; j < len(s.b); j++ {
+		switch s.b[j] {
+		case '\\':
+			j++
+		case '"':
+			s.i = j + 1
+			return s.b[start:j], nil
+		}
+	}
+	return nil, errSyntax
+}
+
+// str appends the unescaped string at the cursor to dst. A JSON null leaves
+// dst unchanged.
+func (s *scanner) str(dst []byte) ([]byte, error) {
+	switch s.peek() {
+	case 'n':
+		return dst, s.literal("null")
+	case '"':
+	default:
+		return dst, errSyntax
+	}
+	s.i++
+	for s.i < len(s.b) {
+		c := s.b[s.i]
+		switch {
+		case c == '"':
+			s.i++
+			return dst, nil
+		case c == '\\':
+			if s.i+1 >= len(s.b) {
+				return dst, errSyntax
+			}
+			e := s.b[s.i+1]
+			s.i += 2
+			switch e {
+			case '"', '\\', '/':
+				dst = append(dst, e)
+			case 'b':
+				dst = append(dst, '\b')
+			case 'f':
+				dst = append(dst, '\f')
+			case 'n':
+				dst = append(dst, '\n')
+			case 'r':
+				dst = append(dst, '\r')
+			case 't':
+				dst = append(dst, '\t')
+			case 'u':
+				r, ok := s.hex4()
+				if !ok {
+					return dst, errSyntax
+				}
+				if utf16.IsSurrogate(r) {
+					r2 := utf8.RuneError
+					if s.i+1 < len(s.b) && s.b[s.i] == '\\' && s.b[s.i+1] == 'u' {
+						save := s.i
+						s.i += 2
+						if lo, ok := s.hex4(); ok {
+							if d := utf16.DecodeRune(r, lo); d != utf8.RuneError {
+								r2 = d
+							} else {
+								s.i = save
+							}
+						} else {
+							s.i = save
+						}
+					}
+					r = r2
+				}
+				dst = utf8.AppendRune(dst, r)
+			default:
+				return dst, errSyntax
+			}
+		case c < 0x20:
+			return dst, errSyntax
+		default:
+			// Copy the run of plain bytes in one append.
+			j := s.i + 1
+			for j < len(s.b) && s.b[j] != '"' && s.b[j] != '\\' && s.b[j] >= 0x20 {
+				j++
+			}
+			dst = appendValidUTF8(dst, s.b[s.i:j])
+			s.i = j
+		}
+	}
+	return dst, errSyntax
+}
+
+// appendValidUTF8 appends p, replacing invalid UTF-8 as encoding/json does.
+func appendValidUTF8(dst, p []byte) []byte {
+	if utf8.Valid(p) {
+		return append(dst, p...)
+	}
+	for len(p) > 0 {
+		r, n := utf8.DecodeRune(p)
+		dst = utf8.AppendRune(dst, r)
+		p = p[n:]
+	}
+	return dst
+}
+
+func (s *scanner) hex4() (rune, bool) {
+	if s.i+4 > len(s.b) {
+		return 0, false
+	}
+	var r rune
+	for _, c := range s.b[s.i : s.i+4] {
+		r <<= 4
+		switch {
+		case c >= '0' && c <= '9':
+			r |= rune(c - '0')
+		case c >= 'a' && c <= 'f':
+			r |= rune(c - 'a' + 10)
+		case c >= 'A' && c <= 'F':
+			r |= rune(c - 'A' + 10)
+		default:
+			return 0, false
+		}
+	}
+	s.i += 4
+	return r, true
+}
+
+func (s *scanner) literal(lit string) error {
+	s.ws()
+	if len(s.b)-s.i < len(lit) || string(s.b[s.i:s.i+len(lit)]) != lit {
+		return errSyntax
+	}
+	s.i += len(lit)
+	return nil
+}
+
+// number returns the number at the cursor as an int (fractions truncated);
+// null gives 0.
+func (s *scanner) number() (int, error) {
+	if s.peek() == 'n' {
+		return 0, s.literal("null")
+	}
+	start := s.i
+	for s.i < len(s.b) {
+		c := s.b[s.i]
+		if (c >= '0' && c <= '9') || c == '-' || c == '+' || c == '.' || c == 'e' || c == 'E' {
+			s.i++
+			continue
+		}
+		break
+	}
+	if start == s.i {
+		return 0, errSyntax
+	}
+	f, err := strconv.ParseFloat(string(s.b[start:s.i]), 64)
+	if err != nil {
+		return 0, errSyntax
+	}
+	return int(f), nil
+}
+
+// skip consumes any value.
+func (s *scanner) skip() error {
+	switch s.peek() {
+	case '{':
+		return s.object(func([]byte) error { return s.skip() })
+	case '[':
+		return s.array(func(int) error { return s.skip() })
+	case '"':
+		_, err := s.rawKey()
+		return err
+	case 't':
+		return s.literal("true")
+	case 'f':
+		return s.literal("false")
+	case 'n':
+		return s.literal("null")
+	default:
+		_, err := s.number()
+		return err
+	}
+}
+
+// end checks nothing but white space follows the document.
+func (s *scanner) end() error {
+	if s.peek() != 0 {
+		return errSyntax
+	}
+	return nil
+}

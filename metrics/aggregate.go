@@ -1,0 +1,123 @@
+package metrics
+
+import "math"
+
+// lagTag keys the scheduler-lag distribution next to the request metrics.
+const lagTag Tag = "scheduler_lag"
+
+// errKey groups identical errors for error_summary.
+type errKey struct {
+	code      int
+	typ, text string
+}
+
+// aggregate holds everything known about the records of one phase and
+// stage. It belongs to one shard goroutine, or to the collector after the
+// shards stopped.
+type aggregate struct {
+	dists map[Tag]*dist
+
+	count, errors, good int64
+	firstSent, lastEnd  int64
+	inputTokens         float64
+	outputTokens        float64
+
+	errs    map[errKey]int64
+	sources map[string]int64
+	// usageOSL and tokenizerOSL total both counts over the records that had
+	// both, for the disagreement warning.
+	usageOSL, tokenizerOSL float64
+}
+
+func newAggregate() *aggregate {
+	return &aggregate{dists: map[Tag]*dist{}, errs: map[errKey]int64{}, sources: map[string]int64{}}
+}
+
+func (a *aggregate) dist(t Tag) *dist {
+	d := a.dists[t]
+	if d == nil {
+		d = newDist()
+		a.dists[t] = d
+	}
+	return d
+}
+
+// add folds one record (and its computed values when it succeeded) in.
+func (a *aggregate) add(r *Record, v *Values, good bool) {
+	if r.IntendedNs > 0 {
+		a.dist(lagTag).add(float64(r.SentNs-r.IntendedNs) / nsPerMs)
+	}
+	if a.firstSent == 0 || r.SentNs < a.firstSent {
+		a.firstSent = r.SentNs
+	}
+	if r.EndNs > a.lastEnd {
+		a.lastEnd = r.EndNs
+	}
+	if r.Err != nil {
+		a.errors++
+		a.errs[errKey{r.Err.Code, r.Err.Type, r.Err.Message}]++
+		return
+	}
+	a.count++
+	if good {
+		a.good++
+	}
+	for _, d := range RequestDefs {
+		if d.Tag == ICL {
+			continue
+		}
+		if x := v.get(d.Tag); !math.IsNaN(x) {
+			a.dist(d.Tag).add(x)
+		}
+	}
+	if len(v.ICL) > 0 {
+		icl := a.dist(ICL)
+		for _, x := range v.ICL {
+			icl.add(x)
+		}
+	}
+	if !math.IsNaN(v.ISL) {
+		a.inputTokens += v.ISL
+	}
+	if !math.IsNaN(v.OSL) {
+		a.outputTokens += v.OSL
+	}
+	a.sources[v.Source]++
+	if !math.IsNaN(v.UsageOSL) {
+		a.usageOSL += v.UsageOSL
+		a.tokenizerOSL += v.OSL
+	}
+}
+
+// merge folds o into a.
+func (a *aggregate) merge(o *aggregate) {
+	for t, d := range o.dists {
+		a.dist(t).merge(d)
+	}
+	a.count += o.count
+	a.errors += o.errors
+	a.good += o.good
+	if o.firstSent > 0 && (a.firstSent == 0 || o.firstSent < a.firstSent) {
+		a.firstSent = o.firstSent
+	}
+	a.lastEnd = max(a.lastEnd, o.lastEnd)
+	a.inputTokens += o.inputTokens
+	a.outputTokens += o.outputTokens
+	for k, n := range o.errs {
+		a.errs[k] += n
+	}
+	for k, n := range o.sources {
+		a.sources[k] += n
+	}
+	a.usageOSL += o.usageOSL
+	a.tokenizerOSL += o.tokenizerOSL
+}
+
+// durationSec is AIPerf's benchmark_duration: last response minus first
+// request.
+func (a *aggregate) durationSec() float64 {
+	if a.lastEnd <= a.firstSent {
+		return 0
+	}
+	return float64(a.lastEnd-a.firstSent) / 1e9
+}

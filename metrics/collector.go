@@ -1,0 +1,296 @@
+package metrics
+
+import (
+	"runtime"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/surgebench/surge/telemetry"
+)
+
+// window is how far back the dashboard's "last 10 s" quantiles look.
+const window = 10 * time.Second
+
+// timelineSlots bounds the per-second live token counters (a ring: runs
+// longer than this keep the most recent slots).
+const timelineSlots = 1 << 14
+
+// liveTags are the latency metrics the dashboard shows.
+var liveTags = []Tag{TTFT, TTFO, ITL, RequestLatency}
+
+// RecordSink receives every record with its computed values, from the
+// shard goroutines (concurrently: it must be safe for that). The per-request
+// JSONL export is one.
+type RecordSink interface {
+	WriteRecord(r *Record, v *Values, good bool)
+}
+
+// Collector owns the metric shards. Workers hand it records; each record
+// goes to one shard goroutine by request index, so no lock is shared by
+// all workers and each digest has one owner.
+type Collector struct {
+	shards []*shard
+	wg     sync.WaitGroup
+
+	tok   TokenCounter
+	slos  []SLO
+	sinks []RecordSink
+	now   func() int64
+
+	started  [2]atomic.Int64 // by phase
+	stage    atomic.Int64
+	phase    atomic.Int32
+	limit    atomic.Int64
+	stageDef []StageSummary
+
+	telMu  sync.Mutex
+	gpus   []telemetry.GPUSample
+	server []telemetry.ServerSample
+}
+
+// Option configures a Collector.
+type Option func(*Collector)
+
+// WithTokenizer counts ISL/OSL with tok instead of usage or SSE events.
+func WithTokenizer(tok TokenCounter) Option { return func(c *Collector) { c.tok = tok } }
+
+// WithGoodput sets the objectives that make a request good.
+func WithGoodput(slos []SLO) Option { return func(c *Collector) { c.slos = slos } }
+
+// WithSink adds a sink that sees every record as it completes.
+func WithSink(s RecordSink) Option { return func(c *Collector) { c.sinks = append(c.sinks, s) } }
+
+// WithClock sets the run clock (monotonic ns since the run's start) used to
+// date snapshots; the load generator shares the same clock.
+func WithClock(now func() int64) Option { return func(c *Collector) { c.now = now } }
+
+// WithShards overrides the shard count (default GOMAXPROCS).
+func WithShards(n int) Option {
+	return func(c *Collector) {
+		if n > 0 {
+			c.shards = make([]*shard, n)
+		}
+	}
+}
+
+// WithStages names the stages of a sweep or ramp: mode ("concurrency" or
+// "request_rate") and each stage's target.
+func WithStages(mode string, values []float64) Option {
+	return func(c *Collector) {
+		c.stageDef = make([]StageSummary, len(values))
+		for i, v := range values {
+			c.stageDef[i] = StageSummary{Index: i, Mode: mode, Value: v}
+		}
+	}
+}
+
+// NewCollector starts the shard goroutines. Close stops them.
+func NewCollector(opts ...Option) *Collector {
+	c := &Collector{}
+	for _, o := range opts {
+		o(c)
+	}
+	if c.shards == nil {
+		c.shards = make([]*shard, runtime.GOMAXPROCS(0))
+	}
+	if c.now == nil {
+		start := time.Now()
+		c.now = func() int64 { return int64(time.Since(start)) }
+	}
+	for i := range c.shards {
+		s := newShard(c)
+		c.shards[i] = s
+		c.wg.Add(1)
+		go func() {
+			defer c.wg.Done()
+			s.run()
+		}()
+	}
+	return c
+}
+
+func (c *Collector) shard(index int64) *shard {
+	return c.shards[uint64(index)%uint64(len(c.shards))]
+}
+
+// Started counts a request sent in phase.
+func (c *Collector) Started(p Phase) { c.started[p].Add(1) }
+
+// SetPhase tells snapshots which phase is being issued.
+func (c *Collector) SetPhase(p Phase) { c.phase.Store(int32(p)) }
+
+// SetStage tells snapshots which stage is in progress.
+func (c *Collector) SetStage(i int) { c.stage.Store(int64(i)) }
+
+// SetConcurrency reports the concurrency cap in force (0: unlimited).
+func (c *Collector) SetConcurrency(n int) { c.limit.Store(int64(n)) }
+
+// FirstToken reports a request's first token at once, so the live TTFT does
+// not wait for a long generation to finish.
+func (c *Collector) FirstToken(index int64, p Phase, ttftNs int64) {
+	if p != Profile {
+		return
+	}
+	c.shard(index).in <- msg{kind: msgFirstToken, index: index, value: ttftNs}
+}
+
+// Tokens counts n output tokens (or events) that arrived at atNs, for the
+// live throughput chart.
+func (c *Collector) Tokens(index int64, atNs int64, n int) {
+	s := c.shard(index)
+	s.tokens[(atNs/int64(time.Second))%timelineSlots].Add(int64(n))
+	s.totalTokens.Add(int64(n))
+}
+
+// Reasoning notes that reasoning content was seen (the dashboard then shows
+// TTFO next to TTFT).
+func (c *Collector) Reasoning(index int64) { c.shard(index).reasoning.Store(true) }
+
+// Add hands over a finished record. The collector owns r from now on.
+func (c *Collector) Add(r *Record) { c.shard(r.Index).in <- msg{kind: msgRecord, rec: r} }
+
+// Telemetry keeps the latest GPU and server samples for snapshots.
+func (c *Collector) Telemetry(gpus []telemetry.GPUSample, server []telemetry.ServerSample) {
+	c.telMu.Lock()
+	defer c.telMu.Unlock()
+	if gpus != nil {
+		c.gpus = slices.Clone(gpus)
+	}
+	if server != nil {
+		c.server = slices.Clone(server)
+	}
+}
+
+// Snapshot merges the shards' live state. It is safe to call from any
+// goroutine while records flow.
+func (c *Collector) Snapshot() Snapshot {
+	now := c.now()
+	views := make([]*view, len(c.shards))
+	for i, s := range c.shards {
+		reply := make(chan *view, 1)
+		s.in <- msg{kind: msgSnapshot, value: now, reply: reply}
+		views[i] = <-reply
+	}
+	snap := Snapshot{
+		Elapsed:     time.Duration(now),
+		Phase:       Phase(c.phase.Load()),
+		Started:     c.started[Profile].Load() + c.started[Warmup].Load(),
+		Concurrency: int(c.limit.Load()),
+		Stage:       int(c.stage.Load()),
+		Run:         map[string]Quantiles{},
+		Window:      map[string]Quantiles{},
+		Errors:      map[string]int64{},
+	}
+	run := map[Tag]*dist{}
+	win := map[Tag][]float64{}
+	reqPerSec := map[int64]int64{}
+	lag := newDist()
+	stages := map[int]*aggregate{}
+	for i, v := range views {
+		snap.Finished += v.finished
+		snap.Failed += v.failed
+		snap.ReasoningSeen = snap.ReasoningSeen || c.shards[i].reasoning.Load()
+		for t, d := range v.run {
+			if run[t] == nil {
+				run[t] = newDist()
+			}
+			run[t].merge(d)
+		}
+		for t, xs := range v.window {
+			win[t] = append(win[t], xs...)
+		}
+		for s, n := range v.reqPerSec {
+			reqPerSec[s] += n
+		}
+		for typ, n := range v.errors {
+			snap.Errors[typ] += n
+		}
+		lag.merge(v.lag)
+		for i, a := range v.stages {
+			if stages[i] == nil {
+				stages[i] = newAggregate()
+			}
+			stages[i].merge(a)
+		}
+	}
+	snap.InFlight = snap.Started - snap.Finished
+	for t, d := range run {
+		snap.Run[string(t)] = d.quantiles()
+	}
+	for t, xs := range win {
+		snap.Window[string(t)] = exactQuantiles(xs)
+	}
+	snap.SchedulerLag = lag.quantiles()
+	snap.Timeline = c.timeline(now, reqPerSec)
+	for _, i := range slices.Sorted(mapsKeys(stages)) {
+		if i < snap.Stage {
+			snap.Stages = append(snap.Stages, c.stageSummary(i, stages[i]))
+		}
+	}
+	for _, s := range c.shards {
+		snap.OutputTokens += s.totalTokens.Load()
+	}
+	c.telMu.Lock()
+	snap.GPUs = slices.Clone(c.gpus)
+	snap.Server = slices.Clone(c.server)
+	c.telMu.Unlock()
+	return snap
+}
+
+func mapsKeys[K comparable, V any](m map[K]V) func(func(K) bool) {
+	return func(yield func(K) bool) {
+		for k := range m {
+			if !yield(k) {
+				return
+			}
+		}
+	}
+}
+
+// maxTimeline bounds the points a snapshot carries.
+const maxTimeline = 600
+
+func (c *Collector) timeline(now int64, reqPerSec map[int64]int64) []Point {
+	last := now / int64(time.Second) // the second in progress is partial: leave it out
+	first := max(0, last-maxTimeline)
+	first = max(first, last-timelineSlots+1)
+	pts := make([]Point, 0, last-first)
+	for sec := first; sec < last; sec++ {
+		var toks int64
+		for _, s := range c.shards {
+			toks += s.tokens[sec%timelineSlots].Load()
+		}
+		pts = append(pts, Point{Second: int(sec), OutputTokens: float64(toks), Requests: float64(reqPerSec[sec])})
+	}
+	return pts
+}
+
+func (c *Collector) stageSummary(i int, a *aggregate) StageSummary {
+	s := StageSummary{Index: i}
+	if i < len(c.stageDef) {
+		s = c.stageDef[i]
+	}
+	s.RequestCount = a.count
+	s.ErrorRequestCount = a.errors
+	s.TTFT = a.dist(TTFT).distribution("ms")
+	s.ITL = a.dist(ITL).distribution("ms")
+	s.Latency = a.dist(RequestLatency).distribution("ms")
+	s.DurationSec = a.durationSec()
+	if s.DurationSec > 0 {
+		s.OutputTokenThroughput = a.outputTokens / s.DurationSec
+		s.RequestThroughput = float64(a.count) / s.DurationSec
+	}
+	return s
+}
+
+// Close waits for every record handed over so far, stops the shards and
+// returns the final summary. No method may be called after Close.
+func (c *Collector) Close() *Summary {
+	for _, s := range c.shards {
+		close(s.in)
+	}
+	c.wg.Wait()
+	return c.summarize()
+}

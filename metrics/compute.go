@@ -1,0 +1,118 @@
+package metrics
+
+import "math"
+
+// TokenCounter counts tokens in text; *tokenizer.Tokenizer satisfies it.
+// It must be safe for concurrent use.
+type TokenCounter interface {
+	Count(text string) int
+}
+
+// Token count sources, as the summary names them.
+const (
+	SourceTokenizer = "tokenizer"
+	SourceUsage     = "usage"
+	SourceEvents    = "sse_events"
+)
+
+// Values are one request's metrics in display units. NaN marks a metric the
+// request does not have (a non-streamed response has no TTFT, a one-token
+// answer no ITL).
+type Values struct {
+	TTFT, TTFO, TTST, Latency, ITL, PerUser float64
+	ICL                                     []float64
+	ISL, OSL, Reasoning                     float64
+	// Source says where OSL came from.
+	Source string
+	// UsageOSL is the server's completion_tokens when it sent usage and
+	// Source is the tokenizer, for the >10% disagreement warning; NaN
+	// otherwise.
+	UsageOSL float64
+}
+
+// get returns the value of a per-request tag.
+func (v *Values) get(t Tag) float64 {
+	switch t {
+	case TTFT:
+		return v.TTFT
+	case TTFO:
+		return v.TTFO
+	case TTST:
+		return v.TTST
+	case RequestLatency:
+		return v.Latency
+	case ITL:
+		return v.ITL
+	case PerUser:
+		return v.PerUser
+	case ISL:
+		return v.ISL
+	case OSL:
+		return v.OSL
+	case ReasoningTokens:
+		return v.Reasoning
+	}
+	return math.NaN()
+}
+
+const nsPerMs = 1e6
+
+// Compute derives AIPerf's per-request metrics from a successful record.
+// tok may be nil (no tokenizer loaded).
+func Compute(r *Record, tok TokenCounter) Values {
+	nan := math.NaN()
+	v := Values{TTFT: nan, TTFO: nan, TTST: nan, ITL: nan, PerUser: nan, ISL: nan, OSL: nan, Reasoning: nan, UsageOSL: nan}
+	v.Latency = float64(r.EndNs-r.SentNs) / nsPerMs
+
+	switch {
+	case tok != nil:
+		reasoning := 0
+		if r.ReasoningText != "" {
+			reasoning = tok.Count(r.ReasoningText)
+		}
+		v.OSL = float64(tok.Count(r.Text) + reasoning)
+		v.Reasoning = float64(reasoning)
+		v.Source = SourceTokenizer
+		if r.Usage.Present {
+			v.UsageOSL = float64(r.Usage.CompletionTokens)
+		}
+	case r.Usage.Present:
+		v.OSL = float64(r.Usage.CompletionTokens)
+		v.Reasoning = float64(r.Usage.ReasoningTokens)
+		v.Source = SourceUsage
+	default:
+		v.OSL = float64(len(r.TokenNs))
+		v.Reasoning = float64(r.ReasoningEvents)
+		v.Source = SourceEvents
+	}
+	switch {
+	case r.InputTokens > 0:
+		v.ISL = float64(r.InputTokens)
+	case tok != nil && r.InputText != "":
+		v.ISL = float64(tok.Count(r.InputText))
+	case r.Usage.Present:
+		v.ISL = float64(r.Usage.PromptTokens)
+	}
+
+	if !r.Streamed || len(r.TokenNs) == 0 {
+		return v
+	}
+	v.TTFT = float64(r.TokenNs[0]-r.SentNs) / nsPerMs
+	if r.FirstContentNs > 0 {
+		v.TTFO = float64(r.FirstContentNs-r.SentNs) / nsPerMs
+	}
+	if len(r.TokenNs) > 1 {
+		v.TTST = float64(r.TokenNs[1]-r.SentNs) / nsPerMs
+		v.ICL = make([]float64, len(r.TokenNs)-1)
+		for i := 1; i < len(r.TokenNs); i++ {
+			v.ICL[i-1] = float64(r.TokenNs[i]-r.TokenNs[i-1]) / nsPerMs
+		}
+	}
+	if v.OSL >= 2 {
+		v.ITL = (v.Latency - v.TTFT) / (v.OSL - 1)
+		if v.ITL > 0 {
+			v.PerUser = 1000 / v.ITL
+		}
+	}
+	return v
+}

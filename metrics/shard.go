@@ -1,0 +1,210 @@
+package metrics
+
+import (
+	"math"
+	"slices"
+	"sync/atomic"
+	"time"
+)
+
+type msgKind uint8
+
+const (
+	msgRecord msgKind = iota
+	msgFirstToken
+	msgSnapshot
+)
+
+// msg is what workers and the collector send a shard.
+type msg struct {
+	kind  msgKind
+	rec   *Record
+	index int64
+	value int64
+	reply chan *view
+}
+
+// shardQueue is deep enough that bursts of completions never block a
+// worker for long; a full queue blocks (records are never dropped).
+const shardQueue = 4096
+
+// aggKey identifies one aggregate: a phase and a stage.
+type aggKey struct {
+	phase Phase
+	stage int
+}
+
+// sample is one windowed value for the dashboard's last-10-s quantiles.
+type sample struct {
+	at  int64
+	tag Tag
+	v   float64
+}
+
+// shard owns its aggregates: only its goroutine touches them.
+type shard struct {
+	c  *Collector
+	in chan msg
+
+	aggs     map[aggKey]*aggregate
+	liveTTFT *dist
+	recent   []sample
+	// finishedBySec counts completions per second for the timeline.
+	finishedBySec map[int64]int64
+	finished      int64
+	failed        int64
+	errTypes      map[string]int64
+
+	// Written by workers directly: atomics, one per shard.
+	tokens      [timelineSlots]atomic.Int64
+	totalTokens atomic.Int64
+	reasoning   atomic.Bool
+}
+
+func newShard(c *Collector) *shard {
+	return &shard{
+		c: c, in: make(chan msg, shardQueue),
+		aggs: map[aggKey]*aggregate{}, liveTTFT: newDist(),
+		finishedBySec: map[int64]int64{}, errTypes: map[string]int64{},
+	}
+}
+
+func (s *shard) run() {
+	for m := range s.in {
+		switch m.kind {
+		case msgRecord:
+			s.record(m.rec)
+		case msgFirstToken:
+			v := float64(m.value) / nsPerMs
+			s.liveTTFT.add(v)
+			s.recent = append(s.recent, sample{at: s.c.now(), tag: TTFT, v: v})
+		case msgSnapshot:
+			m.reply <- s.view(m.value)
+		}
+	}
+}
+
+func (s *shard) agg(k aggKey) *aggregate {
+	a := s.aggs[k]
+	if a == nil {
+		a = newAggregate()
+		s.aggs[k] = a
+	}
+	return a
+}
+
+func (s *shard) record(r *Record) {
+	var v Values
+	good := false
+	if r.Err == nil {
+		v = Compute(r, s.c.tok)
+		good = Good(&v, s.c.slos)
+	}
+	s.agg(aggKey{r.Phase, r.Stage}).add(r, &v, good)
+	for _, sink := range s.c.sinks {
+		sink.WriteRecord(r, &v, good)
+	}
+	if r.Phase != Profile {
+		return
+	}
+	s.finished++
+	s.finishedBySec[r.EndNs/int64(time.Second)]++
+	if r.Err != nil {
+		s.failed++
+		s.errTypes[r.Err.Type]++
+		return
+	}
+	for _, t := range liveTags {
+		if t == TTFT {
+			continue // windowed at first token
+		}
+		if x := v.get(t); !math.IsNaN(x) {
+			s.recent = append(s.recent, sample{at: r.EndNs, tag: t, v: x})
+		}
+	}
+}
+
+// view is a shard's contribution to a snapshot: copies, never references
+// to state the shard goroutine keeps changing.
+type view struct {
+	run       map[Tag]*dist
+	lag       *dist
+	window    map[Tag][]float64
+	reqPerSec map[int64]int64
+	errors    map[string]int64
+	stages    map[int]*aggregate
+	finished  int64
+	failed    int64
+}
+
+func (s *shard) view(now int64) *view {
+	v := &view{
+		run: map[Tag]*dist{}, lag: newDist(), window: map[Tag][]float64{},
+		reqPerSec: make(map[int64]int64, len(s.finishedBySec)),
+		errors:    make(map[string]int64, len(s.errTypes)),
+		stages:    map[int]*aggregate{},
+		finished:  s.finished, failed: s.failed,
+	}
+	v.run[TTFT] = s.liveTTFT.clone()
+	for k, a := range s.aggs {
+		if k.phase != Profile {
+			continue
+		}
+		for _, t := range liveTags {
+			if t == TTFT {
+				continue
+			}
+			if d := a.dists[t]; d != nil {
+				if v.run[t] == nil {
+					v.run[t] = newDist()
+				}
+				v.run[t].merge(d)
+			}
+		}
+		if d := a.dists[lagTag]; d != nil {
+			v.lag.merge(d)
+		}
+		if k.stage < int(s.c.stage.Load()) {
+			c := newAggregate()
+			c.merge(a)
+			v.stages[k.stage] = c
+		}
+	}
+	cut := now - int64(window)
+	i, _ := slices.BinarySearchFunc(s.recent, cut, func(x sample, t int64) int {
+		switch {
+		case x.at < t:
+			return -1
+		case x.at > t:
+			return 1
+		}
+		return 0
+	})
+	// recent is appended in roughly time order; drop what fell out of the
+	// window so it stays small.
+	s.recent = append(s.recent[:0], s.recent[i:]...)
+	for _, x := range s.recent {
+		v.window[x.tag] = append(v.window[x.tag], x.v)
+	}
+	for sec, n := range s.finishedBySec {
+		v.reqPerSec[sec] = n
+	}
+	for t, n := range s.errTypes {
+		v.errors[t] = n
+	}
+	return v
+}
+
+// exactQuantiles summarises a small window of values exactly.
+func exactQuantiles(xs []float64) Quantiles {
+	if len(xs) == 0 {
+		return Quantiles{}
+	}
+	slices.Sort(xs)
+	var sum float64
+	for _, x := range xs {
+		sum += x
+	}
+	q := func(p float64) float64 { return xs[int(math.Ceil(p*float64(len(xs))))-1] }
+	return Quantiles{Count: int64(len(xs)), Avg: sum / float64(len(xs)), P50: q(0.5), P90: q(0.9), P99: q(0.99)}
+}

@@ -1,0 +1,127 @@
+package metrics
+
+import (
+	"cmp"
+	"fmt"
+	"math"
+	"slices"
+)
+
+// ErrorCount is one row of error_summary.
+type ErrorCount struct {
+	Details Error `json:"error_details"`
+	Count   int64 `json:"count"`
+}
+
+// Summary is the final result of a run (profile phase), ready for export.
+type Summary struct {
+	// Metrics holds the per-request distributions that had any value.
+	Metrics map[Tag]Distribution
+	// Run holds the run-level metrics.
+	Run map[Tag]float64
+	// Errors lists failures grouped by code, type and message, most
+	// frequent first.
+	Errors []ErrorCount
+	// SchedulerLag is actual minus intended send time, in ms.
+	SchedulerLag Distribution
+	// Stages summarises each sweep/ramp stage (nil for single-stage runs).
+	Stages []StageSummary
+	// Warmup summarises the warmup records (nil without warmup).
+	Warmup *Summary
+	// TokenSource says how output tokens were counted: tokenizer, usage,
+	// sse_events or mixed.
+	TokenSource string
+	// Warnings are caveats the console and export repeat.
+	Warnings []string
+	// StartNs and EndNs bound the profile phase (first send, last response).
+	StartNs, EndNs int64
+}
+
+// LagWarnMs is the scheduler-lag p99 above which a run is flagged.
+const LagWarnMs = 10
+
+func (c *Collector) summarize() *Summary {
+	merged := map[aggKey]*aggregate{}
+	for _, s := range c.shards {
+		for k, a := range s.aggs {
+			if merged[k] == nil {
+				merged[k] = newAggregate()
+			}
+			merged[k].merge(a)
+		}
+	}
+	profile, warmup := newAggregate(), newAggregate()
+	var stageKeys []int
+	for k, a := range merged {
+		if k.phase == Warmup {
+			warmup.merge(a)
+			continue
+		}
+		profile.merge(a)
+		stageKeys = append(stageKeys, k.stage)
+	}
+	sum := summaryOf(profile)
+	if len(c.stageDef) > 1 {
+		slices.Sort(stageKeys)
+		for _, i := range stageKeys {
+			sum.Stages = append(sum.Stages, c.stageSummary(i, merged[aggKey{Profile, i}]))
+		}
+	}
+	if warmup.count+warmup.errors > 0 {
+		sum.Warmup = summaryOf(warmup)
+	}
+	return sum
+}
+
+func summaryOf(a *aggregate) *Summary {
+	s := &Summary{Metrics: map[Tag]Distribution{}, Run: map[Tag]float64{}, StartNs: a.firstSent, EndNs: a.lastEnd}
+	for _, d := range RequestDefs {
+		if x := a.dists[d.Tag]; x != nil && x.n > 0 {
+			s.Metrics[d.Tag] = x.distribution(d.Unit)
+		}
+	}
+	if x := a.dists[lagTag]; x != nil {
+		s.SchedulerLag = x.distribution("ms")
+	}
+	dur := a.durationSec()
+	s.Run[RequestCount] = float64(a.count)
+	s.Run[ErrorRequestCount] = float64(a.errors)
+	s.Run[GoodRequestCount] = float64(a.good)
+	s.Run[BenchmarkDuration] = dur
+	s.Run[TotalOutputTokens] = a.outputTokens
+	s.Run[TotalInputTokens] = a.inputTokens
+	if dur > 0 {
+		s.Run[RequestThroughput] = float64(a.count) / dur
+		s.Run[OutputTokenThroughput] = a.outputTokens / dur
+		s.Run[TotalTokenThroughput] = (a.inputTokens + a.outputTokens) / dur
+		s.Run[Goodput] = float64(a.good) / dur
+	}
+	for k, n := range a.errs {
+		s.Errors = append(s.Errors, ErrorCount{Details: Error{Code: k.code, Type: k.typ, Message: k.text}, Count: n})
+	}
+	slices.SortFunc(s.Errors, func(x, y ErrorCount) int {
+		if c := cmp.Compare(y.Count, x.Count); c != 0 {
+			return c
+		}
+		return cmp.Compare(x.Details.Message, y.Details.Message)
+	})
+	switch len(a.sources) {
+	case 0:
+	case 1:
+		for k := range a.sources {
+			s.TokenSource = k
+		}
+	default:
+		s.TokenSource = "mixed"
+	}
+	if a.usageOSL > 0 && math.Abs(a.tokenizerOSL-a.usageOSL)/a.usageOSL > 0.10 {
+		s.Warnings = append(s.Warnings, fmt.Sprintf(
+			"output token counts disagree: tokenizer %.0f vs server usage %.0f (%.1f%%); is --tokenizer the model's?",
+			a.tokenizerOSL, a.usageOSL, 100*(a.tokenizerOSL-a.usageOSL)/a.usageOSL))
+	}
+	if s.SchedulerLag.Count > 0 && s.SchedulerLag.P99 > LagWarnMs {
+		s.Warnings = append(s.Warnings, fmt.Sprintf(
+			"scheduler lag p99 %.1f ms exceeds %d ms: the client fell behind its schedule", s.SchedulerLag.P99, LagWarnMs))
+	}
+	return s
+}

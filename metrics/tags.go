@@ -1,0 +1,82 @@
+package metrics
+
+// Tag names a metric as AIPerf's exports do.
+type Tag string
+
+// Per-request metric tags (design §3).
+const (
+	TTFT            Tag = "time_to_first_token"
+	TTFO            Tag = "time_to_first_output_token"
+	TTST            Tag = "time_to_second_token"
+	RequestLatency  Tag = "request_latency"
+	ITL             Tag = "inter_token_latency"
+	ICL             Tag = "inter_chunk_latency"
+	PerUser         Tag = "output_token_throughput_per_user"
+	ISL             Tag = "input_sequence_length"
+	OSL             Tag = "output_sequence_length"
+	ReasoningTokens Tag = "reasoning_token_count"
+)
+
+// Run-level metric tags.
+const (
+	RequestThroughput     Tag = "request_throughput"
+	OutputTokenThroughput Tag = "output_token_throughput"
+	TotalTokenThroughput  Tag = "total_token_throughput"
+	Goodput               Tag = "goodput"
+	GoodRequestCount      Tag = "good_request_count"
+	RequestCount          Tag = "request_count"
+	ErrorRequestCount     Tag = "error_request_count"
+	BenchmarkDuration     Tag = "benchmark_duration"
+	TotalOutputTokens     Tag = "total_output_tokens"
+	TotalInputTokens      Tag = "total_input_tokens"
+)
+
+// Def describes a metric for exports and the console.
+type Def struct {
+	Tag  Tag
+	Name string // display name without the unit
+	Unit string
+	// HigherIsBetter marks metrics whose SLO is a floor, not a ceiling.
+	HigherIsBetter bool
+}
+
+// Label is the display name with its unit, as the CSV and console show it.
+func (d Def) Label() string { return d.Name + " (" + d.Unit + ")" }
+
+// RequestDefs lists the per-request metrics in export order.
+var RequestDefs = []Def{
+	{TTFT, "Time to First Token", "ms", false},
+	{TTFO, "Time to First Output Token", "ms", false},
+	{TTST, "Time to Second Token", "ms", false},
+	{RequestLatency, "Request Latency", "ms", false},
+	{ITL, "Inter Token Latency", "ms", false},
+	{ICL, "Inter Chunk Latency", "ms", false},
+	{PerUser, "Output Token Throughput Per User", "tokens/sec/user", true},
+	{ISL, "Input Sequence Length", "tokens", false},
+	{OSL, "Output Sequence Length", "tokens", false},
+	{ReasoningTokens, "Reasoning Token Count", "tokens", false},
+}
+
+// RunDefs lists the run-level metrics in export order.
+var RunDefs = []Def{
+	{RequestThroughput, "Request Throughput", "requests/sec", true},
+	{OutputTokenThroughput, "Output Token Throughput", "tokens/sec", true},
+	{TotalTokenThroughput, "Total Token Throughput", "tokens/sec", true},
+	{Goodput, "Goodput", "requests/sec", true},
+	{GoodRequestCount, "Good Request Count", "requests", true},
+	{RequestCount, "Request Count", "requests", true},
+	{ErrorRequestCount, "Error Request Count", "requests", false},
+	{BenchmarkDuration, "Benchmark Duration", "sec", false},
+	{TotalOutputTokens, "Total Output Tokens", "tokens", true},
+	{TotalInputTokens, "Total Input Tokens", "tokens", true},
+}
+
+// defOf finds a per-request metric's definition.
+func defOf(t Tag) (Def, bool) {
+	for _, d := range RequestDefs {
+		if d.Tag == t {
+			return d, true
+		}
+	}
+	return Def{}, false
+}
