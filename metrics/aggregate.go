@@ -66,7 +66,7 @@ func (a *aggregate) add(r *Record, v *Values, good bool) {
 		if d.Tag == ICL {
 			continue
 		}
-		if x := v.get(d.Tag); !math.IsNaN(x) {
+		if x := v.Get(d.Tag); !math.IsNaN(x) {
 			a.dist(d.Tag).add(x)
 		}
 	}

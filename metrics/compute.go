@@ -30,8 +30,9 @@ type Values struct {
 	UsageOSL float64
 }
 
-// get returns the value of a per-request tag.
-func (v *Values) get(t Tag) float64 {
+// Get returns the value of a per-request tag (NaN when absent; ICL, a
+// list, is not a single value).
+func (v *Values) Get(t Tag) float64 {
 	switch t {
 	case TTFT:
 		return v.TTFT

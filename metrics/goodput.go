@@ -52,7 +52,7 @@ func ParseGoodput(s string) ([]SLO, error) {
 // an objective needs (no ITL for a one-token answer) does not meet it.
 func Good(v *Values, slos []SLO) bool {
 	for _, o := range slos {
-		x := v.get(o.Tag)
+		x := v.Get(o.Tag)
 		if math.IsNaN(x) {
 			return false
 		}

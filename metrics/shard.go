@@ -118,7 +118,7 @@ func (s *shard) record(r *Record) {
 		if t == TTFT {
 			continue // windowed at first token
 		}
-		if x := v.get(t); !math.IsNaN(x) {
+		if x := v.Get(t); !math.IsNaN(x) {
 			s.recent = append(s.recent, sample{at: r.EndNs, tag: t, v: x})
 		}
 	}

@@ -3,7 +3,9 @@ package endpoint
 import (
 	"encoding/json"
 	"fmt"
+	"net/http"
 	"strconv"
+	"strings"
 
 	"github.com/surgebench/surge/metrics"
 )
@@ -219,4 +221,56 @@ func errorField(s *scanner, e *metrics.Error, key []byte) error {
 	default:
 		return s.skip()
 	}
+}
+
+// ParseErrorBody turns a non-200 response into an error record: the
+// server's OpenAI-style error object when it sent one (including FastAPI's
+// {"detail": ...}), else the status text and the start of the body.
+func ParseErrorBody(status int, body []byte) *metrics.Error {
+	e := &metrics.Error{Code: status, Type: http.StatusText(status)}
+	if e.Type == "" {
+		e.Type = "HTTP " + strconv.Itoa(status)
+	}
+	var parsed struct {
+		Error   json.RawMessage `json:"error"`
+		Object  string          `json:"object"`
+		Message string          `json:"message"`
+		Type    string          `json:"type"`
+		Detail  json.RawMessage `json:"detail"`
+	}
+	if json.Unmarshal(body, &parsed) == nil {
+		switch {
+		case len(parsed.Error) > 0:
+			s := scanner{b: parsed.Error}
+			if inner, err := parseErrorValue(&s); err == nil && inner != nil {
+				if inner.Message != "" {
+					e.Message = inner.Message
+				}
+				if inner.Type != "" && inner.Type != "error" {
+					e.Type = inner.Type
+				}
+			}
+		case parsed.Message != "":
+			e.Message = parsed.Message
+			if parsed.Type != "" {
+				e.Type = parsed.Type
+			}
+		case len(parsed.Detail) > 0:
+			var d string
+			if json.Unmarshal(parsed.Detail, &d) != nil {
+				d = string(parsed.Detail)
+			}
+			e.Message = d
+		}
+	}
+	if e.Message == "" {
+		e.Message = strings.TrimSpace(string(body))
+		if len(e.Message) > 200 {
+			e.Message = e.Message[:200] + "…"
+		}
+		if e.Message == "" {
+			e.Message = fmt.Sprintf("HTTP %d with an empty body", status)
+		}
+	}
+	return e
 }

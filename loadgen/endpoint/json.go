@@ -111,16 +111,10 @@ func (s *scanner) rawKey() ([]byte, error) {
 		return nil, errSyntax
 	}
 	start := s.i + 1
-	for j := start; j < len(s.b); j++ {
-		switch s.b[j] {
-		case '\\':
-			j++
-		case '"':
-			s.i = j + 1
-			return s.b[start:j], nil
-		}
+	if err := s.skipString(); err != nil {
+		return nil, err
 	}
-	return nil, errSyntax
+	return s.b[start : s.i-1], nil
 }
 
 // str appends the unescaped string at the cursor to dst. A JSON null leaves
@@ -251,15 +245,7 @@ func (s *scanner) number() (int, error) {
 		return 0, s.literal("null")
 	}
 	start := s.i
-	for s.i < len(s.b) {
-		c := s.b[s.i]
-		if (c >= '0' && c <= '9') || c == '-' || c == '+' || c == '.' || c == 'e' || c == 'E' {
-			s.i++
-			continue
-		}
-		break
-	}
-	if start == s.i {
+	if !s.scanNumber() {
 		return 0, errSyntax
 	}
 	f, err := strconv.ParseFloat(string(s.b[start:s.i]), 64)
@@ -267,6 +253,44 @@ func (s *scanner) number() (int, error) {
 		return 0, errSyntax
 	}
 	return int(f), nil
+}
+
+// scanNumber consumes a number with JSON's exact grammar:
+// -?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?
+func (s *scanner) scanNumber() bool {
+	digits := func() int {
+		n := 0
+		for s.i < len(s.b) && s.b[s.i] >= '0' && s.b[s.i] <= '9' {
+			s.i++
+			n++
+		}
+		return n
+	}
+	if s.i < len(s.b) && s.b[s.i] == '-' {
+		s.i++
+	}
+	switch {
+	case s.i < len(s.b) && s.b[s.i] == '0':
+		s.i++
+	case digits() == 0:
+		return false
+	}
+	if s.i < len(s.b) && s.b[s.i] == '.' {
+		s.i++
+		if digits() == 0 {
+			return false
+		}
+	}
+	if s.i < len(s.b) && (s.b[s.i] == 'e' || s.b[s.i] == 'E') {
+		s.i++
+		if s.i < len(s.b) && (s.b[s.i] == '+' || s.b[s.i] == '-') {
+			s.i++
+		}
+		if digits() == 0 {
+			return false
+		}
+	}
+	return true
 }
 
 // skip consumes any value.
@@ -277,8 +301,7 @@ func (s *scanner) skip() error {
 	case '[':
 		return s.array(func(int) error { return s.skip() })
 	case '"':
-		_, err := s.rawKey()
-		return err
+		return s.skipString()
 	case 't':
 		return s.literal("true")
 	case 'f':
@@ -291,9 +314,42 @@ func (s *scanner) skip() error {
 	}
 }
 
+// skipString consumes a string, checking its escapes as str does, without
+// copying it anywhere.
+func (s *scanner) skipString() error {
+	s.i++ // the opening quote
+	for s.i < len(s.b) {
+		switch c := s.b[s.i]; {
+		case c == '"':
+			s.i++
+			return nil
+		case c == '\\':
+			if s.i+1 >= len(s.b) {
+				return errSyntax
+			}
+			switch s.b[s.i+1] {
+			case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
+				s.i += 2
+			case 'u':
+				s.i += 2
+				if _, ok := s.hex4(); !ok {
+					return errSyntax
+				}
+			default:
+				return errSyntax
+			}
+		case c < 0x20:
+			return errSyntax
+		default:
+			s.i++
+		}
+	}
+	return errSyntax
+}
+
 // end checks nothing but white space follows the document.
 func (s *scanner) end() error {
-	if s.peek() != 0 {
+	if s.ws(); s.i != len(s.b) {
 		return errSyntax
 	}
 	return nil

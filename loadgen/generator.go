@@ -1,0 +1,324 @@
+// Package loadgen drives load: it issues requests when a schedule and a
+// concurrency cap allow, one goroutine per in-flight request, times every
+// streamed event as it is read, and hands finished records to the metrics
+// collector.
+package loadgen
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/url"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/surgebench/surge/datasets"
+	"github.com/surgebench/surge/loadgen/endpoint"
+	"github.com/surgebench/surge/loadgen/schedule"
+	"github.com/surgebench/surge/metrics"
+)
+
+// Stage is one consecutive part of a run: a warmup, a single profile, or
+// one step of a sweep.
+type Stage struct {
+	Phase metrics.Phase
+	// Limit caps requests in flight over the stage's elapsed time (nil or
+	// 0: unlimited, which needs a Schedule).
+	Limit schedule.Limit
+	// Schedule gives intended send times from the stage's start; nil sends
+	// whenever the cap allows (closed loop).
+	Schedule schedule.Schedule
+	// Count stops issuing after this many requests (0: no count limit).
+	Count int
+	// Duration stops issuing after this long (0: no time limit).
+	Duration time.Duration
+	// Conversation picks the conversation for the stage's i-th credit; nil
+	// takes the dataset's conversations round-robin across the run.
+	Conversation func(i int) int
+}
+
+// Generator runs stages against one endpoint.
+type Generator struct {
+	url     string
+	ep      *endpoint.Endpoint
+	ds      *datasets.Dataset
+	col     *metrics.Collector
+	client  *http.Client
+	headers http.Header
+	timeout time.Duration
+	grace   time.Duration
+	onBody  func(conversationID string, turn int, body []byte)
+	start   time.Time
+	now     func() int64
+
+	nextIndex atomic.Int64 // request index across the run
+	nextConv  atomic.Int64 // round-robin conversation cursor
+	inFlight  atomic.Int64
+	released  chan struct{} // a slot freed (capacity 1: a wake-up, not a count)
+	// readers reuses SSE readers and their 64 KiB buffers across requests.
+	readers sync.Pool
+}
+
+// Option configures a Generator.
+type Option func(*Generator)
+
+// WithClient sets the HTTP client (default: a tuned shared transport).
+func WithClient(c *http.Client) Option { return func(g *Generator) { g.client = c } }
+
+// WithHeaders adds headers to every request (API keys included: they are
+// never logged or exported).
+func WithHeaders(h http.Header) Option { return func(g *Generator) { g.headers = h } }
+
+// WithRequestTimeout bounds each request, the whole stream included.
+func WithRequestTimeout(d time.Duration) Option { return func(g *Generator) { g.timeout = d } }
+
+// WithGracePeriod is how long in-flight requests may finish once issuing
+// stopped (duration reached or interrupted) before they are cancelled.
+func WithGracePeriod(d time.Duration) Option { return func(g *Generator) { g.grace = d } }
+
+// WithBodyHook sees every request body sent (for inputs.json). It is called
+// from worker goroutines.
+func WithBodyHook(f func(conversationID string, turn int, body []byte)) Option {
+	return func(g *Generator) { g.onBody = f }
+}
+
+// WithStart sets the run's time origin (default: when New is called); the
+// collector must use the same clock.
+func WithStart(t time.Time) Option { return func(g *Generator) { g.start = t } }
+
+// New prepares a generator for base, a server URL with or without scheme
+// and path ("127.0.0.1:8000", "http://host/v1").
+func New(base string, ep *endpoint.Endpoint, ds *datasets.Dataset, col *metrics.Collector, opts ...Option) (*Generator, error) {
+	u, err := RequestURL(base, ep.Kind)
+	if err != nil {
+		return nil, err
+	}
+	if ds == nil || len(ds.Conversations) == 0 {
+		return nil, errors.New("dataset has no conversations")
+	}
+	g := &Generator{url: u, ep: ep, ds: ds, col: col, timeout: 10 * time.Minute, grace: 30 * time.Second,
+		released: make(chan struct{}, 1), start: time.Now()}
+	for _, o := range opts {
+		o(g)
+	}
+	if g.client == nil {
+		g.client = &http.Client{Transport: NewTransport(0)}
+	}
+	start := g.start
+	g.now = func() int64 { return int64(time.Since(start)) }
+	return g, nil
+}
+
+// Now returns the run clock: monotonic nanoseconds since the start.
+func (g *Generator) Now() int64 { return g.now() }
+
+// NewTransport returns the shared transport: keep-alive connections for
+// every concurrent stream (the default of 2 idle per host reconnects
+// constantly), no transparent gzip (it would hide when bytes arrive).
+func NewTransport(concurrency int) *http.Transport {
+	t := http.DefaultTransport.(*http.Transport).Clone()
+	t.MaxIdleConns = 0
+	t.MaxIdleConnsPerHost = max(concurrency, 1024)
+	t.MaxConnsPerHost = 0
+	t.DisableCompression = true
+	t.ForceAttemptHTTP2 = false
+	t.ResponseHeaderTimeout = 0
+	return t
+}
+
+// RequestURL joins a --url value and the endpoint's path. A URL that
+// already ends in the path is kept; one ending in /v1 gets the rest.
+func RequestURL(base string, kind endpoint.Kind) (string, error) {
+	raw := strings.TrimSpace(base)
+	if raw == "" {
+		return "", errors.New("--url is empty")
+	}
+	if !strings.Contains(raw, "://") {
+		raw = "http://" + raw
+	}
+	u, err := url.Parse(raw)
+	if err != nil {
+		return "", fmt.Errorf("--url %q: %w", base, err)
+	}
+	if u.Scheme != "http" && u.Scheme != "https" {
+		return "", fmt.Errorf("--url %q: scheme must be http or https", base)
+	}
+	if u.Host == "" {
+		return "", fmt.Errorf("--url %q has no host", base)
+	}
+	path := strings.TrimRight(u.Path, "/")
+	full := kind.Path()
+	switch {
+	case strings.HasSuffix(path, full):
+	case strings.HasSuffix(path, "/v1"):
+		path += strings.TrimPrefix(full, "/v1")
+	default:
+		path += full
+	}
+	u.Path = path
+	return u.String(), nil
+}
+
+// Run issues the stages one after another. Cancelling ctx stops issuing;
+// in-flight requests then get the grace period before they are cancelled.
+// Run returns once every issued request has become a record.
+func (g *Generator) Run(ctx context.Context, stages []Stage) error {
+	for i, st := range stages {
+		if ctx.Err() != nil {
+			break
+		}
+		// Requests run under their own context so an interrupt can drain
+		// them instead of cutting them off.
+		reqCtx, cancelRequests := context.WithCancel(context.WithoutCancel(ctx))
+		var wg sync.WaitGroup
+		profileStage := 0
+		if st.Phase == metrics.Profile {
+			profileStage = i - countWarmup(stages[:i])
+		}
+		g.col.SetPhase(st.Phase)
+		g.col.SetStage(profileStage)
+		stopped := g.issue(ctx, reqCtx, &wg, st, profileStage)
+		// Each stage drains before the next so its statistics are its own.
+		g.drain(ctx, &wg, cancelRequests, stopped)
+		cancelRequests()
+	}
+	g.col.SetStage(len(stages) - countWarmup(stages))
+	return nil
+}
+
+func countWarmup(st []Stage) int {
+	n := 0
+	for _, s := range st {
+		if s.Phase == metrics.Warmup {
+			n++
+		}
+	}
+	return n
+}
+
+// drain waits for in-flight requests. Once issuing was cut short (or is
+// interrupted while draining) they get the grace period, then are cancelled.
+func (g *Generator) drain(ctx context.Context, wg *sync.WaitGroup, cancel context.CancelFunc, stopped bool) {
+	done := make(chan struct{})
+	go func() { wg.Wait(); close(done) }()
+	if !stopped {
+		select {
+		case <-done:
+			return
+		case <-ctx.Done():
+		}
+	}
+	t := time.NewTimer(g.grace)
+	defer t.Stop()
+	select {
+	case <-done:
+	case <-t.C:
+		cancel()
+		<-done
+	}
+}
+
+// issue runs one stage's dispatch loop: wait for the intended time, then
+// for a slot, then start the request's goroutine. It reports whether
+// issuing was cut short (interrupt or the stage's duration).
+func (g *Generator) issue(ctx, reqCtx context.Context, wg *sync.WaitGroup, st Stage, stage int) (stopped bool) {
+	stageStart := g.now()
+	if st.Duration > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, st.Duration)
+		defer cancel()
+	}
+	defer func() { stopped = ctx.Err() != nil }()
+	var budget atomic.Int64
+	budget.Store(int64(st.Count))
+	if st.Count <= 0 {
+		budget.Store(1 << 62)
+	}
+	timer := time.NewTimer(time.Hour)
+	timer.Stop()
+	defer timer.Stop()
+	for credit := 0; budget.Load() > 0; credit++ {
+		intended := g.now()
+		if st.Schedule != nil {
+			at, ok := st.Schedule.Next()
+			if !ok {
+				break
+			}
+			intended = stageStart + int64(at)
+			if wait := time.Duration(intended - g.now()); wait > 0 {
+				timer.Reset(wait)
+				select {
+				case <-timer.C:
+				case <-ctx.Done():
+					return
+				}
+			}
+		}
+		slotStart := g.now()
+		if !g.acquire(ctx, st.Limit, stageStart) {
+			return
+		}
+		slotWait := g.now() - slotStart
+		if st.Schedule == nil {
+			// Closed loop: the request is due the moment a slot frees.
+			intended = g.now()
+		}
+		conv := g.pickConversation(st, credit)
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			defer g.release()
+			g.session(reqCtx, conv, st.Phase, stage, intended, slotWait, &budget)
+		}()
+		if ctx.Err() != nil {
+			return
+		}
+	}
+}
+
+func (g *Generator) pickConversation(st Stage, credit int) *datasets.Conversation {
+	n := len(g.ds.Conversations)
+	if st.Conversation != nil {
+		return &g.ds.Conversations[st.Conversation(credit)%n]
+	}
+	return &g.ds.Conversations[int(g.nextConv.Add(1)-1)%n]
+}
+
+// acquire takes a concurrency slot, waiting while the cap in force is
+// reached. The cap can change with time (ramps), so the wait also wakes
+// periodically.
+func (g *Generator) acquire(ctx context.Context, limit schedule.Limit, stageStart int64) bool {
+	var tick *time.Ticker
+	for {
+		capNow := 0
+		if limit != nil {
+			capNow = limit(time.Duration(g.now() - stageStart))
+		}
+		g.col.SetConcurrency(capNow)
+		if capNow <= 0 || g.inFlight.Load() < int64(capNow) {
+			g.inFlight.Add(1)
+			return true
+		}
+		if tick == nil {
+			tick = time.NewTicker(50 * time.Millisecond)
+			defer tick.Stop()
+		}
+		select {
+		case <-g.released:
+		case <-tick.C:
+		case <-ctx.Done():
+			return false
+		}
+	}
+}
+
+func (g *Generator) release() {
+	g.inFlight.Add(-1)
+	select {
+	case g.released <- struct{}{}:
+	default:
+	}
+}

@@ -1,0 +1,306 @@
+package loadgen
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"strings"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"github.com/surgebench/surge/datasets"
+	"github.com/surgebench/surge/loadgen/endpoint"
+	"github.com/surgebench/surge/loadgen/sse"
+	"github.com/surgebench/surge/metrics"
+)
+
+// Error types of failures the client observes (the server's own types are
+// passed through from its error bodies).
+const (
+	ErrTimeout         = "timeout"
+	ErrCancelled       = "cancelled"
+	ErrConnection      = "connection_error"
+	ErrStream          = "stream_error"
+	ErrInvalidResponse = "invalid_response"
+	ErrRequest         = "request_error"
+)
+
+// maxErrorBody bounds how much of an error response is read.
+const maxErrorBody = 64 << 10
+
+// session runs one conversation's turns in order, each turn carrying the
+// earlier turns and the server's live replies.
+func (g *Generator) session(ctx context.Context, conv *datasets.Conversation, phase metrics.Phase, stage int, intended, slotWait int64, budget *atomic.Int64) {
+	var history []endpoint.Message
+	for ti := range conv.Turns {
+		turn := &conv.Turns[ti]
+		if budget.Add(-1) < 0 {
+			return
+		}
+		if ti > 0 {
+			if turn.Delay > 0 && !sleep(ctx, turn.Delay) {
+				return
+			}
+			intended, slotWait = g.now(), 0
+		}
+		rec := g.do(ctx, conv, ti, history, turn, phase, stage, intended)
+		rec.SlotWaitNs = slotWait
+		reply, failed := rec.Text, rec.Err != nil
+		g.col.Add(rec)
+		if failed {
+			return
+		}
+		if ti+1 < len(conv.Turns) {
+			history = append(history,
+				endpoint.Message{Role: "user", Content: turn.Content()},
+				endpoint.Message{Role: "assistant", Content: reply})
+		}
+	}
+}
+
+func sleep(ctx context.Context, d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true
+	case <-ctx.Done():
+		return false
+	}
+}
+
+// do sends one request and reads its response into a record.
+func (g *Generator) do(ctx context.Context, conv *datasets.Conversation, ti int, history []endpoint.Message, turn *datasets.Turn, phase metrics.Phase, stage int, intended int64) *metrics.Record {
+	idx := g.nextIndex.Add(1) - 1
+	rec := &metrics.Record{
+		Index: idx, RequestID: requestID(), ConversationID: conv.ID, TurnIndex: ti,
+		Phase: phase, Stage: stage, IntendedNs: intended,
+		InputTokens: turn.InputTokens, Streamed: g.ep.Streaming,
+	}
+	if turn.InputTokens == 0 {
+		rec.InputText = turn.Content()
+	}
+	body, err := g.ep.Body(conv.SystemPrompt, history, turn)
+	if err != nil {
+		rec.SentNs, rec.EndNs = g.now(), g.now()
+		rec.Err = &metrics.Error{Type: ErrRequest, Message: "building the request body: " + err.Error()}
+		return rec
+	}
+	if g.onBody != nil {
+		g.onBody(conv.ID, ti, body)
+	}
+	rctx, cancel := context.WithTimeout(ctx, g.timeout)
+	defer cancel()
+	req, err := http.NewRequestWithContext(rctx, http.MethodPost, g.url, bytes.NewReader(body))
+	if err != nil {
+		rec.SentNs, rec.EndNs = g.now(), g.now()
+		rec.Err = &metrics.Error{Type: ErrRequest, Message: err.Error()}
+		return rec
+	}
+	for k, vs := range g.headers {
+		req.Header[k] = vs
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("X-Request-ID", rec.RequestID)
+	if g.ep.Streaming {
+		req.Header.Set("Accept", "text/event-stream")
+	}
+
+	rec.SentNs = g.now()
+	g.col.Started(phase)
+	resp, err := g.client.Do(req)
+	if err != nil {
+		rec.EndNs = g.now()
+		rec.Err = g.transportError(rctx, ctx, err)
+		return rec
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		b, _ := io.ReadAll(io.LimitReader(resp.Body, maxErrorBody))
+		rec.EndNs = g.now()
+		rec.Err = endpoint.ParseErrorBody(resp.StatusCode, b)
+		rec.RetryAfter = resp.Header.Get("Retry-After")
+		return rec
+	}
+	if g.ep.Streaming && isEventStream(resp.Header.Get("Content-Type")) {
+		g.readStream(rctx, ctx, resp.Body, rec)
+	} else {
+		g.readWhole(rctx, ctx, resp, rec)
+	}
+	return rec
+}
+
+func isEventStream(ct string) bool {
+	return strings.HasPrefix(strings.ToLower(strings.TrimSpace(ct)), "text/event-stream")
+}
+
+// readStream times every SSE event as its bytes are read (the reader stamps
+// them before any JSON decoding) and decodes just the fields it needs.
+func (g *Generator) readStream(rctx, ctx context.Context, body io.Reader, rec *metrics.Record) {
+	rd, _ := g.readers.Get().(*sse.Reader)
+	if rd == nil {
+		rd = sse.NewReader(body, g.now)
+	} else {
+		rd.Reset(body)
+	}
+	defer func() {
+		rd.Reset(nil)
+		g.readers.Put(rd)
+	}()
+	var text, reasoning []byte
+	var done, finished bool
+	for {
+		ev, err := rd.Next()
+		if err != nil {
+			rec.EndNs = g.now()
+			switch {
+			case errors.Is(err, io.EOF) && (done || finished):
+			case errors.Is(err, io.EOF):
+				rec.Err = &metrics.Error{Code: http.StatusOK, Type: ErrStream, Message: "stream ended without [DONE] or a finish_reason"}
+			default:
+				rec.Err = g.streamError(rctx, ctx, err)
+			}
+			break
+		}
+		rec.EndNs = ev.At
+		if bytes.Equal(bytes.TrimSpace(ev.Data), doneMarker) {
+			done = true
+			break
+		}
+		d, perr := endpoint.ParseChunk(ev.Data, &text, &reasoning)
+		if perr != nil {
+			rec.Err = &metrics.Error{Code: http.StatusOK, Type: ErrInvalidResponse, Message: perr.Error()}
+			break
+		}
+		if d.Err != nil {
+			rec.Err = d.Err
+			if rec.Err.Code == 0 {
+				rec.Err.Code = http.StatusOK
+			}
+			break
+		}
+		if d.Usage.Present {
+			rec.Usage = d.Usage
+		}
+		finished = finished || d.Finished
+		if d.Content || d.Reasoning {
+			if len(rec.TokenNs) == 0 {
+				g.col.FirstToken(rec.Index, rec.Phase, ev.At-rec.SentNs)
+			}
+			rec.TokenNs = append(rec.TokenNs, ev.At)
+			g.col.Tokens(rec.Index, ev.At, 1)
+			if d.Content && rec.FirstContentNs == 0 {
+				rec.FirstContentNs = ev.At
+			}
+			if d.Reasoning {
+				if rec.ReasoningEvents == 0 {
+					g.col.Reasoning(rec.Index)
+				}
+				rec.ReasoningEvents++
+			}
+		}
+	}
+	rec.Text, rec.ReasoningText = string(text), string(reasoning)
+}
+
+var doneMarker = []byte("[DONE]")
+
+// readWhole reads a non-streamed response (or a streamed request the
+// server answered with plain JSON).
+func (g *Generator) readWhole(rctx, ctx context.Context, resp *http.Response, rec *metrics.Record) {
+	b, err := io.ReadAll(resp.Body)
+	rec.EndNs = g.now()
+	if err != nil {
+		rec.Err = g.streamError(rctx, ctx, err)
+		return
+	}
+	ct := resp.Header.Get("Content-Type")
+	if g.ep.Streaming && !strings.Contains(strings.ToLower(ct), "json") {
+		rec.Err = &metrics.Error{Code: resp.StatusCode, Type: ErrInvalidResponse,
+			Message: fmt.Sprintf("expected an SSE stream (text/event-stream), got %q", ct)}
+		return
+	}
+	var text, reasoning []byte
+	d, err := endpoint.ParseChunk(b, &text, &reasoning)
+	switch {
+	case err != nil:
+		rec.Err = &metrics.Error{Code: resp.StatusCode, Type: ErrInvalidResponse, Message: err.Error()}
+		return
+	case d.Err != nil:
+		rec.Err = d.Err
+		return
+	}
+	rec.Streamed = false
+	rec.Usage = d.Usage
+	rec.Text, rec.ReasoningText = string(text), string(reasoning)
+	if d.Content || d.Reasoning {
+		rec.TokenNs = []int64{rec.EndNs}
+		g.col.Tokens(rec.Index, rec.EndNs, max(1, d.Usage.CompletionTokens))
+		if d.Content {
+			rec.FirstContentNs = rec.EndNs
+		}
+	}
+}
+
+// transportError classifies a failure before any response arrived.
+func (g *Generator) transportError(rctx, ctx context.Context, err error) *metrics.Error {
+	switch {
+	case ctx.Err() != nil:
+		return &metrics.Error{Type: ErrCancelled, Message: "cancelled when the grace period ended"}
+	case rctx.Err() != nil:
+		return &metrics.Error{Type: ErrTimeout, Message: fmt.Sprintf("no response within %s (--request-timeout-seconds)", g.timeout)}
+	case errors.Is(err, syscall.ECONNREFUSED):
+		return &metrics.Error{Type: ErrConnection, Message: "connection refused: " + g.hostOf()}
+	}
+	var dnsErr *net.DNSError
+	if errors.As(err, &dnsErr) {
+		return &metrics.Error{Type: ErrConnection, Message: "DNS lookup failed: " + dnsErr.Error()}
+	}
+	return &metrics.Error{Type: ErrConnection, Message: unwrapURLError(err)}
+}
+
+// streamError classifies a failure while reading the body.
+func (g *Generator) streamError(rctx, ctx context.Context, err error) *metrics.Error {
+	switch {
+	case ctx.Err() != nil:
+		return &metrics.Error{Code: http.StatusOK, Type: ErrCancelled, Message: "cancelled when the grace period ended"}
+	case rctx.Err() != nil:
+		return &metrics.Error{Code: http.StatusOK, Type: ErrTimeout, Message: fmt.Sprintf("response not finished within %s (--request-timeout-seconds)", g.timeout)}
+	case errors.Is(err, syscall.ECONNRESET):
+		return &metrics.Error{Code: http.StatusOK, Type: ErrStream, Message: "connection reset by the server mid-stream"}
+	case errors.Is(err, io.ErrUnexpectedEOF):
+		return &metrics.Error{Code: http.StatusOK, Type: ErrStream, Message: "stream cut in the middle of an event"}
+	}
+	return &metrics.Error{Code: http.StatusOK, Type: ErrStream, Message: err.Error()}
+}
+
+func (g *Generator) hostOf() string {
+	s := strings.TrimPrefix(strings.TrimPrefix(g.url, "http://"), "https://")
+	host, _, _ := strings.Cut(s, "/")
+	return host
+}
+
+// unwrapURLError drops net/http's `Post "url": ` prefix, which repeats
+// what the summary already says.
+func unwrapURLError(err error) string {
+	var ue interface{ Unwrap() error }
+	if errors.As(err, &ue) {
+		if inner := ue.Unwrap(); inner != nil {
+			return inner.Error()
+		}
+	}
+	return err.Error()
+}
+
+func requestID() string {
+	var b [16]byte
+	_, _ = rand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}

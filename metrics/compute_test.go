@@ -1,0 +1,169 @@
+package metrics
+
+import (
+	"math"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
+)
+
+const ms = int64(1e6)
+
+// wordCounter counts whitespace-separated words: a stand-in tokenizer with
+// an obvious answer.
+type wordCounter struct{}
+
+func (wordCounter) Count(s string) int { return len(strings.Fields(s)) }
+
+func TestCompute(t *testing.T) {
+	t.Parallel()
+	nan := math.NaN()
+	stream := func(mod func(*Record)) *Record {
+		r := &Record{
+			Streamed: true, SentNs: 100 * ms, EndNs: 160 * ms,
+			TokenNs:        []int64{120 * ms, 130 * ms, 140 * ms, 150 * ms, 160 * ms},
+			FirstContentNs: 120 * ms, Text: "a b c d e", InputTokens: 7,
+			Usage: Usage{Present: true, PromptTokens: 9, CompletionTokens: 5},
+		}
+		if mod != nil {
+			mod(r)
+		}
+		return r
+	}
+	cases := []struct {
+		name string
+		rec  *Record
+		tok  TokenCounter
+		want Values
+	}{
+		{
+			name: "usage counts, AIPerf ITL formula",
+			rec:  stream(nil),
+			want: Values{TTFT: 20, TTFO: 20, TTST: 30, Latency: 60, ITL: 10, PerUser: 100,
+				ICL: []float64{10, 10, 10, 10}, ISL: 7, OSL: 5, Reasoning: 0, Source: SourceUsage, UsageOSL: nan},
+		},
+		{
+			name: "reasoning first: TTFT before TTFO, reasoning tokens in OSL",
+			rec: stream(func(r *Record) {
+				r.FirstContentNs = 140 * ms
+				r.ReasoningEvents = 2
+				r.Text, r.ReasoningText = "c d e", "a b"
+				r.Usage = Usage{}
+			}),
+			tok: wordCounter{},
+			want: Values{TTFT: 20, TTFO: 40, TTST: 30, Latency: 60, ITL: 10, PerUser: 100,
+				ICL: []float64{10, 10, 10, 10}, ISL: 7, OSL: 5, Reasoning: 2, Source: SourceTokenizer, UsageOSL: nan},
+		},
+		{
+			name: "no usage, no tokenizer: SSE events; ISL from prompt unknown",
+			rec: stream(func(r *Record) {
+				r.Usage = Usage{}
+				r.InputTokens = 0
+			}),
+			want: Values{TTFT: 20, TTFO: 20, TTST: 30, Latency: 60, ITL: 10, PerUser: 100,
+				ICL: []float64{10, 10, 10, 10}, ISL: nan, OSL: 5, Reasoning: 0, Source: SourceEvents, UsageOSL: nan},
+		},
+		{
+			name: "tokenizer counts the prompt when the dataset did not",
+			rec: stream(func(r *Record) {
+				r.InputTokens, r.InputText = 0, "one two three"
+			}),
+			tok: wordCounter{},
+			want: Values{TTFT: 20, TTFO: 20, TTST: 30, Latency: 60, ITL: 10, PerUser: 100,
+				ICL: []float64{10, 10, 10, 10}, ISL: 3, OSL: 5, Reasoning: 0, Source: SourceTokenizer, UsageOSL: 5},
+		},
+		{
+			name: "one token: no ITL",
+			rec: &Record{Streamed: true, SentNs: 100 * ms, EndNs: 125 * ms, TokenNs: []int64{125 * ms},
+				FirstContentNs: 125 * ms, Usage: Usage{Present: true, CompletionTokens: 1}},
+			want: Values{TTFT: 25, TTFO: 25, TTST: nan, Latency: 25, ITL: nan, PerUser: nan,
+				ISL: 0, OSL: 1, Reasoning: 0, Source: SourceUsage, UsageOSL: nan},
+		},
+		{
+			name: "non-streamed: latency and lengths only",
+			rec: &Record{SentNs: 100 * ms, EndNs: 300 * ms, TokenNs: []int64{300 * ms}, FirstContentNs: 300 * ms,
+				Usage: Usage{Present: true, PromptTokens: 4, CompletionTokens: 50}},
+			want: Values{TTFT: nan, TTFO: nan, TTST: nan, Latency: 200, ITL: nan, PerUser: nan,
+				ISL: 4, OSL: 50, Reasoning: 0, Source: SourceUsage, UsageOSL: nan},
+		},
+	}
+	for _, tc := range cases {
+		got := Compute(tc.rec, tc.tok)
+		if d := cmp.Diff(tc.want, got, cmpopts.EquateNaNs(), cmpopts.EquateApprox(0, 1e-9)); d != "" {
+			t.Errorf("%s: (-want +got)\n%s", tc.name, d)
+		}
+	}
+}
+
+func TestParseGoodput(t *testing.T) {
+	t.Parallel()
+	cases := []struct {
+		in      string
+		want    []SLO
+		wantErr string
+	}{
+		{"time_to_first_token:200 inter_token_latency:20", []SLO{{TTFT, 200}, {ITL, 20}}, ""},
+		{"request_latency=1500,output_token_throughput_per_user:30", []SLO{{RequestLatency, 1500}, {PerUser, 30}}, ""},
+		{"", nil, ""},
+		{"ttft:200", nil, `unknown metric "ttft"`},
+		{"time_to_first_token", nil, "not tag:value"},
+		{"time_to_first_token:abc", nil, "not a non-negative number"},
+		{"time_to_first_token:-1", nil, "not a non-negative number"},
+		{"time_to_first_token:1 time_to_first_token:2", nil, "given twice"},
+	}
+	for _, tc := range cases {
+		got, err := ParseGoodput(tc.in)
+		if tc.wantErr != "" {
+			if err == nil || !strings.Contains(err.Error(), tc.wantErr) || !strings.Contains(err.Error(), "--goodput") {
+				t.Errorf("ParseGoodput(%q) error = %v, want one naming --goodput and %q", tc.in, err, tc.wantErr)
+			}
+			continue
+		}
+		if err != nil {
+			t.Errorf("ParseGoodput(%q): %v", tc.in, err)
+			continue
+		}
+		if d := cmp.Diff(tc.want, got); d != "" {
+			t.Errorf("ParseGoodput(%q) (-want +got)\n%s", tc.in, d)
+		}
+	}
+}
+
+func TestGood(t *testing.T) {
+	t.Parallel()
+	slos := []SLO{{TTFT, 200}, {ITL, 20}, {PerUser, 40}}
+	cases := []struct {
+		name string
+		v    Values
+		want bool
+	}{
+		{"meets all", Values{TTFT: 150, ITL: 20, PerUser: 50}, true},
+		{"TTFT over", Values{TTFT: 201, ITL: 10, PerUser: 100}, false},
+		{"throughput floor missed", Values{TTFT: 10, ITL: 10, PerUser: 39}, false},
+		{"missing ITL fails its SLO", Values{TTFT: 10, ITL: math.NaN(), PerUser: 100}, false},
+	}
+	for _, tc := range cases {
+		if got := Good(&tc.v, slos); got != tc.want {
+			t.Errorf("%s: Good = %v, want %v", tc.name, got, tc.want)
+		}
+	}
+}
+
+func FuzzParseGoodput(f *testing.F) {
+	for _, s := range []string{"time_to_first_token:200 inter_token_latency:20", "request_latency=1", ":", "a:b:c", "time_to_first_token:1e309"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		slos, err := ParseGoodput(s)
+		if err != nil {
+			return
+		}
+		for _, o := range slos {
+			if _, ok := defOf(o.Tag); !ok || o.Value < 0 || math.IsNaN(o.Value) || math.IsInf(o.Value, 0) {
+				t.Fatalf("ParseGoodput(%q) accepted %+v", s, o)
+			}
+		}
+	})
+}

@@ -1,0 +1,103 @@
+package export
+
+import (
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+
+	"github.com/surgebench/surge/metrics"
+)
+
+// Console prints the summary table (metric rows × avg/min/max/p99/p90/p50/
+// std), the run-level metrics, errors and warnings.
+func Console(w io.Writer, title string, s *metrics.Summary) {
+	cols := []string{"avg", "min", "max", "p99", "p90", "p50", "std"}
+	rows := [][]string{}
+	for _, d := range metrics.RequestDefs {
+		x, ok := s.Metrics[d.Tag]
+		if !ok {
+			continue
+		}
+		row := []string{d.Label()}
+		for _, v := range []float64{x.Avg, x.Min, x.Max, x.P99, x.P90, x.P50, x.Std} {
+			row = append(row, short(v))
+		}
+		rows = append(rows, row)
+	}
+	widths := make([]int, len(cols)+1)
+	widths[0] = len("Metric")
+	for _, r := range rows {
+		for i, c := range r {
+			widths[i] = max(widths[i], len(c))
+		}
+	}
+	for i, c := range cols {
+		widths[i+1] = max(widths[i+1], len(c))
+	}
+	fmt.Fprintf(w, "\n%s\n", title)
+	line := func(cells []string) {
+		var b strings.Builder
+		for i, c := range cells {
+			if i == 0 {
+				fmt.Fprintf(&b, "%-*s", widths[0], c)
+				continue
+			}
+			fmt.Fprintf(&b, "  %*s", widths[i], c)
+		}
+		fmt.Fprintln(w, strings.TrimRight(b.String(), " "))
+	}
+	line(append([]string{"Metric"}, cols...))
+	total := widths[0]
+	for _, wd := range widths[1:] {
+		total += wd + 2
+	}
+	fmt.Fprintln(w, strings.Repeat("─", total))
+	for _, r := range rows {
+		line(r)
+	}
+	fmt.Fprintln(w)
+	for _, d := range metrics.RunDefs {
+		if v, ok := s.Run[d.Tag]; ok {
+			fmt.Fprintf(w, "%-*s  %s\n", widths[0], d.Label(), short(v))
+		}
+	}
+	if s.SchedulerLag.Count > 0 {
+		fmt.Fprintf(w, "%-*s  p50 %s  p99 %s\n", widths[0], "Scheduler Lag (ms)", short(s.SchedulerLag.P50), short(s.SchedulerLag.P99))
+	}
+	if s.TokenSource != "" {
+		fmt.Fprintf(w, "Token counts from: %s\n", s.TokenSource)
+	}
+	if len(s.Errors) > 0 {
+		fmt.Fprintln(w, "\nErrors:")
+		for _, e := range s.Errors {
+			fmt.Fprintf(w, "  %6d × %s\n", e.Count, describe(e.Details))
+		}
+	}
+	for _, warn := range s.Warnings {
+		fmt.Fprintf(w, "warning: %s\n", warn)
+	}
+}
+
+func describe(e metrics.Error) string {
+	var b strings.Builder
+	if e.Code != 0 {
+		fmt.Fprintf(&b, "HTTP %d ", e.Code)
+	}
+	b.WriteString(e.Type)
+	if e.Message != "" {
+		b.WriteString(": ")
+		b.WriteString(e.Message)
+	}
+	return b.String()
+}
+
+// short formats a value for the console with at most two decimals.
+func short(v float64) string {
+	switch {
+	case v == float64(int64(v)) && v < 1e15 && v > -1e15:
+		return strconv.FormatInt(int64(v), 10)
+	default:
+		return strconv.FormatFloat(v, 'f', 2, 64)
+	}
+}

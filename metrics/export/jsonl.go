@@ -1,0 +1,131 @@
+package export
+
+import (
+	"encoding/json"
+	"io"
+	"math"
+	"sync"
+	"time"
+
+	"github.com/surgebench/surge/metrics"
+)
+
+// JSONL writes profile_export.jsonl as records complete: one line per
+// request sent, failed ones included, each line in a single Write so a
+// killed process loses nothing that finished. It is safe for concurrent
+// use by the metric shards.
+type JSONL struct {
+	mu    sync.Mutex
+	w     io.Writer
+	start time.Time
+	err   error
+}
+
+// NewJSONL writes lines to w (an *os.File: unbuffered on purpose). start is
+// the wall-clock time of the run clock's zero, for epoch timestamps.
+func NewJSONL(w io.Writer, start time.Time) *JSONL { return &JSONL{w: w, start: start} }
+
+type lineMetadata struct {
+	RequestID      string `json:"x_request_id"`
+	ConversationID string `json:"conversation_id"`
+	TurnIndex      int    `json:"turn_index"`
+	Phase          string `json:"benchmark_phase"`
+	Stage          int    `json:"stage"`
+	IntendedNs     int64  `json:"intended_ns,omitempty"`
+	StartNs        int64  `json:"request_start_ns"`
+	EndNs          int64  `json:"request_end_ns"`
+	LagNs          int64  `json:"scheduler_lag_ns"`
+	SlotWaitNs     int64  `json:"slot_wait_ns"`
+	RetryAfter     string `json:"retry_after,omitempty"`
+	TokenSource    string `json:"token_count_source,omitempty"`
+	Good           *bool  `json:"good,omitempty"`
+}
+
+type value struct {
+	Value any    `json:"value"`
+	Unit  string `json:"unit"`
+}
+
+type line struct {
+	Metadata lineMetadata     `json:"metadata"`
+	Metrics  map[string]value `json:"metrics"`
+	Error    *metrics.Error   `json:"error"`
+}
+
+// WriteRecord implements metrics.RecordSink.
+func (j *JSONL) WriteRecord(r *metrics.Record, v *metrics.Values, good bool) {
+	b, err := json.Marshal(j.line(r, v, good))
+	if err != nil {
+		j.setErr(err)
+		return
+	}
+	b = append(b, '\n')
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	if j.err != nil {
+		return
+	}
+	if _, err := j.w.Write(b); err != nil {
+		j.err = err
+	}
+}
+
+func (j *JSONL) setErr(err error) {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	if j.err == nil {
+		j.err = err
+	}
+}
+
+// Err returns the first write error.
+func (j *JSONL) Err() error {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	return j.err
+}
+
+func (j *JSONL) epoch(ns int64) int64 {
+	if ns == 0 {
+		return 0
+	}
+	return j.start.Add(time.Duration(ns)).UnixNano()
+}
+
+func (j *JSONL) line(r *metrics.Record, v *metrics.Values, good bool) line {
+	l := line{
+		Metadata: lineMetadata{
+			RequestID: r.RequestID, ConversationID: r.ConversationID, TurnIndex: r.TurnIndex,
+			Phase: r.Phase.String(), Stage: r.Stage,
+			IntendedNs: j.epoch(r.IntendedNs), StartNs: j.epoch(r.SentNs), EndNs: j.epoch(r.EndNs),
+			SlotWaitNs: r.SlotWaitNs, RetryAfter: r.RetryAfter,
+		},
+		Metrics: map[string]value{},
+		Error:   r.Err,
+	}
+	if r.IntendedNs > 0 {
+		l.Metadata.LagNs = r.SentNs - r.IntendedNs
+	}
+	if r.Err != nil {
+		l.Metrics[string(metrics.RequestLatency)] = value{roundTo(float64(r.EndNs-r.SentNs) / 1e6), "ms"}
+		return l
+	}
+	l.Metadata.TokenSource = v.Source
+	l.Metadata.Good = &good
+	for _, d := range metrics.RequestDefs {
+		if d.Tag == metrics.ICL {
+			if len(v.ICL) > 0 {
+				xs := make([]float64, len(v.ICL))
+				for i, x := range v.ICL {
+					xs[i] = roundTo(x)
+				}
+				l.Metrics[string(d.Tag)] = value{xs, d.Unit}
+			}
+			continue
+		}
+		if x := v.Get(d.Tag); !math.IsNaN(x) {
+			l.Metrics[string(d.Tag)] = value{roundTo(x), d.Unit}
+		}
+	}
+	return l
+}

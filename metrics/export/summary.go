@@ -1,0 +1,113 @@
+package export
+
+import (
+	"encoding/json"
+	"io"
+	"math"
+	"time"
+
+	"github.com/surgebench/surge/metrics"
+)
+
+// SchemaVersion versions the JSON summary's shape.
+const SchemaVersion = "1.0"
+
+// Run is what the summary export needs beyond the metrics.
+type Run struct {
+	SurgeVersion string
+	Start, End   time.Time
+	WasCancelled bool
+	// InputConfig is the effective configuration, secrets already redacted.
+	InputConfig any
+	// RunInfo describes the target and environment.
+	RunInfo any
+	// Telemetry is the telemetry_data value (nil: omitted).
+	Telemetry any
+	// Extra holds derived values added at the top level (energy per token).
+	Extra map[string]float64
+}
+
+// JSON writes profile_export_aiperf.json: a flat object keyed by metric tag
+// (distributions carry unit, avg, min, max, p1…p99, std, count; run-level
+// metrics unit and avg), then the run's metadata.
+func JSON(w io.Writer, s *metrics.Summary, run Run) error {
+	o := newObject()
+	o.set("schema_version", SchemaVersion)
+	o.set("surge_version", run.SurgeVersion)
+	addMetrics(o, s)
+	for k, v := range run.Extra {
+		o.set(k, v)
+	}
+	o.set("start_time", run.Start.UTC().Format(time.RFC3339Nano))
+	o.set("end_time", run.End.UTC().Format(time.RFC3339Nano))
+	o.set("was_cancelled", run.WasCancelled)
+	o.set("token_count_source", s.TokenSource)
+	o.set("scheduler_lag", s.SchedulerLag)
+	if s.Stages != nil {
+		o.set("stages", s.Stages)
+	}
+	if s.Warmup != nil {
+		w := newObject()
+		addMetrics(w, s.Warmup)
+		w.set("error_summary", errorSummary(s.Warmup))
+		o.set("warmup_metrics", w)
+	}
+	o.set("error_summary", errorSummary(s))
+	if run.Telemetry != nil {
+		o.set("telemetry_data", run.Telemetry)
+	}
+	o.set("warnings", nonNil(s.Warnings))
+	o.set("input_config", run.InputConfig)
+	o.set("run_info", run.RunInfo)
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(o)
+}
+
+func nonNil(s []string) []string {
+	if s == nil {
+		return []string{}
+	}
+	return s
+}
+
+func errorSummary(s *metrics.Summary) []metrics.ErrorCount {
+	if s.Errors == nil {
+		return []metrics.ErrorCount{}
+	}
+	return s.Errors
+}
+
+func addMetrics(o *object, s *metrics.Summary) {
+	for _, d := range metrics.RequestDefs {
+		if dist, ok := s.Metrics[d.Tag]; ok {
+			o.set(string(d.Tag), round(dist))
+		}
+	}
+	for _, d := range metrics.RunDefs {
+		if v, ok := s.Run[d.Tag]; ok {
+			o.set(string(d.Tag), runMetric{Unit: d.Unit, Avg: roundTo(v)})
+		}
+	}
+}
+
+type runMetric struct {
+	Unit string  `json:"unit"`
+	Avg  float64 `json:"avg"`
+}
+
+// roundTo keeps exports readable: six significant decimals are far below
+// any timer's resolution.
+func roundTo(v float64) float64 {
+	if math.IsNaN(v) || math.IsInf(v, 0) {
+		return 0
+	}
+	return math.Round(v*1e6) / 1e6
+}
+
+func round(d metrics.Distribution) metrics.Distribution {
+	for _, p := range []*float64{&d.Avg, &d.Min, &d.Max, &d.P1, &d.P5, &d.P10, &d.P25, &d.P50, &d.P75, &d.P90, &d.P95, &d.P99, &d.Std} {
+		*p = roundTo(*p)
+	}
+	return d
+}
