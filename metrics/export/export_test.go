@@ -1,0 +1,164 @@
+package export
+
+import (
+	"bytes"
+	"encoding/json"
+	"flag"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/surgebench/surge/metrics"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files")
+
+const ms = int64(time.Millisecond)
+
+// fixture feeds a fixed set of records through a one-shard collector, so
+// the digests and the JSONL order are deterministic.
+func fixture(t *testing.T, sink metrics.RecordSink) *metrics.Summary {
+	t.Helper()
+	opts := []metrics.Option{metrics.WithShards(1), metrics.WithClock(func() int64 { return 0 })}
+	if sink != nil {
+		opts = append(opts, metrics.WithSink(sink))
+	}
+	slos, err := metrics.ParseGoodput("time_to_first_token:25")
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := metrics.NewCollector(append(opts, metrics.WithGoodput(slos))...)
+	c.Add(&metrics.Record{Index: 0, RequestID: "w0", ConversationID: "c-w", Phase: metrics.Warmup,
+		IntendedNs: 1 * ms, SentNs: 1 * ms, EndNs: 30 * ms, Streamed: true, TokenNs: []int64{20 * ms, 30 * ms},
+		FirstContentNs: 20 * ms, Usage: metrics.Usage{Present: true, PromptTokens: 10, CompletionTokens: 2}})
+	for i := range 10 {
+		sent := int64(100+10*i) * ms
+		n := 4 + i%3
+		toks := make([]int64, n)
+		for k := range toks {
+			toks[k] = sent + int64(20+i)*ms + int64(k)*5*ms
+		}
+		c.Add(&metrics.Record{
+			Index: int64(i + 1), RequestID: "r" + string(rune('a'+i)), ConversationID: "c" + string(rune('0'+i)),
+			IntendedNs: sent - int64(i%2)*ms, SentNs: sent, EndNs: toks[n-1] + ms, Streamed: true,
+			TokenNs: toks, FirstContentNs: toks[0], InputTokens: 100 + i,
+			Usage: metrics.Usage{Present: true, PromptTokens: 100 + i, CompletionTokens: n},
+		})
+	}
+	c.Add(&metrics.Record{Index: 11, RequestID: "rerr", ConversationID: "c-err", IntendedNs: 200 * ms, SentNs: 200 * ms, EndNs: 201 * ms,
+		Err: &metrics.Error{Code: 500, Type: "server_error", Message: "mock: injected failure"}, RetryAfter: "2"})
+	return c.Close()
+}
+
+func golden(t *testing.T, name string, got []byte) {
+	t.Helper()
+	path := filepath.Join("testdata", name)
+	if *update {
+		if err := os.WriteFile(path, got, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run go test ./metrics/export -update)", err)
+	}
+	if d := cmp.Diff(string(want), string(got)); d != "" {
+		t.Errorf("%s differs from golden (-want +got):\n%s", name, d)
+	}
+}
+
+func TestGoldenExports(t *testing.T) {
+	var jsonl bytes.Buffer
+	start := time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC)
+	sink := NewJSONL(&jsonl, start)
+	s := fixture(t, sink)
+
+	var js bytes.Buffer
+	run := Run{SurgeVersion: "test", Start: start, End: start.Add(time.Second),
+		InputConfig: map[string]any{"model": "m", "api_key": "<redacted>"}, RunInfo: map[string]any{"target_url": "http://127.0.0.1:1"}}
+	if err := JSON(&js, s, run); err != nil {
+		t.Fatal(err)
+	}
+	golden(t, "profile_export_aiperf.json", js.Bytes())
+
+	var csv bytes.Buffer
+	if err := CSV(&csv, s); err != nil {
+		t.Fatal(err)
+	}
+	golden(t, "profile_export_aiperf.csv", csv.Bytes())
+	golden(t, "profile_export.jsonl", jsonl.Bytes())
+
+	var con bytes.Buffer
+	Console(&con, "surge profile: m", s)
+	golden(t, "console.txt", con.Bytes())
+}
+
+func TestJSONShape(t *testing.T) {
+	s := fixture(t, nil)
+	var b bytes.Buffer
+	if err := JSON(&b, s, Run{}); err != nil {
+		t.Fatal(err)
+	}
+	var doc map[string]any
+	if err := json.Unmarshal(b.Bytes(), &doc); err != nil {
+		t.Fatal(err)
+	}
+	ttft := doc["time_to_first_token"].(map[string]any)
+	for _, k := range []string{"unit", "avg", "min", "max", "p1", "p5", "p10", "p25", "p50", "p75", "p90", "p95", "p99", "std", "count"} {
+		if _, ok := ttft[k]; !ok {
+			t.Errorf("time_to_first_token lacks %q", k)
+		}
+	}
+	if ttft["unit"] != "ms" || ttft["count"].(float64) != 10 || ttft["min"].(float64) != 20 || ttft["max"].(float64) != 29 {
+		t.Errorf("time_to_first_token = %v", ttft)
+	}
+	if got := doc["request_count"].(map[string]any)["avg"]; got != 10.0 {
+		t.Errorf("request_count = %v, want 10 (warmup and failures excluded)", got)
+	}
+	if got := doc["error_request_count"].(map[string]any)["avg"]; got != 1.0 {
+		t.Errorf("error_request_count = %v, want 1", got)
+	}
+	// TTFT 20..29 ms against an SLO of 25 ms: 6 of 10 are good.
+	if got := doc["good_request_count"].(map[string]any)["avg"]; got != 6.0 {
+		t.Errorf("good_request_count = %v, want 6", got)
+	}
+	if _, ok := doc["warmup_metrics"].(map[string]any)["time_to_first_token"]; !ok {
+		t.Error("warmup_metrics lacks the warmup request's TTFT")
+	}
+	es := doc["error_summary"].([]any)
+	if len(es) != 1 || !strings.Contains(b.String(), `"error_details"`) {
+		t.Errorf("error_summary = %v", es)
+	}
+}
+
+func TestJSONLOneLinePerRecord(t *testing.T) {
+	var b bytes.Buffer
+	fixture(t, NewJSONL(&b, time.Unix(0, 0)))
+	lines := strings.Split(strings.TrimSpace(b.String()), "\n")
+	if len(lines) != 12 {
+		t.Fatalf("%d lines, want 12 (1 warmup + 10 ok + 1 failed)", len(lines))
+	}
+	var failed int
+	for _, l := range lines {
+		var rec struct {
+			Metadata map[string]any `json:"metadata"`
+			Error    *metrics.Error `json:"error"`
+		}
+		if err := json.Unmarshal([]byte(l), &rec); err != nil {
+			t.Fatalf("bad line %q: %v", l, err)
+		}
+		if rec.Error != nil {
+			failed++
+			if rec.Error.Code != 500 || rec.Error.Type != "server_error" || rec.Metadata["retry_after"] != "2" {
+				t.Errorf("failed record %s", l)
+			}
+		}
+	}
+	if failed != 1 {
+		t.Errorf("%d failed lines, want 1", failed)
+	}
+}
