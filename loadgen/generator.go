@@ -54,6 +54,15 @@ type Generator struct {
 	start   time.Time
 	now     func() int64
 
+	// failThreshold aborts the run once this fraction of at least
+	// failMinRecords finished requests failed (0: never).
+	failThreshold  float64
+	failMinRecords int64
+	finished       atomic.Int64
+	failed         atomic.Int64
+	abort          context.CancelFunc
+	aborted        atomic.Bool
+
 	nextIndex atomic.Int64 // request index across the run
 	nextConv  atomic.Int64 // round-robin conversation cursor
 	inFlight  atomic.Int64
@@ -84,6 +93,16 @@ func WithGracePeriod(d time.Duration) Option { return func(g *Generator) { g.gra
 func WithBodyHook(f func(conversationID string, turn int, body []byte)) Option {
 	return func(g *Generator) { g.onBody = f }
 }
+
+// WithFailureThreshold stops issuing (as an interrupt would) once more
+// than frac of the finished requests failed, counted only after minRecords
+// finished. Run then returns ErrFailureThreshold.
+func WithFailureThreshold(frac float64, minRecords int) Option {
+	return func(g *Generator) { g.failThreshold, g.failMinRecords = frac, int64(minRecords) }
+}
+
+// ErrFailureThreshold reports a run stopped by --failed-request-threshold.
+var ErrFailureThreshold = errors.New("failed-request threshold crossed")
 
 // WithStart sets the run's time origin (default: when New is called); the
 // collector must use the same clock.
@@ -166,6 +185,8 @@ func RequestURL(base string, kind endpoint.Kind) (string, error) {
 // in-flight requests then get the grace period before they are cancelled.
 // Run returns once every issued request has become a record.
 func (g *Generator) Run(ctx context.Context, stages []Stage) error {
+	ctx, g.abort = context.WithCancel(ctx)
+	defer g.abort()
 	for i, st := range stages {
 		if ctx.Err() != nil {
 			break
@@ -186,7 +207,24 @@ func (g *Generator) Run(ctx context.Context, stages []Stage) error {
 		cancelRequests()
 	}
 	g.col.SetStage(len(stages) - countWarmup(stages))
+	if g.aborted.Load() {
+		return fmt.Errorf("%w: %d of %d finished requests failed (more than %.0f%%)",
+			ErrFailureThreshold, g.failed.Load(), g.finished.Load(), 100*g.failThreshold)
+	}
 	return nil
+}
+
+// count tallies a finished request and aborts the run when failures cross
+// the threshold.
+func (g *Generator) count(failed bool) {
+	n := g.finished.Add(1)
+	f := g.failed.Load()
+	if failed {
+		f = g.failed.Add(1)
+	}
+	if g.failThreshold > 0 && n >= g.failMinRecords && float64(f) > g.failThreshold*float64(n) && !g.aborted.Swap(true) {
+		g.abort()
+	}
 }
 
 func countWarmup(st []Stage) int {

@@ -54,6 +54,9 @@ func (g *Generator) session(ctx context.Context, conv *datasets.Conversation, ph
 		rec.SlotWaitNs = slotWait
 		reply, failed := rec.Text, rec.Err != nil
 		g.col.Add(rec)
+		if phase == metrics.Profile {
+			g.count(failed)
+		}
 		if failed {
 			return
 		}
