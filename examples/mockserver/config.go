@@ -1,0 +1,98 @@
+package mockserver
+
+import (
+	"fmt"
+	"time"
+)
+
+// Defaults applied by New to zero fields of Config.
+const (
+	// DefaultOutputTokens is the output length of a request without
+	// max_tokens or max_completion_tokens.
+	DefaultOutputTokens = 128
+	// DefaultModel is the model name the server reports.
+	DefaultModel = "mock"
+	// DefaultMaxOutputTokens is the largest max_tokens accepted.
+	DefaultMaxOutputTokens = 131072
+)
+
+// Config sets the mock's timing, output shape and failure behaviour. The
+// zero value is a usable server: no delays, 128 tokens per answer, one
+// token per event, no failures.
+type Config struct {
+	// TTFT is the delay from a request's admission (its arrival, unless
+	// it waited for MaxRunning) to its first token.
+	TTFT time.Duration
+	// ITL is the gap between tokens; 0 sends them as fast as possible.
+	ITL time.Duration
+	// ReasoningTokens is how many of the first output tokens of a chat
+	// request are sent as reasoning (delta.reasoning_content). They count
+	// towards max_tokens. Completions requests carry no reasoning.
+	ReasoningTokens int
+	// ErrorRate is the fraction of requests answered HTTP 500 with an
+	// OpenAI error body. Which requests fail is decided by Seed and the
+	// request's arrival order, so a run is reproducible.
+	ErrorRate float64
+	// DefaultOutputTokens is the output length when the request has no
+	// max_tokens (default 128); such a request finishes with "stop",
+	// one with max_tokens with "length".
+	DefaultOutputTokens int
+	// TokensPerChunk is how many tokens one SSE event carries (default 1).
+	// Chunk j is sent when its first token is due, so the first chunk
+	// still comes at TTFT and the mean token rate stays 1/ITL.
+	TokensPerChunk int
+	// Seed drives error injection and the choice of words.
+	Seed uint64
+	// Model is the name reported by /v1/models and in /metrics labels
+	// (default "mock"). Responses echo the request's model when it has
+	// one.
+	Model string
+	// MaxRunning, when > 0, caps the requests generating at once; the
+	// rest wait in a FIFO before their TTFT starts, which shows up as
+	// vllm:num_requests_waiting.
+	MaxRunning int
+	// MaxOutputTokens is the largest max_tokens accepted (default
+	// 131072); larger requests get 400, as vLLM does past max_model_len.
+	MaxOutputTokens int
+}
+
+// withDefaults returns cfg with zero fields set to their defaults.
+func (cfg Config) withDefaults() Config {
+	if cfg.DefaultOutputTokens <= 0 {
+		cfg.DefaultOutputTokens = DefaultOutputTokens
+	}
+	if cfg.TokensPerChunk <= 0 {
+		cfg.TokensPerChunk = 1
+	}
+	if cfg.Model == "" {
+		cfg.Model = DefaultModel
+	}
+	if cfg.MaxOutputTokens <= 0 {
+		cfg.MaxOutputTokens = DefaultMaxOutputTokens
+	}
+	if cfg.ReasoningTokens < 0 {
+		cfg.ReasoningTokens = 0
+	}
+	return cfg
+}
+
+// Validate reports the first field of cfg that cannot work, by name.
+func (cfg Config) Validate() error {
+	switch {
+	case cfg.TTFT < 0:
+		return fmt.Errorf("mockserver: Config.TTFT %v is negative", cfg.TTFT)
+	case cfg.ITL < 0:
+		return fmt.Errorf("mockserver: Config.ITL %v is negative", cfg.ITL)
+	case cfg.ErrorRate < 0 || cfg.ErrorRate > 1 || cfg.ErrorRate != cfg.ErrorRate:
+		return fmt.Errorf("mockserver: Config.ErrorRate %v is outside [0, 1]", cfg.ErrorRate)
+	case cfg.ReasoningTokens < 0:
+		return fmt.Errorf("mockserver: Config.ReasoningTokens %d is negative", cfg.ReasoningTokens)
+	case cfg.MaxRunning < 0:
+		return fmt.Errorf("mockserver: Config.MaxRunning %d is negative", cfg.MaxRunning)
+	case cfg.DefaultOutputTokens < 0:
+		return fmt.Errorf("mockserver: Config.DefaultOutputTokens %d is negative", cfg.DefaultOutputTokens)
+	case cfg.TokensPerChunk < 0:
+		return fmt.Errorf("mockserver: Config.TokensPerChunk %d is negative", cfg.TokensPerChunk)
+	}
+	return nil
+}

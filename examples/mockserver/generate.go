@@ -1,0 +1,209 @@
+package mockserver
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"strconv"
+	"time"
+)
+
+// Fixed pieces of the streamed events, as vLLM lays them out.
+const (
+	choiceOpen    = `{"index":0,`
+	contentOpen   = `"delta":{"content":"`
+	reasoningOpen = `"delta":{"reasoning_content":"`
+	deltaClose    = `"},"logprobs":null,"finish_reason":null}]}` + "\n\n"
+	textOpen      = `"text":"`
+	textClose     = `","logprobs":null,"finish_reason":null}]}` + "\n\n"
+	roleEvent     = `"delta":{"role":"assistant"},"logprobs":null,"finish_reason":null}]}` + "\n\n"
+	doneEvent     = "data: [DONE]\n\n"
+)
+
+// stream sends g as server-sent events, flushing after each one. It
+// returns an error only when the client went away or ctx ended.
+func (s *Server) stream(ctx context.Context, w http.ResponseWriter, g *generation, includeUsage bool) error {
+	fl, ok := w.(http.Flusher)
+	if !ok {
+		writeError(w, http.StatusInternalServerError, "server_error", errNoFlush.Error())
+		return errNoFlush
+	}
+	h := w.Header()
+	h.Set("Content-Type", "text/event-stream; charset=utf-8")
+	h.Set("Cache-Control", "no-cache")
+	w.WriteHeader(http.StatusOK)
+	// Headers leave at once, as with vLLM: time to headers is not TTFT.
+	fl.Flush()
+
+	hp := s.bufs.Get().(*[]byte)
+	defer s.bufs.Put(hp)
+	ep := s.bufs.Get().(*[]byte)
+	defer s.bufs.Put(ep)
+	head := s.appendHead((*hp)[:0], g)
+	*hp = head[:0]
+	ev := (*ep)[:0]
+	defer func() { *ep = ev[:0] }()
+
+	var timer *time.Timer
+	defer func() {
+		if timer != nil {
+			timer.Stop()
+		}
+	}()
+	k := s.cfg.TokensPerChunk
+	for i := 0; i < g.out; {
+		end := min(i+k, g.out)
+		reasoning := i < g.reasoning
+		if reasoning {
+			end = min(end, g.reasoning) // a chunk is all reasoning or all content
+		}
+		if err := sleepUntil(ctx, &timer, g.due(i, s.cfg.ITL)); err != nil {
+			return err
+		}
+		ev = append(ev[:0], head...)
+		if i == 0 && g.kind == chatAPI {
+			// The role-only chunk goes with the first token, as vLLM's
+			// first iteration does; it carries no text.
+			ev = append(ev, choiceOpen...)
+			ev = append(ev, roleEvent...)
+			ev = append(ev, head...)
+		}
+		ev = append(ev, choiceOpen...)
+		switch {
+		case g.kind == completionsAPI:
+			ev = append(ev, textOpen...)
+			ev = appendWords(ev, g.words, i, end)
+			ev = append(ev, textClose...)
+		case reasoning:
+			ev = append(ev, reasoningOpen...)
+			ev = appendWords(ev, g.words, i, end)
+			ev = append(ev, deltaClose...)
+		default:
+			ev = append(ev, contentOpen...)
+			ev = appendWords(ev, g.words, i, end)
+			ev = append(ev, deltaClose...)
+		}
+		if _, err := w.Write(ev); err != nil {
+			return fmt.Errorf("mock: writing chunk: %w", err)
+		}
+		fl.Flush()
+		if i == 0 {
+			s.ttft.record(time.Since(g.arrival))
+		}
+		s.genTokens.Add(uint64(end - i))
+		i = end
+	}
+
+	ev = append(ev[:0], head...)
+	ev = append(ev, choiceOpen...)
+	if g.kind == chatAPI {
+		ev = append(ev, `"delta":{}`...)
+	} else {
+		ev = append(ev, `"text":""`...)
+	}
+	ev = append(ev, `,"logprobs":null,"finish_reason":"`...)
+	ev = append(ev, g.finish...)
+	ev = append(ev, `"}]}`+"\n\n"...)
+	if includeUsage {
+		ev = append(ev, head...)
+		ev = append(ev, `],"usage":`...)
+		ev = appendUsage(ev, g)
+		ev = append(ev, "}\n\n"...)
+	}
+	ev = append(ev, doneEvent...)
+	if _, err := w.Write(ev); err != nil {
+		return fmt.Errorf("mock: writing final chunks: %w", err)
+	}
+	fl.Flush()
+	return nil
+}
+
+// appendHead appends `data: {"id":...,"choices":[`, the start every
+// event of g shares.
+func (s *Server) appendHead(b []byte, g *generation) []byte {
+	b = append(b, `data: {"id":"`...)
+	b = g.appendID(b)
+	if g.kind == chatAPI {
+		b = append(b, `","object":"chat.completion.chunk","created":`...)
+	} else {
+		b = append(b, `","object":"text_completion","created":`...)
+	}
+	b = strconv.AppendInt(b, g.arrival.Unix(), 10)
+	b = append(b, `,"model":`...)
+	m, _ := json.Marshal(g.model) // a string always marshals
+	b = append(b, m...)
+	return append(b, `,"choices":[`...)
+}
+
+// appendUsage appends g's usage object.
+func appendUsage(b []byte, g *generation) []byte {
+	b = append(b, `{"prompt_tokens":`...)
+	b = strconv.AppendInt(b, int64(g.prompt), 10)
+	b = append(b, `,"total_tokens":`...)
+	b = strconv.AppendInt(b, int64(g.prompt+g.out), 10)
+	b = append(b, `,"completion_tokens":`...)
+	b = strconv.AppendInt(b, int64(g.out), 10)
+	b = append(b, `,"completion_tokens_details":{"reasoning_tokens":`...)
+	b = strconv.AppendInt(b, int64(g.reasoning), 10)
+	return append(b, "}}"...)
+}
+
+// Non-streaming response bodies.
+type (
+	completionBody struct {
+		ID      string          `json:"id"`
+		Object  string          `json:"object"`
+		Created int64           `json:"created"`
+		Model   string          `json:"model"`
+		Choices []choiceBody    `json:"choices"`
+		Usage   json.RawMessage `json:"usage"`
+	}
+	choiceBody struct {
+		Index        int          `json:"index"`
+		Message      *messageBody `json:"message,omitempty"`
+		Text         *string      `json:"text,omitempty"`
+		Logprobs     any          `json:"logprobs"`
+		FinishReason string       `json:"finish_reason"`
+	}
+	messageBody struct {
+		Role             string  `json:"role"`
+		Content          string  `json:"content"`
+		ReasoningContent *string `json:"reasoning_content"`
+	}
+)
+
+// respond sends g as one JSON body once its last token is due.
+func (s *Server) respond(ctx context.Context, w http.ResponseWriter, g *generation) error {
+	var timer *time.Timer
+	if err := sleepUntil(ctx, &timer, g.due(g.out-1, s.cfg.ITL)); err != nil {
+		return err
+	}
+	body := completionBody{
+		ID:      string(g.appendID(nil)),
+		Created: g.arrival.Unix(),
+		Model:   g.model,
+		Usage:   appendUsage(nil, g),
+	}
+	ch := choiceBody{FinishReason: g.finish}
+	if g.kind == chatAPI {
+		body.Object = "chat.completion"
+		m := &messageBody{Role: "assistant", Content: string(appendWords(nil, g.words, g.reasoning, g.out))}
+		if g.reasoning > 0 {
+			r := string(appendWords(nil, g.words, 0, g.reasoning))
+			m.ReasoningContent = &r
+		}
+		ch.Message = m
+	} else {
+		body.Object = "text_completion"
+		t := string(appendWords(nil, g.words, 0, g.out))
+		ch.Text = &t
+	}
+	body.Choices = []choiceBody{ch}
+	w.Header().Set("Content-Type", "application/json")
+	if err := json.NewEncoder(w).Encode(body); err != nil {
+		return fmt.Errorf("mock: writing response: %w", err)
+	}
+	s.genTokens.Add(uint64(g.out))
+	return nil
+}

@@ -1,0 +1,273 @@
+package mockserver
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// maxBodyBytes bounds a request body; long-context prompts fit easily.
+const maxBodyBytes = 64 << 20
+
+// Server is the mock inference server. It implements http.Handler and is
+// safe for concurrent use; its counters are atomics, so serving never
+// takes a lock shared by all requests (MaxRunning's queue aside).
+type Server struct {
+	cfg     Config
+	adm     admission
+	created int64 // Unix seconds, reported by /v1/models
+
+	seq          atomic.Uint64 // numbers completion requests in arrival order
+	requests     atomic.Uint64
+	completed    atomic.Uint64
+	injected     atomic.Uint64
+	badRequests  atomic.Uint64
+	canceled     atomic.Uint64
+	promptTokens atomic.Uint64
+	genTokens    atomic.Uint64
+	finishStop   atomic.Uint64
+	finishLength atomic.Uint64
+	ttft         latencyHist
+
+	bufs sync.Pool // *[]byte, event and body scratch
+}
+
+// New returns a server for cfg, with defaults filled in for zero fields
+// and out-of-range values clamped (use Config.Validate to reject them
+// instead).
+func New(cfg Config) *Server {
+	cfg = cfg.withDefaults()
+	cfg.TTFT = max(cfg.TTFT, 0)
+	cfg.ITL = max(cfg.ITL, 0)
+	cfg.ErrorRate = min(max(cfg.ErrorRate, 0), 1)
+	cfg.MaxRunning = max(cfg.MaxRunning, 0)
+	s := &Server{cfg: cfg, created: time.Now().Unix()}
+	s.adm.max = cfg.MaxRunning
+	s.bufs.New = func() any { b := make([]byte, 0, 4096); return &b }
+	return s
+}
+
+// Config returns the configuration in effect, defaults included.
+func (s *Server) Config() Config { return s.cfg }
+
+// ServeHTTP routes a request to the endpoint it names.
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	switch r.URL.Path {
+	case "/v1/chat/completions":
+		if allow(w, r, http.MethodPost) {
+			s.serveCompletion(w, r, chatAPI)
+		}
+	case "/v1/completions":
+		if allow(w, r, http.MethodPost) {
+			s.serveCompletion(w, r, completionsAPI)
+		}
+	case "/v1/models":
+		if allow(w, r, http.MethodGet) {
+			s.serveModels(w)
+		}
+	case "/health":
+		if allow(w, r, http.MethodGet) {
+			w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+			_, _ = io.WriteString(w, "ok")
+		}
+	case "/metrics":
+		if allow(w, r, http.MethodGet) {
+			s.serveMetrics(w)
+		}
+	case "/stats":
+		if allow(w, r, http.MethodGet) {
+			w.Header().Set("Content-Type", "application/json")
+			_ = json.NewEncoder(w).Encode(s.Stats())
+		}
+	default:
+		writeError(w, http.StatusNotFound, "not_found_error",
+			fmt.Sprintf("mock: no route for %s %s", r.Method, r.URL.Path))
+	}
+}
+
+// allow answers 405 unless r uses method (GET also admits HEAD).
+func allow(w http.ResponseWriter, r *http.Request, method string) bool {
+	if r.Method == method || (method == http.MethodGet && r.Method == http.MethodHead) {
+		return true
+	}
+	w.Header().Set("Allow", method)
+	writeError(w, http.StatusMethodNotAllowed, "invalid_request_error",
+		fmt.Sprintf("mock: %s %s is not allowed, use %s", r.Method, r.URL.Path, method))
+	return false
+}
+
+// apiError is OpenAI's error body.
+type apiError struct {
+	Error apiErrorBody `json:"error"`
+}
+
+type apiErrorBody struct {
+	Message string `json:"message"`
+	Type    string `json:"type"`
+	Param   any    `json:"param"`
+	Code    int    `json:"code"`
+}
+
+// writeError sends an OpenAI-style error body with status code.
+func writeError(w http.ResponseWriter, code int, typ, msg string) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(code)
+	_ = json.NewEncoder(w).Encode(apiError{Error: apiErrorBody{Message: msg, Type: typ, Code: code}})
+}
+
+// injectedFailure is the message of an ErrorRate failure.
+const injectedFailure = "mock: injected failure"
+
+// shouldFail decides, from the seed and the request number alone, whether
+// request n is an injected failure.
+func (s *Server) shouldFail(n uint64) bool {
+	if s.cfg.ErrorRate <= 0 {
+		return false
+	}
+	return unitFloat(splitmix64(s.cfg.Seed^splitmix64(n))) < s.cfg.ErrorRate
+}
+
+// serveCompletion handles both generation endpoints.
+func (s *Server) serveCompletion(w http.ResponseWriter, r *http.Request, kind apiKind) {
+	arrival := time.Now()
+	s.requests.Add(1)
+	n := s.seq.Add(1)
+	if id := r.Header.Get("X-Request-Id"); id != "" {
+		w.Header().Set("X-Request-Id", id)
+	}
+
+	bp := s.bufs.Get().(*[]byte)
+	defer s.bufs.Put(bp)
+	body, err := readBody(http.MaxBytesReader(w, r.Body, maxBodyBytes), (*bp)[:0])
+	*bp = body[:0]
+	if err != nil {
+		s.badRequests.Add(1)
+		writeError(w, http.StatusBadRequest, "invalid_request_error", "mock: reading body: "+err.Error())
+		return
+	}
+	req, err := parseRequest(body, kind, s.cfg.MaxOutputTokens)
+	if err != nil {
+		s.badRequests.Add(1)
+		writeError(w, http.StatusBadRequest, "invalid_request_error", "mock: "+err.Error())
+		return
+	}
+	if s.shouldFail(n) {
+		s.injected.Add(1)
+		writeError(w, http.StatusInternalServerError, "server_error", injectedFailure)
+		return
+	}
+
+	ctx := r.Context()
+	if err := s.adm.acquire(ctx); err != nil {
+		s.canceled.Add(1)
+		return
+	}
+	defer s.adm.release()
+	s.promptTokens.Add(uint64(req.PromptTokens))
+
+	g := generation{
+		kind:    kind,
+		n:       n,
+		arrival: arrival,
+		first:   time.Now().Add(s.cfg.TTFT),
+		out:     req.MaxTokens,
+		finish:  "length",
+		words:   splitmix64(s.cfg.Seed + n),
+		prompt:  req.PromptTokens,
+		model:   req.Model,
+	}
+	if g.out == 0 {
+		g.out, g.finish = s.cfg.DefaultOutputTokens, "stop"
+	}
+	if g.model == "" {
+		g.model = s.cfg.Model
+	}
+	if kind == chatAPI {
+		g.reasoning = min(s.cfg.ReasoningTokens, g.out)
+	}
+
+	if req.Stream {
+		err = s.stream(ctx, w, &g, req.IncludeUsage)
+	} else {
+		err = s.respond(ctx, w, &g)
+	}
+	if err != nil {
+		s.canceled.Add(1)
+		return
+	}
+	s.completed.Add(1)
+	if g.finish == "stop" {
+		s.finishStop.Add(1)
+	} else {
+		s.finishLength.Add(1)
+	}
+}
+
+// readBody reads all of r into buf.
+func readBody(r io.Reader, buf []byte) ([]byte, error) {
+	bb := bytes.NewBuffer(buf)
+	_, err := bb.ReadFrom(r)
+	return bb.Bytes(), err
+}
+
+// generation is one admitted request's output plan.
+type generation struct {
+	kind      apiKind
+	n         uint64    // request number, also its id
+	arrival   time.Time // handler entry
+	first     time.Time // when token 0 is due
+	out       int       // output tokens, reasoning included
+	reasoning int       // the first reasoning tokens are reasoning
+	finish    string
+	words     uint64 // word offset
+	prompt    int
+	model     string
+}
+
+// due is when token i is due: first + i*ITL, an absolute deadline.
+func (g *generation) due(i int, itl time.Duration) time.Time {
+	return g.first.Add(time.Duration(i) * itl)
+}
+
+// id is the response id, in OpenAI's style.
+func (g *generation) appendID(b []byte) []byte {
+	if g.kind == chatAPI {
+		b = append(b, "chatcmpl-mock-"...)
+	} else {
+		b = append(b, "cmpl-mock-"...)
+	}
+	return strconv.AppendUint(b, g.n, 10)
+}
+
+// sleepUntil waits on t until deadline or ctx ends. A deadline already
+// past returns at once, so a late write is caught up rather than pushing
+// every later token back.
+func sleepUntil(ctx context.Context, t **time.Timer, deadline time.Time) error {
+	d := time.Until(deadline)
+	if d <= 0 {
+		return ctx.Err()
+	}
+	if *t == nil {
+		*t = time.NewTimer(d)
+	} else {
+		(*t).Reset(d)
+	}
+	select {
+	case <-(*t).C:
+		return nil
+	case <-ctx.Done():
+		(*t).Stop()
+		return ctx.Err()
+	}
+}
+
+// errNoFlush is returned when the ResponseWriter cannot stream.
+var errNoFlush = errors.New("mock: response writer cannot flush")

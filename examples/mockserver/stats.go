@@ -1,0 +1,122 @@
+package mockserver
+
+import (
+	"bufio"
+	"encoding/json"
+	"math"
+	"net/http"
+	"strconv"
+	"strings"
+)
+
+// Stats is the server's own view of what it served. TTFT is measured
+// from handler entry to the flush of the first content or reasoning event
+// of a streamed request (non-streamed requests are not sampled), so it
+// includes time queued behind MaxRunning; it is the reference a client's
+// measured TTFT is compared with.
+type Stats struct {
+	// Requests counts completion requests received, bad ones included.
+	Requests uint64 `json:"requests"`
+	// Completed counts requests answered in full.
+	Completed uint64 `json:"completed"`
+	// Errors counts injected HTTP 500 failures (Config.ErrorRate).
+	Errors uint64 `json:"errors"`
+	// BadRequests counts requests answered 400.
+	BadRequests uint64 `json:"bad_requests"`
+	// Canceled counts requests whose client left before the end.
+	Canceled uint64 `json:"canceled"`
+	// Running and Waiting are the requests generating and queued now.
+	Running int64 `json:"running"`
+	Waiting int64 `json:"waiting"`
+	// PromptTokens and GeneratedTokens are token totals (see the
+	// package doc for how prompts are counted).
+	PromptTokens    uint64 `json:"prompt_tokens"`
+	GeneratedTokens uint64 `json:"generated_tokens"`
+	// TTFTCount is the number of TTFT samples; the rest are in ms, with
+	// quantiles resolved to 0.4%.
+	TTFTCount  uint64  `json:"ttft_count"`
+	TTFTMeanMS float64 `json:"ttft_mean_ms"`
+	TTFTP50MS  float64 `json:"ttft_p50_ms"`
+	TTFTP99MS  float64 `json:"ttft_p99_ms"`
+}
+
+// Stats returns the counters and TTFT quantiles so far. It may be called
+// while requests are in flight.
+func (s *Server) Stats() Stats {
+	t := s.ttft.summary()
+	return Stats{
+		Requests:        s.requests.Load(),
+		Completed:       s.completed.Load(),
+		Errors:          s.injected.Load(),
+		BadRequests:     s.badRequests.Load(),
+		Canceled:        s.canceled.Load(),
+		Running:         s.adm.running.Load(),
+		Waiting:         s.adm.waiting.Load(),
+		PromptTokens:    s.promptTokens.Load(),
+		GeneratedTokens: s.genTokens.Load(),
+		TTFTCount:       t.Count,
+		TTFTMeanMS:      t.Mean,
+		TTFTP50MS:       t.P50,
+		TTFTP99MS:       t.P99,
+	}
+}
+
+// kvUsage is vllm:kv_cache_usage_perc: the share of MaxRunning slots in
+// use, or without a cap a saturating curve that reaches 0.5 at 256
+// running requests, so the gauge moves with load like a real cache.
+func (s *Server) kvUsage(running int64) float64 {
+	if s.cfg.MaxRunning > 0 {
+		return math.Min(1, float64(running)/float64(s.cfg.MaxRunning))
+	}
+	return 1 - math.Exp2(-float64(running)/256)
+}
+
+// serveMetrics writes Prometheus text format with vLLM's metric names.
+func (s *Server) serveMetrics(w http.ResponseWriter) {
+	w.Header().Set("Content-Type", "text/plain; version=0.0.4; charset=utf-8")
+	bw := bufio.NewWriter(w)
+	labels := `{model_name="` + escapeLabel(s.cfg.Model) + `"}`
+	st := s.Stats()
+	metric := func(name, typ, help string, v float64) {
+		bw.WriteString("# HELP " + name + " " + help + "\n# TYPE " + name + " " + typ + "\n")
+		bw.WriteString(name + labels + " " + strconv.FormatFloat(v, 'g', -1, 64) + "\n")
+	}
+	metric("vllm:num_requests_running", "gauge", "Number of requests in model execution batches.", float64(st.Running))
+	metric("vllm:num_requests_waiting", "gauge", "Number of requests waiting to be processed.", float64(st.Waiting))
+	metric("vllm:kv_cache_usage_perc", "gauge", "KV-cache usage. 1 means 100 percent usage.", s.kvUsage(st.Running))
+	metric("vllm:prompt_tokens_total", "counter", "Number of prefill tokens processed.", float64(st.PromptTokens))
+	metric("vllm:generation_tokens_total", "counter", "Number of generation tokens processed.", float64(st.GeneratedTokens))
+	name := "vllm:request_success_total"
+	bw.WriteString("# HELP " + name + " Count of successfully processed requests.\n# TYPE " + name + " counter\n")
+	for _, f := range []struct {
+		reason string
+		n      uint64
+	}{{"length", s.finishLength.Load()}, {"stop", s.finishStop.Load()}} {
+		bw.WriteString(name + `{finished_reason="` + f.reason + `",model_name="` + escapeLabel(s.cfg.Model) + `"} ` +
+			strconv.FormatUint(f.n, 10) + "\n")
+	}
+	_ = bw.Flush()
+}
+
+// escapeLabel escapes a Prometheus label value.
+func escapeLabel(v string) string {
+	return strings.NewReplacer(`\`, `\\`, `"`, `\"`, "\n", `\n`).Replace(v)
+}
+
+// serveModels answers GET /v1/models in OpenAI's list shape.
+func (s *Server) serveModels(w http.ResponseWriter) {
+	type model struct {
+		ID          string `json:"id"`
+		Object      string `json:"object"`
+		Created     int64  `json:"created"`
+		OwnedBy     string `json:"owned_by"`
+		Root        string `json:"root"`
+		MaxModelLen int    `json:"max_model_len"`
+	}
+	body := struct {
+		Object string  `json:"object"`
+		Data   []model `json:"data"`
+	}{"list", []model{{s.cfg.Model, "model", s.created, "surge", s.cfg.Model, s.cfg.MaxOutputTokens}}}
+	w.Header().Set("Content-Type", "application/json")
+	_ = json.NewEncoder(w).Encode(body)
+}
