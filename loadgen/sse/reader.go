@@ -1,0 +1,402 @@
+package sse
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+)
+
+const (
+	// DefaultBufferSize is the read buffer a Reader starts with.
+	DefaultBufferSize = 64 << 10
+	// DefaultMaxEventSize caps one event's data and any single line.
+	DefaultMaxEventSize = 16 << 20
+
+	// maxEmptyReads is how many (0, nil) reads in a row end the stream with
+	// io.ErrNoProgress, as bufio does, so a broken source cannot spin forever.
+	maxEmptyReads = 100
+)
+
+// ErrEventTooLarge is returned by Next when an event's data (its data lines
+// joined with "\n") or any single line of the stream is longer than the
+// MaxEventSize limit. The Reader keeps returning it: the rest of the stream is
+// not trusted.
+var ErrEventTooLarge = errors.New("sse: event larger than the maximum event size")
+
+var bom = []byte("\xEF\xBB\xBF")
+
+// Event is one dispatched server-sent event. Data and Type alias the Reader's
+// buffers: they are valid until the next call to Next or Reset.
+type Event struct {
+	// Data is the event's data field lines joined with "\n" (as the spec
+	// builds it), without a final newline. It is empty, not nil, for an event
+	// made of one empty data line.
+	Data []byte
+	// Type is the value of the last "event:" field, nil when the event had
+	// none or it was empty (the spec then calls the event "message").
+	Type []byte
+	// At is the clock reading taken right after the Read call that delivered
+	// the first byte of the event's first field line (comments and blank
+	// lines do not start an event).
+	At int64
+}
+
+// Option configures a Reader.
+type Option func(*options)
+
+type options struct {
+	bufSize  int
+	maxEvent int
+}
+
+// BufferSize sets the size of the read buffer (default 64 KiB). Each Read
+// asks for all the free space in it and Next parses every event that arrived
+// before reading again, so a server that flushes several events at once costs
+// one syscall for all of them. The buffer grows for a line longer than it, up
+// to the MaxEventSize limit. n <= 0 keeps the default.
+func BufferSize(n int) Option {
+	return func(o *options) {
+		if n > 0 {
+			o.bufSize = n
+		}
+	}
+}
+
+// MaxEventSize caps the size of one event's data and of any single line
+// (default 16 MiB); beyond it Next returns ErrEventTooLarge instead of
+// buffering without bound. n <= 0 keeps the default.
+func MaxEventSize(n int) Option {
+	return func(o *options) {
+		if n > 0 {
+			o.maxEvent = n
+		}
+	}
+}
+
+// Reader parses a text/event-stream following the WHATWG "event stream
+// interpretation" rules. It is not safe for concurrent use.
+//
+// Timestamps: the Reader calls now exactly once per Read that returns n > 0,
+// before it parses any of those bytes. Every event whose first field line
+// started in that Read carries the reading in Event.At, so events that arrive
+// together share one timestamp and the clock costs one call per syscall, not
+// one per event.
+type Reader struct {
+	src  io.Reader
+	now  func() int64
+	opts options
+
+	buf  []byte
+	from int // start of the first unparsed line
+	w    int // end of buffered bytes
+
+	// Line-end search state, absolute offsets into buf. They keep the scan
+	// linear when a line arrives a byte at a time or lines end in CR with a
+	// distant LF.
+	lfAt   int // position of a known LF at or after from, or -1
+	lfMiss int // no LF in [from, lfMiss)
+	crMiss int // no CR in [from, crMiss)
+	skipLF bool
+	bomOK  bool // the BOM check at the start of the stream is done
+
+	readStart int   // where the latest Read's bytes begin in buf
+	readAt    int64 // clock reading for the latest Read
+	partAt    int64 // clock reading for the Read that delivered buf[from]
+
+	// Pending event.
+	started   bool
+	at        int64
+	dataLines int
+	dataLen   int
+	alias     []byte // the only data line, still in buf
+	aliased   bool
+	data      []byte // data lines joined, once there is more than one
+	typ       []byte
+
+	rerr  error // error from src, acted on once buf is parsed
+	err   error // sticky result
+	empty int
+}
+
+// NewReader returns a Reader that parses src. now is the caller's clock
+// (monotonic nanoseconds) used for Event.At.
+func NewReader(src io.Reader, now func() int64, opts ...Option) *Reader {
+	o := options{bufSize: DefaultBufferSize, maxEvent: DefaultMaxEventSize}
+	for _, opt := range opts {
+		opt(&o)
+	}
+	r := &Reader{now: now, opts: o, buf: make([]byte, o.bufSize)}
+	r.Reset(src)
+	return r
+}
+
+// Reset makes r parse src from its beginning, keeping its buffers, so that
+// Readers can be pooled. A buffer that grew for a huge event is dropped back
+// to the configured size. Reset(nil) releases the previous source; Next then
+// reports io.EOF.
+func (r *Reader) Reset(src io.Reader) {
+	if len(r.buf) > 4*r.opts.bufSize && len(r.buf) > 1<<20 {
+		r.buf = make([]byte, r.opts.bufSize)
+	}
+	if cap(r.data) > 1<<20 {
+		r.data = nil
+	}
+	if cap(r.typ) > 1<<20 {
+		r.typ = nil
+	}
+	*r = Reader{
+		src: src, now: r.now, opts: r.opts, buf: r.buf,
+		lfAt: -1, data: r.data[:0], typ: r.typ[:0],
+	}
+	if src == nil {
+		r.err = io.EOF
+	}
+}
+
+// Next returns the next dispatched event. At the end of the stream it
+// returns io.EOF, or io.ErrUnexpectedEOF when the stream ended inside an
+// event (a field line or an unterminated non-comment line was pending; the
+// spec discards such an event). A read error is returned wrapped, after
+// every event completed before it. Errors are sticky.
+func (r *Reader) Next() (Event, error) {
+	for r.err == nil {
+		ev, ok := r.parse()
+		if ok {
+			return ev, nil
+		}
+		if r.err != nil {
+			break
+		}
+		if r.bomOK && r.w-r.from > r.opts.maxEvent {
+			r.err = ErrEventTooLarge
+			break
+		}
+		if r.from >= r.readStart {
+			r.partAt = r.readAt
+		}
+		if r.rerr != nil {
+			r.finish()
+			break
+		}
+		r.fill()
+	}
+	return Event{}, r.err
+}
+
+// finish turns the source's error into the Reader's final one.
+func (r *Reader) finish() {
+	if !errors.Is(r.rerr, io.EOF) {
+		r.err = fmt.Errorf("sse: read: %w", r.rerr)
+		return
+	}
+	if r.started || (r.from < r.w && r.buf[r.from] != ':') {
+		r.err = io.ErrUnexpectedEOF
+		return
+	}
+	r.err = io.EOF
+}
+
+// fill makes room in buf and reads once from src.
+func (r *Reader) fill() {
+	switch {
+	case r.from == r.w && !r.aliased:
+		r.shift(r.from)
+	case len(r.buf)-r.w < len(r.buf)/8 || r.w == len(r.buf):
+		if r.from > 0 {
+			if r.aliased {
+				r.data = append(r.data[:0], r.alias...)
+				r.alias, r.aliased = nil, false
+			}
+			copy(r.buf, r.buf[r.from:r.w])
+			r.shift(r.from)
+		}
+		if r.w == len(r.buf) {
+			// One line fills the buffer; Next has checked it is within
+			// the limit, so there is room to grow.
+			n := min(2*len(r.buf), r.opts.maxEvent+1)
+			nb := make([]byte, n)
+			copy(nb, r.buf[:r.w])
+			r.buf = nb
+		}
+	}
+	n, err := r.src.Read(r.buf[r.w:])
+	if n < 0 || n > len(r.buf)-r.w {
+		r.rerr = fmt.Errorf("source returned an invalid count %d", n)
+		return
+	}
+	if n > 0 {
+		r.readAt = r.now()
+		r.readStart = r.w
+		r.w += n
+		r.empty = 0
+	} else if err == nil {
+		r.empty++
+		if r.empty >= maxEmptyReads {
+			err = io.ErrNoProgress
+		}
+	}
+	r.rerr = err
+}
+
+// shift moves every offset d bytes towards the start of buf (after the bytes
+// themselves were moved, or when they are all consumed).
+func (r *Reader) shift(d int) {
+	r.from -= d
+	r.w -= d
+	r.readStart -= d
+	r.lfMiss = max(r.lfMiss-d, 0)
+	r.crMiss = max(r.crMiss-d, 0)
+	if r.lfAt >= 0 {
+		r.lfAt -= d
+	}
+}
+
+// lineEnd finds the end of the line starting at r.from: the index of its
+// CR or LF, or -1 when the buffered bytes hold no line terminator.
+func (r *Reader) lineEnd() int {
+	from, buf := r.from, r.buf[:r.w]
+	if r.lfAt < from {
+		r.lfAt = -1
+		s := max(from, r.lfMiss)
+		if i := bytes.IndexByte(buf[s:], '\n'); i >= 0 {
+			r.lfAt = s + i
+		} else {
+			r.lfMiss = len(buf)
+		}
+	}
+	end := r.lfAt
+	if end < 0 {
+		end = len(buf)
+	}
+	s := max(from, r.crMiss)
+	if s < end {
+		if i := bytes.IndexByte(buf[s:end], '\r'); i >= 0 {
+			return s + i
+		}
+	}
+	r.crMiss = end
+	return r.lfAt
+}
+
+// parse processes buffered complete lines until one dispatches an event
+// (ok), more bytes are needed, or r.err is set.
+func (r *Reader) parse() (ev Event, ok bool) {
+	if !r.bomOK {
+		b := r.buf[r.from:r.w]
+		if len(b) < len(bom) && bytes.HasPrefix(bom, b) && r.rerr == nil {
+			return Event{}, false
+		}
+		if bytes.HasPrefix(b, bom) {
+			r.from += len(bom)
+		}
+		r.bomOK = true
+	}
+	for {
+		if r.skipLF && r.from < r.w {
+			if r.buf[r.from] == '\n' {
+				r.from++
+			}
+			r.skipLF = false
+		}
+		eol := r.lineEnd()
+		if eol < 0 {
+			return Event{}, false
+		}
+		start := r.from
+		line := r.buf[start:eol]
+		if len(line) > r.opts.maxEvent {
+			r.err = ErrEventTooLarge
+			return Event{}, false
+		}
+		r.from = eol + 1
+		if r.buf[eol] == '\r' {
+			switch {
+			case r.from < r.w:
+				if r.buf[r.from] == '\n' {
+					r.from++
+				}
+			case r.rerr == nil:
+				r.skipLF = true
+			}
+		}
+		if len(line) == 0 {
+			if r.dataLines > 0 {
+				return r.dispatch(), true
+			}
+			r.started = false
+			r.typ = r.typ[:0]
+			continue
+		}
+		if line[0] == ':' {
+			continue
+		}
+		if !r.started {
+			r.started = true
+			r.at = r.readAt
+			if start < r.readStart {
+				r.at = r.partAt
+			}
+		}
+		field, value := line, line[len(line):]
+		if i := bytes.IndexByte(line, ':'); i >= 0 {
+			field, value = line[:i], line[i+1:]
+			if len(value) > 0 && value[0] == ' ' {
+				value = value[1:]
+			}
+		}
+		switch string(field) {
+		case "data":
+			if !r.addData(value) {
+				r.err = ErrEventTooLarge
+				return Event{}, false
+			}
+		case "event":
+			r.typ = append(r.typ[:0], value...)
+		}
+		// "id" and "retry" only matter for reconnecting, which a
+		// benchmark never does; unknown fields are ignored by the spec.
+	}
+}
+
+// addData appends one data line's value, reporting false past the limit.
+func (r *Reader) addData(value []byte) bool {
+	n := r.dataLen + len(value)
+	if r.dataLines > 0 {
+		n++
+	}
+	if n > r.opts.maxEvent {
+		return false
+	}
+	switch {
+	case r.dataLines == 0:
+		r.alias, r.aliased = value, true
+	default:
+		if r.aliased {
+			r.data = append(r.data[:0], r.alias...)
+			r.alias, r.aliased = nil, false
+		}
+		r.data = append(r.data, '\n')
+		r.data = append(r.data, value...)
+	}
+	r.dataLines++
+	r.dataLen = n
+	return true
+}
+
+// dispatch builds the pending event and clears the event state.
+func (r *Reader) dispatch() Event {
+	ev := Event{Data: r.alias, At: r.at}
+	if !r.aliased {
+		ev.Data = r.data[:r.dataLen]
+	}
+	if len(r.typ) > 0 {
+		ev.Type = r.typ
+	}
+	r.started = false
+	r.dataLines, r.dataLen = 0, 0
+	r.alias, r.aliased = nil, false
+	r.data = r.data[:0]
+	r.typ = r.typ[:0]
+	return ev
+}
