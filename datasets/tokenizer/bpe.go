@@ -1,0 +1,210 @@
+package tokenizer
+
+import "math/bits"
+
+// pairTable maps a pair of adjacent token ids to the merge that joins them:
+// its rank (position in the merges list; lower merges first) and the id of
+// the merged token. It is an open-addressing hash table with linear probing,
+// about three times faster than a Go map for this read-only, hot lookup.
+type pairTable struct {
+	keys  []uint64 // a<<32 | b, or emptyKey
+	vals  []uint64 // rank<<32 | merged id
+	shift uint
+}
+
+const emptyKey = ^uint64(0)
+
+func newPairTable(n int) *pairTable {
+	size := 1 << bits.Len(uint(n*2)) // load factor ≤ 0.5
+	t := &pairTable{keys: make([]uint64, size), vals: make([]uint64, size), shift: uint(64 - bits.Len(uint(size-1)))}
+	for i := range t.keys {
+		t.keys[i] = emptyKey
+	}
+	return t
+}
+
+func pairKey(a, b int32) uint64 { return uint64(uint32(a))<<32 | uint64(uint32(b)) }
+
+func (t *pairTable) slot(k uint64) uint64 { return (k * 0x9E3779B97F4A7C15) >> t.shift }
+
+// put records a merge; the first merge listed for a pair wins, as in
+// Hugging Face's loader.
+func (t *pairTable) put(a, b, rank, merged int32) {
+	k := pairKey(a, b)
+	mask := uint64(len(t.keys) - 1)
+	for i := t.slot(k); ; i = (i + 1) & mask {
+		switch t.keys[i] {
+		case k:
+			return
+		case emptyKey:
+			t.keys[i] = k
+			t.vals[i] = uint64(uint32(rank))<<32 | uint64(uint32(merged))
+			return
+		}
+	}
+}
+
+// get returns the merge of a and b, or ok false when they do not merge.
+func (t *pairTable) get(a, b int32) (rank, merged int32, ok bool) {
+	k := pairKey(a, b)
+	mask := uint64(len(t.keys) - 1)
+	for i := t.slot(k); ; i = (i + 1) & mask {
+		switch t.keys[i] {
+		case k:
+			v := t.vals[i]
+			return int32(v >> 32), int32(uint32(v)), true
+		case emptyKey:
+			return 0, 0, false
+		}
+	}
+}
+
+// noRank marks a pair that does not merge.
+const noRank = int32(1<<31 - 1)
+
+// smallPiece is the length up to which the quadratic merge loop beats the
+// heap: most pre-tokens are a few bytes long.
+const smallPiece = 48
+
+// mergeSmall applies the merges to syms in place the way Hugging Face's BPE
+// does (lowest rank first, leftmost first among equals) and returns the
+// merged symbols. ranks is scratch of len(syms).
+func (t *pairTable) mergeSmall(syms, ranks []int32) []int32 {
+	n := len(syms)
+	ranks = ranks[:n]
+	for i := 0; i < n-1; i++ {
+		ranks[i] = t.rankOf(syms[i], syms[i+1])
+	}
+	for n > 1 {
+		best, bi := noRank, -1
+		for i := 0; i < n-1; i++ {
+			if ranks[i] < best {
+				best, bi = ranks[i], i
+			}
+		}
+		if bi < 0 {
+			break
+		}
+		_, id, _ := t.get(syms[bi], syms[bi+1])
+		syms[bi] = id
+		copy(syms[bi+1:n], syms[bi+2:n])
+		if bi+2 < n {
+			copy(ranks[bi+1:n-2], ranks[bi+2:n-1])
+		}
+		n--
+		if bi > 0 {
+			ranks[bi-1] = t.rankOf(syms[bi-1], syms[bi])
+		}
+		if bi < n-1 {
+			ranks[bi] = t.rankOf(syms[bi], syms[bi+1])
+		}
+	}
+	return syms[:n]
+}
+
+func (t *pairTable) rankOf(a, b int32) int32 {
+	if r, _, ok := t.get(a, b); ok {
+		return r
+	}
+	return noRank
+}
+
+// symbol is one node of the linked list mergeLarge works on.
+type symbol struct {
+	id         int32
+	prev, next int32 // indexes, -1 at the ends
+	gone       bool
+}
+
+// candidate is a possible merge of symbols[pos] with its successor.
+type candidate struct {
+	rank, pos, merged int32
+}
+
+func (c candidate) less(d candidate) bool {
+	return c.rank < d.rank || (c.rank == d.rank && c.pos < d.pos)
+}
+
+// mergeLarge is mergeSmall for long pieces (long runs of letters, spaces or
+// symbols): a priority queue of candidate merges over a linked list, the
+// same algorithm as Hugging Face's Word::merge_all, O(n log n).
+func (t *pairTable) mergeLarge(syms []int32) []int32 {
+	n := len(syms)
+	list := make([]symbol, n)
+	var heap []candidate
+	for i := range list {
+		list[i] = symbol{id: syms[i], prev: int32(i - 1), next: int32(i + 1)}
+	}
+	list[n-1].next = -1
+	push := func(c candidate) {
+		heap = append(heap, c)
+		for j := len(heap) - 1; j > 0; {
+			p := (j - 1) / 2
+			if !heap[j].less(heap[p]) {
+				break
+			}
+			heap[j], heap[p] = heap[p], heap[j]
+			j = p
+		}
+	}
+	pop := func() candidate {
+		top := heap[0]
+		last := len(heap) - 1
+		heap[0] = heap[last]
+		heap = heap[:last]
+		for j := 0; ; {
+			l, r, m := 2*j+1, 2*j+2, j
+			if l < last && heap[l].less(heap[m]) {
+				m = l
+			}
+			if r < last && heap[r].less(heap[m]) {
+				m = r
+			}
+			if m == j {
+				break
+			}
+			heap[j], heap[m] = heap[m], heap[j]
+			j = m
+		}
+		return top
+	}
+	try := func(pos int32) {
+		next := list[pos].next
+		if next < 0 {
+			return
+		}
+		if r, id, ok := t.get(list[pos].id, list[next].id); ok {
+			push(candidate{rank: r, pos: pos, merged: id})
+		}
+	}
+	for i := 0; i < n-1; i++ {
+		try(int32(i))
+	}
+	for len(heap) > 0 {
+		c := pop()
+		s := &list[c.pos]
+		if s.gone || s.next < 0 {
+			continue
+		}
+		// The candidate is stale when either side has merged since.
+		if _, id, ok := t.get(s.id, list[s.next].id); !ok || id != c.merged {
+			continue
+		}
+		right := &list[s.next]
+		s.id = c.merged
+		right.gone = true
+		s.next = right.next
+		if s.next >= 0 {
+			list[s.next].prev = c.pos
+		}
+		if s.prev >= 0 {
+			try(s.prev)
+		}
+		try(c.pos)
+	}
+	out := syms[:0]
+	for i := int32(0); i >= 0; i = list[i].next {
+		out = append(out, list[i].id)
+	}
+	return out
+}

@@ -1,0 +1,197 @@
+// Package tokenizer is a pure-Go reader of Hugging Face tokenizer.json files
+// for byte-level BPE models (Qwen2/3, Llama 3, GPT-2 style), used to count
+// input and output sequence lengths the way the server's own tokenizer does.
+//
+// Encode follows the Rust tokenizers library step by step: split the text on
+// non-special added tokens, normalize (NFC where the file asks for it),
+// pre-tokenize with the file's Split pattern (a hand-written scanner; see
+// pretokenize.go), map bytes through the GPT-2 byte alphabet and apply the
+// BPE merges lowest rank first. Reference ids from an independent
+// implementation are checked in testdata/.
+//
+// Choices, because surge counts what was sent and received as plain text:
+//   - No special tokens are added (no BOS, no chat template), and special
+//     added tokens (<|im_end|>, <|begin_of_text|>, ...) are NOT recognised
+//     in text: "<|im_end|>" in a prompt is encoded as the characters it is
+//     made of. Non-special added tokens (Qwen's <think>, <tool_call>) are
+//     matched, as the server's tokenizer matches them.
+//   - The post_processor is ignored (it only adds special tokens).
+//   - Decode returns the raw bytes of the tokens, which may be invalid UTF-8
+//     when ids split a character (Hugging Face would write U+FFFD), so that
+//     Decode(Encode(s)) == s for every s the normalizer leaves unchanged.
+package tokenizer
+
+import (
+	"sync"
+	"unicode/utf8"
+
+	"golang.org/x/text/unicode/norm"
+)
+
+// Tokenizer encodes text to token ids and back. It is immutable after Load
+// and safe for concurrent use by any number of goroutines.
+type Tokenizer struct {
+	name         string
+	split        splitter
+	nfc          bool
+	ignoreMerges bool
+	byteID       [256]int32
+	pairs        *pairTable
+	whole        map[string]int32 // raw bytes → id, for ignore_merges
+	added        *addedMatcher    // non-special added tokens, raw text
+	addedNorm    *addedMatcher    // non-special added tokens, normalized text
+	known        []bool           // id is in the vocab or added_tokens
+	text         string           // raw bytes of every id, concatenated
+	offs         []uint32         // id's bytes are text[offs[id]:offs[id+1]]
+	cache        pieceCache
+}
+
+// Name says which tokenizer this is: the folder it was loaded from, or
+// "qwen3 (embedded)" for Default.
+func (t *Tokenizer) Name() string { return t.name }
+
+// VocabSize is the number of ids, added tokens included (the largest id + 1).
+func (t *Tokenizer) VocabSize() int { return len(t.offs) - 1 }
+
+// scratch is the per-call working memory, pooled so that Count allocates
+// nothing in steady state.
+type scratch struct {
+	ids   []int32
+	syms  []int32
+	ranks []int32
+}
+
+var scratchPool = sync.Pool{New: func() any { return &scratch{ids: make([]int32, 0, 256)} }}
+
+// Encode returns the token ids of text, without special tokens.
+func (t *Tokenizer) Encode(text string) []int {
+	sc := scratchPool.Get().(*scratch)
+	sc.ids = t.encode(text, sc.ids[:0], sc)
+	out := make([]int, len(sc.ids))
+	for i, id := range sc.ids {
+		out[i] = int(id)
+	}
+	scratchPool.Put(sc)
+	return out
+}
+
+// Count returns len(t.Encode(text)) without building the result.
+func (t *Tokenizer) Count(text string) int {
+	sc := scratchPool.Get().(*scratch)
+	sc.ids = t.encode(text, sc.ids[:0], sc)
+	n := len(sc.ids)
+	if cap(sc.ids) > 1<<16 {
+		sc.ids = nil // do not pin the memory of one huge text
+	}
+	scratchPool.Put(sc)
+	return n
+}
+
+// Decode returns the text of ids: the bytes of each token, concatenated.
+// Ids outside the vocabulary are skipped.
+func (t *Tokenizer) Decode(ids []int) string {
+	n := 0
+	for _, id := range ids {
+		if t.valid(id) {
+			n += int(t.offs[id+1] - t.offs[id])
+		}
+	}
+	b := make([]byte, 0, n)
+	for _, id := range ids {
+		if t.valid(id) {
+			b = append(b, t.text[t.offs[id]:t.offs[id+1]]...)
+		}
+	}
+	return string(b)
+}
+
+func (t *Tokenizer) valid(id int) bool { return id >= 0 && id < len(t.known) && t.known[id] }
+
+// encode appends the ids of text to out.
+func (t *Tokenizer) encode(text string, out []int32, sc *scratch) []int32 {
+	if t.added == nil {
+		return t.encodeSegment(text, out, sc)
+	}
+	for from := 0; from < len(text); {
+		start, end, id, ok := t.added.find(text, from)
+		if !ok {
+			return t.encodeSegment(text[from:], out, sc)
+		}
+		out = t.encodeSegment(text[from:start], out, sc)
+		out = append(out, id)
+		from = end
+	}
+	return out
+}
+
+// encodeSegment encodes text that holds no raw added token.
+func (t *Tokenizer) encodeSegment(s string, out []int32, sc *scratch) []int32 {
+	if s == "" {
+		return out
+	}
+	if t.nfc && !isASCII(s) && !norm.NFC.IsNormalString(s) {
+		s = norm.NFC.String(s)
+	}
+	if t.addedNorm == nil {
+		return t.encodePlain(s, out, sc)
+	}
+	for from := 0; from < len(s); {
+		start, end, id, ok := t.addedNorm.find(s, from)
+		if !ok {
+			return t.encodePlain(s[from:], out, sc)
+		}
+		out = t.encodePlain(s[from:start], out, sc)
+		out = append(out, id)
+		from = end
+	}
+	return out
+}
+
+// encodePlain pre-tokenizes s and encodes each piece.
+func (t *Tokenizer) encodePlain(s string, out []int32, sc *scratch) []int32 {
+	for i := 0; i < len(s); {
+		j := t.split(s, i)
+		out = t.encodePiece(s[i:j], out, sc)
+		i = j
+	}
+	return out
+}
+
+// encodePiece runs BPE on one pre-token.
+func (t *Tokenizer) encodePiece(p string, out []int32, sc *scratch) []int32 {
+	if len(p) == 1 {
+		return append(out, t.byteID[p[0]])
+	}
+	if t.whole != nil {
+		if id, ok := t.whole[p]; ok {
+			return append(out, id)
+		}
+	}
+	if ids, ok := t.cache.get(p); ok {
+		return append(out, ids...)
+	}
+	syms := sc.syms[:0]
+	for i := 0; i < len(p); i++ {
+		syms = append(syms, t.byteID[p[i]])
+	}
+	if len(p) <= smallPiece {
+		if cap(sc.ranks) < len(syms) {
+			sc.ranks = make([]int32, smallPiece)
+		}
+		syms = t.pairs.mergeSmall(syms, sc.ranks)
+		t.cache.put(p, syms)
+	} else {
+		syms = t.pairs.mergeLarge(syms)
+	}
+	sc.syms = syms
+	return append(out, syms...)
+}
+
+func isASCII(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] >= utf8.RuneSelf {
+			return false
+		}
+	}
+	return true
+}
