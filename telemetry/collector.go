@@ -1,0 +1,340 @@
+package telemetry
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"slices"
+	"sync"
+	"time"
+)
+
+// DefaultInterval is the sampling period when none is given
+// (--gpu-telemetry-interval's default).
+const DefaultInterval = time.Second
+
+// Collector samples GPU and server-metrics sources every interval, keeps
+// the samples for Summary, and streams them to JSONL sinks and a callback.
+// Build it with New; run it with Run in its own goroutine.
+type Collector struct {
+	interval time.Duration
+	start    time.Time
+	gpus     []GPUSource
+	servers  []ServerSource
+	client   *http.Client
+	logf     func(format string, args ...any)
+	gpuSink  io.Writer
+	srvSink  io.Writer
+	onSample func(gpus []GPUSample, server []ServerSample)
+	urls     []string
+
+	mu         sync.Mutex
+	gpuSamples []GPUSample
+	srvSamples []ServerSample
+	sinkErr    error
+}
+
+// Option configures a Collector.
+type Option func(*Collector)
+
+// Interval sets the sampling period (default 1 s). Each scrape's timeout
+// is the interval, so a slow endpoint cannot pile scrapes up.
+func Interval(d time.Duration) Option {
+	return func(c *Collector) {
+		if d > 0 {
+			c.interval = d
+		}
+	}
+}
+
+// Start sets the time samples' At offsets count from (default: when Run
+// starts); pass the run's start so telemetry lines up with requests.
+func Start(t time.Time) Option { return func(c *Collector) { c.start = t } }
+
+// GPU adds GPU sources (NVML, DCGM exporters). Sources implementing
+// io.Closer are closed when Run returns.
+func GPU(sources ...GPUSource) Option {
+	return func(c *Collector) {
+		for _, s := range sources {
+			if s != nil {
+				c.gpus = append(c.gpus, s)
+			}
+		}
+	}
+}
+
+// ServerMetrics adds inference-server /metrics endpoints, scraped with the
+// HTTPClient's client.
+func ServerMetrics(urls ...string) Option {
+	return func(c *Collector) { c.urls = append(c.urls, urls...) }
+}
+
+// ServerSources adds server-metrics sources built elsewhere.
+func ServerSources(sources ...ServerSource) Option {
+	return func(c *Collector) { c.servers = append(c.servers, sources...) }
+}
+
+// HTTPClient sets the client for ServerMetrics URLs (default: a client of
+// its own with a small idle pool, separate from the load generator's).
+func HTTPClient(client *http.Client) Option { return func(c *Collector) { c.client = client } }
+
+// Logf sets where one-time notices go ("server metrics: URL: …, skipped").
+// Default: discarded.
+func Logf(f func(format string, args ...any)) Option { return func(c *Collector) { c.logf = f } }
+
+// GPUSink streams every GPU sample as one JSON line
+// (gpu_telemetry_export.jsonl).
+func GPUSink(w io.Writer) Option { return func(c *Collector) { c.gpuSink = w } }
+
+// ServerSink streams every server sample as one JSON line
+// (server_metrics_export.jsonl).
+func ServerSink(w io.Writer) Option { return func(c *Collector) { c.srvSink = w } }
+
+// OnSample is called after each sampling round with that round's samples
+// (nil for a kind with no source), from the Run goroutine; it must not
+// block. metrics.Collector.Telemetry fits.
+func OnSample(f func(gpus []GPUSample, server []ServerSample)) Option {
+	return func(c *Collector) { c.onSample = f }
+}
+
+// New builds a Collector.
+func New(opts ...Option) *Collector {
+	c := &Collector{interval: DefaultInterval, logf: func(string, ...any) {}}
+	for _, o := range opts {
+		o(c)
+	}
+	if c.client == nil {
+		c.client = &http.Client{Transport: &http.Transport{
+			Proxy:               http.ProxyFromEnvironment,
+			MaxIdleConnsPerHost: 4,
+			IdleConnTimeout:     90 * time.Second,
+		}}
+	}
+	for _, u := range c.urls {
+		c.servers = append(c.servers, Server(u, c.client))
+	}
+	return c
+}
+
+// tracked is a source with its reporting state.
+type tracked struct {
+	name     string
+	ok       bool // has answered at least once
+	off      bool // skipped for the rest of the run
+	reported bool // an error has been logged
+}
+
+// sourceName is a source's URL or kind, for messages.
+func sourceName(s any) string {
+	if st, ok := s.(fmt.Stringer); ok {
+		return st.String()
+	}
+	return fmt.Sprintf("%T", s)
+}
+
+// Run samples every interval until ctx ends, then takes one last GPU
+// reading (so energy covers the whole run) and returns. A source that
+// fails before it has ever answered is reported once through Logf and
+// skipped for the rest of the run; one that fails after answering is
+// reported once and retried each interval. Run returns nil, or the first
+// error writing a sink.
+func (c *Collector) Run(ctx context.Context) error {
+	if c.start.IsZero() {
+		c.start = time.Now()
+	}
+	defer c.closeSources()
+	gst := make([]tracked, len(c.gpus))
+	for i, s := range c.gpus {
+		gst[i].name = sourceName(s)
+	}
+	sst := make([]tracked, len(c.servers))
+	for i, s := range c.servers {
+		sst[i].name = sourceName(s)
+	}
+	if len(c.gpus) == 0 && len(c.servers) == 0 {
+		<-ctx.Done()
+		return nil
+	}
+	tick := time.NewTicker(c.interval)
+	defer tick.Stop()
+	for {
+		c.round(ctx, gst, sst, false)
+		select {
+		case <-ctx.Done():
+			// One last reading from the GPUs, on a context of its own:
+			// the energy counter's last value closes the run's total.
+			fctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), c.interval)
+			c.round(fctx, gst, nil, true)
+			cancel()
+			c.mu.Lock()
+			defer c.mu.Unlock()
+			return c.sinkErr
+		case <-tick.C:
+		}
+	}
+}
+
+// round samples every live source once, in parallel, each bounded by the
+// interval.
+func (c *Collector) round(ctx context.Context, gst, sst []tracked, final bool) {
+	now := time.Now()
+	at := now.Sub(c.start)
+	ctx, cancel := context.WithTimeout(ctx, c.interval)
+	defer cancel()
+
+	gres := make([][]GPUSample, len(gst))
+	gerr := make([]error, len(gst))
+	sres := make([]ServerSample, len(sst))
+	serr := make([]error, len(sst))
+	var wg sync.WaitGroup
+	for i := range gst {
+		if gst[i].off {
+			continue
+		}
+		wg.Go(func() { gres[i], gerr[i] = c.gpus[i].Sample(ctx) })
+	}
+	for i := range sst {
+		if sst[i].off {
+			continue
+		}
+		wg.Go(func() { sres[i], serr[i] = c.servers[i].Sample(ctx) })
+	}
+	wg.Wait()
+
+	var gpus []GPUSample
+	if len(gst) > 0 {
+		gpus = []GPUSample{}
+	}
+	for i := range gst {
+		if gst[i].off {
+			continue
+		}
+		if gerr[i] != nil {
+			if !final {
+				c.fail(&gst[i], "GPU telemetry", gerr[i])
+			}
+			continue
+		}
+		gst[i].ok = true
+		for _, g := range gres[i] {
+			g.At, g.WallNs = at, now.UnixNano()
+			gpus = append(gpus, g)
+		}
+	}
+	var servers []ServerSample
+	if len(sst) > 0 {
+		servers = []ServerSample{}
+	}
+	for i := range sst {
+		if sst[i].off {
+			continue
+		}
+		if serr[i] != nil {
+			c.fail(&sst[i], "server metrics", serr[i])
+			continue
+		}
+		sst[i].ok = true
+		s := sres[i]
+		s.At, s.WallNs = at, now.UnixNano()
+		servers = append(servers, s)
+	}
+
+	c.mu.Lock()
+	c.gpuSamples = append(c.gpuSamples, gpus...)
+	c.srvSamples = append(c.srvSamples, servers...)
+	c.writeLines(c.gpuSink, gpus)
+	c.writeLines(c.srvSink, servers)
+	c.mu.Unlock()
+	if c.onSample != nil && (len(gpus) > 0 || len(servers) > 0) {
+		c.onSample(gpus, servers)
+	}
+}
+
+// fail reports a source's error once and, if it never answered, turns it
+// off.
+func (c *Collector) fail(t *tracked, what string, err error) {
+	if !t.ok {
+		t.off = true
+		c.logf("%s: %s: %s, skipped", what, t.name, describe(err))
+		return
+	}
+	if !t.reported {
+		t.reported = true
+		c.logf("%s: %s: %s (retrying; further errors not reported)", what, t.name, describe(err))
+	}
+}
+
+// describe words a scrape error for the one-line notice.
+func describe(err error) string {
+	if errors.Is(err, context.DeadlineExceeded) {
+		return "timed out"
+	}
+	// *url.Error repeats the URL the notice already names.
+	var ue *url.Error
+	if errors.As(err, &ue) {
+		return ue.Err.Error()
+	}
+	return err.Error()
+}
+
+// writeLines appends one JSON line per sample; the first write error is
+// kept and stops further writes to that sink. Called with c.mu held.
+func (c *Collector) writeLines(w io.Writer, samples any) {
+	if w == nil || c.sinkErr != nil {
+		return
+	}
+	var buf []byte
+	appendLine := func(v any) {
+		b, err := json.Marshal(v)
+		if err != nil {
+			c.sinkErr = fmt.Errorf("telemetry export: %w", err)
+			return
+		}
+		buf = append(append(buf, b...), '\n')
+	}
+	switch s := samples.(type) {
+	case []GPUSample:
+		for i := range s {
+			appendLine(s[i])
+		}
+	case []ServerSample:
+		for i := range s {
+			appendLine(s[i])
+		}
+	}
+	if len(buf) == 0 || c.sinkErr != nil {
+		return
+	}
+	if _, err := w.Write(buf); err != nil {
+		c.sinkErr = fmt.Errorf("telemetry export: %w", err)
+	}
+}
+
+// closeSources closes GPU sources that hold resources (NVML).
+func (c *Collector) closeSources() {
+	for _, s := range c.gpus {
+		if cl, ok := s.(io.Closer); ok {
+			if err := cl.Close(); err != nil {
+				c.logf("GPU telemetry: %s: %v", sourceName(s), err)
+			}
+		}
+	}
+}
+
+// GPUSamples returns a copy of every GPU sample so far.
+func (c *Collector) GPUSamples() []GPUSample {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return slices.Clone(c.gpuSamples)
+}
+
+// ServerSamples returns a copy of every server sample so far.
+func (c *Collector) ServerSamples() []ServerSample {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return slices.Clone(c.srvSamples)
+}

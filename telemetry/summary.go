@@ -1,0 +1,293 @@
+package telemetry
+
+import (
+	"cmp"
+	"fmt"
+	"math"
+	"slices"
+)
+
+// Stats summarises one metric over a run.
+type Stats struct {
+	Unit  string  `json:"unit"`
+	Avg   float64 `json:"avg"`
+	Min   float64 `json:"min"`
+	Max   float64 `json:"max"`
+	P50   float64 `json:"p50"`
+	P99   float64 `json:"p99"`
+	Count int     `json:"count"`
+}
+
+// Energy sources in the summary.
+const (
+	// EnergyCounter: last − first reading of the GPU's energy counter.
+	EnergyCounter = "energy_counter"
+	// EnergyPowerIntegral: power × time between samples (trapezoids),
+	// where the counter is absent.
+	EnergyPowerIntegral = "power_integral"
+	// EnergyMixed: some GPUs from the counter, some from power.
+	EnergyMixed = "mixed"
+)
+
+// GPUSummary is one GPU's statistics.
+type GPUSummary struct {
+	Source   string `json:"source"`
+	Index    int    `json:"gpu_index"`
+	Name     string `json:"gpu_name,omitempty"`
+	UUID     string `json:"gpu_uuid,omitempty"`
+	Hostname string `json:"hostname,omitempty"`
+	Samples  int    `json:"samples"`
+	// Metrics is keyed by gpu_utilization, memory_utilization,
+	// memory_used, memory_total, power_usage, temperature, sm_clock.
+	Metrics map[string]Stats `json:"metrics"`
+	// EnergyJ is the energy consumed during the run (nil: unknown).
+	EnergyJ *float64 `json:"energy_consumed_j,omitempty"`
+	// EnergySource says how EnergyJ was found: EnergyCounter or
+	// EnergyPowerIntegral.
+	EnergySource string `json:"energy_source,omitempty"`
+}
+
+// ServerSummary is one metrics endpoint's statistics.
+type ServerSummary struct {
+	URL     string `json:"url"`
+	Samples int    `json:"samples"`
+	// Metrics is keyed by num_requests_running, num_requests_waiting,
+	// kv_cache_usage, prefix_cache_hit_rate.
+	Metrics map[string]Stats `json:"metrics"`
+	// GenerationTokens and PromptTokens are the counters' increase during
+	// the run (nil: not exported).
+	GenerationTokens *float64 `json:"generation_tokens,omitempty"`
+	PromptTokens     *float64 `json:"prompt_tokens,omitempty"`
+	// PrefixCacheHitRate is hits/queries over the whole run from vLLM's
+	// counters (nil: not exported or no queries).
+	PrefixCacheHitRate *float64 `json:"prefix_cache_hit_rate_overall,omitempty"`
+}
+
+// Data is the telemetry_data value of the summary export.
+type Data struct {
+	// GPUs is keyed by "<index>:<uuid>" ("<source>#<index>" without a
+	// UUID).
+	GPUs map[string]GPUSummary `json:"gpus,omitempty"`
+	// Servers is keyed by endpoint URL.
+	Servers map[string]ServerSummary `json:"server_metrics,omitempty"`
+	// EnergyJ is the total over GPUs whose energy is known (nil: none).
+	EnergyJ      *float64 `json:"energy_consumed_j,omitempty"`
+	EnergySource string   `json:"energy_source,omitempty"`
+}
+
+// gpuKey identifies a GPU across sources and samples.
+func gpuKey(g *GPUSample) string {
+	if g.UUID != "" {
+		return fmt.Sprintf("%d:%s", g.Index, g.UUID)
+	}
+	return fmt.Sprintf("%s#%d", g.Source, g.Index)
+}
+
+// Summary computes telemetry_data from every sample so far; nil when there
+// are none (the export then omits telemetry_data).
+func (c *Collector) Summary() *Data {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return summarize(c.gpuSamples, c.srvSamples)
+}
+
+// EnergyJoules is the energy all GPUs consumed during the run, and whether
+// it is known; output_tokens_per_joule = output tokens / joules, and
+// energy_per_output_token = joules / output tokens.
+func (c *Collector) EnergyJoules() (float64, bool) {
+	d := c.Summary()
+	if d == nil || d.EnergyJ == nil {
+		return 0, false
+	}
+	return *d.EnergyJ, true
+}
+
+func summarize(gpus []GPUSample, servers []ServerSample) *Data {
+	if len(gpus) == 0 && len(servers) == 0 {
+		return nil
+	}
+	d := &Data{}
+	byGPU := map[string][]GPUSample{}
+	var order []string
+	for _, g := range gpus {
+		k := gpuKey(&g)
+		if _, ok := byGPU[k]; !ok {
+			order = append(order, k)
+		}
+		byGPU[k] = append(byGPU[k], g)
+	}
+	if len(order) > 0 {
+		d.GPUs = make(map[string]GPUSummary, len(order))
+	}
+	total, counters, integrals := 0.0, 0, 0
+	for _, k := range order {
+		ss := byGPU[k]
+		first := ss[0]
+		gs := GPUSummary{Source: first.Source, Index: first.Index, Name: first.Name, UUID: first.UUID,
+			Hostname: first.Hostname, Samples: len(ss), Metrics: map[string]Stats{}}
+		addStats(gs.Metrics, "gpu_utilization", "%", ss, func(g *GPUSample) float64 { return g.SMUtil })
+		addStats(gs.Metrics, "memory_utilization", "%", ss, func(g *GPUSample) float64 { return g.MemUtil })
+		addStats(gs.Metrics, "memory_used", "GB", ss, func(g *GPUSample) float64 { return gb(g.MemUsed, g.MemTotal) })
+		addStats(gs.Metrics, "memory_total", "GB", ss, func(g *GPUSample) float64 { return gb(g.MemTotal, g.MemTotal) })
+		addStats(gs.Metrics, "power_usage", "W", ss, func(g *GPUSample) float64 { return g.PowerW })
+		addStats(gs.Metrics, "temperature", "C", ss, func(g *GPUSample) float64 { return g.TempC })
+		addStats(gs.Metrics, "sm_clock", "MHz", ss, func(g *GPUSample) float64 { return g.SMClockMHz })
+		// Energy from one source per GPU: two sources reading the same
+		// board would count it twice.
+		own := slices.DeleteFunc(slices.Clone(ss), func(g GPUSample) bool { return g.Source != first.Source })
+		if e, how, ok := energy(own); ok {
+			gs.EnergyJ, gs.EnergySource = &e, how
+			total += e
+			if how == EnergyCounter {
+				counters++
+			} else {
+				integrals++
+			}
+		}
+		d.GPUs[k] = gs
+	}
+	if counters+integrals > 0 {
+		d.EnergyJ = &total
+		switch {
+		case integrals == 0:
+			d.EnergySource = EnergyCounter
+		case counters == 0:
+			d.EnergySource = EnergyPowerIntegral
+		default:
+			d.EnergySource = EnergyMixed
+		}
+	}
+
+	byURL := map[string][]ServerSample{}
+	var urls []string
+	for _, s := range servers {
+		if _, ok := byURL[s.URL]; !ok {
+			urls = append(urls, s.URL)
+		}
+		byURL[s.URL] = append(byURL[s.URL], s)
+	}
+	if len(urls) > 0 {
+		d.Servers = make(map[string]ServerSummary, len(urls))
+	}
+	for _, u := range urls {
+		ss := byURL[u]
+		sv := ServerSummary{URL: u, Samples: len(ss), Metrics: map[string]Stats{}}
+		addStats(sv.Metrics, "num_requests_running", "requests", ss, func(s *ServerSample) float64 { return s.Running })
+		addStats(sv.Metrics, "num_requests_waiting", "requests", ss, func(s *ServerSample) float64 { return s.Waiting })
+		addStats(sv.Metrics, "kv_cache_usage", "ratio", ss, func(s *ServerSample) float64 { return s.KVCacheUsage })
+		addStats(sv.Metrics, "prefix_cache_hit_rate", "ratio", ss, func(s *ServerSample) float64 { return s.PrefixCacheHitRate })
+		sv.GenerationTokens = increase(ss, func(s *ServerSample) float64 { return s.GenerationTokens })
+		sv.PromptTokens = increase(ss, func(s *ServerSample) float64 { return s.PromptTokens })
+		hits := increase(ss, func(s *ServerSample) float64 { return s.PrefixCacheHits })
+		queries := increase(ss, func(s *ServerSample) float64 { return s.PrefixCacheQueries })
+		if hits != nil && queries != nil && *queries > 0 {
+			r := *hits / *queries
+			sv.PrefixCacheHitRate = &r
+		}
+		d.Servers[u] = sv
+	}
+	return d
+}
+
+// gb converts bytes to decimal gigabytes; NaN when total is 0 (unknown).
+func gb(b, total uint64) float64 {
+	if total == 0 {
+		return math.NaN()
+	}
+	return float64(b) / 1e9
+}
+
+// addStats adds name's statistics over the non-NaN values of get, if any.
+func addStats[S any](into map[string]Stats, name, unit string, samples []S, get func(*S) float64) {
+	vals := make([]float64, 0, len(samples))
+	for i := range samples {
+		if v := get(&samples[i]); !math.IsNaN(v) && !math.IsInf(v, 0) {
+			vals = append(vals, v)
+		}
+	}
+	if len(vals) == 0 {
+		return
+	}
+	into[name] = statsOf(unit, vals)
+}
+
+// statsOf computes exact statistics; it sorts vals.
+func statsOf(unit string, vals []float64) Stats {
+	slices.Sort(vals)
+	sum := 0.0
+	for _, v := range vals {
+		sum += v
+	}
+	return Stats{Unit: unit, Avg: sum / float64(len(vals)), Min: vals[0], Max: vals[len(vals)-1],
+		P50: percentile(vals, 50), P99: percentile(vals, 99), Count: len(vals)}
+}
+
+// percentile interpolates linearly between closest ranks of sorted vals
+// (numpy's default).
+func percentile(sorted []float64, p float64) float64 {
+	if len(sorted) == 1 {
+		return sorted[0]
+	}
+	r := p / 100 * float64(len(sorted)-1)
+	lo := int(math.Floor(r))
+	hi := min(lo+1, len(sorted)-1)
+	return sorted[lo] + (sorted[hi]-sorted[lo])*(r-float64(lo))
+}
+
+// increase is a counter's last − first known value (nil: fewer than two
+// readings or a reset).
+func increase[S any](samples []S, get func(*S) float64) *float64 {
+	first, last := math.NaN(), math.NaN()
+	for i := range samples {
+		v := get(&samples[i])
+		if math.IsNaN(v) {
+			continue
+		}
+		if math.IsNaN(first) {
+			first = v
+		}
+		last = v
+	}
+	if math.IsNaN(first) || last < first {
+		return nil
+	}
+	d := last - first
+	return &d
+}
+
+// energy finds one GPU's energy over its samples (in time order): the
+// counter's increase, or else the trapezoidal integral of power.
+func energy(ss []GPUSample) (float64, string, bool) {
+	if len(ss) < 2 {
+		return 0, "", false
+	}
+	slices.SortStableFunc(ss, func(a, b GPUSample) int { return cmp.Compare(a.At, b.At) })
+	var withCounter int
+	for i := range ss {
+		if !math.IsNaN(ss[i].EnergyJ) {
+			withCounter++
+		}
+	}
+	if withCounter >= 2 {
+		if e := increase(ss, func(g *GPUSample) float64 { return g.EnergyJ }); e != nil {
+			return *e, EnergyCounter, true
+		}
+	}
+	j, n := 0.0, 0
+	prev := -1
+	for i := range ss {
+		if math.IsNaN(ss[i].PowerW) {
+			continue
+		}
+		if prev >= 0 {
+			dt := (ss[i].At - ss[prev].At).Seconds()
+			j += (ss[i].PowerW + ss[prev].PowerW) / 2 * dt
+			n++
+		}
+		prev = i
+	}
+	if n == 0 {
+		return 0, "", false
+	}
+	return j, EnergyPowerIntegral, true
+}
