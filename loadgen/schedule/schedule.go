@@ -1,5 +1,13 @@
 // Package schedule decides when requests are sent: arrival processes that
 // produce absolute intended send times, and concurrency limits over time.
+//
+// Everything here is pure and deterministic given --random-seed: Arrival
+// (constant, Poisson and gamma processes, optionally ramped with RampUp),
+// Fixed (trace replay), Users (user-centric pacing) and ConcurrencyRamp
+// build what a run consumes; ParseStages, ValidateRate and ValidateRamp check
+// flags with errors that name them; Knee reads a finished sweep. The load
+// generator sleeps until each intended offset, then waits for a slot under
+// the Limit in force, and records both.
 package schedule
 
 import "time"
