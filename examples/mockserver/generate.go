@@ -21,9 +21,9 @@ const (
 	doneEvent     = "data: [DONE]\n\n"
 )
 
-// stream sends g as server-sent events, flushing after each one. It
-// returns an error only when the client went away or ctx ended.
-func (s *Server) stream(ctx context.Context, w http.ResponseWriter, g *generation, includeUsage bool) error {
+// startStream sends a streaming response's headers at once, before any
+// queueing, as vLLM does: time to headers is not TTFT.
+func startStream(w http.ResponseWriter) error {
 	fl, ok := w.(http.Flusher)
 	if !ok {
 		writeError(w, http.StatusInternalServerError, "server_error", errNoFlush.Error())
@@ -33,9 +33,15 @@ func (s *Server) stream(ctx context.Context, w http.ResponseWriter, g *generatio
 	h.Set("Content-Type", "text/event-stream; charset=utf-8")
 	h.Set("Cache-Control", "no-cache")
 	w.WriteHeader(http.StatusOK)
-	// Headers leave at once, as with vLLM: time to headers is not TTFT.
 	fl.Flush()
+	return nil
+}
 
+// stream sends g as server-sent events, flushing after each one, once
+// startStream has sent the headers. It returns an error only when the
+// client went away or ctx ended.
+func (s *Server) stream(ctx context.Context, w http.ResponseWriter, g *generation, includeUsage bool) error {
+	fl := w.(http.Flusher) // startStream checked
 	hp := s.bufs.Get().(*[]byte)
 	defer s.bufs.Put(hp)
 	ep := s.bufs.Get().(*[]byte)

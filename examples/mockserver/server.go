@@ -165,6 +165,11 @@ func (s *Server) serveCompletion(w http.ResponseWriter, r *http.Request, kind ap
 		return
 	}
 
+	if req.Stream {
+		if err := startStream(w); err != nil {
+			return
+		}
+	}
 	ctx := r.Context()
 	if err := s.adm.acquire(ctx); err != nil {
 		s.canceled.Add(1)

@@ -1,0 +1,142 @@
+package mockserver
+
+import (
+	"context"
+	"net/http"
+	"net/http/httptest"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+)
+
+// median of ds.
+func median(ds []time.Duration) time.Duration {
+	s := slices.Clone(ds)
+	slices.Sort(s)
+	return s[len(s)/2]
+}
+
+func TestTimingMatchesConfig(t *testing.T) {
+	// Not parallel: timing is measured, so the test runs alone.
+	const ttft, itl, tokens = 20 * time.Millisecond, 5 * time.Millisecond, 20
+	s, ts := newTestServer(t, Config{TTFT: ttft, ITL: itl})
+	var ttfts, itls []time.Duration
+	for range 9 {
+		sent, evs := streamEvents(t, ts.URL+"/v1/chat/completions",
+			`{"messages":[{"role":"user","content":"x"}],"stream":true,"max_tokens":20}`)
+		// evs[0] is role + first token (one write); evs[1] its token.
+		first := evs[1].at
+		last := evs[tokens].at
+		ttfts = append(ttfts, first.Sub(sent))
+		itls = append(itls, last.Sub(first)/(tokens-1))
+	}
+	// ~1 ms when the machine is idle; a shared 2-core box needs a little more.
+	const tol = 1500 * time.Microsecond
+	if got := median(ttfts); got < ttft || got > ttft+tol {
+		t.Errorf("client TTFT median %v, want %v..%v", got, ttft, ttft+tol)
+	}
+	if got := median(itls); got < itl-tol/4 || got > itl+tol/4 {
+		t.Errorf("client ITL median %v, want %v ± %v", got, itl, tol/4)
+	}
+	st := s.Stats()
+	if st.TTFTCount != 9 {
+		t.Errorf("Stats.TTFTCount = %d, want 9", st.TTFTCount)
+	}
+	want := float64(ttft) / 1e6
+	if st.TTFTP50MS < want || st.TTFTP50MS > want+float64(tol)/1e6 || st.TTFTP99MS < st.TTFTP50MS {
+		t.Errorf("Stats TTFT p50 %.3f ms p99 %.3f ms, want p50 in [%v, %v] ms", st.TTFTP50MS, st.TTFTP99MS, want, want+float64(tol)/1e6)
+	}
+}
+
+// slowWriter is a ResponseWriter whose write number slowAt stalls.
+type slowWriter struct {
+	*httptest.ResponseRecorder
+	writes int
+	slowAt int
+	stall  time.Duration
+	at     []time.Time
+}
+
+func (w *slowWriter) Write(b []byte) (int, error) {
+	w.writes++
+	if w.writes == w.slowAt {
+		time.Sleep(w.stall)
+	}
+	w.at = append(w.at, time.Now())
+	return w.ResponseRecorder.Write(b)
+}
+
+func (w *slowWriter) Flush() {}
+
+func TestSlowWriteDoesNotDrift(t *testing.T) {
+	// Not parallel: timing is measured, so the test runs alone.
+	const itl, tokens = 5 * time.Millisecond, 12
+	s := New(Config{ITL: itl})
+	w := &slowWriter{ResponseRecorder: httptest.NewRecorder(), slowAt: 2, stall: 4 * itl}
+	r := httptest.NewRequest(http.MethodPost, "/v1/completions",
+		strings.NewReader(`{"prompt":"x","stream":true,"max_tokens":12}`))
+	start := time.Now()
+	s.ServeHTTP(w, r)
+	if w.Code != 200 || len(w.at) != tokens+1 {
+		t.Fatalf("status %d with %d writes, want 200 with %d", w.Code, len(w.at), tokens+1)
+	}
+	// Token 11 is due at 55 ms whatever happened to token 1; a schedule
+	// relative to the previous write would put it at 75 ms.
+	due := start.Add((tokens - 1) * itl)
+	if late := w.at[tokens-1].Sub(due); late < 0 || late > 3*time.Millisecond {
+		t.Errorf("last token %v after its deadline, want within 3ms", late)
+	}
+}
+
+func TestMaxRunningQueues(t *testing.T) {
+	// Not parallel: timing is measured, so the test runs alone.
+	// Two slots, TTFT 30 ms: the third request waits until the first has
+	// finished (at ≥ 30 ms), then waits its own 30 ms, so its first token
+	// comes ≥ 60 ms after the test began, the others' well before.
+	s, ts := newTestServer(t, Config{TTFT: 30 * time.Millisecond, MaxRunning: 2})
+	results := make(chan time.Duration, 3)
+	start := time.Now()
+	for i := range 3 {
+		go func() {
+			time.Sleep(time.Duration(i) * 5 * time.Millisecond) // arrival order 0, 1, 2
+			_, evs := streamEvents(t, ts.URL+"/v1/completions", `{"prompt":"x","stream":true,"max_tokens":1}`)
+			results <- evs[0].at.Sub(start)
+		}()
+	}
+	var got []time.Duration
+	for range 3 {
+		got = append(got, <-results)
+	}
+	slices.Sort(got)
+	if got[0] < 30*time.Millisecond || got[1] > 55*time.Millisecond || got[2] < 60*time.Millisecond {
+		t.Errorf("first tokens at %v after start: want two in [30ms, 55ms] and the queued one ≥ 60ms", got)
+	}
+	if st := s.Stats(); st.Running != 0 || st.Waiting != 0 || st.Completed != 3 {
+		t.Errorf("after the run: %+v", st)
+	}
+}
+
+func TestClientDisconnectStopsStream(t *testing.T) {
+	t.Parallel()
+	s, ts := newTestServer(t, Config{ITL: time.Hour})
+	ctx, cancel := context.WithCancel(t.Context())
+	resp := post(t, ctx, ts.URL+"/v1/chat/completions",
+		`{"messages":[{"role":"user","content":"x"}],"stream":true,"max_tokens":5}`)
+	buf := make([]byte, 1)
+	if _, err := resp.Body.Read(buf); err != nil { // the first token arrived
+		t.Fatal(err)
+	}
+	if s.Stats().Running != 1 {
+		t.Fatalf("running = %d, want 1", s.Stats().Running)
+	}
+	cancel()
+	resp.Body.Close()
+	deadline := time.Now().Add(2 * time.Second)
+	for s.Stats().Running != 0 || s.Stats().Canceled != 1 {
+		if time.Now().After(deadline) {
+			t.Fatalf("stream still open 2s after the client left: %+v", s.Stats())
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
