@@ -18,7 +18,10 @@ var qwen3Gzip []byte
 // DefaultName is the Name of the tokenizer Default returns.
 const DefaultName = "qwen3 (embedded)"
 
-var defaultOnce = sync.OnceValues(func() (*Tokenizer, error) {
+var defaultOnce = sync.OnceValues(parseEmbedded)
+
+// parseEmbedded decompresses and parses the embedded Qwen3 tokenizer.
+func parseEmbedded() (*Tokenizer, error) {
 	zr, err := gzip.NewReader(bytes.NewReader(qwen3Gzip))
 	if err != nil {
 		return nil, fmt.Errorf("tokenizer: embedded qwen3: %w", err)
@@ -33,7 +36,7 @@ var defaultOnce = sync.OnceValues(func() (*Tokenizer, error) {
 	}
 	t.name = DefaultName
 	return t, nil
-})
+}
 
 // Default returns the embedded Qwen3 tokenizer, used when no --tokenizer is
 // given (for example to build synthetic prompts of exact token lengths). It

@@ -349,10 +349,12 @@ func (t *Tokenizer) buildMerges(vocab map[string]int, raw json.RawMessage) error
 		}
 	}
 	t.pairs = newPairTable(len(pairs))
+	var joined []byte
 	for i, p := range pairs {
 		a, okA := vocab[p[0]]
 		b, okB := vocab[p[1]]
-		m, okM := vocab[p[0]+p[1]]
+		joined = append(append(joined[:0], p[0]...), p[1]...)
+		m, okM := vocab[string(joined)]
 		switch {
 		case !okA:
 			return fmt.Errorf("model.merges[%d]: token %q is not in the vocab", i, p[0])

@@ -32,11 +32,11 @@ type splitter func(s string, i int) int
 
 // Character classes of the patterns.
 const (
-	classOther  uint8 = iota // none of the below: [^\s\p{L}\p{N}]
-	classLetter              // \p{L}
-	classNumber              // \p{N}
-	classSpace               // \s other than CR and LF
-	classNewline             // \r or \n
+	classOther   uint8 = iota // none of the below: [^\s\p{L}\p{N}]
+	classLetter               // \p{L}
+	classNumber               // \p{N}
+	classSpace                // \s other than CR and LF
+	classNewline              // \r or \n
 )
 
 var asciiClass = func() (t [utf8.RuneSelf]uint8) {
