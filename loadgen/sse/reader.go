@@ -24,7 +24,10 @@ const (
 // not trusted.
 var ErrEventTooLarge = errors.New("sse: event larger than the maximum event size")
 
-var bom = []byte("\xEF\xBB\xBF")
+var (
+	bom    = []byte("\xEF\xBB\xBF")
+	noData = []byte{} // Data of an empty event that was copied out of buf
+)
 
 // Event is one dispatched server-sent event. Data and Type alias the Reader's
 // buffers: they are valid until the next call to Next or Reset.
@@ -212,9 +215,9 @@ func (r *Reader) fill() {
 			r.shift(r.from)
 		}
 		if r.w == len(r.buf) {
-			// One line fills the buffer; Next has checked it is within
-			// the limit, so there is room to grow.
-			n := min(2*len(r.buf), r.opts.maxEvent+1)
+			// One line (or a possible BOM) fills the buffer; Next has
+			// checked it is within the limit, so there is room to grow.
+			n := max(min(2*len(r.buf), r.opts.maxEvent+1), 2*len(bom))
 			nb := make([]byte, n)
 			copy(nb, r.buf[:r.w])
 			r.buf = nb
@@ -389,6 +392,9 @@ func (r *Reader) dispatch() Event {
 	ev := Event{Data: r.alias, At: r.at}
 	if !r.aliased {
 		ev.Data = r.data[:r.dataLen]
+	}
+	if ev.Data == nil {
+		ev.Data = noData
 	}
 	if len(r.typ) > 0 {
 		ev.Type = r.typ

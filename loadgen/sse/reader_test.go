@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math/rand/v2"
 	"strings"
 	"testing"
 	"testing/iotest"
@@ -613,4 +614,35 @@ func BenchmarkReader(b *testing.B) {
 func monotonic() func() int64 {
 	start := time.Now()
 	return func() int64 { return int64(time.Since(start)) }
+}
+
+// TestReaderRandomDifferential is FuzzReader's check over a fixed set of
+// random streams built from the tokens that matter, so plain `go test`
+// explores more than the seed corpus.
+func TestReaderRandomDifferential(t *testing.T) {
+	t.Parallel()
+	rng := rand.New(rand.NewPCG(1, 2))
+	alpha := []string{"data", ":", " ", "\r", "\n", "\r\n", "event", "x", "\xEF\xBB\xBF", "\xEF", "id", "0"}
+	for it := range 20000 {
+		var in []byte
+		for n := rng.IntN(40); n > 0; n-- {
+			in = append(in, alpha[rng.IntN(len(alpha))]...)
+		}
+		sizes := make([]int, 1+rng.IntN(4))
+		for i := range sizes {
+			sizes[i] = 1 + rng.IntN(12)
+		}
+		bufSize, maxEvent := rng.IntN(20), rng.IntN(40)
+		limit := DefaultMaxEventSize
+		if maxEvent > 0 {
+			limit = maxEvent
+		}
+		wantEv, wantErr := refParse(in, limit)
+		rd := NewReader(sizedReader(in, sizes, rng.IntN(2) == 0), counter(), BufferSize(bufSize), MaxEventSize(maxEvent))
+		gotEv, gotErr := collect(t, rd)
+		if diff := cmp.Diff(wantEv, gotEv); diff != "" || gotErr != wantErr {
+			t.Fatalf("case %d in=%q sizes=%v buf=%d max=%d: events (-ref +reader):\n%s error = %v, reference %v",
+				it, in, sizes, bufSize, maxEvent, diff, gotErr, wantErr)
+		}
+	}
 }
