@@ -1,0 +1,104 @@
+package tui
+
+import (
+	"fmt"
+	"math"
+	"time"
+
+	"github.com/surgebench/surge/metrics"
+	"github.com/surgebench/surge/telemetry"
+)
+
+var (
+	runInfo = Info{Model: "Qwen/Qwen3-8B", URL: "http://127.0.0.1:8000", Endpoint: "chat", Mode: "concurrency", Target: "64", TotalRequests: 1000}
+	rampInfo = Info{Model: "Qwen/Qwen3-8B", URL: "http://127.0.0.1:8000", Endpoint: "chat", Mode: "concurrency", Target: "sweep",
+		Duration: 5 * time.Minute, Stages: []float64{1, 2, 4, 8, 16, 32, 64, 128}}
+)
+
+func q(p50, p90, p99 float64, n int64) metrics.Quantiles {
+	return metrics.Quantiles{Count: n, Avg: p50 * 1.05, P50: p50, P90: p90, P99: p99}
+}
+
+func timeline(n int, tok, req float64) []metrics.Point {
+	pts := make([]metrics.Point, n)
+	for i := range pts {
+		// A ramp up over the first seconds, then a steady wobble.
+		f := min(1, float64(i+1)/10) * (1 + 0.15*math.Sin(float64(i)/3))
+		pts[i] = metrics.Point{Second: i, OutputTokens: math.Round(tok * f), Requests: math.Round(req * f)}
+	}
+	return pts
+}
+
+func midRun() metrics.Snapshot {
+	return metrics.Snapshot{
+		Elapsed: 42 * time.Second, Started: 348, Finished: 340, Failed: 2, InFlight: 8, Concurrency: 64, OutputTokens: 87000,
+		ReasoningSeen: true,
+		Run: map[string]metrics.Quantiles{
+			string(metrics.TTFT): q(21.3, 22.9, 24.0, 340), string(metrics.TTFO): q(180, 240, 310, 340),
+			string(metrics.ITL): q(5.1, 5.6, 6.3, 338), string(metrics.RequestLatency): q(1320, 1610, 2050, 338),
+		},
+		Window: map[string]metrics.Quantiles{
+			string(metrics.TTFT): q(22.0, 23.5, 25.1, 80), string(metrics.TTFO): q(190, 250, 320, 80),
+			string(metrics.ITL): q(5.3, 5.8, 6.6, 80), string(metrics.RequestLatency): q(1350, 1650, 2100, 80),
+		},
+		Timeline:     timeline(42, 2150, 8),
+		Errors:       map[string]int64{"http_503": 2},
+		SchedulerLag: q(0.02, 0.09, 0.31, 348),
+		Server:       []telemetry.ServerSample{{URL: "http://127.0.0.1:8000/metrics", Running: 8, Waiting: 0, KVCacheUsage: 0.42, PrefixCacheHitRate: math.NaN()}},
+	}
+}
+
+func stage(i int, v float64, knee bool) metrics.StageSummary {
+	tok := 95 * v * math.Min(1, 40/v)
+	return metrics.StageSummary{
+		Index: i, Mode: "concurrency", Value: v, RequestCount: int64(20 * v), ErrorRequestCount: int64(max(0, v-40) / 10),
+		TTFT:                  metrics.Distribution{P50: 20 + v, P99: 25 + v*1.5},
+		ITL:                   metrics.Distribution{P50: 5 + v/8},
+		Latency:               metrics.Distribution{P99: 1200 + v*20},
+		OutputTokenThroughput: tok, RequestThroughput: tok / 250, DurationSec: 30, Knee: knee,
+	}
+}
+
+func finishedRamp() metrics.Snapshot {
+	s := midRun()
+	s.Elapsed = 4*time.Minute + 50*time.Second
+	s.Started, s.Finished, s.Failed, s.InFlight = 5100, 5100, 12, 0
+	s.Errors = map[string]int64{"http_503": 9, "timeout": 3}
+	s.Timeline = timeline(290, 3800, 15)
+	for i, v := range rampInfo.Stages {
+		s.Stages = append(s.Stages, stage(i, v, v == 32))
+	}
+	s.Stage = len(rampInfo.Stages)
+	return s
+}
+
+func errorBurst() metrics.Snapshot {
+	s := midRun()
+	s.Finished, s.Failed = 600, 212
+	s.Errors = map[string]int64{"http_503": 120, "timeout": 51, "connection_refused": 30, "http_429": 8, "stream_parse": 3}
+	for i := 30; i < 42; i++ {
+		s.Timeline[i].OutputTokens /= 4
+	}
+	s.SchedulerLag = q(3, 9, 14.2, 600)
+	return s
+}
+
+// fullSnapshot is the heaviest frame: many stages, 8 GPUs, 10 error types,
+// a 600-point timeline.
+func fullSnapshot() metrics.Snapshot {
+	s := midRun()
+	s.Timeline = timeline(600, 4000, 16)
+	s.Errors = map[string]int64{}
+	for i := range 10 {
+		s.Errors[fmt.Sprintf("error_type_%02d", i)] = int64(10 * (i + 1))
+	}
+	for i := range 24 {
+		s.Stages = append(s.Stages, stage(i, float64(i+1)*4, i == 9))
+	}
+	s.Stage = 24
+	for i := range 8 {
+		s.GPUs = append(s.GPUs, telemetry.GPUSample{Source: "nvml", Index: i, Name: "NVIDIA H100 80GB HBM3", SMUtil: float64(60 + 4*i),
+			MemUsed: uint64(70+i) << 30, MemTotal: 80 << 30, PowerW: float64(400 + 25*i)})
+	}
+	return s
+}

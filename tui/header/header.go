@@ -1,0 +1,156 @@
+// Package header is the dashboard's top panel: what is being benchmarked,
+// how far the run has got and how long it has left.
+package header
+
+import (
+	"strconv"
+	"strings"
+	"time"
+
+	tea "github.com/charmbracelet/bubbletea"
+
+	"github.com/surgebench/surge/tui/internal/text"
+)
+
+// InfoMsg describes the run; it arrives once, before the first snapshot.
+type InfoMsg struct {
+	Model, URL, Endpoint string
+	// Mode and Target say how load is applied, e.g. "concurrency" and "64".
+	Mode, Target string
+	// TotalRequests and Duration bound the run (0: unbounded).
+	TotalRequests int
+	Duration      time.Duration
+	// Stages is the number of planned sweep stages (0 without a sweep).
+	Stages int
+}
+
+// ProgressMsg carries the run's progress from a snapshot.
+type ProgressMsg struct {
+	Elapsed  time.Duration
+	Phase    string
+	Started  int64
+	Finished int64
+	InFlight int64
+	// Stage is the index of the stage in progress.
+	Stage int
+}
+
+// StoppingMsg tells the header the user asked to stop: the run is draining.
+type StoppingMsg struct{}
+
+// DoneMsg tells the header the run has finished.
+type DoneMsg struct{}
+
+// Model is the header's state.
+type Model struct {
+	info     InfoMsg
+	prog     ProgressMsg
+	stopping bool
+	done     bool
+}
+
+// Update applies the header's messages and ignores all others.
+func (m Model) Update(msg tea.Msg) (Model, tea.Cmd) {
+	switch msg := msg.(type) {
+	case InfoMsg:
+		m.info = msg
+	case ProgressMsg:
+		m.prog = msg
+	case StoppingMsg:
+		m.stopping = true
+	case DoneMsg:
+		m.done = true
+	}
+	return m, nil
+}
+
+// Fraction is the run's progress (0–1) by request count when the run is
+// bounded by one, else by duration; ok is false for an unbounded run.
+func (m Model) Fraction() (frac float64, ok bool) {
+	switch {
+	case m.info.TotalRequests > 0:
+		return min(1, float64(m.prog.Finished)/float64(m.info.TotalRequests)), true
+	case m.info.Duration > 0:
+		return min(1, float64(m.prog.Elapsed)/float64(m.info.Duration)), true
+	}
+	return 0, false
+}
+
+// ETA estimates the time left: the remaining duration, or the remaining
+// requests at the rate seen so far. ok is false when there is no estimate.
+func (m Model) ETA() (time.Duration, bool) {
+	switch {
+	case m.info.TotalRequests > 0:
+		left := int64(m.info.TotalRequests) - m.prog.Finished
+		if left <= 0 {
+			return 0, true
+		}
+		if m.prog.Finished == 0 {
+			return 0, false
+		}
+		return time.Duration(float64(m.prog.Elapsed) / float64(m.prog.Finished) * float64(left)), true
+	case m.info.Duration > 0:
+		return max(0, m.info.Duration-m.prog.Elapsed), true
+	}
+	return 0, false
+}
+
+// Height is the number of lines View renders.
+const Height = 3
+
+// View renders the header in three lines of width cells.
+func (m Model) View(width int) string {
+	var b strings.Builder
+	b.WriteString(text.Title.Render("surge"))
+	for _, s := range []string{m.info.Model, m.info.URL, m.info.Endpoint, strings.TrimSpace(m.info.Mode + " " + m.info.Target)} {
+		if s != "" {
+			b.WriteString("  ")
+			b.WriteString(s)
+		}
+	}
+	line1 := b.String()
+
+	b.Reset()
+	b.WriteString("elapsed ")
+	b.WriteString(text.Bold.Render(text.Dur(m.prog.Elapsed)))
+	if eta, ok := m.ETA(); ok && !m.done {
+		b.WriteString("  ETA ")
+		b.WriteString(text.Dur(eta))
+	}
+	b.WriteString("  ")
+	b.WriteString(orDefault(m.prog.Phase, "profile"))
+	if m.info.Stages > 0 {
+		b.WriteString("  stage ")
+		b.WriteString(strconv.Itoa(min(m.prog.Stage+1, m.info.Stages)))
+		b.WriteString("/")
+		b.WriteString(strconv.Itoa(m.info.Stages))
+	}
+	b.WriteString("  ")
+	b.WriteString(strconv.FormatInt(m.prog.Finished, 10))
+	if m.info.TotalRequests > 0 {
+		b.WriteString("/")
+		b.WriteString(strconv.Itoa(m.info.TotalRequests))
+	}
+	b.WriteString(" req")
+	switch {
+	case m.done:
+		b.WriteString("  " + text.Good.Render("finished"))
+	case m.stopping:
+		b.WriteString("  " + text.Warn.Render("stopping: draining "+strconv.FormatInt(m.prog.InFlight, 10)+" in flight"))
+	}
+	line2 := b.String()
+
+	line3 := text.Dim.Render("no request or duration limit: runs until stopped")
+	if frac, ok := m.Fraction(); ok {
+		pct := strconv.Itoa(int(frac*100)) + "%"
+		line3 = text.Good.Render(text.Bar(frac, max(1, width-len(pct)-1))) + " " + pct
+	}
+	return text.Fit(line1, width) + "\n" + text.Fit(line2, width) + "\n" + text.Fit(line3, width)
+}
+
+func orDefault(s, def string) string {
+	if s == "" {
+		return def
+	}
+	return s
+}

@@ -1,0 +1,226 @@
+package tui
+
+import (
+	"strconv"
+	"strings"
+
+	"github.com/surgebench/surge/tui/header"
+	"github.com/surgebench/surge/tui/internal/text"
+)
+
+// Layout bounds. From minWidth×minHeight up every panel fits; below, the
+// dashboard degrades (panels cut from the bottom, columns from the right).
+const (
+	minWidth  = 80
+	minHeight = 24
+	// twoCol is the width from which the chart and the side panels sit
+	// side by side.
+	twoCol = 80
+	// wideTop is the width from which latency and load share a row.
+	wideTop = 120
+	gap     = 2
+)
+
+// View lays out the components for the terminal's size. Every line is cut
+// to the width and the whole to the height, so nothing wraps or scrolls.
+func (m model) View() string {
+	w, h := m.width, m.height
+	if w < 20 || h < 6 {
+		return text.Clip("surge: terminal too small ("+strconv.Itoa(w)+"×"+strconv.Itoa(h)+")", w)
+	}
+	lines := make([]string, 0, h)
+	lines = append(lines, text.Lines(m.header.View(w), w, header.Height, true)...)
+	bodyH := h - header.Height - 1
+	var body []string
+	switch {
+	case m.help:
+		body = m.helpView(w, bodyH)
+	case m.page == detail:
+		body = m.detailView(w, bodyH)
+	default:
+		body = m.overview(w, bodyH)
+	}
+	lines = append(lines, fill(body, w, bodyH)...)
+	lines = append(lines, text.Fit(text.Dim.Render(m.footer()), w))
+	return strings.Join(lines, "\n")
+}
+
+// panel renders a titled panel of exactly height lines (0: none).
+func panel(title, body string, width, height int) []string {
+	if height <= 0 {
+		return nil
+	}
+	out := make([]string, 0, height)
+	out = append(out, text.Rule(title, width))
+	return append(out, text.Lines(body, width, height-1, true)...)
+}
+
+// fill cuts or pads lines to exactly height lines of width cells.
+func fill(lines []string, width, height int) []string {
+	height = max(0, height)
+	if len(lines) > height {
+		return lines[:height]
+	}
+	blank := strings.Repeat(" ", width)
+	for len(lines) < height {
+		lines = append(lines, blank)
+	}
+	return lines
+}
+
+// hjoin puts two columns of lines side by side.
+func hjoin(left []string, lw int, right []string, rw int, height int) []string {
+	if height <= 0 {
+		return nil
+	}
+	left, right = fill(left, lw, height), fill(right, rw, height)
+	sep := strings.Repeat(" ", gap)
+	out := make([]string, height)
+	for i := range out {
+		out[i] = left[i] + sep + right[i]
+	}
+	return out
+}
+
+func (m model) overview(w, h int) []string {
+	out := make([]string, 0, h)
+	wide := w >= wideTop
+	latW := w
+	if wide {
+		latW = w / 2
+	}
+	latTitle := "latency (ms) · whole run · last 10 s"
+	if latW < 58 {
+		latTitle = "latency (ms)"
+	}
+	lat := panel(latTitle, m.latency.View(latW), latW, 1+m.latency.Height())
+	if wide {
+		rw := w - latW - gap
+		lat = hjoin(lat, latW, panel("load", m.load.View(rw), rw, 1+3), rw, len(lat))
+	}
+	out = append(out, lat...)
+
+	rest := h - len(out)
+	stagesH := 0
+	if n := m.stages.Len(); n > 0 {
+		stagesH = max(0, min(n+2, max(4, rest/3), rest))
+	}
+	mid := max(0, rest-stagesH)
+
+	if w >= twoCol {
+		lw := w * 11 / 20
+		rw := w - lw - gap
+		chart := panel("throughput", m.throughput.View(lw, mid-1), lw, mid)
+		out = append(out, hjoin(chart, lw, m.side(rw, mid, !wide), rw, mid)...)
+	} else {
+		// The chart keeps at least four lines; the side panels get the rest.
+		side := m.side(w, mid-4, true)
+		chartH := mid - len(side)
+		out = append(out, panel("throughput", m.throughput.View(w, chartH-1), w, chartH)...)
+		out = append(out, side...)
+	}
+	if stagesH > 0 {
+		out = append(fill(out, w, h-stagesH), m.stagesPanel(w, stagesH)...)
+	}
+	return out
+}
+
+// side stacks the small panels in order of importance: load (unless it
+// sits by the latency table), errors, server gauges, GPUs. A panel that
+// does not fit whole is left out; errors shrink to what is left.
+func (m model) side(w, h int, withLoad bool) []string {
+	if h <= 0 {
+		return nil
+	}
+	var out []string
+	if withLoad && h >= 4 {
+		out = append(out, panel("load", m.load.View(w), w, 1+3)...)
+	}
+	errWant := max(1, min(m.failures.Types(), 4))
+	var gauges [][]string
+	room := h - len(out) - 1 - min(errWant, 2)
+	if n := m.server.Len(); n > 0 && 1+n <= room {
+		gauges = append(gauges, panel("server", m.server.View(w, n), w, 1+n))
+		room -= 1 + n
+	}
+	if n := m.gpu.Len(); n > 0 && 1+n <= room {
+		gauges = append(gauges, panel("GPU", m.gpu.View(w, n), w, 1+n))
+		room -= 1 + n
+	}
+	gaugeLines := 0
+	for _, g := range gauges {
+		gaugeLines += len(g)
+	}
+	if avail := h - len(out) - gaugeLines; avail >= 2 {
+		errRows := min(errWant, avail-1)
+		out = append(out, panel(m.errTitle(), m.failures.View(w, errRows), w, 1+errRows)...)
+	}
+	for _, g := range gauges {
+		out = append(out, g...)
+	}
+	if len(out) > h {
+		out = out[:h]
+	}
+	return out
+}
+
+func (m model) errTitle() string {
+	if t := m.failures.Types(); t > 0 {
+		return "errors (" + strconv.Itoa(t) + " types)"
+	}
+	return "errors"
+}
+
+func (m model) stagesPanel(w, h int) []string {
+	title := "stages"
+	if k := m.stages.Knee(); k >= 0 {
+		title += " · knee at stage " + strconv.Itoa(k+1)
+	}
+	return panel(title, m.stages.View(w, h-1), w, h)
+}
+
+// detailView is the tab page: every stage, every error type, the gauges.
+func (m model) detailView(w, h int) []string {
+	var out []string
+	var tail []string
+	if n := m.server.Len(); n > 0 {
+		tail = append(tail, panel("server", m.server.View(w, n), w, 1+n)...)
+	}
+	if n := m.gpu.Len(); n > 0 {
+		tail = append(tail, panel("GPU", m.gpu.View(w, n), w, 1+n)...)
+	}
+	room := max(4, h-len(tail))
+	errRows := max(1, m.failures.Types())
+	if n := m.stages.Len(); n > 0 {
+		stH := min(n+2, max(3, room-min(errRows, room/2)-1))
+		out = append(out, m.stagesPanel(w, stH)...)
+	} else {
+		out = append(out, panel("stages", text.Dim.Render("no sweep or ramp in this run"), w, 2)...)
+	}
+	errH := max(2, min(errRows+1, room-len(out)))
+	out = append(out, panel(m.errTitle(), m.failures.View(w, errH-1), w, errH)...)
+	return append(out, tail...)
+}
+
+// keyHelp is the text of the ? overlay.
+var keyHelp = [][2]string{
+	{"q, ctrl+c", "stop: send no new requests, let in-flight ones finish within the grace period, write the exports"},
+	{"tab", "switch between the overview and the stages & errors view"},
+	{"shift+tab", "switch back"},
+	{"?", "show or hide this help"},
+	{"esc", "close this help"},
+}
+
+func (m model) helpView(w, h int) []string {
+	var b strings.Builder
+	for i, k := range keyHelp {
+		if i > 0 {
+			b.WriteString("\n")
+		}
+		b.WriteString(text.Bold.Render(text.Fit(k[0], 11)) + " " + k[1])
+	}
+	b.WriteString("\n\n" + text.Dim.Render("Latencies are in ms: p50/p90/p99 over the whole run and the last 10 s."))
+	b.WriteString("\n" + text.Dim.Render("The knee is the stage recommended as operating point (see the sweep docs)."))
+	b.WriteString("\n" + text.Dim.Render("Scheduler lag above 10 ms at p99 means the load generator fell behind."))
+	return panel("help", b.String(), w, h)
+}

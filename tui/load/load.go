@@ -1,0 +1,72 @@
+// Package load is the dashboard's panel of requests in flight against the
+// concurrency cap, request counts and the scheduler's lag.
+package load
+
+import (
+	"strconv"
+	"strings"
+
+	tea "github.com/charmbracelet/bubbletea"
+
+	"github.com/surgebench/surge/metrics"
+	"github.com/surgebench/surge/tui/internal/text"
+)
+
+// LagLimitMs is the p99 scheduler lag above which the run is flagged (the
+// summary warns at the same bound).
+const LagLimitMs = 10
+
+// Msg carries a snapshot's counters.
+type Msg struct {
+	Started, Finished, Failed, InFlight int64
+	// Concurrency is the cap in force (0: unlimited).
+	Concurrency int
+	// Lag is actual minus intended send time, in ms.
+	Lag metrics.Quantiles
+}
+
+// Model is the panel's state.
+type Model struct {
+	last Msg
+}
+
+// Update applies Msg and ignores other messages.
+func (m Model) Update(msg tea.Msg) (Model, tea.Cmd) {
+	if msg, ok := msg.(Msg); ok {
+		m.last = msg
+	}
+	return m, nil
+}
+
+// Height is the number of lines View renders.
+const Height = 3
+
+// View renders the panel in three lines of width cells.
+func (m Model) View(width int) string {
+	s := m.last
+	var b strings.Builder
+	b.WriteString("in-flight ")
+	b.WriteString(text.Bold.Render(strconv.FormatInt(s.InFlight, 10)))
+	if s.Concurrency > 0 {
+		b.WriteString(" / " + strconv.Itoa(s.Concurrency) + " ")
+		used := "in-flight " + strconv.FormatInt(s.InFlight, 10) + " / " + strconv.Itoa(s.Concurrency) + " "
+		bw := min(30, width-len(used))
+		b.WriteString(text.Good.Render(text.Bar(float64(s.InFlight)/float64(s.Concurrency), bw)))
+	} else {
+		b.WriteString(text.Dim.Render("  no concurrency cap"))
+	}
+	line1 := b.String()
+
+	ok := s.Finished - s.Failed
+	errs := strconv.FormatInt(s.Failed, 10)
+	if s.Failed > 0 {
+		errs = text.Bad.Render(errs)
+	}
+	line2 := "sent " + strconv.FormatInt(s.Started, 10) + "  ok " + text.Good.Render(strconv.FormatInt(ok, 10)) + "  err " + errs
+
+	line3 := "sched lag p50 " + text.Ms(s.Lag.P50) + "  p99 " + text.Ms(s.Lag.P99) + " ms"
+	if s.Lag.P99 > LagLimitMs {
+		line3 = text.Warn.Render(line3 + "  ! p99 > " + strconv.Itoa(LagLimitMs) + " ms: load generator behind")
+	}
+	return text.Fit(line1, width) + "\n" + text.Fit(line2, width) + "\n" + text.Fit(line3, width)
+}

@@ -1,0 +1,74 @@
+// Package tui is surge's live view of a run: the full-screen dashboard
+// (Bubble Tea), a one-line-per-second progress printer for pipes and CI,
+// or nothing.
+//
+// The dashboard is one root model that lays out one component per panel
+// (header, latency, throughput, load, failures, stages, gpu, server); each
+// component is its own package with its own messages. Snapshots reach it as
+// messages at most 10 times a second; the producer never waits on rendering.
+package tui
+
+import (
+	"fmt"
+	"strings"
+	"time"
+)
+
+// Mode is how a run is shown.
+type Mode int
+
+// The --ui modes. They carry a Mode prefix because Simple names the
+// progress printer.
+const (
+	// ModeDashboard is the full-screen live dashboard (see Run).
+	ModeDashboard Mode = iota
+	// ModeSimple prints one progress line per second (see Simple).
+	ModeSimple
+	// ModeNone shows nothing while the run goes.
+	ModeNone
+)
+
+// String returns the mode as --ui spells it.
+func (m Mode) String() string {
+	switch m {
+	case ModeDashboard:
+		return "dashboard"
+	case ModeSimple:
+		return "simple"
+	case ModeNone:
+		return "none"
+	}
+	return fmt.Sprintf("Mode(%d)", int(m))
+}
+
+// ParseMode reads the --ui flag. An empty flag means ModeDashboard when stdout
+// is a terminal and ModeNone otherwise.
+func ParseMode(flag string, stdoutIsTTY bool) (Mode, error) {
+	switch strings.ToLower(strings.TrimSpace(flag)) {
+	case "":
+		if stdoutIsTTY {
+			return ModeDashboard, nil
+		}
+		return ModeNone, nil
+	case "dashboard":
+		return ModeDashboard, nil
+	case "simple":
+		return ModeSimple, nil
+	case "none":
+		return ModeNone, nil
+	}
+	return ModeNone, fmt.Errorf("--ui %q: want dashboard, simple or none", flag)
+}
+
+// Info describes the run for the header.
+type Info struct {
+	Model, URL, Endpoint, Mode string
+	// Target is the mode's value as the user gave it, e.g. "64" or "10.5".
+	Target string
+	// TotalRequests and Duration bound the run (0: unbounded); progress
+	// goes by request count when both are set.
+	TotalRequests int
+	Duration      time.Duration
+	// Stages lists the sweep values; nil without a sweep.
+	Stages []float64
+}

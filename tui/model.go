@@ -1,0 +1,155 @@
+package tui
+
+import (
+	"strconv"
+
+	tea "github.com/charmbracelet/bubbletea"
+
+	"github.com/surgebench/surge/metrics"
+	"github.com/surgebench/surge/tui/failures"
+	"github.com/surgebench/surge/tui/gpu"
+	"github.com/surgebench/surge/tui/header"
+	"github.com/surgebench/surge/tui/latency"
+	"github.com/surgebench/surge/tui/load"
+	"github.com/surgebench/surge/tui/server"
+	"github.com/surgebench/surge/tui/stages"
+	"github.com/surgebench/surge/tui/throughput"
+)
+
+// snapshotMsg delivers the newest snapshot to the model.
+type snapshotMsg struct{ snap metrics.Snapshot }
+
+// doneMsg says the snapshot channel closed: the run (and its drain) is over.
+type doneMsg struct{}
+
+// stoppedMsg says stop() has returned.
+type stoppedMsg struct{}
+
+// page is the dashboard's view, switched with tab.
+type page int
+
+const (
+	overview page = iota
+	detail
+	pages
+)
+
+// model is the root of the dashboard: it owns the components, routes
+// messages to them and does all layout. It is plain data; Update is pure
+// apart from the commands it returns.
+type model struct {
+	width, height int
+	page          page
+	help          bool
+	stopping      bool
+	done          bool
+	// stop ends issuing; it runs in a command, never in Update.
+	stop func()
+
+	header     header.Model
+	latency    latency.Model
+	throughput throughput.Model
+	load       load.Model
+	failures   failures.Model
+	stages     stages.Model
+	gpu        gpu.Model
+	server     server.Model
+
+	// lastStages is the newest snapshot's finished stages.
+	lastStages []metrics.StageSummary
+}
+
+// newModel returns the dashboard for info before any snapshot.
+func newModel(info Info, stop func()) model {
+	m := model{width: 80, height: 24, stop: stop}
+	m.header, _ = m.header.Update(header.InfoMsg{
+		Model: info.Model, URL: info.URL, Endpoint: info.Endpoint, Mode: info.Mode, Target: info.Target,
+		TotalRequests: info.TotalRequests, Duration: info.Duration, Stages: len(info.Stages),
+	})
+	m.stages, _ = m.stages.Update(stages.PlanMsg{Mode: info.Mode, Values: info.Stages})
+	return m
+}
+
+// Init starts nothing: snapshots come from outside.
+func (m model) Init() tea.Cmd { return nil }
+
+// Update routes a message to the components that render it.
+func (m model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
+	switch msg := msg.(type) {
+	case tea.WindowSizeMsg:
+		m.width, m.height = msg.Width, msg.Height
+	case tea.KeyMsg:
+		return m.key(msg)
+	case snapshotMsg:
+		m = m.apply(msg.snap)
+	case doneMsg:
+		m.done = true
+		m.header, _ = m.header.Update(header.DoneMsg{})
+		m.stages, _ = m.stages.Update(stages.Msg{Stages: m.stagesDone(), Current: -1, Done: true})
+		return m, tea.Quit
+	}
+	return m, nil
+}
+
+// stagesDone is kept apart from apply so doneMsg can re-send the last list.
+func (m model) stagesDone() []metrics.StageSummary { return m.lastStages }
+
+func (m model) key(k tea.KeyMsg) (tea.Model, tea.Cmd) {
+	switch k.String() {
+	case "q", "ctrl+c":
+		if m.stopping || m.done {
+			return m, nil
+		}
+		m.stopping = true
+		m.header, _ = m.header.Update(header.StoppingMsg{})
+		stop := m.stop
+		return m, func() tea.Msg {
+			if stop != nil {
+				stop()
+			}
+			return stoppedMsg{}
+		}
+	case "?":
+		m.help = !m.help
+	case "esc":
+		m.help = false
+	case "tab":
+		m.page = (m.page + 1) % pages
+		m.help = false
+	case "shift+tab":
+		m.page = (m.page + pages - 1) % pages
+		m.help = false
+	}
+	return m, nil
+}
+
+// apply fans a snapshot out to the components as their own messages.
+func (m model) apply(s metrics.Snapshot) model {
+	m.header, _ = m.header.Update(header.ProgressMsg{
+		Elapsed: s.Elapsed, Phase: s.Phase.String(), Started: s.Started, Finished: s.Finished, InFlight: s.InFlight, Stage: s.Stage,
+	})
+	m.latency, _ = m.latency.Update(latency.Msg{Run: s.Run, Window: s.Window, ReasoningSeen: s.ReasoningSeen})
+	m.throughput, _ = m.throughput.Update(throughput.Msg{Timeline: s.Timeline})
+	m.load, _ = m.load.Update(load.Msg{
+		Started: s.Started, Finished: s.Finished, Failed: s.Failed, InFlight: s.InFlight, Concurrency: s.Concurrency, Lag: s.SchedulerLag,
+	})
+	m.failures, _ = m.failures.Update(failures.Msg{Errors: s.Errors, Finished: s.Finished})
+	m.lastStages = s.Stages
+	m.stages, _ = m.stages.Update(stages.Msg{Stages: s.Stages, Current: s.Stage})
+	m.gpu, _ = m.gpu.Update(gpu.Msg{GPUs: s.GPUs})
+	m.server, _ = m.server.Update(server.Msg{Server: s.Server})
+	return m
+}
+
+// footer names the keys.
+func (m model) footer() string {
+	p := "overview"
+	if m.page == detail {
+		p = "stages & errors"
+	}
+	s := "q stop  tab " + p + " (" + strconv.Itoa(int(m.page)+1) + "/" + strconv.Itoa(int(pages)) + ")  ? help"
+	if m.stopping && !m.done {
+		s = "stopping: no new requests; in-flight ones drain within the grace period  ? help"
+	}
+	return s
+}

@@ -1,0 +1,160 @@
+package tui
+
+import (
+	"bytes"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	tea "github.com/charmbracelet/bubbletea"
+	"github.com/charmbracelet/lipgloss"
+	"github.com/charmbracelet/x/ansi"
+	"github.com/charmbracelet/x/exp/golden"
+	"github.com/charmbracelet/x/exp/teatest"
+	"github.com/muesli/termenv"
+)
+
+func init() { lipgloss.SetColorProfile(termenv.Ascii) }
+
+// drive runs the model under teatest at w×h, sends msgs and returns the
+// final model after the run's end (doneMsg).
+func drive(t *testing.T, info Info, w, h int, msgs ...tea.Msg) model {
+	t.Helper()
+	tm := teatest.NewTestModel(t, newModel(info, func() {}), teatest.WithInitialTermSize(w, h))
+	for _, m := range msgs {
+		tm.Send(m)
+	}
+	if err := tm.Quit(); err != nil {
+		t.Fatal(err)
+	}
+	return tm.FinalModel(t, teatest.WithFinalTimeout(5*time.Second)).(model)
+}
+
+func TestGolden(t *testing.T) {
+	tests := []struct {
+		name string
+		info Info
+		w, h int
+		msgs []tea.Msg
+	}{
+		{"empty_start", runInfo, 100, 30, nil},
+		{"mid_run", runInfo, 100, 30, []tea.Msg{snapshotMsg{midRun()}}},
+		{"mid_run_wide", runInfo, 140, 36, []tea.Msg{snapshotMsg{midRun()}}},
+		{"finished_ramp_knee", rampInfo, 100, 32, []tea.Msg{snapshotMsg{finishedRamp()}, doneMsg{}}},
+		{"finished_ramp_detail", rampInfo, 100, 32, []tea.Msg{snapshotMsg{finishedRamp()}, doneMsg{}, key("tab")}},
+		{"error_burst", runInfo, 100, 30, []tea.Msg{snapshotMsg{errorBurst()}}},
+		{"error_burst_detail", runInfo, 100, 30, []tea.Msg{snapshotMsg{errorBurst()}, key("tab")}},
+		{"narrow_80x24", rampInfo, 80, 24, []tea.Msg{snapshotMsg{fullSnapshot()}}},
+		{"narrow_60x20", rampInfo, 60, 20, []tea.Msg{snapshotMsg{fullSnapshot()}}},
+		{"tiny_30x8", runInfo, 30, 8, []tea.Msg{snapshotMsg{midRun()}}},
+		{"help", runInfo, 80, 24, []tea.Msg{snapshotMsg{midRun()}, key("?")}},
+		{"stopping", runInfo, 80, 24, []tea.Msg{snapshotMsg{midRun()}, key("q")}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			m := drive(t, tt.info, tt.w, tt.h, tt.msgs...)
+			v := m.View()
+			checkFrame(t, v, tt.w, tt.h)
+			golden.RequireEqual(t, []byte(v))
+		})
+	}
+}
+
+// checkFrame asserts a frame fills the terminal without wrapping.
+func checkFrame(t *testing.T, v string, w, h int) {
+	t.Helper()
+	lines := strings.Split(v, "\n")
+	if len(lines) > h {
+		t.Errorf("%d lines, terminal has %d", len(lines), h)
+	}
+	for i, l := range lines {
+		if lw := ansi.StringWidth(l); lw > w {
+			t.Errorf("line %d is %d cells wide, terminal has %d: %q", i+1, lw, w, l)
+		}
+	}
+}
+
+// TestResize re-lays out one snapshot at every size from 20×6 to 200×60:
+// no panic, no line wider or taller than the terminal.
+func TestResize(t *testing.T) {
+	m := newModel(rampInfo, nil).apply(fullSnapshot())
+	for w := 20; w <= 200; w += 7 {
+		for h := 6; h <= 60; h += 5 {
+			next, _ := m.Update(tea.WindowSizeMsg{Width: w, Height: h})
+			for _, p := range []page{overview, detail} {
+				mm := next.(model)
+				mm.page = p
+				checkFrame(t, mm.View(), w, h)
+			}
+		}
+	}
+}
+
+func key(s string) tea.KeyMsg {
+	switch s {
+	case "tab":
+		return tea.KeyMsg{Type: tea.KeyTab}
+	case "ctrl+c":
+		return tea.KeyMsg{Type: tea.KeyCtrlC}
+	case "esc":
+		return tea.KeyMsg{Type: tea.KeyEsc}
+	}
+	return tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune(s)}
+}
+
+func TestKeys(t *testing.T) {
+	var stops atomic.Int32
+	tm := teatest.NewTestModel(t, newModel(runInfo, func() { stops.Add(1) }), teatest.WithInitialTermSize(100, 30))
+	tm.Send(snapshotMsg{midRun()})
+	tm.Type("?")
+	teatest.WaitFor(t, tm.Output(), func(b []byte) bool { return bytes.Contains(b, []byte("show or hide this help")) },
+		teatest.WithDuration(3*time.Second))
+	tm.Send(key("esc"))
+	tm.Send(key("tab"))
+	teatest.WaitFor(t, tm.Output(), func(b []byte) bool { return bytes.Contains(b, []byte("stages & errors (2/2)")) },
+		teatest.WithDuration(3*time.Second))
+	tm.Type("q")
+	tm.Send(key("ctrl+c"))
+	tm.Type("q")
+	teatest.WaitFor(t, tm.Output(), func(b []byte) bool { return bytes.Contains(b, []byte("stopping: draining")) },
+		teatest.WithDuration(3*time.Second))
+	// Still rendering the drain: the run is not over until snaps closes.
+	d := midRun()
+	d.InFlight = 3
+	tm.Send(snapshotMsg{d})
+	tm.Send(doneMsg{})
+	fm := tm.FinalModel(t, teatest.WithFinalTimeout(5*time.Second)).(model)
+	if got := stops.Load(); got != 1 {
+		t.Errorf("stop called %d times, want 1", got)
+	}
+	if !fm.stopping || !fm.done || fm.page != detail || fm.help {
+		t.Errorf("final state stopping=%v done=%v page=%v help=%v", fm.stopping, fm.done, fm.page, fm.help)
+	}
+}
+
+func TestKeyUpdate(t *testing.T) {
+	tests := []struct {
+		keys     []string
+		wantPage page
+		wantHelp bool
+	}{
+		{nil, overview, false},
+		{[]string{"tab"}, detail, false},
+		{[]string{"tab", "tab"}, overview, false},
+		{[]string{"?"}, overview, true},
+		{[]string{"?", "?"}, overview, false},
+		{[]string{"?", "esc"}, overview, false},
+		{[]string{"?", "tab"}, detail, false},
+	}
+	for _, tt := range tests {
+		var m tea.Model = newModel(runInfo, nil)
+		for _, k := range tt.keys {
+			m, _ = m.Update(key(k))
+		}
+		got := m.(model)
+		if got.page != tt.wantPage || got.help != tt.wantHelp {
+			t.Errorf("keys %v: page %v help %v, want %v %v", tt.keys, got.page, got.help, tt.wantPage, tt.wantHelp)
+		}
+	}
+}
