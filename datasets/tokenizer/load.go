@@ -189,7 +189,8 @@ func jsonError(data []byte, err error) error {
 	}
 	before := data[:off]
 	line := bytes.Count(before, []byte{'\n'}) + 1
-	col := int(off) - bytes.LastIndexByte(before, '\n')
+	// Offset counts the byte that failed, so the column is that byte's.
+	col := max(int(off)-bytes.LastIndexByte(before, '\n')-1, 1)
 	return fmt.Errorf("line %d, column %d: not valid tokenizer JSON: %w", line, col, err)
 }
 
