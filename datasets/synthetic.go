@@ -1,6 +1,7 @@
 package datasets
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -15,16 +16,32 @@ type SyntheticOptions struct {
 	ISL, ISLStddev int
 	// OSL and OSLStddev give the output cap in tokens (0 OSL: no cap).
 	OSL, OSLStddev int
-	// Seed makes the prompts reproducible.
+	// Seed makes the prompts reproducible (--random-seed).
 	Seed uint64
+	// PrefixPoolSize and PrefixLength (--prompt-prefix-pool-size,
+	// --prompt-prefix-length) build a pool of PrefixPoolSize distinct
+	// prefixes of PrefixLength tokens; each prompt starts with one drawn at
+	// random, so a server's prefix cache sees that many shared prefixes.
+	// The prefix comes on top of the sampled ISL.
+	PrefixPoolSize, PrefixLength int
+	// SharedSystemPromptLength (--shared-system-prompt-length), when
+	// positive, gives every conversation the same system prompt of that
+	// many tokens.
+	SharedSystemPromptLength int
+	// Tokenizer measures prompt lengths; nil uses the embedded default.
+	Tokenizer Tokenizer
 }
 
-// words is a stand-in corpus until the tokenizer-exact generator lands.
-var words = strings.Fields(`the quick brown fox jumps over the lazy dog while a
-river runs past old stone walls and the wind carries seeds across green fields
-toward distant hills where shepherds watch their flocks under a pale sky`)
-
-// Synthetic builds Count single-turn conversations of sampled lengths.
+// Synthetic builds Count single-turn conversations whose prompts have
+// exactly the sampled number of tokens under the tokenizer (plus the prefix,
+// if any); Turn.InputTokens holds that total. The same options and seed
+// give byte-identical prompts. Prompts are cut from the embedded corpus and
+// share its text through Turn.Parts rather than copying it.
+//
+// Exactness: every piece of a prompt meets the next at a space before a
+// word, where byte-level BPE pre-tokenizers split, so lengths add up; in the
+// rare case that no sentence start gives a clean cut the prompt is one token
+// short.
 func Synthetic(o SyntheticOptions) (*Dataset, error) {
 	if o.Count <= 0 {
 		return nil, fmt.Errorf("synthetic dataset: count must be positive, got %d", o.Count)
@@ -32,24 +49,64 @@ func Synthetic(o SyntheticOptions) (*Dataset, error) {
 	if o.ISL <= 0 {
 		return nil, fmt.Errorf("synthetic dataset: --isl must be positive, got %d", o.ISL)
 	}
+	switch {
+	case o.ISLStddev < 0:
+		return nil, fmt.Errorf("synthetic dataset: --isl-stddev must not be negative, got %d", o.ISLStddev)
+	case o.OSL < 0:
+		return nil, fmt.Errorf("synthetic dataset: --osl must not be negative, got %d", o.OSL)
+	case o.OSLStddev < 0:
+		return nil, fmt.Errorf("synthetic dataset: --osl-stddev must not be negative, got %d", o.OSLStddev)
+	case o.PrefixPoolSize < 0:
+		return nil, fmt.Errorf("synthetic dataset: --prompt-prefix-pool-size must not be negative, got %d", o.PrefixPoolSize)
+	case o.PrefixLength < 0:
+		return nil, fmt.Errorf("synthetic dataset: --prompt-prefix-length must not be negative, got %d", o.PrefixLength)
+	case (o.PrefixPoolSize > 0) != (o.PrefixLength > 0):
+		return nil, errors.New("synthetic dataset: --prompt-prefix-pool-size and --prompt-prefix-length must be given together")
+	case o.SharedSystemPromptLength < 0:
+		return nil, fmt.Errorf("synthetic dataset: --shared-system-prompt-length must not be negative, got %d", o.SharedSystemPromptLength)
+	}
+	tok, err := tokenizerOrDefault(o.Tokenizer)
+	if err != nil {
+		return nil, fmt.Errorf("synthetic dataset: %w", err)
+	}
+	p, err := newPrompter(tok, o.Seed)
+	if err != nil {
+		return nil, fmt.Errorf("synthetic dataset: %w", err)
+	}
 	rng := rand.New(rand.NewPCG(o.Seed, 0x5eed))
+
+	system := ""
+	if o.SharedSystemPromptLength > 0 {
+		parts, _ := p.body(nil, rng.IntN(len(p.starts)), o.SharedSystemPromptLength)
+		system = strings.Join(parts, "")
+	}
+	// Prefix heads count in their own id space, one word wider than the
+	// prompts' so that the two never spell the same words.
+	var prefixes []string
+	for j := 0; j < o.PrefixPoolSize; j++ {
+		parts, _ := p.prompt(nil, int64(j), p.digits(int64(o.PrefixPoolSize))+1, o.PrefixLength, rng.IntN(len(p.starts)))
+		prefixes = append(prefixes, strings.Join(parts, ""))
+	}
+
 	d := &Dataset{Name: "synthetic", Conversations: make([]Conversation, o.Count)}
+	digits := p.digits(int64(o.Count))
 	for i := range d.Conversations {
 		isl := sampleLength(rng, o.ISL, o.ISLStddev, 1)
 		osl := 0
 		if o.OSL > 0 {
 			osl = sampleLength(rng, o.OSL, o.OSLStddev, 1)
 		}
-		var b strings.Builder
-		for j := 0; j < isl; j++ {
-			if j > 0 {
-				b.WriteByte(' ')
-			}
-			b.WriteString(words[rng.IntN(len(words))])
+		var parts []string
+		total := 0
+		if len(prefixes) > 0 {
+			parts = append(parts, prefixes[rng.IntN(len(prefixes))])
+			total = o.PrefixLength
 		}
+		parts, got := p.prompt(parts, int64(i), digits, isl, rng.IntN(len(p.starts)))
 		d.Conversations[i] = Conversation{
-			ID:    fmt.Sprintf("synthetic-%d", i),
-			Turns: []Turn{{Text: b.String(), InputTokens: isl, MaxTokens: osl}},
+			ID:           fmt.Sprintf("synthetic-%d", i),
+			SystemPrompt: system,
+			Turns:        []Turn{{Parts: parts, InputTokens: total + got, MaxTokens: osl}},
 		}
 	}
 	return d, nil

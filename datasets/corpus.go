@@ -1,0 +1,213 @@
+package datasets
+
+import (
+	_ "embed"
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"strings"
+	"unicode"
+)
+
+// corpusText is the text synthetic prompts are cut from: plain English
+// sentences, one per line, written for this project and released with it
+// under the project's licence (no third-party text, so no licence question).
+//
+//go:embed corpus/corpus.txt
+var corpusText string
+
+// Tokenizer is what prompt building needs from a tokenizer. It is satisfied
+// by *tokenizer.Tokenizer (datasets/tokenizer) and by anything else that can
+// round-trip text and token ids without special tokens.
+type Tokenizer interface {
+	Encode(string) []int
+	Decode([]int) string
+}
+
+// sentence is one corpus sentence with its clean cut points.
+type sentence struct {
+	text string // with a leading space, so sentences concatenate at a word boundary
+	ntok int
+	// cut[k] is the byte length of the first k tokens' text when that text
+	// encodes back to exactly k tokens, or -1 when it does not (a cut inside
+	// a word that BPE would merge differently).
+	cut []int32
+}
+
+// prompter builds prompts of an exact token length from the corpus.
+//
+// A prompt is a head of single-token words that spells a unique id in base
+// len(words), followed by a body: a span of the ring, the corpus sentences
+// in seeded order, cut at a clean token boundary. Every piece starts with a
+// space before a letter, which every byte-level BPE pre-tokenizer in use
+// (GPT-2, Llama 3, Qwen) splits on, so the token count of a concatenation
+// is the sum of the pieces' counts. Unique heads keep distinct prompts (and
+// distinct Mooncake blocks) from sharing a cached prefix by accident, while
+// the body repeats freely: prefix caches match only from the start.
+type prompter struct {
+	ring    string
+	ringTok int
+	off     []int32 // off[p]: byte offset of token position p in ring; -1 where a cut is not clean
+	starts  []int32 // token positions where sentences start
+	words   []string
+}
+
+// ringPasses is how many shuffled copies of the corpus the ring holds, so
+// that bodies starting at different sentences differ for a long stretch.
+const ringPasses = 4
+
+// newPrompter tokenizes the corpus with tok and lays out the ring by seed.
+func newPrompter(tok Tokenizer, seed uint64) (*prompter, error) {
+	var sents []sentence
+	for _, line := range strings.Split(corpusText, "\n") {
+		line = strings.TrimSpace(line)
+		if line == "" {
+			continue
+		}
+		s := sentence{text: " " + line}
+		ids := tok.Encode(s.text)
+		s.ntok = len(ids)
+		if s.ntok == 0 {
+			return nil, fmt.Errorf("prompt corpus: tokenizer returned no tokens for %q", s.text)
+		}
+		s.cut = make([]int32, s.ntok+1)
+		s.cut[s.ntok] = int32(len(s.text))
+		for k := 1; k < s.ntok; k++ {
+			p := tok.Decode(ids[:k])
+			s.cut[k] = -1
+			if strings.HasPrefix(s.text, p) && len(tok.Encode(p)) == k {
+				s.cut[k] = int32(len(p))
+			}
+		}
+		sents = append(sents, s)
+	}
+	if len(sents) < 2 {
+		return nil, fmt.Errorf("prompt corpus: %d sentences, need at least 2", len(sents))
+	}
+
+	rng := rand.New(rand.NewPCG(seed, 0xc0de))
+	p := &prompter{}
+	var b strings.Builder
+	for pass := 0; pass < ringPasses; pass++ {
+		for _, i := range rng.Perm(len(sents)) {
+			s := &sents[i]
+			base := int32(b.Len())
+			p.starts = append(p.starts, int32(p.ringTok))
+			for k := 0; k < s.ntok; k++ {
+				o := s.cut[k]
+				if o >= 0 {
+					o += base
+				}
+				p.off = append(p.off, o)
+			}
+			p.ringTok += s.ntok
+			b.WriteString(s.text)
+		}
+	}
+	p.ring = b.String()
+	p.off = append(p.off, int32(len(p.ring)))
+
+	seen := map[string]bool{}
+	for _, w := range strings.FieldsFunc(corpusText, func(r rune) bool { return !unicode.IsLetter(r) }) {
+		w = " " + strings.ToLower(w)
+		if seen[w] {
+			continue
+		}
+		seen[w] = true
+		if ids := tok.Encode(w); len(ids) == 1 && tok.Decode(ids) == w {
+			p.words = append(p.words, w)
+		}
+	}
+	if len(p.words) < 16 {
+		return nil, fmt.Errorf("prompt corpus: only %d words are single tokens under this tokenizer, need 16", len(p.words))
+	}
+	slices.Sort(p.words)
+	rng.Shuffle(len(p.words), func(i, j int) { p.words[i], p.words[j] = p.words[j], p.words[i] })
+	return p, nil
+}
+
+// digits returns how many head words spell every id in [0, n).
+func (p *prompter) digits(n int64) int {
+	w := int64(len(p.words))
+	d, span := 1, w
+	for span < n && span <= (1<<62)/w {
+		span *= w
+		d++
+	}
+	return d
+}
+
+// head spells id in base len(words), least significant word first so that
+// neighbouring ids differ at their first token, using at most n words.
+func (p *prompter) head(id int64, d, n int) string {
+	if n > d {
+		n = d
+	}
+	w := int64(len(p.words))
+	var b strings.Builder
+	for i := 0; i < n; i++ {
+		b.WriteString(p.words[id%w])
+		id /= w
+	}
+	return b.String()
+}
+
+// body appends to parts a span of the ring of n tokens that begins at a
+// sentence start, trying the starts from startIdx on until the end of the
+// span is a clean cut. It returns the parts and the tokens the span really
+// holds: n, or n-1 (very rarely less) when no start gives a clean cut.
+// Spans longer than the ring wrap around, reusing the ring string itself.
+func (p *prompter) body(parts []string, startIdx, n int) ([]string, int) {
+	if n <= 0 {
+		return parts, 0
+	}
+	R := p.ringTok
+	for try := 0; try < len(p.starts); try++ {
+		s := int(p.starts[(startIdx+try)%len(p.starts)])
+		if p.off[(s+n)%R] >= 0 {
+			return p.appendSpan(parts, s, n), n
+		}
+	}
+	s := int(p.starts[startIdx%len(p.starts)])
+	m := n - 1
+	for m > 0 && p.off[(s+m)%R] < 0 {
+		m--
+	}
+	return p.appendSpan(parts, s, m), m
+}
+
+// appendSpan appends the ring's tokens [s, s+n) (wrapping) as strings.
+func (p *prompter) appendSpan(parts []string, s, n int) []string {
+	R := p.ringTok
+	if s+n <= R {
+		return append(parts, p.ring[p.off[s]:p.off[s+n]])
+	}
+	parts = append(parts, p.ring[p.off[s]:])
+	n -= R - s
+	for n >= R {
+		parts = append(parts, p.ring)
+		n -= R
+	}
+	if n > 0 {
+		parts = append(parts, p.ring[:p.off[n]])
+	}
+	return parts
+}
+
+// prompt appends a prompt of n tokens: the head for id (d words) and a body
+// starting at sentence startIdx. It returns the parts and the token count.
+func (p *prompter) prompt(parts []string, id int64, d, n, startIdx int) ([]string, int) {
+	h := p.head(id, d, n)
+	parts = append(parts, h)
+	k := min(n, d)
+	parts, got := p.body(parts, startIdx, n-k)
+	return parts, k + got
+}
+
+// mix64 is SplitMix64's finaliser: a cheap, well-spread hash of an id.
+func mix64(x uint64) uint64 {
+	x += 0x9e3779b97f4a7c15
+	x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9
+	x = (x ^ (x >> 27)) * 0x94d049bb133111eb
+	return x ^ (x >> 31)
+}

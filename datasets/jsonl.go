@@ -1,0 +1,218 @@
+package datasets
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"strings"
+)
+
+// turnJSON is one turn in AIPerf's single_turn / multi_turn / random_pool
+// JSONL formats.
+type turnJSON struct {
+	Text         *string         `json:"text"`
+	Texts        []string        `json:"texts"`
+	Timestamp    *float64        `json:"timestamp"`
+	Delay        *float64        `json:"delay"`
+	OutputLength *int            `json:"output_length"`
+	Extra        map[string]any  `json:"extra"`
+	Role         string          `json:"role"`
+	Image        json.RawMessage `json:"image"`
+	Images       json.RawMessage `json:"images"`
+	Audio        json.RawMessage `json:"audio"`
+	Audios       json.RawMessage `json:"audios"`
+	SessionID    *string         `json:"session_id"`
+	Turns        []turnJSON      `json:"turns"`
+}
+
+// toTurn validates a turn; where names it in messages ("" or "turns[2]: ").
+func (j *turnJSON) toTurn(file string, line int, where string) (Turn, error) {
+	var t Turn
+	switch {
+	case j.Image != nil || j.Images != nil:
+		return t, inputErrorf(file, line, "%simage inputs are not supported", where)
+	case j.Audio != nil || j.Audios != nil:
+		return t, inputErrorf(file, line, "%saudio inputs are not supported", where)
+	case j.Role != "" && j.Role != "user":
+		return t, inputErrorf(file, line, "%srole %q is not supported (only user turns are sent)", where, j.Role)
+	case j.Text != nil && j.Texts != nil:
+		return t, inputErrorf(file, line, `%sgive "text" or "texts", not both`, where)
+	case j.Text != nil:
+		t.Text = *j.Text
+	case j.Texts != nil:
+		if len(j.Texts) == 0 {
+			return t, inputErrorf(file, line, `%s"texts" is empty`, where)
+		}
+		// Several texts of one turn are sent as one user message, one per line.
+		t.Text = strings.Join(j.Texts, "\n")
+	default:
+		return t, inputErrorf(file, line, `%smissing required field "text" (or "texts")`, where)
+	}
+	if j.Timestamp != nil && j.Delay != nil {
+		return t, inputErrorf(file, line, `%sgive "timestamp" or "delay", not both`, where)
+	}
+	if j.Timestamp != nil {
+		if msg := checkMillis(*j.Timestamp); msg != "" {
+			return t, inputErrorf(file, line, "%stimestamp %v: %s", where, *j.Timestamp, msg)
+		}
+		t.Timestamp, t.HasTimestamp = millis(*j.Timestamp), true
+	}
+	if j.Delay != nil {
+		if msg := checkMillis(*j.Delay); msg != "" {
+			return t, inputErrorf(file, line, "%sdelay %v: %s", where, *j.Delay, msg)
+		}
+		t.Delay = millis(*j.Delay)
+	}
+	if j.OutputLength != nil {
+		if *j.OutputLength < 0 {
+			return t, inputErrorf(file, line, "%soutput_length must not be negative, got %d", where, *j.OutputLength)
+		}
+		t.MaxTokens = *j.OutputLength
+	}
+	if len(j.Extra) > 0 {
+		t.Extra = j.Extra
+	}
+	return t, nil
+}
+
+// ParseSingleTurnLine parses one line of a single_turn (or random_pool)
+// JSONL file into a turn.
+func ParseSingleTurnLine(file string, line int, b []byte) (Turn, error) {
+	var j turnJSON
+	if err := json.Unmarshal(b, &j); err != nil {
+		return Turn{}, jsonLineError(file, line, err)
+	}
+	if j.Turns != nil {
+		return Turn{}, inputErrorf(file, line, `"turns" belongs in a multi_turn file (--custom-dataset-type multi_turn)`)
+	}
+	return j.toTurn(file, line, "")
+}
+
+// ParseMultiTurnLine parses one line of a multi_turn JSONL file:
+// {"session_id": "...", "turns": [{"text": ..., "delay": ...}, ...]}.
+func ParseMultiTurnLine(file string, line int, b []byte) (Conversation, error) {
+	var j turnJSON
+	if err := json.Unmarshal(b, &j); err != nil {
+		return Conversation{}, jsonLineError(file, line, err)
+	}
+	if j.Turns == nil {
+		return Conversation{}, inputErrorf(file, line, `missing required field "turns"`)
+	}
+	if len(j.Turns) == 0 {
+		return Conversation{}, inputErrorf(file, line, `"turns" is empty`)
+	}
+	c := Conversation{Turns: make([]Turn, len(j.Turns))}
+	if j.SessionID != nil {
+		c.ID = *j.SessionID
+	}
+	for i := range j.Turns {
+		if j.Turns[i].Turns != nil {
+			return Conversation{}, inputErrorf(file, line, "turns[%d]: turns do not nest", i)
+		}
+		t, err := j.Turns[i].toTurn(file, line, fmt.Sprintf("turns[%d]: ", i))
+		if err != nil {
+			return Conversation{}, err
+		}
+		c.Turns[i] = t
+	}
+	return c, nil
+}
+
+// eachLine calls fn for every non-blank line.
+func eachLine(r io.Reader, file string, fn func(line int, b []byte) error) error {
+	lr := newLineReader(r, file)
+	n := 0
+	for {
+		b, ok, err := lr.next()
+		if err != nil {
+			return err
+		}
+		if !ok {
+			break
+		}
+		if blank(b) {
+			continue
+		}
+		n++
+		if err := fn(lr.line, b); err != nil {
+			return err
+		}
+	}
+	if n == 0 {
+		return inputErrorf(file, 0, "no rows")
+	}
+	return nil
+}
+
+// readSingleTurn reads a single_turn file: one conversation per line.
+func readSingleTurn(r io.Reader, file string) (*Dataset, error) {
+	d := &Dataset{Name: file}
+	err := eachLine(r, file, func(line int, b []byte) error {
+		t, err := ParseSingleTurnLine(file, line, b)
+		if err != nil {
+			return err
+		}
+		d.Conversations = append(d.Conversations, Conversation{ID: fmt.Sprintf("line-%d", line), Turns: []Turn{t}})
+		return nil
+	})
+	return d, err
+}
+
+// readMultiTurn reads a multi_turn file: one conversation per line. Lines
+// sharing a session_id are an error: a conversation is one line.
+func readMultiTurn(r io.Reader, file string) (*Dataset, error) {
+	d := &Dataset{Name: file}
+	seen := map[string]int{}
+	err := eachLine(r, file, func(line int, b []byte) error {
+		c, err := ParseMultiTurnLine(file, line, b)
+		if err != nil {
+			return err
+		}
+		if c.ID == "" {
+			c.ID = fmt.Sprintf("line-%d", line)
+		} else if first, dup := seen[c.ID]; dup {
+			return inputErrorf(file, line, "session_id %q already used on line %d", c.ID, first)
+		}
+		seen[c.ID] = line
+		d.Conversations = append(d.Conversations, c)
+		return nil
+	})
+	return d, err
+}
+
+// readRandomPool reads a random_pool file (single-turn entries) and draws
+// count conversations from it uniformly at random with replacement, seeded;
+// count ≤ 0 takes each entry once, in file order. Drawn conversations
+// share their turns with the pool.
+func readRandomPool(r io.Reader, file string, count int, seed uint64) (*Dataset, int, error) {
+	var pool []Turn
+	err := eachLine(r, file, func(line int, b []byte) error {
+		t, err := ParseSingleTurnLine(file, line, b)
+		if err != nil {
+			return err
+		}
+		if t.HasTimestamp {
+			return inputErrorf(file, line, "random_pool entries are drawn at random and cannot carry a timestamp")
+		}
+		pool = append(pool, t)
+		return nil
+	})
+	if err != nil {
+		return nil, 0, err
+	}
+	rng := rand.New(rand.NewPCG(seed, 0x9001))
+	drawn := count > 0
+	if !drawn {
+		count = len(pool)
+	}
+	d := &Dataset{Name: file, Conversations: make([]Conversation, count)}
+	for i := range d.Conversations {
+		k := i
+		if drawn {
+			k = rng.IntN(len(pool))
+		}
+		d.Conversations[i] = Conversation{ID: fmt.Sprintf("pool-%d", i), Turns: pool[k : k+1 : k+1]}
+	}
+	return d, len(pool), nil
+}

@@ -1,0 +1,55 @@
+package datasets
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+)
+
+// lineReader yields the lines of a text file with their 1-based numbers.
+// Lines may be arbitrarily long (a JSONL row can carry a whole document).
+type lineReader struct {
+	r    *bufio.Reader
+	file string
+	line int
+	buf  []byte
+}
+
+func newLineReader(r io.Reader, file string) *lineReader {
+	return &lineReader{r: bufio.NewReaderSize(r, 256<<10), file: file}
+}
+
+// next returns the next line without its line ending; ok is false at EOF.
+// The slice is valid until the next call.
+func (l *lineReader) next() (line []byte, ok bool, err error) {
+	l.buf = l.buf[:0]
+	for {
+		chunk, err := l.r.ReadSlice('\n')
+		l.buf = append(l.buf, chunk...)
+		if err == nil {
+			break
+		}
+		if errors.Is(err, bufio.ErrBufferFull) {
+			continue
+		}
+		if errors.Is(err, io.EOF) {
+			if len(l.buf) == 0 {
+				return nil, false, nil
+			}
+			break
+		}
+		return nil, false, &InputError{File: l.file, Line: l.line + 1, Msg: fmt.Sprintf("read: %v", err), Err: err}
+	}
+	l.line++
+	b := bytes.TrimSuffix(l.buf, []byte("\n"))
+	b = bytes.TrimSuffix(b, []byte("\r"))
+	if l.line == 1 {
+		b = bytes.TrimPrefix(b, []byte("\xef\xbb\xbf")) // UTF-8 BOM
+	}
+	return b, true, nil
+}
+
+// blank reports whether a line holds only white space.
+func blank(b []byte) bool { return len(bytes.TrimSpace(b)) == 0 }
