@@ -123,8 +123,11 @@ type Reader struct {
 }
 
 // NewReader returns a Reader that parses src. now is the caller's clock
-// (monotonic nanoseconds) used for Event.At.
+// (monotonic nanoseconds) used for Event.At; nil means no clock (At is 0).
 func NewReader(src io.Reader, now func() int64, opts ...Option) *Reader {
+	if now == nil {
+		now = func() int64 { return 0 }
+	}
 	o := options{bufSize: DefaultBufferSize, maxEvent: DefaultMaxEventSize}
 	for _, opt := range opts {
 		opt(&o)

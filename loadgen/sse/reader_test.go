@@ -583,9 +583,14 @@ type loopReader struct{ chunk []byte }
 func (l *loopReader) Read(p []byte) (int, error) { return copy(p, l.chunk), nil }
 
 func benchmarkEvents(b *testing.B, perRead int, now func() int64) {
-	chunk := []byte(strings.Repeat(openAIEvent, perRead))
+	benchmarkChunk(b, []byte(strings.Repeat(openAIEvent, perRead)), perRead, now)
+}
+
+// benchmarkChunk reads events from a source that returns chunk (holding
+// perChunk events) on every Read.
+func benchmarkChunk(b *testing.B, chunk []byte, perChunk int, now func() int64) {
 	rd := NewReader(&loopReader{chunk: chunk}, now)
-	b.SetBytes(int64(len(openAIEvent)))
+	b.SetBytes(int64(len(chunk) / perChunk))
 	b.ReportAllocs()
 	b.ResetTimer()
 	for range b.N {
@@ -609,6 +614,12 @@ func BenchmarkReader(b *testing.B) {
 			benchmarkEvents(b, perRead, monotonic())
 		})
 	}
+	// The copy path: CRLF lines, an event type and data split over three
+	// lines, as some servers send, four events per Read.
+	multi := strings.Repeat("event: delta\r\ndata: {\"choices\":\r\ndata: [{\"delta\":{\"content\":\" the\"}}]\r\ndata: }\r\n\r\n", 4)
+	b.Run("multiline-crlf/clock=counter", func(b *testing.B) {
+		benchmarkChunk(b, []byte(multi), 4, counter())
+	})
 }
 
 func monotonic() func() int64 {
