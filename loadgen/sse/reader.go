@@ -138,9 +138,9 @@ func NewReader(src io.Reader, now func() int64, opts ...Option) *Reader {
 }
 
 // Reset makes r parse src from its beginning, keeping its buffers, so that
-// Readers can be pooled. A buffer that grew for a huge event is dropped back
-// to the configured size. Reset(nil) releases the previous source; Next then
-// reports io.EOF.
+// Readers can be pooled. A buffer that grew past 1 MiB for a huge event is
+// dropped back to the configured size. Reset(nil) releases the previous
+// source; Next then reports io.EOF.
 func (r *Reader) Reset(src io.Reader) {
 	if len(r.buf) > 4*r.opts.bufSize && len(r.buf) > 1<<20 {
 		r.buf = make([]byte, r.opts.bufSize)

@@ -348,6 +348,9 @@ func TestReaderReset(t *testing.T) {
 	if diff := cmp.Diff([]ev{{"e", big}}, got); diff != "" || err != io.EOF {
 		t.Errorf("after Reset (-want +got):\n%s err=%v", diff, err)
 	}
+	if e, err := NewReader(strings.NewReader("data: a\n\n"), nil).Next(); err != nil || e.At != 0 {
+		t.Errorf("nil clock: At = %d, %v; want 0, nil", e.At, err)
+	}
 	rd.Reset(nil)
 	if _, err := rd.Next(); err != io.EOF {
 		t.Errorf("after Reset(nil): %v, want io.EOF", err)
