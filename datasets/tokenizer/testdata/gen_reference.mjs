@@ -3,16 +3,19 @@
 // (@huggingface/transformers, the JavaScript port of Hugging Face
 // tokenizers), loading each tokenizer.json from disk, no special tokens.
 //
-// Re-run (needs Node ≥ 18; nothing here downloads a model):
+// Re-run (needs Node >= 18; nothing here downloads a model). ES modules do
+// not read NODE_PATH, so run the script from the folder holding node_modules:
 //
 //   mkdir /tmp/tokref && cd /tmp/tokref && npm init -y &&
 //     npm install --ignore-scripts @huggingface/transformers
-//   NODE_PATH=/tmp/tokref/node_modules node --experimental-default-type=module \
-//     gen_reference.mjs /path/to/shared/data/tokenizers > reference.json
+//   cp $REPO/datasets/tokenizer/testdata/gen_reference.mjs . &&
+//     node gen_reference.mjs /path/to/shared/data/tokenizers \
+//     > $REPO/datasets/tokenizer/testdata/reference.json
 //
-// (or copy this file into /tmp/tokref and run it there). The tokenizers
-// folder must hold qwen3/ and llama3/, each with tokenizer.json and
-// tokenizer_config.json.
+// The tokenizers folder must hold qwen3/ and llama3/, each with
+// tokenizer.json and tokenizer_config.json (see shared/data/README.md for
+// where they come from). --ignore-scripts skips onnxruntime's native
+// download, which tokenizing does not need.
 //
 // Strings avoid the few characters where the JavaScript regex engine and
 // Oniguruma (used by the Rust library that servers run) disagree: U+0085 and
@@ -73,6 +76,20 @@ const cases = [
   ['math text', 'Let f(x) = 3x^2 + 2x - 5; then f\'(x) = 6x + 2, and f(2) = 11.'],
   ['numbers in words', 'abc123def 4ever x86_64 mp3 H2O 100km/h 3rd 21st'],
 ];
+
+// Random strings over a pool of characters the pre-tokenizers treat
+// differently (letters, digits, spaces of several kinds, newlines,
+// apostrophes, contraction letters, combining marks, CJK, emoji), from a
+// fixed-seed generator so that re-running gives the same cases.
+const pool = [..."aZé你🍕1٣½ '\"\t\n\r.,!?-_=<>(){}[]#$%&*+/\\|~`^@:;sStTlLrReEvVdDmM\u00a0\u3000\u2028\u0301\u200d\u000b\u000c"];
+let seed = 12345;
+const rnd = () => (seed = (seed * 1103515245 + 12345) % 2147483648) / 2147483648;
+for (let i = 0; i < 400; i++) {
+  let s = '';
+  const n = 1 + Math.floor(rnd() * 40);
+  for (let j = 0; j < n; j++) s += pool[Math.floor(rnd() * pool.length)];
+  cases.push([`random ${i}`, s]);
+}
 
 const out = { generator: 'gen_reference.mjs', library: '@huggingface/transformers', cases: [] };
 const toks = {};
