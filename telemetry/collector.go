@@ -183,6 +183,7 @@ func (c *Collector) Run(ctx context.Context) error {
 func (c *Collector) round(ctx context.Context, gst, sst []tracked, final bool) {
 	now := time.Now()
 	at := now.Sub(c.start)
+	parent := ctx
 	ctx, cancel := context.WithTimeout(ctx, c.interval)
 	defer cancel()
 
@@ -214,7 +215,8 @@ func (c *Collector) round(ctx context.Context, gst, sst []tracked, final bool) {
 			continue
 		}
 		if gerr[i] != nil {
-			if !final {
+			// The run ending mid-scrape is not the source's fault.
+			if !final && parent.Err() == nil {
 				c.fail(&gst[i], "GPU telemetry", gerr[i])
 			}
 			continue
@@ -234,7 +236,9 @@ func (c *Collector) round(ctx context.Context, gst, sst []tracked, final bool) {
 			continue
 		}
 		if serr[i] != nil {
-			c.fail(&sst[i], "server metrics", serr[i])
+			if parent.Err() == nil {
+				c.fail(&sst[i], "server metrics", serr[i])
+			}
 			continue
 		}
 		sst[i].ok = true

@@ -1,0 +1,304 @@
+package telemetry
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
+)
+
+// countingServer answers request n (from 1) with body(n).
+func countingServer(t *testing.T, body func(n int) string) *httptest.Server {
+	t.Helper()
+	var n atomic.Int64
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", promType)
+		_, _ = fmt.Fprint(w, body(int(n.Add(1))))
+	}))
+	t.Cleanup(srv.Close)
+	return srv
+}
+
+// logs collects Logf lines.
+type logs struct {
+	mu    sync.Mutex
+	lines []string
+}
+
+func (l *logs) logf(format string, args ...any) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.lines = append(l.lines, fmt.Sprintf(format, args...))
+}
+
+// jsonLines decodes every line of b into T, failing on a malformed one.
+func jsonLines[T any](t *testing.T, b []byte) []T {
+	t.Helper()
+	var out []T
+	sc := bufio.NewScanner(bytes.NewReader(b))
+	for i := 1; sc.Scan(); i++ {
+		var v T
+		dec := json.NewDecoder(bytes.NewReader(sc.Bytes()))
+		dec.DisallowUnknownFields()
+		if err := dec.Decode(&v); err != nil {
+			t.Fatalf("line %d %q: %v", i, sc.Text(), err)
+		}
+		var raw map[string]any
+		if err := json.Unmarshal(sc.Bytes(), &raw); err != nil {
+			t.Fatalf("line %d: %v", i, err)
+		}
+		if ts, _ := raw["timestamp_ns"].(float64); ts < 1e18 {
+			t.Fatalf("line %d: timestamp_ns %v is not wall-clock ns", i, raw["timestamp_ns"])
+		}
+		out = append(out, v)
+	}
+	return out
+}
+
+func TestCollectorRun(t *testing.T) {
+	t.Parallel()
+	dcgm := countingServer(t, func(n int) string {
+		// Request n: n % utilisation, 100·n W, n kJ on the counter.
+		return fmt.Sprintf(`# HELP DCGM_FI_DEV_GPU_UTIL GPU utilization (in %%).
+# TYPE DCGM_FI_DEV_GPU_UTIL gauge
+DCGM_FI_DEV_GPU_UTIL{gpu="0",UUID="GPU-1",device="nvidia0",modelName="NVIDIA H100 80GB HBM3",Hostname="h"} %d
+# TYPE DCGM_FI_DEV_POWER_USAGE gauge
+DCGM_FI_DEV_POWER_USAGE{gpu="0",UUID="GPU-1",device="nvidia0",modelName="NVIDIA H100 80GB HBM3",Hostname="h"} %d
+# TYPE DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION counter
+DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION{gpu="0",UUID="GPU-1",device="nvidia0",modelName="NVIDIA H100 80GB HBM3",Hostname="h"} %d
+`, n, 100*n, n*1_000_000)
+	})
+	vllm := countingServer(t, func(n int) string {
+		return fmt.Sprintf("# TYPE vllm:num_requests_running gauge\nvllm:num_requests_running{model_name=\"m\"} %d\n"+
+			"vllm:generation_tokens_total{model_name=\"m\"} %d\n", n, 10*n)
+	})
+	missing := httptest.NewServer(http.NotFoundHandler())
+	defer missing.Close()
+	html, err := os.ReadFile("testdata/not_metrics.html")
+	if err != nil {
+		t.Fatal(err)
+	}
+	page := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/html; charset=utf-8")
+		_, _ = w.Write(html)
+	}))
+	defer page.Close()
+	gone := httptest.NewServer(http.NotFoundHandler())
+	gone.Close()
+
+	var gpuOut, srvOut bytes.Buffer
+	var lg logs
+	var rounds atomic.Int32
+	start := time.Now()
+	c := New(Interval(50*time.Millisecond), Start(start), Logf(lg.logf),
+		GPU(DCGM(dcgm.URL+"/metrics", dcgm.Client()), DCGM(gone.URL+"/metrics", nil)),
+		ServerMetrics(vllm.URL+"/metrics", missing.URL+"/metrics", page.URL+"/metrics"),
+		GPUSink(&gpuOut), ServerSink(&srvOut),
+		OnSample(func(g []GPUSample, s []ServerSample) { rounds.Add(1) }))
+	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+	defer cancel()
+	if err := c.Run(ctx); err != nil {
+		t.Fatal(err)
+	}
+
+	gpus := jsonLines[GPUSample](t, gpuOut.Bytes())
+	servers := jsonLines[ServerSample](t, srvOut.Bytes())
+	if d := cmp.Diff(c.GPUSamples(), gpus, cmpopts.EquateNaNs()); d != "" {
+		t.Errorf("GPU JSONL differs from samples (-kept +file):\n%s", d)
+	}
+	if d := cmp.Diff(c.ServerSamples(), servers, cmpopts.EquateNaNs()); d != "" {
+		t.Errorf("server JSONL differs from samples (-kept +file):\n%s", d)
+	}
+	// 300 ms at 50 ms: ≈ 7 rounds, plus the GPU's closing read; allow a
+	// slow machine to miss some ticks.
+	m, n := len(gpus), len(servers)
+	if m < 3 || n < 2 || m > 9 || n > 8 {
+		t.Fatalf("%d GPU and %d server samples from 300 ms at 50 ms", m, n)
+	}
+	if m < n || m > n+2 {
+		t.Errorf("%d GPU samples, want the %d server rounds + 1 closing read (±1 cut off by the end)", m, n)
+	}
+	if !slices.IsSortedFunc(gpus, func(a, b GPUSample) int { return int(a.At - b.At) }) || gpus[0].At < 0 || gpus[m-1].At > time.Second {
+		t.Errorf("At offsets out of order or range: first %v last %v", gpus[0].At, gpus[m-1].At)
+	}
+	if got := int(rounds.Load()); got != m {
+		t.Errorf("OnSample called %d times, want %d", got, m)
+	}
+
+	// Request k gave value k; a scrape cut off by the run's end may skip
+	// one, so the expected statistics come from the values in the file.
+	sum := c.Summary()
+	util := make([]float64, m)
+	for i, s := range gpus {
+		util[i] = s.SMUtil
+	}
+	running := make([]float64, n)
+	for i, s := range servers {
+		running[i] = s.Running
+	}
+	if !slices.IsSorted(util) || util[0] != 1 || !slices.IsSorted(running) || running[0] != 1 {
+		t.Fatalf("values not the servers' counts in order: %v %v", util, running)
+	}
+	mean := func(v []float64) float64 {
+		t := 0.0
+		for _, x := range v {
+			t += x
+		}
+		return t / float64(len(v))
+	}
+	// p50 and p99 by linear interpolation between closest ranks.
+	pct := func(v []float64, p float64) float64 {
+		r := p / 100 * float64(len(v)-1)
+		lo := int(r)
+		if lo+1 >= len(v) {
+			return v[lo]
+		}
+		return v[lo] + (v[lo+1]-v[lo])*(r-float64(lo))
+	}
+	g := sum.GPUs["0:GPU-1"]
+	wantGPU := map[string]Stats{
+		"gpu_utilization": {Unit: "%", Avg: mean(util), Min: util[0], Max: util[m-1], P50: pct(util, 50), P99: pct(util, 99), Count: m},
+		"power_usage": {Unit: "W", Avg: 100 * mean(util), Min: 100 * util[0], Max: 100 * util[m-1],
+			P50: 100 * pct(util, 50), P99: 100 * pct(util, 99), Count: m},
+	}
+	if d := cmp.Diff(wantGPU, g.Metrics, cmpopts.EquateApprox(1e-9, 0)); d != "" {
+		t.Errorf("GPU stats (-want +got):\n%s", d)
+	}
+	wantJ := (util[m-1] - util[0]) * 1000
+	if g.EnergyJ == nil || math.Abs(*g.EnergyJ-wantJ) > 1e-6 || g.EnergySource != EnergyCounter {
+		t.Errorf("GPU energy %v (%s), want %v J from the counter", g.EnergyJ, g.EnergySource, wantJ)
+	}
+	if e, ok := c.EnergyJoules(); !ok || math.Abs(e-wantJ) > 1e-6 {
+		t.Errorf("EnergyJoules = %v, %v, want %v", e, ok, wantJ)
+	}
+	sv := sum.Servers[vllm.URL+"/metrics"]
+	wantRunning := Stats{Unit: "requests", Avg: mean(running), Min: running[0], Max: running[n-1],
+		P50: pct(running, 50), P99: pct(running, 99), Count: n}
+	if d := cmp.Diff(wantRunning, sv.Metrics["num_requests_running"], cmpopts.EquateApprox(1e-9, 0)); d != "" {
+		t.Errorf("running stats (-want +got):\n%s", d)
+	}
+	if want := 10 * (running[n-1] - running[0]); sv.GenerationTokens == nil || *sv.GenerationTokens != want {
+		t.Errorf("generation tokens %v, want %v", sv.GenerationTokens, want)
+	}
+	if len(sum.Servers) != 1 || len(sum.GPUs) != 1 {
+		t.Errorf("summary has %d servers and %d GPUs, want 1 and 1", len(sum.Servers), len(sum.GPUs))
+	}
+
+	// The three broken endpoints, once each.
+	lg.mu.Lock()
+	defer lg.mu.Unlock()
+	want := []string{
+		"GPU telemetry: " + gone.URL + "/metrics: ",
+		"server metrics: " + missing.URL + "/metrics: HTTP 404 Not Found, skipped",
+		"server metrics: " + page.URL + "/metrics: not Prometheus text (Content-Type text/html), skipped",
+	}
+	if len(lg.lines) != len(want) {
+		t.Fatalf("logged %d lines, want %d:\n%s", len(lg.lines), len(want), strings.Join(lg.lines, "\n"))
+	}
+	for i, w := range want {
+		if !strings.HasPrefix(lg.lines[i], w) || !strings.HasSuffix(lg.lines[i], ", skipped") {
+			t.Errorf("log %q, want %q…, skipped", lg.lines[i], w)
+		}
+	}
+}
+
+func TestCollectorBoundsSlowScrape(t *testing.T) {
+	t.Parallel()
+	slow := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		select {
+		case <-r.Context().Done():
+		case <-time.After(5 * time.Second):
+		}
+	}))
+	defer slow.Close()
+	var lg logs
+	c := New(Interval(50*time.Millisecond), Logf(lg.logf), ServerMetrics(slow.URL))
+	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
+	defer cancel()
+	begin := time.Now()
+	if err := c.Run(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if d := time.Since(begin); d > time.Second {
+		t.Errorf("Run took %v with a 50 ms interval", d)
+	}
+	if len(lg.lines) != 1 || lg.lines[0] != "server metrics: "+slow.URL+": timed out, skipped" {
+		t.Errorf("logs %q", lg.lines)
+	}
+}
+
+func TestCollectorRetriesAfterSuccess(t *testing.T) {
+	t.Parallel()
+	// Answers, then fails twice, then answers again.
+	srv := countingServer(t, func(n int) string {
+		if n == 2 || n == 3 {
+			return "<html>"
+		}
+		return "vllm:num_requests_running 1\n"
+	})
+	var lg logs
+	var got []ServerSample
+	src := Server(srv.URL, srv.Client())
+	c := New(Interval(time.Hour), Logf(lg.logf), ServerSources(src))
+	sst := []tracked{{name: srv.URL}}
+	for range 5 {
+		c.round(context.Background(), nil, sst, false)
+	}
+	got = c.ServerSamples()
+	if len(got) != 3 || sst[0].off {
+		t.Errorf("%d samples (off=%v), want 3 kept scraping", len(got), sst[0].off)
+	}
+	if len(lg.lines) != 1 || !strings.Contains(lg.lines[0], "retrying") {
+		t.Errorf("logs %q, want one retrying notice", lg.lines)
+	}
+}
+
+type failingWriter struct{}
+
+func (failingWriter) Write([]byte) (int, error) { return 0, errors.New("disk full") }
+
+func TestCollectorSinkError(t *testing.T) {
+	t.Parallel()
+	srv := serveFile(t, "vllm.txt", promType)
+	c := New(Interval(20*time.Millisecond), ServerMetrics(srv.URL), ServerSink(failingWriter{}))
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Millisecond)
+	defer cancel()
+	err := c.Run(ctx)
+	if err == nil || !strings.Contains(err.Error(), "disk full") {
+		t.Errorf("Run = %v, want the sink's error", err)
+	}
+	if len(c.ServerSamples()) == 0 {
+		t.Error("samples not kept after the sink failed")
+	}
+}
+
+func TestCollectorNoSources(t *testing.T) {
+	t.Parallel()
+	c := New()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Millisecond)
+	defer cancel()
+	if err := c.Run(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if c.Summary() != nil {
+		t.Error("summary without samples is not nil")
+	}
+	if _, ok := c.EnergyJoules(); ok {
+		t.Error("energy known without samples")
+	}
+}
