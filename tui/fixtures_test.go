@@ -10,7 +10,7 @@ import (
 )
 
 var (
-	runInfo = Info{Model: "Qwen/Qwen3-8B", URL: "http://127.0.0.1:8000", Endpoint: "chat", Mode: "concurrency", Target: "64", TotalRequests: 1000}
+	runInfo  = Info{Model: "Qwen/Qwen3-8B", URL: "http://127.0.0.1:8000", Endpoint: "chat", Mode: "concurrency", Target: "64", TotalRequests: 1000}
 	rampInfo = Info{Model: "Qwen/Qwen3-8B", URL: "http://127.0.0.1:8000", Endpoint: "chat", Mode: "concurrency", Target: "sweep",
 		Duration: 5 * time.Minute, Stages: []float64{1, 2, 4, 8, 16, 32, 64, 128}}
 )

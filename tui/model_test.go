@@ -42,7 +42,7 @@ func TestGolden(t *testing.T) {
 		{"mid_run", runInfo, 100, 30, []tea.Msg{snapshotMsg{midRun()}}},
 		{"mid_run_wide", runInfo, 140, 36, []tea.Msg{snapshotMsg{midRun()}}},
 		{"finished_ramp_knee", rampInfo, 100, 32, []tea.Msg{snapshotMsg{finishedRamp()}, doneMsg{}}},
-		{"finished_ramp_detail", rampInfo, 100, 32, []tea.Msg{snapshotMsg{finishedRamp()}, doneMsg{}, key("tab")}},
+		{"finished_ramp_detail", rampInfo, 100, 32, []tea.Msg{snapshotMsg{finishedRamp()}, key("tab"), doneMsg{}}},
 		{"error_burst", runInfo, 100, 30, []tea.Msg{snapshotMsg{errorBurst()}}},
 		{"error_burst_detail", runInfo, 100, 30, []tea.Msg{snapshotMsg{errorBurst()}, key("tab")}},
 		{"narrow_80x24", rampInfo, 80, 24, []tea.Msg{snapshotMsg{fullSnapshot()}}},
