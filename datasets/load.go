@@ -162,7 +162,7 @@ func Load(o Options) (*Dataset, *Report, error) {
 		var bb *blockBuilder
 		d, bb = mooncakeDataset(rep.Source, rows, bs, p, o.Seed)
 		rep.Rows = len(rows)
-		rep.Lines = append(rep.Lines, fmt.Sprintf("dataset: %d distinct prefix blocks of %d tokens", len(bb.full), bs))
+		rep.Lines = append(rep.Lines, fmt.Sprintf("dataset: %d distinct full prefix blocks of %d tokens built once and shared", len(bb.full), bs))
 		if bb.short > 0 {
 			rep.Lines = append(rep.Lines, fmt.Sprintf("dataset: %d blocks came out one token short (no clean cut)", bb.short))
 		}

@@ -1,0 +1,350 @@
+package datasets
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+// TestLoadBadInput checks every kind of bad input gives file:line: msg.
+func TestLoadBadInput(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name, typ, file, content string
+		want                     string // after "<path>:"
+	}{
+		{"mooncake malformed", TypeMooncake, "t.jsonl", "{\"input_length\": 10, \"hash_ids\": [0]}\n{\"input_length\": 10,\n", `2: malformed JSON at column 20: unexpected end of JSON input`},
+		{"mooncake garbage", TypeMooncake, "t.jsonl", "{\"input_length\": 10}\nnot json\n", `2: malformed JSON at column 2: invalid character 'o' in literal null (expecting 'u')`},
+		{"mooncake missing input_length", TypeMooncake, "t.jsonl", `{"timestamp": 5, "hash_ids": [1]}`, `1: missing required field "input_length" (or "text")`},
+		{"mooncake too long for hash ids", TypeMooncake, "t.jsonl", `{"input_length": 1025, "hash_ids": [1, 2]}`, `1: input_length 1025 does not fit 2 hash_ids of 512 tokens (want 513..1024)`},
+		{"mooncake too short for hash ids", TypeMooncake, "t.jsonl", `{"input_length": 512, "hash_ids": [1, 2]}`, `1: input_length 512 does not fit 2 hash_ids of 512 tokens (want 513..1024)`},
+		{"mooncake wrong type", TypeMooncake, "t.jsonl", `{"input_length": "ten"}`, `1: field "input_length": want an integer, got string`},
+		{"mooncake fractional length", TypeMooncake, "t.jsonl", `{"input_length": 1.5}`, `1: field "input_length": want an integer, got number 1.5`},
+		{"mooncake negative id", TypeMooncake, "t.jsonl", `{"input_length": 5, "hash_ids": [-1]}`, `1: hash_ids[0] is negative (-1)`},
+		{"mooncake negative timestamp", TypeMooncake, "t.jsonl", `{"input_length": 5, "timestamp": -3}`, `1: timestamp -3: must not be negative`},
+		{"mooncake zero length", TypeMooncake, "t.jsonl", `{"input_length": 0}`, `1: input_length must be positive, got 0`},
+		{"mooncake not an object", TypeMooncake, "t.jsonl", `[1]`, `1: want a JSON object, got array`},
+		{"mooncake empty", TypeMooncake, "t.jsonl", "\n\n", ` no rows`},
+		{"single missing text", TypeSingleTurn, "s.jsonl", "{\"text\": \"hi\"}\n\n{\"delay\": 5}\n", `3: missing required field "text" (or "texts")`},
+		{"single both texts", TypeSingleTurn, "s.jsonl", `{"text": "a", "texts": ["b"]}`, `1: give "text" or "texts", not both`},
+		{"single image", TypeSingleTurn, "s.jsonl", `{"text": "a", "image": "x.png"}`, `1: image inputs are not supported`},
+		{"single turns", TypeSingleTurn, "s.jsonl", `{"turns": []}`, `1: "turns" belongs in a multi_turn file (--custom-dataset-type multi_turn)`},
+		{"single negative output", TypeSingleTurn, "s.jsonl", `{"text": "a", "output_length": -1}`, `1: output_length must not be negative, got -1`},
+		{"single extra not object", TypeSingleTurn, "s.jsonl", `{"text": "a", "extra": 3}`, `1: field "extra": want an object, got number`},
+		{"multi missing turns", TypeMultiTurn, "m.jsonl", `{"session_id": "a"}`, `1: missing required field "turns"`},
+		{"multi bad turn", TypeMultiTurn, "m.jsonl", `{"session_id": "a", "turns": [{"text": "x"}, {"delay": 1}]}`, `1: turns[1]: missing required field "text" (or "texts")`},
+		{"multi duplicate session", TypeMultiTurn, "m.jsonl", "{\"session_id\": \"a\", \"turns\": [{\"text\": \"x\"}]}\n{\"session_id\": \"a\", \"turns\": [{\"text\": \"y\"}]}\n", `2: session_id "a" already used on line 1`},
+		{"pool timestamp", TypeRandomPool, "p.jsonl", `{"text": "x", "timestamp": 5}`, `1: random_pool entries are drawn at random and cannot carry a timestamp`},
+		{"azure bad header", TypeAzure, "a.csv", "TIME,ContextTokens,GeneratedTokens\n", `1: header: missing column "TIMESTAMP" (want TIMESTAMP,ContextTokens,GeneratedTokens)`},
+		{"azure bad time", TypeAzure, "a.csv", "TIMESTAMP,ContextTokens,GeneratedTokens\n2023-11-16 18:15:46.6805900,374,44\nyesterday,1,2\n", `3: TIMESTAMP "yesterday": want YYYY-MM-DD hh:mm:ss.fffffff`},
+		{"azure bad count", TypeAzure, "a.csv", "TIMESTAMP,ContextTokens,GeneratedTokens\n2023-11-16 18:15:46.6805900,-4,44\n", `2: ContextTokens "-4": want a non-negative integer`},
+		{"azure columns", TypeAzure, "a.csv", "TIMESTAMP,ContextTokens,GeneratedTokens\n2023-11-16 18:15:46.6805900,4\n", `2: want 3 columns, got 2`},
+		{"azure out of order", TypeAzure, "a.csv", "TIMESTAMP,ContextTokens,GeneratedTokens\n2023-11-16 18:15:46.6805900,4,4\n2023-11-16 18:15:45,4,4\n", `3: TIMESTAMP 2023-11-16 18:15:45 is earlier than line 2's`},
+		{"azure no rows", TypeAzure, "a.csv", "TIMESTAMP,ContextTokens,GeneratedTokens\n", ` no rows after the header`},
+		{"sharegpt not array", PublicShareGPT, "g.json", `{"id": 1}`, `1: want a JSON array of conversations`},
+		{"sharegpt malformed", PublicShareGPT, "g.json", "[\n  {\"id\": \"a\", \"conversations\": []},\n  {\"id\": \"b\" \"conversations\": []}\n]", `3: malformed JSON: invalid character '"' after object key:value pair`},
+		{"sharegpt missing conversations", PublicShareGPT, "g.json", "[\n  {\"id\": \"a\"}\n]", `2: missing required field "conversations"`},
+		{"sharegpt wrong type", PublicShareGPT, "g.json", "[\n {\"id\": \"a\",\n  \"conversations\": 7}]", `3: field "conversations": want an array, got number`},
+		{"sharegpt truncated", PublicShareGPT, "g.json", "[\n {\"id\": \"a\", \"conversations\": []}", `2: malformed JSON: unexpected end of file`},
+	}
+	tok := qwen(t)
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			path := writeFile(t, tc.file, tc.content)
+			o := Options{InputFile: path, CustomDatasetType: tc.typ, Tokenizer: tok}
+			if tc.typ == PublicShareGPT {
+				o.CustomDatasetType, o.PublicDataset = "", PublicShareGPT
+			}
+			_, _, err := Load(o)
+			var ie *InputError
+			if !errors.As(err, &ie) {
+				t.Fatalf("Load: got %v (%T), want an *InputError", err, err)
+			}
+			if got, want := err.Error(), path+":"+tc.want; got != want {
+				t.Errorf("error\n got %q\nwant %q", got, want)
+			}
+		})
+	}
+}
+
+// TestLoadUsageErrors covers option errors that are not about a file's content.
+func TestLoadUsageErrors(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name string
+		o    Options
+		want string
+	}{
+		{"missing file", Options{InputFile: "/nonexistent/x.jsonl", CustomDatasetType: TypeMooncake}, "/nonexistent/x.jsonl: cannot read the input file: open /nonexistent/x.jsonl: no such file or directory"},
+		{"unknown type", Options{InputFile: "testdata/mooncake_head200.jsonl", CustomDatasetType: "nope"}, `--custom-dataset-type "nope": unknown (known: single_turn, multi_turn, random_pool, mooncake_trace, azure_trace)`},
+		{"type without file", Options{CustomDatasetType: TypeMooncake}, "--custom-dataset-type mooncake_trace needs --input-file"},
+		{"unknown public", Options{PublicDataset: "wiki"}, `--public-dataset "wiki": unknown (known: sharegpt)`},
+		{"bad block size", Options{ISLBlockSize: -1}, "--isl-block-size must be positive, got -1"},
+		{"synthetic no isl", Options{Synthetic: SyntheticOptions{Count: 1}}, "synthetic dataset: --isl must be positive, got 0"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			_, _, err := Load(tc.o)
+			if err == nil || err.Error() != tc.want {
+				t.Errorf("got %v, want %q", err, tc.want)
+			}
+		})
+	}
+}
+
+// TestMooncakeGolden loads the first 200 trace lines and checks lengths,
+// timestamps, shared blocks and the exact prompt token counts.
+func TestMooncakeGolden(t *testing.T) {
+	t.Parallel()
+	tok := qwen(t)
+	d, rep, err := Load(Options{InputFile: "testdata/mooncake_head200.jsonl", CustomDatasetType: TypeMooncake, Tokenizer: tok, Seed: 42})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.Rows != 200 || len(d.Conversations) != 200 || !d.HasTimestamps() {
+		t.Fatalf("rows %d, conversations %d, timestamps %v", rep.Rows, len(d.Conversations), d.HasTimestamps())
+	}
+	golden(t, "mooncake_head200.txt", summary(d)+strings.Join(rep.Lines, "\n")+"\n")
+
+	// Row 1 is {"timestamp": 0, "input_length": 6758, "output_length": 500, hash_ids 0..13}.
+	t0 := d.Conversations[0].Turns[0]
+	if t0.InputTokens != 6758 || t0.MaxTokens != 500 || !t0.HasTimestamp || t0.Timestamp != 0 {
+		t.Errorf("first turn: %+v", t0)
+	}
+	// Equal hash ids are byte-identical blocks: every row starts with id 0.
+	first := d.Conversations[0].Turns[0].Parts[0] + d.Conversations[0].Turns[0].Parts[1]
+	for _, c := range d.Conversations[1:4] {
+		p := c.Turns[0].Parts
+		if p[0]+p[1] != first {
+			t.Errorf("%s: block 0 differs from row 1's", c.ID)
+		}
+	}
+	if n := len(tok.Encode(first)); n != 512 {
+		t.Errorf("block 0 is %d tokens, want 512", n)
+	}
+	// Drift across block boundaries, measured on a few rows.
+	for _, i := range []int{0, 3, 6, 50, 199} {
+		tr := &d.Conversations[i].Turns[0]
+		got := len(tok.Encode(tr.Content()))
+		if drift := got - tr.InputTokens; drift < -1 || drift > 1 {
+			t.Errorf("row %d: %d tokens, want %d±1", i+1, got, tr.InputTokens)
+		} else if drift != 0 {
+			t.Logf("row %d: drift %d", i+1, drift)
+		}
+	}
+	// Timestamps are milliseconds.
+	last := d.Conversations[199].Turns[0]
+	if want := time.Duration(0); last.Timestamp <= want {
+		t.Errorf("last timestamp %v", last.Timestamp)
+	}
+}
+
+// TestMooncakeSessionsAndText covers session_id grouping, text rows, delays,
+// rows without hash_ids and a custom block size.
+func TestMooncakeSessionsAndText(t *testing.T) {
+	t.Parallel()
+	tok := qwen(t)
+	path := writeFile(t, "s.jsonl", `{"session_id": "a", "timestamp": 10, "input_length": 20, "output_length": 5, "hash_ids": [0, 1]}
+{"session_id": "b", "timestamp": 20, "text": "hello there", "output_length": 3}
+{"session_id": "a", "delay": 1500, "input_length": 40, "hash_ids": [0, 1, 2]}
+{"timestamp": 30.5, "input_length": 25}
+`)
+	d, _, err := Load(Options{InputFile: path, CustomDatasetType: TypeMooncake, Tokenizer: tok, ISLBlockSize: 16, Seed: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	type got struct {
+		ID        string
+		Turns     int
+		In, Max   int
+		TS, Delay time.Duration
+		Tokens    int
+	}
+	var gots []got
+	for _, c := range d.Conversations {
+		for _, tr := range c.Turns {
+			gots = append(gots, got{c.ID, len(c.Turns), tr.InputTokens, tr.MaxTokens, tr.Timestamp, tr.Delay, len(tok.Encode(tr.Content()))})
+		}
+	}
+	want := []got{
+		{"a", 2, 20, 5, 10 * time.Millisecond, 0, 20},
+		{"a", 2, 40, 0, 0, 1500 * time.Millisecond, 40},
+		{"b", 1, 0, 3, 20 * time.Millisecond, 0, 2},
+		{"trace-4", 1, 25, 0, 30500 * time.Microsecond, 0, 25},
+	}
+	if diff := cmp.Diff(want, gots); diff != "" {
+		t.Errorf("(-want +got):\n%s", diff)
+	}
+	// Turn 2 of "a" repeats blocks 0 and 1 of turn 1 (a 16+4 cut of block 1
+	// against a full block 1): block 0 is the same text.
+	a := d.Conversations[0]
+	if a.Turns[0].Parts[0] != a.Turns[1].Parts[0] || !strings.HasPrefix(a.Turns[1].Content(), a.Turns[0].Parts[0]+a.Turns[0].Parts[1]) {
+		t.Errorf("shared block 0 differs")
+	}
+}
+
+// TestAzureGolden replays the first 300 rows of the conversation trace.
+func TestAzureGolden(t *testing.T) {
+	t.Parallel()
+	tok := qwen(t)
+	d, rep, err := Load(Options{InputFile: "testdata/azure_conv_head300.csv", Tokenizer: tok, Seed: 7})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.Type != TypeAzure || rep.Rows != 300 || !d.HasTimestamps() {
+		t.Fatalf("type %s rows %d timestamps %v", rep.Type, rep.Rows, d.HasTimestamps())
+	}
+	golden(t, "azure_conv_head300.txt", summary(d)+strings.Join(rep.Lines, "\n")+"\n")
+	// Row 2 is 2023-11-16 18:15:50.9951690,396,109; row 1 at 18:15:46.6805900.
+	tr := d.Conversations[1].Turns[0]
+	if tr.Timestamp != 4314579*time.Microsecond || tr.InputTokens != 396 || tr.MaxTokens != 109 {
+		t.Errorf("row 2: %v %d %d", tr.Timestamp, tr.InputTokens, tr.MaxTokens)
+	}
+	for _, i := range []int{0, 1, 2, 150, 299} {
+		tr := &d.Conversations[i].Turns[0]
+		if got := len(tok.Encode(tr.Content())); got != tr.InputTokens {
+			t.Errorf("row %d: %d tokens, want %d", i+2, got, tr.InputTokens)
+		}
+	}
+}
+
+// TestShareGPT runs the filter on FastChat's dummy conversations.
+func TestShareGPT(t *testing.T) {
+	t.Parallel()
+	tok := qwen(t)
+	d, rep, err := Load(Options{PublicDataset: PublicShareGPT, InputFile: "testdata/sharegpt_dummy.json", Tokenizer: tok})
+	if err != nil {
+		t.Fatal(err)
+	}
+	st := rep.ShareGPT
+	if st.Total != 500 || st.Kept != len(d.Conversations) || st.Kept+st.PromptShort+st.PromptLong+st.TotalLong+st.CompletionShort+st.NoReply != st.Total {
+		t.Fatalf("stats don't add up: %+v", st)
+	}
+	golden(t, "sharegpt_dummy.txt", strings.Join(rep.Lines, "\n")+"\n")
+	c := d.Conversations[0]
+	if c.Turns[0].InputTokens != len(tok.Encode(c.Turns[0].Text)) || c.Turns[0].MaxTokens < ShareGPTMinCompletion {
+		t.Errorf("first kept: %+v", c.Turns[0])
+	}
+	// A hand-made file exercising each filter bucket.
+	long := strings.Repeat(" word", 1100)
+	mid := strings.Repeat(" word", 1000)
+	path := writeFile(t, "g.json", `[
+ {"id": "ok", "conversations": [{"from": "human", "value": "Tell me about the sea please"}, {"from": "gpt", "value": "The sea is large and deep and blue."}]},
+ {"id": "short", "conversations": [{"from": "human", "value": "Hi"}, {"from": "gpt", "value": "Hello, how can I help you today?"}]},
+ {"id": "long", "conversations": [{"from": "human", "value": "`+long+`"}, {"from": "gpt", "value": "That is a lot of words."}]},
+ {"id": "total", "conversations": [{"from": "human", "value": "`+mid+`"}, {"from": "gpt", "value": "`+long+`"}]},
+ {"id": "terse", "conversations": [{"from": "human", "value": "Tell me about the sea please"}, {"from": "gpt", "value": "No."}]},
+ {"id": "alone", "conversations": [{"from": "human", "value": "Anyone there?"}]}
+]`)
+	d, rep, err = Load(Options{PublicDataset: PublicShareGPT, InputFile: path, Tokenizer: tok})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "sharegpt: kept 1 of 6 (filtered: prompt too short 1, too long 1, total > 2048 1, completion < 4 1, no human→gpt pair 1)"
+	if rep.Lines[1] != want || d.Conversations[0].ID != "ok" {
+		t.Errorf("got %q, want %q", rep.Lines[1], want)
+	}
+}
+
+// TestJSONLFormats loads single_turn, multi_turn and random_pool files.
+func TestJSONLFormats(t *testing.T) {
+	t.Parallel()
+	single := writeFile(t, "s.jsonl", "{\"text\": \"What is a prime?\", \"timestamp\": 100, \"output_length\": 20, \"extra\": {\"temperature\": 0.5}}\n\n{\"texts\": [\"a\", \"b\"], \"delay\": 250}\n")
+	d, rep, err := Load(Options{InputFile: single})
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantTurns := []Turn{
+		{Text: "What is a prime?", MaxTokens: 20, Timestamp: 100 * time.Millisecond, HasTimestamp: true, Extra: map[string]any{"temperature": 0.5}},
+		{Text: "a\nb", Delay: 250 * time.Millisecond},
+	}
+	if rep.Type != TypeSingleTurn || len(d.Conversations) != 2 {
+		t.Fatalf("type %s, %d conversations", rep.Type, len(d.Conversations))
+	}
+	for i, w := range wantTurns {
+		if diff := cmp.Diff(w, d.Conversations[i].Turns[0]); diff != "" {
+			t.Errorf("turn %d (-want +got):\n%s", i, diff)
+		}
+	}
+
+	multi := writeFile(t, "m.jsonl", `{"session_id": "s1", "turns": [{"text": "Hi", "timestamp": 0}, {"text": "And then?", "delay": 1000, "output_length": 7}]}
+{"turns": [{"text": "Solo"}]}
+`)
+	d, rep, err = Load(Options{InputFile: multi})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.Type != TypeMultiTurn || len(d.Conversations) != 2 || d.Conversations[0].ID != "s1" || d.Conversations[1].ID != "line-2" {
+		t.Fatalf("got %+v", d.Conversations)
+	}
+	if tr := d.Conversations[0].Turns[1]; tr.Text != "And then?" || tr.Delay != time.Second || tr.MaxTokens != 7 {
+		t.Errorf("turn 2: %+v", tr)
+	}
+
+	pool := writeFile(t, "p.jsonl", "{\"text\": \"a\"}\n{\"text\": \"b\"}\n{\"text\": \"c\"}\n")
+	load := func(seed uint64, n int) []string {
+		d, rep, err := Load(Options{InputFile: pool, CustomDatasetType: TypeRandomPool, Seed: seed, Synthetic: SyntheticOptions{Count: n}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if rep.Rows != 3 || len(d.Conversations) != max(n, 3) {
+			t.Fatalf("rows %d conversations %d", rep.Rows, len(d.Conversations))
+		}
+		var s []string
+		for _, c := range d.Conversations {
+			s = append(s, c.Turns[0].Text)
+		}
+		return s
+	}
+	a, b, c := load(1, 50), load(1, 50), load(2, 50)
+	if !cmp.Equal(a, b) || cmp.Equal(a, c) {
+		t.Errorf("random_pool not seeded: %v / %v / %v", a, b, c)
+	}
+	seen := map[string]bool{}
+	for _, s := range a {
+		seen[s] = true
+	}
+	if len(seen) != 3 {
+		t.Errorf("50 draws from 3 gave %v", seen)
+	}
+	if got := load(1, 0); !cmp.Equal(got, []string{"a", "b", "c"}) {
+		t.Errorf("count 0: %v", got)
+	}
+}
+
+// TestFullTraces runs on the shared traces when they are present.
+func TestFullTraces(t *testing.T) {
+	if testing.Short() {
+		t.Skip("short")
+	}
+	t.Parallel()
+	dir := filepath.Join("..", "..", "shared", "data")
+	mc := filepath.Join(dir, "mooncake_conversation_trace.jsonl")
+	if _, err := os.Stat(mc); err != nil {
+		t.Skip("no ../shared/data")
+	}
+	d, rep, err := Load(Options{InputFile: mc, CustomDatasetType: TypeMooncake, Tokenizer: qwen(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.Rows != 12031 || len(d.Conversations) != 12031 || !d.HasTimestamps() {
+		t.Errorf("mooncake: %v", rep.Lines)
+	}
+	t.Log(strings.Join(rep.Lines, "\n"))
+	d, rep, err = Load(Options{InputFile: filepath.Join(dir, "AzureLLMInferenceTrace_conv.csv"), CustomDatasetType: TypeAzure, Tokenizer: qwen(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.Rows != 19366 || // the README says 19,365; the file has 19,366 data rows
+		!d.HasTimestamps() {
+		t.Errorf("azure: %v", rep.Lines)
+	}
+	t.Log(strings.Join(rep.Lines, "\n"))
+}
