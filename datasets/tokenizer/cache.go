@@ -2,6 +2,7 @@ package tokenizer
 
 import (
 	"hash/maphash"
+	"strings"
 	"sync"
 )
 
@@ -50,7 +51,7 @@ func (c *pieceCache) put(p string, ids []int32) {
 	}
 	s := c.shard(p)
 	kept := append([]int32(nil), ids...)
-	key := string([]byte(p)) // do not pin the caller's text
+	key := strings.Clone(p) // do not pin the caller's text
 	s.mu.Lock()
 	if s.m == nil || len(s.m) >= cacheShardCap {
 		s.m = make(map[string][]int32, cacheShardCap)
