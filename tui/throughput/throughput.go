@@ -114,7 +114,7 @@ func niceCeil(v float64) float64 {
 	for p*10 <= v {
 		p *= 10
 	}
-	for p > v*10 {
+	for p > v {
 		p /= 10
 	}
 	for _, m := range []float64{1, 1.2, 1.5, 2, 2.5, 3, 4, 5, 6, 8, 10} {

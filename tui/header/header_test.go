@@ -1,0 +1,53 @@
+package header
+
+import (
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestProgress(t *testing.T) {
+	tests := []struct {
+		name     string
+		info     InfoMsg
+		prog     ProgressMsg
+		wantFrac float64
+		wantOK   bool
+		wantETA  time.Duration
+	}{
+		{"by count", InfoMsg{TotalRequests: 1000}, ProgressMsg{Elapsed: 10 * time.Second, Finished: 250}, 0.25, true, 30 * time.Second},
+		{"by duration", InfoMsg{Duration: time.Minute}, ProgressMsg{Elapsed: 15 * time.Second}, 0.25, true, 45 * time.Second},
+		{"count wins", InfoMsg{TotalRequests: 100, Duration: time.Minute}, ProgressMsg{Elapsed: 30 * time.Second, Finished: 100}, 1, true, 0},
+		{"unbounded", InfoMsg{}, ProgressMsg{Elapsed: time.Second}, 0, false, 0},
+	}
+	for _, tt := range tests {
+		var m Model
+		m, _ = m.Update(tt.info)
+		m, _ = m.Update(tt.prog)
+		frac, ok := m.Fraction()
+		eta, _ := m.ETA()
+		if frac != tt.wantFrac || ok != tt.wantOK || eta != tt.wantETA {
+			t.Errorf("%s: Fraction %v %v ETA %v, want %v %v %v", tt.name, frac, ok, eta, tt.wantFrac, tt.wantOK, tt.wantETA)
+		}
+	}
+}
+
+func TestStates(t *testing.T) {
+	var m Model
+	m, _ = m.Update(InfoMsg{Model: "m", TotalRequests: 10})
+	m, _ = m.Update(ProgressMsg{InFlight: 3})
+	if v := m.View(80); strings.Contains(v, "stopping") || strings.Contains(v, "finished") {
+		t.Errorf("fresh header shows a state:\n%s", v)
+	}
+	m, _ = m.Update(StoppingMsg{})
+	if v := m.View(80); !strings.Contains(v, "draining 3 in flight") {
+		t.Errorf("stopping header:\n%s", v)
+	}
+	m, _ = m.Update(DoneMsg{})
+	if v := m.View(80); !strings.Contains(v, "finished") {
+		t.Errorf("done header:\n%s", v)
+	}
+	if n := strings.Count(m.View(80), "\n") + 1; n != Height {
+		t.Errorf("%d lines, want %d", n, Height)
+	}
+}

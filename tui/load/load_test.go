@@ -1,0 +1,35 @@
+package load
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/surgebench/surge/metrics"
+)
+
+func TestUpdateView(t *testing.T) {
+	tests := []struct {
+		name    string
+		msg     Msg
+		want    []string
+		notWant string
+	}{
+		{"capped", Msg{Started: 10, Finished: 8, Failed: 1, InFlight: 2, Concurrency: 4, Lag: metrics.Quantiles{P50: 0.1, P99: 0.5}},
+			[]string{"in-flight 2 / 4", "ok 7", "err 1", "p99 0.50 ms"}, "behind"},
+		{"uncapped", Msg{InFlight: 3}, []string{"no concurrency cap"}, "behind"},
+		{"lagging", Msg{Lag: metrics.Quantiles{P50: 4, P99: 25}}, []string{"p99 25.0 ms", "behind"}, ""},
+	}
+	for _, tt := range tests {
+		var m Model
+		m, _ = m.Update(tt.msg)
+		v := m.View(100)
+		for _, w := range tt.want {
+			if !strings.Contains(v, w) {
+				t.Errorf("%s: missing %q in\n%s", tt.name, w, v)
+			}
+		}
+		if tt.notWant != "" && strings.Contains(v, tt.notWant) {
+			t.Errorf("%s: unexpected %q in\n%s", tt.name, tt.notWant, v)
+		}
+	}
+}

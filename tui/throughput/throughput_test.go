@@ -1,0 +1,42 @@
+package throughput
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/charmbracelet/x/ansi"
+
+	"github.com/surgebench/surge/metrics"
+)
+
+func TestNiceCeil(t *testing.T) {
+	for _, tt := range []struct{ in, want float64 }{{0, 0}, {1, 1}, {7, 8}, {2437, 2500}, {4600, 5000}, {0.45, 0.5}, {101, 120}} {
+		if got := niceCeil(tt.in); got != tt.want {
+			t.Errorf("niceCeil(%v) = %v, want %v", tt.in, got, tt.want)
+		}
+	}
+}
+
+func TestView(t *testing.T) {
+	var m Model
+	pts := make([]metrics.Point, 300)
+	for i := range pts {
+		pts[i] = metrics.Point{Second: i, OutputTokens: float64(i), Requests: 1}
+	}
+	m, _ = m.Update(Msg{Timeline: pts})
+	for _, sz := range [][2]int{{40, 8}, {80, 3}, {10, 1}, {120, 20}} {
+		v := m.View(sz[0], sz[1])
+		lines := strings.Split(v, "\n")
+		if len(lines) != sz[1] {
+			t.Errorf("%v: %d lines", sz, len(lines))
+		}
+		for _, l := range lines {
+			if ansi.StringWidth(l) > sz[0] {
+				t.Errorf("%v: line %q too wide", sz, l)
+			}
+		}
+	}
+	if v := m.View(40, 8); !strings.Contains(v, "out 299 tok/s") {
+		t.Errorf("summary line missing the latest point:\n%s", v)
+	}
+}
