@@ -3,7 +3,10 @@
 // worker shares.
 package datasets
 
-import "time"
+import (
+	"strings"
+	"time"
+)
 
 // Turn is the input of one request.
 type Turn struct {
@@ -71,9 +74,10 @@ func (t *Turn) Content() string {
 	for _, p := range t.Parts {
 		n += len(p)
 	}
-	var b []byte = make([]byte, 0, n)
+	var b strings.Builder
+	b.Grow(n)
 	for _, p := range t.Parts {
-		b = append(b, p...)
+		b.WriteString(p)
 	}
-	return string(b)
+	return b.String()
 }
