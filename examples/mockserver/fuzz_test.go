@@ -1,0 +1,75 @@
+package mockserver
+
+import (
+	"errors"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+)
+
+var fuzzSeeds = []string{
+	`{"messages":[{"role":"user","content":"hi"}],"max_tokens":3,"stream":true,"stream_options":{"include_usage":true}}`,
+	`{"messages":[{"role":"user","content":[{"type":"text","text":"a b"},{"type":"image_url","image_url":{"url":"x"}}]}]}`,
+	`{"messages":[{"role":"assistant","content":null,"tool_calls":[]}],"max_completion_tokens":2}`,
+	`{"prompt":"one two three","max_tokens":2,"ignore_eos":true}`,
+	`{"prompt":["one"],"max_tokens":1}`,
+	`{"prompt":[1,2,3],"max_tokens":1}`,
+	`{"prompt":[[1,2]],"max_tokens":1}`,
+	`{"prompt":{"x":1}}`,
+	`{"messages":`,
+	`null`,
+	`{"max_tokens":-1}`,
+	`{"n":2,"prompt":"x"}`,
+}
+
+// FuzzParseRequest checks that no body panics the parser, that every
+// rejection is a 400-class error, and that accepted requests are sane.
+func FuzzParseRequest(f *testing.F) {
+	for _, s := range fuzzSeeds {
+		f.Add([]byte(s), false)
+		f.Add([]byte(s), true)
+	}
+	f.Fuzz(func(t *testing.T, body []byte, completions bool) {
+		kind := chatAPI
+		if completions {
+			kind = completionsAPI
+		}
+		r, err := parseRequest(body, kind, 64)
+		if err != nil {
+			if !errors.Is(err, errBadRequest) {
+				t.Fatalf("error %v does not wrap errBadRequest", err)
+			}
+			return
+		}
+		if r.MaxTokens < 0 || r.MaxTokens > 64 || r.PromptTokens < 0 {
+			t.Fatalf("accepted %q as %+v", body, r)
+		}
+	})
+}
+
+// FuzzHandler drives whole requests through ServeHTTP: any body gets 200
+// or 400, never a panic or a hang.
+func FuzzHandler(f *testing.F) {
+	for _, s := range fuzzSeeds {
+		f.Add(s, "/v1/chat/completions")
+		f.Add(s, "/v1/completions")
+	}
+	s := New(Config{MaxOutputTokens: 64})
+	f.Fuzz(func(t *testing.T, body, path string) {
+		if path != "/v1/completions" {
+			path = "/v1/chat/completions"
+		}
+		w := httptest.NewRecorder()
+		s.ServeHTTP(w, httptest.NewRequest(http.MethodPost, path, strings.NewReader(body)))
+		switch w.Code {
+		case 200:
+		case 400:
+			if !strings.Contains(w.Body.String(), `"type":"invalid_request_error"`) {
+				t.Fatalf("400 body %q", w.Body.String())
+			}
+		default:
+			t.Fatalf("status %d for %q", w.Code, body)
+		}
+	})
+}
