@@ -56,3 +56,23 @@ func (w *discardWriter) Header() http.Header         { return w.h }
 func (w *discardWriter) Write(b []byte) (int, error) { return len(b), nil }
 func (w *discardWriter) WriteHeader(int)             {}
 func (w *discardWriter) Flush()                      {}
+
+// TestNoPerTokenAllocs holds the streaming hot path to zero allocations
+// per token: a 256-token stream allocates what a 1-token one does.
+func TestNoPerTokenAllocs(t *testing.T) {
+	s := New(Config{ReasoningTokens: 3})
+	allocs := func(tokens int) float64 {
+		body := `{"messages":[{"role":"user","content":"hi"}],"stream":true,"stream_options":{"include_usage":true},"max_tokens":` +
+			strconv.Itoa(tokens) + `}`
+		w := &discardWriter{h: http.Header{}}
+		return testing.AllocsPerRun(50, func() {
+			r, _ := http.NewRequest(http.MethodPost, "/v1/chat/completions", strings.NewReader(body))
+			clear(w.h)
+			s.ServeHTTP(w, r)
+		})
+	}
+	one, many := allocs(1), allocs(256)
+	if many > one+1 {
+		t.Errorf("256 tokens: %.0f allocs, 1 token: %.0f; the difference is per-token allocation", many, one)
+	}
+}
