@@ -278,7 +278,9 @@ func (g *Generator) issue(ctx, reqCtx context.Context, wg *sync.WaitGroup, st St
 	timer := time.NewTimer(time.Hour)
 	timer.Stop()
 	defer timer.Stop()
-	for credit := 0; budget.Load() > 0; credit++ {
+	// The budget counts requests: the dispatcher takes one per session's
+	// first turn, sessions take one per later turn.
+	for credit := 0; budget.Add(-1) >= 0; credit++ {
 		intended := g.now()
 		if st.Schedule != nil {
 			at, ok := st.Schedule.Next()
@@ -315,6 +317,7 @@ func (g *Generator) issue(ctx, reqCtx context.Context, wg *sync.WaitGroup, st St
 			return
 		}
 	}
+	return
 }
 
 func (g *Generator) pickConversation(st Stage, credit int) *datasets.Conversation {

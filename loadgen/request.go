@@ -41,10 +41,10 @@ func (g *Generator) session(ctx context.Context, conv *datasets.Conversation, ph
 	var history []endpoint.Message
 	for ti := range conv.Turns {
 		turn := &conv.Turns[ti]
-		if budget.Add(-1) < 0 {
-			return
-		}
 		if ti > 0 {
+			if budget.Add(-1) < 0 {
+				return
+			}
 			if turn.Delay > 0 && !sleep(ctx, turn.Delay) {
 				return
 			}

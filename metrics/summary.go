@@ -61,6 +61,11 @@ func (c *Collector) summarize() *Summary {
 		stageKeys = append(stageKeys, k.stage)
 	}
 	sum := summaryOf(profile)
+	if len(c.slos) == 0 {
+		// Without --goodput every request would count as good; say nothing.
+		delete(sum.Run, Goodput)
+		delete(sum.Run, GoodRequestCount)
+	}
 	if len(c.stageDef) > 1 {
 		slices.Sort(stageKeys)
 		for _, i := range stageKeys {
