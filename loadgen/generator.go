@@ -38,6 +38,10 @@ type Stage struct {
 	// Conversation picks the conversation for the stage's i-th credit; nil
 	// takes the dataset's conversations round-robin across the run.
 	Conversation func(i int) int
+	// Users, when set, replaces Schedule and Limit: each of its users runs
+	// multi-turn sessions back to back on the plan's pacing (user-centric
+	// mode).
+	Users *schedule.UserPlan
 }
 
 // Generator runs stages against one endpoint.
@@ -201,7 +205,12 @@ func (g *Generator) Run(ctx context.Context, stages []Stage) error {
 		}
 		g.col.SetPhase(st.Phase)
 		g.col.SetStage(profileStage)
-		stopped := g.issue(ctx, reqCtx, &wg, st, profileStage)
+		var stopped bool
+		if st.Users != nil {
+			stopped = g.issueUsers(ctx, reqCtx, &wg, st, profileStage)
+		} else {
+			stopped = g.issue(ctx, reqCtx, &wg, st, profileStage)
+		}
 		// Each stage drains before the next so its statistics are its own.
 		g.drain(ctx, &wg, cancelRequests, stopped)
 		cancelRequests()
@@ -311,7 +320,20 @@ func (g *Generator) issue(ctx, reqCtx context.Context, wg *sync.WaitGroup, st St
 		go func() {
 			defer wg.Done()
 			defer g.release()
-			g.session(reqCtx, conv, st.Phase, stage, intended, slotWait, &budget)
+			pace := func(ti int, _ int64) (int64, int64, bool) {
+				if ti == 0 {
+					return intended, slotWait, true
+				}
+				// Later turns follow the reply, after the turn's think time.
+				if budget.Add(-1) < 0 {
+					return 0, 0, false
+				}
+				if d := conv.Turns[ti].Delay; d > 0 && !sleep(reqCtx, d) {
+					return 0, 0, false
+				}
+				return g.now(), 0, true
+			}
+			g.session(reqCtx, conv, st.Phase, stage, pace)
 		}()
 		if ctx.Err() != nil {
 			return
@@ -320,9 +342,60 @@ func (g *Generator) issue(ctx, reqCtx context.Context, wg *sync.WaitGroup, st St
 	return
 }
 
+// issueUsers runs user-centric load: each user goroutine sends its turns
+// at the plan's slots (or later, when its previous reply and think time end
+// after the slot), one conversation after another, until the stage's count
+// or duration is spent.
+func (g *Generator) issueUsers(ctx, reqCtx context.Context, wg *sync.WaitGroup, st Stage, stage int) (stopped bool) {
+	stageStart := g.now()
+	if st.Duration > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, st.Duration)
+		defer cancel()
+	}
+	var budget atomic.Int64
+	budget.Store(int64(st.Count))
+	if st.Count <= 0 {
+		budget.Store(1 << 62)
+	}
+	plan := st.Users
+	var users sync.WaitGroup
+	for u := range plan.N() {
+		users.Add(1)
+		wg.Add(1)
+		go func() {
+			defer users.Done()
+			defer wg.Done()
+			turns := 0 // the user's turns so far, across its sessions
+			pace := func(_ int, prevEnd int64) (int64, int64, bool) {
+				if budget.Add(-1) < 0 {
+					return 0, 0, false
+				}
+				at := plan.TurnAt(u, 0)
+				if turns > 0 {
+					at = plan.NextTurnAt(u, turns, time.Duration(prevEnd-stageStart))
+				}
+				turns++
+				intended := stageStart + int64(at)
+				// Sleeping on the stage context stops issuing at the duration
+				// or an interrupt; the request itself runs on reqCtx.
+				if wait := time.Duration(intended - g.now()); wait > 0 && !sleep(ctx, wait) {
+					return 0, 0, false
+				}
+				return intended, 0, ctx.Err() == nil
+			}
+			for ctx.Err() == nil && budget.Load() > 0 {
+				g.session(reqCtx, g.pickConversation(st, -1), st.Phase, stage, pace)
+			}
+		}()
+	}
+	users.Wait()
+	return ctx.Err() != nil
+}
+
 func (g *Generator) pickConversation(st Stage, credit int) *datasets.Conversation {
 	n := len(g.ds.Conversations)
-	if st.Conversation != nil {
+	if st.Conversation != nil && credit >= 0 {
 		return &g.ds.Conversations[st.Conversation(credit)%n]
 	}
 	return &g.ds.Conversations[int(g.nextConv.Add(1)-1)%n]

@@ -360,3 +360,80 @@ func TestRequestURL(t *testing.T) {
 		}
 	}
 }
+
+func TestOpenLoopRateKeepsSchedule(t *testing.T) {
+	srv := &streamServer{ttft: time.Millisecond, itl: time.Millisecond, tokens: 2}
+	ts := httptest.NewServer(srv)
+	defer ts.Close()
+	sched, err := schedule.Arrival("constant", 200, 1, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	began := time.Now()
+	s, sink := runOnce(t, ts.URL, chat(true), []Stage{{Schedule: sched, Count: 100}})
+	took := time.Since(began)
+	if s.Run[metrics.RequestCount] != 100 {
+		t.Fatalf("%v ok, errors %+v", s.Run[metrics.RequestCount], s.Errors)
+	}
+	// 100 requests at 200/s: the last is due at 495 ms.
+	if took < 480*time.Millisecond || took > 2*time.Second {
+		t.Errorf("run took %s, want ≈ 0.5 s", took)
+	}
+	for _, r := range sink.recs {
+		if r.IntendedNs == 0 || r.SentNs < r.IntendedNs {
+			t.Fatalf("record sent at %d before its intended %d", r.SentNs, r.IntendedNs)
+		}
+	}
+	if s.SchedulerLag.Count != 100 {
+		t.Errorf("scheduler lag count %d, want 100", s.SchedulerLag.Count)
+	}
+}
+
+func TestUserCentricSessionsCarryHistory(t *testing.T) {
+	srv := &streamServer{ttft: time.Millisecond, itl: time.Millisecond, tokens: 2}
+	ts := httptest.NewServer(srv)
+	defer ts.Close()
+	ds := &datasets.Dataset{Name: "mt"}
+	for i := range 4 {
+		c := datasets.Conversation{ID: fmt.Sprintf("s%d", i)}
+		for k := range 3 {
+			c.Turns = append(c.Turns, datasets.Turn{Text: fmt.Sprintf("s%d turn %d", i, k)})
+		}
+		ds.Conversations = append(ds.Conversations, c)
+	}
+	plan, err := schedule.Users(40, 2, 1, 0, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sink := &collectSink{}
+	col := metrics.NewCollector(metrics.WithSink(sink))
+	g, err := New(ts.URL, chat(true), ds, col)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := g.Run(context.Background(), []Stage{{Users: plan, Count: 12}}); err != nil {
+		t.Fatal(err)
+	}
+	s := col.Close()
+	if s.Run[metrics.RequestCount] != 12 {
+		t.Fatalf("%v ok, errors %+v", s.Run[metrics.RequestCount], s.Errors)
+	}
+	srv.mu.Lock()
+	defer srv.mu.Unlock()
+	longest := 0
+	for _, b := range srv.lastBodies {
+		msgs := b["messages"].([]any)
+		longest = max(longest, len(msgs))
+		if n := len(msgs); n > 1 {
+			if role := msgs[n-2].(map[string]any)["role"]; role != "assistant" {
+				t.Errorf("message before the new turn has role %v, want the assistant's live reply", role)
+			}
+			if c := msgs[n-2].(map[string]any)["content"]; c != " tok0 tok1" {
+				t.Errorf("history carries %q, want the reply the server streamed", c)
+			}
+		}
+	}
+	if longest != 5 {
+		t.Errorf("longest history %d messages, want 5 (third turn: 2 earlier turns and their replies)", longest)
+	}
+}

@@ -11,7 +11,6 @@ import (
 	"net"
 	"net/http"
 	"strings"
-	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -35,24 +34,27 @@ const (
 // maxErrorBody bounds how much of an error response is read.
 const maxErrorBody = 64 << 10
 
+// pacer decides when turn ti of a session is sent: it returns the intended
+// send time and the time spent waiting for a slot, after waiting as needed,
+// or false to end the session. prevEnd is when the previous turn's response
+// ended (0 before the first turn).
+type pacer func(ti int, prevEnd int64) (intended, slotWait int64, ok bool)
+
 // session runs one conversation's turns in order, each turn carrying the
 // earlier turns and the server's live replies.
-func (g *Generator) session(ctx context.Context, conv *datasets.Conversation, phase metrics.Phase, stage int, intended, slotWait int64, budget *atomic.Int64) {
+func (g *Generator) session(ctx context.Context, conv *datasets.Conversation, phase metrics.Phase, stage int, pace pacer) {
 	var history []endpoint.Message
+	var prevEnd int64
 	for ti := range conv.Turns {
 		turn := &conv.Turns[ti]
-		if ti > 0 {
-			if budget.Add(-1) < 0 {
-				return
-			}
-			if turn.Delay > 0 && !sleep(ctx, turn.Delay) {
-				return
-			}
-			intended, slotWait = g.now(), 0
+		intended, slotWait, ok := pace(ti, prevEnd)
+		if !ok {
+			return
 		}
 		rec := g.do(ctx, conv, ti, history, turn, phase, stage, intended)
 		rec.SlotWaitNs = slotWait
 		reply, failed := rec.Text, rec.Err != nil
+		prevEnd = rec.EndNs
 		g.col.Add(rec)
 		if phase == metrics.Profile {
 			g.count(failed)
