@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/surgebench/surge/datasets/tokenizer"
 )
 
 // TestLoadBadInput checks every kind of bad input gives file:line: msg.
@@ -347,4 +348,28 @@ func TestFullTraces(t *testing.T) {
 		t.Errorf("azure: %v", rep.Lines)
 	}
 	t.Log(strings.Join(rep.Lines, "\n"))
+}
+
+// TestDriftLlama3 measures prompt length drift under Llama 3's tokenizer
+// (read from ../shared when present; its licence keeps it out of testdata).
+func TestDriftLlama3(t *testing.T) {
+	t.Parallel()
+	path := filepath.Join("..", "..", "shared", "data", "tokenizers", "llama3", "tokenizer.json")
+	if _, err := os.Stat(path); err != nil {
+		t.Skip("no ../shared/data/tokenizers/llama3")
+	}
+	tok, err := tokenizer.Load(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, _, err := Load(Options{InputFile: "testdata/mooncake_head200.jsonl", CustomDatasetType: TypeMooncake, Tokenizer: tok})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, i := range []int{0, 7, 120} {
+		tr := &d.Conversations[i].Turns[0]
+		if got := len(tok.Encode(tr.Content())); got < tr.InputTokens-1 || got > tr.InputTokens+1 {
+			t.Errorf("row %d: %d tokens, want %d±1", i+1, got, tr.InputTokens)
+		}
+	}
 }
