@@ -11,6 +11,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/charmbracelet/x/term"
 	"github.com/urfave/cli/v2"
 
 	"github.com/surgebench/surge/examples/mockserver"
@@ -75,40 +76,42 @@ func profileCommand(code *int) *cli.Command {
 	return &cli.Command{
 		Name:  "profile",
 		Usage: "run a benchmark against a server (default: the embedded mock server)",
-		Flags: []cli.Flag{
-			&cli.StringFlag{Name: "model", Aliases: []string{"m"}, Value: "mock", Usage: "model name sent in every request"},
-			&cli.StringFlag{Name: "url", Aliases: []string{"u"}, Usage: "server URL, scheme optional (empty or \"mock\": start the embedded mock server)"},
-			&cli.StringFlag{Name: "endpoint-type", Value: "chat", Usage: "chat or completions"},
-			&cli.BoolFlag{Name: "streaming", Usage: "stream responses over SSE (needed for TTFT and ITL)"},
-			&cli.IntFlag{Name: "concurrency", Usage: "requests in flight at once (closed loop; default 1 without --request-rate)"},
-			&cli.Float64Flag{Name: "request-rate", Usage: "requests per second (open loop)"},
-			&cli.IntFlag{Name: "request-count", Usage: "requests to profile (default 10 unless --benchmark-duration is set)"},
-			&cli.Float64Flag{Name: "benchmark-duration", Usage: "stop issuing after this many seconds"},
-			&cli.Float64Flag{Name: "benchmark-grace-period", Value: 30, Usage: "seconds in-flight requests may finish after issuing stops"},
-			&cli.IntFlag{Name: "warmup-request-count", Usage: "requests sent before profiling (reported under warmup_metrics)"},
-			&cli.IntFlag{Name: "isl", Aliases: []string{"synthetic-input-tokens-mean"}, Value: 550, Usage: "synthetic prompt length in tokens (mean)"},
-			&cli.IntFlag{Name: "isl-stddev", Aliases: []string{"synthetic-input-tokens-stddev"}, Usage: "synthetic prompt length standard deviation"},
-			&cli.IntFlag{Name: "osl", Aliases: []string{"output-tokens-mean"}, Usage: "output token cap (mean; 0: no cap)"},
-			&cli.IntFlag{Name: "osl-stddev", Aliases: []string{"output-tokens-stddev"}, Usage: "output token cap standard deviation"},
-			&cli.Uint64Flag{Name: "random-seed", Usage: "seed for prompts and arrival times (same seed, same requests)"},
-			&cli.StringSliceFlag{Name: "extra-inputs", Usage: "extra request body field key:value (JSON values parsed), repeatable"},
-			&cli.StringSliceFlag{Name: "header", Aliases: []string{"H"}, Usage: "extra HTTP header \"Name: value\", repeatable"},
-			&cli.StringFlag{Name: "api-key", EnvVars: []string{"OPENAI_API_KEY"}, Usage: "sent as Authorization: Bearer (never exported or logged)"},
-			&cli.Float64Flag{Name: "request-timeout-seconds", Value: 600, Usage: "per-request limit, the whole stream included"},
-			&cli.StringFlag{Name: "goodput", Usage: "SLOs, e.g. \"time_to_first_token:200 inter_token_latency:20\" (ms)"},
-			&cli.StringFlag{Name: "ui", Value: "none", Usage: "dashboard, simple or none"},
-			&cli.StringFlag{Name: "output-artifact-dir", Usage: "export folder (default artifacts/<model>-<endpoint>-<mode><value>)"},
-		},
+		Flags: profileFlags(),
 		Action: func(cc *cli.Context) error {
 			cfg := profile.Config{
 				Model: cc.String("model"), URL: cc.String("url"), EndpointType: cc.String("endpoint-type"),
-				Streaming: cc.Bool("streaming"), Concurrency: cc.Int("concurrency"), RequestRate: cc.Float64("request-rate"),
+				Streaming: cc.Bool("streaming"),
+
+				Concurrency: cc.String("concurrency"), RequestRate: cc.String("request-rate"),
+				ArrivalPattern: cc.String("arrival-pattern"), Smoothness: cc.Float64("arrival-smoothness"),
+				SmoothnessSet:   cc.IsSet("arrival-smoothness"),
+				ConcurrencyRamp: seconds(cc.Float64("concurrency-ramp-duration")), RateRamp: seconds(cc.Float64("request-rate-ramp-duration")),
+				KneeFactor:    cc.Float64("knee-factor"),
+				FixedSchedule: cc.Bool("fixed-schedule"), AutoOffset: cc.Bool("fixed-schedule-auto-offset"),
+				StartOffset: millis(cc.Float64("fixed-schedule-start-offset")), EndOffset: millis(cc.Float64("fixed-schedule-end-offset")),
+				UserCentricRate: cc.Float64("user-centric-rate"), NumUsers: cc.Int("num-users"),
+				TurnDelayMean: millis(cc.Float64("conversation-turn-delay-mean")), TurnDelayStd: millis(cc.Float64("conversation-turn-delay-stddev")),
+
 				RequestCount: cc.Int("request-count"), Duration: seconds(cc.Float64("benchmark-duration")),
 				Grace: seconds(cc.Float64("benchmark-grace-period")), WarmupCount: cc.Int("warmup-request-count"),
+				FailedThreshold: cc.Float64("failed-request-threshold"),
+
+				InputFile: cc.String("input-file"), CustomDatasetType: cc.String("custom-dataset-type"),
+				PublicDataset: cc.String("public-dataset"), ISLBlockSize: cc.Int("isl-block-size"),
 				ISL: cc.Int("isl"), ISLStddev: cc.Int("isl-stddev"), OSL: cc.Int("osl"), OSLStddev: cc.Int("osl-stddev"),
-				Seed: cc.Uint64("random-seed"), ExtraInputs: cc.StringSlice("extra-inputs"), Headers: cc.StringSlice("header"),
+				PrefixPoolSize: cc.Int("prompt-prefix-pool-size"), PrefixLength: cc.Int("prompt-prefix-length"),
+				SharedSystemPromptLength: cc.Int("shared-system-prompt-length"),
+				Tokenizer:                cc.String("tokenizer"), Seed: cc.Uint64("random-seed"),
+
+				ExtraInputs: cc.StringSlice("extra-inputs"), Headers: cc.StringSlice("header"),
 				APIKey: cc.String("api-key"), Timeout: seconds(cc.Float64("request-timeout-seconds")), Goodput: cc.String("goodput"),
-				UI: cc.String("ui"), ArtifactDir: cc.String("output-artifact-dir"), Version: version,
+
+				NoGPUTelemetry: cc.Bool("no-gpu-telemetry"), GPUTelemetryURLs: cc.StringSlice("gpu-telemetry"),
+				GPUInterval:       seconds(cc.Float64("gpu-telemetry-interval")),
+				ServerMetricsURLs: cc.StringSlice("server-metrics"), NoServerMetrics: cc.Bool("no-server-metrics"),
+
+				UI: cc.String("ui"), StdoutTTY: term.IsTerminal(os.Stdout.Fd()),
+				ArtifactDir: cc.String("output-artifact-dir"), Version: version,
 			}
 			ctx, stop := signal.NotifyContext(cc.Context, os.Interrupt, syscall.SIGTERM)
 			defer stop()
@@ -128,6 +131,8 @@ func profileCommand(code *int) *cli.Command {
 }
 
 func seconds(s float64) time.Duration { return time.Duration(s * float64(time.Second)) }
+
+func millis(ms float64) time.Duration { return time.Duration(ms * float64(time.Millisecond)) }
 
 func mockServerCommand() *cli.Command {
 	return &cli.Command{

@@ -17,10 +17,10 @@ type errKey struct {
 type aggregate struct {
 	dists map[Tag]*dist
 
-	count, errors, good int64
-	firstSent, lastEnd  int64
-	inputTokens         float64
-	outputTokens        float64
+	count, errors, good          int64
+	firstSent, lastSent, lastEnd int64
+	inputTokens                  float64
+	outputTokens                 float64
 
 	errs    map[errKey]int64
 	sources map[string]int64
@@ -50,6 +50,7 @@ func (a *aggregate) add(r *Record, v *Values, good bool) {
 	if a.firstSent == 0 || r.SentNs < a.firstSent {
 		a.firstSent = r.SentNs
 	}
+	a.lastSent = max(a.lastSent, r.SentNs)
 	if r.EndNs > a.lastEnd {
 		a.lastEnd = r.EndNs
 	}
@@ -63,7 +64,8 @@ func (a *aggregate) add(r *Record, v *Values, good bool) {
 		a.good++
 	}
 	for _, d := range RequestDefs {
-		if d.Tag == ICL {
+		if d.Tag == ICL || d.Tag == ReasoningTokens && !(v.Reasoning > 0) {
+			// Reasoning counts describe reasoning answers only (as AIPerf).
 			continue
 		}
 		if x := v.Get(d.Tag); !math.IsNaN(x) {
@@ -101,6 +103,7 @@ func (a *aggregate) merge(o *aggregate) {
 		a.firstSent = o.firstSent
 	}
 	a.lastEnd = max(a.lastEnd, o.lastEnd)
+	a.lastSent = max(a.lastSent, o.lastSent)
 	a.inputTokens += o.inputTokens
 	a.outputTokens += o.outputTokens
 	for k, n := range o.errs {
@@ -111,6 +114,16 @@ func (a *aggregate) merge(o *aggregate) {
 	}
 	a.usageOSL += o.usageOSL
 	a.tokenizerOSL += o.tokenizerOSL
+}
+
+// sendRate is the achieved issue rate: requests sent per second between
+// the first and the last send.
+func (a *aggregate) sendRate() float64 {
+	n := a.count + a.errors
+	if n < 2 || a.lastSent <= a.firstSent {
+		return 0
+	}
+	return float64(n-1) / (float64(a.lastSent-a.firstSent) / 1e9)
 }
 
 // durationSec is AIPerf's benchmark_duration: last response minus first

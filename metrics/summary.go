@@ -35,6 +35,12 @@ type Summary struct {
 	Warnings []string
 	// StartNs and EndNs bound the profile phase (first send, last response).
 	StartNs, EndNs int64
+	// SendRate is the achieved issue rate (requests/s between the first and
+	// the last send), for comparison with a --request-rate target.
+	SendRate float64
+	// Knee and Operating index Stages: the first stage past the knee and
+	// the recommended operating point before it (-1: none).
+	Knee, Operating int
 }
 
 // LagWarnMs is the scheduler-lag p99 above which a run is flagged.
@@ -79,7 +85,8 @@ func (c *Collector) summarize() *Summary {
 }
 
 func summaryOf(a *aggregate) *Summary {
-	s := &Summary{Metrics: map[Tag]Distribution{}, Run: map[Tag]float64{}, StartNs: a.firstSent, EndNs: a.lastEnd}
+	s := &Summary{Metrics: map[Tag]Distribution{}, Run: map[Tag]float64{}, StartNs: a.firstSent, EndNs: a.lastEnd,
+		SendRate: a.sendRate(), Knee: -1, Operating: -1}
 	for _, d := range RequestDefs {
 		if x := a.dists[d.Tag]; x != nil && x.n > 0 {
 			s.Metrics[d.Tag] = x.distribution(d.Unit)

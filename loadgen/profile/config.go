@@ -5,30 +5,55 @@ package profile
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
 	"net/http"
 	"strings"
 	"time"
 )
 
-// Config is everything `surge profile` was asked to do.
+// Config is everything `surge profile` was asked to do. Flag names are in
+// the comments; durations are already converted from the flags' units.
 type Config struct {
-	Model        string
-	URL          string // "" or "mock": start the embedded mock server
-	EndpointType string
-	Streaming    bool
+	Model        string // --model
+	URL          string // --url; "" or "mock": start the embedded mock server
+	EndpointType string // --endpoint-type
+	Streaming    bool   // --streaming
 
-	Concurrency    int
-	RequestRate    float64
-	ArrivalPattern string
-	Smoothness     float64
-	RequestCount   int
-	Duration       time.Duration
-	Grace          time.Duration
-	WarmupCount    int
+	// Concurrency and RequestRate are single values or stage lists
+	// ("1,2,4,8"); at most one of them may list several stages (a sweep).
+	Concurrency     string  // --concurrency
+	RequestRate     string  // --request-rate
+	ArrivalPattern  string  // --arrival-pattern
+	Smoothness      float64 // --arrival-smoothness
+	SmoothnessSet   bool
+	ConcurrencyRamp time.Duration // --concurrency-ramp-duration
+	RateRamp        time.Duration // --request-rate-ramp-duration
+	KneeFactor      float64       // --knee-factor
 
-	ISL, ISLStddev, OSL, OSLStddev int
+	FixedSchedule bool          // --fixed-schedule
+	AutoOffset    bool          // --fixed-schedule-auto-offset
+	StartOffset   time.Duration // --fixed-schedule-start-offset
+	EndOffset     time.Duration // --fixed-schedule-end-offset (0: none)
+
+	UserCentricRate float64       // --user-centric-rate
+	NumUsers        int           // --num-users
+	TurnDelayMean   time.Duration // --conversation-turn-delay-mean
+	TurnDelayStd    time.Duration // --conversation-turn-delay-stddev
+
+	RequestCount    int           // --request-count
+	Duration        time.Duration // --benchmark-duration
+	Grace           time.Duration // --benchmark-grace-period
+	WarmupCount     int           // --warmup-request-count
+	FailedThreshold float64       // --failed-request-threshold (0: off)
+
+	InputFile         string // --input-file
+	CustomDatasetType string // --custom-dataset-type
+	PublicDataset     string // --public-dataset
+	ISLBlockSize      int    // --isl-block-size
+
+	ISL, ISLStddev, OSL, OSLStddev int // --isl, --isl-stddev, --osl, --osl-stddev
+	PrefixPoolSize, PrefixLength   int // --prompt-prefix-pool-size, --prompt-prefix-length
+	SharedSystemPromptLength       int // --shared-system-prompt-length
 	Tokenizer                      string
 	Seed                           uint64
 
@@ -38,8 +63,15 @@ type Config struct {
 	Timeout     time.Duration
 	Goodput     string
 
-	UI          string
-	ArtifactDir string
+	NoGPUTelemetry    bool          // --no-gpu-telemetry
+	GPUTelemetryURLs  []string      // --gpu-telemetry (DCGM exporters)
+	GPUInterval       time.Duration // --gpu-telemetry-interval
+	ServerMetricsURLs []string      // --server-metrics (default: the target's /metrics)
+	NoServerMetrics   bool          // --no-server-metrics
+
+	UI          string // --ui
+	StdoutTTY   bool   // whether stdout is a terminal (picks the default UI)
+	ArtifactDir string // --output-artifact-dir
 
 	// Version is surge's version for the exports.
 	Version string
@@ -150,14 +182,36 @@ func (c *Config) inputConfig(headers http.Header) map[string]any {
 	return map[string]any{
 		"model": c.Model, "url": c.URL, "endpoint_type": c.EndpointType, "streaming": c.Streaming,
 		"concurrency": c.Concurrency, "request_rate": c.RequestRate, "arrival_pattern": c.ArrivalPattern,
-		"arrival_smoothness": c.Smoothness, "request_count": c.RequestCount,
-		"benchmark_duration": c.Duration.Seconds(), "benchmark_grace_period": c.Grace.Seconds(),
-		"warmup_request_count": c.WarmupCount,
-		"isl":                  c.ISL, "isl_stddev": c.ISLStddev, "osl": c.OSL, "osl_stddev": c.OSLStddev,
-		"tokenizer": c.Tokenizer, "random_seed": c.Seed, "extra_inputs": c.ExtraInputs,
+		"arrival_smoothness": c.Smoothness, "concurrency_ramp_duration": c.ConcurrencyRamp.Seconds(),
+		"request_rate_ramp_duration": c.RateRamp.Seconds(), "knee_factor": c.KneeFactor,
+		"fixed_schedule": c.FixedSchedule, "fixed_schedule_auto_offset": c.AutoOffset,
+		"fixed_schedule_start_offset": c.StartOffset.Milliseconds(), "fixed_schedule_end_offset": c.EndOffset.Milliseconds(),
+		"user_centric_rate": c.UserCentricRate, "num_users": c.NumUsers,
+		"conversation_turn_delay_mean": c.TurnDelayMean.Milliseconds(), "conversation_turn_delay_stddev": c.TurnDelayStd.Milliseconds(),
+		"request_count": c.RequestCount, "benchmark_duration": c.Duration.Seconds(),
+		"benchmark_grace_period": c.Grace.Seconds(), "warmup_request_count": c.WarmupCount,
+		"failed_request_threshold": c.FailedThreshold,
+		"input_file":               c.InputFile, "custom_dataset_type": c.CustomDatasetType, "public_dataset": c.PublicDataset,
+		"isl_block_size": c.ISLBlockSize,
+		"isl":            c.ISL, "isl_stddev": c.ISLStddev, "osl": c.OSL, "osl_stddev": c.OSLStddev,
+		"prompt_prefix_pool_size": c.PrefixPoolSize, "prompt_prefix_length": c.PrefixLength,
+		"shared_system_prompt_length": c.SharedSystemPromptLength,
+		"tokenizer":                   c.Tokenizer, "random_seed": c.Seed, "extra_inputs": redactExtras(c.ExtraInputs),
 		"headers": hs, "api_key": key, "request_timeout_seconds": c.Timeout.Seconds(),
-		"goodput": c.Goodput, "ui": c.UI, "output_artifact_dir": c.ArtifactDir,
+		"goodput": c.Goodput, "no_gpu_telemetry": c.NoGPUTelemetry, "gpu_telemetry": c.GPUTelemetryURLs,
+		"gpu_telemetry_interval": c.GPUInterval.Seconds(), "server_metrics": c.ServerMetricsURLs,
+		"ui": c.UI, "output_artifact_dir": c.ArtifactDir,
 	}
 }
 
-var errNoRequests = errors.New("no requests to send")
+// redactExtras hides --extra-inputs values whose key looks like a secret.
+func redactExtras(items []string) []string {
+	out := make([]string, len(items))
+	for i, it := range items {
+		if k, _, ok := strings.Cut(it, ":"); ok && !strings.HasPrefix(strings.TrimSpace(it), "{") && IsSecretHeader(k) {
+			it = k + ":" + Redacted
+		}
+		out[i] = it
+	}
+	return out
+}

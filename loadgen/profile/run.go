@@ -13,13 +13,13 @@ import (
 	"strings"
 	"time"
 
-	"github.com/surgebench/surge/datasets"
 	"github.com/surgebench/surge/examples/mockserver"
 	"github.com/surgebench/surge/loadgen"
 	"github.com/surgebench/surge/loadgen/endpoint"
 	"github.com/surgebench/surge/loadgen/schedule"
 	"github.com/surgebench/surge/metrics"
 	"github.com/surgebench/surge/metrics/export"
+	"github.com/surgebench/surge/tui"
 )
 
 // Result is how a run ended.
@@ -27,6 +27,8 @@ type Result struct {
 	Summary   *metrics.Summary
 	Dir       string
 	Cancelled bool
+	// Aborted is set when --failed-request-threshold stopped the run.
+	Aborted bool
 }
 
 // AllFailed reports whether the run completed without one successful
@@ -45,7 +47,7 @@ const (
 
 // Run benchmarks the configured target. Cancelling ctx stops issuing; the
 // run then drains within the grace period and still writes every export.
-// Messages for the user go to out (summary) and log (progress, notices).
+// The summary goes to out; notices and progress go to log.
 func Run(ctx context.Context, c Config, out, log io.Writer) (*Result, error) {
 	kind, err := endpoint.ParseKind(c.EndpointType)
 	if err != nil {
@@ -53,6 +55,10 @@ func Run(ctx context.Context, c Config, out, log io.Writer) (*Result, error) {
 	}
 	if err := c.validate(); err != nil {
 		return nil, err
+	}
+	uiMode, err := tui.ParseMode(c.UI, c.StdoutTTY)
+	if err != nil {
+		return nil, &UsageError{err}
 	}
 	extra, err := ParseExtraInputs(c.ExtraInputs)
 	if err != nil {
@@ -69,6 +75,25 @@ func Run(ctx context.Context, c Config, out, log io.Writer) (*Result, error) {
 	if err != nil {
 		return nil, &UsageError{err}
 	}
+	builder, counter, err := c.loadTokenizer()
+	if err != nil {
+		return nil, err
+	}
+	// Synthetic prompts: one per request of every stage (sessions reuse them
+	// round-robin when a duration, not a count, bounds the run).
+	concs, _, err := c.parseLoad()
+	if err != nil {
+		return nil, err
+	}
+	need := max(c.RequestCount, defaultRequestCount) * max(len(concs), 1)
+	ds, err := c.loadDataset(builder, c.WarmupCount+max(need, 1), log)
+	if err != nil {
+		return nil, err
+	}
+	p, err := c.plan(ds)
+	if err != nil {
+		return nil, err
+	}
 
 	target := c.URL
 	if target == "" || target == "mock" {
@@ -81,20 +106,9 @@ func Run(ctx context.Context, c Config, out, log io.Writer) (*Result, error) {
 		fmt.Fprintf(log, "no --url given: benchmarking the embedded mock server at %s (TTFT 20ms, ITL 5ms)\n", target)
 	}
 
-	count := c.RequestCount
-	if count <= 0 {
-		count = 10
-	}
-	ds, err := datasets.Synthetic(datasets.SyntheticOptions{
-		Count: c.WarmupCount + count, ISL: c.ISL, ISLStddev: c.ISLStddev, OSL: c.OSL, OSLStddev: c.OSLStddev, Seed: c.Seed,
-	})
-	if err != nil {
-		return nil, &UsageError{err}
-	}
-
 	dir := c.ArtifactDir
 	if dir == "" {
-		dir = DefaultArtifactDir(c.Model, string(kind), c.Concurrency, c.RequestRate)
+		dir = DefaultArtifactDir(c.Model, string(kind), p.dirMode())
 	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, fmt.Errorf("--output-artifact-dir: %w", err)
@@ -114,46 +128,152 @@ func Run(ctx context.Context, c Config, out, log io.Writer) (*Result, error) {
 	clock := func() int64 { return int64(time.Since(start)) }
 	jsonl := export.NewJSONL(jsonlFile, start)
 	inputs := export.NewInputs(inputsFile)
-	col := metrics.NewCollector(metrics.WithClock(clock), metrics.WithGoodput(slos), metrics.WithSink(jsonl))
+	colOpts := []metrics.Option{metrics.WithClock(clock), metrics.WithGoodput(slos), metrics.WithSink(jsonl)}
+	if counter != nil {
+		colOpts = append(colOpts, metrics.WithTokenizer(counter))
+	}
+	if len(p.values) > 1 {
+		colOpts = append(colOpts, metrics.WithStages(p.mode, p.values))
+	}
+	col := metrics.NewCollector(colOpts...)
 	ep := &endpoint.Endpoint{Kind: kind, Model: c.Model, Streaming: c.Streaming, Extra: extra}
-	gen, err := loadgen.New(target, ep, ds, col,
+	genOpts := []loadgen.Option{
 		loadgen.WithStart(start),
 		loadgen.WithHeaders(headers),
 		loadgen.WithRequestTimeout(c.Timeout),
 		loadgen.WithGracePeriod(c.Grace),
-		loadgen.WithClient(&http.Client{Transport: loadgen.NewTransport(c.Concurrency)}),
+		loadgen.WithClient(&http.Client{Transport: loadgen.NewTransport(maxInt(concs))}),
 		loadgen.WithBodyHook(inputs.Add),
-	)
+	}
+	if c.FailedThreshold > 0 {
+		genOpts = append(genOpts, loadgen.WithFailureThreshold(c.FailedThreshold, max(maxInt(concs), 10)))
+	}
+	gen, err := loadgen.New(target, ep, ds, col, genOpts...)
 	if err != nil {
 		col.Close()
 		return nil, &UsageError{err}
 	}
 
-	stages := c.stages(count)
-	progress := startProgress(ctx, c.UI, log, col, count)
-	runErr := gen.Run(ctx, stages)
-	summary := col.Close()
-	progress.stop()
-	end := time.Now()
-	res := &Result{Summary: summary, Dir: dir, Cancelled: ctx.Err() != nil}
+	logw := &heldLog{w: log}
+	if uiMode == tui.ModeDashboard {
+		logw.hold()
+	}
+	tel, err := c.startTelemetry(ctx, target, dir, start, col, logw)
+	if err != nil {
+		col.Close()
+		return nil, err
+	}
 
-	var errs []error
-	errs = append(errs, runErr, jsonl.Err(), inputs.Close())
+	runCtx, stopIssuing := context.WithCancel(ctx)
+	defer stopIssuing()
+	info := tui.Info{Model: c.Model, URL: target, Endpoint: string(kind), Mode: p.mode,
+		Target: p.targetLabel(), TotalRequests: p.total, Duration: c.Duration}
+	if len(p.values) > 1 {
+		info.Stages = p.values
+	}
+	var runErr error
+	uiErr := present(ctx, uiMode, info, col, log, stopIssuing, func() { runErr = gen.Run(runCtx, p.stages) })
+	telData, telErr := tel.stop()
+	summary := col.Close()
+	logw.release()
+	end := time.Now()
+
+	res := &Result{Summary: summary, Dir: dir, Cancelled: runCtx.Err() != nil && !errors.Is(runErr, loadgen.ErrFailureThreshold)}
+	res.Aborted = errors.Is(runErr, loadgen.ErrFailureThreshold)
+	c.judge(summary, p)
+
 	run := export.Run{
-		SurgeVersion: c.Version, Start: start, End: end, WasCancelled: res.Cancelled,
+		SurgeVersion: c.Version, Start: start, End: end, WasCancelled: res.Cancelled || res.Aborted,
 		InputConfig: c.inputConfig(headers),
-		RunInfo:     map[string]any{"target_url": target, "endpoint": kind.Path(), "dataset": ds.Name, "conversations": len(ds.Conversations)},
+		RunInfo: map[string]any{"target_url": target, "endpoint": kind.Path(), "dataset": ds.Name,
+			"conversations": len(ds.Conversations), "mode": p.mode, "stage_values": p.values},
+		Extra: map[string]float64{},
+	}
+	if telData != nil {
+		run.Telemetry = telData
+		if j, ok := tel.col.EnergyJoules(); ok && j > 0 {
+			if toks := summary.Run[metrics.TotalOutputTokens]; toks > 0 {
+				run.Extra["output_tokens_per_joule"] = toks / j
+				run.Extra["energy_per_output_token"] = j / toks
+			}
+		}
+	}
+	errs := []error{uiErr, jsonl.Err(), inputs.Close(), telErr}
+	if runErr != nil && !res.Aborted {
+		errs = append(errs, runErr)
 	}
 	errs = append(errs, writeFile(filepath.Join(dir, FileJSON), func(w io.Writer) error { return export.JSON(w, summary, run) }))
 	errs = append(errs, writeFile(filepath.Join(dir, FileCSV), func(w io.Writer) error { return export.CSV(w, summary) }))
 
-	title := fmt.Sprintf("surge profile: %s @ %s (%s)", c.Model, target, kind)
+	title := fmt.Sprintf("surge profile: %s @ %s (%s, %s %s)", c.Model, target, kind, p.mode, p.targetLabel())
 	export.Console(out, title, summary)
+	if res.Aborted {
+		fmt.Fprintf(out, "\nstopped early: %v (--failed-request-threshold %g)\n", runErr, c.FailedThreshold)
+	}
 	fmt.Fprintf(out, "\nExports in %s:\n", dir)
-	for _, f := range []string{FileJSON, FileCSV, FileJSONL, FileInputs} {
+	files := []string{FileJSON, FileCSV, FileJSONL, FileInputs}
+	for _, f := range []string{FileGPUTelemetry, FileServerMetrics} {
+		if _, err := os.Stat(filepath.Join(dir, f)); err == nil {
+			files = append(files, f)
+		}
+	}
+	for _, f := range files {
 		fmt.Fprintf(out, "  %s\n", filepath.Join(dir, f))
 	}
+	if res.Aborted {
+		return res, runErr
+	}
 	return res, errors.Join(errs...)
+}
+
+// judge marks the knee of a sweep and adds the warnings the schedule
+// earns: an achieved rate under 95% of the target.
+func (c *Config) judge(s *metrics.Summary, p *plan) {
+	if len(s.Stages) > 1 {
+		pts := make([]schedule.StagePoint, len(s.Stages))
+		for i, st := range s.Stages {
+			pts[i] = schedule.StagePoint{Value: st.Value, P95TTFTms: st.TTFT.P95, Throughput: st.OutputTokenThroughput}
+			if st.TTFT.Count == 0 {
+				// Non-streamed sweeps judge by latency.
+				pts[i].P95TTFTms = st.Latency.P95
+			}
+		}
+		s.Knee, s.Operating = schedule.Knee(pts, c.KneeFactor)
+		if s.Knee >= 0 {
+			s.Stages[s.Knee].Knee = true
+			s.Warnings = append(s.Warnings, fmt.Sprintf(
+				"knee at %s %g: p95 TTFT rose more than %g× over the first stage while throughput gained < 10%%; recommended operating point: %s %g",
+				p.mode, s.Stages[s.Knee].Value, kneeFactor(c.KneeFactor), p.mode, s.Stages[s.Operating].Value))
+		}
+	}
+	if p.target > 0 && len(p.values) == 1 && c.RateRamp == 0 && s.SendRate > 0 && s.SendRate < 0.95*p.target {
+		s.Warnings = append(s.Warnings, fmt.Sprintf(
+			"achieved request rate %.2f/s is %.1f%% of the --request-rate target %g/s", s.SendRate, 100*s.SendRate/p.target, p.target))
+	}
+}
+
+func kneeFactor(f float64) float64 {
+	if f > 0 {
+		return f
+	}
+	return schedule.DefaultKneeFactor
+}
+
+// targetLabel is the mode's value as shown to people: "8", "1,2,4".
+func (p *plan) targetLabel() string {
+	parts := make([]string, len(p.values))
+	for i, v := range p.values {
+		parts[i] = strconv.FormatFloat(v, 'f', -1, 64)
+	}
+	return strings.Join(parts, ",")
+}
+
+func maxInt(xs []int) int {
+	m := 0
+	for _, x := range xs {
+		m = max(m, x)
+	}
+	return m
 }
 
 func writeFile(path string, write func(io.Writer) error) error {
@@ -172,16 +292,14 @@ func (c *Config) validate() error {
 	switch {
 	case c.Model == "":
 		return usagef("--model is required (the model name the server serves)")
-	case c.Concurrency < 0:
-		return usagef("--concurrency must be ≥ 1, got %d", c.Concurrency)
-	case c.RequestRate < 0:
-		return usagef("--request-rate must be > 0, got %g", c.RequestRate)
 	case c.RequestCount < 0:
 		return usagef("--request-count must be ≥ 1, got %d", c.RequestCount)
 	case c.WarmupCount < 0:
 		return usagef("--warmup-request-count must be ≥ 0, got %d", c.WarmupCount)
 	case c.Duration < 0:
 		return usagef("--benchmark-duration must be > 0, got %s", c.Duration)
+	case c.Grace < 0:
+		return usagef("--benchmark-grace-period must be ≥ 0, got %s", c.Grace)
 	case c.Timeout <= 0:
 		return usagef("--request-timeout-seconds must be > 0")
 	case c.ISL <= 0:
@@ -190,39 +308,22 @@ func (c *Config) validate() error {
 		return usagef("--osl must be ≥ 0, got %d", c.OSL)
 	case c.ISLStddev < 0 || c.OSLStddev < 0:
 		return usagef("--isl-stddev and --osl-stddev must be ≥ 0")
+	case c.FailedThreshold < 0 || c.FailedThreshold > 1:
+		return usagef("--failed-request-threshold must be between 0 and 1, got %g", c.FailedThreshold)
+	case c.KneeFactor < 0:
+		return usagef("--knee-factor must be > 1, got %g", c.KneeFactor)
+	case c.NumUsers > 0 && c.UserCentricRate <= 0:
+		return usagef("--num-users needs --user-centric-rate (the users' combined requests per second)")
+	case c.GPUInterval < 0:
+		return usagef("--gpu-telemetry-interval must be > 0")
 	}
 	return nil
-}
-
-// stages builds the warmup and profile stages.
-func (c *Config) stages(count int) []loadgen.Stage {
-	limit := schedule.Constant(c.Concurrency)
-	if c.Concurrency == 0 && c.RequestRate == 0 {
-		limit = schedule.Constant(1)
-	}
-	var st []loadgen.Stage
-	if c.WarmupCount > 0 {
-		st = append(st, loadgen.Stage{Phase: metrics.Warmup, Limit: limit, Count: c.WarmupCount})
-	}
-	p := loadgen.Stage{Phase: metrics.Profile, Limit: limit, Count: count, Duration: c.Duration}
-	if c.Duration > 0 && c.RequestCount == 0 {
-		p.Count = 0 // the duration alone ends the run
-	}
-	st = append(st, p)
-	return st
 }
 
 var unsafeChars = regexp.MustCompile(`[^A-Za-z0-9._-]+`)
 
 // DefaultArtifactDir is artifacts/<model>-<endpoint>-<mode><value>.
-func DefaultArtifactDir(model, kind string, concurrency int, rate float64) string {
-	mode := "concurrency" + strconv.Itoa(max(concurrency, 1))
-	if rate > 0 {
-		mode = "request_rate" + strconv.FormatFloat(rate, 'f', -1, 64)
-		if concurrency > 0 {
-			mode += "-concurrency" + strconv.Itoa(concurrency)
-		}
-	}
+func DefaultArtifactDir(model, kind, mode string) string {
 	name := strings.Trim(unsafeChars.ReplaceAllString(model, "_"), "_")
 	return filepath.Join("artifacts", fmt.Sprintf("%s-%s-%s", name, kind, mode))
 }
