@@ -196,8 +196,8 @@ func TestRunEveryRequestFailed(t *testing.T) {
 
 func TestRunFailureThresholdAbortsEarly(t *testing.T) {
 	t.Parallel()
-	// Two requests in three fail: above a 0.5 threshold as soon as the
-	// minimum of max(concurrency, 10) records is reached.
+	// Every request fails: above a 0.5 threshold as soon as the minimum of
+	// max(concurrency, 10) records is reached.
 	srv := &e2eServer{tokens: 2, failEvery: 1}
 	ts := httptest.NewServer(srv)
 	defer ts.Close()
