@@ -176,7 +176,7 @@ func (c *Collector) Snapshot() Snapshot {
 	snap := Snapshot{
 		Elapsed:     time.Duration(now),
 		Phase:       Phase(c.phase.Load()),
-		Started:     c.started[Profile].Load() + c.started[Warmup].Load(),
+		Started:     c.started[Profile].Load(),
 		Concurrency: int(c.limit.Load()),
 		Stage:       int(c.stage.Load()),
 		Run:         map[string]Quantiles{},
@@ -188,8 +188,10 @@ func (c *Collector) Snapshot() Snapshot {
 	reqPerSec := map[int64]int64{}
 	lag := newDist()
 	stages := map[int]*aggregate{}
+	var finishedAll int64
 	for i, v := range views {
 		snap.Finished += v.finished
+		finishedAll += v.finishedAll
 		snap.Failed += v.failed
 		snap.ReasoningSeen = snap.ReasoningSeen || c.shards[i].reasoning.Load()
 		for t, d := range v.run {
@@ -215,7 +217,7 @@ func (c *Collector) Snapshot() Snapshot {
 			stages[i].merge(a)
 		}
 	}
-	snap.InFlight = snap.Started - snap.Finished
+	snap.InFlight = c.started[Profile].Load() + c.started[Warmup].Load() - finishedAll
 	for t, d := range run {
 		snap.Run[string(t)] = d.quantiles()
 	}

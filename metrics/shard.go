@@ -51,7 +51,8 @@ type shard struct {
 	recent   []sample
 	// finishedBySec counts completions per second for the timeline.
 	finishedBySec map[int64]int64
-	finished      int64
+	finished      int64 // profile phase
+	finishedAll   int64 // every phase, for the in-flight count
 	failed        int64
 	errTypes      map[string]int64
 
@@ -101,6 +102,7 @@ func (s *shard) record(r *Record) {
 		good = Good(&v, s.c.slos)
 	}
 	s.agg(aggKey{r.Phase, r.Stage}).add(r, &v, good)
+	s.finishedAll++
 	for _, sink := range s.c.sinks {
 		sink.WriteRecord(r, &v, good)
 	}
@@ -127,14 +129,15 @@ func (s *shard) record(r *Record) {
 // view is a shard's contribution to a snapshot: copies, never references
 // to state the shard goroutine keeps changing.
 type view struct {
-	run       map[Tag]*dist
-	lag       *dist
-	window    map[Tag][]float64
-	reqPerSec map[int64]int64
-	errors    map[string]int64
-	stages    map[int]*aggregate
-	finished  int64
-	failed    int64
+	run         map[Tag]*dist
+	lag         *dist
+	window      map[Tag][]float64
+	reqPerSec   map[int64]int64
+	errors      map[string]int64
+	stages      map[int]*aggregate
+	finished    int64
+	finishedAll int64
+	failed      int64
 }
 
 func (s *shard) view(now int64) *view {
@@ -143,7 +146,7 @@ func (s *shard) view(now int64) *view {
 		reqPerSec: make(map[int64]int64, len(s.finishedBySec)),
 		errors:    make(map[string]int64, len(s.errTypes)),
 		stages:    map[int]*aggregate{},
-		finished:  s.finished, failed: s.failed,
+		finished:  s.finished, finishedAll: s.finishedAll, failed: s.failed,
 	}
 	v.run[TTFT] = s.liveTTFT.clone()
 	for k, a := range s.aggs {

@@ -72,8 +72,9 @@ type Snapshot struct {
 	// Phase is the phase being issued now.
 	Phase Phase
 
-	// Started counts requests sent, Finished those that completed (success
-	// or failure), Failed the failures; InFlight = Started - Finished.
+	// Started counts profile requests sent, Finished those that completed
+	// (success or failure), Failed the failures; InFlight counts requests of
+	// any phase on the wire now.
 	Started  int64
 	Finished int64
 	Failed   int64

@@ -45,6 +45,7 @@ func JSON(w io.Writer, s *metrics.Summary, run Run) error {
 	o.set("scheduler_lag", s.SchedulerLag)
 	if s.Stages != nil {
 		o.set("stages", s.Stages)
+		o.set("knee", kneeOf(s))
 	}
 	if s.Warmup != nil {
 		w := newObject()
@@ -62,6 +63,19 @@ func JSON(w io.Writer, s *metrics.Summary, run Run) error {
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
 	return enc.Encode(o)
+}
+
+// kneeOf reports a sweep's knee and recommended operating point (null
+// when the sweep never saturated).
+func kneeOf(s *metrics.Summary) any {
+	if s.Knee < 0 || s.Knee >= len(s.Stages) || s.Operating < 0 {
+		return nil
+	}
+	k, op := s.Stages[s.Knee], s.Stages[s.Operating]
+	return map[string]any{
+		"mode": k.Mode, "knee_stage": k.Index, "knee_value": k.Value,
+		"recommended_stage": op.Index, "recommended_value": op.Value,
+	}
 }
 
 func nonNil(s []string) []string {

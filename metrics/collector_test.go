@@ -1,0 +1,53 @@
+package metrics
+
+import (
+	"testing"
+	"time"
+)
+
+func TestSnapshotIsLive(t *testing.T) {
+	t.Parallel()
+	var now int64 = int64(5 * time.Second)
+	c := NewCollector(WithShards(2), WithClock(func() int64 { return now }), WithStages("concurrency", []float64{1, 2}))
+	c.SetStage(0)
+	c.Started(Warmup)
+	for i := range 4 {
+		c.Started(Profile)
+		// A long generation's first token shows up before it finishes.
+		c.FirstToken(int64(i), Profile, int64(20+i)*int64(time.Millisecond))
+		c.Tokens(int64(i), int64(3*time.Second), 10)
+	}
+	s := c.Snapshot()
+	if s.Started != 4 || s.Finished != 0 || s.InFlight != 5 {
+		t.Errorf("started/finished/in-flight %d/%d/%d, want 4/0/5 (warmup in flight too)", s.Started, s.Finished, s.InFlight)
+	}
+	if q := s.Run[string(TTFT)]; q.Count != 4 || q.P50 < 20 || q.P50 > 23 {
+		t.Errorf("live TTFT %+v, want 4 samples of 20–23 ms before any request finished", q)
+	}
+	if w := s.Window[string(TTFT)]; w.Count != 4 {
+		t.Errorf("window TTFT %+v, want the 4 first tokens", w)
+	}
+	if len(s.Timeline) != 5 || s.Timeline[3].OutputTokens != 40 || s.OutputTokens != 40 {
+		t.Errorf("timeline %+v / %d tokens, want 40 tokens in second 3", s.Timeline, s.OutputTokens)
+	}
+	for i := range 4 {
+		c.Add(&Record{Index: int64(i), Phase: Profile, Stage: 0, SentNs: int64(time.Second), EndNs: int64(4 * time.Second),
+			Streamed: true, TokenNs: []int64{int64(time.Second) + int64(20+i)*int64(time.Millisecond), int64(4 * time.Second)}})
+	}
+	c.Add(&Record{Index: 9, Phase: Profile, Stage: 0, SentNs: 1, EndNs: 2, Err: &Error{Type: "timeout"}})
+	c.SetStage(1)
+	s = c.Snapshot()
+	if s.Finished != 5 || s.Failed != 1 || s.Errors["timeout"] != 1 {
+		t.Errorf("finished/failed/errors %d/%d/%v", s.Finished, s.Failed, s.Errors)
+	}
+	if len(s.Stages) != 1 || s.Stages[0].RequestCount != 4 || s.Stages[0].Value != 1 || s.Stages[0].ErrorRequestCount != 1 {
+		t.Errorf("finished stages %+v, want stage 0 with 4 ok and 1 error", s.Stages)
+	}
+	if q := s.Run[string(RequestLatency)]; q.Count != 4 || q.P50 != 3000 {
+		t.Errorf("latency %+v, want 4 × 3000 ms", q)
+	}
+	sum := c.Close()
+	if len(sum.Stages) != 1 || sum.Run[RequestCount] != 4 {
+		t.Errorf("summary stages %d, request_count %v", len(sum.Stages), sum.Run[RequestCount])
+	}
+}
