@@ -19,6 +19,7 @@ type aggregate struct {
 
 	count, errors, good          int64
 	firstSent, lastSent, lastEnd int64
+	firstIntended, lastIntended  int64
 	inputTokens                  float64
 	outputTokens                 float64
 
@@ -46,6 +47,10 @@ func (a *aggregate) dist(t Tag) *dist {
 func (a *aggregate) add(r *Record, v *Values, good bool) {
 	if r.IntendedNs > 0 {
 		a.dist(lagTag).add(float64(r.SentNs-r.IntendedNs) / nsPerMs)
+		if a.firstIntended == 0 || r.IntendedNs < a.firstIntended {
+			a.firstIntended = r.IntendedNs
+		}
+		a.lastIntended = max(a.lastIntended, r.IntendedNs)
 	}
 	if a.firstSent == 0 || r.SentNs < a.firstSent {
 		a.firstSent = r.SentNs
@@ -104,6 +109,10 @@ func (a *aggregate) merge(o *aggregate) {
 	}
 	a.lastEnd = max(a.lastEnd, o.lastEnd)
 	a.lastSent = max(a.lastSent, o.lastSent)
+	if o.firstIntended > 0 && (a.firstIntended == 0 || o.firstIntended < a.firstIntended) {
+		a.firstIntended = o.firstIntended
+	}
+	a.lastIntended = max(a.lastIntended, o.lastIntended)
 	a.inputTokens += o.inputTokens
 	a.outputTokens += o.outputTokens
 	for k, n := range o.errs {
@@ -124,6 +133,16 @@ func (a *aggregate) sendRate() float64 {
 		return 0
 	}
 	return float64(n-1) / (float64(a.lastSent-a.firstSent) / 1e9)
+}
+
+// intendedRate is the rate the schedule asked for over the same requests
+// (a Poisson sample's own rate, not the nominal target).
+func (a *aggregate) intendedRate() float64 {
+	n := a.count + a.errors
+	if n < 2 || a.lastIntended <= a.firstIntended {
+		return 0
+	}
+	return float64(n-1) / (float64(a.lastIntended-a.firstIntended) / 1e9)
 }
 
 // durationSec is AIPerf's benchmark_duration: last response minus first

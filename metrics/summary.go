@@ -38,6 +38,9 @@ type Summary struct {
 	// SendRate is the achieved issue rate (requests/s between the first and
 	// the last send), for comparison with a --request-rate target.
 	SendRate float64
+	// IntendedRate is the rate the schedule asked for over the same
+	// requests; SendRate below it means the client fell behind.
+	IntendedRate float64
 	// Knee and Operating index Stages: the first stage past the knee and
 	// the recommended operating point before it (-1: none).
 	Knee, Operating int
@@ -86,7 +89,7 @@ func (c *Collector) summarize() *Summary {
 
 func summaryOf(a *aggregate) *Summary {
 	s := &Summary{Metrics: map[Tag]Distribution{}, Run: map[Tag]float64{}, StartNs: a.firstSent, EndNs: a.lastEnd,
-		SendRate: a.sendRate(), Knee: -1, Operating: -1}
+		SendRate: a.sendRate(), IntendedRate: a.intendedRate(), Knee: -1, Operating: -1}
 	for _, d := range RequestDefs {
 		if x := a.dists[d.Tag]; x != nil && x.n > 0 {
 			s.Metrics[d.Tag] = x.distribution(d.Unit)
