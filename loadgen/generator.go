@@ -55,6 +55,7 @@ type Generator struct {
 	timeout time.Duration
 	grace   time.Duration
 	onBody  func(conversationID string, turn int, body []byte)
+	secrets []string
 	start   time.Time
 	now     func() int64
 
@@ -107,6 +108,19 @@ func WithFailureThreshold(frac float64, minRecords int) Option {
 
 // ErrFailureThreshold reports a run stopped by --failed-request-threshold.
 var ErrFailureThreshold = errors.New("failed-request threshold crossed")
+
+// WithSecrets names values (API keys, auth headers) that must never reach
+// a record: a server that echoes one in an error message has it replaced
+// by "<redacted>".
+func WithSecrets(secrets ...string) Option {
+	return func(g *Generator) {
+		for _, s := range secrets {
+			if len(s) >= 4 { // shorter ones would redact ordinary words
+				g.secrets = append(g.secrets, s)
+			}
+		}
+	}
+}
 
 // WithStart sets the run's time origin (default: when New is called); the
 // collector must use the same clock.

@@ -53,6 +53,7 @@ func (g *Generator) session(ctx context.Context, conv *datasets.Conversation, ph
 		}
 		rec := g.do(ctx, conv, ti, history, turn, phase, stage, intended)
 		rec.SlotWaitNs = slotWait
+		g.redact(rec)
 		reply, failed := rec.Text, rec.Err != nil
 		prevEnd = rec.EndNs
 		g.col.Add(rec)
@@ -67,6 +68,17 @@ func (g *Generator) session(ctx context.Context, conv *datasets.Conversation, ph
 				endpoint.Message{Role: "user", Content: turn.Content()},
 				endpoint.Message{Role: "assistant", Content: reply})
 		}
+	}
+}
+
+// redact removes configured secrets from what the record will export.
+func (g *Generator) redact(rec *metrics.Record) {
+	if rec.Err == nil {
+		return
+	}
+	for _, s := range g.secrets {
+		rec.Err.Message = strings.ReplaceAll(rec.Err.Message, s, "<redacted>")
+		rec.Err.Type = strings.ReplaceAll(rec.Err.Type, s, "<redacted>")
 	}
 }
 

@@ -16,6 +16,8 @@ type errKey struct {
 // shards stopped.
 type aggregate struct {
 	dists map[Tag]*dist
+	// icl has one value per token: a histogram, not a digest (see hist).
+	icl *hist
 
 	count, errors, good          int64
 	firstSent, lastSent, lastEnd int64
@@ -31,7 +33,7 @@ type aggregate struct {
 }
 
 func newAggregate() *aggregate {
-	return &aggregate{dists: map[Tag]*dist{}, errs: map[errKey]int64{}, sources: map[string]int64{}}
+	return &aggregate{dists: map[Tag]*dist{}, icl: newHist(), errs: map[errKey]int64{}, sources: map[string]int64{}}
 }
 
 func (a *aggregate) dist(t Tag) *dist {
@@ -77,11 +79,8 @@ func (a *aggregate) add(r *Record, v *Values, good bool) {
 			a.dist(d.Tag).add(x)
 		}
 	}
-	if len(v.ICL) > 0 {
-		icl := a.dist(ICL)
-		for _, x := range v.ICL {
-			icl.add(x)
-		}
+	for _, x := range v.ICL {
+		a.icl.add(x)
 	}
 	if !math.IsNaN(v.ISL) {
 		a.inputTokens += v.ISL
@@ -101,6 +100,7 @@ func (a *aggregate) merge(o *aggregate) {
 	for t, d := range o.dists {
 		a.dist(t).merge(d)
 	}
+	a.icl.merge(o.icl)
 	a.count += o.count
 	a.errors += o.errors
 	a.good += o.good

@@ -82,3 +82,50 @@ func BenchmarkDistAdd(b *testing.B) {
 		d.add(xs[i%len(xs)])
 	}
 }
+
+func TestHistPercentilesMatchExact(t *testing.T) {
+	t.Parallel()
+	rng := rand.New(rand.NewPCG(3, 4))
+	parts := []*hist{newHist(), newHist(), newHist()}
+	xs := make([]float64, 100_000)
+	for i := range xs {
+		switch i % 10 {
+		case 0:
+			xs[i] = 0 // events read in one go
+		default:
+			xs[i] = 5 * math.Exp(0.3*rng.NormFloat64())
+		}
+		parts[i%3].add(xs[i])
+	}
+	h := newHist()
+	for _, p := range parts {
+		h.merge(p)
+	}
+	slices.Sort(xs)
+	got := h.distribution("ms")
+	for _, q := range []struct {
+		p, got float64
+	}{{0.05, got.P5}, {0.50, got.P50}, {0.90, got.P90}, {0.99, got.P99}} {
+		want := exact(xs, q.p)
+		if want == 0 {
+			if q.got != 0 {
+				t.Errorf("p%.0f = %v, want 0", q.p*100, q.got)
+			}
+			continue
+		}
+		if rel := math.Abs(q.got-want) / want; rel > 0.005 {
+			t.Errorf("p%.0f = %.4f, exact %.4f (%.3f%% off)", q.p*100, q.got, want, rel*100)
+		}
+	}
+	if got.Min != 0 || got.Max != xs[len(xs)-1] || got.Count != int64(len(xs)) {
+		t.Errorf("min/max/count %v/%v/%d", got.Min, got.Max, got.Count)
+	}
+}
+
+func BenchmarkHistAdd(b *testing.B) {
+	h := newHist()
+	b.ReportAllocs()
+	for i := 0; b.Loop(); i++ {
+		h.add(5 + float64(i%7)*0.01)
+	}
+}

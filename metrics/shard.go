@@ -103,6 +103,9 @@ func (s *shard) record(r *Record) {
 	}
 	s.agg(aggKey{r.Phase, r.Stage}).add(r, &v, good)
 	s.finishedAll++
+	if len(s.recent) >= pruneEvery {
+		s.prune(s.c.now())
+	}
 	for _, sink := range s.c.sinks {
 		sink.WriteRecord(r, &v, good)
 	}
@@ -173,19 +176,7 @@ func (s *shard) view(now int64) *view {
 			v.stages[k.stage] = c
 		}
 	}
-	cut := now - int64(window)
-	i, _ := slices.BinarySearchFunc(s.recent, cut, func(x sample, t int64) int {
-		switch {
-		case x.at < t:
-			return -1
-		case x.at > t:
-			return 1
-		}
-		return 0
-	})
-	// recent is appended in roughly time order; drop what fell out of the
-	// window so it stays small.
-	s.recent = append(s.recent[:0], s.recent[i:]...)
+	s.prune(now)
 	for _, x := range s.recent {
 		v.window[x.tag] = append(v.window[x.tag], x.v)
 	}
@@ -197,6 +188,26 @@ func (s *shard) view(now int64) *view {
 	}
 	return v
 }
+
+// prune drops the windowed samples older than the window. recent is
+// appended in roughly time order, so a binary search finds the cut.
+func (s *shard) prune(now int64) {
+	cut := now - int64(window)
+	i, _ := slices.BinarySearchFunc(s.recent, cut, func(x sample, t int64) int {
+		switch {
+		case x.at < t:
+			return -1
+		case x.at > t:
+			return 1
+		}
+		return 0
+	})
+	s.recent = append(s.recent[:0], s.recent[i:]...)
+}
+
+// pruneEvery bounds the windowed samples when no one takes snapshots
+// (--ui none).
+const pruneEvery = 1 << 14
 
 // exactQuantiles summarises a small window of values exactly.
 func exactQuantiles(xs []float64) Quantiles {

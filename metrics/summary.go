@@ -95,6 +95,9 @@ func summaryOf(a *aggregate) *Summary {
 			s.Metrics[d.Tag] = x.distribution(d.Unit)
 		}
 	}
+	if a.icl.n > 0 {
+		s.Metrics[ICL] = a.icl.distribution("ms")
+	}
 	if x := a.dists[lagTag]; x != nil {
 		s.SchedulerLag = x.distribution("ms")
 	}

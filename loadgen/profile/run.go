@@ -144,6 +144,7 @@ func Run(ctx context.Context, c Config, out, log io.Writer) (*Result, error) {
 		loadgen.WithGracePeriod(c.Grace),
 		loadgen.WithClient(&http.Client{Transport: loadgen.NewTransport(maxInt(concs))}),
 		loadgen.WithBodyHook(inputs.Add),
+		loadgen.WithSecrets(secretValues(c.APIKey, headers)...),
 	}
 	if c.FailedThreshold > 0 {
 		genOpts = append(genOpts, loadgen.WithFailureThreshold(c.FailedThreshold, max(maxInt(concs), 10)))
@@ -269,6 +270,24 @@ func (p *plan) targetLabel() string {
 		parts[i] = strconv.FormatFloat(v, 'f', -1, 64)
 	}
 	return strings.Join(parts, ",")
+}
+
+// secretValues lists what must never be exported: the API key, and the
+// values of secret headers, with and without a "Bearer " scheme.
+func secretValues(apiKey string, h http.Header) []string {
+	out := []string{apiKey}
+	for k, vs := range h {
+		if !IsSecretHeader(k) {
+			continue
+		}
+		for _, v := range vs {
+			out = append(out, v)
+			if _, tok, ok := strings.Cut(v, " "); ok {
+				out = append(out, tok)
+			}
+		}
+	}
+	return out
 }
 
 func maxInt(xs []int) int {
