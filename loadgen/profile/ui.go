@@ -19,6 +19,10 @@ const snapshotEvery = 250 * time.Millisecond
 // and the UI closed. stop asks the engine to stop issuing (the dashboard's
 // q / Ctrl-C). The collector must stay open until present returns.
 func present(ctx context.Context, mode tui.Mode, info tui.Info, col *metrics.Collector, w io.Writer, stop func(), run func()) error {
+	if mode == tui.ModeNone {
+		run() // nobody looks: take no snapshots
+		return nil
+	}
 	snaps := make(chan metrics.Snapshot, 1)
 	uiDone := make(chan error, 1)
 	go func() {
@@ -29,7 +33,7 @@ func present(ctx context.Context, mode tui.Mode, info tui.Info, col *metrics.Col
 		case tui.ModeSimple:
 			err = tui.Simple(context.WithoutCancel(ctx), w, info, snaps)
 		}
-		for range snaps { // none, or a UI that returned early: keep the pump free
+		for range snaps { // a UI that returned early: keep the pump free
 		}
 		uiDone <- err
 	}()
