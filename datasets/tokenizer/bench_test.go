@@ -97,7 +97,8 @@ func BenchmarkLoad(b *testing.B) {
 			}
 		}
 	})
-	b.Run("llama3-gzip-file", func(b *testing.B) {
+	b.Run("llama3-file", func(b *testing.B) {
+		llama3(b)
 		b.ReportAllocs()
 		for b.Loop() {
 			if _, err := Load(llama3Path); err != nil {
