@@ -86,25 +86,19 @@ func readAzure(r io.Reader, file string) ([]AzureRow, error) {
 		return nil, err
 	}
 	var rows []AzureRow
-	for {
-		b, ok, err := lr.next()
+	_, err = lr.each(func(line int, b []byte) error {
+		row, err := ParseAzureLine(file, line, b, idx, ncol)
 		if err != nil {
-			return nil, err
-		}
-		if !ok {
-			break
-		}
-		if blank(b) {
-			continue
-		}
-		row, err := ParseAzureLine(file, lr.line, b, idx, ncol)
-		if err != nil {
-			return nil, err
+			return err
 		}
 		if n := len(rows); n > 0 && row.Time.Before(rows[n-1].Time) {
-			return nil, inputErrorf(file, lr.line, "TIMESTAMP %s is earlier than line %d's", row.Time.Format(azureTimeLayout), rows[n-1].Line)
+			return inputErrorf(file, line, "TIMESTAMP %s is earlier than line %d's", row.Time.Format(azureTimeLayout), rows[n-1].Line)
 		}
 		rows = append(rows, row)
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
 	if len(rows) == 0 {
 		return nil, inputErrorf(file, 0, "no rows after the header")

@@ -121,23 +121,9 @@ func ParseMultiTurnLine(file string, line int, b []byte) (Conversation, error) {
 
 // eachLine calls fn for every non-blank line.
 func eachLine(r io.Reader, file string, fn func(line int, b []byte) error) error {
-	lr := newLineReader(r, file)
-	n := 0
-	for {
-		b, ok, err := lr.next()
-		if err != nil {
-			return err
-		}
-		if !ok {
-			break
-		}
-		if blank(b) {
-			continue
-		}
-		n++
-		if err := fn(lr.line, b); err != nil {
-			return err
-		}
+	n, err := newLineReader(r, file).each(fn)
+	if err != nil {
+		return err
 	}
 	if n == 0 {
 		return inputErrorf(file, 0, "no rows")

@@ -51,5 +51,24 @@ func (l *lineReader) next() (line []byte, ok bool, err error) {
 	return b, true, nil
 }
 
+// each calls fn for every remaining non-blank line and returns how many
+// there were.
+func (l *lineReader) each(fn func(line int, b []byte) error) (int, error) {
+	n := 0
+	for {
+		b, ok, err := l.next()
+		if err != nil || !ok {
+			return n, err
+		}
+		if blank(b) {
+			continue
+		}
+		n++
+		if err := fn(l.line, b); err != nil {
+			return n, err
+		}
+	}
+}
+
 // blank reports whether a line holds only white space.
 func blank(b []byte) bool { return len(bytes.TrimSpace(b)) == 0 }

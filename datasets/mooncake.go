@@ -127,27 +127,14 @@ func millis(v float64) time.Duration { return time.Duration(math.Round(v * float
 
 // readMooncake parses every line of a Mooncake trace.
 func readMooncake(r io.Reader, file string, blockSize int) ([]MooncakeRow, error) {
-	lr := newLineReader(r, file)
 	var rows []MooncakeRow
-	for {
-		b, ok, err := lr.next()
-		if err != nil {
-			return nil, err
-		}
-		if !ok {
-			break
-		}
-		if blank(b) {
-			continue
-		}
-		row, err := ParseMooncakeLine(file, lr.line, b, blockSize)
-		if err != nil {
-			return nil, err
-		}
+	err := eachLine(r, file, func(line int, b []byte) error {
+		row, err := ParseMooncakeLine(file, line, b, blockSize)
 		rows = append(rows, row)
-	}
-	if len(rows) == 0 {
-		return nil, inputErrorf(file, 0, "no rows")
+		return err
+	})
+	if err != nil {
+		return nil, err
 	}
 	return rows, nil
 }
