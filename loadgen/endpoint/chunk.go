@@ -52,7 +52,10 @@ func ParseChunk(data []byte, text, reasoning *[]byte) (Delta, error) {
 			return err
 		case "object":
 			// Older vLLM streams {"object":"error","message":...,"type":...}.
-			v, err := s.str(nil)
+			if s.peek() != '"' {
+				return s.skip()
+			}
+			v, err := s.rawKey() // compared raw: no copy per chunk
 			isErrObject = string(v) == "error"
 			return err
 		case "message", "type", "code":
@@ -69,7 +72,8 @@ func ParseChunk(data []byte, text, reasoning *[]byte) (Delta, error) {
 		return Delta{}, syntaxError(data)
 	}
 	if isErrObject && d.Err == nil {
-		d.Err = &topErr
+		e := topErr // copied, so topErr itself stays on the stack
+		d.Err = &e
 	}
 	if d.Err != nil && d.Err.Type == "" {
 		d.Err.Type = "error"
