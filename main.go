@@ -48,7 +48,9 @@ func run(args []string) int {
 		},
 	}
 	if err := app.Run(args); err != nil {
-		fmt.Fprintln(os.Stderr, "surge:", err)
+		// The flag package names flags with one dash; ours take two.
+		msg := strings.NewReplacer("flag -", "flag --", "defined: -", "defined: --").Replace(err.Error())
+		fmt.Fprintln(os.Stderr, "surge:", msg)
 		var ue *profile.UsageError
 		if errors.As(err, &ue) || isFlagError(err) {
 			return exitUsage
