@@ -205,14 +205,19 @@ func RequestURL(base string, kind endpoint.Kind) (string, error) {
 func (g *Generator) Run(ctx context.Context, stages []Stage) error {
 	ctx, g.abort = context.WithCancel(ctx)
 	defer g.abort()
+	// Requests run under their own context so an interrupt can drain them
+	// instead of cutting them off. A warmup flows straight into the stage
+	// after it (that is what warming up is for: the profile starts in the
+	// steady state, not with every slot opening at once), so the two share
+	// one drain.
+	var grp *drainGroup
 	for i, st := range stages {
 		if ctx.Err() != nil {
 			break
 		}
-		// Requests run under their own context so an interrupt can drain
-		// them instead of cutting them off.
-		reqCtx, cancelRequests := context.WithCancel(context.WithoutCancel(ctx))
-		var wg sync.WaitGroup
+		if grp == nil {
+			grp = newDrainGroup(ctx)
+		}
 		profileStage := 0
 		if st.Phase == metrics.Profile {
 			profileStage = i - countWarmup(stages[:i])
@@ -221,13 +226,22 @@ func (g *Generator) Run(ctx context.Context, stages []Stage) error {
 		g.col.SetStage(profileStage)
 		var stopped bool
 		if st.Users != nil {
-			stopped = g.issueUsers(ctx, reqCtx, &wg, st, profileStage)
+			stopped = g.issueUsers(ctx, grp.ctx, &grp.wg, st, profileStage)
 		} else {
-			stopped = g.issue(ctx, reqCtx, &wg, st, profileStage)
+			stopped = g.issue(ctx, grp.ctx, &grp.wg, st, profileStage)
 		}
-		// Each stage drains before the next so its statistics are its own.
-		g.drain(ctx, &wg, cancelRequests, stopped)
-		cancelRequests()
+		if st.Phase == metrics.Warmup && !stopped && i+1 < len(stages) {
+			continue
+		}
+		// Each profile stage drains before the next so its statistics are
+		// its own.
+		g.drain(ctx, &grp.wg, grp.cancel, stopped)
+		grp.cancel()
+		grp = nil
+	}
+	if grp != nil { // interrupted right after a warmup
+		g.drain(ctx, &grp.wg, grp.cancel, true)
+		grp.cancel()
 	}
 	g.col.SetStage(len(stages) - countWarmup(stages))
 	if g.aborted.Load() {
@@ -248,6 +262,19 @@ func (g *Generator) count(failed bool) {
 	if g.failThreshold > 0 && n >= g.failMinRecords && float64(f) > g.failThreshold*float64(n) && !g.aborted.Swap(true) {
 		g.abort()
 	}
+}
+
+// drainGroup is the requests of the stages that drain together, under one
+// context that outlives an interrupt by the grace period.
+type drainGroup struct {
+	ctx    context.Context
+	cancel context.CancelFunc
+	wg     sync.WaitGroup
+}
+
+func newDrainGroup(parent context.Context) *drainGroup {
+	ctx, cancel := context.WithCancel(context.WithoutCancel(parent))
+	return &drainGroup{ctx: ctx, cancel: cancel}
 }
 
 func countWarmup(st []Stage) int {

@@ -437,3 +437,42 @@ func TestUserCentricSessionsCarryHistory(t *testing.T) {
 		t.Errorf("longest history %d messages, want 5 (third turn: 2 earlier turns and their replies)", longest)
 	}
 }
+
+// TestWarmupFlowsIntoProfile: the profile starts while warmup requests are
+// still streaming (no drain between them), and the concurrency cap holds
+// across the change.
+func TestWarmupFlowsIntoProfile(t *testing.T) {
+	var cur, peak atomic.Int64
+	inner := &streamServer{ttft: time.Millisecond, itl: 10 * time.Millisecond, tokens: 10}
+	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		n := cur.Add(1)
+		defer cur.Add(-1)
+		for p := peak.Load(); n > p && !peak.CompareAndSwap(p, n); p = peak.Load() {
+		}
+		inner.ServeHTTP(w, r)
+	}))
+	defer ts.Close()
+	limit := schedule.Constant(3)
+	_, sink := runOnce(t, ts.URL, chat(true), []Stage{
+		{Phase: metrics.Warmup, Limit: limit, Count: 5},
+		{Phase: metrics.Profile, Limit: limit, Count: 6},
+	})
+	if got := peak.Load(); got > 3 {
+		t.Errorf("%d requests in flight at once, cap 3", got)
+	}
+	var lastWarmupEnd, firstProfileSent int64
+	for _, r := range sink.recs {
+		switch r.Phase {
+		case metrics.Warmup:
+			lastWarmupEnd = max(lastWarmupEnd, r.EndNs)
+		default:
+			if firstProfileSent == 0 || r.SentNs < firstProfileSent {
+				firstProfileSent = r.SentNs
+			}
+		}
+	}
+	if len(sink.recs) != 11 || firstProfileSent >= lastWarmupEnd {
+		t.Errorf("%d records; first profile send %d, last warmup end %d: want the profile to start before the warmup drained",
+			len(sink.recs), firstProfileSent, lastWarmupEnd)
+	}
+}
