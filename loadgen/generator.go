@@ -361,18 +361,18 @@ func (g *Generator) issue(ctx, reqCtx context.Context, wg *sync.WaitGroup, st St
 		go func() {
 			defer wg.Done()
 			defer g.release()
-			pace := func(ti int, _ int64) (int64, int64, bool) {
+			pace := func(ti int, _ int64) (slot, bool) {
 				if ti == 0 {
-					return intended, slotWait, true
+					return slot{intended, slotWait, st.Schedule != nil}, true
 				}
 				// Later turns follow the reply, after the turn's think time.
 				if budget.Add(-1) < 0 {
-					return 0, 0, false
+					return slot{}, false
 				}
 				if d := conv.Turns[ti].Delay; d > 0 && !sleep(reqCtx, d) {
-					return 0, 0, false
+					return slot{}, false
 				}
-				return g.now(), 0, true
+				return slot{intended: g.now()}, true
 			}
 			g.session(reqCtx, conv, st.Phase, stage, pace)
 		}()
@@ -408,9 +408,9 @@ func (g *Generator) issueUsers(ctx, reqCtx context.Context, wg *sync.WaitGroup, 
 			defer users.Done()
 			defer wg.Done()
 			turns := 0 // the user's turns so far, across its sessions
-			pace := func(_ int, prevEnd int64) (int64, int64, bool) {
+			pace := func(_ int, prevEnd int64) (slot, bool) {
 				if budget.Add(-1) < 0 {
-					return 0, 0, false
+					return slot{}, false
 				}
 				at := plan.TurnAt(u, 0)
 				if turns > 0 {
@@ -421,9 +421,9 @@ func (g *Generator) issueUsers(ctx, reqCtx context.Context, wg *sync.WaitGroup, 
 				// Sleeping on the stage context stops issuing at the duration
 				// or an interrupt; the request itself runs on reqCtx.
 				if wait := time.Duration(intended - g.now()); wait > 0 && !sleep(ctx, wait) {
-					return 0, 0, false
+					return slot{}, false
 				}
-				return intended, 0, ctx.Err() == nil
+				return slot{intended: intended, scheduled: true}, ctx.Err() == nil
 			}
 			for ctx.Err() == nil && budget.Load() > 0 {
 				g.session(reqCtx, g.pickConversation(st, -1), st.Phase, stage, pace)

@@ -380,8 +380,8 @@ func TestOpenLoopRateKeepsSchedule(t *testing.T) {
 		t.Errorf("run took %s, want ≈ 0.5 s", took)
 	}
 	for _, r := range sink.recs {
-		if r.IntendedNs == 0 || r.SentNs < r.IntendedNs {
-			t.Fatalf("record sent at %d before its intended %d", r.SentNs, r.IntendedNs)
+		if r.IntendedNs == 0 || r.SentNs < r.IntendedNs || !r.Scheduled {
+			t.Fatalf("record sent at %d, intended %d, scheduled %v: want a scheduled send at or after its time", r.SentNs, r.IntendedNs, r.Scheduled)
 		}
 	}
 	if s.SchedulerLag.Count != 100 {

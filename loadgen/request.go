@@ -34,11 +34,18 @@ const (
 // maxErrorBody bounds how much of an error response is read.
 const maxErrorBody = 64 << 10
 
-// pacer decides when turn ti of a session is sent: it returns the intended
-// send time and the time spent waiting for a slot, after waiting as needed,
-// or false to end the session. prevEnd is when the previous turn's response
-// ended (0 before the first turn).
-type pacer func(ti int, prevEnd int64) (intended, slotWait int64, ok bool)
+// slot is when a turn goes out: its intended send time, how long it waited
+// for a concurrency slot, and whether a schedule (not a free slot) set the
+// time, which makes its latency from the intended time meaningful.
+type slot struct {
+	intended, slotWait int64
+	scheduled          bool
+}
+
+// pacer decides when turn ti of a session is sent, after waiting as
+// needed, or returns false to end the session. prevEnd is when the previous
+// turn's response ended (0 before the first turn).
+type pacer func(ti int, prevEnd int64) (slot, bool)
 
 // session runs one conversation's turns in order, each turn carrying the
 // earlier turns and the server's live replies.
@@ -47,12 +54,12 @@ func (g *Generator) session(ctx context.Context, conv *datasets.Conversation, ph
 	var prevEnd int64
 	for ti := range conv.Turns {
 		turn := &conv.Turns[ti]
-		intended, slotWait, ok := pace(ti, prevEnd)
+		at, ok := pace(ti, prevEnd)
 		if !ok {
 			return
 		}
-		rec := g.do(ctx, conv, ti, history, turn, phase, stage, intended)
-		rec.SlotWaitNs = slotWait
+		rec := g.do(ctx, conv, ti, history, turn, phase, stage, at.intended)
+		rec.SlotWaitNs, rec.Scheduled = at.slotWait, at.scheduled
 		g.redact(rec)
 		reply, failed := rec.Text, rec.Err != nil
 		prevEnd = rec.EndNs

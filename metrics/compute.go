@@ -20,8 +20,11 @@ const (
 // answer no ITL).
 type Values struct {
 	TTFT, TTFO, TTST, Latency, ITL, PerUser float64
-	ICL                                     []float64
-	ISL, OSL, Reasoning                     float64
+	// Effective is the latency from the intended send time (NaN unless a
+	// schedule set it).
+	Effective           float64
+	ICL                 []float64
+	ISL, OSL, Reasoning float64
 	// Source says where OSL came from.
 	Source string
 	// UsageOSL is the server's completion_tokens when it sent usage and
@@ -42,6 +45,8 @@ func (v *Values) Get(t Tag) float64 {
 		return v.TTST
 	case RequestLatency:
 		return v.Latency
+	case EffectiveLatency:
+		return v.Effective
 	case ITL:
 		return v.ITL
 	case PerUser:
@@ -62,8 +67,11 @@ const nsPerMs = 1e6
 // tok may be nil (no tokenizer loaded).
 func Compute(r *Record, tok TokenCounter) Values {
 	nan := math.NaN()
-	v := Values{TTFT: nan, TTFO: nan, TTST: nan, ITL: nan, PerUser: nan, ISL: nan, OSL: nan, Reasoning: nan, UsageOSL: nan}
+	v := Values{TTFT: nan, TTFO: nan, TTST: nan, ITL: nan, PerUser: nan, ISL: nan, OSL: nan, Reasoning: nan, UsageOSL: nan, Effective: nan}
 	v.Latency = float64(r.EndNs-r.SentNs) / nsPerMs
+	if r.Scheduled && r.IntendedNs > 0 {
+		v.Effective = float64(r.EndNs-r.IntendedNs) / nsPerMs
+	}
 
 	switch {
 	case tok != nil:

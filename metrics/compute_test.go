@@ -42,7 +42,7 @@ func TestCompute(t *testing.T) {
 			name: "usage counts, AIPerf ITL formula",
 			rec:  stream(nil),
 			want: Values{TTFT: 20, TTFO: 20, TTST: 30, Latency: 60, ITL: 10, PerUser: 100,
-				ICL: []float64{10, 10, 10, 10}, ISL: 7, OSL: 5, Reasoning: 0, Source: SourceUsage, UsageOSL: nan},
+				ICL: []float64{10, 10, 10, 10}, ISL: 7, OSL: 5, Reasoning: 0, Source: SourceUsage, UsageOSL: nan, Effective: nan},
 		},
 		{
 			name: "reasoning first: TTFT before TTFO, reasoning tokens in OSL",
@@ -54,7 +54,7 @@ func TestCompute(t *testing.T) {
 			}),
 			tok: wordCounter{},
 			want: Values{TTFT: 20, TTFO: 40, TTST: 30, Latency: 60, ITL: 10, PerUser: 100,
-				ICL: []float64{10, 10, 10, 10}, ISL: 7, OSL: 5, Reasoning: 2, Source: SourceTokenizer, UsageOSL: nan},
+				ICL: []float64{10, 10, 10, 10}, ISL: 7, OSL: 5, Reasoning: 2, Source: SourceTokenizer, UsageOSL: nan, Effective: nan},
 		},
 		{
 			name: "no usage, no tokenizer: SSE events; ISL from prompt unknown",
@@ -63,7 +63,7 @@ func TestCompute(t *testing.T) {
 				r.InputTokens = 0
 			}),
 			want: Values{TTFT: 20, TTFO: 20, TTST: 30, Latency: 60, ITL: 10, PerUser: 100,
-				ICL: []float64{10, 10, 10, 10}, ISL: nan, OSL: 5, Reasoning: 0, Source: SourceEvents, UsageOSL: nan},
+				ICL: []float64{10, 10, 10, 10}, ISL: nan, OSL: 5, Reasoning: 0, Source: SourceEvents, UsageOSL: nan, Effective: nan},
 		},
 		{
 			name: "tokenizer counts the prompt when the dataset did not",
@@ -72,21 +72,29 @@ func TestCompute(t *testing.T) {
 			}),
 			tok: wordCounter{},
 			want: Values{TTFT: 20, TTFO: 20, TTST: 30, Latency: 60, ITL: 10, PerUser: 100,
-				ICL: []float64{10, 10, 10, 10}, ISL: 3, OSL: 5, Reasoning: 0, Source: SourceTokenizer, UsageOSL: 5},
+				ICL: []float64{10, 10, 10, 10}, ISL: 3, OSL: 5, Reasoning: 0, Source: SourceTokenizer, UsageOSL: 5, Effective: nan},
+		},
+		{
+			name: "scheduled: latency from the intended time too",
+			rec: stream(func(r *Record) {
+				r.Scheduled, r.IntendedNs = true, 90*ms
+			}),
+			want: Values{TTFT: 20, TTFO: 20, TTST: 30, Latency: 60, ITL: 10, PerUser: 100, Effective: 70,
+				ICL: []float64{10, 10, 10, 10}, ISL: 7, OSL: 5, Reasoning: 0, Source: SourceUsage, UsageOSL: nan},
 		},
 		{
 			name: "one token: no ITL",
 			rec: &Record{Streamed: true, SentNs: 100 * ms, EndNs: 125 * ms, TokenNs: []int64{125 * ms},
 				FirstContentNs: 125 * ms, Usage: Usage{Present: true, CompletionTokens: 1}},
 			want: Values{TTFT: 25, TTFO: 25, TTST: nan, Latency: 25, ITL: nan, PerUser: nan,
-				ISL: 0, OSL: 1, Reasoning: 0, Source: SourceUsage, UsageOSL: nan},
+				ISL: 0, OSL: 1, Reasoning: 0, Source: SourceUsage, UsageOSL: nan, Effective: nan},
 		},
 		{
 			name: "non-streamed: latency and lengths only",
 			rec: &Record{SentNs: 100 * ms, EndNs: 300 * ms, TokenNs: []int64{300 * ms}, FirstContentNs: 300 * ms,
 				Usage: Usage{Present: true, PromptTokens: 4, CompletionTokens: 50}},
 			want: Values{TTFT: nan, TTFO: nan, TTST: nan, Latency: 200, ITL: nan, PerUser: nan,
-				ISL: 4, OSL: 50, Reasoning: 0, Source: SourceUsage, UsageOSL: nan},
+				ISL: 4, OSL: 50, Reasoning: 0, Source: SourceUsage, UsageOSL: nan, Effective: nan},
 		},
 	}
 	for _, tc := range cases {

@@ -50,8 +50,11 @@ type Record struct {
 	Stage int
 
 	IntendedNs int64 // when the schedule wanted it sent
-	SentNs     int64 // when the request was written
-	EndNs      int64 // last byte of the response
+	// Scheduled is set when a schedule (a rate, a trace, a user's pacing)
+	// chose IntendedNs, rather than a slot freeing in a closed loop.
+	Scheduled bool
+	SentNs    int64 // when the request was written
+	EndNs     int64 // last byte of the response
 
 	// Streamed is set for SSE responses; a non-streamed response has one
 	// token event at its end and no TTFT/ITL of its own.

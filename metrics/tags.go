@@ -5,16 +5,20 @@ type Tag string
 
 // Per-request metric tags (design §3).
 const (
-	TTFT            Tag = "time_to_first_token"
-	TTFO            Tag = "time_to_first_output_token"
-	TTST            Tag = "time_to_second_token"
-	RequestLatency  Tag = "request_latency"
-	ITL             Tag = "inter_token_latency"
-	ICL             Tag = "inter_chunk_latency"
-	PerUser         Tag = "output_token_throughput_per_user"
-	ISL             Tag = "input_sequence_length"
-	OSL             Tag = "output_sequence_length"
-	ReasoningTokens Tag = "reasoning_token_count"
+	TTFT           Tag = "time_to_first_token"
+	TTFO           Tag = "time_to_first_output_token"
+	TTST           Tag = "time_to_second_token"
+	RequestLatency Tag = "request_latency"
+	// EffectiveLatency is measured from the intended send time: when the
+	// rate outruns the client or a slot, it shows what coordinated omission
+	// would hide.
+	EffectiveLatency Tag = "effective_request_latency"
+	ITL              Tag = "inter_token_latency"
+	ICL              Tag = "inter_chunk_latency"
+	PerUser          Tag = "output_token_throughput_per_user"
+	ISL              Tag = "input_sequence_length"
+	OSL              Tag = "output_sequence_length"
+	ReasoningTokens  Tag = "reasoning_token_count"
 )
 
 // Run-level metric tags.
@@ -49,6 +53,7 @@ var RequestDefs = []Def{
 	{TTFO, "Time to First Output Token", "ms", false},
 	{TTST, "Time to Second Token", "ms", false},
 	{RequestLatency, "Request Latency", "ms", false},
+	{EffectiveLatency, "Effective Request Latency", "ms", false},
 	{ITL, "Inter Token Latency", "ms", false},
 	{ICL, "Inter Chunk Latency", "ms", false},
 	{PerUser, "Output Token Throughput Per User", "tokens/sec/user", true},
