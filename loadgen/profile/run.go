@@ -79,14 +79,11 @@ func Run(ctx context.Context, c Config, out, log io.Writer) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	// Synthetic prompts: one per request of every stage (sessions reuse them
-	// round-robin when a duration, not a count, bounds the run).
-	concs, _, err := c.parseLoad()
+	concs, rates, err := c.parseLoad()
 	if err != nil {
 		return nil, err
 	}
-	need := max(c.RequestCount, defaultRequestCount) * max(len(concs), 1)
-	ds, err := c.loadDataset(builder, c.WarmupCount+max(need, 1), log)
+	ds, err := c.loadDataset(builder, c.WarmupCount+c.promptsNeeded(concs, rates), log)
 	if err != nil {
 		return nil, err
 	}
@@ -225,6 +222,27 @@ func Run(ctx context.Context, c Config, out, log io.Writer) (*Result, error) {
 		return res, runErr
 	}
 	return res, errors.Join(errs...)
+}
+
+// maxPrompts bounds the synthetic prompts built for a duration-bound run.
+const maxPrompts = 200_000
+
+// promptsNeeded is how many distinct synthetic prompts a run uses: one per
+// request of every stage, so no prompt repeats and a server's prefix cache
+// sees no accidental hits. A duration-bound run sizes it from the rate (or
+// a generous guess for a closed loop); the prompts then cycle if needed.
+func (c *Config) promptsNeeded(concs []int, rates []float64) int {
+	stages := max(len(concs), len(rates), 1)
+	n := max(c.RequestCount, defaultRequestCount) * stages
+	if c.Duration > 0 && c.RequestCount == 0 {
+		secs := c.Duration.Seconds() * float64(stages)
+		guess := 1000.0
+		for _, r := range rates {
+			guess = max(guess, r*secs*1.1)
+		}
+		n = int(min(guess, maxPrompts))
+	}
+	return n
 }
 
 // judge marks the knee of a sweep and adds the warnings the schedule
