@@ -7,7 +7,9 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -186,4 +188,79 @@ func TestMooncakeTraceReplay(t *testing.T) {
 	if isl := res.Summary.Metrics["input_sequence_length"]; isl.Min < 512 {
 		t.Errorf("ISL min %v: trace rows carry thousands of tokens", isl.Min)
 	}
+}
+
+// TestSameSeedSameBodies: two runs with one --random-seed send byte-identical
+// request bodies (inputs.json), and another seed sends different ones.
+func TestSameSeedSameBodies(t *testing.T) {
+	t.Parallel()
+	bodies := func(seed uint64) string {
+		dir := t.TempDir()
+		c := Config{Model: "mock", EndpointType: "chat", Streaming: true, Concurrency: "2", RequestCount: 6,
+			ISL: 64, ISLStddev: 16, OSL: 4, OSLStddev: 2, Seed: seed, Timeout: 10 * time.Second, Grace: time.Second,
+			UI: "none", ArtifactDir: dir, NoGPUTelemetry: true, NoServerMetrics: true, Version: "test"}
+		if _, err := Run(context.Background(), c, io.Discard, io.Discard); err != nil {
+			t.Fatal(err)
+		}
+		b, err := os.ReadFile(filepath.Join(dir, FileInputs))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var doc struct {
+			Data []struct {
+				SessionID string            `json:"session_id"`
+				Payloads  []json.RawMessage `json:"payloads"`
+			} `json:"data"`
+		}
+		if err := json.Unmarshal(b, &doc); err != nil {
+			t.Fatalf("inputs.json: %v", err)
+		}
+		if len(doc.Data) != 6 {
+			t.Fatalf("%d bodies in inputs.json, want 6", len(doc.Data))
+		}
+		// Requests finish in any order: compare them by session.
+		bySession := map[string]string{}
+		for _, d := range doc.Data {
+			bySession[d.SessionID] = string(d.Payloads[0])
+		}
+		var out []string
+		for i := range 6 {
+			out = append(out, bySession["synthetic-"+strconv.Itoa(i)])
+		}
+		return strings.Join(out, "\n")
+	}
+	a, b, other := bodies(7), bodies(7), bodies(8)
+	if a != b {
+		t.Errorf("seed 7 sent different bodies on two runs:\n%s\n---\n%s", a, b)
+	}
+	if a == other {
+		t.Error("seeds 7 and 8 sent the same bodies")
+	}
+}
+
+// TestSimpleUIPrintsProgress: --ui simple prints progress lines to the log.
+func TestSimpleUIPrintsProgress(t *testing.T) {
+	t.Parallel()
+	var log strings.Builder
+	c := Config{Model: "mock", EndpointType: "chat", Streaming: true, Concurrency: "2", RequestCount: 8,
+		ISL: 16, OSL: 48, Timeout: 10 * time.Second, Grace: time.Second, UI: "simple",
+		ArtifactDir: t.TempDir(), NoGPUTelemetry: true, NoServerMetrics: true, Version: "test"}
+	if _, err := Run(context.Background(), c, io.Discard, &syncWriter{w: &log}); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(log.String(), "8/8 req") {
+		t.Errorf("log lacks a final progress line with 8/8 req:\n%s", log.String())
+	}
+}
+
+// syncWriter serialises writes from the UI and the run's notices.
+type syncWriter struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+func (s *syncWriter) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.w.Write(p)
 }
