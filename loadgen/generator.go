@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"runtime"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -328,23 +329,21 @@ func (g *Generator) issue(ctx, reqCtx context.Context, wg *sync.WaitGroup, st St
 	timer := time.NewTimer(time.Hour)
 	timer.Stop()
 	defer timer.Stop()
+	prepCtx, stopPrep := context.WithCancel(ctx)
+	defer stopPrep()
+	ahead := g.lookahead(prepCtx, st)
 	// The budget counts requests: the dispatcher takes one per session's
 	// first turn, sessions take one per later turn.
-	for credit := 0; budget.Add(-1) >= 0; credit++ {
+	for budget.Add(-1) >= 0 {
+		next, ok := <-ahead
+		if !ok {
+			break
+		}
 		intended := g.now()
 		if st.Schedule != nil {
-			at, ok := st.Schedule.Next()
-			if !ok {
-				break
-			}
-			intended = stageStart + int64(at)
-			if wait := time.Duration(intended - g.now()); wait > 0 {
-				timer.Reset(wait)
-				select {
-				case <-timer.C:
-				case <-ctx.Done():
-					return
-				}
+			intended = stageStart + int64(next.at)
+			if !g.waitUntil(ctx, timer, intended) {
+				return
 			}
 		}
 		slotStart := g.now()
@@ -356,14 +355,14 @@ func (g *Generator) issue(ctx, reqCtx context.Context, wg *sync.WaitGroup, st St
 			// Closed loop: the request is due the moment a slot frees.
 			intended = g.now()
 		}
-		conv := g.pickConversation(st, credit)
+		conv := next.conv
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			defer g.release()
 			pace := func(ti int, _ int64) (slot, bool) {
 				if ti == 0 {
-					return slot{intended, slotWait, st.Schedule != nil}, true
+					return slot{intended: intended, slotWait: slotWait, scheduled: st.Schedule != nil, body: next.body}, true
 				}
 				// Later turns follow the reply, after the turn's think time.
 				if budget.Add(-1) < 0 {
@@ -381,6 +380,68 @@ func (g *Generator) issue(ctx, reqCtx context.Context, wg *sync.WaitGroup, st St
 		}
 	}
 	return
+}
+
+// timerSlack is how early the dispatcher's timer fires before a send is
+// due: timers here overshoot by a few hundred microseconds, so the last
+// stretch is spent yielding until the exact time.
+const timerSlack = 300 * time.Microsecond
+
+// waitUntil returns at the run clock's time at (or at once if it passed),
+// or false when ctx ends first.
+func (g *Generator) waitUntil(ctx context.Context, timer *time.Timer, at int64) bool {
+	if wait := time.Duration(at-g.now()) - timerSlack; wait > 0 {
+		timer.Reset(wait)
+		select {
+		case <-timer.C:
+		case <-ctx.Done():
+			return false
+		}
+	}
+	for g.now() < at {
+		runtime.Gosched()
+	}
+	return ctx.Err() == nil
+}
+
+// credit is one upcoming session start, prepared ahead of its time.
+type credit struct {
+	at   time.Duration // intended offset from the stage's start (schedules)
+	conv *datasets.Conversation
+	// body is the first turn's request body, built ahead so that a large
+	// prompt's encoding is not paid between its intended and its actual
+	// send; nil when building failed (the request then reports why).
+	body []byte
+}
+
+// lookaheadDepth is how many session starts are prepared ahead.
+const lookaheadDepth = 64
+
+// lookahead prepares the stage's session starts in order, ahead of the
+// dispatcher, until the schedule ends or ctx is done.
+func (g *Generator) lookahead(ctx context.Context, st Stage) <-chan credit {
+	ch := make(chan credit, lookaheadDepth)
+	go func() {
+		defer close(ch)
+		for i := 0; ; i++ {
+			var c credit
+			if st.Schedule != nil {
+				at, ok := st.Schedule.Next()
+				if !ok {
+					return
+				}
+				c.at = at
+			}
+			c.conv = g.pickConversation(st, i)
+			c.body, _ = g.ep.Body(c.conv.SystemPrompt, nil, &c.conv.Turns[0])
+			select {
+			case ch <- c:
+			case <-ctx.Done():
+				return
+			}
+		}
+	}()
+	return ch
 }
 
 // issueUsers runs user-centric load: each user goroutine sends its turns

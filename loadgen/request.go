@@ -40,6 +40,8 @@ const maxErrorBody = 64 << 10
 type slot struct {
 	intended, slotWait int64
 	scheduled          bool
+	// body, when set, is the turn's request body, built ahead of time.
+	body []byte
 }
 
 // pacer decides when turn ti of a session is sent, after waiting as
@@ -58,7 +60,7 @@ func (g *Generator) session(ctx context.Context, conv *datasets.Conversation, ph
 		if !ok {
 			return
 		}
-		rec := g.do(ctx, conv, ti, history, turn, phase, stage, at.intended)
+		rec := g.do(ctx, conv, ti, history, turn, phase, stage, at.intended, at.body)
 		rec.SlotWaitNs, rec.Scheduled = at.slotWait, at.scheduled
 		g.redact(rec)
 		reply, failed := rec.Text, rec.Err != nil
@@ -101,7 +103,8 @@ func sleep(ctx context.Context, d time.Duration) bool {
 }
 
 // do sends one request and reads its response into a record.
-func (g *Generator) do(ctx context.Context, conv *datasets.Conversation, ti int, history []endpoint.Message, turn *datasets.Turn, phase metrics.Phase, stage int, intended int64) *metrics.Record {
+// body is the request body when it was built ahead (nil: build it now).
+func (g *Generator) do(ctx context.Context, conv *datasets.Conversation, ti int, history []endpoint.Message, turn *datasets.Turn, phase metrics.Phase, stage int, intended int64, body []byte) *metrics.Record {
 	idx := g.nextIndex.Add(1) - 1
 	rec := &metrics.Record{
 		Index: idx, RequestID: requestID(), ConversationID: conv.ID, TurnIndex: ti,
@@ -111,7 +114,10 @@ func (g *Generator) do(ctx context.Context, conv *datasets.Conversation, ti int,
 	if turn.InputTokens == 0 {
 		rec.InputText = turn.Content()
 	}
-	body, err := g.ep.Body(conv.SystemPrompt, history, turn)
+	var err error
+	if body == nil {
+		body, err = g.ep.Body(conv.SystemPrompt, history, turn)
+	}
 	if err != nil {
 		rec.SentNs, rec.EndNs = g.now(), g.now()
 		rec.Err = &metrics.Error{Type: ErrRequest, Message: "building the request body: " + err.Error()}

@@ -10,53 +10,72 @@ import (
 // Inputs streams inputs.json: every request body sent, with the session
 // (conversation) and turn it belongs to, in send order:
 // {"data":[{"session_id":…,"turn_index":…,"payloads":[{body}]}, …]}.
-// It is safe for concurrent use by the workers.
+// Add only queues the body: a writer goroutine does the file I/O, so a
+// large prompt's copy never sits between a request's intended and actual
+// send. Add is safe for concurrent use; the bodies must not change after.
 type Inputs struct {
-	mu  sync.Mutex
-	w   io.Writer
-	n   int
-	err error
+	queue chan input
+	done  chan struct{}
+	once  sync.Once
+	err   error
 }
+
+type input struct {
+	session string
+	turn    int
+	body    []byte
+}
+
+// inputsQueue bounds the bodies waiting for the writer (Add then waits:
+// nothing is dropped).
+const inputsQueue = 1024
 
 // NewInputs starts the document on w.
 func NewInputs(w io.Writer) *Inputs {
-	in := &Inputs{w: w}
-	_, in.err = io.WriteString(w, "{\"data\":[\n")
+	in := &Inputs{queue: make(chan input, inputsQueue), done: make(chan struct{})}
+	go in.write(w)
 	return in
 }
 
-// Add records one body sent.
-func (in *Inputs) Add(sessionID string, turn int, body []byte) {
-	id, _ := json.Marshal(sessionID)
-	in.mu.Lock()
-	defer in.mu.Unlock()
-	if in.err != nil {
-		return
+func (in *Inputs) write(w io.Writer) {
+	defer close(in.done)
+	_, err := io.WriteString(w, "{\"data\":[\n")
+	var buf []byte
+	n := 0
+	for it := range in.queue {
+		if err != nil {
+			continue // keep draining so Add never blocks forever
+		}
+		buf = buf[:0]
+		if n > 0 {
+			buf = append(buf, ",\n"...)
+		}
+		n++
+		id, _ := json.Marshal(it.session)
+		buf = append(buf, `{"session_id":`...)
+		buf = append(buf, id...)
+		buf = append(buf, `,"turn_index":`...)
+		buf = strconv.AppendInt(buf, int64(it.turn), 10)
+		buf = append(buf, `,"payloads":[`...)
+		buf = append(buf, it.body...)
+		buf = append(buf, "]}"...)
+		_, err = w.Write(buf)
 	}
-	sep := ",\n"
-	if in.n == 0 {
-		sep = ""
+	if err == nil {
+		_, err = io.WriteString(w, "\n]}\n")
 	}
-	in.n++
-	buf := make([]byte, 0, len(body)+len(id)+64)
-	buf = append(buf, sep...)
-	buf = append(buf, `{"session_id":`...)
-	buf = append(buf, id...)
-	buf = append(buf, `,"turn_index":`...)
-	buf = strconv.AppendInt(buf, int64(turn), 10)
-	buf = append(buf, `,"payloads":[`...)
-	buf = append(buf, body...)
-	buf = append(buf, "]}"...)
-	_, in.err = in.w.Write(buf)
+	in.err = err
 }
 
-// Close ends the document.
+// Add queues one body sent.
+func (in *Inputs) Add(sessionID string, turn int, body []byte) {
+	in.queue <- input{sessionID, turn, body}
+}
+
+// Close ends the document once every queued body is written. No Add may
+// follow.
 func (in *Inputs) Close() error {
-	in.mu.Lock()
-	defer in.mu.Unlock()
-	if in.err != nil {
-		return in.err
-	}
-	_, in.err = io.WriteString(in.w, "\n]}\n")
+	in.once.Do(func() { close(in.queue) })
+	<-in.done
 	return in.err
 }
