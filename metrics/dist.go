@@ -11,13 +11,10 @@ import (
 const compression = 200
 
 // dist accumulates one metric: a t-digest for percentiles and exact
-// count, mean, variance (Chan et al.'s parallel form, so merges are exact),
-// min and max. A dist belongs to one goroutine.
+// moments. A dist belongs to one goroutine.
 type dist struct {
-	td       *tdigest.TDigest
-	n        int64
-	mean, m2 float64
-	min, max float64
+	td *tdigest.TDigest
+	moments
 }
 
 func newDist() *dist {
@@ -25,7 +22,7 @@ func newDist() *dist {
 	if err != nil {
 		panic(err) // only for an invalid compression constant
 	}
-	return &dist{td: td, min: math.Inf(1), max: math.Inf(-1)}
+	return &dist{td: td, moments: newMoments()}
 }
 
 func (d *dist) add(v float64) {
@@ -33,12 +30,7 @@ func (d *dist) add(v float64) {
 		return
 	}
 	_ = d.td.Add(v)
-	d.n++
-	delta := v - d.mean
-	d.mean += delta / float64(d.n)
-	d.m2 += delta * (v - d.mean)
-	d.min = math.Min(d.min, v)
-	d.max = math.Max(d.max, v)
+	d.moments.add(v)
 }
 
 // merge folds o into d; o is left unchanged.
@@ -47,13 +39,7 @@ func (d *dist) merge(o *dist) {
 		return
 	}
 	_ = d.td.Merge(o.td)
-	n := d.n + o.n
-	delta := o.mean - d.mean
-	d.m2 += o.m2 + delta*delta*float64(d.n)*float64(o.n)/float64(n)
-	d.mean += delta * float64(o.n) / float64(n)
-	d.n = n
-	d.min = math.Min(d.min, o.min)
-	d.max = math.Max(d.max, o.max)
+	d.moments.merge(&o.moments)
 }
 
 func (d *dist) clone() *dist {
@@ -74,7 +60,7 @@ func (d *dist) distribution(unit string) Distribution {
 		Avg: d.mean, Min: d.min, Max: d.max,
 		P1: q(0.01), P5: q(0.05), P10: q(0.10), P25: q(0.25), P50: q(0.50),
 		P75: q(0.75), P90: q(0.90), P95: q(0.95), P99: q(0.99),
-		Std: math.Sqrt(d.m2 / float64(d.n)),
+		Std: d.std(),
 	}
 }
 

@@ -11,11 +11,7 @@ import "math"
 type hist struct {
 	zeros   int64 // values ≤ histMin (gaps of events read together)
 	buckets []int64
-	n       int64
-	mean    float64
-	m2      float64
-	min     float64
-	max     float64
+	moments
 }
 
 const (
@@ -27,18 +23,13 @@ const (
 
 var logGrowth = math.Log(histGrowth)
 
-func newHist() *hist { return &hist{min: math.Inf(1), max: math.Inf(-1)} }
+func newHist() *hist { return &hist{moments: newMoments()} }
 
 func (h *hist) add(v float64) {
 	if math.IsNaN(v) || math.IsInf(v, 0) {
 		return
 	}
-	h.n++
-	d := v - h.mean
-	h.mean += d / float64(h.n)
-	h.m2 += d * (v - h.mean)
-	h.min = math.Min(h.min, v)
-	h.max = math.Max(h.max, v)
+	h.moments.add(v)
 	if v <= histMin {
 		h.zeros++
 		return
@@ -54,13 +45,7 @@ func (h *hist) merge(o *hist) {
 	if o.n == 0 {
 		return
 	}
-	n := h.n + o.n
-	d := o.mean - h.mean
-	h.m2 += o.m2 + d*d*float64(h.n)*float64(o.n)/float64(n)
-	h.mean += d * float64(o.n) / float64(n)
-	h.n = n
-	h.min = math.Min(h.min, o.min)
-	h.max = math.Max(h.max, o.max)
+	h.moments.merge(&o.moments)
 	h.zeros += o.zeros
 	if o.buckets != nil {
 		if h.buckets == nil {
@@ -104,6 +89,6 @@ func (h *hist) distribution(unit string) Distribution {
 		Unit: unit, Count: h.n, Avg: h.mean, Min: h.min, Max: h.max,
 		P1: q(0.01), P5: q(0.05), P10: q(0.10), P25: q(0.25), P50: q(0.50),
 		P75: q(0.75), P90: q(0.90), P95: q(0.95), P99: q(0.99),
-		Std: math.Sqrt(h.m2 / float64(h.n)),
+		Std: h.std(),
 	}
 }
