@@ -476,3 +476,22 @@ func TestWarmupFlowsIntoProfile(t *testing.T) {
 			len(sink.recs), firstProfileSent, lastWarmupEnd)
 	}
 }
+
+// TestConnectionsAreReused: stopping at [DONE] must not cost a connection
+// per request (a new handshake would land in the next request's TTFT).
+func TestConnectionsAreReused(t *testing.T) {
+	srv := &streamServer{ttft: time.Millisecond, itl: time.Millisecond, tokens: 3}
+	var conns atomic.Int64
+	ts := httptest.NewUnstartedServer(srv)
+	ts.Config.ConnState = func(_ net.Conn, s http.ConnState) {
+		if s == http.StateNew {
+			conns.Add(1)
+		}
+	}
+	ts.Start()
+	defer ts.Close()
+	runOnce(t, ts.URL, chat(true), []Stage{{Limit: schedule.Constant(2), Count: 50}})
+	if n := conns.Load(); n > 2 {
+		t.Errorf("%d connections for 50 requests at concurrency 2, want 2", n)
+	}
+}

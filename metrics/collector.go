@@ -1,6 +1,7 @@
 package metrics
 
 import (
+	"maps"
 	"runtime"
 	"slices"
 	"sync"
@@ -226,7 +227,7 @@ func (c *Collector) Snapshot() Snapshot {
 	}
 	snap.SchedulerLag = lag.quantiles()
 	snap.Timeline = c.timeline(now, reqPerSec)
-	for _, i := range slices.Sorted(mapsKeys(stages)) {
+	for _, i := range slices.Sorted(maps.Keys(stages)) {
 		if i < snap.Stage {
 			snap.Stages = append(snap.Stages, c.stageSummary(i, stages[i]))
 		}
@@ -239,16 +240,6 @@ func (c *Collector) Snapshot() Snapshot {
 	snap.Server = slices.Clone(c.server)
 	c.telMu.Unlock()
 	return snap
-}
-
-func mapsKeys[K comparable, V any](m map[K]V) func(func(K) bool) {
-	return func(yield func(K) bool) {
-		for k := range m {
-			if !yield(k) {
-				return
-			}
-		}
-	}
 }
 
 // maxTimeline bounds the points a snapshot carries.
