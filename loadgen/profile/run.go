@@ -92,16 +92,11 @@ func Run(ctx context.Context, c Config, out, log io.Writer) (*Result, error) {
 		return nil, err
 	}
 
-	target := c.URL
-	if target == "" || target == "mock" {
-		mock, err := mockserver.Start(ctx, "127.0.0.1:0", mockserver.Config{TTFT: 20 * time.Millisecond, ITL: 5 * time.Millisecond, Model: c.Model})
-		if err != nil {
-			return nil, fmt.Errorf("starting the embedded mock server: %w", err)
-		}
-		defer mock.Close(context.Background())
-		target = mock.URL()
-		fmt.Fprintf(log, "no --url given: benchmarking the embedded mock server at %s (TTFT 20ms, ITL 5ms)\n", target)
+	target, stopTarget, err := c.target(ctx, log)
+	if err != nil {
+		return nil, err
 	}
+	defer stopTarget()
 
 	dir := c.ArtifactDir
 	if dir == "" {
@@ -200,23 +195,10 @@ func Run(ctx context.Context, c Config, out, log io.Writer) (*Result, error) {
 	if runErr != nil && !res.Aborted {
 		errs = append(errs, runErr)
 	}
-	errs = append(errs, writeFile(filepath.Join(dir, FileJSON), func(w io.Writer) error { return export.JSON(w, summary, run) }))
-	errs = append(errs, writeFile(filepath.Join(dir, FileCSV), func(w io.Writer) error { return export.CSV(w, summary) }))
-
 	title := fmt.Sprintf("surge profile: %s @ %s (%s, %s %s)", c.Model, target, kind, p.mode, p.targetLabel())
-	export.Console(out, title, summary)
+	errs = append(errs, report(out, dir, title, summary, run))
 	if res.Aborted {
-		fmt.Fprintf(out, "\nstopped early: %v (--failed-request-threshold %g)\n", runErr, c.FailedThreshold)
-	}
-	fmt.Fprintf(out, "\nExports in %s:\n", dir)
-	files := []string{FileJSON, FileCSV, FileJSONL, FileInputs}
-	for _, f := range []string{FileGPUTelemetry, FileServerMetrics} {
-		if _, err := os.Stat(filepath.Join(dir, f)); err == nil {
-			files = append(files, f)
-		}
-	}
-	for _, f := range files {
-		fmt.Fprintf(out, "  %s\n", filepath.Join(dir, f))
+		fmt.Fprintf(out, "stopped early: %v (--failed-request-threshold %g)\n", runErr, c.FailedThreshold)
 	}
 	if res.Aborted {
 		return res, runErr
@@ -243,6 +225,37 @@ func (c *Config) promptsNeeded(concs []int, rates []float64) int {
 		n = int(min(guess, maxPrompts))
 	}
 	return n
+}
+
+// target returns the server to benchmark: --url, or the embedded mock
+// started on a free loopback port when --url is empty or "mock".
+func (c *Config) target(ctx context.Context, log io.Writer) (url string, stop func(), err error) {
+	if c.URL != "" && c.URL != "mock" {
+		return c.URL, func() {}, nil
+	}
+	mock, err := mockserver.Start(ctx, "127.0.0.1:0", mockserver.Config{TTFT: 20 * time.Millisecond, ITL: 5 * time.Millisecond, Model: c.Model})
+	if err != nil {
+		return "", nil, fmt.Errorf("starting the embedded mock server: %w", err)
+	}
+	fmt.Fprintf(log, "no --url given: benchmarking the embedded mock server at %s (TTFT 20ms, ITL 5ms)\n", mock.URL())
+	return mock.URL(), func() { _ = mock.Close(context.Background()) }, nil
+}
+
+// report writes the summary exports, prints the console table and lists
+// every file of the run.
+func report(out io.Writer, dir, title string, s *metrics.Summary, run export.Run) error {
+	err := errors.Join(
+		writeFile(filepath.Join(dir, FileJSON), func(w io.Writer) error { return export.JSON(w, s, run) }),
+		writeFile(filepath.Join(dir, FileCSV), func(w io.Writer) error { return export.CSV(w, s) }),
+	)
+	export.Console(out, title, s)
+	fmt.Fprintf(out, "\nExports in %s:\n", dir)
+	for _, f := range []string{FileJSON, FileCSV, FileJSONL, FileInputs, FileGPUTelemetry, FileServerMetrics} {
+		if _, statErr := os.Stat(filepath.Join(dir, f)); statErr == nil {
+			fmt.Fprintf(out, "  %s\n", filepath.Join(dir, f))
+		}
+	}
+	return err
 }
 
 // judge marks the knee of a sweep and adds the warnings the schedule
