@@ -141,7 +141,8 @@ func (c *Collector) FirstToken(index int64, p Phase, ttftNs int64) {
 // live throughput chart.
 func (c *Collector) Tokens(index int64, atNs int64, n int) {
 	s := c.shard(index)
-	s.tokens[(atNs/int64(time.Second))%timelineSlots].Add(int64(n))
+	sec := atNs / int64(time.Second)
+	s.tokens[sec%timelineSlots].add(sec, int64(n))
 	s.totalTokens.Add(int64(n))
 }
 
@@ -253,7 +254,7 @@ func (c *Collector) timeline(now int64, reqPerSec map[int64]int64) []Point {
 	for sec := first; sec < last; sec++ {
 		var toks int64
 		for _, s := range c.shards {
-			toks += s.tokens[sec%timelineSlots].Load()
+			toks += s.tokens[sec%timelineSlots].get(sec)
 		}
 		pts = append(pts, Point{Second: int(sec), OutputTokens: float64(toks), Requests: float64(reqPerSec[sec])})
 	}

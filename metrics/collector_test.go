@@ -51,3 +51,19 @@ func TestSnapshotIsLive(t *testing.T) {
 		t.Errorf("summary stages %d, request_count %v", len(sum.Stages), sum.Run[RequestCount])
 	}
 }
+
+func TestTimelineRingWraps(t *testing.T) {
+	t.Parallel()
+	var s tokenSlot
+	s.add(3, 10)
+	s.add(3, 5)
+	if got := s.get(3); got != 15 {
+		t.Errorf("second 3: %d tokens, want 15", got)
+	}
+	// timelineSlots seconds later the same slot starts over.
+	later := int64(3 + timelineSlots)
+	s.add(later, 7)
+	if s.get(3) != 0 || s.get(later) != 7 {
+		t.Errorf("after the wrap: second 3 %d, second %d %d; want 0 and 7", s.get(3), later, s.get(later))
+	}
+}

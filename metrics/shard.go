@@ -57,7 +57,7 @@ type shard struct {
 	errTypes      map[string]int64
 
 	// Written by workers directly: atomics, one per shard.
-	tokens      [timelineSlots]atomic.Int64
+	tokens      [timelineSlots]tokenSlot
 	totalTokens atomic.Int64
 	reasoning   atomic.Bool
 }
@@ -223,6 +223,29 @@ const windowSamples = 1024
 // pruneEvery bounds the windowed samples when no one takes snapshots
 // (--ui none).
 const pruneEvery = 1 << 14
+
+// tokenSlot counts one second's live output tokens in a ring that wraps
+// after timelineSlots seconds: the slot remembers its second, and the first
+// worker into a new second resets it (a race there can drop a few counts:
+// live counters may be approximate, records never are).
+type tokenSlot struct {
+	sec atomic.Int64
+	n   atomic.Int64
+}
+
+func (s *tokenSlot) add(sec, n int64) {
+	if s.sec.Load() != sec && s.sec.Swap(sec) != sec {
+		s.n.Store(0)
+	}
+	s.n.Add(n)
+}
+
+func (s *tokenSlot) get(sec int64) int64 {
+	if s.sec.Load() != sec {
+		return 0
+	}
+	return s.n.Load()
+}
 
 // exactQuantiles summarises a small window of values exactly.
 func exactQuantiles(xs []float64) Quantiles {
