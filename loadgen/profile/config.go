@@ -80,7 +80,10 @@ type Config struct {
 // UsageError is bad usage or bad input: the CLI exits 2 with its message.
 type UsageError struct{ Err error }
 
+// Error returns the message, which names the flag, file or line at fault.
 func (e *UsageError) Error() string { return e.Err.Error() }
+
+// Unwrap returns the underlying error.
 func (e *UsageError) Unwrap() error { return e.Err }
 
 func usagef(format string, args ...any) error {
