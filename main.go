@@ -42,6 +42,7 @@ func run(args []string) int {
 		Commands: []*cli.Command{
 			profileCommand(&code),
 			mockServerCommand(),
+			reportCommand(),
 		},
 		OnUsageError: func(_ *cli.Context, err error, _ bool) error {
 			return &profile.UsageError{Err: err}

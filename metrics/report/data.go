@@ -1,0 +1,722 @@
+// Package report turns artifact folders into what people look at: one
+// self-contained HTML page (the uPlot chart library embedded, no network
+// needed) or a folder of PNG charts. Build computes every chart's data from
+// the runs; the writers only draw it, so the data is what the golden tests
+// pin.
+package report
+
+import (
+	"encoding/json"
+	"fmt"
+	"math"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/surgebench/surge/metrics/artifact"
+)
+
+// Num is a number in the embedded data: six significant digits (smaller
+// pages, stable goldens) and null for NaN (a gap).
+type Num float64
+
+// MarshalJSON writes n with six significant digits, NaN and ±Inf as null.
+func (n Num) MarshalJSON() ([]byte, error) {
+	f := float64(n)
+	if math.IsNaN(f) || math.IsInf(f, 0) {
+		return []byte("null"), nil
+	}
+	return strconv.AppendFloat(nil, f, 'g', 6, 64), nil
+}
+
+// Style is how a series is drawn.
+type Style string
+
+// Series styles.
+const (
+	Line   Style = "line"
+	Points Style = "points"
+	Step   Style = "step" // a histogram: each x is a bin's left edge
+)
+
+// Series is one line or point set of a chart, with its own x values.
+type Series struct {
+	Label string `json:"label"`
+	// Run is the index of the run the series belongs to (its colour).
+	Run   int   `json:"run"`
+	Style Style `json:"style"`
+	X     []Num `json:"x"`
+	Y     []Num `json:"y"`
+}
+
+// Chart is one chart of the report.
+type Chart struct {
+	ID     string   `json:"id"`
+	Group  string   `json:"group"`
+	Title  string   `json:"title"`
+	XLabel string   `json:"x_label"`
+	YLabel string   `json:"y_label"`
+	LogX   bool     `json:"log_x,omitempty"`
+	Series []Series `json:"series"`
+}
+
+// KV is one row of a key/value table.
+type KV struct {
+	Key   string `json:"key"`
+	Value string `json:"value"`
+}
+
+// RunInfo is what the report shows about one run besides its charts.
+type RunInfo struct {
+	Name        string   `json:"name"`
+	Dir         string   `json:"dir"`
+	Source      string   `json:"source"`
+	Records     int      `json:"records"`
+	Errors      int      `json:"errors"`
+	Config      []KV     `json:"config"`
+	RunInfo     []KV     `json:"run_info"`
+	Fingerprint []KV     `json:"fingerprint"`
+	Warnings    []string `json:"warnings"`
+	ErrorKinds  []KV     `json:"error_kinds"`
+	Stages      []Stage  `json:"stages,omitempty"`
+}
+
+// Stage is one row of a sweep's stage table.
+type Stage struct {
+	Mode         string `json:"mode"`
+	Value        Num    `json:"value"`
+	Requests     Num    `json:"requests"`
+	Errors       Num    `json:"errors"`
+	OutputTokSec Num    `json:"output_tokens_per_sec"`
+	TTFTp95      Num    `json:"ttft_p95_ms"`
+	ITLp50       Num    `json:"itl_p50_ms"`
+	LatencyP99   Num    `json:"latency_p99_ms"`
+	Mark         string `json:"mark,omitempty"`
+}
+
+// Row is one line of the summary table: a metric's value per run.
+type Row struct {
+	Metric string `json:"metric"`
+	Unit   string `json:"unit"`
+	Values []Num  `json:"values"`
+}
+
+// Data is everything the report shows.
+type Data struct {
+	Title   string    `json:"title"`
+	Runs    []RunInfo `json:"runs"`
+	Summary []Row     `json:"summary"`
+	Charts  []Chart   `json:"charts"`
+}
+
+// Tags of the per-request metrics the report charts.
+const (
+	tagTTFT    = "time_to_first_token"
+	tagITL     = "inter_token_latency"
+	tagLatency = "request_latency"
+	tagOSL     = "output_sequence_length"
+)
+
+// Limits that keep a page of a long run small and quick to draw.
+const (
+	cdfPoints     = 400
+	histBins      = 50
+	scatterPoints = 20000
+)
+
+// Build computes the report's data from runs (at least one). Run names are
+// made unique ("run", "run#2") so legends stay readable.
+func Build(runs []*artifact.Run) Data {
+	uniqueNames(runs)
+	d := Data{Title: "surge report: " + strings.Join(names(runs), " vs ")}
+	for _, r := range runs {
+		d.Runs = append(d.Runs, runInfo(r))
+	}
+	d.Summary = summaryRows(runs)
+	for _, m := range []struct{ tag, name string }{{tagTTFT, "TTFT"}, {tagITL, "ITL"}, {tagLatency, "request latency"}} {
+		if c, ok := cdfChart(runs, m.tag, m.name); ok {
+			d.Charts = append(d.Charts, c)
+		}
+	}
+	for _, m := range []struct{ tag, name string }{{tagTTFT, "TTFT"}, {tagITL, "ITL"}, {tagLatency, "request latency"}} {
+		if c, ok := histChart(runs, m.tag, m.name); ok {
+			d.Charts = append(d.Charts, c)
+		}
+	}
+	d.Charts = append(d.Charts, timelineCharts(runs)...)
+	if c, ok := scatterChart(runs); ok {
+		d.Charts = append(d.Charts, c)
+	}
+	d.Charts = append(d.Charts, sweepCharts(runs)...)
+	d.Charts = append(d.Charts, telemetryCharts(runs, "gpu", "GPU", func(r *artifact.Run) []artifact.Sample { return r.GPU })...)
+	d.Charts = append(d.Charts, telemetryCharts(runs, "server", "server", func(r *artifact.Run) []artifact.Sample { return r.Server })...)
+	return d
+}
+
+func uniqueNames(runs []*artifact.Run) {
+	seen := map[string]int{}
+	for _, r := range runs {
+		if r.Name == "" {
+			r.Name = "run"
+		}
+		seen[r.Name]++
+		if n := seen[r.Name]; n > 1 {
+			r.Name = fmt.Sprintf("%s#%d", r.Name, n)
+		}
+	}
+}
+
+func names(runs []*artifact.Run) []string {
+	out := make([]string, len(runs))
+	for i, r := range runs {
+		out[i] = r.Name
+	}
+	return out
+}
+
+func runInfo(r *artifact.Run) RunInfo {
+	ri := RunInfo{Name: r.Name, Dir: r.Dir, Source: "surge", Records: len(r.Records)}
+	for _, rec := range r.Records {
+		if rec.Failed() {
+			ri.Errors++
+		}
+	}
+	kinds := map[string]int{}
+	for _, rec := range r.Records {
+		if rec.Failed() {
+			kinds[rec.Err]++
+		}
+	}
+	s := r.Summary
+	if s == nil {
+		ri.Source = "records only"
+	} else {
+		if _, ok := s.Raw["surge_version"]; !ok {
+			ri.Source = "AIPerf " + s.Version
+		} else {
+			ri.Source = "surge " + s.Version
+		}
+		ri.Config = kvs(s.InputConfig)
+		ri.RunInfo = kvs(s.RunInfo)
+		ri.Fingerprint = kvs(s.Fingerprint)
+		ri.Warnings = s.Warnings
+		if len(s.Errors) > 0 {
+			kinds = map[string]int{}
+			for _, e := range s.Errors {
+				k := e.Details.Type
+				if e.Details.Message != "" {
+					k += ": " + e.Details.Message
+				}
+				kinds[k] += int(e.Count)
+			}
+		}
+		ri.Stages = stageRows(s)
+	}
+	for _, k := range sortedKeys(kinds) {
+		ri.ErrorKinds = append(ri.ErrorKinds, KV{k, strconv.Itoa(kinds[k])})
+	}
+	return ri
+}
+
+func stageRows(s *artifact.Summary) []Stage {
+	var out []Stage
+	for i, st := range s.Stages {
+		row := Stage{Mode: st.Mode, Value: Num(st.Value), Requests: Num(st.RequestCount), Errors: Num(st.ErrorRequestCount),
+			OutputTokSec: Num(st.OutputTokenThroughput), TTFTp95: Num(st.TTFT.P95), ITLp50: Num(st.ITL.P50), LatencyP99: Num(st.Latency.P99)}
+		if s.Knee != nil && s.Knee.KneeStage == i || s.Knee == nil && st.Knee {
+			row.Mark = "knee"
+		}
+		if s.Knee != nil && s.Knee.RecommendedStage == i {
+			row.Mark = "operating point"
+		}
+		out = append(out, row)
+	}
+	return out
+}
+
+// kvs flattens a JSON object into sorted key/value rows (nested objects as
+// dotted keys), for the configuration tables.
+func kvs(m map[string]any) []KV {
+	var out []KV
+	var walk func(prefix string, v any)
+	walk = func(prefix string, v any) {
+		switch t := v.(type) {
+		case map[string]any:
+			if len(t) == 0 {
+				out = append(out, KV{prefix, "{}"})
+			}
+			for _, k := range sortedKeys(t) {
+				p := k
+				if prefix != "" {
+					p = prefix + "." + k
+				}
+				walk(p, t[k])
+			}
+		default:
+			b, _ := json.Marshal(t)
+			s := string(b)
+			if str, ok := t.(string); ok {
+				s = str
+			}
+			out = append(out, KV{prefix, s})
+		}
+	}
+	if m != nil {
+		walk("", m)
+	}
+	return out
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	ks := make([]string, 0, len(m))
+	for k := range m {
+		ks = append(ks, k)
+	}
+	sort.Strings(ks)
+	return ks
+}
+
+// summaryRows are the headline numbers per run: from the summary export
+// where there is one, else computed from the records.
+func summaryRows(runs []*artifact.Run) []Row {
+	var rows []Row
+	for _, tag := range []string{tagTTFT, tagITL, tagLatency} {
+		for _, stat := range []string{"p50", "p90", "p99"} {
+			row := Row{Metric: tag + "." + stat}
+			for _, r := range runs {
+				v := math.NaN()
+				if s, ok := stat4(r, tag); ok {
+					v, _ = s.Get(stat)
+				}
+				row.Values = append(row.Values, Num(v))
+				if row.Unit == "" {
+					row.Unit = r.Unit(tag)
+				}
+			}
+			rows = append(rows, row)
+		}
+	}
+	for _, tag := range []string{"output_token_throughput", "request_throughput", "request_count", "error_request_count", "benchmark_duration"} {
+		row := Row{Metric: tag}
+		any := false
+		for _, r := range runs {
+			v := math.NaN()
+			if r.Summary != nil {
+				if s, ok := r.Summary.Metrics[tag]; ok {
+					v, any = s.Avg, true
+					row.Unit = s.Unit
+				}
+			}
+			if math.IsNaN(v) {
+				if f, unit, ok := RunLevel(r, tag); ok {
+					v, any, row.Unit = f, true, unit
+				}
+			}
+			row.Values = append(row.Values, Num(v))
+		}
+		if any {
+			rows = append(rows, row)
+		}
+	}
+	return rows
+}
+
+// stat4 returns tag's statistics from the summary, or computed from the
+// records when the summary lacks them.
+func stat4(r *artifact.Run, tag string) (artifact.Stat, bool) {
+	if r.Summary != nil {
+		if s, ok := r.Summary.Metrics[tag]; ok {
+			return s, true
+		}
+	}
+	vals := r.Values(tag)
+	if len(vals) == 0 {
+		return artifact.Stat{}, false
+	}
+	return StatOf(vals), true
+}
+
+// StatOf computes the statistics of vals with linear interpolation between
+// closest ranks (numpy's default, as AIPerf) and the population std.
+func StatOf(vals []float64) artifact.Stat {
+	s := slices.Clone(vals)
+	slices.Sort(s)
+	var sum float64
+	for _, v := range s {
+		sum += v
+	}
+	mean := sum / float64(len(s))
+	var ss float64
+	for _, v := range s {
+		ss += (v - mean) * (v - mean)
+	}
+	q := func(p float64) float64 { return Quantile(s, p) }
+	return artifact.Stat{Avg: mean, Min: s[0], Max: s[len(s)-1], P1: q(.01), P5: q(.05), P10: q(.1), P25: q(.25),
+		P50: q(.5), P75: q(.75), P90: q(.9), P95: q(.95), P99: q(.99), Std: math.Sqrt(ss / float64(len(s))), Count: float64(len(s))}
+}
+
+// Quantile returns the p-quantile of sorted (linear interpolation).
+func Quantile(sorted []float64, p float64) float64 {
+	if len(sorted) == 0 {
+		return math.NaN()
+	}
+	h := p * float64(len(sorted)-1)
+	lo := int(math.Floor(h))
+	if lo >= len(sorted)-1 {
+		return sorted[len(sorted)-1]
+	}
+	return sorted[lo] + (h-float64(lo))*(sorted[lo+1]-sorted[lo])
+}
+
+// RunLevel computes a run-level metric from the records (for AIPerf JSONL on
+// its own): counts, duration (last response − first request) and
+// throughputs over it.
+func RunLevel(r *artifact.Run, tag string) (float64, string, bool) {
+	recs := r.Profile()
+	if len(recs) == 0 {
+		return 0, "", false
+	}
+	var first, last int64
+	var ok, errs int
+	var osl float64
+	for _, rec := range recs {
+		if rec.StartNs != 0 && (first == 0 || rec.StartNs < first) {
+			first = rec.StartNs
+		}
+		last = max(last, rec.EndNs)
+		if rec.Failed() {
+			errs++
+			continue
+		}
+		ok++
+		osl += rec.Metrics[tagOSL]
+	}
+	dur := float64(last-first) / 1e9
+	switch tag {
+	case "request_count":
+		return float64(ok), "requests", true
+	case "error_request_count":
+		return float64(errs), "requests", true
+	case "benchmark_duration":
+		return dur, "sec", dur > 0
+	case "request_throughput":
+		return float64(ok) / dur, "requests/sec", dur > 0
+	case "output_token_throughput":
+		return osl / dur, "tokens/sec", dur > 0 && osl > 0
+	}
+	return 0, "", false
+}
+
+func cdfChart(runs []*artifact.Run, tag, name string) (Chart, bool) {
+	c := Chart{ID: "cdf-" + tag, Group: "distributions", Title: name + " CDF", YLabel: "fraction of requests"}
+	for i, r := range runs {
+		vals := r.Values(tag)
+		if len(vals) == 0 {
+			continue
+		}
+		c.XLabel = axis(name, r.Unit(tag))
+		slices.Sort(vals)
+		n := min(len(vals), cdfPoints)
+		s := Series{Label: r.Name, Run: i, Style: Line}
+		for k := range n {
+			// Evenly spaced ranks, first and last included.
+			j := 0
+			if n > 1 {
+				j = k * (len(vals) - 1) / (n - 1)
+			}
+			s.X = append(s.X, Num(vals[j]))
+			s.Y = append(s.Y, Num(float64(j+1)/float64(len(vals))))
+		}
+		c.Series = append(c.Series, s)
+	}
+	return c, len(c.Series) > 0
+}
+
+func axis(name, unit string) string {
+	if unit == "" {
+		return name
+	}
+	return name + " (" + unit + ")"
+}
+
+// histChart bins every run's values over common edges (so the runs' shapes
+// compare), as a share of each run's requests.
+func histChart(runs []*artifact.Run, tag, name string) (Chart, bool) {
+	c := Chart{ID: "hist-" + tag, Group: "distributions", Title: name + " histogram", YLabel: "% of requests"}
+	lo, hi := math.Inf(1), math.Inf(-1)
+	all := make([][]float64, len(runs))
+	for i, r := range runs {
+		all[i] = r.Values(tag)
+		for _, v := range all[i] {
+			lo, hi = min(lo, v), max(hi, v)
+		}
+		if len(all[i]) > 0 {
+			c.XLabel = axis(name, r.Unit(tag))
+		}
+	}
+	if math.IsInf(lo, 0) {
+		return c, false
+	}
+	if hi == lo {
+		hi = lo + 1
+	}
+	width := (hi - lo) / histBins
+	for i, vals := range all {
+		if len(vals) == 0 {
+			continue
+		}
+		counts := make([]int, histBins)
+		for _, v := range vals {
+			counts[min(int((v-lo)/width), histBins-1)]++
+		}
+		s := Series{Label: runs[i].Name, Run: i, Style: Step}
+		for b, n := range counts {
+			s.X = append(s.X, Num(lo+float64(b)*width))
+			s.Y = append(s.Y, Num(100*float64(n)/float64(len(vals))))
+		}
+		// A closing edge so the last bin has a width.
+		s.X = append(s.X, Num(hi))
+		s.Y = append(s.Y, s.Y[len(s.Y)-1])
+		c.Series = append(c.Series, s)
+	}
+	return c, true
+}
+
+// origin is a run's time zero: its first request's send.
+func origin(recs []artifact.Record) int64 {
+	var o int64
+	for _, r := range recs {
+		if r.StartNs != 0 && (o == 0 || r.StartNs < o) {
+			o = r.StartNs
+		}
+	}
+	return o
+}
+
+// timelineCharts are the per-second charts: output tokens/s (each request's
+// tokens spread evenly from its first token to its end), completed
+// requests/s, the average number in flight, and errors/s.
+func timelineCharts(runs []*artifact.Run) []Chart {
+	tput := Chart{ID: "throughput", Group: "timelines", Title: "output token throughput per second", XLabel: "time (s)", YLabel: "tokens/s"}
+	reqs := Chart{ID: "requests", Group: "timelines", Title: "completed requests per second", XLabel: "time (s)", YLabel: "requests/s"}
+	infl := Chart{ID: "inflight", Group: "timelines", Title: "requests in flight (average per second)", XLabel: "time (s)", YLabel: "requests"}
+	errc := Chart{ID: "errors", Group: "timelines", Title: "errors per second", XLabel: "time (s)", YLabel: "errors/s"}
+	for i, r := range runs {
+		recs := r.Profile()
+		o := origin(recs)
+		if o == 0 {
+			continue
+		}
+		var end int64
+		for _, rec := range recs {
+			end = max(end, rec.EndNs)
+		}
+		secs := int((end-o)/1e9) + 1
+		if secs <= 0 || secs > 7*24*3600 {
+			continue
+		}
+		tok, done, inflight, errs := make([]float64, secs), make([]float64, secs), make([]float64, secs), make([]float64, secs)
+		for _, rec := range recs {
+			if rec.StartNs == 0 || rec.EndNs < rec.StartNs {
+				continue
+			}
+			s, e := float64(rec.StartNs-o)/1e9, float64(rec.EndNs-o)/1e9
+			spread(inflight, s, e, e-s)
+			bin := min(int(e), secs-1)
+			if rec.Failed() {
+				errs[bin]++
+				continue
+			}
+			done[bin]++
+			if osl := rec.Metrics[tagOSL]; osl > 0 {
+				first := s + rec.Metrics[tagTTFT]/1e3
+				if first > e {
+					first = s
+				}
+				spread(tok, first, e, osl)
+			}
+		}
+		add := func(c *Chart, ys []float64) {
+			s := Series{Label: r.Name, Run: i, Style: Line}
+			for k, y := range ys {
+				s.X = append(s.X, Num(k))
+				s.Y = append(s.Y, Num(y))
+			}
+			c.Series = append(c.Series, s)
+		}
+		add(&tput, tok)
+		add(&reqs, done)
+		add(&infl, inflight)
+		add(&errc, errs)
+	}
+	if len(tput.Series) == 0 {
+		return nil
+	}
+	return []Chart{tput, reqs, infl, errc}
+}
+
+// spread adds total over [s, e) to per-second bins in proportion to the
+// overlap (an instant event goes to its second).
+func spread(bins []float64, s, e, total float64) {
+	if e <= s {
+		bins[min(max(int(s), 0), len(bins)-1)] += total
+		return
+	}
+	rate := total / (e - s)
+	for b := max(int(s), 0); b < len(bins) && float64(b) < e; b++ {
+		lo, hi := max(s, float64(b)), min(e, float64(b+1))
+		if hi > lo {
+			bins[b] += rate * (hi - lo)
+		}
+	}
+}
+
+func scatterChart(runs []*artifact.Run) (Chart, bool) {
+	c := Chart{ID: "ttft-scatter", Group: "timelines", Title: "TTFT of every request over time", XLabel: "request sent at (s)"}
+	for i, r := range runs {
+		recs := r.Profile()
+		o := origin(recs)
+		s := Series{Label: r.Name, Run: i, Style: Points}
+		var n int
+		for _, rec := range recs {
+			if _, ok := rec.Metrics[tagTTFT]; ok && !rec.Failed() && rec.StartNs != 0 {
+				n++
+			}
+		}
+		stride := max(1, (n+scatterPoints-1)/scatterPoints)
+		k := 0
+		for _, rec := range recs {
+			v, ok := rec.Metrics[tagTTFT]
+			if !ok || rec.Failed() || rec.StartNs == 0 {
+				continue
+			}
+			if k++; (k-1)%stride != 0 {
+				continue
+			}
+			s.X = append(s.X, Num(float64(rec.StartNs-o)/1e9))
+			s.Y = append(s.Y, Num(v))
+		}
+		if len(s.X) > 0 {
+			c.YLabel = axis("TTFT", r.Unit(tagTTFT))
+			c.Series = append(c.Series, s)
+		}
+	}
+	return c, len(c.Series) > 0
+}
+
+// sweepCharts draw each sweep's stages as throughput against latency, in
+// stage order, with the knee and the recommended operating point marked.
+func sweepCharts(runs []*artifact.Run) []Chart {
+	ttft := Chart{ID: "sweep-ttft", Group: "sweep", Title: "sweep: output throughput vs TTFT p95", XLabel: "output tokens/s", YLabel: "TTFT p95 (ms)"}
+	lat := Chart{ID: "sweep-latency", Group: "sweep", Title: "sweep: output throughput vs request latency p99", XLabel: "output tokens/s", YLabel: "request latency p99 (ms)"}
+	for i, r := range runs {
+		if r.Summary == nil || len(r.Summary.Stages) < 2 {
+			continue
+		}
+		st := r.Summary.Stages
+		knee, op := -1, -1
+		if k := r.Summary.Knee; k != nil {
+			knee, op = k.KneeStage, k.RecommendedStage
+		} else {
+			for j, s := range st {
+				if s.Knee {
+					knee = j
+				}
+			}
+		}
+		for _, c := range []struct {
+			chart *Chart
+			y     func(artifact.Stage) float64
+		}{{&ttft, func(s artifact.Stage) float64 { return s.TTFT.P95 }}, {&lat, func(s artifact.Stage) float64 { return s.Latency.P99 }}} {
+			line := Series{Label: r.Name, Run: i, Style: Line}
+			for _, s := range st {
+				line.X = append(line.X, Num(s.OutputTokenThroughput))
+				line.Y = append(line.Y, Num(c.y(s)))
+			}
+			c.chart.Series = append(c.chart.Series, line)
+			for _, m := range []struct {
+				idx  int
+				name string
+			}{{knee, "knee"}, {op, "operating point"}} {
+				if m.idx >= 0 && m.idx < len(st) {
+					s := st[m.idx]
+					c.chart.Series = append(c.chart.Series, Series{Label: fmt.Sprintf("%s %s (%s %g)", r.Name, m.name, s.Mode, s.Value),
+						Run: i, Style: Points, X: []Num{Num(s.OutputTokenThroughput)}, Y: []Num{Num(c.y(s))}})
+				}
+			}
+		}
+	}
+	if len(ttft.Series) == 0 {
+		return nil
+	}
+	return []Chart{ttft, lat}
+}
+
+// telemetryCharts draw one chart per telemetry field, a series per run and
+// source (GPU or metrics URL). Counters (…_total, energy) are drawn as
+// rates per second, byte sizes in GiB.
+func telemetryCharts(runs []*artifact.Run, prefix, group string, samples func(*artifact.Run) []artifact.Sample) []Chart {
+	fields := map[string]bool{}
+	for _, r := range runs {
+		for _, s := range samples(r) {
+			for k := range s.Values {
+				fields[k] = true
+			}
+		}
+	}
+	var out []Chart
+	for _, f := range sortedKeys(fields) {
+		counter := strings.HasSuffix(f, "_total") || f == "energy_consumption_j"
+		title, ylabel := strings.ReplaceAll(f, "_", " "), ""
+		scale := 1.0
+		switch {
+		case counter:
+			title, ylabel = strings.ReplaceAll(strings.TrimSuffix(f, "_total"), "_", " ")+" per second", "per second"
+			if f == "energy_consumption_j" {
+				title, ylabel = "power from energy counter", "W"
+			}
+		case strings.HasSuffix(f, "_bytes"):
+			scale, ylabel = 1.0/(1<<30), "GiB"
+		}
+		c := Chart{ID: prefix + "-" + f, Group: group, Title: group + " " + title, XLabel: "time (s)", YLabel: ylabel}
+		for i, r := range runs {
+			bySource := map[string][]artifact.Sample{}
+			for _, s := range samples(r) {
+				if _, ok := s.Values[f]; ok {
+					bySource[s.Source] = append(bySource[s.Source], s)
+				}
+			}
+			for _, src := range sortedKeys(bySource) {
+				ss := bySource[src]
+				label := r.Name
+				if len(bySource) > 1 || prefix == "gpu" {
+					label += " " + src
+				}
+				s := Series{Label: label, Run: i, Style: Line}
+				for k, smp := range ss {
+					v := smp.Values[f] * scale
+					if counter {
+						if k == 0 {
+							continue
+						}
+						dt := smp.AtSec - ss[k-1].AtSec
+						if dt <= 0 {
+							continue
+						}
+						v = (smp.Values[f] - ss[k-1].Values[f]) / dt
+					}
+					s.X = append(s.X, Num(smp.AtSec))
+					s.Y = append(s.Y, Num(v))
+				}
+				if len(s.X) > 0 {
+					c.Series = append(c.Series, s)
+				}
+			}
+		}
+		if len(c.Series) > 0 {
+			out = append(out, c)
+		}
+	}
+	return out
+}

@@ -1,0 +1,36 @@
+package report
+
+import (
+	"fmt"
+	"os"
+
+	"github.com/surgebench/surge/metrics/artifact"
+)
+
+// Formats Write knows.
+const (
+	FormatHTML = "html"
+	FormatPNG  = "png"
+)
+
+// Write writes the report of runs to out: one HTML file for FormatHTML, or a
+// folder of PNG files (one per chart) for FormatPNG. It returns the paths
+// written.
+func Write(out, format string, runs []*artifact.Run) ([]string, error) {
+	d := Build(runs)
+	switch format {
+	case FormatHTML, "":
+		f, err := os.Create(out)
+		if err != nil {
+			return nil, err
+		}
+		if err := WriteHTML(f, d); err != nil {
+			f.Close()
+			return nil, fmt.Errorf("%s: %w", out, err)
+		}
+		return []string{out}, f.Close()
+	case FormatPNG:
+		return WritePNGs(out, d)
+	}
+	return nil, fmt.Errorf("--format: want html or png, got %q", format)
+}
