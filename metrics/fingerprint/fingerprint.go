@@ -1,0 +1,128 @@
+// Package fingerprint hashes what a run measured, so two exports show at a
+// glance whether they measured the same thing: the resolved configuration
+// (secrets and the target left out), the dataset's request bodies, the
+// tokenizer, surge's version and what the server says about itself.
+//
+// The workload hash covers the configuration, the dataset and the tokenizer:
+// two runs with one workload hash sent the same requests, so their numbers
+// compare, whatever servers they measured.
+package fingerprint
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"slices"
+	"strings"
+)
+
+// Fingerprint is the "fingerprint" object of an export. Each hash is
+// "sha256:" and the first 16 hex digits (64 bits: enough to tell runs
+// apart, short enough to read); an empty field was not known.
+type Fingerprint struct {
+	// Workload hashes Config, Dataset and Tokenizer together.
+	Workload  string `json:"workload"`
+	Config    string `json:"config"`
+	Dataset   string `json:"dataset"`
+	Tokenizer string `json:"tokenizer"`
+	// Surge is surge's version string itself (no hash: people read it).
+	Surge string `json:"surge_version"`
+	// Server hashes ServerInfo.
+	Server     string  `json:"server"`
+	ServerInfo *Server `json:"server_info,omitempty"`
+}
+
+// Seal computes Workload (and Server from ServerInfo) from the other fields.
+func (f *Fingerprint) Seal() {
+	f.Workload = Sum([]byte("config " + f.Config + "\ndataset " + f.Dataset + "\ntokenizer " + f.Tokenizer + "\n"))
+	if f.ServerInfo != nil {
+		b, _ := json.Marshal(f.ServerInfo)
+		f.Server = Sum(b)
+	}
+}
+
+// Sum is the short hash of b.
+func Sum(b []byte) string {
+	h := sha256.Sum256(b)
+	return short(h[:])
+}
+
+func short(h []byte) string { return "sha256:" + hex.EncodeToString(h[:8]) }
+
+// notWorkload are input_config keys that say where and how a run was
+// measured or shown, not what it sent: the target, credentials, telemetry,
+// output and analysis settings. Two runs that differ only in these measured
+// the same workload.
+var notWorkload = map[string]bool{
+	"url": true, "api_key": true, "headers": true, "ui": true, "output_artifact_dir": true,
+	"gpu_telemetry": true, "gpu_telemetry_interval": true, "no_gpu_telemetry": true,
+	"server_metrics": true, "no_server_metrics": true, "knee_factor": true, "failed_request_threshold": true,
+	"request_timeout_seconds": true, "benchmark_grace_period": true, "report": true,
+}
+
+// Secret reports whether a configuration key may hold a credential; such
+// keys never enter a hash (a hash of a short secret can be brute-forced).
+func Secret(key string) bool {
+	k := strings.ToLower(key)
+	return k == "headers" || strings.HasSuffix(k, "api_key") || strings.HasSuffix(k, "_key") ||
+		strings.Contains(k, "secret") || strings.Contains(k, "password") || strings.Contains(k, "auth") ||
+		strings.HasSuffix(k, "_token")
+}
+
+// Config hashes the workload part of a resolved configuration (the
+// export's input_config): keys in canonical order, secrets and the
+// non-workload keys left out.
+func Config(cfg map[string]any) string {
+	keep := make(map[string]any, len(cfg))
+	for k, v := range cfg {
+		if !notWorkload[k] && !Secret(k) {
+			keep[k] = v
+		}
+	}
+	// encoding/json writes map keys sorted: a canonical form.
+	b, err := json.Marshal(keep)
+	if err != nil {
+		return ""
+	}
+	return Sum(b)
+}
+
+// Dataset hashes request bodies as a set of (session, turn, body): the order
+// they were sent in (which concurrency makes vary) does not change it. The
+// zero value is ready to use; not safe for concurrent use.
+type Dataset struct {
+	items [][32]byte
+}
+
+// Add adds one request body.
+func (d *Dataset) Add(session string, turn int, body []byte) {
+	h := sha256.New()
+	h.Write([]byte(session))
+	h.Write([]byte{0})
+	var t [8]byte
+	for i := range t {
+		t[i] = byte(uint64(turn) >> (8 * i))
+	}
+	h.Write(t[:])
+	h.Write(body)
+	var s [32]byte
+	h.Sum(s[:0])
+	d.items = append(d.items, s)
+}
+
+// Len is the number of bodies added.
+func (d *Dataset) Len() int { return len(d.items) }
+
+// Sum returns the hash of the set ("" when empty).
+func (d *Dataset) Sum() string {
+	if len(d.items) == 0 {
+		return ""
+	}
+	items := slices.Clone(d.items)
+	slices.SortFunc(items, func(a, b [32]byte) int { return strings.Compare(string(a[:]), string(b[:])) })
+	h := sha256.New()
+	for _, it := range items {
+		h.Write(it[:])
+	}
+	return short(h.Sum(nil))
+}

@@ -1,0 +1,139 @@
+package fingerprint
+
+import (
+	"context"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+func TestConfigLeavesOutSecretsAndTarget(t *testing.T) {
+	t.Parallel()
+	base := map[string]any{"model": "m", "isl": 128, "concurrency": "8", "url": "http://a", "api_key": "sk-1"}
+	same := map[string]any{"model": "m", "isl": 128, "concurrency": "8", "url": "http://b", "api_key": "sk-2",
+		"headers": map[string]any{"Authorization": "Bearer x"}, "ui": "none"}
+	if Config(base) != Config(same) {
+		t.Errorf("target, credentials and ui changed the config hash")
+	}
+	other := map[string]any{"model": "m", "isl": 256, "concurrency": "8"}
+	if Config(base) == Config(other) {
+		t.Errorf("isl 128 and 256 hash alike")
+	}
+	for _, k := range []string{"api_key", "headers", "hf_token", "client_secret", "auth_header", "password"} {
+		if !Secret(k) {
+			t.Errorf("Secret(%q) = false", k)
+		}
+	}
+	for _, k := range []string{"tokenizer", "model", "isl", "output_tokens_mean"} {
+		if Secret(k) {
+			t.Errorf("Secret(%q) = true", k)
+		}
+	}
+}
+
+func TestDatasetIgnoresOrder(t *testing.T) {
+	t.Parallel()
+	var a, b, c Dataset
+	a.Add("s1", 0, []byte(`{"x":1}`))
+	a.Add("s2", 0, []byte(`{"x":2}`))
+	b.Add("s2", 0, []byte(`{"x":2}`))
+	b.Add("s1", 0, []byte(`{"x":1}`))
+	c.Add("s1", 0, []byte(`{"x":1}`))
+	c.Add("s2", 1, []byte(`{"x":2}`))
+	if a.Sum() != b.Sum() {
+		t.Errorf("order changed the dataset hash")
+	}
+	if a.Sum() == c.Sum() {
+		t.Errorf("a different turn index hashed alike")
+	}
+	var empty Dataset
+	if empty.Sum() != "" {
+		t.Errorf("empty dataset hash = %q, want empty", empty.Sum())
+	}
+}
+
+func TestReadInputs(t *testing.T) {
+	t.Parallel()
+	in := `{"data":[
+{"session_id":"s1","turn_index":0,"payloads":[{"messages":[{"role":"user","content":"hi"}]}]},
+{"session_id":"s2","turn_index":0,"payloads":[{"messages":[{"role":"user","content":"yo"}]}]}
+], "extra": {"ignored": true}}`
+	var d, want Dataset
+	if err := ReadInputs(strings.NewReader(in), &d); err != nil {
+		t.Fatal(err)
+	}
+	want.Add("s2", 0, []byte(`{"messages":[{"role":"user","content":"yo"}]}`))
+	want.Add("s1", 0, []byte(`{"messages":[{"role":"user","content":"hi"}]}`))
+	if d.Sum() != want.Sum() || d.Len() != 2 {
+		t.Errorf("ReadInputs: %d bodies, %s; want 2, %s", d.Len(), d.Sum(), want.Sum())
+	}
+	for _, bad := range []string{``, `[]`, `{"data":{}}`, `{"data":[{"payloads":3}]}`} {
+		if err := ReadInputs(strings.NewReader(bad), &Dataset{}); err == nil {
+			t.Errorf("ReadInputs(%q): no error", bad)
+		}
+	}
+}
+
+func TestSealChangesWithEachPart(t *testing.T) {
+	t.Parallel()
+	f := Fingerprint{Config: "c", Dataset: "d", Tokenizer: "t"}
+	f.Seal()
+	for _, g := range []Fingerprint{{Config: "c2", Dataset: "d", Tokenizer: "t"}, {Config: "c", Dataset: "d2", Tokenizer: "t"}, {Config: "c", Dataset: "d", Tokenizer: "t2"}} {
+		g.Seal()
+		if g.Workload == f.Workload {
+			t.Errorf("%+v: workload unchanged", g)
+		}
+	}
+	if !strings.HasPrefix(f.Workload, "sha256:") || len(f.Workload) != len("sha256:")+16 {
+		t.Errorf("workload %q: want sha256: and 16 hex digits", f.Workload)
+	}
+}
+
+func TestProbe(t *testing.T) {
+	t.Parallel()
+	var sawAuth string
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case "/v1/models":
+			sawAuth = r.Header.Get("Authorization")
+			w.Header().Set("Server", "uvicorn")
+			w.Write([]byte(`{"object":"list","data":[{"id":"qwen"},{"id":"llama"}]}`))
+		case "/metrics":
+			w.Write([]byte("# HELP vllm:num_requests_running x\n# TYPE vllm:num_requests_running gauge\nvllm:num_requests_running 1\n# TYPE vllm:kv_cache_usage_perc gauge\n"))
+		default:
+			http.NotFound(w, r)
+		}
+	}))
+	defer srv.Close()
+	s, err := Probe(context.Background(), srv.Client(), srv.URL+"/", http.Header{"Authorization": {"Bearer sk"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := &Server{Models: []string{"llama", "qwen"}, Version: "Server: uvicorn",
+		MetricFamilies: []string{"vllm:kv_cache_usage_perc", "vllm:num_requests_running"}}
+	if diff := cmp.Diff(want, s); diff != "" {
+		t.Errorf("Probe (-want +got):\n%s", diff)
+	}
+	if sawAuth != "Bearer sk" {
+		t.Errorf("Authorization not sent")
+	}
+
+	dead := httptest.NewServer(http.NotFoundHandler())
+	defer dead.Close()
+	if _, err := Probe(context.Background(), dead.Client(), dead.URL, nil); err == nil || !strings.Contains(err.Error(), "404") {
+		t.Errorf("Probe of a server that answers nothing: err %v, want the 404", err)
+	}
+}
+
+func FuzzReadInputs(f *testing.F) {
+	f.Add([]byte(`{"data":[{"session_id":"s","turn_index":1,"payloads":[{}]}]}`))
+	f.Add([]byte(`{"data":[`))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		var d Dataset
+		_ = ReadInputs(strings.NewReader(string(b)), &d)
+		_ = d.Sum()
+	})
+}

@@ -1,0 +1,61 @@
+package fingerprint
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+)
+
+// ReadInputs adds every payload of an inputs.json ({"data":[{session_id,
+// turn_index, payloads:[…]}]}, surge's and AIPerf's shape) to d, streaming
+// so a large file is never held whole.
+func ReadInputs(r io.Reader, d *Dataset) error {
+	dec := json.NewDecoder(r)
+	if err := expect(dec, json.Delim('{')); err != nil {
+		return err
+	}
+	for dec.More() {
+		t, err := dec.Token()
+		if err != nil {
+			return err
+		}
+		if key, _ := t.(string); key != "data" {
+			var skip json.RawMessage
+			if err := dec.Decode(&skip); err != nil {
+				return err
+			}
+			continue
+		}
+		if err := expect(dec, json.Delim('[')); err != nil {
+			return err
+		}
+		for dec.More() {
+			var s struct {
+				SessionID string            `json:"session_id"`
+				TurnIndex int               `json:"turn_index"`
+				Payloads  []json.RawMessage `json:"payloads"`
+			}
+			if err := dec.Decode(&s); err != nil {
+				return err
+			}
+			for _, p := range s.Payloads {
+				d.Add(s.SessionID, s.TurnIndex, p)
+			}
+		}
+		if _, err := dec.Token(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func expect(dec *json.Decoder, want json.Delim) error {
+	t, err := dec.Token()
+	if err != nil {
+		return err
+	}
+	if t != want {
+		return fmt.Errorf("inputs: want %v, got %v", want, t)
+	}
+	return nil
+}
