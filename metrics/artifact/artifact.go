@@ -16,6 +16,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 )
@@ -486,7 +487,8 @@ func ReadSamples(r io.Reader) ([]Sample, error) {
 func (r *Run) Profile() []Record {
 	out := make([]Record, 0, len(r.Records))
 	for _, rec := range r.Records {
-		if rec.Phase == "" || rec.Phase == "profile" {
+		// surge writes "profile", AIPerf "profiling": only warmup is left out.
+		if !strings.HasPrefix(rec.Phase, "warmup") {
 			out = append(out, rec)
 		}
 	}
@@ -542,4 +544,86 @@ func LoadAll(dirs []string) ([]*Run, error) {
 		runs = append(runs, r)
 	}
 	return runs, nil
+}
+
+// StatOf computes the statistics of vals with linear interpolation between
+// closest ranks (numpy's default, as AIPerf) and the population std.
+func StatOf(vals []float64) Stat {
+	s := slices.Clone(vals)
+	slices.Sort(s)
+	var sum float64
+	for _, v := range s {
+		sum += v
+	}
+	mean := sum / float64(len(s))
+	var ss float64
+	for _, v := range s {
+		ss += (v - mean) * (v - mean)
+	}
+	q := func(p float64) float64 { return Quantile(s, p) }
+	return Stat{Avg: mean, Min: s[0], Max: s[len(s)-1], P1: q(.01), P5: q(.05), P10: q(.1), P25: q(.25),
+		P50: q(.5), P75: q(.75), P90: q(.9), P95: q(.95), P99: q(.99), Std: math.Sqrt(ss / float64(len(s))), Count: float64(len(s))}
+}
+
+// Quantile returns the p-quantile of sorted (linear interpolation).
+func Quantile(sorted []float64, p float64) float64 {
+	if len(sorted) == 0 {
+		return math.NaN()
+	}
+	h := p * float64(len(sorted)-1)
+	lo := int(math.Floor(h))
+	if lo >= len(sorted)-1 {
+		return sorted[len(sorted)-1]
+	}
+	return sorted[lo] + (h-float64(lo))*(sorted[lo+1]-sorted[lo])
+}
+
+// RunLevel computes a run-level metric from the records (for AIPerf JSONL on
+// its own): counts, duration (last response − first request) and
+// throughputs over it.
+func (r *Run) RunLevel(tag string) (float64, string, bool) {
+	recs := r.Profile()
+	if len(recs) == 0 {
+		return 0, "", false
+	}
+	var first, last int64
+	var ok, errs int
+	var osl float64
+	for _, rec := range recs {
+		if rec.StartNs != 0 && (first == 0 || rec.StartNs < first) {
+			first = rec.StartNs
+		}
+		last = max(last, rec.EndNs)
+		if rec.Failed() {
+			errs++
+			continue
+		}
+		ok++
+		osl += rec.Metrics["output_sequence_length"]
+	}
+	dur := float64(last-first) / 1e9
+	switch tag {
+	case "request_count":
+		return float64(ok), "requests", true
+	case "error_request_count":
+		return float64(errs), "requests", true
+	case "benchmark_duration":
+		return dur, "sec", dur > 0
+	case "request_throughput":
+		return float64(ok) / dur, "requests/sec", dur > 0
+	case "output_token_throughput":
+		return osl / dur, "tokens/sec", dur > 0 && osl > 0
+	}
+	return 0, "", false
+}
+
+// Level returns a run-level metric (output_token_throughput, …): the
+// summary's value where there is one, else computed from the records.
+func (r *Run) Level(tag string) (float64, string, bool) {
+	if r.Summary != nil {
+		if s, ok := r.Summary.Metrics[tag]; ok {
+			return s.Avg, s.Unit, true
+		}
+	}
+	return r.RunLevel(tag)
 }

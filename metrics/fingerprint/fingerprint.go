@@ -69,13 +69,17 @@ func Secret(key string) bool {
 		strings.HasSuffix(k, "_token")
 }
 
+// InWorkload reports whether configuration key is part of the workload
+// (and so of the config hash).
+func InWorkload(key string) bool { return !notWorkload[key] && !Secret(key) }
+
 // Config hashes the workload part of a resolved configuration (the
 // export's input_config): keys in canonical order, secrets and the
 // non-workload keys left out.
 func Config(cfg map[string]any) string {
 	keep := make(map[string]any, len(cfg))
 	for k, v := range cfg {
-		if !notWorkload[k] && !Secret(k) {
+		if InWorkload(k) {
 			keep[k] = v
 		}
 	}

@@ -309,7 +309,7 @@ func summaryRows(runs []*artifact.Run) []Row {
 				}
 			}
 			if math.IsNaN(v) {
-				if f, unit, ok := RunLevel(r, tag); ok {
+				if f, unit, ok := r.RunLevel(tag); ok {
 					v, any, row.Unit = f, true, unit
 				}
 			}
@@ -334,78 +334,7 @@ func stat4(r *artifact.Run, tag string) (artifact.Stat, bool) {
 	if len(vals) == 0 {
 		return artifact.Stat{}, false
 	}
-	return StatOf(vals), true
-}
-
-// StatOf computes the statistics of vals with linear interpolation between
-// closest ranks (numpy's default, as AIPerf) and the population std.
-func StatOf(vals []float64) artifact.Stat {
-	s := slices.Clone(vals)
-	slices.Sort(s)
-	var sum float64
-	for _, v := range s {
-		sum += v
-	}
-	mean := sum / float64(len(s))
-	var ss float64
-	for _, v := range s {
-		ss += (v - mean) * (v - mean)
-	}
-	q := func(p float64) float64 { return Quantile(s, p) }
-	return artifact.Stat{Avg: mean, Min: s[0], Max: s[len(s)-1], P1: q(.01), P5: q(.05), P10: q(.1), P25: q(.25),
-		P50: q(.5), P75: q(.75), P90: q(.9), P95: q(.95), P99: q(.99), Std: math.Sqrt(ss / float64(len(s))), Count: float64(len(s))}
-}
-
-// Quantile returns the p-quantile of sorted (linear interpolation).
-func Quantile(sorted []float64, p float64) float64 {
-	if len(sorted) == 0 {
-		return math.NaN()
-	}
-	h := p * float64(len(sorted)-1)
-	lo := int(math.Floor(h))
-	if lo >= len(sorted)-1 {
-		return sorted[len(sorted)-1]
-	}
-	return sorted[lo] + (h-float64(lo))*(sorted[lo+1]-sorted[lo])
-}
-
-// RunLevel computes a run-level metric from the records (for AIPerf JSONL on
-// its own): counts, duration (last response − first request) and
-// throughputs over it.
-func RunLevel(r *artifact.Run, tag string) (float64, string, bool) {
-	recs := r.Profile()
-	if len(recs) == 0 {
-		return 0, "", false
-	}
-	var first, last int64
-	var ok, errs int
-	var osl float64
-	for _, rec := range recs {
-		if rec.StartNs != 0 && (first == 0 || rec.StartNs < first) {
-			first = rec.StartNs
-		}
-		last = max(last, rec.EndNs)
-		if rec.Failed() {
-			errs++
-			continue
-		}
-		ok++
-		osl += rec.Metrics[tagOSL]
-	}
-	dur := float64(last-first) / 1e9
-	switch tag {
-	case "request_count":
-		return float64(ok), "requests", true
-	case "error_request_count":
-		return float64(errs), "requests", true
-	case "benchmark_duration":
-		return dur, "sec", dur > 0
-	case "request_throughput":
-		return float64(ok) / dur, "requests/sec", dur > 0
-	case "output_token_throughput":
-		return osl / dur, "tokens/sec", dur > 0 && osl > 0
-	}
-	return 0, "", false
+	return artifact.StatOf(vals), true
 }
 
 func cdfChart(runs []*artifact.Run, tag, name string) (Chart, bool) {
@@ -496,7 +425,8 @@ func origin(recs []artifact.Record) int64 {
 
 // timelineCharts are the per-second charts: output tokens/s (each request's
 // tokens spread evenly from its first token to its end), completed
-// requests/s, the average number in flight, and errors/s.
+// requests/s, the average number in flight, and errors/s. A short run gets
+// bins under a second (rates stay per second).
 func timelineCharts(runs []*artifact.Run) []Chart {
 	tput := Chart{ID: "throughput", Group: "timelines", Title: "output token throughput per second", XLabel: "time (s)", YLabel: "tokens/s"}
 	reqs := Chart{ID: "requests", Group: "timelines", Title: "completed requests per second", XLabel: "time (s)", YLabel: "requests/s"}
@@ -512,35 +442,38 @@ func timelineCharts(runs []*artifact.Run) []Chart {
 		for _, rec := range recs {
 			end = max(end, rec.EndNs)
 		}
-		secs := int((end-o)/1e9) + 1
-		if secs <= 0 || secs > 7*24*3600 {
+		dur := float64(end-o) / 1e9
+		w := binWidth(dur)
+		nb := int(dur/w) + 1
+		if nb <= 0 || dur > 7*24*3600 {
 			continue
 		}
-		tok, done, inflight, errs := make([]float64, secs), make([]float64, secs), make([]float64, secs), make([]float64, secs)
+		tok, done, inflight, errs := make([]float64, nb), make([]float64, nb), make([]float64, nb), make([]float64, nb)
 		for _, rec := range recs {
 			if rec.StartNs == 0 || rec.EndNs < rec.StartNs {
 				continue
 			}
-			s, e := float64(rec.StartNs-o)/1e9, float64(rec.EndNs-o)/1e9
+			// Times in bins from the origin.
+			s, e := float64(rec.StartNs-o)/1e9/w, float64(rec.EndNs-o)/1e9/w
 			spread(inflight, s, e, e-s)
-			bin := min(int(e), secs-1)
+			bin := min(int(e), nb-1)
 			if rec.Failed() {
-				errs[bin]++
+				errs[bin] += 1 / w
 				continue
 			}
-			done[bin]++
+			done[bin] += 1 / w
 			if osl := rec.Metrics[tagOSL]; osl > 0 {
-				first := s + rec.Metrics[tagTTFT]/1e3
+				first := s + rec.Metrics[tagTTFT]/1e3/w
 				if first > e {
 					first = s
 				}
-				spread(tok, first, e, osl)
+				spread(tok, first, e, osl/w)
 			}
 		}
 		add := func(c *Chart, ys []float64) {
 			s := Series{Label: r.Name, Run: i, Style: Line}
 			for k, y := range ys {
-				s.X = append(s.X, Num(k))
+				s.X = append(s.X, Num(float64(k)*w))
 				s.Y = append(s.Y, Num(y))
 			}
 			c.Series = append(c.Series, s)
@@ -554,6 +487,17 @@ func timelineCharts(runs []*artifact.Run) []Chart {
 		return nil
 	}
 	return []Chart{tput, reqs, infl, errc}
+}
+
+// binWidth is the timeline's bin in seconds: one second, or less for a run
+// too short to show a shape at one second (at least 20 bins).
+func binWidth(dur float64) float64 {
+	for _, w := range []float64{1, 0.5, 0.2, 0.1, 0.05, 0.02} {
+		if dur/w >= 20 {
+			return w
+		}
+	}
+	return 0.01
 }
 
 // spread adds total over [s, e) to per-second bins in proportion to the
@@ -667,6 +611,9 @@ func telemetryCharts(runs []*artifact.Run, prefix, group string, samples func(*a
 	}
 	var out []Chart
 	for _, f := range sortedKeys(fields) {
+		if strings.HasSuffix(f, "_total_bytes") {
+			continue // a capacity, not a timeline
+		}
 		counter := strings.HasSuffix(f, "_total") || f == "energy_consumption_j"
 		title, ylabel := strings.ReplaceAll(f, "_", " "), ""
 		scale := 1.0

@@ -27,9 +27,10 @@
     if (s.style === "points") {
       // Sweep markers stand out; a request scatter stays light.
       var marker = s.x.length <= 2;
-      o.paths = function () { return null; };
-      o.points = {show: true, size: marker ? 12 : 3, width: marker ? 2 : 0,
-        stroke: marker ? (k % 2 ? "#000" : color) : color, fill: marker ? "#fff" : color};
+      o.paths = uPlot.paths.points();
+      o.points = {show: false, size: marker ? 13 : 4, width: marker ? 2 : 0};
+      o.fill = marker ? (k % 3 === 1 ? "#000" : "#fff") : color + "99";
+      o.width = marker ? 2 : 0;
     } else if (s.style === "step") {
       o.paths = uPlot.paths.stepped({align: 1});
       o.fill = color + "22";
@@ -60,10 +61,12 @@
       axes: [{label: c.x_label, scale: "x"}, {label: c.y_label, scale: "y"}],
       series: series,
       hooks: {draw: [function (u) {
+        // A series counts as drawn when uPlot built a path for it (a
+        // stroke or a fill), not merely when it has data.
         var drawn = 0;
         for (var i = 1; i < u.series.length; i++) {
-          var d = u.data[i];
-          if (d && d[0].length > 0 && u.series[i].show !== false) drawn++;
+          var p = u.series[i]._paths;
+          if (p && (p.stroke || p.fill) && u.data[i][0].length > 0) drawn++;
         }
         el.setAttribute("data-series", String(drawn));
         el.setAttribute("data-drawn", "1");

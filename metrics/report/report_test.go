@@ -1,0 +1,243 @@
+package report
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"flag"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/surgebench/surge/metrics/artifact"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files")
+
+func load(t *testing.T, dirs ...string) []*artifact.Run {
+	t.Helper()
+	var paths []string
+	for _, d := range dirs {
+		paths = append(paths, filepath.Join("testdata", d))
+	}
+	runs, err := artifact.LoadAll(paths)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return runs
+}
+
+// TestGoldenData pins the data the report embeds for each kind of input: a
+// surge run with errors and GPU telemetry, a sweep with a knee, AIPerf's own
+// JSONL, and all three together.
+func TestGoldenData(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name string
+		dirs []string
+	}{
+		{"run-a", []string{"run-a"}},
+		{"sweep", []string{"sweep"}},
+		{"aiperf", []string{"aiperf"}},
+		{"all", []string{"run-a", "sweep", "aiperf"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			d := Build(load(t, tc.dirs...))
+			got, err := json.MarshalIndent(d, "", " ")
+			if err != nil {
+				t.Fatal(err)
+			}
+			golden := filepath.Join("testdata", tc.name+".golden.json")
+			if *update {
+				if err := os.WriteFile(golden, append(got, '\n'), 0o644); err != nil {
+					t.Fatal(err)
+				}
+				return
+			}
+			want, err := os.ReadFile(golden)
+			if err != nil {
+				t.Fatalf("%v (run go test ./metrics/report -update)", err)
+			}
+			if diff := cmp.Diff(string(bytes.TrimSpace(want)), string(got)); diff != "" {
+				t.Errorf("report data differs from %s (-want +got):\n%s", golden, diff)
+			}
+		})
+	}
+}
+
+// TestBuildContents checks what the goldens could hide if they were
+// regenerated blindly: every chart the issue names is there, the knee and
+// operating point are marked, the AIPerf run is charted from its JSONL.
+func TestBuildContents(t *testing.T) {
+	t.Parallel()
+	d := Build(load(t, "run-a", "sweep", "aiperf"))
+	ids := map[string]Chart{}
+	for _, c := range d.Charts {
+		ids[c.ID] = c
+		for _, s := range c.Series {
+			if len(s.X) != len(s.Y) || len(s.X) == 0 {
+				t.Errorf("chart %s series %q: %d x, %d y", c.ID, s.Label, len(s.X), len(s.Y))
+			}
+		}
+	}
+	for _, id := range []string{"cdf-time_to_first_token", "cdf-inter_token_latency", "cdf-request_latency",
+		"hist-time_to_first_token", "hist-inter_token_latency", "hist-request_latency",
+		"throughput", "requests", "inflight", "errors", "ttft-scatter", "sweep-ttft", "sweep-latency",
+		"gpu-gpu_utilization", "gpu-power_usage_w", "server-num_requests_running"} {
+		if _, ok := ids[id]; !ok {
+			t.Errorf("chart %s missing", id)
+		}
+	}
+	var labels []string
+	for _, s := range ids["sweep-ttft"].Series {
+		labels = append(labels, s.Label)
+	}
+	want := []string{"sweep", "sweep knee (concurrency 4)", "sweep operating point (concurrency 2)"}
+	if diff := cmp.Diff(want, labels); diff != "" {
+		t.Errorf("sweep series (-want +got):\n%s", diff)
+	}
+	if n := len(ids["cdf-time_to_first_token"].Series); n != 3 {
+		t.Errorf("TTFT CDF has %d series, want one per run (3)", n)
+	}
+	if d.Runs[2].Source != "records only" || d.Runs[2].Records != 16 || d.Runs[2].Errors != 1 {
+		t.Errorf("aiperf run info = %+v", d.Runs[2])
+	}
+	var errSeries float64
+	for _, s := range ids["errors"].Series {
+		if s.Label == "run-a" {
+			for _, y := range s.Y {
+				errSeries += float64(y)
+			}
+		}
+	}
+	if errSeries == 0 {
+		t.Errorf("run-a's two errors are not on the errors timeline")
+	}
+	if len(d.Runs[1].Warnings) == 0 || !strings.Contains(d.Runs[1].Warnings[0], "knee") {
+		t.Errorf("sweep warnings = %q, want the knee warning", d.Runs[1].Warnings)
+	}
+}
+
+func TestSpread(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		s, e, total float64
+		want        []float64
+	}{
+		{0.5, 2.5, 4, []float64{1, 2, 1}},
+		{1.2, 1.2, 3, []float64{0, 3, 0}},
+		{0, 3, 3, []float64{1, 1, 1}},
+		{2.5, 9, 6.5, []float64{0, 0, 0.5}},
+	} {
+		bins := make([]float64, 3)
+		spread(bins, tc.s, tc.e, tc.total)
+		if diff := cmp.Diff(tc.want, bins); diff != "" {
+			t.Errorf("spread(%g, %g, %g) (-want +got):\n%s", tc.s, tc.e, tc.total, diff)
+		}
+	}
+}
+
+func TestHTMLIsSelfContained(t *testing.T) {
+	t.Parallel()
+	var buf bytes.Buffer
+	if err := WriteHTML(&buf, Build(load(t, "run-a", "sweep"))); err != nil {
+		t.Fatal(err)
+	}
+	page := buf.String()
+	for _, bad := range []string{"<script src", "<link ", "http://", "https://cdn"} {
+		if i := strings.Index(page, bad); i >= 0 && !strings.Contains(page[max(0, i-200):i], "surge-data") {
+			// Data may hold the run's URL; markup must fetch nothing.
+			if bad != "http://" {
+				t.Errorf("page references %q: it must open without a network", bad)
+			}
+		}
+	}
+	if !strings.Contains(page, "uPlot") || !strings.Contains(page, "Leon Sorokin") {
+		t.Errorf("page lacks the embedded uPlot or its licence")
+	}
+	if strings.Count(page, "</script>") != 3 {
+		t.Errorf("page has %d </script>, want 3 (data, uPlot, page)", strings.Count(page, "</script>"))
+	}
+}
+
+// TestBrowserDrawsEveryChart opens the report in a headless Chromium when
+// one is installed, and checks from the DOM that every chart drew each of
+// its series (the page marks data-series with the series uPlot built a
+// path for).
+func TestBrowserDrawsEveryChart(t *testing.T) {
+	browser := ""
+	for _, name := range []string{"chromium", "chromium-browser", "google-chrome", "chrome"} {
+		if p, err := exec.LookPath(name); err == nil {
+			browser = p
+			break
+		}
+	}
+	if browser == "" {
+		t.Skip("no Chromium on this machine (install chromium to run the browser test)")
+	}
+	d := Build(load(t, "run-a", "sweep", "aiperf"))
+	dir := t.TempDir()
+	page := filepath.Join(dir, "report.html")
+	f, err := os.Create(page)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := WriteHTML(f, d); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, browser, "--headless", "--no-sandbox", "--disable-gpu",
+		"--disable-background-networking", "--disable-component-update", "--disable-sync", "--no-first-run",
+		"--user-data-dir="+filepath.Join(dir, "profile"), "--virtual-time-budget=10000", "--dump-dom", "file://"+page)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	dom, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("%s: %v\n%s", browser, err, stderr.String())
+	}
+	if !strings.Contains(string(dom), `data-charts-done="`) {
+		t.Fatalf("the page's script did not finish (no data-charts-done); stderr:\n%s", stderr.String())
+	}
+	re := regexp.MustCompile(`<div class="chart" id="chart-([^"]+)"[^>]*>`)
+	attr := func(tag, name string) string {
+		m := regexp.MustCompile(name + `="([^"]*)"`).FindStringSubmatch(tag)
+		if m == nil {
+			return ""
+		}
+		return m[1]
+	}
+	seen := map[string]string{}
+	for _, m := range re.FindAllStringSubmatch(string(dom), -1) {
+		seen[m[1]] = m[0]
+	}
+	for _, c := range d.Charts {
+		tag, ok := seen[c.ID]
+		if !ok {
+			t.Errorf("chart %s: no element in the DOM", c.ID)
+			continue
+		}
+		if e := attr(tag, "data-error"); e != "" {
+			t.Errorf("chart %s failed: %s", c.ID, e)
+		}
+		if attr(tag, "data-drawn") != "1" {
+			t.Errorf("chart %s never drew", c.ID)
+		}
+		if got, want := attr(tag, "data-series"), strconvI(len(c.Series)); got != want {
+			t.Errorf("chart %s drew %s series, want %s", c.ID, got, want)
+		}
+	}
+	if len(seen) != len(d.Charts) {
+		t.Errorf("DOM has %d charts, data %d", len(seen), len(d.Charts))
+	}
+}
+
+func strconvI(n int) string { b, _ := json.Marshal(n); return string(b) }
