@@ -104,7 +104,8 @@ func (j Judging) withDefaults() Judging {
 type Judgement struct {
 	Verdict Verdict `json:"verdict"`
 	// Stable is set when every objective's percentile varied within the
-	// tolerance across the probe's chunks; a verdict reached at
+	// tolerance across the probe's chunks, or every chunk stayed clear of
+	// the limit (noise that cannot flip the verdict); a verdict reached at
 	// MaxDuration without it is marked unstable.
 	Stable bool `json:"stable"`
 	// Early is set for a probe cut short by a clear failure.
@@ -167,6 +168,7 @@ func (j Judging) Judge(samples []Sample, elapsed time.Duration) Judgement {
 	// Stability: the probe's own variance, from the spread of each
 	// objective's percentile over consecutive chunks.
 	size := n / chunks
+	unstable := false
 	for i, o := range objs {
 		if o.Tag == ErrorRate || o.Tag == Throughput {
 			continue
@@ -175,9 +177,15 @@ func (j Judging) Judge(samples []Sample, elapsed time.Duration) Judgement {
 		for c := range chunks {
 			ps = append(ps, j.observe(o, i, samples[c*size:(c+1)*size], 0))
 		}
-		out.Variation = max(out.Variation, variation(ps))
+		v := variation(ps)
+		out.Variation = max(out.Variation, v)
+		if v > j.Tolerance && !clearOfLimit(o, ps, j.Tolerance) {
+			unstable = true
+		}
 	}
-	out.Stable = out.Variation <= j.Tolerance
+	// Noise that cannot change the verdict (every chunk well within its
+	// limit, or well past it) needs no longer probe.
+	out.Stable = !unstable
 	if !out.Stable && elapsed < j.MaxDuration {
 		out.Reason = fmt.Sprintf("noisy (variation %.0f%% > %.0f%%): extending", 100*out.Variation, 100*j.Tolerance)
 		return out
@@ -255,6 +263,21 @@ func failureCountOK(o Objective, samples []Sample) bool {
 		}
 	}
 	return f >= 3
+}
+
+// clearOfLimit reports whether every chunk's value is on the same side of
+// the objective's limit, by more than margin (a fraction of the limit).
+func clearOfLimit(o Objective, ps []float64, margin float64) bool {
+	below, above := true, true
+	for _, p := range ps {
+		if math.IsNaN(p) {
+			return false
+		}
+		lo, hi := o.Limit*(1-margin), o.Limit*(1+margin)
+		below = below && p < lo
+		above = above && p > hi
+	}
+	return below || above
 }
 
 // closeness is how near a met objective is to its limit (1: at it).

@@ -103,10 +103,11 @@ func TestJudge(t *testing.T) {
 		{name: "too few requests", j: j, samples: samples(20, steady(50, 5)), elapsed: 3 * time.Second, verdict: Undecided, reason: "collecting"},
 		{name: "too short", j: j, samples: samples(100, steady(50, 5)), elapsed: time.Second, verdict: Undecided, reason: "collecting"},
 		{name: "steady pass", j: j, samples: samples(100, steady(50, 5)), elapsed: 3 * time.Second, verdict: Pass, stable: true},
+		{name: "noise clear of the limit is stable", j: j, samples: samples(100, func(i int) float64 { return 20 + 30*float64(i/25%2) }), elapsed: 3 * time.Second, verdict: Pass, stable: true},
 		{name: "steady fail", j: j, samples: samples(100, steady(120, 5)), elapsed: 3 * time.Second, verdict: Fail, stable: true},
 		{name: "clear failure is cut short", j: j, samples: samples(30, steady(400, 50)), elapsed: 500 * time.Millisecond, verdict: Fail, early: true},
 		{name: "growing queue is noisy, extended", j: j, samples: samples(100, func(i int) float64 { return 20 + float64(i) }), elapsed: 3 * time.Second, verdict: Undecided, reason: "noisy"},
-		{name: "noisy at the maximum is decided, unstable", j: j, samples: samples(100, func(i int) float64 { return 20 + float64(i%50)*float64(i/25%2) }), elapsed: 8 * time.Second, verdict: Pass, reason: "unstable"},
+		{name: "noisy at the maximum is decided, unstable", j: j, samples: samples(100, func(i int) float64 { return 40 + float64(5+2*(i%25))*float64(i/25%2) }), elapsed: 8 * time.Second, verdict: Pass, reason: "unstable"},
 		{name: "rate probe falling behind", j: Judging{Objectives: ttft, MinDuration: time.Second, OfferedRate: 100}, samples: samples(50, steady(50, 5)), elapsed: time.Second, verdict: Fail, stable: true, reason: "request_throughput"},
 		{name: "rate probe keeping up", j: Judging{Objectives: ttft, MinDuration: time.Second, OfferedRate: 50}, samples: samples(50, steady(50, 5)), elapsed: time.Second, verdict: Pass, stable: true},
 	}
