@@ -15,7 +15,6 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/surgebench/surge/examples/mockserver"
-	"github.com/surgebench/surge/loadgen/profile"
 )
 
 // version is set at build time with -ldflags "-X main.version=…".
@@ -44,14 +43,14 @@ func run(args []string) int {
 			mockServerCommand(),
 		},
 		OnUsageError: func(_ *cli.Context, err error, _ bool) error {
-			return &profile.UsageError{Err: err}
+			return &UsageError{Err: err}
 		},
 	}
 	if err := app.Run(args); err != nil {
 		// The flag package names flags with one dash; ours take two.
 		msg := strings.NewReplacer("flag -", "flag --", "defined: -", "defined: --").Replace(err.Error())
 		fmt.Fprintln(os.Stderr, "surge:", msg)
-		var ue *profile.UsageError
+		var ue *UsageError
 		if errors.As(err, &ue) || isFlagError(err) {
 			return exitUsage
 		}
@@ -80,7 +79,7 @@ func profileCommand(code *int) *cli.Command {
 		Usage: "run a benchmark against a server (default: the embedded mock server)",
 		Flags: profileFlags(),
 		Action: func(cc *cli.Context) error {
-			cfg := profile.Config{
+			cfg := Config{
 				Model: cc.String("model"), URL: cc.String("url"), EndpointType: cc.String("endpoint-type"),
 				Streaming: cc.Bool("streaming"),
 
@@ -117,7 +116,7 @@ func profileCommand(code *int) *cli.Command {
 			}
 			ctx, stop := signal.NotifyContext(cc.Context, os.Interrupt, syscall.SIGTERM)
 			defer stop()
-			res, err := profile.Run(ctx, cfg, os.Stdout, os.Stderr)
+			res, err := Run(ctx, cfg, os.Stdout, os.Stderr)
 			switch {
 			case res == nil:
 				return err
@@ -155,7 +154,7 @@ func mockServerCommand() *cli.Command {
 		},
 		Action: func(cc *cli.Context) error {
 			if r := cc.Float64("error-rate"); r < 0 || r > 1 {
-				return &profile.UsageError{Err: fmt.Errorf("--error-rate must be between 0 and 1, got %g", r)}
+				return &UsageError{Err: fmt.Errorf("--error-rate must be between 0 and 1, got %g", r)}
 			}
 			ctx, stop := signal.NotifyContext(cc.Context, os.Interrupt, syscall.SIGTERM)
 			defer stop()

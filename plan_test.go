@@ -1,4 +1,4 @@
-package profile
+package main
 
 import (
 	"context"
@@ -168,9 +168,9 @@ func TestMockServerTelemetryEndToEnd(t *testing.T) {
 // Mooncake trace (when the shared data folder is there) on a fixed schedule.
 func TestMooncakeTraceReplay(t *testing.T) {
 	t.Parallel()
-	path := filepath.Join("..", "..", "..", "shared", "data", "mooncake_conversation_trace.jsonl")
+	path := filepath.Join("..", "shared", "data", "mooncake_conversation_trace.jsonl")
 	if _, err := os.Stat(path); err != nil {
-		path = filepath.Join("..", "..", "datasets", "testdata", "mooncake_head200.jsonl")
+		path = filepath.Join("datasets", "testdata", "mooncake_head200.jsonl")
 	}
 	dir := t.TempDir()
 	c := Config{Model: "mock", EndpointType: "chat", Streaming: true, InputFile: path, CustomDatasetType: "mooncake_trace",

@@ -1,7 +1,4 @@
-// Package profile is the `surge profile` command's engine: it turns a
-// validated configuration into a dataset, a load plan, a metrics collector
-// and the exports, and runs them.
-package profile
+package main
 
 import (
 	"encoding/json"
