@@ -29,6 +29,15 @@ type Live struct {
 	OnStage func(stage int, st ControlState)
 }
 
+// StageDefiner is what a Recorder also implements to name the stages of a
+// live session as they start (metrics.Collector does): each stage's mode
+// and value then reach the summary, as a sweep's do.
+type StageDefiner interface {
+	DefineStage(i int, mode string, value float64)
+}
+
+var _ StageDefiner = (*metrics.Collector)(nil)
+
 // RunLive issues profile load at the controller's setting until ctx ends,
 // the session's duration or count is reached, or the controller finishes.
 // Each change to the setting ends the stage in progress and starts the
@@ -80,7 +89,9 @@ func (g *Generator) RunLive(ctx context.Context, l Live) error {
 		if err != nil {
 			return err
 		}
-		g.col.DefineStage(stage, st.Mode, st.Value)
+		if d, ok := g.col.(StageDefiner); ok {
+			d.DefineStage(stage, st.Mode, st.Value)
+		}
 		g.col.SetStage(stage)
 		if l.OnStage != nil {
 			l.OnStage(stage, st)
