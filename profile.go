@@ -217,7 +217,7 @@ func (p *prepared) execute(ctx context.Context, log io.Writer) (o *outcome, err 
 		logw.hold()
 	}
 	cleanup = append(cleanup, logw.release)
-	tel, err := c.startTelemetry(ctx, target, o.dir, o.start, col, logw)
+	tel, err := c.startTelemetry(ctx, target, o.dir, o.start, logw)
 	if err != nil {
 		return nil, err
 	}
@@ -229,7 +229,8 @@ func (p *prepared) execute(ctx context.Context, log io.Writer) (o *outcome, err 
 	if len(p.plan.values) > 1 {
 		info.Stages = p.plan.values
 	}
-	uiErr := present(ctx, p.uiMode, info, col, log, stopIssuing, func() { o.runErr = gen.Run(runCtx, p.plan.stages) })
+	frame := func() tui.Frame { return tel.live.frame(col.Snapshot()) }
+	uiErr := present(ctx, p.uiMode, info, frame, log, stopIssuing, func() { o.runErr = gen.Run(runCtx, p.plan.stages) })
 	telData, telErr := tel.stop()
 	o.summary = closeCol()
 	logw.release()
