@@ -52,6 +52,7 @@ type Generator struct {
 	ds      *datasets.Dataset
 	col     Recorder
 	client  *http.Client
+	fresh   *http.Client // client without keep-alives, for connection retries
 	headers http.Header
 	timeout time.Duration
 	grace   time.Duration
@@ -145,6 +146,7 @@ func New(base string, ep *endpoint.Endpoint, ds *datasets.Dataset, col Recorder,
 	if g.client == nil {
 		g.client = &http.Client{Transport: NewTransport(0)}
 	}
+	g.fresh = freshClient(g.client)
 	start := g.start
 	g.now = func() int64 { return int64(time.Since(start)) }
 	return g, nil

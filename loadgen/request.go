@@ -143,9 +143,8 @@ func (g *Generator) do(ctx context.Context, conv *datasets.Conversation, ti int,
 		req.Header.Set("Accept", "text/event-stream")
 	}
 
-	rec.SentNs = g.now()
 	g.col.Started(phase)
-	resp, err := g.client.Do(req)
+	resp, err := g.send(rctx, req, rec)
 	if err != nil {
 		rec.EndNs = g.now()
 		rec.Err = g.transportError(rctx, ctx, err)

@@ -82,7 +82,11 @@ type Record struct {
 	SlotWaitNs int64
 	// RetryAfter is the server's Retry-After header on a 429/503.
 	RetryAfter string
-	Err        *Error
+	// ConnectionRetries counts sends repeated on a fresh connection because
+	// a pooled keep-alive connection was closed before the server answered
+	// (0 or 1): a stale connection, not a server failure.
+	ConnectionRetries int
+	Err               *Error
 }
 
 // Failed reports whether the request ended in an error.

@@ -43,6 +43,7 @@ func JSON(w io.Writer, s *metrics.Summary, run Run) error {
 	o.set("was_cancelled", run.WasCancelled)
 	o.set("token_count_source", s.TokenSource)
 	o.set("scheduler_lag", s.SchedulerLag)
+	o.set("connection_retries", runMetric{Unit: "requests", Avg: float64(s.ConnectionRetries)})
 	o.set("achieved_request_rate", runMetric{Unit: "requests/sec", Avg: roundTo(s.SendRate)})
 	o.set("intended_request_rate", runMetric{Unit: "requests/sec", Avg: roundTo(s.IntendedRate)})
 	if s.Stages != nil {
