@@ -1,5 +1,5 @@
 // Package stop holds the stop conditions of --stop-on: pure evaluators
-// that end a run early once an objective (a latency percentile, the error
+// that end a run early when an objective (a latency percentile, the error
 // rate) or a server metric (KV-cache usage, requests waiting) stays past
 // its bound for a window.
 //
