@@ -55,6 +55,8 @@ type Config struct {
 	Seed                           uint64
 
 	ExtraInputs []string
+	// UseLegacyMaxTokens sends chat output caps as max_tokens.
+	UseLegacyMaxTokens bool
 	Headers     []string
 	APIKey      string
 	Timeout     time.Duration

@@ -109,4 +109,7 @@ type Snapshot struct {
 	// server metrics endpoint.
 	GPUs   []telemetry.GPUSample
 	Server []telemetry.ServerSample
+
+	// Warnings are the caveats found so far (Collector.Warn), oldest first.
+	Warnings []string
 }
