@@ -57,10 +57,10 @@ type Config struct {
 	ExtraInputs []string
 	// UseLegacyMaxTokens sends chat output caps as max_tokens.
 	UseLegacyMaxTokens bool
-	Headers     []string
-	APIKey      string
-	Timeout     time.Duration
-	Goodput     string
+	Headers            []string
+	APIKey             string
+	Timeout            time.Duration
+	Goodput            string
 
 	NoGPUTelemetry    bool          // --no-gpu-telemetry
 	GPUTelemetryURLs  []string      // --gpu-telemetry (DCGM exporters)

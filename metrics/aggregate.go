@@ -19,11 +19,11 @@ type aggregate struct {
 	// icl has one value per token: a histogram, not a digest (see hist).
 	icl *hist
 
-	count, errors, good          int64
-	connRetries                  int64
+	count, errors, good int64
+	connRetries         int64
 	// oslRequested counts the successful records that asked for an OSL,
 	// oslMismatched those that missed it (osl_mismatch_count).
-	oslRequested, oslMismatched int64
+	oslRequested, oslMismatched  int64
 	firstSent, lastSent, lastEnd int64
 	firstIntended, lastIntended  int64
 	inputTokens                  float64
