@@ -51,8 +51,9 @@ type Generator struct {
 	url     string
 	ep      *endpoint.Endpoint
 	ds      *datasets.Dataset
-	col     *metrics.Collector
+	col     Recorder
 	client  *http.Client
+	fresh   *http.Client // client without keep-alives, for connection retries
 	headers http.Header
 	timeout time.Duration
 	grace   time.Duration
@@ -133,8 +134,8 @@ func WithSecrets(secrets ...string) Option {
 func WithStart(t time.Time) Option { return func(g *Generator) { g.start = t } }
 
 // New prepares a generator for base, a server URL with or without scheme
-// and path ("127.0.0.1:8000", "http://host/v1").
-func New(base string, ep *endpoint.Endpoint, ds *datasets.Dataset, col *metrics.Collector, opts ...Option) (*Generator, error) {
+// and path ("127.0.0.1:8000", "http://host/v1"), that reports to col.
+func New(base string, ep *endpoint.Endpoint, ds *datasets.Dataset, col Recorder, opts ...Option) (*Generator, error) {
 	u, err := RequestURL(base, ep.Kind)
 	if err != nil {
 		return nil, err
@@ -150,6 +151,7 @@ func New(base string, ep *endpoint.Endpoint, ds *datasets.Dataset, col *metrics.
 	if g.client == nil {
 		g.client = &http.Client{Transport: NewTransport(0)}
 	}
+	g.fresh = freshClient(g.client)
 	start := g.start
 	g.now = func() int64 { return int64(time.Since(start)) }
 	g.clock = wire.NewClock(start)

@@ -145,9 +145,8 @@ func (g *Generator) do(ctx context.Context, conv *datasets.Conversation, ti int,
 		req.Header.Set("Accept", "text/event-stream")
 	}
 
-	rec.IssuedNs = g.now()
 	g.col.Started(phase)
-	resp, err := g.client.Do(req)
+	resp, err := g.send(req.Context(), req, rec)
 	// Latencies start when the last byte was written, not when Do was
 	// called: the wait for a connection, a cold dial and the transport's
 	// write goroutine are reported apart (rec.HTTP).

@@ -90,7 +90,7 @@ func TestKernelStampsIgnoreALateReader(t *testing.T) {
 			ts := httptest.NewServer(srv)
 			defer ts.Close()
 			client := &http.Client{Transport: lateTransport{NewTransport(2), late}}
-			s, sink := runOnceAt(t, start, ts.URL, []Stage{{Limit: schedule.Constant(2), Count: 4}},
+			s, sink := runOnceAt(t, start, ts.URL, chat(true), []Stage{{Limit: schedule.Constant(2), Count: 4}},
 				WithClient(client), WithTimestamps(mode))
 			if want := mode.String(); s.TimestampSource != want {
 				t.Errorf("timestamp_source %q, want %q", s.TimestampSource, want)
@@ -137,18 +137,4 @@ func TestKernelStampsIgnoreALateReader(t *testing.T) {
 			}
 		})
 	}
-}
-
-func runOnceAt(t *testing.T, start time.Time, url string, stages []Stage, opts ...Option) (*metrics.Summary, *collectSink) {
-	t.Helper()
-	sink := &collectSink{}
-	col := metrics.NewCollector(metrics.WithSink(sink), metrics.WithClock(func() int64 { return int64(time.Since(start)) }))
-	g, err := New(url, chat(true), testDataset(t, 16), col, append([]Option{WithStart(start)}, opts...)...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := g.Run(t.Context(), stages); err != nil {
-		t.Fatal(err)
-	}
-	return col.Close(), sink
 }

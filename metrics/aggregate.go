@@ -27,6 +27,7 @@ type aggregate struct {
 	kernelStamps, readStamps int64
 
 	count, errors, good          int64
+	connRetries                  int64
 	firstSent, lastSent, lastEnd int64
 	firstIntended, lastIntended  int64
 	inputTokens                  float64
@@ -72,6 +73,7 @@ func (a *aggregate) add(r *Record, v *Values, good bool) {
 	if r.EndNs > a.lastEnd {
 		a.lastEnd = r.EndNs
 	}
+	a.connRetries += int64(r.ConnectionRetries)
 	if r.Err != nil {
 		a.errors++
 		a.errs[errKey{r.Err.Code, r.Err.Type, r.Err.Message}]++
@@ -134,6 +136,7 @@ func (a *aggregate) merge(o *aggregate) {
 	a.count += o.count
 	a.errors += o.errors
 	a.good += o.good
+	a.connRetries += o.connRetries
 	if o.firstSent > 0 && (a.firstSent == 0 || o.firstSent < a.firstSent) {
 		a.firstSent = o.firstSent
 	}

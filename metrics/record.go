@@ -100,7 +100,11 @@ type Record struct {
 	SlotWaitNs int64
 	// RetryAfter is the server's Retry-After header on a 429/503.
 	RetryAfter string
-	Err        *Error
+	// ConnectionRetries counts sends repeated on a fresh connection because
+	// a pooled keep-alive connection was closed before the server answered
+	// (0 or 1): a stale connection, not a server failure.
+	ConnectionRetries int
+	Err               *Error
 }
 
 // HTTPTiming is one request's transport phases in nanoseconds, measured

@@ -22,6 +22,10 @@ type Summary struct {
 	// Errors lists failures grouped by code, type and message, most
 	// frequent first.
 	Errors []ErrorCount
+	// ConnectionRetries counts requests sent again on a fresh connection
+	// because a pooled keep-alive connection had been closed by the server
+	// (failed records included); they are not errors.
+	ConnectionRetries int64
 	// SchedulerLag is actual minus intended send time, in ms.
 	SchedulerLag Distribution
 	// Stages summarises each sweep/ramp stage (nil for single-stage runs).
@@ -97,7 +101,8 @@ func (c *Collector) summarize() *Summary {
 
 func summaryOf(a *aggregate) *Summary {
 	s := &Summary{Metrics: map[Tag]Distribution{}, Run: map[Tag]float64{}, StartNs: a.firstSent, EndNs: a.lastEnd,
-		SendRate: a.sendRate(), IntendedRate: a.intendedRate(), Knee: -1, Operating: -1}
+		SendRate: a.sendRate(), IntendedRate: a.intendedRate(), Knee: -1, Operating: -1,
+		ConnectionRetries: a.connRetries}
 	for _, d := range RequestDefs {
 		if x := a.dists[d.Tag]; x != nil && x.n > 0 {
 			s.Metrics[d.Tag] = x.distribution(d.Unit)

@@ -19,7 +19,7 @@ func median(ds []time.Duration) time.Duration {
 
 func TestTimingMatchesConfig(t *testing.T) {
 	// Not parallel: timing is measured, so the test runs alone.
-	const ttft, itl, tokens = 20 * time.Millisecond, 5 * time.Millisecond, 20
+	const ttft, itl, tokens = 50 * time.Millisecond, 5 * time.Millisecond, 20
 	s, ts := newTestServer(t, Config{TTFT: ttft, ITL: itl})
 	var ttfts, itls []time.Duration
 	for range 9 {
@@ -31,21 +31,36 @@ func TestTimingMatchesConfig(t *testing.T) {
 		ttfts = append(ttfts, first.Sub(sent))
 		itls = append(itls, last.Sub(first)/(tokens-1))
 	}
-	// ~1 ms when the machine is idle; a shared 2-core box needs a little more.
-	const tol = 1500 * time.Microsecond
-	if got := median(ttfts); got < ttft || got > ttft+tol {
-		t.Errorf("client TTFT median %v, want %v..%v", got, ttft, ttft+tol)
+	// The server's deadlines make it never early: that bound holds on any
+	// machine. Lateness is the machine's: ≈ 1 ms idle, but a loaded 2-core
+	// box has made the server itself 12 ms late at the median. So the
+	// upper bound is ¾ of a TTFT: it catches a schedule that is wrong
+	// (TTFT counted twice), not scheduling noise. BenchmarkStreamTiming
+	// reports the idle figures.
+	const late = ttft * 3 / 4
+	if got := median(ttfts); got < ttft || got > ttft+late {
+		t.Errorf("client TTFT median %v, want %v..%v", got, ttft, ttft+late)
 	}
-	if got := median(itls); got < itl-tol/4 || got > itl+tol/4 {
-		t.Errorf("client ITL median %v, want %v ± %v", got, itl, tol/4)
+	// Absolute deadlines: the last token is due at ttft+19·itl whatever
+	// happened before, so (last−first)/19 strays from itl by the first
+	// token's lateness over 19.
+	if got := median(itls); got < itl-2*time.Millisecond || got > itl+2*time.Millisecond {
+		t.Errorf("client ITL median %v, want %v ± 2ms", got, itl)
 	}
 	st := s.Stats()
 	if st.TTFTCount != 9 {
 		t.Errorf("Stats.TTFTCount = %d, want 9", st.TTFTCount)
 	}
 	want := float64(ttft) / 1e6
-	if st.TTFTP50MS < want || st.TTFTP50MS > want+float64(tol)/1e6 || st.TTFTP99MS < st.TTFTP50MS {
-		t.Errorf("Stats TTFT p50 %.3f ms p99 %.3f ms, want p50 in [%v, %v] ms", st.TTFTP50MS, st.TTFTP99MS, want, want+float64(tol)/1e6)
+	if st.TTFTP50MS < want || st.TTFTP50MS > want+float64(late)/1e6 || st.TTFTP99MS < st.TTFTP50MS {
+		t.Errorf("Stats TTFT p50 %.3f ms p99 %.3f ms, want p50 in [%v, %v] ms", st.TTFTP50MS, st.TTFTP99MS, want, want+float64(late)/1e6)
+	}
+	// The server's own TTFT (handler entry to first flush) lies inside the
+	// client's (send to first read), request for request; compare medians
+	// (the server stamps after its flush returns, so a descheduled server
+	// goroutine can stamp after the client read: allow 5 ms).
+	if srv, cl := st.TTFTP50MS, float64(median(ttfts))/1e6; srv > cl+5 {
+		t.Errorf("server TTFT p50 %.3f ms above the client's %.3f ms", srv, cl)
 	}
 }
 
@@ -73,7 +88,7 @@ func TestSlowWriteDoesNotDrift(t *testing.T) {
 	// Not parallel: timing is measured, so the test runs alone.
 	const itl, tokens = 5 * time.Millisecond, 12
 	s := New(Config{ITL: itl})
-	w := &slowWriter{ResponseRecorder: httptest.NewRecorder(), slowAt: 2, stall: 4 * itl}
+	w := &slowWriter{ResponseRecorder: httptest.NewRecorder(), slowAt: 2, stall: 8 * itl}
 	r := httptest.NewRequest(http.MethodPost, "/v1/completions",
 		strings.NewReader(`{"prompt":"x","stream":true,"max_tokens":12}`))
 	start := time.Now()
@@ -82,19 +97,22 @@ func TestSlowWriteDoesNotDrift(t *testing.T) {
 		t.Fatalf("status %d with %d writes, want 200 with %d", w.Code, len(w.at), tokens+1)
 	}
 	// Token 11 is due at 55 ms whatever happened to token 1; a schedule
-	// relative to the previous write would put it at 75 ms.
+	// relative to the previous write would put it at 95 ms. 15 ms of
+	// slack is scheduling noise on a loaded machine, well short of 40.
 	due := start.Add((tokens - 1) * itl)
-	if late := w.at[tokens-1].Sub(due); late < 0 || late > 3*time.Millisecond {
-		t.Errorf("last token %v after its deadline, want within 3ms", late)
+	if late := w.at[tokens-1].Sub(due); late < 0 || late > 15*time.Millisecond {
+		t.Errorf("last token %v after its deadline, want within 15ms", late)
 	}
 }
 
 func TestMaxRunningQueues(t *testing.T) {
 	// Not parallel: timing is measured, so the test runs alone.
-	// Two slots, TTFT 30 ms: the third request waits until the first has
-	// finished (at ≥ 30 ms), then waits its own 30 ms, so its first token
-	// comes ≥ 60 ms after the test began, the others' well before.
-	s, ts := newTestServer(t, Config{TTFT: 30 * time.Millisecond, MaxRunning: 2})
+	// Two slots, TTFT 80 ms: the third request waits until the first has
+	// finished (at ≥ 80 ms), then waits its own 80 ms, so its first token
+	// comes ≥ 160 ms after the test began (the server enforces that on any
+	// machine), the others' at ≈ 80 ms: 140 ms leaves 60 ms for load.
+	const ttft = 80 * time.Millisecond
+	s, ts := newTestServer(t, Config{TTFT: ttft, MaxRunning: 2})
 	results := make(chan time.Duration, 3)
 	start := time.Now()
 	for i := range 3 {
@@ -109,8 +127,8 @@ func TestMaxRunningQueues(t *testing.T) {
 		got = append(got, <-results)
 	}
 	slices.Sort(got)
-	if got[0] < 30*time.Millisecond || got[1] > 55*time.Millisecond || got[2] < 60*time.Millisecond {
-		t.Errorf("first tokens at %v after start: want two in [30ms, 55ms] and the queued one ≥ 60ms", got)
+	if got[0] < ttft || got[1] > 140*time.Millisecond || got[2] < 2*ttft {
+		t.Errorf("first tokens at %v after start: want two in [80ms, 140ms] and the queued one ≥ 160ms", got)
 	}
 	if st := s.Stats(); st.Running != 0 || st.Waiting != 0 || st.Completed != 3 {
 		t.Errorf("after the run: %+v", st)

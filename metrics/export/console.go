@@ -65,6 +65,9 @@ func Console(w io.Writer, title string, s *metrics.Summary) {
 	if s.SchedulerLag.Count > 0 {
 		fmt.Fprintf(w, "%-*s  p50 %s  p99 %s\n", widths[0], "Scheduler Lag (ms)", short(s.SchedulerLag.P50), short(s.SchedulerLag.P99))
 	}
+	if s.ConnectionRetries > 0 {
+		fmt.Fprintf(w, "Connection retries: %d (keep-alive connections the server had closed; each request resent once on a fresh connection)\n", s.ConnectionRetries)
+	}
 	if s.TokenSource != "" {
 		fmt.Fprintf(w, "Token counts from: %s\n", s.TokenSource)
 	}

@@ -59,7 +59,7 @@ func fixture(t *testing.T, sink metrics.RecordSink) *metrics.Summary {
 		})
 	}
 	c.Add(&metrics.Record{Index: 11, RequestID: "rerr", ConversationID: "c-err", IntendedNs: 200 * ms, SentNs: 200 * ms, EndNs: 201 * ms,
-		Err: &metrics.Error{Code: 500, Type: "server_error", Message: "mock: injected failure"}, RetryAfter: "2"})
+		Err: &metrics.Error{Code: 500, Type: "server_error", Message: "mock: injected failure"}, RetryAfter: "2", ConnectionRetries: 1})
 	return c.Close()
 }
 

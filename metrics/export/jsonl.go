@@ -37,6 +37,7 @@ type lineMetadata struct {
 	LagNs          int64  `json:"scheduler_lag_ns"`
 	SlotWaitNs     int64  `json:"slot_wait_ns"`
 	RetryAfter     string `json:"retry_after,omitempty"`
+	ConnRetries    int    `json:"connection_retries"`
 	TokenSource    string `json:"token_count_source,omitempty"`
 	// TimestampSource is kernel or read for a streamed response.
 	TimestampSource  string `json:"timestamp_source,omitempty"`
@@ -101,7 +102,7 @@ func (j *JSONL) line(r *metrics.Record, v *metrics.Values, good bool) line {
 			RequestID: r.RequestID, ConversationID: r.ConversationID, TurnIndex: r.TurnIndex,
 			Phase: r.Phase.String(), Stage: r.Stage,
 			IntendedNs: j.epoch(r.IntendedNs), StartNs: j.epoch(r.SentNs), EndNs: j.epoch(r.EndNs),
-			SlotWaitNs: r.SlotWaitNs, RetryAfter: r.RetryAfter,
+			SlotWaitNs: r.SlotWaitNs, RetryAfter: r.RetryAfter, ConnRetries: r.ConnectionRetries,
 		},
 		Metrics: map[string]value{},
 		Error:   r.Err,

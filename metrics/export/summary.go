@@ -46,6 +46,7 @@ func JSON(w io.Writer, s *metrics.Summary, run Run) error {
 		o.set("timestamp_source", s.TimestampSource)
 	}
 	o.set("scheduler_lag", s.SchedulerLag)
+	o.set("connection_retries", runMetric{Unit: "requests", Avg: float64(s.ConnectionRetries)})
 	o.set("achieved_request_rate", runMetric{Unit: "requests/sec", Avg: roundTo(s.SendRate)})
 	o.set("intended_request_rate", runMetric{Unit: "requests/sec", Avg: roundTo(s.IntendedRate)})
 	if s.Stages != nil {

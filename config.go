@@ -1,7 +1,4 @@
-// Package profile is the `surge profile` command's engine: it turns a
-// validated configuration into a dataset, a load plan, a metrics collector
-// and the exports, and runs them.
-package profile
+package main
 
 import (
 	"encoding/json"
@@ -168,8 +165,9 @@ func redactHeaderItem(it string) string {
 // Redacted is the marker that replaces secrets in exports.
 const Redacted = "<redacted>"
 
-// inputConfig is the configuration as exports show it: secrets redacted.
-func (c *Config) inputConfig(headers http.Header) map[string]any {
+// redactHeaders is the headers as exports show them: one value per name,
+// secret ones replaced by Redacted.
+func redactHeaders(headers http.Header) map[string]string {
 	hs := map[string]string{}
 	for k, vs := range headers {
 		v := strings.Join(vs, ", ")
@@ -178,33 +176,15 @@ func (c *Config) inputConfig(headers http.Header) map[string]any {
 		}
 		hs[k] = v
 	}
-	key := ""
-	if c.APIKey != "" {
-		key = Redacted
+	return hs
+}
+
+// redactValue shows whether a secret was given, never the secret.
+func redactValue(secret string) string {
+	if secret != "" {
+		return Redacted
 	}
-	return map[string]any{
-		"model": c.Model, "url": c.URL, "endpoint_type": c.EndpointType, "streaming": c.Streaming,
-		"concurrency": c.Concurrency, "request_rate": c.RequestRate, "arrival_pattern": c.ArrivalPattern,
-		"arrival_smoothness": c.Smoothness, "concurrency_ramp_duration": c.ConcurrencyRamp.Seconds(),
-		"request_rate_ramp_duration": c.RateRamp.Seconds(), "knee_factor": c.KneeFactor,
-		"fixed_schedule": c.FixedSchedule, "fixed_schedule_auto_offset": c.AutoOffset,
-		"fixed_schedule_start_offset": c.StartOffset.Milliseconds(), "fixed_schedule_end_offset": c.EndOffset.Milliseconds(),
-		"user_centric_rate": c.UserCentricRate, "num_users": c.NumUsers,
-		"conversation_turn_delay_mean": c.TurnDelayMean.Milliseconds(), "conversation_turn_delay_stddev": c.TurnDelayStd.Milliseconds(),
-		"request_count": c.RequestCount, "benchmark_duration": c.Duration.Seconds(),
-		"benchmark_grace_period": c.Grace.Seconds(), "warmup_request_count": c.WarmupCount,
-		"failed_request_threshold": c.FailedThreshold,
-		"input_file":               c.InputFile, "custom_dataset_type": c.CustomDatasetType, "public_dataset": c.PublicDataset,
-		"isl_block_size": c.ISLBlockSize,
-		"isl":            c.ISL, "isl_stddev": c.ISLStddev, "osl": c.OSL, "osl_stddev": c.OSLStddev,
-		"prompt_prefix_pool_size": c.PrefixPoolSize, "prompt_prefix_length": c.PrefixLength,
-		"shared_system_prompt_length": c.SharedSystemPromptLength,
-		"tokenizer":                   c.Tokenizer, "random_seed": c.Seed, "extra_inputs": redactExtras(c.ExtraInputs),
-		"headers": hs, "api_key": key, "request_timeout_seconds": c.Timeout.Seconds(),
-		"goodput": c.Goodput, "no_gpu_telemetry": c.NoGPUTelemetry, "gpu_telemetry": c.GPUTelemetryURLs,
-		"gpu_telemetry_interval": c.GPUInterval.Seconds(), "server_metrics": c.ServerMetricsURLs,
-		"ui": c.UI, "output_artifact_dir": c.ArtifactDir,
-	}
+	return ""
 }
 
 // redactExtras hides --extra-inputs values whose key looks like a secret.

@@ -1,4 +1,4 @@
-package profile
+package main
 
 import (
 	"context"
@@ -11,14 +11,17 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
+	"github.com/surgebench/surge/datasets"
 	"github.com/surgebench/surge/examples/mockserver"
 	"github.com/surgebench/surge/loadgen"
 	"github.com/surgebench/surge/loadgen/endpoint"
 	"github.com/surgebench/surge/loadgen/schedule"
 	"github.com/surgebench/surge/metrics"
 	"github.com/surgebench/surge/metrics/export"
+	"github.com/surgebench/surge/telemetry"
 	"github.com/surgebench/surge/tui"
 )
 
@@ -49,159 +52,233 @@ const (
 // run then drains within the grace period and still writes every export.
 // The summary goes to out; notices and progress go to log.
 func Run(ctx context.Context, c Config, out, log io.Writer) (*Result, error) {
-	kind, err := endpoint.ParseKind(c.EndpointType)
+	p, err := prepare(c, log)
 	if err != nil {
+		return nil, err
+	}
+	o, err := p.execute(ctx, log)
+	if err != nil {
+		return nil, err
+	}
+	return p.report(o, out)
+}
+
+// prepared is a run resolved before anything starts: every flag validated
+// and parsed, the tokenizer and dataset loaded, the load planned. Nothing
+// in it needs closing.
+type prepared struct {
+	c       Config
+	kind    endpoint.Kind
+	uiMode  tui.Mode
+	extra   map[string]any
+	headers http.Header // as sent: the API key's Authorization included
+	slos    []metrics.SLO
+	counter metrics.TokenCounter // nil: counts from usage or SSE events
+	maxConc int                  // the largest concurrency cap of any stage
+	ds      *datasets.Dataset
+	plan    *plan
+}
+
+// prepare validates c and resolves it into a plan. It starts nothing and
+// writes nothing but the dataset's report lines to log.
+func prepare(c Config, log io.Writer) (*prepared, error) {
+	p := &prepared{c: c}
+	var err error
+	if p.kind, err = endpoint.ParseKind(c.EndpointType); err != nil {
 		return nil, &UsageError{err}
 	}
 	if err := c.validate(); err != nil {
 		return nil, err
 	}
-	uiMode, err := tui.ParseMode(c.UI, c.StdoutTTY)
-	if err != nil {
+	if c.URL != "" && c.URL != "mock" {
+		if _, err := loadgen.RequestURL(c.URL, p.kind); err != nil {
+			return nil, &UsageError{err}
+		}
+	}
+	if p.uiMode, err = tui.ParseMode(c.UI, c.StdoutTTY); err != nil {
 		return nil, &UsageError{err}
 	}
-	extra, err := ParseExtraInputs(c.ExtraInputs)
-	if err != nil {
+	if p.extra, err = ParseExtraInputs(c.ExtraInputs); err != nil {
 		return nil, &UsageError{err}
 	}
-	headers, err := ParseHeaders(c.Headers)
-	if err != nil {
+	if p.headers, err = ParseHeaders(c.Headers); err != nil {
 		return nil, &UsageError{err}
 	}
-	if c.APIKey != "" && headers.Get("Authorization") == "" {
-		headers.Set("Authorization", "Bearer "+c.APIKey)
+	if c.APIKey != "" && p.headers.Get("Authorization") == "" {
+		p.headers.Set("Authorization", "Bearer "+c.APIKey)
 	}
-	slos, err := metrics.ParseGoodput(c.Goodput)
-	if err != nil {
+	if p.slos, err = metrics.ParseGoodput(c.Goodput); err != nil {
 		return nil, &UsageError{err}
 	}
 	builder, counter, err := c.loadTokenizer()
 	if err != nil {
 		return nil, err
 	}
-	concs, rates, err := c.parseLoad()
+	p.counter = counter
+	load, err := c.parseLoad()
 	if err != nil {
 		return nil, err
 	}
-	ds, err := c.loadDataset(builder, c.WarmupCount+c.promptsNeeded(concs, rates), log)
-	if err != nil {
+	p.maxConc = maxInt(load.concs)
+	if p.ds, err = c.loadDataset(builder, c.WarmupCount+c.promptsNeeded(load), log); err != nil {
 		return nil, err
 	}
-	p, err := c.plan(ds)
-	if err != nil {
+	if p.plan, err = c.plan(p.ds, load); err != nil {
 		return nil, err
 	}
+	return p, nil
+}
+
+// outcome is what executing a prepared run produced, for report.
+type outcome struct {
+	target     string
+	dir        string
+	start, end time.Time
+	summary    *metrics.Summary
+	telemetry  *telemetry.Data
+	energy     float64 // joules the GPUs used (0: unknown)
+	cancelled  bool    // ctx ended the run (not the failure threshold)
+	runErr     error   // the generator's
+	errs       []error // the UI's, the exports' and telemetry's
+}
+
+// execute starts the target, the exports, the collector, telemetry and the
+// UI, applies the plan and tears all of it down again, on every path, in
+// one place.
+func (p *prepared) execute(ctx context.Context, log io.Writer) (o *outcome, err error) {
+	c := &p.c
+	var cleanup []func()
+	defer func() {
+		for i := len(cleanup) - 1; i >= 0; i-- {
+			cleanup[i]()
+		}
+	}()
+	o = &outcome{dir: c.ArtifactDir}
 
 	target, stopTarget, err := c.target(ctx, log)
 	if err != nil {
 		return nil, err
 	}
-	defer stopTarget()
+	cleanup = append(cleanup, stopTarget)
+	o.target = target
 
-	dir := c.ArtifactDir
-	if dir == "" {
-		dir = DefaultArtifactDir(c.Model, string(kind), p.dirMode())
+	if o.dir == "" {
+		o.dir = DefaultArtifactDir(c.Model, string(p.kind), p.plan.dirMode())
 	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+	if err := os.MkdirAll(o.dir, 0o755); err != nil {
 		return nil, fmt.Errorf("--output-artifact-dir: %w", err)
 	}
-	jsonlFile, err := os.Create(filepath.Join(dir, FileJSONL))
+	jsonlFile, err := os.Create(filepath.Join(o.dir, FileJSONL))
 	if err != nil {
 		return nil, err
 	}
-	defer jsonlFile.Close()
-	inputsFile, err := os.Create(filepath.Join(dir, FileInputs))
+	cleanup = append(cleanup, func() { jsonlFile.Close() })
+	inputsFile, err := os.Create(filepath.Join(o.dir, FileInputs))
 	if err != nil {
 		return nil, err
 	}
-	defer inputsFile.Close()
+	cleanup = append(cleanup, func() { inputsFile.Close() })
 
-	start := time.Now()
-	clock := func() int64 { return int64(time.Since(start)) }
-	jsonl := export.NewJSONL(jsonlFile, start)
+	o.start = time.Now()
+	clock := func() int64 { return int64(time.Since(o.start)) }
+	jsonl := export.NewJSONL(jsonlFile, o.start)
 	inputs := export.NewInputs(inputsFile)
-	colOpts := []metrics.Option{metrics.WithClock(clock), metrics.WithGoodput(slos), metrics.WithSink(jsonl)}
-	if counter != nil {
-		colOpts = append(colOpts, metrics.WithTokenizer(counter))
+	cleanup = append(cleanup, func() { _ = inputs.Close() }) // its writer goroutine ends on every path
+	colOpts := []metrics.Option{metrics.WithClock(clock), metrics.WithGoodput(p.slos), metrics.WithSink(jsonl)}
+	if p.counter != nil {
+		colOpts = append(colOpts, metrics.WithTokenizer(p.counter))
 	}
-	if len(p.values) > 1 {
-		colOpts = append(colOpts, metrics.WithStages(p.mode, p.values))
+	if len(p.plan.values) > 1 {
+		colOpts = append(colOpts, metrics.WithStages(p.plan.mode, p.plan.values))
 	}
 	col := metrics.NewCollector(colOpts...)
-	ep := &endpoint.Endpoint{Kind: kind, Model: c.Model, Streaming: c.Streaming, Extra: extra}
+	closeCol := sync.OnceValue(col.Close)
+	cleanup = append(cleanup, func() { closeCol() })
+
+	ep := &endpoint.Endpoint{Kind: p.kind, Model: c.Model, Streaming: c.Streaming, Extra: p.extra}
 	genOpts := []loadgen.Option{
-		loadgen.WithStart(start),
-		loadgen.WithHeaders(headers),
+		loadgen.WithStart(o.start),
+		loadgen.WithHeaders(p.headers),
 		loadgen.WithRequestTimeout(c.Timeout),
 		loadgen.WithGracePeriod(c.Grace),
-		loadgen.WithClient(&http.Client{Transport: loadgen.NewTransport(maxInt(concs))}),
+		loadgen.WithClient(&http.Client{Transport: loadgen.NewTransport(p.maxConc)}),
 		loadgen.WithBodyHook(inputs.Add),
-		loadgen.WithSecrets(secretValues(c.APIKey, headers)...),
+		loadgen.WithSecrets(secretValues(c.APIKey, p.headers)...),
 	}
 	if c.FailedThreshold > 0 {
-		genOpts = append(genOpts, loadgen.WithFailureThreshold(c.FailedThreshold, max(maxInt(concs), 10)))
+		genOpts = append(genOpts, loadgen.WithFailureThreshold(c.FailedThreshold, max(p.maxConc, 10)))
 	}
-	gen, err := loadgen.New(target, ep, ds, col, genOpts...)
+	gen, err := loadgen.New(target, ep, p.ds, col, genOpts...)
 	if err != nil {
-		col.Close()
 		return nil, &UsageError{err}
 	}
 
 	logw := &heldLog{w: log}
-	if uiMode == tui.ModeDashboard {
+	if p.uiMode == tui.ModeDashboard {
 		logw.hold()
 	}
-	tel, err := c.startTelemetry(ctx, target, dir, start, col, logw)
+	cleanup = append(cleanup, logw.release)
+	tel, err := c.startTelemetry(ctx, target, o.dir, o.start, col, logw)
 	if err != nil {
-		col.Close()
 		return nil, err
 	}
 
 	runCtx, stopIssuing := context.WithCancel(ctx)
 	defer stopIssuing()
-	info := tui.Info{Model: c.Model, URL: target, Endpoint: string(kind), Mode: p.mode,
-		Target: p.targetLabel(), TotalRequests: p.total, Duration: c.Duration}
-	if len(p.values) > 1 {
-		info.Stages = p.values
+	info := tui.Info{Model: c.Model, URL: target, Endpoint: string(p.kind), Mode: p.plan.mode,
+		Target: p.plan.targetLabel(), TotalRequests: p.plan.total, Duration: c.Duration}
+	if len(p.plan.values) > 1 {
+		info.Stages = p.plan.values
 	}
-	var runErr error
-	uiErr := present(ctx, uiMode, info, col, log, stopIssuing, func() { runErr = gen.Run(runCtx, p.stages) })
+	uiErr := present(ctx, p.uiMode, info, col, log, stopIssuing, func() { o.runErr = gen.Run(runCtx, p.plan.stages) })
 	telData, telErr := tel.stop()
-	summary := col.Close()
+	o.summary = closeCol()
 	logw.release()
-	end := time.Now()
+	o.end = time.Now()
+	o.cancelled = runCtx.Err() != nil && !errors.Is(o.runErr, loadgen.ErrFailureThreshold)
+	if telData != nil {
+		o.telemetry = telData
+		if j, ok := tel.col.EnergyJoules(); ok {
+			o.energy = j
+		}
+	}
+	o.errs = []error{uiErr, jsonl.Err(), inputs.Close(), telErr}
+	return o, nil
+}
 
-	res := &Result{Summary: summary, Dir: dir, Cancelled: runCtx.Err() != nil && !errors.Is(runErr, loadgen.ErrFailureThreshold)}
-	res.Aborted = errors.Is(runErr, loadgen.ErrFailureThreshold)
-	c.judge(summary, p)
+// report judges the run, writes the summary exports and prints the
+// console summary.
+func (p *prepared) report(o *outcome, out io.Writer) (*Result, error) {
+	c := &p.c
+	aborted := errors.Is(o.runErr, loadgen.ErrFailureThreshold)
+	res := &Result{Summary: o.summary, Dir: o.dir, Cancelled: o.cancelled, Aborted: aborted}
+	c.judge(o.summary, p.plan)
 
 	run := export.Run{
-		SurgeVersion: c.Version, Start: start, End: end, WasCancelled: res.Cancelled || res.Aborted,
-		InputConfig: c.inputConfig(headers),
-		RunInfo: map[string]any{"target_url": target, "endpoint": kind.Path(), "dataset": ds.Name,
-			"conversations": len(ds.Conversations), "mode": p.mode, "stage_values": p.values},
+		SurgeVersion: c.Version, Start: o.start, End: o.end, WasCancelled: res.Cancelled || res.Aborted,
+		InputConfig: c.inputConfig(p.headers),
+		RunInfo: map[string]any{"target_url": o.target, "endpoint": p.kind.Path(), "dataset": p.ds.Name,
+			"conversations": len(p.ds.Conversations), "mode": p.plan.mode, "stage_values": p.plan.values},
 		Extra: map[string]float64{},
 	}
-	if telData != nil {
-		run.Telemetry = telData
-		if j, ok := tel.col.EnergyJoules(); ok && j > 0 {
-			if toks := summary.Run[metrics.TotalOutputTokens]; toks > 0 {
+	if o.telemetry != nil {
+		run.Telemetry = o.telemetry
+		if j := o.energy; j > 0 {
+			if toks := o.summary.Run[metrics.TotalOutputTokens]; toks > 0 {
 				run.Extra["output_tokens_per_joule"] = toks / j
 				run.Extra["energy_per_output_token"] = j / toks
 			}
 		}
 	}
-	errs := []error{uiErr, jsonl.Err(), inputs.Close(), telErr}
-	if runErr != nil && !res.Aborted {
-		errs = append(errs, runErr)
+	errs := o.errs
+	if o.runErr != nil && !aborted {
+		errs = append(errs, o.runErr)
 	}
-	title := fmt.Sprintf("surge profile: %s @ %s (%s, %s %s)", c.Model, target, kind, p.mode, p.targetLabel())
-	errs = append(errs, report(out, dir, title, summary, run))
-	if res.Aborted {
-		fmt.Fprintf(out, "stopped early: %v (--failed-request-threshold %g)\n", runErr, c.FailedThreshold)
-	}
-	if res.Aborted {
-		return res, runErr
+	title := fmt.Sprintf("surge profile: %s @ %s (%s, %s %s)", c.Model, o.target, p.kind, p.plan.mode, p.plan.targetLabel())
+	errs = append(errs, report(out, o.dir, title, o.summary, run))
+	if aborted {
+		fmt.Fprintf(out, "stopped early: %v (--failed-request-threshold %g)\n", o.runErr, c.FailedThreshold)
+		return res, o.runErr
 	}
 	return res, errors.Join(errs...)
 }
@@ -213,13 +290,13 @@ const maxPrompts = 200_000
 // request of every stage, so no prompt repeats and a server's prefix cache
 // sees no accidental hits. A duration-bound run sizes it from the rate (or
 // a generous guess for a closed loop); the prompts then cycle if needed.
-func (c *Config) promptsNeeded(concs []int, rates []float64) int {
-	stages := max(len(concs), len(rates), 1)
+func (c *Config) promptsNeeded(l load) int {
+	stages := max(len(l.concs), len(l.rates), 1)
 	n := max(c.RequestCount, defaultRequestCount) * stages
 	if c.Duration > 0 && c.RequestCount == 0 {
 		secs := c.Duration.Seconds() * float64(stages)
 		guess := 1000.0
-		for _, r := range rates {
+		for _, r := range l.rates {
 			guess = max(guess, r*secs*1.1)
 		}
 		n = int(min(guess, maxPrompts))

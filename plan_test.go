@@ -1,4 +1,4 @@
-package profile
+package main
 
 import (
 	"context"
@@ -44,7 +44,7 @@ func TestBadLoadFlagsNameTheFlag(t *testing.T) {
 		tc.mod(&c)
 		err := c.validate()
 		if err == nil {
-			_, err = c.plan(synthetic)
+			_, err = planOf(&c, synthetic)
 		}
 		var ue *UsageError
 		if err == nil || !errors.As(err, &ue) || !strings.Contains(err.Error(), tc.want) {
@@ -80,7 +80,7 @@ func TestPlanShapes(t *testing.T) {
 	for _, tc := range cases {
 		c := Config{Model: "m", ISL: 8, Timeout: time.Second, Concurrency: "1", RequestCount: 0}
 		tc.mod(&c)
-		p, err := c.plan(tc.ds)
+		p, err := planOf(&c, tc.ds)
 		if err != nil {
 			t.Errorf("%s: %v", tc.name, err)
 			continue
@@ -98,7 +98,7 @@ func TestPlanShapes(t *testing.T) {
 	}
 	// The replay follows timestamp order: rows 1 (0 ms), 2 (100 ms), 0 (300 ms).
 	c := Config{Model: "m", ISL: 8, Timeout: time.Second}
-	p, err := c.plan(trace)
+	p, err := planOf(&c, trace)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -168,9 +168,9 @@ func TestMockServerTelemetryEndToEnd(t *testing.T) {
 // Mooncake trace (when the shared data folder is there) on a fixed schedule.
 func TestMooncakeTraceReplay(t *testing.T) {
 	t.Parallel()
-	path := filepath.Join("..", "..", "..", "shared", "data", "mooncake_conversation_trace.jsonl")
+	path := filepath.Join("..", "shared", "data", "mooncake_conversation_trace.jsonl")
 	if _, err := os.Stat(path); err != nil {
-		path = filepath.Join("..", "..", "datasets", "testdata", "mooncake_head200.jsonl")
+		path = filepath.Join("datasets", "testdata", "mooncake_head200.jsonl")
 	}
 	dir := t.TempDir()
 	c := Config{Model: "mock", EndpointType: "chat", Streaming: true, InputFile: path, CustomDatasetType: "mooncake_trace",
@@ -263,4 +263,13 @@ func (s *syncWriter) Write(p []byte) (int, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.w.Write(p)
+}
+
+// planOf parses c's load flags and plans them, as prepare does.
+func planOf(c *Config, ds *datasets.Dataset) (*plan, error) {
+	l, err := c.parseLoad()
+	if err != nil {
+		return nil, err
+	}
+	return c.plan(ds, l)
 }

@@ -1,4 +1,4 @@
-package profile
+package main
 
 import (
 	"bufio"
@@ -372,12 +372,22 @@ func TestSecretsInBadFlagsNotEchoed(t *testing.T) {
 	}
 }
 
-// The signal tests run the real binary, built once.
+// The signal tests run the real binary, built once into binDir, which
+// TestMain removes.
 var (
 	buildOnce sync.Once
+	binDir    string
 	binPath   string
 	buildErr  error
 )
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if binDir != "" {
+		_ = os.RemoveAll(binDir)
+	}
+	os.Exit(code)
+}
 
 func surgeBinary(t *testing.T) string {
 	t.Helper()
@@ -394,6 +404,7 @@ func surgeBinary(t *testing.T) string {
 			buildErr = err
 			return
 		}
+		binDir = dir
 		binPath = filepath.Join(dir, "surge")
 		cmd := exec.Command(goTool, "build", "-o", binPath, "github.com/surgebench/surge")
 		if out, err := cmd.CombinedOutput(); err != nil {
