@@ -58,6 +58,8 @@ type Config struct {
 	Headers     []string
 	APIKey      string
 	Timeout     time.Duration
+	// Timestamps is --timestamps: kernel (receive stamps) or read.
+	Timestamps string
 	Goodput     string
 
 	NoGPUTelemetry    bool          // --no-gpu-telemetry
