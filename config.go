@@ -60,7 +60,7 @@ type Config struct {
 	Timeout     time.Duration
 	// Timestamps is --timestamps: kernel (receive stamps) or read.
 	Timestamps string
-	Goodput     string
+	Goodput    string
 
 	NoGPUTelemetry    bool          // --no-gpu-telemetry
 	GPUTelemetryURLs  []string      // --gpu-telemetry (DCGM exporters)

@@ -143,11 +143,11 @@ type outcome struct {
 	start, end time.Time
 	summary    *metrics.Summary
 	telemetry  *telemetry.Data
-	energy     float64 // joules the GPUs used (0: unknown)
-	cancelled  bool    // ctx ended the run (not the failure threshold)
-	runErr     error   // the generator's
+	energy     float64       // joules the GPUs used (0: unknown)
+	cancelled  bool          // ctx ended the run (not the failure threshold)
+	runErr     error         // the generator's
 	clockDrift time.Duration // wall clock against the run clock (a step moves kernel stamps)
-	errs       []error // the UI's, the exports' and telemetry's
+	errs       []error       // the UI's, the exports' and telemetry's
 }
 
 // execute starts the target, the exports, the collector, telemetry and the

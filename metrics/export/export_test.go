@@ -55,7 +55,7 @@ func fixture(t *testing.T, sink metrics.RecordSink) *metrics.Summary {
 			IntendedNs: sent - int64(i%2)*ms, SentNs: sent, EndNs: toks[n-1] + ms, Streamed: true,
 			TokenNs: toks, FirstContentNs: toks[0], InputTokens: 100 + i,
 			Usage: metrics.Usage{Present: true, PromptTokens: 100 + i, CompletionTokens: n},
-			HTTP: h, KernelStamps: true, ReadDelayNs: delays,
+			HTTP:  h, KernelStamps: true, ReadDelayNs: delays,
 		})
 	}
 	c.Add(&metrics.Record{Index: 11, RequestID: "rerr", ConversationID: "c-err", IntendedNs: 200 * ms, SentNs: 200 * ms, EndNs: 201 * ms,
