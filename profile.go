@@ -19,7 +19,6 @@ import (
 	"github.com/surgebench/surge/loadgen"
 	"github.com/surgebench/surge/loadgen/calibrate"
 	"github.com/surgebench/surge/loadgen/endpoint"
-	"github.com/surgebench/surge/loadgen/schedule"
 	"github.com/surgebench/surge/loadgen/wire"
 	"github.com/surgebench/surge/metrics"
 	"github.com/surgebench/surge/metrics/export"
@@ -227,7 +226,7 @@ func (p *prepared) execute(ctx context.Context, log io.Writer) (o *outcome, err 
 		logw.hold()
 	}
 	cleanup = append(cleanup, logw.release)
-	tel, err := c.startTelemetry(ctx, target, o.dir, o.start, col, logw)
+	tel, err := c.startTelemetry(ctx, target, o.dir, o.start, logw)
 	if err != nil {
 		return nil, err
 	}
@@ -239,7 +238,8 @@ func (p *prepared) execute(ctx context.Context, log io.Writer) (o *outcome, err 
 	if len(p.plan.values) > 1 {
 		info.Stages = p.plan.values
 	}
-	uiErr := present(ctx, p.uiMode, info, col, log, stopIssuing, func() { o.runErr = gen.Run(runCtx, p.plan.stages) })
+	frame := func() tui.Frame { return tel.live.frame(col.Snapshot()) }
+	uiErr := present(ctx, p.uiMode, info, frame, log, stopIssuing, func() { o.runErr = gen.Run(runCtx, p.plan.stages) })
 	telData, telErr := tel.stop()
 	o.summary = closeCol()
 	o.clockDrift = gen.ClockDrift()
@@ -357,22 +357,10 @@ func report(out io.Writer, dir, title string, s *metrics.Summary, run export.Run
 // judge marks the knee of a sweep and adds the warnings the schedule
 // earns: an achieved rate under 95% of the target.
 func (c *Config) judge(s *metrics.Summary, p *plan) {
-	if len(s.Stages) > 1 {
-		pts := make([]schedule.StagePoint, len(s.Stages))
-		for i, st := range s.Stages {
-			pts[i] = schedule.StagePoint{Value: st.Value, P95TTFTms: st.TTFT.P95, Throughput: st.OutputTokenThroughput}
-			if st.TTFT.Count == 0 {
-				// Non-streamed sweeps judge by latency.
-				pts[i].P95TTFTms = st.Latency.P95
-			}
-		}
-		s.Knee, s.Operating = schedule.Knee(pts, c.KneeFactor)
-		if s.Knee >= 0 {
-			s.Stages[s.Knee].Knee = true
-			s.Warnings = append(s.Warnings, fmt.Sprintf(
-				"knee at %s %g: p95 TTFT rose more than %g× over the first stage while throughput gained < 10%%; recommended operating point: %s %g",
-				p.mode, s.Stages[s.Knee].Value, kneeFactor(c.KneeFactor), p.mode, s.Stages[s.Operating].Value))
-		}
+	if s.MarkKnee(c.KneeFactor) {
+		s.Warnings = append(s.Warnings, fmt.Sprintf(
+			"knee at %s %g: p95 TTFT rose more than %g× over the first stage while throughput gained < 10%%; recommended operating point: %s %g",
+			p.mode, s.Stages[s.Knee].Value, kneeFactor(c.KneeFactor), p.mode, s.Stages[s.Operating].Value))
 	}
 	// Judge the client by the schedule it was given (a Poisson sample's own
 	// rate), not the nominal target a short sample can miss by chance.
@@ -387,7 +375,7 @@ func kneeFactor(f float64) float64 {
 	if f > 0 {
 		return f
 	}
-	return schedule.DefaultKneeFactor
+	return metrics.DefaultKneeFactor
 }
 
 // targetLabel is the mode's value as shown to people: "8", "1,2,4".

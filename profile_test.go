@@ -10,6 +10,8 @@ import (
 
 	"github.com/surgebench/surge/datasets"
 	"github.com/surgebench/surge/loadgen/endpoint"
+	"github.com/surgebench/surge/metrics"
+	"github.com/surgebench/surge/telemetry"
 	"github.com/surgebench/surge/tui"
 )
 
@@ -43,5 +45,18 @@ func TestExecuteCleansUpOnEarlyError(t *testing.T) {
 			t.Fatalf("goroutines left behind after an early error:\n%s", stacks)
 		}
 		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// TestLiveTelemetryFrame: the dashboard's frame carries the latest readings
+// of each kind; a round without a kind keeps its last ones.
+func TestLiveTelemetryFrame(t *testing.T) {
+	t.Parallel()
+	var l liveTelemetry
+	l.record([]telemetry.GPUSample{{Index: 0, PowerW: 300}}, []telemetry.ServerSample{{URL: "u", Running: 3}})
+	l.record([]telemetry.GPUSample{{Index: 0, PowerW: 310}}, nil)
+	f := l.frame(metrics.Snapshot{Finished: 7})
+	if f.Finished != 7 || len(f.GPUs) != 1 || f.GPUs[0].PowerW != 310 || len(f.Server) != 1 || f.Server[0].Running != 3 {
+		t.Errorf("frame %+v", f)
 	}
 }

@@ -7,8 +7,6 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
-
-	"github.com/surgebench/surge/telemetry"
 )
 
 // window is how far back the dashboard's "last 10 s" quantiles look.
@@ -45,10 +43,6 @@ type Collector struct {
 	phase    atomic.Int32
 	limit    atomic.Int64
 	stageDef []StageSummary
-
-	telMu  sync.Mutex
-	gpus   []telemetry.GPUSample
-	server []telemetry.ServerSample
 }
 
 // Option configures a Collector.
@@ -153,18 +147,6 @@ func (c *Collector) Reasoning(index int64) { c.shard(index).reasoning.Store(true
 // Add hands over a finished record. The collector owns r from now on.
 func (c *Collector) Add(r *Record) { c.shard(r.Index).in <- msg{kind: msgRecord, rec: r} }
 
-// Telemetry keeps the latest GPU and server samples for snapshots.
-func (c *Collector) Telemetry(gpus []telemetry.GPUSample, server []telemetry.ServerSample) {
-	c.telMu.Lock()
-	defer c.telMu.Unlock()
-	if gpus != nil {
-		c.gpus = slices.Clone(gpus)
-	}
-	if server != nil {
-		c.server = slices.Clone(server)
-	}
-}
-
 // Snapshot merges the shards' live state. It is safe to call from any
 // goroutine while records flow.
 func (c *Collector) Snapshot() Snapshot {
@@ -243,10 +225,6 @@ func (c *Collector) Snapshot() Snapshot {
 	for _, s := range c.shards {
 		snap.OutputTokens += s.totalTokens.Load()
 	}
-	c.telMu.Lock()
-	snap.GPUs = slices.Clone(c.gpus)
-	snap.Server = slices.Clone(c.server)
-	c.telMu.Unlock()
 	return snap
 }
 

@@ -1,10 +1,6 @@
 package metrics
 
-import (
-	"time"
-
-	"github.com/surgebench/surge/telemetry"
-)
+import "time"
 
 // Quantiles is a live summary of one latency distribution, in milliseconds.
 type Quantiles struct {
@@ -109,9 +105,4 @@ type Snapshot struct {
 	Stages []StageSummary
 	// Stage is the index of the stage in progress.
 	Stage int
-
-	// GPUs holds the latest reading per GPU; Server the latest scrape per
-	// server metrics endpoint.
-	GPUs   []telemetry.GPUSample
-	Server []telemetry.ServerSample
 }

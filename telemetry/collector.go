@@ -116,7 +116,7 @@ func ServerSink(w io.Writer) Option { return func(c *Collector) { c.srvSink = w 
 
 // OnSample is called after each sampling round with that round's samples
 // (nil for a kind with no source), from the Run goroutine; it must not
-// block. metrics.Collector.Telemetry fits.
+// block.
 func OnSample(f func(gpus []GPUSample, server []ServerSample)) Option {
 	return func(c *Collector) { c.onSample = f }
 }

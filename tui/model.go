@@ -17,7 +17,7 @@ import (
 )
 
 // snapshotMsg delivers the newest snapshot to the model.
-type snapshotMsg struct{ snap metrics.Snapshot }
+type snapshotMsg struct{ snap Frame }
 
 // doneMsg says the snapshot channel closed: the run (and its drain) is over.
 type doneMsg struct{}
@@ -124,7 +124,7 @@ func (m model) key(k tea.KeyMsg) (tea.Model, tea.Cmd) {
 }
 
 // apply fans a snapshot out to the components as their own messages.
-func (m model) apply(s metrics.Snapshot) model {
+func (m model) apply(s Frame) model {
 	m.header, _ = m.header.Update(header.ProgressMsg{
 		Elapsed: s.Elapsed, Phase: s.Phase.String(), Started: s.Started, Finished: s.Finished, InFlight: s.InFlight, Stage: s.Stage,
 	})
