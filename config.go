@@ -55,9 +55,11 @@ type Config struct {
 	Seed                           uint64
 
 	ExtraInputs []string
-	Headers     []string
-	APIKey      string
-	Timeout     time.Duration
+	// UseLegacyMaxTokens sends chat output caps as max_tokens.
+	UseLegacyMaxTokens bool
+	Headers            []string
+	APIKey             string
+	Timeout            time.Duration
 	// Timestamps is --timestamps: kernel (receive stamps) or read.
 	Timestamps string
 	Goodput    string
