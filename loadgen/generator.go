@@ -9,7 +9,6 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"net/url"
 	"runtime"
 	"strings"
 	"sync"
@@ -172,22 +171,9 @@ func NewTransport(concurrency int) *http.Transport {
 // RequestURL joins a --url value and the endpoint's path. A URL that
 // already ends in the path is kept; one ending in /v1 gets the rest.
 func RequestURL(base string, kind endpoint.Kind) (string, error) {
-	raw := strings.TrimSpace(base)
-	if raw == "" {
-		return "", errors.New("--url is empty")
-	}
-	if !strings.Contains(raw, "://") {
-		raw = "http://" + raw
-	}
-	u, err := url.Parse(raw)
+	u, err := BaseURL(base)
 	if err != nil {
-		return "", fmt.Errorf("--url %q: %w", base, err)
-	}
-	if u.Scheme != "http" && u.Scheme != "https" {
-		return "", fmt.Errorf("--url %q: scheme must be http or https", base)
-	}
-	if u.Host == "" {
-		return "", fmt.Errorf("--url %q has no host", base)
+		return "", err
 	}
 	path := strings.TrimRight(u.Path, "/")
 	full := kind.Path()
