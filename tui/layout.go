@@ -211,22 +211,15 @@ func (m model) detailView(w, h int) []string {
 	return append(out, tail...)
 }
 
-// keyHelp is the text of the ? overlay.
-var keyHelp = [][2]string{
-	{"q, ctrl+c", "stop: send no new requests, let in-flight ones finish within the grace period, write the exports"},
-	{"tab", "switch between the overview and the stages & errors view"},
-	{"shift+tab", "switch back"},
-	{"?", "show or hide this help"},
-	{"esc", "close this help"},
-}
-
 func (m model) helpView(w, h int) []string {
 	var b strings.Builder
-	for i, k := range keyHelp {
+	// FullHelpView pads every line to the longest description; cut the
+	// padding so only a line that is really too long gets an ellipsis.
+	for i, l := range strings.Split(newHelp().FullHelpView(keys.FullHelp()), "\n") {
 		if i > 0 {
 			b.WriteString("\n")
 		}
-		b.WriteString(text.Bold.Render(text.Fit(k[0], 11)) + " " + k[1])
+		b.WriteString(strings.TrimRight(l, " "))
 	}
 	b.WriteString("\n\n" + text.Dim.Render("Latencies are in ms: p50/p90/p99 over the whole run and the last 10 s."))
 	b.WriteString("\n" + text.Dim.Render("The knee is the stage recommended as operating point (see the sweep docs)."))
