@@ -55,10 +55,12 @@ type Config struct {
 	Seed                           uint64
 
 	ExtraInputs []string
-	Headers     []string
-	APIKey      string
-	Timeout     time.Duration
-	Goodput     string
+	// UseLegacyMaxTokens sends chat output caps as max_tokens.
+	UseLegacyMaxTokens bool
+	Headers            []string
+	APIKey             string
+	Timeout            time.Duration
+	Goodput            string
 
 	NoGPUTelemetry    bool          // --no-gpu-telemetry
 	GPUTelemetryURLs  []string      // --gpu-telemetry (DCGM exporters)

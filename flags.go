@@ -94,6 +94,7 @@ var options = []option{
 		key: "headers", export: func(_ *Config, h http.Header) any { return redactHeaders(h) }},
 	{flag: &cli.StringFlag{Category: catRequest, Name: "api-key", EnvVars: []string{"OPENAI_API_KEY"}, Usage: "sent as Authorization: Bearer (never exported or logged)"}, field: func(c *Config) any { return &c.APIKey },
 		export: func(c *Config, _ http.Header) any { return redactValue(c.APIKey) }},
+	{flag: &cli.BoolFlag{Category: catRequest, Name: "use-legacy-max-tokens", Usage: "send the output cap as max_tokens instead of max_completion_tokens (for servers that ignore the newer name)"}, field: func(c *Config) any { return &c.UseLegacyMaxTokens }},
 	{flag: &cli.Float64Flag{Category: catRequest, Name: "request-timeout-seconds", Value: 600, Usage: "per-request limit, the whole stream included"}, field: func(c *Config) any { return secs(&c.Timeout) }},
 	{flag: &cli.StringFlag{Category: catRequest, Name: "goodput", Usage: "SLOs, e.g. \"time_to_first_token:200 inter_token_latency:20\" (ms)"}, field: func(c *Config) any { return &c.Goodput }},
 

@@ -115,6 +115,7 @@ func mockServerCommand() *cli.Command {
 			&cli.IntFlag{Name: "max-running", Usage: "requests served at once; more wait in a queue (0: no limit)", Destination: &mc.MaxRunning},
 			&cli.StringFlag{Name: "model", Value: "mock", Usage: "model name /v1/models reports", Destination: &mc.Model},
 			&cli.Uint64Flag{Name: "seed", Usage: "seed for injected errors", Destination: &mc.Seed},
+			&cli.BoolFlag{Name: "ignore-max-completion-tokens", Usage: "ignore max_completion_tokens (honour only max_tokens), as some llama.cpp builds do", Destination: &mc.IgnoreMaxCompletionTokens},
 		},
 		Action: func(cc *cli.Context) error {
 			if r := mc.ErrorRate; r < 0 || r > 1 {

@@ -194,7 +194,13 @@ func (p *prepared) execute(ctx context.Context, log io.Writer) (o *outcome, err 
 	closeCol := sync.OnceValue(col.Close)
 	cleanup = append(cleanup, func() { closeCol() })
 
-	ep := &endpoint.Endpoint{Kind: p.kind, Model: c.Model, Streaming: c.Streaming, Extra: p.extra}
+	logw := &heldLog{w: log}
+	if p.uiMode == tui.ModeDashboard {
+		logw.hold()
+	}
+	cleanup = append(cleanup, logw.release)
+
+	ep := &endpoint.Endpoint{Kind: p.kind, Model: c.Model, Streaming: c.Streaming, Extra: p.extra, LegacyMaxTokens: c.UseLegacyMaxTokens}
 	genOpts := []loadgen.Option{
 		loadgen.WithStart(o.start),
 		loadgen.WithHeaders(p.headers),
@@ -203,6 +209,12 @@ func (p *prepared) execute(ctx context.Context, log io.Writer) (o *outcome, err 
 		loadgen.WithClient(&http.Client{Transport: loadgen.NewTransport(p.maxConc)}),
 		loadgen.WithBodyHook(inputs.Add),
 		loadgen.WithSecrets(secretValues(c.APIKey, p.headers)...),
+		// Live: printed at once (after the dashboard leaves, while it runs)
+		// and shown on the dashboard; the summary's warnings repeat it.
+		loadgen.WithWarning(func(msg string) {
+			fmt.Fprintf(logw, "warning: %s\n", msg)
+			col.Warn(msg)
+		}),
 	}
 	if c.FailedThreshold > 0 {
 		genOpts = append(genOpts, loadgen.WithFailureThreshold(c.FailedThreshold, max(p.maxConc, 10)))
@@ -212,11 +224,6 @@ func (p *prepared) execute(ctx context.Context, log io.Writer) (o *outcome, err 
 		return nil, &UsageError{err}
 	}
 
-	logw := &heldLog{w: log}
-	if p.uiMode == tui.ModeDashboard {
-		logw.hold()
-	}
-	cleanup = append(cleanup, logw.release)
 	tel, err := c.startTelemetry(ctx, target, o.dir, o.start, logw)
 	if err != nil {
 		return nil, err

@@ -56,6 +56,9 @@ type Generator struct {
 	timeout time.Duration
 	grace   time.Duration
 	onBody  func(conversationID string, turn int, body []byte)
+	onWarn  func(msg string)
+	// overran is set once a response ran past its output cap (warned).
+	overran atomic.Bool
 	secrets []string
 	start   time.Time
 	now     func() int64
@@ -99,6 +102,11 @@ func WithGracePeriod(d time.Duration) Option { return func(g *Generator) { g.gra
 func WithBodyHook(f func(conversationID string, turn int, body []byte)) Option {
 	return func(g *Generator) { g.onBody = f }
 }
+
+// WithWarning sees caveats the generator finds while the run goes on, once
+// each: a server running past the requested output cap. It is called from
+// worker goroutines.
+func WithWarning(f func(msg string)) Option { return func(g *Generator) { g.onWarn = f } }
 
 // WithFailureThreshold stops issuing (as an interrupt would) once more
 // than frac of the finished requests failed, counted only after minRecords

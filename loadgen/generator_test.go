@@ -26,10 +26,12 @@ import (
 // due at arrival+ttft+i*itl (absolute deadlines, so the server's own
 // scheduling does not drift).
 type streamServer struct {
-	ttft, itl  time.Duration
-	tokens     int
-	reasoning  int
-	failEvery  int // every n-th request answers 500 (0: never)
+	ttft, itl time.Duration
+	tokens    int
+	reasoning int
+	failEvery int // every n-th request answers 500 (0: never)
+	// onRequest, when set, sees each request's arrival number (from 1).
+	onRequest  func(n int64)
 	requests   atomic.Int64
 	mu         sync.Mutex
 	lastBodies []map[string]any
@@ -49,6 +51,9 @@ type serverTimes struct {
 func (s *streamServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	st := &serverTimes{arrival: time.Now()}
 	n := s.requests.Add(1)
+	if s.onRequest != nil {
+		s.onRequest(n)
+	}
 	var body map[string]any
 	if err := json.NewDecoder(r.Body).Decode(&body); err != nil {
 		http.Error(w, `{"error":{"message":"bad json","type":"invalid_request_error","code":400}}`, 400)
@@ -345,7 +350,17 @@ func TestDurationStopsIssuingAndGraceCancels(t *testing.T) {
 }
 
 func TestInterruptDrainsInFlight(t *testing.T) {
-	srv := &streamServer{ttft: 5 * time.Millisecond, itl: 20 * time.Millisecond, tokens: 10} // 0.2 s streams
+	// The interrupt comes when the server has seen the third request, so
+	// however loaded the machine, exactly 3 streams (0.2 s each) are in
+	// flight and none has finished.
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	srv := &streamServer{ttft: 5 * time.Millisecond, itl: 20 * time.Millisecond, tokens: 10,
+		onRequest: func(n int64) {
+			if n == 3 {
+				cancel()
+			}
+		}}
 	ts := httptest.NewServer(srv)
 	defer ts.Close()
 	start := time.Now()
@@ -355,8 +370,6 @@ func TestInterruptDrainsInFlight(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	time.AfterFunc(100*time.Millisecond, cancel)
 	if err := g.Run(ctx, []Stage{{Limit: schedule.Constant(3), Count: 1000}}); err != nil {
 		t.Fatal(err)
 	}

@@ -109,7 +109,7 @@ func (g *Generator) do(ctx context.Context, conv *datasets.Conversation, ti int,
 	rec := &metrics.Record{
 		Index: idx, RequestID: requestID(), ConversationID: conv.ID, TurnIndex: ti,
 		Phase: phase, Stage: stage, IntendedNs: intended,
-		InputTokens: turn.InputTokens, Streamed: g.ep.Streaming,
+		InputTokens: turn.InputTokens, Streamed: g.ep.Streaming, RequestedOSL: turn.MaxTokens,
 	}
 	if turn.InputTokens == 0 {
 		rec.InputText = turn.Content()
@@ -162,6 +162,9 @@ func (g *Generator) do(ctx context.Context, conv *datasets.Conversation, ti int,
 		g.readStream(rctx, ctx, resp.Body, rec)
 	} else {
 		g.readWhole(rctx, ctx, resp, rec)
+	}
+	if limit, got := rec.RequestedOSL, rec.Usage.CompletionTokens; limit > 0 && rec.Usage.Present && got > limit+overrunSlack {
+		g.overrun(rec, got, "completion tokens by the server's usage")
 	}
 	return rec
 }
@@ -225,6 +228,9 @@ func (g *Generator) readStream(rctx, ctx context.Context, body io.Reader, rec *m
 			}
 			rec.TokenNs = append(rec.TokenNs, ev.At)
 			g.col.Tokens(rec.Index, ev.At, 1)
+			if limit := rec.RequestedOSL; limit > 0 && len(rec.TokenNs) == limit+overrunSlack+1 {
+				g.overrun(rec, len(rec.TokenNs), "text events so far")
+			}
 			if d.Content && rec.FirstContentNs == 0 {
 				rec.FirstContentNs = ev.At
 			}
@@ -332,4 +338,26 @@ func requestID() string {
 	var b [16]byte
 	_, _ = rand.Read(b[:])
 	return hex.EncodeToString(b[:])
+}
+
+// overrunSlack is how far past its cap an answer may run before the
+// generator warns: servers count a closing token or two differently.
+const overrunSlack = 2
+
+// overrun warns, once per run, that a response ran past the output cap it
+// asked for: a server that ignores the cap's field streams until its own
+// limit (llama.cpp with ignore_eos runs until the request timeout).
+func (g *Generator) overrun(rec *metrics.Record, got int, what string) {
+	if g.onWarn == nil || !g.overran.CompareAndSwap(false, true) {
+		return
+	}
+	field := g.ep.MaxTokensField()
+	msg := fmt.Sprintf("responses run past the requested output length: request %s asked for %d tokens (%s), got %d %s; the server likely ignores %s",
+		rec.RequestID, rec.RequestedOSL, field, got, what, field)
+	if field == "max_completion_tokens" {
+		msg += " (some llama.cpp builds do): try --use-legacy-max-tokens, which sends max_tokens"
+	} else {
+		msg += "; check the server's own output limit"
+	}
+	g.onWarn(msg)
 }

@@ -19,8 +19,11 @@ type aggregate struct {
 	// icl has one value per token: a histogram, not a digest (see hist).
 	icl *hist
 
-	count, errors, good          int64
-	connRetries                  int64
+	count, errors, good int64
+	connRetries         int64
+	// oslRequested counts the successful records that asked for an OSL,
+	// oslMismatched those that missed it (osl_mismatch_count).
+	oslRequested, oslMismatched  int64
 	firstSent, lastSent, lastEnd int64
 	firstIntended, lastIntended  int64
 	inputTokens                  float64
@@ -69,6 +72,12 @@ func (a *aggregate) add(r *Record, v *Values, good bool) {
 		return
 	}
 	a.count++
+	if r.RequestedOSL > 0 {
+		a.oslRequested++
+		if v.Mismatched {
+			a.oslMismatched++
+		}
+	}
 	if good {
 		a.good++
 	}
@@ -107,6 +116,8 @@ func (a *aggregate) merge(o *aggregate) {
 	a.errors += o.errors
 	a.good += o.good
 	a.connRetries += o.connRetries
+	a.oslRequested += o.oslRequested
+	a.oslMismatched += o.oslMismatched
 	if o.firstSent > 0 && (a.firstSent == 0 || o.firstSent < a.firstSent) {
 		a.firstSent = o.firstSent
 	}

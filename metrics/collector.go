@@ -43,6 +43,9 @@ type Collector struct {
 	phase    atomic.Int32
 	limit    atomic.Int64
 	stageDef []StageSummary
+
+	warnMu   sync.Mutex
+	warnings []string
 }
 
 // Option configures a Collector.
@@ -218,7 +221,22 @@ func (c *Collector) Snapshot() Snapshot {
 	for _, s := range c.shards {
 		snap.OutputTokens += s.totalTokens.Load()
 	}
+	c.warnMu.Lock()
+	snap.Warnings = slices.Clone(c.warnings)
+	c.warnMu.Unlock()
 	return snap
+}
+
+// Warn adds a caveat found while the run goes on (a server running past
+// the requested output cap): live snapshots carry it from now on, and the
+// summary's Warnings repeat it. A message already given is ignored. Safe
+// for concurrent use; not for the hot path (callers warn once).
+func (c *Collector) Warn(msg string) {
+	c.warnMu.Lock()
+	defer c.warnMu.Unlock()
+	if !slices.Contains(c.warnings, msg) {
+		c.warnings = append(c.warnings, msg)
+	}
 }
 
 // maxTimeline bounds the points a snapshot carries.
@@ -264,5 +282,9 @@ func (c *Collector) Close() *Summary {
 		close(s.in)
 	}
 	c.wg.Wait()
-	return c.summarize()
+	s := c.summarize()
+	c.warnMu.Lock()
+	s.Warnings = append(slices.Clone(c.warnings), s.Warnings...)
+	c.warnMu.Unlock()
+	return s
 }

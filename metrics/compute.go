@@ -25,6 +25,11 @@ type Values struct {
 	Effective           float64
 	ICL                 []float64
 	ISL, OSL, Reasoning float64
+	// OSLMismatch is OSL's difference from the requested OSL in percent
+	// (NaN without a requested OSL); Mismatched says it exceeds
+	// OSLMismatchTolerance.
+	OSLMismatch float64
+	Mismatched  bool
 	// Source says where OSL came from.
 	Source string
 	// UsageOSL is the server's completion_tokens when it sent usage and
@@ -57,17 +62,26 @@ func (v *Values) Get(t Tag) float64 {
 		return v.OSL
 	case ReasoningTokens:
 		return v.Reasoning
+	case OSLMismatch:
+		return v.OSLMismatch
 	}
 	return math.NaN()
 }
 
 const nsPerMs = 1e6
 
+// OSLMismatchTolerance is how many tokens an answer may miss its requested
+// OSL by before it counts in osl_mismatch_count: 5% of the request, at most
+// 50 tokens (AIPerf's defaults).
+func OSLMismatchTolerance(requested int) float64 {
+	return min(float64(requested)*0.05, 50)
+}
+
 // Compute derives AIPerf's per-request metrics from a successful record.
 // tok may be nil (no tokenizer loaded).
 func Compute(r *Record, tok TokenCounter) Values {
 	nan := math.NaN()
-	v := Values{TTFT: nan, TTFO: nan, TTST: nan, ITL: nan, PerUser: nan, ISL: nan, OSL: nan, Reasoning: nan, UsageOSL: nan, Effective: nan}
+	v := Values{TTFT: nan, TTFO: nan, TTST: nan, ITL: nan, PerUser: nan, ISL: nan, OSL: nan, Reasoning: nan, UsageOSL: nan, Effective: nan, OSLMismatch: nan}
 	v.Latency = float64(r.EndNs-r.SentNs) / nsPerMs
 	if r.Scheduled && r.IntendedNs > 0 {
 		v.Effective = float64(r.EndNs-r.IntendedNs) / nsPerMs
@@ -93,6 +107,11 @@ func Compute(r *Record, tok TokenCounter) Values {
 		v.OSL = float64(len(r.TokenNs))
 		v.Reasoning = float64(r.ReasoningEvents)
 		v.Source = SourceEvents
+	}
+	if r.RequestedOSL > 0 {
+		req := float64(r.RequestedOSL)
+		v.OSLMismatch = (v.OSL - req) / req * 100
+		v.Mismatched = math.Abs(v.OSL-req) > OSLMismatchTolerance(r.RequestedOSL)
 	}
 	switch {
 	case r.InputTokens > 0:

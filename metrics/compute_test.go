@@ -39,10 +39,17 @@ func TestCompute(t *testing.T) {
 		want Values
 	}{
 		{
+			name: "ran past the requested OSL: 5 for 4 is +25%, beyond min(5%, 50 tokens)",
+			rec:  stream(func(r *Record) { r.RequestedOSL = 4 }),
+			want: Values{TTFT: 20, TTFO: 20, TTST: 30, Latency: 60, ITL: 10, PerUser: 100,
+				ICL: []float64{10, 10, 10, 10}, ISL: 7, OSL: 5, Reasoning: 0, Source: SourceUsage, UsageOSL: nan, Effective: nan,
+				OSLMismatch: 25, Mismatched: true},
+		},
+		{
 			name: "usage counts, AIPerf ITL formula",
 			rec:  stream(nil),
 			want: Values{TTFT: 20, TTFO: 20, TTST: 30, Latency: 60, ITL: 10, PerUser: 100,
-				ICL: []float64{10, 10, 10, 10}, ISL: 7, OSL: 5, Reasoning: 0, Source: SourceUsage, UsageOSL: nan, Effective: nan},
+				ICL: []float64{10, 10, 10, 10}, ISL: 7, OSL: 5, Reasoning: 0, Source: SourceUsage, UsageOSL: nan, Effective: nan, OSLMismatch: nan},
 		},
 		{
 			name: "reasoning first: TTFT before TTFO, reasoning tokens in OSL",
@@ -54,7 +61,7 @@ func TestCompute(t *testing.T) {
 			}),
 			tok: wordCounter{},
 			want: Values{TTFT: 20, TTFO: 40, TTST: 30, Latency: 60, ITL: 10, PerUser: 100,
-				ICL: []float64{10, 10, 10, 10}, ISL: 7, OSL: 5, Reasoning: 2, Source: SourceTokenizer, UsageOSL: nan, Effective: nan},
+				ICL: []float64{10, 10, 10, 10}, ISL: 7, OSL: 5, Reasoning: 2, Source: SourceTokenizer, UsageOSL: nan, Effective: nan, OSLMismatch: nan},
 		},
 		{
 			name: "no usage, no tokenizer: SSE events; ISL from prompt unknown",
@@ -63,7 +70,7 @@ func TestCompute(t *testing.T) {
 				r.InputTokens = 0
 			}),
 			want: Values{TTFT: 20, TTFO: 20, TTST: 30, Latency: 60, ITL: 10, PerUser: 100,
-				ICL: []float64{10, 10, 10, 10}, ISL: nan, OSL: 5, Reasoning: 0, Source: SourceEvents, UsageOSL: nan, Effective: nan},
+				ICL: []float64{10, 10, 10, 10}, ISL: nan, OSL: 5, Reasoning: 0, Source: SourceEvents, UsageOSL: nan, Effective: nan, OSLMismatch: nan},
 		},
 		{
 			name: "tokenizer counts the prompt when the dataset did not",
@@ -72,7 +79,7 @@ func TestCompute(t *testing.T) {
 			}),
 			tok: wordCounter{},
 			want: Values{TTFT: 20, TTFO: 20, TTST: 30, Latency: 60, ITL: 10, PerUser: 100,
-				ICL: []float64{10, 10, 10, 10}, ISL: 3, OSL: 5, Reasoning: 0, Source: SourceTokenizer, UsageOSL: 5, Effective: nan},
+				ICL: []float64{10, 10, 10, 10}, ISL: 3, OSL: 5, Reasoning: 0, Source: SourceTokenizer, UsageOSL: 5, Effective: nan, OSLMismatch: nan},
 		},
 		{
 			name: "scheduled: latency from the intended time too",
@@ -80,21 +87,21 @@ func TestCompute(t *testing.T) {
 				r.Scheduled, r.IntendedNs = true, 90*ms
 			}),
 			want: Values{TTFT: 20, TTFO: 20, TTST: 30, Latency: 60, ITL: 10, PerUser: 100, Effective: 70,
-				ICL: []float64{10, 10, 10, 10}, ISL: 7, OSL: 5, Reasoning: 0, Source: SourceUsage, UsageOSL: nan},
+				ICL: []float64{10, 10, 10, 10}, ISL: 7, OSL: 5, Reasoning: 0, Source: SourceUsage, UsageOSL: nan, OSLMismatch: nan},
 		},
 		{
 			name: "one token: no ITL",
 			rec: &Record{Streamed: true, SentNs: 100 * ms, EndNs: 125 * ms, TokenNs: []int64{125 * ms},
 				FirstContentNs: 125 * ms, Usage: Usage{Present: true, CompletionTokens: 1}},
 			want: Values{TTFT: 25, TTFO: 25, TTST: nan, Latency: 25, ITL: nan, PerUser: nan,
-				ISL: 0, OSL: 1, Reasoning: 0, Source: SourceUsage, UsageOSL: nan, Effective: nan},
+				ISL: 0, OSL: 1, Reasoning: 0, Source: SourceUsage, UsageOSL: nan, Effective: nan, OSLMismatch: nan},
 		},
 		{
 			name: "non-streamed: latency and lengths only",
 			rec: &Record{SentNs: 100 * ms, EndNs: 300 * ms, TokenNs: []int64{300 * ms}, FirstContentNs: 300 * ms,
 				Usage: Usage{Present: true, PromptTokens: 4, CompletionTokens: 50}},
 			want: Values{TTFT: nan, TTFO: nan, TTST: nan, Latency: 200, ITL: nan, PerUser: nan,
-				ISL: 4, OSL: 50, Reasoning: 0, Source: SourceUsage, UsageOSL: nan, Effective: nan},
+				ISL: 4, OSL: 50, Reasoning: 0, Source: SourceUsage, UsageOSL: nan, Effective: nan, OSLMismatch: nan},
 		},
 	}
 	for _, tc := range cases {

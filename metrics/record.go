@@ -70,6 +70,9 @@ type Record struct {
 	// Text and ReasoningText are the generated output, kept for tokenizing.
 	Text          string
 	ReasoningText string
+	// RequestedOSL is the output cap the request asked for (max_tokens or
+	// max_completion_tokens; 0: none), for the osl_mismatch metrics.
+	RequestedOSL int
 	// InputTokens is the prompt length known from the dataset (0 when not).
 	InputTokens int
 	// InputText is the prompt text, for counting ISL with a tokenizer when

@@ -100,4 +100,7 @@ type Snapshot struct {
 	Stages []StageSummary
 	// Stage is the index of the stage in progress.
 	Stage int
+
+	// Warnings are the caveats found so far (Collector.Warn), oldest first.
+	Warnings []string
 }

@@ -113,6 +113,9 @@ func summaryOf(a *aggregate) *Summary {
 	s.Run[BenchmarkDuration] = dur
 	s.Run[TotalOutputTokens] = a.outputTokens
 	s.Run[TotalInputTokens] = a.inputTokens
+	if a.oslRequested > 0 {
+		s.Run[OSLMismatchCount] = float64(a.oslMismatched)
+	}
 	if dur > 0 {
 		s.Run[RequestThroughput] = float64(a.count) / dur
 		s.Run[OutputTokenThroughput] = a.outputTokens / dur

@@ -19,6 +19,10 @@ const (
 	ISL              Tag = "input_sequence_length"
 	OSL              Tag = "output_sequence_length"
 	ReasoningTokens  Tag = "reasoning_token_count"
+	// OSLMismatch is (OSL − requested OSL) / requested OSL in percent, as
+	// AIPerf's osl_mismatch_diff_pct: positive when the server ran past
+	// max_tokens, negative when it stopped early.
+	OSLMismatch Tag = "osl_mismatch_diff_pct"
 )
 
 // Run-level metric tags.
@@ -33,6 +37,9 @@ const (
 	BenchmarkDuration     Tag = "benchmark_duration"
 	TotalOutputTokens     Tag = "total_output_tokens"
 	TotalInputTokens      Tag = "total_input_tokens"
+	// OSLMismatchCount counts requests whose OSL missed the requested one
+	// by more than min(5%, 50 tokens), as AIPerf's osl_mismatch_count.
+	OSLMismatchCount Tag = "osl_mismatch_count"
 )
 
 // Def describes a metric for exports and the console.
@@ -60,6 +67,7 @@ var RequestDefs = []Def{
 	{ISL, "Input Sequence Length", "tokens", false},
 	{OSL, "Output Sequence Length", "tokens", false},
 	{ReasoningTokens, "Reasoning Token Count", "tokens", false},
+	{OSLMismatch, "OSL Mismatch Diff", "%", false},
 }
 
 // RunDefs lists the run-level metrics in export order.
@@ -74,6 +82,7 @@ var RunDefs = []Def{
 	{BenchmarkDuration, "Benchmark Duration", "sec", false},
 	{TotalOutputTokens, "Total Output Tokens", "tokens", true},
 	{TotalInputTokens, "Total Input Tokens", "tokens", true},
+	{OSLMismatchCount, "OSL Mismatch Count", "requests", false},
 }
 
 // defOf finds a per-request metric's definition.

@@ -124,8 +124,13 @@ func (m model) key(k tea.KeyMsg) (tea.Model, tea.Cmd) {
 
 // apply fans a snapshot out to the components as their own messages.
 func (m model) apply(s Frame) model {
+	var warning string
+	if len(s.Warnings) > 0 {
+		warning = s.Warnings[len(s.Warnings)-1]
+	}
 	m.header, _ = m.header.Update(header.ProgressMsg{
 		Elapsed: s.Elapsed, Phase: s.Phase.String(), Started: s.Started, Finished: s.Finished, InFlight: s.InFlight, Stage: s.Stage,
+		Warning: warning,
 	})
 	m.latency, _ = m.latency.Update(latency.Msg{Run: s.Run, Window: s.Window, ReasoningSeen: s.ReasoningSeen})
 	m.throughput, _ = m.throughput.Update(throughput.Msg{Timeline: s.Timeline})

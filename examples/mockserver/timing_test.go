@@ -86,9 +86,15 @@ func (w *slowWriter) Flush() {}
 
 func TestSlowWriteDoesNotDrift(t *testing.T) {
 	// Not parallel: timing is measured, so the test runs alone.
-	const itl, tokens = 5 * time.Millisecond, 12
+	// Token 1's write stalls 200 ms, past every later token's deadline
+	// (token 11 is due at 110 ms). Absolute deadlines then write tokens
+	// 2–11 at once, back to back with no sleep; a schedule relative to the
+	// previous write would sleep 10 ITLs (100 ms) between token 1 and 11.
+	// Scheduling noise can delay a stall's end, not stretch a burst of
+	// CPU-only writes to 50 ms, so the bound holds on a loaded machine.
+	const itl, tokens = 10 * time.Millisecond, 12
 	s := New(Config{ITL: itl})
-	w := &slowWriter{ResponseRecorder: httptest.NewRecorder(), slowAt: 2, stall: 8 * itl}
+	w := &slowWriter{ResponseRecorder: httptest.NewRecorder(), slowAt: 2, stall: 20 * itl}
 	r := httptest.NewRequest(http.MethodPost, "/v1/completions",
 		strings.NewReader(`{"prompt":"x","stream":true,"max_tokens":12}`))
 	start := time.Now()
@@ -96,22 +102,23 @@ func TestSlowWriteDoesNotDrift(t *testing.T) {
 	if w.Code != 200 || len(w.at) != tokens+1 {
 		t.Fatalf("status %d with %d writes, want 200 with %d", w.Code, len(w.at), tokens+1)
 	}
-	// Token 11 is due at 55 ms whatever happened to token 1; a schedule
-	// relative to the previous write would put it at 95 ms. 15 ms of
-	// slack is scheduling noise on a loaded machine, well short of 40.
-	due := start.Add((tokens - 1) * itl)
-	if late := w.at[tokens-1].Sub(due); late < 0 || late > 15*time.Millisecond {
-		t.Errorf("last token %v after its deadline, want within 15ms", late)
+	// w.at[k] is token k's write (the last entry is the closing events).
+	if burst := w.at[tokens-1].Sub(w.at[1]); burst > 50*time.Millisecond {
+		t.Errorf("tokens 2–11 took %v after the stalled write, want them at once (< 50ms): the schedule drifted", burst)
+	}
+	if early := start.Add((tokens - 1) * itl).Sub(w.at[tokens-1]); early > 0 {
+		t.Errorf("last token %v before its deadline", early)
 	}
 }
 
 func TestMaxRunningQueues(t *testing.T) {
 	// Not parallel: timing is measured, so the test runs alone.
-	// Two slots, TTFT 80 ms: the third request waits until the first has
-	// finished (at ≥ 80 ms), then waits its own 80 ms, so its first token
-	// comes ≥ 160 ms after the test began (the server enforces that on any
-	// machine), the others' at ≈ 80 ms: 140 ms leaves 60 ms for load.
-	const ttft = 80 * time.Millisecond
+	// Two slots, TTFT 150 ms, three requests: the server's own counters
+	// must show two running and one waiting while the first two generate,
+	// and the queued request cannot see its first token before one slot's
+	// TTFT plus its own (≥ 300 ms after the start), however loaded the
+	// machine; nor can the others see theirs before 150 ms.
+	const ttft = 150 * time.Millisecond
 	s, ts := newTestServer(t, Config{TTFT: ttft, MaxRunning: 2})
 	results := make(chan time.Duration, 3)
 	start := time.Now()
@@ -122,13 +129,26 @@ func TestMaxRunningQueues(t *testing.T) {
 			results <- evs[0].at.Sub(start)
 		}()
 	}
+	// Poll the server's view until it shows the queue (it lasts from the
+	// third arrival until the first answer ends: ≥ 140 ms).
+	sawQueue := false
+	for deadline := time.Now().Add(5 * time.Second); !sawQueue && time.Now().Before(deadline); time.Sleep(time.Millisecond) {
+		st := s.Stats()
+		sawQueue = st.Running == 2 && st.Waiting == 1
+		if st.Completed > 0 {
+			break
+		}
+	}
 	var got []time.Duration
 	for range 3 {
 		got = append(got, <-results)
 	}
 	slices.Sort(got)
-	if got[0] < ttft || got[1] > 140*time.Millisecond || got[2] < 2*ttft {
-		t.Errorf("first tokens at %v after start: want two in [80ms, 140ms] and the queued one ≥ 160ms", got)
+	if !sawQueue {
+		t.Error("the server never showed 2 running and 1 waiting")
+	}
+	if got[0] < ttft || got[2] < 2*ttft {
+		t.Errorf("first tokens at %v after start: want all ≥ 150ms and the queued one ≥ 300ms", got)
 	}
 	if st := s.Stats(); st.Running != 0 || st.Waiting != 0 || st.Completed != 3 {
 		t.Errorf("after the run: %+v", st)

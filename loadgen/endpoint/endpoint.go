@@ -62,6 +62,18 @@ type Endpoint struct {
 	// Extra fields (from --extra-inputs) are merged into every body; a
 	// turn's own Extra wins over them.
 	Extra map[string]any
+	// LegacyMaxTokens sends a chat request's output cap as max_tokens, the
+	// name servers that ignore max_completion_tokens still honour
+	// (--use-legacy-max-tokens).
+	LegacyMaxTokens bool
+}
+
+// MaxTokensField is the body field that carries the output cap.
+func (e *Endpoint) MaxTokensField() string {
+	if e.Kind == Chat && !e.LegacyMaxTokens {
+		return "max_completion_tokens"
+	}
+	return "max_tokens"
 }
 
 // Body returns the JSON request body for turn, after history (the earlier
@@ -79,7 +91,7 @@ func (e *Endpoint) Body(system string, history []Message, turn *datasets.Turn) (
 		msgs = append(msgs, Message{Role: "user", Content: turn.Content()})
 		body["messages"] = msgs
 		if turn.MaxTokens > 0 {
-			body["max_completion_tokens"] = turn.MaxTokens
+			body[e.MaxTokensField()] = turn.MaxTokens
 		}
 	case Completions:
 		var b strings.Builder
