@@ -175,6 +175,7 @@ func (c *Collector) Snapshot() Snapshot {
 	win := map[Tag][]float64{}
 	reqPerSec := map[int64]int64{}
 	lag := newDist()
+	readDelay := newHist()
 	stages := map[int]*aggregate{}
 	var finishedAll int64
 	for i, v := range views {
@@ -198,6 +199,7 @@ func (c *Collector) Snapshot() Snapshot {
 			snap.Errors[typ] += n
 		}
 		lag.merge(v.lag)
+		readDelay.merge(v.readDelay)
 		for i, a := range v.stages {
 			if stages[i] == nil {
 				stages[i] = newAggregate()
@@ -213,6 +215,11 @@ func (c *Collector) Snapshot() Snapshot {
 		snap.Window[string(t)] = exactQuantiles(xs)
 	}
 	snap.SchedulerLag = lag.quantiles()
+	if readDelay.n > 0 {
+		snap.ReadDelay = Quantiles{Count: readDelay.n, Avg: readDelay.mean,
+			P50: readDelay.quantile(0.5), P90: readDelay.quantile(0.9), P99: readDelay.quantile(0.99)}
+		snap.ReadDelayMax = readDelay.max
+	}
 	snap.Timeline = c.timeline(now, reqPerSec)
 	for _, i := range slices.Sorted(maps.Keys(stages)) {
 		if i < snap.Stage {
