@@ -14,4 +14,7 @@ type Frame struct {
 	// server metrics endpoint.
 	GPUs   []telemetry.GPUSample
 	Server []telemetry.ServerSample
+	// Live is a live session's setting and search progress (nil: the run
+	// is not live).
+	Live *LiveState
 }

@@ -35,9 +35,19 @@ func (k keyMap) ShortHelp() []binding.Binding {
 	return []binding.Binding{stop, next, hlp}
 }
 
-// FullHelp is the ? overlay: one column of every key.
+// FullHelp is the ? overlay: one column of every key, then the live
+// controls.
 func (k keyMap) FullHelp() [][]binding.Binding {
 	return [][]binding.Binding{{k.Stop, k.Next, k.Prev, k.Help, k.Close}}
+}
+
+// liveHelp is FullHelp with the live-control keys (a live run's overlay).
+func liveHelp() [][]binding.Binding {
+	col := keys.FullHelp()[0]
+	for _, lk := range liveKeys {
+		col = append(col, lk.b)
+	}
+	return [][]binding.Binding{col}
 }
 
 // newHelp renders help plainly: the footer is dimmed as a whole, and the

@@ -215,7 +215,11 @@ func (m model) helpView(w, h int) []string {
 	var b strings.Builder
 	// FullHelpView pads every line to the longest description; cut the
 	// padding so only a line that is really too long gets an ellipsis.
-	for i, l := range strings.Split(newHelp().FullHelpView(keys.FullHelp()), "\n") {
+	groups := keys.FullHelp()
+	if m.control != nil {
+		groups = liveHelp()
+	}
+	for i, l := range strings.Split(newHelp().FullHelpView(groups), "\n") {
 		if i > 0 {
 			b.WriteString("\n")
 		}

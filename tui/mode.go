@@ -71,4 +71,7 @@ type Info struct {
 	Duration      time.Duration
 	// Stages lists the sweep values; nil without a sweep.
 	Stages []float64
+	// Control, when set, makes the run live: the +/-/]/[/p/r keys call it
+	// (from a command) and the load panel shows the setting it returns.
+	Control Control
 }

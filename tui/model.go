@@ -44,6 +44,8 @@ type model struct {
 	done          bool
 	// stop ends issuing; it runs in a command, never in Update.
 	stop func()
+	// control applies the live keys (nil: the run is not live).
+	control Control
 
 	header     header.Model
 	latency    latency.Model
@@ -60,7 +62,7 @@ type model struct {
 
 // newModel returns the dashboard for info before any snapshot.
 func newModel(info Info, stop func()) model {
-	m := model{width: 80, height: 24, stop: stop}
+	m := model{width: 80, height: 24, stop: stop, control: info.Control}
 	m.header, _ = m.header.Update(header.InfoMsg{
 		Model: info.Model, URL: info.URL, Endpoint: info.Endpoint, Mode: info.Mode, Target: info.Target,
 		TotalRequests: info.TotalRequests, Duration: info.Duration, Stages: len(info.Stages),
@@ -78,7 +80,16 @@ func (m model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	case tea.WindowSizeMsg:
 		m.width, m.height = msg.Width, msg.Height
 	case tea.KeyMsg:
+		if cmd, ok := m.liveKey(msg); ok {
+			return m, cmd
+		}
 		return m.key(msg)
+	case liveMsg:
+		lm := load.LiveMsg{Live: msg.state}
+		if msg.err != nil {
+			lm.Err = msg.err.Error()
+		}
+		m.load, _ = m.load.Update(lm)
 	case snapshotMsg:
 		m = m.apply(msg.snap)
 	case doneMsg:
@@ -138,6 +149,9 @@ func (m model) apply(s Frame) model {
 		Started: s.Started, Finished: s.Finished, Failed: s.Failed, InFlight: s.InFlight, Concurrency: s.Concurrency, Lag: s.SchedulerLag,
 		ReadDelay: s.ReadDelay,
 	})
+	if s.Live != nil {
+		m.load, _ = m.load.Update(load.LiveMsg{Live: *s.Live})
+	}
 	m.failures, _ = m.failures.Update(failures.Msg{Errors: s.Errors, Finished: s.Finished})
 	m.lastStages = s.Stages
 	m.stages, _ = m.stages.Update(stages.Msg{Stages: s.Stages, Current: s.Stage})

@@ -73,7 +73,7 @@ func progressLine(info Info, s Frame) string {
 		tok = s.Timeline[n-1].OutputTokens
 	}
 	ttft, itl := s.Run[string(metrics.TTFT)], s.Run[string(metrics.ITL)]
-	fmt.Fprintf(&b, "  in-flight %d  ok %d err %d  %.0f tok/s  TTFT p50 %.1f ms p99 %.1f  ITL p50 %.1f ms\n",
-		s.InFlight, s.Finished-s.Failed, s.Failed, tok, ttft.P50, ttft.P99, itl.P50)
+	fmt.Fprintf(&b, "  in-flight %d  ok %d err %d  %.0f tok/s  TTFT p50 %.1f ms p99 %.1f  ITL p50 %.1f ms%s\n",
+		s.InFlight, s.Finished-s.Failed, s.Failed, tok, ttft.P50, ttft.P99, itl.P50, liveLine(s.Live))
 	return b.String()
 }

@@ -32,15 +32,38 @@ type Msg struct {
 // flagged as saturated (the summary warns at the same bound).
 const ReadDelayLimitMs = metrics.ReadDelayWarnMs
 
+// Live is a live session's setting (the dashboard's +/-/]/[/p/r keys and
+// the control port change it) and, in a capacity search, its progress.
+type Live struct {
+	// Mode is "concurrency" or "request_rate"; Value its setting.
+	Mode   string
+	Value  float64
+	Paused bool
+	// Search is the search's progress in one line (phase, bracket, the
+	// probe's verdict); "" outside a search.
+	Search string
+}
+
+// LiveMsg carries the live setting; Err is the last change's error ("":
+// none).
+type LiveMsg struct {
+	Live Live
+	Err  string
+}
+
 // Model is the panel's state.
 type Model struct {
 	last Msg
+	live *LiveMsg
 }
 
 // Update applies Msg and ignores other messages.
 func (m Model) Update(msg tea.Msg) (Model, tea.Cmd) {
-	if msg, ok := msg.(Msg); ok {
+	switch msg := msg.(type) {
+	case Msg:
 		m.last = msg
+	case LiveMsg:
+		m.live = &msg
 	}
 	return m, nil
 }
@@ -70,6 +93,20 @@ func (m Model) View(width int) string {
 		errs = text.Bad.Render(errs)
 	}
 	line2 := "sent " + strconv.FormatInt(s.Started, 10) + "  ok " + text.Good.Render(strconv.FormatInt(ok, 10)) + "  err " + errs
+	if l := m.live; l != nil {
+		// The live setting leads its line: a key's change shows here at once.
+		live := "live " + l.Live.Mode + " " + text.Bold.Render(strconv.FormatFloat(l.Live.Value, 'g', 6, 64))
+		if l.Live.Paused {
+			live += " " + text.Warn.Render("paused")
+		}
+		if l.Err != "" {
+			live += " " + text.Bad.Render(l.Err)
+		}
+		if l.Live.Search != "" {
+			live += "  " + l.Live.Search
+		}
+		line1 = live + "  " + line1
+	}
 
 	line3 := "sched lag p50 " + text.Ms(s.Lag.P50) + "  p99 " + text.Ms(s.Lag.P99) + " ms"
 	if s.Lag.P99 > LagLimitMs {
