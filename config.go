@@ -70,6 +70,10 @@ type Config struct {
 	ServerMetricsURLs []string      // --server-metrics (default: the target's /metrics)
 	NoServerMetrics   bool          // --no-server-metrics
 
+	// LiveConfig holds --control-addr, --stop-on and `surge search`'s
+	// settings (live.go).
+	LiveConfig
+
 	UI          string // --ui
 	StdoutTTY   bool   // whether stdout is a terminal (picks the default UI)
 	ArtifactDir string // --output-artifact-dir

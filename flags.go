@@ -105,6 +105,8 @@ var options = []option{
 	{flag: &cli.StringSliceFlag{Category: catTelemetry, Name: "server-metrics", Usage: "Prometheus /metrics URL of the server, repeatable (default: the target's /metrics)"}, field: func(c *Config) any { return &c.ServerMetricsURLs }},
 	{flag: &cli.BoolFlag{Category: catTelemetry, Name: "no-server-metrics", Usage: "do not scrape the server's /metrics"}, field: func(c *Config) any { return &c.NoServerMetrics }},
 
+	{flag: &cli.StringFlag{Category: catLoad, Name: "control-addr", Usage: "serve live controls on this address, e.g. 127.0.0.1:9090 (a bare port binds loopback; name a host to accept others): GET /control, POST /control/{set,step,double,halve,pause,resume}"}, field: func(c *Config) any { return &c.ControlAddr }},
+	{flag: &cli.StringFlag{Category: catLoad, Name: "stop-on", Usage: "stop early when a condition holds for a window, e.g. \"time_to_first_token:p95:2000@30s error_rate:0.1@10s kv_cache_usage>=0.99@5s\""}, field: func(c *Config) any { return &c.StopOn }},
 	{flag: &cli.StringFlag{Category: catOutput, Name: "ui", Usage: "dashboard, simple or none (default: dashboard on a terminal, none otherwise)"}, field: func(c *Config) any { return &c.UI }},
 	{flag: &cli.StringFlag{Category: catOutput, Name: "output-artifact-dir", Usage: "export folder (default artifacts/<model>-<endpoint>-<mode><value>)"}, field: func(c *Config) any { return &c.ArtifactDir }},
 }

@@ -40,6 +40,7 @@ func run(args []string) int {
 		Version: version,
 		Commands: []*cli.Command{
 			profileCommand(&code),
+			searchCommand(&code),
 			mockServerCommand(),
 			calibrateCommand(),
 		},

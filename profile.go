@@ -79,6 +79,7 @@ type prepared struct {
 	stamps  loadgen.Timestamps
 	ds      *datasets.Dataset
 	plan    *plan
+	live    *liveSession // nil: the run follows its plan, unwatched
 }
 
 // prepare validates c and resolves it into a plan. It starts nothing and
@@ -130,6 +131,9 @@ func prepare(c Config, log io.Writer) (*prepared, error) {
 		return nil, err
 	}
 	if p.plan, err = c.plan(p.ds, load); err != nil {
+		return nil, err
+	}
+	if p.live, err = p.prepareLive(); err != nil {
 		return nil, err
 	}
 	return p, nil
@@ -198,6 +202,7 @@ func (p *prepared) execute(ctx context.Context, log io.Writer) (o *outcome, err 
 	if len(p.plan.values) > 1 {
 		colOpts = append(colOpts, metrics.WithStages(p.plan.mode, p.plan.values))
 	}
+	colOpts = append(colOpts, p.live.sinks(clock)...)
 	col := metrics.NewCollector(colOpts...)
 	closeCol := sync.OnceValue(col.Close)
 	cleanup = append(cleanup, func() { closeCol() })
@@ -240,19 +245,24 @@ func (p *prepared) execute(ctx context.Context, log io.Writer) (o *outcome, err 
 
 	runCtx, stopIssuing := context.WithCancel(ctx)
 	defer stopIssuing()
+	if err := p.live.start(ctx, c.ControlAddr, func() int64 { return col.Snapshot().InFlight }, logw); err != nil {
+		return nil, err
+	}
 	info := tui.Info{Model: c.Model, URL: target, Endpoint: string(p.kind), Mode: p.plan.mode,
-		Target: p.plan.targetLabel(), TotalRequests: p.plan.total, Duration: c.Duration}
+		Target: p.plan.targetLabel(), TotalRequests: p.plan.total, Duration: c.Duration, Control: p.live.control()}
 	if len(p.plan.values) > 1 {
 		info.Stages = p.plan.values
 	}
-	frame := func() tui.Frame { return tel.live.frame(col.Snapshot()) }
-	uiErr := present(ctx, p.uiMode, info, frame, log, stopIssuing, func() { o.runErr = gen.Run(runCtx, p.plan.stages) })
+	frame := func() tui.Frame { return p.live.frame(tel.live.frame(col.Snapshot())) }
+	uiErr := present(ctx, p.uiMode, info, frame, log, stopIssuing, func() {
+		o.runErr = p.live.run(runCtx, gen, p.plan.stages, stopIssuing, logw, tel.live.servers)
+	})
 	telData, telErr := tel.stop()
 	o.summary = closeCol()
 	o.clockDrift = gen.ClockDrift()
 	logw.release()
 	o.end = time.Now()
-	o.cancelled = runCtx.Err() != nil && !errors.Is(o.runErr, loadgen.ErrFailureThreshold)
+	o.cancelled = runCtx.Err() != nil && !errors.Is(o.runErr, loadgen.ErrFailureThreshold) && p.live.trip() == nil
 	if telData != nil {
 		o.telemetry = telData
 		if j, ok := tel.col.EnergyJoules(); ok {
@@ -300,8 +310,15 @@ func (p *prepared) report(o *outcome, out io.Writer) (*Result, error) {
 	if o.runErr != nil && !aborted {
 		errs = append(errs, o.runErr)
 	}
+	p.live.annotate(o.summary, run.RunInfo.(map[string]any))
 	title := fmt.Sprintf("surge profile: %s @ %s (%s, %s %s)", c.Model, o.target, p.kind, p.plan.mode, p.plan.targetLabel())
+	if c.Search != nil {
+		title = fmt.Sprintf("surge search: %s @ %s (%s, %s from %s)", c.Model, o.target, p.kind, p.plan.mode, p.plan.targetLabel())
+	}
 	errs = append(errs, report(out, o.dir, title, o.summary, run))
+	if err := p.live.conclude(out); err != nil {
+		errs = append(errs, err)
+	}
 	if aborted {
 		fmt.Fprintf(out, "stopped early: %v (--failed-request-threshold %g)\n", o.runErr, c.FailedThreshold)
 		return res, o.runErr

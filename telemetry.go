@@ -122,6 +122,13 @@ func (l *liveTelemetry) record(gpus []telemetry.GPUSample, server []telemetry.Se
 	}
 }
 
+// servers is the latest server scrape per endpoint (for --stop-on).
+func (l *liveTelemetry) servers() []telemetry.ServerSample {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return slices.Clone(l.server)
+}
+
 // frame is snap with the latest readings, as the dashboard draws it.
 func (l *liveTelemetry) frame(snap metrics.Snapshot) tui.Frame {
 	l.mu.Lock()
