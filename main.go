@@ -127,9 +127,10 @@ func calibrateCommand() *cli.Command {
 
 func mockServerCommand() *cli.Command {
 	var (
-		mc   mockserver.Config
-		host string
-		port int
+		mc      mockserver.Config
+		host    string
+		port    int
+		wireLog string
 	)
 	return &cli.Command{
 		Name:         "mock-server",
@@ -152,6 +153,14 @@ func mockServerCommand() *cli.Command {
 		Action: func(cc *cli.Context) error {
 			if r := mc.ErrorRate; r < 0 || r > 1 {
 				return &UsageError{Err: fmt.Errorf("--error-rate must be between 0 and 1, got %g", r)}
+			}
+			if wireLog != "" {
+				f, err := os.Create(wireLog)
+				if err != nil {
+					return &UsageError{Err: fmt.Errorf("--wire-log: %w", err)}
+				}
+				defer f.Close()
+				mc.WireLog = f
 			}
 			ctx, stop := signal.NotifyContext(cc.Context, os.Interrupt, syscall.SIGTERM)
 			defer stop()
