@@ -83,6 +83,8 @@ type Generator struct {
 	released  chan struct{} // a slot freed (capacity 1: a wake-up, not a count)
 	// readers reuses SSE readers and their 64 KiB buffers across requests.
 	readers sync.Pool
+	// texts reuses the buffers streamed text accumulates in.
+	texts sync.Pool
 }
 
 // Option configures a Generator.

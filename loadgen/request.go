@@ -194,10 +194,31 @@ func (g *Generator) readStream(rctx, ctx context.Context, body io.Reader, rec *m
 		rd.Reset(nil)
 		g.readers.Put(rd)
 	}()
-	var text, reasoning []byte
+	// The text accumulates in a pooled buffer: it is copied into the
+	// record's string at the end, so the buffer can serve the next stream.
+	tb, _ := g.texts.Get().(*[]byte)
+	if tb == nil {
+		tb = new([]byte)
+	}
+	text := (*tb)[:0]
+	defer func() {
+		if cap(text) <= 1<<20 {
+			*tb = text[:0]
+			g.texts.Put(tb)
+		}
+	}()
+	var reasoning []byte
 	var done, finished bool
 	sb, _ := body.(*stampedBody)
 	tracked := sb != nil && sb.conn != nil
+	if n := min(rec.RequestedOSL, maxPrealloc); n > 0 && cap(rec.TokenNs) == 0 {
+		// Sized once from the requested output, the token slices do not
+		// grow (and copy) a dozen times per request.
+		rec.TokenNs = make([]int64, 0, n)
+		if tracked {
+			rec.ReadDelayNs = make([]int32, 0, n)
+		}
+	}
 	for {
 		ev, err := rd.Next()
 		if err != nil {
@@ -259,6 +280,10 @@ func (g *Generator) readStream(rctx, ctx context.Context, body io.Reader, rec *m
 }
 
 var doneMarker = []byte("[DONE]")
+
+// maxPrealloc caps the token slices sized from a request's output cap (a
+// 128k cap need not cost a megabyte up front; longer outputs grow).
+const maxPrealloc = 4096
 
 // readWhole reads a non-streamed response (or a streamed request the
 // server answered with plain JSON).
