@@ -2,10 +2,13 @@ package main
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"strings"
 	"time"
+
+	"github.com/surgebench/surge/loadgen/schedule"
 )
 
 // Config is everything `surge profile` was asked to do. Flag names are in
@@ -200,3 +203,26 @@ func redactExtras(items []string) []string {
 	}
 	return out
 }
+
+// forFlags is err as the user should read it: a library's complaint about
+// one of its parameters (*schedule.FieldError) becomes the same complaint
+// about the flag that set it; flags maps the call's parameter names to its
+// flags. Other errors pass unchanged.
+func forFlags(err error, flags map[string]string) error {
+	var fe *schedule.FieldError
+	if errors.As(err, &fe) {
+		if f, ok := flags[fe.Field]; ok {
+			return &flagError{flag: f, field: fe}
+		}
+	}
+	return err
+}
+
+// flagError is a *schedule.FieldError renamed to its flag.
+type flagError struct {
+	flag  string
+	field *schedule.FieldError
+}
+
+func (e *flagError) Error() string { return e.flag + " " + e.field.Reason }
+func (e *flagError) Unwrap() error { return e.field }
