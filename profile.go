@@ -95,7 +95,7 @@ func prepare(c Config, log io.Writer) (*prepared, error) {
 		}
 	}
 	if p.uiMode, err = tui.ParseMode(c.UI, c.StdoutTTY); err != nil {
-		return nil, &UsageError{err}
+		return nil, usagef("--ui %w", err)
 	}
 	if p.extra, err = ParseExtraInputs(c.ExtraInputs); err != nil {
 		return nil, &UsageError{err}
@@ -107,7 +107,7 @@ func prepare(c Config, log io.Writer) (*prepared, error) {
 		p.headers.Set("Authorization", "Bearer "+c.APIKey)
 	}
 	if p.slos, err = metrics.ParseGoodput(c.Goodput); err != nil {
-		return nil, &UsageError{err}
+		return nil, usagef("--goodput: %w", err)
 	}
 	builder, counter, err := c.loadTokenizer()
 	if err != nil {
