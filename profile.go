@@ -91,7 +91,7 @@ func prepare(c Config, log io.Writer) (*prepared, error) {
 	}
 	if c.URL != "" && c.URL != "mock" {
 		if _, err := loadgen.RequestURL(c.URL, p.kind); err != nil {
-			return nil, &UsageError{err}
+			return nil, usagef("--url: %w", err)
 		}
 	}
 	if p.uiMode, err = tui.ParseMode(c.UI, c.StdoutTTY); err != nil {
