@@ -63,7 +63,9 @@ type Config struct {
 	Headers            []string
 	APIKey             string
 	Timeout            time.Duration
-	Goodput            string
+	// Timestamps is --timestamps: kernel (receive stamps) or read.
+	Timestamps string
+	Goodput    string
 
 	NoGPUTelemetry    bool          // --no-gpu-telemetry
 	GPUTelemetryURLs  []string      // --gpu-telemetry (DCGM exporters)

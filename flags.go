@@ -96,6 +96,7 @@ var options = []option{
 		export: func(c *Config, _ http.Header) any { return redactValue(c.APIKey) }},
 	{flag: &cli.BoolFlag{Category: catRequest, Name: "use-legacy-max-tokens", Usage: "send the output cap as max_tokens instead of max_completion_tokens (for servers that ignore the newer name)"}, field: func(c *Config) any { return &c.UseLegacyMaxTokens }},
 	{flag: &cli.Float64Flag{Category: catRequest, Name: "request-timeout-seconds", Value: 600, Usage: "per-request limit, the whole stream included"}, field: func(c *Config) any { return secs(&c.Timeout) }},
+	{flag: &cli.StringFlag{Category: catRequest, Name: "timestamps", Value: "kernel", Usage: "what times each token: kernel (the socket's receive stamp, immune to a busy client; Linux, HTTP/1.1) or read (when the client read it)"}, field: func(c *Config) any { return &c.Timestamps }},
 	{flag: &cli.StringFlag{Category: catRequest, Name: "goodput", Usage: "SLOs, e.g. \"time_to_first_token:200 inter_token_latency:20\" (ms)"}, field: func(c *Config) any { return &c.Goodput }},
 
 	{flag: &cli.BoolFlag{Category: catTelemetry, Name: "no-gpu-telemetry", Usage: "do not sample local GPUs through NVML"}, field: func(c *Config) any { return &c.NoGPUTelemetry }},

@@ -18,6 +18,7 @@ import (
 	"github.com/surgebench/surge/datasets"
 	"github.com/surgebench/surge/loadgen/endpoint"
 	"github.com/surgebench/surge/loadgen/schedule"
+	"github.com/surgebench/surge/loadgen/wire"
 	"github.com/surgebench/surge/metrics"
 )
 
@@ -62,6 +63,10 @@ type Generator struct {
 	secrets []string
 	start   time.Time
 	now     func() int64
+	// stamps is the token timestamp source; clock maps kernel stamps onto
+	// the run clock.
+	stamps Timestamps
+	clock  *wire.Clock
 
 	// failThreshold aborts the run once this fraction of at least
 	// failMinRecords finished requests failed (0: never).
@@ -156,17 +161,27 @@ func New(base string, ep *endpoint.Endpoint, ds *datasets.Dataset, col Recorder,
 	g.fresh = freshClient(g.client)
 	start := g.start
 	g.now = func() int64 { return int64(time.Since(start)) }
+	g.clock = wire.NewClock(start)
 	return g, nil
 }
+
+// ClockDrift reports how far the wall clock moved against the run clock
+// since the run started (a step would shift kernel stamps by as much).
+func (g *Generator) ClockDrift() time.Duration { return g.clock.Check() }
 
 // Now returns the run clock: monotonic nanoseconds since the start.
 func (g *Generator) Now() int64 { return g.now() }
 
 // NewTransport returns the shared transport: keep-alive connections for
 // every concurrent stream (the default of 2 idle per host reconnects
-// constantly), no transparent gzip (it would hide when bytes arrive).
+// constantly), no transparent gzip (it would hide when bytes arrive), and
+// connections dialled through wire, whose reads carry the kernel's receive
+// time (TLS sits above them and keeps working). With --timestamps read the
+// stamps still measure the client's read delay; they just do not time the
+// tokens.
 func NewTransport(concurrency int) *http.Transport {
 	t := http.DefaultTransport.(*http.Transport).Clone()
+	t.DialContext = wire.NewDialer(true).DialContext
 	t.MaxIdleConns = 0
 	t.MaxIdleConnsPerHost = max(concurrency, 1024)
 	t.MaxConnsPerHost = 0

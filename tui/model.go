@@ -136,6 +136,7 @@ func (m model) apply(s Frame) model {
 	m.throughput, _ = m.throughput.Update(throughput.Msg{Timeline: s.Timeline})
 	m.load, _ = m.load.Update(load.Msg{
 		Started: s.Started, Finished: s.Finished, Failed: s.Failed, InFlight: s.InFlight, Concurrency: s.Concurrency, Lag: s.SchedulerLag,
+		ReadDelay: s.ReadDelay,
 	})
 	m.failures, _ = m.failures.Update(failures.Msg{Errors: s.Errors, Finished: s.Finished})
 	m.lastStages = s.Stages
