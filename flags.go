@@ -149,8 +149,8 @@ func bind(f cli.Flag, field any) cli.Flag {
 		g.Destination = field.(*float64)
 		return &g
 	case *cli.StringSliceFlag:
-		return &cli.GenericFlag{Category: f.Category, Name: f.Name, Aliases: f.Aliases, Usage: f.Usage, EnvVars: f.EnvVars,
-			Value: &listValue{p: field.(*[]string)}}
+		return &repeatableFlag{cli.GenericFlag{Category: f.Category, Name: f.Name, Aliases: f.Aliases, Usage: f.Usage, EnvVars: f.EnvVars,
+			Value: &listValue{p: field.(*[]string)}}}
 	}
 	panic("flags: no binding for " + f.Names()[0])
 }
@@ -173,6 +173,17 @@ func (v *durationValue) String() string {
 	}
 	return strconv.FormatFloat(float64(*v.d)/float64(v.unit), 'g', -1, 64)
 }
+
+// repeatableFlag is a generic flag that --help shows as repeatable, as it
+// shows urfave's own slice flags.
+type repeatableFlag struct{ cli.GenericFlag }
+
+// IsSliceFlag reports that the flag may be given more than once.
+func (*repeatableFlag) IsSliceFlag() bool { return true }
+
+// String is the flag's help line (the embedded flag's would not see
+// IsSliceFlag).
+func (f *repeatableFlag) String() string { return cli.FlagStringer(f) }
 
 // listValue collects a repeatable flag. Like urfave's string slices it
 // splits an item on commas.
