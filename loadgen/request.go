@@ -10,6 +10,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/http/httptrace"
 	"strings"
 	"syscall"
 	"time"
@@ -109,7 +110,7 @@ func (g *Generator) do(ctx context.Context, conv *datasets.Conversation, ti int,
 	rec := &metrics.Record{
 		Index: idx, RequestID: requestID(), ConversationID: conv.ID, TurnIndex: ti,
 		Phase: phase, Stage: stage, IntendedNs: intended,
-		InputTokens: turn.InputTokens, Streamed: g.ep.Streams(),
+		InputTokens: turn.InputTokens, Streamed: g.ep.Streams(), RequestedOSL: turn.MaxTokens,
 	}
 	if turn.InputTokens == 0 {
 		rec.InputText = turn.Content()
@@ -128,7 +129,8 @@ func (g *Generator) do(ctx context.Context, conv *datasets.Conversation, ti int,
 	}
 	rctx, cancel := context.WithTimeout(ctx, g.timeout)
 	defer cancel()
-	req, err := http.NewRequestWithContext(rctx, http.MethodPost, g.url, bytes.NewReader(body))
+	tr, ct := g.newTrace()
+	req, err := http.NewRequestWithContext(httptrace.WithClientTrace(rctx, ct), http.MethodPost, g.url, bytes.NewReader(body))
 	if err != nil {
 		rec.SentNs, rec.EndNs = g.now(), g.now()
 		rec.Err = &metrics.Error{Type: ErrRequest, Message: err.Error()}
@@ -144,15 +146,20 @@ func (g *Generator) do(ctx context.Context, conv *datasets.Conversation, ti int,
 		req.Header.Set("Accept", "text/event-stream")
 	}
 
-	rec.SentNs = g.now()
 	g.col.Started(phase)
-	resp, err := g.client.Do(req)
+	resp, err := g.send(req.Context(), req, rec)
+	// Latencies start when the last byte was written, not when Do was
+	// called: the wait for a connection, a cold dial and the transport's
+	// write goroutine are reported apart (rec.HTTP).
+	rec.SentNs = tr.sent(rec.IssuedNs)
+	defer tr.timing(rec)
 	if err != nil {
 		rec.EndNs = g.now()
 		rec.Err = g.transportError(rctx, ctx, err)
 		return rec
 	}
 	defer resp.Body.Close()
+	resp.Body = tr.wrap(resp.Body)
 	if resp.StatusCode != http.StatusOK {
 		b, _ := io.ReadAll(io.LimitReader(resp.Body, maxErrorBody))
 		rec.EndNs = g.now()
@@ -168,6 +175,9 @@ func (g *Generator) do(ctx context.Context, conv *datasets.Conversation, ti int,
 		g.readStream(rctx, ctx, resp.Body, rec)
 	} else {
 		g.readWhole(rctx, ctx, resp, rec)
+	}
+	if limit, got := rec.RequestedOSL, rec.Usage.CompletionTokens; limit > 0 && rec.Usage.Present && got > limit+overrunSlack {
+		g.overrun(rec, got, "completion tokens by the server's usage")
 	}
 	return rec
 }
@@ -193,6 +203,8 @@ func (g *Generator) readStream(rctx, ctx context.Context, body io.Reader, rec *m
 	var out endpoint.Output
 	var done, finished bool
 	endsAtEOF := g.ep.EndsAtEOF()
+	sb, _ := body.(*stampedBody)
+	tracked := sb != nil && sb.conn != nil
 	for {
 		ev, err := rd.Next()
 		if err != nil {
@@ -237,7 +249,13 @@ func (g *Generator) readStream(rctx, ctx context.Context, body io.Reader, rec *m
 				g.col.FirstToken(rec.Index, rec.Phase, ev.At-rec.SentNs)
 			}
 			rec.TokenNs = append(rec.TokenNs, ev.At)
+			if tracked {
+				rec.ReadDelayNs = append(rec.ReadDelayNs, sb.readDelay(ev))
+			}
 			g.col.Tokens(rec.Index, ev.At, 1)
+			if limit := rec.RequestedOSL; limit > 0 && len(rec.TokenNs) == limit+overrunSlack+1 {
+				g.overrun(rec, len(rec.TokenNs), "text events so far")
+			}
 			if (d.Content || d.ToolCall) && rec.FirstContentNs == 0 {
 				rec.FirstContentNs = ev.At
 			}
@@ -343,4 +361,26 @@ func requestID() string {
 	var b [16]byte
 	_, _ = rand.Read(b[:])
 	return hex.EncodeToString(b[:])
+}
+
+// overrunSlack is how far past its cap an answer may run before the
+// generator warns: servers count a closing token or two differently.
+const overrunSlack = 2
+
+// overrun warns, once per run, that a response ran past the output cap it
+// asked for: a server that ignores the cap's field streams until its own
+// limit (llama.cpp with ignore_eos runs until the request timeout).
+func (g *Generator) overrun(rec *metrics.Record, got int, what string) {
+	if g.onWarn == nil || !g.overran.CompareAndSwap(false, true) {
+		return
+	}
+	field := g.ep.MaxTokensField()
+	msg := fmt.Sprintf("responses run past the requested output length: request %s asked for %d tokens (%s), got %d %s; the server likely ignores %s",
+		rec.RequestID, rec.RequestedOSL, field, got, what, field)
+	if field == "max_completion_tokens" {
+		msg += " (some llama.cpp builds do): try --use-legacy-max-tokens, which sends max_tokens"
+	} else {
+		msg += "; check the server's own output limit"
+	}
+	g.onWarn(msg)
 }

@@ -22,6 +22,7 @@ const DefaultInterval = time.Second
 // Build it with New; run it with Run in its own goroutine.
 type Collector struct {
 	interval time.Duration
+	timeout  time.Duration // per scrape; 0: the interval
 	start    time.Time
 	gpus     []GPUSource
 	servers  []ServerSource
@@ -49,6 +50,25 @@ func Interval(d time.Duration) Option {
 			c.interval = d
 		}
 	}
+}
+
+// Timeout bounds each scrape (default: the interval). A timeout longer
+// than the interval lets a slow source answer at the cost of the ticks it
+// holds up (a tick missed is skipped, not queued).
+func Timeout(d time.Duration) Option {
+	return func(c *Collector) {
+		if d > 0 {
+			c.timeout = d
+		}
+	}
+}
+
+// scrapeTimeout is the bound on one round's scrapes.
+func (c *Collector) scrapeTimeout() time.Duration {
+	if c.timeout > 0 {
+		return c.timeout
+	}
+	return c.interval
 }
 
 // Start sets the time samples' At offsets count from (default: when Run
@@ -96,7 +116,7 @@ func ServerSink(w io.Writer) Option { return func(c *Collector) { c.srvSink = w 
 
 // OnSample is called after each sampling round with that round's samples
 // (nil for a kind with no source), from the Run goroutine; it must not
-// block. metrics.Collector.Telemetry fits.
+// block.
 func OnSample(f func(gpus []GPUSample, server []ServerSample)) Option {
 	return func(c *Collector) { c.onSample = f }
 }
@@ -167,7 +187,7 @@ func (c *Collector) Run(ctx context.Context) error {
 		case <-ctx.Done():
 			// One last reading from the GPUs, on a context of its own:
 			// the energy counter's last value closes the run's total.
-			fctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), c.interval)
+			fctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), c.scrapeTimeout())
 			c.round(fctx, gst, nil, true)
 			cancel()
 			c.mu.Lock()
@@ -179,12 +199,12 @@ func (c *Collector) Run(ctx context.Context) error {
 }
 
 // round samples every live source once, in parallel, each bounded by the
-// interval.
+// scrape timeout.
 func (c *Collector) round(ctx context.Context, gst, sst []tracked, final bool) {
 	now := time.Now()
 	at := now.Sub(c.start)
 	parent := ctx
-	ctx, cancel := context.WithTimeout(ctx, c.interval)
+	ctx, cancel := context.WithTimeout(ctx, c.scrapeTimeout())
 	defer cancel()
 
 	gres := make([][]GPUSample, len(gst))

@@ -54,6 +54,11 @@ type Config struct {
 	// MaxOutputTokens is the largest max_tokens accepted (default
 	// 131072); larger requests get 400, as vLLM does past max_model_len.
 	MaxOutputTokens int
+	// IgnoreMaxCompletionTokens makes the mock act like servers that only
+	// know the legacy max_tokens (llama.cpp builds of early 2025): a
+	// max_completion_tokens cap is ignored and the answer runs to
+	// DefaultOutputTokens.
+	IgnoreMaxCompletionTokens bool
 }
 
 // withDefaults returns cfg with zero fields set to their defaults.

@@ -189,6 +189,9 @@ func (s *Server) serveCompletion(w http.ResponseWriter, r *http.Request, kind ap
 		prompt:  req.PromptTokens,
 		model:   req.Model,
 	}
+	if s.cfg.IgnoreMaxCompletionTokens {
+		g.out = req.LegacyMaxTokens
+	}
 	if g.out == 0 {
 		g.out, g.finish = s.cfg.DefaultOutputTokens, "stop"
 	}

@@ -221,7 +221,7 @@ func TestStatsEndpoint(t *testing.T) {
 		t.Fatal(err)
 	}
 	if got.Requests != 3 || got.Completed != 3 || got.TTFTCount != 3 || got.PromptTokens != 6 ||
-		got.GeneratedTokens != 12 || got.TTFTP50MS < 2 || got.TTFTP50MS > 4 {
+		got.GeneratedTokens != 12 || got.TTFTP50MS < 2 || got.TTFTP50MS > 50 { // never early; late only by load
 		t.Errorf("/stats = %+v", got)
 	}
 }

@@ -15,7 +15,7 @@ func (chat) Body(e *Endpoint, r *Request) ([]byte, error) {
 	body["model"] = e.Model
 	body["messages"] = chatMessages(r, true)
 	if r.Turn.MaxTokens > 0 {
-		body["max_completion_tokens"] = r.Turn.MaxTokens
+		body[e.MaxTokensField()] = r.Turn.MaxTokens
 	}
 	streamOptions(e, body)
 	return jsonBody(e, r.Turn, body)

@@ -189,6 +189,18 @@ type Endpoint struct {
 	ResponseField string
 	// Reasoning says where reasoning text is found (default ReasoningAuto).
 	Reasoning ReasoningFormat
+	// LegacyMaxTokens sends a chat request's output cap as max_tokens, the
+	// name servers that ignore max_completion_tokens still honour
+	// (--use-legacy-max-tokens).
+	LegacyMaxTokens bool
+}
+
+// MaxTokensField is the body field that carries the output cap.
+func (e *Endpoint) MaxTokensField() string {
+	if e.Kind == Chat && !e.LegacyMaxTokens {
+		return "max_completion_tokens"
+	}
+	return "max_tokens"
 }
 
 func (e *Endpoint) format() (Format, error) {

@@ -1,4 +1,4 @@
-package profile
+package main
 
 import (
 	"bytes"
@@ -7,7 +7,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/surgebench/surge/metrics"
 	"github.com/surgebench/surge/tui"
 )
 
@@ -17,23 +16,26 @@ const snapshotEvery = 250 * time.Millisecond
 
 // present shows the run while run executes and returns once run returned
 // and the UI closed. stop asks the engine to stop issuing (the dashboard's
-// q / Ctrl-C). The collector must stay open until present returns.
-func present(ctx context.Context, mode tui.Mode, info tui.Info, col *metrics.Collector, w io.Writer, stop func(), run func()) error {
+// q / Ctrl-C); frame takes a snapshot for the UI, so the collector must stay
+// open until present returns. The UI keeps only the newest frame and never
+// makes the pump wait (tui.Run and tui.Simple drain their channel at once),
+// so the pump simply sends.
+func present(ctx context.Context, mode tui.Mode, info tui.Info, frame func() tui.Frame, w io.Writer, stop func(), run func()) error {
 	if mode == tui.ModeNone {
 		run() // nobody looks: take no snapshots
 		return nil
 	}
-	snaps := make(chan metrics.Snapshot, 1)
+	frames := make(chan tui.Frame)
 	uiDone := make(chan error, 1)
 	go func() {
 		var err error
 		switch mode {
 		case tui.ModeDashboard:
-			err = tui.Run(context.WithoutCancel(ctx), info, snaps, stop)
+			err = tui.Run(context.WithoutCancel(ctx), info, frames, stop)
 		case tui.ModeSimple:
-			err = tui.Simple(context.WithoutCancel(ctx), w, info, snaps)
+			err = tui.Simple(context.WithoutCancel(ctx), w, info, frames)
 		}
-		for range snaps { // a UI that returned early: keep the pump free
+		for range frames { // a UI that returned early: keep the pump free
 		}
 		uiDone <- err
 	}()
@@ -46,11 +48,11 @@ func present(ctx context.Context, mode tui.Mode, info tui.Info, col *metrics.Col
 		for {
 			select {
 			case <-runDone:
-				snaps <- col.Snapshot() // the final state, after the drain
-				close(snaps)
+				frames <- frame() // the final state, after the drain
+				close(frames)
 				return
 			case <-t.C:
-				offer(snaps, col.Snapshot())
+				frames <- frame()
 			}
 		}
 	}()
@@ -58,22 +60,6 @@ func present(ctx context.Context, mode tui.Mode, info tui.Info, col *metrics.Col
 	close(runDone)
 	<-pumpDone
 	return <-uiDone
-}
-
-// offer hands s to the UI without ever waiting on it: an unread older
-// snapshot is replaced by the newer one.
-func offer(ch chan metrics.Snapshot, s metrics.Snapshot) {
-	for {
-		select {
-		case ch <- s:
-			return
-		default:
-		}
-		select {
-		case <-ch:
-		default:
-		}
-	}
 }
 
 // heldLog keeps log lines back while the dashboard owns the terminal and

@@ -1,4 +1,4 @@
-package profile
+package main
 
 import (
 	"fmt"
@@ -38,35 +38,43 @@ type plan struct {
 // duration bounds the run.
 const defaultRequestCount = 10
 
+// load is --concurrency and --request-rate parsed: each a value or a stage
+// list.
+type load struct {
+	concs []int
+	rates []float64
+}
+
 // parseLoad reads --concurrency and --request-rate, each a value or a list.
-func (c *Config) parseLoad() (concs []int, rates []float64, err error) {
+func (c *Config) parseLoad() (l load, err error) {
 	if c.Concurrency != "" {
-		if concs, err = schedule.ParseIntStages("--concurrency", c.Concurrency); err != nil {
-			return nil, nil, &UsageError{err}
+		if l.concs, err = schedule.ParseIntStages("--concurrency", c.Concurrency); err != nil {
+			return load{}, &UsageError{err}
 		}
 	}
 	if c.RequestRate != "" {
-		if rates, err = schedule.ParseStages("--request-rate", c.RequestRate); err != nil {
-			return nil, nil, &UsageError{err}
+		if l.rates, err = schedule.ParseStages("--request-rate", c.RequestRate); err != nil {
+			return load{}, &UsageError{err}
 		}
 	}
-	switch {
-	case len(concs) > 1 && len(rates) > 1:
-		return nil, nil, usagef("--concurrency and --request-rate cannot both list stages: sweep one of them")
-	case len(rates) > 1 && len(concs) == 1, len(concs) > 1 && len(rates) == 1:
-		// A fixed cap under a rate sweep, or a fixed rate under a concurrency
-		// sweep: both fine.
+	// A fixed cap under a rate sweep, or a fixed rate under a concurrency
+	// sweep, are both fine; two sweeps are not.
+	if len(l.concs) > 1 && len(l.rates) > 1 {
+		return load{}, usagef("--concurrency and --request-rate cannot both list stages: sweep one of them")
 	}
-	return concs, rates, nil
+	return l, nil
 }
 
-// plan builds the stages. ds is needed for fixed schedules (trace
+// fixedFlags names the flags behind schedule.Fixed's parameters.
+var fixedFlags = map[string]string{
+	"trace": "--fixed-schedule", "start offset": "--fixed-schedule-start-offset", "end offset": "--fixed-schedule-end-offset",
+	"window": "--fixed-schedule-start-offset/--fixed-schedule-end-offset",
+}
+
+// plan builds the stages of l. ds is needed for fixed schedules (trace
 // timestamps) and to size warmups.
-func (c *Config) plan(ds *datasets.Dataset) (*plan, error) {
-	concs, rates, err := c.parseLoad()
-	if err != nil {
-		return nil, err
-	}
+func (c *Config) plan(ds *datasets.Dataset, l load) (*plan, error) {
+	concs, rates := l.concs, l.rates
 	if c.SmoothnessSet && c.Smoothness <= 0 {
 		return nil, usagef("--arrival-smoothness must be > 0, got %g", c.Smoothness)
 	}
@@ -103,7 +111,8 @@ func (c *Config) plan(ds *datasets.Dataset) (*plan, error) {
 		}
 		users, err := schedule.Users(c.UserCentricRate, max(c.NumUsers, 0), c.Seed, c.TurnDelayMean, c.TurnDelayStd)
 		if err != nil {
-			return nil, &UsageError{err}
+			return nil, &UsageError{forFlags(err, map[string]string{"rate": "--user-centric-rate", "users": "--num-users",
+				"think mean": "--conversation-turn-delay-mean", "think stddev": "--conversation-turn-delay-stddev"})}
 		}
 		p.mode, p.values, p.target = ModeUserCentric, []float64{c.UserCentricRate}, 0
 		st := profile(nil, nil)
@@ -119,7 +128,7 @@ func (c *Config) plan(ds *datasets.Dataset) (*plan, error) {
 			return t.Timestamp, t.HasTimestamp
 		})
 		if err != nil {
-			return nil, &UsageError{fmt.Errorf("%s: %w", ds.Name, err)}
+			return nil, &UsageError{fmt.Errorf("%s: %w", ds.Name, forFlags(err, fixedFlags))}
 		}
 		var opts []schedule.FixedOption
 		if c.AutoOffset {
@@ -133,7 +142,7 @@ func (c *Config) plan(ds *datasets.Dataset) (*plan, error) {
 		}
 		replay, err := schedule.Fixed(offsets, opts...)
 		if err != nil {
-			return nil, &UsageError{err}
+			return nil, &UsageError{forFlags(err, fixedFlags)}
 		}
 		st := profile(schedule.Constant(capAt(0)), replay)
 		// The trace's rows are the requests: one conversation per row, in
@@ -158,7 +167,7 @@ func (c *Config) plan(ds *datasets.Dataset) (*plan, error) {
 			}
 			sched, err := schedule.Arrival(c.ArrivalPattern, r, c.Smoothness, c.Seed+uint64(i), opts...)
 			if err != nil {
-				return nil, &UsageError{err}
+				return nil, &UsageError{forFlags(err, map[string]string{"rate": "--request-rate", "smoothness": "--arrival-smoothness", "pattern": "--arrival-pattern"})}
 			}
 			p.stages = append(p.stages, profile(schedule.Constant(capAt(0)), sched))
 		}

@@ -1,4 +1,4 @@
-package profile
+package main
 
 import (
 	"context"
@@ -6,10 +6,14 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
+	"sync"
 	"time"
 
+	"github.com/surgebench/surge/loadgen"
 	"github.com/surgebench/surge/metrics"
 	"github.com/surgebench/surge/telemetry"
+	"github.com/surgebench/surge/tui"
 )
 
 // Telemetry export file names.
@@ -21,6 +25,7 @@ const (
 // telemetryRun samples GPUs and server metrics for the length of a run.
 type telemetryRun struct {
 	col    *telemetry.Collector
+	live   liveTelemetry
 	cancel context.CancelFunc
 	done   chan error
 	files  []*os.File
@@ -29,7 +34,7 @@ type telemetryRun struct {
 // startTelemetry starts the samplers the flags ask for. Sources that are
 // not there (no NVML, no /metrics) are reported once and skipped; the run
 // goes on without them.
-func (c *Config) startTelemetry(ctx context.Context, target, dir string, start time.Time, col *metrics.Collector, log io.Writer) (*telemetryRun, error) {
+func (c *Config) startTelemetry(ctx context.Context, target, dir string, start time.Time, log io.Writer) (*telemetryRun, error) {
 	logf := func(format string, args ...any) { fmt.Fprintf(log, format+"\n", args...) }
 	var gpus []telemetry.GPUSource
 	if !c.NoGPUTelemetry {
@@ -44,16 +49,16 @@ func (c *Config) startTelemetry(ctx context.Context, target, dir string, start t
 	}
 	servers := c.ServerMetricsURLs
 	if len(servers) == 0 && !c.NoServerMetrics {
-		u, err := telemetry.MetricsURL(target)
+		u, err := loadgen.BaseURL(target)
 		if err != nil {
 			return nil, &UsageError{fmt.Errorf("--server-metrics: %w", err)}
 		}
-		servers = []string{u}
+		servers = []string{telemetry.MetricsURL(u)}
 	}
 	t := &telemetryRun{done: make(chan error, 1)}
 	opts := []telemetry.Option{
 		telemetry.Start(start), telemetry.GPU(gpus...), telemetry.ServerMetrics(servers...),
-		telemetry.Logf(logf), telemetry.OnSample(col.Telemetry),
+		telemetry.Logf(logf), telemetry.OnSample(t.live.record),
 	}
 	if c.GPUInterval > 0 {
 		opts = append(opts, telemetry.Interval(c.GPUInterval))
@@ -94,4 +99,32 @@ func (t *telemetryRun) close() {
 	for _, f := range t.files {
 		f.Close()
 	}
+}
+
+// liveTelemetry keeps the latest GPU and server readings for the
+// dashboard's panels: display only, so they never pass through metrics.
+type liveTelemetry struct {
+	mu     sync.Mutex
+	gpus   []telemetry.GPUSample
+	server []telemetry.ServerSample
+}
+
+// record is the sampler's OnSample: a kind with no source this round (nil)
+// keeps its last readings.
+func (l *liveTelemetry) record(gpus []telemetry.GPUSample, server []telemetry.ServerSample) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if gpus != nil {
+		l.gpus = slices.Clone(gpus)
+	}
+	if server != nil {
+		l.server = slices.Clone(server)
+	}
+}
+
+// frame is snap with the latest readings, as the dashboard draws it.
+func (l *liveTelemetry) frame(snap metrics.Snapshot) tui.Frame {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return tui.Frame{Snapshot: snap, GPUs: slices.Clone(l.gpus), Server: slices.Clone(l.server)}
 }

@@ -1,14 +1,14 @@
-// Package profile is the `surge profile` command's engine: it turns a
-// validated configuration into a dataset, a load plan, a metrics collector
-// and the exports, and runs them.
-package profile
+package main
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"strings"
 	"time"
+
+	"github.com/surgebench/surge/loadgen/schedule"
 )
 
 // Config is everything `surge profile` was asked to do. Flag names are in
@@ -58,10 +58,14 @@ type Config struct {
 	Seed                           uint64
 
 	ExtraInputs []string
-	Headers     []string
-	APIKey      string
-	Timeout     time.Duration
-	Goodput     string
+	// UseLegacyMaxTokens sends chat output caps as max_tokens.
+	UseLegacyMaxTokens bool
+	Headers            []string
+	APIKey             string
+	Timeout            time.Duration
+	// Timestamps is --timestamps: kernel (receive stamps) or read.
+	Timestamps string
+	Goodput    string
 
 	NoGPUTelemetry    bool          // --no-gpu-telemetry
 	GPUTelemetryURLs  []string      // --gpu-telemetry (DCGM exporters)
@@ -168,8 +172,9 @@ func redactHeaderItem(it string) string {
 // Redacted is the marker that replaces secrets in exports.
 const Redacted = "<redacted>"
 
-// inputConfig is the configuration as exports show it: secrets redacted.
-func (c *Config) inputConfig(headers http.Header) map[string]any {
+// redactHeaders is the headers as exports show them: one value per name,
+// secret ones replaced by Redacted.
+func redactHeaders(headers http.Header) map[string]string {
 	hs := map[string]string{}
 	for k, vs := range headers {
 		v := strings.Join(vs, ", ")
@@ -178,33 +183,15 @@ func (c *Config) inputConfig(headers http.Header) map[string]any {
 		}
 		hs[k] = v
 	}
-	key := ""
-	if c.APIKey != "" {
-		key = Redacted
+	return hs
+}
+
+// redactValue shows whether a secret was given, never the secret.
+func redactValue(secret string) string {
+	if secret != "" {
+		return Redacted
 	}
-	return map[string]any{
-		"model": c.Model, "url": c.URL, "endpoint_type": c.EndpointType, "streaming": c.Streaming,
-		"concurrency": c.Concurrency, "request_rate": c.RequestRate, "arrival_pattern": c.ArrivalPattern,
-		"arrival_smoothness": c.Smoothness, "concurrency_ramp_duration": c.ConcurrencyRamp.Seconds(),
-		"request_rate_ramp_duration": c.RateRamp.Seconds(), "knee_factor": c.KneeFactor,
-		"fixed_schedule": c.FixedSchedule, "fixed_schedule_auto_offset": c.AutoOffset,
-		"fixed_schedule_start_offset": c.StartOffset.Milliseconds(), "fixed_schedule_end_offset": c.EndOffset.Milliseconds(),
-		"user_centric_rate": c.UserCentricRate, "num_users": c.NumUsers,
-		"conversation_turn_delay_mean": c.TurnDelayMean.Milliseconds(), "conversation_turn_delay_stddev": c.TurnDelayStd.Milliseconds(),
-		"request_count": c.RequestCount, "benchmark_duration": c.Duration.Seconds(),
-		"benchmark_grace_period": c.Grace.Seconds(), "warmup_request_count": c.WarmupCount,
-		"failed_request_threshold": c.FailedThreshold,
-		"input_file":               c.InputFile, "custom_dataset_type": c.CustomDatasetType, "public_dataset": c.PublicDataset,
-		"isl_block_size": c.ISLBlockSize,
-		"isl":            c.ISL, "isl_stddev": c.ISLStddev, "osl": c.OSL, "osl_stddev": c.OSLStddev,
-		"prompt_prefix_pool_size": c.PrefixPoolSize, "prompt_prefix_length": c.PrefixLength,
-		"shared_system_prompt_length": c.SharedSystemPromptLength,
-		"tokenizer":                   c.Tokenizer, "random_seed": c.Seed, "extra_inputs": redactExtras(c.ExtraInputs),
-		"headers": hs, "api_key": key, "request_timeout_seconds": c.Timeout.Seconds(),
-		"goodput": c.Goodput, "no_gpu_telemetry": c.NoGPUTelemetry, "gpu_telemetry": c.GPUTelemetryURLs,
-		"gpu_telemetry_interval": c.GPUInterval.Seconds(), "server_metrics": c.ServerMetricsURLs,
-		"ui": c.UI, "output_artifact_dir": c.ArtifactDir,
-	}
+	return ""
 }
 
 // redactExtras hides --extra-inputs values whose key looks like a secret.
@@ -218,3 +205,26 @@ func redactExtras(items []string) []string {
 	}
 	return out
 }
+
+// forFlags is err as the user should read it: a library's complaint about
+// one of its parameters (*schedule.FieldError) becomes the same complaint
+// about the flag that set it; flags maps the call's parameter names to its
+// flags. Other errors pass unchanged.
+func forFlags(err error, flags map[string]string) error {
+	var fe *schedule.FieldError
+	if errors.As(err, &fe) {
+		if f, ok := flags[fe.Field]; ok {
+			return &flagError{flag: f, field: fe}
+		}
+	}
+	return err
+}
+
+// flagError is a *schedule.FieldError renamed to its flag.
+type flagError struct {
+	flag  string
+	field *schedule.FieldError
+}
+
+func (e *flagError) Error() string { return e.flag + " " + e.field.Reason }
+func (e *flagError) Unwrap() error { return e.field }

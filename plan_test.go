@@ -1,4 +1,4 @@
-package profile
+package main
 
 import (
 	"context"
@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/surgebench/surge/datasets"
+	"github.com/surgebench/surge/loadgen/schedule"
 )
 
 func TestBadLoadFlagsNameTheFlag(t *testing.T) {
@@ -44,7 +45,7 @@ func TestBadLoadFlagsNameTheFlag(t *testing.T) {
 		tc.mod(&c)
 		err := c.validate()
 		if err == nil {
-			_, err = c.plan(synthetic)
+			_, err = planOf(&c, synthetic)
 		}
 		var ue *UsageError
 		if err == nil || !errors.As(err, &ue) || !strings.Contains(err.Error(), tc.want) {
@@ -80,7 +81,7 @@ func TestPlanShapes(t *testing.T) {
 	for _, tc := range cases {
 		c := Config{Model: "m", ISL: 8, Timeout: time.Second, Concurrency: "1", RequestCount: 0}
 		tc.mod(&c)
-		p, err := c.plan(tc.ds)
+		p, err := planOf(&c, tc.ds)
 		if err != nil {
 			t.Errorf("%s: %v", tc.name, err)
 			continue
@@ -98,7 +99,7 @@ func TestPlanShapes(t *testing.T) {
 	}
 	// The replay follows timestamp order: rows 1 (0 ms), 2 (100 ms), 0 (300 ms).
 	c := Config{Model: "m", ISL: 8, Timeout: time.Second}
-	p, err := c.plan(trace)
+	p, err := planOf(&c, trace)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -168,9 +169,9 @@ func TestMockServerTelemetryEndToEnd(t *testing.T) {
 // Mooncake trace (when the shared data folder is there) on a fixed schedule.
 func TestMooncakeTraceReplay(t *testing.T) {
 	t.Parallel()
-	path := filepath.Join("..", "..", "..", "shared", "data", "mooncake_conversation_trace.jsonl")
+	path := filepath.Join("..", "shared", "data", "mooncake_conversation_trace.jsonl")
 	if _, err := os.Stat(path); err != nil {
-		path = filepath.Join("..", "..", "datasets", "testdata", "mooncake_head200.jsonl")
+		path = filepath.Join("datasets", "testdata", "mooncake_head200.jsonl")
 	}
 	dir := t.TempDir()
 	c := Config{Model: "mock", EndpointType: "chat", Streaming: true, InputFile: path, CustomDatasetType: "mooncake_trace",
@@ -263,4 +264,40 @@ func (s *syncWriter) Write(p []byte) (int, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.w.Write(p)
+}
+
+// planOf parses c's load flags and plans them, as prepare does.
+func planOf(c *Config, ds *datasets.Dataset) (*plan, error) {
+	l, err := c.parseLoad()
+	if err != nil {
+		return nil, err
+	}
+	return c.plan(ds, l)
+}
+
+// TestLibraryFieldsBecomeFlags: the schedule package names its parameters;
+// the app says which flag set each, and keeps the cause.
+func TestLibraryFieldsBecomeFlags(t *testing.T) {
+	t.Parallel()
+	synthetic := &datasets.Dataset{Name: "synthetic", Conversations: []datasets.Conversation{{ID: "a", Turns: []datasets.Turn{{Text: "x"}}}}}
+	cases := []struct {
+		mod  func(*Config)
+		want string
+	}{
+		{func(c *Config) { c.RequestRate, c.ArrivalPattern = "10", "bursty" }, `--arrival-pattern must be constant, poisson or gamma, got "bursty"`},
+		{func(c *Config) { c.UserCentricRate, c.NumUsers, c.TurnDelayMean = 2, 3, -time.Millisecond }, "--conversation-turn-delay-mean must be ≥ 0, got -1ms"},
+		{func(c *Config) { c.FixedSchedule = true }, "synthetic: --fixed-schedule needs a timestamp on every row: row 1 has none"},
+	}
+	for _, tc := range cases {
+		c := Config{Model: "m", ISL: 8, Timeout: time.Second}
+		tc.mod(&c)
+		_, err := planOf(&c, synthetic)
+		if err == nil || err.Error() != tc.want {
+			t.Errorf("error %v, want %q", err, tc.want)
+		}
+	}
+	c := Config{Model: "m", ISL: 8, Timeout: time.Second, FixedSchedule: true}
+	if _, err := planOf(&c, synthetic); !errors.Is(err, schedule.ErrNoTimestamps) {
+		t.Errorf("error %v does not wrap ErrNoTimestamps", err)
+	}
 }
