@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/surgebench/surge/datasets"
 	"github.com/surgebench/surge/loadgen/schedule"
 )
 
@@ -207,24 +208,34 @@ func redactExtras(items []string) []string {
 }
 
 // forFlags is err as the user should read it: a library's complaint about
-// one of its parameters (*schedule.FieldError) becomes the same complaint
-// about the flag that set it; flags maps the call's parameter names to its
-// flags. Other errors pass unchanged.
+// one of its parameters (*schedule.FieldError, *datasets.OptionError)
+// becomes the same complaint about the flag that set it; flags maps the
+// call's parameter names to its flags. Other errors pass unchanged.
 func forFlags(err error, flags map[string]string) error {
-	var fe *schedule.FieldError
-	if errors.As(err, &fe) {
-		if f, ok := flags[fe.Field]; ok {
-			return &flagError{flag: f, field: fe}
-		}
+	var (
+		field, reason string
+		se            *schedule.FieldError
+		de            *datasets.OptionError
+	)
+	switch {
+	case errors.As(err, &se):
+		field, reason = se.Field, se.Reason
+	case errors.As(err, &de):
+		field, reason = de.Option, de.Reason
+	default:
+		return err
+	}
+	if f, ok := flags[field]; ok {
+		return &flagError{flag: f, reason: reason, err: err}
 	}
 	return err
 }
 
-// flagError is a *schedule.FieldError renamed to its flag.
+// flagError is a library's field error renamed to its flag.
 type flagError struct {
-	flag  string
-	field *schedule.FieldError
+	flag, reason string
+	err          error
 }
 
-func (e *flagError) Error() string { return e.flag + " " + e.field.Reason }
-func (e *flagError) Unwrap() error { return e.field }
+func (e *flagError) Error() string { return e.flag + " " + e.reason }
+func (e *flagError) Unwrap() error { return e.err }

@@ -301,3 +301,23 @@ func TestLibraryFieldsBecomeFlags(t *testing.T) {
 		t.Errorf("error %v does not wrap ErrNoTimestamps", err)
 	}
 }
+
+// TestDatasetOptionsBecomeFlags: datasets names its Options fields; the app
+// names the flags.
+func TestDatasetOptionsBecomeFlags(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		c    Config
+		want string
+	}{
+		{Config{ISL: 8, ISLBlockSize: -1}, "--isl-block-size must be positive, got -1"},
+		{Config{ISL: 8, CustomDatasetType: "mooncake_trace"}, "--custom-dataset-type mooncake_trace needs an input file"},
+		{Config{ISL: 8, PrefixPoolSize: 2}, "--prompt-prefix-pool-size and the prefix length must be given together"},
+	} {
+		_, err := tc.c.loadDataset(nil, 1, io.Discard)
+		var ue *UsageError
+		if !errors.As(err, &ue) || err.Error() != tc.want {
+			t.Errorf("error %v, want the usage error %q", err, tc.want)
+		}
+	}
+}
