@@ -33,6 +33,8 @@ func TestEveryEndpointTypeAgainstTheMock(t *testing.T) {
 				c := e2eConfig("mock", dir)
 				c.EndpointType, c.Streaming, c.ReasoningFormat = string(k), streaming, "auto"
 				c.RankingsPassagesMean = 3
+				// Sessions with their own connection and id work for every type.
+				c.ConnectionReuse, c.SessionHeader = "sticky-user-sessions", "X-Correlation-ID"
 				c.RequestCount, c.Concurrency = 6, "3"
 				switch k {
 				case endpoint.Template:
@@ -135,6 +137,7 @@ func TestEndpointFlagErrors(t *testing.T) {
 		{func(c *Config) { c.ResponseField = "a[" }, "--response-field"},
 		{func(c *Config) { c.EndpointType = "embeddings" }, "does not stream"},
 		{func(c *Config) { c.EndpointType = "rankings" }, "cohere_rankings"},
+		{func(c *Config) { c.ConnectionReuse = "sticky" }, "--connection-reuse-strategy"},
 	} {
 		c := e2eConfig("mock", t.TempDir())
 		c.ReasoningFormat, c.RankingsPassagesMean = "auto", 1

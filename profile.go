@@ -71,6 +71,7 @@ type prepared struct {
 	c       Config
 	kind    endpoint.Kind
 	ep      *endpoint.Endpoint
+	reuse   loadgen.ConnectionReuse
 	uiMode  tui.Mode
 	extra   map[string]any
 	headers http.Header // as sent: the API key's Authorization included
@@ -113,6 +114,9 @@ func prepare(c Config, log io.Writer) (*prepared, error) {
 	}
 	if p.ep, err = c.endpointFor(p.kind, p.extra); err != nil {
 		return nil, err
+	}
+	if p.reuse, err = loadgen.ParseConnectionReuse(c.ConnectionReuse); err != nil {
+		return nil, usagef("--connection-reuse-strategy: %w", err)
 	}
 	if name, value := p.ep.KeyHeader(c.APIKey); c.APIKey != "" && p.headers.Get(name) == "" {
 		p.headers.Set(name, value)
@@ -225,6 +229,8 @@ func (p *prepared) execute(ctx context.Context, log io.Writer) (o *outcome, err 
 		loadgen.WithBodyHook(inputs.Add),
 		loadgen.WithSecrets(secretValues(c.APIKey, p.headers)...),
 		loadgen.WithTimestamps(p.stamps),
+		loadgen.WithConnectionReuse(p.reuse),
+		loadgen.WithSessionHeader(c.SessionHeader),
 		// Live: printed at once (after the dashboard leaves, while it runs)
 		// and shown on the dashboard; the summary's warnings repeat it.
 		loadgen.WithWarning(func(msg string) {

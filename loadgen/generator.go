@@ -81,6 +81,8 @@ type Generator struct {
 	nextConv  atomic.Int64 // round-robin conversation cursor
 	inFlight  atomic.Int64
 	released  chan struct{} // a slot freed (capacity 1: a wake-up, not a count)
+	reuse         ConnectionReuse
+	sessionHeader string // canonical; "" sends none
 	// readers reuses SSE readers and their 64 KiB buffers across requests.
 	readers sync.Pool
 }
@@ -157,6 +159,9 @@ func New(base string, ep *endpoint.Endpoint, ds *datasets.Dataset, col Recorder,
 	}
 	if g.client == nil {
 		g.client = &http.Client{Transport: NewTransport(0)}
+	}
+	if g.reuse == ReuseNever {
+		g.client = freshClient(g.client)
 	}
 	g.fresh = freshClient(g.client)
 	start := g.start

@@ -53,6 +53,8 @@ type pacer func(ti int, prevEnd int64) (slot, bool)
 // session runs one conversation's turns in order, each turn carrying the
 // earlier turns and the server's live replies.
 func (g *Generator) session(ctx context.Context, conv *datasets.Conversation, phase metrics.Phase, stage int, pace pacer) {
+	ctx, endSession := g.startSession(ctx)
+	defer endSession()
 	var history []endpoint.Message
 	var prevEnd int64
 	for ti := range conv.Turns {
@@ -148,6 +150,7 @@ func (g *Generator) do(ctx context.Context, conv *datasets.Conversation, ti int,
 		req.Header[k] = vs
 	}
 	g.ep.SetHeaders(req.Header)
+	g.setSessionHeader(ctx, req.Header)
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("X-Request-ID", rec.RequestID)
 	if g.ep.Streams() {
