@@ -24,8 +24,8 @@ type Config struct {
 	EndpointTemplate string // --endpoint-template (inline, or @file)
 	ResponseField    string // --response-field
 	ReasoningFormat  string // --reasoning-format
-	ConnectionReuse string // --connection-reuse-strategy
-	SessionHeader   string // --session-header
+	ConnectionReuse  string // --connection-reuse-strategy
+	SessionHeader    string // --session-header
 	// RankingsPassagesMean/Stddev: passages per rankings query when the
 	// dataset gives none (--rankings-passages-mean/-stddev).
 	RankingsPassagesMean, RankingsPassagesStddev int

@@ -77,10 +77,10 @@ type Generator struct {
 	abort          context.CancelFunc
 	aborted        atomic.Bool
 
-	nextIndex atomic.Int64 // request index across the run
-	nextConv  atomic.Int64 // round-robin conversation cursor
-	inFlight  atomic.Int64
-	released  chan struct{} // a slot freed (capacity 1: a wake-up, not a count)
+	nextIndex     atomic.Int64 // request index across the run
+	nextConv      atomic.Int64 // round-robin conversation cursor
+	inFlight      atomic.Int64
+	released      chan struct{} // a slot freed (capacity 1: a wake-up, not a count)
 	reuse         ConnectionReuse
 	sessionHeader string // canonical; "" sends none
 	// readers reuses SSE readers and their 64 KiB buffers across requests.
