@@ -72,6 +72,11 @@ type ServerSample struct {
 	GenerationTokens float64 `json:"generation_tokens_total"`
 	// PromptTokens is the server's cumulative prompt-token counter.
 	PromptTokens float64 `json:"prompt_tokens_total"`
+	// Families is everything the endpoint exported at this scrape, known
+	// names or not. The JSONL line carries it; the samples a Collector
+	// keeps for the run drop it (only the first and last scrape's are
+	// kept, for the summary's counter and histogram deltas).
+	Families []Family `json:"families,omitempty"`
 }
 
 // jfloat is a float64 that is null in JSON when it is NaN or infinite
@@ -157,6 +162,7 @@ type serverJSON struct {
 	PrefixCacheQueries jfloat        `json:"prefix_cache_queries_total"`
 	GenerationTokens   jfloat        `json:"generation_tokens_total"`
 	PromptTokens       jfloat        `json:"prompt_tokens_total"`
+	Families           []Family      `json:"families,omitempty"`
 }
 
 // MarshalJSON writes gauges the server lacks (NaN) as null.
@@ -166,6 +172,7 @@ func (s ServerSample) MarshalJSON() ([]byte, error) {
 		KVCacheUsage: jfloat(s.KVCacheUsage), PrefixCacheHitRate: jfloat(s.PrefixCacheHitRate),
 		PrefixCacheHits: jfloat(s.PrefixCacheHits), PrefixCacheQueries: jfloat(s.PrefixCacheQueries),
 		GenerationTokens: jfloat(s.GenerationTokens), PromptTokens: jfloat(s.PromptTokens),
+		Families: s.Families,
 	})
 }
 
@@ -182,6 +189,7 @@ func (s *ServerSample) UnmarshalJSON(b []byte) error {
 		KVCacheUsage: float64(j.KVCacheUsage), PrefixCacheHitRate: float64(j.PrefixCacheHitRate),
 		PrefixCacheHits: float64(j.PrefixCacheHits), PrefixCacheQueries: float64(j.PrefixCacheQueries),
 		GenerationTokens: float64(j.GenerationTokens), PromptTokens: float64(j.PromptTokens),
+		Families: j.Families,
 	}
 	return nil
 }
