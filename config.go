@@ -2,10 +2,14 @@ package main
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"strings"
 	"time"
+
+	"github.com/surgebench/surge/datasets"
+	"github.com/surgebench/surge/loadgen/schedule"
 )
 
 // Config is everything `surge profile` was asked to do. Flag names are in
@@ -60,7 +64,9 @@ type Config struct {
 	Headers            []string
 	APIKey             string
 	Timeout            time.Duration
-	Goodput            string
+	// Timestamps is --timestamps: kernel (receive stamps) or read.
+	Timestamps string
+	Goodput    string
 
 	NoGPUTelemetry    bool          // --no-gpu-telemetry
 	GPUTelemetryURLs  []string      // --gpu-telemetry (DCGM exporters)
@@ -201,3 +207,36 @@ func redactExtras(items []string) []string {
 	}
 	return out
 }
+
+// forFlags is err as the user should read it: a library's complaint about
+// one of its parameters (*schedule.FieldError, *datasets.OptionError)
+// becomes the same complaint about the flag that set it; flags maps the
+// call's parameter names to its flags. Other errors pass unchanged.
+func forFlags(err error, flags map[string]string) error {
+	var (
+		field, reason string
+		se            *schedule.FieldError
+		de            *datasets.OptionError
+	)
+	switch {
+	case errors.As(err, &se):
+		field, reason = se.Field, se.Reason
+	case errors.As(err, &de):
+		field, reason = de.Option, de.Reason
+	default:
+		return err
+	}
+	if f, ok := flags[field]; ok {
+		return &flagError{flag: f, reason: reason, err: err}
+	}
+	return err
+}
+
+// flagError is a library's field error renamed to its flag.
+type flagError struct {
+	flag, reason string
+	err          error
+}
+
+func (e *flagError) Error() string { return e.flag + " " + e.reason }
+func (e *flagError) Unwrap() error { return e.err }

@@ -21,6 +21,7 @@ import (
 	"time"
 
 	"github.com/surgebench/surge/loadgen"
+	"github.com/surgebench/surge/loadgen/wire"
 )
 
 // Whole-command behaviour of `surge profile`: what Run returns and what
@@ -505,5 +506,48 @@ func TestSIGTERMDrainsAndExports(t *testing.T) {
 	// grace period: they finish instead of being cancelled.
 	if bad := runAvg(t, m, "error_request_count"); bad != 0 {
 		t.Errorf("%v requests failed; in-flight streams should have drained", bad)
+	}
+}
+
+// TestRunReportsTimestampsAndTransport checks what a run says about its
+// own measurement: the timestamp source, the client's read delay, the
+// http_req_* breakdown, and run_info's calibration and clock fields.
+func TestRunReportsTimestampsAndTransport(t *testing.T) {
+	t.Setenv("SURGE_CALIBRATION_FILE", filepath.Join(t.TempDir(), "none.json"))
+	srv := httptest.NewServer(&e2eServer{tokens: 4, itl: time.Millisecond})
+	defer srv.Close()
+	for _, mode := range []string{"kernel", "read"} {
+		dir := t.TempDir()
+		c := e2eConfig(srv.URL, dir)
+		c.Timestamps = mode
+		if _, err := Run(context.Background(), c, io.Discard, io.Discard); err != nil {
+			t.Fatal(err)
+		}
+		m := readExport(t, dir)
+		want := mode
+		if !wire.Supported {
+			want = "read"
+		}
+		if got := m["timestamp_source"]; got != want {
+			t.Errorf("%s: timestamp_source %v, want %s", mode, got, want)
+		}
+		for _, tag := range []string{"http_req_waiting", "http_req_sending", "http_req_duration"} {
+			if runAvg(t, m, tag) < 0 {
+				t.Errorf("%s: %s negative", mode, tag)
+			}
+		}
+		if wire.Supported {
+			runAvg(t, m, "client_read_delay")
+		}
+		info := m["run_info"].(map[string]any)
+		if info["timestamps"] != mode || info["clock_drift_ms"] == nil {
+			t.Errorf("%s: run_info %v lacks timestamps/clock_drift_ms", mode, info)
+		}
+	}
+	c := e2eConfig(srv.URL, t.TempDir())
+	c.Timestamps = "wall"
+	var ue *UsageError
+	if _, err := Run(context.Background(), c, io.Discard, io.Discard); !errors.As(err, &ue) {
+		t.Errorf("--timestamps wall: %v, want a usage error", err)
 	}
 }

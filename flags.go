@@ -96,6 +96,7 @@ var options = []option{
 		export: func(c *Config, _ http.Header) any { return redactValue(c.APIKey) }},
 	{flag: &cli.BoolFlag{Category: catRequest, Name: "use-legacy-max-tokens", Usage: "send the output cap as max_tokens instead of max_completion_tokens (for servers that ignore the newer name)"}, field: func(c *Config) any { return &c.UseLegacyMaxTokens }},
 	{flag: &cli.Float64Flag{Category: catRequest, Name: "request-timeout-seconds", Value: 600, Usage: "per-request limit, the whole stream included"}, field: func(c *Config) any { return secs(&c.Timeout) }},
+	{flag: &cli.StringFlag{Category: catRequest, Name: "timestamps", Value: "kernel", Usage: "what times each token: kernel (the socket's receive stamp, immune to a busy client; Linux, HTTP/1.1) or read (when the client read it)"}, field: func(c *Config) any { return &c.Timestamps }},
 	{flag: &cli.StringFlag{Category: catRequest, Name: "goodput", Usage: "SLOs, e.g. \"time_to_first_token:200 inter_token_latency:20\" (ms)"}, field: func(c *Config) any { return &c.Goodput }},
 
 	{flag: &cli.BoolFlag{Category: catTelemetry, Name: "no-gpu-telemetry", Usage: "do not sample local GPUs through NVML"}, field: func(c *Config) any { return &c.NoGPUTelemetry }},
@@ -149,8 +150,8 @@ func bind(f cli.Flag, field any) cli.Flag {
 		g.Destination = field.(*float64)
 		return &g
 	case *cli.StringSliceFlag:
-		return &cli.GenericFlag{Category: f.Category, Name: f.Name, Aliases: f.Aliases, Usage: f.Usage, EnvVars: f.EnvVars,
-			Value: &listValue{p: field.(*[]string)}}
+		return &repeatableFlag{cli.GenericFlag{Category: f.Category, Name: f.Name, Aliases: f.Aliases, Usage: f.Usage, EnvVars: f.EnvVars,
+			Value: &listValue{p: field.(*[]string)}}}
 	}
 	panic("flags: no binding for " + f.Names()[0])
 }
@@ -173,6 +174,17 @@ func (v *durationValue) String() string {
 	}
 	return strconv.FormatFloat(float64(*v.d)/float64(v.unit), 'g', -1, 64)
 }
+
+// repeatableFlag is a generic flag that --help shows as repeatable, as it
+// shows urfave's own slice flags.
+type repeatableFlag struct{ cli.GenericFlag }
+
+// IsSliceFlag reports that the flag may be given more than once.
+func (*repeatableFlag) IsSliceFlag() bool { return true }
+
+// String is the flag's help line (the embedded flag's would not see
+// IsSliceFlag).
+func (f *repeatableFlag) String() string { return cli.FlagStringer(f) }
 
 // listValue collects a repeatable flag. Like urfave's string slices it
 // splits an item on commas.

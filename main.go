@@ -41,6 +41,7 @@ func run(args []string) int {
 		Commands: []*cli.Command{
 			profileCommand(&code),
 			mockServerCommand(),
+			calibrateCommand(),
 		},
 		OnUsageError: onUsageError,
 	}
@@ -88,6 +89,37 @@ func profileCommand(code *int) *cli.Command {
 				*code = exitFailed
 				fmt.Fprintln(os.Stderr, "surge: every request failed (see the error summary above)")
 			}
+			return err
+		},
+	}
+}
+
+func calibrateCommand() *cli.Command {
+	c := CalibrateConfig{}
+	var noSave bool
+	itls := cli.NewStringSlice("10ms", "5ms", "2ms")
+	return &cli.Command{
+		Name:         "calibrate",
+		Usage:        "find the streaming load this machine's client can time honestly (read delay p99 < 1 ms) and keep it for run_info",
+		OnUsageError: onUsageError,
+		Flags: []cli.Flag{
+			&cli.StringSliceFlag{Name: "itl", Value: itls, Usage: "per-stream token gaps to try"},
+			&cli.IntFlag{Name: "max-streams", Value: 1024, Usage: "largest stream count tried (doubling from 8)", Destination: &c.MaxStreams},
+			&cli.IntFlag{Name: "tokens", Value: 40, Usage: "tokens per stream", Destination: &c.Tokens},
+			&cli.BoolFlag{Name: "no-save", Usage: "print the result only", Destination: &noSave},
+		},
+		Action: func(cc *cli.Context) error {
+			for _, v := range cc.StringSlice("itl") {
+				d, err := time.ParseDuration(v)
+				if err != nil || d <= 0 {
+					return &UsageError{Err: fmt.Errorf("--itl %q: want a positive duration such as 5ms", v)}
+				}
+				c.ITLs = append(c.ITLs, d)
+			}
+			c.Save = !noSave
+			ctx, stop := signal.NotifyContext(cc.Context, os.Interrupt, syscall.SIGTERM)
+			defer stop()
+			_, err := Calibrate(ctx, c, os.Stdout)
 			return err
 		},
 	}

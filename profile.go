@@ -17,7 +17,9 @@ import (
 	"github.com/surgebench/surge/datasets"
 	"github.com/surgebench/surge/examples/mockserver"
 	"github.com/surgebench/surge/loadgen"
+	"github.com/surgebench/surge/loadgen/calibrate"
 	"github.com/surgebench/surge/loadgen/endpoint"
+	"github.com/surgebench/surge/loadgen/wire"
 	"github.com/surgebench/surge/metrics"
 	"github.com/surgebench/surge/metrics/export"
 	"github.com/surgebench/surge/telemetry"
@@ -74,6 +76,7 @@ type prepared struct {
 	slos    []metrics.SLO
 	counter metrics.TokenCounter // nil: counts from usage or SSE events
 	maxConc int                  // the largest concurrency cap of any stage
+	stamps  loadgen.Timestamps
 	ds      *datasets.Dataset
 	plan    *plan
 }
@@ -89,13 +92,17 @@ func prepare(c Config, log io.Writer) (*prepared, error) {
 	if err := c.validate(); err != nil {
 		return nil, err
 	}
+	var ok bool
+	if p.stamps, ok = loadgen.ParseTimestamps(c.Timestamps); !ok {
+		return nil, &UsageError{fmt.Errorf("--timestamps %q: want kernel or read", c.Timestamps)}
+	}
 	if c.URL != "" && c.URL != "mock" {
 		if _, err := loadgen.RequestURL(c.URL, p.kind); err != nil {
-			return nil, &UsageError{err}
+			return nil, usagef("--url: %w", err)
 		}
 	}
 	if p.uiMode, err = tui.ParseMode(c.UI, c.StdoutTTY); err != nil {
-		return nil, &UsageError{err}
+		return nil, usagef("--ui %w", err)
 	}
 	if p.extra, err = ParseExtraInputs(c.ExtraInputs); err != nil {
 		return nil, &UsageError{err}
@@ -107,7 +114,7 @@ func prepare(c Config, log io.Writer) (*prepared, error) {
 		p.headers.Set("Authorization", "Bearer "+c.APIKey)
 	}
 	if p.slos, err = metrics.ParseGoodput(c.Goodput); err != nil {
-		return nil, &UsageError{err}
+		return nil, usagef("--goodput: %w", err)
 	}
 	builder, counter, err := c.loadTokenizer()
 	if err != nil {
@@ -135,10 +142,11 @@ type outcome struct {
 	start, end time.Time
 	summary    *metrics.Summary
 	telemetry  *telemetry.Data
-	energy     float64 // joules the GPUs used (0: unknown)
-	cancelled  bool    // ctx ended the run (not the failure threshold)
-	runErr     error   // the generator's
-	errs       []error // the UI's, the exports' and telemetry's
+	energy     float64       // joules the GPUs used (0: unknown)
+	cancelled  bool          // ctx ended the run (not the failure threshold)
+	runErr     error         // the generator's
+	clockDrift time.Duration // wall clock against the run clock (a step moves kernel stamps)
+	errs       []error       // the UI's, the exports' and telemetry's
 }
 
 // execute starts the target, the exports, the collector, telemetry and the
@@ -209,6 +217,7 @@ func (p *prepared) execute(ctx context.Context, log io.Writer) (o *outcome, err 
 		loadgen.WithClient(&http.Client{Transport: loadgen.NewTransport(p.maxConc)}),
 		loadgen.WithBodyHook(inputs.Add),
 		loadgen.WithSecrets(secretValues(c.APIKey, p.headers)...),
+		loadgen.WithTimestamps(p.stamps),
 		// Live: printed at once (after the dashboard leaves, while it runs)
 		// and shown on the dashboard; the summary's warnings repeat it.
 		loadgen.WithWarning(func(msg string) {
@@ -240,6 +249,7 @@ func (p *prepared) execute(ctx context.Context, log io.Writer) (o *outcome, err 
 	uiErr := present(ctx, p.uiMode, info, frame, log, stopIssuing, func() { o.runErr = gen.Run(runCtx, p.plan.stages) })
 	telData, telErr := tel.stop()
 	o.summary = closeCol()
+	o.clockDrift = gen.ClockDrift()
 	logw.release()
 	o.end = time.Now()
 	o.cancelled = runCtx.Err() != nil && !errors.Is(o.runErr, loadgen.ErrFailureThreshold)
@@ -265,8 +275,17 @@ func (p *prepared) report(o *outcome, out io.Writer) (*Result, error) {
 		SurgeVersion: c.Version, Start: o.start, End: o.end, WasCancelled: res.Cancelled || res.Aborted,
 		InputConfig: c.inputConfig(p.headers),
 		RunInfo: map[string]any{"target_url": o.target, "endpoint": p.kind.Path(), "dataset": p.ds.Name,
-			"conversations": len(p.ds.Conversations), "mode": p.plan.mode, "stage_values": p.plan.values},
+			"conversations": len(p.ds.Conversations), "mode": p.plan.mode, "stage_values": p.plan.values,
+			"timestamps": p.stamps.String(), "kernel_timestamps_supported": wire.Supported,
+			"clock_drift_ms": float64(o.clockDrift) / 1e6},
 		Extra: map[string]float64{},
+	}
+	if cal, err := calibrate.Load(); err == nil && cal != nil {
+		run.RunInfo.(map[string]any)["client_calibration"] = cal
+	}
+	if o.clockDrift > time.Millisecond && p.stamps == loadgen.KernelTimestamps {
+		o.summary.Warnings = append(o.summary.Warnings, fmt.Sprintf(
+			"the wall clock moved %.1f ms against the monotonic clock during the run: kernel timestamps after the step are off by up to that much", float64(o.clockDrift)/1e6))
 	}
 	if o.telemetry != nil {
 		run.Telemetry = o.telemetry

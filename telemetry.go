@@ -10,6 +10,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/surgebench/surge/loadgen"
 	"github.com/surgebench/surge/metrics"
 	"github.com/surgebench/surge/telemetry"
 	"github.com/surgebench/surge/tui"
@@ -48,11 +49,11 @@ func (c *Config) startTelemetry(ctx context.Context, target, dir string, start t
 	}
 	servers := c.ServerMetricsURLs
 	if len(servers) == 0 && !c.NoServerMetrics {
-		u, err := telemetry.MetricsURL(target)
+		u, err := loadgen.BaseURL(target)
 		if err != nil {
 			return nil, &UsageError{fmt.Errorf("--server-metrics: %w", err)}
 		}
-		servers = []string{u}
+		servers = []string{telemetry.MetricsURL(u)}
 	}
 	t := &telemetryRun{done: make(chan error, 1)}
 	opts := []telemetry.Option{

@@ -83,11 +83,11 @@ func TestLoadUsageErrors(t *testing.T) {
 		want string
 	}{
 		{"missing file", Options{InputFile: "/nonexistent/x.jsonl", CustomDatasetType: TypeMooncake}, "/nonexistent/x.jsonl: cannot read the input file: open /nonexistent/x.jsonl: no such file or directory"},
-		{"unknown type", Options{InputFile: "testdata/mooncake_head200.jsonl", CustomDatasetType: "nope"}, `--custom-dataset-type "nope": unknown (known: single_turn, multi_turn, random_pool, mooncake_trace, azure_trace)`},
-		{"type without file", Options{CustomDatasetType: TypeMooncake}, "--custom-dataset-type mooncake_trace needs --input-file"},
-		{"unknown public", Options{PublicDataset: "wiki"}, `--public-dataset "wiki": unknown (known: sharegpt)`},
-		{"bad block size", Options{ISLBlockSize: -1}, "--isl-block-size must be positive, got -1"},
-		{"synthetic no isl", Options{Synthetic: SyntheticOptions{Count: 1}}, "synthetic dataset: --isl must be positive, got 0"},
+		{"unknown type", Options{InputFile: "testdata/mooncake_head200.jsonl", CustomDatasetType: "nope"}, `CustomDatasetType "nope": unknown (known: single_turn, multi_turn, random_pool, mooncake_trace, azure_trace)`},
+		{"type without file", Options{CustomDatasetType: TypeMooncake}, "CustomDatasetType mooncake_trace needs an input file"},
+		{"unknown public", Options{PublicDataset: "wiki"}, `PublicDataset "wiki": unknown (known: sharegpt)`},
+		{"bad block size", Options{ISLBlockSize: -1}, "ISLBlockSize must be positive, got -1"},
+		{"synthetic no isl", Options{Synthetic: SyntheticOptions{Count: 1}}, "Synthetic.ISL must be positive, got 0"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -10,6 +10,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/http/httptrace"
 	"strings"
 	"syscall"
 	"time"
@@ -128,7 +129,8 @@ func (g *Generator) do(ctx context.Context, conv *datasets.Conversation, ti int,
 	}
 	rctx, cancel := context.WithTimeout(ctx, g.timeout)
 	defer cancel()
-	req, err := http.NewRequestWithContext(rctx, http.MethodPost, g.url, bytes.NewReader(body))
+	tr, ct := g.newTrace()
+	req, err := http.NewRequestWithContext(httptrace.WithClientTrace(rctx, ct), http.MethodPost, g.url, bytes.NewReader(body))
 	if err != nil {
 		rec.SentNs, rec.EndNs = g.now(), g.now()
 		rec.Err = &metrics.Error{Type: ErrRequest, Message: err.Error()}
@@ -144,13 +146,19 @@ func (g *Generator) do(ctx context.Context, conv *datasets.Conversation, ti int,
 	}
 
 	g.col.Started(phase)
-	resp, err := g.send(rctx, req, rec)
+	resp, err := g.send(req.Context(), req, rec)
+	// Latencies start when the last byte was written, not when Do was
+	// called: the wait for a connection, a cold dial and the transport's
+	// write goroutine are reported apart (rec.HTTP).
+	rec.SentNs = tr.sent(rec.IssuedNs)
+	defer tr.timing(rec)
 	if err != nil {
 		rec.EndNs = g.now()
 		rec.Err = g.transportError(rctx, ctx, err)
 		return rec
 	}
 	defer resp.Body.Close()
+	resp.Body = tr.wrap(resp.Body)
 	if resp.StatusCode != http.StatusOK {
 		b, _ := io.ReadAll(io.LimitReader(resp.Body, maxErrorBody))
 		rec.EndNs = g.now()
@@ -188,6 +196,8 @@ func (g *Generator) readStream(rctx, ctx context.Context, body io.Reader, rec *m
 	}()
 	var text, reasoning []byte
 	var done, finished bool
+	sb, _ := body.(*stampedBody)
+	tracked := sb != nil && sb.conn != nil
 	for {
 		ev, err := rd.Next()
 		if err != nil {
@@ -227,6 +237,9 @@ func (g *Generator) readStream(rctx, ctx context.Context, body io.Reader, rec *m
 				g.col.FirstToken(rec.Index, rec.Phase, ev.At-rec.SentNs)
 			}
 			rec.TokenNs = append(rec.TokenNs, ev.At)
+			if tracked {
+				rec.ReadDelayNs = append(rec.ReadDelayNs, sb.readDelay(ev))
+			}
 			g.col.Tokens(rec.Index, ev.At, 1)
 			if limit := rec.RequestedOSL; limit > 0 && len(rec.TokenNs) == limit+overrunSlack+1 {
 				g.overrun(rec, len(rec.TokenNs), "text events so far")

@@ -83,13 +83,14 @@ func freshClient(c *http.Client) *http.Client {
 	return &f
 }
 
-// send does req, stamping rec.SentNs as it goes out, and retries it once
+// send does req, stamping rec.IssuedNs as it goes to the transport (the
+// caller takes rec.SentNs from the request's trace), and retries it once
 // on a fresh connection when a pooled connection turned out to be closed
-// (see above); rec.ConnectionRetries counts the retry and rec.SentNs is
-// then the retry's send.
+// (see above); rec.ConnectionRetries counts the retry and the stamps are
+// then the retry's. rctx is req's context, its trace included.
 func (g *Generator) send(rctx context.Context, req *http.Request, rec *metrics.Record) (*http.Response, error) {
 	var a attempt
-	rec.SentNs = g.now()
+	rec.IssuedNs = g.now()
 	resp, err := g.client.Do(req.WithContext(httptrace.WithClientTrace(rctx, a.trace())))
 	if err == nil || !a.stale(err) || rctx.Err() != nil || req.GetBody == nil {
 		return resp, err
@@ -101,6 +102,6 @@ func (g *Generator) send(rctx context.Context, req *http.Request, rec *metrics.R
 	retry := req.Clone(rctx)
 	retry.Body = body
 	rec.ConnectionRetries++
-	rec.SentNs = g.now()
+	rec.IssuedNs = g.now()
 	return g.fresh.Do(retry)
 }

@@ -42,6 +42,7 @@ type Collector struct {
 	stage    atomic.Int64
 	phase    atomic.Int32
 	limit    atomic.Int64
+	stageMu  sync.Mutex // guards stageDef: live sessions define stages as they go
 	stageDef []StageSummary
 
 	warnMu   sync.Mutex
@@ -174,6 +175,7 @@ func (c *Collector) Snapshot() Snapshot {
 	win := map[Tag][]float64{}
 	reqPerSec := map[int64]int64{}
 	lag := newDist()
+	readDelay := newHist()
 	stages := map[int]*aggregate{}
 	var finishedAll int64
 	for i, v := range views {
@@ -197,6 +199,7 @@ func (c *Collector) Snapshot() Snapshot {
 			snap.Errors[typ] += n
 		}
 		lag.merge(v.lag)
+		readDelay.merge(v.readDelay)
 		for i, a := range v.stages {
 			if stages[i] == nil {
 				stages[i] = newAggregate()
@@ -212,6 +215,11 @@ func (c *Collector) Snapshot() Snapshot {
 		snap.Window[string(t)] = exactQuantiles(xs)
 	}
 	snap.SchedulerLag = lag.quantiles()
+	if readDelay.n > 0 {
+		snap.ReadDelay = Quantiles{Count: readDelay.n, Avg: readDelay.mean,
+			P50: readDelay.quantile(0.5), P90: readDelay.quantile(0.9), P99: readDelay.quantile(0.99)}
+		snap.ReadDelayMax = readDelay.max
+	}
 	snap.Timeline = c.timeline(now, reqPerSec)
 	for _, i := range slices.Sorted(maps.Keys(stages)) {
 		if i < snap.Stage {
@@ -258,10 +266,7 @@ func (c *Collector) timeline(now int64, reqPerSec map[int64]int64) []Point {
 }
 
 func (c *Collector) stageSummary(i int, a *aggregate) StageSummary {
-	s := StageSummary{Index: i}
-	if i < len(c.stageDef) {
-		s = c.stageDef[i]
-	}
+	s := c.stageDefAt(i)
 	s.RequestCount = a.count
 	s.ErrorRequestCount = a.errors
 	s.TTFT = a.dist(TTFT).distribution("ms")

@@ -32,6 +32,9 @@ type Values struct {
 	Mismatched  bool
 	// Source says where OSL came from.
 	Source string
+	// HTTP holds the http_req_* breakdown in HTTPDefs order (NaN: not
+	// traced).
+	HTTP [httpTags]float64
 	// UsageOSL is the server's completion_tokens when it sent usage and
 	// Source is the tokenizer, for the >10% disagreement warning; NaN
 	// otherwise.
@@ -65,6 +68,11 @@ func (v *Values) Get(t Tag) float64 {
 	case OSLMismatch:
 		return v.OSLMismatch
 	}
+	for i, d := range HTTPDefs {
+		if d.Tag == t {
+			return v.HTTP[i]
+		}
+	}
 	return math.NaN()
 }
 
@@ -83,6 +91,7 @@ func Compute(r *Record, tok TokenCounter) Values {
 	nan := math.NaN()
 	v := Values{TTFT: nan, TTFO: nan, TTST: nan, ITL: nan, PerUser: nan, ISL: nan, OSL: nan, Reasoning: nan, UsageOSL: nan, Effective: nan, OSLMismatch: nan}
 	v.Latency = float64(r.EndNs-r.SentNs) / nsPerMs
+	v.HTTP = httpValues(&r.HTTP)
 	if r.Scheduled && r.IntendedNs > 0 {
 		v.Effective = float64(r.EndNs-r.IntendedNs) / nsPerMs
 	}
@@ -143,4 +152,23 @@ func Compute(r *Record, tok TokenCounter) Values {
 		}
 	}
 	return v
+}
+
+// httpValues turns a transport breakdown into HTTPDefs' values in ms.
+func httpValues(h *HTTPTiming) [httpTags]float64 {
+	var out [httpTags]float64
+	if !h.Traced {
+		for i := range out {
+			out[i] = math.NaN()
+		}
+		return out
+	}
+	ms := func(ns int64) float64 { return float64(ns) / nsPerMs }
+	out = [httpTags]float64{
+		ms(h.Blocked), ms(h.DNS), ms(h.Connecting), ms(h.TLS),
+		ms(h.Sending), ms(h.Waiting), ms(h.Receiving),
+		ms(h.Sending + h.Waiting + h.Receiving),
+		ms(h.Blocked + h.DNS + h.Connecting),
+	}
+	return out
 }

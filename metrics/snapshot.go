@@ -95,6 +95,11 @@ type Snapshot struct {
 	Errors map[string]int64
 	// SchedulerLag is actual minus intended send time.
 	SchedulerLag Quantiles
+	// ReadDelay is the client's read delay per streamed event (read time −
+	// kernel receive time), over the finished requests; ReadDelayMax its
+	// largest value. Count 0: not measured.
+	ReadDelay    Quantiles
+	ReadDelayMax float64
 
 	// Stages lists the sweep/ramp stages finished so far.
 	Stages []StageSummary

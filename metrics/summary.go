@@ -35,6 +35,10 @@ type Summary struct {
 	// TokenSource says how output tokens were counted: tokenizer, usage,
 	// sse_events or mixed.
 	TokenSource string
+	// TimestampSource says what timed the streamed tokens: kernel (receive
+	// stamps), read (when the client read them) or mixed; empty without
+	// streamed records.
+	TimestampSource string
 	// Warnings are caveats the console and export repeat.
 	Warnings []string
 	// StartNs and EndNs bound the profile phase (first send, last response).
@@ -52,6 +56,10 @@ type Summary struct {
 
 // LagWarnMs is the scheduler-lag p99 above which a run is flagged.
 const LagWarnMs = 10
+
+// ReadDelayWarnMs is the client_read_delay p99 above which a run is
+// flagged: the client could not keep up with its sockets.
+const ReadDelayWarnMs = 1
 
 func (c *Collector) summarize() *Summary {
 	merged := map[aggKey]*aggregate{}
@@ -79,7 +87,7 @@ func (c *Collector) summarize() *Summary {
 		delete(sum.Run, Goodput)
 		delete(sum.Run, GoodRequestCount)
 	}
-	if len(c.stageDef) > 1 {
+	if c.stageCount() > 1 {
 		slices.Sort(stageKeys)
 		for _, i := range stageKeys {
 			sum.Stages = append(sum.Stages, c.stageSummary(i, merged[aggKey{Profile, i}]))
@@ -102,6 +110,22 @@ func summaryOf(a *aggregate) *Summary {
 	}
 	if a.icl.n > 0 {
 		s.Metrics[ICL] = a.icl.distribution("ms")
+	}
+	for i, d := range HTTPDefs {
+		if a.http[i].n > 0 {
+			s.Metrics[d.Tag] = a.http[i].distribution(d.Unit)
+		}
+	}
+	if a.readDelay.n > 0 {
+		s.Metrics[ClientReadDelay] = a.readDelay.distribution("ms")
+	}
+	switch {
+	case a.kernelStamps > 0 && a.readStamps > 0:
+		s.TimestampSource = "mixed"
+	case a.kernelStamps > 0:
+		s.TimestampSource = "kernel"
+	case a.readStamps > 0:
+		s.TimestampSource = "read"
 	}
 	if x := a.dists[lagTag]; x != nil {
 		s.SchedulerLag = x.distribution("ms")
@@ -144,6 +168,17 @@ func summaryOf(a *aggregate) *Summary {
 		s.Warnings = append(s.Warnings, fmt.Sprintf(
 			"output token counts disagree: tokenizer %.0f vs server usage %.0f (%.1f%%); is --tokenizer the model's?",
 			a.tokenizerOSL, a.usageOSL, 100*(a.tokenizerOSL-a.usageOSL)/a.usageOSL))
+	}
+	if d, ok := s.Metrics[ClientReadDelay]; ok && d.P99 > ReadDelayWarnMs {
+		if s.TimestampSource == "kernel" {
+			s.Warnings = append(s.Warnings, fmt.Sprintf(
+				"client read delay p99 %.2f ms exceeds %d ms: the client was saturated; token times came from the kernel's receive stamps, so latencies do not include that delay (send times may: see http_req_blocked)",
+				d.P99, ReadDelayWarnMs))
+		} else {
+			s.Warnings = append(s.Warnings, fmt.Sprintf(
+				"client read delay p99 %.2f ms exceeds %d ms: the client was saturated, and with read timestamps its latencies are inflated by up to that much (use --timestamps kernel)",
+				d.P99, ReadDelayWarnMs))
+		}
 	}
 	if s.SchedulerLag.Count > 0 && s.SchedulerLag.P99 > LagWarnMs {
 		s.Warnings = append(s.Warnings, fmt.Sprintf(

@@ -25,6 +25,24 @@ const (
 	OSLMismatch Tag = "osl_mismatch_diff_pct"
 )
 
+// Transport metric tags (AIPerf's and k6's http_req_* breakdown, from
+// net/http/httptrace), one value per request.
+const (
+	HTTPBlocked            Tag = "http_req_blocked"
+	HTTPDNS                Tag = "http_req_dns_lookup"
+	HTTPConnecting         Tag = "http_req_connecting"
+	HTTPTLS                Tag = "http_req_tls_handshaking"
+	HTTPSending            Tag = "http_req_sending"
+	HTTPWaiting            Tag = "http_req_waiting"
+	HTTPReceiving          Tag = "http_req_receiving"
+	HTTPDuration           Tag = "http_req_duration"
+	HTTPConnectionOverhead Tag = "http_req_connection_overhead"
+)
+
+// ClientReadDelay is, per streamed event, how much later than the kernel's
+// receive time the client read it: the client's own delay.
+const ClientReadDelay Tag = "client_read_delay"
+
 // Run-level metric tags.
 const (
 	RequestThroughput     Tag = "request_throughput"
@@ -69,6 +87,28 @@ var RequestDefs = []Def{
 	{ReasoningTokens, "Reasoning Token Count", "tokens", false},
 	{OSLMismatch, "OSL Mismatch Diff", "%", false},
 }
+
+// HTTPDefs lists the transport breakdown in export order. As in AIPerf,
+// connecting includes the TLS handshake (k6's tls_handshaking is also
+// given apart), duration is sending + waiting + receiving and the
+// connection overhead blocked + dns_lookup + connecting.
+var HTTPDefs = []Def{
+	{HTTPBlocked, "HTTP Blocked", "ms", false},
+	{HTTPDNS, "HTTP DNS Lookup", "ms", false},
+	{HTTPConnecting, "HTTP Connecting", "ms", false},
+	{HTTPTLS, "HTTP TLS Handshaking", "ms", false},
+	{HTTPSending, "HTTP Sending", "ms", false},
+	{HTTPWaiting, "HTTP Waiting", "ms", false},
+	{HTTPReceiving, "HTTP Receiving", "ms", false},
+	{HTTPDuration, "HTTP Duration", "ms", false},
+	{HTTPConnectionOverhead, "HTTP Connection Overhead", "ms", false},
+}
+
+// httpTags is len(HTTPDefs), for fixed-size arrays of their values.
+const httpTags = 9
+
+// ClientReadDelayDef describes client_read_delay.
+var ClientReadDelayDef = Def{ClientReadDelay, "Client Read Delay", "ms", false}
 
 // RunDefs lists the run-level metrics in export order.
 var RunDefs = []Def{

@@ -1,8 +1,7 @@
 package tui
 
 import (
-	"strconv"
-
+	binding "github.com/charmbracelet/bubbles/key"
 	tea "github.com/charmbracelet/bubbletea"
 
 	"github.com/surgebench/surge/metrics"
@@ -95,8 +94,8 @@ func (m model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 func (m model) stagesDone() []metrics.StageSummary { return m.lastStages }
 
 func (m model) key(k tea.KeyMsg) (tea.Model, tea.Cmd) {
-	switch k.String() {
-	case "q", "ctrl+c":
+	switch {
+	case binding.Matches(k, keys.Stop):
 		if m.stopping || m.done {
 			return m, nil
 		}
@@ -109,14 +108,14 @@ func (m model) key(k tea.KeyMsg) (tea.Model, tea.Cmd) {
 			}
 			return stoppedMsg{}
 		}
-	case "?":
+	case binding.Matches(k, keys.Help):
 		m.help = !m.help
-	case "esc":
+	case binding.Matches(k, keys.Close):
 		m.help = false
-	case "tab":
+	case binding.Matches(k, keys.Next):
 		m.page = (m.page + 1) % pages
 		m.help = false
-	case "shift+tab":
+	case binding.Matches(k, keys.Prev):
 		m.page = (m.page + pages - 1) % pages
 		m.help = false
 	}
@@ -137,6 +136,7 @@ func (m model) apply(s Frame) model {
 	m.throughput, _ = m.throughput.Update(throughput.Msg{Timeline: s.Timeline})
 	m.load, _ = m.load.Update(load.Msg{
 		Started: s.Started, Finished: s.Finished, Failed: s.Failed, InFlight: s.InFlight, Concurrency: s.Concurrency, Lag: s.SchedulerLag,
+		ReadDelay: s.ReadDelay,
 	})
 	m.failures, _ = m.failures.Update(failures.Msg{Errors: s.Errors, Finished: s.Finished})
 	m.lastStages = s.Stages
@@ -144,17 +144,4 @@ func (m model) apply(s Frame) model {
 	m.gpu, _ = m.gpu.Update(gpu.Msg{GPUs: s.GPUs})
 	m.server, _ = m.server.Update(server.Msg{Server: s.Server})
 	return m
-}
-
-// footer names the keys.
-func (m model) footer() string {
-	p := "overview"
-	if m.page == detail {
-		p = "stages & errors"
-	}
-	s := "q stop  tab " + p + " (" + strconv.Itoa(int(m.page)+1) + "/" + strconv.Itoa(int(pages)) + ")  ? help"
-	if m.stopping && !m.done {
-		s = "stopping: no new requests; in-flight ones drain within the grace period  ? help"
-	}
-	return s
 }

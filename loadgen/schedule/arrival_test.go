@@ -138,13 +138,13 @@ func TestArrivalErrors(t *testing.T) {
 		opts    []Option
 		want    string
 	}{
-		{"poisson", 0, 1, nil, "--request-rate must be > 0, got 0"},
-		{"constant", -2, 1, nil, "--request-rate must be > 0, got -2"},
-		{"poisson", math.NaN(), 1, nil, "--request-rate must be > 0, got NaN"},
-		{"poisson", math.Inf(1), 1, nil, "--request-rate must be > 0, got +Inf"},
-		{"gamma", 10, 0, nil, "--arrival-smoothness must be > 0, got 0"},
-		{"gamma", 10, -1, nil, "--arrival-smoothness must be > 0, got -1"},
-		{"burst", 10, 1, nil, `--arrival-pattern must be constant, poisson or gamma, got "burst"`},
+		{"poisson", 0, 1, nil, "rate must be > 0, got 0"},
+		{"constant", -2, 1, nil, "rate must be > 0, got -2"},
+		{"poisson", math.NaN(), 1, nil, "rate must be > 0, got NaN"},
+		{"poisson", math.Inf(1), 1, nil, "rate must be > 0, got +Inf"},
+		{"gamma", 10, 0, nil, "smoothness must be > 0, got 0"},
+		{"gamma", 10, -1, nil, "smoothness must be > 0, got -1"},
+		{"burst", 10, 1, nil, `pattern must be constant, poisson or gamma, got "burst"`},
 		{"poisson", 10, 1, []Option{RampUp(time.Second), RampFrom(-1)}, "ramp start rate must be a finite number ≥ 0, got -1"},
 	}
 	for _, tt := range tests {

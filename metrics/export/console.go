@@ -71,6 +71,13 @@ func Console(w io.Writer, title string, s *metrics.Summary) {
 	if s.TokenSource != "" {
 		fmt.Fprintf(w, "Token counts from: %s\n", s.TokenSource)
 	}
+	if s.TimestampSource != "" {
+		fmt.Fprintf(w, "Token times from: %s", s.TimestampSource)
+		if d, ok := s.Metrics[metrics.ClientReadDelay]; ok {
+			fmt.Fprintf(w, " (client read delay p50 %s  p99 %s  max %s ms)", short(d.P50), short(d.P99), short(d.Max))
+		}
+		fmt.Fprintln(w)
+	}
 	if len(s.Errors) > 0 {
 		fmt.Fprintln(w, "\nErrors:")
 		for _, e := range s.Errors {

@@ -23,7 +23,14 @@ type Msg struct {
 	Concurrency int
 	// Lag is actual minus intended send time, in ms.
 	Lag metrics.Quantiles
+	// ReadDelay is the client's read delay per streamed event (read time −
+	// kernel receive time), in ms; Count 0 when not measured.
+	ReadDelay metrics.Quantiles
 }
+
+// ReadDelayLimitMs is the p99 read delay above which the client is
+// flagged as saturated (the summary warns at the same bound).
+const ReadDelayLimitMs = metrics.ReadDelayWarnMs
 
 // Model is the panel's state.
 type Model struct {
@@ -67,6 +74,13 @@ func (m Model) View(width int) string {
 	line3 := "sched lag p50 " + text.Ms(s.Lag.P50) + "  p99 " + text.Ms(s.Lag.P99) + " ms"
 	if s.Lag.P99 > LagLimitMs {
 		line3 = text.Warn.Render(line3 + "  ! p99 > " + strconv.Itoa(LagLimitMs) + " ms: load generator behind")
+	}
+	if s.ReadDelay.Count > 0 {
+		rd := "  read delay p50 " + text.Ms(s.ReadDelay.P50) + "  p99 " + text.Ms(s.ReadDelay.P99) + " ms"
+		if s.ReadDelay.P99 > ReadDelayLimitMs {
+			rd = text.Warn.Render(rd + "  ! client saturated")
+		}
+		line3 += rd
 	}
 	return text.Fit(line1, width) + "\n" + text.Fit(line2, width) + "\n" + text.Fit(line3, width)
 }
