@@ -97,7 +97,7 @@ func prepare(c Config, log io.Writer) (*prepared, error) {
 		return nil, &UsageError{fmt.Errorf("--timestamps %q: want kernel or read", c.Timestamps)}
 	}
 	if c.URL != "" && c.URL != "mock" {
-		if _, err := loadgen.RequestURL(c.URL, p.kind); err != nil {
+		if _, err := loadgen.RequestURL(c.URL, p.kind.Path()); err != nil {
 			return nil, usagef("--url: %w", err)
 		}
 	}

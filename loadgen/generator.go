@@ -143,7 +143,7 @@ func WithStart(t time.Time) Option { return func(g *Generator) { g.start = t } }
 // New prepares a generator for base, a server URL with or without scheme
 // and path ("127.0.0.1:8000", "http://host/v1"), that reports to col.
 func New(base string, ep *endpoint.Endpoint, ds *datasets.Dataset, col Recorder, opts ...Option) (*Generator, error) {
-	u, err := RequestURL(base, ep.Kind)
+	u, err := RequestURL(base, ep.Path())
 	if err != nil {
 		return nil, err
 	}
@@ -191,18 +191,18 @@ func NewTransport(concurrency int) *http.Transport {
 	return t
 }
 
-// RequestURL joins a --url value and the endpoint's path. A URL that
-// already ends in the path is kept; one ending in /v1 gets the rest.
-func RequestURL(base string, kind endpoint.Kind) (string, error) {
+// RequestURL joins a --url value and the endpoint's path (Endpoint.Path).
+// A URL that already ends in the path is kept; one ending in /v1 gets the
+// rest of a /v1/... path.
+func RequestURL(base, full string) (string, error) {
 	u, err := BaseURL(base)
 	if err != nil {
 		return "", err
 	}
 	path := strings.TrimRight(u.Path, "/")
-	full := kind.Path()
 	switch {
 	case strings.HasSuffix(path, full):
-	case strings.HasSuffix(path, "/v1"):
+	case strings.HasSuffix(path, "/v1") && strings.HasPrefix(full, "/v1/"):
 		path += strings.TrimPrefix(full, "/v1")
 	default:
 		path += full

@@ -110,7 +110,7 @@ func (g *Generator) do(ctx context.Context, conv *datasets.Conversation, ti int,
 	rec := &metrics.Record{
 		Index: idx, RequestID: requestID(), ConversationID: conv.ID, TurnIndex: ti,
 		Phase: phase, Stage: stage, IntendedNs: intended,
-		InputTokens: turn.InputTokens, Streamed: g.ep.Streaming, RequestedOSL: turn.MaxTokens,
+		InputTokens: turn.InputTokens, Streamed: g.ep.Streams(), RequestedOSL: turn.MaxTokens,
 	}
 	if turn.InputTokens == 0 {
 		rec.InputText = turn.Content()
@@ -139,9 +139,10 @@ func (g *Generator) do(ctx context.Context, conv *datasets.Conversation, ti int,
 	for k, vs := range g.headers {
 		req.Header[k] = vs
 	}
+	g.ep.SetHeaders(req.Header)
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("X-Request-ID", rec.RequestID)
-	if g.ep.Streaming {
+	if g.ep.Streams() {
 		req.Header.Set("Accept", "text/event-stream")
 	}
 
@@ -163,10 +164,14 @@ func (g *Generator) do(ctx context.Context, conv *datasets.Conversation, ti int,
 		b, _ := io.ReadAll(io.LimitReader(resp.Body, maxErrorBody))
 		rec.EndNs = g.now()
 		rec.Err = endpoint.ParseErrorBody(resp.StatusCode, b)
+		if resp.StatusCode == http.StatusNotFound || resp.StatusCode == http.StatusMethodNotAllowed {
+			// The usual cause is a type or path this server does not serve.
+			rec.Err.Message = fmt.Sprintf("the server does not serve endpoint type %s at POST %s: %s", g.ep.Kind, req.URL.Path, rec.Err.Message)
+		}
 		rec.RetryAfter = resp.Header.Get("Retry-After")
 		return rec
 	}
-	if g.ep.Streaming && isEventStream(resp.Header.Get("Content-Type")) {
+	if g.ep.Streams() && isEventStream(resp.Header.Get("Content-Type")) {
 		g.readStream(rctx, ctx, resp.Body, rec)
 	} else {
 		g.readWhole(rctx, ctx, resp, rec)
@@ -194,8 +199,10 @@ func (g *Generator) readStream(rctx, ctx context.Context, body io.Reader, rec *m
 		rd.Reset(nil)
 		g.readers.Put(rd)
 	}()
-	var text, reasoning []byte
+	dec := g.ep.NewDecoder()
+	var out endpoint.Output
 	var done, finished bool
+	endsAtEOF := g.ep.EndsAtEOF()
 	sb, _ := body.(*stampedBody)
 	tracked := sb != nil && sb.conn != nil
 	for {
@@ -203,7 +210,7 @@ func (g *Generator) readStream(rctx, ctx context.Context, body io.Reader, rec *m
 		if err != nil {
 			rec.EndNs = g.now()
 			switch {
-			case errors.Is(err, io.EOF) && (done || finished):
+			case errors.Is(err, io.EOF) && (done || finished || endsAtEOF):
 			case errors.Is(err, io.EOF):
 				rec.Err = &metrics.Error{Code: http.StatusOK, Type: ErrStream, Message: "stream ended without [DONE] or a finish_reason"}
 			default:
@@ -212,11 +219,14 @@ func (g *Generator) readStream(rctx, ctx context.Context, body io.Reader, rec *m
 			break
 		}
 		rec.EndNs = ev.At
-		if bytes.Equal(bytes.TrimSpace(ev.Data), doneMarker) {
+		d, perr := dec.Event(ev.Type, ev.Data, &out)
+		if d.Done {
 			done = true
+			if d.Usage.Present {
+				rec.Usage = d.Usage
+			}
 			break
 		}
-		d, perr := endpoint.ParseChunk(ev.Data, &text, &reasoning)
 		if perr != nil {
 			rec.Err = &metrics.Error{Code: http.StatusOK, Type: ErrInvalidResponse, Message: perr.Error()}
 			break
@@ -232,7 +242,9 @@ func (g *Generator) readStream(rctx, ctx context.Context, body io.Reader, rec *m
 			rec.Usage = d.Usage
 		}
 		finished = finished || d.Finished
-		if d.Content || d.Reasoning {
+		// A tool-call delta is output like content (it is what the model
+		// generated at that step).
+		if d.Content || d.Reasoning || d.ToolCall {
 			if len(rec.TokenNs) == 0 {
 				g.col.FirstToken(rec.Index, rec.Phase, ev.At-rec.SentNs)
 			}
@@ -244,7 +256,7 @@ func (g *Generator) readStream(rctx, ctx context.Context, body io.Reader, rec *m
 			if limit := rec.RequestedOSL; limit > 0 && len(rec.TokenNs) == limit+overrunSlack+1 {
 				g.overrun(rec, len(rec.TokenNs), "text events so far")
 			}
-			if d.Content && rec.FirstContentNs == 0 {
+			if (d.Content || d.ToolCall) && rec.FirstContentNs == 0 {
 				rec.FirstContentNs = ev.At
 			}
 			if d.Reasoning {
@@ -255,10 +267,8 @@ func (g *Generator) readStream(rctx, ctx context.Context, body io.Reader, rec *m
 			}
 		}
 	}
-	rec.Text, rec.ReasoningText = string(text), string(reasoning)
+	rec.Text, rec.ReasoningText = string(out.Text), string(out.Reasoning)
 }
-
-var doneMarker = []byte("[DONE]")
 
 // readWhole reads a non-streamed response (or a streamed request the
 // server answered with plain JSON).
@@ -270,13 +280,13 @@ func (g *Generator) readWhole(rctx, ctx context.Context, resp *http.Response, re
 		return
 	}
 	ct := resp.Header.Get("Content-Type")
-	if g.ep.Streaming && !strings.Contains(strings.ToLower(ct), "json") {
+	if g.ep.Streams() && !strings.Contains(strings.ToLower(ct), "json") {
 		rec.Err = &metrics.Error{Code: resp.StatusCode, Type: ErrInvalidResponse,
 			Message: fmt.Sprintf("expected an SSE stream (text/event-stream), got %q", ct)}
 		return
 	}
-	var text, reasoning []byte
-	d, err := endpoint.ParseChunk(b, &text, &reasoning)
+	var out endpoint.Output
+	d, err := g.ep.NewDecoder().Body(b, &out)
 	switch {
 	case err != nil:
 		rec.Err = &metrics.Error{Code: resp.StatusCode, Type: ErrInvalidResponse, Message: err.Error()}
@@ -287,11 +297,11 @@ func (g *Generator) readWhole(rctx, ctx context.Context, resp *http.Response, re
 	}
 	rec.Streamed = false
 	rec.Usage = d.Usage
-	rec.Text, rec.ReasoningText = string(text), string(reasoning)
-	if d.Content || d.Reasoning {
+	rec.Text, rec.ReasoningText = string(out.Text), string(out.Reasoning)
+	if d.Content || d.Reasoning || d.ToolCall {
 		rec.TokenNs = []int64{rec.EndNs}
 		g.col.Tokens(rec.Index, rec.EndNs, max(1, d.Usage.CompletionTokens))
-		if d.Content {
+		if d.Content || d.ToolCall {
 			rec.FirstContentNs = rec.EndNs
 		}
 	}
