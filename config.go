@@ -19,6 +19,14 @@ type Config struct {
 	URL          string // --url; "" or "mock": start the embedded mock server
 	EndpointType string // --endpoint-type
 	Streaming    bool   // --streaming
+	// CustomEndpoint is --endpoint / --custom-endpoint: the URL path.
+	CustomEndpoint   string
+	EndpointTemplate string // --endpoint-template (inline, or @file)
+	ResponseField    string // --response-field
+	ReasoningFormat  string // --reasoning-format
+	// RankingsPassagesMean/Stddev: passages per rankings query when the
+	// dataset gives none (--rankings-passages-mean/-stddev).
+	RankingsPassagesMean, RankingsPassagesStddev int
 
 	// Concurrency and RequestRate are single values or stage lists
 	// ("1,2,4,8"); at most one of them may list several stages (a sweep).

@@ -50,7 +50,11 @@ func ms(d *time.Duration) duration   { return duration{d, time.Millisecond} }
 var options = []option{
 	{flag: &cli.StringFlag{Category: catTarget, Name: "model", Aliases: []string{"m"}, Value: "mock", Usage: "model name sent in every request"}, field: func(c *Config) any { return &c.Model }},
 	{flag: &cli.StringFlag{Category: catTarget, Name: "url", Aliases: []string{"u"}, Usage: "server URL, scheme optional (empty or \"mock\": start the embedded mock server)"}, field: func(c *Config) any { return &c.URL }},
-	{flag: &cli.StringFlag{Category: catTarget, Name: "endpoint-type", Value: "chat", Usage: "chat or completions"}, field: func(c *Config) any { return &c.EndpointType }},
+	{flag: &cli.StringFlag{Category: catTarget, Name: "endpoint-type", Value: "chat", Usage: "chat, completions, responses, messages, embeddings, chat_embeddings, nim_embeddings, cohere_rankings, hf_tei_rankings, nim_rankings, huggingface_generate, raw or template"}, field: func(c *Config) any { return &c.EndpointType }},
+	{flag: &cli.StringFlag{Category: catTarget, Name: "endpoint", Aliases: []string{"custom-endpoint"}, Usage: "URL path to send to instead of the endpoint type's default (\"/v1/custom\")"}, field: func(c *Config) any { return &c.CustomEndpoint }},
+	{flag: &cli.StringFlag{Category: catTarget, Name: "endpoint-template", Usage: "template type: the request body as a Go text/template over the turn (.Text .Messages .Model .MaxTokens .Stream .Passages .Extra; {{json .Text}} quotes), inline or @file"}, field: func(c *Config) any { return &c.EndpointTemplate }},
+	{flag: &cli.StringFlag{Category: catTarget, Name: "response-field", Usage: "JSON path to the text of each streamed event or body (\"output.text\", \"choices[0].text\")"}, field: func(c *Config) any { return &c.ResponseField }},
+	{flag: &cli.StringFlag{Category: catTarget, Name: "reasoning-format", Value: "auto", Usage: "where reasoning is: auto (reasoning_content/reasoning fields and a leading <think> block), fields, think (every <think>…</think>) or none"}, field: func(c *Config) any { return &c.ReasoningFormat }},
 	{flag: &cli.BoolFlag{Category: catTarget, Name: "streaming", Usage: "stream responses over SSE (needed for TTFT and ITL)"}, field: func(c *Config) any { return &c.Streaming }},
 
 	{flag: &cli.StringFlag{Category: catLoad, Name: "concurrency", Usage: "requests in flight at once, or a stage list to sweep (\"1,2,4,8\"); default 1 without a rate"}, field: func(c *Config) any { return &c.Concurrency }},
@@ -85,6 +89,8 @@ var options = []option{
 	{flag: &cli.IntFlag{Category: catWorkload, Name: "prompt-prefix-pool-size", Usage: "distinct shared prefixes drawn for synthetic prompts"}, field: func(c *Config) any { return &c.PrefixPoolSize }},
 	{flag: &cli.IntFlag{Category: catWorkload, Name: "prompt-prefix-length", Usage: "tokens per shared prefix"}, field: func(c *Config) any { return &c.PrefixLength }},
 	{flag: &cli.IntFlag{Category: catWorkload, Name: "shared-system-prompt-length", Usage: "tokens of one system prompt every conversation shares"}, field: func(c *Config) any { return &c.SharedSystemPromptLength }},
+	{flag: &cli.IntFlag{Category: catWorkload, Name: "rankings-passages-mean", Value: defaultRankingsPassages, Usage: "rankings types: passages per query (drawn from the other prompts) when the dataset gives none"}, field: func(c *Config) any { return &c.RankingsPassagesMean }},
+	{flag: &cli.IntFlag{Category: catWorkload, Name: "rankings-passages-stddev", Usage: "rankings types: passages per query standard deviation"}, field: func(c *Config) any { return &c.RankingsPassagesStddev }},
 	{flag: &cli.StringFlag{Category: catWorkload, Name: "tokenizer", Usage: "Hugging Face tokenizer.json (file or folder) to count and build tokens with"}, field: func(c *Config) any { return &c.Tokenizer }},
 	{flag: &cli.Uint64Flag{Category: catWorkload, Name: "random-seed", Usage: "seed for prompts and arrival times (same seed, same requests)"}, field: func(c *Config) any { return &c.Seed }},
 
@@ -92,7 +98,7 @@ var options = []option{
 		export: func(c *Config, _ http.Header) any { return redactExtras(c.ExtraInputs) }},
 	{flag: &cli.StringSliceFlag{Category: catRequest, Name: "header", Aliases: []string{"H"}, Usage: "extra HTTP header \"Name: value\", repeatable"}, field: func(c *Config) any { return &c.Headers },
 		key: "headers", export: func(_ *Config, h http.Header) any { return redactHeaders(h) }},
-	{flag: &cli.StringFlag{Category: catRequest, Name: "api-key", EnvVars: []string{"OPENAI_API_KEY"}, Usage: "sent as Authorization: Bearer (never exported or logged)"}, field: func(c *Config) any { return &c.APIKey },
+	{flag: &cli.StringFlag{Category: catRequest, Name: "api-key", EnvVars: []string{"OPENAI_API_KEY"}, Usage: "sent as Authorization: Bearer (x-api-key for --endpoint-type messages; never exported or logged)"}, field: func(c *Config) any { return &c.APIKey },
 		export: func(c *Config, _ http.Header) any { return redactValue(c.APIKey) }},
 	{flag: &cli.BoolFlag{Category: catRequest, Name: "use-legacy-max-tokens", Usage: "send the output cap as max_tokens instead of max_completion_tokens (for servers that ignore the newer name)"}, field: func(c *Config) any { return &c.UseLegacyMaxTokens }},
 	{flag: &cli.Float64Flag{Category: catRequest, Name: "request-timeout-seconds", Value: 600, Usage: "per-request limit, the whole stream included"}, field: func(c *Config) any { return secs(&c.Timeout) }},

@@ -70,6 +70,7 @@ func Run(ctx context.Context, c Config, out, log io.Writer) (*Result, error) {
 type prepared struct {
 	c       Config
 	kind    endpoint.Kind
+	ep      *endpoint.Endpoint
 	uiMode  tui.Mode
 	extra   map[string]any
 	headers http.Header // as sent: the API key's Authorization included
@@ -97,7 +98,7 @@ func prepare(c Config, log io.Writer) (*prepared, error) {
 		return nil, &UsageError{fmt.Errorf("--timestamps %q: want kernel or read", c.Timestamps)}
 	}
 	if c.URL != "" && c.URL != "mock" {
-		if _, err := loadgen.RequestURL(c.URL, p.kind.Path()); err != nil {
+		if _, err := loadgen.RequestURL(c.URL, endpoint.Chat.Path()); err != nil {
 			return nil, usagef("--url: %w", err)
 		}
 	}
@@ -110,8 +111,11 @@ func prepare(c Config, log io.Writer) (*prepared, error) {
 	if p.headers, err = ParseHeaders(c.Headers); err != nil {
 		return nil, &UsageError{err}
 	}
-	if c.APIKey != "" && p.headers.Get("Authorization") == "" {
-		p.headers.Set("Authorization", "Bearer "+c.APIKey)
+	if p.ep, err = c.endpointFor(p.kind, p.extra); err != nil {
+		return nil, err
+	}
+	if name, value := p.ep.KeyHeader(c.APIKey); c.APIKey != "" && p.headers.Get(name) == "" {
+		p.headers.Set(name, value)
 	}
 	if p.slos, err = metrics.ParseGoodput(c.Goodput); err != nil {
 		return nil, usagef("--goodput: %w", err)
@@ -128,6 +132,9 @@ func prepare(c Config, log io.Writer) (*prepared, error) {
 	p.maxConc = maxInt(load.concs)
 	if p.ds, err = c.loadDataset(builder, c.WarmupCount+c.promptsNeeded(load), log); err != nil {
 		return nil, err
+	}
+	if p.ep.Info().Rankings {
+		addPassages(p.ds, c.RankingsPassagesMean, c.RankingsPassagesStddev, c.Seed)
 	}
 	if p.plan, err = c.plan(p.ds, load); err != nil {
 		return nil, err
@@ -208,7 +215,7 @@ func (p *prepared) execute(ctx context.Context, log io.Writer) (o *outcome, err 
 	}
 	cleanup = append(cleanup, logw.release)
 
-	ep := &endpoint.Endpoint{Kind: p.kind, Model: c.Model, Streaming: c.Streaming, Extra: p.extra, LegacyMaxTokens: c.UseLegacyMaxTokens}
+	ep := p.ep
 	genOpts := []loadgen.Option{
 		loadgen.WithStart(o.start),
 		loadgen.WithHeaders(p.headers),
@@ -274,7 +281,7 @@ func (p *prepared) report(o *outcome, out io.Writer) (*Result, error) {
 	run := export.Run{
 		SurgeVersion: c.Version, Start: o.start, End: o.end, WasCancelled: res.Cancelled || res.Aborted,
 		InputConfig: c.inputConfig(p.headers),
-		RunInfo: map[string]any{"target_url": o.target, "endpoint": p.kind.Path(), "dataset": p.ds.Name,
+		RunInfo: map[string]any{"target_url": o.target, "endpoint": p.ep.Path(), "dataset": p.ds.Name,
 			"conversations": len(p.ds.Conversations), "mode": p.plan.mode, "stage_values": p.plan.values,
 			"timestamps": p.stamps.String(), "kernel_timestamps_supported": wire.Supported,
 			"clock_drift_ms": float64(o.clockDrift) / 1e6},

@@ -115,6 +115,14 @@ func (g *Generator) do(ctx context.Context, conv *datasets.Conversation, ti int,
 	if turn.InputTokens == 0 {
 		rec.InputText = turn.Content()
 	}
+	if info := g.ep.Info(); !info.ProducesTokens || len(turn.Passages) > 0 {
+		rec.NoOutput = !info.ProducesTokens
+		if len(turn.Passages) > 0 {
+			// Passages are input too: the tokenizer counts them with the query.
+			rec.InputTokens = 0
+			rec.InputText = turn.Content() + "\n" + strings.Join(turn.Passages, "\n")
+		}
+	}
 	var err error
 	if body == nil {
 		body, err = g.ep.Body(conv.SystemPrompt, history, turn)

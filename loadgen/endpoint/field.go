@@ -23,7 +23,10 @@ func parseFieldPath(p string) ([]pathStep, error) {
 	}
 	var steps []pathStep
 	for _, part := range strings.Split(p, ".") {
-		key, rest, _ := strings.Cut(part, "[")
+		key, rest, bracket := strings.Cut(part, "[")
+		if bracket && rest == "" {
+			return nil, fmt.Errorf("response field %q: unclosed [", src)
+		}
 		if key == "" && rest == "" {
 			return nil, fmt.Errorf("response field %q has an empty step", src)
 		}

@@ -21,9 +21,11 @@ const anthropicVersion = "2023-06-01"
 // turn without an output length.
 const defaultMessagesMaxTokens = 4096
 
+// messagesHeaders is shared, not rebuilt per request; nothing writes it.
+var messagesHeaders = map[string]string{"anthropic-version": anthropicVersion}
+
 func (messages) Info() Info {
-	return Info{Path: "/v1/messages", Streams: true, ProducesTokens: true,
-		KeyHeader: "x-api-key", Headers: map[string]string{"anthropic-version": anthropicVersion}}
+	return Info{Path: "/v1/messages", Streams: true, ProducesTokens: true, KeyHeader: "x-api-key", Headers: messagesHeaders}
 }
 
 func (messages) Body(e *Endpoint, r *Request) ([]byte, error) {
