@@ -81,6 +81,7 @@ type Config struct {
 	NoGPUTelemetry    bool          // --no-gpu-telemetry
 	GPUTelemetryURLs  []string      // --gpu-telemetry (DCGM exporters)
 	GPUInterval       time.Duration // --gpu-telemetry-interval
+	ServerInterval    time.Duration // --server-metrics-interval (0: GPUInterval)
 	ServerMetricsURLs []string      // --server-metrics (default: the target's /metrics)
 	NoServerMetrics   bool          // --no-server-metrics
 

@@ -109,7 +109,8 @@ var options = []option{
 
 	{flag: &cli.BoolFlag{Category: catTelemetry, Name: "no-gpu-telemetry", Usage: "do not sample local GPUs through NVML"}, field: func(c *Config) any { return &c.NoGPUTelemetry }},
 	{flag: &cli.StringSliceFlag{Category: catTelemetry, Name: "gpu-telemetry", Usage: "DCGM exporter URL to scrape, repeatable"}, field: func(c *Config) any { return &c.GPUTelemetryURLs }},
-	{flag: &cli.Float64Flag{Category: catTelemetry, Name: "gpu-telemetry-interval", Value: 1, Usage: "seconds between telemetry samples"}, field: func(c *Config) any { return secs(&c.GPUInterval) }},
+	{flag: &cli.Float64Flag{Category: catTelemetry, Name: "gpu-telemetry-interval", Value: 1, Usage: "seconds between GPU samples"}, field: func(c *Config) any { return secs(&c.GPUInterval) }},
+	{flag: &cli.Float64Flag{Category: catTelemetry, Name: "server-metrics-interval", Usage: "seconds between /metrics scrapes (default: --gpu-telemetry-interval)"}, field: func(c *Config) any { return secs(&c.ServerInterval) }},
 	{flag: &cli.StringSliceFlag{Category: catTelemetry, Name: "server-metrics", Usage: "Prometheus /metrics URL of the server, repeatable (default: the target's /metrics)"}, field: func(c *Config) any { return &c.ServerMetricsURLs }},
 	{flag: &cli.BoolFlag{Category: catTelemetry, Name: "no-server-metrics", Usage: "do not scrape the server's /metrics"}, field: func(c *Config) any { return &c.NoServerMetrics }},
 

@@ -473,6 +473,8 @@ func (c *Config) validate() error {
 		return usagef("--num-users needs --user-centric-rate (the users' combined requests per second)")
 	case c.GPUInterval < 0:
 		return usagef("--gpu-telemetry-interval must be > 0")
+	case c.ServerInterval < 0:
+		return usagef("--server-metrics-interval must be > 0")
 	}
 	return nil
 }

@@ -279,6 +279,11 @@ func TestStartAndClose(t *testing.T) {
 	if err := r.Close(cctx); err != nil {
 		t.Fatalf("Close: %v", err)
 	}
+	select {
+	case <-r.Done():
+	default:
+		t.Error("Done not closed after Close returned")
+	}
 	if st := r.Server().Stats(); st.Canceled != 1 || st.Running != 0 {
 		t.Errorf("after Close: %+v", st)
 	}

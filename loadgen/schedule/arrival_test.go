@@ -2,6 +2,7 @@ package schedule
 
 import (
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -342,4 +343,20 @@ func BenchmarkNext(b *testing.B) {
 			s.Next()
 		}
 	})
+}
+
+// TestFuncIsASchedule: a plain function adapts to Schedule (a caller's
+// own arrival process), and Take bounds it like any other.
+func TestFuncIsASchedule(t *testing.T) {
+	t.Parallel()
+	var i time.Duration
+	f := Func(func() (time.Duration, bool) { i++; return i * time.Millisecond, true })
+	s := Take(f, 3)
+	var got []time.Duration
+	for at, ok := s.Next(); ok; at, ok = s.Next() {
+		got = append(got, at)
+	}
+	if want := []time.Duration{time.Millisecond, 2 * time.Millisecond, 3 * time.Millisecond}; !slices.Equal(got, want) {
+		t.Errorf("got %v, want %v", got, want)
+	}
 }
