@@ -64,9 +64,11 @@ func addPassages(ds *datasets.Dataset, mean, stddev int, seed uint64) {
 		mean = defaultRankingsPassages
 	}
 	var pool []string
+	var poolTokens []int // each passage's length when the dataset knows it
 	for _, conv := range ds.Conversations {
 		for _, t := range conv.Turns {
 			pool = append(pool, t.Content())
+			poolTokens = append(poolTokens, t.InputTokens)
 		}
 	}
 	rng := rand.New(rand.NewPCG(seed, 0x7061737361676573)) // "passages"
@@ -79,9 +81,16 @@ func addPassages(ds *datasets.Dataset, mean, stddev int, seed uint64) {
 			}
 			n := max(1, int(float64(mean)+rng.NormFloat64()*float64(stddev)+0.5))
 			t.Passages = make([]string, n)
+			known := t.InputTokens > 0
 			for i := range t.Passages {
 				next++
 				t.Passages[i] = pool[next%len(pool)]
+				// ISL counts the query and every passage.
+				known = known && poolTokens[next%len(pool)] > 0
+				t.InputTokens += poolTokens[next%len(pool)]
+			}
+			if !known {
+				t.InputTokens = 0 // counted from the text instead
 			}
 		}
 	}

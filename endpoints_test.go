@@ -59,6 +59,15 @@ func TestEveryEndpointTypeAgainstTheMock(t *testing.T) {
 				if lat := runAvg(t, m, "request_latency"); !(lat > 0) {
 					t.Errorf("request_latency %v", lat)
 				}
+				if k != endpoint.Raw { // raw bodies come from a file of unknown lengths
+					wantISL := 32.0
+					if info.Rankings {
+						wantISL = 32 * 4 // the query and its 3 passages
+					}
+					if isl := runAvg(t, m, "input_sequence_length"); isl != wantISL {
+						t.Errorf("input_sequence_length %v, want %v", isl, wantISL)
+					}
+				}
 				_, hasTTFT := m["time_to_first_token"]
 				if hasTTFT != (streaming && info.ProducesTokens) {
 					t.Errorf("time_to_first_token present %v, want %v", hasTTFT, streaming && info.ProducesTokens)

@@ -373,3 +373,28 @@ func TestDriftLlama3(t *testing.T) {
 		}
 	}
 }
+
+// AIPerf's rankings lines: named "query" and "passages" groups of texts.
+func TestJSONLRankings(t *testing.T) {
+	t.Parallel()
+	f := writeFile(t, "r.jsonl", `{"texts":[{"name":"query","contents":["What is AI?"]},{"name":"passages","contents":["AI is artificial intelligence.","Bananas are yellow."]}]}
+`)
+	d, _, err := Load(Options{InputFile: f, CustomDatasetType: TypeSingleTurn})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := Turn{Text: "What is AI?", Passages: []string{"AI is artificial intelligence.", "Bananas are yellow."}}
+	if diff := cmp.Diff(want, d.Conversations[0].Turns[0]); diff != "" {
+		t.Errorf("rankings turn (-want +got):\n%s", diff)
+	}
+	for _, bad := range []struct{ line, want string }{
+		{`{"texts":[{"name":"docs","contents":["x"]}]}`, `"texts" group "docs" is not "query" or "passages"`},
+		{`{"texts":[{"name":"passages","contents":["x"]}]}`, `"texts" has no "query" contents`},
+		{`{"texts":[1]}`, `"texts" must be a list of strings`},
+	} {
+		_, _, err := Load(Options{InputFile: writeFile(t, "b.jsonl", bad.line+"\n"), CustomDatasetType: TypeSingleTurn})
+		if err == nil || !strings.Contains(err.Error(), ":1: "+bad.want) {
+			t.Errorf("%s: error %v, want line 1 %q", bad.line, err, bad.want)
+		}
+	}
+}

@@ -119,9 +119,9 @@ func (g *Generator) do(ctx context.Context, conv *datasets.Conversation, ti int,
 	}
 	if info := g.ep.Info(); !info.ProducesTokens || len(turn.Passages) > 0 {
 		rec.NoOutput = !info.ProducesTokens
-		if len(turn.Passages) > 0 {
-			// Passages are input too: the tokenizer counts them with the query.
-			rec.InputTokens = 0
+		if len(turn.Passages) > 0 && turn.InputTokens == 0 {
+			// Passages are input too: the tokenizer counts them with the
+			// query (a dataset that knows the lengths counted them all).
 			rec.InputText = turn.Content() + "\n" + strings.Join(turn.Passages, "\n")
 		}
 	}
