@@ -75,4 +75,6 @@ func missing(field string) error { return &ShapeError{Field: field} }
 var doneMarker = []byte("[DONE]")
 
 // isDone reports OpenAI's end-of-stream marker.
-func isDone(data []byte) bool { return bytes.Equal(bytes.TrimSpace(data), doneMarker) }
+func isDone(data []byte) bool {
+	return len(data) < 16 && bytes.Equal(bytes.TrimSpace(data), doneMarker) // a JSON chunk is longer: skip the trim
+}
