@@ -3,8 +3,12 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
+	"fmt"
 	"math"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"strings"
 	"testing"
@@ -156,5 +160,28 @@ func TestEndpointFlagErrors(t *testing.T) {
 		if err == nil || !errors.As(err, &ue) || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("error %v, want a usage error containing %q", err, tc.want)
 		}
+	}
+}
+
+// A server speaking another API fails every request with one message that
+// names the missing field, and the summary counts them under it.
+func TestWrongShapeIsOneCountedError(t *testing.T) {
+	t.Parallel()
+	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/event-stream")
+		for i := range 3 {
+			fmt.Fprintf(w, "data:{\"index\":%d,\"token\":{\"id\":1,\"text\":\" a\",\"special\":false},\"generated_text\":null,\"details\":null}\n\n", i)
+		}
+	}))
+	defer ts.Close()
+	dir := t.TempDir()
+	var out, log bytes.Buffer
+	if _, err := Run(context.Background(), e2eConfig(ts.URL, dir), &out, &log); err != nil {
+		t.Fatal(err)
+	}
+	sum, _ := json.Marshal(readExport(t, dir)["error_summary"])
+	want := `[{"count":12,"error_details":{"code":200,"message":"response does not match endpoint type \"chat\": the first event has no \"choices\" field","type":"invalid_response"}}]`
+	if string(sum) != want {
+		t.Errorf("error_summary %s, want %s", sum, want)
 	}
 }
