@@ -10,14 +10,14 @@ import (
 	"github.com/surgebench/surge/metrics"
 )
 
-// eventReader hands out one SSE event per Read, as a socket does when each
+// oneEventReader hands out one SSE event per Read, as a socket does when each
 // token arrives in its own segment and the client keeps up.
-type eventReader struct {
+type oneEventReader struct {
 	events [][]byte
 	i      int
 }
 
-func (r *eventReader) Read(p []byte) (int, error) {
+func (r *oneEventReader) Read(p []byte) (int, error) {
 	if r.i >= len(r.events) {
 		return 0, io.EOF
 	}
@@ -45,7 +45,7 @@ func BenchmarkReadStreamOneTokenPerRead(b *testing.B) {
 		b.Fatal(err)
 	}
 	ctx := context.Background()
-	src := &eventReader{events: events}
+	src := &oneEventReader{events: events}
 	body := &stampedBody{ReadCloser: io.NopCloser(src), g: g}
 	b.ReportAllocs()
 	for b.Loop() {

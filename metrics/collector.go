@@ -42,6 +42,7 @@ type Collector struct {
 	stage    atomic.Int64
 	phase    atomic.Int32
 	limit    atomic.Int64
+	stageMu  sync.Mutex // guards stageDef: live sessions define stages as they go
 	stageDef []StageSummary
 
 	warnMu   sync.Mutex
@@ -265,10 +266,7 @@ func (c *Collector) timeline(now int64, reqPerSec map[int64]int64) []Point {
 }
 
 func (c *Collector) stageSummary(i int, a *aggregate) StageSummary {
-	s := StageSummary{Index: i}
-	if i < len(c.stageDef) {
-		s = c.stageDef[i]
-	}
+	s := c.stageDefAt(i)
 	s.RequestCount = a.count
 	s.ErrorRequestCount = a.errors
 	s.TTFT = a.dist(TTFT).distribution("ms")

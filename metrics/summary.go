@@ -87,7 +87,7 @@ func (c *Collector) summarize() *Summary {
 		delete(sum.Run, Goodput)
 		delete(sum.Run, GoodRequestCount)
 	}
-	if len(c.stageDef) > 1 {
+	if c.stageCount() > 1 {
 		slices.Sort(stageKeys)
 		for _, i := range stageKeys {
 			sum.Stages = append(sum.Stages, c.stageSummary(i, merged[aggKey{Profile, i}]))

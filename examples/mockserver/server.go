@@ -92,6 +92,12 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			_ = json.NewEncoder(w).Encode(s.Stats())
 		}
 	default:
+		if api, ok := otherRoutes[r.URL.Path]; ok {
+			if allow(w, r, http.MethodPost) {
+				s.serveOther(w, r, api)
+			}
+			return
+		}
 		writeError(w, http.StatusNotFound, "not_found_error",
 			fmt.Sprintf("mock: no route for %s %s", r.Method, r.URL.Path))
 	}
