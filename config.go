@@ -2,10 +2,14 @@ package main
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"strings"
 	"time"
+
+	"github.com/surgebench/surge/datasets"
+	"github.com/surgebench/surge/loadgen/schedule"
 )
 
 // Config is everything `surge profile` was asked to do. Flag names are in
@@ -15,6 +19,16 @@ type Config struct {
 	URL          string // --url; "" or "mock": start the embedded mock server
 	EndpointType string // --endpoint-type
 	Streaming    bool   // --streaming
+	// CustomEndpoint is --endpoint / --custom-endpoint: the URL path.
+	CustomEndpoint   string
+	EndpointTemplate string // --endpoint-template (inline, or @file)
+	ResponseField    string // --response-field
+	ReasoningFormat  string // --reasoning-format
+	ConnectionReuse  string // --connection-reuse-strategy
+	SessionHeader    string // --session-header
+	// RankingsPassagesMean/Stddev: passages per rankings query when the
+	// dataset gives none (--rankings-passages-mean/-stddev).
+	RankingsPassagesMean, RankingsPassagesStddev int
 
 	// Concurrency and RequestRate are single values or stage lists
 	// ("1,2,4,8"); at most one of them may list several stages (a sweep).
@@ -67,6 +81,7 @@ type Config struct {
 	NoGPUTelemetry    bool          // --no-gpu-telemetry
 	GPUTelemetryURLs  []string      // --gpu-telemetry (DCGM exporters)
 	GPUInterval       time.Duration // --gpu-telemetry-interval
+	ServerInterval    time.Duration // --server-metrics-interval (0: GPUInterval)
 	ServerMetricsURLs []string      // --server-metrics (default: the target's /metrics)
 	NoServerMetrics   bool          // --no-server-metrics
 
@@ -206,3 +221,36 @@ func redactExtras(items []string) []string {
 	}
 	return out
 }
+
+// forFlags is err as the user should read it: a library's complaint about
+// one of its parameters (*schedule.FieldError, *datasets.OptionError)
+// becomes the same complaint about the flag that set it; flags maps the
+// call's parameter names to its flags. Other errors pass unchanged.
+func forFlags(err error, flags map[string]string) error {
+	var (
+		field, reason string
+		se            *schedule.FieldError
+		de            *datasets.OptionError
+	)
+	switch {
+	case errors.As(err, &se):
+		field, reason = se.Field, se.Reason
+	case errors.As(err, &de):
+		field, reason = de.Option, de.Reason
+	default:
+		return err
+	}
+	if f, ok := flags[field]; ok {
+		return &flagError{flag: f, reason: reason, err: err}
+	}
+	return err
+}
+
+// flagError is a library's field error renamed to its flag.
+type flagError struct {
+	flag, reason string
+	err          error
+}
+
+func (e *flagError) Error() string { return e.flag + " " + e.reason }
+func (e *flagError) Unwrap() error { return e.err }

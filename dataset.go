@@ -23,6 +23,14 @@ func (c *Config) loadTokenizer() (builder datasets.Tokenizer, counter metrics.To
 	return tok, tok, nil
 }
 
+// datasetFlags names the flags behind datasets.Options' fields.
+var datasetFlags = map[string]string{
+	"InputFile": "--input-file", "CustomDatasetType": "--custom-dataset-type", "PublicDataset": "--public-dataset",
+	"ISLBlockSize": "--isl-block-size", "Synthetic.ISL": "--isl", "Synthetic.ISLStddev": "--isl-stddev",
+	"Synthetic.OSL": "--osl", "Synthetic.OSLStddev": "--osl-stddev", "Synthetic.PrefixPoolSize": "--prompt-prefix-pool-size",
+	"Synthetic.PrefixLength": "--prompt-prefix-length", "Synthetic.SharedSystemPromptLength": "--shared-system-prompt-length",
+}
+
 // loadDataset builds the workload; count is how many synthetic
 // conversations the run needs.
 func (c *Config) loadDataset(tok datasets.Tokenizer, count int, log io.Writer) (*datasets.Dataset, error) {
@@ -37,7 +45,7 @@ func (c *Config) loadDataset(tok datasets.Tokenizer, count int, log io.Writer) (
 	})
 	if err != nil {
 		// Bad files, lines and flags all exit 2 (the error names which).
-		return nil, &UsageError{err}
+		return nil, &UsageError{forFlags(err, datasetFlags)}
 	}
 	if report != nil {
 		for _, l := range report.Lines {

@@ -50,7 +50,11 @@ func ms(d *time.Duration) duration   { return duration{d, time.Millisecond} }
 var options = []option{
 	{flag: &cli.StringFlag{Category: catTarget, Name: "model", Aliases: []string{"m"}, Value: "mock", Usage: "model name sent in every request"}, field: func(c *Config) any { return &c.Model }},
 	{flag: &cli.StringFlag{Category: catTarget, Name: "url", Aliases: []string{"u"}, Usage: "server URL, scheme optional (empty or \"mock\": start the embedded mock server)"}, field: func(c *Config) any { return &c.URL }},
-	{flag: &cli.StringFlag{Category: catTarget, Name: "endpoint-type", Value: "chat", Usage: "chat or completions"}, field: func(c *Config) any { return &c.EndpointType }},
+	{flag: &cli.StringFlag{Category: catTarget, Name: "endpoint-type", Value: "chat", Usage: "chat, completions, responses, messages, embeddings, chat_embeddings, nim_embeddings, cohere_rankings, hf_tei_rankings, nim_rankings, huggingface_generate, raw or template"}, field: func(c *Config) any { return &c.EndpointType }},
+	{flag: &cli.StringFlag{Category: catTarget, Name: "endpoint", Aliases: []string{"custom-endpoint"}, Usage: "URL path to send to instead of the endpoint type's default (\"/v1/custom\")"}, field: func(c *Config) any { return &c.CustomEndpoint }},
+	{flag: &cli.StringFlag{Category: catTarget, Name: "endpoint-template", Usage: "template type: the request body as a Go text/template over the turn (.Text .Messages .Model .MaxTokens .Stream .Passages .Extra; {{json .Text}} quotes), inline or @file"}, field: func(c *Config) any { return &c.EndpointTemplate }},
+	{flag: &cli.StringFlag{Category: catTarget, Name: "response-field", Usage: "JSON path to the text of each streamed event or body (\"output.text\", \"choices[0].text\")"}, field: func(c *Config) any { return &c.ResponseField }},
+	{flag: &cli.StringFlag{Category: catTarget, Name: "reasoning-format", Value: "auto", Usage: "where reasoning is: auto (reasoning_content/reasoning fields and a leading <think> block), fields, think (every <think>…</think>) or none"}, field: func(c *Config) any { return &c.ReasoningFormat }},
 	{flag: &cli.BoolFlag{Category: catTarget, Name: "streaming", Usage: "stream responses over SSE (needed for TTFT and ITL)"}, field: func(c *Config) any { return &c.Streaming }},
 
 	{flag: &cli.StringFlag{Category: catLoad, Name: "concurrency", Usage: "requests in flight at once, or a stage list to sweep (\"1,2,4,8\"); default 1 without a rate"}, field: func(c *Config) any { return &c.Concurrency }},
@@ -85,6 +89,8 @@ var options = []option{
 	{flag: &cli.IntFlag{Category: catWorkload, Name: "prompt-prefix-pool-size", Usage: "distinct shared prefixes drawn for synthetic prompts"}, field: func(c *Config) any { return &c.PrefixPoolSize }},
 	{flag: &cli.IntFlag{Category: catWorkload, Name: "prompt-prefix-length", Usage: "tokens per shared prefix"}, field: func(c *Config) any { return &c.PrefixLength }},
 	{flag: &cli.IntFlag{Category: catWorkload, Name: "shared-system-prompt-length", Usage: "tokens of one system prompt every conversation shares"}, field: func(c *Config) any { return &c.SharedSystemPromptLength }},
+	{flag: &cli.IntFlag{Category: catWorkload, Name: "rankings-passages-mean", Value: defaultRankingsPassages, Usage: "rankings types: passages per query (drawn from the other prompts) when the dataset gives none"}, field: func(c *Config) any { return &c.RankingsPassagesMean }},
+	{flag: &cli.IntFlag{Category: catWorkload, Name: "rankings-passages-stddev", Usage: "rankings types: passages per query standard deviation"}, field: func(c *Config) any { return &c.RankingsPassagesStddev }},
 	{flag: &cli.StringFlag{Category: catWorkload, Name: "tokenizer", Usage: "Hugging Face tokenizer.json (file or folder) to count and build tokens with"}, field: func(c *Config) any { return &c.Tokenizer }},
 	{flag: &cli.Uint64Flag{Category: catWorkload, Name: "random-seed", Usage: "seed for prompts and arrival times (same seed, same requests)"}, field: func(c *Config) any { return &c.Seed }},
 
@@ -92,16 +98,19 @@ var options = []option{
 		export: func(c *Config, _ http.Header) any { return redactExtras(c.ExtraInputs) }},
 	{flag: &cli.StringSliceFlag{Category: catRequest, Name: "header", Aliases: []string{"H"}, Usage: "extra HTTP header \"Name: value\", repeatable"}, field: func(c *Config) any { return &c.Headers },
 		key: "headers", export: func(_ *Config, h http.Header) any { return redactHeaders(h) }},
-	{flag: &cli.StringFlag{Category: catRequest, Name: "api-key", EnvVars: []string{"OPENAI_API_KEY"}, Usage: "sent as Authorization: Bearer (never exported or logged)"}, field: func(c *Config) any { return &c.APIKey },
+	{flag: &cli.StringFlag{Category: catRequest, Name: "api-key", EnvVars: []string{"OPENAI_API_KEY"}, Usage: "sent as Authorization: Bearer (x-api-key for --endpoint-type messages; never exported or logged)"}, field: func(c *Config) any { return &c.APIKey },
 		export: func(c *Config, _ http.Header) any { return redactValue(c.APIKey) }},
 	{flag: &cli.BoolFlag{Category: catRequest, Name: "use-legacy-max-tokens", Usage: "send the output cap as max_tokens instead of max_completion_tokens (for servers that ignore the newer name)"}, field: func(c *Config) any { return &c.UseLegacyMaxTokens }},
+	{flag: &cli.StringFlag{Category: catRequest, Name: "connection-reuse-strategy", Value: "pooled", Usage: "pooled (shared keep-alive pool), never (a connection per request) or sticky-user-sessions (one connection per conversation session)"}, field: func(c *Config) any { return &c.ConnectionReuse }},
+	{flag: &cli.StringFlag{Category: catRequest, Name: "session-header", Usage: "header carrying one id per conversation session, e.g. X-Correlation-ID (for session-affine routers)"}, field: func(c *Config) any { return &c.SessionHeader }},
 	{flag: &cli.Float64Flag{Category: catRequest, Name: "request-timeout-seconds", Value: 600, Usage: "per-request limit, the whole stream included"}, field: func(c *Config) any { return secs(&c.Timeout) }},
 	{flag: &cli.StringFlag{Category: catRequest, Name: "timestamps", Value: "kernel", Usage: "what times each token: kernel (the socket's receive stamp, immune to a busy client; Linux, HTTP/1.1) or read (when the client read it)"}, field: func(c *Config) any { return &c.Timestamps }},
 	{flag: &cli.StringFlag{Category: catRequest, Name: "goodput", Usage: "SLOs, e.g. \"time_to_first_token:200 inter_token_latency:20\" (ms)"}, field: func(c *Config) any { return &c.Goodput }},
 
 	{flag: &cli.BoolFlag{Category: catTelemetry, Name: "no-gpu-telemetry", Usage: "do not sample local GPUs through NVML"}, field: func(c *Config) any { return &c.NoGPUTelemetry }},
 	{flag: &cli.StringSliceFlag{Category: catTelemetry, Name: "gpu-telemetry", Usage: "DCGM exporter URL to scrape, repeatable"}, field: func(c *Config) any { return &c.GPUTelemetryURLs }},
-	{flag: &cli.Float64Flag{Category: catTelemetry, Name: "gpu-telemetry-interval", Value: 1, Usage: "seconds between telemetry samples"}, field: func(c *Config) any { return secs(&c.GPUInterval) }},
+	{flag: &cli.Float64Flag{Category: catTelemetry, Name: "gpu-telemetry-interval", Value: 1, Usage: "seconds between GPU samples"}, field: func(c *Config) any { return secs(&c.GPUInterval) }},
+	{flag: &cli.Float64Flag{Category: catTelemetry, Name: "server-metrics-interval", Usage: "seconds between /metrics scrapes (default: --gpu-telemetry-interval)"}, field: func(c *Config) any { return secs(&c.ServerInterval) }},
 	{flag: &cli.StringSliceFlag{Category: catTelemetry, Name: "server-metrics", Usage: "Prometheus /metrics URL of the server, repeatable (default: the target's /metrics)"}, field: func(c *Config) any { return &c.ServerMetricsURLs }},
 	{flag: &cli.BoolFlag{Category: catTelemetry, Name: "no-server-metrics", Usage: "do not scrape the server's /metrics"}, field: func(c *Config) any { return &c.NoServerMetrics }},
 
@@ -151,8 +160,8 @@ func bind(f cli.Flag, field any) cli.Flag {
 		g.Destination = field.(*float64)
 		return &g
 	case *cli.StringSliceFlag:
-		return &cli.GenericFlag{Category: f.Category, Name: f.Name, Aliases: f.Aliases, Usage: f.Usage, EnvVars: f.EnvVars,
-			Value: &listValue{p: field.(*[]string)}}
+		return &repeatableFlag{cli.GenericFlag{Category: f.Category, Name: f.Name, Aliases: f.Aliases, Usage: f.Usage, EnvVars: f.EnvVars,
+			Value: &listValue{p: field.(*[]string)}}}
 	}
 	panic("flags: no binding for " + f.Names()[0])
 }
@@ -175,6 +184,17 @@ func (v *durationValue) String() string {
 	}
 	return strconv.FormatFloat(float64(*v.d)/float64(v.unit), 'g', -1, 64)
 }
+
+// repeatableFlag is a generic flag that --help shows as repeatable, as it
+// shows urfave's own slice flags.
+type repeatableFlag struct{ cli.GenericFlag }
+
+// IsSliceFlag reports that the flag may be given more than once.
+func (*repeatableFlag) IsSliceFlag() bool { return true }
+
+// String is the flag's help line (the embedded flag's would not see
+// IsSliceFlag).
+func (f *repeatableFlag) String() string { return cli.FlagStringer(f) }
 
 // listValue collects a repeatable flag. Like urfave's string slices it
 // splits an item on commas.

@@ -29,7 +29,8 @@ func TestFlagsFillTheConfig(t *testing.T) {
 	t.Setenv("OPENAI_API_KEY", "")
 	def := parseProfile(t)
 	want := Config{Model: "mock", EndpointType: "chat", ArrivalPattern: "poisson", Smoothness: 1, KneeFactor: 2,
-		Grace: 30 * time.Second, ISL: 550, Timeout: 600 * time.Second, GPUInterval: time.Second, Timestamps: "kernel"}
+		Grace: 30 * time.Second, ISL: 550, Timeout: 600 * time.Second, GPUInterval: time.Second, Timestamps: "kernel",
+		ReasoningFormat: "auto", RankingsPassagesMean: 5, ConnectionReuse: "pooled"}
 	if d := cmp.Diff(want, def); d != "" {
 		t.Errorf("defaults (-want +got)\n%s", d)
 	}

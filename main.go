@@ -128,9 +128,10 @@ func calibrateCommand() *cli.Command {
 
 func mockServerCommand() *cli.Command {
 	var (
-		mc   mockserver.Config
-		host string
-		port int
+		mc      mockserver.Config
+		host    string
+		port    int
+		wireLog string
 	)
 	return &cli.Command{
 		Name:         "mock-server",
@@ -149,10 +150,19 @@ func mockServerCommand() *cli.Command {
 			&cli.StringFlag{Name: "model", Value: "mock", Usage: "model name /v1/models reports", Destination: &mc.Model},
 			&cli.Uint64Flag{Name: "seed", Usage: "seed for injected errors", Destination: &mc.Seed},
 			&cli.BoolFlag{Name: "ignore-max-completion-tokens", Usage: "ignore max_completion_tokens (honour only max_tokens), as some llama.cpp builds do", Destination: &mc.IgnoreMaxCompletionTokens},
+			&cli.StringFlag{Name: "wire-log", Usage: "write one JSON line per streamed request: kernel arrival time of its bytes and first-token flush time (the wire truth for TTFT)", Destination: &wireLog},
 		},
 		Action: func(cc *cli.Context) error {
 			if r := mc.ErrorRate; r < 0 || r > 1 {
 				return &UsageError{Err: fmt.Errorf("--error-rate must be between 0 and 1, got %g", r)}
+			}
+			if wireLog != "" {
+				f, err := os.Create(wireLog)
+				if err != nil {
+					return &UsageError{Err: fmt.Errorf("--wire-log: %w", err)}
+				}
+				defer f.Close()
+				mc.WireLog = f
 			}
 			ctx, stop := signal.NotifyContext(cc.Context, os.Interrupt, syscall.SIGTERM)
 			defer stop()

@@ -65,6 +65,12 @@ func (c *Config) parseLoad() (l load, err error) {
 	return l, nil
 }
 
+// fixedFlags names the flags behind schedule.Fixed's parameters.
+var fixedFlags = map[string]string{
+	"trace": "--fixed-schedule", "start offset": "--fixed-schedule-start-offset", "end offset": "--fixed-schedule-end-offset",
+	"window": "--fixed-schedule-start-offset/--fixed-schedule-end-offset",
+}
+
 // plan builds the stages of l. ds is needed for fixed schedules (trace
 // timestamps) and to size warmups.
 func (c *Config) plan(ds *datasets.Dataset, l load) (*plan, error) {
@@ -105,7 +111,8 @@ func (c *Config) plan(ds *datasets.Dataset, l load) (*plan, error) {
 		}
 		users, err := schedule.Users(c.UserCentricRate, max(c.NumUsers, 0), c.Seed, c.TurnDelayMean, c.TurnDelayStd)
 		if err != nil {
-			return nil, &UsageError{err}
+			return nil, &UsageError{forFlags(err, map[string]string{"rate": "--user-centric-rate", "users": "--num-users",
+				"think mean": "--conversation-turn-delay-mean", "think stddev": "--conversation-turn-delay-stddev"})}
 		}
 		p.mode, p.values, p.target = ModeUserCentric, []float64{c.UserCentricRate}, 0
 		st := profile(nil, nil)
@@ -121,7 +128,7 @@ func (c *Config) plan(ds *datasets.Dataset, l load) (*plan, error) {
 			return t.Timestamp, t.HasTimestamp
 		})
 		if err != nil {
-			return nil, &UsageError{fmt.Errorf("%s: %w", ds.Name, err)}
+			return nil, &UsageError{fmt.Errorf("%s: %w", ds.Name, forFlags(err, fixedFlags))}
 		}
 		var opts []schedule.FixedOption
 		if c.AutoOffset {
@@ -135,7 +142,7 @@ func (c *Config) plan(ds *datasets.Dataset, l load) (*plan, error) {
 		}
 		replay, err := schedule.Fixed(offsets, opts...)
 		if err != nil {
-			return nil, &UsageError{err}
+			return nil, &UsageError{forFlags(err, fixedFlags)}
 		}
 		st := profile(schedule.Constant(capAt(0)), replay)
 		// The trace's rows are the requests: one conversation per row, in
@@ -160,7 +167,7 @@ func (c *Config) plan(ds *datasets.Dataset, l load) (*plan, error) {
 			}
 			sched, err := schedule.Arrival(c.ArrivalPattern, r, c.Smoothness, c.Seed+uint64(i), opts...)
 			if err != nil {
-				return nil, &UsageError{err}
+				return nil, &UsageError{forFlags(err, map[string]string{"rate": "--request-rate", "smoothness": "--arrival-smoothness", "pattern": "--arrival-pattern"})}
 			}
 			p.stages = append(p.stages, profile(schedule.Constant(capAt(0)), sched))
 		}

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/surgebench/surge/datasets"
+	"github.com/surgebench/surge/loadgen/schedule"
 )
 
 func TestBadLoadFlagsNameTheFlag(t *testing.T) {
@@ -272,4 +273,51 @@ func planOf(c *Config, ds *datasets.Dataset) (*plan, error) {
 		return nil, err
 	}
 	return c.plan(ds, l)
+}
+
+// TestLibraryFieldsBecomeFlags: the schedule package names its parameters;
+// the app says which flag set each, and keeps the cause.
+func TestLibraryFieldsBecomeFlags(t *testing.T) {
+	t.Parallel()
+	synthetic := &datasets.Dataset{Name: "synthetic", Conversations: []datasets.Conversation{{ID: "a", Turns: []datasets.Turn{{Text: "x"}}}}}
+	cases := []struct {
+		mod  func(*Config)
+		want string
+	}{
+		{func(c *Config) { c.RequestRate, c.ArrivalPattern = "10", "bursty" }, `--arrival-pattern must be constant, poisson or gamma, got "bursty"`},
+		{func(c *Config) { c.UserCentricRate, c.NumUsers, c.TurnDelayMean = 2, 3, -time.Millisecond }, "--conversation-turn-delay-mean must be ≥ 0, got -1ms"},
+		{func(c *Config) { c.FixedSchedule = true }, "synthetic: --fixed-schedule needs a timestamp on every row: row 1 has none"},
+	}
+	for _, tc := range cases {
+		c := Config{Model: "m", ISL: 8, Timeout: time.Second}
+		tc.mod(&c)
+		_, err := planOf(&c, synthetic)
+		if err == nil || err.Error() != tc.want {
+			t.Errorf("error %v, want %q", err, tc.want)
+		}
+	}
+	c := Config{Model: "m", ISL: 8, Timeout: time.Second, FixedSchedule: true}
+	if _, err := planOf(&c, synthetic); !errors.Is(err, schedule.ErrNoTimestamps) {
+		t.Errorf("error %v does not wrap ErrNoTimestamps", err)
+	}
+}
+
+// TestDatasetOptionsBecomeFlags: datasets names its Options fields; the app
+// names the flags.
+func TestDatasetOptionsBecomeFlags(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		c    Config
+		want string
+	}{
+		{Config{ISL: 8, ISLBlockSize: -1}, "--isl-block-size must be positive, got -1"},
+		{Config{ISL: 8, CustomDatasetType: "mooncake_trace"}, "--custom-dataset-type mooncake_trace needs an input file"},
+		{Config{ISL: 8, PrefixPoolSize: 2}, "--prompt-prefix-pool-size and the prefix length must be given together"},
+	} {
+		_, err := tc.c.loadDataset(nil, 1, io.Discard)
+		var ue *UsageError
+		if !errors.As(err, &ue) || err.Error() != tc.want {
+			t.Errorf("error %v, want the usage error %q", err, tc.want)
+		}
+	}
 }

@@ -70,6 +70,8 @@ func Run(ctx context.Context, c Config, out, log io.Writer) (*Result, error) {
 type prepared struct {
 	c       Config
 	kind    endpoint.Kind
+	ep      *endpoint.Endpoint
+	reuse   loadgen.ConnectionReuse
 	uiMode  tui.Mode
 	extra   map[string]any
 	headers http.Header // as sent: the API key's Authorization included
@@ -98,12 +100,12 @@ func prepare(c Config, log io.Writer) (*prepared, error) {
 		return nil, &UsageError{fmt.Errorf("--timestamps %q: want kernel or read", c.Timestamps)}
 	}
 	if c.URL != "" && c.URL != "mock" {
-		if _, err := loadgen.RequestURL(c.URL, p.kind); err != nil {
-			return nil, &UsageError{err}
+		if _, err := loadgen.RequestURL(c.URL, endpoint.Chat.Path()); err != nil {
+			return nil, usagef("--url: %w", err)
 		}
 	}
 	if p.uiMode, err = tui.ParseMode(c.UI, c.StdoutTTY); err != nil {
-		return nil, &UsageError{err}
+		return nil, usagef("--ui %w", err)
 	}
 	if p.extra, err = ParseExtraInputs(c.ExtraInputs); err != nil {
 		return nil, &UsageError{err}
@@ -111,11 +113,17 @@ func prepare(c Config, log io.Writer) (*prepared, error) {
 	if p.headers, err = ParseHeaders(c.Headers); err != nil {
 		return nil, &UsageError{err}
 	}
-	if c.APIKey != "" && p.headers.Get("Authorization") == "" {
-		p.headers.Set("Authorization", "Bearer "+c.APIKey)
+	if p.ep, err = c.endpointFor(p.kind, p.extra); err != nil {
+		return nil, err
+	}
+	if p.reuse, err = loadgen.ParseConnectionReuse(c.ConnectionReuse); err != nil {
+		return nil, usagef("--connection-reuse-strategy: %w", err)
+	}
+	if name, value := p.ep.KeyHeader(c.APIKey); c.APIKey != "" && p.headers.Get(name) == "" {
+		p.headers.Set(name, value)
 	}
 	if p.slos, err = metrics.ParseGoodput(c.Goodput); err != nil {
-		return nil, &UsageError{err}
+		return nil, usagef("--goodput: %w", err)
 	}
 	builder, counter, err := c.loadTokenizer()
 	if err != nil {
@@ -129,6 +137,9 @@ func prepare(c Config, log io.Writer) (*prepared, error) {
 	p.maxConc = maxInt(load.concs)
 	if p.ds, err = c.loadDataset(builder, c.WarmupCount+c.promptsNeeded(load), log); err != nil {
 		return nil, err
+	}
+	if p.ep.Info().Rankings {
+		addPassages(p.ds, c.RankingsPassagesMean, c.RankingsPassagesStddev, c.Seed)
 	}
 	if p.plan, err = c.plan(p.ds, load); err != nil {
 		return nil, err
@@ -213,7 +224,7 @@ func (p *prepared) execute(ctx context.Context, log io.Writer) (o *outcome, err 
 	}
 	cleanup = append(cleanup, logw.release)
 
-	ep := &endpoint.Endpoint{Kind: p.kind, Model: c.Model, Streaming: c.Streaming, Extra: p.extra, LegacyMaxTokens: c.UseLegacyMaxTokens}
+	ep := p.ep
 	genOpts := []loadgen.Option{
 		loadgen.WithStart(o.start),
 		loadgen.WithHeaders(p.headers),
@@ -223,6 +234,8 @@ func (p *prepared) execute(ctx context.Context, log io.Writer) (o *outcome, err 
 		loadgen.WithBodyHook(inputs.Add),
 		loadgen.WithSecrets(secretValues(c.APIKey, p.headers)...),
 		loadgen.WithTimestamps(p.stamps),
+		loadgen.WithConnectionReuse(p.reuse),
+		loadgen.WithSessionHeader(c.SessionHeader),
 		// Live: printed at once (after the dashboard leaves, while it runs)
 		// and shown on the dashboard; the summary's warnings repeat it.
 		loadgen.WithWarning(func(msg string) {
@@ -284,7 +297,7 @@ func (p *prepared) report(o *outcome, out io.Writer) (*Result, error) {
 	run := export.Run{
 		SurgeVersion: c.Version, Start: o.start, End: o.end, WasCancelled: res.Cancelled || res.Aborted,
 		InputConfig: c.inputConfig(p.headers),
-		RunInfo: map[string]any{"target_url": o.target, "endpoint": p.kind.Path(), "dataset": p.ds.Name,
+		RunInfo: map[string]any{"target_url": o.target, "endpoint": p.ep.Path(), "dataset": p.ds.Name,
 			"conversations": len(p.ds.Conversations), "mode": p.plan.mode, "stage_values": p.plan.values,
 			"timestamps": p.stamps.String(), "kernel_timestamps_supported": wire.Supported,
 			"clock_drift_ms": float64(o.clockDrift) / 1e6},
@@ -477,6 +490,8 @@ func (c *Config) validate() error {
 		return usagef("--num-users needs --user-centric-rate (the users' combined requests per second)")
 	case c.GPUInterval < 0:
 		return usagef("--gpu-telemetry-interval must be > 0")
+	case c.ServerInterval < 0:
+		return usagef("--server-metrics-interval must be > 0")
 	}
 	return nil
 }

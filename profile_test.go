@@ -30,7 +30,7 @@ func TestExecuteCleansUpOnEarlyError(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p := &prepared{c: c, kind: endpoint.Chat, uiMode: tui.ModeNone, ds: empty, plan: pl, maxConc: 4}
+	p := &prepared{c: c, kind: endpoint.Chat, ep: &endpoint.Endpoint{Kind: endpoint.Chat}, uiMode: tui.ModeNone, ds: empty, plan: pl, maxConc: 4}
 	if _, err := p.execute(context.Background(), io.Discard); err == nil {
 		t.Fatal("execute accepted an empty dataset")
 	}

@@ -63,6 +63,9 @@ func (c *Config) startTelemetry(ctx context.Context, target, dir string, start t
 	if c.GPUInterval > 0 {
 		opts = append(opts, telemetry.Interval(c.GPUInterval))
 	}
+	if c.ServerInterval > 0 {
+		opts = append(opts, telemetry.ServerInterval(c.ServerInterval))
+	}
 	if len(gpus) > 0 {
 		f, err := os.Create(filepath.Join(dir, FileGPUTelemetry))
 		if err != nil {

@@ -77,10 +77,12 @@ type Generator struct {
 	abort          context.CancelFunc
 	aborted        atomic.Bool
 
-	nextIndex atomic.Int64 // request index across the run
-	nextConv  atomic.Int64 // round-robin conversation cursor
-	inFlight  atomic.Int64
-	released  chan struct{} // a slot freed (capacity 1: a wake-up, not a count)
+	nextIndex     atomic.Int64 // request index across the run
+	nextConv      atomic.Int64 // round-robin conversation cursor
+	inFlight      atomic.Int64
+	released      chan struct{} // a slot freed (capacity 1: a wake-up, not a count)
+	reuse         ConnectionReuse
+	sessionHeader string // canonical; "" sends none
 	// readers reuses SSE readers and their 64 KiB buffers across requests.
 	readers sync.Pool
 }
@@ -143,7 +145,7 @@ func WithStart(t time.Time) Option { return func(g *Generator) { g.start = t } }
 // New prepares a generator for base, a server URL with or without scheme
 // and path ("127.0.0.1:8000", "http://host/v1"), that reports to col.
 func New(base string, ep *endpoint.Endpoint, ds *datasets.Dataset, col Recorder, opts ...Option) (*Generator, error) {
-	u, err := RequestURL(base, ep.Kind)
+	u, err := RequestURL(base, ep.Path())
 	if err != nil {
 		return nil, err
 	}
@@ -157,6 +159,9 @@ func New(base string, ep *endpoint.Endpoint, ds *datasets.Dataset, col Recorder,
 	}
 	if g.client == nil {
 		g.client = &http.Client{Transport: NewTransport(0)}
+	}
+	if g.reuse == ReuseNever {
+		g.client = freshClient(g.client)
 	}
 	g.fresh = freshClient(g.client)
 	start := g.start
@@ -191,18 +196,18 @@ func NewTransport(concurrency int) *http.Transport {
 	return t
 }
 
-// RequestURL joins a --url value and the endpoint's path. A URL that
-// already ends in the path is kept; one ending in /v1 gets the rest.
-func RequestURL(base string, kind endpoint.Kind) (string, error) {
+// RequestURL joins a --url value and the endpoint's path (Endpoint.Path).
+// A URL that already ends in the path is kept; one ending in /v1 gets the
+// rest of a /v1/... path.
+func RequestURL(base, full string) (string, error) {
 	u, err := BaseURL(base)
 	if err != nil {
 		return "", err
 	}
 	path := strings.TrimRight(u.Path, "/")
-	full := kind.Path()
 	switch {
 	case strings.HasSuffix(path, full):
-	case strings.HasSuffix(path, "/v1"):
+	case strings.HasSuffix(path, "/v1") && strings.HasPrefix(full, "/v1/"):
 		path += strings.TrimPrefix(full, "/v1")
 	default:
 		path += full

@@ -426,7 +426,7 @@ func TestRequestURL(t *testing.T) {
 		{"", "", "empty"},
 	}
 	for _, tc := range cases {
-		got, err := RequestURL(tc.in, endpoint.Chat)
+		got, err := RequestURL(tc.in, endpoint.Chat.Path())
 		if tc.err != "" {
 			if err == nil || !strings.Contains(err.Error(), tc.err) {
 				t.Errorf("RequestURL(%q) error %v, want %q", tc.in, err, tc.err)

@@ -91,7 +91,7 @@ func freshClient(c *http.Client) *http.Client {
 func (g *Generator) send(rctx context.Context, req *http.Request, rec *metrics.Record) (*http.Response, error) {
 	var a attempt
 	rec.IssuedNs = g.now()
-	resp, err := g.client.Do(req.WithContext(httptrace.WithClientTrace(rctx, a.trace())))
+	resp, err := g.clientFor(rctx).Do(req.WithContext(httptrace.WithClientTrace(rctx, a.trace())))
 	if err == nil || !a.stale(err) || rctx.Err() != nil || req.GetBody == nil {
 		return resp, err
 	}

@@ -117,7 +117,10 @@ func Compute(r *Record, tok TokenCounter) Values {
 		v.Reasoning = float64(r.ReasoningEvents)
 		v.Source = SourceEvents
 	}
-	if r.RequestedOSL > 0 {
+	if r.NoOutput {
+		v.OSL, v.Reasoning, v.UsageOSL = nan, nan, nan
+	}
+	if r.RequestedOSL > 0 && !r.NoOutput {
 		req := float64(r.RequestedOSL)
 		v.OSLMismatch = (v.OSL - req) / req * 100
 		v.Mismatched = math.Abs(v.OSL-req) > OSLMismatchTolerance(r.RequestedOSL)

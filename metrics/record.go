@@ -77,6 +77,9 @@ type Record struct {
 	// Streamed is set for SSE responses; a non-streamed response has one
 	// token event at its end and no TTFT/ITL of its own.
 	Streamed bool
+	// NoOutput marks endpoint types that generate no tokens (embeddings,
+	// rankings): their records have no output length, only latency.
+	NoOutput bool
 	// TokenNs holds the arrival time of every response event that carried
 	// text (content or reasoning), in order. FirstContentNs is the first
 	// that carried non-reasoning content (0: none). ReasoningEvents counts

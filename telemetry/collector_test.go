@@ -124,7 +124,13 @@ DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION{gpu="0",UUID="GPU-1",device="nvidia0",model
 	if d := cmp.Diff(c.GPUSamples(), gpus, cmpopts.EquateNaNs()); d != "" {
 		t.Errorf("GPU JSONL differs from samples (-kept +file):\n%s", d)
 	}
-	if d := cmp.Diff(c.ServerSamples(), servers, cmpopts.EquateNaNs()); d != "" {
+	for _, s := range servers {
+		if len(s.Families) != 2 {
+			t.Fatalf("JSONL line with %d families, want the server's 2", len(s.Families))
+		}
+	}
+	// The kept samples drop their families; the file has them.
+	if d := cmp.Diff(c.ServerSamples(), servers, cmpopts.EquateNaNs(), cmpopts.IgnoreFields(ServerSample{}, "Families")); d != "" {
 		t.Errorf("server JSONL differs from samples (-kept +file):\n%s", d)
 	}
 	// 500 ms at 50 ms: ≈ 11 rounds, plus the GPU's closing read; a
@@ -198,6 +204,9 @@ DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION{gpu="0",UUID="GPU-1",device="nvidia0",model
 	if want := 10 * (running[n-1] - running[0]); sv.GenerationTokens == nil || *sv.GenerationTokens != want {
 		t.Errorf("generation tokens %v, want %v", sv.GenerationTokens, want)
 	}
+	if got := sv.Series[`vllm:generation_tokens_total{model_name="m"}`]; got.Type != "counter" || got.Delta == nil || float64(*got.Delta) != 10*(running[n-1]-running[0]) {
+		t.Errorf("series summary %+v", sv.Series)
+	}
 	if len(sum.Servers) != 1 || len(sum.GPUs) != 1 {
 		t.Errorf("summary has %d servers and %d GPUs, want 1 and 1", len(sum.Servers), len(sum.GPUs))
 	}
@@ -260,7 +269,7 @@ func TestCollectorRetriesAfterSuccess(t *testing.T) {
 	c := New(Interval(time.Hour), Logf(lg.logf), ServerSources(src))
 	sst := []tracked{{name: srv.URL}}
 	for range 5 {
-		c.round(context.Background(), nil, sst, false)
+		c.round(context.Background(), nil, sst, false, time.Hour)
 	}
 	got = c.ServerSamples()
 	if len(got) != 3 || sst[0].off {
@@ -303,5 +312,77 @@ func TestCollectorNoSources(t *testing.T) {
 	}
 	if _, ok := c.EnergyJoules(); ok {
 		t.Error("energy known without samples")
+	}
+}
+
+// roundTripCounter counts the requests a client sends.
+type roundTripCounter struct{ n atomic.Int64 }
+
+func (c *roundTripCounter) RoundTrip(r *http.Request) (*http.Response, error) {
+	c.n.Add(1)
+	return http.DefaultTransport.RoundTrip(r)
+}
+
+// TestCollectorSourcesAndClient: sources built from plain functions
+// (GPUSourceFunc, ServerSourceFunc) are sampled each round next to URLs,
+// which go through the HTTPClient given.
+func TestCollectorSourcesAndClient(t *testing.T) {
+	t.Parallel()
+	vllm := countingServer(t, func(n int) string {
+		return fmt.Sprintf("vllm:num_requests_running{model_name=\"m\"} %d\n", n)
+	})
+	var gpuCalls, srvCalls atomic.Int64
+	gpu := GPUSourceFunc(func(context.Context) ([]GPUSample, error) {
+		gpuCalls.Add(1)
+		return []GPUSample{{Index: 0, UUID: "GPU-f", SMUtil: 50}}, nil
+	})
+	srv := ServerSourceFunc(func(context.Context) (ServerSample, error) {
+		srvCalls.Add(1)
+		return ServerSample{URL: "func://server", Running: 7}, nil
+	})
+	rt := &roundTripCounter{}
+	c := New(Interval(20*time.Millisecond), Timeout(5*time.Second), GPU(gpu), ServerSources(srv),
+		HTTPClient(&http.Client{Transport: rt}), ServerMetrics(vllm.URL+"/metrics"))
+	ctx, cancel := context.WithTimeout(context.Background(), 150*time.Millisecond)
+	defer cancel()
+	if err := c.Run(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if gpuCalls.Load() < 2 || srvCalls.Load() < 1 || rt.n.Load() < 1 {
+		t.Fatalf("GPU func %d calls, server func %d, client %d requests; want each used", gpuCalls.Load(), srvCalls.Load(), rt.n.Load())
+	}
+	var funcSeen, urlSeen bool
+	for _, s := range c.ServerSamples() {
+		funcSeen = funcSeen || s.URL == "func://server" && s.Running == 7
+		urlSeen = urlSeen || s.URL == vllm.URL+"/metrics"
+	}
+	if !funcSeen || !urlSeen || len(c.GPUSamples()) == 0 {
+		t.Errorf("samples: server func %v, URL %v, %d GPU", funcSeen, urlSeen, len(c.GPUSamples()))
+	}
+}
+
+// TestServerIntervalApartFromGPUs: --server-metrics-interval runs the
+// scrapes on their own period, next to the GPUs' one.
+func TestServerIntervalApartFromGPUs(t *testing.T) {
+	t.Parallel()
+	var gpuCalls, srvCalls atomic.Int64
+	gpu := GPUSourceFunc(func(context.Context) ([]GPUSample, error) {
+		gpuCalls.Add(1)
+		return []GPUSample{{UUID: "GPU-1"}}, nil
+	})
+	srv := ServerSourceFunc(func(context.Context) (ServerSample, error) {
+		srvCalls.Add(1)
+		return ServerSample{URL: "func://s"}, nil
+	})
+	c := New(Interval(time.Hour), ServerInterval(20*time.Millisecond), GPU(gpu), ServerSources(srv))
+	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+	defer cancel()
+	if err := c.Run(ctx); err != nil {
+		t.Fatal(err)
+	}
+	// GPUs: the first round and the closing read; servers: every 20 ms
+	// (a loaded machine skips ticks, so only "several").
+	if g, s := gpuCalls.Load(), srvCalls.Load(); g != 2 || s < 4 {
+		t.Errorf("%d GPU reads and %d server scrapes in 300 ms, want 2 (hourly) and several (every 20 ms)", g, s)
 	}
 }

@@ -73,6 +73,11 @@ type ServerSample struct {
 	GenerationTokens float64 `json:"generation_tokens_total"`
 	// PromptTokens is the server's cumulative prompt-token counter.
 	PromptTokens float64 `json:"prompt_tokens_total"`
+	// Families is everything the endpoint exported at this scrape, known
+	// names or not. The JSONL line carries it; the samples a Collector
+	// keeps for the run drop it (only the first and last scrape's are
+	// kept, for the summary's counter and histogram deltas).
+	Families []Family `json:"families,omitempty"`
 }
 
 // jfloat is a float64 that is null in JSON when it is NaN or infinite

@@ -8,11 +8,9 @@ import (
 	"github.com/surgebench/surge/tui/internal/text"
 )
 
-// Layout bounds. From minWidth×minHeight up every panel fits; below, the
-// dashboard degrades (panels cut from the bottom, columns from the right).
+// Layout bounds. From 80×24 up every panel fits; below, the dashboard
+// degrades (panels cut from the bottom, columns from the right).
 const (
-	minWidth  = 80
-	minHeight = 24
 	// twoCol is the width from which the chart and the side panels sit
 	// side by side.
 	twoCol = 80

@@ -34,8 +34,8 @@ func TestParseMode(t *testing.T) {
 		if (err != nil) != tt.wantErr || got != tt.want {
 			t.Errorf("ParseMode(%q, %v) = %v, %v; want %v, err %v", tt.flag, tt.tty, got, err, tt.want, tt.wantErr)
 		}
-		if err != nil && (!strings.Contains(err.Error(), "--ui") || !strings.Contains(err.Error(), "dashboard, simple or none")) {
-			t.Errorf("error %q should name --ui and the allowed values", err)
+		if err != nil && (!strings.Contains(err.Error(), tt.flag) || !strings.Contains(err.Error(), "dashboard, simple or none")) {
+			t.Errorf("error %q should name the value and the allowed values", err)
 		}
 	}
 }

@@ -2,6 +2,7 @@ package mockserver
 
 import (
 	"fmt"
+	"io"
 	"time"
 )
 
@@ -59,6 +60,11 @@ type Config struct {
 	// max_completion_tokens cap is ignored and the answer runs to
 	// DefaultOutputTokens.
 	IgnoreMaxCompletionTokens bool
+	// WireLog, when set, receives one JSON line per streamed request with
+	// the kernel's receive time of its bytes and the time its first token
+	// was flushed (see wirelog.go): the wire truth a client's TTFT can be
+	// judged against. Writes are serialised; the writer needs no lock.
+	WireLog io.Writer
 }
 
 // withDefaults returns cfg with zero fields set to their defaults.

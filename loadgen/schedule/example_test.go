@@ -25,7 +25,7 @@ func ExampleArrival() {
 	// 0s
 	// 250ms
 	// 500ms
-	// --request-rate must be > 0, got 0
+	// rate must be > 0, got 0
 }
 
 // Fixed replays trace timestamps; Row says which trace row each slot sends.
