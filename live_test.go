@@ -95,8 +95,11 @@ func TestControlPortSteersAProfile(t *testing.T) {
 	for {
 		resp, err := http.Post("http://"+c.ControlAddr+"/control/double", "application/json", nil)
 		if err == nil {
-			err = json.NewDecoder(resp.Body).Decode(&st)
+			decErr := json.NewDecoder(resp.Body).Decode(&st)
 			resp.Body.Close()
+			if decErr != nil {
+				t.Fatalf("decoding the control port's answer: %v", decErr)
+			}
 			break
 		}
 		if time.Now().After(deadline) {

@@ -43,8 +43,7 @@ func (f *fakeControl) apply(a Action) (LiveState, error) {
 
 func press(t *testing.T, m model, key string) model {
 	t.Helper()
-	var k tea.KeyMsg
-	k = tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune(key)}
+	k := tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune(key)}
 	next, cmd := m.Update(k)
 	m = next.(model)
 	if cmd == nil {
