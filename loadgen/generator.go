@@ -77,7 +77,10 @@ type Generator struct {
 	abort          context.CancelFunc
 	aborted        atomic.Bool
 
-	nextIndex     atomic.Int64 // request index across the run
+	nextIndex atomic.Int64 // request index across the run
+	// issued counts requests handed to their goroutines; nextIndex lags it
+	// until each goroutine runs, so session counts read this one.
+	issued        atomic.Int64
 	nextConv      atomic.Int64 // round-robin conversation cursor
 	inFlight      atomic.Int64
 	released      chan struct{} // a slot freed (capacity 1: a wake-up, not a count)
@@ -379,6 +382,7 @@ func (g *Generator) issue(ctx, reqCtx context.Context, wg *sync.WaitGroup, st St
 			intended = g.now()
 		}
 		conv := next.conv
+		g.issued.Add(1)
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -394,6 +398,7 @@ func (g *Generator) issue(ctx, reqCtx context.Context, wg *sync.WaitGroup, st St
 				if d := conv.Turns[ti].Delay; d > 0 && !sleep(reqCtx, d) {
 					return slot{}, false
 				}
+				g.issued.Add(1)
 				return slot{intended: g.now()}, true
 			}
 			g.session(reqCtx, conv, st.Phase, stage, pace)

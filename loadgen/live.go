@@ -60,7 +60,7 @@ func (g *Generator) RunLive(ctx context.Context, l Live) error {
 	grp := newDrainGroup(ctx)
 	defer grp.cancel()
 	g.col.SetPhase(metrics.Profile)
-	first := g.nextIndex.Load()
+	first := g.issued.Load()
 	stage := 0
 	for ctx.Err() == nil {
 		changed := l.Control.Changed()
@@ -80,7 +80,7 @@ func (g *Generator) RunLive(ctx context.Context, l Live) error {
 		}
 		left := 0
 		if l.Count > 0 {
-			left = l.Count - int(g.nextIndex.Load()-first)
+			left = l.Count - int(g.issued.Load()-first)
 			if left <= 0 {
 				break
 			}

@@ -130,7 +130,11 @@ func TestRunLiveStagesFollowTheController(t *testing.T) {
 	if _, err := ctl.Pause(); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, "the pause to drain", func() bool { return srv.inFlight.Load() == 0 })
+	// A request issued just before the pause may reach the server late on a
+	// busy machine: wait until the server has seen every issued request.
+	waitFor(t, "the pause to drain", func() bool {
+		return srv.inFlight.Load() == 0 && srv.requests.Load() == g.issued.Load()
+	})
 	before := srv.requests.Load()
 	time.Sleep(100 * time.Millisecond)
 	if after := srv.requests.Load(); after != before {
