@@ -1,6 +1,14 @@
 package main
 
-import "github.com/urfave/cli/v2"
+import (
+	"errors"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/urfave/cli/v2"
+)
 
 // Flag categories group `surge profile --help`.
 const (
@@ -12,62 +20,235 @@ const (
 	catOutput    = "Output"
 )
 
-// profileFlags are AIPerf's flag names where AIPerf has the flag (design §2).
-func profileFlags() []cli.Flag {
-	return []cli.Flag{
-		&cli.StringFlag{Category: catTarget, Name: "model", Aliases: []string{"m"}, Value: "mock", Usage: "model name sent in every request"},
-		&cli.StringFlag{Category: catTarget, Name: "url", Aliases: []string{"u"}, Usage: "server URL, scheme optional (empty or \"mock\": start the embedded mock server)"},
-		&cli.StringFlag{Category: catTarget, Name: "endpoint-type", Value: "chat", Usage: "chat or completions"},
-		&cli.BoolFlag{Category: catTarget, Name: "streaming", Usage: "stream responses over SSE (needed for TTFT and ITL)"},
+// option is one flag of `surge profile`: its urfave definition (name,
+// default, help) and the Config field it fills. The table is the only place
+// a flag is written: profileFlags binds it to a Config, and inputConfig reads
+// the same fields back for the exports, so the two cannot drift.
+type option struct {
+	flag cli.Flag
+	// field points into c: *string, *int, *bool, *float64, *uint64,
+	// *[]string, or a duration (a float flag in seconds or milliseconds).
+	field func(c *Config) any
+	// key is the input_config key when it is not the flag's name in
+	// snake_case.
+	key string
+	// export replaces the field's value in input_config (secrets redacted);
+	// h is the headers as sent, the API key's Authorization included.
+	export func(c *Config, h http.Header) any
+}
 
-		&cli.StringFlag{Category: catLoad, Name: "concurrency", Usage: "requests in flight at once, or a stage list to sweep (\"1,2,4,8\"); default 1 without a rate"},
-		&cli.StringFlag{Category: catLoad, Name: "request-rate", Usage: "requests per second (open loop), or a stage list (\"5,10,20\")"},
-		&cli.StringFlag{Category: catLoad, Name: "arrival-pattern", Value: "poisson", Usage: "constant, poisson or gamma"},
-		&cli.Float64Flag{Category: catLoad, Name: "arrival-smoothness", Value: 1, Usage: "gamma shape k: < 1 bursty, 1 Poisson-like, > 1 smoother (CV 1/sqrt(k))"},
-		&cli.Float64Flag{Category: catLoad, Name: "concurrency-ramp-duration", Usage: "seconds to ramp concurrency from 1 to its target"},
-		&cli.Float64Flag{Category: catLoad, Name: "request-rate-ramp-duration", Usage: "seconds to ramp the request rate up to its target"},
-		&cli.Float64Flag{Category: catLoad, Name: "knee-factor", Value: 2, Usage: "sweep knee: p95 TTFT rise over the first stage that, with < 10% throughput gain, marks saturation"},
-		&cli.BoolFlag{Category: catLoad, Name: "fixed-schedule", Usage: "replay the dataset's timestamps (automatic for traces with timestamps)"},
-		&cli.BoolFlag{Category: catLoad, Name: "fixed-schedule-auto-offset", Usage: "start the replay at the first timestamp"},
-		&cli.Float64Flag{Category: catLoad, Name: "fixed-schedule-start-offset", Usage: "replay rows from this trace time (ms)"},
-		&cli.Float64Flag{Category: catLoad, Name: "fixed-schedule-end-offset", Usage: "replay rows up to this trace time (ms)"},
-		&cli.Float64Flag{Category: catLoad, Name: "user-centric-rate", Usage: "user-centric mode: the users' combined requests per second"},
-		&cli.IntFlag{Category: catLoad, Name: "num-users", Usage: "user-centric mode: users each running multi-turn sessions"},
-		&cli.Float64Flag{Category: catLoad, Name: "conversation-turn-delay-mean", Usage: "think time between a user's turns (ms)"},
-		&cli.Float64Flag{Category: catLoad, Name: "conversation-turn-delay-stddev", Usage: "think time standard deviation (ms)"},
-		&cli.IntFlag{Category: catLoad, Name: "request-count", Usage: "requests to profile, per stage (default 10 unless --benchmark-duration is set)"},
-		&cli.Float64Flag{Category: catLoad, Name: "benchmark-duration", Usage: "stop issuing after this many seconds (per stage)"},
-		&cli.Float64Flag{Category: catLoad, Name: "benchmark-grace-period", Value: 30, Usage: "seconds in-flight requests may finish after issuing stops"},
-		&cli.IntFlag{Category: catLoad, Name: "warmup-request-count", Usage: "requests sent before profiling (reported under warmup_metrics)"},
-		&cli.Float64Flag{Category: catLoad, Name: "failed-request-threshold", Usage: "stop early once this fraction of requests failed (0: never)"},
+// duration is a time.Duration field set by a float flag counted in unit.
+type duration struct {
+	d    *time.Duration
+	unit time.Duration
+}
 
-		&cli.StringFlag{Category: catWorkload, Name: "input-file", Usage: "dataset file (JSONL, Mooncake/Azure trace, ShareGPT JSON)"},
-		&cli.StringFlag{Category: catWorkload, Name: "custom-dataset-type", Usage: "single_turn, multi_turn, random_pool, mooncake_trace or azure_trace (guessed when omitted)"},
-		&cli.StringFlag{Category: catWorkload, Name: "public-dataset", Usage: "sharegpt (read from --input-file or the cache folder; never downloaded)"},
-		&cli.IntFlag{Category: catWorkload, Name: "isl-block-size", Usage: "Mooncake hash block size in tokens (default 512)"},
-		&cli.IntFlag{Category: catWorkload, Name: "isl", Aliases: []string{"synthetic-input-tokens-mean"}, Value: 550, Usage: "synthetic prompt length in tokens (mean)"},
-		&cli.IntFlag{Category: catWorkload, Name: "isl-stddev", Aliases: []string{"synthetic-input-tokens-stddev"}, Usage: "synthetic prompt length standard deviation"},
-		&cli.IntFlag{Category: catWorkload, Name: "osl", Aliases: []string{"output-tokens-mean"}, Usage: "output token cap (mean; 0: no cap)"},
-		&cli.IntFlag{Category: catWorkload, Name: "osl-stddev", Aliases: []string{"output-tokens-stddev"}, Usage: "output token cap standard deviation"},
-		&cli.IntFlag{Category: catWorkload, Name: "prompt-prefix-pool-size", Usage: "distinct shared prefixes drawn for synthetic prompts"},
-		&cli.IntFlag{Category: catWorkload, Name: "prompt-prefix-length", Usage: "tokens per shared prefix"},
-		&cli.IntFlag{Category: catWorkload, Name: "shared-system-prompt-length", Usage: "tokens of one system prompt every conversation shares"},
-		&cli.StringFlag{Category: catWorkload, Name: "tokenizer", Usage: "Hugging Face tokenizer.json (file or folder) to count and build tokens with"},
-		&cli.Uint64Flag{Category: catWorkload, Name: "random-seed", Usage: "seed for prompts and arrival times (same seed, same requests)"},
+func secs(d *time.Duration) duration { return duration{d, time.Second} }
+func ms(d *time.Duration) duration   { return duration{d, time.Millisecond} }
 
-		&cli.StringSliceFlag{Category: catRequest, Name: "extra-inputs", Usage: "extra request body field key:value (JSON values parsed), repeatable"},
-		&cli.StringSliceFlag{Category: catRequest, Name: "header", Aliases: []string{"H"}, Usage: "extra HTTP header \"Name: value\", repeatable"},
-		&cli.StringFlag{Category: catRequest, Name: "api-key", EnvVars: []string{"OPENAI_API_KEY"}, Usage: "sent as Authorization: Bearer (never exported or logged)"},
-		&cli.Float64Flag{Category: catRequest, Name: "request-timeout-seconds", Value: 600, Usage: "per-request limit, the whole stream included"},
-		&cli.StringFlag{Category: catRequest, Name: "goodput", Usage: "SLOs, e.g. \"time_to_first_token:200 inter_token_latency:20\" (ms)"},
+// options are AIPerf's flag names where AIPerf has the flag (design §2).
+var options = []option{
+	{flag: &cli.StringFlag{Category: catTarget, Name: "model", Aliases: []string{"m"}, Value: "mock", Usage: "model name sent in every request"}, field: func(c *Config) any { return &c.Model }},
+	{flag: &cli.StringFlag{Category: catTarget, Name: "url", Aliases: []string{"u"}, Usage: "server URL, scheme optional (empty or \"mock\": start the embedded mock server)"}, field: func(c *Config) any { return &c.URL }},
+	{flag: &cli.StringFlag{Category: catTarget, Name: "endpoint-type", Value: "chat", Usage: "chat, completions, responses, messages, embeddings, chat_embeddings, nim_embeddings, cohere_rankings, hf_tei_rankings, nim_rankings, huggingface_generate, raw or template"}, field: func(c *Config) any { return &c.EndpointType }},
+	{flag: &cli.StringFlag{Category: catTarget, Name: "endpoint", Aliases: []string{"custom-endpoint"}, Usage: "URL path to send to instead of the endpoint type's default (\"/v1/custom\")"}, field: func(c *Config) any { return &c.CustomEndpoint }},
+	{flag: &cli.StringFlag{Category: catTarget, Name: "endpoint-template", Usage: "template type: the request body as a Go text/template over the turn (.Text .Messages .Model .MaxTokens .Stream .Passages .Extra; {{json .Text}} quotes), inline or @file"}, field: func(c *Config) any { return &c.EndpointTemplate }},
+	{flag: &cli.StringFlag{Category: catTarget, Name: "response-field", Usage: "JSON path to the text of each streamed event or body (\"output.text\", \"choices[0].text\")"}, field: func(c *Config) any { return &c.ResponseField }},
+	{flag: &cli.StringFlag{Category: catTarget, Name: "reasoning-format", Value: "auto", Usage: "where reasoning is: auto (reasoning_content/reasoning fields and a leading <think> block), fields, think (every <think>…</think>) or none"}, field: func(c *Config) any { return &c.ReasoningFormat }},
+	{flag: &cli.BoolFlag{Category: catTarget, Name: "streaming", Usage: "stream responses over SSE (needed for TTFT and ITL)"}, field: func(c *Config) any { return &c.Streaming }},
 
-		&cli.BoolFlag{Category: catTelemetry, Name: "no-gpu-telemetry", Usage: "do not sample local GPUs through NVML"},
-		&cli.StringSliceFlag{Category: catTelemetry, Name: "gpu-telemetry", Usage: "DCGM exporter URL to scrape, repeatable"},
-		&cli.Float64Flag{Category: catTelemetry, Name: "gpu-telemetry-interval", Value: 1, Usage: "seconds between telemetry samples"},
-		&cli.StringSliceFlag{Category: catTelemetry, Name: "server-metrics", Usage: "Prometheus /metrics URL of the server, repeatable (default: the target's /metrics)"},
-		&cli.BoolFlag{Category: catTelemetry, Name: "no-server-metrics", Usage: "do not scrape the server's /metrics"},
+	{flag: &cli.StringFlag{Category: catLoad, Name: "concurrency", Usage: "requests in flight at once, or a stage list to sweep (\"1,2,4,8\"); default 1 without a rate"}, field: func(c *Config) any { return &c.Concurrency }},
+	{flag: &cli.StringFlag{Category: catLoad, Name: "request-rate", Usage: "requests per second (open loop), or a stage list (\"5,10,20\")"}, field: func(c *Config) any { return &c.RequestRate }},
+	{flag: &cli.StringFlag{Category: catLoad, Name: "arrival-pattern", Value: "poisson", Usage: "constant, poisson or gamma"}, field: func(c *Config) any { return &c.ArrivalPattern }},
+	{flag: &cli.Float64Flag{Category: catLoad, Name: "arrival-smoothness", Value: 1, Usage: "gamma shape k: < 1 bursty, 1 Poisson-like, > 1 smoother (CV 1/sqrt(k))"}, field: func(c *Config) any { return &c.Smoothness }},
+	{flag: &cli.Float64Flag{Category: catLoad, Name: "concurrency-ramp-duration", Usage: "seconds to ramp concurrency from 1 to its target"}, field: func(c *Config) any { return secs(&c.ConcurrencyRamp) }},
+	{flag: &cli.Float64Flag{Category: catLoad, Name: "request-rate-ramp-duration", Usage: "seconds to ramp the request rate up to its target"}, field: func(c *Config) any { return secs(&c.RateRamp) }},
+	{flag: &cli.Float64Flag{Category: catLoad, Name: "knee-factor", Value: 2, Usage: "sweep knee: p95 TTFT rise over the first stage that, with < 10% throughput gain, marks saturation"}, field: func(c *Config) any { return &c.KneeFactor }},
+	{flag: &cli.BoolFlag{Category: catLoad, Name: "fixed-schedule", Usage: "replay the dataset's timestamps (automatic for traces with timestamps)"}, field: func(c *Config) any { return &c.FixedSchedule }},
+	{flag: &cli.BoolFlag{Category: catLoad, Name: "fixed-schedule-auto-offset", Usage: "start the replay at the first timestamp"}, field: func(c *Config) any { return &c.AutoOffset }},
+	{flag: &cli.Float64Flag{Category: catLoad, Name: "fixed-schedule-start-offset", Usage: "replay rows from this trace time (ms)"}, field: func(c *Config) any { return ms(&c.StartOffset) }},
+	{flag: &cli.Float64Flag{Category: catLoad, Name: "fixed-schedule-end-offset", Usage: "replay rows up to this trace time (ms)"}, field: func(c *Config) any { return ms(&c.EndOffset) }},
+	{flag: &cli.Float64Flag{Category: catLoad, Name: "user-centric-rate", Usage: "user-centric mode: the users' combined requests per second"}, field: func(c *Config) any { return &c.UserCentricRate }},
+	{flag: &cli.IntFlag{Category: catLoad, Name: "num-users", Usage: "user-centric mode: users each running multi-turn sessions"}, field: func(c *Config) any { return &c.NumUsers }},
+	{flag: &cli.Float64Flag{Category: catLoad, Name: "conversation-turn-delay-mean", Usage: "think time between a user's turns (ms)"}, field: func(c *Config) any { return ms(&c.TurnDelayMean) }},
+	{flag: &cli.Float64Flag{Category: catLoad, Name: "conversation-turn-delay-stddev", Usage: "think time standard deviation (ms)"}, field: func(c *Config) any { return ms(&c.TurnDelayStd) }},
+	{flag: &cli.IntFlag{Category: catLoad, Name: "request-count", Usage: "requests to profile, per stage (default 10 unless --benchmark-duration is set)"}, field: func(c *Config) any { return &c.RequestCount }},
+	{flag: &cli.Float64Flag{Category: catLoad, Name: "benchmark-duration", Usage: "stop issuing after this many seconds (per stage)"}, field: func(c *Config) any { return secs(&c.Duration) }},
+	{flag: &cli.Float64Flag{Category: catLoad, Name: "benchmark-grace-period", Value: 30, Usage: "seconds in-flight requests may finish after issuing stops"}, field: func(c *Config) any { return secs(&c.Grace) }},
+	{flag: &cli.IntFlag{Category: catLoad, Name: "warmup-request-count", Usage: "requests sent before profiling (reported under warmup_metrics)"}, field: func(c *Config) any { return &c.WarmupCount }},
+	{flag: &cli.Float64Flag{Category: catLoad, Name: "failed-request-threshold", Usage: "stop early once this fraction of requests failed (0: never)"}, field: func(c *Config) any { return &c.FailedThreshold }},
 
-		&cli.StringFlag{Category: catOutput, Name: "ui", Usage: "dashboard, simple or none (default: dashboard on a terminal, none otherwise)"},
-		&cli.StringFlag{Category: catOutput, Name: "output-artifact-dir", Usage: "export folder (default artifacts/<model>-<endpoint>-<mode><value>)"},
+	{flag: &cli.StringFlag{Category: catWorkload, Name: "input-file", Usage: "dataset file (JSONL, Mooncake/Azure trace, ShareGPT JSON)"}, field: func(c *Config) any { return &c.InputFile }},
+	{flag: &cli.StringFlag{Category: catWorkload, Name: "custom-dataset-type", Usage: "single_turn, multi_turn, random_pool, mooncake_trace or azure_trace (guessed when omitted)"}, field: func(c *Config) any { return &c.CustomDatasetType }},
+	{flag: &cli.StringFlag{Category: catWorkload, Name: "public-dataset", Usage: "sharegpt (read from --input-file or the cache folder; never downloaded)"}, field: func(c *Config) any { return &c.PublicDataset }},
+	{flag: &cli.IntFlag{Category: catWorkload, Name: "isl-block-size", Usage: "Mooncake hash block size in tokens (default 512)"}, field: func(c *Config) any { return &c.ISLBlockSize }},
+	{flag: &cli.IntFlag{Category: catWorkload, Name: "isl", Aliases: []string{"synthetic-input-tokens-mean"}, Value: 550, Usage: "synthetic prompt length in tokens (mean)"}, field: func(c *Config) any { return &c.ISL }},
+	{flag: &cli.IntFlag{Category: catWorkload, Name: "isl-stddev", Aliases: []string{"synthetic-input-tokens-stddev"}, Usage: "synthetic prompt length standard deviation"}, field: func(c *Config) any { return &c.ISLStddev }},
+	{flag: &cli.IntFlag{Category: catWorkload, Name: "osl", Aliases: []string{"output-tokens-mean"}, Usage: "output token cap (mean; 0: no cap)"}, field: func(c *Config) any { return &c.OSL }},
+	{flag: &cli.IntFlag{Category: catWorkload, Name: "osl-stddev", Aliases: []string{"output-tokens-stddev"}, Usage: "output token cap standard deviation"}, field: func(c *Config) any { return &c.OSLStddev }},
+	{flag: &cli.IntFlag{Category: catWorkload, Name: "prompt-prefix-pool-size", Usage: "distinct shared prefixes drawn for synthetic prompts"}, field: func(c *Config) any { return &c.PrefixPoolSize }},
+	{flag: &cli.IntFlag{Category: catWorkload, Name: "prompt-prefix-length", Usage: "tokens per shared prefix"}, field: func(c *Config) any { return &c.PrefixLength }},
+	{flag: &cli.IntFlag{Category: catWorkload, Name: "shared-system-prompt-length", Usage: "tokens of one system prompt every conversation shares"}, field: func(c *Config) any { return &c.SharedSystemPromptLength }},
+	{flag: &cli.IntFlag{Category: catWorkload, Name: "rankings-passages-mean", Value: defaultRankingsPassages, Usage: "rankings types: passages per query (drawn from the other prompts) when the dataset gives none"}, field: func(c *Config) any { return &c.RankingsPassagesMean }},
+	{flag: &cli.IntFlag{Category: catWorkload, Name: "rankings-passages-stddev", Usage: "rankings types: passages per query standard deviation"}, field: func(c *Config) any { return &c.RankingsPassagesStddev }},
+	{flag: &cli.StringFlag{Category: catWorkload, Name: "tokenizer", Usage: "Hugging Face tokenizer.json (file or folder) to count and build tokens with"}, field: func(c *Config) any { return &c.Tokenizer }},
+	{flag: &cli.Uint64Flag{Category: catWorkload, Name: "random-seed", Usage: "seed for prompts and arrival times (same seed, same requests)"}, field: func(c *Config) any { return &c.Seed }},
+
+	{flag: &cli.StringSliceFlag{Category: catRequest, Name: "extra-inputs", Usage: "extra request body field key:value (JSON values parsed), repeatable"}, field: func(c *Config) any { return &c.ExtraInputs },
+		export: func(c *Config, _ http.Header) any { return redactExtras(c.ExtraInputs) }},
+	{flag: &cli.StringSliceFlag{Category: catRequest, Name: "header", Aliases: []string{"H"}, Usage: "extra HTTP header \"Name: value\", repeatable"}, field: func(c *Config) any { return &c.Headers },
+		key: "headers", export: func(_ *Config, h http.Header) any { return redactHeaders(h) }},
+	{flag: &cli.StringFlag{Category: catRequest, Name: "api-key", EnvVars: []string{"OPENAI_API_KEY"}, Usage: "sent as Authorization: Bearer (x-api-key for --endpoint-type messages; never exported or logged)"}, field: func(c *Config) any { return &c.APIKey },
+		export: func(c *Config, _ http.Header) any { return redactValue(c.APIKey) }},
+	{flag: &cli.BoolFlag{Category: catRequest, Name: "use-legacy-max-tokens", Usage: "send the output cap as max_tokens instead of max_completion_tokens (for servers that ignore the newer name)"}, field: func(c *Config) any { return &c.UseLegacyMaxTokens }},
+	{flag: &cli.StringFlag{Category: catRequest, Name: "connection-reuse-strategy", Value: "pooled", Usage: "pooled (shared keep-alive pool), never (a connection per request) or sticky-user-sessions (one connection per conversation session)"}, field: func(c *Config) any { return &c.ConnectionReuse }},
+	{flag: &cli.StringFlag{Category: catRequest, Name: "session-header", Usage: "header carrying one id per conversation session, e.g. X-Correlation-ID (for session-affine routers)"}, field: func(c *Config) any { return &c.SessionHeader }},
+	{flag: &cli.Float64Flag{Category: catRequest, Name: "request-timeout-seconds", Value: 600, Usage: "per-request limit, the whole stream included"}, field: func(c *Config) any { return secs(&c.Timeout) }},
+	{flag: &cli.StringFlag{Category: catRequest, Name: "timestamps", Value: "kernel", Usage: "what times each token: kernel (the socket's receive stamp, immune to a busy client; Linux, HTTP/1.1) or read (when the client read it)"}, field: func(c *Config) any { return &c.Timestamps }},
+	{flag: &cli.StringFlag{Category: catRequest, Name: "goodput", Usage: "SLOs, e.g. \"time_to_first_token:200 inter_token_latency:20\" (ms)"}, field: func(c *Config) any { return &c.Goodput }},
+
+	{flag: &cli.BoolFlag{Category: catTelemetry, Name: "no-gpu-telemetry", Usage: "do not sample local GPUs through NVML"}, field: func(c *Config) any { return &c.NoGPUTelemetry }},
+	{flag: &cli.StringSliceFlag{Category: catTelemetry, Name: "gpu-telemetry", Usage: "DCGM exporter URL to scrape, repeatable"}, field: func(c *Config) any { return &c.GPUTelemetryURLs }},
+	{flag: &cli.Float64Flag{Category: catTelemetry, Name: "gpu-telemetry-interval", Value: 1, Usage: "seconds between GPU samples"}, field: func(c *Config) any { return secs(&c.GPUInterval) }},
+	{flag: &cli.Float64Flag{Category: catTelemetry, Name: "server-metrics-interval", Usage: "seconds between /metrics scrapes (default: --gpu-telemetry-interval)"}, field: func(c *Config) any { return secs(&c.ServerInterval) }},
+	{flag: &cli.StringSliceFlag{Category: catTelemetry, Name: "server-metrics", Usage: "Prometheus /metrics URL of the server, repeatable (default: the target's /metrics)"}, field: func(c *Config) any { return &c.ServerMetricsURLs }},
+	{flag: &cli.BoolFlag{Category: catTelemetry, Name: "no-server-metrics", Usage: "do not scrape the server's /metrics"}, field: func(c *Config) any { return &c.NoServerMetrics }},
+
+	{flag: &cli.StringFlag{Category: catLoad, Name: "control-addr", Usage: "serve live controls on this address, e.g. 127.0.0.1:9090 (a bare port binds loopback; name a host to accept others): GET /control, POST /control/{set,step,double,halve,pause,resume}"}, field: func(c *Config) any { return &c.ControlAddr }},
+	{flag: &cli.StringFlag{Category: catLoad, Name: "stop-on", Usage: "stop early when a condition holds for a window, e.g. \"time_to_first_token:p95:2000@30s error_rate:0.1@10s kv_cache_usage>=0.99@5s\""}, field: func(c *Config) any { return &c.StopOn }},
+	{flag: &cli.StringFlag{Category: catOutput, Name: "ui", Usage: "dashboard, simple or none (default: dashboard on a terminal, none otherwise)"}, field: func(c *Config) any { return &c.UI }},
+	{flag: &cli.StringFlag{Category: catOutput, Name: "output-artifact-dir", Usage: "export folder (default artifacts/<model>-<endpoint>-<mode><value>)"}, field: func(c *Config) any { return &c.ArtifactDir }},
+}
+
+// profileFlags binds every option to c: parsing the command line fills c,
+// the defaults included.
+func profileFlags(c *Config) []cli.Flag {
+	out := make([]cli.Flag, len(options))
+	for i, o := range options {
+		out[i] = bind(o.flag, o.field(c))
 	}
+	return out
+}
+
+// bind returns a copy of f that parses into field. Durations and lists
+// become generic flags over values that write c's own types.
+func bind(f cli.Flag, field any) cli.Flag {
+	switch f := f.(type) {
+	case *cli.StringFlag:
+		g := *f
+		g.Destination = field.(*string)
+		return &g
+	case *cli.IntFlag:
+		g := *f
+		g.Destination = field.(*int)
+		return &g
+	case *cli.BoolFlag:
+		g := *f
+		g.Destination = field.(*bool)
+		return &g
+	case *cli.Uint64Flag:
+		g := *f
+		g.Destination = field.(*uint64)
+		return &g
+	case *cli.Float64Flag:
+		if d, ok := field.(duration); ok {
+			*d.d = time.Duration(f.Value * float64(d.unit)) // the default, shown by --help
+			return &cli.GenericFlag{Category: f.Category, Name: f.Name, Aliases: f.Aliases, Usage: f.Usage, EnvVars: f.EnvVars,
+				Value: &durationValue{d}}
+		}
+		g := *f
+		g.Destination = field.(*float64)
+		return &g
+	case *cli.StringSliceFlag:
+		return &repeatableFlag{cli.GenericFlag{Category: f.Category, Name: f.Name, Aliases: f.Aliases, Usage: f.Usage, EnvVars: f.EnvVars,
+			Value: &listValue{p: field.(*[]string)}}}
+	}
+	panic("flags: no binding for " + f.Names()[0])
+}
+
+// durationValue parses a float flag in its unit into a time.Duration.
+type durationValue struct{ duration }
+
+func (v *durationValue) Set(s string) error {
+	f, err := strconv.ParseFloat(s, 64)
+	if err != nil {
+		return errors.New("parse error")
+	}
+	*v.d = time.Duration(f * float64(v.unit))
+	return nil
+}
+
+func (v *durationValue) String() string {
+	if v.d == nil {
+		return ""
+	}
+	return strconv.FormatFloat(float64(*v.d)/float64(v.unit), 'g', -1, 64)
+}
+
+// repeatableFlag is a generic flag that --help shows as repeatable, as it
+// shows urfave's own slice flags.
+type repeatableFlag struct{ cli.GenericFlag }
+
+// IsSliceFlag reports that the flag may be given more than once.
+func (*repeatableFlag) IsSliceFlag() bool { return true }
+
+// String is the flag's help line (the embedded flag's would not see
+// IsSliceFlag).
+func (f *repeatableFlag) String() string { return cli.FlagStringer(f) }
+
+// listValue collects a repeatable flag. Like urfave's string slices it
+// splits an item on commas.
+type listValue struct{ p *[]string }
+
+// listCopy marks String's form. urfave copies a flag's value to its
+// aliases by Set(String()); that copy must replace the list, not extend it.
+const listCopy = "\x00"
+
+func (v *listValue) Set(s string) error {
+	if rest, ok := strings.CutPrefix(s, listCopy); ok {
+		*v.p = strings.Split(rest, listCopy)
+		return nil
+	}
+	*v.p = append(*v.p, strings.Split(s, ",")...)
+	return nil
+}
+
+func (v *listValue) String() string {
+	if v.p == nil || len(*v.p) == 0 {
+		return ""
+	}
+	return listCopy + strings.Join(*v.p, listCopy)
+}
+
+// inputConfig is the configuration as exports show it, one key per flag
+// (secrets redacted); headers are the headers as sent.
+func (c *Config) inputConfig(headers http.Header) map[string]any {
+	out := make(map[string]any, len(options))
+	for _, o := range options {
+		key := o.key
+		if key == "" {
+			key = strings.ReplaceAll(o.flag.Names()[0], "-", "_")
+		}
+		if o.export != nil {
+			out[key] = o.export(c, headers)
+			continue
+		}
+		switch p := o.field(c).(type) {
+		case *string:
+			out[key] = *p
+		case *int:
+			out[key] = *p
+		case *bool:
+			out[key] = *p
+		case *float64:
+			out[key] = *p
+		case *uint64:
+			out[key] = *p
+		case *[]string:
+			out[key] = *p
+		case duration:
+			out[key] = float64(*p.d) / float64(p.unit)
+		}
+	}
+	return out
 }

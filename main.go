@@ -15,7 +15,6 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/surgebench/surge/examples/mockserver"
-	"github.com/surgebench/surge/loadgen/profile"
 )
 
 // version is set at build time with -ldflags "-X main.version=…".
@@ -41,19 +40,17 @@ func run(args []string) int {
 		Version: version,
 		Commands: []*cli.Command{
 			profileCommand(&code),
+			searchCommand(&code),
 			mockServerCommand(),
+			calibrateCommand(),
 			reportCommand(),
 		},
-		OnUsageError: func(_ *cli.Context, err error, _ bool) error {
-			return &profile.UsageError{Err: err}
-		},
+		OnUsageError: onUsageError,
 	}
 	if err := app.Run(args); err != nil {
-		// The flag package names flags with one dash; ours take two.
-		msg := strings.NewReplacer("flag -", "flag --", "defined: -", "defined: --").Replace(err.Error())
-		fmt.Fprintln(os.Stderr, "surge:", msg)
-		var ue *profile.UsageError
-		if errors.As(err, &ue) || isFlagError(err) {
+		fmt.Fprintln(os.Stderr, "surge:", err)
+		var ue *UsageError
+		if errors.As(err, &ue) {
 			return exitUsage
 		}
 		if code == exitOK {
@@ -63,62 +60,28 @@ func run(args []string) int {
 	return code
 }
 
-// isFlagError recognises urfave/cli's own parse failures (unknown flag, bad
-// number), which it returns as plain errors.
-func isFlagError(err error) bool {
-	msg := err.Error()
-	for _, s := range []string{"flag provided but not defined", "invalid value", "flag needs an argument", "Required flag"} {
-		if strings.Contains(msg, s) {
-			return true
-		}
-	}
-	return false
+// onUsageError types urfave/cli's parse failures (unknown flag, bad
+// number) as usage errors, so they exit 2. Each command needs it: urfave
+// does not hand the app's to its commands.
+func onUsageError(_ *cli.Context, err error, _ bool) error {
+	// The flag package names flags with one dash; ours take two.
+	msg := strings.NewReplacer("flag -", "flag --", "defined: -", "defined: --").Replace(err.Error())
+	return &UsageError{Err: errors.New(msg)}
 }
 
 func profileCommand(code *int) *cli.Command {
+	cfg := &Config{Version: version}
 	return &cli.Command{
-		Name:  "profile",
-		Usage: "run a benchmark against a server (default: the embedded mock server)",
-		Flags: profileFlags(),
+		Name:         "profile",
+		Usage:        "run a benchmark against a server (default: the embedded mock server)",
+		Flags:        profileFlags(cfg),
+		OnUsageError: onUsageError,
 		Action: func(cc *cli.Context) error {
-			cfg := profile.Config{
-				Model: cc.String("model"), URL: cc.String("url"), EndpointType: cc.String("endpoint-type"),
-				Streaming: cc.Bool("streaming"),
-
-				Concurrency: cc.String("concurrency"), RequestRate: cc.String("request-rate"),
-				ArrivalPattern: cc.String("arrival-pattern"), Smoothness: cc.Float64("arrival-smoothness"),
-				SmoothnessSet:   cc.IsSet("arrival-smoothness"),
-				ConcurrencyRamp: seconds(cc.Float64("concurrency-ramp-duration")), RateRamp: seconds(cc.Float64("request-rate-ramp-duration")),
-				KneeFactor:    cc.Float64("knee-factor"),
-				FixedSchedule: cc.Bool("fixed-schedule"), AutoOffset: cc.Bool("fixed-schedule-auto-offset"),
-				StartOffset: millis(cc.Float64("fixed-schedule-start-offset")), EndOffset: millis(cc.Float64("fixed-schedule-end-offset")),
-				UserCentricRate: cc.Float64("user-centric-rate"), NumUsers: cc.Int("num-users"),
-				TurnDelayMean: millis(cc.Float64("conversation-turn-delay-mean")), TurnDelayStd: millis(cc.Float64("conversation-turn-delay-stddev")),
-
-				RequestCount: cc.Int("request-count"), Duration: seconds(cc.Float64("benchmark-duration")),
-				Grace: seconds(cc.Float64("benchmark-grace-period")), WarmupCount: cc.Int("warmup-request-count"),
-				FailedThreshold: cc.Float64("failed-request-threshold"),
-
-				InputFile: cc.String("input-file"), CustomDatasetType: cc.String("custom-dataset-type"),
-				PublicDataset: cc.String("public-dataset"), ISLBlockSize: cc.Int("isl-block-size"),
-				ISL: cc.Int("isl"), ISLStddev: cc.Int("isl-stddev"), OSL: cc.Int("osl"), OSLStddev: cc.Int("osl-stddev"),
-				PrefixPoolSize: cc.Int("prompt-prefix-pool-size"), PrefixLength: cc.Int("prompt-prefix-length"),
-				SharedSystemPromptLength: cc.Int("shared-system-prompt-length"),
-				Tokenizer:                cc.String("tokenizer"), Seed: cc.Uint64("random-seed"),
-
-				ExtraInputs: cc.StringSlice("extra-inputs"), Headers: cc.StringSlice("header"),
-				APIKey: cc.String("api-key"), Timeout: seconds(cc.Float64("request-timeout-seconds")), Goodput: cc.String("goodput"),
-
-				NoGPUTelemetry: cc.Bool("no-gpu-telemetry"), GPUTelemetryURLs: cc.StringSlice("gpu-telemetry"),
-				GPUInterval:       seconds(cc.Float64("gpu-telemetry-interval")),
-				ServerMetricsURLs: cc.StringSlice("server-metrics"), NoServerMetrics: cc.Bool("no-server-metrics"),
-
-				UI: cc.String("ui"), StdoutTTY: term.IsTerminal(os.Stdout.Fd()),
-				ArtifactDir: cc.String("output-artifact-dir"), Version: version,
-			}
+			cfg.SmoothnessSet = cc.IsSet("arrival-smoothness")
+			cfg.StdoutTTY = term.IsTerminal(os.Stdout.Fd())
 			ctx, stop := signal.NotifyContext(cc.Context, os.Interrupt, syscall.SIGTERM)
 			defer stop()
-			res, err := profile.Run(ctx, cfg, os.Stdout, os.Stderr)
+			res, err := Run(ctx, *cfg, os.Stdout, os.Stderr)
 			switch {
 			case res == nil:
 				return err
@@ -133,40 +96,78 @@ func profileCommand(code *int) *cli.Command {
 	}
 }
 
-func seconds(s float64) time.Duration { return time.Duration(s * float64(time.Second)) }
-
-func millis(ms float64) time.Duration { return time.Duration(ms * float64(time.Millisecond)) }
-
-func mockServerCommand() *cli.Command {
+func calibrateCommand() *cli.Command {
+	c := CalibrateConfig{}
+	var noSave bool
+	itls := cli.NewStringSlice("10ms", "5ms", "2ms")
 	return &cli.Command{
-		Name:  "mock-server",
-		Usage: "serve the built-in OpenAI-compatible mock (no GPU, no model)",
+		Name:         "calibrate",
+		Usage:        "find the streaming load this machine's client can time honestly (read delay p99 < 1 ms) and keep it for run_info",
+		OnUsageError: onUsageError,
 		Flags: []cli.Flag{
-			&cli.IntFlag{Name: "port", Value: 8000, Usage: "port on 127.0.0.1"},
-			&cli.StringFlag{Name: "host", Value: "127.0.0.1", Usage: "address to listen on"},
-			&cli.DurationFlag{Name: "ttft", Value: 20 * time.Millisecond, Usage: "time to first token"},
-			&cli.DurationFlag{Name: "itl", Value: 5 * time.Millisecond, Usage: "gap between tokens"},
-			&cli.IntFlag{Name: "reasoning-tokens", Usage: "first K output tokens are reasoning content"},
-			&cli.Float64Flag{Name: "error-rate", Usage: "fraction of requests answered HTTP 500"},
-			&cli.IntFlag{Name: "output-tokens", Value: 128, Usage: "output length when a request sets no max_tokens"},
-			&cli.IntFlag{Name: "tokens-per-chunk", Value: 1, Usage: "tokens per SSE event"},
-			&cli.IntFlag{Name: "max-running", Usage: "requests served at once; more wait in a queue (0: no limit)"},
-			&cli.StringFlag{Name: "model", Value: "mock", Usage: "model name /v1/models reports"},
-			&cli.Uint64Flag{Name: "seed", Usage: "seed for injected errors"},
+			&cli.StringSliceFlag{Name: "itl", Value: itls, Usage: "per-stream token gaps to try"},
+			&cli.IntFlag{Name: "max-streams", Value: 1024, Usage: "largest stream count tried (doubling from 8)", Destination: &c.MaxStreams},
+			&cli.IntFlag{Name: "tokens", Value: 40, Usage: "tokens per stream", Destination: &c.Tokens},
+			&cli.BoolFlag{Name: "no-save", Usage: "print the result only", Destination: &noSave},
 		},
 		Action: func(cc *cli.Context) error {
-			if r := cc.Float64("error-rate"); r < 0 || r > 1 {
-				return &profile.UsageError{Err: fmt.Errorf("--error-rate must be between 0 and 1, got %g", r)}
+			for _, v := range cc.StringSlice("itl") {
+				d, err := time.ParseDuration(v)
+				if err != nil || d <= 0 {
+					return &UsageError{Err: fmt.Errorf("--itl %q: want a positive duration such as 5ms", v)}
+				}
+				c.ITLs = append(c.ITLs, d)
+			}
+			c.Save = !noSave
+			ctx, stop := signal.NotifyContext(cc.Context, os.Interrupt, syscall.SIGTERM)
+			defer stop()
+			_, err := Calibrate(ctx, c, os.Stdout)
+			return err
+		},
+	}
+}
+
+func mockServerCommand() *cli.Command {
+	var (
+		mc      mockserver.Config
+		host    string
+		port    int
+		wireLog string
+	)
+	return &cli.Command{
+		Name:         "mock-server",
+		Usage:        "serve the built-in OpenAI-compatible mock (no GPU, no model)",
+		OnUsageError: onUsageError,
+		Flags: []cli.Flag{
+			&cli.IntFlag{Name: "port", Value: 8000, Usage: "port on 127.0.0.1", Destination: &port},
+			&cli.StringFlag{Name: "host", Value: "127.0.0.1", Usage: "address to listen on", Destination: &host},
+			&cli.DurationFlag{Name: "ttft", Value: 20 * time.Millisecond, Usage: "time to first token", Destination: &mc.TTFT},
+			&cli.DurationFlag{Name: "itl", Value: 5 * time.Millisecond, Usage: "gap between tokens", Destination: &mc.ITL},
+			&cli.IntFlag{Name: "reasoning-tokens", Usage: "first K output tokens are reasoning content", Destination: &mc.ReasoningTokens},
+			&cli.Float64Flag{Name: "error-rate", Usage: "fraction of requests answered HTTP 500", Destination: &mc.ErrorRate},
+			&cli.IntFlag{Name: "output-tokens", Value: 128, Usage: "output length when a request sets no max_tokens", Destination: &mc.DefaultOutputTokens},
+			&cli.IntFlag{Name: "tokens-per-chunk", Value: 1, Usage: "tokens per SSE event", Destination: &mc.TokensPerChunk},
+			&cli.IntFlag{Name: "max-running", Usage: "requests served at once; more wait in a queue (0: no limit)", Destination: &mc.MaxRunning},
+			&cli.StringFlag{Name: "model", Value: "mock", Usage: "model name /v1/models reports", Destination: &mc.Model},
+			&cli.Uint64Flag{Name: "seed", Usage: "seed for injected errors", Destination: &mc.Seed},
+			&cli.BoolFlag{Name: "ignore-max-completion-tokens", Usage: "ignore max_completion_tokens (honour only max_tokens), as some llama.cpp builds do", Destination: &mc.IgnoreMaxCompletionTokens},
+			&cli.StringFlag{Name: "wire-log", Usage: "write one JSON line per streamed request: kernel arrival time of its bytes and first-token flush time (the wire truth for TTFT)", Destination: &wireLog},
+		},
+		Action: func(cc *cli.Context) error {
+			if r := mc.ErrorRate; r < 0 || r > 1 {
+				return &UsageError{Err: fmt.Errorf("--error-rate must be between 0 and 1, got %g", r)}
+			}
+			if wireLog != "" {
+				f, err := os.Create(wireLog)
+				if err != nil {
+					return &UsageError{Err: fmt.Errorf("--wire-log: %w", err)}
+				}
+				defer f.Close()
+				mc.WireLog = f
 			}
 			ctx, stop := signal.NotifyContext(cc.Context, os.Interrupt, syscall.SIGTERM)
 			defer stop()
-			addr := fmt.Sprintf("%s:%d", cc.String("host"), cc.Int("port"))
-			srv, err := mockserver.Start(ctx, addr, mockserver.Config{
-				TTFT: cc.Duration("ttft"), ITL: cc.Duration("itl"), ReasoningTokens: cc.Int("reasoning-tokens"),
-				ErrorRate: cc.Float64("error-rate"), DefaultOutputTokens: cc.Int("output-tokens"),
-				TokensPerChunk: cc.Int("tokens-per-chunk"), MaxRunning: cc.Int("max-running"),
-				Model: cc.String("model"), Seed: cc.Uint64("seed"),
-			})
+			srv, err := mockserver.Start(ctx, fmt.Sprintf("%s:%d", host, port), mc)
 			if err != nil {
 				return err
 			}

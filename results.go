@@ -6,25 +6,25 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	"github.com/surgebench/surge/loadgen/profile"
 	"github.com/surgebench/surge/metrics/artifact"
-	"github.com/surgebench/surge/metrics/report"
+	runreport "github.com/surgebench/surge/metrics/report"
 )
 
 // reportCommand wires `surge report DIR...` to metrics/report.
 func reportCommand() *cli.Command {
 	return &cli.Command{
-		Name:      "report",
-		Usage:     "write an HTML report (or PNG charts) of one or more runs' artifact folders",
-		ArgsUsage: "DIR...",
+		Name:         "report",
+		Usage:        "write an HTML report (or PNG charts) of one or more runs' artifact folders",
+		ArgsUsage:    "DIR...",
+		OnUsageError: onUsageError,
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Usage: "file (html) or folder (png) to write (default: report.html, or report-png/, in the first DIR)"},
-			&cli.StringFlag{Name: "format", Value: report.FormatHTML, Usage: "html (one self-contained page) or png (one file per chart)"},
+			&cli.StringFlag{Name: "format", Value: runreport.FormatHTML, Usage: "html (one self-contained page) or png (one file per chart)"},
 		},
 		Action: func(cc *cli.Context) error {
 			format := cc.String("format")
-			if format != report.FormatHTML && format != report.FormatPNG {
-				return &profile.UsageError{Err: fmt.Errorf("--format: want html or png, got %q", format)}
+			if format != runreport.FormatHTML && format != runreport.FormatPNG {
+				return &UsageError{Err: fmt.Errorf("--format: want html or png, got %q", format)}
 			}
 			dirs, err := positional(cc)
 			if err != nil {
@@ -32,16 +32,16 @@ func reportCommand() *cli.Command {
 			}
 			runs, err := artifact.LoadAll(dirs)
 			if err != nil {
-				return &profile.UsageError{Err: err}
+				return &UsageError{Err: err}
 			}
 			out := cc.String("output")
 			if out == "" {
 				out = runs[0].Dir + "/report.html"
-				if format == report.FormatPNG {
+				if format == runreport.FormatPNG {
 					out = runs[0].Dir + "/report-png"
 				}
 			}
-			paths, err := report.Write(out, format, runs)
+			paths, err := runreport.Write(out, format, runs)
 			if err != nil {
 				return err
 			}
@@ -60,11 +60,11 @@ func positional(cc *cli.Context) ([]string, error) {
 	args := cc.Args().Slice()
 	for _, a := range args {
 		if len(a) > 1 && a[0] == '-' {
-			return nil, &profile.UsageError{Err: fmt.Errorf("%s: flags go before the run folders (surge %s [flags] DIR...)", a, cc.Command.Name)}
+			return nil, &UsageError{Err: fmt.Errorf("%s: flags go before the run folders (surge %s [flags] DIR...)", a, cc.Command.Name)}
 		}
 	}
 	if len(args) == 0 {
-		return nil, &profile.UsageError{Err: fmt.Errorf("surge %s: name at least one run folder", cc.Command.Name)}
+		return nil, &UsageError{Err: fmt.Errorf("surge %s: name at least one run folder", cc.Command.Name)}
 	}
 	return args, nil
 }

@@ -19,6 +19,23 @@
 #               (peak RSS − baseline peak RSS) / streams ≤ 100 KiB
 #   ttft error  concurrency 256, ITL 2 ms, TTFT 20 ms: surge's TTFT p50/p99
 #               minus the mock's own (its /stats) ≤ 1 ms / ≤ 3 ms
+#   burst       the hard case (issue 13): identical output lengths (64
+#               tokens), cold connections, concurrency 256, TTFT 20 ms, ITL
+#               2/5/10 ms, in both --timestamps modes. TTFT error against
+#               the mock's wire truth (first token flushed − the kernel's
+#               arrival time of the request, SO_TIMESTAMPNS, --wire-log):
+#               p50 ≤ 0.5 ms, p99 ≤ 2 ms with server and client on separate
+#               cores (≤ 1 ms p50 when they share them); client CPU per
+#               token at ITL 2 ms (one token per read) ≤ 6 µs; the client's
+#               read delay (read time − kernel time) and ITL p50 against
+#               the mock's are reported.
+#
+#   PIN=split (default with ≥ 2 cores and taskset): mock on CPU 0, client on
+#   CPU 1; PIN=shared: both on every CPU; PIN=none: no taskset at all.
+#   BURST_ONLY=1 runs the burst scenario alone.
+#
+# On a machine shared with other work, read the figures as ratios between
+# rows of one run (kernel against read, ITL against ITL), not absolutes.
 set -euo pipefail
 
 cd "$(dirname "$0")/.."
@@ -30,6 +47,19 @@ cleanup() {
 	if [[ ${KEEP:-0} == 1 ]]; then echo "scratch kept in $tmp" >&2; else rm -rf "$tmp"; fi
 }
 trap cleanup EXIT INT TERM
+
+pin=${PIN:-split}
+if ! command -v taskset >/dev/null || (($(nproc) < 2)); then
+	[[ $pin == split ]] && pin=none
+fi
+mock_pin=() client_pin=()
+case $pin in
+split) mock_pin=(taskset -c 0) client_pin=(taskset -c 1) ;;
+shared) mock_pin=(taskset -c "0-$(($(nproc) - 1))") client_pin=("${mock_pin[@]}") ;;
+none) ;;
+*) echo "PIN must be split, shared or none" >&2; exit 2 ;;
+esac
+echo "pinning: $pin" >&2
 
 echo "building surge and benchtool into $tmp ..." >&2
 go build -o "$tmp/surge" .
@@ -46,7 +76,7 @@ echo "open-file limit: $fds per process" >&2
 # start_mock ARGS...: start the mock on a free port, set $mock_url.
 start_mock() {
 	local log=$tmp/mock.$RANDOM.log
-	"$surge" mock-server --port 0 "$@" 2>"$log" &
+	"${mock_pin[@]}" "$surge" mock-server --port 0 "$@" 2>"$log" &
 	mock_pid=$!
 	for _ in $(seq 100); do
 		mock_url=$(grep -o 'http://127\.0\.0\.1:[0-9]*' "$log" | head -1 || true)
@@ -69,7 +99,7 @@ profile() {
 	local name=$1 conc=$2 count=$3
 	shift 3
 	mkdir -p "$tmp/$name"
-	"$bt" run -o "$tmp/$name/usage.json" -- "$surge" profile --url "$mock_url" --model mock --streaming \
+	"$bt" run -o "$tmp/$name/usage.json" -- "${client_pin[@]}" "$surge" profile --url "$mock_url" --model mock --streaming \
 		--concurrency "$conc" --request-count "$count" --isl 128 --ui none \
 		--no-gpu-telemetry --no-server-metrics --output-artifact-dir "$tmp/$name" "$@" \
 		>"$tmp/$name/stdout.txt" 2>"$tmp/$name/stderr.txt" || {
@@ -91,6 +121,7 @@ row() {
 	echo "  $1: $2 $3 (target ≤ $4) $verdict ${5:-}" >&2
 }
 
+if [[ ${BURST_ONLY:-0} != 1 ]]; then
 # --- client CPU per streamed token --------------------------------------
 # Start-up (flag parsing, the embedded tokenizer that builds the prompts)
 # is paid once per process, not per token: a one-request run of the same
@@ -160,8 +191,59 @@ for q in 50 99; do
 	row "TTFT error p$q" "$err" "ms" "$target" "surge $client ms − mock's own $server ms"
 done
 
+fi
+
+if [[ -z ${base_cpu:-} ]]; then
+	echo "cpu/token: start-up baseline (1 request) ..." >&2
+	start_mock --ttft 0 --itl 0 --output-tokens 1
+	profile cpu-base 1 1 --osl 1
+	stop_mock
+	base_cpu=$(awk -v u="$(get "$tmp/cpu-base/usage.json" user_s)" -v s="$(get "$tmp/cpu-base/usage.json" sys_s)" 'BEGIN { print u + s }')
+fi
+# --- burst: one token per read, against the wire truth ------------------
+# Every stream asks for the same 64 tokens, so all 256 end and restart
+# together and each of the mock's steps sends one token to every stream in
+# the same millisecond: the burst a continuous-batching server makes. No
+# warmup: connections are cold, and the wire truth (the kernel's arrival
+# time of each request) does not care.
+burst_reqs=$((quick == 1 ? 512 : 2048))
+for itl in 2 5 10; do
+	for mode in kernel read; do
+		name=burst-itl$itl-$mode
+		echo "burst: ITL $itl ms, --timestamps $mode, $burst_reqs requests at concurrency 256 ..." >&2
+		mkdir -p "$tmp/$name"
+		start_mock --ttft 20ms --itl "${itl}ms" --output-tokens 64 --wire-log "$tmp/$name/wire.jsonl"
+		profile "$name" 256 "$burst_reqs" --osl 64 --timestamps "$mode"
+		stop_mock
+		d=$tmp/$name
+		"$bt" ttfterr "$d/profile_export.jsonl" "$d/wire.jsonl" >"$d/ttfterr.json"
+		p50=$(get "$d/ttfterr.json" wire_p50_ms)
+		p99=$(get "$d/ttfterr.json" wire_p99_ms)
+		h50=$(get "$d/ttfterr.json" handler_p50_ms)
+		q50=$(get "$d/ttfterr.json" mock_queue_p50_ms)
+		t50=0.5
+		[[ $pin == split ]] || t50=1
+		row "burst ITL $itl ms, $mode: TTFT error p50" "$p50" "ms" "$t50" "vs the mock's handler clock $h50 ms (its own queue p50 $q50 ms)"
+		row "burst ITL $itl ms, $mode: TTFT error p99" "$p99" "ms" 2
+		rd50=$(get "$d/profile_export_aiperf.json" client_read_delay.p50)
+		rd99=$(get "$d/profile_export_aiperf.json" client_read_delay.p99)
+		rdmax=$(get "$d/profile_export_aiperf.json" client_read_delay.max)
+		itl50=$(get "$d/profile_export_aiperf.json" inter_token_latency.p50)
+		itlerr=$(awk -v c="$itl50" -v s="$itl" 'BEGIN { printf "%.2f", 100 * (c - s) / s; }')
+		itlabs=$(awk -v e="$itlerr" 'BEGIN { print (e < 0) ? -e : e }')
+		row "burst ITL $itl ms, $mode: ITL p50 off the mock's" "$itlabs" "%" 2 "surge $itl50 ms; read delay p50 $rd50 p99 $rd99 max $rdmax ms"
+		toks=$(get "$d/profile_export_aiperf.json" total_output_tokens.avg)
+		user=$(get "$d/usage.json" user_s)
+		sys=$(get "$d/usage.json" sys_s)
+		us=$(awk -v u="$user" -v s="$sys" -v b="${base_cpu:-0}" -v n="$toks" 'BEGIN { printf "%.2f", (u + s - b) * 1e6 / n }')
+		if [[ $itl == 2 ]]; then
+			row "client CPU per token, ITL 2 ms ($mode, 1 token/read)" "$us" "µs" 6 "$toks tokens, user ${user}s sys ${sys}s"
+		fi
+	done
+done
+
 # --- report ---------------------------------------------------------------
 echo
-echo "surge client overhead — $(nproc) cores, $(uname -sr), $(go version | awk '{print $3}')"
+echo "surge client overhead — $(nproc) cores, pinning $pin, $(uname -sr), $(go version | awk '{print $3}'), load average $(cut -d' ' -f1-3 /proc/loadavg 2>/dev/null || echo ?)"
 printf "$fmt\n" scenario value unit target result detail
 for r in "${rows[@]}"; do echo "$r"; done

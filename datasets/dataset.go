@@ -31,6 +31,9 @@ type Turn struct {
 	HasTimestamp bool
 	// Extra holds per-turn request body fields merged over --extra-inputs.
 	Extra map[string]any
+	// Passages are the documents a rankings request ranks against its
+	// query (the turn's content); nil for other endpoint types.
+	Passages []string
 }
 
 // Conversation is an ordered list of turns sent one after another, each turn

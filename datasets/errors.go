@@ -72,3 +72,24 @@ func jsonKind(goType string) string {
 		return t
 	}
 }
+
+// OptionError is a bad value in Options (or SyntheticOptions), named by its
+// field ("ISLBlockSize", "PublicDataset", "Synthetic.ISL"), never by a
+// flag: the caller knows which of its options or flags set the field and
+// says so (the app names the flag). Error reads "<Option> <Reason>".
+type OptionError struct {
+	Option string
+	Reason string
+	// Err is the cause, if any.
+	Err error
+}
+
+// Error returns the option and the reason.
+func (e *OptionError) Error() string { return e.Option + " " + e.Reason }
+
+// Unwrap returns the cause.
+func (e *OptionError) Unwrap() error { return e.Err }
+
+func optionErrorf(option, format string, args ...any) *OptionError {
+	return &OptionError{Option: option, Reason: fmt.Sprintf(format, args...)}
+}

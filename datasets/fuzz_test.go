@@ -46,7 +46,7 @@ func FuzzMooncakeLine(f *testing.F) {
 func FuzzSingleTurnLine(f *testing.F) {
 	for _, s := range []string{
 		`{"text": "What is a prime?", "timestamp": 100, "output_length": 20, "extra": {"temperature": 0.5}}`,
-		`{"texts": ["a", "b"], "delay": 250}`, `{"text": "x", "role": "system"}`, `{"image": "a.png"}`, `{"text": 3}`, `"x"`,
+		`{"texts": ["a", "b"], "delay": 250}`, `{"texts": [{"name": "query", "contents": ["q"]}, {"name": "passages", "contents": ["p1", "p2"]}]}`, `{"text": "x", "role": "system"}`, `{"image": "a.png"}`, `{"text": 3}`, `"x"`,
 	} {
 		f.Add([]byte(s))
 	}

@@ -2,6 +2,7 @@ package datasets
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"math/rand/v2"
@@ -12,7 +13,7 @@ import (
 // JSONL formats.
 type turnJSON struct {
 	Text         *string         `json:"text"`
-	Texts        []string        `json:"texts"`
+	Texts        json.RawMessage `json:"texts"`
 	Timestamp    *float64        `json:"timestamp"`
 	Delay        *float64        `json:"delay"`
 	OutputLength *int            `json:"output_length"`
@@ -24,6 +25,45 @@ type turnJSON struct {
 	Audios       json.RawMessage `json:"audios"`
 	SessionID    *string         `json:"session_id"`
 	Turns        []turnJSON      `json:"turns"`
+}
+
+// namedTexts is AIPerf's rankings form of "texts": named groups, a
+// "query" and its "passages".
+type namedTexts struct {
+	Name     string   `json:"name"`
+	Contents []string `json:"contents"`
+}
+
+// parseTexts reads "texts": a list of strings (sent as one message, one
+// per line), or AIPerf's rankings groups [{name: query, contents}, {name:
+// passages, contents}].
+func parseTexts(raw json.RawMessage) (text string, passages []string, err error) {
+	var plain []string
+	if json.Unmarshal(raw, &plain) == nil {
+		if len(plain) == 0 {
+			return "", nil, errors.New(`"texts" is empty`)
+		}
+		return strings.Join(plain, "\n"), nil, nil
+	}
+	var groups []namedTexts
+	if err := json.Unmarshal(raw, &groups); err != nil {
+		return "", nil, errors.New(`"texts" must be a list of strings or of {"name", "contents"} groups`)
+	}
+	var query []string
+	for _, g := range groups {
+		switch g.Name {
+		case "query":
+			query = append(query, g.Contents...)
+		case "passages":
+			passages = append(passages, g.Contents...)
+		default:
+			return "", nil, fmt.Errorf(`"texts" group %q is not "query" or "passages"`, g.Name)
+		}
+	}
+	if len(query) == 0 {
+		return "", nil, errors.New(`"texts" has no "query" contents`)
+	}
+	return strings.Join(query, "\n"), passages, nil
 }
 
 // toTurn validates a turn; where names it in messages ("" or "turns[2]: ").
@@ -41,11 +81,10 @@ func (j *turnJSON) toTurn(file string, line int, where string) (Turn, error) {
 	case j.Text != nil:
 		t.Text = *j.Text
 	case j.Texts != nil:
-		if len(j.Texts) == 0 {
-			return t, inputErrorf(file, line, `%s"texts" is empty`, where)
+		var err error
+		if t.Text, t.Passages, err = parseTexts(j.Texts); err != nil {
+			return t, inputErrorf(file, line, "%s%v", where, err)
 		}
-		// Several texts of one turn are sent as one user message, one per line.
-		t.Text = strings.Join(j.Texts, "\n")
 	default:
 		return t, inputErrorf(file, line, `%smissing required field "text" (or "texts")`, where)
 	}

@@ -1,7 +1,6 @@
 package datasets
 
 import (
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -75,7 +74,7 @@ func Load(o Options) (*Dataset, *Report, error) {
 		bs = DefaultISLBlockSize
 	}
 	if bs < 0 {
-		return nil, nil, fmt.Errorf("--isl-block-size must be positive, got %d", bs)
+		return nil, nil, optionErrorf("ISLBlockSize", "must be positive, got %d", bs)
 	}
 	rep := &Report{Source: o.InputFile}
 	kind := o.CustomDatasetType
@@ -84,26 +83,26 @@ func Load(o Options) (*Dataset, *Report, error) {
 	case "":
 	case PublicShareGPT:
 		if kind != "" {
-			return nil, nil, errors.New("--public-dataset and --custom-dataset-type are exclusive")
+			return nil, nil, optionErrorf("PublicDataset", "excludes a custom dataset type (give one of them)")
 		}
 		kind = PublicShareGPT
 		if rep.Source == "" {
 			dir, err := os.UserCacheDir()
 			if err != nil {
-				return nil, nil, fmt.Errorf("--public-dataset sharegpt: no --input-file and no cache directory: %w", err)
+				return nil, nil, &OptionError{Option: "PublicDataset", Reason: "sharegpt: no input file and no cache directory: " + err.Error(), Err: err}
 			}
 			rep.Source = filepath.Join(dir, "surge", ShareGPTCacheName)
 			if _, err := os.Stat(rep.Source); err != nil {
-				return nil, nil, fmt.Errorf("--public-dataset sharegpt: no --input-file given and %s is missing (surge does not download; fetch ShareGPT_V3 yourself and pass --input-file): %w", rep.Source, err)
+				return nil, nil, &OptionError{Option: "PublicDataset", Reason: fmt.Sprintf("sharegpt: no input file given and %s is missing (surge does not download; fetch ShareGPT_V3 yourself and pass it as the input file): %v", rep.Source, err), Err: err}
 			}
 		}
 	default:
-		return nil, nil, fmt.Errorf("--public-dataset %q: unknown (known: %s)", o.PublicDataset, PublicShareGPT)
+		return nil, nil, optionErrorf("PublicDataset", "%q: unknown (known: %s)", o.PublicDataset, PublicShareGPT)
 	}
 
 	if rep.Source == "" {
 		if kind != "" {
-			return nil, nil, fmt.Errorf("--custom-dataset-type %s needs --input-file", kind)
+			return nil, nil, optionErrorf("CustomDatasetType", "%s needs an input file", kind)
 		}
 		d, err := Synthetic(o.Synthetic)
 		if err != nil {
@@ -190,7 +189,7 @@ func Load(o Options) (*Dataset, *Report, error) {
 			rep.Lines = append(rep.Lines, st.String())
 		}
 	default:
-		return nil, nil, fmt.Errorf("--custom-dataset-type %q: unknown (known: %s)", kind,
+		return nil, nil, optionErrorf("CustomDatasetType", "%q: unknown (known: %s)", kind,
 			strings.Join([]string{TypeSingleTurn, TypeMultiTurn, TypeRandomPool, TypeMooncake, TypeAzure}, ", "))
 	}
 	if err != nil {

@@ -83,11 +83,11 @@ func TestLoadUsageErrors(t *testing.T) {
 		want string
 	}{
 		{"missing file", Options{InputFile: "/nonexistent/x.jsonl", CustomDatasetType: TypeMooncake}, "/nonexistent/x.jsonl: cannot read the input file: open /nonexistent/x.jsonl: no such file or directory"},
-		{"unknown type", Options{InputFile: "testdata/mooncake_head200.jsonl", CustomDatasetType: "nope"}, `--custom-dataset-type "nope": unknown (known: single_turn, multi_turn, random_pool, mooncake_trace, azure_trace)`},
-		{"type without file", Options{CustomDatasetType: TypeMooncake}, "--custom-dataset-type mooncake_trace needs --input-file"},
-		{"unknown public", Options{PublicDataset: "wiki"}, `--public-dataset "wiki": unknown (known: sharegpt)`},
-		{"bad block size", Options{ISLBlockSize: -1}, "--isl-block-size must be positive, got -1"},
-		{"synthetic no isl", Options{Synthetic: SyntheticOptions{Count: 1}}, "synthetic dataset: --isl must be positive, got 0"},
+		{"unknown type", Options{InputFile: "testdata/mooncake_head200.jsonl", CustomDatasetType: "nope"}, `CustomDatasetType "nope": unknown (known: single_turn, multi_turn, random_pool, mooncake_trace, azure_trace)`},
+		{"type without file", Options{CustomDatasetType: TypeMooncake}, "CustomDatasetType mooncake_trace needs an input file"},
+		{"unknown public", Options{PublicDataset: "wiki"}, `PublicDataset "wiki": unknown (known: sharegpt)`},
+		{"bad block size", Options{ISLBlockSize: -1}, "ISLBlockSize must be positive, got -1"},
+		{"synthetic no isl", Options{Synthetic: SyntheticOptions{Count: 1}}, "Synthetic.ISL must be positive, got 0"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -370,6 +370,31 @@ func TestDriftLlama3(t *testing.T) {
 		tr := &d.Conversations[i].Turns[0]
 		if got := len(tok.Encode(tr.Content())); got < tr.InputTokens-1 || got > tr.InputTokens+1 {
 			t.Errorf("row %d: %d tokens, want %d±1", i+1, got, tr.InputTokens)
+		}
+	}
+}
+
+// AIPerf's rankings lines: named "query" and "passages" groups of texts.
+func TestJSONLRankings(t *testing.T) {
+	t.Parallel()
+	f := writeFile(t, "r.jsonl", `{"texts":[{"name":"query","contents":["What is AI?"]},{"name":"passages","contents":["AI is artificial intelligence.","Bananas are yellow."]}]}
+`)
+	d, _, err := Load(Options{InputFile: f, CustomDatasetType: TypeSingleTurn})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := Turn{Text: "What is AI?", Passages: []string{"AI is artificial intelligence.", "Bananas are yellow."}}
+	if diff := cmp.Diff(want, d.Conversations[0].Turns[0]); diff != "" {
+		t.Errorf("rankings turn (-want +got):\n%s", diff)
+	}
+	for _, bad := range []struct{ line, want string }{
+		{`{"texts":[{"name":"docs","contents":["x"]}]}`, `"texts" group "docs" is not "query" or "passages"`},
+		{`{"texts":[{"name":"passages","contents":["x"]}]}`, `"texts" has no "query" contents`},
+		{`{"texts":[1]}`, `"texts" must be a list of strings`},
+	} {
+		_, _, err := Load(Options{InputFile: writeFile(t, "b.jsonl", bad.line+"\n"), CustomDatasetType: TypeSingleTurn})
+		if err == nil || !strings.Contains(err.Error(), ":1: "+bad.want) {
+			t.Errorf("%s: error %v, want line 1 %q", bad.line, err, bad.want)
 		}
 	}
 }

@@ -1,7 +1,6 @@
 package datasets
 
 import (
-	"errors"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -44,26 +43,26 @@ type SyntheticOptions struct {
 // short.
 func Synthetic(o SyntheticOptions) (*Dataset, error) {
 	if o.Count <= 0 {
-		return nil, fmt.Errorf("synthetic dataset: count must be positive, got %d", o.Count)
+		return nil, optionErrorf("Synthetic.Count", "must be positive, got %d", o.Count)
 	}
 	if o.ISL <= 0 {
-		return nil, fmt.Errorf("synthetic dataset: --isl must be positive, got %d", o.ISL)
+		return nil, optionErrorf("Synthetic.ISL", "must be positive, got %d", o.ISL)
 	}
 	switch {
 	case o.ISLStddev < 0:
-		return nil, fmt.Errorf("synthetic dataset: --isl-stddev must not be negative, got %d", o.ISLStddev)
+		return nil, optionErrorf("Synthetic.ISLStddev", "must not be negative, got %d", o.ISLStddev)
 	case o.OSL < 0:
-		return nil, fmt.Errorf("synthetic dataset: --osl must not be negative, got %d", o.OSL)
+		return nil, optionErrorf("Synthetic.OSL", "must not be negative, got %d", o.OSL)
 	case o.OSLStddev < 0:
-		return nil, fmt.Errorf("synthetic dataset: --osl-stddev must not be negative, got %d", o.OSLStddev)
+		return nil, optionErrorf("Synthetic.OSLStddev", "must not be negative, got %d", o.OSLStddev)
 	case o.PrefixPoolSize < 0:
-		return nil, fmt.Errorf("synthetic dataset: --prompt-prefix-pool-size must not be negative, got %d", o.PrefixPoolSize)
+		return nil, optionErrorf("Synthetic.PrefixPoolSize", "must not be negative, got %d", o.PrefixPoolSize)
 	case o.PrefixLength < 0:
-		return nil, fmt.Errorf("synthetic dataset: --prompt-prefix-length must not be negative, got %d", o.PrefixLength)
+		return nil, optionErrorf("Synthetic.PrefixLength", "must not be negative, got %d", o.PrefixLength)
 	case (o.PrefixPoolSize > 0) != (o.PrefixLength > 0):
-		return nil, errors.New("synthetic dataset: --prompt-prefix-pool-size and --prompt-prefix-length must be given together")
+		return nil, optionErrorf("Synthetic.PrefixPoolSize", "and the prefix length must be given together")
 	case o.SharedSystemPromptLength < 0:
-		return nil, fmt.Errorf("synthetic dataset: --shared-system-prompt-length must not be negative, got %d", o.SharedSystemPromptLength)
+		return nil, optionErrorf("Synthetic.SharedSystemPromptLength", "must not be negative, got %d", o.SharedSystemPromptLength)
 	}
 	tok, err := tokenizerOrDefault(o.Tokenizer)
 	if err != nil {

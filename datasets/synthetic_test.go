@@ -107,11 +107,11 @@ func TestSyntheticErrors(t *testing.T) {
 		o    SyntheticOptions
 		want string
 	}{
-		{SyntheticOptions{ISL: 1}, "synthetic dataset: count must be positive, got 0"},
-		{SyntheticOptions{Count: 1, ISL: 1, ISLStddev: -1}, "synthetic dataset: --isl-stddev must not be negative, got -1"},
-		{SyntheticOptions{Count: 1, ISL: 1, OSL: -1}, "synthetic dataset: --osl must not be negative, got -1"},
-		{SyntheticOptions{Count: 1, ISL: 1, PrefixPoolSize: 2}, "synthetic dataset: --prompt-prefix-pool-size and --prompt-prefix-length must be given together"},
-		{SyntheticOptions{Count: 1, ISL: 1, SharedSystemPromptLength: -2}, "synthetic dataset: --shared-system-prompt-length must not be negative, got -2"},
+		{SyntheticOptions{ISL: 1}, "Synthetic.Count must be positive, got 0"},
+		{SyntheticOptions{Count: 1, ISL: 1, ISLStddev: -1}, "Synthetic.ISLStddev must not be negative, got -1"},
+		{SyntheticOptions{Count: 1, ISL: 1, OSL: -1}, "Synthetic.OSL must not be negative, got -1"},
+		{SyntheticOptions{Count: 1, ISL: 1, PrefixPoolSize: 2}, "Synthetic.PrefixPoolSize and the prefix length must be given together"},
+		{SyntheticOptions{Count: 1, ISL: 1, SharedSystemPromptLength: -2}, "Synthetic.SharedSystemPromptLength must not be negative, got -2"},
 	}
 	for _, tc := range tests {
 		if _, err := Synthetic(tc.o); err == nil || err.Error() != tc.want {

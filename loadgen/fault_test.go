@@ -66,8 +66,9 @@ func resetAfter(t *testing.T, w http.ResponseWriter, n int) {
 	}
 	_ = bw.Flush()
 	// Give the client time to read the events before the reset discards
-	// whatever is still unread in its socket buffer.
-	time.Sleep(50 * time.Millisecond)
+	// whatever is still unread in its socket buffer (generous: a loaded
+	// machine can leave the reading goroutine unscheduled for a while).
+	time.Sleep(200 * time.Millisecond)
 	if tc, ok := conn.(*net.TCPConn); ok {
 		_ = tc.SetLinger(0)
 	}

@@ -9,7 +9,6 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"net/url"
 	"runtime"
 	"strings"
 	"sync"
@@ -19,6 +18,7 @@ import (
 	"github.com/surgebench/surge/datasets"
 	"github.com/surgebench/surge/loadgen/endpoint"
 	"github.com/surgebench/surge/loadgen/schedule"
+	"github.com/surgebench/surge/loadgen/wire"
 	"github.com/surgebench/surge/metrics"
 )
 
@@ -50,15 +50,23 @@ type Generator struct {
 	url     string
 	ep      *endpoint.Endpoint
 	ds      *datasets.Dataset
-	col     *metrics.Collector
+	col     Recorder
 	client  *http.Client
+	fresh   *http.Client // client without keep-alives, for connection retries
 	headers http.Header
 	timeout time.Duration
 	grace   time.Duration
 	onBody  func(conversationID string, turn int, body []byte)
+	onWarn  func(msg string)
+	// overran is set once a response ran past its output cap (warned).
+	overran atomic.Bool
 	secrets []string
 	start   time.Time
 	now     func() int64
+	// stamps is the token timestamp source; clock maps kernel stamps onto
+	// the run clock.
+	stamps Timestamps
+	clock  *wire.Clock
 
 	// failThreshold aborts the run once this fraction of at least
 	// failMinRecords finished requests failed (0: never).
@@ -70,9 +78,14 @@ type Generator struct {
 	aborted        atomic.Bool
 
 	nextIndex atomic.Int64 // request index across the run
-	nextConv  atomic.Int64 // round-robin conversation cursor
-	inFlight  atomic.Int64
-	released  chan struct{} // a slot freed (capacity 1: a wake-up, not a count)
+	// issued counts requests handed to their goroutines; nextIndex lags it
+	// until each goroutine runs, so session counts read this one.
+	issued        atomic.Int64
+	nextConv      atomic.Int64 // round-robin conversation cursor
+	inFlight      atomic.Int64
+	released      chan struct{} // a slot freed (capacity 1: a wake-up, not a count)
+	reuse         ConnectionReuse
+	sessionHeader string // canonical; "" sends none
 	// readers reuses SSE readers and their 64 KiB buffers across requests.
 	readers sync.Pool
 }
@@ -99,6 +112,11 @@ func WithGracePeriod(d time.Duration) Option { return func(g *Generator) { g.gra
 func WithBodyHook(f func(conversationID string, turn int, body []byte)) Option {
 	return func(g *Generator) { g.onBody = f }
 }
+
+// WithWarning sees caveats the generator finds while the run goes on, once
+// each: a server running past the requested output cap. It is called from
+// worker goroutines.
+func WithWarning(f func(msg string)) Option { return func(g *Generator) { g.onWarn = f } }
 
 // WithFailureThreshold stops issuing (as an interrupt would) once more
 // than frac of the finished requests failed, counted only after minRecords
@@ -128,9 +146,9 @@ func WithSecrets(secrets ...string) Option {
 func WithStart(t time.Time) Option { return func(g *Generator) { g.start = t } }
 
 // New prepares a generator for base, a server URL with or without scheme
-// and path ("127.0.0.1:8000", "http://host/v1").
-func New(base string, ep *endpoint.Endpoint, ds *datasets.Dataset, col *metrics.Collector, opts ...Option) (*Generator, error) {
-	u, err := RequestURL(base, ep.Kind)
+// and path ("127.0.0.1:8000", "http://host/v1"), that reports to col.
+func New(base string, ep *endpoint.Endpoint, ds *datasets.Dataset, col Recorder, opts ...Option) (*Generator, error) {
+	u, err := RequestURL(base, ep.Path())
 	if err != nil {
 		return nil, err
 	}
@@ -145,19 +163,33 @@ func New(base string, ep *endpoint.Endpoint, ds *datasets.Dataset, col *metrics.
 	if g.client == nil {
 		g.client = &http.Client{Transport: NewTransport(0)}
 	}
+	if g.reuse == ReuseNever {
+		g.client = freshClient(g.client)
+	}
+	g.fresh = freshClient(g.client)
 	start := g.start
 	g.now = func() int64 { return int64(time.Since(start)) }
+	g.clock = wire.NewClock(start)
 	return g, nil
 }
+
+// ClockDrift reports how far the wall clock moved against the run clock
+// since the run started (a step would shift kernel stamps by as much).
+func (g *Generator) ClockDrift() time.Duration { return g.clock.Check() }
 
 // Now returns the run clock: monotonic nanoseconds since the start.
 func (g *Generator) Now() int64 { return g.now() }
 
 // NewTransport returns the shared transport: keep-alive connections for
 // every concurrent stream (the default of 2 idle per host reconnects
-// constantly), no transparent gzip (it would hide when bytes arrive).
+// constantly), no transparent gzip (it would hide when bytes arrive), and
+// connections dialled through wire, whose reads carry the kernel's receive
+// time (TLS sits above them and keeps working). With --timestamps read the
+// stamps still measure the client's read delay; they just do not time the
+// tokens.
 func NewTransport(concurrency int) *http.Transport {
 	t := http.DefaultTransport.(*http.Transport).Clone()
+	t.DialContext = wire.NewDialer(true).DialContext
 	t.MaxIdleConns = 0
 	t.MaxIdleConnsPerHost = max(concurrency, 1024)
 	t.MaxConnsPerHost = 0
@@ -167,31 +199,18 @@ func NewTransport(concurrency int) *http.Transport {
 	return t
 }
 
-// RequestURL joins a --url value and the endpoint's path. A URL that
-// already ends in the path is kept; one ending in /v1 gets the rest.
-func RequestURL(base string, kind endpoint.Kind) (string, error) {
-	raw := strings.TrimSpace(base)
-	if raw == "" {
-		return "", errors.New("--url is empty")
-	}
-	if !strings.Contains(raw, "://") {
-		raw = "http://" + raw
-	}
-	u, err := url.Parse(raw)
+// RequestURL joins a --url value and the endpoint's path (Endpoint.Path).
+// A URL that already ends in the path is kept; one ending in /v1 gets the
+// rest of a /v1/... path.
+func RequestURL(base, full string) (string, error) {
+	u, err := BaseURL(base)
 	if err != nil {
-		return "", fmt.Errorf("--url %q: %w", base, err)
-	}
-	if u.Scheme != "http" && u.Scheme != "https" {
-		return "", fmt.Errorf("--url %q: scheme must be http or https", base)
-	}
-	if u.Host == "" {
-		return "", fmt.Errorf("--url %q has no host", base)
+		return "", err
 	}
 	path := strings.TrimRight(u.Path, "/")
-	full := kind.Path()
 	switch {
 	case strings.HasSuffix(path, full):
-	case strings.HasSuffix(path, "/v1"):
+	case strings.HasSuffix(path, "/v1") && strings.HasPrefix(full, "/v1/"):
 		path += strings.TrimPrefix(full, "/v1")
 	default:
 		path += full
@@ -310,22 +329,29 @@ func (g *Generator) drain(ctx context.Context, wg *sync.WaitGroup, cancel contex
 	}
 }
 
-// issue runs one stage's dispatch loop: wait for the intended time, then
-// for a slot, then start the request's goroutine. It reports whether
-// issuing was cut short (interrupt or the stage's duration).
-func (g *Generator) issue(ctx, reqCtx context.Context, wg *sync.WaitGroup, st Stage, stage int) (stopped bool) {
-	stageStart := g.now()
+// startStage is how every stage begins: its clock origin, a context that
+// ends with the stage's duration (cancel releases it), and its request
+// budget (Count, or unbounded when the stage is bound by time).
+func (g *Generator) startStage(ctx context.Context, st Stage) (stageCtx context.Context, cancel context.CancelFunc, start int64, budget *atomic.Int64) {
+	start, cancel = g.now(), func() {}
 	if st.Duration > 0 {
-		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, st.Duration)
-		defer cancel()
 	}
-	defer func() { stopped = ctx.Err() != nil }()
-	var budget atomic.Int64
+	budget = new(atomic.Int64)
 	budget.Store(int64(st.Count))
 	if st.Count <= 0 {
 		budget.Store(1 << 62)
 	}
+	return ctx, cancel, start, budget
+}
+
+// issue runs one stage's dispatch loop: wait for the intended time, then
+// for a slot, then start the request's goroutine. It reports whether
+// issuing was cut short (interrupt or the stage's duration).
+func (g *Generator) issue(ctx, reqCtx context.Context, wg *sync.WaitGroup, st Stage, stage int) (stopped bool) {
+	ctx, cancel, stageStart, budget := g.startStage(ctx, st)
+	defer cancel()
+	defer func() { stopped = ctx.Err() != nil }()
 	timer := time.NewTimer(time.Hour)
 	timer.Stop()
 	defer timer.Stop()
@@ -356,6 +382,7 @@ func (g *Generator) issue(ctx, reqCtx context.Context, wg *sync.WaitGroup, st St
 			intended = g.now()
 		}
 		conv := next.conv
+		g.issued.Add(1)
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -371,6 +398,7 @@ func (g *Generator) issue(ctx, reqCtx context.Context, wg *sync.WaitGroup, st St
 				if d := conv.Turns[ti].Delay; d > 0 && !sleep(reqCtx, d) {
 					return slot{}, false
 				}
+				g.issued.Add(1)
 				return slot{intended: g.now()}, true
 			}
 			g.session(reqCtx, conv, st.Phase, stage, pace)
@@ -449,17 +477,8 @@ func (g *Generator) lookahead(ctx context.Context, st Stage) <-chan credit {
 // after the slot), one conversation after another, until the stage's count
 // or duration is spent.
 func (g *Generator) issueUsers(ctx, reqCtx context.Context, wg *sync.WaitGroup, st Stage, stage int) (stopped bool) {
-	stageStart := g.now()
-	if st.Duration > 0 {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, st.Duration)
-		defer cancel()
-	}
-	var budget atomic.Int64
-	budget.Store(int64(st.Count))
-	if st.Count <= 0 {
-		budget.Store(1 << 62)
-	}
+	ctx, cancel, stageStart, budget := g.startStage(ctx, st)
+	defer cancel()
 	plan := st.Users
 	var users sync.WaitGroup
 	for u := range plan.N() {

@@ -26,21 +26,34 @@ import (
 // due at arrival+ttft+i*itl (absolute deadlines, so the server's own
 // scheduling does not drift).
 type streamServer struct {
-	ttft, itl  time.Duration
-	tokens     int
-	reasoning  int
-	failEvery  int // every n-th request answers 500 (0: never)
+	ttft, itl time.Duration
+	tokens    int
+	reasoning int
+	failEvery int // every n-th request answers 500 (0: never)
+	// onRequest, when set, sees each request's arrival number (from 1).
+	onRequest  func(n int64)
 	requests   atomic.Int64
 	mu         sync.Mutex
 	lastBodies []map[string]any
-	// firstFlush holds, per request, arrival → first token flushed: what the
-	// server really did, against which the client's TTFT is judged.
-	firstFlush []time.Duration
+	// writes holds, per X-Request-ID, when the handler began and when it
+	// began writing each token event: what the server really did, against
+	// which the client's timing is judged. Stamps are taken before each
+	// write, so the client cannot have read an event before its stamp.
+	writes map[string]*serverTimes
+}
+
+// serverTimes is one request as the server saw it.
+type serverTimes struct {
+	arrival time.Time
+	tokens  []time.Time
 }
 
 func (s *streamServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	arrival := time.Now()
+	st := &serverTimes{arrival: time.Now()}
 	n := s.requests.Add(1)
+	if s.onRequest != nil {
+		s.onRequest(n)
+	}
 	var body map[string]any
 	if err := json.NewDecoder(r.Body).Decode(&body); err != nil {
 		http.Error(w, `{"error":{"message":"bad json","type":"invalid_request_error","code":400}}`, 400)
@@ -61,26 +74,34 @@ func (s *streamServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	fmt.Fprint(w, "data: {\"choices\":[{\"delta\":{\"role\":\"assistant\"}}]}\n\n")
 	fl.Flush()
 	for i := range s.tokens {
-		due := arrival.Add(s.ttft + time.Duration(i)*s.itl)
-		time.Sleep(time.Until(due))
+		due := st.arrival.Add(s.ttft + time.Duration(i)*s.itl)
+		t := time.NewTimer(time.Until(due))
+		select {
+		case <-r.Context().Done(): // the client left: do not hold Close up
+			t.Stop()
+			return
+		case <-t.C:
+		}
 		field := "content"
 		if i < s.reasoning {
 			field = "reasoning_content"
 		}
+		st.tokens = append(st.tokens, time.Now())
 		fmt.Fprintf(w, "data: {\"choices\":[{\"delta\":{%q:\" tok%d\"}}]}\n\n", field, i)
 		fl.Flush()
-		if i == 0 {
-			s.mu.Lock()
-			s.firstFlush = append(s.firstFlush, time.Since(arrival))
-			s.mu.Unlock()
-		}
 	}
 	fmt.Fprint(w, "data: {\"choices\":[{\"delta\":{},\"finish_reason\":\"length\"}]}\n\n")
 	fmt.Fprintf(w, "data: {\"choices\":[],\"usage\":{\"prompt_tokens\":5,\"completion_tokens\":%d}}\n\n", s.tokens)
 	fmt.Fprint(w, "data: [DONE]\n\n")
+	s.mu.Lock()
+	if s.writes == nil {
+		s.writes = map[string]*serverTimes{}
+	}
+	s.writes[r.Header.Get("X-Request-ID")] = st
+	s.mu.Unlock()
 }
 
-func testDataset(t *testing.T, n int) *datasets.Dataset {
+func testDataset(t testing.TB, n int) *datasets.Dataset {
 	t.Helper()
 	ds := &datasets.Dataset{Name: "test"}
 	for i := range n {
@@ -108,7 +129,13 @@ func (c *collectSink) WriteRecord(r *metrics.Record, v *metrics.Values, _ bool) 
 
 func runOnce(t *testing.T, url string, ep *endpoint.Endpoint, stages []Stage, opts ...Option) (*metrics.Summary, *collectSink) {
 	t.Helper()
-	start := time.Now()
+	return runOnceAt(t, time.Now(), url, ep, stages, opts...)
+}
+
+// runOnceAt is runOnce with the run clock's zero at start, so a test can
+// put the server's own timestamps on the records' clock.
+func runOnceAt(t testing.TB, start time.Time, url string, ep *endpoint.Endpoint, stages []Stage, opts ...Option) (*metrics.Summary, *collectSink) {
+	t.Helper()
 	sink := &collectSink{}
 	col := metrics.NewCollector(metrics.WithSink(sink), metrics.WithClock(func() int64 { return int64(time.Since(start)) }))
 	g, err := New(url, ep, testDataset(t, 16), col, append([]Option{WithStart(start)}, opts...)...)
@@ -127,40 +154,73 @@ func chat(streaming bool) *endpoint.Endpoint {
 	return &endpoint.Endpoint{Kind: endpoint.Chat, Model: "m", Streaming: streaming}
 }
 
+// TestTimingMatchesServerAtConcurrency8 judges the client's clock against
+// the server's own stamps, request by request, on one monotonic clock.
+// Causality bounds hold on any machine: a request is stamped sent before
+// the server saw it, and each token read after the server began writing
+// it. The lag from the server's write to the client's stamp only has a
+// generous bound here (a loaded 2-core machine can deschedule either side
+// for several ms); BenchmarkClientLag reports the real figure.
 func TestTimingMatchesServerAtConcurrency8(t *testing.T) {
-	srv := &streamServer{ttft: 20 * time.Millisecond, itl: 5 * time.Millisecond, tokens: 16}
+	const tokens = 16
+	srv := &streamServer{ttft: 20 * time.Millisecond, itl: 5 * time.Millisecond, tokens: tokens}
 	ts := httptest.NewServer(srv)
 	defer ts.Close()
-	s, sink := runOnce(t, ts.URL, chat(true), []Stage{{Limit: schedule.Constant(8), Count: 64}})
+	start := time.Now()
+	s, sink := runOnceAt(t, start, ts.URL, chat(true), []Stage{{Limit: schedule.Constant(8), Count: 64}})
 	if got := s.Run[metrics.RequestCount]; got != 64 {
 		t.Fatalf("request_count %v, want 64 (errors: %+v)", got, s.Errors)
 	}
-	ttft, itl := s.Metrics[metrics.TTFT], s.Metrics[metrics.ITL]
-	// The client adds loopback and parsing time on top of what the server
-	// did; the median must stay within 1 ms of the server's own first flush,
-	// and (without the race detector's slowdown) of the configuration.
-	srv.mu.Lock()
-	server := slices.Clone(srv.firstFlush)
-	srv.mu.Unlock()
-	slices.Sort(server)
-	serverP50 := float64(server[len(server)/2]) / 1e6
-	if d := ttft.P50 - serverP50; d < -0.05 || d > 1 {
-		t.Errorf("TTFT p50 %.3f ms, server's own first flush p50 %.3f ms: want the client within 1 ms above it", ttft.P50, serverP50)
-	}
-	if !raceEnabled {
-		if d := ttft.P50 - 20; d < 0 || d > 1 {
-			t.Errorf("TTFT p50 %.3f ms, want within 1 ms above the configured 20 ms", ttft.P50)
-		}
-		if d := math.Abs(itl.P50 - 5); d > 1 {
-			t.Errorf("ITL p50 %.3f ms, want within 1 ms of the configured 5 ms", itl.P50)
-		}
-	}
-	if osl := s.Metrics[metrics.OSL]; osl.Min != 16 || osl.Max != 16 {
-		t.Errorf("OSL %v..%v, want 16 (role-only and finish chunks are not tokens)", osl.Min, osl.Max)
+	if osl := s.Metrics[metrics.OSL]; osl.Min != tokens || osl.Max != tokens {
+		t.Errorf("OSL %v..%v, want %d (role-only and finish chunks are not tokens)", osl.Min, osl.Max, tokens)
 	}
 	if len(sink.recs) != 64 {
-		t.Errorf("%d records, want 64", len(sink.recs))
+		t.Fatalf("%d records, want 64", len(sink.recs))
 	}
+	lags := checkAgainstServer(t, start, srv, sink.recs)
+	// Median lag from the server's write to the client's stamp: ≈ 0.1 ms
+	// on an idle machine. 10 ms is far above what load adds and still
+	// catches a client that stamps late (after decoding a whole buffer,
+	// or after the next token: the stream's ITL is 5 ms and 15 gaps long).
+	if p50 := lags[len(lags)/2]; p50 > 10*time.Millisecond {
+		t.Errorf("median lag from server write to client stamp %v, want ≤ 10 ms", p50)
+	}
+	// The summary's TTFT is the records' TTFT: the server's first write
+	// (≥ 20 ms after arrival, by its deadlines) bounds it from below.
+	if ttft := s.Metrics[metrics.TTFT]; ttft.Min < 20 {
+		t.Errorf("TTFT min %.3f ms, below the server's 20 ms first-token deadline", ttft.Min)
+	}
+}
+
+// checkAgainstServer checks every record against the server's stamps for
+// the same X-Request-ID and returns the sorted lags from each server write
+// to the client's stamp of that event.
+func checkAgainstServer(t testing.TB, start time.Time, srv *streamServer, recs []*metrics.Record) []time.Duration {
+	t.Helper()
+	srv.mu.Lock()
+	defer srv.mu.Unlock()
+	var lags []time.Duration
+	for _, r := range recs {
+		st := srv.writes[r.RequestID]
+		if st == nil {
+			t.Fatalf("record %s: the server never finished a request with that X-Request-ID", r.RequestID)
+		}
+		if arrival := int64(st.arrival.Sub(start)); r.SentNs > arrival {
+			t.Errorf("record %s stamped sent at %d ns, after the server saw it at %d ns", r.RequestID, r.SentNs, arrival)
+		}
+		if len(r.TokenNs) != len(st.tokens) {
+			t.Fatalf("record %s: %d token events, the server wrote %d", r.RequestID, len(r.TokenNs), len(st.tokens))
+		}
+		for i, at := range r.TokenNs {
+			lag := time.Duration(at - int64(st.tokens[i].Sub(start)))
+			if lag < 0 {
+				t.Fatalf("record %s: token %d stamped %v before the server began writing it", r.RequestID, i, -lag)
+			}
+			lags = append(lags, lag)
+		}
+	}
+	slices.Sort(lags)
+	return lags
 }
 
 func TestReasoningSplit(t *testing.T) {
@@ -168,15 +228,25 @@ func TestReasoningSplit(t *testing.T) {
 	ts := httptest.NewServer(srv)
 	defer ts.Close()
 	s, sink := runOnce(t, ts.URL, chat(true), []Stage{{Limit: schedule.Constant(2), Count: 4}})
-	if s.Metrics[metrics.TTFO].Avg <= s.Metrics[metrics.TTFT].Avg {
-		t.Errorf("TTFO avg %.2f not after TTFT avg %.2f", s.Metrics[metrics.TTFO].Avg, s.Metrics[metrics.TTFT].Avg)
+	// A loaded machine can deliver several events in one read (one stamp),
+	// so TTFO may equal TTFT; it can never precede it.
+	if s.Metrics[metrics.TTFO].Avg < s.Metrics[metrics.TTFT].Avg {
+		t.Errorf("TTFO avg %.2f before TTFT avg %.2f", s.Metrics[metrics.TTFO].Avg, s.Metrics[metrics.TTFT].Avg)
 	}
-	for _, v := range sink.vals {
-		if v.TTFO-v.TTFT < 2 { // at least one ITL; the server catches up late tokens
-			t.Errorf("TTFO-TTFT = %.2f ms, want ≈ 6 ms (3 reasoning tokens at 2 ms)", v.TTFO-v.TTFT)
+	ms := func(ns int64) float64 { return float64(ns) / 1e6 }
+	for i, r := range sink.recs {
+		v := sink.vals[i]
+		if len(r.TokenNs) != 8 || r.ReasoningEvents != 3 {
+			t.Fatalf("%d token events, %d reasoning, want 8 and 3", len(r.TokenNs), r.ReasoningEvents)
 		}
-	}
-	for _, r := range sink.recs {
+		// TTFT is the first reasoning event, TTFO the first content one
+		// (event 3), both from the send.
+		if want := ms(r.TokenNs[0] - r.SentNs); math.Abs(v.TTFT-want) > 1e-6 {
+			t.Errorf("TTFT %.4f ms, want %.4f (the first reasoning event)", v.TTFT, want)
+		}
+		if want := ms(r.TokenNs[3] - r.SentNs); r.FirstContentNs != r.TokenNs[3] || math.Abs(v.TTFO-want) > 1e-6 {
+			t.Errorf("TTFO %.4f ms, want %.4f (the first content event)", v.TTFO, want)
+		}
 		if r.ReasoningText != " tok0 tok1 tok2" || !strings.HasPrefix(r.Text, " tok3") {
 			t.Errorf("reasoning %q text %q", r.ReasoningText, r.Text)
 		}
@@ -280,7 +350,17 @@ func TestDurationStopsIssuingAndGraceCancels(t *testing.T) {
 }
 
 func TestInterruptDrainsInFlight(t *testing.T) {
-	srv := &streamServer{ttft: 5 * time.Millisecond, itl: 20 * time.Millisecond, tokens: 10} // 0.2 s streams
+	// The interrupt comes when the server has seen the third request, so
+	// however loaded the machine, exactly 3 streams (0.2 s each) are in
+	// flight and none has finished.
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	srv := &streamServer{ttft: 5 * time.Millisecond, itl: 20 * time.Millisecond, tokens: 10,
+		onRequest: func(n int64) {
+			if n == 3 {
+				cancel()
+			}
+		}}
 	ts := httptest.NewServer(srv)
 	defer ts.Close()
 	start := time.Now()
@@ -290,8 +370,6 @@ func TestInterruptDrainsInFlight(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	time.AfterFunc(100*time.Millisecond, cancel)
 	if err := g.Run(ctx, []Stage{{Limit: schedule.Constant(3), Count: 1000}}); err != nil {
 		t.Fatal(err)
 	}
@@ -348,7 +426,7 @@ func TestRequestURL(t *testing.T) {
 		{"", "", "empty"},
 	}
 	for _, tc := range cases {
-		got, err := RequestURL(tc.in, endpoint.Chat)
+		got, err := RequestURL(tc.in, endpoint.Chat.Path())
 		if tc.err != "" {
 			if err == nil || !strings.Contains(err.Error(), tc.err) {
 				t.Errorf("RequestURL(%q) error %v, want %q", tc.in, err, tc.err)

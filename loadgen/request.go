@@ -10,6 +10,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/http/httptrace"
 	"strings"
 	"syscall"
 	"time"
@@ -52,6 +53,8 @@ type pacer func(ti int, prevEnd int64) (slot, bool)
 // session runs one conversation's turns in order, each turn carrying the
 // earlier turns and the server's live replies.
 func (g *Generator) session(ctx context.Context, conv *datasets.Conversation, phase metrics.Phase, stage int, pace pacer) {
+	ctx, endSession := g.startSession(ctx)
+	defer endSession()
 	var history []endpoint.Message
 	var prevEnd int64
 	for ti := range conv.Turns {
@@ -109,10 +112,18 @@ func (g *Generator) do(ctx context.Context, conv *datasets.Conversation, ti int,
 	rec := &metrics.Record{
 		Index: idx, RequestID: requestID(), ConversationID: conv.ID, TurnIndex: ti,
 		Phase: phase, Stage: stage, IntendedNs: intended,
-		InputTokens: turn.InputTokens, Streamed: g.ep.Streaming,
+		InputTokens: turn.InputTokens, Streamed: g.ep.Streams(), RequestedOSL: turn.MaxTokens,
 	}
 	if turn.InputTokens == 0 {
 		rec.InputText = turn.Content()
+	}
+	if info := g.ep.Info(); !info.ProducesTokens || len(turn.Passages) > 0 {
+		rec.NoOutput = !info.ProducesTokens
+		if len(turn.Passages) > 0 && turn.InputTokens == 0 {
+			// Passages are input too: the tokenizer counts them with the
+			// query (a dataset that knows the lengths counted them all).
+			rec.InputText = turn.Content() + "\n" + strings.Join(turn.Passages, "\n")
+		}
 	}
 	var err error
 	if body == nil {
@@ -128,7 +139,8 @@ func (g *Generator) do(ctx context.Context, conv *datasets.Conversation, ti int,
 	}
 	rctx, cancel := context.WithTimeout(ctx, g.timeout)
 	defer cancel()
-	req, err := http.NewRequestWithContext(rctx, http.MethodPost, g.url, bytes.NewReader(body))
+	tr, ct := g.newTrace()
+	req, err := http.NewRequestWithContext(httptrace.WithClientTrace(rctx, ct), http.MethodPost, g.url, bytes.NewReader(body))
 	if err != nil {
 		rec.SentNs, rec.EndNs = g.now(), g.now()
 		rec.Err = &metrics.Error{Type: ErrRequest, Message: err.Error()}
@@ -137,32 +149,46 @@ func (g *Generator) do(ctx context.Context, conv *datasets.Conversation, ti int,
 	for k, vs := range g.headers {
 		req.Header[k] = vs
 	}
+	g.ep.SetHeaders(req.Header)
+	g.setSessionHeader(ctx, req.Header)
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("X-Request-ID", rec.RequestID)
-	if g.ep.Streaming {
+	if g.ep.Streams() {
 		req.Header.Set("Accept", "text/event-stream")
 	}
 
-	rec.SentNs = g.now()
 	g.col.Started(phase)
-	resp, err := g.client.Do(req)
+	resp, err := g.send(req.Context(), req, rec)
+	// Latencies start when the last byte was written, not when Do was
+	// called: the wait for a connection, a cold dial and the transport's
+	// write goroutine are reported apart (rec.HTTP).
+	rec.SentNs = tr.sent(rec.IssuedNs)
+	defer tr.timing(rec)
 	if err != nil {
 		rec.EndNs = g.now()
 		rec.Err = g.transportError(rctx, ctx, err)
 		return rec
 	}
 	defer resp.Body.Close()
+	resp.Body = tr.wrap(resp.Body)
 	if resp.StatusCode != http.StatusOK {
 		b, _ := io.ReadAll(io.LimitReader(resp.Body, maxErrorBody))
 		rec.EndNs = g.now()
 		rec.Err = endpoint.ParseErrorBody(resp.StatusCode, b)
+		if resp.StatusCode == http.StatusNotFound || resp.StatusCode == http.StatusMethodNotAllowed {
+			// The usual cause is a type or path this server does not serve.
+			rec.Err.Message = fmt.Sprintf("the server does not serve endpoint type %s at POST %s: %s", g.ep.Kind, req.URL.Path, rec.Err.Message)
+		}
 		rec.RetryAfter = resp.Header.Get("Retry-After")
 		return rec
 	}
-	if g.ep.Streaming && isEventStream(resp.Header.Get("Content-Type")) {
+	if g.ep.Streams() && isEventStream(resp.Header.Get("Content-Type")) {
 		g.readStream(rctx, ctx, resp.Body, rec)
 	} else {
 		g.readWhole(rctx, ctx, resp, rec)
+	}
+	if limit, got := rec.RequestedOSL, rec.Usage.CompletionTokens; limit > 0 && rec.Usage.Present && got > limit+overrunSlack {
+		g.overrun(rec, got, "completion tokens by the server's usage")
 	}
 	return rec
 }
@@ -184,14 +210,26 @@ func (g *Generator) readStream(rctx, ctx context.Context, body io.Reader, rec *m
 		rd.Reset(nil)
 		g.readers.Put(rd)
 	}()
-	var text, reasoning []byte
+	dec := g.ep.NewDecoder()
+	var out endpoint.Output
 	var done, finished bool
+	endsAtEOF := g.ep.EndsAtEOF()
+	sb, _ := body.(*stampedBody)
+	tracked := sb != nil && sb.conn != nil
+	if n := min(rec.RequestedOSL, maxPrealloc); n > 0 && cap(rec.TokenNs) == 0 {
+		// Sized once from the requested output, the token slices do not
+		// grow (and copy) a dozen times per request.
+		rec.TokenNs = make([]int64, 0, n)
+		if tracked {
+			rec.ReadDelayNs = make([]int32, 0, n)
+		}
+	}
 	for {
 		ev, err := rd.Next()
 		if err != nil {
 			rec.EndNs = g.now()
 			switch {
-			case errors.Is(err, io.EOF) && (done || finished):
+			case errors.Is(err, io.EOF) && (done || finished || endsAtEOF):
 			case errors.Is(err, io.EOF):
 				rec.Err = &metrics.Error{Code: http.StatusOK, Type: ErrStream, Message: "stream ended without [DONE] or a finish_reason"}
 			default:
@@ -200,11 +238,14 @@ func (g *Generator) readStream(rctx, ctx context.Context, body io.Reader, rec *m
 			break
 		}
 		rec.EndNs = ev.At
-		if bytes.Equal(bytes.TrimSpace(ev.Data), doneMarker) {
+		d, perr := dec.Event(ev.Type, ev.Data, &out)
+		if d.Done {
 			done = true
+			if d.Usage.Present {
+				rec.Usage = d.Usage
+			}
 			break
 		}
-		d, perr := endpoint.ParseChunk(ev.Data, &text, &reasoning)
 		if perr != nil {
 			rec.Err = &metrics.Error{Code: http.StatusOK, Type: ErrInvalidResponse, Message: perr.Error()}
 			break
@@ -220,13 +261,21 @@ func (g *Generator) readStream(rctx, ctx context.Context, body io.Reader, rec *m
 			rec.Usage = d.Usage
 		}
 		finished = finished || d.Finished
-		if d.Content || d.Reasoning {
+		// A tool-call delta is output like content (it is what the model
+		// generated at that step).
+		if d.Content || d.Reasoning || d.ToolCall {
 			if len(rec.TokenNs) == 0 {
 				g.col.FirstToken(rec.Index, rec.Phase, ev.At-rec.SentNs)
 			}
 			rec.TokenNs = append(rec.TokenNs, ev.At)
+			if tracked {
+				rec.ReadDelayNs = append(rec.ReadDelayNs, sb.readDelay(ev))
+			}
 			g.col.Tokens(rec.Index, ev.At, 1)
-			if d.Content && rec.FirstContentNs == 0 {
+			if limit := rec.RequestedOSL; limit > 0 && len(rec.TokenNs) == limit+overrunSlack+1 {
+				g.overrun(rec, len(rec.TokenNs), "text events so far")
+			}
+			if (d.Content || d.ToolCall) && rec.FirstContentNs == 0 {
 				rec.FirstContentNs = ev.At
 			}
 			if d.Reasoning {
@@ -237,10 +286,12 @@ func (g *Generator) readStream(rctx, ctx context.Context, body io.Reader, rec *m
 			}
 		}
 	}
-	rec.Text, rec.ReasoningText = string(text), string(reasoning)
+	rec.Text, rec.ReasoningText = string(out.Text), string(out.Reasoning)
 }
 
-var doneMarker = []byte("[DONE]")
+// maxPrealloc caps the token slices sized from a request's output cap (a
+// 128k cap need not cost a megabyte up front; longer outputs grow).
+const maxPrealloc = 4096
 
 // readWhole reads a non-streamed response (or a streamed request the
 // server answered with plain JSON).
@@ -252,13 +303,13 @@ func (g *Generator) readWhole(rctx, ctx context.Context, resp *http.Response, re
 		return
 	}
 	ct := resp.Header.Get("Content-Type")
-	if g.ep.Streaming && !strings.Contains(strings.ToLower(ct), "json") {
+	if g.ep.Streams() && !strings.Contains(strings.ToLower(ct), "json") {
 		rec.Err = &metrics.Error{Code: resp.StatusCode, Type: ErrInvalidResponse,
 			Message: fmt.Sprintf("expected an SSE stream (text/event-stream), got %q", ct)}
 		return
 	}
-	var text, reasoning []byte
-	d, err := endpoint.ParseChunk(b, &text, &reasoning)
+	var out endpoint.Output
+	d, err := g.ep.NewDecoder().Body(b, &out)
 	switch {
 	case err != nil:
 		rec.Err = &metrics.Error{Code: resp.StatusCode, Type: ErrInvalidResponse, Message: err.Error()}
@@ -269,11 +320,11 @@ func (g *Generator) readWhole(rctx, ctx context.Context, resp *http.Response, re
 	}
 	rec.Streamed = false
 	rec.Usage = d.Usage
-	rec.Text, rec.ReasoningText = string(text), string(reasoning)
-	if d.Content || d.Reasoning {
+	rec.Text, rec.ReasoningText = string(out.Text), string(out.Reasoning)
+	if d.Content || d.Reasoning || d.ToolCall {
 		rec.TokenNs = []int64{rec.EndNs}
 		g.col.Tokens(rec.Index, rec.EndNs, max(1, d.Usage.CompletionTokens))
-		if d.Content {
+		if d.Content || d.ToolCall {
 			rec.FirstContentNs = rec.EndNs
 		}
 	}
@@ -333,4 +384,26 @@ func requestID() string {
 	var b [16]byte
 	_, _ = rand.Read(b[:])
 	return hex.EncodeToString(b[:])
+}
+
+// overrunSlack is how far past its cap an answer may run before the
+// generator warns: servers count a closing token or two differently.
+const overrunSlack = 2
+
+// overrun warns, once per run, that a response ran past the output cap it
+// asked for: a server that ignores the cap's field streams until its own
+// limit (llama.cpp with ignore_eos runs until the request timeout).
+func (g *Generator) overrun(rec *metrics.Record, got int, what string) {
+	if g.onWarn == nil || !g.overran.CompareAndSwap(false, true) {
+		return
+	}
+	field := g.ep.MaxTokensField()
+	msg := fmt.Sprintf("responses run past the requested output length: request %s asked for %d tokens (%s), got %d %s; the server likely ignores %s",
+		rec.RequestID, rec.RequestedOSL, field, got, what, field)
+	if field == "max_completion_tokens" {
+		msg += " (some llama.cpp builds do): try --use-legacy-max-tokens, which sends max_tokens"
+	} else {
+		msg += "; check the server's own output limit"
+	}
+	g.onWarn(msg)
 }

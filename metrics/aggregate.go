@@ -18,8 +18,19 @@ type aggregate struct {
 	dists map[Tag]*dist
 	// icl has one value per token: a histogram, not a digest (see hist).
 	icl *hist
+	// http holds the transport breakdown (HTTPDefs order) and readDelay
+	// the client's read delay per event: histograms too, cheaper to add to
+	// than a digest and well within the accuracy these need.
+	http      [httpTags]*hist
+	readDelay *hist
+	// kernelStamps and readStamps count records by timestamp source.
+	kernelStamps, readStamps int64
 
-	count, errors, good          int64
+	count, errors, good int64
+	connRetries         int64
+	// oslRequested counts the successful records that asked for an OSL,
+	// oslMismatched those that missed it (osl_mismatch_count).
+	oslRequested, oslMismatched  int64
 	firstSent, lastSent, lastEnd int64
 	firstIntended, lastIntended  int64
 	inputTokens                  float64
@@ -33,7 +44,11 @@ type aggregate struct {
 }
 
 func newAggregate() *aggregate {
-	return &aggregate{dists: map[Tag]*dist{}, icl: newHist(), errs: map[errKey]int64{}, sources: map[string]int64{}}
+	a := &aggregate{dists: map[Tag]*dist{}, icl: newHist(), readDelay: newHist(), errs: map[errKey]int64{}, sources: map[string]int64{}}
+	for i := range a.http {
+		a.http[i] = newHist()
+	}
+	return a
 }
 
 func (a *aggregate) dist(t Tag) *dist {
@@ -48,7 +63,7 @@ func (a *aggregate) dist(t Tag) *dist {
 // add folds one record (and its computed values when it succeeded) in.
 func (a *aggregate) add(r *Record, v *Values, good bool) {
 	if r.IntendedNs > 0 {
-		a.dist(lagTag).add(float64(r.SentNs-r.IntendedNs) / nsPerMs)
+		a.dist(lagTag).add(float64(r.Issued()-r.IntendedNs) / nsPerMs)
 		if a.firstIntended == 0 || r.IntendedNs < a.firstIntended {
 			a.firstIntended = r.IntendedNs
 		}
@@ -61,12 +76,32 @@ func (a *aggregate) add(r *Record, v *Values, good bool) {
 	if r.EndNs > a.lastEnd {
 		a.lastEnd = r.EndNs
 	}
+	a.connRetries += int64(r.ConnectionRetries)
 	if r.Err != nil {
 		a.errors++
 		a.errs[errKey{r.Err.Code, r.Err.Type, r.Err.Message}]++
 		return
 	}
 	a.count++
+	for i, x := range v.HTTP {
+		a.http[i].add(x)
+	}
+	for _, d := range r.ReadDelayNs {
+		a.readDelay.add(float64(d) / nsPerMs)
+	}
+	if r.Streamed {
+		if r.KernelStamps {
+			a.kernelStamps++
+		} else {
+			a.readStamps++
+		}
+	}
+	if r.RequestedOSL > 0 {
+		a.oslRequested++
+		if v.Mismatched {
+			a.oslMismatched++
+		}
+	}
 	if good {
 		a.good++
 	}
@@ -101,9 +136,18 @@ func (a *aggregate) merge(o *aggregate) {
 		a.dist(t).merge(d)
 	}
 	a.icl.merge(o.icl)
+	for i := range a.http {
+		a.http[i].merge(o.http[i])
+	}
+	a.readDelay.merge(o.readDelay)
+	a.kernelStamps += o.kernelStamps
+	a.readStamps += o.readStamps
 	a.count += o.count
 	a.errors += o.errors
 	a.good += o.good
+	a.connRetries += o.connRetries
+	a.oslRequested += o.oslRequested
+	a.oslMismatched += o.oslMismatched
 	if o.firstSent > 0 && (a.firstSent == 0 || o.firstSent < a.firstSent) {
 		a.firstSent = o.firstSent
 	}

@@ -7,8 +7,6 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
-
-	"github.com/surgebench/surge/telemetry"
 )
 
 // window is how far back the dashboard's "last 10 s" quantiles look.
@@ -44,11 +42,11 @@ type Collector struct {
 	stage    atomic.Int64
 	phase    atomic.Int32
 	limit    atomic.Int64
+	stageMu  sync.Mutex // guards stageDef: live sessions define stages as they go
 	stageDef []StageSummary
 
-	telMu  sync.Mutex
-	gpus   []telemetry.GPUSample
-	server []telemetry.ServerSample
+	warnMu   sync.Mutex
+	warnings []string
 }
 
 // Option configures a Collector.
@@ -153,18 +151,6 @@ func (c *Collector) Reasoning(index int64) { c.shard(index).reasoning.Store(true
 // Add hands over a finished record. The collector owns r from now on.
 func (c *Collector) Add(r *Record) { c.shard(r.Index).in <- msg{kind: msgRecord, rec: r} }
 
-// Telemetry keeps the latest GPU and server samples for snapshots.
-func (c *Collector) Telemetry(gpus []telemetry.GPUSample, server []telemetry.ServerSample) {
-	c.telMu.Lock()
-	defer c.telMu.Unlock()
-	if gpus != nil {
-		c.gpus = slices.Clone(gpus)
-	}
-	if server != nil {
-		c.server = slices.Clone(server)
-	}
-}
-
 // Snapshot merges the shards' live state. It is safe to call from any
 // goroutine while records flow.
 func (c *Collector) Snapshot() Snapshot {
@@ -189,6 +175,7 @@ func (c *Collector) Snapshot() Snapshot {
 	win := map[Tag][]float64{}
 	reqPerSec := map[int64]int64{}
 	lag := newDist()
+	readDelay := newHist()
 	stages := map[int]*aggregate{}
 	var finishedAll int64
 	for i, v := range views {
@@ -212,6 +199,7 @@ func (c *Collector) Snapshot() Snapshot {
 			snap.Errors[typ] += n
 		}
 		lag.merge(v.lag)
+		readDelay.merge(v.readDelay)
 		for i, a := range v.stages {
 			if stages[i] == nil {
 				stages[i] = newAggregate()
@@ -227,6 +215,11 @@ func (c *Collector) Snapshot() Snapshot {
 		snap.Window[string(t)] = exactQuantiles(xs)
 	}
 	snap.SchedulerLag = lag.quantiles()
+	if readDelay.n > 0 {
+		snap.ReadDelay = Quantiles{Count: readDelay.n, Avg: readDelay.mean,
+			P50: readDelay.quantile(0.5), P90: readDelay.quantile(0.9), P99: readDelay.quantile(0.99)}
+		snap.ReadDelayMax = readDelay.max
+	}
 	snap.Timeline = c.timeline(now, reqPerSec)
 	for _, i := range slices.Sorted(maps.Keys(stages)) {
 		if i < snap.Stage {
@@ -236,11 +229,22 @@ func (c *Collector) Snapshot() Snapshot {
 	for _, s := range c.shards {
 		snap.OutputTokens += s.totalTokens.Load()
 	}
-	c.telMu.Lock()
-	snap.GPUs = slices.Clone(c.gpus)
-	snap.Server = slices.Clone(c.server)
-	c.telMu.Unlock()
+	c.warnMu.Lock()
+	snap.Warnings = slices.Clone(c.warnings)
+	c.warnMu.Unlock()
 	return snap
+}
+
+// Warn adds a caveat found while the run goes on (a server running past
+// the requested output cap): live snapshots carry it from now on, and the
+// summary's Warnings repeat it. A message already given is ignored. Safe
+// for concurrent use; not for the hot path (callers warn once).
+func (c *Collector) Warn(msg string) {
+	c.warnMu.Lock()
+	defer c.warnMu.Unlock()
+	if !slices.Contains(c.warnings, msg) {
+		c.warnings = append(c.warnings, msg)
+	}
 }
 
 // maxTimeline bounds the points a snapshot carries.
@@ -262,10 +266,7 @@ func (c *Collector) timeline(now int64, reqPerSec map[int64]int64) []Point {
 }
 
 func (c *Collector) stageSummary(i int, a *aggregate) StageSummary {
-	s := StageSummary{Index: i}
-	if i < len(c.stageDef) {
-		s = c.stageDef[i]
-	}
+	s := c.stageDefAt(i)
 	s.RequestCount = a.count
 	s.ErrorRequestCount = a.errors
 	s.TTFT = a.dist(TTFT).distribution("ms")
@@ -286,5 +287,9 @@ func (c *Collector) Close() *Summary {
 		close(s.in)
 	}
 	c.wg.Wait()
-	return c.summarize()
+	s := c.summarize()
+	c.warnMu.Lock()
+	s.Warnings = append(slices.Clone(c.warnings), s.Warnings...)
+	c.warnMu.Unlock()
+	return s
 }

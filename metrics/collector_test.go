@@ -1,6 +1,7 @@
 package metrics
 
 import (
+	"strings"
 	"testing"
 	"time"
 )
@@ -65,5 +66,31 @@ func TestTimelineRingWraps(t *testing.T) {
 	s.add(later, 7)
 	if s.get(3) != 0 || s.get(later) != 7 {
 		t.Errorf("after the wrap: second 3 %d, second %d %d; want 0 and 7", s.get(3), later, s.get(later))
+	}
+}
+
+func TestSnapshotAndSummaryCarryReadDelay(t *testing.T) {
+	t.Parallel()
+	c := NewCollector(WithShards(2), WithClock(func() int64 { return 0 }))
+	for i := range 4 {
+		c.Add(&Record{Index: int64(i), SentNs: 1e6, EndNs: 9e6, Streamed: true, KernelStamps: true,
+			TokenNs: []int64{5e6, 9e6}, ReadDelayNs: []int32{int32(i+1) * 1e6, 0}})
+	}
+	var snap Snapshot
+	for range 100 { // records reach their shards asynchronously
+		if snap = c.Snapshot(); snap.Finished == 4 {
+			break
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	if snap.ReadDelay.Count != 8 || snap.ReadDelayMax != 4 {
+		t.Errorf("snapshot read delay %+v max %v, want 8 values, max 4 ms", snap.ReadDelay, snap.ReadDelayMax)
+	}
+	s := c.Close()
+	if d := s.Metrics[ClientReadDelay]; d.Count != 8 || d.Max != 4 || s.TimestampSource != "kernel" {
+		t.Errorf("summary read delay %+v, source %q", d, s.TimestampSource)
+	}
+	if len(s.Warnings) == 0 || !strings.Contains(s.Warnings[len(s.Warnings)-1], "client read delay") {
+		t.Errorf("no read-delay warning in %q", s.Warnings)
 	}
 }

@@ -25,8 +25,16 @@ type Values struct {
 	Effective           float64
 	ICL                 []float64
 	ISL, OSL, Reasoning float64
+	// OSLMismatch is OSL's difference from the requested OSL in percent
+	// (NaN without a requested OSL); Mismatched says it exceeds
+	// OSLMismatchTolerance.
+	OSLMismatch float64
+	Mismatched  bool
 	// Source says where OSL came from.
 	Source string
+	// HTTP holds the http_req_* breakdown in HTTPDefs order (NaN: not
+	// traced).
+	HTTP [httpTags]float64
 	// UsageOSL is the server's completion_tokens when it sent usage and
 	// Source is the tokenizer, for the >10% disagreement warning; NaN
 	// otherwise.
@@ -57,18 +65,33 @@ func (v *Values) Get(t Tag) float64 {
 		return v.OSL
 	case ReasoningTokens:
 		return v.Reasoning
+	case OSLMismatch:
+		return v.OSLMismatch
+	}
+	for i, d := range HTTPDefs {
+		if d.Tag == t {
+			return v.HTTP[i]
+		}
 	}
 	return math.NaN()
 }
 
 const nsPerMs = 1e6
 
+// OSLMismatchTolerance is how many tokens an answer may miss its requested
+// OSL by before it counts in osl_mismatch_count: 5% of the request, at most
+// 50 tokens (AIPerf's defaults).
+func OSLMismatchTolerance(requested int) float64 {
+	return min(float64(requested)*0.05, 50)
+}
+
 // Compute derives AIPerf's per-request metrics from a successful record.
 // tok may be nil (no tokenizer loaded).
 func Compute(r *Record, tok TokenCounter) Values {
 	nan := math.NaN()
-	v := Values{TTFT: nan, TTFO: nan, TTST: nan, ITL: nan, PerUser: nan, ISL: nan, OSL: nan, Reasoning: nan, UsageOSL: nan, Effective: nan}
+	v := Values{TTFT: nan, TTFO: nan, TTST: nan, ITL: nan, PerUser: nan, ISL: nan, OSL: nan, Reasoning: nan, UsageOSL: nan, Effective: nan, OSLMismatch: nan}
 	v.Latency = float64(r.EndNs-r.SentNs) / nsPerMs
+	v.HTTP = httpValues(&r.HTTP)
 	if r.Scheduled && r.IntendedNs > 0 {
 		v.Effective = float64(r.EndNs-r.IntendedNs) / nsPerMs
 	}
@@ -93,6 +116,14 @@ func Compute(r *Record, tok TokenCounter) Values {
 		v.OSL = float64(len(r.TokenNs))
 		v.Reasoning = float64(r.ReasoningEvents)
 		v.Source = SourceEvents
+	}
+	if r.NoOutput {
+		v.OSL, v.Reasoning, v.UsageOSL = nan, nan, nan
+	}
+	if r.RequestedOSL > 0 && !r.NoOutput {
+		req := float64(r.RequestedOSL)
+		v.OSLMismatch = (v.OSL - req) / req * 100
+		v.Mismatched = math.Abs(v.OSL-req) > OSLMismatchTolerance(r.RequestedOSL)
 	}
 	switch {
 	case r.InputTokens > 0:
@@ -124,4 +155,23 @@ func Compute(r *Record, tok TokenCounter) Values {
 		}
 	}
 	return v
+}
+
+// httpValues turns a transport breakdown into HTTPDefs' values in ms.
+func httpValues(h *HTTPTiming) [httpTags]float64 {
+	var out [httpTags]float64
+	if !h.Traced {
+		for i := range out {
+			out[i] = math.NaN()
+		}
+		return out
+	}
+	ms := func(ns int64) float64 { return float64(ns) / nsPerMs }
+	out = [httpTags]float64{
+		ms(h.Blocked), ms(h.DNS), ms(h.Connecting), ms(h.TLS),
+		ms(h.Sending), ms(h.Waiting), ms(h.Receiving),
+		ms(h.Sending + h.Waiting + h.Receiving),
+		ms(h.Blocked + h.DNS + h.Connecting),
+	}
+	return out
 }

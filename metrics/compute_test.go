@@ -39,10 +39,17 @@ func TestCompute(t *testing.T) {
 		want Values
 	}{
 		{
+			name: "ran past the requested OSL: 5 for 4 is +25%, beyond min(5%, 50 tokens)",
+			rec:  stream(func(r *Record) { r.RequestedOSL = 4 }),
+			want: Values{TTFT: 20, TTFO: 20, TTST: 30, Latency: 60, ITL: 10, PerUser: 100,
+				ICL: []float64{10, 10, 10, 10}, ISL: 7, OSL: 5, Reasoning: 0, Source: SourceUsage, UsageOSL: nan, Effective: nan,
+				OSLMismatch: 25, Mismatched: true},
+		},
+		{
 			name: "usage counts, AIPerf ITL formula",
 			rec:  stream(nil),
 			want: Values{TTFT: 20, TTFO: 20, TTST: 30, Latency: 60, ITL: 10, PerUser: 100,
-				ICL: []float64{10, 10, 10, 10}, ISL: 7, OSL: 5, Reasoning: 0, Source: SourceUsage, UsageOSL: nan, Effective: nan},
+				ICL: []float64{10, 10, 10, 10}, ISL: 7, OSL: 5, Reasoning: 0, Source: SourceUsage, UsageOSL: nan, Effective: nan, OSLMismatch: nan},
 		},
 		{
 			name: "reasoning first: TTFT before TTFO, reasoning tokens in OSL",
@@ -54,7 +61,7 @@ func TestCompute(t *testing.T) {
 			}),
 			tok: wordCounter{},
 			want: Values{TTFT: 20, TTFO: 40, TTST: 30, Latency: 60, ITL: 10, PerUser: 100,
-				ICL: []float64{10, 10, 10, 10}, ISL: 7, OSL: 5, Reasoning: 2, Source: SourceTokenizer, UsageOSL: nan, Effective: nan},
+				ICL: []float64{10, 10, 10, 10}, ISL: 7, OSL: 5, Reasoning: 2, Source: SourceTokenizer, UsageOSL: nan, Effective: nan, OSLMismatch: nan},
 		},
 		{
 			name: "no usage, no tokenizer: SSE events; ISL from prompt unknown",
@@ -63,7 +70,7 @@ func TestCompute(t *testing.T) {
 				r.InputTokens = 0
 			}),
 			want: Values{TTFT: 20, TTFO: 20, TTST: 30, Latency: 60, ITL: 10, PerUser: 100,
-				ICL: []float64{10, 10, 10, 10}, ISL: nan, OSL: 5, Reasoning: 0, Source: SourceEvents, UsageOSL: nan, Effective: nan},
+				ICL: []float64{10, 10, 10, 10}, ISL: nan, OSL: 5, Reasoning: 0, Source: SourceEvents, UsageOSL: nan, Effective: nan, OSLMismatch: nan},
 		},
 		{
 			name: "tokenizer counts the prompt when the dataset did not",
@@ -72,7 +79,7 @@ func TestCompute(t *testing.T) {
 			}),
 			tok: wordCounter{},
 			want: Values{TTFT: 20, TTFO: 20, TTST: 30, Latency: 60, ITL: 10, PerUser: 100,
-				ICL: []float64{10, 10, 10, 10}, ISL: 3, OSL: 5, Reasoning: 0, Source: SourceTokenizer, UsageOSL: 5, Effective: nan},
+				ICL: []float64{10, 10, 10, 10}, ISL: 3, OSL: 5, Reasoning: 0, Source: SourceTokenizer, UsageOSL: 5, Effective: nan, OSLMismatch: nan},
 		},
 		{
 			name: "scheduled: latency from the intended time too",
@@ -80,24 +87,38 @@ func TestCompute(t *testing.T) {
 				r.Scheduled, r.IntendedNs = true, 90*ms
 			}),
 			want: Values{TTFT: 20, TTFO: 20, TTST: 30, Latency: 60, ITL: 10, PerUser: 100, Effective: 70,
-				ICL: []float64{10, 10, 10, 10}, ISL: 7, OSL: 5, Reasoning: 0, Source: SourceUsage, UsageOSL: nan},
+				ICL: []float64{10, 10, 10, 10}, ISL: 7, OSL: 5, Reasoning: 0, Source: SourceUsage, UsageOSL: nan, OSLMismatch: nan},
 		},
 		{
 			name: "one token: no ITL",
 			rec: &Record{Streamed: true, SentNs: 100 * ms, EndNs: 125 * ms, TokenNs: []int64{125 * ms},
 				FirstContentNs: 125 * ms, Usage: Usage{Present: true, CompletionTokens: 1}},
 			want: Values{TTFT: 25, TTFO: 25, TTST: nan, Latency: 25, ITL: nan, PerUser: nan,
-				ISL: 0, OSL: 1, Reasoning: 0, Source: SourceUsage, UsageOSL: nan, Effective: nan},
+				ISL: 0, OSL: 1, Reasoning: 0, Source: SourceUsage, UsageOSL: nan, Effective: nan, OSLMismatch: nan},
 		},
 		{
 			name: "non-streamed: latency and lengths only",
 			rec: &Record{SentNs: 100 * ms, EndNs: 300 * ms, TokenNs: []int64{300 * ms}, FirstContentNs: 300 * ms,
 				Usage: Usage{Present: true, PromptTokens: 4, CompletionTokens: 50}},
 			want: Values{TTFT: nan, TTFO: nan, TTST: nan, Latency: 200, ITL: nan, PerUser: nan,
-				ISL: 4, OSL: 50, Reasoning: 0, Source: SourceUsage, UsageOSL: nan, Effective: nan},
+				ISL: 4, OSL: 50, Reasoning: 0, Source: SourceUsage, UsageOSL: nan, Effective: nan, OSLMismatch: nan},
+		},
+		{
+			name: "transport breakdown: duration and overhead are sums",
+			rec: &Record{SentNs: 100 * ms, EndNs: 300 * ms, Usage: Usage{Present: true, PromptTokens: 4, CompletionTokens: 50},
+				HTTP: HTTPTiming{Traced: true, Blocked: 1 * ms, DNS: 2 * ms, Connecting: 3 * ms, TLS: 2 * ms,
+					Sending: ms / 2, Waiting: 150 * ms, Receiving: 50 * ms}},
+			want: Values{TTFT: nan, TTFO: nan, TTST: nan, Latency: 200, ITL: nan, PerUser: nan,
+				ISL: 4, OSL: 50, Reasoning: 0, Source: SourceUsage, UsageOSL: nan, Effective: nan,
+				OSLMismatch: nan, HTTP: [httpTags]float64{1, 2, 3, 2, 0.5, 150, 50, 200.5, 6}},
 		},
 	}
 	for _, tc := range cases {
+		if tc.want.HTTP == ([httpTags]float64{}) {
+			for i := range tc.want.HTTP {
+				tc.want.HTTP[i] = nan // not traced
+			}
+		}
 		got := Compute(tc.rec, tc.tok)
 		if d := cmp.Diff(tc.want, got, cmpopts.EquateNaNs(), cmpopts.EquateApprox(0, 1e-9)); d != "" {
 			t.Errorf("%s: (-want +got)\n%s", tc.name, d)
@@ -124,8 +145,8 @@ func TestParseGoodput(t *testing.T) {
 	for _, tc := range cases {
 		got, err := ParseGoodput(tc.in)
 		if tc.wantErr != "" {
-			if err == nil || !strings.Contains(err.Error(), tc.wantErr) || !strings.Contains(err.Error(), "--goodput") {
-				t.Errorf("ParseGoodput(%q) error = %v, want one naming --goodput and %q", tc.in, err, tc.wantErr)
+			if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+				t.Errorf("ParseGoodput(%q) error = %v, want %q", tc.in, err, tc.wantErr)
 			}
 			continue
 		}
@@ -174,4 +195,10 @@ func FuzzParseGoodput(f *testing.F) {
 			}
 		}
 	})
+}
+
+func TestHTTPDefsSize(t *testing.T) {
+	if len(HTTPDefs) != httpTags {
+		t.Fatalf("len(HTTPDefs) = %d, httpTags = %d", len(HTTPDefs), httpTags)
+	}
 }

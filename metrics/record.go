@@ -53,12 +53,33 @@ type Record struct {
 	// Scheduled is set when a schedule (a rate, a trace, a user's pacing)
 	// chose IntendedNs, rather than a slot freeing in a closed loop.
 	Scheduled bool
-	SentNs    int64 // when the request was written
-	EndNs     int64 // last byte of the response
+	// IssuedNs is when the client handed the request to its transport
+	// (scheduler lag is measured to it); 0 when it equals SentNs.
+	IssuedNs int64
+	// SentNs is when the request's last byte was written (httptrace's
+	// WroteRequest), after any wait for a connection: latencies start here.
+	SentNs int64
+	EndNs  int64 // last byte of the response
+
+	// HTTP is the request's transport breakdown (AIPerf's http_req_*).
+	HTTP HTTPTiming
+	// KernelStamps is set when TokenNs are the kernel's receive times of
+	// the segments that completed each event (--timestamps kernel), not the
+	// times the client read them.
+	KernelStamps bool
+	// ReadDelayNs holds, per TokenNs entry when the connection had kernel
+	// stamps (in either --timestamps mode), how much later than the
+	// kernel's receive time the client read the event: the client's own
+	// delay, which kernel stamps keep out of the metrics and read stamps
+	// add to them. Nil when unknown.
+	ReadDelayNs []int32
 
 	// Streamed is set for SSE responses; a non-streamed response has one
 	// token event at its end and no TTFT/ITL of its own.
 	Streamed bool
+	// NoOutput marks endpoint types that generate no tokens (embeddings,
+	// rankings): their records have no output length, only latency.
+	NoOutput bool
 	// TokenNs holds the arrival time of every response event that carried
 	// text (content or reasoning), in order. FirstContentNs is the first
 	// that carried non-reasoning content (0: none). ReasoningEvents counts
@@ -70,6 +91,9 @@ type Record struct {
 	// Text and ReasoningText are the generated output, kept for tokenizing.
 	Text          string
 	ReasoningText string
+	// RequestedOSL is the output cap the request asked for (max_tokens or
+	// max_completion_tokens; 0: none), for the osl_mismatch metrics.
+	RequestedOSL int
 	// InputTokens is the prompt length known from the dataset (0 when not).
 	InputTokens int
 	// InputText is the prompt text, for counting ISL with a tokenizer when
@@ -82,7 +106,38 @@ type Record struct {
 	SlotWaitNs int64
 	// RetryAfter is the server's Retry-After header on a 429/503.
 	RetryAfter string
-	Err        *Error
+	// ConnectionRetries counts sends repeated on a fresh connection because
+	// a pooled keep-alive connection was closed before the server answered
+	// (0 or 1): a stale connection, not a server failure.
+	ConnectionRetries int
+	Err               *Error
+}
+
+// HTTPTiming is one request's transport phases in nanoseconds, measured
+// with net/http/httptrace (0: the phase did not happen, e.g. no DNS for an
+// IP literal, no dial on a reused connection).
+type HTTPTiming struct {
+	// Blocked is the wait for a connection, the dial itself excluded.
+	Blocked int64
+	// DNS, Connecting and TLS are the lookup, the TCP connect and the TLS
+	// handshake of a new connection.
+	DNS, Connecting, TLS int64
+	// Sending is from having the connection to the request's last byte
+	// written; Waiting from then to the first response body byte; Receiving
+	// from the first body byte to the last.
+	Sending, Waiting, Receiving int64
+	// Reused is set when the connection came from the idle pool.
+	Reused bool
+	// Traced is set when the breakdown was measured at all.
+	Traced bool
+}
+
+// Issued returns when the request was handed to the transport.
+func (r *Record) Issued() int64 {
+	if r.IssuedNs > 0 {
+		return r.IssuedNs
+	}
+	return r.SentNs
 }
 
 // Failed reports whether the request ended in an error.

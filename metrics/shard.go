@@ -134,6 +134,7 @@ func (s *shard) record(r *Record) {
 type view struct {
 	run         map[Tag]*dist
 	lag         *dist
+	readDelay   *hist
 	window      map[Tag][]float64
 	reqPerSec   map[int64]int64
 	errors      map[string]int64
@@ -145,7 +146,7 @@ type view struct {
 
 func (s *shard) view(now int64) *view {
 	v := &view{
-		run: map[Tag]*dist{}, lag: newDist(), window: map[Tag][]float64{},
+		run: map[Tag]*dist{}, lag: newDist(), readDelay: newHist(), window: map[Tag][]float64{},
 		reqPerSec: make(map[int64]int64, len(s.finishedBySec)),
 		errors:    make(map[string]int64, len(s.errTypes)),
 		stages:    map[int]*aggregate{},
@@ -170,6 +171,7 @@ func (s *shard) view(now int64) *view {
 		if d := a.dists[lagTag]; d != nil {
 			v.lag.merge(d)
 		}
+		v.readDelay.merge(a.readDelay)
 		if k.stage < int(s.c.stage.Load()) {
 			c := newAggregate()
 			c.merge(a)

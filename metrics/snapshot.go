@@ -1,10 +1,6 @@
 package metrics
 
-import (
-	"time"
-
-	"github.com/surgebench/surge/telemetry"
-)
+import "time"
 
 // Quantiles is a live summary of one latency distribution, in milliseconds.
 type Quantiles struct {
@@ -99,14 +95,17 @@ type Snapshot struct {
 	Errors map[string]int64
 	// SchedulerLag is actual minus intended send time.
 	SchedulerLag Quantiles
+	// ReadDelay is the client's read delay per streamed event (read time −
+	// kernel receive time), over the finished requests; ReadDelayMax its
+	// largest value. Count 0: not measured.
+	ReadDelay    Quantiles
+	ReadDelayMax float64
 
 	// Stages lists the sweep/ramp stages finished so far.
 	Stages []StageSummary
 	// Stage is the index of the stage in progress.
 	Stage int
 
-	// GPUs holds the latest reading per GPU; Server the latest scrape per
-	// server metrics endpoint.
-	GPUs   []telemetry.GPUSample
-	Server []telemetry.ServerSample
+	// Warnings are the caveats found so far (Collector.Warn), oldest first.
+	Warnings []string
 }

@@ -22,6 +22,10 @@ type Summary struct {
 	// Errors lists failures grouped by code, type and message, most
 	// frequent first.
 	Errors []ErrorCount
+	// ConnectionRetries counts requests sent again on a fresh connection
+	// because a pooled keep-alive connection had been closed by the server
+	// (failed records included); they are not errors.
+	ConnectionRetries int64
 	// SchedulerLag is actual minus intended send time, in ms.
 	SchedulerLag Distribution
 	// Stages summarises each sweep/ramp stage (nil for single-stage runs).
@@ -31,6 +35,10 @@ type Summary struct {
 	// TokenSource says how output tokens were counted: tokenizer, usage,
 	// sse_events or mixed.
 	TokenSource string
+	// TimestampSource says what timed the streamed tokens: kernel (receive
+	// stamps), read (when the client read them) or mixed; empty without
+	// streamed records.
+	TimestampSource string
 	// Warnings are caveats the console and export repeat.
 	Warnings []string
 	// StartNs and EndNs bound the profile phase (first send, last response).
@@ -48,6 +56,10 @@ type Summary struct {
 
 // LagWarnMs is the scheduler-lag p99 above which a run is flagged.
 const LagWarnMs = 10
+
+// ReadDelayWarnMs is the client_read_delay p99 above which a run is
+// flagged: the client could not keep up with its sockets.
+const ReadDelayWarnMs = 1
 
 func (c *Collector) summarize() *Summary {
 	merged := map[aggKey]*aggregate{}
@@ -75,7 +87,7 @@ func (c *Collector) summarize() *Summary {
 		delete(sum.Run, Goodput)
 		delete(sum.Run, GoodRequestCount)
 	}
-	if len(c.stageDef) > 1 {
+	if c.stageCount() > 1 {
 		slices.Sort(stageKeys)
 		for _, i := range stageKeys {
 			sum.Stages = append(sum.Stages, c.stageSummary(i, merged[aggKey{Profile, i}]))
@@ -89,7 +101,8 @@ func (c *Collector) summarize() *Summary {
 
 func summaryOf(a *aggregate) *Summary {
 	s := &Summary{Metrics: map[Tag]Distribution{}, Run: map[Tag]float64{}, StartNs: a.firstSent, EndNs: a.lastEnd,
-		SendRate: a.sendRate(), IntendedRate: a.intendedRate(), Knee: -1, Operating: -1}
+		SendRate: a.sendRate(), IntendedRate: a.intendedRate(), Knee: -1, Operating: -1,
+		ConnectionRetries: a.connRetries}
 	for _, d := range RequestDefs {
 		if x := a.dists[d.Tag]; x != nil && x.n > 0 {
 			s.Metrics[d.Tag] = x.distribution(d.Unit)
@@ -97,6 +110,22 @@ func summaryOf(a *aggregate) *Summary {
 	}
 	if a.icl.n > 0 {
 		s.Metrics[ICL] = a.icl.distribution("ms")
+	}
+	for i, d := range HTTPDefs {
+		if a.http[i].n > 0 {
+			s.Metrics[d.Tag] = a.http[i].distribution(d.Unit)
+		}
+	}
+	if a.readDelay.n > 0 {
+		s.Metrics[ClientReadDelay] = a.readDelay.distribution("ms")
+	}
+	switch {
+	case a.kernelStamps > 0 && a.readStamps > 0:
+		s.TimestampSource = "mixed"
+	case a.kernelStamps > 0:
+		s.TimestampSource = "kernel"
+	case a.readStamps > 0:
+		s.TimestampSource = "read"
 	}
 	if x := a.dists[lagTag]; x != nil {
 		s.SchedulerLag = x.distribution("ms")
@@ -108,6 +137,9 @@ func summaryOf(a *aggregate) *Summary {
 	s.Run[BenchmarkDuration] = dur
 	s.Run[TotalOutputTokens] = a.outputTokens
 	s.Run[TotalInputTokens] = a.inputTokens
+	if a.oslRequested > 0 {
+		s.Run[OSLMismatchCount] = float64(a.oslMismatched)
+	}
 	if dur > 0 {
 		s.Run[RequestThroughput] = float64(a.count) / dur
 		s.Run[OutputTokenThroughput] = a.outputTokens / dur
@@ -136,6 +168,17 @@ func summaryOf(a *aggregate) *Summary {
 		s.Warnings = append(s.Warnings, fmt.Sprintf(
 			"output token counts disagree: tokenizer %.0f vs server usage %.0f (%.1f%%); is --tokenizer the model's?",
 			a.tokenizerOSL, a.usageOSL, 100*(a.tokenizerOSL-a.usageOSL)/a.usageOSL))
+	}
+	if d, ok := s.Metrics[ClientReadDelay]; ok && d.P99 > ReadDelayWarnMs {
+		if s.TimestampSource == "kernel" {
+			s.Warnings = append(s.Warnings, fmt.Sprintf(
+				"client read delay p99 %.2f ms exceeds %d ms: the client was saturated; token times came from the kernel's receive stamps, so latencies do not include that delay (send times may: see http_req_blocked)",
+				d.P99, ReadDelayWarnMs))
+		} else {
+			s.Warnings = append(s.Warnings, fmt.Sprintf(
+				"client read delay p99 %.2f ms exceeds %d ms: the client was saturated, and with read timestamps its latencies are inflated by up to that much (use --timestamps kernel)",
+				d.P99, ReadDelayWarnMs))
+		}
 	}
 	if s.SchedulerLag.Count > 0 && s.SchedulerLag.P99 > LagWarnMs {
 		s.Warnings = append(s.Warnings, fmt.Sprintf(

@@ -19,7 +19,29 @@ const (
 	ISL              Tag = "input_sequence_length"
 	OSL              Tag = "output_sequence_length"
 	ReasoningTokens  Tag = "reasoning_token_count"
+	// OSLMismatch is (OSL − requested OSL) / requested OSL in percent, as
+	// AIPerf's osl_mismatch_diff_pct: positive when the server ran past
+	// max_tokens, negative when it stopped early.
+	OSLMismatch Tag = "osl_mismatch_diff_pct"
 )
+
+// Transport metric tags (AIPerf's and k6's http_req_* breakdown, from
+// net/http/httptrace), one value per request.
+const (
+	HTTPBlocked            Tag = "http_req_blocked"
+	HTTPDNS                Tag = "http_req_dns_lookup"
+	HTTPConnecting         Tag = "http_req_connecting"
+	HTTPTLS                Tag = "http_req_tls_handshaking"
+	HTTPSending            Tag = "http_req_sending"
+	HTTPWaiting            Tag = "http_req_waiting"
+	HTTPReceiving          Tag = "http_req_receiving"
+	HTTPDuration           Tag = "http_req_duration"
+	HTTPConnectionOverhead Tag = "http_req_connection_overhead"
+)
+
+// ClientReadDelay is, per streamed event, how much later than the kernel's
+// receive time the client read it: the client's own delay.
+const ClientReadDelay Tag = "client_read_delay"
 
 // Run-level metric tags.
 const (
@@ -33,6 +55,9 @@ const (
 	BenchmarkDuration     Tag = "benchmark_duration"
 	TotalOutputTokens     Tag = "total_output_tokens"
 	TotalInputTokens      Tag = "total_input_tokens"
+	// OSLMismatchCount counts requests whose OSL missed the requested one
+	// by more than min(5%, 50 tokens), as AIPerf's osl_mismatch_count.
+	OSLMismatchCount Tag = "osl_mismatch_count"
 )
 
 // Def describes a metric for exports and the console.
@@ -60,7 +85,30 @@ var RequestDefs = []Def{
 	{ISL, "Input Sequence Length", "tokens", false},
 	{OSL, "Output Sequence Length", "tokens", false},
 	{ReasoningTokens, "Reasoning Token Count", "tokens", false},
+	{OSLMismatch, "OSL Mismatch Diff", "%", false},
 }
+
+// HTTPDefs lists the transport breakdown in export order. As in AIPerf,
+// connecting includes the TLS handshake (k6's tls_handshaking is also
+// given apart), duration is sending + waiting + receiving and the
+// connection overhead blocked + dns_lookup + connecting.
+var HTTPDefs = []Def{
+	{HTTPBlocked, "HTTP Blocked", "ms", false},
+	{HTTPDNS, "HTTP DNS Lookup", "ms", false},
+	{HTTPConnecting, "HTTP Connecting", "ms", false},
+	{HTTPTLS, "HTTP TLS Handshaking", "ms", false},
+	{HTTPSending, "HTTP Sending", "ms", false},
+	{HTTPWaiting, "HTTP Waiting", "ms", false},
+	{HTTPReceiving, "HTTP Receiving", "ms", false},
+	{HTTPDuration, "HTTP Duration", "ms", false},
+	{HTTPConnectionOverhead, "HTTP Connection Overhead", "ms", false},
+}
+
+// httpTags is len(HTTPDefs), for fixed-size arrays of their values.
+const httpTags = 9
+
+// ClientReadDelayDef describes client_read_delay.
+var ClientReadDelayDef = Def{ClientReadDelay, "Client Read Delay", "ms", false}
 
 // RunDefs lists the run-level metrics in export order.
 var RunDefs = []Def{
@@ -74,6 +122,7 @@ var RunDefs = []Def{
 	{BenchmarkDuration, "Benchmark Duration", "sec", false},
 	{TotalOutputTokens, "Total Output Tokens", "tokens", true},
 	{TotalInputTokens, "Total Input Tokens", "tokens", true},
+	{OSLMismatchCount, "OSL Mismatch Count", "requests", false},
 }
 
 // defOf finds a per-request metric's definition.

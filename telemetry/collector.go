@@ -22,20 +22,29 @@ const DefaultInterval = time.Second
 // Build it with New; run it with Run in its own goroutine.
 type Collector struct {
 	interval time.Duration
-	start    time.Time
-	gpus     []GPUSource
-	servers  []ServerSource
-	client   *http.Client
-	logf     func(format string, args ...any)
-	gpuSink  io.Writer
-	srvSink  io.Writer
-	onSample func(gpus []GPUSample, server []ServerSample)
-	urls     []string
+	// srvInterval, when set, is the server-metrics period, apart from the
+	// GPUs' interval.
+	srvInterval time.Duration
+	timeout     time.Duration // per scrape; 0: the interval
+	start       time.Time
+	gpus        []GPUSource
+	servers     []ServerSource
+	client      *http.Client
+	logf        func(format string, args ...any)
+	gpuSink     io.Writer
+	srvSink     io.Writer
+	onSample    func(gpus []GPUSample, server []ServerSample)
+	urls        []string
 
 	mu         sync.Mutex
 	gpuSamples []GPUSample
 	srvSamples []ServerSample
-	sinkErr    error
+	// firstFams and lastFams are each endpoint's first and latest scrape
+	// in full, for the summary's counter and histogram deltas; the samples
+	// kept in srvSamples drop their families (a long run would otherwise
+	// hold every scrape of every family).
+	firstFams, lastFams map[string][]Family
+	sinkErr             error
 }
 
 // Option configures a Collector.
@@ -49,6 +58,36 @@ func Interval(d time.Duration) Option {
 			c.interval = d
 		}
 	}
+}
+
+// ServerInterval sets the server-metrics scrape period apart from the
+// GPUs' Interval (--server-metrics-interval); default: the same.
+func ServerInterval(d time.Duration) Option {
+	return func(c *Collector) {
+		if d > 0 {
+			c.srvInterval = d
+		}
+	}
+}
+
+// Timeout bounds each scrape (default: the interval). A timeout longer
+// than the interval lets a slow source answer at the cost of the ticks it
+// holds up (a tick missed is skipped, not queued).
+func Timeout(d time.Duration) Option {
+	return func(c *Collector) {
+		if d > 0 {
+			c.timeout = d
+		}
+	}
+}
+
+// scrapeTimeout is the bound on one round's scrapes, for a loop of
+// period every.
+func (c *Collector) scrapeTimeout(every time.Duration) time.Duration {
+	if c.timeout > 0 {
+		return c.timeout
+	}
+	return every
 }
 
 // Start sets the time samples' At offsets count from (default: when Run
@@ -95,8 +134,9 @@ func GPUSink(w io.Writer) Option { return func(c *Collector) { c.gpuSink = w } }
 func ServerSink(w io.Writer) Option { return func(c *Collector) { c.srvSink = w } }
 
 // OnSample is called after each sampling round with that round's samples
-// (nil for a kind with no source), from the Run goroutine; it must not
-// block. metrics.Collector.Telemetry fits.
+// (nil for a kind with no source, or not sampled in that round: with a
+// ServerInterval the two kinds come in rounds of their own, from two
+// goroutines); it must not block.
 func OnSample(f func(gpus []GPUSample, server []ServerSample)) Option {
 	return func(c *Collector) { c.onSample = f }
 }
@@ -159,32 +199,65 @@ func (c *Collector) Run(ctx context.Context) error {
 		<-ctx.Done()
 		return nil
 	}
-	tick := time.NewTicker(c.interval)
+	every := c.interval
+	var wg sync.WaitGroup
+	if c.srvInterval > 0 && c.srvInterval != c.interval && len(c.servers) > 0 {
+		// Server metrics on a period of their own, in a loop of their own.
+		own := sst
+		wg.Go(func() { c.loop(ctx, c.srvInterval, nil, own) })
+		sst = nil
+		if len(c.gpus) == 0 {
+			return c.wait(ctx, &wg)
+		}
+	}
+	tick := time.NewTicker(every)
 	defer tick.Stop()
 	for {
-		c.round(ctx, gst, sst, false)
+		c.round(ctx, gst, sst, false, c.scrapeTimeout(every))
 		select {
 		case <-ctx.Done():
 			// One last reading from the GPUs, on a context of its own:
 			// the energy counter's last value closes the run's total.
-			fctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), c.interval)
-			c.round(fctx, gst, nil, true)
+			fctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), c.scrapeTimeout(every))
+			c.round(fctx, gst, nil, true, c.scrapeTimeout(every))
 			cancel()
-			c.mu.Lock()
-			defer c.mu.Unlock()
-			return c.sinkErr
+			return c.wait(ctx, &wg)
 		case <-tick.C:
 		}
 	}
 }
 
+// loop samples the given sources every period until ctx ends.
+func (c *Collector) loop(ctx context.Context, every time.Duration, gst, sst []tracked) {
+	tick := time.NewTicker(every)
+	defer tick.Stop()
+	for {
+		c.round(ctx, gst, sst, false, c.scrapeTimeout(every))
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+		}
+	}
+}
+
+// wait returns the first sink error once ctx has ended and the loops in
+// wg have returned.
+func (c *Collector) wait(ctx context.Context, wg *sync.WaitGroup) error {
+	<-ctx.Done()
+	wg.Wait()
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.sinkErr
+}
+
 // round samples every live source once, in parallel, each bounded by the
-// interval.
-func (c *Collector) round(ctx context.Context, gst, sst []tracked, final bool) {
+// scrape timeout.
+func (c *Collector) round(ctx context.Context, gst, sst []tracked, final bool, timeout time.Duration) {
 	now := time.Now()
 	at := now.Sub(c.start)
 	parent := ctx
-	ctx, cancel := context.WithTimeout(ctx, c.interval)
+	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 
 	gres := make([][]GPUSample, len(gst))
@@ -249,9 +322,22 @@ func (c *Collector) round(ctx context.Context, gst, sst []tracked, final bool) {
 
 	c.mu.Lock()
 	c.gpuSamples = append(c.gpuSamples, gpus...)
-	c.srvSamples = append(c.srvSamples, servers...)
 	c.writeLines(c.gpuSink, gpus)
 	c.writeLines(c.srvSink, servers)
+	for i := range servers {
+		s := &servers[i]
+		if s.Families != nil {
+			if c.firstFams == nil {
+				c.firstFams, c.lastFams = map[string][]Family{}, map[string][]Family{}
+			}
+			if _, ok := c.firstFams[s.URL]; !ok {
+				c.firstFams[s.URL] = s.Families
+			}
+			c.lastFams[s.URL] = s.Families
+			s.Families = nil
+		}
+	}
+	c.srvSamples = append(c.srvSamples, servers...)
 	c.mu.Unlock()
 	if c.onSample != nil && (len(gpus) > 0 || len(servers) > 0) {
 		c.onSample(gpus, servers)

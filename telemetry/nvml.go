@@ -12,10 +12,9 @@ import (
 
 // nvmlDevice is a device handle with the readings that never change.
 type nvmlDevice struct {
-	dev         nvml.Device
-	index       int
-	name, uuid  string
-	memoryTotal uint64
+	dev        nvml.Device
+	index      int
+	name, uuid string
 }
 
 // nvmlSource reads GPUs on this host through NVML.

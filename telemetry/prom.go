@@ -1,6 +1,7 @@
 package telemetry
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -59,7 +60,14 @@ func scrape(ctx context.Context, client *http.Client, url string) (map[string]*d
 			return nil, fmt.Errorf("%w (Content-Type %s)", ErrNotPrometheus, mt)
 		}
 	}
-	return parseText(io.LimitReader(resp.Body, maxScrapeBytes))
+	body, err := io.ReadAll(io.LimitReader(resp.Body, maxScrapeBytes+1))
+	if err != nil {
+		return nil, err
+	}
+	if len(body) > maxScrapeBytes {
+		return nil, fmt.Errorf("%w: larger than %d MiB", ErrNotPrometheus, maxScrapeBytes>>20)
+	}
+	return parseText(bytes.NewReader(body))
 }
 
 // parseText parses Prometheus text exposition format.

@@ -12,6 +12,7 @@ package telemetry
 import (
 	"encoding/json"
 	"math"
+	"reflect"
 	"time"
 )
 
@@ -72,6 +73,11 @@ type ServerSample struct {
 	GenerationTokens float64 `json:"generation_tokens_total"`
 	// PromptTokens is the server's cumulative prompt-token counter.
 	PromptTokens float64 `json:"prompt_tokens_total"`
+	// Families is everything the endpoint exported at this scrape, known
+	// names or not. The JSONL line carries it; the samples a Collector
+	// keeps for the run drop it (only the first and last scrape's are
+	// kept, for the summary's counter and histogram deltas).
+	Families []Family `json:"families,omitempty"`
 }
 
 // jfloat is a float64 that is null in JSON when it is NaN or infinite
@@ -101,87 +107,70 @@ func (f *jfloat) UnmarshalJSON(b []byte) error {
 	return nil
 }
 
-type gpuJSON struct {
-	At         time.Duration `json:"at_ns"`
-	WallNs     int64         `json:"timestamp_ns"`
-	Source     string        `json:"source"`
-	Index      int           `json:"gpu_index"`
-	Name       string        `json:"gpu_name,omitempty"`
-	UUID       string        `json:"gpu_uuid,omitempty"`
-	Hostname   string        `json:"hostname,omitempty"`
-	SMUtil     jfloat        `json:"gpu_utilization"`
-	MemUtil    jfloat        `json:"memory_utilization"`
-	MemUsed    uint64        `json:"memory_used_bytes"`
-	MemTotal   uint64        `json:"memory_total_bytes"`
-	PowerW     jfloat        `json:"power_usage_w"`
-	EnergyJ    jfloat        `json:"energy_consumption_j"`
-	TempC      jfloat        `json:"temperature_c"`
-	SMClockMHz jfloat        `json:"sm_clock_mhz"`
-}
+// Both sample types go through one twin: a struct type built once, by
+// reflection, with the sample's fields and tags but jfloat for float64, so
+// a field added to a sample needs no second declaration or converter.
+var (
+	gpuJSON    = newNullJSON[GPUSample]()
+	serverJSON = newNullJSON[ServerSample]()
+)
 
 // MarshalJSON writes unknown (NaN) readings as null.
-func (s GPUSample) MarshalJSON() ([]byte, error) {
-	return json.Marshal(gpuJSON{
-		At: s.At, WallNs: s.WallNs, Source: s.Source, Index: s.Index, Name: s.Name, UUID: s.UUID,
-		Hostname: s.Hostname, SMUtil: jfloat(s.SMUtil), MemUtil: jfloat(s.MemUtil),
-		MemUsed: s.MemUsed, MemTotal: s.MemTotal, PowerW: jfloat(s.PowerW), EnergyJ: jfloat(s.EnergyJ),
-		TempC: jfloat(s.TempC), SMClockMHz: jfloat(s.SMClockMHz),
-	})
-}
+func (s GPUSample) MarshalJSON() ([]byte, error) { return gpuJSON.marshal(s) }
 
 // UnmarshalJSON reads null and missing readings as NaN.
-func (s *GPUSample) UnmarshalJSON(b []byte) error {
-	nan := jfloat(math.NaN())
-	j := gpuJSON{SMUtil: nan, MemUtil: nan, PowerW: nan, EnergyJ: nan, TempC: nan, SMClockMHz: nan}
-	if err := json.Unmarshal(b, &j); err != nil {
-		return err
-	}
-	*s = GPUSample{
-		At: j.At, WallNs: j.WallNs, Source: j.Source, Index: j.Index, Name: j.Name, UUID: j.UUID,
-		Hostname: j.Hostname, SMUtil: float64(j.SMUtil), MemUtil: float64(j.MemUtil),
-		MemUsed: j.MemUsed, MemTotal: j.MemTotal, PowerW: float64(j.PowerW), EnergyJ: float64(j.EnergyJ),
-		TempC: float64(j.TempC), SMClockMHz: float64(j.SMClockMHz),
-	}
-	return nil
-}
-
-type serverJSON struct {
-	At                 time.Duration `json:"at_ns"`
-	WallNs             int64         `json:"timestamp_ns"`
-	URL                string        `json:"url"`
-	Running            jfloat        `json:"num_requests_running"`
-	Waiting            jfloat        `json:"num_requests_waiting"`
-	KVCacheUsage       jfloat        `json:"kv_cache_usage"`
-	PrefixCacheHitRate jfloat        `json:"prefix_cache_hit_rate"`
-	PrefixCacheHits    jfloat        `json:"prefix_cache_hits_total"`
-	PrefixCacheQueries jfloat        `json:"prefix_cache_queries_total"`
-	GenerationTokens   jfloat        `json:"generation_tokens_total"`
-	PromptTokens       jfloat        `json:"prompt_tokens_total"`
-}
+func (s *GPUSample) UnmarshalJSON(b []byte) error { return gpuJSON.unmarshal(b, s) }
 
 // MarshalJSON writes gauges the server lacks (NaN) as null.
-func (s ServerSample) MarshalJSON() ([]byte, error) {
-	return json.Marshal(serverJSON{
-		At: s.At, WallNs: s.WallNs, URL: s.URL, Running: jfloat(s.Running), Waiting: jfloat(s.Waiting),
-		KVCacheUsage: jfloat(s.KVCacheUsage), PrefixCacheHitRate: jfloat(s.PrefixCacheHitRate),
-		PrefixCacheHits: jfloat(s.PrefixCacheHits), PrefixCacheQueries: jfloat(s.PrefixCacheQueries),
-		GenerationTokens: jfloat(s.GenerationTokens), PromptTokens: jfloat(s.PromptTokens),
-	})
-}
+func (s ServerSample) MarshalJSON() ([]byte, error) { return serverJSON.marshal(s) }
 
 // UnmarshalJSON reads null and missing gauges as NaN.
-func (s *ServerSample) UnmarshalJSON(b []byte) error {
-	nan := jfloat(math.NaN())
-	j := serverJSON{Running: nan, Waiting: nan, KVCacheUsage: nan, PrefixCacheHitRate: nan,
-		PrefixCacheHits: nan, PrefixCacheQueries: nan, GenerationTokens: nan, PromptTokens: nan}
-	if err := json.Unmarshal(b, &j); err != nil {
+func (s *ServerSample) UnmarshalJSON(b []byte) error { return serverJSON.unmarshal(b, s) }
+
+// nullJSON is T's JSON twin: T's fields in order with their tags, float64
+// fields as jfloat. The twin has no methods, so encoding it does not recurse
+// into T's MarshalJSON.
+type nullJSON[T any] struct {
+	twin   reflect.Type
+	floats []int // indices of the float64 fields
+}
+
+func newNullJSON[T any]() nullJSON[T] {
+	t := reflect.TypeFor[T]()
+	jf := reflect.TypeFor[jfloat]()
+	fields := make([]reflect.StructField, t.NumField())
+	var floats []int
+	for i := range fields {
+		f := t.Field(i)
+		fields[i] = reflect.StructField{Name: f.Name, Type: f.Type, Tag: f.Tag}
+		if f.Type.Kind() == reflect.Float64 {
+			fields[i].Type = jf
+			floats = append(floats, i)
+		}
+	}
+	return nullJSON[T]{twin: reflect.StructOf(fields), floats: floats}
+}
+
+func (n nullJSON[T]) marshal(v T) ([]byte, error) {
+	src := reflect.ValueOf(v)
+	tw := reflect.New(n.twin).Elem()
+	for i := range tw.NumField() {
+		tw.Field(i).Set(src.Field(i).Convert(tw.Field(i).Type()))
+	}
+	return json.Marshal(tw.Interface())
+}
+
+func (n nullJSON[T]) unmarshal(b []byte, v *T) error {
+	tw := reflect.New(n.twin)
+	for _, i := range n.floats {
+		tw.Elem().Field(i).SetFloat(math.NaN()) // missing reads as unknown
+	}
+	if err := json.Unmarshal(b, tw.Interface()); err != nil {
 		return err
 	}
-	*s = ServerSample{
-		At: j.At, WallNs: j.WallNs, URL: j.URL, Running: float64(j.Running), Waiting: float64(j.Waiting),
-		KVCacheUsage: float64(j.KVCacheUsage), PrefixCacheHitRate: float64(j.PrefixCacheHitRate),
-		PrefixCacheHits: float64(j.PrefixCacheHits), PrefixCacheQueries: float64(j.PrefixCacheQueries),
-		GenerationTokens: float64(j.GenerationTokens), PromptTokens: float64(j.PromptTokens),
+	dst := reflect.ValueOf(v).Elem()
+	for i := range dst.NumField() {
+		dst.Field(i).Set(tw.Elem().Field(i).Convert(dst.Field(i).Type()))
 	}
 	return nil
 }

@@ -2,9 +2,9 @@ package telemetry
 
 import (
 	"context"
-	"errors"
 	"math"
 	"net/http"
+	"strings"
 	"sync"
 
 	dto "github.com/prometheus/client_model/go"
@@ -31,7 +31,9 @@ const (
 )
 
 // serverMetric lists, for one ServerSample field, the names servers use for
-// it, in order of preference (the first one present wins).
+// it, in order of preference (the first one present wins). A name may
+// select one label value, `family{label="value"}` (Triton's TensorRT-LLM
+// metrics keep several quantities in one family).
 type serverMetric struct {
 	names []string
 	agg   agg
@@ -41,23 +43,26 @@ type serverMetric struct {
 // serverMetrics is the name table. vLLM's counters appear with and without
 // _total depending on the prometheus_client version and format.
 var serverMetrics = []serverMetric{
-	{names: []string{"vllm:num_requests_running", "sglang:num_running_reqs", "tgi_batch_current_size", "llamacpp:requests_processing"},
+	{names: []string{"vllm:num_requests_running", "sglang:num_running_reqs", "tgi_batch_current_size", "llamacpp:requests_processing",
+		"dynamo_frontend_inflight_requests", "num_requests_running", `nv_trt_llm_request_metrics{request_type="active"}`},
 		agg: sum, set: func(s *ServerSample, v float64) { s.Running = v }},
-	{names: []string{"vllm:num_requests_waiting", "sglang:num_queue_reqs", "tgi_queue_size", "llamacpp:requests_deferred"},
+	{names: []string{"vllm:num_requests_waiting", "sglang:num_queue_reqs", "tgi_queue_size", "llamacpp:requests_deferred",
+		"dynamo_frontend_queued_requests", "num_requests_waiting", "nv_inference_pending_request_count"},
 		agg: sum, set: func(s *ServerSample, v float64) { s.Waiting = v }},
-	{names: []string{"vllm:kv_cache_usage_perc", "vllm:gpu_cache_usage_perc", "sglang:token_usage", "llamacpp:kv_cache_usage_ratio"},
+	{names: []string{"vllm:kv_cache_usage_perc", "vllm:gpu_cache_usage_perc", "sglang:token_usage", "llamacpp:kv_cache_usage_ratio",
+		"gpu_cache_usage_perc", `nv_trt_llm_kv_cache_block_metrics{kv_cache_block_type="fraction"}`},
 		agg: mean, set: func(s *ServerSample, v float64) { s.KVCacheUsage = v }},
-	{names: []string{"sglang:cache_hit_rate", "vllm:gpu_prefix_cache_hit_rate"},
+	{names: []string{"sglang:cache_hit_rate", "vllm:gpu_prefix_cache_hit_rate", "dynamo_component_kvstats_gpu_prefix_cache_hit_rate"},
 		agg: mean, set: func(s *ServerSample, v float64) { s.PrefixCacheHitRate = v }},
 	{names: []string{"vllm:prefix_cache_hits_total", "vllm:prefix_cache_hits", "vllm:gpu_prefix_cache_hits_total", "vllm:gpu_prefix_cache_hits"},
 		agg: sum, set: func(s *ServerSample, v float64) { s.PrefixCacheHits = v }},
 	{names: []string{"vllm:prefix_cache_queries_total", "vllm:prefix_cache_queries", "vllm:gpu_prefix_cache_queries_total", "vllm:gpu_prefix_cache_queries"},
 		agg: sum, set: func(s *ServerSample, v float64) { s.PrefixCacheQueries = v }},
 	{names: []string{"vllm:generation_tokens_total", "vllm:generation_tokens", "sglang:generation_tokens_total",
-		"llamacpp:tokens_predicted_total", "tgi_request_generated_tokens"},
+		"llamacpp:tokens_predicted_total", "tgi_request_generated_tokens", "generation_tokens_total"},
 		agg: sum, set: func(s *ServerSample, v float64) { s.GenerationTokens = v }},
 	{names: []string{"vllm:prompt_tokens_total", "vllm:prompt_tokens", "sglang:prompt_tokens_total",
-		"llamacpp:prompt_tokens_total", "tgi_request_input_length"},
+		"llamacpp:prompt_tokens_total", "tgi_request_input_length", "prompt_tokens_total"},
 		agg: sum, set: func(s *ServerSample, v float64) { s.PromptTokens = v }},
 }
 
@@ -75,12 +80,16 @@ func normalize(url string, fams map[string]*dto.MetricFamily) (ServerSample, int
 	found := 0
 	for _, sm := range serverMetrics {
 		for _, name := range sm.names {
+			name, lname, lvalue := splitSelector(name)
 			f, ok := fams[name]
 			if !ok {
 				continue
 			}
 			total, n := 0.0, 0
 			for _, m := range f.GetMetric() {
+				if lname != "" && label(m, lname) != lvalue {
+					continue
+				}
 				v := value(m)
 				if math.IsNaN(v) || math.IsInf(v, 0) {
 					continue
@@ -102,6 +111,17 @@ func normalize(url string, fams map[string]*dto.MetricFamily) (ServerSample, int
 	return s, found
 }
 
+// splitSelector splits `family{label="value"}` into its parts (a plain
+// name has no label).
+func splitSelector(sel string) (name, lname, lvalue string) {
+	name, rest, ok := strings.Cut(sel, "{")
+	if !ok {
+		return sel, "", ""
+	}
+	lname, lvalue, _ = strings.Cut(strings.TrimSuffix(rest, "}"), "=")
+	return name, lname, strings.Trim(lvalue, `"`)
+}
+
 // serverScraper scrapes one endpoint and derives the interval hit rate
 // from vLLM's cumulative counters.
 type serverScraper struct {
@@ -113,21 +133,18 @@ type serverScraper struct {
 	havePrev            bool
 }
 
-// Server returns a source scraping a vLLM, SGLang, TGI or llama.cpp
-// /metrics endpoint at url (nil client: http.DefaultClient). Errors: an
+// Server returns a source scraping the Prometheus /metrics endpoint at url
+// (nil client: http.DefaultClient). Every family is kept in the sample's
+// Families; the names of vLLM, SGLang, TGI, llama.cpp, Dynamo, NIM and
+// TensorRT-LLM/Triton also fill its normalised fields. Errors: an
 // *HTTPError for a non-2xx answer, ErrNotPrometheus for a body that is not
-// Prometheus text, ErrNoKnownMetrics for Prometheus text without any of the
-// names it knows.
+// Prometheus text (or larger than 16 MiB).
 func Server(url string, client *http.Client) ServerSource {
 	if client == nil {
 		client = http.DefaultClient
 	}
 	return &serverScraper{url: url, client: client}
 }
-
-// ErrNoKnownMetrics marks a Prometheus endpoint exporting none of the
-// vLLM, SGLang, TGI or llama.cpp names (a node exporter, say).
-var ErrNoKnownMetrics = errors.New("no vLLM, SGLang, TGI or llama.cpp metrics")
 
 // String returns the URL.
 func (s *serverScraper) String() string { return s.url }
@@ -138,10 +155,8 @@ func (s *serverScraper) Sample(ctx context.Context) (ServerSample, error) {
 	if err != nil {
 		return ServerSample{}, err
 	}
-	out, found := normalize(s.url, fams)
-	if found == 0 {
-		return ServerSample{}, ErrNoKnownMetrics
-	}
+	out, _ := normalize(s.url, fams)
+	out.Families = families(fams)
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if math.IsNaN(out.PrefixCacheHitRate) && !math.IsNaN(out.PrefixCacheHits) && !math.IsNaN(out.PrefixCacheQueries) {

@@ -2,6 +2,7 @@ package telemetry
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"math"
 	"net/http"
@@ -11,6 +12,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
@@ -61,7 +63,11 @@ func TestServerNormalisesCaptures(t *testing.T) {
 				t.Fatal(err)
 			}
 			tt.want.URL = url
-			if d := cmp.Diff(tt.want, got, cmpopts.EquateNaNs(), cmpopts.EquateApprox(1e-12, 0)); d != "" {
+			if len(got.Families) < 5 {
+				t.Errorf("%d families kept, want every one the capture has", len(got.Families))
+			}
+			if d := cmp.Diff(tt.want, got, cmpopts.EquateNaNs(), cmpopts.EquateApprox(1e-12, 0),
+				cmpopts.IgnoreFields(ServerSample{}, "Families")); d != "" {
 				t.Errorf("sample (-want +got):\n%s", d)
 			}
 		})
@@ -121,9 +127,16 @@ func TestServerErrors(t *testing.T) {
 			w.Header().Set("Content-Type", "application/json")
 			_, _ = w.Write([]byte(`{"error":"metrics not enabled"}`))
 		}, ErrNotPrometheus, "not Prometheus text (Content-Type application/json)"},
-		{"other exporter", func(w http.ResponseWriter, r *http.Request) {
-			_, _ = w.Write([]byte("# TYPE node_load1 gauge\nnode_load1 0.5\n"))
-		}, ErrNoKnownMetrics, "no vLLM, SGLang, TGI or llama.cpp metrics"},
+		{"50 MB", func(w http.ResponseWriter, r *http.Request) {
+			line := []byte("# TYPE big_total counter\n")
+			_, _ = w.Write(line)
+			row := []byte(strings.Repeat("x", 100) + "\n")
+			for range 500_000 {
+				if _, err := w.Write(row); err != nil {
+					return
+				}
+			}
+		}, ErrNotPrometheus, "not Prometheus text: larger than 16 MiB"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -166,7 +179,20 @@ func FuzzNormalize(f *testing.F) {
 		if found == 0 && !math.IsNaN(s.Running) {
 			t.Fatalf("nothing found but Running = %v", s.Running)
 		}
-		if _, err := s.MarshalJSON(); err != nil {
+		// Every family survives the JSONL line and a summary of itself.
+		s.Families = families(fams)
+		b, err := s.MarshalJSON()
+		if err != nil {
+			t.Fatal(err)
+		}
+		var back ServerSample
+		if err := json.Unmarshal(b, &back); err != nil {
+			t.Fatalf("line %s does not read back: %v", b, err)
+		}
+		if len(back.Families) != len(s.Families) {
+			t.Fatalf("%d families read back, %d written", len(back.Families), len(s.Families))
+		}
+		if _, err := json.Marshal(summarizeSeries(s.Families, s.Families)); err != nil {
 			t.Fatal(err)
 		}
 		for _, g := range dcgmSamples("u", fams) {
@@ -190,5 +216,134 @@ func BenchmarkServerNormalize(b *testing.B) {
 			b.Fatal(err)
 		}
 		normalize("u", fams)
+	}
+}
+
+// TestServerScrapeHangs: an endpoint that accepts and never answers, one
+// that starts a body and never ends it, and one that closes every
+// connection each fail within the scrape's context, with a clear error.
+func TestServerScrapeHangs(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name    string
+		handler http.HandlerFunc
+		has     string
+	}{
+		{"never answers", func(w http.ResponseWriter, r *http.Request) { <-r.Context().Done() }, "context deadline exceeded"},
+		{"never ends", func(w http.ResponseWriter, r *http.Request) {
+			_, _ = w.Write([]byte("# TYPE a gauge\na 1\n"))
+			w.(http.Flusher).Flush()
+			<-r.Context().Done()
+		}, "context deadline exceeded"},
+		{"closes every connection", func(w http.ResponseWriter, r *http.Request) {
+			c, _, err := http.NewResponseController(w).Hijack()
+			if err == nil {
+				c.Close()
+			}
+		}, "EOF"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			srv := httptest.NewServer(tt.handler)
+			defer srv.Close()
+			ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+			defer cancel()
+			began := time.Now()
+			_, err := Server(srv.URL, srv.Client()).Sample(ctx)
+			if err == nil || !strings.Contains(err.Error(), tt.has) {
+				t.Errorf("error %v, want one saying %q", err, tt.has)
+			}
+			if d := time.Since(began); d > 5*time.Second {
+				t.Errorf("took %v with a 300 ms timeout", d)
+			}
+		})
+	}
+}
+
+// TestServerKeepsEveryFamily: names surge does not know are kept, every
+// sample with its labels; histograms with their buckets.
+func TestServerKeepsEveryFamily(t *testing.T) {
+	t.Parallel()
+	body := `# HELP node_load1 1m load average.
+# TYPE node_load1 gauge
+node_load1 0.5
+# TYPE my_requests_total counter
+my_requests_total{code="200",model="m"} 7
+my_requests_total{code="500",model="m"} 1
+# TYPE my_latency_seconds histogram
+my_latency_seconds_bucket{le="0.1"} 2
+my_latency_seconds_bucket{le="1"} 5
+my_latency_seconds_bucket{le="+Inf"} 6
+my_latency_seconds_sum 4.2
+my_latency_seconds_count 6
+`
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", promType)
+		_, _ = w.Write([]byte(body))
+	}))
+	defer srv.Close()
+	s, err := Server(srv.URL, srv.Client()).Sample(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	inf := math.Inf(1)
+	want := []Family{
+		{Name: "my_latency_seconds", Type: "histogram", Samples: []Sample{{Value: math.NaN(), Count: 6, Sum: 4.2,
+			Buckets: []Bucket{{0.1, 2}, {1, 5}, {inf, 6}}}}},
+		{Name: "my_requests_total", Type: "counter", Samples: []Sample{
+			{Labels: map[string]string{"code": "200", "model": "m"}, Value: 7, Count: math.NaN(), Sum: math.NaN()},
+			{Labels: map[string]string{"code": "500", "model": "m"}, Value: 1, Count: math.NaN(), Sum: math.NaN()}}},
+		{Name: "node_load1", Type: "gauge", Help: "1m load average.", Samples: []Sample{{Value: 0.5, Count: math.NaN(), Sum: math.NaN()}}},
+	}
+	if d := cmp.Diff(want, s.Families, cmpopts.EquateNaNs()); d != "" {
+		t.Errorf("families (-want +got):\n%s", d)
+	}
+	if !math.IsNaN(s.Running) {
+		t.Errorf("Running %v from an exporter without a known name", s.Running)
+	}
+	// A JSONL line round-trips.
+	b, err := json.Marshal(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var back ServerSample
+	if err := json.Unmarshal(b, &back); err != nil {
+		t.Fatal(err)
+	}
+	if d := cmp.Diff(s.Families, back.Families, cmpopts.EquateNaNs()); d != "" {
+		t.Errorf("families after a JSON round trip (-before +after):\n%s\n%s", d, b)
+	}
+}
+
+func TestSummarizeSeries(t *testing.T) {
+	t.Parallel()
+	h := func(counts ...float64) Sample {
+		return Sample{Count: counts[3], Sum: counts[3] * 0.5,
+			Buckets: []Bucket{{0.1, counts[0]}, {1, counts[1]}, {10, counts[2]}, {math.Inf(1), counts[3]}}}
+	}
+	first := []Family{
+		{Name: "req_total", Type: "counter", Samples: []Sample{{Labels: map[string]string{"m": "a"}, Value: 10}}},
+		{Name: "reset_total", Type: "counter", Samples: []Sample{{Value: 100}}},
+		{Name: "lat", Type: "histogram", Samples: []Sample{h(10, 10, 10, 10)}},
+		{Name: "g", Type: "gauge", Samples: []Sample{{Value: 3}}},
+	}
+	last := []Family{
+		{Name: "req_total", Type: "counter", Samples: []Sample{{Labels: map[string]string{"m": "a"}, Value: 25}}},
+		{Name: "reset_total", Type: "counter", Samples: []Sample{{Value: 4}}},
+		// 100 new observations: 0 ≤ 0.1, 50 in (0.1, 1], 50 in (1, 10].
+		{Name: "lat", Type: "histogram", Samples: []Sample{h(10, 60, 110, 110)}},
+		{Name: "g", Type: "gauge", Samples: []Sample{{Value: 9}}},
+	}
+	got := summarizeSeries(first, last)
+	f := func(v float64) *jfloat { x := jfloat(v); return &x }
+	want := map[string]SeriesSummary{
+		`req_total{m="a"}`: {Type: "counter", Delta: f(15)},
+		"reset_total":      {Type: "counter", Delta: f(4)},
+		"lat": {Type: "histogram", Count: f(100), Sum: f(50), Mean: f(0.5),
+			P50: f(1), P90: f(1 + 9*0.8), P99: f(1 + 9*0.98)},
+	}
+	if d := cmp.Diff(want, got, cmpopts.EquateApprox(0, 1e-9)); d != "" {
+		t.Errorf("series (-want +got):\n%s", d)
 	}
 }

@@ -61,6 +61,11 @@ type ServerSummary struct {
 	// PrefixCacheHitRate is hits/queries over the whole run from vLLM's
 	// counters (nil: not exported or no queries).
 	PrefixCacheHitRate *float64 `json:"prefix_cache_hit_rate_overall,omitempty"`
+	// Series summarises every counter and histogram series the endpoint
+	// exported, known name or not, keyed name{label="value",…}: a
+	// counter's increase over the run, a histogram's observations in it
+	// (count, sum, mean, p50/p90/p99 from the buckets' increase).
+	Series map[string]SeriesSummary `json:"series,omitempty"`
 }
 
 // Data is the telemetry_data value of the summary export.
@@ -88,7 +93,17 @@ func gpuKey(g *GPUSample) string {
 func (c *Collector) Summary() *Data {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return summarize(c.gpuSamples, c.srvSamples)
+	d := summarize(c.gpuSamples, c.srvSamples)
+	if d == nil {
+		return nil
+	}
+	for u, sv := range d.Servers {
+		if last, ok := c.lastFams[u]; ok {
+			sv.Series = summarizeSeries(c.firstFams[u], last)
+			d.Servers[u] = sv
+		}
+	}
+	return d
 }
 
 // EnergyJoules is the energy all GPUs consumed during the run, and whether

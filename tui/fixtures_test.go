@@ -29,8 +29,8 @@ func timeline(n int, tok, req float64) []metrics.Point {
 	return pts
 }
 
-func midRun() metrics.Snapshot {
-	return metrics.Snapshot{
+func midRun() Frame {
+	return Frame{Snapshot: metrics.Snapshot{
 		Elapsed: 42 * time.Second, Started: 348, Finished: 340, Failed: 2, InFlight: 8, Concurrency: 64, OutputTokens: 87000,
 		ReasoningSeen: true,
 		Run: map[string]metrics.Quantiles{
@@ -44,7 +44,8 @@ func midRun() metrics.Snapshot {
 		Timeline:     timeline(42, 2150, 8),
 		Errors:       map[string]int64{"http_503": 2},
 		SchedulerLag: q(0.02, 0.09, 0.31, 348),
-		Server:       []telemetry.ServerSample{{URL: "http://127.0.0.1:8000/metrics", Running: 8, Waiting: 0, KVCacheUsage: 0.42, PrefixCacheHitRate: math.NaN()}},
+	},
+		Server: []telemetry.ServerSample{{URL: "http://127.0.0.1:8000/metrics", Running: 8, Waiting: 0, KVCacheUsage: 0.42, PrefixCacheHitRate: math.NaN()}},
 	}
 }
 
@@ -59,7 +60,7 @@ func stage(i int, v float64, knee bool) metrics.StageSummary {
 	}
 }
 
-func finishedRamp() metrics.Snapshot {
+func finishedRamp() Frame {
 	s := midRun()
 	s.Elapsed = 4*time.Minute + 50*time.Second
 	s.Started, s.Finished, s.Failed, s.InFlight = 5100, 5100, 12, 0
@@ -72,7 +73,7 @@ func finishedRamp() metrics.Snapshot {
 	return s
 }
 
-func errorBurst() metrics.Snapshot {
+func errorBurst() Frame {
 	s := midRun()
 	s.Finished, s.Failed = 600, 212
 	s.Errors = map[string]int64{"http_503": 120, "timeout": 51, "connection_refused": 30, "http_429": 8, "stream_parse": 3}
@@ -85,7 +86,7 @@ func errorBurst() metrics.Snapshot {
 
 // fullSnapshot is the heaviest frame: many stages, 8 GPUs, 10 error types,
 // a 600-point timeline.
-func fullSnapshot() metrics.Snapshot {
+func fullSnapshot() Frame {
 	s := midRun()
 	s.Timeline = timeline(600, 4000, 16)
 	s.Errors = map[string]int64{}

@@ -8,11 +8,9 @@ import (
 	"github.com/surgebench/surge/tui/internal/text"
 )
 
-// Layout bounds. From minWidth×minHeight up every panel fits; below, the
-// dashboard degrades (panels cut from the bottom, columns from the right).
+// Layout bounds. From 80×24 up every panel fits; below, the dashboard
+// degrades (panels cut from the bottom, columns from the right).
 const (
-	minWidth  = 80
-	minHeight = 24
 	// twoCol is the width from which the chart and the side panels sit
 	// side by side.
 	twoCol = 80
@@ -125,6 +123,18 @@ func (m model) overview(w, h int) []string {
 	return out
 }
 
+// gauge is a panel of one line per thing it watches (a GPU, a server
+// endpoint), hidden while it watches none. The GPU and server panels are
+// gauges; the layout treats them alike.
+type gauge interface {
+	Title() string
+	Len() int
+	View(width, height int) string
+}
+
+// gauges are the gauge panels in order of importance.
+func (m model) gauges() []gauge { return []gauge{m.server, m.gpu} }
+
 // side stacks the small panels in order of importance: load (unless it
 // sits by the latency table), errors, server gauges, GPUs. A panel that
 // does not fit whole is left out; errors shrink to what is left.
@@ -139,13 +149,11 @@ func (m model) side(w, h int, withLoad bool) []string {
 	errWant := max(1, min(m.failures.Types(), 4))
 	var gauges [][]string
 	room := h - len(out) - 1 - min(errWant, 2)
-	if n := m.server.Len(); n > 0 && 1+n <= room {
-		gauges = append(gauges, panel("server", m.server.View(w, n), w, 1+n))
-		room -= 1 + n
-	}
-	if n := m.gpu.Len(); n > 0 && 1+n <= room {
-		gauges = append(gauges, panel("GPU", m.gpu.View(w, n), w, 1+n))
-		room -= 1 + n
+	for _, g := range m.gauges() {
+		if n := g.Len(); n > 0 && 1+n <= room {
+			gauges = append(gauges, panel(g.Title(), g.View(w, n), w, 1+n))
+			room -= 1 + n
+		}
 	}
 	gaugeLines := 0
 	for _, g := range gauges {
@@ -183,11 +191,10 @@ func (m model) stagesPanel(w, h int) []string {
 func (m model) detailView(w, h int) []string {
 	var out []string
 	var tail []string
-	if n := m.server.Len(); n > 0 {
-		tail = append(tail, panel("server", m.server.View(w, n), w, 1+n)...)
-	}
-	if n := m.gpu.Len(); n > 0 {
-		tail = append(tail, panel("GPU", m.gpu.View(w, n), w, 1+n)...)
+	for _, g := range m.gauges() {
+		if n := g.Len(); n > 0 {
+			tail = append(tail, panel(g.Title(), g.View(w, n), w, 1+n)...)
+		}
 	}
 	room := max(4, h-len(tail))
 	errRows := max(1, m.failures.Types())
@@ -202,22 +209,19 @@ func (m model) detailView(w, h int) []string {
 	return append(out, tail...)
 }
 
-// keyHelp is the text of the ? overlay.
-var keyHelp = [][2]string{
-	{"q, ctrl+c", "stop: send no new requests, let in-flight ones finish within the grace period, write the exports"},
-	{"tab", "switch between the overview and the stages & errors view"},
-	{"shift+tab", "switch back"},
-	{"?", "show or hide this help"},
-	{"esc", "close this help"},
-}
-
 func (m model) helpView(w, h int) []string {
 	var b strings.Builder
-	for i, k := range keyHelp {
+	// FullHelpView pads every line to the longest description; cut the
+	// padding so only a line that is really too long gets an ellipsis.
+	groups := keys.FullHelp()
+	if m.control != nil {
+		groups = liveHelp()
+	}
+	for i, l := range strings.Split(newHelp().FullHelpView(groups), "\n") {
 		if i > 0 {
 			b.WriteString("\n")
 		}
-		b.WriteString(text.Bold.Render(text.Fit(k[0], 11)) + " " + k[1])
+		b.WriteString(strings.TrimRight(l, " "))
 	}
 	b.WriteString("\n\n" + text.Dim.Render("Latencies are in ms: p50/p90/p99 over the whole run and the last 10 s."))
 	b.WriteString("\n" + text.Dim.Render("The knee is the stage recommended as operating point (see the sweep docs)."))

@@ -41,10 +41,11 @@ func (m Mode) String() string {
 	return fmt.Sprintf("Mode(%d)", int(m))
 }
 
-// ParseMode reads the --ui flag. An empty flag means ModeDashboard when stdout
-// is a terminal and ModeNone otherwise.
-func ParseMode(flag string, stdoutIsTTY bool) (Mode, error) {
-	switch strings.ToLower(strings.TrimSpace(flag)) {
+// ParseMode reads a UI name: dashboard, simple or none. An empty name means
+// ModeDashboard when stdout is a terminal and ModeNone otherwise. The error
+// names the value and the choices; the caller says where it came from.
+func ParseMode(name string, stdoutIsTTY bool) (Mode, error) {
+	switch strings.ToLower(strings.TrimSpace(name)) {
 	case "":
 		if stdoutIsTTY {
 			return ModeDashboard, nil
@@ -57,7 +58,7 @@ func ParseMode(flag string, stdoutIsTTY bool) (Mode, error) {
 	case "none":
 		return ModeNone, nil
 	}
-	return ModeNone, fmt.Errorf("--ui %q: want dashboard, simple or none", flag)
+	return ModeNone, fmt.Errorf("%q: want dashboard, simple or none", name)
 }
 
 // Info describes the run for the header.
@@ -71,4 +72,7 @@ type Info struct {
 	Duration      time.Duration
 	// Stages lists the sweep values; nil without a sweep.
 	Stages []float64
+	// Control, when set, makes the run live: the +/-/]/[/p/r keys call it
+	// (from a command) and the load panel shows the setting it returns.
+	Control Control
 }

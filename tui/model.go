@@ -1,8 +1,7 @@
 package tui
 
 import (
-	"strconv"
-
+	binding "github.com/charmbracelet/bubbles/key"
 	tea "github.com/charmbracelet/bubbletea"
 
 	"github.com/surgebench/surge/metrics"
@@ -17,7 +16,7 @@ import (
 )
 
 // snapshotMsg delivers the newest snapshot to the model.
-type snapshotMsg struct{ snap metrics.Snapshot }
+type snapshotMsg struct{ snap Frame }
 
 // doneMsg says the snapshot channel closed: the run (and its drain) is over.
 type doneMsg struct{}
@@ -45,6 +44,8 @@ type model struct {
 	done          bool
 	// stop ends issuing; it runs in a command, never in Update.
 	stop func()
+	// control applies the live keys (nil: the run is not live).
+	control Control
 
 	header     header.Model
 	latency    latency.Model
@@ -61,7 +62,7 @@ type model struct {
 
 // newModel returns the dashboard for info before any snapshot.
 func newModel(info Info, stop func()) model {
-	m := model{width: 80, height: 24, stop: stop}
+	m := model{width: 80, height: 24, stop: stop, control: info.Control}
 	m.header, _ = m.header.Update(header.InfoMsg{
 		Model: info.Model, URL: info.URL, Endpoint: info.Endpoint, Mode: info.Mode, Target: info.Target,
 		TotalRequests: info.TotalRequests, Duration: info.Duration, Stages: len(info.Stages),
@@ -79,7 +80,16 @@ func (m model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	case tea.WindowSizeMsg:
 		m.width, m.height = msg.Width, msg.Height
 	case tea.KeyMsg:
+		if cmd, ok := m.liveKey(msg); ok {
+			return m, cmd
+		}
 		return m.key(msg)
+	case liveMsg:
+		lm := load.LiveMsg{Live: msg.state}
+		if msg.err != nil {
+			lm.Err = msg.err.Error()
+		}
+		m.load, _ = m.load.Update(lm)
 	case snapshotMsg:
 		m = m.apply(msg.snap)
 	case doneMsg:
@@ -95,8 +105,8 @@ func (m model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 func (m model) stagesDone() []metrics.StageSummary { return m.lastStages }
 
 func (m model) key(k tea.KeyMsg) (tea.Model, tea.Cmd) {
-	switch k.String() {
-	case "q", "ctrl+c":
+	switch {
+	case binding.Matches(k, keys.Stop):
 		if m.stopping || m.done {
 			return m, nil
 		}
@@ -109,14 +119,14 @@ func (m model) key(k tea.KeyMsg) (tea.Model, tea.Cmd) {
 			}
 			return stoppedMsg{}
 		}
-	case "?":
+	case binding.Matches(k, keys.Help):
 		m.help = !m.help
-	case "esc":
+	case binding.Matches(k, keys.Close):
 		m.help = false
-	case "tab":
+	case binding.Matches(k, keys.Next):
 		m.page = (m.page + 1) % pages
 		m.help = false
-	case "shift+tab":
+	case binding.Matches(k, keys.Prev):
 		m.page = (m.page + pages - 1) % pages
 		m.help = false
 	}
@@ -124,32 +134,28 @@ func (m model) key(k tea.KeyMsg) (tea.Model, tea.Cmd) {
 }
 
 // apply fans a snapshot out to the components as their own messages.
-func (m model) apply(s metrics.Snapshot) model {
+func (m model) apply(s Frame) model {
+	var warning string
+	if len(s.Warnings) > 0 {
+		warning = s.Warnings[len(s.Warnings)-1]
+	}
 	m.header, _ = m.header.Update(header.ProgressMsg{
 		Elapsed: s.Elapsed, Phase: s.Phase.String(), Started: s.Started, Finished: s.Finished, InFlight: s.InFlight, Stage: s.Stage,
+		Warning: warning,
 	})
 	m.latency, _ = m.latency.Update(latency.Msg{Run: s.Run, Window: s.Window, ReasoningSeen: s.ReasoningSeen})
 	m.throughput, _ = m.throughput.Update(throughput.Msg{Timeline: s.Timeline})
 	m.load, _ = m.load.Update(load.Msg{
 		Started: s.Started, Finished: s.Finished, Failed: s.Failed, InFlight: s.InFlight, Concurrency: s.Concurrency, Lag: s.SchedulerLag,
+		ReadDelay: s.ReadDelay,
 	})
+	if s.Live != nil {
+		m.load, _ = m.load.Update(load.LiveMsg{Live: *s.Live})
+	}
 	m.failures, _ = m.failures.Update(failures.Msg{Errors: s.Errors, Finished: s.Finished})
 	m.lastStages = s.Stages
 	m.stages, _ = m.stages.Update(stages.Msg{Stages: s.Stages, Current: s.Stage})
 	m.gpu, _ = m.gpu.Update(gpu.Msg{GPUs: s.GPUs})
 	m.server, _ = m.server.Update(server.Msg{Server: s.Server})
 	return m
-}
-
-// footer names the keys.
-func (m model) footer() string {
-	p := "overview"
-	if m.page == detail {
-		p = "stages & errors"
-	}
-	s := "q stop  tab " + p + " (" + strconv.Itoa(int(m.page)+1) + "/" + strconv.Itoa(int(pages)) + ")  ? help"
-	if m.stopping && !m.done {
-		s = "stopping: no new requests; in-flight ones drain within the grace period  ? help"
-	}
-	return s
 }

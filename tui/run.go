@@ -8,8 +8,6 @@ import (
 	"time"
 
 	tea "github.com/charmbracelet/bubbletea"
-
-	"github.com/surgebench/surge/metrics"
 )
 
 // frameInterval caps snapshot delivery (and so redraws) at 10 Hz.
@@ -24,7 +22,7 @@ const frameInterval = 100 * time.Millisecond
 // Snapshots are drained at once whatever the dashboard is doing: only the
 // newest is kept, so a slow terminal drops frames, never blocks the
 // producer. opts are applied after the defaults (alt screen, 10 FPS, ctx).
-func Run(ctx context.Context, info Info, snaps <-chan metrics.Snapshot, stop func(), opts ...tea.ProgramOption) error {
+func Run(ctx context.Context, info Info, snaps <-chan Frame, stop func(), opts ...tea.ProgramOption) error {
 	var once sync.Once
 	stopOnce := func() {
 		if stop != nil {
@@ -60,7 +58,7 @@ func Run(ctx context.Context, info Info, snaps <-chan metrics.Snapshot, stop fun
 // newest to the program at most once per interval.
 type coalescer struct {
 	mu     sync.Mutex
-	latest metrics.Snapshot
+	latest Frame
 	fresh  bool
 	closed bool
 	// wake has room for one signal: a put never waits for the reader.
@@ -69,7 +67,7 @@ type coalescer struct {
 
 func newCoalescer() *coalescer { return &coalescer{wake: make(chan struct{}, 1)} }
 
-func (c *coalescer) put(s metrics.Snapshot) {
+func (c *coalescer) put(s Frame) {
 	c.mu.Lock()
 	c.latest, c.fresh = s, true
 	c.mu.Unlock()
@@ -84,7 +82,7 @@ func (c *coalescer) signal() {
 }
 
 // drain reads snaps until it closes; it never blocks on the dashboard.
-func (c *coalescer) drain(snaps <-chan metrics.Snapshot) {
+func (c *coalescer) drain(snaps <-chan Frame) {
 	for s := range snaps {
 		c.put(s)
 	}
@@ -96,12 +94,12 @@ func (c *coalescer) drain(snaps <-chan metrics.Snapshot) {
 
 // take returns the newest snapshot not yet taken (ok false when none) and
 // whether the producer has closed its channel.
-func (c *coalescer) take() (s metrics.Snapshot, ok, closed bool) {
+func (c *coalescer) take() (s Frame, ok, closed bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	s, ok, closed = c.latest, c.fresh, c.closed
 	c.fresh = false
-	c.latest = metrics.Snapshot{}
+	c.latest = Frame{}
 	return s, ok, closed
 }
 

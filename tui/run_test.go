@@ -34,8 +34,8 @@ func TestParseMode(t *testing.T) {
 		if (err != nil) != tt.wantErr || got != tt.want {
 			t.Errorf("ParseMode(%q, %v) = %v, %v; want %v, err %v", tt.flag, tt.tty, got, err, tt.want, tt.wantErr)
 		}
-		if err != nil && (!strings.Contains(err.Error(), "--ui") || !strings.Contains(err.Error(), "dashboard, simple or none")) {
-			t.Errorf("error %q should name --ui and the allowed values", err)
+		if err != nil && (!strings.Contains(err.Error(), tt.flag) || !strings.Contains(err.Error(), "dashboard, simple or none")) {
+			t.Errorf("error %q should name the value and the allowed values", err)
 		}
 	}
 }
@@ -43,7 +43,7 @@ func TestParseMode(t *testing.T) {
 // TestRunReturnsWhenSnapsClose feeds Run far faster than it draws and checks
 // that the producer never waits and Run returns once the channel closes.
 func TestRunReturnsWhenSnapsClose(t *testing.T) {
-	snaps := make(chan metrics.Snapshot) // unbuffered: every send needs the drainer
+	snaps := make(chan Frame) // unbuffered: every send needs the drainer
 	errc := make(chan error, 1)
 	var out bytes.Buffer
 	go func() {
@@ -76,7 +76,7 @@ func TestRunReturnsWhenSnapsClose(t *testing.T) {
 // TestRunQuitKey presses q: stop is called once, and Run keeps going until
 // the drain ends and snaps closes.
 func TestRunQuitKey(t *testing.T) {
-	snaps := make(chan metrics.Snapshot)
+	snaps := make(chan Frame)
 	var stops atomic.Int32
 	stopped := make(chan struct{})
 	pr, pw := io.Pipe()
@@ -122,7 +122,7 @@ func TestRunQuitKey(t *testing.T) {
 
 func TestRunContextCancel(t *testing.T) {
 	ctx, cancel := context.WithCancel(t.Context())
-	snaps := make(chan metrics.Snapshot)
+	snaps := make(chan Frame)
 	errc := make(chan error, 1)
 	go func() {
 		errc <- Run(ctx, runInfo, snaps, nil, tea.WithInput(nil), tea.WithOutput(io.Discard), tea.WithoutSignals())
@@ -150,7 +150,7 @@ func TestRunContextCancel(t *testing.T) {
 // per interval, and doneMsg last.
 func TestCoalescer(t *testing.T) {
 	c := newCoalescer()
-	snaps := make(chan metrics.Snapshot)
+	snaps := make(chan Frame)
 	var got []tea.Msg
 	quit := make(chan struct{})
 	done := make(chan struct{})
@@ -160,7 +160,7 @@ func TestCoalescer(t *testing.T) {
 	}()
 	go c.drain(snaps)
 	for i := range 1000 {
-		snaps <- metrics.Snapshot{Finished: int64(i)}
+		snaps <- Frame{Snapshot: metrics.Snapshot{Finished: int64(i)}}
 	}
 	close(snaps)
 	select {
@@ -181,7 +181,7 @@ func TestCoalescer(t *testing.T) {
 }
 
 func TestSimple(t *testing.T) {
-	snaps := make(chan metrics.Snapshot)
+	snaps := make(chan Frame)
 	tick := make(chan time.Time)
 	var out bytes.Buffer
 	errc := make(chan error, 1)
@@ -208,7 +208,7 @@ func TestSimple(t *testing.T) {
 func TestSimpleContext(t *testing.T) {
 	ctx, cancel := context.WithCancel(t.Context())
 	cancel()
-	err := simple(ctx, io.Discard, runInfo, make(chan metrics.Snapshot), nil)
+	err := simple(ctx, io.Discard, runInfo, make(chan Frame), nil)
 	if !errors.Is(err, context.Canceled) {
 		t.Fatalf("simple = %v, want context.Canceled", err)
 	}

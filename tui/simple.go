@@ -18,15 +18,15 @@ import (
 //
 // It keeps draining snaps between lines, so the producer never waits. When
 // ctx ends first it returns ctx's error.
-func Simple(ctx context.Context, w io.Writer, info Info, snaps <-chan metrics.Snapshot) error {
+func Simple(ctx context.Context, w io.Writer, info Info, snaps <-chan Frame) error {
 	t := time.NewTicker(time.Second)
 	defer t.Stop()
 	return simple(ctx, w, info, snaps, t.C)
 }
 
 // simple is Simple with the ticker injected, for tests.
-func simple(ctx context.Context, w io.Writer, info Info, snaps <-chan metrics.Snapshot, tick <-chan time.Time) error {
-	var last metrics.Snapshot
+func simple(ctx context.Context, w io.Writer, info Info, snaps <-chan Frame, tick <-chan time.Time) error {
+	var last Frame
 	have, printed := false, false
 	for {
 		select {
@@ -55,7 +55,7 @@ func simple(ctx context.Context, w io.Writer, info Info, snaps <-chan metrics.Sn
 }
 
 // progressLine formats one line of Simple's output, newline included.
-func progressLine(info Info, s metrics.Snapshot) string {
+func progressLine(info Info, s Frame) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "[%5.0fs] %d", s.Elapsed.Seconds(), s.Finished)
 	if info.TotalRequests > 0 {
@@ -73,7 +73,7 @@ func progressLine(info Info, s metrics.Snapshot) string {
 		tok = s.Timeline[n-1].OutputTokens
 	}
 	ttft, itl := s.Run[string(metrics.TTFT)], s.Run[string(metrics.ITL)]
-	fmt.Fprintf(&b, "  in-flight %d  ok %d err %d  %.0f tok/s  TTFT p50 %.1f ms p99 %.1f  ITL p50 %.1f ms\n",
-		s.InFlight, s.Finished-s.Failed, s.Failed, tok, ttft.P50, ttft.P99, itl.P50)
+	fmt.Fprintf(&b, "  in-flight %d  ok %d err %d  %.0f tok/s  TTFT p50 %.1f ms p99 %.1f  ITL p50 %.1f ms%s\n",
+		s.InFlight, s.Finished-s.Failed, s.Failed, tok, ttft.P50, ttft.P99, itl.P50, liveLine(s.Live))
 	return b.String()
 }

@@ -4,6 +4,7 @@
 //	benchtool run -o usage.json -- surge profile ...
 //	benchtool get FILE.json KEY[.KEY...]
 //	benchtool fetch URL
+//	benchtool ttfterr profile_export.jsonl wire.jsonl
 //
 // run starts the command, passes its stdout and stderr through, and writes
 // what the kernel charged to it as one JSON object: {"user_s", "sys_s",
@@ -11,6 +12,8 @@
 // get prints the number or string at a dotted path of a JSON file
 // ("total_output_tokens.avg"), or fails naming the missing key. fetch
 // prints the body of a GET (the mock's /stats) and fails on a non-200.
+// ttfterr joins the client's records with the mock's --wire-log and prints
+// the TTFT error against the wire truth (see ttfterr.go).
 package main
 
 import (
@@ -62,6 +65,14 @@ func main() {
 			fmt.Fprintln(os.Stderr, "benchtool fetch:", err)
 			os.Exit(1)
 		}
+	case "ttfterr":
+		if len(os.Args) != 4 {
+			usage()
+		}
+		if err := ttfterr(os.Args[2], os.Args[3]); err != nil {
+			fmt.Fprintln(os.Stderr, "benchtool ttfterr:", err)
+			os.Exit(1)
+		}
 	default:
 		usage()
 	}
@@ -81,7 +92,7 @@ func fetch(url string) error {
 }
 
 func usage() {
-	fmt.Fprintln(os.Stderr, "usage: benchtool run [-o report.json] -- command [args...]\n       benchtool get FILE.json KEY[.KEY...]")
+	fmt.Fprintln(os.Stderr, "usage: benchtool run [-o report.json] -- command [args...]\n       benchtool get FILE.json KEY[.KEY...]\n       benchtool fetch URL\n       benchtool ttfterr profile_export.jsonl wire.jsonl")
 	os.Exit(2)
 }
 

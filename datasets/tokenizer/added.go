@@ -69,6 +69,26 @@ func (m *addedMatcher) find(s string, from int) (start, end int, id int32, ok bo
 	return 0, 0, 0, false
 }
 
+// split appends the ids of s to out: each added token as its id, the text
+// between them encoded by between (all of s when m is nil: no added
+// tokens). between is a method expression, not a closure, so the hot path
+// allocates nothing for it.
+func (m *addedMatcher) split(t *Tokenizer, s string, out []int32, sc *scratch, between func(*Tokenizer, string, []int32, *scratch) []int32) []int32 {
+	if m == nil {
+		return between(t, s, out, sc)
+	}
+	for from := 0; from < len(s); {
+		start, end, id, ok := m.find(s, from)
+		if !ok {
+			return between(t, s[from:], out, sc)
+		}
+		out = between(t, s[from:start], out, sc)
+		out = append(out, id)
+		from = end
+	}
+	return out
+}
+
 func isWordChar(r rune) bool { return r == '_' || unicode.IsLetter(r) || unicode.IsNumber(r) }
 
 func endsWithWordChar(s string) bool {

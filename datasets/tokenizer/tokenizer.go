@@ -109,19 +109,7 @@ func (t *Tokenizer) valid(id int) bool { return id >= 0 && id < len(t.known) && 
 
 // encode appends the ids of text to out.
 func (t *Tokenizer) encode(text string, out []int32, sc *scratch) []int32 {
-	if t.added == nil {
-		return t.encodeSegment(text, out, sc)
-	}
-	for from := 0; from < len(text); {
-		start, end, id, ok := t.added.find(text, from)
-		if !ok {
-			return t.encodeSegment(text[from:], out, sc)
-		}
-		out = t.encodeSegment(text[from:start], out, sc)
-		out = append(out, id)
-		from = end
-	}
-	return out
+	return t.added.split(t, text, out, sc, (*Tokenizer).encodeSegment)
 }
 
 // encodeSegment encodes text that holds no raw added token.
@@ -132,19 +120,7 @@ func (t *Tokenizer) encodeSegment(s string, out []int32, sc *scratch) []int32 {
 	if t.nfc && !isASCII(s) && !norm.NFC.IsNormalString(s) {
 		s = norm.NFC.String(s)
 	}
-	if t.addedNorm == nil {
-		return t.encodePlain(s, out, sc)
-	}
-	for from := 0; from < len(s); {
-		start, end, id, ok := t.addedNorm.find(s, from)
-		if !ok {
-			return t.encodePlain(s[from:], out, sc)
-		}
-		out = t.encodePlain(s[from:start], out, sc)
-		out = append(out, id)
-		from = end
-	}
-	return out
+	return t.addedNorm.split(t, s, out, sc, (*Tokenizer).encodePlain)
 }
 
 // encodePlain pre-tokenizes s and encodes each piece.

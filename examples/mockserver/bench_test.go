@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 )
 
 // BenchmarkStream256 is one streamed 256-token chat request with ITL 0
@@ -75,4 +76,23 @@ func TestNoPerTokenAllocs(t *testing.T) {
 	if many > one+1 {
 		t.Errorf("256 tokens: %.0f allocs, 1 token: %.0f; the difference is per-token allocation", many, one)
 	}
+}
+
+// BenchmarkStreamTiming reports how far the mock's timing lies from its
+// configuration (TTFT 20 ms, ITL 5 ms, 20 tokens), as a client sees it:
+// the tight figures TestTimingMatchesConfig only bounds loosely. Run it
+// on an idle machine.
+func BenchmarkStreamTiming(b *testing.B) {
+	const ttft, itl, tokens = 20 * time.Millisecond, 5 * time.Millisecond, 20
+	_, ts := newTestServer(b, Config{TTFT: ttft, ITL: itl})
+	var ttfts, itls []time.Duration
+	for b.Loop() {
+		sent, evs := streamEvents(b, ts.URL+"/v1/chat/completions",
+			`{"messages":[{"role":"user","content":"x"}],"stream":true,"max_tokens":20}`)
+		first, last := evs[1].at, evs[tokens].at
+		ttfts = append(ttfts, first.Sub(sent))
+		itls = append(itls, last.Sub(first)/(tokens-1))
+	}
+	b.ReportMetric(float64((median(ttfts) - ttft).Microseconds()), "ttft-over-config-µs")
+	b.ReportMetric(float64((median(itls) - itl).Microseconds()), "itl-over-config-µs")
 }

@@ -2,6 +2,7 @@ package mockserver
 
 import (
 	"fmt"
+	"io"
 	"time"
 )
 
@@ -54,6 +55,16 @@ type Config struct {
 	// MaxOutputTokens is the largest max_tokens accepted (default
 	// 131072); larger requests get 400, as vLLM does past max_model_len.
 	MaxOutputTokens int
+	// IgnoreMaxCompletionTokens makes the mock act like servers that only
+	// know the legacy max_tokens (llama.cpp builds of early 2025): a
+	// max_completion_tokens cap is ignored and the answer runs to
+	// DefaultOutputTokens.
+	IgnoreMaxCompletionTokens bool
+	// WireLog, when set, receives one JSON line per streamed request with
+	// the kernel's receive time of its bytes and the time its first token
+	// was flushed (see wirelog.go): the wire truth a client's TTFT can be
+	// judged against. Writes are serialised; the writer needs no lock.
+	WireLog io.Writer
 }
 
 // withDefaults returns cfg with zero fields set to their defaults.

@@ -1,6 +1,7 @@
 package mockserver
 
 import (
+	"encoding/json"
 	"errors"
 	"net/http"
 	"net/http/httptest"
@@ -70,6 +71,35 @@ func FuzzHandler(f *testing.F) {
 			}
 		default:
 			t.Fatalf("status %d for %q", w.Code, body)
+		}
+	})
+}
+
+// FuzzOtherRequest feeds the non-chat APIs' request parsing arbitrary
+// bodies: it must reject or count them, never panic, and never count a
+// negative length.
+func FuzzOtherRequest(f *testing.F) {
+	for _, s := range []string{
+		`{"model":"m","input":[{"role":"user","content":"hi there"}],"max_output_tokens":4,"stream":true}`,
+		`{"model":"m","messages":[{"role":"user","content":"hi"}],"max_tokens":8}`,
+		`{"inputs":"a b c","parameters":{"max_new_tokens":3}}`,
+		`{"input":["a","b c"]}`,
+		`{"query":"q","documents":["d"]}`,
+		`{"query":{"text":"q"},"passages":[{"text":"p"}]}`,
+		`{"query":"q","texts":["a b"]}`,
+	} {
+		for api := range otherAPI(nimRankingAPI + 1) {
+			f.Add(uint8(api), []byte(s))
+		}
+	}
+	f.Fuzz(func(t *testing.T, api uint8, body []byte) {
+		var req otherRequest
+		if json.Unmarshal(body, &req) != nil {
+			return
+		}
+		prompt, items, err := countOther(otherAPI(api%uint8(nimRankingAPI+1)), &req)
+		if err == nil && (prompt < 0 || items < 0) {
+			t.Fatalf("counted %d words, %d items for %q", prompt, items, body)
 		}
 	})
 }

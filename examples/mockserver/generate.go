@@ -95,7 +95,11 @@ func (s *Server) stream(ctx context.Context, w http.ResponseWriter, g *generatio
 		}
 		fl.Flush()
 		if i == 0 {
-			s.ttft.record(time.Since(g.arrival))
+			now := time.Now()
+			s.ttft.record(now.Sub(g.arrival))
+			if s.wire != nil {
+				s.wire.add(g.id, g.wireAt, g.arrival.UnixNano(), now.UnixNano())
+			}
 		}
 		s.genTokens.Add(uint64(end - i))
 		i = end

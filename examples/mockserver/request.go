@@ -21,8 +21,11 @@ type request struct {
 	Stream       bool
 	IncludeUsage bool
 	// MaxTokens is the requested output length; 0 means not given.
-	MaxTokens    int
-	PromptTokens int
+	MaxTokens int
+	// LegacyMaxTokens is max_tokens alone (0: absent), what a server that
+	// ignores max_completion_tokens goes by.
+	LegacyMaxTokens int
+	PromptTokens    int
 }
 
 // wireRequest is the JSON shape decoded; fields the mock ignores
@@ -89,6 +92,9 @@ func parseRequest(body []byte, kind apiKind, maxOutput int) (request, error) {
 		}
 		r.MaxTokens = *f.v
 		break
+	}
+	if w.MaxTokens != nil {
+		r.LegacyMaxTokens = *w.MaxTokens
 	}
 	var err error
 	switch kind {

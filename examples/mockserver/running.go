@@ -8,6 +8,8 @@ import (
 	"net/http"
 	"strconv"
 	"time"
+
+	"github.com/surgebench/surge/loadgen/wire"
 )
 
 // Running is a mock server listening in the background, started by Start.
@@ -41,6 +43,8 @@ func Start(ctx context.Context, addr string, cfg Config) (*Running, error) {
 	if err != nil {
 		return nil, fmt.Errorf("mockserver: listening on %s: %w", addr, err)
 	}
+	// Accepted sockets carry kernel receive stamps, for the wire log.
+	ln = wire.NewListener(ln)
 	base, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	s := New(cfg)
 	r := &Running{
@@ -50,6 +54,7 @@ func Start(ctx context.Context, addr string, cfg Config) (*Running, error) {
 			ReadHeaderTimeout: 10 * time.Second,
 			// No WriteTimeout: streams may legitimately run for minutes.
 			BaseContext: func(net.Listener) context.Context { return base },
+			ConnContext: withConn,
 		},
 		ln:     ln,
 		url:    urlFor(ln.Addr()),

@@ -36,6 +36,7 @@ type Server struct {
 	finishStop   atomic.Uint64
 	finishLength atomic.Uint64
 	ttft         latencyHist
+	wire         *wireLog // nil: no wire log
 
 	bufs sync.Pool // *[]byte, event and body scratch
 }
@@ -50,6 +51,9 @@ func New(cfg Config) *Server {
 	cfg.ErrorRate = min(max(cfg.ErrorRate, 0), 1)
 	cfg.MaxRunning = max(cfg.MaxRunning, 0)
 	s := &Server{cfg: cfg, created: time.Now().Unix()}
+	if cfg.WireLog != nil {
+		s.wire = &wireLog{w: cfg.WireLog}
+	}
 	s.adm.max = cfg.MaxRunning
 	s.bufs.New = func() any { b := make([]byte, 0, 4096); return &b }
 	return s
@@ -88,6 +92,12 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			_ = json.NewEncoder(w).Encode(s.Stats())
 		}
 	default:
+		if api, ok := otherRoutes[r.URL.Path]; ok {
+			if allow(w, r, http.MethodPost) {
+				s.serveOther(w, r, api)
+			}
+			return
+		}
 		writeError(w, http.StatusNotFound, "not_found_error",
 			fmt.Sprintf("mock: no route for %s %s", r.Method, r.URL.Path))
 	}
@@ -148,6 +158,7 @@ func (s *Server) serveCompletion(w http.ResponseWriter, r *http.Request, kind ap
 	defer s.bufs.Put(bp)
 	body, err := readBody(http.MaxBytesReader(w, r.Body, maxBodyBytes), (*bp)[:0])
 	*bp = body[:0]
+	wireArrival := arrivalOf(r.Context()) // the body's last segment is read now
 	if err != nil {
 		s.badRequests.Add(1)
 		writeError(w, http.StatusBadRequest, "invalid_request_error", "mock: reading body: "+err.Error())
@@ -182,12 +193,17 @@ func (s *Server) serveCompletion(w http.ResponseWriter, r *http.Request, kind ap
 		kind:    kind,
 		n:       n,
 		arrival: arrival,
+		wireAt:  wireArrival,
+		id:      r.Header.Get("X-Request-Id"),
 		first:   time.Now().Add(s.cfg.TTFT),
 		out:     req.MaxTokens,
 		finish:  "length",
 		words:   splitmix64(s.cfg.Seed + n),
 		prompt:  req.PromptTokens,
 		model:   req.Model,
+	}
+	if s.cfg.IgnoreMaxCompletionTokens {
+		g.out = req.LegacyMaxTokens
 	}
 	if g.out == 0 {
 		g.out, g.finish = s.cfg.DefaultOutputTokens, "stop"
@@ -228,6 +244,8 @@ type generation struct {
 	kind      apiKind
 	n         uint64    // request number, also its id
 	arrival   time.Time // handler entry
+	wireAt    int64     // kernel receive time of the request's body (Unix ns; 0: unknown)
+	id        string    // the client's X-Request-Id
 	first     time.Time // when token 0 is due
 	out       int       // output tokens, reasoning included
 	reasoning int       // the first reasoning tokens are reasoning

@@ -10,34 +10,25 @@ import (
 	"github.com/surgebench/surge/metrics"
 )
 
-// Delta is what one response chunk (or a whole non-streaming response)
-// carried, apart from the text itself, which ParseChunk appends to the
-// caller's buffers so no chunk allocates.
-type Delta struct {
-	// Content and Reasoning report that non-empty text of that kind came.
-	Content   bool
-	Reasoning bool
-	// Finished is set when a choice carried a finish_reason.
-	Finished bool
-	Usage    metrics.Usage
-	// Err is an error the server sent in the body or stream.
-	Err *metrics.Error
-}
-
 // ParseChunk decodes one chat or completions chunk (a streamed SSE data
 // payload or a whole response body), appending choice 0's content to text
 // and its reasoning (reasoning_content or reasoning) to reasoning. It reads
-// only the fields a benchmark needs and skips the rest unparsed.
+// only the fields a benchmark needs and skips the rest unparsed. Streamed
+// tool_calls deltas append their function name and arguments to text. A
+// chunk with none of choices, usage or error is a *ShapeError.
 func ParseChunk(data []byte, text, reasoning *[]byte) (Delta, error) {
 	var d Delta
 	var (
 		isErrObject bool
+		known       bool
 		topErr      metrics.Error
 	)
+	n, nr := len(*text), len(*reasoning)
 	s := scanner{b: data}
 	err := s.object(func(key []byte) error {
 		switch string(key) {
 		case "choices":
+			known = true
 			return s.array(func(i int) error {
 				if i != 0 {
 					return s.skip()
@@ -45,8 +36,10 @@ func ParseChunk(data []byte, text, reasoning *[]byte) (Delta, error) {
 				return parseChoice(&s, &d, text, reasoning)
 			})
 		case "usage":
+			known = true
 			return parseUsage(&s, &d.Usage)
 		case "error":
+			known = true
 			e, err := parseErrorValue(&s)
 			d.Err = e
 			return err
@@ -69,7 +62,11 @@ func ParseChunk(data []byte, text, reasoning *[]byte) (Delta, error) {
 		err = s.end()
 	}
 	if err != nil {
+		*text, *reasoning = (*text)[:n], (*reasoning)[:nr]
 		return Delta{}, syntaxError(data)
+	}
+	if !known && !isErrObject {
+		return Delta{}, &ShapeError{Field: "choices"}
 	}
 	if isErrObject && d.Err == nil {
 		e := topErr // copied, so topErr itself stays on the stack
@@ -139,14 +136,52 @@ func parseMessage(s *scanner, d *Delta, text, reasoning *[]byte) error {
 			d.Content = d.Content || len(*text) > n
 			return err
 		case "reasoning_content", "reasoning":
+			if s.peek() != '"' && s.peek() != 'n' {
+				return s.skip()
+			}
 			n := len(*reasoning)
 			var err error
 			*reasoning, err = s.str(*reasoning)
 			d.Reasoning = d.Reasoning || len(*reasoning) > n
 			return err
+		case "tool_calls":
+			return parseToolCalls(s, d, text)
 		default:
 			return s.skip()
 		}
+	})
+}
+
+// parseToolCalls reads a tool_calls array (streamed deltas or a whole
+// message's calls), appending each function's name and arguments to text:
+// they are output the model generated, and usage counts them.
+func parseToolCalls(s *scanner, d *Delta, text *[]byte) error {
+	if s.peek() != '[' {
+		return s.skip()
+	}
+	return s.array(func(int) error {
+		d.ToolCall = true
+		if s.peek() != '{' {
+			return s.skip()
+		}
+		return s.object(func(key []byte) error {
+			if string(key) != "function" || s.peek() != '{' {
+				return s.skip()
+			}
+			return s.object(func(key []byte) error {
+				switch string(key) {
+				case "name", "arguments":
+					if s.peek() != '"' && s.peek() != 'n' {
+						return s.skip()
+					}
+					var err error
+					*text, err = s.str(*text)
+					return err
+				default:
+					return s.skip()
+				}
+			})
+		})
 	})
 }
 
@@ -158,11 +193,11 @@ func parseUsage(s *scanner, u *metrics.Usage) error {
 	return s.object(func(key []byte) error {
 		var err error
 		switch string(key) {
-		case "prompt_tokens":
+		case "prompt_tokens", "input_tokens": // OpenAI's chat, Responses and Anthropic's names
 			u.PromptTokens, err = s.number()
-		case "completion_tokens":
+		case "completion_tokens", "output_tokens":
 			u.CompletionTokens, err = s.number()
-		case "completion_tokens_details":
+		case "completion_tokens_details", "output_tokens_details":
 			if s.peek() == 'n' {
 				return s.literal("null")
 			}

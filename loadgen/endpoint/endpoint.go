@@ -1,38 +1,151 @@
-// Package endpoint speaks the OpenAI-compatible HTTP APIs: it builds request
-// bodies for each endpoint type and reads their responses and stream chunks.
+// Package endpoint speaks the inference servers' HTTP APIs: for each
+// endpoint type (OpenAI chat, completions and Responses, Anthropic
+// Messages, embeddings, rankings, TGI's generate, raw bodies and templates)
+// it builds request bodies and reads responses and stream events.
+//
+// Each type lives in its own file as a Format registered under its
+// --endpoint-type name; adding one touches no other type.
 package endpoint
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"maps"
+	"net/http"
 	"slices"
 	"strings"
+	"text/template"
 
 	"github.com/surgebench/surge/datasets"
+	"github.com/surgebench/surge/metrics"
 )
 
 // Kind is an endpoint type, as --endpoint-type names it.
 type Kind string
 
-// The endpoint types surge can drive.
+// The endpoint types surge can drive, with AIPerf's names.
 const (
-	Chat        Kind = "chat"
-	Completions Kind = "completions"
+	Chat                Kind = "chat"
+	Completions         Kind = "completions"
+	Responses           Kind = "responses"
+	Messages            Kind = "messages"
+	Embeddings          Kind = "embeddings"
+	ChatEmbeddings      Kind = "chat_embeddings"
+	NIMEmbeddings       Kind = "nim_embeddings"
+	CohereRankings      Kind = "cohere_rankings"
+	HFTEIRankings       Kind = "hf_tei_rankings"
+	NIMRankings         Kind = "nim_rankings"
+	HuggingFaceGenerate Kind = "huggingface_generate"
+	Raw                 Kind = "raw"
+	Template            Kind = "template"
 )
 
-// kinds maps each supported type to its default path.
-var kinds = map[Kind]string{
-	Chat:        "/v1/chat/completions",
-	Completions: "/v1/completions",
+// Info describes an endpoint type.
+type Info struct {
+	// Path is the default URL path; StreamPath, when set, replaces it for
+	// streamed requests (TGI's /generate_stream).
+	Path, StreamPath string
+	// Streams reports that the type can stream; a streaming request to one
+	// that cannot is sent and read as a plain request.
+	Streams bool
+	// ProducesTokens is false for embeddings and rankings, whose metrics
+	// are latency and throughput, not TTFT or output length.
+	ProducesTokens bool
+	// Rankings types send a query and passages.
+	Rankings bool
+	// KeyHeader is the header an API key goes in ("" for Authorization:
+	// Bearer); Headers are fixed headers the API requires.
+	KeyHeader string
+	Headers   map[string]string
+	// EndsAtEOF reports that a stream may end by closing, with no end
+	// marker of its own (raw and template streams).
+	EndsAtEOF bool
 }
 
-// ParseKind validates an --endpoint-type value.
+// Format is one endpoint type's wire format.
+type Format interface {
+	// Info describes the type.
+	Info() Info
+	// Body builds the JSON request body for r.
+	Body(e *Endpoint, r *Request) ([]byte, error)
+	// Decoder returns a decoder for one response; it may keep state
+	// across the events of that response.
+	Decoder(e *Endpoint) Decoder
+}
+
+// Decoder reads one response.
+type Decoder interface {
+	// Event decodes one streamed event (typ is its SSE event type, nil
+	// when it had none), appending its text to out.
+	Event(typ, data []byte, out *Output) (Delta, error)
+	// Body decodes a whole non-streamed response body.
+	Body(data []byte, out *Output) (Delta, error)
+}
+
+// Output collects a response's text as its events are decoded. Decoders
+// append to the slices, so a caller that reuses them allocates nothing per
+// event.
+type Output struct {
+	Text, Reasoning []byte
+}
+
+// Delta is what one event (or a whole response) carried, apart from the
+// text, which goes to the caller's Output.
+type Delta struct {
+	// Content and Reasoning report that non-empty text of that kind came.
+	Content   bool
+	Reasoning bool
+	// ToolCall reports a streamed tool-call delta (a name or arguments),
+	// an output event like content; its text goes to Output.Text.
+	ToolCall bool
+	// Finished is set when the response said it finished (a finish or stop
+	// reason, a final event); Done marks the stream's end marker ([DONE],
+	// message_stop, response.completed), after which nothing is read.
+	Finished bool
+	Done     bool
+	// Items counts the embeddings or rankings a non-generating response
+	// returned.
+	Items int
+	Usage metrics.Usage
+	// Err is an error the server sent in the body or stream.
+	Err *metrics.Error
+}
+
+// Request is one turn to send, with its conversation's context.
+type Request struct {
+	System string
+	// History is the earlier turns of the conversation with the replies
+	// the server gave.
+	History []Message
+	Turn    *datasets.Turn
+}
+
+// Message is one chat message of a conversation's history.
+type Message struct {
+	Role    string `json:"role"`
+	Content string `json:"content"`
+}
+
+var formats = map[Kind]Format{}
+
+// Register adds an endpoint type. Each type's file registers itself; a
+// second registration of one name panics, as it is a programming error.
+func Register(k Kind, f Format) {
+	if _, dup := formats[k]; dup {
+		panic("endpoint: type " + string(k) + " registered twice")
+	}
+	formats[k] = f
+}
+
+// Kinds lists the registered endpoint types, sorted.
+func Kinds() []Kind { return slices.Sorted(maps.Keys(formats)) }
+
+// ParseKind validates an endpoint type name.
 func ParseKind(s string) (Kind, error) {
 	k := Kind(strings.ToLower(strings.TrimSpace(s)))
-	if _, ok := kinds[k]; !ok {
-		names := slices.Sorted(maps.Keys(kinds))
-		return "", fmt.Errorf("--endpoint-type %q is not supported (supported: %s)", s, strings.Join(toStrings(names), ", "))
+	if _, ok := formats[k]; !ok {
+		return "", fmt.Errorf("endpoint type %q is not supported (supported: %s)", s, strings.Join(toStrings(Kinds()), ", "))
 	}
 	return k, nil
 }
@@ -45,68 +158,200 @@ func toStrings(ks []Kind) []string {
 	return out
 }
 
-// Path returns the kind's default URL path.
-func (k Kind) Path() string { return kinds[k] }
-
-// Message is one chat message of a conversation's history.
-type Message struct {
-	Role    string `json:"role"`
-	Content string `json:"content"`
+// Info returns the type's description (the zero Info for an unknown one).
+func (k Kind) Info() Info {
+	if f, ok := formats[k]; ok {
+		return f.Info()
+	}
+	return Info{}
 }
 
-// Endpoint builds request bodies for one model and endpoint type.
+// Path returns the kind's default URL path (non-streamed).
+func (k Kind) Path() string { return k.Info().Path }
+
+// Endpoint is one configured endpoint: its type, the model and the options
+// that shape every request and response.
 type Endpoint struct {
 	Kind      Kind
 	Model     string
 	Streaming bool
-	// Extra fields (from --extra-inputs) are merged into every body; a
-	// turn's own Extra wins over them.
+	// Extra fields (from --extra-inputs) are merged into every JSON body;
+	// a turn's own Extra wins over them.
 	Extra map[string]any
+	// CustomPath replaces the type's default path (--endpoint).
+	CustomPath string
+	// Template is the template type's body (--endpoint-template); see
+	// ParseTemplate.
+	Template *template.Template
+	// ResponseField is a JSON path to the text of each event or body
+	// (--response-field), for raw and template types, and for any other
+	// type whose server puts its text elsewhere.
+	ResponseField string
+	// Reasoning says where reasoning text is found (default ReasoningAuto).
+	Reasoning ReasoningFormat
+	// LegacyMaxTokens sends a chat request's output cap as max_tokens, the
+	// name servers that ignore max_completion_tokens still honour
+	// (--use-legacy-max-tokens).
+	LegacyMaxTokens bool
 }
 
-// Body returns the JSON request body for turn, after history (the earlier
-// turns of its conversation with the replies the server gave).
+// MaxTokensField is the body field that carries the output cap.
+func (e *Endpoint) MaxTokensField() string {
+	if e.Kind == Chat && !e.LegacyMaxTokens {
+		return "max_completion_tokens"
+	}
+	return "max_tokens"
+}
+
+func (e *Endpoint) format() (Format, error) {
+	f, ok := formats[e.Kind]
+	if !ok {
+		return nil, fmt.Errorf("endpoint type %q is not supported", e.Kind)
+	}
+	return f, nil
+}
+
+// Info describes the endpoint's type.
+func (e *Endpoint) Info() Info { return e.Kind.Info() }
+
+// Streams reports whether requests are streamed: asked for, and the type
+// can.
+func (e *Endpoint) Streams() bool { return e.Streaming && e.Info().Streams }
+
+// Path is the URL path requests go to: the custom path, else the type's
+// default (its streaming path when streaming).
+func (e *Endpoint) Path() string {
+	if e.CustomPath != "" {
+		if !strings.HasPrefix(e.CustomPath, "/") {
+			return "/" + e.CustomPath
+		}
+		return e.CustomPath
+	}
+	in := e.Info()
+	if e.Streams() && in.StreamPath != "" {
+		return in.StreamPath
+	}
+	return in.Path
+}
+
+// EndsAtEOF reports whether a stream that closes without an end marker or
+// finish reason ended normally: so for types without one, and for any type
+// whose text is read from ResponseField.
+func (e *Endpoint) EndsAtEOF() bool { return e.ResponseField != "" || e.Info().EndsAtEOF }
+
+// Validate checks the endpoint can build requests: a known type, a path,
+// a template for the template type, a well-formed response field.
+func (e *Endpoint) Validate() error {
+	if _, err := e.format(); err != nil {
+		return err
+	}
+	if e.Kind == Template && e.Template == nil {
+		return errors.New("endpoint type template needs a body template")
+	}
+	if e.Path() == "" {
+		return fmt.Errorf("endpoint type %s has no default path: give one", e.Kind)
+	}
+	if e.ResponseField != "" {
+		if _, err := parseFieldPath(e.ResponseField); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// SetHeaders adds the type's fixed headers to h (an API's version header);
+// they do not replace headers the user set.
+func (e *Endpoint) SetHeaders(h http.Header) {
+	for k, v := range e.Info().Headers {
+		if h.Get(k) == "" {
+			h.Set(k, v)
+		}
+	}
+}
+
+// KeyHeader returns the header name and value that carry apiKey for this
+// type: x-api-key for Anthropic's Messages, Authorization: Bearer for the
+// rest.
+func (e *Endpoint) KeyHeader(apiKey string) (name, value string) {
+	if h := e.Info().KeyHeader; h != "" {
+		return h, apiKey
+	}
+	return "Authorization", "Bearer " + apiKey
+}
+
+// Body returns the request body for turn, after history (the earlier turns
+// of its conversation with the replies the server gave).
 func (e *Endpoint) Body(system string, history []Message, turn *datasets.Turn) ([]byte, error) {
-	body := make(map[string]any, 6+len(e.Extra)+len(turn.Extra))
-	body["model"] = e.Model
-	switch e.Kind {
-	case Chat:
-		msgs := make([]Message, 0, len(history)+2)
-		if system != "" {
-			msgs = append(msgs, Message{Role: "system", Content: system})
-		}
-		msgs = append(msgs, history...)
-		msgs = append(msgs, Message{Role: "user", Content: turn.Content()})
-		body["messages"] = msgs
-		if turn.MaxTokens > 0 {
-			body["max_completion_tokens"] = turn.MaxTokens
-		}
-	case Completions:
-		var b strings.Builder
-		if system != "" {
-			b.WriteString(system)
-			b.WriteString("\n\n")
-		}
-		for _, m := range history {
-			b.WriteString(m.Content)
-			b.WriteString("\n\n")
-		}
-		b.WriteString(turn.Content())
-		body["prompt"] = b.String()
-		if turn.MaxTokens > 0 {
-			body["max_tokens"] = turn.MaxTokens
-		}
+	f, err := e.format()
+	if err != nil {
+		return nil, err
 	}
-	if e.Streaming {
-		body["stream"] = true
-		// Ask for usage so token counts have a source without a tokenizer.
-		body["stream_options"] = map[string]any{"include_usage": true}
+	return f.Body(e, &Request{System: system, History: history, Turn: turn})
+}
+
+// NewDecoder returns a decoder for one response of this endpoint, with the
+// reasoning format and response field applied.
+func (e *Endpoint) NewDecoder() Decoder {
+	f, err := e.format()
+	if err != nil {
+		return errDecoder{err}
 	}
+	var d Decoder
+	if e.ResponseField != "" {
+		fd, err := newFieldDecoder(e.ResponseField)
+		if err != nil {
+			return errDecoder{err}
+		}
+		d = fd
+	} else {
+		d = f.Decoder(e)
+	}
+	d = &shapeDecoder{kind: e.Kind, inner: d}
+	return wrapReasoning(d, e.Reasoning)
+}
+
+type errDecoder struct{ err error }
+
+func (d errDecoder) Event([]byte, []byte, *Output) (Delta, error) { return Delta{}, d.err }
+func (d errDecoder) Body([]byte, *Output) (Delta, error)          { return Delta{}, d.err }
+
+// jsonBody marshals body after merging the endpoint's and the turn's extra
+// fields into it (the turn's win).
+func jsonBody(e *Endpoint, t *datasets.Turn, body map[string]any) ([]byte, error) {
 	for k, v := range e.Extra {
 		body[k] = v
 	}
-	for k, v := range turn.Extra {
-		body[k] = v
+	if t != nil {
+		for k, v := range t.Extra {
+			body[k] = v
+		}
 	}
 	return json.Marshal(body)
+}
+
+// promptText joins a system prompt, the history and the turn into one
+// prompt, for APIs that take text rather than messages.
+func promptText(r *Request) string {
+	var b strings.Builder
+	if r.System != "" {
+		b.WriteString(r.System)
+		b.WriteString("\n\n")
+	}
+	for _, m := range r.History {
+		b.WriteString(m.Content)
+		b.WriteString("\n\n")
+	}
+	b.WriteString(r.Turn.Content())
+	return b.String()
+}
+
+// chatMessages is the OpenAI-style message list of r: system, history,
+// then the turn as the user message.
+func chatMessages(r *Request, withSystem bool) []Message {
+	msgs := make([]Message, 0, len(r.History)+2)
+	if withSystem && r.System != "" {
+		msgs = append(msgs, Message{Role: "system", Content: r.System})
+	}
+	msgs = append(msgs, r.History...)
+	return append(msgs, Message{Role: "user", Content: r.Turn.Content()})
 }

@@ -89,15 +89,15 @@ func RampFrom(rate float64) Option {
 	}
 }
 
-// Arrival builds the schedule for --arrival-pattern (constant, poisson or
-// gamma; empty means poisson, AIPerf's default; case-insensitive) at
-// --request-rate rate requests/s. smoothness is the gamma shape k
-// (--arrival-smoothness): mean gap 1/rate, coefficient of variation 1/√k, so
-// k < 1 is burstier than Poisson and k = 1 is Poisson; it is ignored by the
-// other patterns. seed is --random-seed; equal seeds give equal schedules.
-// The first request is intended at offset 0.
+// Arrival builds the schedule of an arrival pattern (constant, poisson or
+// gamma; empty means poisson, AIPerf's default; case-insensitive) at rate
+// requests/s. smoothness is the gamma shape k: mean gap 1/rate, coefficient
+// of variation 1/√k, so k < 1 is burstier than Poisson and k = 1 is Poisson;
+// it is ignored by the other patterns. Equal seeds give equal schedules.
+// The first request is intended at offset 0. Bad input is a *FieldError
+// naming "rate", "smoothness" or "pattern".
 func Arrival(patternName string, rate, smoothness float64, seed uint64, opts ...Option) (Schedule, error) {
-	if err := ValidateRate("--request-rate", rate); err != nil {
+	if err := ValidateRate("rate", rate); err != nil {
 		return nil, err
 	}
 	var kind pattern
@@ -109,10 +109,10 @@ func Arrival(patternName string, rate, smoothness float64, seed uint64, opts ...
 	case PatternGamma:
 		kind = gamma
 		if !(smoothness > 0) || math.IsInf(smoothness, 0) {
-			return nil, fmt.Errorf("--arrival-smoothness must be > 0, got %v", smoothness)
+			return nil, fieldErrorf("smoothness", "must be > 0, got %v", smoothness)
 		}
 	default:
-		return nil, fmt.Errorf("--arrival-pattern must be constant, poisson or gamma, got %q", patternName)
+		return nil, fieldErrorf("pattern", "must be constant, poisson or gamma, got %q", patternName)
 	}
 	a := newArrival(kind, rate, smoothness, seed)
 	for _, o := range opts {
@@ -125,11 +125,11 @@ func Arrival(patternName string, rate, smoothness float64, seed uint64, opts ...
 	return a, nil
 }
 
-// ValidateRate checks a rate flag (requests/s): it must be a finite number
-// > 0. The error names flag, e.g. "--request-rate must be > 0, got 0".
-func ValidateRate(flag string, rate float64) error {
+// ValidateRate checks a rate (requests/s): it must be a finite number > 0.
+// The error is a *FieldError naming field, e.g. "rate must be > 0, got 0".
+func ValidateRate(field string, rate float64) error {
 	if !(rate > 0) || math.IsInf(rate, 0) {
-		return fmt.Errorf("%s must be > 0, got %v", flag, rate)
+		return fieldErrorf(field, "must be > 0, got %v", rate)
 	}
 	return nil
 }

@@ -2,6 +2,7 @@ package schedule
 
 import (
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -137,13 +138,13 @@ func TestArrivalErrors(t *testing.T) {
 		opts    []Option
 		want    string
 	}{
-		{"poisson", 0, 1, nil, "--request-rate must be > 0, got 0"},
-		{"constant", -2, 1, nil, "--request-rate must be > 0, got -2"},
-		{"poisson", math.NaN(), 1, nil, "--request-rate must be > 0, got NaN"},
-		{"poisson", math.Inf(1), 1, nil, "--request-rate must be > 0, got +Inf"},
-		{"gamma", 10, 0, nil, "--arrival-smoothness must be > 0, got 0"},
-		{"gamma", 10, -1, nil, "--arrival-smoothness must be > 0, got -1"},
-		{"burst", 10, 1, nil, `--arrival-pattern must be constant, poisson or gamma, got "burst"`},
+		{"poisson", 0, 1, nil, "rate must be > 0, got 0"},
+		{"constant", -2, 1, nil, "rate must be > 0, got -2"},
+		{"poisson", math.NaN(), 1, nil, "rate must be > 0, got NaN"},
+		{"poisson", math.Inf(1), 1, nil, "rate must be > 0, got +Inf"},
+		{"gamma", 10, 0, nil, "smoothness must be > 0, got 0"},
+		{"gamma", 10, -1, nil, "smoothness must be > 0, got -1"},
+		{"burst", 10, 1, nil, `pattern must be constant, poisson or gamma, got "burst"`},
 		{"poisson", 10, 1, []Option{RampUp(time.Second), RampFrom(-1)}, "ramp start rate must be a finite number ≥ 0, got -1"},
 	}
 	for _, tt := range tests {
@@ -342,4 +343,20 @@ func BenchmarkNext(b *testing.B) {
 			s.Next()
 		}
 	})
+}
+
+// TestFuncIsASchedule: a plain function adapts to Schedule (a caller's
+// own arrival process), and Take bounds it like any other.
+func TestFuncIsASchedule(t *testing.T) {
+	t.Parallel()
+	var i time.Duration
+	f := Func(func() (time.Duration, bool) { i++; return i * time.Millisecond, true })
+	s := Take(f, 3)
+	var got []time.Duration
+	for at, ok := s.Next(); ok; at, ok = s.Next() {
+		got = append(got, at)
+	}
+	if want := []time.Duration{time.Millisecond, 2 * time.Millisecond, 3 * time.Millisecond}; !slices.Equal(got, want) {
+		t.Errorf("got %v, want %v", got, want)
+	}
 }

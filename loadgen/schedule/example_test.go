@@ -25,22 +25,7 @@ func ExampleArrival() {
 	// 0s
 	// 250ms
 	// 500ms
-	// --request-rate must be > 0, got 0
-}
-
-// Knee reads a sweep's stages and recommends the stage before saturation.
-func ExampleKnee() {
-	values, _ := schedule.ParseStages("--concurrency", "1,2,4,8")
-	p95 := []float64{40, 45, 70, 200}
-	tput := []float64{10, 19, 35, 36}
-	points := make([]schedule.StagePoint, len(values))
-	for i, v := range values {
-		points[i] = schedule.StagePoint{Value: v, P95TTFTms: p95[i], Throughput: tput[i]}
-	}
-	knee, op := schedule.Knee(points, schedule.DefaultKneeFactor)
-	fmt.Printf("knee at concurrency %v, recommended %v\n", values[knee], values[op])
-	// Output:
-	// knee at concurrency 8, recommended 4
+	// rate must be > 0, got 0
 }
 
 // Fixed replays trace timestamps; Row says which trace row each slot sends.

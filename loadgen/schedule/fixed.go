@@ -61,21 +61,22 @@ type Replay struct {
 // is given, else the trace's zero. A row before the run's zero (a negative
 // timestamp without AutoOffset) is due at once, offset 0.
 //
-// Errors name the flag: no rows at all (wrapping ErrNoTimestamps), an end
-// before the start, a negative start, or a window that keeps no rows.
+// Bad input is a *FieldError: "trace" for no rows at all (wrapping
+// ErrNoTimestamps), "end offset" before the start, a negative "start
+// offset", or a "window" that keeps no rows.
 func Fixed(offsets []time.Duration, opts ...FixedOption) (*Replay, error) {
 	var c fixedConfig
 	for _, o := range opts {
 		o(&c)
 	}
 	if len(offsets) == 0 {
-		return nil, fmt.Errorf("--fixed-schedule: %w (the input has no rows to replay)", ErrNoTimestamps)
+		return nil, &FieldError{Field: "trace", Reason: "has no rows to replay", Err: ErrNoTimestamps}
 	}
 	if c.startSet && c.start < 0 {
-		return nil, fmt.Errorf("--fixed-schedule-start-offset must be ≥ 0, got %s", millis(c.start))
+		return nil, fieldErrorf("start offset", "must be ≥ 0, got %s", millis(c.start))
 	}
 	if c.startSet && c.endSet && c.end < c.start {
-		return nil, fmt.Errorf("--fixed-schedule-end-offset %s is before --fixed-schedule-start-offset %s", millis(c.end), millis(c.start))
+		return nil, fieldErrorf("end offset", "%s is before the start offset %s", millis(c.end), millis(c.start))
 	}
 	rows := make([]int, 0, len(offsets))
 	for i, ts := range offsets {
@@ -85,7 +86,7 @@ func Fixed(offsets []time.Duration, opts ...FixedOption) (*Replay, error) {
 		rows = append(rows, i)
 	}
 	if len(rows) == 0 {
-		return nil, fmt.Errorf("--fixed-schedule-start-offset/--fixed-schedule-end-offset: no trace rows between %s and %s",
+		return nil, fieldErrorf("window", "keeps no rows: no trace rows between %s and %s",
 			windowEdge(c.startSet, c.start, "the start"), windowEdge(c.endSet, c.end, "the end"))
 	}
 	sort.SliceStable(rows, func(a, b int) bool { return offsets[rows[a]] < offsets[rows[b]] })
@@ -105,14 +106,14 @@ func Fixed(offsets []time.Duration, opts ...FixedOption) (*Replay, error) {
 
 // TraceOffsets collects the timestamps of n trace rows for Fixed, where
 // ts(i) returns row i's timestamp and whether it has one. A row without one
-// is an error naming --fixed-schedule and the row (1-based), wrapping
+// is a *FieldError on "trace" naming the row (1-based), wrapping
 // ErrNoTimestamps.
 func TraceOffsets(n int, ts func(i int) (time.Duration, bool)) ([]time.Duration, error) {
 	out := make([]time.Duration, n)
 	for i := range n {
 		d, ok := ts(i)
 		if !ok {
-			return nil, fmt.Errorf("--fixed-schedule needs a timestamp on every row: row %d has none: %w", i+1, ErrNoTimestamps)
+			return nil, &FieldError{Field: "trace", Reason: fmt.Sprintf("needs a timestamp on every row: row %d has none", i+1), Err: ErrNoTimestamps}
 		}
 		out[i] = d
 	}

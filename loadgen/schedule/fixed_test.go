@@ -110,11 +110,11 @@ func TestFixedErrors(t *testing.T) {
 		want    string
 		noTS    bool
 	}{
-		{"no rows", nil, nil, "--fixed-schedule: trace has no timestamps", true},
+		{"no rows", nil, nil, "trace has no rows to replay", true},
 		{"end before start", trace, []FixedOption{StartOffset(200 * time.Millisecond), EndOffset(100 * time.Millisecond)},
-			"--fixed-schedule-end-offset 100ms is before --fixed-schedule-start-offset 200ms", false},
+			"end offset 100ms is before the start offset 200ms", false},
 		{"negative start", trace, []FixedOption{StartOffset(-time.Millisecond)},
-			"--fixed-schedule-start-offset must be ≥ 0, got -1ms", false},
+			"start offset must be ≥ 0, got -1ms", false},
 		{"empty window", trace, []FixedOption{StartOffset(150 * time.Millisecond), EndOffset(180 * time.Millisecond)},
 			"no trace rows between 150ms and 180ms", false},
 		{"empty window, start only", trace, []FixedOption{StartOffset(time.Second)},
@@ -143,7 +143,7 @@ func TestTraceOffsets(t *testing.T) {
 		t.Errorf("(-want +got):\n%s", diff)
 	}
 	_, err = TraceOffsets(3, func(i int) (time.Duration, bool) { return ts[i], i != 1 })
-	want := "--fixed-schedule needs a timestamp on every row: row 2 has none"
+	want := "trace needs a timestamp on every row: row 2 has none"
 	if err == nil || !strings.Contains(err.Error(), want) || !errors.Is(err, ErrNoTimestamps) {
 		t.Errorf("error = %v, want %q wrapping ErrNoTimestamps", err, want)
 	}

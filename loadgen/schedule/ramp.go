@@ -1,7 +1,6 @@
 package schedule
 
 import (
-	"fmt"
 	"strconv"
 	"time"
 )
@@ -28,17 +27,17 @@ func ConcurrencyRamp(target int, d time.Duration) Limit {
 	}
 }
 
-// ValidateRamp checks a ramp-duration flag against the run's length: a ramp
-// must be ≥ 0 and, when the run is bounded by time (run > 0, the
-// --benchmark-duration), no longer than the run. The error names both flags,
-// e.g. "--concurrency-ramp-duration 60s is longer than --benchmark-duration
-// 30s". A run of 0 (bounded by request count) only checks the sign.
-func ValidateRamp(flag string, ramp, run time.Duration) error {
+// ValidateRamp checks a ramp's duration against the run's length: a ramp
+// must be ≥ 0 and, when the run is bounded by time (run > 0), no longer than
+// the run. The error is a *FieldError naming field, e.g. "ramp 60s is longer
+// than the run's duration 30s". A run of 0 (bounded by request count) only
+// checks the sign.
+func ValidateRamp(field string, ramp, run time.Duration) error {
 	if ramp < 0 {
-		return fmt.Errorf("%s must be ≥ 0, got %s", flag, seconds(ramp))
+		return fieldErrorf(field, "must be ≥ 0, got %s", seconds(ramp))
 	}
 	if run > 0 && ramp > run {
-		return fmt.Errorf("%s %s is longer than --benchmark-duration %s", flag, seconds(ramp), seconds(run))
+		return fieldErrorf(field, "%s is longer than the run's duration %s", seconds(ramp), seconds(run))
 	}
 	return nil
 }

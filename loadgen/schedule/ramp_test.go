@@ -64,8 +64,8 @@ func TestValidateRamp(t *testing.T) {
 		ramp, run time.Duration
 		want      string
 	}{
-		{"--concurrency-ramp-duration", 60 * time.Second, 30 * time.Second, "--concurrency-ramp-duration 60s is longer than --benchmark-duration 30s"},
-		{"--request-rate-ramp-duration", 1500 * time.Millisecond, time.Second, "--request-rate-ramp-duration 1.5s is longer than --benchmark-duration 1s"},
+		{"--concurrency-ramp-duration", 60 * time.Second, 30 * time.Second, "--concurrency-ramp-duration 60s is longer than the run's duration 30s"},
+		{"--request-rate-ramp-duration", 1500 * time.Millisecond, time.Second, "--request-rate-ramp-duration 1.5s is longer than the run's duration 1s"},
 		{"--request-rate-ramp-duration", -time.Second, 0, "--request-rate-ramp-duration must be ≥ 0, got -1s"},
 		{"--concurrency-ramp-duration", 30 * time.Second, 30 * time.Second, ""},
 		{"--concurrency-ramp-duration", time.Hour, 0, ""}, // count-bound run

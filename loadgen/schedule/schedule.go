@@ -5,7 +5,8 @@
 // (constant, Poisson and gamma processes, optionally ramped with RampUp),
 // Fixed (trace replay), Users (user-centric pacing) and ConcurrencyRamp
 // build what a run consumes; ParseStages, ValidateRate and ValidateRamp check
-// flags with errors that name them; Knee reads a finished sweep. The load
+// input. Errors name the parameter at fault (a *FieldError, or the name the
+// caller passed), never a flag: the app maps them to its flags. The load
 // generator sleeps until each intended offset, then waits for a slot under
 // the Limit in force, and records both.
 package schedule

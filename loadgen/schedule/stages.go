@@ -7,14 +7,6 @@ import (
 	"strings"
 )
 
-// DefaultKneeFactor is the default --knee-factor: the knee is where p95 TTFT
-// has more than doubled over the first stage.
-const DefaultKneeFactor = 2
-
-// kneeGain is the throughput gain over the previous stage below which a
-// stage counts as saturated.
-const kneeGain = 1.10
-
 // ParseStages parses a stage list such as "1,2,4,8" or "5,10,20" given to
 // flag (--concurrency, --request-rate). Items are comma separated, may be
 // surrounded by spaces, and must be finite numbers > 0; a single number is a
@@ -58,43 +50,4 @@ func ParseIntStages(flag, value string) ([]int, error) {
 		out[i] = int(v)
 	}
 	return out, nil
-}
-
-// StagePoint is what knee detection needs from one stage of a sweep.
-type StagePoint struct {
-	// Value is the stage's setting (concurrency or request rate).
-	Value float64
-	// P95TTFTms is the stage's p95 time to first token in milliseconds.
-	P95TTFTms float64
-	// Throughput is the stage's output throughput (any unit, the same for
-	// every stage: requests/s or tokens/s).
-	Throughput float64
-}
-
-// Knee finds the saturation point of a sweep. The knee is the first stage i
-// ≥ 1 where both
-//
-//	P95TTFTms[i] > factor × P95TTFTms[0]      (latency has blown up), and
-//	Throughput[i] < 1.10 × Throughput[i−1]    (the step bought < 10% more)
-//
-// Throughput is compared with the previous stage, not the first: against the
-// first stage almost every later stage of a working server gains more than
-// 10%, so the test would never fire. operating is the recommended operating
-// point, the stage before the knee (the last one that still paid off).
-// Both are −1 when there is no knee (the sweep never saturated) or fewer
-// than two stages. A factor ≤ 0 or NaN means DefaultKneeFactor.
-func Knee(points []StagePoint, factor float64) (knee, operating int) {
-	if !(factor > 0) {
-		factor = DefaultKneeFactor
-	}
-	if len(points) < 2 {
-		return -1, -1
-	}
-	limit := factor * points[0].P95TTFTms
-	for i := 1; i < len(points); i++ {
-		if points[i].P95TTFTms > limit && points[i].Throughput < kneeGain*points[i-1].Throughput {
-			return i, i - 1
-		}
-	}
-	return -1, -1
 }

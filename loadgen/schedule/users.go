@@ -1,7 +1,6 @@
 package schedule
 
 import (
-	"fmt"
 	"math"
 	"time"
 )
@@ -21,21 +20,22 @@ type UserPlan struct {
 	thinkMean, thinkStd float64 // nanoseconds
 }
 
-// Users validates the user-centric flags and builds their plan. seed is
-// --random-seed. Errors name the flag: q must be > 0, n ≥ 1, and the think
-// mean and stddev ≥ 0.
+// Users validates a user-centric load and builds its plan: q requests/s
+// over n users, think times between turns. Bad input is a *FieldError:
+// "rate" (q) must be > 0, "users" (n) ≥ 1, "think mean" and "think stddev"
+// ≥ 0.
 func Users(q float64, n int, seed uint64, thinkMean, thinkStd time.Duration) (*UserPlan, error) {
-	if err := ValidateRate("--user-centric-rate", q); err != nil {
+	if err := ValidateRate("rate", q); err != nil {
 		return nil, err
 	}
 	if n < 1 {
-		return nil, fmt.Errorf("--num-users must be ≥ 1, got %d", n)
+		return nil, fieldErrorf("users", "must be ≥ 1, got %d", n)
 	}
 	if thinkMean < 0 {
-		return nil, fmt.Errorf("--conversation-turn-delay-mean must be ≥ 0, got %s", millis(thinkMean))
+		return nil, fieldErrorf("think mean", "must be ≥ 0, got %s", millis(thinkMean))
 	}
 	if thinkStd < 0 {
-		return nil, fmt.Errorf("--conversation-turn-delay-stddev must be ≥ 0, got %s", millis(thinkStd))
+		return nil, fieldErrorf("think stddev", "must be ≥ 0, got %s", millis(thinkStd))
 	}
 	return &UserPlan{q: q, n: n, seed: seed, thinkMean: float64(thinkMean), thinkStd: float64(thinkStd)}, nil
 }

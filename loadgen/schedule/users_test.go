@@ -100,11 +100,11 @@ func TestUsersErrors(t *testing.T) {
 		mean, std time.Duration
 		want      string
 	}{
-		{0, 4, 0, 0, "--user-centric-rate must be > 0, got 0"},
-		{-1, 4, 0, 0, "--user-centric-rate must be > 0, got -1"},
-		{10, 0, 0, 0, "--num-users must be ≥ 1, got 0"},
-		{10, 2, -time.Millisecond, 0, "--conversation-turn-delay-mean must be ≥ 0, got -1ms"},
-		{10, 2, 0, -time.Second, "--conversation-turn-delay-stddev must be ≥ 0, got -1000ms"},
+		{0, 4, 0, 0, "rate must be > 0, got 0"},
+		{-1, 4, 0, 0, "rate must be > 0, got -1"},
+		{10, 0, 0, 0, "users must be ≥ 1, got 0"},
+		{10, 2, -time.Millisecond, 0, "think mean must be ≥ 0, got -1ms"},
+		{10, 2, 0, -time.Second, "think stddev must be ≥ 0, got -1000ms"},
 	}
 	for _, tt := range tests {
 		_, err := Users(tt.q, tt.n, 1, tt.mean, tt.std)

@@ -20,8 +20,10 @@
 // ErrEventTooLarge instead of growing memory without bound.
 //
 // Timestamps: now is called once per Read that returns bytes, before they
-// are parsed, and Event.At of every event whose first field line began in
-// that Read is that reading (see Reader).
+// are parsed. Every event completed by that Read carries the reading in
+// Event.ReadAt, and in Event.At the source's arrival stamp for that Read
+// when the source has one (Stamped: a socket with kernel receive times),
+// else the reading again (see Reader).
 //
 // Cost, measured with BenchmarkReader on the 2-core dev box (Intel Xeon,
 // go1.26, ≈ 210-byte OpenAI chat.completion.chunk events, 0 allocs/op):

@@ -25,7 +25,7 @@ func ExampleReader() {
 			fmt.Println("stream error:", err)
 			break
 		}
-		// ev.At is when the bytes were read, before any JSON decoding.
+		// ev.At is when the bytes arrived (or were read), before any JSON decoding.
 		fmt.Printf("type=%q data=%s\n", ev.Type, ev.Data)
 	}
 	// Output:

@@ -39,10 +39,23 @@ type Event struct {
 	// Type is the value of the last "event:" field, nil when the event had
 	// none or it was empty (the spec then calls the event "message").
 	Type []byte
-	// At is the clock reading taken right after the Read call that delivered
-	// the first byte of the event's first field line (comments and blank
-	// lines do not start an event).
+	// At is when the event's bytes arrived: for the Read that completed
+	// the event (delivered its dispatching blank line), the source's own
+	// arrival stamp when it has one (see Stamped), else ReadAt.
 	At int64
+	// ReadAt is the clock reading taken right after the Read call that
+	// completed the event. ReadAt − At is how late the client read it.
+	ReadAt int64
+}
+
+// Stamped is implemented by a source that knows when the bytes of its
+// latest Read arrived, on the Reader's clock: a socket with kernel receive
+// timestamps knows it better than the reader's own clock, which is late by
+// however long the reading goroutine waited to run. ArrivedAt returns 0
+// when it does not know; a stamp later than the Reader's own reading is
+// taken as that reading.
+type Stamped interface {
+	ArrivedAt() int64
 }
 
 // Option configures a Reader.
@@ -81,14 +94,17 @@ func MaxEventSize(n int) Option {
 // interpretation" rules. It is not safe for concurrent use.
 //
 // Timestamps: the Reader calls now exactly once per Read that returns n > 0,
-// before it parses any of those bytes. Every event whose first field line
-// started in that Read carries the reading in Event.At, so events that arrive
-// together share one timestamp and the clock costs one call per syscall, not
-// one per event.
+// before it parses any of those bytes (and asks a Stamped source for its
+// arrival stamp once). Every event completed by that Read carries the
+// readings, so events that arrive together share one timestamp and the
+// clock costs one call per syscall, not one per event. An event is stamped
+// by the Read that completed it, not the one that began it: until its last
+// byte arrived the client could not have used it.
 type Reader struct {
-	src  io.Reader
-	now  func() int64
-	opts options
+	src     io.Reader
+	stamped Stamped // src, when it has arrival stamps
+	now     func() int64
+	opts    options
 
 	buf  []byte
 	from int // start of the first unparsed line
@@ -103,13 +119,11 @@ type Reader struct {
 	skipLF bool
 	bomOK  bool // the BOM check at the start of the stream is done
 
-	readStart int   // where the latest Read's bytes begin in buf
 	readAt    int64 // clock reading for the latest Read
-	partAt    int64 // clock reading for the Read that delivered buf[from]
+	arrivedAt int64 // arrival stamp for the latest Read (readAt without one)
 
 	// Pending event.
 	started   bool
-	at        int64
 	dataLines int
 	dataLen   int
 	alias     []byte // the only data line, still in buf
@@ -155,6 +169,7 @@ func (r *Reader) Reset(src io.Reader) {
 		src: src, now: r.now, opts: r.opts, buf: r.buf,
 		lfAt: -1, data: r.data[:0], typ: r.typ[:0],
 	}
+	r.stamped, _ = src.(Stamped)
 	if src == nil {
 		r.err = io.EOF
 	}
@@ -177,9 +192,6 @@ func (r *Reader) Next() (Event, error) {
 		if r.bomOK && r.w-r.from > r.opts.maxEvent {
 			r.err = ErrEventTooLarge
 			break
-		}
-		if r.from >= r.readStart {
-			r.partAt = r.readAt
 		}
 		if r.rerr != nil {
 			r.finish()
@@ -233,7 +245,12 @@ func (r *Reader) fill() {
 	}
 	if n > 0 {
 		r.readAt = r.now()
-		r.readStart = r.w
+		r.arrivedAt = r.readAt
+		if r.stamped != nil {
+			if a := r.stamped.ArrivedAt(); a > 0 && a < r.readAt {
+				r.arrivedAt = a
+			}
+		}
 		r.w += n
 		r.empty = 0
 	} else if err == nil {
@@ -250,7 +267,6 @@ func (r *Reader) fill() {
 func (r *Reader) shift(d int) {
 	r.from -= d
 	r.w -= d
-	r.readStart -= d
 	r.lfMiss = max(r.lfMiss-d, 0)
 	r.crMiss = max(r.crMiss-d, 0)
 	if r.lfAt >= 0 {
@@ -337,13 +353,7 @@ func (r *Reader) parse() (ev Event, ok bool) {
 		if line[0] == ':' {
 			continue
 		}
-		if !r.started {
-			r.started = true
-			r.at = r.readAt
-			if start < r.readStart {
-				r.at = r.partAt
-			}
-		}
+		r.started = true
 		field, value := line, line[len(line):]
 		if i := bytes.IndexByte(line, ':'); i >= 0 {
 			field, value = line[:i], line[i+1:]
@@ -392,7 +402,7 @@ func (r *Reader) addData(value []byte) bool {
 
 // dispatch builds the pending event and clears the event state.
 func (r *Reader) dispatch() Event {
-	ev := Event{Data: r.alias, At: r.at}
+	ev := Event{Data: r.alias, At: r.arrivedAt, ReadAt: r.readAt}
 	if !r.aliased {
 		ev.Data = r.data[:r.dataLen]
 	}

@@ -247,16 +247,16 @@ func TestReaderTimestamps(t *testing.T) {
 		want   []int64 // At per event; the clock counts reads
 	}{
 		{"one read, three events share it", []string{"data: a\n\ndata: b\n\ndata: c\n\n"}, []int64{1, 1, 1}},
-		{"event split over reads takes the first", []string{"da", "ta: a\n", "\n"}, []int64{1}},
-		{"event starts mid read", []string{"data: a\n\nda", "ta: b\n\n"}, []int64{1, 1}},
-		{"comment before event does not start it", []string{": ping\n", "data: a\n\n"}, []int64{2}},
-		{"unterminated comment does not start it", []string{": pi", "ng\n", "data: a\n\n"}, []int64{3}},
-		{"blank lines do not start it", []string{"\n\n", "\r\n", "data: a\n\n"}, []int64{3}},
-		{"event line starts it", []string{"event: x\n", "data: a\n\n"}, []int64{1}},
+		{"event split over reads takes the completing one", []string{"da", "ta: a\n", "\n"}, []int64{3}},
+		{"event starts mid read", []string{"data: a\n\nda", "ta: b\n\n"}, []int64{1, 2}},
+		{"comment before event", []string{": ping\n", "data: a\n\n"}, []int64{2}},
+		{"unterminated comment", []string{": pi", "ng\n", "data: a\n\n"}, []int64{3}},
+		{"blank lines", []string{"\n\n", "\r\n", "data: a\n\n"}, []int64{3}},
+		{"event line then data", []string{"event: x\n", "data: a\n\n"}, []int64{2}},
 		{"split BOM", []string{"\xEF", "\xBB\xBF", "data: a\n\n"}, []int64{3}},
 		{"BOM then line in same read", []string{"\xEF", "\xBB\xBFdata: a\n\n"}, []int64{2}},
-		{"BOM prefix that is not one", []string{"\xEF\xBB", "x\n", "data: a\n\n"}, []int64{1}},
-		{"a byte at a time", strings.Split("data: a\n\ndata: b\n\n", ""), []int64{1, 10}},
+		{"BOM prefix that is not one", []string{"\xEF\xBB", "x\n", "data: a\n\n"}, []int64{3}},
+		{"a byte at a time", strings.Split("data: a\n\ndata: b\n\n", ""), []int64{9, 18}},
 		{"skipped LF of a split CRLF", []string{"data: a\r\n\r", "\ndata: b\n\n"}, []int64{1, 2}},
 	}
 	for _, tc := range tests {
@@ -658,5 +658,48 @@ func TestReaderRandomDifferential(t *testing.T) {
 			t.Fatalf("case %d in=%q sizes=%v buf=%d max=%d: events (-ref +reader):\n%s error = %v, reference %v",
 				it, in, sizes, bufSize, maxEvent, diff, gotErr, wantErr)
 		}
+	}
+}
+
+// stampedSource hands out its chunks and, for each, an arrival stamp.
+type stampedSource struct {
+	chunks []string
+	stamps []int64
+	i      int
+}
+
+func (s *stampedSource) Read(p []byte) (int, error) {
+	if s.i >= len(s.chunks) {
+		return 0, io.EOF
+	}
+	n := copy(p, s.chunks[s.i])
+	s.i++
+	return n, nil
+}
+
+func (s *stampedSource) ArrivedAt() int64 { return s.stamps[s.i-1] }
+
+func TestReaderArrivalStamps(t *testing.T) {
+	t.Parallel()
+	src := &stampedSource{
+		chunks: []string{"data: a\n\n", "data: b\n\n", "data: c\n\n", "data: d\n", "\n"},
+		// the clock reads 100, 200, ...: a stamp before the read wins, none
+		// (0) or one after the read falls back to the read
+		stamps: []int64{90, 0, 350, 380, 470},
+	}
+	var clock int64
+	rd := NewReader(src, func() int64 { clock += 100; return clock }, BufferSize(64))
+	type at struct{ At, ReadAt int64 }
+	var got []at
+	for {
+		e, err := rd.Next()
+		if err != nil {
+			break
+		}
+		got = append(got, at{e.At, e.ReadAt})
+	}
+	want := []at{{90, 100}, {200, 200}, {300, 300}, {470, 500}}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("stamps (-want +got):\n%s", diff)
 	}
 }

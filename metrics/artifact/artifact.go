@@ -616,14 +616,3 @@ func (r *Run) RunLevel(tag string) (float64, string, bool) {
 	}
 	return 0, "", false
 }
-
-// Level returns a run-level metric (output_token_throughput, …): the
-// summary's value where there is one, else computed from the records.
-func (r *Run) Level(tag string) (float64, string, bool) {
-	if r.Summary != nil {
-		if s, ok := r.Summary.Metrics[tag]; ok {
-			return s.Avg, s.Unit, true
-		}
-	}
-	return r.RunLevel(tag)
-}

@@ -65,8 +65,18 @@ func Console(w io.Writer, title string, s *metrics.Summary) {
 	if s.SchedulerLag.Count > 0 {
 		fmt.Fprintf(w, "%-*s  p50 %s  p99 %s\n", widths[0], "Scheduler Lag (ms)", short(s.SchedulerLag.P50), short(s.SchedulerLag.P99))
 	}
+	if s.ConnectionRetries > 0 {
+		fmt.Fprintf(w, "Connection retries: %d (keep-alive connections the server had closed; each request resent once on a fresh connection)\n", s.ConnectionRetries)
+	}
 	if s.TokenSource != "" {
 		fmt.Fprintf(w, "Token counts from: %s\n", s.TokenSource)
+	}
+	if s.TimestampSource != "" {
+		fmt.Fprintf(w, "Token times from: %s", s.TimestampSource)
+		if d, ok := s.Metrics[metrics.ClientReadDelay]; ok {
+			fmt.Fprintf(w, " (client read delay p50 %s  p99 %s  max %s ms)", short(d.P50), short(d.P99), short(d.Max))
+		}
+		fmt.Fprintln(w)
 	}
 	if len(s.Errors) > 0 {
 		fmt.Fprintln(w, "\nErrors:")

@@ -14,7 +14,7 @@ import (
 func CSV(w io.Writer, s *metrics.Summary) error {
 	cw := csv.NewWriter(w)
 	_ = cw.Write([]string{"Metric", "avg", "min", "max", "p1", "p5", "p10", "p25", "p50", "p75", "p90", "p95", "p99", "std"})
-	for _, d := range metrics.RequestDefs {
+	for _, d := range distDefs() {
 		x, ok := s.Metrics[d.Tag]
 		if !ok {
 			continue

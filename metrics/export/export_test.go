@@ -39,18 +39,27 @@ func fixture(t *testing.T, sink metrics.RecordSink) *metrics.Summary {
 		sent := int64(100+10*i) * ms
 		n := 4 + i%3
 		toks := make([]int64, n)
+		delays := make([]int32, n)
 		for k := range toks {
 			toks[k] = sent + int64(20+i)*ms + int64(k)*5*ms
+			delays[k] = int32(i*300+k*10) * 1000 // µs → ns: the late reads of a busy client
+		}
+		reused := i%2 == 1
+		h := metrics.HTTPTiming{Traced: true, Reused: reused, Blocked: 50_000, Sending: 20_000,
+			Waiting: int64(20+i) * ms, Receiving: int64(n-1)*5*ms + ms}
+		if !reused {
+			h.Connecting = 300_000
 		}
 		c.Add(&metrics.Record{
 			Index: int64(i + 1), RequestID: "r" + string(rune('a'+i)), ConversationID: "c" + string(rune('0'+i)),
 			IntendedNs: sent - int64(i%2)*ms, SentNs: sent, EndNs: toks[n-1] + ms, Streamed: true,
 			TokenNs: toks, FirstContentNs: toks[0], InputTokens: 100 + i,
 			Usage: metrics.Usage{Present: true, PromptTokens: 100 + i, CompletionTokens: n},
+			HTTP:  h, KernelStamps: true, ReadDelayNs: delays,
 		})
 	}
 	c.Add(&metrics.Record{Index: 11, RequestID: "rerr", ConversationID: "c-err", IntendedNs: 200 * ms, SentNs: 200 * ms, EndNs: 201 * ms,
-		Err: &metrics.Error{Code: 500, Type: "server_error", Message: "mock: injected failure"}, RetryAfter: "2"})
+		Err: &metrics.Error{Code: 500, Type: "server_error", Message: "mock: injected failure"}, RetryAfter: "2", ConnectionRetries: 1})
 	return c.Close()
 }
 

@@ -37,8 +37,12 @@ type lineMetadata struct {
 	LagNs          int64  `json:"scheduler_lag_ns"`
 	SlotWaitNs     int64  `json:"slot_wait_ns"`
 	RetryAfter     string `json:"retry_after,omitempty"`
+	ConnRetries    int    `json:"connection_retries"`
 	TokenSource    string `json:"token_count_source,omitempty"`
-	Good           *bool  `json:"good,omitempty"`
+	// TimestampSource is kernel or read for a streamed response.
+	TimestampSource  string `json:"timestamp_source,omitempty"`
+	ConnectionReused *bool  `json:"connection_reused,omitempty"`
+	Good             *bool  `json:"good,omitempty"`
 }
 
 type value struct {
@@ -98,13 +102,13 @@ func (j *JSONL) line(r *metrics.Record, v *metrics.Values, good bool) line {
 			RequestID: r.RequestID, ConversationID: r.ConversationID, TurnIndex: r.TurnIndex,
 			Phase: r.Phase.String(), Stage: r.Stage,
 			IntendedNs: j.epoch(r.IntendedNs), StartNs: j.epoch(r.SentNs), EndNs: j.epoch(r.EndNs),
-			SlotWaitNs: r.SlotWaitNs, RetryAfter: r.RetryAfter,
+			SlotWaitNs: r.SlotWaitNs, RetryAfter: r.RetryAfter, ConnRetries: r.ConnectionRetries,
 		},
 		Metrics: map[string]value{},
 		Error:   r.Err,
 	}
 	if r.IntendedNs > 0 {
-		l.Metadata.LagNs = r.SentNs - r.IntendedNs
+		l.Metadata.LagNs = r.Issued() - r.IntendedNs
 	}
 	if r.Err != nil {
 		l.Metrics[string(metrics.RequestLatency)] = value{roundTo(float64(r.EndNs-r.SentNs) / 1e6), "ms"}
@@ -112,6 +116,29 @@ func (j *JSONL) line(r *metrics.Record, v *metrics.Values, good bool) line {
 	}
 	l.Metadata.TokenSource = v.Source
 	l.Metadata.Good = &good
+	if r.Streamed {
+		l.Metadata.TimestampSource = "read"
+		if r.KernelStamps {
+			l.Metadata.TimestampSource = "kernel"
+		}
+	}
+	if r.HTTP.Traced {
+		l.Metadata.ConnectionReused = &r.HTTP.Reused
+	}
+	for i, d := range metrics.HTTPDefs {
+		if x := v.HTTP[i]; !math.IsNaN(x) {
+			l.Metrics[string(d.Tag)] = value{roundTo(x), d.Unit}
+		}
+	}
+	if len(r.ReadDelayNs) > 0 {
+		// Per request, the worst event: the run's distribution is in the
+		// summary.
+		var worst int32
+		for _, d := range r.ReadDelayNs {
+			worst = max(worst, d)
+		}
+		l.Metrics["client_read_delay_max"] = value{roundTo(float64(worst) / 1e6), "ms"}
+	}
 	for _, d := range metrics.RequestDefs {
 		if d.Tag == metrics.ICL {
 			if len(v.ICL) > 0 {

@@ -42,7 +42,11 @@ func JSON(w io.Writer, s *metrics.Summary, run Run) error {
 	o.set("end_time", run.End.UTC().Format(time.RFC3339Nano))
 	o.set("was_cancelled", run.WasCancelled)
 	o.set("token_count_source", s.TokenSource)
+	if s.TimestampSource != "" {
+		o.set("timestamp_source", s.TimestampSource)
+	}
 	o.set("scheduler_lag", s.SchedulerLag)
+	o.set("connection_retries", runMetric{Unit: "requests", Avg: float64(s.ConnectionRetries)})
 	o.set("achieved_request_rate", runMetric{Unit: "requests/sec", Avg: roundTo(s.SendRate)})
 	o.set("intended_request_rate", runMetric{Unit: "requests/sec", Avg: roundTo(s.IntendedRate)})
 	if s.Stages != nil {
@@ -94,8 +98,16 @@ func errorSummary(s *metrics.Summary) []metrics.ErrorCount {
 	return s.Errors
 }
 
+// distDefs lists every distribution the files export: AIPerf's request
+// metrics, the http_req_* breakdown, then the client's read delay.
+func distDefs() []metrics.Def {
+	defs := append([]metrics.Def{}, metrics.RequestDefs...)
+	defs = append(defs, metrics.HTTPDefs...)
+	return append(defs, metrics.ClientReadDelayDef)
+}
+
 func addMetrics(o *object, s *metrics.Summary) {
-	for _, d := range metrics.RequestDefs {
+	for _, d := range distDefs() {
 		if dist, ok := s.Metrics[d.Tag]; ok {
 			o.set(string(d.Tag), round(dist))
 		}

@@ -32,7 +32,7 @@ func main() {
 	if *sweep {
 		info.Target, info.Stages = "sweep", []float64{1, 2, 4, 8, 16, 32, 64, 128}
 	}
-	snaps := make(chan metrics.Snapshot)
+	snaps := make(chan tui.Frame)
 	stopc := make(chan struct{})
 	go produce(info, snaps, stopc)
 	stop := func() { close(stopc) }
@@ -51,12 +51,12 @@ func main() {
 
 // produce sends a snapshot every 250 ms (the metrics package's rate) until
 // the synthetic duration ends or stop closes, then drains for two seconds.
-func produce(info tui.Info, snaps chan<- metrics.Snapshot, stopc <-chan struct{}) {
+func produce(info tui.Info, snaps chan<- tui.Frame, stopc <-chan struct{}) {
 	defer close(snaps)
 	r := rand.New(rand.NewPCG(1, 2))
 	start := time.Now()
 	var tl []metrics.Point
-	var s metrics.Snapshot
+	var s tui.Frame
 	var stopAt time.Time
 	t := time.NewTicker(250 * time.Millisecond)
 	defer t.Stop()
@@ -103,7 +103,7 @@ func produce(info tui.Info, snaps chan<- metrics.Snapshot, stopc <-chan struct{}
 			errs[[]string{"http_503", "timeout", "http_429"}[r.IntN(3)]]++
 		}
 		ttft := 20 + conc*0.8
-		s = metrics.Snapshot{
+		s = tui.Frame{Snapshot: metrics.Snapshot{
 			Elapsed: el, Started: fin + inflight, Finished: fin, Failed: failed, InFlight: inflight, Concurrency: int(conc),
 			ReasoningSeen: true, Stage: stage, Errors: errs, Timeline: tl,
 			Run: map[string]metrics.Quantiles{
@@ -113,7 +113,8 @@ func produce(info tui.Info, snaps chan<- metrics.Snapshot, stopc <-chan struct{}
 				string(metrics.RequestLatency): {Count: fin, P50: 1200 + conc*12, P90: 1400 + conc*14, P99: 1800 + conc*18},
 			},
 			SchedulerLag: metrics.Quantiles{P50: 0.02, P90: 0.08, P99: 0.3},
-			Server:       []telemetry.ServerSample{{URL: "http://127.0.0.1:8000/metrics", Running: float64(inflight), Waiting: math.Max(0, conc-48), KVCacheUsage: math.Min(1, conc/90)}},
+		},
+			Server: []telemetry.ServerSample{{URL: "http://127.0.0.1:8000/metrics", Running: float64(inflight), Waiting: math.Max(0, conc-48), KVCacheUsage: math.Min(1, conc/90)}},
 		}
 		s.Window = s.Run
 		for i := range 2 {

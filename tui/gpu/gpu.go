@@ -4,7 +4,6 @@ package gpu
 
 import (
 	"strconv"
-	"strings"
 
 	tea "github.com/charmbracelet/bubbletea"
 
@@ -30,6 +29,9 @@ func (m Model) Update(msg tea.Msg) (Model, tea.Cmd) {
 	return m, nil
 }
 
+// Title is the panel's title.
+func (Model) Title() string { return "GPU" }
+
 // Len is the number of GPUs shown (0: the panel is hidden).
 func (m Model) Len() int { return len(m.gpus) }
 
@@ -37,14 +39,7 @@ const gib = 1 << 30
 
 // View renders one line per GPU, at most height lines of width cells.
 func (m Model) View(width, height int) string {
-	var b strings.Builder
-	for i, g := range m.gpus {
-		if i == height {
-			break
-		}
-		if i > 0 {
-			b.WriteString("\n")
-		}
+	return text.Rows(m.gpus, width, height, func(g telemetry.GPUSample) string {
 		tail := " " + text.Right(text.Pct(g.SMUtil), 4) +
 			"  mem " + text.Right(strconv.FormatFloat(float64(g.MemUsed)/gib, 'f', 0, 64), 3) + "/" +
 			strconv.FormatFloat(float64(g.MemTotal)/gib, 'f', 0, 64) + "G" +
@@ -55,7 +50,6 @@ func (m Model) View(width, height int) string {
 		if extra := width - bw - len(head) - len(tail); extra > 10 && g.Name != "" {
 			line += "  " + text.Dim.Render(g.Name)
 		}
-		b.WriteString(text.Fit(line, width))
-	}
-	return b.String()
+		return line
+	})
 }

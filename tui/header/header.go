@@ -33,6 +33,9 @@ type ProgressMsg struct {
 	InFlight int64
 	// Stage is the index of the stage in progress.
 	Stage int
+	// Warning is the latest caveat found while running ("" when none); it
+	// takes the progress bar's line, the percentage moving up a line.
+	Warning string
 }
 
 // StoppingMsg tells the header the user asked to stop: the run is draining.
@@ -132,6 +135,10 @@ func (m Model) View(width int) string {
 		b.WriteString(strconv.Itoa(m.info.TotalRequests))
 	}
 	b.WriteString(" req")
+	frac, bounded := m.Fraction()
+	if m.prog.Warning != "" && bounded {
+		b.WriteString("  " + strconv.Itoa(int(frac*100)) + "%")
+	}
 	switch {
 	case m.done:
 		b.WriteString("  " + text.Good.Render("finished"))
@@ -141,7 +148,9 @@ func (m Model) View(width int) string {
 	line2 := b.String()
 
 	line3 := text.Dim.Render("no request or duration limit: runs until stopped")
-	if frac, ok := m.Fraction(); ok {
+	if m.prog.Warning != "" {
+		line3 = text.Warn.Render("warning: " + m.prog.Warning)
+	} else if bounded {
 		pct := strconv.Itoa(int(frac*100)) + "%"
 		line3 = text.Good.Render(text.Bar(frac, max(1, width-len(pct)-1))) + " " + pct
 	}

@@ -51,3 +51,14 @@ func TestStates(t *testing.T) {
 		t.Errorf("%d lines, want %d", n, Height)
 	}
 }
+
+func TestWarningTakesTheBarsLine(t *testing.T) {
+	var m Model
+	m, _ = m.Update(InfoMsg{Model: "m", TotalRequests: 10})
+	m, _ = m.Update(ProgressMsg{Finished: 4, Warning: "responses run past the requested output length"})
+	v := m.View(120)
+	lines := strings.Split(v, "\n")
+	if len(lines) != Height || !strings.Contains(lines[2], "warning: responses run past") || !strings.Contains(lines[1], "40%") {
+		t.Errorf("header with a warning:\n%s", v)
+	}
+}

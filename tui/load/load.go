@@ -23,17 +23,47 @@ type Msg struct {
 	Concurrency int
 	// Lag is actual minus intended send time, in ms.
 	Lag metrics.Quantiles
+	// ReadDelay is the client's read delay per streamed event (read time −
+	// kernel receive time), in ms; Count 0 when not measured.
+	ReadDelay metrics.Quantiles
+}
+
+// ReadDelayLimitMs is the p99 read delay above which the client is
+// flagged as saturated (the summary warns at the same bound).
+const ReadDelayLimitMs = metrics.ReadDelayWarnMs
+
+// Live is a live session's setting (the dashboard's +/-/]/[/p/r keys and
+// the control port change it) and, in a capacity search, its progress.
+type Live struct {
+	// Mode is "concurrency" or "request_rate"; Value its setting.
+	Mode   string
+	Value  float64
+	Paused bool
+	// Search is the search's progress in one line (phase, bracket, the
+	// probe's verdict); "" outside a search.
+	Search string
+}
+
+// LiveMsg carries the live setting; Err is the last change's error ("":
+// none).
+type LiveMsg struct {
+	Live Live
+	Err  string
 }
 
 // Model is the panel's state.
 type Model struct {
 	last Msg
+	live *LiveMsg
 }
 
 // Update applies Msg and ignores other messages.
 func (m Model) Update(msg tea.Msg) (Model, tea.Cmd) {
-	if msg, ok := msg.(Msg); ok {
+	switch msg := msg.(type) {
+	case Msg:
 		m.last = msg
+	case LiveMsg:
+		m.live = &msg
 	}
 	return m, nil
 }
@@ -63,10 +93,31 @@ func (m Model) View(width int) string {
 		errs = text.Bad.Render(errs)
 	}
 	line2 := "sent " + strconv.FormatInt(s.Started, 10) + "  ok " + text.Good.Render(strconv.FormatInt(ok, 10)) + "  err " + errs
+	if l := m.live; l != nil {
+		// The live setting leads its line: a key's change shows here at once.
+		live := "live " + l.Live.Mode + " " + text.Bold.Render(strconv.FormatFloat(l.Live.Value, 'g', 6, 64))
+		if l.Live.Paused {
+			live += " " + text.Warn.Render("paused")
+		}
+		if l.Err != "" {
+			live += " " + text.Bad.Render(l.Err)
+		}
+		if l.Live.Search != "" {
+			live += "  " + l.Live.Search
+		}
+		line1 = live + "  " + line1
+	}
 
 	line3 := "sched lag p50 " + text.Ms(s.Lag.P50) + "  p99 " + text.Ms(s.Lag.P99) + " ms"
 	if s.Lag.P99 > LagLimitMs {
 		line3 = text.Warn.Render(line3 + "  ! p99 > " + strconv.Itoa(LagLimitMs) + " ms: load generator behind")
+	}
+	if s.ReadDelay.Count > 0 {
+		rd := "  read delay p50 " + text.Ms(s.ReadDelay.P50) + "  p99 " + text.Ms(s.ReadDelay.P99) + " ms"
+		if s.ReadDelay.P99 > ReadDelayLimitMs {
+			rd = text.Warn.Render(rd + "  ! client saturated")
+		}
+		line3 += rd
 	}
 	return text.Fit(line1, width) + "\n" + text.Fit(line2, width) + "\n" + text.Fit(line3, width)
 }

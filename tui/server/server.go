@@ -5,7 +5,6 @@ package server
 import (
 	"math"
 	"strconv"
-	"strings"
 
 	tea "github.com/charmbracelet/bubbletea"
 
@@ -31,20 +30,16 @@ func (m Model) Update(msg tea.Msg) (Model, tea.Cmd) {
 	return m, nil
 }
 
+// Title is the panel's title.
+func (Model) Title() string { return "server" }
+
 // Len is the number of endpoints shown (0: the panel is hidden).
 func (m Model) Len() int { return len(m.servers) }
 
 // View renders one line per endpoint, at most height lines of width cells.
 // A gauge the server does not export (NaN) reads "n/a".
 func (m Model) View(width, height int) string {
-	var b strings.Builder
-	for i, s := range m.servers {
-		if i == height {
-			break
-		}
-		if i > 0 {
-			b.WriteString("\n")
-		}
+	return text.Rows(m.servers, width, height, func(s telemetry.ServerSample) string {
 		kv := "n/a"
 		if !math.IsNaN(s.KVCacheUsage) {
 			kv = text.Pct(100 * s.KVCacheUsage)
@@ -56,9 +51,8 @@ func (m Model) View(width, height int) string {
 		if len(m.servers) > 1 || width-len(line) > 12 {
 			line += "  " + text.Dim.Render(s.URL)
 		}
-		b.WriteString(text.Fit(line, width))
-	}
-	return b.String()
+		return line
+	})
 }
 
 func count(v float64) string {

@@ -190,3 +190,19 @@ func Right(s string, width int) string {
 	}
 	return strings.Repeat(" ", width-w) + s
 }
+
+// Rows renders one line per item, at most height lines, each fitted to
+// width: the body of a panel that lists things (GPUs, server endpoints).
+func Rows[T any](items []T, width, height int, line func(T) string) string {
+	var b strings.Builder
+	for i, it := range items {
+		if i == height {
+			break
+		}
+		if i > 0 {
+			b.WriteString("\n")
+		}
+		b.WriteString(Fit(line(it), width))
+	}
+	return b.String()
+}

@@ -1,0 +1,256 @@
+package main
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/surgebench/surge/datasets"
+	"github.com/surgebench/surge/loadgen/schedule"
+)
+
+// Config is everything `surge profile` was asked to do. Flag names are in
+// the comments; durations are already converted from the flags' units.
+type Config struct {
+	Model        string // --model
+	URL          string // --url; "" or "mock": start the embedded mock server
+	EndpointType string // --endpoint-type
+	Streaming    bool   // --streaming
+	// CustomEndpoint is --endpoint / --custom-endpoint: the URL path.
+	CustomEndpoint   string
+	EndpointTemplate string // --endpoint-template (inline, or @file)
+	ResponseField    string // --response-field
+	ReasoningFormat  string // --reasoning-format
+	ConnectionReuse  string // --connection-reuse-strategy
+	SessionHeader    string // --session-header
+	// RankingsPassagesMean/Stddev: passages per rankings query when the
+	// dataset gives none (--rankings-passages-mean/-stddev).
+	RankingsPassagesMean, RankingsPassagesStddev int
+
+	// Concurrency and RequestRate are single values or stage lists
+	// ("1,2,4,8"); at most one of them may list several stages (a sweep).
+	Concurrency     string  // --concurrency
+	RequestRate     string  // --request-rate
+	ArrivalPattern  string  // --arrival-pattern
+	Smoothness      float64 // --arrival-smoothness
+	SmoothnessSet   bool
+	ConcurrencyRamp time.Duration // --concurrency-ramp-duration
+	RateRamp        time.Duration // --request-rate-ramp-duration
+	KneeFactor      float64       // --knee-factor
+
+	FixedSchedule bool          // --fixed-schedule
+	AutoOffset    bool          // --fixed-schedule-auto-offset
+	StartOffset   time.Duration // --fixed-schedule-start-offset
+	EndOffset     time.Duration // --fixed-schedule-end-offset (0: none)
+
+	UserCentricRate float64       // --user-centric-rate
+	NumUsers        int           // --num-users
+	TurnDelayMean   time.Duration // --conversation-turn-delay-mean
+	TurnDelayStd    time.Duration // --conversation-turn-delay-stddev
+
+	RequestCount    int           // --request-count
+	Duration        time.Duration // --benchmark-duration
+	Grace           time.Duration // --benchmark-grace-period
+	WarmupCount     int           // --warmup-request-count
+	FailedThreshold float64       // --failed-request-threshold (0: off)
+
+	InputFile         string // --input-file
+	CustomDatasetType string // --custom-dataset-type
+	PublicDataset     string // --public-dataset
+	ISLBlockSize      int    // --isl-block-size
+
+	ISL, ISLStddev, OSL, OSLStddev int // --isl, --isl-stddev, --osl, --osl-stddev
+	PrefixPoolSize, PrefixLength   int // --prompt-prefix-pool-size, --prompt-prefix-length
+	SharedSystemPromptLength       int // --shared-system-prompt-length
+	Tokenizer                      string
+	Seed                           uint64
+
+	ExtraInputs []string
+	// UseLegacyMaxTokens sends chat output caps as max_tokens.
+	UseLegacyMaxTokens bool
+	Headers            []string
+	APIKey             string
+	Timeout            time.Duration
+	// Timestamps is --timestamps: kernel (receive stamps) or read.
+	Timestamps string
+	Goodput    string
+
+	NoGPUTelemetry    bool          // --no-gpu-telemetry
+	GPUTelemetryURLs  []string      // --gpu-telemetry (DCGM exporters)
+	GPUInterval       time.Duration // --gpu-telemetry-interval
+	ServerInterval    time.Duration // --server-metrics-interval (0: GPUInterval)
+	ServerMetricsURLs []string      // --server-metrics (default: the target's /metrics)
+	NoServerMetrics   bool          // --no-server-metrics
+
+	// LiveConfig holds --control-addr, --stop-on and `surge search`'s
+	// settings (live.go).
+	LiveConfig
+
+	UI          string // --ui
+	StdoutTTY   bool   // whether stdout is a terminal (picks the default UI)
+	ArtifactDir string // --output-artifact-dir
+
+	// Version is surge's version for the exports.
+	Version string
+}
+
+// UsageError is bad usage or bad input: the CLI exits 2 with its message.
+type UsageError struct{ Err error }
+
+// Error returns the message, which names the flag, file or line at fault.
+func (e *UsageError) Error() string { return e.Err.Error() }
+
+// Unwrap returns the underlying error.
+func (e *UsageError) Unwrap() error { return e.Err }
+
+func usagef(format string, args ...any) error {
+	return &UsageError{Err: fmt.Errorf(format, args...)}
+}
+
+// ParseExtraInputs reads --extra-inputs values: "key:value" where value is
+// JSON when it parses as JSON (numbers, booleans, objects) and a string
+// otherwise, or a whole JSON object.
+func ParseExtraInputs(items []string) (map[string]any, error) {
+	out := map[string]any{}
+	for _, it := range items {
+		it = strings.TrimSpace(it)
+		if strings.HasPrefix(it, "{") {
+			var obj map[string]any
+			if err := json.Unmarshal([]byte(it), &obj); err != nil {
+				return nil, fmt.Errorf("--extra-inputs %q: not a JSON object: %w", it, err)
+			}
+			for k, v := range obj {
+				out[k] = v
+			}
+			continue
+		}
+		k, v, ok := strings.Cut(it, ":")
+		k = strings.TrimSpace(k)
+		if !ok || k == "" {
+			return nil, fmt.Errorf("--extra-inputs %q: want key:value (e.g. ignore_eos:true) or a JSON object", it)
+		}
+		v = strings.TrimSpace(v)
+		var parsed any
+		if err := json.Unmarshal([]byte(v), &parsed); err == nil {
+			out[k] = parsed
+		} else {
+			out[k] = v
+		}
+	}
+	return out, nil
+}
+
+// ParseHeaders reads --header "Name: value" items.
+func ParseHeaders(items []string) (http.Header, error) {
+	h := http.Header{}
+	for _, it := range items {
+		k, v, ok := strings.Cut(it, ":")
+		k = strings.TrimSpace(k)
+		if !ok || k == "" || strings.ContainsAny(k, " \t\r\n") {
+			return nil, fmt.Errorf("--header %q: want \"Name: value\"", redactHeaderItem(it))
+		}
+		if strings.ContainsAny(v, "\r\n") {
+			return nil, fmt.Errorf("--header %s: value contains a line break", k)
+		}
+		h.Add(k, strings.TrimSpace(v))
+	}
+	return h, nil
+}
+
+// secretHeaders are redacted wherever headers are shown.
+var secretHeaders = []string{"authorization", "x-api-key", "api-key", "proxy-authorization", "cookie"}
+
+// IsSecretHeader reports whether a header's value must never be shown.
+func IsSecretHeader(name string) bool {
+	n := strings.ToLower(name)
+	for _, s := range secretHeaders {
+		if n == s {
+			return true
+		}
+	}
+	return strings.Contains(n, "token") || strings.Contains(n, "secret") || strings.Contains(n, "key")
+}
+
+// redactHeaderItem shows a malformed --header item without its value.
+func redactHeaderItem(it string) string {
+	if k, _, ok := strings.Cut(it, ":"); ok {
+		return k + ": <redacted>"
+	}
+	if len(it) > 8 {
+		return it[:4] + "…"
+	}
+	return it
+}
+
+// Redacted is the marker that replaces secrets in exports.
+const Redacted = "<redacted>"
+
+// redactHeaders is the headers as exports show them: one value per name,
+// secret ones replaced by Redacted.
+func redactHeaders(headers http.Header) map[string]string {
+	hs := map[string]string{}
+	for k, vs := range headers {
+		v := strings.Join(vs, ", ")
+		if IsSecretHeader(k) {
+			v = Redacted
+		}
+		hs[k] = v
+	}
+	return hs
+}
+
+// redactValue shows whether a secret was given, never the secret.
+func redactValue(secret string) string {
+	if secret != "" {
+		return Redacted
+	}
+	return ""
+}
+
+// redactExtras hides --extra-inputs values whose key looks like a secret.
+func redactExtras(items []string) []string {
+	out := make([]string, len(items))
+	for i, it := range items {
+		if k, _, ok := strings.Cut(it, ":"); ok && !strings.HasPrefix(strings.TrimSpace(it), "{") && IsSecretHeader(k) {
+			it = k + ":" + Redacted
+		}
+		out[i] = it
+	}
+	return out
+}
+
+// forFlags is err as the user should read it: a library's complaint about
+// one of its parameters (*schedule.FieldError, *datasets.OptionError)
+// becomes the same complaint about the flag that set it; flags maps the
+// call's parameter names to its flags. Other errors pass unchanged.
+func forFlags(err error, flags map[string]string) error {
+	var (
+		field, reason string
+		se            *schedule.FieldError
+		de            *datasets.OptionError
+	)
+	switch {
+	case errors.As(err, &se):
+		field, reason = se.Field, se.Reason
+	case errors.As(err, &de):
+		field, reason = de.Option, de.Reason
+	default:
+		return err
+	}
+	if f, ok := flags[field]; ok {
+		return &flagError{flag: f, reason: reason, err: err}
+	}
+	return err
+}
+
+// flagError is a library's field error renamed to its flag.
+type flagError struct {
+	flag, reason string
+	err          error
+}
+
+func (e *flagError) Error() string { return e.flag + " " + e.reason }
+func (e *flagError) Unwrap() error { return e.err }

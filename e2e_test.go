@@ -1,0 +1,553 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/surgebench/surge/loadgen"
+	"github.com/surgebench/surge/loadgen/wire"
+)
+
+// Whole-command behaviour of `surge profile`: what Run returns and what
+// it leaves on disk when requests fail, when it is interrupted, and when
+// the process is killed outright.
+
+// e2eServer streams tokens events itl apart; failEvery > 0 answers every
+// n-th request with 500. It remembers the secret-bearing headers it saw.
+type e2eServer struct {
+	tokens    int
+	itl       time.Duration
+	failEvery int64
+	// errorBody, when set, is the body of the injected failures.
+	errorBody string
+
+	n       atomic.Int64
+	mu      sync.Mutex
+	auth    []string
+	apiKeys []string
+}
+
+func (s *e2eServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if r.URL.Path != "/v1/chat/completions" {
+		http.NotFound(w, r)
+		return
+	}
+	_, _ = io.Copy(io.Discard, r.Body)
+	s.mu.Lock()
+	s.auth = append(s.auth, r.Header.Get("Authorization"))
+	s.apiKeys = append(s.apiKeys, r.Header.Get("X-Api-Key"))
+	s.mu.Unlock()
+	if n := s.n.Add(1); s.failEvery > 0 && n%s.failEvery == 0 {
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusInternalServerError)
+		body := s.errorBody
+		if body == "" {
+			body = `{"error":{"message":"injected","type":"server_error","code":500}}`
+		}
+		_, _ = io.WriteString(w, body)
+		return
+	}
+	w.Header().Set("Content-Type", "text/event-stream")
+	fl := w.(http.Flusher)
+	for i := range s.tokens {
+		if s.itl > 0 {
+			select {
+			case <-r.Context().Done():
+				return
+			case <-time.After(s.itl):
+			}
+		}
+		fmt.Fprintf(w, "data: {\"choices\":[{\"delta\":{\"content\":\" t%d\"}}]}\n\n", i)
+		fl.Flush()
+	}
+	fmt.Fprint(w, "data: {\"choices\":[{\"delta\":{},\"finish_reason\":\"stop\"}]}\n\ndata: [DONE]\n\n")
+}
+
+func e2eConfig(url, dir string) Config {
+	return Config{
+		Model: "e2e-model", URL: url, EndpointType: "chat", Streaming: true,
+		Concurrency: "4", RequestCount: 12, Grace: 5 * time.Second, Timeout: 10 * time.Second,
+		ISL: 32, OSL: 8, UI: "none", ArtifactDir: dir, Version: "test",
+		NoGPUTelemetry: true, NoServerMetrics: true,
+	}
+}
+
+// readExport loads profile_export_aiperf.json.
+func readExport(t *testing.T, dir string) map[string]any {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(dir, FileJSON))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var m map[string]any
+	if err := json.Unmarshal(b, &m); err != nil {
+		t.Fatalf("%s: %v", FileJSON, err)
+	}
+	return m
+}
+
+func runAvg(t *testing.T, m map[string]any, tag string) float64 {
+	t.Helper()
+	obj, ok := m[tag].(map[string]any)
+	if !ok {
+		t.Fatalf("%s missing from the export", tag)
+	}
+	return obj["avg"].(float64)
+}
+
+// jsonlLines parses every line of profile_export.jsonl and fails on one
+// that is not a complete JSON object.
+func jsonlLines(t *testing.T, dir string) []map[string]any {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(dir, FileJSONL))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(b) > 0 && b[len(b)-1] != '\n' {
+		t.Errorf("%s ends in a partial line", FileJSONL)
+	}
+	var out []map[string]any
+	sc := bufio.NewScanner(bytes.NewReader(b))
+	sc.Buffer(nil, 16<<20)
+	for i := 1; sc.Scan(); i++ {
+		var m map[string]any
+		if err := json.Unmarshal(sc.Bytes(), &m); err != nil {
+			t.Fatalf("%s:%d: %v", FileJSONL, i, err)
+		}
+		out = append(out, m)
+	}
+	return out
+}
+
+func TestRunMixedFailuresExportsEveryRecord(t *testing.T) {
+	t.Parallel()
+	srv := &e2eServer{tokens: 4, failEvery: 3}
+	ts := httptest.NewServer(srv)
+	defer ts.Close()
+	dir := t.TempDir()
+	var out, log bytes.Buffer
+	res, err := Run(context.Background(), e2eConfig(ts.URL, dir), &out, &log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Cancelled || res.AllFailed() {
+		t.Errorf("Cancelled %v AllFailed %v, want a completed run with successes", res.Cancelled, res.AllFailed())
+	}
+	m := readExport(t, dir)
+	if ok, bad := runAvg(t, m, "request_count"), runAvg(t, m, "error_request_count"); ok != 8 || bad != 4 {
+		t.Errorf("request_count %v error_request_count %v, want 8 and 4", ok, bad)
+	}
+	sum, _ := json.Marshal(m["error_summary"])
+	if want := `[{"count":4,"error_details":{"code":500,"message":"injected","type":"server_error"}}]`; string(sum) != want {
+		t.Errorf("error_summary %s, want %s", sum, want)
+	}
+	lines := jsonlLines(t, dir)
+	if len(lines) != 12 {
+		t.Fatalf("%d JSONL lines, want 12 (one per request)", len(lines))
+	}
+	failed := 0
+	for _, l := range lines {
+		if e, ok := l["error"].(map[string]any); ok {
+			failed++
+			if e["code"] != 500.0 || e["type"] != "server_error" || e["message"] != "injected" {
+				t.Errorf("JSONL error %v", e)
+			}
+		}
+	}
+	if failed != 4 {
+		t.Errorf("%d JSONL lines carry an error, want 4", failed)
+	}
+	if !strings.Contains(out.String(), "injected") {
+		t.Errorf("console summary does not show the error:\n%s", out.String())
+	}
+}
+
+func TestRunEveryRequestFailed(t *testing.T) {
+	t.Parallel()
+	ts := httptest.NewServer(&e2eServer{failEvery: 1})
+	defer ts.Close()
+	dir := t.TempDir()
+	res, err := Run(context.Background(), e2eConfig(ts.URL, dir), io.Discard, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !res.AllFailed() || res.Cancelled {
+		t.Errorf("AllFailed %v Cancelled %v, want AllFailed (exit 1)", res.AllFailed(), res.Cancelled)
+	}
+	if n := len(jsonlLines(t, dir)); n != 12 {
+		t.Errorf("%d JSONL lines, want 12 error records", n)
+	}
+}
+
+func TestRunFailureThresholdAbortsEarly(t *testing.T) {
+	t.Parallel()
+	// Every request fails: above a 0.5 threshold as soon as the minimum of
+	// max(concurrency, 10) records is reached.
+	srv := &e2eServer{tokens: 2, failEvery: 1}
+	ts := httptest.NewServer(srv)
+	defer ts.Close()
+	dir := t.TempDir()
+	c := e2eConfig(ts.URL, dir)
+	c.RequestCount, c.FailedThreshold = 1000, 0.5
+	var out bytes.Buffer
+	res, err := Run(context.Background(), c, &out, io.Discard)
+	if !errors.Is(err, loadgen.ErrFailureThreshold) {
+		t.Fatalf("error %v, want ErrFailureThreshold", err)
+	}
+	if res == nil || !res.Aborted || !res.AllFailed() {
+		t.Fatalf("result %+v, want Aborted and AllFailed", res)
+	}
+	n := len(jsonlLines(t, dir))
+	if n < 10 || n > 10+4 {
+		t.Errorf("%d records before the abort, want 10 (the minimum) plus at most the 4 in flight", n)
+	}
+	if !strings.Contains(out.String(), "--failed-request-threshold 0.5") {
+		t.Errorf("console output does not say why the run stopped:\n%s", out.String())
+	}
+	if m := readExport(t, dir); m["was_cancelled"] != true {
+		t.Errorf("was_cancelled %v after an abort, want true", m["was_cancelled"])
+	}
+}
+
+func TestRunCancelledWritesEveryExport(t *testing.T) {
+	t.Parallel()
+	// 50 tokens 40 ms apart: 2 s streams, far longer than the grace period.
+	srv := &e2eServer{tokens: 50, itl: 40 * time.Millisecond}
+	ts := httptest.NewServer(srv)
+	defer ts.Close()
+	dir := t.TempDir()
+	c := e2eConfig(ts.URL, dir)
+	c.RequestCount, c.Grace = 1000, 300*time.Millisecond
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	// Interrupt once the 4 streams are in flight (setup, such as loading the
+	// default tokenizer, takes a while under -race).
+	cancelledAt := make(chan time.Time, 1)
+	go func() {
+		for srv.n.Load() < 4 {
+			time.Sleep(5 * time.Millisecond)
+		}
+		time.Sleep(50 * time.Millisecond)
+		cancelledAt <- time.Now()
+		cancel()
+	}()
+	res, err := Run(ctx, c, io.Discard, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if took := time.Since(<-cancelledAt); took > 3*time.Second {
+		t.Errorf("run took %s after the cancel, with a 0.3 s grace period", took)
+	}
+	if !res.Cancelled {
+		t.Error("Result.Cancelled false after ctx was cancelled")
+	}
+	for _, f := range []string{FileJSON, FileCSV, FileJSONL, FileInputs} {
+		if st, err := os.Stat(filepath.Join(dir, f)); err != nil || st.Size() == 0 {
+			t.Errorf("%s not written: %v", f, err)
+		}
+	}
+	m := readExport(t, dir)
+	if m["was_cancelled"] != true {
+		t.Errorf("was_cancelled %v, want true", m["was_cancelled"])
+	}
+	finished := runAvg(t, m, "request_count") + runAvg(t, m, "error_request_count")
+	lines := jsonlLines(t, dir)
+	if float64(len(lines)) != finished || len(lines) != 4 {
+		t.Errorf("%d JSONL lines, %v requests finished; want the 4 in flight, cancelled", len(lines), finished)
+	}
+	for _, l := range lines {
+		if e, _ := l["error"].(map[string]any); e == nil || e["type"] != "cancelled" {
+			t.Errorf("JSONL record %v, want a cancelled error", l["error"])
+		}
+	}
+}
+
+// secretsRun sends an API key and a secret header to a server that fails
+// every fourth request with errorBody, checks that the server received
+// both secrets, and returns every artifact of the run by name (the export
+// files, the console output and the log).
+func secretsRun(t *testing.T, key, hdr, errorBody string) map[string][]byte {
+	t.Helper()
+	srv := &e2eServer{tokens: 3, failEvery: 4, errorBody: errorBody}
+	ts := httptest.NewServer(srv)
+	defer ts.Close()
+	dir := t.TempDir()
+	c := e2eConfig(ts.URL, dir)
+	c.APIKey, c.Headers = key, []string{"X-Api-Key: " + hdr}
+	var out, log bytes.Buffer
+	if _, err := Run(context.Background(), c, &out, &log); err != nil {
+		t.Fatal(err)
+	}
+	srv.mu.Lock()
+	gotAuth, gotKey := srv.auth[0], srv.apiKeys[0]
+	srv.mu.Unlock()
+	if gotAuth != "Bearer "+key || gotKey != hdr {
+		t.Fatalf("server got Authorization %q X-Api-Key %q: the secrets must still be sent", gotAuth, gotKey)
+	}
+	artifacts := map[string][]byte{"stdout": out.Bytes(), "log": log.Bytes()}
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range entries {
+		b, err := os.ReadFile(filepath.Join(dir, e.Name()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		artifacts[e.Name()] = b
+	}
+	if len(artifacts) < 6 {
+		t.Errorf("only %d artifacts to check: %v", len(artifacts), entries)
+	}
+	m := readExport(t, dir)
+	ic := m["input_config"].(map[string]any)
+	if ic["api_key"] != Redacted || ic["headers"].(map[string]any)["X-Api-Key"] != Redacted {
+		t.Errorf("input_config api_key %v headers %v, want both %q", ic["api_key"], ic["headers"], Redacted)
+	}
+	return artifacts
+}
+
+func checkNoSecrets(t *testing.T, artifacts map[string][]byte, secrets ...string) {
+	t.Helper()
+	for name, b := range artifacts {
+		for _, secret := range secrets {
+			if i := bytes.Index(b, []byte(secret)); i >= 0 {
+				t.Errorf("%s holds the secret %q: …%s…", name, secret, b[max(0, i-60):min(len(b), i+40)])
+			}
+		}
+	}
+}
+
+// TestSecretsNeverWritten: no export, console output or log holds the API
+// key or a secret header's value.
+func TestSecretsNeverWritten(t *testing.T) {
+	t.Parallel()
+	const key, hdr = "sk-test-SECRET-123", "hdr-SECRET-456"
+	artifacts := secretsRun(t, key, hdr, "")
+	checkNoSecrets(t, artifacts, key, hdr, "SECRET")
+}
+
+// TestSecretsEchoedByServer: OpenAI-style servers echo a bad key in their
+// 401 message; surge copies server messages into the JSONL, error_summary
+// and console, so it must redact its own secrets from them.
+func TestSecretsEchoedByServer(t *testing.T) {
+	t.Parallel()
+	const key, hdr = "sk-test-SECRET-123", "hdr-SECRET-456"
+	artifacts := secretsRun(t, key, hdr,
+		`{"error":{"message":"Incorrect API key provided: `+key+`; header `+hdr+`","type":"invalid_request_error","code":"invalid_api_key"}}`)
+	checkNoSecrets(t, artifacts, key, hdr, "SECRET")
+}
+
+// TestSecretsInBadFlagsNotEchoed: a malformed --header must not show its
+// value in the usage error.
+func TestSecretsInBadFlagsNotEchoed(t *testing.T) {
+	t.Parallel()
+	for _, h := range []string{"Authorization Bearer sk-live-SECRET-789", "X-Api-Key=sk-live-SECRET-789", "X-Api-Key: sk-live-SECRET-789\r\nX: y"} {
+		c := e2eConfig("http://127.0.0.1:1", t.TempDir())
+		c.Headers = []string{h}
+		_, err := Run(context.Background(), c, io.Discard, io.Discard)
+		var ue *UsageError
+		if !errors.As(err, &ue) {
+			t.Errorf("--header %q: error %v, want a usage error", h, err)
+			continue
+		}
+		if strings.Contains(err.Error(), "SECRET") {
+			t.Errorf("--header %q: error message shows the secret: %v", h, err)
+		}
+	}
+}
+
+// The signal tests run the real binary, built once into binDir, which
+// TestMain removes.
+var (
+	buildOnce sync.Once
+	binDir    string
+	binPath   string
+	buildErr  error
+)
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if binDir != "" {
+		_ = os.RemoveAll(binDir)
+	}
+	os.Exit(code)
+}
+
+func surgeBinary(t *testing.T) string {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("builds the surge binary; skipped with -short")
+	}
+	goTool, err := exec.LookPath("go")
+	if err != nil {
+		t.Skip("the go tool is not on PATH: cannot build surge for the signal tests")
+	}
+	buildOnce.Do(func() {
+		dir, err := os.MkdirTemp("", "surge-e2e-")
+		if err != nil {
+			buildErr = err
+			return
+		}
+		binDir = dir
+		binPath = filepath.Join(dir, "surge")
+		cmd := exec.Command(goTool, "build", "-o", binPath, "github.com/surgebench/surge")
+		if out, err := cmd.CombinedOutput(); err != nil {
+			buildErr = fmt.Errorf("go build: %w\n%s", err, out)
+		}
+	})
+	if buildErr != nil {
+		t.Fatal(buildErr)
+	}
+	return binPath
+}
+
+// startProfile runs `surge profile` against url until the JSONL holds at
+// least lines lines, and returns the running command.
+func startProfile(t *testing.T, url, dir string, lines int) (*exec.Cmd, *bytes.Buffer) {
+	t.Helper()
+	bin := surgeBinary(t)
+	var stderr bytes.Buffer
+	cmd := exec.Command(bin, "profile", "--url", url, "--model", "e2e", "--streaming",
+		"--concurrency", "4", "--request-count", "100000", "--isl", "16", "--osl", "8",
+		"--benchmark-grace-period", "0.5", "--ui", "none", "--output-artifact-dir", dir)
+	cmd.Stdout, cmd.Stderr = io.Discard, &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
+	deadline := time.Now().Add(8 * time.Second)
+	for {
+		b, _ := os.ReadFile(filepath.Join(dir, FileJSONL))
+		if bytes.Count(b, []byte("\n")) >= lines {
+			return cmd, &stderr
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("JSONL has %d lines after 8 s, want %d; stderr:\n%s", bytes.Count(b, []byte("\n")), lines, stderr.String())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+func TestSIGKILLKeepsFinishedRecords(t *testing.T) {
+	t.Parallel()
+	ts := httptest.NewServer(&e2eServer{tokens: 8, itl: 5 * time.Millisecond})
+	defer ts.Close()
+	dir := t.TempDir()
+	cmd, _ := startProfile(t, ts.URL, dir, 20)
+	if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	_ = cmd.Wait()
+	lines := jsonlLines(t, dir)
+	if len(lines) < 20 {
+		t.Fatalf("%d JSONL lines survived SIGKILL, want ≥ 20", len(lines))
+	}
+	for i, l := range lines {
+		md, _ := l["metadata"].(map[string]any)
+		if md == nil || md["x_request_id"] == "" || l["error"] != nil {
+			t.Errorf("line %d: %v", i+1, l)
+		}
+	}
+}
+
+func TestSIGTERMDrainsAndExports(t *testing.T) {
+	t.Parallel()
+	ts := httptest.NewServer(&e2eServer{tokens: 8, itl: 5 * time.Millisecond})
+	defer ts.Close()
+	dir := t.TempDir()
+	cmd, stderr := startProfile(t, ts.URL, dir, 8)
+	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	var err error
+	select {
+	case err = <-done:
+	case <-time.After(5 * time.Second):
+		t.Fatalf("surge still running 5 s after SIGTERM (grace period 0.5 s); stderr:\n%s", stderr.String())
+	}
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.ExitCode() != 130 {
+		t.Errorf("exit %v, want status 130; stderr:\n%s", err, stderr.String())
+	}
+	for _, f := range []string{FileJSON, FileCSV, FileJSONL, FileInputs} {
+		if st, err := os.Stat(filepath.Join(dir, f)); err != nil || st.Size() == 0 {
+			t.Errorf("%s not written: %v", f, err)
+		}
+	}
+	m := readExport(t, dir)
+	if m["was_cancelled"] != true {
+		t.Errorf("was_cancelled %v, want true", m["was_cancelled"])
+	}
+	lines := jsonlLines(t, dir)
+	finished := runAvg(t, m, "request_count") + runAvg(t, m, "error_request_count")
+	if float64(len(lines)) != finished {
+		t.Errorf("%d JSONL lines, export counts %v finished requests", len(lines), finished)
+	}
+	// The streams in flight at SIGTERM take ≈ 40 ms, well inside the
+	// grace period: they finish instead of being cancelled.
+	if bad := runAvg(t, m, "error_request_count"); bad != 0 {
+		t.Errorf("%v requests failed; in-flight streams should have drained", bad)
+	}
+}
+
+// TestRunReportsTimestampsAndTransport checks what a run says about its
+// own measurement: the timestamp source, the client's read delay, the
+// http_req_* breakdown, and run_info's calibration and clock fields.
+func TestRunReportsTimestampsAndTransport(t *testing.T) {
+	t.Setenv("SURGE_CALIBRATION_FILE", filepath.Join(t.TempDir(), "none.json"))
+	srv := httptest.NewServer(&e2eServer{tokens: 4, itl: time.Millisecond})
+	defer srv.Close()
+	for _, mode := range []string{"kernel", "read"} {
+		dir := t.TempDir()
+		c := e2eConfig(srv.URL, dir)
+		c.Timestamps = mode
+		if _, err := Run(context.Background(), c, io.Discard, io.Discard); err != nil {
+			t.Fatal(err)
+		}
+		m := readExport(t, dir)
+		want := mode
+		if !wire.Supported {
+			want = "read"
+		}
+		if got := m["timestamp_source"]; got != want {
+			t.Errorf("%s: timestamp_source %v, want %s", mode, got, want)
+		}
+		for _, tag := range []string{"http_req_waiting", "http_req_sending", "http_req_duration"} {
+			if runAvg(t, m, tag) < 0 {
+				t.Errorf("%s: %s negative", mode, tag)
+			}
+		}
+		if wire.Supported {
+			runAvg(t, m, "client_read_delay")
+		}
+		info := m["run_info"].(map[string]any)
+		if info["timestamps"] != mode || info["clock_drift_ms"] == nil {
+			t.Errorf("%s: run_info %v lacks timestamps/clock_drift_ms", mode, info)
+		}
+	}
+	c := e2eConfig(srv.URL, t.TempDir())
+	c.Timestamps = "wall"
+	var ue *UsageError
+	if _, err := Run(context.Background(), c, io.Discard, io.Discard); !errors.As(err, &ue) {
+		t.Errorf("--timestamps wall: %v, want a usage error", err)
+	}
+}

@@ -1,0 +1,187 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/surgebench/surge/loadgen/endpoint"
+)
+
+// Every endpoint type runs against the embedded mock, streamed and not,
+// with its real wire format: no errors, and the metrics the type has.
+func TestEveryEndpointTypeAgainstTheMock(t *testing.T) {
+	t.Parallel()
+	tpl := `{"model": {{json .Model}}, "messages": [{"role": "user", "content": {{json .Text}}}], "max_tokens": {{.MaxTokens}}{{if .Stream}}, "stream": true{{end}}}`
+	for _, k := range endpoint.Kinds() {
+		for _, streaming := range []bool{false, true} {
+			info := k.Info()
+			if streaming && !info.Streams {
+				continue
+			}
+			name := string(k)
+			if streaming {
+				name += "/streaming"
+			}
+			t.Run(name, func(t *testing.T) {
+				t.Parallel()
+				dir := t.TempDir()
+				c := e2eConfig("mock", dir)
+				c.EndpointType, c.Streaming, c.ReasoningFormat = string(k), streaming, "auto"
+				c.RankingsPassagesMean = 3
+				// Sessions with their own connection and id work for every type.
+				c.ConnectionReuse, c.SessionHeader = "sticky-user-sessions", "X-Correlation-ID"
+				c.RequestCount, c.Concurrency = 6, "3"
+				switch k {
+				case endpoint.Template:
+					c.EndpointTemplate, c.CustomEndpoint = tpl, "/v1/chat/completions"
+				case endpoint.Raw:
+					// raw sends each prompt as the body: a file of ready bodies.
+					c.CustomEndpoint = "/v1/completions"
+					c.InputFile = writeRawBodies(t, streaming)
+				}
+				var out, log bytes.Buffer
+				res, err := Run(context.Background(), c, &out, &log)
+				if err != nil {
+					t.Fatalf("%v\n%s", err, log.String())
+				}
+				if res.AllFailed() {
+					t.Fatalf("every request failed:\n%s", out.String())
+				}
+				m := readExport(t, dir)
+				if n, bad := runAvg(t, m, "request_count"), runAvg(t, m, "error_request_count"); n != 6 || bad != 0 {
+					t.Fatalf("request_count %v error_request_count %v, want 6 and 0\n%s", n, bad, out.String())
+				}
+				if lat := runAvg(t, m, "request_latency"); !(lat > 0) {
+					t.Errorf("request_latency %v", lat)
+				}
+				if k != endpoint.Raw { // raw bodies come from a file of unknown lengths
+					wantISL := 32.0
+					if info.Rankings {
+						wantISL = 32 * 4 // the query and its 3 passages
+					}
+					if isl := runAvg(t, m, "input_sequence_length"); isl != wantISL {
+						t.Errorf("input_sequence_length %v, want %v", isl, wantISL)
+					}
+				}
+				_, hasTTFT := m["time_to_first_token"]
+				if hasTTFT != (streaming && info.ProducesTokens) {
+					t.Errorf("time_to_first_token present %v, want %v", hasTTFT, streaming && info.ProducesTokens)
+				}
+				osl, hasOSL := m["output_sequence_length"].(map[string]any)
+				if info.ProducesTokens && (!hasOSL || math.Abs(osl["avg"].(float64)-8) > 0.5) {
+					t.Errorf("output_sequence_length %v, want 8 (the --osl cap)", m["output_sequence_length"])
+				}
+				if !info.ProducesTokens && hasOSL {
+					t.Errorf("a %s run reports output_sequence_length %v", k, osl)
+				}
+			})
+		}
+	}
+}
+
+// writeRawBodies writes a single_turn JSONL whose texts are completions
+// request bodies.
+func writeRawBodies(t *testing.T, streaming bool) string {
+	t.Helper()
+	var b strings.Builder
+	for i := range 3 {
+		body := `{"model":"m","prompt":"raw body ` + string(rune('a'+i)) + `","max_tokens":8`
+		if streaming {
+			body += `,"stream":true`
+		}
+		body += `}`
+		b.WriteString(`{"text":` + quote(body) + "}\n")
+	}
+	return writeTemp(t, "raw.jsonl", b.String())
+}
+
+func quote(s string) string {
+	return `"` + strings.NewReplacer(`\`, `\\`, `"`, `\"`).Replace(s) + `"`
+}
+
+func writeTemp(t *testing.T, name, content string) string {
+	t.Helper()
+	p := t.TempDir() + "/" + name
+	if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// A type the server does not serve fails every request with a message
+// naming the type and the path tried.
+func TestUnservedEndpointNamesTypeAndPath(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	c := e2eConfig("mock", dir)
+	c.EndpointType, c.CustomEndpoint, c.Streaming = "chat", "/v1/nowhere", false
+	var out, log bytes.Buffer
+	res, err := Run(context.Background(), c, &out, &log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !res.AllFailed() {
+		t.Fatal("requests to an unserved path succeeded")
+	}
+	if want := "the server does not serve endpoint type chat at POST /v1/nowhere"; !strings.Contains(out.String(), want) {
+		t.Errorf("summary does not say %q:\n%s", want, out.String())
+	}
+}
+
+func TestEndpointFlagErrors(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		mod  func(c *Config)
+		want string
+	}{
+		{func(c *Config) { c.EndpointType = "template" }, "--endpoint-template"},
+		{func(c *Config) { c.EndpointType, c.EndpointTemplate = "template", `{"a": 1}` }, "give --endpoint"},
+		{func(c *Config) { c.EndpointTemplate = `{}` }, "is for --endpoint-type template"},
+		{func(c *Config) { c.ReasoningFormat = "xml" }, "--reasoning-format"},
+		{func(c *Config) { c.ResponseField = "a[" }, "--response-field"},
+		{func(c *Config) { c.EndpointType = "embeddings" }, "does not stream"},
+		{func(c *Config) { c.EndpointType = "rankings" }, "cohere_rankings"},
+		{func(c *Config) { c.ConnectionReuse = "sticky" }, "--connection-reuse-strategy"},
+	} {
+		c := e2eConfig("mock", t.TempDir())
+		c.ReasoningFormat, c.RankingsPassagesMean = "auto", 1
+		tc.mod(&c)
+		_, err := Run(context.Background(), c, &bytes.Buffer{}, &bytes.Buffer{})
+		var ue *UsageError
+		if err == nil || !errors.As(err, &ue) || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("error %v, want a usage error containing %q", err, tc.want)
+		}
+	}
+}
+
+// A server speaking another API fails every request with one message that
+// names the missing field, and the summary counts them under it.
+func TestWrongShapeIsOneCountedError(t *testing.T) {
+	t.Parallel()
+	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/event-stream")
+		for i := range 3 {
+			fmt.Fprintf(w, "data:{\"index\":%d,\"token\":{\"id\":1,\"text\":\" a\",\"special\":false},\"generated_text\":null,\"details\":null}\n\n", i)
+		}
+	}))
+	defer ts.Close()
+	dir := t.TempDir()
+	var out, log bytes.Buffer
+	if _, err := Run(context.Background(), e2eConfig(ts.URL, dir), &out, &log); err != nil {
+		t.Fatal(err)
+	}
+	sum, _ := json.Marshal(readExport(t, dir)["error_summary"])
+	want := `[{"count":12,"error_details":{"code":200,"message":"response does not match endpoint type \"chat\": the first event has no \"choices\" field","type":"invalid_response"}}]`
+	if string(sum) != want {
+		t.Errorf("error_summary %s, want %s", sum, want)
+	}
+}

@@ -1,0 +1,152 @@
+// Package calibrate finds how much streaming load this machine's client
+// can time honestly: the highest stream count × token rate at which its
+// read delay (read time − kernel receive time, per event) keeps a p99
+// under a millisecond, measured against the embedded mock. The result is
+// kept in a small file so that later runs can report it in run_info: a
+// reader of an export then knows whether the run asked more of the client
+// than it can give.
+package calibrate
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"runtime"
+	"time"
+)
+
+// LimitMs is the read delay p99 a trustworthy load stays under.
+const LimitMs = 1.0
+
+// Step is one probe: streams concurrent streams, each receiving a token
+// every ITL, and the read delay it showed.
+type Step struct {
+	Streams        int     `json:"streams"`
+	ITLms          float64 `json:"itl_ms"`
+	TokensPerSec   float64 `json:"tokens_per_sec"` // all streams together
+	ReadDelayP99ms float64 `json:"read_delay_p99_ms"`
+	OK             bool    `json:"ok"`
+}
+
+// Result is the best passing step and everything probed.
+type Result struct {
+	// Streams and ITLms are the passing load with the highest token rate;
+	// TokensPerSec is that rate (streams / ITL).
+	Streams        int       `json:"streams"`
+	ITLms          float64   `json:"itl_ms"`
+	TokensPerSec   float64   `json:"tokens_per_sec"`
+	ReadDelayP99ms float64   `json:"read_delay_p99_ms"`
+	LimitMs        float64   `json:"limit_ms"`
+	MeasuredAt     time.Time `json:"measured_at"`
+	Host           string    `json:"host"`
+	CPUs           int       `json:"cpus"`
+	Steps          []Step    `json:"steps"`
+}
+
+// Probe runs streams concurrent streams at one token per itl and returns
+// the read delay p99 in ms.
+type Probe func(ctx context.Context, streams int, itl time.Duration) (p99ms float64, err error)
+
+// Options bound the search.
+type Options struct {
+	// ITLs are the per-stream token gaps tried (default 10, 5, 2 ms).
+	ITLs []time.Duration
+	// MinStreams and MaxStreams bound the doubling (default 8 and 1024).
+	MinStreams, MaxStreams int
+	// Log, when set, sees each step as it is measured.
+	Log func(Step)
+}
+
+// Search doubles the stream count at each ITL until the read delay p99
+// reaches LimitMs, and keeps the passing step with the most tokens per
+// second. A load no step passes leaves Streams 0.
+func Search(ctx context.Context, probe Probe, o Options) (*Result, error) {
+	if len(o.ITLs) == 0 {
+		o.ITLs = []time.Duration{10 * time.Millisecond, 5 * time.Millisecond, 2 * time.Millisecond}
+	}
+	if o.MinStreams <= 0 {
+		o.MinStreams = 8
+	}
+	if o.MaxStreams < o.MinStreams {
+		o.MaxStreams = max(1024, o.MinStreams)
+	}
+	host, _ := os.Hostname()
+	r := &Result{LimitMs: LimitMs, MeasuredAt: time.Now().UTC(), Host: host, CPUs: runtime.NumCPU()}
+	for _, itl := range o.ITLs {
+		for n := o.MinStreams; n <= o.MaxStreams; n *= 2 {
+			p99, err := probe(ctx, n, itl)
+			if err != nil {
+				return nil, fmt.Errorf("calibrating %d streams at ITL %v: %w", n, itl, err)
+			}
+			s := Step{Streams: n, ITLms: float64(itl) / 1e6, TokensPerSec: float64(n) / itl.Seconds(),
+				ReadDelayP99ms: p99, OK: p99 < LimitMs}
+			r.Steps = append(r.Steps, s)
+			if o.Log != nil {
+				o.Log(s)
+			}
+			if !s.OK {
+				break
+			}
+			if s.TokensPerSec > r.TokensPerSec {
+				r.Streams, r.ITLms, r.TokensPerSec, r.ReadDelayP99ms = s.Streams, s.ITLms, s.TokensPerSec, s.ReadDelayP99ms
+			}
+		}
+	}
+	return r, nil
+}
+
+// EnvFile names the environment variable that overrides File's location.
+const EnvFile = "SURGE_CALIBRATION_FILE"
+
+// File is where the result is kept: $SURGE_CALIBRATION_FILE, else
+// surge/calibration.json under the user's cache directory.
+func File() (string, error) {
+	if f := os.Getenv(EnvFile); f != "" {
+		return f, nil
+	}
+	dir, err := os.UserCacheDir()
+	if err != nil {
+		return "", err
+	}
+	return filepath.Join(dir, "surge", "calibration.json"), nil
+}
+
+// Save writes r to File.
+func Save(r *Result) (string, error) {
+	f, err := File()
+	if err != nil {
+		return "", err
+	}
+	if err := os.MkdirAll(filepath.Dir(f), 0o755); err != nil {
+		return "", err
+	}
+	b, err := json.MarshalIndent(r, "", "  ")
+	if err != nil {
+		return "", err
+	}
+	return f, os.WriteFile(f, append(b, '\n'), 0o644)
+}
+
+// Load reads the kept result: nil without error when there is none.
+func Load() (*Result, error) {
+	f, err := File()
+	if err != nil {
+		return nil, err
+	}
+	b, err := os.ReadFile(f)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	var r Result
+	if err := json.Unmarshal(b, &r); err != nil {
+		return nil, fmt.Errorf("%s: %w (run surge calibrate again)", f, err)
+	}
+	return &r, nil
+}

@@ -1,0 +1,47 @@
+package endpoint
+
+// chat is OpenAI's Chat Completions API (vLLM, SGLang, TGI, llama.cpp,
+// Ollama, NIM and most proxies serve it).
+type chat struct{}
+
+func init() { Register(Chat, chat{}) }
+
+func (chat) Info() Info {
+	return Info{Path: "/v1/chat/completions", Streams: true, ProducesTokens: true}
+}
+
+func (chat) Body(e *Endpoint, r *Request) ([]byte, error) {
+	body := make(map[string]any, 6+len(e.Extra)+len(r.Turn.Extra))
+	body["model"] = e.Model
+	body["messages"] = chatMessages(r, true)
+	if r.Turn.MaxTokens > 0 {
+		body[e.MaxTokensField()] = r.Turn.MaxTokens
+	}
+	streamOptions(e, body)
+	return jsonBody(e, r.Turn, body)
+}
+
+// streamOptions asks an OpenAI-style server to stream, and for usage, so
+// token counts have a source without a tokenizer.
+func streamOptions(e *Endpoint, body map[string]any) {
+	if e.Streaming {
+		body["stream"] = true
+		body["stream_options"] = map[string]any{"include_usage": true}
+	}
+}
+
+func (chat) Decoder(*Endpoint) Decoder { return openAIDecoder{} }
+
+// openAIDecoder reads chat and completions chunks and bodies.
+type openAIDecoder struct{}
+
+func (openAIDecoder) Event(_, data []byte, out *Output) (Delta, error) {
+	if isDone(data) {
+		return Delta{Done: true}, nil
+	}
+	return ParseChunk(data, &out.Text, &out.Reasoning)
+}
+
+func (openAIDecoder) Body(data []byte, out *Output) (Delta, error) {
+	return ParseChunk(data, &out.Text, &out.Reasoning)
+}

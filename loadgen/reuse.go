@@ -1,0 +1,107 @@
+package loadgen
+
+import (
+	"context"
+	"errors"
+	"io"
+	"net/http"
+	"net/http/httptrace"
+	"strings"
+	"sync/atomic"
+	"syscall"
+
+	"github.com/surgebench/surge/metrics"
+)
+
+// Connection reuse. A server may close a keep-alive connection while it
+// sits idle in the client's pool (llama.cpp's server does so after a few
+// requests); a request that picks it up just then fails although the server
+// never saw it. net/http retries such a request only when it knows nothing
+// was written, or when the request is idempotent, which a POST is not.
+// send retries it once on a fresh connection and records the retry, so the
+// run counts neither a false error nor a hidden one.
+//
+// A request is retried when all of these hold: its connection came from
+// the pool (httptrace GotConn: Reused), not one byte of a response arrived
+// (no GotFirstResponseByte), the failure is the connection closing or
+// resetting (EOF, ECONNRESET, EPIPE, "server closed idle connection"), and
+// the request's context is live. A reused connection that closes before
+// any answer looks the same whether the server dropped it idle or read the
+// request first; that second case is retried too, on a fresh connection,
+// where a repeat failure is an error record. Everything after the first
+// response byte, and every failure on a fresh connection, is an error.
+
+// attempt watches one round trip through httptrace. The hooks may run on
+// the transport's goroutines, hence the atomics.
+type attempt struct {
+	reused    atomic.Bool
+	firstByte atomic.Bool
+}
+
+func (a *attempt) trace() *httptrace.ClientTrace {
+	return &httptrace.ClientTrace{
+		GotConn:              func(i httptrace.GotConnInfo) { a.reused.Store(i.Reused) },
+		GotFirstResponseByte: func() { a.firstByte.Store(true) },
+	}
+}
+
+// stale reports whether err is a pooled connection the server had closed,
+// failing before the server answered anything.
+func (a *attempt) stale(err error) bool {
+	return a.reused.Load() && !a.firstByte.Load() && connectionClosed(err)
+}
+
+// connectionClosed reports whether err is the peer closing or resetting
+// the connection (not a timeout, a refusal or a cancellation).
+func connectionClosed(err error) bool {
+	switch {
+	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
+		return false
+	case errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF),
+		errors.Is(err, syscall.ECONNRESET), errors.Is(err, syscall.EPIPE), errors.Is(err, syscall.ECONNABORTED):
+		return true
+	}
+	// net/http's errServerClosedIdle is not exported.
+	return strings.Contains(err.Error(), "server closed idle connection")
+}
+
+// freshClient is c with keep-alives off: every request it sends dials a
+// new connection. A client whose transport is not an *http.Transport is
+// returned as it is (its retries may then reuse a pooled connection).
+func freshClient(c *http.Client) *http.Client {
+	t, ok := c.Transport.(*http.Transport)
+	if c.Transport == nil {
+		t, ok = http.DefaultTransport.(*http.Transport)
+	}
+	if !ok {
+		return c
+	}
+	t = t.Clone()
+	t.DisableKeepAlives = true
+	f := *c
+	f.Transport = t
+	return &f
+}
+
+// send does req, stamping rec.IssuedNs as it goes to the transport (the
+// caller takes rec.SentNs from the request's trace), and retries it once
+// on a fresh connection when a pooled connection turned out to be closed
+// (see above); rec.ConnectionRetries counts the retry and the stamps are
+// then the retry's. rctx is req's context, its trace included.
+func (g *Generator) send(rctx context.Context, req *http.Request, rec *metrics.Record) (*http.Response, error) {
+	var a attempt
+	rec.IssuedNs = g.now()
+	resp, err := g.clientFor(rctx).Do(req.WithContext(httptrace.WithClientTrace(rctx, a.trace())))
+	if err == nil || !a.stale(err) || rctx.Err() != nil || req.GetBody == nil {
+		return resp, err
+	}
+	body, berr := req.GetBody()
+	if berr != nil {
+		return nil, err
+	}
+	retry := req.Clone(rctx)
+	retry.Body = body
+	rec.ConnectionRetries++
+	rec.IssuedNs = g.now()
+	return g.fresh.Do(retry)
+}

@@ -1,0 +1,342 @@
+package search
+
+import (
+	"fmt"
+	"math"
+	"slices"
+	"time"
+)
+
+// Sample is one finished request of a probe, reduced to what the judge
+// needs.
+type Sample struct {
+	// EndNs is when the request finished (run clock).
+	EndNs int64
+	// Failed is set for an error record.
+	Failed bool
+	// Values holds, per objective of the Judging, the request's value of
+	// that metric in display units (NaN when it has none). Error-rate
+	// objectives read Failed instead.
+	Values []float64
+}
+
+// Verdict is what a probe's samples say so far.
+type Verdict int
+
+// Verdicts.
+const (
+	Undecided Verdict = iota
+	Pass
+	Fail
+)
+
+// String names the verdict as the dashboard and the export show it.
+func (v Verdict) String() string {
+	switch v {
+	case Pass:
+		return "pass"
+	case Fail:
+		return "fail"
+	}
+	return "running"
+}
+
+// MarshalText makes a Verdict a JSON string.
+func (v Verdict) MarshalText() ([]byte, error) { return []byte(v.String()), nil }
+
+// Judging decides when a probe has run long enough. The zero value of each
+// field takes its default.
+type Judging struct {
+	Objectives []Objective
+	// MinDuration is the least a probe runs before it may pass (5 s).
+	MinDuration time.Duration
+	// MaxDuration is how long a noisy probe may be extended (4 × min).
+	MaxDuration time.Duration
+	// MinRequests is the least number of finished requests a verdict needs
+	// (40), except an early clear failure (10).
+	MinRequests int
+	// Tolerance is the largest coefficient of variation of an objective's
+	// percentile across the probe's consecutive chunks that counts as
+	// stable (0.2): above it, the probe is extended.
+	Tolerance float64
+	// FailFactor cuts a probe short once an objective's percentile exceeds
+	// its limit by this factor over the whole probe and over its latest
+	// chunk (1.5): a clear failure needs no stable estimate.
+	FailFactor float64
+	// OfferedRate, for a request-rate probe, is the rate offered: requests
+	// must finish at ≥ KeepUp × it (an implicit objective, Throughput).
+	OfferedRate float64
+	// KeepUp is the fraction of OfferedRate that must finish (0.85).
+	KeepUp float64
+}
+
+// chunks is how many consecutive parts a probe is split into to estimate
+// the variance of its own percentiles.
+const chunks = 4
+
+// earlyMin is the least number of requests an early failure needs.
+const earlyMin = 10
+
+func (j Judging) withDefaults() Judging {
+	if j.MinDuration <= 0 {
+		j.MinDuration = 5 * time.Second
+	}
+	if j.MaxDuration < j.MinDuration {
+		j.MaxDuration = 4 * j.MinDuration
+	}
+	if j.MinRequests <= 0 {
+		j.MinRequests = 40
+	}
+	j.MinRequests = max(j.MinRequests, 2*chunks)
+	if !(j.Tolerance > 0) {
+		j.Tolerance = 0.2
+	}
+	if !(j.FailFactor > 1) {
+		j.FailFactor = 1.5
+	}
+	if !(j.KeepUp > 0) {
+		j.KeepUp = 0.85
+	}
+	return j
+}
+
+// Judgement is the judge's reading of a probe.
+type Judgement struct {
+	Verdict Verdict `json:"verdict"`
+	// Stable is set when every objective's percentile varied within the
+	// tolerance across the probe's chunks, or every chunk stayed clear of
+	// the limit (noise that cannot flip the verdict); a verdict reached at
+	// MaxDuration without it is marked unstable.
+	Stable bool `json:"stable"`
+	// Early is set for a probe cut short by a clear failure.
+	Early bool `json:"early,omitempty"`
+	// Observed holds each objective's value over the probe, by name
+	// (p95(time_to_first_token), error_rate, request_throughput).
+	Observed map[string]float64 `json:"observed"`
+	// Variation is the largest coefficient of variation across chunks.
+	Variation float64 `json:"variation"`
+	// Limiting names the objective that failed the probe, or (when it
+	// passed) the one nearest its limit.
+	Limiting string `json:"limiting,omitempty"`
+	// Reason says why, in words.
+	Reason string `json:"reason"`
+}
+
+// Judge reads a probe's samples, ordered by EndNs, after it ran for
+// elapsed. It passes or fails a probe once it has MinRequests over
+// MinDuration and a stable estimate (or reached MaxDuration), and fails it
+// early when an objective is clearly violated.
+func (j Judging) Judge(samples []Sample, elapsed time.Duration) Judgement {
+	j = j.withDefaults()
+	objs := j.objectives()
+	n := len(samples)
+	out := Judgement{Observed: map[string]float64{}}
+	overall := make([]float64, len(objs))
+	for i, o := range objs {
+		overall[i] = j.observe(o, i, samples, elapsed)
+		if !math.IsNaN(overall[i]) { // JSON has no NaN: a missing value is left out
+			out.Observed[o.Name()] = overall[i]
+		}
+	}
+	worst, worstExcess := -1, 0.0
+	for i, o := range objs {
+		if e := o.Excess(overall[i]); e > worstExcess || (worst < 0 && e > 0) {
+			worst, worstExcess = i, e
+		}
+	}
+
+	// A clear failure ends the probe early: the whole probe and its latest
+	// chunk are both far past the limit (a queue that is still growing).
+	if n >= earlyMin {
+		last := samples[n-max(n/chunks, earlyMin/2):]
+		for i, o := range objs {
+			if o.Tag == Throughput {
+				continue // judged on the whole probe only
+			}
+			if o.Excess(overall[i]) >= j.FailFactor-1 && o.Excess(j.observe(o, i, last, 0)) >= j.FailFactor-1 && failureCountOK(o, samples) {
+				out.Verdict, out.Early, out.Limiting = Fail, true, o.Name()
+				out.Reason = fmt.Sprintf("%s %s is over %g× its limit %g", o.Name(), fmtNum(overall[i]), j.FailFactor, o.Limit)
+				return out
+			}
+		}
+	}
+	if n < j.MinRequests || elapsed < j.MinDuration {
+		out.Reason = fmt.Sprintf("collecting: %d of %d requests, %s of %s", n, j.MinRequests, elapsed.Round(100*time.Millisecond), j.MinDuration)
+		return out
+	}
+
+	// Stability: the probe's own variance, from the spread of each
+	// objective's percentile over consecutive chunks.
+	size := n / chunks
+	unstable := false
+	for i, o := range objs {
+		if o.Tag == ErrorRate || o.Tag == Throughput {
+			continue
+		}
+		var ps []float64
+		for c := range chunks {
+			ps = append(ps, j.observe(o, i, samples[c*size:(c+1)*size], 0))
+		}
+		v := variation(ps)
+		out.Variation = max(out.Variation, v)
+		if v > j.Tolerance && !clearOfLimit(o, ps, j.Tolerance) {
+			unstable = true
+		}
+	}
+	// Noise that cannot change the verdict (every chunk well within its
+	// limit, or well past it) needs no longer probe.
+	out.Stable = !unstable
+	if !out.Stable && elapsed < j.MaxDuration {
+		out.Reason = fmt.Sprintf("noisy (variation %.0f%% > %.0f%%): extending", 100*out.Variation, 100*j.Tolerance)
+		return out
+	}
+	if worst >= 0 {
+		o := objs[worst]
+		out.Verdict, out.Limiting = Fail, o.Name()
+		out.Reason = fmt.Sprintf("%s %s misses its limit %g", o.Name(), fmtNum(overall[worst]), o.Limit)
+	} else {
+		out.Verdict = Pass
+		// The limiting metric of a pass is the one closest to its limit.
+		best := -1.0
+		for i, o := range objs {
+			if r := closeness(o, overall[i]); r > best {
+				best, out.Limiting = r, o.Name()
+			}
+		}
+		out.Reason = "every objective met"
+	}
+	if !out.Stable {
+		out.Reason += fmt.Sprintf(" (unstable: variation %.0f%% after %s)", 100*out.Variation, j.MaxDuration)
+	}
+	return out
+}
+
+// objectives adds the implicit throughput objective of a rate probe.
+func (j Judging) objectives() []Objective {
+	if j.OfferedRate <= 0 {
+		return j.Objectives
+	}
+	return append(slices.Clip(j.Objectives), Objective{Tag: Throughput, Limit: j.KeepUp * j.OfferedRate, HigherIsBetter: true})
+}
+
+// observe computes objective i over samples (elapsed only for Throughput).
+func (j Judging) observe(o Objective, i int, samples []Sample, elapsed time.Duration) float64 {
+	switch o.Tag {
+	case ErrorRate:
+		if len(samples) == 0 {
+			return math.NaN()
+		}
+		f := 0
+		for _, s := range samples {
+			if s.Failed {
+				f++
+			}
+		}
+		return float64(f) / float64(len(samples))
+	case Throughput:
+		// Completions over the probe's time so far: a server that falls
+		// behind finishes fewer than offered.
+		if elapsed <= 0 {
+			return math.NaN()
+		}
+		return float64(len(samples)) / elapsed.Seconds()
+	}
+	xs := make([]float64, 0, len(samples))
+	for _, s := range samples {
+		if !s.Failed && i < len(s.Values) && !math.IsNaN(s.Values[i]) {
+			xs = append(xs, s.Values[i])
+		}
+	}
+	return Percentile(xs, o.Percentile)
+}
+
+// failureCountOK keeps a handful of early failures from failing an error
+// rate objective on their own: an early cut needs at least 3 failures.
+func failureCountOK(o Objective, samples []Sample) bool {
+	if o.Tag != ErrorRate {
+		return true
+	}
+	f := 0
+	for _, s := range samples {
+		if s.Failed {
+			f++
+		}
+	}
+	return f >= 3
+}
+
+// clearOfLimit reports whether every chunk's value is on the same side of
+// the objective's limit, by more than margin (a fraction of the limit).
+func clearOfLimit(o Objective, ps []float64, margin float64) bool {
+	below, above := true, true
+	for _, p := range ps {
+		if math.IsNaN(p) {
+			return false
+		}
+		lo, hi := o.Limit*(1-margin), o.Limit*(1+margin)
+		below = below && p < lo
+		above = above && p > hi
+	}
+	return below || above
+}
+
+// closeness is how near a met objective is to its limit (1: at it).
+func closeness(o Objective, v float64) float64 {
+	switch {
+	case o.Limit == 0:
+		return 0
+	case o.HigherIsBetter:
+		if v <= 0 {
+			return 1
+		}
+		return o.Limit / v
+	}
+	return v / o.Limit
+}
+
+// Percentile is the p-th percentile (0 < p ≤ 100) of xs by linear
+// interpolation between closest ranks; NaN for no values. xs is sorted in
+// place.
+func Percentile(xs []float64, p float64) float64 {
+	if len(xs) == 0 {
+		return math.NaN()
+	}
+	slices.Sort(xs)
+	r := p / 100 * float64(len(xs)-1)
+	lo := int(math.Floor(r))
+	hi := min(lo+1, len(xs)-1)
+	return xs[lo] + (xs[hi]-xs[lo])*(r-float64(lo))
+}
+
+// variation is the population coefficient of variation of xs (0 when the
+// mean is 0 or a value is missing: nothing to compare).
+func variation(xs []float64) float64 {
+	var sum float64
+	for _, x := range xs {
+		if math.IsNaN(x) {
+			return math.Inf(1)
+		}
+		sum += x
+	}
+	mean := sum / float64(len(xs))
+	if mean == 0 {
+		return 0
+	}
+	var ss float64
+	for _, x := range xs {
+		ss += (x - mean) * (x - mean)
+	}
+	return math.Sqrt(ss/float64(len(xs))) / math.Abs(mean)
+}
+
+func fmtNum(v float64) string {
+	switch {
+	case math.IsNaN(v):
+		return "n/a"
+	case math.Abs(v) >= 100:
+		return fmt.Sprintf("%.0f", v)
+	case math.Abs(v) >= 1:
+		return fmt.Sprintf("%.2f", v)
+	}
+	return fmt.Sprintf("%.4g", v)
+}

@@ -1,0 +1,219 @@
+package main
+
+import (
+	"fmt"
+	"math"
+	"strconv"
+	"time"
+
+	"github.com/surgebench/surge/datasets"
+	"github.com/surgebench/surge/loadgen"
+	"github.com/surgebench/surge/loadgen/schedule"
+	"github.com/surgebench/surge/metrics"
+)
+
+// Load modes, as exports and the dashboard name them.
+const (
+	ModeConcurrency   = "concurrency"
+	ModeRequestRate   = "request_rate"
+	ModeFixedSchedule = "fixed_schedule"
+	ModeUserCentric   = "user_centric"
+)
+
+// plan is the load a run will apply: its stages and how to describe them.
+type plan struct {
+	stages []loadgen.Stage
+	// mode and values describe the profile stages (values has one entry
+	// per stage; a sweep has several).
+	mode   string
+	values []float64
+	// target is the request rate the schedule aims at (0: closed loop), for
+	// the achieved-rate warning.
+	target float64
+	// total is the number of profile requests planned (0: bounded by time).
+	total int
+}
+
+// defaultRequestCount is AIPerf's default when neither a count nor a
+// duration bounds the run.
+const defaultRequestCount = 10
+
+// load is --concurrency and --request-rate parsed: each a value or a stage
+// list.
+type load struct {
+	concs []int
+	rates []float64
+}
+
+// parseLoad reads --concurrency and --request-rate, each a value or a list.
+func (c *Config) parseLoad() (l load, err error) {
+	if c.Concurrency != "" {
+		if l.concs, err = schedule.ParseIntStages("--concurrency", c.Concurrency); err != nil {
+			return load{}, &UsageError{err}
+		}
+	}
+	if c.RequestRate != "" {
+		if l.rates, err = schedule.ParseStages("--request-rate", c.RequestRate); err != nil {
+			return load{}, &UsageError{err}
+		}
+	}
+	// A fixed cap under a rate sweep, or a fixed rate under a concurrency
+	// sweep, are both fine; two sweeps are not.
+	if len(l.concs) > 1 && len(l.rates) > 1 {
+		return load{}, usagef("--concurrency and --request-rate cannot both list stages: sweep one of them")
+	}
+	return l, nil
+}
+
+// fixedFlags names the flags behind schedule.Fixed's parameters.
+var fixedFlags = map[string]string{
+	"trace": "--fixed-schedule", "start offset": "--fixed-schedule-start-offset", "end offset": "--fixed-schedule-end-offset",
+	"window": "--fixed-schedule-start-offset/--fixed-schedule-end-offset",
+}
+
+// plan builds the stages of l. ds is needed for fixed schedules (trace
+// timestamps) and to size warmups.
+func (c *Config) plan(ds *datasets.Dataset, l load) (*plan, error) {
+	concs, rates := l.concs, l.rates
+	if c.SmoothnessSet && c.Smoothness <= 0 {
+		return nil, usagef("--arrival-smoothness must be > 0, got %g", c.Smoothness)
+	}
+	for _, r := range []struct {
+		flag string
+		d    time.Duration
+	}{{"--concurrency-ramp-duration", c.ConcurrencyRamp}, {"--request-rate-ramp-duration", c.RateRamp}} {
+		if err := schedule.ValidateRamp(r.flag, r.d, c.Duration); err != nil {
+			return nil, &UsageError{err}
+		}
+	}
+	count := c.RequestCount
+	if count == 0 && c.Duration == 0 {
+		count = defaultRequestCount
+	}
+	p := &plan{total: count}
+	capAt := func(i int) int {
+		switch {
+		case len(concs) == 0:
+			return 0
+		case i < len(concs):
+			return concs[i]
+		}
+		return concs[0]
+	}
+	profile := func(limit schedule.Limit, sched schedule.Schedule) loadgen.Stage {
+		return loadgen.Stage{Phase: metrics.Profile, Limit: limit, Schedule: sched, Count: count, Duration: c.Duration}
+	}
+
+	switch {
+	case c.UserCentricRate > 0 || c.NumUsers > 0:
+		if len(rates) > 0 || c.FixedSchedule {
+			return nil, usagef("--user-centric-rate cannot be combined with --request-rate or --fixed-schedule")
+		}
+		users, err := schedule.Users(c.UserCentricRate, max(c.NumUsers, 0), c.Seed, c.TurnDelayMean, c.TurnDelayStd)
+		if err != nil {
+			return nil, &UsageError{forFlags(err, map[string]string{"rate": "--user-centric-rate", "users": "--num-users",
+				"think mean": "--conversation-turn-delay-mean", "think stddev": "--conversation-turn-delay-stddev"})}
+		}
+		p.mode, p.values, p.target = ModeUserCentric, []float64{c.UserCentricRate}, 0
+		st := profile(nil, nil)
+		st.Users = users
+		p.stages = append(p.stages, st)
+
+	case c.FixedSchedule || (ds.HasTimestamps() && len(rates) == 0):
+		if len(rates) > 0 {
+			return nil, usagef("--fixed-schedule replays the trace's timestamps: drop --request-rate")
+		}
+		offsets, err := schedule.TraceOffsets(len(ds.Conversations), func(i int) (time.Duration, bool) {
+			t := ds.Conversations[i].Turns[0]
+			return t.Timestamp, t.HasTimestamp
+		})
+		if err != nil {
+			return nil, &UsageError{fmt.Errorf("%s: %w", ds.Name, forFlags(err, fixedFlags))}
+		}
+		var opts []schedule.FixedOption
+		if c.AutoOffset {
+			opts = append(opts, schedule.AutoOffset())
+		}
+		if c.StartOffset > 0 {
+			opts = append(opts, schedule.StartOffset(c.StartOffset))
+		}
+		if c.EndOffset > 0 {
+			opts = append(opts, schedule.EndOffset(c.EndOffset))
+		}
+		replay, err := schedule.Fixed(offsets, opts...)
+		if err != nil {
+			return nil, &UsageError{forFlags(err, fixedFlags)}
+		}
+		st := profile(schedule.Constant(capAt(0)), replay)
+		// The trace's rows are the requests: one conversation per row, in
+		// timestamp order.
+		st.Count = replay.Len()
+		if c.RequestCount > 0 {
+			st.Count = min(st.Count, c.RequestCount)
+		}
+		st.Conversation = replay.Row
+		p.mode, p.values, p.total = ModeFixedSchedule, []float64{float64(replay.Len())}, st.Count
+		p.stages = append(p.stages, st)
+
+	case len(rates) > 0:
+		if len(rates) > 1 && c.RateRamp > 0 {
+			return nil, usagef("--request-rate-ramp-duration applies to one rate, not a stage list")
+		}
+		p.mode, p.values, p.target = ModeRequestRate, rates, rates[0]
+		for i, r := range rates {
+			var opts []schedule.Option
+			if c.RateRamp > 0 {
+				opts = append(opts, schedule.RampUp(c.RateRamp))
+			}
+			sched, err := schedule.Arrival(c.ArrivalPattern, r, c.Smoothness, c.Seed+uint64(i), opts...)
+			if err != nil {
+				return nil, &UsageError{forFlags(err, map[string]string{"rate": "--request-rate", "smoothness": "--arrival-smoothness", "pattern": "--arrival-pattern"})}
+			}
+			p.stages = append(p.stages, profile(schedule.Constant(capAt(0)), sched))
+		}
+
+	default:
+		if len(concs) == 0 {
+			concs = []int{1}
+		}
+		if len(concs) > 1 && c.ConcurrencyRamp > 0 {
+			return nil, usagef("--concurrency-ramp-duration applies to one concurrency, not a stage list")
+		}
+		p.mode = ModeConcurrency
+		for _, n := range concs {
+			limit := schedule.Constant(n)
+			if c.ConcurrencyRamp > 0 {
+				limit = schedule.ConcurrencyRamp(n, c.ConcurrencyRamp)
+			}
+			p.values = append(p.values, float64(n))
+			p.stages = append(p.stages, profile(limit, nil))
+		}
+	}
+	if len(p.stages) > 1 && p.total > 0 {
+		p.total *= len(p.stages)
+	}
+	if c.WarmupCount > 0 {
+		first := p.stages[0]
+		warm := loadgen.Stage{Phase: metrics.Warmup, Limit: first.Limit, Users: first.Users, Count: c.WarmupCount}
+		if first.Schedule != nil && capAt(0) == 0 {
+			// Open-loop modes warm up closed-loop, with about one second's
+			// worth of the target rate in flight.
+			warm.Limit = schedule.Constant(int(math.Max(1, math.Min(32, p.target))))
+		}
+		p.stages = append([]loadgen.Stage{warm}, p.stages...)
+	}
+	return p, nil
+}
+
+// dirMode names the artifact folder's mode part: concurrency8,
+// request_rate10, concurrency1-2-4 for a sweep.
+func (p *plan) dirMode() string {
+	s := p.mode
+	for i, v := range p.values {
+		if i > 0 {
+			s += "-"
+		}
+		s += strconv.FormatFloat(v, 'f', -1, 64)
+	}
+	return s
+}

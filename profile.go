@@ -1,0 +1,505 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/surgebench/surge/datasets"
+	"github.com/surgebench/surge/examples/mockserver"
+	"github.com/surgebench/surge/loadgen"
+	"github.com/surgebench/surge/loadgen/calibrate"
+	"github.com/surgebench/surge/loadgen/endpoint"
+	"github.com/surgebench/surge/loadgen/wire"
+	"github.com/surgebench/surge/metrics"
+	"github.com/surgebench/surge/metrics/export"
+	"github.com/surgebench/surge/telemetry"
+	"github.com/surgebench/surge/tui"
+)
+
+// Result is how a run ended.
+type Result struct {
+	Summary   *metrics.Summary
+	Dir       string
+	Cancelled bool
+	// Aborted is set when --failed-request-threshold stopped the run.
+	Aborted bool
+}
+
+// AllFailed reports whether the run completed without one successful
+// request (exit code 1).
+func (r *Result) AllFailed() bool {
+	return r.Summary.Run[metrics.RequestCount] == 0
+}
+
+// Export file names, as AIPerf names them.
+const (
+	FileJSON   = "profile_export_aiperf.json"
+	FileCSV    = "profile_export_aiperf.csv"
+	FileJSONL  = "profile_export.jsonl"
+	FileInputs = "inputs.json"
+)
+
+// Run benchmarks the configured target. Cancelling ctx stops issuing; the
+// run then drains within the grace period and still writes every export.
+// The summary goes to out; notices and progress go to log.
+func Run(ctx context.Context, c Config, out, log io.Writer) (*Result, error) {
+	p, err := prepare(c, log)
+	if err != nil {
+		return nil, err
+	}
+	o, err := p.execute(ctx, log)
+	if err != nil {
+		return nil, err
+	}
+	return p.report(o, out)
+}
+
+// prepared is a run resolved before anything starts: every flag validated
+// and parsed, the tokenizer and dataset loaded, the load planned. Nothing
+// in it needs closing.
+type prepared struct {
+	c       Config
+	kind    endpoint.Kind
+	ep      *endpoint.Endpoint
+	reuse   loadgen.ConnectionReuse
+	uiMode  tui.Mode
+	extra   map[string]any
+	headers http.Header // as sent: the API key's Authorization included
+	slos    []metrics.SLO
+	counter metrics.TokenCounter // nil: counts from usage or SSE events
+	maxConc int                  // the largest concurrency cap of any stage
+	stamps  loadgen.Timestamps
+	ds      *datasets.Dataset
+	plan    *plan
+	live    *liveSession // nil: the run follows its plan, unwatched
+}
+
+// prepare validates c and resolves it into a plan. It starts nothing and
+// writes nothing but the dataset's report lines to log.
+func prepare(c Config, log io.Writer) (*prepared, error) {
+	p := &prepared{c: c}
+	var err error
+	if p.kind, err = endpoint.ParseKind(c.EndpointType); err != nil {
+		return nil, &UsageError{err}
+	}
+	if err := c.validate(); err != nil {
+		return nil, err
+	}
+	var ok bool
+	if p.stamps, ok = loadgen.ParseTimestamps(c.Timestamps); !ok {
+		return nil, &UsageError{fmt.Errorf("--timestamps %q: want kernel or read", c.Timestamps)}
+	}
+	if c.URL != "" && c.URL != "mock" {
+		if _, err := loadgen.RequestURL(c.URL, endpoint.Chat.Path()); err != nil {
+			return nil, usagef("--url: %w", err)
+		}
+	}
+	if p.uiMode, err = tui.ParseMode(c.UI, c.StdoutTTY); err != nil {
+		return nil, usagef("--ui %w", err)
+	}
+	if p.extra, err = ParseExtraInputs(c.ExtraInputs); err != nil {
+		return nil, &UsageError{err}
+	}
+	if p.headers, err = ParseHeaders(c.Headers); err != nil {
+		return nil, &UsageError{err}
+	}
+	if p.ep, err = c.endpointFor(p.kind, p.extra); err != nil {
+		return nil, err
+	}
+	if p.reuse, err = loadgen.ParseConnectionReuse(c.ConnectionReuse); err != nil {
+		return nil, usagef("--connection-reuse-strategy: %w", err)
+	}
+	if name, value := p.ep.KeyHeader(c.APIKey); c.APIKey != "" && p.headers.Get(name) == "" {
+		p.headers.Set(name, value)
+	}
+	if p.slos, err = metrics.ParseGoodput(c.Goodput); err != nil {
+		return nil, usagef("--goodput: %w", err)
+	}
+	builder, counter, err := c.loadTokenizer()
+	if err != nil {
+		return nil, err
+	}
+	p.counter = counter
+	load, err := c.parseLoad()
+	if err != nil {
+		return nil, err
+	}
+	p.maxConc = maxInt(load.concs)
+	if p.ds, err = c.loadDataset(builder, c.WarmupCount+c.promptsNeeded(load), log); err != nil {
+		return nil, err
+	}
+	if p.ep.Info().Rankings {
+		addPassages(p.ds, c.RankingsPassagesMean, c.RankingsPassagesStddev, c.Seed)
+	}
+	if p.plan, err = c.plan(p.ds, load); err != nil {
+		return nil, err
+	}
+	if p.live, err = p.prepareLive(); err != nil {
+		return nil, err
+	}
+	return p, nil
+}
+
+// outcome is what executing a prepared run produced, for report.
+type outcome struct {
+	target     string
+	dir        string
+	start, end time.Time
+	summary    *metrics.Summary
+	telemetry  *telemetry.Data
+	energy     float64       // joules the GPUs used (0: unknown)
+	cancelled  bool          // ctx ended the run (not the failure threshold)
+	runErr     error         // the generator's
+	clockDrift time.Duration // wall clock against the run clock (a step moves kernel stamps)
+	errs       []error       // the UI's, the exports' and telemetry's
+}
+
+// execute starts the target, the exports, the collector, telemetry and the
+// UI, applies the plan and tears all of it down again, on every path, in
+// one place.
+func (p *prepared) execute(ctx context.Context, log io.Writer) (o *outcome, err error) {
+	c := &p.c
+	var cleanup []func()
+	defer func() {
+		for i := len(cleanup) - 1; i >= 0; i-- {
+			cleanup[i]()
+		}
+	}()
+	o = &outcome{dir: c.ArtifactDir}
+
+	target, stopTarget, err := c.target(ctx, log)
+	if err != nil {
+		return nil, err
+	}
+	cleanup = append(cleanup, stopTarget)
+	o.target = target
+
+	if o.dir == "" {
+		o.dir = DefaultArtifactDir(c.Model, string(p.kind), p.plan.dirMode())
+	}
+	if err := os.MkdirAll(o.dir, 0o755); err != nil {
+		return nil, fmt.Errorf("--output-artifact-dir: %w", err)
+	}
+	jsonlFile, err := os.Create(filepath.Join(o.dir, FileJSONL))
+	if err != nil {
+		return nil, err
+	}
+	cleanup = append(cleanup, func() { jsonlFile.Close() })
+	inputsFile, err := os.Create(filepath.Join(o.dir, FileInputs))
+	if err != nil {
+		return nil, err
+	}
+	cleanup = append(cleanup, func() { inputsFile.Close() })
+
+	o.start = time.Now()
+	clock := func() int64 { return int64(time.Since(o.start)) }
+	jsonl := export.NewJSONL(jsonlFile, o.start)
+	inputs := export.NewInputs(inputsFile)
+	cleanup = append(cleanup, func() { _ = inputs.Close() }) // its writer goroutine ends on every path
+	colOpts := []metrics.Option{metrics.WithClock(clock), metrics.WithGoodput(p.slos), metrics.WithSink(jsonl)}
+	if p.counter != nil {
+		colOpts = append(colOpts, metrics.WithTokenizer(p.counter))
+	}
+	if len(p.plan.values) > 1 {
+		colOpts = append(colOpts, metrics.WithStages(p.plan.mode, p.plan.values))
+	}
+	colOpts = append(colOpts, p.live.sinks(clock)...)
+	col := metrics.NewCollector(colOpts...)
+	closeCol := sync.OnceValue(col.Close)
+	cleanup = append(cleanup, func() { closeCol() })
+
+	logw := &heldLog{w: log}
+	if p.uiMode == tui.ModeDashboard {
+		logw.hold()
+	}
+	cleanup = append(cleanup, logw.release)
+
+	ep := p.ep
+	genOpts := []loadgen.Option{
+		loadgen.WithStart(o.start),
+		loadgen.WithHeaders(p.headers),
+		loadgen.WithRequestTimeout(c.Timeout),
+		loadgen.WithGracePeriod(c.Grace),
+		loadgen.WithClient(&http.Client{Transport: loadgen.NewTransport(p.maxConc)}),
+		loadgen.WithBodyHook(inputs.Add),
+		loadgen.WithSecrets(secretValues(c.APIKey, p.headers)...),
+		loadgen.WithTimestamps(p.stamps),
+		loadgen.WithConnectionReuse(p.reuse),
+		loadgen.WithSessionHeader(c.SessionHeader),
+		// Live: printed at once (after the dashboard leaves, while it runs)
+		// and shown on the dashboard; the summary's warnings repeat it.
+		loadgen.WithWarning(func(msg string) {
+			fmt.Fprintf(logw, "warning: %s\n", msg)
+			col.Warn(msg)
+		}),
+	}
+	if c.FailedThreshold > 0 {
+		genOpts = append(genOpts, loadgen.WithFailureThreshold(c.FailedThreshold, max(p.maxConc, 10)))
+	}
+	gen, err := loadgen.New(target, ep, p.ds, col, genOpts...)
+	if err != nil {
+		return nil, &UsageError{err}
+	}
+
+	tel, err := c.startTelemetry(ctx, target, o.dir, o.start, logw)
+	if err != nil {
+		return nil, err
+	}
+
+	runCtx, stopIssuing := context.WithCancel(ctx)
+	defer stopIssuing()
+	if err := p.live.start(ctx, c.ControlAddr, func() int64 { return col.Snapshot().InFlight }, logw); err != nil {
+		return nil, err
+	}
+	info := tui.Info{Model: c.Model, URL: target, Endpoint: string(p.kind), Mode: p.plan.mode,
+		Target: p.plan.targetLabel(), TotalRequests: p.plan.total, Duration: c.Duration, Control: p.live.control()}
+	if len(p.plan.values) > 1 {
+		info.Stages = p.plan.values
+	}
+	frame := func() tui.Frame { return p.live.frame(tel.live.frame(col.Snapshot())) }
+	uiErr := present(ctx, p.uiMode, info, frame, log, stopIssuing, func() {
+		o.runErr = p.live.run(runCtx, gen, p.plan.stages, stopIssuing, logw, tel.live.servers)
+	})
+	telData, telErr := tel.stop()
+	o.summary = closeCol()
+	o.clockDrift = gen.ClockDrift()
+	logw.release()
+	o.end = time.Now()
+	o.cancelled = runCtx.Err() != nil && !errors.Is(o.runErr, loadgen.ErrFailureThreshold) && p.live.trip() == nil
+	if telData != nil {
+		o.telemetry = telData
+		if j, ok := tel.col.EnergyJoules(); ok {
+			o.energy = j
+		}
+	}
+	o.errs = []error{uiErr, jsonl.Err(), inputs.Close(), telErr}
+	return o, nil
+}
+
+// report judges the run, writes the summary exports and prints the
+// console summary.
+func (p *prepared) report(o *outcome, out io.Writer) (*Result, error) {
+	c := &p.c
+	aborted := errors.Is(o.runErr, loadgen.ErrFailureThreshold)
+	res := &Result{Summary: o.summary, Dir: o.dir, Cancelled: o.cancelled, Aborted: aborted}
+	c.judge(o.summary, p.plan)
+
+	run := export.Run{
+		SurgeVersion: c.Version, Start: o.start, End: o.end, WasCancelled: res.Cancelled || res.Aborted,
+		InputConfig: c.inputConfig(p.headers),
+		RunInfo: map[string]any{"target_url": o.target, "endpoint": p.ep.Path(), "dataset": p.ds.Name,
+			"conversations": len(p.ds.Conversations), "mode": p.plan.mode, "stage_values": p.plan.values,
+			"timestamps": p.stamps.String(), "kernel_timestamps_supported": wire.Supported,
+			"clock_drift_ms": float64(o.clockDrift) / 1e6},
+		Extra: map[string]float64{},
+	}
+	if cal, err := calibrate.Load(); err == nil && cal != nil {
+		run.RunInfo.(map[string]any)["client_calibration"] = cal
+	}
+	if o.clockDrift > time.Millisecond && p.stamps == loadgen.KernelTimestamps {
+		o.summary.Warnings = append(o.summary.Warnings, fmt.Sprintf(
+			"the wall clock moved %.1f ms against the monotonic clock during the run: kernel timestamps after the step are off by up to that much", float64(o.clockDrift)/1e6))
+	}
+	if o.telemetry != nil {
+		run.Telemetry = o.telemetry
+		if j := o.energy; j > 0 {
+			if toks := o.summary.Run[metrics.TotalOutputTokens]; toks > 0 {
+				run.Extra["output_tokens_per_joule"] = toks / j
+				run.Extra["energy_per_output_token"] = j / toks
+			}
+		}
+	}
+	errs := o.errs
+	if o.runErr != nil && !aborted {
+		errs = append(errs, o.runErr)
+	}
+	p.live.annotate(o.summary, run.RunInfo.(map[string]any))
+	title := fmt.Sprintf("surge profile: %s @ %s (%s, %s %s)", c.Model, o.target, p.kind, p.plan.mode, p.plan.targetLabel())
+	if c.Search != nil {
+		title = fmt.Sprintf("surge search: %s @ %s (%s, %s from %s)", c.Model, o.target, p.kind, p.plan.mode, p.plan.targetLabel())
+	}
+	errs = append(errs, report(out, o.dir, title, o.summary, run))
+	if err := p.live.conclude(out); err != nil {
+		errs = append(errs, err)
+	}
+	if aborted {
+		fmt.Fprintf(out, "stopped early: %v (--failed-request-threshold %g)\n", o.runErr, c.FailedThreshold)
+		return res, o.runErr
+	}
+	return res, errors.Join(errs...)
+}
+
+// maxPrompts bounds the synthetic prompts built for a duration-bound run.
+const maxPrompts = 200_000
+
+// promptsNeeded is how many distinct synthetic prompts a run uses: one per
+// request of every stage, so no prompt repeats and a server's prefix cache
+// sees no accidental hits. A duration-bound run sizes it from the rate (or
+// a generous guess for a closed loop); the prompts then cycle if needed.
+func (c *Config) promptsNeeded(l load) int {
+	stages := max(len(l.concs), len(l.rates), 1)
+	n := max(c.RequestCount, defaultRequestCount) * stages
+	if c.Duration > 0 && c.RequestCount == 0 {
+		secs := c.Duration.Seconds() * float64(stages)
+		guess := 1000.0
+		for _, r := range l.rates {
+			guess = max(guess, r*secs*1.1)
+		}
+		n = int(min(guess, maxPrompts))
+	}
+	return n
+}
+
+// target returns the server to benchmark: --url, or the embedded mock
+// started on a free loopback port when --url is empty or "mock".
+func (c *Config) target(ctx context.Context, log io.Writer) (url string, stop func(), err error) {
+	if c.URL != "" && c.URL != "mock" {
+		return c.URL, func() {}, nil
+	}
+	mock, err := mockserver.Start(ctx, "127.0.0.1:0", mockserver.Config{TTFT: 20 * time.Millisecond, ITL: 5 * time.Millisecond, Model: c.Model})
+	if err != nil {
+		return "", nil, fmt.Errorf("starting the embedded mock server: %w", err)
+	}
+	fmt.Fprintf(log, "no --url given: benchmarking the embedded mock server at %s (TTFT 20ms, ITL 5ms)\n", mock.URL())
+	return mock.URL(), func() { _ = mock.Close(context.Background()) }, nil
+}
+
+// report writes the summary exports, prints the console table and lists
+// every file of the run.
+func report(out io.Writer, dir, title string, s *metrics.Summary, run export.Run) error {
+	err := errors.Join(
+		writeFile(filepath.Join(dir, FileJSON), func(w io.Writer) error { return export.JSON(w, s, run) }),
+		writeFile(filepath.Join(dir, FileCSV), func(w io.Writer) error { return export.CSV(w, s) }),
+	)
+	export.Console(out, title, s)
+	fmt.Fprintf(out, "\nExports in %s:\n", dir)
+	for _, f := range []string{FileJSON, FileCSV, FileJSONL, FileInputs, FileGPUTelemetry, FileServerMetrics} {
+		if _, statErr := os.Stat(filepath.Join(dir, f)); statErr == nil {
+			fmt.Fprintf(out, "  %s\n", filepath.Join(dir, f))
+		}
+	}
+	return err
+}
+
+// judge marks the knee of a sweep and adds the warnings the schedule
+// earns: an achieved rate under 95% of the target.
+func (c *Config) judge(s *metrics.Summary, p *plan) {
+	if s.MarkKnee(c.KneeFactor) {
+		s.Warnings = append(s.Warnings, fmt.Sprintf(
+			"knee at %s %g: p95 TTFT rose more than %g× over the first stage while throughput gained < 10%%; recommended operating point: %s %g",
+			p.mode, s.Stages[s.Knee].Value, kneeFactor(c.KneeFactor), p.mode, s.Stages[s.Operating].Value))
+	}
+	// Judge the client by the schedule it was given (a Poisson sample's own
+	// rate), not the nominal target a short sample can miss by chance.
+	if p.target > 0 && s.IntendedRate > 0 && s.SendRate < 0.95*s.IntendedRate {
+		s.Warnings = append(s.Warnings, fmt.Sprintf(
+			"achieved request rate %.2f/s is %.1f%% of the schedule's %.2f/s (--request-rate %g): the client fell behind",
+			s.SendRate, 100*s.SendRate/s.IntendedRate, s.IntendedRate, p.target))
+	}
+}
+
+func kneeFactor(f float64) float64 {
+	if f > 0 {
+		return f
+	}
+	return metrics.DefaultKneeFactor
+}
+
+// targetLabel is the mode's value as shown to people: "8", "1,2,4".
+func (p *plan) targetLabel() string {
+	parts := make([]string, len(p.values))
+	for i, v := range p.values {
+		parts[i] = strconv.FormatFloat(v, 'f', -1, 64)
+	}
+	return strings.Join(parts, ",")
+}
+
+// secretValues lists what must never be exported: the API key, and the
+// values of secret headers, with and without a "Bearer " scheme.
+func secretValues(apiKey string, h http.Header) []string {
+	out := []string{apiKey}
+	for k, vs := range h {
+		if !IsSecretHeader(k) {
+			continue
+		}
+		for _, v := range vs {
+			out = append(out, v)
+			if _, tok, ok := strings.Cut(v, " "); ok {
+				out = append(out, tok)
+			}
+		}
+	}
+	return out
+}
+
+func maxInt(xs []int) int {
+	m := 0
+	for _, x := range xs {
+		m = max(m, x)
+	}
+	return m
+}
+
+func writeFile(path string, write func(io.Writer) error) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	if err := write(f); err != nil {
+		f.Close()
+		return fmt.Errorf("writing %s: %w", path, err)
+	}
+	return f.Close()
+}
+
+func (c *Config) validate() error {
+	switch {
+	case c.Model == "":
+		return usagef("--model is required (the model name the server serves)")
+	case c.RequestCount < 0:
+		return usagef("--request-count must be ≥ 1, got %d", c.RequestCount)
+	case c.WarmupCount < 0:
+		return usagef("--warmup-request-count must be ≥ 0, got %d", c.WarmupCount)
+	case c.Duration < 0:
+		return usagef("--benchmark-duration must be > 0, got %s", c.Duration)
+	case c.Grace < 0:
+		return usagef("--benchmark-grace-period must be ≥ 0, got %s", c.Grace)
+	case c.Timeout <= 0:
+		return usagef("--request-timeout-seconds must be > 0")
+	case c.ISL <= 0:
+		return usagef("--isl must be ≥ 1, got %d", c.ISL)
+	case c.OSL < 0:
+		return usagef("--osl must be ≥ 0, got %d", c.OSL)
+	case c.ISLStddev < 0 || c.OSLStddev < 0:
+		return usagef("--isl-stddev and --osl-stddev must be ≥ 0")
+	case c.FailedThreshold < 0 || c.FailedThreshold > 1:
+		return usagef("--failed-request-threshold must be between 0 and 1, got %g", c.FailedThreshold)
+	case c.KneeFactor < 0:
+		return usagef("--knee-factor must be > 1, got %g", c.KneeFactor)
+	case c.NumUsers > 0 && c.UserCentricRate <= 0:
+		return usagef("--num-users needs --user-centric-rate (the users' combined requests per second)")
+	case c.GPUInterval < 0:
+		return usagef("--gpu-telemetry-interval must be > 0")
+	case c.ServerInterval < 0:
+		return usagef("--server-metrics-interval must be > 0")
+	}
+	return nil
+}
+
+var unsafeChars = regexp.MustCompile(`[^A-Za-z0-9._-]+`)
+
+// DefaultArtifactDir is artifacts/<model>-<endpoint>-<mode><value>.
+func DefaultArtifactDir(model, kind, mode string) string {
+	name := strings.Trim(unsafeChars.ReplaceAllString(model, "_"), "_")
+	return filepath.Join("artifacts", fmt.Sprintf("%s-%s-%s", name, kind, mode))
+}

@@ -1,0 +1,140 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/surgebench/surge/loadgen"
+	"github.com/surgebench/surge/metrics"
+	"github.com/surgebench/surge/telemetry"
+	"github.com/surgebench/surge/tui"
+)
+
+// Telemetry export file names.
+const (
+	FileGPUTelemetry  = "gpu_telemetry_export.jsonl"
+	FileServerMetrics = "server_metrics_export.jsonl"
+)
+
+// telemetryRun samples GPUs and server metrics for the length of a run.
+type telemetryRun struct {
+	col    *telemetry.Collector
+	live   liveTelemetry
+	cancel context.CancelFunc
+	done   chan error
+	files  []*os.File
+}
+
+// startTelemetry starts the samplers the flags ask for. Sources that are
+// not there (no NVML, no /metrics) are reported once and skipped; the run
+// goes on without them.
+func (c *Config) startTelemetry(ctx context.Context, target, dir string, start time.Time, log io.Writer) (*telemetryRun, error) {
+	logf := func(format string, args ...any) { fmt.Fprintf(log, format+"\n", args...) }
+	var gpus []telemetry.GPUSource
+	if !c.NoGPUTelemetry {
+		if src, err := telemetry.NVML(); err != nil {
+			logf("GPU telemetry: %v", err)
+		} else {
+			gpus = append(gpus, src)
+		}
+	}
+	for _, u := range c.GPUTelemetryURLs {
+		gpus = append(gpus, telemetry.DCGM(u, nil))
+	}
+	servers := c.ServerMetricsURLs
+	if len(servers) == 0 && !c.NoServerMetrics {
+		u, err := loadgen.BaseURL(target)
+		if err != nil {
+			return nil, &UsageError{fmt.Errorf("--server-metrics: %w", err)}
+		}
+		servers = []string{telemetry.MetricsURL(u)}
+	}
+	t := &telemetryRun{done: make(chan error, 1)}
+	opts := []telemetry.Option{
+		telemetry.Start(start), telemetry.GPU(gpus...), telemetry.ServerMetrics(servers...),
+		telemetry.Logf(logf), telemetry.OnSample(t.live.record),
+	}
+	if c.GPUInterval > 0 {
+		opts = append(opts, telemetry.Interval(c.GPUInterval))
+	}
+	if c.ServerInterval > 0 {
+		opts = append(opts, telemetry.ServerInterval(c.ServerInterval))
+	}
+	if len(gpus) > 0 {
+		f, err := os.Create(filepath.Join(dir, FileGPUTelemetry))
+		if err != nil {
+			return nil, err
+		}
+		t.files = append(t.files, f)
+		opts = append(opts, telemetry.GPUSink(f))
+	}
+	if len(servers) > 0 {
+		f, err := os.Create(filepath.Join(dir, FileServerMetrics))
+		if err != nil {
+			t.close()
+			return nil, err
+		}
+		t.files = append(t.files, f)
+		opts = append(opts, telemetry.ServerSink(f))
+	}
+	t.col = telemetry.New(opts...)
+	ctx, t.cancel = context.WithCancel(context.WithoutCancel(ctx))
+	go func() { t.done <- t.col.Run(ctx) }()
+	return t, nil
+}
+
+// stop ends sampling and returns the summary for telemetry_data (nil when
+// nothing was sampled).
+func (t *telemetryRun) stop() (*telemetry.Data, error) {
+	t.cancel()
+	err := <-t.done
+	t.close()
+	return t.col.Summary(), err
+}
+
+func (t *telemetryRun) close() {
+	for _, f := range t.files {
+		f.Close()
+	}
+}
+
+// liveTelemetry keeps the latest GPU and server readings for the
+// dashboard's panels: display only, so they never pass through metrics.
+type liveTelemetry struct {
+	mu     sync.Mutex
+	gpus   []telemetry.GPUSample
+	server []telemetry.ServerSample
+}
+
+// record is the sampler's OnSample: a kind with no source this round (nil)
+// keeps its last readings.
+func (l *liveTelemetry) record(gpus []telemetry.GPUSample, server []telemetry.ServerSample) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if gpus != nil {
+		l.gpus = slices.Clone(gpus)
+	}
+	if server != nil {
+		l.server = slices.Clone(server)
+	}
+}
+
+// servers is the latest server scrape per endpoint (for --stop-on).
+func (l *liveTelemetry) servers() []telemetry.ServerSample {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return slices.Clone(l.server)
+}
+
+// frame is snap with the latest readings, as the dashboard draws it.
+func (l *liveTelemetry) frame(snap metrics.Snapshot) tui.Frame {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return tui.Frame{Snapshot: snap, GPUs: slices.Clone(l.gpus), Server: slices.Clone(l.server)}
+}

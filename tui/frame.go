@@ -1,0 +1,20 @@
+package tui
+
+import (
+	"github.com/surgebench/surge/metrics"
+	"github.com/surgebench/surge/telemetry"
+)
+
+// Frame is what one redraw shows: the collector's snapshot and, for the GPU
+// and server panels, the latest telemetry readings. The app assembles it;
+// the telemetry part is for display only and never reaches metrics.
+type Frame struct {
+	metrics.Snapshot
+	// GPUs holds the latest reading per GPU; Server the latest scrape per
+	// server metrics endpoint.
+	GPUs   []telemetry.GPUSample
+	Server []telemetry.ServerSample
+	// Live is a live session's setting and search progress (nil: the run
+	// is not live).
+	Live *LiveState
+}

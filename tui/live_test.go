@@ -1,0 +1,101 @@
+package tui
+
+import (
+	"errors"
+	"strings"
+	"testing"
+
+	tea "github.com/charmbracelet/bubbletea"
+	"github.com/charmbracelet/x/ansi"
+
+	"github.com/surgebench/surge/metrics"
+)
+
+// fakeControl applies actions to a concurrency the way loadgen's
+// Controller does, and counts the calls.
+type fakeControl struct {
+	st    LiveState
+	calls []Action
+}
+
+func (f *fakeControl) apply(a Action) (LiveState, error) {
+	f.calls = append(f.calls, a)
+	switch a {
+	case StepUp:
+		f.st.Value++
+	case StepDown:
+		f.st.Value--
+	case Double:
+		f.st.Value *= 2
+	case Halve:
+		f.st.Value /= 2
+	case Pause:
+		f.st.Paused = true
+	case Resume:
+		f.st.Paused = false
+	}
+	if f.st.Value < 1 {
+		f.st.Value = 1
+		return f.st, errors.New("at the minimum")
+	}
+	return f.st, nil
+}
+
+func press(t *testing.T, m model, key string) model {
+	t.Helper()
+	k := tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune(key)}
+	next, cmd := m.Update(k)
+	m = next.(model)
+	if cmd == nil {
+		t.Fatalf("key %q started no command", key)
+	}
+	next, _ = m.Update(cmd()) // the command's result, as the program delivers it
+	return next.(model)
+}
+
+func TestLiveKeysShowAtOnce(t *testing.T) {
+	t.Parallel()
+	f := &fakeControl{st: LiveState{Mode: "concurrency", Value: 8}}
+	m := newModel(Info{Model: "m", Mode: "concurrency", Target: "8", Control: f.apply}, func() {})
+	m = m.apply(Frame{Snapshot: metrics.Snapshot{Concurrency: 8, Run: map[string]metrics.Quantiles{}}, Live: &f.st})
+	for _, step := range []struct {
+		key, want string
+	}{
+		{"+", "live concurrency 9"},
+		{"]", "live concurrency 18"},
+		{"[", "live concurrency 9"},
+		{"-", "live concurrency 8"},
+		{"p", "live concurrency 8 paused"},
+		{"r", "live concurrency 8  in-flight"},
+	} {
+		m = press(t, m, step.key)
+		if got := ansi.Strip(m.load.View(100)); !strings.Contains(got, step.want) {
+			t.Errorf("after %q the load panel shows %q, want %q", step.key, got, step.want)
+		}
+	}
+	if len(f.calls) != 6 {
+		t.Errorf("calls %v", f.calls)
+	}
+	f.st.Value = 1
+	m = press(t, m, "-")
+	if got := ansi.Strip(m.load.View(100)); !strings.Contains(got, "at the minimum") {
+		t.Errorf("a refused change is not shown: %q", got)
+	}
+}
+
+func TestLiveKeysNeedControl(t *testing.T) {
+	t.Parallel()
+	m := newModel(Info{Model: "m"}, func() {})
+	if _, ok := m.liveKey(tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune("+")}); ok {
+		t.Error("a run without live control answered +")
+	}
+}
+
+func TestSimpleLineShowsLive(t *testing.T) {
+	t.Parallel()
+	line := progressLine(Info{}, Frame{Snapshot: metrics.Snapshot{Run: map[string]metrics.Quantiles{}},
+		Live: &LiveState{Mode: "request_rate", Value: 12.5, Search: "bisecting [10, 20) probe 15: running"}})
+	if !strings.Contains(line, "live request_rate 12.5  search bisecting [10, 20) probe 15: running") {
+		t.Errorf("line %q", line)
+	}
+}
