@@ -118,6 +118,7 @@ var options = []option{
 	{flag: &cli.StringFlag{Category: catLoad, Name: "stop-on", Usage: "stop early when a condition holds for a window, e.g. \"time_to_first_token:p95:2000@30s error_rate:0.1@10s kv_cache_usage>=0.99@5s\""}, field: func(c *Config) any { return &c.StopOn }},
 	{flag: &cli.StringFlag{Category: catOutput, Name: "ui", Usage: "dashboard, simple or none (default: dashboard on a terminal, none otherwise)"}, field: func(c *Config) any { return &c.UI }},
 	{flag: &cli.StringFlag{Category: catOutput, Name: "output-artifact-dir", Usage: "export folder (default artifacts/<model>-<endpoint>-<mode><value>)"}, field: func(c *Config) any { return &c.ArtifactDir }},
+	{flag: &cli.BoolFlag{Category: catOutput, Name: "report", Usage: "also write report.html (as surge report does) in the export folder at the end"}, field: func(c *Config) any { return &c.Report }},
 }
 
 // profileFlags binds every option to c: parsing the command line fills c,

@@ -25,6 +25,9 @@ type Run struct {
 	Telemetry any
 	// Extra holds derived values added at the top level (energy per token).
 	Extra map[string]float64
+	// Fingerprint is the run's fingerprint (metrics/fingerprint; nil:
+	// omitted).
+	Fingerprint any
 }
 
 // JSON writes profile_export_aiperf.json: a flat object keyed by metric tag
@@ -66,6 +69,9 @@ func JSON(w io.Writer, s *metrics.Summary, run Run) error {
 	o.set("warnings", nonNil(s.Warnings))
 	o.set("input_config", run.InputConfig)
 	o.set("run_info", run.RunInfo)
+	if run.Fingerprint != nil {
+		o.set("fingerprint", run.Fingerprint)
+	}
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
 	return enc.Encode(o)
