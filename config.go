@@ -94,6 +94,7 @@ type Config struct {
 	UI          string // --ui
 	StdoutTTY   bool   // whether stdout is a terminal (picks the default UI)
 	ArtifactDir string // --output-artifact-dir
+	Report      bool   // --report: report.html in ArtifactDir at the end
 
 	// Version is surge's version for the exports.
 	Version string

@@ -122,6 +122,7 @@ var options = []option{
 	{flag: &cli.StringFlag{Category: catShard, Name: "start-at", Usage: "start issuing at this instant (RFC 3339, e.g. 2026-05-01T12:00:00Z), so every shard starts together; a late start is reported, never hidden"}, field: func(c *Config) any { return &c.StartAt }},
 	{flag: &cli.StringFlag{Category: catOutput, Name: "ui", Usage: "dashboard, simple or none (default: dashboard on a terminal, none otherwise)"}, field: func(c *Config) any { return &c.UI }},
 	{flag: &cli.StringFlag{Category: catOutput, Name: "output-artifact-dir", Usage: "export folder (default artifacts/<model>-<endpoint>-<mode><value>)"}, field: func(c *Config) any { return &c.ArtifactDir }},
+	{flag: &cli.BoolFlag{Category: catOutput, Name: "report", Usage: "also write report.html (as surge report does) in the export folder at the end"}, field: func(c *Config) any { return &c.Report }},
 }
 
 // profileFlags binds every option to c: parsing the command line fills c,

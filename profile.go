@@ -23,6 +23,7 @@ import (
 	"github.com/surgebench/surge/loadgen/wire"
 	"github.com/surgebench/surge/metrics"
 	"github.com/surgebench/surge/metrics/export"
+	"github.com/surgebench/surge/metrics/fingerprint"
 	"github.com/surgebench/surge/telemetry"
 	"github.com/surgebench/surge/tui"
 )
@@ -175,11 +176,12 @@ type outcome struct {
 	start, end time.Time
 	summary    *metrics.Summary
 	telemetry  *telemetry.Data
-	energy     float64       // joules the GPUs used (0: unknown)
-	cancelled  bool          // ctx ended the run (not the failure threshold)
-	runErr     error         // the generator's
-	clockDrift time.Duration // wall clock against the run clock (a step moves kernel stamps)
-	late       time.Duration // how late the run started for --start-at
+	energy     float64             // joules the GPUs used (0: unknown)
+	cancelled  bool                // ctx ended the run (not the failure threshold)
+	runErr     error               // the generator's
+	clockDrift time.Duration       // wall clock against the run clock (a step moves kernel stamps)
+	server     *fingerprint.Server // what the target says it is (nil: nothing)
+	late       time.Duration       // how late the run started for --start-at
 	state      *metrics.State
 	errs       []error // the UI's, the exports' and telemetry's
 }
@@ -203,6 +205,7 @@ func (p *prepared) execute(ctx context.Context, log io.Writer) (o *outcome, err 
 	}
 	cleanup = append(cleanup, stopTarget)
 	o.target = target
+	o.server = probeServer(ctx, target, p.headers)
 
 	if o.dir == "" {
 		o.dir = DefaultArtifactDir(c.Model, string(p.kind), p.plan.dirMode()+p.shardDir())
@@ -337,6 +340,7 @@ func (p *prepared) report(o *outcome, out io.Writer) (*Result, error) {
 	if o.late > lateWarnAfter {
 		o.summary.Warnings = append(o.summary.Warnings, p.lateWarning(o.late))
 	}
+	run.Fingerprint = p.fingerprint(run.InputConfig.(map[string]any), o.server)
 	if cal, err := calibrate.Load(); err == nil && cal != nil {
 		run.RunInfo.(map[string]any)["client_calibration"] = cal
 	}
@@ -366,6 +370,9 @@ func (p *prepared) report(o *outcome, out io.Writer) (*Result, error) {
 		title = fmt.Sprintf("surge search: %s @ %s (%s, %s from %s)", c.Model, o.target, p.kind, p.plan.mode, p.plan.targetLabel())
 	}
 	errs = append(errs, report(out, o.dir, title, o.summary, o.state, run))
+	if c.Report {
+		errs = append(errs, writeRunReport(out, o.dir))
+	}
 	if err := p.live.conclude(out); err != nil {
 		errs = append(errs, err)
 	}

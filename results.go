@@ -2,7 +2,9 @@ package main
 
 import (
 	"fmt"
+	"io"
 	"os"
+	"path/filepath"
 
 	"github.com/urfave/cli/v2"
 
@@ -51,6 +53,21 @@ func reportCommand() *cli.Command {
 			return nil
 		},
 	}
+}
+
+// writeRunReport writes report.html into a finished run's folder (surge
+// profile --report), read back from its exports as surge report reads it.
+func writeRunReport(out io.Writer, dir string) error {
+	run, err := artifact.Load(dir)
+	if err != nil {
+		return fmt.Errorf("--report: %w", err)
+	}
+	paths, err := runreport.Write(filepath.Join(dir, "report.html"), runreport.FormatHTML, []*artifact.Run{run})
+	if err != nil {
+		return fmt.Errorf("--report: %w", err)
+	}
+	fmt.Fprintf(out, "  %s\n", paths[0])
+	return nil
 }
 
 // positional returns the command's folder arguments; a flag after them is a

@@ -97,6 +97,10 @@ func TestShardProcessesMergeIntoTheWholeRun(t *testing.T) {
 		t.Errorf("merged request bodies %s (%d), the whole run's %s (%d); want 51 bodies alike", gotSum, gotN, wantSum, wantN)
 	}
 	w, m := readExport(t, whole), readExport(t, merged)
+	fw, fm := w["fingerprint"].(map[string]any), m["fingerprint"].(map[string]any)
+	if fw["workload"] == nil || fm["workload"] != fw["workload"] {
+		t.Errorf("merged fingerprint %v, whole run's %v: want one workload", fm, fw)
+	}
 	for _, tag := range []string{"request_count", "error_request_count", "total_input_tokens", "total_output_tokens"} {
 		if g, want := runAvg(t, m, tag), runAvg(t, w, tag); g != want {
 			t.Errorf("%s: merged %v, whole run %v", tag, g, want)

@@ -22,6 +22,9 @@
 package tokenizer
 
 import (
+	"crypto/sha256"
+	"encoding/binary"
+	"fmt"
 	"sync"
 	"unicode/utf8"
 
@@ -103,6 +106,35 @@ func (t *Tokenizer) Decode(ids []int) string {
 		}
 	}
 	return string(b)
+}
+
+// Digest identifies the tokenizer for a run's fingerprint: a SHA-256 of
+// its vocabulary (every id's bytes, in id order, and which ids exist) and
+// its normalization. The same tokenizer digests alike however its file is
+// formatted or compressed (the embedded Qwen3 and Qwen3's own
+// tokenizer.json do); the merges are left out, as a byte-level BPE's
+// vocabulary already names its model.
+func (t *Tokenizer) Digest() [32]byte {
+	h := sha256.New()
+	var buf [4]byte
+	binary.LittleEndian.PutUint32(buf[:], uint32(len(t.offs)))
+	h.Write(buf[:])
+	for _, o := range t.offs {
+		binary.LittleEndian.PutUint32(buf[:], o)
+		h.Write(buf[:])
+	}
+	for _, k := range t.known {
+		if k {
+			h.Write([]byte{1})
+		} else {
+			h.Write([]byte{0})
+		}
+	}
+	fmt.Fprintf(h, "nfc=%t ignore_merges=%t\n", t.nfc, t.ignoreMerges)
+	h.Write([]byte(t.text))
+	var d [32]byte
+	h.Sum(d[:0])
+	return d
 }
 
 func (t *Tokenizer) valid(id int) bool { return id >= 0 && id < len(t.known) && t.known[id] }

@@ -289,3 +289,41 @@ func FuzzRoundTrip(f *testing.F) {
 		}
 	})
 }
+
+// TestDigest: one vocabulary digests alike however its file is laid out; a
+// changed token or normalizer changes it.
+func TestDigest(t *testing.T) {
+	t.Parallel()
+	var vocab []string
+	for b := range 256 {
+		vocab = append(vocab, fmt.Sprintf("%q: %d", string(byteToRune[b]), b))
+	}
+	file := func(extra, normalizer, sep string) *Tokenizer {
+		t.Helper()
+		v := append(slices.Clone(vocab), extra)
+		f := fmt.Sprintf(`{"normalizer": %s, "pre_tokenizer": {"type": "ByteLevel", "add_prefix_space": false, "use_regex": true},%s"decoder": {"type": "ByteLevel"}, "model": {"type": "BPE", "vocab": {%s}, "merges": []}}`,
+			normalizer, sep, strings.Join(v, ","+sep))
+		p := filepath.Join(t.TempDir(), FileName)
+		if err := os.WriteFile(p, []byte(f), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		tok, err := Load(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return tok
+	}
+	base := file(`"ab": 256`, "null", "")
+	if base.Digest() != file(`"ab": 256`, "null", "\n  ").Digest() {
+		t.Errorf("whitespace changed the digest")
+	}
+	if base.Digest() == file(`"ac": 256`, "null", "").Digest() {
+		t.Errorf("a different token digests alike")
+	}
+	if base.Digest() == file(`"ab": 256`, `{"type": "NFC"}`, "").Digest() {
+		t.Errorf("NFC normalization digests alike")
+	}
+	if base.Digest() == qwen3(t).Digest() {
+		t.Errorf("the minimal file and Qwen3 digest alike")
+	}
+}

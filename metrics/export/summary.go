@@ -28,6 +28,9 @@ type Run struct {
 	// Shards holds the per-shard sections of a merged export (`surge
 	// merge`): each shard's own summary; nil for a single host's run.
 	Shards []any
+	// Fingerprint is the run's fingerprint (metrics/fingerprint; nil:
+	// omitted).
+	Fingerprint any
 }
 
 // StateFile is the export's sidecar holding the run's metrics state
@@ -75,6 +78,9 @@ func JSON(w io.Writer, s *metrics.Summary, run Run) error {
 	o.set("warnings", nonNil(s.Warnings))
 	o.set("input_config", run.InputConfig)
 	o.set("run_info", run.RunInfo)
+	if run.Fingerprint != nil {
+		o.set("fingerprint", run.Fingerprint)
+	}
 	if run.Shards != nil {
 		o.set("shards", run.Shards)
 	}

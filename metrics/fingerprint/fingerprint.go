@@ -47,6 +47,9 @@ func Sum(b []byte) string {
 	return short(h[:])
 }
 
+// Short writes a SHA-256 digest (32 bytes) in the fingerprint's form.
+func Short(digest []byte) string { return short(digest) }
+
 func short(h []byte) string { return "sha256:" + hex.EncodeToString(h[:8]) }
 
 // notWorkload are input_config keys that say where and how a run was
@@ -58,6 +61,7 @@ var notWorkload = map[string]bool{
 	"gpu_telemetry": true, "gpu_telemetry_interval": true, "no_gpu_telemetry": true,
 	"server_metrics": true, "no_server_metrics": true, "knee_factor": true, "failed_request_threshold": true,
 	"request_timeout_seconds": true, "benchmark_grace_period": true, "report": true,
+	"control_addr": true, "timestamps": true, "start_at": true,
 }
 
 // Secret reports whether a configuration key may hold a credential; such

@@ -257,9 +257,11 @@ func Merge(shards []*Shard) *Result {
 	}
 
 	run := export.Run{SurgeVersion: first.Version, Start: shards[0].Start, End: shards[0].End}
+	// The merged run is the whole plan: its configuration says so (and so
+	// hashes as a whole run of the plan does).
 	cfg := maps.Clone(first.InputConfig)
-	for _, k := range ShardKeys[:2] {
-		delete(cfg, k)
+	if _, ok := cfg["shard"]; ok {
+		cfg["shard"], cfg["shards"] = "", 0
 	}
 	info := maps.Clone(first.RunInfo)
 	delete(info, "shard")
@@ -280,6 +282,7 @@ func Merge(shards []*Shard) *Result {
 	info["merged_from"] = dirs
 	info["percentiles_from"] = map[bool]string{true: "records", false: "digests"}[res.Exact]
 	run.InputConfig, run.RunInfo, run.Shards = cfg, info, sections
+	run.Fingerprint = wholeFingerprint(first.Fingerprint, cfg)
 	res.Run = run
 	return res
 }
@@ -463,4 +466,21 @@ func eachSession(r io.Reader, f func(json.RawMessage) error) error {
 		}
 	}
 	return nil
+}
+
+// wholeFingerprint is the merged run's fingerprint: shard 0's (the
+// shards' datasets, tokenizer and version were checked alike) with the
+// configuration hash of the whole plan. nil when the shards had none.
+func wholeFingerprint(shard0 map[string]any, cfg map[string]any) *fingerprint.Fingerprint {
+	if shard0 == nil {
+		return nil
+	}
+	var f fingerprint.Fingerprint
+	b, _ := json.Marshal(shard0)
+	if json.Unmarshal(b, &f) != nil {
+		return nil
+	}
+	f.Config = fingerprint.Config(cfg)
+	f.Seal()
+	return &f
 }
