@@ -45,6 +45,7 @@ func run(args []string) int {
 			calibrateCommand(),
 			reportCommand(),
 			mergeCommand(),
+			compareCommand(),
 		},
 		OnUsageError: onUsageError,
 	}
