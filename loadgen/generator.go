@@ -332,17 +332,12 @@ func (g *Generator) drain(ctx context.Context, wg *sync.WaitGroup, cancel contex
 // startStage is how every stage begins: its clock origin, a context that
 // ends with the stage's duration (cancel releases it), and its request
 // budget (Count, or unbounded when the stage is bound by time).
-func (g *Generator) startStage(ctx context.Context, st Stage) (stageCtx context.Context, cancel context.CancelFunc, start int64, budget *atomic.Int64) {
+func (g *Generator) startStage(ctx context.Context, st Stage) (stageCtx context.Context, cancel context.CancelFunc, start int64, budget *requestBudget) {
 	start, cancel = g.now(), func() {}
 	if st.Duration > 0 {
 		ctx, cancel = context.WithTimeout(ctx, st.Duration)
 	}
-	budget = new(atomic.Int64)
-	budget.Store(int64(st.Count))
-	if st.Count <= 0 {
-		budget.Store(1 << 62)
-	}
-	return ctx, cancel, start, budget
+	return ctx, cancel, start, newRequestBudget(st.Count)
 }
 
 // issue runs one stage's dispatch loop: wait for the intended time, then
@@ -358,9 +353,9 @@ func (g *Generator) issue(ctx, reqCtx context.Context, wg *sync.WaitGroup, st St
 	prepCtx, stopPrep := context.WithCancel(ctx)
 	defer stopPrep()
 	ahead := g.lookahead(prepCtx, st)
-	// The budget counts requests: the dispatcher takes one per session's
-	// first turn, sessions take one per later turn.
-	for budget.Add(-1) >= 0 {
+	// The budget counts requests; a session reserves all the turns it
+	// will send once it has its slot (see requestBudget).
+	for budget.more(ctx) {
 		next, ok := <-ahead
 		if !ok {
 			break
@@ -377,6 +372,7 @@ func (g *Generator) issue(ctx, reqCtx context.Context, wg *sync.WaitGroup, st St
 			return
 		}
 		slotWait := g.now() - slotStart
+		turns := budget.reserve(len(next.conv.Turns))
 		if st.Schedule == nil {
 			// Closed loop: the request is due the moment a slot frees.
 			intended = g.now()
@@ -392,16 +388,13 @@ func (g *Generator) issue(ctx, reqCtx context.Context, wg *sync.WaitGroup, st St
 					return slot{intended: intended, slotWait: slotWait, scheduled: st.Schedule != nil, body: next.body}, true
 				}
 				// Later turns follow the reply, after the turn's think time.
-				if budget.Add(-1) < 0 {
-					return slot{}, false
-				}
 				if d := conv.Turns[ti].Delay; d > 0 && !sleep(reqCtx, d) {
 					return slot{}, false
 				}
 				g.issued.Add(1)
 				return slot{intended: g.now()}, true
 			}
-			g.session(reqCtx, conv, st.Phase, stage, pace)
+			g.session(reqCtx, conv, budget, turns, st.Phase, stage, pace)
 		}()
 		if ctx.Err() != nil {
 			return
@@ -489,9 +482,6 @@ func (g *Generator) issueUsers(ctx, reqCtx context.Context, wg *sync.WaitGroup, 
 			defer wg.Done()
 			turns := 0 // the user's turns so far, across its sessions
 			pace := func(_ int, prevEnd int64) (slot, bool) {
-				if budget.Add(-1) < 0 {
-					return slot{}, false
-				}
 				at := plan.TurnAt(u, 0)
 				if turns > 0 {
 					at = plan.NextTurnAt(u, turns, time.Duration(prevEnd-stageStart))
@@ -505,8 +495,13 @@ func (g *Generator) issueUsers(ctx, reqCtx context.Context, wg *sync.WaitGroup, 
 				}
 				return slot{intended: intended, scheduled: true}, ctx.Err() == nil
 			}
-			for ctx.Err() == nil && budget.Load() > 0 {
-				g.session(reqCtx, g.pickConversation(st, -1), st.Phase, stage, pace)
+			for ctx.Err() == nil && budget.more(ctx) {
+				conv := g.pickConversation(st, -1)
+				n := budget.reserve(len(conv.Turns))
+				if n == 0 {
+					continue // another user took the last turns first
+				}
+				g.session(reqCtx, conv, budget, n, st.Phase, stage, pace)
 			}
 		}()
 	}
