@@ -44,6 +44,7 @@ func run(args []string) int {
 			mockServerCommand(),
 			calibrateCommand(),
 			reportCommand(),
+			compareCommand(),
 		},
 		OnUsageError: onUsageError,
 	}

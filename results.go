@@ -1,15 +1,21 @@
 package main
 
 import (
+	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
+	"strings"
 
 	"github.com/urfave/cli/v2"
 
 	"github.com/surgebench/surge/metrics/artifact"
+	"github.com/surgebench/surge/metrics/compare"
 	runreport "github.com/surgebench/surge/metrics/report"
+	"github.com/surgebench/surge/metrics/stats"
 )
 
 // reportCommand wires `surge report DIR...` to metrics/report.
@@ -53,6 +59,130 @@ func reportCommand() *cli.Command {
 			return nil
 		},
 	}
+}
+
+// compareConfig is `surge compare`'s flags.
+type compareConfig struct {
+	JSON       bool
+	Force      bool
+	FailOn     []string
+	Metrics    []string
+	Seed       uint64
+	Samples    int
+	Confidence float64
+}
+
+// compareCommand wires `surge compare A B [C…]` to metrics/compare.
+func compareCommand() *cli.Command {
+	var c compareConfig
+	return &cli.Command{
+		Name:  "compare",
+		Usage: "judge whether runs differ: per metric each run's value, the change from the first run, bootstrap intervals, a rank test and a verdict",
+		Description: "The first folder is the baseline. Exit status: 0 no --fail-on rule failed; 1 a rule failed (a significant\n" +
+			"change past its limit); 2 bad usage, or runs whose workload fingerprints differ (without --force).",
+		ArgsUsage:    "BASELINE DIR...",
+		OnUsageError: onUsageError,
+		Flags: []cli.Flag{
+			&cli.BoolFlag{Name: "json", Usage: "write the comparison as JSON (for CI)", Destination: &c.JSON},
+			&cli.BoolFlag{Name: "force", Usage: "compare runs whose workload fingerprints differ", Destination: &c.Force},
+			&cli.StringSliceFlag{Name: "fail-on", Usage: "exit 1 when a run's change passes a limit significantly, e.g. \"time_to_first_token.p99>+5%\" or \"output_token_throughput<-3%\" (repeatable)"},
+			&cli.StringSliceFlag{Name: "metrics", Usage: "per-request metrics to compare (default: " + strings.Join(compare.DefaultMetrics, ",") + ")"},
+			&cli.Uint64Flag{Name: "seed", Value: 1, Usage: "seed of the bootstrap (same seed and runs, same intervals)", Destination: &c.Seed},
+			&cli.IntFlag{Name: "bootstrap-samples", Value: 2000, Usage: "bootstrap resamples per interval", Destination: &c.Samples},
+			&cli.Float64Flag{Name: "confidence", Value: 0.95, Usage: "confidence level of the intervals and the rank test", Destination: &c.Confidence},
+		},
+		Action: func(cc *cli.Context) error {
+			dirs, err := positional(cc)
+			if err != nil {
+				return err
+			}
+			c.FailOn, c.Metrics = cc.StringSlice("fail-on"), cc.StringSlice("metrics")
+			return compareRuns(os.Stdout, dirs, c)
+		},
+	}
+}
+
+// errRegression is a --fail-on rule that failed (exit 1).
+var errRegression = errors.New("a --fail-on rule failed")
+
+// compareRuns compares the runs in dirs (the first is the baseline) and
+// writes the result to w.
+func compareRuns(w io.Writer, dirs []string, c compareConfig) error {
+	switch {
+	case len(dirs) < 2:
+		return &UsageError{Err: fmt.Errorf("surge compare: name a baseline run folder and at least one more (got %d)", len(dirs))}
+	case c.Samples < 100:
+		return &UsageError{Err: fmt.Errorf("--bootstrap-samples must be ≥ 100, got %d", c.Samples)}
+	case !(c.Confidence > 0.5 && c.Confidence < 1):
+		return &UsageError{Err: fmt.Errorf("--confidence must be between 0.5 and 1 (0.95 is 95%%), got %g", c.Confidence)}
+	}
+	rules, err := compare.ParseRules(strings.Join(c.FailOn, ","))
+	if err != nil {
+		return &UsageError{Err: fmt.Errorf("--fail-on %w", err)}
+	}
+	runs, err := artifact.LoadAll(dirs)
+	if err != nil {
+		return &UsageError{Err: err}
+	}
+	metrics := c.Metrics
+	if len(metrics) == 0 {
+		metrics = compare.DefaultMetrics
+	}
+	ruleMetrics, ruleStats := compare.RuleMetrics(rules)
+	for _, m := range ruleMetrics {
+		if !slices.Contains(metrics, m) {
+			metrics = append(slices.Clone(metrics), m)
+		}
+	}
+	res, err := compare.Compare(runs, compare.Options{Metrics: metrics, Stats: ruleStats,
+		Bootstrap: stats.Bootstrap{Iterations: c.Samples, Level: c.Confidence, Seed: c.Seed}})
+	if err != nil {
+		return &UsageError{Err: err}
+	}
+	if !res.Check.Comparable && !c.Force {
+		if c.JSON {
+			_ = writeJSON(w, map[string]any{"check": res.Check, "runs": res.Runs})
+		}
+		return &UsageError{Err: fmt.Errorf("the runs are not comparable: %s (--force compares them anyway)", strings.Join(res.Check.Reasons, "; "))}
+	}
+	outcomes, err := res.Evaluate(rules)
+	if err != nil {
+		return &UsageError{Err: err}
+	}
+	if c.JSON {
+		err = writeJSON(w, struct {
+			*compare.Result
+			FailOn []compare.Outcome `json:"fail_on"`
+		}{res, nonNilOutcomes(outcomes)})
+	} else {
+		err = compare.WriteText(w, res, outcomes)
+	}
+	if err != nil {
+		return err
+	}
+	var failed []string
+	for _, o := range outcomes {
+		if o.Failed {
+			failed = append(failed, o.Detail)
+		}
+	}
+	if len(failed) > 0 {
+		return fmt.Errorf("%w: %s", errRegression, strings.Join(failed, "; "))
+	}
+	return nil
+}
+
+func nonNilOutcomes(o []compare.Outcome) []compare.Outcome {
+	if o == nil {
+		return []compare.Outcome{}
+	}
+	return o
+}
+
+func writeJSON(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(v)
 }
 
 // writeRunReport writes report.html into a finished run's folder (surge

@@ -19,6 +19,8 @@ import (
 	"slices"
 	"sort"
 	"strings"
+
+	"github.com/surgebench/surge/metrics/stats"
 )
 
 // File names inside an artifact folder (AIPerf's where AIPerf has one).
@@ -560,29 +562,20 @@ func StatOf(vals []float64) Stat {
 	for _, v := range s {
 		ss += (v - mean) * (v - mean)
 	}
-	q := func(p float64) float64 { return Quantile(s, p) }
+	q := func(p float64) float64 { return stats.Quantile(s, p) }
 	return Stat{Avg: mean, Min: s[0], Max: s[len(s)-1], P1: q(.01), P5: q(.05), P10: q(.1), P25: q(.25),
 		P50: q(.5), P75: q(.75), P90: q(.9), P95: q(.95), P99: q(.99), Std: math.Sqrt(ss / float64(len(s))), Count: float64(len(s))}
 }
 
-// Quantile returns the p-quantile of sorted (linear interpolation).
-func Quantile(sorted []float64, p float64) float64 {
-	if len(sorted) == 0 {
-		return math.NaN()
-	}
-	h := p * float64(len(sorted)-1)
-	lo := int(math.Floor(h))
-	if lo >= len(sorted)-1 {
-		return sorted[len(sorted)-1]
-	}
-	return sorted[lo] + (h-float64(lo))*(sorted[lo+1]-sorted[lo])
-}
+// RunLevel computes a run-level metric from the profiling records (for
+// AIPerf JSONL on its own); see RunLevelOf.
+func (r *Run) RunLevel(tag string) (float64, string, bool) { return RunLevelOf(r.Profile(), tag) }
 
-// RunLevel computes a run-level metric from the records (for AIPerf JSONL on
-// its own): counts, duration (last response − first request) and
-// throughputs over it.
-func (r *Run) RunLevel(tag string) (float64, string, bool) {
-	recs := r.Profile()
+// RunLevelOf computes a run-level metric of recs: request_count,
+// error_request_count, benchmark_duration (last response − first request)
+// and request_throughput and output_token_throughput over it. It returns
+// the value, its unit and whether it could be computed.
+func RunLevelOf(recs []Record, tag string) (float64, string, bool) {
 	if len(recs) == 0 {
 		return 0, "", false
 	}
