@@ -120,14 +120,3 @@ func TestCountCutsOnlyTheLastSession(t *testing.T) {
 		t.Errorf("sent %v, want %v", order, want)
 	}
 }
-
-// TestFailedSessionGivesBackItsTurns: a session that ends early on a failed
-// turn returns the turns it did not send, so the count is still met.
-func TestFailedSessionGivesBackItsTurns(t *testing.T) {
-	t.Parallel()
-	srv := &streamServer{ttft: time.Millisecond, itl: time.Millisecond, tokens: 2, failEvery: 2}
-	order, _, recs := sentTurns(t, multiTurnDataset(4, 3), srv, Stage{Limit: schedule.Constant(2), Count: 9})
-	if len(order) != 9 || len(recs) != 9 {
-		t.Errorf("sent %d requests (%d records), want the count of 9", len(order), len(recs))
-	}
-}

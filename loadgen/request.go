@@ -50,26 +50,19 @@ type slot struct {
 // turn's response ended (0 before the first turn).
 type pacer func(ti int, prevEnd int64) (slot, bool)
 
-// session runs the first turns of one conversation, as many as it
-// reserved from b, in order, each turn carrying the earlier turns and the
-// server's live replies. It ends early when pace says so or a turn fails,
-// and gives back to b the turns it did not send.
-func (g *Generator) session(ctx context.Context, conv *datasets.Conversation, b *requestBudget, turns int, phase metrics.Phase, stage int, pace pacer) {
+// session runs one conversation's turns in order, each turn carrying the
+// earlier turns and the server's live replies.
+func (g *Generator) session(ctx context.Context, conv *datasets.Conversation, phase metrics.Phase, stage int, pace pacer) {
 	ctx, endSession := g.startSession(ctx)
 	defer endSession()
-	turns = min(turns, len(conv.Turns))
-	sent := 0
-	defer func() { b.done(turns - sent) }()
 	var history []endpoint.Message
 	var prevEnd int64
-	for ti := range turns {
+	for ti := range conv.Turns {
 		turn := &conv.Turns[ti]
 		at, ok := pace(ti, prevEnd)
 		if !ok {
 			return
 		}
-		sent++
-		b.use()
 		rec := g.do(ctx, conv, ti, history, turn, phase, stage, at.intended, at.body)
 		rec.SlotWaitNs, rec.Scheduled = at.slotWait, at.scheduled
 		g.redact(rec)
