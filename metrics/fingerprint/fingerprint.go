@@ -61,7 +61,7 @@ var notWorkload = map[string]bool{
 	"gpu_telemetry": true, "gpu_telemetry_interval": true, "no_gpu_telemetry": true,
 	"server_metrics": true, "no_server_metrics": true, "knee_factor": true, "failed_request_threshold": true,
 	"request_timeout_seconds": true, "benchmark_grace_period": true, "report": true,
-	"control_addr": true, "timestamps": true,
+	"control_addr": true, "timestamps": true, "start_at": true,
 }
 
 // Secret reports whether a configuration key may hold a credential; such
