@@ -318,3 +318,34 @@ func TestPNGs(t *testing.T) {
 		t.Errorf("WritePNGs under a file: no error")
 	}
 }
+
+// TestMergedRun: a `surge merge` export (metrics/compare/testdata/merged:
+// two shards of one plan) reports like a run, its shards named in the run
+// info.
+func TestMergedRun(t *testing.T) {
+	t.Parallel()
+	runs, err := artifact.LoadAll([]string{"../compare/testdata/merged"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := Build(runs)
+	if r := d.Runs[0]; r.Records != 120 || r.Errors != 0 || !strings.HasPrefix(r.Source, "surge ") {
+		t.Errorf("merged run info %+v", r)
+	}
+	info := map[string]string{}
+	for _, kv := range d.Runs[0].RunInfo {
+		info[kv.Key] = kv.Value
+	}
+	if info["shards"] != "2" || !strings.Contains(info["merged_from"], "s1") {
+		t.Errorf("run info shards %q merged_from %q", info["shards"], info["merged_from"])
+	}
+	charts := map[string]int{}
+	for _, c := range d.Charts {
+		charts[c.ID] = len(c.Series)
+	}
+	for _, id := range []string{"cdf-time_to_first_token", "hist-request_latency", "throughput", "inflight", "ttft-scatter"} {
+		if charts[id] != 1 {
+			t.Errorf("chart %s has %d series, want the merged run's", id, charts[id])
+		}
+	}
+}
