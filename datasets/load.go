@@ -236,7 +236,8 @@ func guessType(f *os.File, file string) (string, error) {
 		}
 		s := string(b)
 		switch {
-		case strings.Contains(s, `"hash_ids"`) || strings.Contains(s, `"input_length"`):
+		case strings.Contains(s, `"hash_ids"`) || strings.Contains(s, `"input_length"`) || strings.Contains(s, `"text_input"`) ||
+			strings.Contains(s, `"payload"`) || strings.Contains(s, `"messages"`):
 			return TypeMooncake, nil
 		case strings.Contains(s, `"turns"`):
 			return TypeMultiTurn, nil
