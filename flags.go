@@ -89,8 +89,12 @@ var options = []option{
 	{flag: &cli.IntFlag{Category: catWorkload, Name: "prompt-prefix-pool-size", Usage: "distinct shared prefixes drawn for synthetic prompts"}, field: func(c *Config) any { return &c.PrefixPoolSize }},
 	{flag: &cli.IntFlag{Category: catWorkload, Name: "prompt-prefix-length", Usage: "tokens per shared prefix"}, field: func(c *Config) any { return &c.PrefixLength }},
 	{flag: &cli.IntFlag{Category: catWorkload, Name: "shared-system-prompt-length", Usage: "tokens of one system prompt every conversation shares"}, field: func(c *Config) any { return &c.SharedSystemPromptLength }},
-	{flag: &cli.IntFlag{Category: catWorkload, Name: "rankings-passages-mean", Value: defaultRankingsPassages, Usage: "rankings types: passages per query (drawn from the other prompts) when the dataset gives none"}, field: func(c *Config) any { return &c.RankingsPassagesMean }},
+	{flag: &cli.IntFlag{Category: catWorkload, Name: "rankings-passages-mean", Value: 1, Usage: "rankings types: passages per query (generated) when the dataset gives none"}, field: func(c *Config) any { return &c.RankingsPassagesMean }},
 	{flag: &cli.IntFlag{Category: catWorkload, Name: "rankings-passages-stddev", Usage: "rankings types: passages per query standard deviation"}, field: func(c *Config) any { return &c.RankingsPassagesStddev }},
+	{flag: &cli.IntFlag{Category: catWorkload, Name: "rankings-passages-prompt-token-mean", Value: 550, Usage: "rankings types: tokens per generated passage (mean)"}, field: func(c *Config) any { return &c.RankingsPassageTokens }},
+	{flag: &cli.IntFlag{Category: catWorkload, Name: "rankings-passages-prompt-token-stddev", Usage: "rankings types: tokens per generated passage standard deviation"}, field: func(c *Config) any { return &c.RankingsPassageTokensStddev }},
+	{flag: &cli.IntFlag{Category: catWorkload, Name: "rankings-query-prompt-token-mean", Usage: "rankings types: synthetic query length in tokens (mean; default: --isl)"}, field: func(c *Config) any { return &c.RankingsQueryTokens }},
+	{flag: &cli.IntFlag{Category: catWorkload, Name: "rankings-query-prompt-token-stddev", Usage: "rankings types: synthetic query length standard deviation (default: --isl-stddev)"}, field: func(c *Config) any { return &c.RankingsQueryTokensStddev }},
 	{flag: &cli.StringFlag{Category: catWorkload, Name: "tokenizer", Usage: "Hugging Face tokenizer.json (file or folder) to count and build tokens with"}, field: func(c *Config) any { return &c.Tokenizer }},
 	{flag: &cli.Uint64Flag{Category: catWorkload, Name: "random-seed", Usage: "seed for prompts and arrival times (same seed, same requests)"}, field: func(c *Config) any { return &c.Seed }},
 
