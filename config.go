@@ -94,6 +94,8 @@ type Config struct {
 	// LiveConfig holds --control-addr, --stop-on and `surge search`'s
 	// settings (live.go).
 	LiveConfig
+	// ShardConfig holds --shard, --shards and --start-at (shard.go).
+	ShardConfig
 
 	UI          string // --ui
 	StdoutTTY   bool   // whether stdout is a terminal (picks the default UI)

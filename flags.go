@@ -18,6 +18,7 @@ const (
 	catRequest   = "Request"
 	catTelemetry = "Telemetry"
 	catOutput    = "Output"
+	catShard     = "Sharding (several load hosts)"
 )
 
 // option is one flag of `surge profile`: its urfave definition (name,
@@ -120,6 +121,9 @@ var options = []option{
 
 	{flag: &cli.StringFlag{Category: catLoad, Name: "control-addr", Usage: "serve live controls on this address, e.g. 127.0.0.1:9090 (a bare port binds loopback; name a host to accept others): GET /control, POST /control/{set,step,double,halve,pause,resume}"}, field: func(c *Config) any { return &c.ControlAddr }},
 	{flag: &cli.StringFlag{Category: catLoad, Name: "stop-on", Usage: "stop early when a condition holds for a window, e.g. \"time_to_first_token:p95:2000@30s error_rate:0.1@10s kv_cache_usage>=0.99@5s\""}, field: func(c *Config) any { return &c.StopOn }},
+	{flag: &cli.StringFlag{Category: catShard, Name: "shard", Usage: "run shard i of N (i from 0 to N-1) of the plan, e.g. 0/4: each of N load hosts sends its 1/N (every N-th session start, 1/N of the concurrency, every N-th user); merge their exports with surge merge"}, field: func(c *Config) any { return &c.Shard }},
+	{flag: &cli.IntFlag{Category: catShard, Name: "shards", Usage: "split the plan over N load hosts, this one's index from $JOB_COMPLETION_INDEX (a Kubernetes Indexed Job sets it)"}, field: func(c *Config) any { return &c.Shards }},
+	{flag: &cli.StringFlag{Category: catShard, Name: "start-at", Usage: "start issuing at this instant (RFC 3339, e.g. 2026-05-01T12:00:00Z), so every shard starts together; a late start is reported, never hidden"}, field: func(c *Config) any { return &c.StartAt }},
 	{flag: &cli.StringFlag{Category: catOutput, Name: "ui", Usage: "dashboard, simple or none (default: dashboard on a terminal, none otherwise)"}, field: func(c *Config) any { return &c.UI }},
 	{flag: &cli.StringFlag{Category: catOutput, Name: "output-artifact-dir", Usage: "export folder (default artifacts/<model>-<endpoint>-<mode><value>)"}, field: func(c *Config) any { return &c.ArtifactDir }},
 	{flag: &cli.BoolFlag{Category: catOutput, Name: "report", Usage: "also write report.html (as surge report does) in the export folder at the end"}, field: func(c *Config) any { return &c.Report }},

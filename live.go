@@ -91,7 +91,8 @@ func (p *prepared) prepareLive() (*liveSession, error) {
 		ls.conds = conds
 		ls.watch.w = stop.NewWatch(conds)
 	}
-	wantLive := c.Search != nil || c.ControlAddr != "" || p.uiMode == tui.ModeDashboard
+	// A shard's dashboard only watches: its keys would steer one host.
+	wantLive := c.Search != nil || c.ControlAddr != "" || p.uiMode == tui.ModeDashboard && p.shard.Whole()
 	if c.ControlAddr != "" {
 		if _, err := controlport.ListenAddr(c.ControlAddr); err != nil {
 			return nil, &UsageError{err}

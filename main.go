@@ -44,6 +44,7 @@ func run(args []string) int {
 			mockServerCommand(),
 			calibrateCommand(),
 			reportCommand(),
+			mergeCommand(),
 			compareCommand(),
 		},
 		OnUsageError: onUsageError,
@@ -80,6 +81,7 @@ func profileCommand(code *int) *cli.Command {
 		Action: func(cc *cli.Context) error {
 			cfg.SmoothnessSet = cc.IsSet("arrival-smoothness")
 			cfg.StdoutTTY = term.IsTerminal(os.Stdout.Fd())
+			cfg.JobIndex = os.Getenv(JobIndexEnv)
 			ctx, stop := signal.NotifyContext(cc.Context, os.Interrupt, syscall.SIGTERM)
 			defer stop()
 			res, err := Run(ctx, *cfg, os.Stdout, os.Stderr)

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -48,6 +49,9 @@ const (
 	FileCSV    = "profile_export_aiperf.csv"
 	FileJSONL  = "profile_export.jsonl"
 	FileInputs = "inputs.json"
+	// FileState is surge's sidecar of the run's metrics state, which
+	// `surge merge` combines.
+	FileState = export.StateFile
 )
 
 // Run benchmarks the configured target. Cancelling ctx stops issuing; the
@@ -80,6 +84,8 @@ type prepared struct {
 	counter metrics.TokenCounter // nil: counts from usage or SSE events
 	maxConc int                  // the largest concurrency cap of any stage
 	stamps  loadgen.Timestamps
+	shard   loadgen.Shard // this host's part of the plan (zero: all of it)
+	startAt time.Time     // --start-at (zero: at once)
 	ds      *datasets.Dataset
 	plan    *plan
 	live    *liveSession // nil: the run follows its plan, unwatched
@@ -94,6 +100,12 @@ func prepare(c Config, log io.Writer) (*prepared, error) {
 		return nil, &UsageError{err}
 	}
 	if err := c.validate(); err != nil {
+		return nil, err
+	}
+	if p.shard, err = c.shard(); err != nil {
+		return nil, err
+	}
+	if p.startAt, err = c.startAt(time.Now()); err != nil {
 		return nil, err
 	}
 	var ok bool
@@ -136,11 +148,17 @@ func prepare(c Config, log io.Writer) (*prepared, error) {
 		return nil, err
 	}
 	p.maxConc = maxInt(load.concs)
+	if err := p.checkSharding(load); err != nil {
+		return nil, err
+	}
 	if p.ds, err = c.loadDataset(builder, c.WarmupCount+c.promptsNeeded(load), log); err != nil {
 		return nil, err
 	}
 	if p.plan, err = c.plan(p.ds, load); err != nil {
 		return nil, err
+	}
+	if !p.shard.Whole() && p.plan.total > 0 {
+		p.plan.total = loadgen.PlannedRequests(p.plan.stages, p.ds, p.shard)
 	}
 	if p.live, err = p.prepareLive(); err != nil {
 		return nil, err
@@ -160,7 +178,9 @@ type outcome struct {
 	runErr     error               // the generator's
 	clockDrift time.Duration       // wall clock against the run clock (a step moves kernel stamps)
 	server     *fingerprint.Server // what the target says it is (nil: nothing)
-	errs       []error             // the UI's, the exports' and telemetry's
+	late       time.Duration       // how late the run started for --start-at
+	state      *metrics.State
+	errs       []error // the UI's, the exports' and telemetry's
 }
 
 // execute starts the target, the exports, the collector, telemetry and the
@@ -185,7 +205,7 @@ func (p *prepared) execute(ctx context.Context, log io.Writer) (o *outcome, err 
 	o.server = probeServer(ctx, target, p.headers)
 
 	if o.dir == "" {
-		o.dir = DefaultArtifactDir(c.Model, string(p.kind), p.plan.dirMode())
+		o.dir = DefaultArtifactDir(c.Model, string(p.kind), p.plan.dirMode()+p.shardDir())
 	}
 	if err := os.MkdirAll(o.dir, 0o755); err != nil {
 		return nil, fmt.Errorf("--output-artifact-dir: %w", err)
@@ -201,6 +221,7 @@ func (p *prepared) execute(ctx context.Context, log io.Writer) (o *outcome, err 
 	}
 	cleanup = append(cleanup, func() { inputsFile.Close() })
 
+	o.late = p.waitForStart(ctx, log)
 	o.start = time.Now()
 	clock := func() int64 { return int64(time.Since(o.start)) }
 	jsonl := export.NewJSONL(jsonlFile, o.start)
@@ -236,6 +257,7 @@ func (p *prepared) execute(ctx context.Context, log io.Writer) (o *outcome, err 
 		loadgen.WithTimestamps(p.stamps),
 		loadgen.WithConnectionReuse(p.reuse),
 		loadgen.WithSessionHeader(c.SessionHeader),
+		loadgen.WithShard(p.shard),
 		// Live: printed at once (after the dashboard leaves, while it runs)
 		// and shown on the dashboard; the summary's warnings repeat it.
 		loadgen.WithWarning(func(msg string) {
@@ -262,7 +284,8 @@ func (p *prepared) execute(ctx context.Context, log io.Writer) (o *outcome, err 
 		return nil, err
 	}
 	info := tui.Info{Model: c.Model, URL: target, Endpoint: string(p.kind), Mode: p.plan.mode,
-		Target: p.plan.targetLabel(), TotalRequests: p.plan.total, Duration: c.Duration, Control: p.live.control()}
+		Target: p.plan.targetLabel(), TotalRequests: p.plan.total, Duration: c.Duration, Control: p.live.control(),
+		Shard: p.shard.String()}
 	if len(p.plan.values) > 1 {
 		info.Stages = p.plan.values
 	}
@@ -272,6 +295,8 @@ func (p *prepared) execute(ctx context.Context, log io.Writer) (o *outcome, err 
 	})
 	telData, telErr := tel.stop()
 	o.summary = closeCol()
+	o.state = col.State()
+	o.state.Origin = o.start
 	o.clockDrift = gen.ClockDrift()
 	logw.release()
 	o.end = time.Now()
@@ -303,6 +328,15 @@ func (p *prepared) report(o *outcome, out io.Writer) (*Result, error) {
 			"clock_drift_ms": float64(o.clockDrift) / 1e6},
 		Extra: map[string]float64{},
 	}
+	switch {
+	case !p.shard.Whole():
+		run.RunInfo.(map[string]any)["shard"] = p.shardInfo(o.late)
+	case !p.startAt.IsZero():
+		run.RunInfo.(map[string]any)["start_at"] = p.shardInfo(o.late)
+	}
+	if o.late > lateWarnAfter {
+		o.summary.Warnings = append(o.summary.Warnings, p.lateWarning(o.late))
+	}
 	run.Fingerprint = p.fingerprint(run.InputConfig.(map[string]any), o.server)
 	if cal, err := calibrate.Load(); err == nil && cal != nil {
 		run.RunInfo.(map[string]any)["client_calibration"] = cal
@@ -326,10 +360,13 @@ func (p *prepared) report(o *outcome, out io.Writer) (*Result, error) {
 	}
 	p.live.annotate(o.summary, run.RunInfo.(map[string]any))
 	title := fmt.Sprintf("surge profile: %s @ %s (%s, %s %s)", c.Model, o.target, p.kind, p.plan.mode, p.plan.targetLabel())
+	if !p.shard.Whole() {
+		title += ", shard " + p.shard.String()
+	}
 	if c.Search != nil {
 		title = fmt.Sprintf("surge search: %s @ %s (%s, %s from %s)", c.Model, o.target, p.kind, p.plan.mode, p.plan.targetLabel())
 	}
-	errs = append(errs, report(out, o.dir, title, o.summary, run))
+	errs = append(errs, report(out, o.dir, title, o.summary, o.state, run))
 	if c.Report {
 		errs = append(errs, writeRunReport(out, o.dir))
 	}
@@ -380,14 +417,15 @@ func (c *Config) target(ctx context.Context, log io.Writer) (url string, stop fu
 
 // report writes the summary exports, prints the console table and lists
 // every file of the run.
-func report(out io.Writer, dir, title string, s *metrics.Summary, run export.Run) error {
+func report(out io.Writer, dir, title string, s *metrics.Summary, st *metrics.State, run export.Run) error {
 	err := errors.Join(
 		writeFile(filepath.Join(dir, FileJSON), func(w io.Writer) error { return export.JSON(w, s, run) }),
 		writeFile(filepath.Join(dir, FileCSV), func(w io.Writer) error { return export.CSV(w, s) }),
+		writeFile(filepath.Join(dir, FileState), func(w io.Writer) error { return json.NewEncoder(w).Encode(st) }),
 	)
 	export.Console(out, title, s)
 	fmt.Fprintf(out, "\nExports in %s:\n", dir)
-	for _, f := range []string{FileJSON, FileCSV, FileJSONL, FileInputs, FileGPUTelemetry, FileServerMetrics} {
+	for _, f := range []string{FileJSON, FileCSV, FileJSONL, FileInputs, FileState, FileGPUTelemetry, FileServerMetrics} {
 		if _, statErr := os.Stat(filepath.Join(dir, f)); statErr == nil {
 			fmt.Fprintf(out, "  %s\n", filepath.Join(dir, f))
 		}

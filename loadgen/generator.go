@@ -80,8 +80,11 @@ type Generator struct {
 	nextIndex atomic.Int64 // request index across the run
 	// issued counts requests handed to their goroutines; nextIndex lags it
 	// until each goroutine runs, so session counts read this one.
-	issued        atomic.Int64
-	nextConv      atomic.Int64 // round-robin conversation cursor
+	issued atomic.Int64
+	// nextConv is where a live session's next stage starts in the dataset
+	// (planned stages start where the plan says: firstConversations).
+	nextConv      atomic.Int64
+	shard         Shard
 	inFlight      atomic.Int64
 	released      chan struct{} // a slot freed (capacity 1: a wake-up, not a count)
 	reuse         ConnectionReuse
@@ -231,6 +234,7 @@ func (g *Generator) Run(ctx context.Context, stages []Stage) error {
 	// steady state, not with every slot opening at once), so the two share
 	// one drain.
 	var grp *drainGroup
+	firsts := firstConversations(stages, g.ds.Conversations)
 	for i, st := range stages {
 		if ctx.Err() != nil {
 			break
@@ -246,9 +250,9 @@ func (g *Generator) Run(ctx context.Context, stages []Stage) error {
 		g.col.SetStage(profileStage)
 		var stopped bool
 		if st.Users != nil {
-			stopped = g.issueUsers(ctx, grp.ctx, &grp.wg, st, profileStage)
+			stopped = g.issueUsers(ctx, grp.ctx, &grp.wg, st, profileStage, firsts[i])
 		} else {
-			stopped = g.issue(ctx, grp.ctx, &grp.wg, st, profileStage)
+			stopped = g.issue(ctx, grp.ctx, &grp.wg, st, profileStage, firsts[i])
 		}
 		if st.Phase == metrics.Warmup && !stopped && i+1 < len(stages) {
 			continue
@@ -329,27 +333,22 @@ func (g *Generator) drain(ctx context.Context, wg *sync.WaitGroup, cancel contex
 	}
 }
 
-// startStage is how every stage begins: its clock origin, a context that
-// ends with the stage's duration (cancel releases it), and its request
-// budget (Count, or unbounded when the stage is bound by time).
-func (g *Generator) startStage(ctx context.Context, st Stage) (stageCtx context.Context, cancel context.CancelFunc, start int64, budget *atomic.Int64) {
+// startStage is how every stage begins: its clock origin and a context
+// that ends with the stage's duration (cancel releases it).
+func (g *Generator) startStage(ctx context.Context, st Stage) (stageCtx context.Context, cancel context.CancelFunc, start int64) {
 	start, cancel = g.now(), func() {}
 	if st.Duration > 0 {
 		ctx, cancel = context.WithTimeout(ctx, st.Duration)
 	}
-	budget = new(atomic.Int64)
-	budget.Store(int64(st.Count))
-	if st.Count <= 0 {
-		budget.Store(1 << 62)
-	}
-	return ctx, cancel, start, budget
+	return ctx, cancel, start
 }
 
 // issue runs one stage's dispatch loop: wait for the intended time, then
-// for a slot, then start the request's goroutine. It reports whether
+// for a slot, then start the session's goroutine. first is the stage's
+// first conversation when it takes them round robin. It reports whether
 // issuing was cut short (interrupt or the stage's duration).
-func (g *Generator) issue(ctx, reqCtx context.Context, wg *sync.WaitGroup, st Stage, stage int) (stopped bool) {
-	ctx, cancel, stageStart, budget := g.startStage(ctx, st)
+func (g *Generator) issue(ctx, reqCtx context.Context, wg *sync.WaitGroup, st Stage, stage, first int) (stopped bool) {
+	ctx, cancel, stageStart := g.startStage(ctx, st)
 	defer cancel()
 	defer func() { stopped = ctx.Err() != nil }()
 	timer := time.NewTimer(time.Hour)
@@ -357,23 +356,19 @@ func (g *Generator) issue(ctx, reqCtx context.Context, wg *sync.WaitGroup, st St
 	defer timer.Stop()
 	prepCtx, stopPrep := context.WithCancel(ctx)
 	defer stopPrep()
-	ahead := g.lookahead(prepCtx, st)
-	// The budget counts requests: the dispatcher takes one per session's
-	// first turn, sessions take one per later turn.
-	for budget.Add(-1) >= 0 {
-		next, ok := <-ahead
-		if !ok {
-			break
-		}
+	limit := g.shard.limit(st.Limit)
+	// The plan's request count is spent by the sessions as they are
+	// planned (Stage.Sessions), each reserving its turns.
+	for next := range g.lookahead(prepCtx, st, first) {
 		intended := g.now()
 		if st.Schedule != nil {
-			intended = stageStart + int64(next.at)
+			intended = stageStart + int64(next.At)
 			if !g.waitUntil(ctx, timer, intended) {
 				return
 			}
 		}
 		slotStart := g.now()
-		if !g.acquire(ctx, st.Limit, stageStart) {
+		if !g.acquire(ctx, limit, stageStart) {
 			return
 		}
 		slotWait := g.now() - slotStart
@@ -381,6 +376,7 @@ func (g *Generator) issue(ctx, reqCtx context.Context, wg *sync.WaitGroup, st St
 			// Closed loop: the request is due the moment a slot frees.
 			intended = g.now()
 		}
+		g.nextConv.Store(int64(first + next.Index + 1))
 		conv := next.conv
 		g.issued.Add(1)
 		wg.Add(1)
@@ -392,7 +388,7 @@ func (g *Generator) issue(ctx, reqCtx context.Context, wg *sync.WaitGroup, st St
 					return slot{intended: intended, slotWait: slotWait, scheduled: st.Schedule != nil, body: next.body}, true
 				}
 				// Later turns follow the reply, after the turn's think time.
-				if budget.Add(-1) < 0 {
+				if ti >= next.Turns {
 					return slot{}, false
 				}
 				if d := conv.Turns[ti].Delay; d > 0 && !sleep(reqCtx, d) {
@@ -434,7 +430,7 @@ func (g *Generator) waitUntil(ctx context.Context, timer *time.Timer, at int64) 
 
 // credit is one upcoming session start, prepared ahead of its time.
 type credit struct {
-	at   time.Duration // intended offset from the stage's start (schedules)
+	Session
 	conv *datasets.Conversation
 	// body is the first turn's request body, built ahead so that a large
 	// prompt's encoding is not paid between its intended and its actual
@@ -445,22 +441,14 @@ type credit struct {
 // lookaheadDepth is how many session starts are prepared ahead.
 const lookaheadDepth = 64
 
-// lookahead prepares the stage's session starts in order, ahead of the
-// dispatcher, until the schedule ends or ctx is done.
-func (g *Generator) lookahead(ctx context.Context, st Stage) <-chan credit {
+// lookahead prepares the stage's session starts (this shard's) in order,
+// ahead of the dispatcher, until the plan ends or ctx is done.
+func (g *Generator) lookahead(ctx context.Context, st Stage, first int) <-chan credit {
 	ch := make(chan credit, lookaheadDepth)
 	go func() {
 		defer close(ch)
-		for i := 0; ; i++ {
-			var c credit
-			if st.Schedule != nil {
-				at, ok := st.Schedule.Next()
-				if !ok {
-					return
-				}
-				c.at = at
-			}
-			c.conv = g.pickConversation(st, i)
+		for s := range st.Sessions(g.shard, g.ds.Conversations, first) {
+			c := credit{Session: s, conv: &g.ds.Conversations[s.Conversation]}
 			c.body, _ = g.ep.Body(c.conv.SystemPrompt, nil, &c.conv.Turns[0])
 			select {
 			case ch <- c:
@@ -472,16 +460,28 @@ func (g *Generator) lookahead(ctx context.Context, st Stage) <-chan credit {
 	return ch
 }
 
-// issueUsers runs user-centric load: each user goroutine sends its turns
-// at the plan's slots (or later, when its previous reply and think time end
-// after the slot), one conversation after another, until the stage's count
-// or duration is spent.
-func (g *Generator) issueUsers(ctx, reqCtx context.Context, wg *sync.WaitGroup, st Stage, stage int) (stopped bool) {
-	ctx, cancel, stageStart, budget := g.startStage(ctx, st)
+// issueUsers runs user-centric load: each user goroutine (this shard's
+// users) sends its turns at the plan's slots (or later, when its previous
+// reply and think time end after the slot), one conversation after
+// another, until its share of the stage's count (the turns of its slots
+// among the first Count) or the stage's duration is spent. User u's j-th
+// session sends the plan's session u + j·N (N users), counted from first.
+func (g *Generator) issueUsers(ctx, reqCtx context.Context, wg *sync.WaitGroup, st Stage, stage, first int) (stopped bool) {
+	ctx, cancel, stageStart := g.startStage(ctx, st)
 	defer cancel()
 	plan := st.Users
+	n := plan.N()
 	var users sync.WaitGroup
-	for u := range plan.N() {
+	for u := range n {
+		if !g.shard.owns(u) {
+			continue
+		}
+		left := 1 << 62
+		if st.Count > 0 {
+			if left = userTurns(st.Count, u, n); left == 0 {
+				continue
+			}
+		}
 		users.Add(1)
 		wg.Add(1)
 		go func() {
@@ -489,9 +489,10 @@ func (g *Generator) issueUsers(ctx, reqCtx context.Context, wg *sync.WaitGroup, 
 			defer wg.Done()
 			turns := 0 // the user's turns so far, across its sessions
 			pace := func(_ int, prevEnd int64) (slot, bool) {
-				if budget.Add(-1) < 0 {
+				if left <= 0 {
 					return slot{}, false
 				}
+				left--
 				at := plan.TurnAt(u, 0)
 				if turns > 0 {
 					at = plan.NextTurnAt(u, turns, time.Duration(prevEnd-stageStart))
@@ -503,23 +504,17 @@ func (g *Generator) issueUsers(ctx, reqCtx context.Context, wg *sync.WaitGroup, 
 				if wait := time.Duration(intended - g.now()); wait > 0 && !sleep(ctx, wait) {
 					return slot{}, false
 				}
+				g.issued.Add(1)
 				return slot{intended: intended, scheduled: true}, ctx.Err() == nil
 			}
-			for ctx.Err() == nil && budget.Load() > 0 {
-				g.session(reqCtx, g.pickConversation(st, -1), st.Phase, stage, pace)
+			for j := 0; ctx.Err() == nil && left > 0; j++ {
+				conv := &g.ds.Conversations[st.conversation(u+j*n, first, len(g.ds.Conversations))]
+				g.session(reqCtx, conv, st.Phase, stage, pace)
 			}
 		}()
 	}
 	users.Wait()
 	return ctx.Err() != nil
-}
-
-func (g *Generator) pickConversation(st Stage, credit int) *datasets.Conversation {
-	n := len(g.ds.Conversations)
-	if st.Conversation != nil && credit >= 0 {
-		return &g.ds.Conversations[st.Conversation(credit)%n]
-	}
-	return &g.ds.Conversations[int(g.nextConv.Add(1)-1)%n]
 }
 
 // acquire takes a concurrency slot, waiting while the cap in force is

@@ -105,7 +105,7 @@ func (g *Generator) RunLive(ctx context.Context, l Live) error {
 			case <-stageCtx.Done():
 			}
 		})
-		g.issue(stageCtx, grp.ctx, &grp.wg, s, stage)
+		g.issue(stageCtx, grp.ctx, &grp.wg, s, stage, int(g.nextConv.Load()))
 		endStage()
 		watch.Wait()
 		stage++

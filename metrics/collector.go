@@ -47,6 +47,9 @@ type Collector struct {
 
 	warnMu   sync.Mutex
 	warnings []string
+
+	// final is the state at Close.
+	final *State
 }
 
 // Option configures a Collector.
@@ -266,7 +269,12 @@ func (c *Collector) timeline(now int64, reqPerSec map[int64]int64) []Point {
 }
 
 func (c *Collector) stageSummary(i int, a *aggregate) StageSummary {
-	s := c.stageDefAt(i)
+	return stageSummary(c.stageDefAt(i), a)
+}
+
+// stageSummary fills a stage's definition (index, mode, value) with the
+// statistics of its records.
+func stageSummary(s StageSummary, a *aggregate) StageSummary {
 	s.RequestCount = a.count
 	s.ErrorRequestCount = a.errors
 	s.TTFT = a.dist(TTFT).distribution("ms")
@@ -287,7 +295,8 @@ func (c *Collector) Close() *Summary {
 		close(s.in)
 	}
 	c.wg.Wait()
-	s := c.summarize()
+	c.final = c.collect()
+	s := c.final.Summary()
 	c.warnMu.Lock()
 	s.Warnings = append(slices.Clone(c.warnings), s.Warnings...)
 	c.warnMu.Unlock()

@@ -24,10 +24,3 @@ func (c *Collector) stageDefAt(i int) StageSummary {
 	}
 	return StageSummary{Index: i}
 }
-
-// stageCount is how many stages are defined.
-func (c *Collector) stageCount() int {
-	c.stageMu.Lock()
-	defer c.stageMu.Unlock()
-	return len(c.stageDef)
-}

@@ -61,44 +61,6 @@ const LagWarnMs = 10
 // flagged: the client could not keep up with its sockets.
 const ReadDelayWarnMs = 1
 
-func (c *Collector) summarize() *Summary {
-	merged := map[aggKey]*aggregate{}
-	for _, s := range c.shards {
-		for k, a := range s.aggs {
-			if merged[k] == nil {
-				merged[k] = newAggregate()
-			}
-			merged[k].merge(a)
-		}
-	}
-	profile, warmup := newAggregate(), newAggregate()
-	var stageKeys []int
-	for k, a := range merged {
-		if k.phase == Warmup {
-			warmup.merge(a)
-			continue
-		}
-		profile.merge(a)
-		stageKeys = append(stageKeys, k.stage)
-	}
-	sum := summaryOf(profile)
-	if len(c.slos) == 0 {
-		// Without --goodput every request would count as good; say nothing.
-		delete(sum.Run, Goodput)
-		delete(sum.Run, GoodRequestCount)
-	}
-	if c.stageCount() > 1 {
-		slices.Sort(stageKeys)
-		for _, i := range stageKeys {
-			sum.Stages = append(sum.Stages, c.stageSummary(i, merged[aggKey{Profile, i}]))
-		}
-	}
-	if warmup.count+warmup.errors > 0 {
-		sum.Warmup = summaryOf(warmup)
-	}
-	return sum
-}
-
 func summaryOf(a *aggregate) *Summary {
 	s := &Summary{Metrics: map[Tag]Distribution{}, Run: map[Tag]float64{}, StartNs: a.firstSent, EndNs: a.lastEnd,
 		SendRate: a.sendRate(), IntendedRate: a.intendedRate(), Knee: -1, Operating: -1,

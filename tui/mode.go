@@ -72,6 +72,9 @@ type Info struct {
 	Duration      time.Duration
 	// Stages lists the sweep values; nil without a sweep.
 	Stages []float64
+	// Shard is "i/N" when the run is shard i of a plan split over N load
+	// hosts ("" for a whole run): the header says so.
+	Shard string
 	// Control, when set, makes the run live: the +/-/]/[/p/r keys call it
 	// (from a command) and the load panel shows the setting it returns.
 	Control Control

@@ -65,7 +65,7 @@ func newModel(info Info, stop func()) model {
 	m := model{width: 80, height: 24, stop: stop, control: info.Control}
 	m.header, _ = m.header.Update(header.InfoMsg{
 		Model: info.Model, URL: info.URL, Endpoint: info.Endpoint, Mode: info.Mode, Target: info.Target,
-		TotalRequests: info.TotalRequests, Duration: info.Duration, Stages: len(info.Stages),
+		TotalRequests: info.TotalRequests, Duration: info.Duration, Stages: len(info.Stages), Shard: info.Shard,
 	})
 	m.stages, _ = m.stages.Update(stages.PlanMsg{Mode: info.Mode, Values: info.Stages})
 	return m

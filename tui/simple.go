@@ -57,7 +57,11 @@ func simple(ctx context.Context, w io.Writer, info Info, snaps <-chan Frame, tic
 // progressLine formats one line of Simple's output, newline included.
 func progressLine(info Info, s Frame) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "[%5.0fs] %d", s.Elapsed.Seconds(), s.Finished)
+	fmt.Fprintf(&b, "[%5.0fs] ", s.Elapsed.Seconds())
+	if info.Shard != "" {
+		b.WriteString("shard " + info.Shard + "  ")
+	}
+	fmt.Fprintf(&b, "%d", s.Finished)
 	if info.TotalRequests > 0 {
 		b.WriteString("/" + strconv.Itoa(info.TotalRequests))
 	}

@@ -25,10 +25,19 @@ type Run struct {
 	Telemetry any
 	// Extra holds derived values added at the top level (energy per token).
 	Extra map[string]float64
+	// Shards holds the per-shard sections of a merged export (`surge
+	// merge`): each shard's own summary; nil for a single host's run.
+	Shards []any
 	// Fingerprint is the run's fingerprint (metrics/fingerprint; nil:
 	// omitted).
 	Fingerprint any
 }
+
+// StateFile is the export's sidecar holding the run's metrics state
+// (metrics.State: every distribution's digest and exact moments), so
+// exports of the shards of one plan can be merged. It is surge's own file:
+// AIPerf's files keep their shape.
+const StateFile = "profile_export_surge_state.json"
 
 // JSON writes profile_export_aiperf.json: a flat object keyed by metric tag
 // (distributions carry unit, avg, min, max, p1…p99, std, count; run-level
@@ -73,6 +82,9 @@ func JSON(w io.Writer, s *metrics.Summary, run Run) error {
 	o.set("run_info", run.RunInfo)
 	if run.Fingerprint != nil {
 		o.set("fingerprint", run.Fingerprint)
+	}
+	if run.Shards != nil {
+		o.set("shards", run.Shards)
 	}
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")

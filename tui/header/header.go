@@ -22,6 +22,9 @@ type InfoMsg struct {
 	Duration      time.Duration
 	// Stages is the number of planned sweep stages (0 without a sweep).
 	Stages int
+	// Shard is "i/N" when this host runs shard i of N of a plan; the
+	// request count and progress are then the shard's own.
+	Shard string
 }
 
 // ProgressMsg carries the run's progress from a snapshot.
@@ -105,6 +108,10 @@ const Height = 3
 func (m Model) View(width int) string {
 	var b strings.Builder
 	b.WriteString(text.Title.Render("surge"))
+	if i, n, ok := strings.Cut(m.info.Shard, "/"); ok {
+		b.WriteString("  ")
+		b.WriteString(text.Warn.Render("shard " + i + " of " + n))
+	}
 	for _, s := range []string{m.info.Model, m.info.URL, m.info.Endpoint, strings.TrimSpace(m.info.Mode + " " + m.info.Target)} {
 		if s != "" {
 			b.WriteString("  ")
