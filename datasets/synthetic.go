@@ -83,11 +83,7 @@ func Synthetic(o SyntheticOptions) (*Dataset, error) {
 	case o.TurnDelayStddev < 0:
 		return nil, optionErrorf("Synthetic.TurnDelayStddev", "must not be negative, got %s", o.TurnDelayStddev)
 	}
-	tok, err := tokenizerOrDefault(o.Tokenizer)
-	if err != nil {
-		return nil, fmt.Errorf("synthetic dataset: %w", err)
-	}
-	p, err := newPrompter(tok, o.Seed)
+	p, err := newPrompter(o.Tokenizer, o.Seed)
 	if err != nil {
 		return nil, fmt.Errorf("synthetic dataset: %w", err)
 	}
