@@ -34,6 +34,21 @@ type Turn struct {
 	// Passages are the documents a rankings request ranks against its
 	// query (the turn's content); nil for other endpoint types.
 	Passages []string
+	// Role is the role of the turn's message ("" sends "user"): a dataset
+	// may give any role.
+	Role string
+	// Messages, when set, are OpenAI chat messages sent as the dataset gave
+	// them instead of one message built from Text (Mooncake's "messages").
+	// They carry the whole conversation so far unless MessagesDelta is
+	// set: then they are only this turn's new messages, sent after the
+	// earlier turns and the server's replies (message_mode "delta").
+	Messages      []map[string]any
+	MessagesDelta bool
+	// Tools are OpenAI tool definitions sent with Messages.
+	Tools []map[string]any
+	// Payload, when set, is the whole request body, sent verbatim whatever
+	// the endpoint type (Mooncake's "payload").
+	Payload map[string]any
 }
 
 // Conversation is an ordered list of turns sent one after another, each turn
@@ -68,9 +83,15 @@ func (d *Dataset) HasTimestamps() bool {
 	return true
 }
 
-// Content returns the turn's full user content.
+// Content returns the turn's full user content: the text of its
+// messages or payload when it has them (what its input tokens count).
 func (t *Turn) Content() string {
-	if t.Parts == nil {
+	switch {
+	case t.Payload != nil:
+		return payloadText(t.Payload)
+	case t.Messages != nil:
+		return messagesText(t.Messages)
+	case t.Parts == nil:
 		return t.Text
 	}
 	n := 0

@@ -28,13 +28,40 @@ func FuzzMooncakeLine(f *testing.F) {
 		`{"text": "hi", "input_length": 2}`,
 		`{"input_length": 1025, "hash_ids": [1, 2]}`,
 		`{"input_length": 1e400}`, `{"timestamp": -1}`, `[]`, `null`, `{"hash_ids": [-1], "input_length": 3}`,
+		`{"text_input": "Hello world", "output_length": 4, "extra": {"temperature": 0.1}}`,
+		`{"messages": [{"role": "user", "content": "Hello"}], "tools": [{"type": "function"}], "output_length": 4}`,
+		`{"session_id": "s1", "message_mode": "delta", "messages": [{"role": "user", "content": "Hi"}]}`,
+		`{"payload": {"prompt": "Hello", "max_tokens": 50}, "timestamp": 1000}`,
+		`{"messages": null}`, `{"payload": {}}`, `{"tools": [], "messages": [{"role": "x"}]}`, `{"text_input": "a", "hash_ids": [1]}`,
 	} {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, b []byte) {
 		r, err := ParseMooncakeLine("f.jsonl", 7, b, 512)
 		checkInputError(t, err, "f.jsonl:7: ")
-		if err != nil || r.HasText {
+		if err != nil {
+			return
+		}
+		modes := 0
+		for _, m := range []bool{r.generated(), r.HasText, r.Messages != nil, r.Payload != nil} {
+			if m {
+				modes++
+			}
+		}
+		if modes != 1 {
+			t.Fatalf("accepted a row with %d input modes: %+v", modes, r)
+		}
+		if r.Messages != nil && checkMessages(r.Messages) != nil || r.Payload != nil && len(r.Payload) == 0 ||
+			r.Tools != nil && (r.Messages == nil || checkTools(r.Tools) != nil) || r.Delta && r.Messages == nil {
+			t.Fatalf("accepted a malformed row: %+v", r)
+		}
+		if r.Messages != nil {
+			_ = messagesText(r.Messages)
+		}
+		if r.Payload != nil {
+			_ = payloadText(r.Payload)
+		}
+		if !r.generated() {
 			return
 		}
 		if n := len(r.HashIDs); r.InputLength <= 0 || (n > 0 && (r.InputLength <= (n-1)*512 || r.InputLength > n*512)) {
@@ -47,6 +74,8 @@ func FuzzSingleTurnLine(f *testing.F) {
 	for _, s := range []string{
 		`{"text": "What is a prime?", "timestamp": 100, "output_length": 20, "extra": {"temperature": 0.5}}`,
 		`{"texts": ["a", "b"], "delay": 250}`, `{"texts": [{"name": "query", "contents": ["q"]}, {"name": "passages", "contents": ["p1", "p2"]}]}`, `{"text": "x", "role": "system"}`, `{"image": "a.png"}`, `{"text": 3}`, `"x"`,
+		`{"texts": [{"name": "text_field_A", "contents": ["Hello", "World"]}, {"name": "text_field_B", "contents": ["Hi there"]}]}`,
+		`{"text": "x", "role": "assistant", "session_id": "s"}`, `{"texts": [{"name": "passages", "contents": []}]}`,
 	} {
 		f.Add([]byte(s))
 	}

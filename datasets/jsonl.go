@@ -27,16 +27,17 @@ type turnJSON struct {
 	Turns        []turnJSON      `json:"turns"`
 }
 
-// namedTexts is AIPerf's rankings form of "texts": named groups, a
-// "query" and its "passages".
+// namedTexts is AIPerf's Text object in "texts": a named group of
+// contents.
 type namedTexts struct {
 	Name     string   `json:"name"`
 	Contents []string `json:"contents"`
 }
 
-// parseTexts reads "texts": a list of strings (sent as one message, one
-// per line), or AIPerf's rankings groups [{name: query, contents}, {name:
-// passages, contents}].
+// parseTexts reads "texts": a list of strings, or of AIPerf's {name,
+// contents} groups. The contents are sent as one message, one a line; a
+// group named "passages" holds a rankings request's passages instead (and
+// "query" its query, like any other name).
 func parseTexts(raw json.RawMessage) (text string, passages []string, err error) {
 	var plain []string
 	if json.Unmarshal(raw, &plain) == nil {
@@ -47,23 +48,20 @@ func parseTexts(raw json.RawMessage) (text string, passages []string, err error)
 	}
 	var groups []namedTexts
 	if err := json.Unmarshal(raw, &groups); err != nil {
-		return "", nil, errors.New(`"texts" must be a list of strings or of {"name", "contents"} groups`)
+		return "", nil, errors.New(`"texts" must be a list of strings or of {"name", "contents"} objects`)
 	}
-	var query []string
+	var lines []string
 	for _, g := range groups {
-		switch g.Name {
-		case "query":
-			query = append(query, g.Contents...)
-		case "passages":
+		if g.Name == "passages" {
 			passages = append(passages, g.Contents...)
-		default:
-			return "", nil, fmt.Errorf(`"texts" group %q is not "query" or "passages"`, g.Name)
+			continue
 		}
+		lines = append(lines, g.Contents...)
 	}
-	if len(query) == 0 {
-		return "", nil, errors.New(`"texts" has no "query" contents`)
+	if len(lines) == 0 {
+		return "", nil, errors.New(`"texts" has no contents (besides passages)`)
 	}
-	return strings.Join(query, "\n"), passages, nil
+	return strings.Join(lines, "\n"), passages, nil
 }
 
 // toTurn validates a turn; where names it in messages ("" or "turns[2]: ").
@@ -74,8 +72,6 @@ func (j *turnJSON) toTurn(file string, line int, where string) (Turn, error) {
 		return t, inputErrorf(file, line, "%simage inputs are not supported", where)
 	case j.Audio != nil || j.Audios != nil:
 		return t, inputErrorf(file, line, "%saudio inputs are not supported", where)
-	case j.Role != "" && j.Role != "user":
-		return t, inputErrorf(file, line, "%srole %q is not supported (only user turns are sent)", where, j.Role)
 	case j.Text != nil && j.Texts != nil:
 		return t, inputErrorf(file, line, `%sgive "text" or "texts", not both`, where)
 	case j.Text != nil:
@@ -112,18 +108,31 @@ func (j *turnJSON) toTurn(file string, line int, where string) (Turn, error) {
 	if len(j.Extra) > 0 {
 		t.Extra = j.Extra
 	}
+	t.Role = j.Role
 	return t, nil
 }
 
 // ParseSingleTurnLine parses one line of a single_turn (or random_pool)
 // JSONL file into a turn.
 func ParseSingleTurnLine(file string, line int, b []byte) (Turn, error) {
+	return parseSingleTurn(file, line, b, nil)
+}
+
+// parseSingleTurn is ParseSingleTurnLine that also returns the line's
+// session_id through sid (nil when it has none), unless sid is nil.
+func parseSingleTurn(file string, line int, b []byte, sid **string) (Turn, error) {
 	var j turnJSON
 	if err := json.Unmarshal(b, &j); err != nil {
 		return Turn{}, jsonLineError(file, line, err)
 	}
 	if j.Turns != nil {
 		return Turn{}, inputErrorf(file, line, `"turns" belongs in a multi_turn file (--custom-dataset-type multi_turn)`)
+	}
+	if sid != nil {
+		if j.SessionID != nil && *j.SessionID == "" {
+			return Turn{}, inputErrorf(file, line, "session_id is empty")
+		}
+		*sid = j.SessionID
 	}
 	return j.toTurn(file, line, "")
 }
@@ -170,15 +179,29 @@ func eachLine(r io.Reader, file string, fn func(line int, b []byte) error) error
 	return nil
 }
 
-// readSingleTurn reads a single_turn file: one conversation per line.
+// readSingleTurn reads a single_turn file: one conversation per line, but
+// lines sharing a session_id are the turns of one conversation, in file
+// order (as AIPerf groups them); conversations keep the order of their
+// first lines.
 func readSingleTurn(r io.Reader, file string) (*Dataset, error) {
 	d := &Dataset{Name: file}
+	sessions := map[string]int{}
 	err := eachLine(r, file, func(line int, b []byte) error {
-		t, err := ParseSingleTurnLine(file, line, b)
+		var sid *string
+		t, err := parseSingleTurn(file, line, b, &sid)
 		if err != nil {
 			return err
 		}
-		d.Conversations = append(d.Conversations, Conversation{ID: fmt.Sprintf("line-%d", line), Turns: []Turn{t}})
+		if sid == nil {
+			d.Conversations = append(d.Conversations, Conversation{ID: fmt.Sprintf("line-%d", line), Turns: []Turn{t}})
+			return nil
+		}
+		if ci, ok := sessions[*sid]; ok {
+			d.Conversations[ci].Turns = append(d.Conversations[ci].Turns, t)
+			return nil
+		}
+		sessions[*sid] = len(d.Conversations)
+		d.Conversations = append(d.Conversations, Conversation{ID: *sid, Turns: []Turn{t}})
 		return nil
 	})
 	return d, err

@@ -128,9 +128,11 @@ func Load(o Options) (*Dataset, *Report, error) {
 	}
 	rep.Type = kind
 
-	needTok := kind == TypeMooncake || kind == TypeAzure || kind == PublicShareGPT
+	// Mooncake and Azure prompts are cut from the corpus (newPrompter
+	// knows the default tokenizer's view of it without parsing it);
+	// ShareGPT's conversations are measured with the tokenizer itself.
 	var tok Tokenizer
-	if needTok {
+	if kind == PublicShareGPT {
 		if tok, err = tokenizerOrDefault(o.Tokenizer); err != nil {
 			return nil, nil, fmt.Errorf("%s: %w", kind, err)
 		}
@@ -154,7 +156,7 @@ func Load(o Options) (*Dataset, *Report, error) {
 		if rows, err = readMooncake(f, rep.Source, bs); err != nil {
 			return nil, nil, err
 		}
-		p, perr := newPrompter(tok, o.Seed)
+		p, perr := newPrompter(o.Tokenizer, o.Seed)
 		if perr != nil {
 			return nil, nil, fmt.Errorf("%s: %w", kind, perr)
 		}
@@ -170,7 +172,7 @@ func Load(o Options) (*Dataset, *Report, error) {
 		if rows, err = readAzure(f, rep.Source); err != nil {
 			return nil, nil, err
 		}
-		p, perr := newPrompter(tok, o.Seed)
+		p, perr := newPrompter(o.Tokenizer, o.Seed)
 		if perr != nil {
 			return nil, nil, fmt.Errorf("%s: %w", kind, perr)
 		}
@@ -236,7 +238,8 @@ func guessType(f *os.File, file string) (string, error) {
 		}
 		s := string(b)
 		switch {
-		case strings.Contains(s, `"hash_ids"`) || strings.Contains(s, `"input_length"`):
+		case strings.Contains(s, `"hash_ids"`) || strings.Contains(s, `"input_length"`) || strings.Contains(s, `"text_input"`) ||
+			strings.Contains(s, `"payload"`) || strings.Contains(s, `"messages"`):
 			return TypeMooncake, nil
 		case strings.Contains(s, `"turns"`):
 			return TypeMultiTurn, nil

@@ -21,7 +21,7 @@ func TestLoadBadInput(t *testing.T) {
 	}{
 		{"mooncake malformed", TypeMooncake, "t.jsonl", "{\"input_length\": 10, \"hash_ids\": [0]}\n{\"input_length\": 10,\n", `2: malformed JSON at column 20: unexpected end of JSON input`},
 		{"mooncake garbage", TypeMooncake, "t.jsonl", "{\"input_length\": 10}\nnot json\n", `2: malformed JSON at column 2: invalid character 'o' in literal null (expecting 'u')`},
-		{"mooncake missing input_length", TypeMooncake, "t.jsonl", `{"timestamp": 5, "hash_ids": [1]}`, `1: missing required field "input_length" (or "text")`},
+		{"mooncake missing input_length", TypeMooncake, "t.jsonl", `{"timestamp": 5, "hash_ids": [1]}`, `1: missing an input: give "input_length" (with optional "hash_ids"), "text_input", "messages" or "payload"`},
 		{"mooncake too long for hash ids", TypeMooncake, "t.jsonl", `{"input_length": 1025, "hash_ids": [1, 2]}`, `1: input_length 1025 does not fit 2 hash_ids of 512 tokens (want 513..1024)`},
 		{"mooncake too short for hash ids", TypeMooncake, "t.jsonl", `{"input_length": 512, "hash_ids": [1, 2]}`, `1: input_length 512 does not fit 2 hash_ids of 512 tokens (want 513..1024)`},
 		{"mooncake wrong type", TypeMooncake, "t.jsonl", `{"input_length": "ten"}`, `1: field "input_length": want an integer, got string`},
@@ -31,6 +31,23 @@ func TestLoadBadInput(t *testing.T) {
 		{"mooncake zero length", TypeMooncake, "t.jsonl", `{"input_length": 0}`, `1: input_length must be positive, got 0`},
 		{"mooncake not an object", TypeMooncake, "t.jsonl", `[1]`, `1: want a JSON object, got array`},
 		{"mooncake empty", TypeMooncake, "t.jsonl", "\n\n", ` no rows`},
+		{"mooncake two inputs", TypeMooncake, "t.jsonl", `{"text_input": "a", "messages": [{"role": "user", "content": "b"}]}`, `1: "input_length", "text_input", "messages" and "payload" exclude each other: give one`},
+		{"mooncake length and payload", TypeMooncake, "t.jsonl", `{"input_length": 4, "payload": {"prompt": "x"}}`, `1: "input_length", "text_input", "messages" and "payload" exclude each other: give one`},
+		{"mooncake text and text_input", TypeMooncake, "t.jsonl", `{"text_input": "a", "text": "b"}`, `1: give "text_input" or "text", not both`},
+		{"mooncake hash ids with text", TypeMooncake, "t.jsonl", `{"text_input": "a", "hash_ids": [1]}`, `1: "hash_ids" needs "input_length" (and no text_input, messages or payload)`},
+		{"mooncake tools without messages", TypeMooncake, "t.jsonl", `{"text_input": "a", "tools": [{"type": "function"}]}`, `1: "tools" needs "messages"`},
+		{"mooncake empty tools", TypeMooncake, "t.jsonl", `{"messages": [{"role": "user", "content": "a"}], "tools": []}`, `1: "tools" must be a non-empty list`},
+		{"mooncake empty messages", TypeMooncake, "t.jsonl", `{"messages": []}`, `1: "messages" must be a non-empty list`},
+		{"mooncake null messages", TypeMooncake, "t.jsonl", `{"messages": null}`, `1: "messages" must be a non-empty list`},
+		{"mooncake message without role", TypeMooncake, "t.jsonl", `{"messages": [{"role": "user", "content": "a"}, {"content": "b"}]}`, `1: messages[1] has no "role"`},
+		{"mooncake message not object", TypeMooncake, "t.jsonl", `{"messages": ["hi"]}`, `1: field "messages": want an object, got string`},
+		{"mooncake empty payload", TypeMooncake, "t.jsonl", `{"payload": {}}`, `1: "payload" must be a non-empty object`},
+		{"mooncake payload not object", TypeMooncake, "t.jsonl", `{"payload": [1]}`, `1: field "payload": want an object, got array`},
+		{"mooncake bad message mode", TypeMooncake, "t.jsonl", `{"messages": [{"role": "user"}], "message_mode": "append"}`, `1: message_mode "append": want "history" or "delta"`},
+		{"mooncake delta without messages", TypeMooncake, "t.jsonl", `{"text_input": "a", "message_mode": "delta"}`, `1: message_mode "delta" needs "messages"`},
+		{"mooncake delta extra messages", TypeMooncake, "t.jsonl", `{"messages": [{"role": "user"}], "message_mode": "delta", "extra": {"messages": []}}`, `1: message_mode "delta": "extra" must not hold "messages" (it would replace the conversation)`},
+		{"mooncake extra not object", TypeMooncake, "t.jsonl", `{"input_length": 3, "extra": [1]}`, `1: field "extra": want an object, got array`},
+		{"single empty session", TypeSingleTurn, "s.jsonl", `{"text": "a", "session_id": ""}`, `1: session_id is empty`},
 		{"single missing text", TypeSingleTurn, "s.jsonl", "{\"text\": \"hi\"}\n\n{\"delay\": 5}\n", `3: missing required field "text" (or "texts")`},
 		{"single both texts", TypeSingleTurn, "s.jsonl", `{"text": "a", "texts": ["b"]}`, `1: give "text" or "texts", not both`},
 		{"single image", TypeSingleTurn, "s.jsonl", `{"text": "a", "image": "x.png"}`, `1: image inputs are not supported`},
@@ -188,6 +205,74 @@ func TestMooncakeSessionsAndText(t *testing.T) {
 	a := d.Conversations[0]
 	if a.Turns[0].Parts[0] != a.Turns[1].Parts[0] || !strings.HasPrefix(a.Turns[1].Content(), a.Turns[0].Parts[0]+a.Turns[0].Parts[1]) {
 		t.Errorf("shared block 0 differs")
+	}
+}
+
+// TestMooncakeAIPerfInputs: AIPerf's four input modes (input_length,
+// text_input, messages with tools, payload), its message modes and
+// per-row extra fields.
+func TestMooncakeAIPerfInputs(t *testing.T) {
+	t.Parallel()
+	path := writeFile(t, "a.jsonl", `{"session_id": "s", "text_input": "Hello world", "output_length": 4, "extra": {"temperature": 0.1}}
+{"session_id": "s", "delay": 250, "messages": [{"role": "system", "content": "Be brief."}, {"role": "user", "content": [{"type": "text", "text": "Hi"}]}, {"role": "tool", "tool_call_id": "c1", "content": "42"}], "tools": [{"type": "function", "function": {"name": "f"}}]}
+{"session_id": "d", "message_mode": "delta", "messages": [{"role": "user", "content": "next"}]}
+{"payload": {"prompt": "Hello", "max_tokens": 50}, "timestamp": 1000}
+{"input_length": 10, "hash_ids": [123]}
+`)
+	d, rep, err := Load(Options{InputFile: path, Tokenizer: qwen(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.Type != TypeMooncake {
+		t.Fatalf("guessed %s, want %s", rep.Type, TypeMooncake)
+	}
+	if len(d.Conversations) != 4 {
+		t.Fatalf("%d conversations, want 4", len(d.Conversations))
+	}
+	s := d.Conversations[0]
+	want := []Turn{
+		{Text: "Hello world", MaxTokens: 4, Extra: map[string]any{"temperature": 0.1}},
+		{Delay: 250 * time.Millisecond,
+			Messages: []map[string]any{{"role": "system", "content": "Be brief."}, {"role": "user", "content": []any{map[string]any{"type": "text", "text": "Hi"}}},
+				{"role": "tool", "tool_call_id": "c1", "content": "42"}},
+			Tools: []map[string]any{{"type": "function", "function": map[string]any{"name": "f"}}}},
+	}
+	if diff := cmp.Diff(want, s.Turns); diff != "" {
+		t.Errorf("session s (-want +got):\n%s", diff)
+	}
+	if got := s.Turns[1].Content(); got != "Be brief.\nHi\n42" {
+		t.Errorf("messages' text %q, want every message's text one a line", got)
+	}
+	if tr := d.Conversations[1].Turns[0]; !tr.MessagesDelta || tr.Content() != "next" {
+		t.Errorf("delta row: %+v", tr)
+	}
+	p := d.Conversations[2].Turns[0]
+	if p.Payload["prompt"] != "Hello" || !p.HasTimestamp || p.Timestamp != time.Second || p.Content() != "Hello" {
+		t.Errorf("payload row: %+v (content %q)", p, p.Content())
+	}
+	if g := d.Conversations[3].Turns[0]; g.InputTokens != 10 || g.Parts == nil {
+		t.Errorf("input_length row: %+v", g)
+	}
+}
+
+// TestSingleTurnSessionsAndRoles: single_turn lines sharing a session_id
+// are one conversation, as AIPerf groups them; any role is sent.
+func TestSingleTurnSessionsAndRoles(t *testing.T) {
+	t.Parallel()
+	path := writeFile(t, "s.jsonl", `{"session_id": "a", "text": "one"}
+{"text": "alone", "role": "system"}
+{"session_id": "a", "text": "two", "role": "assistant", "delay": 5}
+`)
+	d, _, err := Load(Options{InputFile: path, CustomDatasetType: TypeSingleTurn})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []Conversation{
+		{ID: "a", Turns: []Turn{{Text: "one"}, {Text: "two", Role: "assistant", Delay: 5 * time.Millisecond}}},
+		{ID: "line-2", Turns: []Turn{{Text: "alone", Role: "system"}}},
+	}
+	if diff := cmp.Diff(want, d.Conversations); diff != "" {
+		t.Errorf("(-want +got):\n%s", diff)
 	}
 }
 
@@ -387,9 +472,17 @@ func TestJSONLRankings(t *testing.T) {
 	if diff := cmp.Diff(want, d.Conversations[0].Turns[0]); diff != "" {
 		t.Errorf("rankings turn (-want +got):\n%s", diff)
 	}
+	// Any other name is text, as AIPerf's named fields are: the contents go
+	// out one a line, in order.
+	d, _, err = Load(Options{InputFile: writeFile(t, "n.jsonl", `{"texts":[{"name":"text_field_A","contents":["Hello","World"]},{"name":"text_field_B","contents":["Hi there"]}]}`+"\n"), CustomDatasetType: TypeSingleTurn})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := d.Conversations[0].Turns[0]; got.Text != "Hello\nWorld\nHi there" || got.Passages != nil {
+		t.Errorf("named texts became %+v, want their contents one a line", got)
+	}
 	for _, bad := range []struct{ line, want string }{
-		{`{"texts":[{"name":"docs","contents":["x"]}]}`, `"texts" group "docs" is not "query" or "passages"`},
-		{`{"texts":[{"name":"passages","contents":["x"]}]}`, `"texts" has no "query" contents`},
+		{`{"texts":[{"name":"passages","contents":["x"]}]}`, `"texts" has no contents (besides passages)`},
 		{`{"texts":[1]}`, `"texts" must be a list of strings`},
 	} {
 		_, _, err := Load(Options{InputFile: writeFile(t, "b.jsonl", bad.line+"\n"), CustomDatasetType: TypeSingleTurn})

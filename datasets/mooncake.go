@@ -12,6 +12,8 @@ import (
 const DefaultISLBlockSize = 512
 
 // MooncakeRow is one line of a Mooncake trace (AIPerf's mooncake_trace).
+// Its input is exactly one of: InputLength (a generated prompt, its blocks
+// named by HashIDs), Text, Messages or Payload.
 type MooncakeRow struct {
 	// Line is the 1-based line number in the file.
 	Line int
@@ -29,19 +31,55 @@ type MooncakeRow struct {
 	HashIDs []int64
 	// SessionID groups rows into one multi-turn conversation.
 	SessionID string
-	// Text, when set, is the literal prompt instead of generated blocks.
+	// Text, when set, is the literal prompt ("text_input"; surge also reads
+	// "text") instead of generated blocks.
 	Text    string
 	HasText bool
+	// Messages are OpenAI chat messages sent as given, with Tools; with
+	// Delta (message_mode "delta") they are only the turn's new messages.
+	Messages []map[string]any
+	Tools    []map[string]any
+	Delta    bool
+	// Payload is a whole request body, sent verbatim.
+	Payload map[string]any
+	// Extra holds request body fields merged into this row's request.
+	Extra map[string]any
 }
 
 type mooncakeJSON struct {
-	Timestamp    *float64 `json:"timestamp"`
-	Delay        *float64 `json:"delay"`
-	InputLength  *int     `json:"input_length"`
-	OutputLength *int     `json:"output_length"`
-	HashIDs      []int64  `json:"hash_ids"`
-	SessionID    *string  `json:"session_id"`
-	Text         *string  `json:"text"`
+	Timestamp    *float64         `json:"timestamp"`
+	Delay        *float64         `json:"delay"`
+	InputLength  *int             `json:"input_length"`
+	OutputLength *int             `json:"output_length"`
+	HashIDs      []int64          `json:"hash_ids"`
+	SessionID    *string          `json:"session_id"`
+	TextInput    *string          `json:"text_input"`
+	Text         *string          `json:"text"`
+	Messages     []map[string]any `json:"messages"`
+	Tools        []map[string]any `json:"tools"`
+	Payload      map[string]any   `json:"payload"`
+	MessageMode  *string          `json:"message_mode"`
+	Extra        map[string]any   `json:"extra"`
+	// hasX record which keys were present (null included), for AIPerf's
+	// "exactly one input" rule.
+	hasMessages, hasTools, hasPayload bool
+}
+
+// UnmarshalJSON notes which of messages, tools and payload were given:
+// an explicit null or [] must not pass for "absent".
+func (j *mooncakeJSON) UnmarshalJSON(b []byte) error {
+	type plain mooncakeJSON
+	var keys map[string]json.RawMessage
+	if err := json.Unmarshal(b, &keys); err != nil {
+		return err
+	}
+	if err := json.Unmarshal(b, (*plain)(j)); err != nil {
+		return err
+	}
+	_, j.hasMessages = keys["messages"]
+	_, j.hasTools = keys["tools"]
+	_, j.hasPayload = keys["payload"]
+	return nil
 }
 
 // ParseMooncakeLine parses one Mooncake trace line. blockSize checks that
@@ -52,7 +90,7 @@ func ParseMooncakeLine(file string, line int, b []byte, blockSize int) (Mooncake
 	if err := json.Unmarshal(b, &j); err != nil {
 		return MooncakeRow{}, jsonLineError(file, line, err)
 	}
-	r := MooncakeRow{Line: line, HashIDs: j.HashIDs}
+	r := MooncakeRow{Line: line, HashIDs: j.HashIDs, Extra: j.Extra}
 	if j.Timestamp != nil {
 		if err := checkMillis(*j.Timestamp); err != "" {
 			return r, inputErrorf(file, line, "timestamp %v: %s", *j.Timestamp, err)
@@ -77,18 +115,67 @@ func ParseMooncakeLine(file string, line int, b []byte, blockSize int) (Mooncake
 		}
 		r.OutputLength = *j.OutputLength
 	}
+	if j.TextInput != nil && j.Text != nil {
+		return r, inputErrorf(file, line, `give "text_input" or "text", not both`)
+	}
 	if j.Text != nil {
-		r.Text, r.HasText = *j.Text, true
+		j.TextInput = j.Text
+	}
+	inputs := 0
+	for _, given := range []bool{j.TextInput != nil, j.hasMessages, j.hasPayload} {
+		if given {
+			inputs++
+		}
+	}
+	switch {
+	case inputs == 0 && j.InputLength == nil:
+		return r, inputErrorf(file, line, `missing an input: give "input_length" (with optional "hash_ids"), "text_input", "messages" or "payload"`)
+	case inputs > 1 || (inputs == 1 && j.InputLength != nil && j.TextInput == nil):
+		return r, inputErrorf(file, line, `"input_length", "text_input", "messages" and "payload" exclude each other: give one`)
+	case j.HashIDs != nil && (j.InputLength == nil || inputs > 0):
+		return r, inputErrorf(file, line, `"hash_ids" needs "input_length" (and no text_input, messages or payload)`)
+	case j.hasTools && !j.hasMessages:
+		return r, inputErrorf(file, line, `"tools" needs "messages"`)
+	case j.MessageMode != nil && *j.MessageMode != "history" && *j.MessageMode != "delta":
+		return r, inputErrorf(file, line, `message_mode %q: want "history" or "delta"`, *j.MessageMode)
+	}
+	if j.MessageMode != nil && *j.MessageMode == "delta" {
+		if !j.hasMessages {
+			return r, inputErrorf(file, line, `message_mode "delta" needs "messages"`)
+		}
+		if _, ok := j.Extra["messages"]; ok {
+			return r, inputErrorf(file, line, `message_mode "delta": "extra" must not hold "messages" (it would replace the conversation)`)
+		}
+		r.Delta = true
+	}
+	switch {
+	case j.hasPayload:
+		if len(j.Payload) == 0 {
+			return r, inputErrorf(file, line, `"payload" must be a non-empty object`)
+		}
+		r.Payload = j.Payload
+		return r, nil
+	case j.hasMessages:
+		if err := checkMessages(j.Messages); err != nil {
+			return r, inputErrorf(file, line, "%v", err)
+		}
+		if j.hasTools {
+			if err := checkTools(j.Tools); err != nil {
+				return r, inputErrorf(file, line, "%v", err)
+			}
+		}
+		r.Messages, r.Tools = j.Messages, j.Tools
+		return r, nil
+	case j.TextInput != nil:
+		r.Text, r.HasText = *j.TextInput, true
 		if j.InputLength != nil {
+			// surge's extension: the text's length when it is known.
 			if *j.InputLength < 0 {
 				return r, inputErrorf(file, line, "input_length must not be negative, got %d", *j.InputLength)
 			}
 			r.InputLength = *j.InputLength
 		}
 		return r, nil
-	}
-	if j.InputLength == nil {
-		return r, inputErrorf(file, line, `missing required field "input_length" (or "text")`)
 	}
 	r.InputLength = *j.InputLength
 	if r.InputLength <= 0 {
@@ -107,6 +194,11 @@ func ParseMooncakeLine(file string, line int, b []byte, blockSize int) (Mooncake
 		}
 	}
 	return r, nil
+}
+
+// generated reports whether the row's prompt is built from blocks.
+func (r *MooncakeRow) generated() bool {
+	return !r.HasText && r.Messages == nil && r.Payload == nil
 }
 
 // checkMillis validates a millisecond offset; it returns why it is bad.
@@ -230,7 +322,7 @@ func mooncakeDataset(file string, rows []MooncakeRow, blockSize int, p *prompter
 		for _, h := range r.HashIDs {
 			maxID = max(maxID, h)
 		}
-		if !r.HasText && len(r.HashIDs) == 0 {
+		if r.generated() && len(r.HashIDs) == 0 {
 			fresh += (r.InputLength + blockSize - 1) / blockSize
 		}
 	}
@@ -243,16 +335,19 @@ func mooncakeDataset(file string, rows []MooncakeRow, blockSize int, p *prompter
 	ids := make([]int64, 0, 64)
 	for i := range rows {
 		r := &rows[i]
-		t := Turn{InputTokens: r.InputLength, MaxTokens: r.OutputLength}
+		t := Turn{InputTokens: r.InputLength, MaxTokens: r.OutputLength, Extra: r.Extra,
+			Messages: r.Messages, MessagesDelta: r.Delta, Tools: r.Tools, Payload: r.Payload}
 		if r.HasTimestamp {
 			t.Timestamp, t.HasTimestamp = millis(r.Timestamp), true
 		}
 		if r.HasDelay {
 			t.Delay = millis(r.Delay)
 		}
-		if r.HasText {
+		switch {
+		case r.HasText:
 			t.Text = r.Text
-		} else {
+		case !r.generated():
+		default:
 			ids = append(ids[:0], r.HashIDs...)
 			if len(ids) == 0 {
 				for n := (r.InputLength + blockSize - 1) / blockSize; n > 0; n-- {

@@ -76,8 +76,7 @@ func (g *Generator) session(ctx context.Context, conv *datasets.Conversation, ph
 			return
 		}
 		if ti+1 < len(conv.Turns) {
-			history = append(history,
-				endpoint.Message{Role: "user", Content: turn.Content()},
+			history = append(append(history, endpoint.TurnMessages(turn)...),
 				endpoint.Message{Role: "assistant", Content: reply})
 		}
 	}

@@ -97,3 +97,44 @@ func TestConnectionReuseStrategies(t *testing.T) {
 		t.Error("ParseConnectionReuse accepted sticky")
 	}
 }
+
+// TestDeltaMessagesCarryReplies: a conversation of dataset messages in
+// delta mode sends each turn's messages after the earlier ones and the
+// server's live replies; a turn's role reaches the wire.
+func TestDeltaMessagesCarryReplies(t *testing.T) {
+	t.Parallel()
+	srv := &streamServer{ttft: time.Millisecond, itl: time.Millisecond, tokens: 2}
+	ts := httptest.NewServer(srv)
+	defer ts.Close()
+	ds := &datasets.Dataset{Name: "delta", Conversations: []datasets.Conversation{{ID: "d", Turns: []datasets.Turn{
+		{Messages: []map[string]any{{"role": "developer", "content": "a"}}, MessagesDelta: true},
+		{Messages: []map[string]any{{"role": "user", "content": "b", "name": "bob"}}, MessagesDelta: true},
+		{Text: "c", Role: "tool"},
+	}}}}
+	col := metrics.NewCollector()
+	g, err := New(ts.URL, chat(true), ds, col)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := g.Run(context.Background(), []Stage{{Limit: schedule.Constant(1), Count: 3}}); err != nil {
+		t.Fatal(err)
+	}
+	col.Close()
+	srv.mu.Lock()
+	defer srv.mu.Unlock()
+	if len(srv.lastBodies) != 3 {
+		t.Fatalf("%d requests, want 3", len(srv.lastBodies))
+	}
+	var got []string
+	for _, m := range srv.lastBodies[2]["messages"].([]any) {
+		m := m.(map[string]any)
+		got = append(got, fmt.Sprintf("%v:%v", m["role"], m["content"]))
+	}
+	want := []string{"developer:a", "assistant: tok0 tok1", "user:b", "assistant: tok0 tok1", "tool:c"}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("third request's messages %v, want %v", got, want)
+	}
+	if m := srv.lastBodies[1]["messages"].([]any)[2].(map[string]any); m["name"] != "bob" {
+		t.Errorf("dataset message sent as %v, want it as given", m)
+	}
+}

@@ -13,7 +13,10 @@ func (chat) Info() Info {
 func (chat) Body(e *Endpoint, r *Request) ([]byte, error) {
 	body := make(map[string]any, 6+len(e.Extra)+len(r.Turn.Extra))
 	body["model"] = e.Model
-	body["messages"] = chatMessages(r, true)
+	body["messages"] = wireMessages(chatMessages(r, true))
+	if r.Turn.Tools != nil {
+		body["tools"] = r.Turn.Tools
+	}
 	if r.Turn.MaxTokens > 0 {
 		body[e.MaxTokensField()] = r.Turn.MaxTokens
 	}

@@ -12,7 +12,7 @@ func (chatEmbeddings) Info() Info { return Info{Path: "/v1/embeddings"} }
 func (chatEmbeddings) Body(e *Endpoint, r *Request) ([]byte, error) {
 	body := make(map[string]any, 4+len(e.Extra)+len(r.Turn.Extra))
 	body["model"] = e.Model
-	body["messages"] = chatMessages(r, true)
+	body["messages"] = wireMessages(chatMessages(r, true))
 	body["encoding_format"] = "float"
 	return jsonBody(e, r.Turn, body)
 }

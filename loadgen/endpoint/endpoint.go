@@ -125,6 +125,50 @@ type Request struct {
 type Message struct {
 	Role    string `json:"role"`
 	Content string `json:"content"`
+	// Raw, when set, is the message as a dataset gave it (tool calls,
+	// content parts), sent in its place by the chat-style types; Role and
+	// Content are its role and text for the others.
+	Raw map[string]any `json:"-"`
+}
+
+// TurnMessages is what turn adds to its conversation's messages: its
+// dataset messages, or one message of its role (user by default) with its
+// content.
+func TurnMessages(t *datasets.Turn) []Message {
+	if t.Messages == nil {
+		role := t.Role
+		if role == "" {
+			role = "user"
+		}
+		return []Message{{Role: role, Content: t.Content()}}
+	}
+	out := make([]Message, len(t.Messages))
+	for i, m := range t.Messages {
+		role, _ := m["role"].(string)
+		out[i] = Message{Role: role, Content: (&datasets.Turn{Messages: t.Messages[i : i+1]}).Content(), Raw: m}
+	}
+	return out
+}
+
+// wireMessages is msgs as a JSON body sends them: dataset messages as
+// given.
+func wireMessages(msgs []Message) any {
+	raw := false
+	for i := range msgs {
+		raw = raw || msgs[i].Raw != nil
+	}
+	if !raw {
+		return msgs
+	}
+	out := make([]any, len(msgs))
+	for i, m := range msgs {
+		if m.Raw != nil {
+			out[i] = m.Raw
+		} else {
+			out[i] = m
+		}
+	}
+	return out
 }
 
 var formats = map[Kind]Format{}
@@ -280,11 +324,15 @@ func (e *Endpoint) KeyHeader(apiKey string) (name, value string) {
 }
 
 // Body returns the request body for turn, after history (the earlier turns
-// of its conversation with the replies the server gave).
+// of its conversation with the replies the server gave). A turn with a
+// payload is sent as it is, whatever the type.
 func (e *Endpoint) Body(system string, history []Message, turn *datasets.Turn) ([]byte, error) {
 	f, err := e.format()
 	if err != nil {
 		return nil, err
+	}
+	if turn.Payload != nil {
+		return json.Marshal(turn.Payload)
 	}
 	return f.Body(e, &Request{System: system, History: history, Turn: turn})
 }
@@ -337,7 +385,7 @@ func promptText(r *Request) string {
 		b.WriteString(r.System)
 		b.WriteString("\n\n")
 	}
-	for _, m := range r.History {
+	for _, m := range r.history() {
 		b.WriteString(m.Content)
 		b.WriteString("\n\n")
 	}
@@ -345,13 +393,26 @@ func promptText(r *Request) string {
 	return b.String()
 }
 
+// history is the earlier messages r's turn is sent after: none when the
+// turn's own dataset messages carry the whole conversation.
+func (r *Request) history() []Message {
+	if r.Turn.Messages != nil && !r.Turn.MessagesDelta {
+		return nil
+	}
+	return r.History
+}
+
 // chatMessages is the OpenAI-style message list of r: system, history,
-// then the turn as the user message.
+// then the turn's message (or its dataset messages).
 func chatMessages(r *Request, withSystem bool) []Message {
-	msgs := make([]Message, 0, len(r.History)+2)
+	h := r.history()
+	msgs := make([]Message, 0, len(h)+2)
 	if withSystem && r.System != "" {
 		msgs = append(msgs, Message{Role: "system", Content: r.System})
 	}
-	msgs = append(msgs, r.History...)
-	return append(msgs, Message{Role: "user", Content: r.Turn.Content()})
+	msgs = append(msgs, h...)
+	if r.Turn.Messages == nil && r.Turn.Role == "" {
+		return append(msgs, Message{Role: "user", Content: r.Turn.Content()})
+	}
+	return append(msgs, TurnMessages(r.Turn)...)
 }

@@ -79,7 +79,7 @@ func TestHeaders(t *testing.T) {
 // body builds kind's body for a two-turn conversation and decodes it.
 func body(t *testing.T, e *Endpoint, turn datasets.Turn) map[string]any {
 	t.Helper()
-	b, err := e.Body("be brief", []Message{{"user", "hi"}, {"assistant", "hello"}}, &turn)
+	b, err := e.Body("be brief", []Message{{Role: "user", Content: "hi"}, {Role: "assistant", Content: "hello"}}, &turn)
 	if err != nil {
 		t.Fatalf("%s: %v", e.Kind, err)
 	}
@@ -129,6 +129,52 @@ func TestBodies(t *testing.T) {
 		if d := cmp.Diff(tc.want, body(t, e, tc.turn)); d != "" {
 			t.Errorf("%s streaming=%v body (-want +got)\n%s", tc.kind, tc.streaming, d)
 		}
+	}
+}
+
+// TestDatasetMessagesAndPayloads: a turn's role, its dataset messages
+// (whole conversations, or deltas after the history) with tools, and a
+// verbatim payload, as AIPerf's Mooncake rows give them.
+func TestDatasetMessagesAndPayloads(t *testing.T) {
+	t.Parallel()
+	sys := map[string]any{"role": "system", "content": "be brief"}
+	hist := []any{map[string]any{"role": "user", "content": "hi"}, map[string]any{"role": "assistant", "content": "hello"}}
+	raw := []map[string]any{{"role": "user", "content": []any{map[string]any{"type": "text", "text": "look"}}},
+		{"role": "assistant", "tool_calls": []any{map[string]any{"id": "c1"}}}, {"role": "tool", "tool_call_id": "c1", "content": "42"}}
+	rawAny := []any{raw[0], raw[1], raw[2]}
+	tools := []map[string]any{{"type": "function", "function": map[string]any{"name": "f"}}}
+	chat := &Endpoint{Kind: Chat, Model: "m"}
+	cases := []struct {
+		name string
+		e    *Endpoint
+		turn datasets.Turn
+		want map[string]any
+	}{
+		{"role", chat, datasets.Turn{Text: "noted", Role: "assistant"},
+			map[string]any{"model": "m", "messages": append([]any{sys}, append(hist, map[string]any{"role": "assistant", "content": "noted"})...)}},
+		{"history messages replace the conversation", chat, datasets.Turn{Messages: raw, Tools: tools},
+			map[string]any{"model": "m", "messages": append([]any{sys}, rawAny...), "tools": []any{map[string]any{"type": "function", "function": map[string]any{"name": "f"}}}}},
+		{"delta messages follow the history", chat, datasets.Turn{Messages: raw, MessagesDelta: true},
+			map[string]any{"model": "m", "messages": append(append([]any{sys}, hist...), rawAny...)}},
+		{"messages on a text API", &Endpoint{Kind: Completions, Model: "m"}, datasets.Turn{Messages: raw, MaxTokens: 3},
+			map[string]any{"model": "m", "prompt": "be brief\n\nlook\n42", "max_tokens": 3.0}},
+		{"payload verbatim", &Endpoint{Kind: Chat, Model: "m", Streaming: true, Extra: map[string]any{"temperature": 0.5}},
+			datasets.Turn{Payload: map[string]any{"prompt": "Hello", "max_tokens": 50.0}, MaxTokens: 9},
+			map[string]any{"prompt": "Hello", "max_tokens": 50.0}},
+	}
+	for _, tc := range cases {
+		if d := cmp.Diff(tc.want, body(t, tc.e, tc.turn)); d != "" {
+			t.Errorf("%s (-want +got)\n%s", tc.name, d)
+		}
+	}
+	// The history a session keeps after a dataset-messages turn holds the
+	// messages as given.
+	got := TurnMessages(&datasets.Turn{Messages: raw})
+	if len(got) != 3 || got[0].Content != "look" || got[1].Role != "assistant" || got[2].Raw["tool_call_id"] != "c1" {
+		t.Errorf("TurnMessages = %+v", got)
+	}
+	if got := TurnMessages(&datasets.Turn{Text: "x"}); len(got) != 1 || got[0].Role != "user" {
+		t.Errorf("TurnMessages of a text turn = %+v", got)
 	}
 }
 
