@@ -390,7 +390,7 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
-func surgeBinary(t *testing.T) string {
+func surgeBinary(t testing.TB) string {
 	t.Helper()
 	if testing.Short() {
 		t.Skip("builds the surge binary; skipped with -short")

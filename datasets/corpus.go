@@ -56,9 +56,17 @@ type prompter struct {
 // that bodies starting at different sentences differ for a long stretch.
 const ringPasses = 4
 
-// newPrompter tokenizes the corpus with tok and lays out the ring by seed.
-func newPrompter(tok Tokenizer, seed uint64) (*prompter, error) {
-	var sents []sentence
+// corpusTokens is a tokenizer's view of the corpus: every sentence with its
+// clean cuts, and the corpus words that are one token each (sorted).
+type corpusTokens struct {
+	sents []sentence
+	words []string
+}
+
+// tokenizeCorpus works out the corpus's sentences and single-token words
+// under tok.
+func tokenizeCorpus(tok Tokenizer) (*corpusTokens, error) {
+	ct := &corpusTokens{}
 	for _, line := range strings.Split(corpusText, "\n") {
 		line = strings.TrimSpace(line)
 		if line == "" {
@@ -79,8 +87,38 @@ func newPrompter(tok Tokenizer, seed uint64) (*prompter, error) {
 				s.cut[k] = int32(len(p))
 			}
 		}
-		sents = append(sents, s)
+		ct.sents = append(ct.sents, s)
 	}
+	seen := map[string]bool{}
+	for _, w := range strings.FieldsFunc(corpusText, func(r rune) bool { return !unicode.IsLetter(r) }) {
+		w = " " + strings.ToLower(w)
+		if seen[w] {
+			continue
+		}
+		seen[w] = true
+		if ids := tok.Encode(w); len(ids) == 1 && tok.Decode(ids) == w {
+			ct.words = append(ct.words, w)
+		}
+	}
+	slices.Sort(ct.words)
+	return ct, nil
+}
+
+// newPrompter lays out the ring by seed from tok's view of the corpus; a
+// nil tok is the embedded default tokenizer, whose view is precomputed
+// (defaultCorpus), so building prompts does not parse its tables.
+func newPrompter(tok Tokenizer, seed uint64) (*prompter, error) {
+	var ct *corpusTokens
+	var err error
+	if tok == nil {
+		ct, err = defaultCorpus()
+	} else {
+		ct, err = tokenizeCorpus(tok)
+	}
+	if err != nil {
+		return nil, err
+	}
+	sents := ct.sents
 	if len(sents) < 2 {
 		return nil, fmt.Errorf("prompt corpus: %d sentences, need at least 2", len(sents))
 	}
@@ -107,21 +145,10 @@ func newPrompter(tok Tokenizer, seed uint64) (*prompter, error) {
 	p.ring = b.String()
 	p.off = append(p.off, int32(len(p.ring)))
 
-	seen := map[string]bool{}
-	for _, w := range strings.FieldsFunc(corpusText, func(r rune) bool { return !unicode.IsLetter(r) }) {
-		w = " " + strings.ToLower(w)
-		if seen[w] {
-			continue
-		}
-		seen[w] = true
-		if ids := tok.Encode(w); len(ids) == 1 && tok.Decode(ids) == w {
-			p.words = append(p.words, w)
-		}
-	}
+	p.words = slices.Clone(ct.words)
 	if len(p.words) < 16 {
 		return nil, fmt.Errorf("prompt corpus: only %d words are single tokens under this tokenizer, need 16", len(p.words))
 	}
-	slices.Sort(p.words)
 	rng.Shuffle(len(p.words), func(i, j int) { p.words[i], p.words[j] = p.words[j], p.words[i] })
 	return p, nil
 }

@@ -128,9 +128,11 @@ func Load(o Options) (*Dataset, *Report, error) {
 	}
 	rep.Type = kind
 
-	needTok := kind == TypeMooncake || kind == TypeAzure || kind == PublicShareGPT
+	// Mooncake and Azure prompts are cut from the corpus (newPrompter
+	// knows the default tokenizer's view of it without parsing it);
+	// ShareGPT's conversations are measured with the tokenizer itself.
 	var tok Tokenizer
-	if needTok {
+	if kind == PublicShareGPT {
 		if tok, err = tokenizerOrDefault(o.Tokenizer); err != nil {
 			return nil, nil, fmt.Errorf("%s: %w", kind, err)
 		}
@@ -154,7 +156,7 @@ func Load(o Options) (*Dataset, *Report, error) {
 		if rows, err = readMooncake(f, rep.Source, bs); err != nil {
 			return nil, nil, err
 		}
-		p, perr := newPrompter(tok, o.Seed)
+		p, perr := newPrompter(o.Tokenizer, o.Seed)
 		if perr != nil {
 			return nil, nil, fmt.Errorf("%s: %w", kind, perr)
 		}
@@ -170,7 +172,7 @@ func Load(o Options) (*Dataset, *Report, error) {
 		if rows, err = readAzure(f, rep.Source); err != nil {
 			return nil, nil, err
 		}
-		p, perr := newPrompter(tok, o.Seed)
+		p, perr := newPrompter(o.Tokenizer, o.Seed)
 		if perr != nil {
 			return nil, nil, fmt.Errorf("%s: %w", kind, perr)
 		}

@@ -64,11 +64,7 @@ func Synthetic(o SyntheticOptions) (*Dataset, error) {
 	case o.SharedSystemPromptLength < 0:
 		return nil, optionErrorf("Synthetic.SharedSystemPromptLength", "must not be negative, got %d", o.SharedSystemPromptLength)
 	}
-	tok, err := tokenizerOrDefault(o.Tokenizer)
-	if err != nil {
-		return nil, fmt.Errorf("synthetic dataset: %w", err)
-	}
-	p, err := newPrompter(tok, o.Seed)
+	p, err := newPrompter(o.Tokenizer, o.Seed)
 	if err != nil {
 		return nil, fmt.Errorf("synthetic dataset: %w", err)
 	}

@@ -77,7 +77,7 @@ func TestFastAgainstSlow(t *testing.T) {
 	if !ttft.MannWhitney.Significant || ttft.MannWhitney.BGreater > 0.05 || ttft.Better != "lower" {
 		t.Errorf("TTFT rank test %+v better %q", ttft.MannWhitney, ttft.Better)
 	}
-	if want := "fast's TTFT p50 is 19% lower, 95% CI 18–20% (better)"; p50.Verdict != want {
+	if want := "fast's TTFT p50 is 19.1% lower, 95% CI 18.5–19.5% (better)"; p50.Verdict != want {
 		t.Errorf("verdict %q, want %q", p50.Verdict, want)
 	}
 	if !strings.HasPrefix(ttft.Verdict, "fast's TTFT is lower (better; Mann–Whitney p = ") {
@@ -347,4 +347,25 @@ func FuzzParseRules(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestMergedRun: `surge merge` output (the fast run sent by two shards)
+// compares with a one-host run of the same plan: one workload, and the
+// faster server shows.
+func TestMergedRun(t *testing.T) {
+	t.Parallel()
+	runs := load(t, "slow", "merged")
+	if runs[1].Summary == nil || len(runs[1].Profile()) != 120 {
+		t.Fatalf("merged export read back with %d records", len(runs[1].Profile()))
+	}
+	res, err := Compare(runs, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !res.Check.Comparable || len(res.Warnings) != 0 {
+		t.Errorf("merged against a one-host run: check %+v, warnings %q", res.Check, res.Warnings)
+	}
+	if p50 := stat(t, metric(t, res.Comparisons[0], "time_to_first_token"), "p50"); !p50.Significant || p50.Rel > -0.1 {
+		t.Errorf("merged TTFT p50 %+v, want significantly lower than the slow server's", p50)
+	}
 }

@@ -45,11 +45,13 @@ func statVerdict(b, tag, unit, better string, d StatDiff, level float64) string 
 		return subject + ": no interval (too few values)"
 	}
 	prec := precision(est)
-	// A bound that would print as 0 gets the decimals to show its sign.
-	for _, v := range []float64{lo, hi} {
-		for prec < 2 && v != 0 && math.Abs(v) < 0.5*math.Pow(10, -float64(prec)) {
-			prec++
-		}
+	// More decimals where the interval would print as one number ("19–19%")
+	// or a bound as 0.
+	round := func(v float64) string { return fmt.Sprintf("%.*f", prec, v) }
+	for prec < 2 && (lo != hi && round(lo) == round(hi) ||
+		lo != 0 && math.Abs(lo) < 0.5*math.Pow(10, -float64(prec)) ||
+		hi != 0 && math.Abs(hi) < 0.5*math.Pow(10, -float64(prec))) {
+		prec++
 	}
 	if !d.Significant {
 		return fmt.Sprintf("%s is not significantly different: %s, %s %s to %s", subject,

@@ -12,6 +12,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"reflect"
 	"slices"
 	"strings"
 )
@@ -79,11 +80,13 @@ func InWorkload(key string) bool { return !notWorkload[key] && !Secret(key) }
 
 // Config hashes the workload part of a resolved configuration (the
 // export's input_config): keys in canonical order, secrets and the
-// non-workload keys left out.
+// non-workload keys left out, and so are keys at their zero value (0, "",
+// false, empty): a later surge that adds a flag, off by default, hashes
+// an older run's workload alike.
 func Config(cfg map[string]any) string {
 	keep := make(map[string]any, len(cfg))
 	for k, v := range cfg {
-		if InWorkload(k) {
+		if InWorkload(k) && !zero(v) {
 			keep[k] = v
 		}
 	}
@@ -93,6 +96,19 @@ func Config(cfg map[string]any) string {
 		return ""
 	}
 	return Sum(b)
+}
+
+// zero reports whether v is a zero value or an empty list or object.
+func zero(v any) bool {
+	if v == nil {
+		return true
+	}
+	r := reflect.ValueOf(v)
+	switch r.Kind() {
+	case reflect.Slice, reflect.Map:
+		return r.Len() == 0
+	}
+	return r.IsZero()
 }
 
 // Dataset hashes request bodies as a set of (session, turn, body): the order

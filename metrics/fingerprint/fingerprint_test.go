@@ -18,6 +18,14 @@ func TestConfigLeavesOutSecretsAndTarget(t *testing.T) {
 	if Config(base) != Config(same) {
 		t.Errorf("target, credentials and ui changed the config hash")
 	}
+	// A flag a later surge added, at its zero value, changes nothing.
+	added := map[string]any{"model": "m", "isl": 128, "concurrency": "8", "shard": "", "shards": 0, "new_list": []string{}, "off": false}
+	if Config(base) != Config(added) {
+		t.Errorf("keys at their zero value changed the config hash")
+	}
+	if Config(base) == Config(map[string]any{"model": "m", "isl": 128, "concurrency": "8", "shards": 2}) {
+		t.Errorf("a key set to a non-zero value did not change the config hash")
+	}
 	other := map[string]any{"model": "m", "isl": 256, "concurrency": "8"}
 	if Config(base) == Config(other) {
 		t.Errorf("isl 128 and 256 hash alike")

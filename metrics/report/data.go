@@ -46,8 +46,10 @@ type Series struct {
 	// Run is the index of the run the series belongs to (its colour).
 	Run   int   `json:"run"`
 	Style Style `json:"style"`
-	X     []Num `json:"x"`
-	Y     []Num `json:"y"`
+	// Marker names a marked point ("knee", "operating point"), drawn large.
+	Marker string `json:"marker,omitempty"`
+	X      []Num  `json:"x"`
+	Y      []Num  `json:"y"`
 }
 
 // Chart is one chart of the report.
@@ -586,7 +588,7 @@ func sweepCharts(runs []*artifact.Run) []Chart {
 				if m.idx >= 0 && m.idx < len(st) {
 					s := st[m.idx]
 					c.chart.Series = append(c.chart.Series, Series{Label: fmt.Sprintf("%s %s (%s %g)", r.Name, m.name, s.Mode, s.Value),
-						Run: i, Style: Points, X: []Num{Num(s.OutputTokenThroughput)}, Y: []Num{Num(c.y(s))}})
+						Run: i, Style: Points, Marker: m.name, X: []Num{Num(s.OutputTokenThroughput)}, Y: []Num{Num(c.y(s))}})
 				}
 			}
 		}

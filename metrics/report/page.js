@@ -20,16 +20,17 @@
     }
     return groups[name];
   }
-  function seriesOpts(s, k) {
+  function seriesOpts(s) {
     var color = palette[s.run % palette.length];
     var o = {label: s.label, stroke: color, width: 1.5,
       facets: [{scale: "x", auto: true}, {scale: "y", auto: true}]};
     if (s.style === "points") {
-      // Sweep markers stand out; a request scatter stays light.
-      var marker = s.x.length <= 2;
+      // Sweep markers stand out (the knee hollow, the operating point
+      // filled); a request scatter stays light.
+      var marker = !!s.marker;
       o.paths = uPlot.paths.points();
       o.points = {show: false, size: marker ? 13 : 4, width: marker ? 2 : 0};
-      o.fill = marker ? (k % 3 === 1 ? "#000" : "#fff") : color + "99";
+      o.fill = marker ? (s.marker === "knee" ? "#fff" : "#000") : color + "99";
       o.width = marker ? 2 : 0;
     } else if (s.style === "step") {
       o.paths = uPlot.paths.stepped({align: 1});
@@ -49,8 +50,8 @@
     el.setAttribute("data-expected", String(c.series.length));
     groupEl(c.group).appendChild(el);
     var series = [null], rows = [null];
-    c.series.forEach(function (s, k) {
-      series.push(seriesOpts(s, k));
+    c.series.forEach(function (s) {
+      series.push(seriesOpts(s));
       rows.push([s.x, s.y]);
     });
     var width = Math.max(500, Math.min(640, el.clientWidth || 620));

@@ -5,6 +5,9 @@ import (
 	"context"
 	"encoding/json"
 	"flag"
+	"image"
+	"image/color"
+	"image/png"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -241,3 +244,108 @@ func TestBrowserDrawsEveryChart(t *testing.T) {
 }
 
 func strconvI(n int) string { b, _ := json.Marshal(n); return string(b) }
+
+// TestPNGs writes every chart as a PNG, decodes each, and checks its size
+// and that each run with a series in the chart left pixels of its colour.
+func TestPNGs(t *testing.T) {
+	t.Parallel()
+	d := Build(load(t, "run-a", "sweep", "aiperf"))
+	dir := filepath.Join(t.TempDir(), "png")
+	paths, err := WritePNGs(dir, d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(paths) != len(d.Charts) {
+		t.Fatalf("%d files for %d charts", len(paths), len(d.Charts))
+	}
+	for i, c := range d.Charts {
+		if want := filepath.Join(dir, c.ID+".png"); paths[i] != want {
+			t.Errorf("chart %s written to %s, want %s", c.ID, paths[i], want)
+		}
+		f, err := os.Open(paths[i])
+		if err != nil {
+			t.Fatal(err)
+		}
+		img, err := png.Decode(f)
+		f.Close()
+		if err != nil {
+			t.Fatalf("%s: %v", paths[i], err)
+		}
+		if b := img.Bounds(); b.Dx() != 1152 || b.Dy() != 648 {
+			t.Errorf("%s is %dx%d, want 1152x648", paths[i], b.Dx(), b.Dy())
+		}
+	}
+	// Each series alone, without the legend, adds pixels of its colour to
+	// the chart drawn without it (axes and grid are there in both).
+	count := func(c Chart, want color.RGBA) int {
+		t.Helper()
+		canvas, err := render(c, false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		img, ok := canvas.Image().(*image.RGBA)
+		if !ok {
+			t.Fatalf("canvas image is %T", canvas.Image())
+		}
+		n := 0
+		for i := 0; i+3 < len(img.Pix); i += 4 {
+			if img.Pix[i] == want.R && img.Pix[i+1] == want.G && img.Pix[i+2] == want.B && img.Pix[i+3] == want.A {
+				n++
+			}
+		}
+		return n
+	}
+	for _, c := range d.Charts {
+		for _, s := range c.Series {
+			want := Palette[s.Run]
+			if s.Marker != "" {
+				want = color.RGBA{0, 0, 0, 0xff}
+			}
+			with, without := c, c
+			with.Series = []Series{s}
+			empty := s
+			empty.X, empty.Y = nil, nil
+			without.Series = []Series{empty}
+			if n, base := count(with, want), count(without, want); n-base < 20 {
+				t.Errorf("chart %s series %q: %d pixels of its colour, %d without it: want it drawn", c.ID, s.Label, n, base)
+			}
+		}
+	}
+	// A folder that cannot be made is an error, not a panic.
+	file := filepath.Join(t.TempDir(), "file")
+	os.WriteFile(file, nil, 0o644)
+	if _, err := WritePNGs(filepath.Join(file, "sub"), d); err == nil {
+		t.Errorf("WritePNGs under a file: no error")
+	}
+}
+
+// TestMergedRun: a `surge merge` export (metrics/compare/testdata/merged:
+// two shards of one plan) reports like a run, its shards named in the run
+// info.
+func TestMergedRun(t *testing.T) {
+	t.Parallel()
+	runs, err := artifact.LoadAll([]string{"../compare/testdata/merged"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := Build(runs)
+	if r := d.Runs[0]; r.Records != 120 || r.Errors != 0 || !strings.HasPrefix(r.Source, "surge ") {
+		t.Errorf("merged run info %+v", r)
+	}
+	info := map[string]string{}
+	for _, kv := range d.Runs[0].RunInfo {
+		info[kv.Key] = kv.Value
+	}
+	if info["shards"] != "2" || !strings.Contains(info["merged_from"], "s1") {
+		t.Errorf("run info shards %q merged_from %q", info["shards"], info["merged_from"])
+	}
+	charts := map[string]int{}
+	for _, c := range d.Charts {
+		charts[c.ID] = len(c.Series)
+	}
+	for _, id := range []string{"cdf-time_to_first_token", "hist-request_latency", "throughput", "inflight", "ttft-scatter"} {
+		if charts[id] != 1 {
+			t.Errorf("chart %s has %d series, want the merged run's", id, charts[id])
+		}
+	}
+}
