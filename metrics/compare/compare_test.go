@@ -369,3 +369,28 @@ func TestMergedRun(t *testing.T) {
 		t.Errorf("merged TTFT p50 %+v, want significantly lower than the slow server's", p50)
 	}
 }
+
+// TestAIPerfRecords: AIPerf's own profile_export.jsonl (no summary)
+// compares from its records: its per-request metrics, and run-level values
+// computed from them.
+func TestAIPerfRecords(t *testing.T) {
+	t.Parallel()
+	res, err := Compare(load(t, "slow", "../../report/testdata/aiperf"), opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := res.Comparisons[0]
+	if m := metric(t, c, "time_to_first_token"); m.NB != 15 || m.Unit != "ms" {
+		t.Errorf("AIPerf TTFT: %d values in %q, want its 15 successful requests in ms", m.NB, m.Unit)
+	}
+	got := map[string]float64{}
+	for _, rl := range c.RunLevel {
+		got[rl.Tag] = float64(rl.B)
+	}
+	if got["request_count"] != 15 || got["error_request_count"] != 1 || !(got["request_throughput"] > 0) {
+		t.Errorf("AIPerf run-level values %v", got)
+	}
+	if len(res.Check.Notes) != 1 || !strings.Contains(res.Check.Notes[0], "aiperf has no workload fingerprint") {
+		t.Errorf("notes %q", res.Check.Notes)
+	}
+}
