@@ -50,6 +50,19 @@ type Config struct {
 	NumUsers        int           // --num-users
 	TurnDelayMean   time.Duration // --conversation-turn-delay-mean
 	TurnDelayStd    time.Duration // --conversation-turn-delay-stddev
+	TurnDelayRatio  float64       // --conversation-turn-delay-ratio (scales every turn delay)
+	// ConversationNum bounds each profile stage by sessions
+	// (--conversation-num); 0: by --request-count or the duration.
+	ConversationNum int
+	// TurnsMean and TurnsStddev shape synthetic conversations
+	// (--conversation-turn-mean/-stddev).
+	TurnsMean, TurnsStddev int
+	// NumDatasetEntries is how many synthetic conversations (or random_pool
+	// draws) to build (--num-dataset-entries); 0: one per session.
+	NumDatasetEntries int
+	// SamplingStrategy is --dataset-sampling-strategy ("": the dataset
+	// type's default).
+	SamplingStrategy string
 
 	RequestCount    int           // --request-count
 	Duration        time.Duration // --benchmark-duration

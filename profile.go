@@ -151,7 +151,7 @@ func prepare(c Config, log io.Writer) (*prepared, error) {
 	if err := p.checkSharding(load); err != nil {
 		return nil, err
 	}
-	if p.ds, err = c.loadDataset(builder, c.WarmupCount+c.promptsNeeded(load), log); err != nil {
+	if p.ds, err = c.loadDataset(builder, c.conversationsNeeded(load), log); err != nil {
 		return nil, err
 	}
 	if p.ep.Info().Rankings {
@@ -386,12 +386,20 @@ func (p *prepared) report(o *outcome, out io.Writer) (*Result, error) {
 // maxPrompts bounds the synthetic prompts built for a duration-bound run.
 const maxPrompts = 200_000
 
-// promptsNeeded is how many distinct synthetic prompts a run uses: one per
-// request of every stage, so no prompt repeats and a server's prefix cache
-// sees no accidental hits. A duration-bound run sizes it from the rate (or
-// a generous guess for a closed loop); the prompts then cycle if needed.
-func (c *Config) promptsNeeded(l load) int {
+// conversationsNeeded is how many synthetic conversations (or random_pool
+// draws) a run builds: --num-dataset-entries, or enough for one per
+// session of the warmup and every stage, so no prompt repeats and a
+// server's prefix cache sees no accidental hits. A duration-bound run sizes
+// it from the rate (or a generous guess for a closed loop); the
+// conversations then cycle if needed.
+func (c *Config) conversationsNeeded(l load) int {
+	if c.NumDatasetEntries > 0 {
+		return c.NumDatasetEntries
+	}
 	stages := max(len(l.concs), len(l.rates), 1)
+	if c.ConversationNum > 0 && c.RequestCount == 0 {
+		return c.WarmupCount + c.ConversationNum*stages
+	}
 	n := max(c.RequestCount, defaultRequestCount) * stages
 	if c.Duration > 0 && c.RequestCount == 0 {
 		secs := c.Duration.Seconds() * float64(stages)
@@ -401,7 +409,9 @@ func (c *Config) promptsNeeded(l load) int {
 		}
 		n = int(min(guess, maxPrompts))
 	}
-	return n
+	// A conversation of several turns serves as many requests.
+	per := max(c.TurnsMean-c.TurnsStddev, 1)
+	return c.WarmupCount + (n+per-1)/per
 }
 
 // target returns the server to benchmark: --url, or the embedded mock
@@ -529,6 +539,20 @@ func (c *Config) validate() error {
 		return usagef("--isl-stddev and --osl-stddev must be ≥ 0")
 	case c.FailedThreshold < 0 || c.FailedThreshold > 1:
 		return usagef("--failed-request-threshold must be between 0 and 1, got %g", c.FailedThreshold)
+	case c.TurnsMean < 0:
+		return usagef("--conversation-turn-mean must be ≥ 1, got %d", c.TurnsMean)
+	case c.TurnsStddev < 0:
+		return usagef("--conversation-turn-stddev must be ≥ 0, got %d", c.TurnsStddev)
+	case c.TurnDelayMean < 0 || c.TurnDelayStd < 0:
+		return usagef("--conversation-turn-delay-mean and -stddev must be ≥ 0")
+	case c.TurnDelayRatio < 0:
+		return usagef("--conversation-turn-delay-ratio must be ≥ 0, got %g", c.TurnDelayRatio)
+	case c.ConversationNum < 0:
+		return usagef("--conversation-num must be ≥ 1, got %d", c.ConversationNum)
+	case c.NumDatasetEntries < 0:
+		return usagef("--num-dataset-entries must be ≥ 1, got %d", c.NumDatasetEntries)
+	case !validSampling(&c.SamplingStrategy):
+		return usagef("--dataset-sampling-strategy %q: want sequential, random or shuffle", c.SamplingStrategy)
 	case c.KneeFactor < 0:
 		return usagef("--knee-factor must be > 1, got %g", c.KneeFactor)
 	case c.NumUsers > 0 && c.UserCentricRate <= 0:
@@ -539,6 +563,17 @@ func (c *Config) validate() error {
 		return usagef("--server-metrics-interval must be > 0")
 	}
 	return nil
+}
+
+// validSampling checks a --dataset-sampling-strategy value and normalises
+// it in place.
+func validSampling(s *string) bool {
+	v, err := datasets.ParseSampling(*s)
+	if err != nil {
+		return false
+	}
+	*s = v
+	return true
 }
 
 var unsafeChars = regexp.MustCompile(`[^A-Za-z0-9._-]+`)
