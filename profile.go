@@ -154,9 +154,6 @@ func prepare(c Config, log io.Writer) (*prepared, error) {
 	if p.ds, err = c.loadDataset(builder, c.conversationsNeeded(load), log); err != nil {
 		return nil, err
 	}
-	if p.ep.Info().Rankings {
-		addPassages(p.ds, c.RankingsPassagesMean, c.RankingsPassagesStddev, c.Seed)
-	}
 	if p.plan, err = c.plan(p.ds, load); err != nil {
 		return nil, err
 	}
