@@ -158,7 +158,7 @@ func (g *Generator) do(ctx context.Context, conv *datasets.Conversation, ti int,
 	}
 
 	g.col.Started(phase)
-	resp, err := g.send(req.Context(), req, rec)
+	resp, err := g.send(req, rec, tr)
 	// Latencies start when the last byte was written, not when Do was
 	// called: the wait for a connection, a cold dial and the transport's
 	// write goroutine are reported apart (rec.HTTP).

@@ -1,7 +1,6 @@
 package export
 
 import (
-	"encoding/json"
 	"io"
 	"math"
 	"sync"
@@ -11,14 +10,20 @@ import (
 )
 
 // JSONL writes profile_export.jsonl as records complete: one line per
-// request sent, failed ones included, each line in a single Write so a
-// killed process loses nothing that finished. It is safe for concurrent
-// use by the metric shards.
+// request sent, failed ones included. A line is written as soon as the
+// writer is free, never held back for a batch to fill, so a killed process
+// loses nothing but the records in flight; lines that finish while a write
+// is under way go out together in the next one (see write). It is safe for
+// concurrent use by the metric shards.
 type JSONL struct {
 	mu    sync.Mutex
 	w     io.Writer
 	start time.Time
 	err   error
+	// pending holds whole lines not yet written; writing is set while a
+	// shard writes them, and spare is the buffer it wrote last.
+	pending, spare []byte
+	writing        bool
 }
 
 // NewJSONL writes lines to w (an *os.File: unbuffered on purpose). start is
@@ -51,27 +56,15 @@ type value struct {
 }
 
 type line struct {
-	Metadata lineMetadata     `json:"metadata"`
-	Metrics  map[string]value `json:"metrics"`
-	Error    *metrics.Error   `json:"error"`
+	Metadata lineMetadata   `json:"metadata"`
+	Metrics  metricMap      `json:"metrics"`
+	Error    *metrics.Error `json:"error"`
 }
 
 // WriteRecord implements metrics.RecordSink.
 func (j *JSONL) WriteRecord(r *metrics.Record, v *metrics.Values, good bool) {
-	b, err := json.Marshal(j.line(r, v, good))
-	if err != nil {
-		j.setErr(err)
-		return
-	}
-	b = append(b, '\n')
-	j.mu.Lock()
-	defer j.mu.Unlock()
-	if j.err != nil {
-		return
-	}
-	if _, err := j.w.Write(b); err != nil {
-		j.err = err
-	}
+	l := j.line(r, v, good)
+	j.write(&l)
 }
 
 func (j *JSONL) setErr(err error) {
@@ -104,7 +97,7 @@ func (j *JSONL) line(r *metrics.Record, v *metrics.Values, good bool) line {
 			IntendedNs: j.epoch(r.IntendedNs), StartNs: j.epoch(r.SentNs), EndNs: j.epoch(r.EndNs),
 			SlotWaitNs: r.SlotWaitNs, RetryAfter: r.RetryAfter, ConnRetries: r.ConnectionRetries,
 		},
-		Metrics: map[string]value{},
+		Metrics: make(metricMap, 48), // sized for every metric: no rehash as it fills
 		Error:   r.Err,
 	}
 	if r.IntendedNs > 0 {
