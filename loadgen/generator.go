@@ -361,6 +361,8 @@ func (g *Generator) issue(ctx, reqCtx context.Context, wg *sync.WaitGroup, st St
 	defer func() { stopped = ctx.Err() != nil }()
 	wake := newSleeper(ctx)
 	defer wake.close()
+	workers := newWorkers()
+	defer workers.stop()
 	prepCtx, stopPrep := context.WithCancel(ctx)
 	defer stopPrep()
 	limit := g.shard.limit(st.Limit)
@@ -387,7 +389,7 @@ func (g *Generator) issue(ctx, reqCtx context.Context, wg *sync.WaitGroup, st St
 		conv := next.conv
 		g.issued.Add(1)
 		wg.Add(1)
-		go func() {
+		workers.run(func() {
 			defer wg.Done()
 			defer g.release()
 			pace := func(ti int, _ int64) (slot, bool) {
@@ -405,7 +407,7 @@ func (g *Generator) issue(ctx, reqCtx context.Context, wg *sync.WaitGroup, st St
 				return slot{intended: g.now()}, true
 			}
 			g.session(reqCtx, conv, st.Phase, stage, pace)
-		}()
+		})
 		if ctx.Err() != nil {
 			return
 		}
