@@ -80,6 +80,9 @@ func (a *aggregate) add(r *Record, v *Values, good bool) {
 	if r.Err != nil {
 		a.errors++
 		a.errs[errKey{r.Err.Code, r.Err.Type, r.Err.Message}]++
+		if !math.IsNaN(v.ErrorISL) {
+			a.dist(ErrorISL).add(v.ErrorISL)
+		}
 		return
 	}
 	a.count++
@@ -106,7 +109,7 @@ func (a *aggregate) add(r *Record, v *Values, good bool) {
 		a.good++
 	}
 	for _, d := range RequestDefs {
-		if d.Tag == ICL || d.Tag == ReasoningTokens && !(v.Reasoning > 0) {
+		if d.Tag == ICL || d.Tag == ErrorISL || d.Tag == ReasoningTokens && !(v.Reasoning > 0) {
 			// Reasoning counts describe reasoning answers only (as AIPerf).
 			continue
 		}
