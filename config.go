@@ -27,8 +27,14 @@ type Config struct {
 	ConnectionReuse  string // --connection-reuse-strategy
 	SessionHeader    string // --session-header
 	// RankingsPassagesMean/Stddev: passages per rankings query when the
-	// dataset gives none (--rankings-passages-mean/-stddev).
-	RankingsPassagesMean, RankingsPassagesStddev int
+	// dataset gives none (--rankings-passages-mean/-stddev), of
+	// RankingsPassageTokens/Stddev tokens each
+	// (--rankings-passages-prompt-token-mean/-stddev).
+	RankingsPassagesMean, RankingsPassagesStddev       int
+	RankingsPassageTokens, RankingsPassageTokensStddev int
+	// RankingsQueryTokens/Stddev: a synthetic rankings query's length
+	// (--rankings-query-prompt-token-mean/-stddev; 0: --isl, --isl-stddev).
+	RankingsQueryTokens, RankingsQueryTokensStddev int
 
 	// Concurrency and RequestRate are single values or stage lists
 	// ("1,2,4,8"); at most one of them may list several stages (a sweep).
@@ -50,6 +56,19 @@ type Config struct {
 	NumUsers        int           // --num-users
 	TurnDelayMean   time.Duration // --conversation-turn-delay-mean
 	TurnDelayStd    time.Duration // --conversation-turn-delay-stddev
+	TurnDelayRatio  float64       // --conversation-turn-delay-ratio (scales every turn delay)
+	// ConversationNum bounds each profile stage by sessions
+	// (--conversation-num); 0: by --request-count or the duration.
+	ConversationNum int
+	// TurnsMean and TurnsStddev shape synthetic conversations
+	// (--conversation-turn-mean/-stddev).
+	TurnsMean, TurnsStddev int
+	// NumDatasetEntries is how many synthetic conversations (or random_pool
+	// draws) to build (--num-dataset-entries); 0: one per session.
+	NumDatasetEntries int
+	// SamplingStrategy is --dataset-sampling-strategy ("": the dataset
+	// type's default).
+	SamplingStrategy string
 
 	RequestCount    int           // --request-count
 	Duration        time.Duration // --benchmark-duration

@@ -2,12 +2,14 @@ package main
 
 import (
 	"cmp"
+	"errors"
 	"fmt"
 	"io"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 )
 
@@ -42,5 +44,83 @@ func TestMultiTurnFileSendsWholeSessions(t *testing.T) {
 	}
 	if want := []string{"s1t0", "s1t1", "s2t0", "s2t1"}; !slices.Equal(sent, want) {
 		t.Errorf("sent %v, want %v", sent, want)
+	}
+}
+
+// sessionsOf runs c and returns its requests as "conversation/turn", in
+// send order.
+func sessionsOf(t *testing.T, c Config) []string {
+	t.Helper()
+	if _, err := Run(t.Context(), c, io.Discard, io.Discard); err != nil {
+		t.Fatal(err)
+	}
+	lines := jsonlLines(t, c.ArtifactDir)
+	slices.SortFunc(lines, func(a, b map[string]any) int {
+		return cmp.Compare(a["metadata"].(map[string]any)["request_start_ns"].(float64), b["metadata"].(map[string]any)["request_start_ns"].(float64))
+	})
+	var out []string
+	for _, l := range lines {
+		md := l["metadata"].(map[string]any)
+		out = append(out, fmt.Sprintf("%v/%v", md["conversation_id"], md["turn_index"]))
+	}
+	return out
+}
+
+// TestSyntheticConversations: --conversation-turn-mean makes synthetic
+// multi-turn sessions, --conversation-num bounds the run by sessions,
+// --num-dataset-entries reuses a few conversations in the order
+// --dataset-sampling-strategy gives.
+func TestSyntheticConversations(t *testing.T) {
+	t.Parallel()
+	srv := httptest.NewServer(&e2eServer{tokens: 2})
+	defer srv.Close()
+	dir := t.TempDir()
+	c := e2eConfig(srv.URL, filepath.Join(dir, "a"))
+	c.Concurrency, c.RequestCount, c.ConversationNum, c.TurnsMean, c.SamplingStrategy = "1", 0, 3, 2, "sequential"
+	got := sessionsOf(t, c)
+	want := []string{"synthetic-0/0", "synthetic-0/1", "synthetic-1/0", "synthetic-1/1", "synthetic-2/0", "synthetic-2/1"}
+	if !slices.Equal(got, want) {
+		t.Errorf("3 sessions of 2 turns sent %v, want %v", got, want)
+	}
+
+	c = e2eConfig(srv.URL, filepath.Join(dir, "b"))
+	c.Concurrency, c.RequestCount, c.ConversationNum, c.NumDatasetEntries, c.SamplingStrategy = "1", 0, 5, 2, "sequential"
+	if got, want := sessionsOf(t, c), []string{"synthetic-0/0", "synthetic-1/0", "synthetic-0/0", "synthetic-1/0", "synthetic-0/0"}; !slices.Equal(got, want) {
+		t.Errorf("5 sessions over 2 entries sent %v, want %v", got, want)
+	}
+
+	// Shuffle (synthetic's default) takes every entry once per pass.
+	c = e2eConfig(srv.URL, filepath.Join(dir, "c"))
+	c.Concurrency, c.RequestCount, c.NumDatasetEntries, c.Seed = "1", 8, 4, 3
+	got = sessionsOf(t, c)
+	for pass := range 2 {
+		seen := map[string]bool{}
+		for _, s := range got[pass*4 : pass*4+4] {
+			seen[s] = true
+		}
+		if len(seen) != 4 {
+			t.Errorf("shuffle pass %d sent %v, want each of the 4 entries once", pass, got[pass*4:pass*4+4])
+		}
+	}
+}
+
+func TestConversationFlagErrors(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		set  func(c *Config)
+		want string
+	}{
+		{func(c *Config) { c.SamplingStrategy = "roundrobin" }, `--dataset-sampling-strategy "roundrobin": want sequential, random or shuffle`},
+		{func(c *Config) { c.ConversationNum = 2; c.UserCentricRate, c.NumUsers = 5, 2 }, "--conversation-num does not bound user-centric runs"},
+		{func(c *Config) { c.TurnDelayRatio = -1 }, "--conversation-turn-delay-ratio must be ≥ 0"},
+		{func(c *Config) { c.NumDatasetEntries = -3 }, "--num-dataset-entries must be ≥ 1"},
+	} {
+		c := e2eConfig("http://127.0.0.1:1", t.TempDir())
+		tc.set(&c)
+		_, err := prepare(c, io.Discard)
+		var ue *UsageError
+		if !errors.As(err, &ue) || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("got %v, want a usage error %q", err, tc.want)
+		}
 	}
 }

@@ -87,7 +87,7 @@ func (c *Config) plan(ds *datasets.Dataset, l load) (*plan, error) {
 		}
 	}
 	count := c.RequestCount
-	if count == 0 && c.Duration == 0 {
+	if count == 0 && c.Duration == 0 && c.ConversationNum == 0 {
 		count = defaultRequestCount
 	}
 	p := &plan{total: count}
@@ -101,7 +101,11 @@ func (c *Config) plan(ds *datasets.Dataset, l load) (*plan, error) {
 		return concs[0]
 	}
 	profile := func(limit schedule.Limit, sched schedule.Schedule) loadgen.Stage {
-		return loadgen.Stage{Phase: metrics.Profile, Limit: limit, Schedule: sched, Count: count, Duration: c.Duration}
+		return loadgen.Stage{Phase: metrics.Profile, Limit: limit, Schedule: sched, Count: count, SessionCount: c.ConversationNum, Duration: c.Duration}
+	}
+	ratio := c.TurnDelayRatio
+	if ratio == 0 {
+		ratio = 1
 	}
 
 	switch {
@@ -109,7 +113,11 @@ func (c *Config) plan(ds *datasets.Dataset, l load) (*plan, error) {
 		if len(rates) > 0 || c.FixedSchedule {
 			return nil, usagef("--user-centric-rate cannot be combined with --request-rate or --fixed-schedule")
 		}
-		users, err := schedule.Users(c.UserCentricRate, max(c.NumUsers, 0), c.Seed, c.TurnDelayMean, c.TurnDelayStd)
+		if c.ConversationNum > 0 {
+			return nil, usagef("--conversation-num does not bound user-centric runs: give --request-count or --benchmark-duration")
+		}
+		users, err := schedule.Users(c.UserCentricRate, max(c.NumUsers, 0), c.Seed,
+			time.Duration(float64(c.TurnDelayMean)*ratio), time.Duration(float64(c.TurnDelayStd)*ratio))
 		if err != nil {
 			return nil, &UsageError{forFlags(err, map[string]string{"rate": "--user-centric-rate", "users": "--num-users",
 				"think mean": "--conversation-turn-delay-mean", "think stddev": "--conversation-turn-delay-stddev"})}
@@ -122,6 +130,9 @@ func (c *Config) plan(ds *datasets.Dataset, l load) (*plan, error) {
 	case c.FixedSchedule || (ds.HasTimestamps() && len(rates) == 0):
 		if len(rates) > 0 {
 			return nil, usagef("--fixed-schedule replays the trace's timestamps: drop --request-rate")
+		}
+		if c.SamplingStrategy != "" {
+			return nil, usagef("--dataset-sampling-strategy does not apply to a fixed schedule: the trace's rows are replayed in timestamp order")
 		}
 		offsets, err := schedule.TraceOffsets(len(ds.Conversations), func(i int) (time.Duration, bool) {
 			t := ds.Conversations[i].Turns[0]
@@ -201,6 +212,21 @@ func (c *Config) plan(ds *datasets.Dataset, l load) (*plan, error) {
 			warm.Limit = schedule.Constant(int(math.Max(1, math.Min(32, p.target))))
 		}
 		p.stages = append([]loadgen.Stage{warm}, p.stages...)
+	}
+	if p.mode != ModeFixedSchedule {
+		strategy := c.SamplingStrategy
+		if strategy == "" {
+			strategy = datasets.DefaultSampling(ds.Type)
+		}
+		if strategy != datasets.SampleSequential {
+			pick := datasets.NewSampler(strategy, len(ds.Conversations), c.Seed).Pick
+			for i := range p.stages {
+				p.stages[i].Pick = pick
+			}
+		}
+	}
+	if c.ConversationNum > 0 && c.RequestCount == 0 && c.Duration == 0 {
+		p.total = loadgen.PlannedRequests(p.stages, ds, loadgen.Shard{})
 	}
 	return p, nil
 }

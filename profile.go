@@ -153,11 +153,8 @@ func prepare(c Config, log io.Writer) (*prepared, error) {
 	if err := p.checkSharding(load); err != nil {
 		return nil, err
 	}
-	if p.ds, err = c.loadDataset(builder, c.WarmupCount+c.promptsNeeded(load), log); err != nil {
+	if p.ds, err = c.loadDataset(builder, c.conversationsNeeded(load), log); err != nil {
 		return nil, err
-	}
-	if p.ep.Info().Rankings {
-		addPassages(p.ds, c.RankingsPassagesMean, c.RankingsPassagesStddev, c.Seed)
 	}
 	if p.plan, err = c.plan(p.ds, load); err != nil {
 		return nil, err
@@ -402,12 +399,20 @@ func newBenchmarkID() string {
 // maxPrompts bounds the synthetic prompts built for a duration-bound run.
 const maxPrompts = 200_000
 
-// promptsNeeded is how many distinct synthetic prompts a run uses: one per
-// request of every stage, so no prompt repeats and a server's prefix cache
-// sees no accidental hits. A duration-bound run sizes it from the rate (or
-// a generous guess for a closed loop); the prompts then cycle if needed.
-func (c *Config) promptsNeeded(l load) int {
+// conversationsNeeded is how many synthetic conversations (or random_pool
+// draws) a run builds: --num-dataset-entries, or enough for one per
+// session of the warmup and every stage, so no prompt repeats and a
+// server's prefix cache sees no accidental hits. A duration-bound run sizes
+// it from the rate (or a generous guess for a closed loop); the
+// conversations then cycle if needed.
+func (c *Config) conversationsNeeded(l load) int {
+	if c.NumDatasetEntries > 0 {
+		return c.NumDatasetEntries
+	}
 	stages := max(len(l.concs), len(l.rates), 1)
+	if c.ConversationNum > 0 && c.RequestCount == 0 {
+		return c.WarmupCount + c.ConversationNum*stages
+	}
 	n := max(c.RequestCount, defaultRequestCount) * stages
 	if c.Duration > 0 && c.RequestCount == 0 {
 		secs := c.Duration.Seconds() * float64(stages)
@@ -417,7 +422,9 @@ func (c *Config) promptsNeeded(l load) int {
 		}
 		n = int(min(guess, maxPrompts))
 	}
-	return n
+	// A conversation of several turns serves as many requests.
+	per := max(c.TurnsMean-c.TurnsStddev, 1)
+	return c.WarmupCount + (n+per-1)/per
 }
 
 // target returns the server to benchmark: --url, or the embedded mock
@@ -440,8 +447,10 @@ func report(out io.Writer, dir, title string, s *metrics.Summary, st *metrics.St
 	err := errors.Join(
 		writeFile(filepath.Join(dir, FileJSON), func(w io.Writer) error { return export.JSON(w, s, run) }),
 		writeFile(filepath.Join(dir, FileCSV), func(w io.Writer) error { return export.CSV(w, s) }),
-		writeFile(filepath.Join(dir, FileState), func(w io.Writer) error { return json.NewEncoder(w).Encode(st) }),
 	)
+	// The state goes last: a merge waiting for a shard takes it as the sign
+	// that the shard's exports are complete.
+	err = errors.Join(err, writeFile(filepath.Join(dir, FileState), func(w io.Writer) error { return json.NewEncoder(w).Encode(st) }))
 	export.Console(out, title, s)
 	fmt.Fprintf(out, "\nExports in %s:\n", dir)
 	for _, f := range []string{FileJSON, FileCSV, FileJSONL, FileInputs, FileState, FileGPUTelemetry, FileServerMetrics} {
@@ -511,16 +520,25 @@ func maxInt(xs []int) int {
 	return m
 }
 
+// writeFile writes path whole or not at all: into a temporary file that
+// is renamed into place, so a reader watching for the file (a merge
+// waiting for its shards) never sees half of it.
 func writeFile(path string, write func(io.Writer) error) error {
-	f, err := os.Create(path)
+	tmp := path + ".tmp"
+	f, err := os.Create(tmp)
 	if err != nil {
 		return err
 	}
 	if err := write(f); err != nil {
 		f.Close()
+		os.Remove(tmp)
 		return fmt.Errorf("writing %s: %w", path, err)
 	}
-	return f.Close()
+	if err := f.Close(); err != nil {
+		os.Remove(tmp)
+		return err
+	}
+	return os.Rename(tmp, path)
 }
 
 func (c *Config) validate() error {
@@ -545,6 +563,20 @@ func (c *Config) validate() error {
 		return usagef("--isl-stddev and --osl-stddev must be ≥ 0")
 	case c.FailedThreshold < 0 || c.FailedThreshold > 1:
 		return usagef("--failed-request-threshold must be between 0 and 1, got %g", c.FailedThreshold)
+	case c.TurnsMean < 0:
+		return usagef("--conversation-turn-mean must be ≥ 1, got %d", c.TurnsMean)
+	case c.TurnsStddev < 0:
+		return usagef("--conversation-turn-stddev must be ≥ 0, got %d", c.TurnsStddev)
+	case c.TurnDelayMean < 0 || c.TurnDelayStd < 0:
+		return usagef("--conversation-turn-delay-mean and -stddev must be ≥ 0")
+	case c.TurnDelayRatio < 0:
+		return usagef("--conversation-turn-delay-ratio must be ≥ 0, got %g", c.TurnDelayRatio)
+	case c.ConversationNum < 0:
+		return usagef("--conversation-num must be ≥ 1, got %d", c.ConversationNum)
+	case c.NumDatasetEntries < 0:
+		return usagef("--num-dataset-entries must be ≥ 1, got %d", c.NumDatasetEntries)
+	case !validSampling(&c.SamplingStrategy):
+		return usagef("--dataset-sampling-strategy %q: want sequential, random or shuffle", c.SamplingStrategy)
 	case c.KneeFactor < 0:
 		return usagef("--knee-factor must be > 1, got %g", c.KneeFactor)
 	case c.NumUsers > 0 && c.UserCentricRate <= 0:
@@ -555,6 +587,17 @@ func (c *Config) validate() error {
 		return usagef("--server-metrics-interval must be > 0")
 	}
 	return nil
+}
+
+// validSampling checks a --dataset-sampling-strategy value and normalises
+// it in place.
+func validSampling(s *string) bool {
+	v, err := datasets.ParseSampling(*s)
+	if err != nil {
+		return false
+	}
+	*s = v
+	return true
 }
 
 var unsafeChars = regexp.MustCompile(`[^A-Za-z0-9._-]+`)

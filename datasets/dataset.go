@@ -65,7 +65,10 @@ type Conversation struct {
 // concurrent reads by all workers.
 type Dataset struct {
 	// Name says where the conversations came from ("synthetic", a file path).
-	Name          string
+	Name string
+	// Type is how it was read: a --custom-dataset-type name, "sharegpt" or
+	// TypeSynthetic ("" when built by hand).
+	Type          string
 	Conversations []Conversation
 }
 

@@ -2,9 +2,11 @@ package datasets
 
 import (
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 )
 
 // Dataset types accepted by --custom-dataset-type.
@@ -15,6 +17,9 @@ const (
 	TypeMooncake   = "mooncake_trace"
 	TypeAzure      = "azure_trace"
 )
+
+// TypeSynthetic is the type of a generated dataset (no input file).
+const TypeSynthetic = "synthetic"
 
 // PublicShareGPT is the --public-dataset name of ShareGPT.
 const PublicShareGPT = "sharegpt"
@@ -43,6 +48,9 @@ type Options struct {
 	// Seed (--random-seed) makes every generated prompt and every random
 	// draw reproducible; it overrides Synthetic.Seed.
 	Seed uint64
+	// TurnDelayRatio scales every turn's delay, a file's or a synthetic
+	// one's (AIPerf's --conversation-turn-delay-ratio); 0 means 1.
+	TurnDelayRatio float64
 }
 
 // Report describes a loaded dataset in lines for the run to print.
@@ -65,6 +73,37 @@ type Report struct {
 // *InputError ("file:line: what is wrong"); nothing is skipped silently
 // except by the ShareGPT filter, whose counts are in the Report.
 func Load(o Options) (*Dataset, *Report, error) {
+	d, rep, err := load(o)
+	if err != nil {
+		return nil, nil, err
+	}
+	switch r := o.TurnDelayRatio; {
+	case r < 0 || math.IsNaN(r) || math.IsInf(r, 0):
+		return nil, nil, optionErrorf("TurnDelayRatio", "must be a finite number ≥ 0, got %g", r)
+	case r != 0 && r != 1:
+		scaleDelays(d, r)
+		rep.Lines = append(rep.Lines, fmt.Sprintf("dataset: turn delays scaled by %g", r))
+	}
+	return d, rep, nil
+}
+
+// scaleDelays multiplies every turn's delay by r. Turns a dataset shares
+// between conversations (a random pool's) are scaled once.
+func scaleDelays(d *Dataset, r float64) {
+	done := map[*Turn]bool{}
+	for i := range d.Conversations {
+		for j := range d.Conversations[i].Turns {
+			t := &d.Conversations[i].Turns[j]
+			if !done[t] {
+				t.Delay = time.Duration(math.Round(float64(t.Delay) * r))
+				done[t] = true
+			}
+		}
+	}
+}
+
+// load is Load before the delays are scaled.
+func load(o Options) (*Dataset, *Report, error) {
 	o.Synthetic.Seed = o.Seed
 	if o.Synthetic.Tokenizer == nil {
 		o.Synthetic.Tokenizer = o.Tokenizer
@@ -108,9 +147,13 @@ func Load(o Options) (*Dataset, *Report, error) {
 		if err != nil {
 			return nil, nil, err
 		}
-		rep.Source, rep.Type = "synthetic", "synthetic"
-		rep.finish(d, fmt.Sprintf("dataset: synthetic, %d prompts of ISL %d±%d tokens, OSL %d±%d, seed %d",
-			len(d.Conversations), o.Synthetic.ISL, o.Synthetic.ISLStddev, o.Synthetic.OSL, o.Synthetic.OSLStddev, o.Seed))
+		rep.Source, rep.Type, d.Type = "synthetic", TypeSynthetic, TypeSynthetic
+		head := fmt.Sprintf("dataset: synthetic, prompts of ISL %d±%d tokens, OSL %d±%d, seed %d",
+			o.Synthetic.ISL, o.Synthetic.ISLStddev, o.Synthetic.OSL, o.Synthetic.OSLStddev, o.Seed)
+		if so := o.Synthetic; so.Turns > 1 || so.TurnsStddev > 0 {
+			head += fmt.Sprintf(", %d±%d turns a conversation, %s±%s apart", max(so.Turns, 1), so.TurnsStddev, so.TurnDelay, so.TurnDelayStddev)
+		}
+		rep.finish(d, head)
 		return d, rep, nil
 	}
 
@@ -197,6 +240,7 @@ func Load(o Options) (*Dataset, *Report, error) {
 	if err != nil {
 		return nil, nil, err
 	}
+	d.Type = kind
 	rep.finish(d, fmt.Sprintf("dataset: %s %s: %d rows", kind, rep.Source, rep.Rows))
 	return d, rep, nil
 }

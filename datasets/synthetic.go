@@ -5,6 +5,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"strings"
+	"time"
 )
 
 // SyntheticOptions describes generated prompts.
@@ -27,15 +28,25 @@ type SyntheticOptions struct {
 	// positive, gives every conversation the same system prompt of that
 	// many tokens.
 	SharedSystemPromptLength int
+	// Turns and TurnsStddev give each conversation's number of turns
+	// (normal, ≥ 1; 0 means 1), as AIPerf's --conversation-turn-mean and
+	// -stddev: every turn is a prompt of its own sampled length, and the
+	// prefix, if any, opens only the first.
+	Turns, TurnsStddev int
+	// TurnDelay and TurnDelayStddev give the think time before each turn
+	// after the first (normal, ≥ 0, whole milliseconds as AIPerf samples
+	// them); 0 sends the next turn as soon as the reply ends.
+	TurnDelay, TurnDelayStddev time.Duration
 	// Tokenizer measures prompt lengths; nil uses the embedded default.
 	Tokenizer Tokenizer
 }
 
-// Synthetic builds Count single-turn conversations whose prompts have
-// exactly the sampled number of tokens under the tokenizer (plus the prefix,
-// if any); Turn.InputTokens holds that total. The same options and seed
-// give byte-identical prompts. Prompts are cut from the embedded corpus and
-// share its text through Turn.Parts rather than copying it.
+// Synthetic builds Count conversations (of Turns turns each, on average)
+// whose prompts have exactly the sampled number of tokens under the
+// tokenizer (plus the prefix, if any); Turn.InputTokens holds that total.
+// The same options and seed give byte-identical prompts. Prompts are cut
+// from the embedded corpus and share its text through Turn.Parts rather
+// than copying it.
 //
 // Exactness: every piece of a prompt meets the next at a space before a
 // word, where byte-level BPE pre-tokenizers split, so lengths add up; in the
@@ -63,6 +74,14 @@ func Synthetic(o SyntheticOptions) (*Dataset, error) {
 		return nil, optionErrorf("Synthetic.PrefixPoolSize", "and the prefix length must be given together")
 	case o.SharedSystemPromptLength < 0:
 		return nil, optionErrorf("Synthetic.SharedSystemPromptLength", "must not be negative, got %d", o.SharedSystemPromptLength)
+	case o.Turns < 0:
+		return nil, optionErrorf("Synthetic.Turns", "must be positive, got %d", o.Turns)
+	case o.TurnsStddev < 0:
+		return nil, optionErrorf("Synthetic.TurnsStddev", "must not be negative, got %d", o.TurnsStddev)
+	case o.TurnDelay < 0:
+		return nil, optionErrorf("Synthetic.TurnDelay", "must not be negative, got %s", o.TurnDelay)
+	case o.TurnDelayStddev < 0:
+		return nil, optionErrorf("Synthetic.TurnDelayStddev", "must not be negative, got %s", o.TurnDelayStddev)
 	}
 	p, err := newPrompter(o.Tokenizer, o.Seed)
 	if err != nil {
@@ -83,26 +102,43 @@ func Synthetic(o SyntheticOptions) (*Dataset, error) {
 		prefixes = append(prefixes, strings.Join(parts, ""))
 	}
 
+	// Turn counts and delays come from a stream of their own, so a
+	// single-turn dataset's prompts are those of any seed before turns
+	// existed, and adding turns leaves the first prompts' draws alone.
+	shape := rand.New(rand.NewPCG(o.Seed, 0x7075))
+	turns := make([]int, o.Count)
+	total := 0
+	for i := range turns {
+		turns[i] = sampleLength(shape, max(o.Turns, 1), o.TurnsStddev, 1)
+		total += turns[i]
+	}
 	d := &Dataset{Name: "synthetic", Conversations: make([]Conversation, o.Count)}
-	digits := p.digits(int64(o.Count))
+	digits := p.digits(int64(total))
+	id := int64(0) // each prompt's own head, across turns
 	for i := range d.Conversations {
-		isl := sampleLength(rng, o.ISL, o.ISLStddev, 1)
-		osl := 0
-		if o.OSL > 0 {
-			osl = sampleLength(rng, o.OSL, o.OSLStddev, 1)
+		c := Conversation{ID: fmt.Sprintf("synthetic-%d", i), SystemPrompt: system, Turns: make([]Turn, turns[i])}
+		for j := range c.Turns {
+			isl := sampleLength(rng, o.ISL, o.ISLStddev, 1)
+			osl := 0
+			if o.OSL > 0 {
+				osl = sampleLength(rng, o.OSL, o.OSLStddev, 1)
+			}
+			var parts []string
+			total := 0
+			if len(prefixes) > 0 && j == 0 {
+				parts = append(parts, prefixes[rng.IntN(len(prefixes))])
+				total = o.PrefixLength
+			}
+			parts, got := p.prompt(parts, id, digits, isl, rng.IntN(len(p.starts)))
+			id++
+			t := Turn{Parts: parts, InputTokens: total + got, MaxTokens: osl}
+			if j > 0 && o.TurnDelay > 0 {
+				ms := sampleLength(shape, int(o.TurnDelay.Milliseconds()), int(o.TurnDelayStddev.Milliseconds()), 0)
+				t.Delay = time.Duration(ms) * time.Millisecond
+			}
+			c.Turns[j] = t
 		}
-		var parts []string
-		total := 0
-		if len(prefixes) > 0 {
-			parts = append(parts, prefixes[rng.IntN(len(prefixes))])
-			total = o.PrefixLength
-		}
-		parts, got := p.prompt(parts, int64(i), digits, isl, rng.IntN(len(p.starts)))
-		d.Conversations[i] = Conversation{
-			ID:           fmt.Sprintf("synthetic-%d", i),
-			SystemPrompt: system,
-			Turns:        []Turn{{Parts: parts, InputTokens: total + got, MaxTokens: osl}},
-		}
+		d.Conversations[i] = c
 	}
 	return d, nil
 }

@@ -3,6 +3,7 @@ package datasets
 import (
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 )
@@ -135,5 +136,145 @@ func TestCorpusTokenizesCleanly(t *testing.T) {
 	h := p.head(123456, 3, 3)
 	if n := len(tok.Encode(h)); n != 3 {
 		t.Errorf("head %q is %d tokens", h, n)
+	}
+}
+
+// TestSyntheticMultiTurn: AIPerf's synthetic conversations: a sampled
+// number of turns each, every turn a prompt of its own exact length, the
+// prefix on the first turn only, think times before the later turns.
+func TestSyntheticMultiTurn(t *testing.T) {
+	t.Parallel()
+	tok := qwen(t)
+	o := SyntheticOptions{Count: 60, ISL: 40, OSL: 8, Seed: 9, Turns: 3, TurnsStddev: 1,
+		TurnDelay: 200 * time.Millisecond, TurnDelayStddev: 50 * time.Millisecond,
+		PrefixPoolSize: 2, PrefixLength: 16, Tokenizer: tok}
+	d, err := Synthetic(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	turns, heads := 0, map[string]bool{}
+	var delays []time.Duration
+	for _, c := range d.Conversations {
+		if len(c.Turns) < 1 {
+			t.Fatalf("%s has no turns", c.ID)
+		}
+		turns += len(c.Turns)
+		for j, tr := range c.Turns {
+			want := o.ISL
+			if j == 0 {
+				want += o.PrefixLength
+				if tr.Delay != 0 {
+					t.Errorf("%s turn 0 waits %s, want no delay before a conversation's first turn", c.ID, tr.Delay)
+				}
+			} else {
+				delays = append(delays, tr.Delay)
+				if tr.Delay%time.Millisecond != 0 {
+					t.Errorf("%s turn %d delay %s is not whole milliseconds", c.ID, j, tr.Delay)
+				}
+			}
+			if got := len(tok.Encode(tr.Content())); tr.InputTokens != want || got < want-1 || got > want+1 {
+				t.Errorf("%s turn %d: %d tokens, InputTokens %d, want %d", c.ID, j, got, tr.InputTokens, want)
+			}
+			head := tr.Parts[0]
+			if j == 0 {
+				head = tr.Parts[1]
+			}
+			if heads[head] {
+				t.Errorf("%s turn %d repeats another prompt's head %q", c.ID, j, head)
+			}
+			heads[head] = true
+		}
+	}
+	if avg := float64(turns) / float64(len(d.Conversations)); avg < 2.5 || avg > 3.5 {
+		t.Errorf("%.2f turns a conversation on average, want about 3", avg)
+	}
+	var sum time.Duration
+	for _, dl := range delays {
+		sum += dl
+	}
+	if avg := sum / time.Duration(len(delays)); avg < 170*time.Millisecond || avg > 230*time.Millisecond {
+		t.Errorf("average delay %s, want about 200ms", avg)
+	}
+	// One turn a conversation draws exactly the prompts it always drew.
+	one, err := Synthetic(SyntheticOptions{Count: 5, ISL: 40, Seed: 9, Tokenizer: tok})
+	if err != nil {
+		t.Fatal(err)
+	}
+	again, _ := Synthetic(SyntheticOptions{Count: 5, ISL: 40, Seed: 9, Turns: 1, TurnDelay: time.Second, Tokenizer: tok})
+	if diff := cmp.Diff(one, again); diff != "" {
+		t.Errorf("one-turn conversations changed with the turn options (-want +got):\n%s", diff)
+	}
+}
+
+func TestSampler(t *testing.T) {
+	t.Parallel()
+	const n = 7
+	draw := func(strategy string, seed uint64, k int) []int {
+		s := NewSampler(strategy, n, seed)
+		out := make([]int, k)
+		for i := range out {
+			out[i] = s.Pick(i)
+		}
+		return out
+	}
+	if got := draw(SampleSequential, 1, 10); !cmp.Equal(got, []int{0, 1, 2, 3, 4, 5, 6, 0, 1, 2}) {
+		t.Errorf("sequential: %v", got)
+	}
+	sh := draw(SampleShuffle, 1, 3*n)
+	for pass := range 3 {
+		seen := map[int]bool{}
+		for _, v := range sh[pass*n : (pass+1)*n] {
+			seen[v] = true
+		}
+		if len(seen) != n {
+			t.Errorf("shuffle pass %d %v is not a permutation", pass, sh[pass*n:(pass+1)*n])
+		}
+	}
+	if cmp.Equal(sh[:n], sh[n:2*n]) || cmp.Equal(sh[:n], []int{0, 1, 2, 3, 4, 5, 6}) {
+		t.Errorf("shuffle passes %v: want each pass shuffled anew", sh)
+	}
+	r := draw(SampleRandom, 1, 200)
+	counts := map[int]int{}
+	for _, v := range r {
+		counts[v]++
+	}
+	if len(counts) != n || cmp.Equal(r[:n], draw(SampleRandom, 2, n)) {
+		t.Errorf("random: %v", counts)
+	}
+	for _, st := range []string{SampleRandom, SampleShuffle} {
+		if !cmp.Equal(draw(st, 5, 30), draw(st, 5, 30)) {
+			t.Errorf("%s is not reproducible from its seed", st)
+		}
+	}
+	// Picks out of order (a later stage planned first) agree with in order.
+	s := NewSampler(SampleShuffle, n, 1)
+	if a, b := s.Pick(15), s.Pick(2); a != sh[15] || b != sh[2] {
+		t.Errorf("out-of-order picks %d %d, want %d %d", a, b, sh[15], sh[2])
+	}
+	for _, bad := range []string{"roundrobin", "seq"} {
+		if _, err := ParseSampling(bad); err == nil {
+			t.Errorf("ParseSampling(%q) accepted it", bad)
+		}
+	}
+	if v, err := ParseSampling(" Shuffle "); err != nil || v != SampleShuffle {
+		t.Errorf("ParseSampling(Shuffle) = %q, %v", v, err)
+	}
+}
+
+func TestTurnDelayRatio(t *testing.T) {
+	t.Parallel()
+	f := writeFile(t, "m.jsonl", `{"turns": [{"text": "a"}, {"text": "b", "delay": 1000}]}`+"\n")
+	d, rep, err := Load(Options{InputFile: f, TurnDelayRatio: 0.25})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := d.Conversations[0].Turns[1].Delay; got != 250*time.Millisecond {
+		t.Errorf("delay %s, want 1s scaled to 250ms", got)
+	}
+	if !strings.Contains(strings.Join(rep.Lines, "\n"), "scaled by 0.25") {
+		t.Errorf("report %q does not say the delays were scaled", rep.Lines)
+	}
+	if _, _, err := Load(Options{InputFile: f, TurnDelayRatio: -1}); err == nil {
+		t.Error("a negative ratio was accepted")
 	}
 }

@@ -39,6 +39,13 @@ type Stage struct {
 	// Conversation picks the conversation for the stage's i-th credit; nil
 	// takes the dataset's conversations round-robin across the run.
 	Conversation func(i int) int
+	// Pick, when set (and Conversation is not), maps the run's i-th session
+	// (counted across its stages, as round robin counts them) to a
+	// conversation: a dataset sampling strategy.
+	Pick func(i int) int
+	// SessionCount stops issuing after this many sessions (0: no session
+	// limit), each sent whole unless Count ends it first.
+	SessionCount int
 	// Users, when set, replaces Schedule and Limit: each of its users runs
 	// multi-turn sessions back to back on the plan's pacing (user-centric
 	// mode).

@@ -128,7 +128,7 @@ type Session struct {
 func (st Stage) Sessions(shard Shard, convs []datasets.Conversation, first int) iter.Seq[Session] {
 	return func(yield func(Session) bool) {
 		left := st.Count
-		for k := 0; st.Count <= 0 || left > 0; k++ {
+		for k := 0; (st.Count <= 0 || left > 0) && (st.SessionCount <= 0 || k < st.SessionCount); k++ {
 			s := Session{Index: k}
 			if st.Schedule != nil {
 				at, ok := st.Schedule.Next()
@@ -152,8 +152,11 @@ func (st Stage) Sessions(shard Shard, convs []datasets.Conversation, first int) 
 
 // conversation is the dataset index of the stage's k-th session start.
 func (st Stage) conversation(k, first, n int) int {
-	if st.Conversation != nil {
+	switch {
+	case st.Conversation != nil:
 		return st.Conversation(k) % n
+	case st.Pick != nil:
+		return st.Pick(first+k) % n
 	}
 	return (first + k) % n
 }
@@ -169,20 +172,21 @@ func userTurns(count, u, n int) int {
 	return (count-u-1)/n + 1
 }
 
-// firstConversations is where each stage starts in the dataset when it
-// takes conversations round robin: after the sessions of the stages before
-// it, so no prompt repeats across a run while the dataset lasts. A stage
-// bounded by time takes an equal share of the dataset.
+// firstConversations is where each stage starts in the run's sessions
+// (the dataset's conversations, round robin, or a Pick's): after the
+// sessions of the stages before it, so no prompt repeats across a run
+// while the dataset lasts. A stage bounded by time takes an equal share of
+// the dataset.
 func firstConversations(stages []Stage, convs []datasets.Conversation) []int {
 	out := make([]int, len(stages))
 	n := len(convs)
 	next := 0
 	for i, st := range stages {
-		out[i] = next % n
+		out[i] = next
 		switch {
 		case st.Conversation != nil:
 			// The stage names its conversations (a trace's rows).
-		case st.Count <= 0:
+		case st.Count <= 0 && st.SessionCount <= 0:
 			next += max(n/len(stages), 1)
 		case st.Users != nil:
 			next += st.Count // at most one session per request
@@ -206,7 +210,7 @@ func PlannedRequests(stages []Stage, ds *datasets.Dataset, shard Shard) int {
 		if st.Phase != metrics.Profile {
 			continue
 		}
-		if st.Count <= 0 {
+		if st.Count <= 0 && (st.SessionCount <= 0 || st.Users != nil) {
 			return 0
 		}
 		if st.Users != nil {

@@ -169,6 +169,9 @@ func Compute(r *Record, tok TokenCounter) Values {
 	v.OSL = v.Output + v.Reasoning
 	if r.NoOutput {
 		v.OSL, v.Output, v.Reasoning, v.UsageOSL = nan, nan, nan, nan
+		// As AIPerf: the output counts of usage are for types that
+		// generate tokens.
+		v.Usage[1], v.Usage[2], v.Usage[3] = nan, nan, nan
 	}
 	if r.RequestedOSL > 0 && !r.NoOutput {
 		req := float64(r.RequestedOSL)

@@ -101,6 +101,9 @@ func summaryOf(a *aggregate) *Summary {
 		s.Run[RequestErrorRate] = 100 * float64(a.errors) / float64(n)
 	}
 	s.Run[BenchmarkDuration] = dur
+	// Embeddings and rankings generate no tokens: as in AIPerf they have no
+	// output token metrics, and their throughput is counted in inputs.
+	generates := a.noOutput == 0
 	// Totals are sums over the requests that had the value (AIPerf's
 	// derived sums): absent when none had it.
 	for tag, total := range map[Tag]Tag{
@@ -123,9 +126,14 @@ func summaryOf(a *aggregate) *Summary {
 	}
 	if dur > 0 {
 		s.Run[RequestThroughput] = float64(a.count) / dur
-		s.Run[OutputTokenThroughput] = a.outputTokens / dur
-		s.Run[TotalTokenThroughput] = (a.inputTokens + a.outputTokens) / dur
 		s.Run[Goodput] = float64(a.good) / dur
+		if generates {
+			s.Run[OutputTokenThroughput] = a.outputTokens / dur
+			s.Run[TotalTokenThroughput] = (a.inputTokens + a.outputTokens) / dur
+		} else {
+			s.Run[InputThroughput] = float64(a.inputs) / dur
+			s.Run[InputTokenThroughput] = a.inputTokens / dur
+		}
 	}
 	for k, n := range a.errs {
 		s.Errors = append(s.Errors, ErrorCount{Details: Error{Code: k.code, Type: k.typ, Message: k.text}, Count: n})

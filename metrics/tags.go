@@ -80,6 +80,12 @@ const (
 	RequestThroughput     Tag = "request_throughput"
 	OutputTokenThroughput Tag = "output_token_throughput"
 	TotalTokenThroughput  Tag = "total_token_throughput"
+	// InputThroughput and InputTokenThroughput are the throughput of the
+	// types that generate no tokens (embeddings, rankings), which have no
+	// output token metrics: inputs (texts embedded, passages ranked) and
+	// input tokens per second.
+	InputThroughput      Tag = "input_throughput"
+	InputTokenThroughput Tag = "input_token_throughput"
 	Goodput               Tag = "goodput"
 	GoodRequestCount      Tag = "good_request_count"
 	// GoodRequestFraction is good requests / (successful + failed ones).
@@ -200,6 +206,8 @@ var RunDefs = []Def{
 	def(RequestThroughput, "Request Throughput", "requests/sec", true),
 	def(OutputTokenThroughput, "Output Token Throughput", "tokens/sec", true),
 	def(TotalTokenThroughput, "Total Token Throughput", "tokens/sec", true),
+	def(InputThroughput, "Input Throughput", "inputs/sec", true),
+	def(InputTokenThroughput, "Input Token Throughput", "tokens/sec", true),
 	def(Goodput, "Goodput", "requests/sec", true),
 	def(GoodRequestCount, "GoodRequestCount", "requests", true),
 	hidden(GoodRequestFraction, "GoodRequestFraction", "ratio", true),
