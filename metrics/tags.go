@@ -86,8 +86,8 @@ const (
 	// input tokens per second.
 	InputThroughput      Tag = "input_throughput"
 	InputTokenThroughput Tag = "input_token_throughput"
-	Goodput               Tag = "goodput"
-	GoodRequestCount      Tag = "good_request_count"
+	Goodput              Tag = "goodput"
+	GoodRequestCount     Tag = "good_request_count"
 	// GoodRequestFraction is good requests / (successful + failed ones).
 	GoodRequestFraction Tag = "good_request_fraction"
 	RequestCount        Tag = "request_count"
