@@ -49,7 +49,11 @@ func run(args []string) int {
 		},
 		OnUsageError: onUsageError,
 	}
-	if err := app.Run(args); err != nil {
+	args, err := commandArgs(args, app.Commands)
+	if err == nil {
+		err = app.Run(args)
+	}
+	if err != nil {
 		fmt.Fprintln(os.Stderr, "surge:", err)
 		var ue *UsageError
 		if errors.As(err, &ue) {
@@ -79,7 +83,9 @@ func profileCommand(code *int) *cli.Command {
 		Flags:        profileFlags(cfg),
 		OnUsageError: onUsageError,
 		Action: func(cc *cli.Context) error {
-			cfg.SmoothnessSet = cc.IsSet("arrival-smoothness")
+			if err := cfg.fromContext(cc); err != nil {
+				return err
+			}
 			cfg.StdoutTTY = term.IsTerminal(os.Stdout.Fd())
 			cfg.JobIndex = os.Getenv(JobIndexEnv)
 			ctx, stop := signal.NotifyContext(cc.Context, os.Interrupt, syscall.SIGTERM)
