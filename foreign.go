@@ -123,11 +123,6 @@ var foreignOptions = []foreignOption{
 	noted("video-audio-num-channels", fValue, "input.video.audio.num_channels", "sends no video", "0"),
 	noted("video-audio-codec", fValue, "input.video.audio.codec", "sends no video"),
 	noted("video-audio-depth", fValue, "input.video.audio.depth", "sends no video"),
-	// Rankings: synthetic passage and query lengths.
-	refused("rankings-passages-prompt-token-mean", fValue, "input.rankings.passages.prompt_token_mean", "takes rankings passages from the other prompts of the dataset", "550"),
-	refused("rankings-passages-prompt-token-stddev", fValue, "input.rankings.passages.prompt_token_stddev", "takes rankings passages from the other prompts of the dataset", "0"),
-	refused("rankings-query-prompt-token-mean", fValue, "input.rankings.query.prompt_token_mean", "takes rankings queries at --isl", "550"),
-	refused("rankings-query-prompt-token-stddev", fValue, "input.rankings.query.prompt_token_stddev", "takes rankings queries at --isl-stddev", "0"),
 	// Synthesis of traces.
 	refused("synthesis-speedup-ratio", fValue, "input.synthesis.speedup_ratio", "replays traces as recorded (no trace synthesis)", "1"),
 	refused("synthesis-prefix-len-multiplier", fValue, "input.synthesis.prefix_len_multiplier", "replays traces as recorded (no trace synthesis)", "1"),

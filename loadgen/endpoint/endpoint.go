@@ -210,6 +210,30 @@ func (k Kind) Info() Info {
 	return Info{}
 }
 
+// Inputs is how many inputs a request for t carries, for the inputs/s
+// throughput of the types that generate no tokens: the passages a rankings
+// request ranks, the texts an embeddings request embeds (1 unless the type
+// batches); 0 for the generating types.
+func (e *Endpoint) Inputs(t *datasets.Turn) int {
+	in := e.Info()
+	switch {
+	case in.ProducesTokens:
+		return 0
+	case in.Rankings:
+		return len(t.Passages)
+	}
+	if b, ok := formats[e.Kind].(batcher); ok {
+		return b.inputs(t)
+	}
+	return 1
+}
+
+// batcher is a type that generates no tokens whose request may carry
+// several texts.
+type batcher interface {
+	inputs(t *datasets.Turn) int
+}
+
 // Path returns the kind's default URL path (non-streamed).
 func (k Kind) Path() string { return k.Info().Path }
 
@@ -336,32 +360,6 @@ func (e *Endpoint) Body(system string, history []Message, turn *datasets.Turn) (
 	}
 	return f.Body(e, &Request{System: system, History: history, Turn: turn})
 }
-
-// NewDecoder returns a decoder for one response of this endpoint, with the
-// reasoning format and response field applied.
-func (e *Endpoint) NewDecoder() Decoder {
-	f, err := e.format()
-	if err != nil {
-		return errDecoder{err}
-	}
-	var d Decoder
-	if e.ResponseField != "" {
-		fd, err := newFieldDecoder(e.ResponseField)
-		if err != nil {
-			return errDecoder{err}
-		}
-		d = fd
-	} else {
-		d = f.Decoder(e)
-	}
-	d = &shapeDecoder{kind: e.Kind, inner: d}
-	return wrapReasoning(d, e.Reasoning)
-}
-
-type errDecoder struct{ err error }
-
-func (d errDecoder) Event([]byte, []byte, *Output) (Delta, error) { return Delta{}, d.err }
-func (d errDecoder) Body([]byte, *Output) (Delta, error)          { return Delta{}, d.err }
 
 // jsonBody marshals body after merging the endpoint's and the turn's extra
 // fields into it (the turn's win).
