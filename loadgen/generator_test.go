@@ -583,3 +583,55 @@ func TestConnectionsAreReused(t *testing.T) {
 		t.Errorf("%d connections for 50 requests at concurrency 2, want 2", n)
 	}
 }
+
+// TestTargetsRoundRobin: with several servers, request i goes to server i
+// mod n (AIPerf's --url list), and each turn names its own model.
+func TestTargetsRoundRobin(t *testing.T) {
+	t.Parallel()
+	var mu sync.Mutex
+	models := map[string]int{}
+	var hits [3]atomic.Int64
+	var urls []string
+	for i := range hits {
+		ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			hits[i].Add(1)
+			var body map[string]any
+			_ = json.NewDecoder(r.Body).Decode(&body)
+			mu.Lock()
+			models[fmt.Sprint(body["model"])]++
+			mu.Unlock()
+			w.Header().Set("Content-Type", "application/json")
+			fmt.Fprint(w, `{"choices":[{"message":{"role":"assistant","content":"a b"},"finish_reason":"stop"}],"usage":{"prompt_tokens":16,"completion_tokens":2}}`)
+		}))
+		defer ts.Close()
+		urls = append(urls, ts.URL)
+	}
+	ds := testDataset(t, 12)
+	for i := range ds.Conversations {
+		if i%3 != 0 {
+			ds.Conversations[i].Turns[0].Model = []string{"", "a", "b"}[i%3]
+		}
+	}
+	col := metrics.NewCollector()
+	g, err := New(urls[0], chat(false), ds, col, WithTargets(urls[1:]...))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := g.Run(context.Background(), []Stage{{Limit: schedule.Constant(3), Count: 12}}); err != nil {
+		t.Fatal(err)
+	}
+	if s := col.Close(); s.Run[metrics.RequestCount] != 12 {
+		t.Fatalf("%v requests ok, errors %+v", s.Run[metrics.RequestCount], s.Errors)
+	}
+	for i := range hits {
+		if n := hits[i].Load(); n != 4 {
+			t.Errorf("server %d got %d requests, want 4 of 12", i, n)
+		}
+	}
+	if models["m"] != 4 || models["a"] != 4 || models["b"] != 4 {
+		t.Errorf("models sent %v, want 4 each of the endpoint's m and the turns' a and b", models)
+	}
+	if _, err := New(urls[0], chat(false), ds, col, WithTargets("ftp://x")); err == nil {
+		t.Error("a bad extra target was accepted")
+	}
+}
