@@ -118,9 +118,6 @@ func prepare(c Config, log io.Writer) (*prepared, error) {
 	if p.exports, err = c.exports(); err != nil {
 		return nil, err
 	}
-	if p.exports.level == levelRaw {
-		l.notef("note: --export-level raw writes what records does: surge keeps no raw responses (the request bodies sent are in %s)", FileInputs)
-	}
 	if p.startAt, err = c.startAt(time.Now()); err != nil {
 		return nil, err
 	}
@@ -270,6 +267,16 @@ func (p *prepared) execute(ctx context.Context, log io.Writer) (o *outcome, err 
 		jsonl := export.NewJSONL(jsonlFile, o.start, export.WithWorkerID(o.benchmarkID[:8]))
 		colOpts, jsonlErr = append(colOpts, metrics.WithSink(jsonl)), jsonl.Err
 	}
+	rawErr := func() error { return nil }
+	if p.exports.level == levelRaw {
+		f, err := os.Create(filepath.Join(o.dir, p.exports.files.Raw))
+		if err != nil {
+			return nil, err
+		}
+		cleanup = append(cleanup, func() { f.Close() })
+		raw := export.NewRawJSONL(f, o.start, export.WithWorkerID(o.benchmarkID[:8]))
+		colOpts, rawErr = append(colOpts, metrics.WithSink(raw)), raw.Err
+	}
 	if p.counter != nil {
 		colOpts = append(colOpts, metrics.WithTokenizer(p.counter))
 	}
@@ -306,6 +313,9 @@ func (p *prepared) execute(ctx context.Context, log io.Writer) (o *outcome, err 
 			fmt.Fprintf(logw, "warning: %s\n", msg)
 			col.Warn(msg)
 		}),
+	}
+	if p.exports.level == levelRaw {
+		genOpts = append(genOpts, loadgen.WithRawCapture())
 	}
 	if c.FailedThreshold > 0 {
 		genOpts = append(genOpts, loadgen.WithFailureThreshold(c.FailedThreshold, max(p.maxConc, 10)))
@@ -352,7 +362,7 @@ func (p *prepared) execute(ctx context.Context, log io.Writer) (o *outcome, err 
 			o.energy = j
 		}
 	}
-	o.errs = []error{uiErr, jsonlErr(), inputs.Close(), telErr}
+	o.errs = []error{uiErr, jsonlErr(), rawErr(), inputs.Close(), telErr}
 	return o, nil
 }
 
@@ -512,7 +522,7 @@ func report(out io.Writer, dir string, files exportFiles, title string, s *metri
 	err = errors.Join(err, writeFile(filepath.Join(dir, FileState), func(w io.Writer) error { return json.NewEncoder(w).Encode(st) }))
 	export.Console(out, title, s)
 	fmt.Fprintf(out, "\nExports in %s:\n", dir)
-	for _, f := range []string{files.JSON, files.CSV, files.JSONL, files.TimeslicesJSON, files.TimeslicesCSV, FileInputs, FileState, FileGPUTelemetry, FileServerMetrics} {
+	for _, f := range []string{files.JSON, files.CSV, files.JSONL, files.Raw, files.TimeslicesJSON, files.TimeslicesCSV, FileInputs, FileState, FileGPUTelemetry, FileServerMetrics} {
 		if _, statErr := os.Stat(filepath.Join(dir, f)); statErr == nil {
 			fmt.Fprintf(out, "  %s\n", filepath.Join(dir, f))
 		}
