@@ -479,7 +479,9 @@ func (c *Config) target(ctx context.Context, log io.Writer) (url string, stop fu
 	if c.URL != "" && c.URL != "mock" {
 		return c.URL, func() {}, nil
 	}
-	mock, err := mockserver.Start(ctx, "127.0.0.1:0", mockserver.Config{TTFT: 20 * time.Millisecond, ITL: 5 * time.Millisecond, Model: c.Model})
+	// Not stopped by ctx: an interrupt drains the requests in flight, so the
+	// mock must outlive it; the run's cleanup closes it.
+	mock, err := mockserver.Start(context.WithoutCancel(ctx), "127.0.0.1:0", mockserver.Config{TTFT: 20 * time.Millisecond, ITL: 5 * time.Millisecond, Model: c.Model})
 	if err != nil {
 		return "", nil, fmt.Errorf("starting the embedded mock server: %w", err)
 	}

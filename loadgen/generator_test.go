@@ -453,14 +453,24 @@ func TestOpenLoopRateKeepsSchedule(t *testing.T) {
 	if s.Run[metrics.RequestCount] != 100 {
 		t.Fatalf("%v ok, errors %+v", s.Run[metrics.RequestCount], s.Errors)
 	}
-	// 100 requests at 200/s: the last is due at 495 ms.
-	if took < 480*time.Millisecond || took > 2*time.Second {
-		t.Errorf("run took %s, want ≈ 0.5 s", took)
+	// 100 requests at 200/s: the last is due at 495 ms, and none may go
+	// early. (How late they go is the scheduler-lag benchmark's business: a
+	// busy CI machine can stall this test for seconds.)
+	if took < 480*time.Millisecond {
+		t.Errorf("run took %s, want at least the schedule's 0.5 s", took)
 	}
-	for _, r := range sink.recs {
+	var first, last int64
+	for i, r := range sink.recs {
 		if r.IntendedNs == 0 || r.SentNs < r.IntendedNs || !r.Scheduled {
 			t.Fatalf("record sent at %d, intended %d, scheduled %v: want a scheduled send at or after its time", r.SentNs, r.IntendedNs, r.Scheduled)
 		}
+		if i == 0 || r.IntendedNs < first {
+			first = r.IntendedNs
+		}
+		last = max(last, r.IntendedNs)
+	}
+	if span := time.Duration(last - first); span < 494*time.Millisecond || span > 496*time.Millisecond {
+		t.Errorf("intended send times span %s, want the constant 200/s schedule's 495 ms", span)
 	}
 	if s.SchedulerLag.Count != 100 {
 		t.Errorf("scheduler lag count %d, want 100", s.SchedulerLag.Count)
