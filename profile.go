@@ -89,7 +89,8 @@ type prepared struct {
 	maxConc int // the largest concurrency cap of any stage
 	stamps  loadgen.Timestamps
 	shard   loadgen.Shard // this host's part of the plan (zero: all of it)
-	startAt time.Time     // --start-at (zero: at once)
+	exports exportSettings
+	startAt time.Time // --start-at (zero: at once)
 	ds      *datasets.Dataset
 	plan    *plan
 	live    *liveSession // nil: the run follows its plan, unwatched
@@ -120,6 +121,12 @@ func prepareCtx(ctx context.Context, c Config, log io.Writer) (*prepared, error)
 	}
 	if p.shard, err = c.shard(); err != nil {
 		return nil, err
+	}
+	if p.exports, err = c.exports(); err != nil {
+		return nil, err
+	}
+	if p.exports.level == levelRaw {
+		l.notef("note: --export-level raw writes what records does: surge keeps no raw responses (the request bodies sent are in %s)", FileInputs)
 	}
 	if p.startAt, err = c.startAt(time.Now()); err != nil {
 		return nil, err
@@ -245,11 +252,13 @@ func (p *prepared) execute(ctx context.Context, log io.Writer) (o *outcome, err 
 	if err := os.MkdirAll(o.dir, 0o755); err != nil {
 		return nil, fmt.Errorf("--output-artifact-dir: %w", err)
 	}
-	jsonlFile, err := os.Create(filepath.Join(o.dir, FileJSONL))
-	if err != nil {
-		return nil, err
+	var jsonlFile *os.File // nil at --export-level summary
+	if p.exports.level != levelSummary {
+		if jsonlFile, err = os.Create(filepath.Join(o.dir, p.exports.files.JSONL)); err != nil {
+			return nil, err
+		}
+		cleanup = append(cleanup, func() { jsonlFile.Close() })
 	}
-	cleanup = append(cleanup, func() { jsonlFile.Close() })
 	inputsFile, err := os.Create(filepath.Join(o.dir, FileInputs))
 	if err != nil {
 		return nil, err
@@ -259,10 +268,15 @@ func (p *prepared) execute(ctx context.Context, log io.Writer) (o *outcome, err 
 	o.late = p.waitForStart(ctx, log)
 	o.start = time.Now()
 	clock := func() int64 { return int64(time.Since(o.start)) }
-	jsonl := export.NewJSONL(jsonlFile, o.start, export.WithWorkerID(o.benchmarkID[:8]))
 	inputs := export.NewInputs(inputsFile)
 	cleanup = append(cleanup, func() { _ = inputs.Close() }) // its writer goroutine ends on every path
-	colOpts := []metrics.Option{metrics.WithClock(clock), metrics.WithOrigin(o.start), metrics.WithGoodput(p.slos), metrics.WithSink(jsonl)}
+	colOpts := []metrics.Option{metrics.WithClock(clock), metrics.WithOrigin(o.start), metrics.WithGoodput(p.slos),
+		metrics.WithSlices(p.exports.slice)}
+	jsonlErr := func() error { return nil }
+	if jsonlFile != nil {
+		jsonl := export.NewJSONL(jsonlFile, o.start, export.WithWorkerID(o.benchmarkID[:8]))
+		colOpts, jsonlErr = append(colOpts, metrics.WithSink(jsonl)), jsonl.Err
+	}
 	if p.counter != nil {
 		colOpts = append(colOpts, metrics.WithTokenizer(p.counter))
 	}
@@ -345,7 +359,7 @@ func (p *prepared) execute(ctx context.Context, log io.Writer) (o *outcome, err 
 			o.energy = j
 		}
 	}
-	o.errs = []error{uiErr, jsonl.Err(), inputs.Close(), telErr}
+	o.errs = []error{uiErr, jsonlErr(), inputs.Close(), telErr}
 	return o, nil
 }
 
@@ -413,7 +427,7 @@ func (p *prepared) report(o *outcome, out io.Writer) (*Result, error) {
 	if c.Search != nil {
 		title = fmt.Sprintf("surge search: %s @ %s (%s, %s from %s)", c.modelLabel(), o.target, p.kind, p.plan.mode, p.plan.targetLabel())
 	}
-	errs = append(errs, report(out, o.dir, title, o.summary, o.state, run))
+	errs = append(errs, report(out, o.dir, p.exports.files, title, o.summary, o.state, run))
 	if c.Report {
 		errs = append(errs, writeRunReport(out, o.dir))
 	}
@@ -491,17 +505,22 @@ func (c *Config) target(ctx context.Context, log io.Writer) (url string, stop fu
 
 // report writes the summary exports, prints the console table and lists
 // every file of the run.
-func report(out io.Writer, dir, title string, s *metrics.Summary, st *metrics.State, run export.Run) error {
+func report(out io.Writer, dir string, files exportFiles, title string, s *metrics.Summary, st *metrics.State, run export.Run) error {
 	err := errors.Join(
-		writeFile(filepath.Join(dir, FileJSON), func(w io.Writer) error { return export.JSON(w, s, run) }),
-		writeFile(filepath.Join(dir, FileCSV), func(w io.Writer) error { return export.CSV(w, s) }),
+		writeFile(filepath.Join(dir, files.JSON), func(w io.Writer) error { return export.JSON(w, s, run) }),
+		writeFile(filepath.Join(dir, files.CSV), func(w io.Writer) error { return export.CSV(w, s) }),
 	)
+	if s.Timeslices != nil {
+		err = errors.Join(err,
+			writeFile(filepath.Join(dir, files.TimeslicesJSON), func(w io.Writer) error { return export.TimeslicesJSON(w, s, run.InputConfig) }),
+			writeFile(filepath.Join(dir, files.TimeslicesCSV), func(w io.Writer) error { return export.TimeslicesCSV(w, s) }))
+	}
 	// The state goes last: a merge waiting for a shard takes it as the sign
 	// that the shard's exports are complete.
 	err = errors.Join(err, writeFile(filepath.Join(dir, FileState), func(w io.Writer) error { return json.NewEncoder(w).Encode(st) }))
 	export.Console(out, title, s)
 	fmt.Fprintf(out, "\nExports in %s:\n", dir)
-	for _, f := range []string{FileJSON, FileCSV, FileJSONL, FileInputs, FileState, FileGPUTelemetry, FileServerMetrics} {
+	for _, f := range []string{files.JSON, files.CSV, files.JSONL, files.TimeslicesJSON, files.TimeslicesCSV, FileInputs, FileState, FileGPUTelemetry, FileServerMetrics} {
 		if _, statErr := os.Stat(filepath.Join(dir, f)); statErr == nil {
 			fmt.Fprintf(out, "  %s\n", filepath.Join(dir, f))
 		}

@@ -86,6 +86,8 @@ type Generator struct {
 	aborted        atomic.Bool
 
 	nextIndex atomic.Int64 // request index across the run
+	// nextSession numbers the conversation runs as they start (session_num).
+	nextSession atomic.Int64
 	// issued counts requests handed to their goroutines; nextIndex lags it
 	// until each goroutine runs, so session counts read this one.
 	issued atomic.Int64

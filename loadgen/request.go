@@ -55,6 +55,7 @@ type pacer func(ti int, prevEnd int64) (slot, bool)
 func (g *Generator) session(ctx context.Context, conv *datasets.Conversation, phase metrics.Phase, stage int, pace pacer) {
 	ctx, endSession := g.startSession(ctx)
 	defer endSession()
+	num, corr := g.nextSession.Add(1)-1, sessionID(ctx)
 	var history []endpoint.Message
 	var prevEnd int64
 	for ti := range conv.Turns {
@@ -65,6 +66,8 @@ func (g *Generator) session(ctx context.Context, conv *datasets.Conversation, ph
 		}
 		rec := g.do(ctx, conv, ti, history, turn, phase, stage, at.intended, at.body)
 		rec.SlotWaitNs, rec.Scheduled = at.slotWait, at.scheduled
+		rec.Session, rec.CorrelationID = num, corr
+		rec.Cancelled = rec.Err != nil && rec.Err.Type == ErrCancelled
 		g.redact(rec)
 		reply, failed := rec.Text, rec.Err != nil
 		prevEnd = rec.EndNs
@@ -160,6 +163,9 @@ func (g *Generator) do(ctx context.Context, conv *datasets.Conversation, ti int,
 
 	g.col.Started(phase)
 	resp, err := g.send(req.Context(), req, rec)
+	if err == nil && g.ep.Streams() {
+		rec.AckNs = g.now() // the response's headers: the server took the request
+	}
 	// Latencies start when the last byte was written, not when Do was
 	// called: the wait for a connection, a cold dial and the transport's
 	// write goroutine are reported apart (rec.HTTP).
