@@ -518,7 +518,7 @@ func (c *Config) target(ctx context.Context, log io.Writer) (url string, stop fu
 func report(out io.Writer, dir string, files exportFiles, title string, s *metrics.Summary, st *metrics.State, run export.Run) error {
 	err := errors.Join(
 		writeFile(filepath.Join(dir, files.JSON), func(w io.Writer) error { return export.JSON(w, s, run) }),
-		writeFile(filepath.Join(dir, files.CSV), func(w io.Writer) error { return export.CSV(w, s) }),
+		writeFile(filepath.Join(dir, files.CSV), func(w io.Writer) error { return export.CSV(w, s, export.WithTelemetry(run.Telemetry)) }),
 	)
 	if s.Timeslices != nil {
 		err = errors.Join(err,
