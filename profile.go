@@ -125,9 +125,6 @@ func prepareCtx(ctx context.Context, c Config, log io.Writer) (*prepared, error)
 	if p.exports, err = c.exports(); err != nil {
 		return nil, err
 	}
-	if p.exports.level == levelRaw {
-		l.notef("note: --export-level raw writes what records does: surge keeps no raw responses (the request bodies sent are in %s)", FileInputs)
-	}
 	if p.startAt, err = c.startAt(time.Now()); err != nil {
 		return nil, err
 	}
@@ -277,6 +274,16 @@ func (p *prepared) execute(ctx context.Context, log io.Writer) (o *outcome, err 
 		jsonl := export.NewJSONL(jsonlFile, o.start, export.WithWorkerID(o.benchmarkID[:8]))
 		colOpts, jsonlErr = append(colOpts, metrics.WithSink(jsonl)), jsonl.Err
 	}
+	rawErr := func() error { return nil }
+	if p.exports.level == levelRaw {
+		f, err := os.Create(filepath.Join(o.dir, p.exports.files.Raw))
+		if err != nil {
+			return nil, err
+		}
+		cleanup = append(cleanup, func() { f.Close() })
+		raw := export.NewRawJSONL(f, o.start, export.WithWorkerID(o.benchmarkID[:8]))
+		colOpts, rawErr = append(colOpts, metrics.WithSink(raw)), raw.Err
+	}
 	if p.counter != nil {
 		colOpts = append(colOpts, metrics.WithTokenizer(p.counter))
 	}
@@ -313,6 +320,9 @@ func (p *prepared) execute(ctx context.Context, log io.Writer) (o *outcome, err 
 			fmt.Fprintf(logw, "warning: %s\n", msg)
 			col.Warn(msg)
 		}),
+	}
+	if p.exports.level == levelRaw {
+		genOpts = append(genOpts, loadgen.WithRawCapture())
 	}
 	if c.FailedThreshold > 0 {
 		genOpts = append(genOpts, loadgen.WithFailureThreshold(c.FailedThreshold, max(p.maxConc, 10)))
@@ -359,7 +369,7 @@ func (p *prepared) execute(ctx context.Context, log io.Writer) (o *outcome, err 
 			o.energy = j
 		}
 	}
-	o.errs = []error{uiErr, jsonlErr(), inputs.Close(), telErr}
+	o.errs = []error{uiErr, jsonlErr(), rawErr(), inputs.Close(), telErr}
 	return o, nil
 }
 
@@ -508,7 +518,7 @@ func (c *Config) target(ctx context.Context, log io.Writer) (url string, stop fu
 func report(out io.Writer, dir string, files exportFiles, title string, s *metrics.Summary, st *metrics.State, run export.Run) error {
 	err := errors.Join(
 		writeFile(filepath.Join(dir, files.JSON), func(w io.Writer) error { return export.JSON(w, s, run) }),
-		writeFile(filepath.Join(dir, files.CSV), func(w io.Writer) error { return export.CSV(w, s) }),
+		writeFile(filepath.Join(dir, files.CSV), func(w io.Writer) error { return export.CSV(w, s, export.WithTelemetry(run.Telemetry)) }),
 	)
 	if s.Timeslices != nil {
 		err = errors.Join(err,
@@ -520,7 +530,7 @@ func report(out io.Writer, dir string, files exportFiles, title string, s *metri
 	err = errors.Join(err, writeFile(filepath.Join(dir, FileState), func(w io.Writer) error { return json.NewEncoder(w).Encode(st) }))
 	export.Console(out, title, s)
 	fmt.Fprintf(out, "\nExports in %s:\n", dir)
-	for _, f := range []string{files.JSON, files.CSV, files.JSONL, files.TimeslicesJSON, files.TimeslicesCSV, FileInputs, FileState, FileGPUTelemetry, FileServerMetrics} {
+	for _, f := range []string{files.JSON, files.CSV, files.JSONL, files.Raw, files.TimeslicesJSON, files.TimeslicesCSV, FileInputs, FileState, FileGPUTelemetry, FileServerMetrics} {
 		if _, statErr := os.Stat(filepath.Join(dir, f)); statErr == nil {
 			fmt.Fprintf(out, "  %s\n", filepath.Join(dir, f))
 		}

@@ -65,6 +65,7 @@ type Generator struct {
 	timeout time.Duration
 	grace   time.Duration
 	onBody  func(conversationID string, turn int, body []byte)
+	raw     bool // capture requests and responses (WithRawCapture)
 	onWarn  func(msg string)
 	// overran is set once a response ran past its output cap (warned).
 	overran atomic.Bool
@@ -126,6 +127,10 @@ func WithGracePeriod(d time.Duration) Option { return func(g *Generator) { g.gra
 func WithBodyHook(f func(conversationID string, turn int, body []byte)) Option {
 	return func(g *Generator) { g.onBody = f }
 }
+
+// WithRawCapture keeps each request's body and every event of its
+// response in its record (metrics.Record.Raw), for --export-level raw.
+func WithRawCapture() Option { return func(g *Generator) { g.raw = true } }
 
 // WithWarning sees caveats the generator finds while the run goes on, once
 // each: a server running past the requested output cap. It is called from
