@@ -255,7 +255,7 @@ func (p *prepared) execute(ctx context.Context, log io.Writer) (o *outcome, err 
 		loadgen.WithRequestTimeout(c.Timeout),
 		loadgen.WithGracePeriod(c.Grace),
 		loadgen.WithClient(&http.Client{Transport: loadgen.NewTransport(p.maxConc)}),
-		loadgen.WithBodyHook(inputs.Add),
+		loadgen.WithBodySink(inputs),
 		loadgen.WithSecrets(secretValues(c.APIKey, p.headers)...),
 		loadgen.WithTimestamps(p.stamps),
 		loadgen.WithConnectionReuse(p.reuse),

@@ -63,7 +63,7 @@ type Generator struct {
 	headers http.Header
 	timeout time.Duration
 	grace   time.Duration
-	onBody  func(conversationID string, turn int, body []byte)
+	bodies  BodySink
 	onWarn  func(msg string)
 	// overran is set once a response ran past its output cap (warned).
 	overran atomic.Bool
@@ -90,7 +90,9 @@ type Generator struct {
 	issued atomic.Int64
 	// nextConv is where a live session's next stage starts in the dataset
 	// (planned stages start where the plan says: firstConversations).
-	nextConv      atomic.Int64
+	nextConv atomic.Int64
+	// sessions numbers the run's sessions as they start.
+	sessions      atomic.Int64
 	shard         Shard
 	inFlight      atomic.Int64
 	released      chan struct{} // a slot freed (capacity 1: a wake-up, not a count)
@@ -117,11 +119,19 @@ func WithRequestTimeout(d time.Duration) Option { return func(g *Generator) { g.
 // stopped (duration reached or interrupted) before they are cancelled.
 func WithGracePeriod(d time.Duration) Option { return func(g *Generator) { g.grace = d } }
 
-// WithBodyHook sees every request body sent (for inputs.json). It is called
-// from worker goroutines.
-func WithBodyHook(f func(conversationID string, turn int, body []byte)) Option {
-	return func(g *Generator) { g.onBody = f }
+// BodySink sees every request body a run sends, session by session (for
+// inputs.json). Its methods are called from worker goroutines; the calls
+// of one session come from one goroutine, in turn order.
+type BodySink interface {
+	// Body is the request body of turn turn of conversation, sent in
+	// session (the run's sessions are numbered from 0 as they start).
+	Body(session int64, conversation string, turn int, body []byte)
+	// EndSession says session sends nothing more.
+	EndSession(session int64)
 }
+
+// WithBodySink sends every request body to s.
+func WithBodySink(s BodySink) Option { return func(g *Generator) { g.bodies = s } }
 
 // WithWarning sees caveats the generator finds while the run goes on, once
 // each: a server running past the requested output cap. It is called from

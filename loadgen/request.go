@@ -55,6 +55,10 @@ type pacer func(ti int, prevEnd int64) (slot, bool)
 func (g *Generator) session(ctx context.Context, conv *datasets.Conversation, phase metrics.Phase, stage int, pace pacer) {
 	ctx, endSession := g.startSession(ctx)
 	defer endSession()
+	sn := g.sessions.Add(1) - 1
+	if g.bodies != nil {
+		defer g.bodies.EndSession(sn)
+	}
 	var history []endpoint.Message
 	var prevEnd int64
 	for ti := range conv.Turns {
@@ -63,7 +67,7 @@ func (g *Generator) session(ctx context.Context, conv *datasets.Conversation, ph
 		if !ok {
 			return
 		}
-		rec := g.do(ctx, conv, ti, history, turn, phase, stage, at.intended, at.body)
+		rec := g.do(ctx, conv, sn, ti, history, turn, phase, stage, at.intended, at.body)
 		rec.SlotWaitNs, rec.Scheduled = at.slotWait, at.scheduled
 		g.redact(rec)
 		reply, failed := rec.Text, rec.Err != nil
@@ -106,7 +110,7 @@ func sleep(ctx context.Context, d time.Duration) bool {
 
 // do sends one request and reads its response into a record.
 // body is the request body when it was built ahead (nil: build it now).
-func (g *Generator) do(ctx context.Context, conv *datasets.Conversation, ti int, history []endpoint.Message, turn *datasets.Turn, phase metrics.Phase, stage int, intended int64, body []byte) *metrics.Record {
+func (g *Generator) do(ctx context.Context, conv *datasets.Conversation, session int64, ti int, history []endpoint.Message, turn *datasets.Turn, phase metrics.Phase, stage int, intended int64, body []byte) *metrics.Record {
 	idx := g.nextIndex.Add(1) - 1
 	rec := &metrics.Record{
 		Index: idx, RequestID: requestID(), ConversationID: conv.ID, TurnIndex: ti,
@@ -133,8 +137,8 @@ func (g *Generator) do(ctx context.Context, conv *datasets.Conversation, ti int,
 		rec.Err = &metrics.Error{Type: ErrRequest, Message: "building the request body: " + err.Error()}
 		return rec
 	}
-	if g.onBody != nil {
-		g.onBody(conv.ID, ti, body)
+	if g.bodies != nil {
+		g.bodies.Body(session, conv.ID, ti, body)
 	}
 	rctx, cancel := context.WithTimeout(ctx, g.timeout)
 	defer cancel()
