@@ -27,8 +27,14 @@ type Config struct {
 	ConnectionReuse  string // --connection-reuse-strategy
 	SessionHeader    string // --session-header
 	// RankingsPassagesMean/Stddev: passages per rankings query when the
-	// dataset gives none (--rankings-passages-mean/-stddev).
-	RankingsPassagesMean, RankingsPassagesStddev int
+	// dataset gives none (--rankings-passages-mean/-stddev), of
+	// RankingsPassageTokens/Stddev tokens each
+	// (--rankings-passages-prompt-token-mean/-stddev).
+	RankingsPassagesMean, RankingsPassagesStddev       int
+	RankingsPassageTokens, RankingsPassageTokensStddev int
+	// RankingsQueryTokens/Stddev: a synthetic rankings query's length
+	// (--rankings-query-prompt-token-mean/-stddev; 0: --isl, --isl-stddev).
+	RankingsQueryTokens, RankingsQueryTokensStddev int
 
 	// Concurrency and RequestRate are single values or stage lists
 	// ("1,2,4,8"); at most one of them may list several stages (a sweep).

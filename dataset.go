@@ -37,11 +37,16 @@ var datasetFlags = map[string]string{
 // loadDataset builds the workload; count is how many synthetic
 // conversations the run needs.
 func (c *Config) loadDataset(tok datasets.Tokenizer, count int, log io.Writer) (*datasets.Dataset, error) {
+	rankings := c.rankings()
+	isl, islStddev, err := c.queryLength(rankings)
+	if err != nil {
+		return nil, err
+	}
 	ds, report, err := datasets.Load(datasets.Options{
 		InputFile: c.InputFile, CustomDatasetType: c.CustomDatasetType, PublicDataset: c.PublicDataset,
 		ISLBlockSize: c.ISLBlockSize, Tokenizer: tok, Seed: c.Seed, TurnDelayRatio: c.TurnDelayRatio,
 		Synthetic: datasets.SyntheticOptions{
-			Count: count, ISL: c.ISL, ISLStddev: c.ISLStddev, OSL: c.OSL, OSLStddev: c.OSLStddev,
+			Count: count, ISL: isl, ISLStddev: islStddev, OSL: c.OSL, OSLStddev: c.OSLStddev,
 			PrefixPoolSize: c.PrefixPoolSize, PrefixLength: c.PrefixLength,
 			SharedSystemPromptLength: c.SharedSystemPromptLength, Tokenizer: tok,
 			Turns: c.TurnsMean, TurnsStddev: c.TurnsStddev, TurnDelay: c.TurnDelayMean, TurnDelayStddev: c.TurnDelayStd,
@@ -54,6 +59,11 @@ func (c *Config) loadDataset(tok datasets.Tokenizer, count int, log io.Writer) (
 	if report != nil {
 		for _, l := range report.Lines {
 			fmt.Fprintln(log, l)
+		}
+	}
+	if rankings {
+		if err := c.addPassages(ds, tok, log); err != nil {
+			return nil, err
 		}
 	}
 	return ds, nil

@@ -1,7 +1,8 @@
 package main
 
 import (
-	"math/rand/v2"
+	"fmt"
+	"io"
 	"os"
 	"strings"
 
@@ -46,52 +47,53 @@ func (c *Config) endpointFor(kind endpoint.Kind, extra map[string]any) (*endpoin
 	if c.Streaming && !ep.Info().Streams {
 		return nil, usagef("--streaming: endpoint type %s does not stream (it answers with one body)", kind)
 	}
-	if c.RankingsPassagesMean < 0 || c.RankingsPassagesStddev < 0 {
-		return nil, usagef("--rankings-passages-mean and --rankings-passages-stddev must not be negative")
-	}
 	return ep, nil
 }
 
-// defaultRankingsPassages is --rankings-passages-mean's default.
-const defaultRankingsPassages = 5
+// rankingsFlags names the flags behind datasets.PassageOptions' fields.
+var rankingsFlags = map[string]string{
+	"Passages.Count": "--rankings-passages-mean", "Passages.CountStddev": "--rankings-passages-stddev",
+	"Passages.ISL": "--rankings-passages-prompt-token-mean", "Passages.ISLStddev": "--rankings-passages-prompt-token-stddev",
+}
 
 // addPassages gives every turn without passages some to rank, for the
-// rankings types: the contents of other turns of the dataset, as many as
-// a normal draw around mean (at least 1), from a seeded RNG so a seed
-// sends the same requests.
-func addPassages(ds *datasets.Dataset, mean, stddev int, seed uint64) {
-	if mean <= 0 {
-		mean = defaultRankingsPassages
+// rankings types: generated texts of the --rankings-passages-* shape.
+func (c *Config) addPassages(ds *datasets.Dataset, tok datasets.Tokenizer, log io.Writer) error {
+	err := datasets.AddPassages(ds, datasets.PassageOptions{
+		Count: c.RankingsPassagesMean, CountStddev: c.RankingsPassagesStddev,
+		ISL: c.RankingsPassageTokens, ISLStddev: c.RankingsPassageTokensStddev, Seed: c.Seed, Tokenizer: tok,
+	})
+	if err != nil {
+		return &UsageError{forFlags(err, rankingsFlags)}
 	}
-	var pool []string
-	var poolTokens []int // each passage's length when the dataset knows it
-	for _, conv := range ds.Conversations {
-		for _, t := range conv.Turns {
-			pool = append(pool, t.Content())
-			poolTokens = append(poolTokens, t.InputTokens)
-		}
+	fmt.Fprintf(log, "rankings: %d±%d passages of %d±%d tokens per query, where the dataset gives none\n",
+		c.RankingsPassagesMean, c.RankingsPassagesStddev, c.RankingsPassageTokens, c.RankingsPassageTokensStddev)
+	return nil
+}
+
+// queryLength is the synthetic prompt length: for the rankings types the
+// --rankings-query-prompt-token-* flags, each defaulting to its --isl
+// counterpart.
+func (c *Config) queryLength(rankings bool) (mean, stddev int, err error) {
+	if !rankings {
+		return c.ISL, c.ISLStddev, nil
 	}
-	rng := rand.New(rand.NewPCG(seed, 0x7061737361676573)) // "passages"
-	next := 0
-	for ci := range ds.Conversations {
-		for ti := range ds.Conversations[ci].Turns {
-			t := &ds.Conversations[ci].Turns[ti]
-			if len(t.Passages) > 0 {
-				continue
-			}
-			n := max(1, int(float64(mean)+rng.NormFloat64()*float64(stddev)+0.5))
-			t.Passages = make([]string, n)
-			known := t.InputTokens > 0
-			for i := range t.Passages {
-				next++
-				t.Passages[i] = pool[next%len(pool)]
-				// ISL counts the query and every passage.
-				known = known && poolTokens[next%len(pool)] > 0
-				t.InputTokens += poolTokens[next%len(pool)]
-			}
-			if !known {
-				t.InputTokens = 0 // counted from the text instead
-			}
-		}
+	if c.RankingsQueryTokens < 0 || c.RankingsQueryTokensStddev < 0 {
+		return 0, 0, usagef("--rankings-query-prompt-token-mean and -stddev must not be negative")
 	}
+	mean, stddev = c.ISL, c.ISLStddev
+	if c.RankingsQueryTokens > 0 {
+		mean = c.RankingsQueryTokens
+	}
+	if c.RankingsQueryTokens > 0 || c.RankingsQueryTokensStddev > 0 {
+		stddev = c.RankingsQueryTokensStddev
+	}
+	return mean, stddev, nil
+}
+
+// rankings reports whether --endpoint-type is a rankings type (false for
+// an unknown one, which prepare rejects).
+func (c *Config) rankings() bool {
+	k, err := endpoint.ParseKind(c.EndpointType)
+	return err == nil && k.Info().Rankings
 }

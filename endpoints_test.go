@@ -36,7 +36,7 @@ func TestEveryEndpointTypeAgainstTheMock(t *testing.T) {
 				dir := t.TempDir()
 				c := e2eConfig("mock", dir)
 				c.EndpointType, c.Streaming, c.ReasoningFormat = string(k), streaming, "auto"
-				c.RankingsPassagesMean = 3
+				c.RankingsPassagesMean, c.RankingsPassageTokens, c.RankingsQueryTokens = 3, 32, 16
 				// Sessions with their own connection and id work for every type.
 				c.ConnectionReuse, c.SessionHeader = "sticky-user-sessions", "X-Correlation-ID"
 				c.RequestCount, c.Concurrency = 6, "3"
@@ -66,7 +66,7 @@ func TestEveryEndpointTypeAgainstTheMock(t *testing.T) {
 				if k != endpoint.Raw { // raw bodies come from a file of unknown lengths
 					wantISL := 32.0
 					if info.Rankings {
-						wantISL = 32 * 4 // the query and its 3 passages
+						wantISL = 16 + 3*32 // the query and its 3 passages
 					}
 					if isl := runAvg(t, m, "input_sequence_length"); isl != wantISL {
 						t.Errorf("input_sequence_length %v, want %v", isl, wantISL)
@@ -82,6 +82,27 @@ func TestEveryEndpointTypeAgainstTheMock(t *testing.T) {
 				}
 				if !info.ProducesTokens && hasOSL {
 					t.Errorf("a %s run reports output_sequence_length %v", k, osl)
+				}
+				// Types without output count their throughput in inputs:
+				// texts embedded, passages ranked.
+				_, hasInputs := m["input_throughput"]
+				_, hasOutputTput := m["output_token_throughput"]
+				if hasInputs == info.ProducesTokens || hasOutputTput != info.ProducesTokens {
+					t.Errorf("input_throughput present %v, output_token_throughput present %v", hasInputs, hasOutputTput)
+				}
+				if !info.ProducesTokens {
+					perRequest := 1.0
+					if info.Rankings {
+						perRequest = 3
+					}
+					rps, in := runAvg(t, m, "request_throughput"), runAvg(t, m, "input_throughput")
+					if math.Abs(in-perRequest*rps) > 1e-3*in {
+						t.Errorf("input_throughput %v, want %v × request_throughput %v", in, perRequest, rps)
+					}
+					tokens := runAvg(t, m, "total_input_tokens") / runAvg(t, m, "benchmark_duration")
+					if got := runAvg(t, m, "input_token_throughput"); math.Abs(got-tokens) > 1e-3*tokens {
+						t.Errorf("input_token_throughput %v, want %v", got, tokens)
+					}
 				}
 			})
 		}
@@ -151,9 +172,13 @@ func TestEndpointFlagErrors(t *testing.T) {
 		{func(c *Config) { c.EndpointType = "embeddings" }, "does not stream"},
 		{func(c *Config) { c.EndpointType = "rankings" }, "cohere_rankings"},
 		{func(c *Config) { c.ConnectionReuse = "sticky" }, "--connection-reuse-strategy"},
+		{func(c *Config) { c.EndpointType, c.Streaming, c.RankingsPassagesMean = "nim_rankings", false, 0 }, "--rankings-passages-mean"},
+		{func(c *Config) { c.EndpointType, c.Streaming, c.RankingsPassagesStddev = "nim_rankings", false, -1 }, "--rankings-passages-stddev"},
+		{func(c *Config) { c.EndpointType, c.Streaming, c.RankingsPassageTokens = "nim_rankings", false, 0 }, "--rankings-passages-prompt-token-mean"},
+		{func(c *Config) { c.EndpointType, c.Streaming, c.RankingsQueryTokens = "nim_rankings", false, -5 }, "--rankings-query-prompt-token-mean"},
 	} {
 		c := e2eConfig("mock", t.TempDir())
-		c.ReasoningFormat, c.RankingsPassagesMean = "auto", 1
+		c.ReasoningFormat, c.RankingsPassagesMean, c.RankingsPassageTokens = "auto", 1, 550
 		tc.mod(&c)
 		_, err := Run(context.Background(), c, &bytes.Buffer{}, &bytes.Buffer{})
 		var ue *UsageError

@@ -30,7 +30,7 @@ func TestFlagsFillTheConfig(t *testing.T) {
 	def := parseProfile(t)
 	want := Config{Model: "mock", EndpointType: "chat", ArrivalPattern: "poisson", Smoothness: 1, KneeFactor: 2,
 		Grace: 30 * time.Second, ISL: 550, Timeout: 600 * time.Second, GPUInterval: time.Second, Timestamps: "kernel",
-		ReasoningFormat: "auto", RankingsPassagesMean: 5, ConnectionReuse: "pooled", TurnDelayRatio: 1, TurnsMean: 1}
+		ReasoningFormat: "auto", RankingsPassagesMean: 1, RankingsPassageTokens: 550, ConnectionReuse: "pooled", TurnDelayRatio: 1, TurnsMean: 1}
 	if d := cmp.Diff(want, def); d != "" {
 		t.Errorf("defaults (-want +got)\n%s", d)
 	}

@@ -79,6 +79,11 @@ func profileCommand(code *int) *cli.Command {
 		Flags:        profileFlags(cfg),
 		OnUsageError: onUsageError,
 		Action: func(cc *cli.Context) error {
+			if cc.Args().Present() {
+				// urfave/cli stops reading flags at the first argument: the
+				// flags after a stray word would be silently ignored.
+				return usagef("surge profile takes no arguments, got %q (flags after it were not read; quote values with spaces)", cc.Args().First())
+			}
 			cfg.SmoothnessSet = cc.IsSet("arrival-smoothness")
 			cfg.StdoutTTY = term.IsTerminal(os.Stdout.Fd())
 			cfg.JobIndex = os.Getenv(JobIndexEnv)

@@ -10,6 +10,7 @@ func TestExitCodesForBadUsage(t *testing.T) {
 		{"profile", "--concurrency", "1,x"},
 		{"profile", "--goodput", "ttft:1"},
 		{"profile", "--ui", "fancy"},
+		{"profile", "--ui", "none", "stray", "--concurrency", "4"}, // flags after a word would go unread
 		{"mock-server", "--error-rate", "2"},
 	}
 	for _, args := range cases {

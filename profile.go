@@ -154,9 +154,6 @@ func prepare(c Config, log io.Writer) (*prepared, error) {
 	if p.ds, err = c.loadDataset(builder, c.conversationsNeeded(load), log); err != nil {
 		return nil, err
 	}
-	if p.ep.Info().Rankings {
-		addPassages(p.ds, c.RankingsPassagesMean, c.RankingsPassagesStddev, c.Seed)
-	}
 	if p.plan, err = c.plan(p.ds, load); err != nil {
 		return nil, err
 	}
@@ -434,8 +431,10 @@ func report(out io.Writer, dir, title string, s *metrics.Summary, st *metrics.St
 	err := errors.Join(
 		writeFile(filepath.Join(dir, FileJSON), func(w io.Writer) error { return export.JSON(w, s, run) }),
 		writeFile(filepath.Join(dir, FileCSV), func(w io.Writer) error { return export.CSV(w, s) }),
-		writeFile(filepath.Join(dir, FileState), func(w io.Writer) error { return json.NewEncoder(w).Encode(st) }),
 	)
+	// The state goes last: a merge waiting for a shard takes it as the sign
+	// that the shard's exports are complete.
+	err = errors.Join(err, writeFile(filepath.Join(dir, FileState), func(w io.Writer) error { return json.NewEncoder(w).Encode(st) }))
 	export.Console(out, title, s)
 	fmt.Fprintf(out, "\nExports in %s:\n", dir)
 	for _, f := range []string{FileJSON, FileCSV, FileJSONL, FileInputs, FileState, FileGPUTelemetry, FileServerMetrics} {
@@ -505,16 +504,25 @@ func maxInt(xs []int) int {
 	return m
 }
 
+// writeFile writes path whole or not at all: into a temporary file that
+// is renamed into place, so a reader watching for the file (a merge
+// waiting for its shards) never sees half of it.
 func writeFile(path string, write func(io.Writer) error) error {
-	f, err := os.Create(path)
+	tmp := path + ".tmp"
+	f, err := os.Create(tmp)
 	if err != nil {
 		return err
 	}
 	if err := write(f); err != nil {
 		f.Close()
+		os.Remove(tmp)
 		return fmt.Errorf("writing %s: %w", path, err)
 	}
-	return f.Close()
+	if err := f.Close(); err != nil {
+		os.Remove(tmp)
+		return err
+	}
+	return os.Rename(tmp, path)
 }
 
 func (c *Config) validate() error {

@@ -40,9 +40,9 @@ func inputsFingerprint(t *testing.T, dir string) (string, int) {
 // (--start-at) against the same mock, and `surge merge` combines their
 // exports into the whole run's: the same request bodies, counts and token
 // totals, and the same percentiles of the lengths (the latencies are two
-// runs' and may differ).
+// runs' and may differ). Not parallel: its four processes would load the
+// machine under the timing-sensitive tests that run in parallel.
 func TestShardProcessesMergeIntoTheWholeRun(t *testing.T) {
-	t.Parallel()
 	bin := surgeBinary(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()

@@ -15,9 +15,12 @@ import (
 
 // gaugeServer streams a short answer after hold and tracks how many
 // requests it serves at once, so the test judges the cap by what the server
-// saw.
+// saw. While gather is set, each request first waits (up to 2 s) until that
+// many are in flight, so a cap is reached however slowly a busy machine
+// runs the client.
 type gaugeServer struct {
 	hold     time.Duration
+	gather   atomic.Int64
 	inFlight atomic.Int64
 	mu       sync.Mutex
 	peak     int64
@@ -39,6 +42,11 @@ func (s *gaugeServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	s.mu.Lock()
 	s.peak = max(s.peak, n)
 	s.mu.Unlock()
+	if g := s.gather.Load(); g > 0 {
+		for deadline := time.Now().Add(2 * time.Second); s.inFlight.Load() < g && time.Now().Before(deadline); {
+			time.Sleep(time.Millisecond)
+		}
+	}
 	w.Header().Set("Content-Type", "text/event-stream")
 	select {
 	case <-time.After(s.hold):
@@ -120,6 +128,7 @@ func TestRunLiveStagesFollowTheController(t *testing.T) {
 	if p := srv.resetPeak(); p > 2 {
 		t.Errorf("server saw %d requests at once under --concurrency 2", p)
 	}
+	srv.gather.Store(4)
 	if _, err := ctl.Double(); err != nil {
 		t.Fatal(err)
 	}
@@ -127,6 +136,7 @@ func TestRunLiveStagesFollowTheController(t *testing.T) {
 	if p := srv.resetPeak(); p != 4 {
 		t.Errorf("server saw at most %d requests at once after doubling to 4, want 4", p)
 	}
+	srv.gather.Store(0)
 	if _, err := ctl.Pause(); err != nil {
 		t.Fatal(err)
 	}
@@ -181,7 +191,10 @@ func TestRunLiveRequestRateAndCount(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctl, err := NewController(ControlRequestRate, 200)
+	// Stage 0 needs 2 s to issue the whole count, so the change below
+	// lands while it is still issuing even when a busy machine delays the
+	// first records by more than a second.
+	ctl, err := NewController(ControlRequestRate, 20)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -189,7 +202,7 @@ func TestRunLiveRequestRateAndCount(t *testing.T) {
 	defer cancel()
 	done := make(chan error, 1)
 	go func() { done <- g.RunLive(ctx, Live{Control: ctl, Count: 40}) }()
-	waitFor(t, "stage 0 records", func() bool { return sink.count(0) >= 10 })
+	waitFor(t, "stage 0 records", func() bool { return sink.count(0) >= 3 })
 	if _, err := ctl.Set(400); err != nil {
 		t.Fatal(err)
 	}
@@ -201,6 +214,6 @@ func TestRunLiveRequestRateAndCount(t *testing.T) {
 		t.Errorf("server saw %d requests, want the session's count 40", got)
 	}
 	if len(sum.Stages) != 2 || sum.Stages[1].Mode != ControlRequestRate || sum.Stages[1].Value != 400 {
-		t.Errorf("stages %+v", sum.Stages)
+		t.Errorf("stages %+v (records by stage %v, %v)", sum.Stages, sink.byStg, time.Since(start))
 	}
 }

@@ -122,6 +122,7 @@ func (g *Generator) do(ctx context.Context, conv *datasets.Conversation, session
 	}
 	if info := g.ep.Info(); !info.ProducesTokens || len(turn.Passages) > 0 {
 		rec.NoOutput = !info.ProducesTokens
+		rec.Inputs = g.ep.Inputs(turn)
 		if len(turn.Passages) > 0 && turn.InputTokens == 0 {
 			// Passages are input too: the tokenizer counts them with the
 			// query (a dataset that knows the lengths counted them all).

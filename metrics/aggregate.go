@@ -35,6 +35,9 @@ type aggregate struct {
 	firstIntended, lastIntended  int64
 	inputTokens                  float64
 	outputTokens                 float64
+	// noOutput counts the records (failed ones too) of types that generate
+	// no tokens; inputs totals the successful ones' Inputs.
+	noOutput, inputs int64
 
 	errs    map[errKey]int64
 	sources map[string]int64
@@ -77,12 +80,16 @@ func (a *aggregate) add(r *Record, v *Values, good bool) {
 		a.lastEnd = r.EndNs
 	}
 	a.connRetries += int64(r.ConnectionRetries)
+	if r.NoOutput {
+		a.noOutput++
+	}
 	if r.Err != nil {
 		a.errors++
 		a.errs[errKey{r.Err.Code, r.Err.Type, r.Err.Message}]++
 		return
 	}
 	a.count++
+	a.inputs += int64(r.Inputs)
 	for i, x := range v.HTTP {
 		a.http[i].add(x)
 	}
@@ -123,7 +130,9 @@ func (a *aggregate) add(r *Record, v *Values, good bool) {
 	if !math.IsNaN(v.OSL) {
 		a.outputTokens += v.OSL
 	}
-	a.sources[v.Source]++
+	if !r.NoOutput { // no output tokens were counted
+		a.sources[v.Source]++
+	}
 	if !math.IsNaN(v.UsageOSL) {
 		a.usageOSL += v.UsageOSL
 		a.tokenizerOSL += v.OSL
@@ -159,6 +168,8 @@ func (a *aggregate) merge(o *aggregate) {
 	a.lastIntended = max(a.lastIntended, o.lastIntended)
 	a.inputTokens += o.inputTokens
 	a.outputTokens += o.outputTokens
+	a.noOutput += o.noOutput
+	a.inputs += o.inputs
 	for k, n := range o.errs {
 		a.errs[k] += n
 	}

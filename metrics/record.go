@@ -80,6 +80,9 @@ type Record struct {
 	// NoOutput marks endpoint types that generate no tokens (embeddings,
 	// rankings): their records have no output length, only latency.
 	NoOutput bool
+	// Inputs is how many inputs a NoOutput request carried (texts to
+	// embed, passages to rank), for input_throughput.
+	Inputs int
 	// TokenNs holds the arrival time of every response event that carried
 	// text (content or reasoning), in order. FirstContentNs is the first
 	// that carried non-reasoning content (0: none). ReasoningEvents counts

@@ -97,16 +97,26 @@ func summaryOf(a *aggregate) *Summary {
 	s.Run[ErrorRequestCount] = float64(a.errors)
 	s.Run[GoodRequestCount] = float64(a.good)
 	s.Run[BenchmarkDuration] = dur
-	s.Run[TotalOutputTokens] = a.outputTokens
 	s.Run[TotalInputTokens] = a.inputTokens
+	// Embeddings and rankings generate no tokens: as in AIPerf they have no
+	// output token metrics, and their throughput is counted in inputs.
+	generates := a.noOutput == 0
+	if generates {
+		s.Run[TotalOutputTokens] = a.outputTokens
+	}
 	if a.oslRequested > 0 {
 		s.Run[OSLMismatchCount] = float64(a.oslMismatched)
 	}
 	if dur > 0 {
 		s.Run[RequestThroughput] = float64(a.count) / dur
-		s.Run[OutputTokenThroughput] = a.outputTokens / dur
-		s.Run[TotalTokenThroughput] = (a.inputTokens + a.outputTokens) / dur
 		s.Run[Goodput] = float64(a.good) / dur
+		if generates {
+			s.Run[OutputTokenThroughput] = a.outputTokens / dur
+			s.Run[TotalTokenThroughput] = (a.inputTokens + a.outputTokens) / dur
+		} else {
+			s.Run[InputThroughput] = float64(a.inputs) / dur
+			s.Run[InputTokenThroughput] = a.inputTokens / dur
+		}
 	}
 	for k, n := range a.errs {
 		s.Errors = append(s.Errors, ErrorCount{Details: Error{Code: k.code, Type: k.typ, Message: k.text}, Count: n})

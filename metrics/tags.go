@@ -48,13 +48,19 @@ const (
 	RequestThroughput     Tag = "request_throughput"
 	OutputTokenThroughput Tag = "output_token_throughput"
 	TotalTokenThroughput  Tag = "total_token_throughput"
-	Goodput               Tag = "goodput"
-	GoodRequestCount      Tag = "good_request_count"
-	RequestCount          Tag = "request_count"
-	ErrorRequestCount     Tag = "error_request_count"
-	BenchmarkDuration     Tag = "benchmark_duration"
-	TotalOutputTokens     Tag = "total_output_tokens"
-	TotalInputTokens      Tag = "total_input_tokens"
+	// InputThroughput and InputTokenThroughput are the throughput of the
+	// types that generate no tokens (embeddings, rankings), which have no
+	// output token metrics: inputs (texts embedded, passages ranked) and
+	// input tokens per second.
+	InputThroughput      Tag = "input_throughput"
+	InputTokenThroughput Tag = "input_token_throughput"
+	Goodput              Tag = "goodput"
+	GoodRequestCount     Tag = "good_request_count"
+	RequestCount         Tag = "request_count"
+	ErrorRequestCount    Tag = "error_request_count"
+	BenchmarkDuration    Tag = "benchmark_duration"
+	TotalOutputTokens    Tag = "total_output_tokens"
+	TotalInputTokens     Tag = "total_input_tokens"
 	// OSLMismatchCount counts requests whose OSL missed the requested one
 	// by more than min(5%, 50 tokens), as AIPerf's osl_mismatch_count.
 	OSLMismatchCount Tag = "osl_mismatch_count"
@@ -115,6 +121,8 @@ var RunDefs = []Def{
 	{RequestThroughput, "Request Throughput", "requests/sec", true},
 	{OutputTokenThroughput, "Output Token Throughput", "tokens/sec", true},
 	{TotalTokenThroughput, "Total Token Throughput", "tokens/sec", true},
+	{InputThroughput, "Input Throughput", "inputs/sec", true},
+	{InputTokenThroughput, "Input Token Throughput", "tokens/sec", true},
 	{Goodput, "Goodput", "requests/sec", true},
 	{GoodRequestCount, "Good Request Count", "requests", true},
 	{RequestCount, "Request Count", "requests", true},

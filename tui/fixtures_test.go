@@ -10,8 +10,10 @@ import (
 )
 
 var (
-	runInfo  = Info{Model: "Qwen/Qwen3-8B", URL: "http://127.0.0.1:8000", Endpoint: "chat", Mode: "concurrency", Target: "64", TotalRequests: 1000}
-	rampInfo = Info{Model: "Qwen/Qwen3-8B", URL: "http://127.0.0.1:8000", Endpoint: "chat", Mode: "concurrency", Target: "sweep",
+	runInfo = Info{Model: "Qwen/Qwen3-8B", URL: "http://127.0.0.1:8000", Endpoint: "chat", Mode: "concurrency", Target: "64", TotalRequests: 1000}
+	// shardInfo is shard 1 of 3 of a plan: its own third of 3000 requests.
+	shardInfo = Info{Model: "Qwen/Qwen3-8B", URL: "http://10.0.0.5:8000", Endpoint: "chat", Mode: "request_rate", Target: "300", TotalRequests: 1000, Shard: "1/3"}
+	rampInfo  = Info{Model: "Qwen/Qwen3-8B", URL: "http://127.0.0.1:8000", Endpoint: "chat", Mode: "concurrency", Target: "sweep",
 		Duration: 5 * time.Minute, Stages: []float64{1, 2, 4, 8, 16, 32, 64, 128}}
 )
 

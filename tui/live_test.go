@@ -99,3 +99,14 @@ func TestSimpleLineShowsLive(t *testing.T) {
 		t.Errorf("line %q", line)
 	}
 }
+
+func TestSimpleLineNamesTheShard(t *testing.T) {
+	t.Parallel()
+	f := Frame{Snapshot: metrics.Snapshot{Run: map[string]metrics.Quantiles{}, Finished: 7}}
+	if line := progressLine(Info{Shard: "2/4", TotalRequests: 25}, f); !strings.Contains(line, "] shard 2/4  7/25 req") {
+		t.Errorf("shard line %q", line)
+	}
+	if line := progressLine(Info{}, f); strings.Contains(line, "shard") {
+		t.Errorf("whole run's line %q names a shard", line)
+	}
+}

@@ -50,6 +50,7 @@ func TestGolden(t *testing.T) {
 		{"tiny_30x8", runInfo, 30, 8, []tea.Msg{snapshotMsg{midRun()}}},
 		{"help", runInfo, 80, 24, []tea.Msg{snapshotMsg{midRun()}, key("?")}},
 		{"stopping", runInfo, 80, 24, []tea.Msg{snapshotMsg{midRun()}, key("q")}},
+		{"shard_1_of_3", shardInfo, 100, 30, []tea.Msg{snapshotMsg{midRun()}}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

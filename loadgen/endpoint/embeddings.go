@@ -1,5 +1,7 @@
 package endpoint
 
+import "github.com/surgebench/surge/datasets"
+
 // embeddings is OpenAI's Embeddings API (vLLM --task embed, TEI's OpenAI
 // route, Ollama): input texts in, one vector per input out.
 type embeddings struct{}
@@ -17,10 +19,12 @@ func (embeddings) Body(e *Endpoint, r *Request) ([]byte, error) {
 }
 
 // embeddingInputs are the texts to embed: the turn's content, and its
-// passages when the dataset gave some (a batch).
+// passages when the dataset gave some (a batch; inputs counts them).
 func embeddingInputs(r *Request) []string {
 	return append([]string{r.Turn.Content()}, r.Turn.Passages...)
 }
+
+func (embeddings) inputs(t *datasets.Turn) int { return 1 + len(t.Passages) }
 
 func (embeddings) Decoder(*Endpoint) Decoder { return listDecoder{field: "data"} }
 

@@ -210,6 +210,30 @@ func (k Kind) Info() Info {
 	return Info{}
 }
 
+// Inputs is how many inputs a request for t carries, for the inputs/s
+// throughput of the types that generate no tokens: the passages a rankings
+// request ranks, the texts an embeddings request embeds (1 unless the type
+// batches); 0 for the generating types.
+func (e *Endpoint) Inputs(t *datasets.Turn) int {
+	in := e.Info()
+	switch {
+	case in.ProducesTokens:
+		return 0
+	case in.Rankings:
+		return len(t.Passages)
+	}
+	if b, ok := formats[e.Kind].(batcher); ok {
+		return b.inputs(t)
+	}
+	return 1
+}
+
+// batcher is a type that generates no tokens whose request may carry
+// several texts.
+type batcher interface {
+	inputs(t *datasets.Turn) int
+}
+
 // Path returns the kind's default URL path (non-streamed).
 func (k Kind) Path() string { return k.Info().Path }
 

@@ -1,5 +1,7 @@
 package endpoint
 
+import "github.com/surgebench/surge/datasets"
+
 // nimEmbeddings is NVIDIA NIM's embeddings API: OpenAI's shape plus the
 // input_type that asymmetric retrieval models require ("query" here;
 // --extra-inputs input_type:passage embeds documents).
@@ -17,5 +19,7 @@ func (nimEmbeddings) Body(e *Endpoint, r *Request) ([]byte, error) {
 	body["encoding_format"] = "float"
 	return jsonBody(e, r.Turn, body)
 }
+
+func (nimEmbeddings) inputs(t *datasets.Turn) int { return 1 + len(t.Passages) }
 
 func (nimEmbeddings) Decoder(*Endpoint) Decoder { return listDecoder{field: "data"} }

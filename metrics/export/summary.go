@@ -53,7 +53,9 @@ func JSON(w io.Writer, s *metrics.Summary, run Run) error {
 	o.set("start_time", run.Start.UTC().Format(time.RFC3339Nano))
 	o.set("end_time", run.End.UTC().Format(time.RFC3339Nano))
 	o.set("was_cancelled", run.WasCancelled)
-	o.set("token_count_source", s.TokenSource)
+	if s.TokenSource != "" { // none for types that generate no tokens
+		o.set("token_count_source", s.TokenSource)
+	}
 	if s.TimestampSource != "" {
 		o.set("timestamp_source", s.TimestampSource)
 	}

@@ -52,6 +52,18 @@ func TestStates(t *testing.T) {
 	}
 }
 
+func TestShardSaysWhichOfN(t *testing.T) {
+	var m Model
+	m, _ = m.Update(InfoMsg{Model: "m", URL: "http://h:8000", Mode: "request_rate", Target: "300", TotalRequests: 334, Shard: "2/3"})
+	if line := strings.SplitN(m.View(100), "\n", 2)[0]; !strings.Contains(line, "surge  shard 2 of 3  m") {
+		t.Errorf("first line %q does not say shard 2 of 3", line)
+	}
+	m, _ = m.Update(InfoMsg{Model: "m"})
+	if v := m.View(100); strings.Contains(v, "shard") {
+		t.Errorf("a whole run's header mentions a shard:\n%s", v)
+	}
+}
+
 func TestWarningTakesTheBarsLine(t *testing.T) {
 	var m Model
 	m, _ = m.Update(InfoMsg{Model: "m", TotalRequests: 10})
