@@ -202,4 +202,18 @@ func TestShapeChecker(t *testing.T) {
 			t.Errorf("%s: %q, want %q", doc, got, want)
 		}
 	}
+	d := dict{oneOf{jNum, nullable{model{fields: map[string]shape{"u": jStr}}}}}
+	for doc, want := range map[string]string{
+		`{"x": 1, "y": null, "z": {"u": "s"}}`: "",
+		`{"x": "no"}`:                          "d.x: matches none of its forms: d.x: want number, got string; d.x: want an object, got string",
+		`[1]`:                                  "d: want an object, got array",
+	} {
+		var v any
+		_ = json.Unmarshal([]byte(doc), &v)
+		var errs []string
+		d.check("d", v, &errs)
+		if got := strings.Join(errs, "; "); got != want {
+			t.Errorf("%s: %q, want %q", doc, got, want)
+		}
+	}
 }
