@@ -303,10 +303,15 @@ func TestPNGs(t *testing.T) {
 			}
 			with, without := c, c
 			with.Series = []Series{s}
-			empty := s
-			empty.X, empty.Y = nil, nil
-			without.Series = []Series{empty}
-			if n, base := count(with, want), count(without, want); n-base < 20 {
+			base := 0
+			if s.Marker != "" {
+				// Black: the axes are drawn in it too.
+				empty := s
+				empty.X, empty.Y = nil, nil
+				without.Series = []Series{empty}
+				base = count(without, want)
+			}
+			if n := count(with, want); n-base < 20 {
 				t.Errorf("chart %s series %q: %d pixels of its colour, %d without it: want it drawn", c.ID, s.Label, n, base)
 			}
 		}
