@@ -159,6 +159,10 @@ func prepare(c Config, log io.Writer) (*prepared, error) {
 	}
 	if !p.shard.Whole() && p.plan.total > 0 {
 		p.plan.total = loadgen.PlannedRequests(p.plan.stages, p.ds, p.shard)
+		if p.plan.total == 0 {
+			// It would run nothing and end as "every request failed".
+			return nil, usagef("--request-count %d leaves shard %s nothing to send: the plan has fewer sessions than shards", c.RequestCount, p.shard)
+		}
 	}
 	if p.live, err = p.prepareLive(); err != nil {
 		return nil, err

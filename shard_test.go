@@ -120,12 +120,16 @@ func TestShardProcessesMergeIntoTheWholeRun(t *testing.T) {
 			}
 		}
 	}
-	// Each shard sent its third of the schedule and started on time.
+	// Each shard sent its third of the schedule; the merged duration
+	// covers the union of their windows.
 	var sent float64
 	for i, d := range dirs {
 		s := readExport(t, d)
 		n := runAvg(t, s, "request_count")
 		sent += n
+		if dm, ds := runAvg(t, m, "benchmark_duration"), runAvg(t, s, "benchmark_duration"); dm < ds {
+			t.Errorf("merged benchmark_duration %v is shorter than shard %d's %v", dm, i, ds)
+		}
 		if n < 15 || n > 17 {
 			t.Errorf("shard %d sent %v requests, want 16 ± 1", i, n)
 		}
@@ -191,6 +195,7 @@ func TestShardFlagsAreCheckedUpFront(t *testing.T) {
 		{"users below the shards", func(c *Config) { c.Shard, c.UserCentricRate, c.NumUsers = "0/3", 5, 2 }, "--num-users 2"},
 		{"live controls", func(c *Config) { c.Shard, c.ControlAddr = "0/3", "127.0.0.1:0" }, "--control-addr"},
 		{"stop conditions", func(c *Config) { c.Shard, c.StopOn = "0/3", "error_rate:0.5@5s" }, "--stop-on"},
+		{"a shard with nothing to send", func(c *Config) { c.Shard, c.Concurrency, c.RequestCount = "2/3", "3", 2 }, "--request-count 2 leaves shard 2/3 nothing"},
 	}
 	for _, tc := range cases {
 		c := e2eConfig("http://127.0.0.1:1", t.TempDir())

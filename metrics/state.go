@@ -153,6 +153,10 @@ func (st *State) shift(d int64) {
 	}
 }
 
+// maxCount bounds every count a state may hold (2^53: exact as a
+// float64, and far beyond any run), so merging states cannot overflow.
+const maxCount = 1 << 53
+
 // stateVersion versions the JSON form of a State.
 const stateVersion = 1
 
@@ -339,6 +343,11 @@ func (st *State) UnmarshalJSON(b []byte) error {
 			return fmt.Errorf("aggregate of unknown phase %q", j.Phase)
 		}
 		k.stage = j.Stage
+		for _, n := range []int64{j.KernelStamps, j.ReadStamps, j.Count, j.Errors, j.Good, j.ConnRetries, j.OSLRequested, j.OSLMismatched} {
+			if n < 0 || n > maxCount {
+				return fmt.Errorf("%s stage %d: a count of %d", j.Phase, j.Stage, n)
+			}
+		}
 		a := st.agg(k)
 		for t, dj := range j.Digests {
 			d := newDist()
@@ -352,7 +361,7 @@ func (st *State) UnmarshalJSON(b []byte) error {
 				}
 				n += uint64(c[1])
 			}
-			if int64(n) != dj.N {
+			if n > maxCount || int64(n) != dj.N {
 				return fmt.Errorf("digest %s holds %d values, its count says %d", t, n, dj.N)
 			}
 			d.moments = dj.moments()

@@ -173,3 +173,41 @@ func TestStateRejectsInconsistentJSON(t *testing.T) {
 		}
 	}
 }
+
+// FuzzStateJSON: a state sidecar is outside input to surge merge. Whatever
+// it holds, reading it never panics, and a state that reads back
+// summarises, and merged with itself counts everything twice.
+func FuzzStateJSON(f *testing.F) {
+	c := NewCollector(WithShards(1), WithClock(func() int64 { return 0 }), WithStages("request_rate", []float64{1, 2}))
+	for _, r := range stateRecords(40, 3, 0) {
+		// Few histograms: each merge of one copies its 5,079 buckets, and
+		// the fuzzer should spend its inputs on the reader.
+		r.ReadDelayNs, r.HTTP = nil, HTTPTiming{}
+		c.Add(r)
+	}
+	c.Close()
+	good, err := json.Marshal(c.State())
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Add(good)
+	f.Add([]byte(`{"version":1,"aggregates":[{"phase":"profile","stage":0,"digests":{"time_to_first_token":{"n":2,"mean":1,"m2":0,"min":1,"max":1,"centroids":[[1,2]]}}}]}`))
+	f.Add([]byte(`{"version":1,"aggregates":[{"phase":"warmup","stage":-3,"inter_chunk_latency":{"n":1,"zeros":1}}]}`))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		var st State
+		if json.Unmarshal(b, &st) != nil {
+			return
+		}
+		once := st.Summary()
+		var m State
+		m.Merge(&st)
+		m.Merge(&st)
+		twice := m.Summary()
+		for _, tag := range []Tag{RequestCount, ErrorRequestCount} {
+			if twice.Run[tag] != 2*once.Run[tag] {
+				t.Fatalf("%s: %v merged twice is %v", tag, once.Run[tag], twice.Run[tag])
+			}
+		}
+		_, _ = json.Marshal(&m) // an error (a sum overflowed to Inf), never a panic
+	})
+}
