@@ -9,6 +9,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/surgebench/surge/metrics"
 )
 
 // BenchmarkRequestPath is the client's CPU per request of a whole `surge
@@ -24,40 +26,72 @@ import (
 //	go test -run '^$' -bench RequestPath -benchtime 3x -cpuprofile cpu.out .
 func BenchmarkRequestPath(b *testing.B) {
 	url := startMockProcess(b, "--ttft", "20ms", "--itl", "5ms")
-	run := func(n int) (cpu, wall time.Duration) {
-		cfg := Config{
+	perRun(b, 2400, func(n int) Config { // 3 s at 800 req/s
+		return Config{
 			Model: "mock", URL: url, EndpointType: "chat", Streaming: true,
 			RequestRate: "800", ArrivalPattern: "poisson", RequestCount: n,
 			Grace: 10 * time.Second, Timeout: 30 * time.Second, ISL: 128, OSL: 8,
-			UI: "none", ArtifactDir: b.TempDir(), Version: "bench", Timestamps: "kernel",
+			UI: "none", ArtifactDir: b.TempDir(), Version: "bench",
 			NoGPUTelemetry: true, NoServerMetrics: true,
 		}
-		c0, t0 := cpuTime(), time.Now()
-		res, err := Run(context.Background(), cfg, io.Discard, io.Discard)
-		cpu, wall = cpuTime()-c0, time.Since(t0)
+	}, "req")
+	cpu, wall := startup(b, url)
+	b.ReportMetric(float64(cpu.Microseconds())/1000, "startup-cpu-ms")
+	b.ReportMetric(float64(wall.Microseconds())/1000, "startup-wall-ms")
+}
+
+// BenchmarkTokenPath is the client's CPU per streamed token when each
+// token arrives in its own read (issue 13, items 5 and 7): 64 streams of
+// 64 tokens 2 ms apart, identical lengths, so that every step of the mock
+// sends one token to each stream in the same millisecond (the burst of a
+// continuous-batching server). It counts everything the client does per
+// token: the socket read and the netpoller's wake-up, SSE parsing, chunk
+// decoding, timestamps, and the records' share. cpu-µs/token = (CPU of
+// an n-request run − CPU of a one-request run) / (64 (n − 1)).
+func BenchmarkTokenPath(b *testing.B) {
+	url := startMockProcess(b, "--ttft", "20ms", "--itl", "2ms")
+	perRun(b, 640, func(n int) Config {
+		return Config{
+			Model: "mock", URL: url, EndpointType: "chat", Streaming: true,
+			Concurrency: "64", RequestCount: n,
+			Grace: 10 * time.Second, Timeout: 30 * time.Second, ISL: 128, OSL: 64,
+			UI: "none", ArtifactDir: b.TempDir(), Version: "bench",
+			NoGPUTelemetry: true, NoServerMetrics: true,
+		}
+	}, "token")
+}
+
+// perRun reports the client's CPU per request ("req") or per output token
+// ("token") of runs of n requests, a one-request run's CPU subtracted.
+func perRun(b *testing.B, n int, cfg func(n int) Config, unit string) {
+	run := func(n int) (cpu time.Duration, tokens float64) {
+		c0 := cpuTime()
+		res, err := Run(context.Background(), cfg(n), io.Discard, io.Discard)
+		cpu = cpuTime() - c0
 		if err != nil {
 			b.Fatal(err)
 		}
 		if res.AllFailed() {
 			b.Fatal("every request failed")
 		}
-		return cpu, wall
+		return cpu, res.Summary.Run[metrics.TotalOutputTokens]
 	}
-	const n = 2400 // 3 s at 800 req/s
 	// What a run shares with the next (anything parsed once per process)
 	// is paid before the timed runs.
 	run(1)
-	var base, total time.Duration
+	var cpu time.Duration
+	var count float64
 	for b.Loop() {
-		c, _ := run(1)
-		base += c
-		c, _ = run(n)
-		total += c
+		c1, t1 := run(1)
+		cn, tn := run(n)
+		cpu += cn - c1
+		if unit == "token" {
+			count += tn - t1
+		} else {
+			count += float64(n - 1)
+		}
 	}
-	b.ReportMetric(float64((total-base).Microseconds())/float64(b.N)/(n-1), "cpu-µs/req")
-	cpu, wall := startup(b, url)
-	b.ReportMetric(float64(cpu.Microseconds())/1000, "startup-cpu-ms")
-	b.ReportMetric(float64(wall.Microseconds())/1000, "startup-wall-ms")
+	b.ReportMetric(float64(cpu.Nanoseconds())/1000/count, "cpu-µs/"+unit)
 }
 
 // startup runs a one-request `surge profile` in a fresh process and

@@ -98,8 +98,9 @@ type Generator struct {
 	released      chan struct{} // a slot freed (capacity 1: a wake-up, not a count)
 	reuse         ConnectionReuse
 	sessionHeader string // canonical; "" sends none
-	// readers reuses SSE readers and their 64 KiB buffers across requests.
-	readers sync.Pool
+	// streams reuses what reading a response needs (the SSE reader and its
+	// 64 KiB buffer, the decoder, the text buffers) across requests.
+	streams sync.Pool
 }
 
 // Option configures a Generator.

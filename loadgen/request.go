@@ -204,18 +204,9 @@ func isEventStream(ct string) bool {
 // readStream times every SSE event as its bytes are read (the reader stamps
 // them before any JSON decoding) and decodes just the fields it needs.
 func (g *Generator) readStream(rctx, ctx context.Context, body io.Reader, rec *metrics.Record) {
-	rd, _ := g.readers.Get().(*sse.Reader)
-	if rd == nil {
-		rd = sse.NewReader(body, g.now)
-	} else {
-		rd.Reset(body)
-	}
-	defer func() {
-		rd.Reset(nil)
-		g.readers.Put(rd)
-	}()
-	dec := g.ep.NewDecoder()
-	var out endpoint.Output
+	st := g.stream(body)
+	defer g.putStream(st)
+	rd, dec, out := st.rd, st.dec, &st.out
 	var done, finished bool
 	endsAtEOF := g.ep.EndsAtEOF()
 	sb, _ := body.(*stampedBody)
@@ -242,7 +233,7 @@ func (g *Generator) readStream(rctx, ctx context.Context, body io.Reader, rec *m
 			break
 		}
 		rec.EndNs = ev.At
-		d, perr := dec.Event(ev.Type, ev.Data, &out)
+		d, perr := dec.Event(ev.Type, ev.Data, out)
 		if d.Done {
 			done = true
 			if d.Usage.Present {
@@ -293,6 +284,40 @@ func (g *Generator) readStream(rctx, ctx context.Context, body io.Reader, rec *m
 	rec.Text, rec.ReasoningText = string(out.Text), string(out.Reasoning)
 }
 
+// stream is what reading one response needs, pooled across requests: the
+// SSE reader, the endpoint's decoder and the text it collects (copied into
+// the record's strings at the end).
+type stream struct {
+	rd  *sse.Reader
+	dec *endpoint.ResponseDecoder
+	out endpoint.Output
+}
+
+// stream takes a pooled stream, or makes one, reading body.
+func (g *Generator) stream(body io.Reader) *stream {
+	st, _ := g.streams.Get().(*stream)
+	if st == nil {
+		return &stream{rd: sse.NewReader(body, g.now), dec: g.ep.NewDecoder()}
+	}
+	st.rd.Reset(body)
+	st.dec.Reset()
+	st.out.Text, st.out.Reasoning = st.out.Text[:0], st.out.Reasoning[:0]
+	return st
+}
+
+// putStream returns st to the pool, unless an answer grew its text
+// buffers past what is worth keeping.
+func (g *Generator) putStream(st *stream) {
+	st.rd.Reset(nil)
+	if cap(st.out.Text)+cap(st.out.Reasoning) > maxPooledText {
+		return
+	}
+	g.streams.Put(st)
+}
+
+// maxPooledText bounds the text buffers a pooled stream keeps.
+const maxPooledText = 1 << 20
+
 // maxPrealloc caps the token slices sized from a request's output cap (a
 // 128k cap need not cost a megabyte up front; longer outputs grow).
 const maxPrealloc = 4096
@@ -312,8 +337,10 @@ func (g *Generator) readWhole(rctx, ctx context.Context, resp *http.Response, re
 			Message: fmt.Sprintf("expected an SSE stream (text/event-stream), got %q", ct)}
 		return
 	}
-	var out endpoint.Output
-	d, err := g.ep.NewDecoder().Body(b, &out)
+	st := g.stream(nil)
+	defer g.putStream(st)
+	out := &st.out
+	d, err := st.dec.Body(b, out)
 	switch {
 	case err != nil:
 		rec.Err = &metrics.Error{Code: resp.StatusCode, Type: ErrInvalidResponse, Message: err.Error()}

@@ -15,7 +15,8 @@ import (
 // and its reasoning (reasoning_content or reasoning) to reasoning. It reads
 // only the fields a benchmark needs and skips the rest unparsed. Streamed
 // tool_calls deltas append their function name and arguments to text. A
-// chunk with none of choices, usage or error is a *ShapeError.
+// chunk with none of choices, usage or error is a *ShapeError (a shared
+// value: read it, do not change it).
 func ParseChunk(data []byte, text, reasoning *[]byte) (Delta, error) {
 	var d Delta
 	var (
@@ -66,7 +67,7 @@ func ParseChunk(data []byte, text, reasoning *[]byte) (Delta, error) {
 		return Delta{}, syntaxError(data)
 	}
 	if !known && !isErrObject {
-		return Delta{}, &ShapeError{Field: "choices"}
+		return Delta{}, missing("choices")
 	}
 	if isErrObject && d.Err == nil {
 		e := topErr // copied, so topErr itself stays on the stack
@@ -219,15 +220,14 @@ func parseUsage(s *scanner, u *metrics.Usage) error {
 // parseErrorValue reads an "error" member: an object with message, type and
 // code, or a bare string.
 func parseErrorValue(s *scanner) (*metrics.Error, error) {
-	e := &metrics.Error{}
 	switch s.peek() {
-	case 'n':
+	case 'n': // "error": null, as many events carry: no allocation
 		return nil, s.literal("null")
 	case '"':
 		v, err := s.str(nil)
-		e.Message, e.Type = string(v), "error"
-		return e, err
+		return &metrics.Error{Message: string(v), Type: "error"}, err
 	}
+	e := &metrics.Error{}
 	err := s.object(func(key []byte) error { return errorField(s, e, key) })
 	return e, err
 }

@@ -316,7 +316,7 @@ func FuzzThinkSplit(f *testing.F) {
 // splitEvents feeds parts as content events then a finish event, and
 // returns "text|reasoning".
 func splitEvents(t *testing.T, format ReasoningFormat, parts []string) string {
-	d := wrapReasoning(openAIDecoder{}, format)
+	d := (&Endpoint{Kind: Chat, Reasoning: format}).NewDecoder()
 	var out Output
 	for _, p := range parts {
 		b, _ := json.Marshal(p)

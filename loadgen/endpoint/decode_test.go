@@ -27,15 +27,19 @@ type streamResult struct {
 // decodeStream feeds events to a fresh decoder of e as the generator does:
 // stopping at Done, an error, or a server error.
 func decodeStream(e *Endpoint, events []ev) streamResult {
-	d := e.NewDecoder()
 	var out Output
+	return decodeWith(e.NewDecoder(), events, &out)
+}
+
+// decodeWith feeds events to d, appending to out.
+func decodeWith(d *ResponseDecoder, events []ev, out *Output) streamResult {
 	var r streamResult
 	for _, x := range events {
 		var typ []byte
 		if x.typ != "" {
 			typ = []byte(x.typ)
 		}
-		delta, err := d.Event(typ, []byte(x.data), &out)
+		delta, err := d.Event(typ, []byte(x.data), out)
 		if err != nil {
 			r.DecodeErr = err.Error()
 			break
@@ -66,129 +70,130 @@ func decodeStream(e *Endpoint, events []ev) streamResult {
 	return r
 }
 
-// Streams as each server documents them.
+// streamCases are streams as each server documents them.
+var streamCases = []struct {
+	name   string
+	ep     Endpoint
+	events []ev
+	want   streamResult
+}{
+	{"chat: vLLM with usage and [DONE]", Endpoint{Kind: Chat}, []ev{
+		{"", `{"choices":[{"index":0,"delta":{"role":"assistant","content":""},"finish_reason":null}]}`},
+		{"", `{"choices":[{"index":0,"delta":{"content":"Hello"},"finish_reason":null}]}`},
+		{"", `{"choices":[{"index":0,"delta":{"content":" world"},"finish_reason":"stop"}]}`},
+		{"", `{"choices":[],"usage":{"prompt_tokens":5,"completion_tokens":2,"total_tokens":7}}`},
+		{"", `[DONE]`},
+	}, streamResult{Text: "Hello world", Content: 2, Finished: true, Done: true,
+		Usage: metrics.Usage{Present: true, PromptTokens: 5, CompletionTokens: 2}}},
+	{"chat: streamed tool_calls deltas are output events", Endpoint{Kind: Chat}, []ev{
+		{"", `{"choices":[{"delta":{"role":"assistant","tool_calls":[{"index":0,"id":"call_1","type":"function","function":{"name":"get_weather","arguments":""}}]}}]}`},
+		{"", `{"choices":[{"delta":{"tool_calls":[{"index":0,"function":{"arguments":"{\"city\":"}}]}}]}`},
+		{"", `{"choices":[{"delta":{"tool_calls":[{"index":0,"function":{"arguments":"\"Paris\"}"}}]}}]}`},
+		{"", `{"choices":[{"delta":{},"finish_reason":"tool_calls"}]}`},
+		{"", `[DONE]`},
+	}, streamResult{Text: `get_weather{"city":"Paris"}`, Tools: 3, Finished: true, Done: true}},
+	{"chat: <think> opening the content is reasoning (auto)", Endpoint{Kind: Chat}, []ev{
+		{"", `{"choices":[{"delta":{"content":"<thi"}}]}`},
+		{"", `{"choices":[{"delta":{"content":"nk>\nplan"}}]}`},
+		{"", `{"choices":[{"delta":{"content":" more</th"}}]}`},
+		{"", `{"choices":[{"delta":{"content":"ink>\n\nAnswer"}}]}`},
+		{"", `{"choices":[{"delta":{"content":" <think>kept</think>"},"finish_reason":"stop"}]}`},
+		{"", `[DONE]`},
+	}, streamResult{Text: "\n\nAnswer <think>kept</think>", Reasoning: "\nplan more", Content: 2, Reasons: 2, Finished: true, Done: true}},
+	{"chat: think format splits every block", Endpoint{Kind: Chat, Reasoning: ReasoningThink}, []ev{
+		{"", `{"choices":[{"delta":{"content":"a<think>b</think>c<think>d"}}]}`},
+		{"", `{"choices":[{"delta":{"content":"e</think>f"},"finish_reason":"stop"}]}`},
+	}, streamResult{Text: "acf", Reasoning: "bde", Content: 2, Reasons: 2, Finished: true}},
+	{"chat: fields format leaves tags in the content", Endpoint{Kind: Chat, Reasoning: ReasoningFields}, []ev{
+		{"", `{"choices":[{"delta":{"content":"<think>x</think>y"}}]}`},
+		{"", `{"choices":[{"delta":{"reasoning_content":"r"}}]}`},
+	}, streamResult{Text: "<think>x</think>y", Reasoning: "r", Content: 1, Reasons: 1}},
+	{"chat: none format counts reasoning as content", Endpoint{Kind: Chat, Reasoning: ReasoningNone}, []ev{
+		{"", `{"choices":[{"delta":{"reasoning":"r"}}]}`},
+		{"", `{"choices":[{"delta":{"content":"c"}}]}`},
+	}, streamResult{Text: "rc", Content: 2}},
+	{"chat: a TGI stream is the wrong shape", Endpoint{Kind: Chat}, []ev{
+		{"", `{"index":1,"token":{"id":1,"text":"a","logprob":0,"special":false},"generated_text":null,"details":null}`},
+	}, streamResult{DecodeErr: `response does not match endpoint type "chat": the first event has no "choices" field`}},
+	{"chat: an unknown event after matching ones is skipped", Endpoint{Kind: Chat}, []ev{
+		{"", `{"choices":[{"delta":{"content":"a"}}]}`},
+		{"", `{"keepalive":true}`},
+		{"", `{"choices":[{"delta":{"content":"b"}}]}`},
+	}, streamResult{Text: "ab", Content: 2}},
+	{"completions", Endpoint{Kind: Completions}, []ev{
+		{"", `{"id":"cmpl-1","object":"text_completion","choices":[{"index":0,"text":" river","logprobs":null,"finish_reason":null}]}`},
+		{"", `{"choices":[{"index":0,"text":"","finish_reason":"length"}]}`},
+		{"", `[DONE]`},
+	}, streamResult{Text: " river", Content: 1, Finished: true, Done: true}},
+	{"responses: reasoning, text and completed", Endpoint{Kind: Responses}, []ev{
+		{"response.created", `{"type":"response.created","sequence_number":0,"response":{"id":"resp_1","object":"response","status":"in_progress","output":[],"usage":null}}`},
+		{"response.output_item.added", `{"type":"response.output_item.added","output_index":0,"item":{"id":"rs_1","type":"reasoning","summary":[]}}`},
+		{"response.reasoning_summary_text.delta", `{"type":"response.reasoning_summary_text.delta","item_id":"rs_1","output_index":0,"summary_index":0,"delta":"Thinking"}`},
+		{"response.reasoning_text.delta", `{"delta":" hard","type":"response.reasoning_text.delta","item_id":"rs_1","output_index":0,"content_index":0}`},
+		{"response.content_part.added", `{"type":"response.content_part.added","item_id":"msg_1","output_index":1,"content_index":0,"part":{"type":"output_text","text":"","annotations":[]}}`},
+		{"response.output_text.delta", `{"type":"response.output_text.delta","item_id":"msg_1","output_index":1,"content_index":0,"delta":"Hi"}`},
+		{"response.output_text.delta", `{"type":"response.output_text.delta","item_id":"msg_1","output_index":1,"content_index":0,"delta":" there"}`},
+		{"response.output_text.done", `{"type":"response.output_text.done","item_id":"msg_1","output_index":1,"content_index":0,"text":"Hi there"}`},
+		{"response.completed", `{"type":"response.completed","response":{"id":"resp_1","status":"completed","error":null,"usage":{"input_tokens":9,"input_tokens_details":{"cached_tokens":0},"output_tokens":12,"output_tokens_details":{"reasoning_tokens":4},"total_tokens":21}}}`},
+	}, streamResult{Text: "Hi there", Reasoning: "Thinking hard", Content: 2, Reasons: 2, Finished: true, Done: true,
+		Usage: metrics.Usage{Present: true, PromptTokens: 9, CompletionTokens: 12, ReasoningTokens: 4}}},
+	{"responses: function call arguments", Endpoint{Kind: Responses}, []ev{
+		{"response.function_call_arguments.delta", `{"type":"response.function_call_arguments.delta","item_id":"fc_1","output_index":0,"delta":"{\"a\":1}"}`},
+	}, streamResult{Text: `{"a":1}`, Tools: 1}},
+	{"responses: failed", Endpoint{Kind: Responses}, []ev{
+		{"response.failed", `{"type":"response.failed","response":{"id":"r","status":"failed","error":{"code":"server_error","message":"The model crashed"}}}`},
+	}, streamResult{Err: &metrics.Error{Type: "error", Message: "The model crashed"}}},
+	{"responses: error event", Endpoint{Kind: Responses}, []ev{
+		{"error", `{"type":"error","code":"rate_limit_exceeded","message":"Slow down","param":null}`},
+	}, streamResult{Err: &metrics.Error{Type: "error", Message: "Slow down"}}},
+	{"responses: a chat stream is the wrong shape", Endpoint{Kind: Responses}, []ev{
+		{"", `{"choices":[{"delta":{"content":"a"}}]}`},
+	}, streamResult{DecodeErr: `response does not match endpoint type "responses": the first event has no "type" field`}},
+	{"messages: Anthropic stream with thinking", Endpoint{Kind: Messages}, []ev{
+		{"message_start", `{"type":"message_start","message":{"id":"msg_1","type":"message","role":"assistant","content":[],"model":"claude","stop_reason":null,"stop_sequence":null,"usage":{"input_tokens":25,"output_tokens":1}}}`},
+		{"content_block_start", `{"type":"content_block_start","index":0,"content_block":{"type":"thinking","thinking":""}}`},
+		{"ping", `{"type": "ping"}`},
+		{"content_block_delta", `{"type":"content_block_delta","index":0,"delta":{"type":"thinking_delta","thinking":"Let me see"}}`},
+		{"content_block_delta", `{"type":"content_block_delta","index":0,"delta":{"type":"signature_delta","signature":"EqQB"}}`},
+		{"content_block_stop", `{"type":"content_block_stop","index":0}`},
+		{"content_block_start", `{"type":"content_block_start","index":1,"content_block":{"type":"text","text":""}}`},
+		{"content_block_delta", `{"type":"content_block_delta","index":1,"delta":{"type":"text_delta","text":"Hello"}}`},
+		{"content_block_delta", `{"type":"content_block_delta","index":1,"delta":{"type":"text_delta","text":"!"}}`},
+		{"content_block_stop", `{"type":"content_block_stop","index":1}`},
+		{"message_delta", `{"type":"message_delta","delta":{"stop_reason":"end_turn","stop_sequence":null},"usage":{"output_tokens":15}}`},
+		{"message_stop", `{"type":"message_stop"}`},
+	}, streamResult{Text: "Hello!", Reasoning: "Let me see", Content: 2, Reasons: 1, Finished: true, Done: true,
+		Usage: metrics.Usage{Present: true, PromptTokens: 25, CompletionTokens: 15}}},
+	{"messages: tool use", Endpoint{Kind: Messages}, []ev{
+		{"content_block_start", `{"type":"content_block_start","index":0,"content_block":{"type":"tool_use","id":"toolu_1","name":"get_weather","input":{}}}`},
+		{"content_block_delta", `{"type":"content_block_delta","index":0,"delta":{"type":"input_json_delta","partial_json":"{\"loc"}}`},
+		{"content_block_delta", `{"type":"content_block_delta","index":0,"delta":{"type":"input_json_delta","partial_json":"\":1}"}}`},
+	}, streamResult{Text: `{"loc":1}`, Tools: 2}},
+	{"messages: overloaded error event", Endpoint{Kind: Messages}, []ev{
+		{"error", `{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}`},
+	}, streamResult{Err: &metrics.Error{Type: "overloaded_error", Message: "Overloaded"}}},
+	{"huggingface_generate: TGI generate_stream", Endpoint{Kind: HuggingFaceGenerate}, []ev{
+		{"", `{"index":1,"token":{"id":415,"text":" The","logprob":-0.1,"special":false},"generated_text":null,"details":null}`},
+		{"", `{"index":2,"token":{"id":2,"text":" end","logprob":-0.2,"special":false},"generated_text":null,"details":null}`},
+		{"", `{"index":3,"token":{"id":2,"text":"</s>","logprob":-0.3,"special":true},"generated_text":" The end","details":{"finish_reason":"eos_token","generated_tokens":3,"seed":null}}`},
+	}, streamResult{Text: " The end", Content: 2, Finished: true,
+		Usage: metrics.Usage{Present: true, CompletionTokens: 3}}},
+	{"huggingface_generate: error event", Endpoint{Kind: HuggingFaceGenerate}, []ev{
+		{"", `{"error":"Input validation error: max_new_tokens too large","error_type":"validation"}`},
+	}, streamResult{Err: &metrics.Error{Type: "validation", Message: "Input validation error: max_new_tokens too large"}}},
+	{"template: response field", Endpoint{Kind: Template, ResponseField: "output.chunks[0].text"}, []ev{
+		{"", `{"output":{"chunks":[{"text":"a"},{"text":"zzz"}]}}`},
+		{"", `{"output":{"chunks":[{"text":"b","n":1}]}}`},
+		{"", `{"error":{"message":"quota","type":"limit"}}`},
+	}, streamResult{Text: "ab", Content: 2, Err: &metrics.Error{Type: "limit", Message: "quota"}}},
+	{"template: field missing in the first event", Endpoint{Kind: Template, ResponseField: "out.text"}, []ev{
+		{"", `{"result":"x"}`},
+	}, streamResult{DecodeErr: `response does not match endpoint type "template": the first event has no "out.text" field`}},
+}
+
 func TestDecodeStreams(t *testing.T) {
 	t.Parallel()
-	cases := []struct {
-		name   string
-		ep     Endpoint
-		events []ev
-		want   streamResult
-	}{
-		{"chat: vLLM with usage and [DONE]", Endpoint{Kind: Chat}, []ev{
-			{"", `{"choices":[{"index":0,"delta":{"role":"assistant","content":""},"finish_reason":null}]}`},
-			{"", `{"choices":[{"index":0,"delta":{"content":"Hello"},"finish_reason":null}]}`},
-			{"", `{"choices":[{"index":0,"delta":{"content":" world"},"finish_reason":"stop"}]}`},
-			{"", `{"choices":[],"usage":{"prompt_tokens":5,"completion_tokens":2,"total_tokens":7}}`},
-			{"", `[DONE]`},
-		}, streamResult{Text: "Hello world", Content: 2, Finished: true, Done: true,
-			Usage: metrics.Usage{Present: true, PromptTokens: 5, CompletionTokens: 2}}},
-		{"chat: streamed tool_calls deltas are output events", Endpoint{Kind: Chat}, []ev{
-			{"", `{"choices":[{"delta":{"role":"assistant","tool_calls":[{"index":0,"id":"call_1","type":"function","function":{"name":"get_weather","arguments":""}}]}}]}`},
-			{"", `{"choices":[{"delta":{"tool_calls":[{"index":0,"function":{"arguments":"{\"city\":"}}]}}]}`},
-			{"", `{"choices":[{"delta":{"tool_calls":[{"index":0,"function":{"arguments":"\"Paris\"}"}}]}}]}`},
-			{"", `{"choices":[{"delta":{},"finish_reason":"tool_calls"}]}`},
-			{"", `[DONE]`},
-		}, streamResult{Text: `get_weather{"city":"Paris"}`, Tools: 3, Finished: true, Done: true}},
-		{"chat: <think> opening the content is reasoning (auto)", Endpoint{Kind: Chat}, []ev{
-			{"", `{"choices":[{"delta":{"content":"<thi"}}]}`},
-			{"", `{"choices":[{"delta":{"content":"nk>\nplan"}}]}`},
-			{"", `{"choices":[{"delta":{"content":" more</th"}}]}`},
-			{"", `{"choices":[{"delta":{"content":"ink>\n\nAnswer"}}]}`},
-			{"", `{"choices":[{"delta":{"content":" <think>kept</think>"},"finish_reason":"stop"}]}`},
-			{"", `[DONE]`},
-		}, streamResult{Text: "\n\nAnswer <think>kept</think>", Reasoning: "\nplan more", Content: 2, Reasons: 2, Finished: true, Done: true}},
-		{"chat: think format splits every block", Endpoint{Kind: Chat, Reasoning: ReasoningThink}, []ev{
-			{"", `{"choices":[{"delta":{"content":"a<think>b</think>c<think>d"}}]}`},
-			{"", `{"choices":[{"delta":{"content":"e</think>f"},"finish_reason":"stop"}]}`},
-		}, streamResult{Text: "acf", Reasoning: "bde", Content: 2, Reasons: 2, Finished: true}},
-		{"chat: fields format leaves tags in the content", Endpoint{Kind: Chat, Reasoning: ReasoningFields}, []ev{
-			{"", `{"choices":[{"delta":{"content":"<think>x</think>y"}}]}`},
-			{"", `{"choices":[{"delta":{"reasoning_content":"r"}}]}`},
-		}, streamResult{Text: "<think>x</think>y", Reasoning: "r", Content: 1, Reasons: 1}},
-		{"chat: none format counts reasoning as content", Endpoint{Kind: Chat, Reasoning: ReasoningNone}, []ev{
-			{"", `{"choices":[{"delta":{"reasoning":"r"}}]}`},
-			{"", `{"choices":[{"delta":{"content":"c"}}]}`},
-		}, streamResult{Text: "rc", Content: 2}},
-		{"chat: a TGI stream is the wrong shape", Endpoint{Kind: Chat}, []ev{
-			{"", `{"index":1,"token":{"id":1,"text":"a","logprob":0,"special":false},"generated_text":null,"details":null}`},
-		}, streamResult{DecodeErr: `response does not match endpoint type "chat": the first event has no "choices" field`}},
-		{"chat: an unknown event after matching ones is skipped", Endpoint{Kind: Chat}, []ev{
-			{"", `{"choices":[{"delta":{"content":"a"}}]}`},
-			{"", `{"keepalive":true}`},
-			{"", `{"choices":[{"delta":{"content":"b"}}]}`},
-		}, streamResult{Text: "ab", Content: 2}},
-		{"completions", Endpoint{Kind: Completions}, []ev{
-			{"", `{"id":"cmpl-1","object":"text_completion","choices":[{"index":0,"text":" river","logprobs":null,"finish_reason":null}]}`},
-			{"", `{"choices":[{"index":0,"text":"","finish_reason":"length"}]}`},
-			{"", `[DONE]`},
-		}, streamResult{Text: " river", Content: 1, Finished: true, Done: true}},
-		{"responses: reasoning, text and completed", Endpoint{Kind: Responses}, []ev{
-			{"response.created", `{"type":"response.created","sequence_number":0,"response":{"id":"resp_1","object":"response","status":"in_progress","output":[],"usage":null}}`},
-			{"response.output_item.added", `{"type":"response.output_item.added","output_index":0,"item":{"id":"rs_1","type":"reasoning","summary":[]}}`},
-			{"response.reasoning_summary_text.delta", `{"type":"response.reasoning_summary_text.delta","item_id":"rs_1","output_index":0,"summary_index":0,"delta":"Thinking"}`},
-			{"response.reasoning_text.delta", `{"delta":" hard","type":"response.reasoning_text.delta","item_id":"rs_1","output_index":0,"content_index":0}`},
-			{"response.content_part.added", `{"type":"response.content_part.added","item_id":"msg_1","output_index":1,"content_index":0,"part":{"type":"output_text","text":"","annotations":[]}}`},
-			{"response.output_text.delta", `{"type":"response.output_text.delta","item_id":"msg_1","output_index":1,"content_index":0,"delta":"Hi"}`},
-			{"response.output_text.delta", `{"type":"response.output_text.delta","item_id":"msg_1","output_index":1,"content_index":0,"delta":" there"}`},
-			{"response.output_text.done", `{"type":"response.output_text.done","item_id":"msg_1","output_index":1,"content_index":0,"text":"Hi there"}`},
-			{"response.completed", `{"type":"response.completed","response":{"id":"resp_1","status":"completed","error":null,"usage":{"input_tokens":9,"input_tokens_details":{"cached_tokens":0},"output_tokens":12,"output_tokens_details":{"reasoning_tokens":4},"total_tokens":21}}}`},
-		}, streamResult{Text: "Hi there", Reasoning: "Thinking hard", Content: 2, Reasons: 2, Finished: true, Done: true,
-			Usage: metrics.Usage{Present: true, PromptTokens: 9, CompletionTokens: 12, ReasoningTokens: 4}}},
-		{"responses: function call arguments", Endpoint{Kind: Responses}, []ev{
-			{"response.function_call_arguments.delta", `{"type":"response.function_call_arguments.delta","item_id":"fc_1","output_index":0,"delta":"{\"a\":1}"}`},
-		}, streamResult{Text: `{"a":1}`, Tools: 1}},
-		{"responses: failed", Endpoint{Kind: Responses}, []ev{
-			{"response.failed", `{"type":"response.failed","response":{"id":"r","status":"failed","error":{"code":"server_error","message":"The model crashed"}}}`},
-		}, streamResult{Err: &metrics.Error{Type: "error", Message: "The model crashed"}}},
-		{"responses: error event", Endpoint{Kind: Responses}, []ev{
-			{"error", `{"type":"error","code":"rate_limit_exceeded","message":"Slow down","param":null}`},
-		}, streamResult{Err: &metrics.Error{Type: "error", Message: "Slow down"}}},
-		{"responses: a chat stream is the wrong shape", Endpoint{Kind: Responses}, []ev{
-			{"", `{"choices":[{"delta":{"content":"a"}}]}`},
-		}, streamResult{DecodeErr: `response does not match endpoint type "responses": the first event has no "type" field`}},
-		{"messages: Anthropic stream with thinking", Endpoint{Kind: Messages}, []ev{
-			{"message_start", `{"type":"message_start","message":{"id":"msg_1","type":"message","role":"assistant","content":[],"model":"claude","stop_reason":null,"stop_sequence":null,"usage":{"input_tokens":25,"output_tokens":1}}}`},
-			{"content_block_start", `{"type":"content_block_start","index":0,"content_block":{"type":"thinking","thinking":""}}`},
-			{"ping", `{"type": "ping"}`},
-			{"content_block_delta", `{"type":"content_block_delta","index":0,"delta":{"type":"thinking_delta","thinking":"Let me see"}}`},
-			{"content_block_delta", `{"type":"content_block_delta","index":0,"delta":{"type":"signature_delta","signature":"EqQB"}}`},
-			{"content_block_stop", `{"type":"content_block_stop","index":0}`},
-			{"content_block_start", `{"type":"content_block_start","index":1,"content_block":{"type":"text","text":""}}`},
-			{"content_block_delta", `{"type":"content_block_delta","index":1,"delta":{"type":"text_delta","text":"Hello"}}`},
-			{"content_block_delta", `{"type":"content_block_delta","index":1,"delta":{"type":"text_delta","text":"!"}}`},
-			{"content_block_stop", `{"type":"content_block_stop","index":1}`},
-			{"message_delta", `{"type":"message_delta","delta":{"stop_reason":"end_turn","stop_sequence":null},"usage":{"output_tokens":15}}`},
-			{"message_stop", `{"type":"message_stop"}`},
-		}, streamResult{Text: "Hello!", Reasoning: "Let me see", Content: 2, Reasons: 1, Finished: true, Done: true,
-			Usage: metrics.Usage{Present: true, PromptTokens: 25, CompletionTokens: 15}}},
-		{"messages: tool use", Endpoint{Kind: Messages}, []ev{
-			{"content_block_start", `{"type":"content_block_start","index":0,"content_block":{"type":"tool_use","id":"toolu_1","name":"get_weather","input":{}}}`},
-			{"content_block_delta", `{"type":"content_block_delta","index":0,"delta":{"type":"input_json_delta","partial_json":"{\"loc"}}`},
-			{"content_block_delta", `{"type":"content_block_delta","index":0,"delta":{"type":"input_json_delta","partial_json":"\":1}"}}`},
-		}, streamResult{Text: `{"loc":1}`, Tools: 2}},
-		{"messages: overloaded error event", Endpoint{Kind: Messages}, []ev{
-			{"error", `{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}`},
-		}, streamResult{Err: &metrics.Error{Type: "overloaded_error", Message: "Overloaded"}}},
-		{"huggingface_generate: TGI generate_stream", Endpoint{Kind: HuggingFaceGenerate}, []ev{
-			{"", `{"index":1,"token":{"id":415,"text":" The","logprob":-0.1,"special":false},"generated_text":null,"details":null}`},
-			{"", `{"index":2,"token":{"id":2,"text":" end","logprob":-0.2,"special":false},"generated_text":null,"details":null}`},
-			{"", `{"index":3,"token":{"id":2,"text":"</s>","logprob":-0.3,"special":true},"generated_text":" The end","details":{"finish_reason":"eos_token","generated_tokens":3,"seed":null}}`},
-		}, streamResult{Text: " The end", Content: 2, Finished: true,
-			Usage: metrics.Usage{Present: true, CompletionTokens: 3}}},
-		{"huggingface_generate: error event", Endpoint{Kind: HuggingFaceGenerate}, []ev{
-			{"", `{"error":"Input validation error: max_new_tokens too large","error_type":"validation"}`},
-		}, streamResult{Err: &metrics.Error{Type: "validation", Message: "Input validation error: max_new_tokens too large"}}},
-		{"template: response field", Endpoint{Kind: Template, ResponseField: "output.chunks[0].text"}, []ev{
-			{"", `{"output":{"chunks":[{"text":"a"},{"text":"zzz"}]}}`},
-			{"", `{"output":{"chunks":[{"text":"b","n":1}]}}`},
-			{"", `{"error":{"message":"quota","type":"limit"}}`},
-		}, streamResult{Text: "ab", Content: 2, Err: &metrics.Error{Type: "limit", Message: "quota"}}},
-		{"template: field missing in the first event", Endpoint{Kind: Template, ResponseField: "out.text"}, []ev{
-			{"", `{"result":"x"}`},
-		}, streamResult{DecodeErr: `response does not match endpoint type "template": the first event has no "out.text" field`}},
-	}
-	for _, tc := range cases {
+	for _, tc := range streamCases {
 		got := decodeStream(&tc.ep, tc.events)
 		if d := cmp.Diff(tc.want, got); d != "" {
 			t.Errorf("%s (-want +got)\n%s", tc.name, d)

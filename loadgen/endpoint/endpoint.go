@@ -361,32 +361,6 @@ func (e *Endpoint) Body(system string, history []Message, turn *datasets.Turn) (
 	return f.Body(e, &Request{System: system, History: history, Turn: turn})
 }
 
-// NewDecoder returns a decoder for one response of this endpoint, with the
-// reasoning format and response field applied.
-func (e *Endpoint) NewDecoder() Decoder {
-	f, err := e.format()
-	if err != nil {
-		return errDecoder{err}
-	}
-	var d Decoder
-	if e.ResponseField != "" {
-		fd, err := newFieldDecoder(e.ResponseField)
-		if err != nil {
-			return errDecoder{err}
-		}
-		d = fd
-	} else {
-		d = f.Decoder(e)
-	}
-	d = &shapeDecoder{kind: e.Kind, inner: d}
-	return wrapReasoning(d, e.Reasoning)
-}
-
-type errDecoder struct{ err error }
-
-func (d errDecoder) Event([]byte, []byte, *Output) (Delta, error) { return Delta{}, d.err }
-func (d errDecoder) Body([]byte, *Output) (Delta, error)          { return Delta{}, d.err }
-
 // jsonBody marshals body after merging the endpoint's and the turn's extra
 // fields into it (the turn's win).
 func jsonBody(e *Endpoint, t *datasets.Turn, body map[string]any) ([]byte, error) {

@@ -56,8 +56,8 @@ func parseFieldPath(p string) ([]pathStep, error) {
 // fieldDecoder takes the text of each event or body from one JSON path;
 // [DONE] ends a stream, and an "error" member at the top is an error.
 type fieldDecoder struct {
-	path  string
-	steps []pathStep
+	steps   []pathStep
+	missing error // the ShapeError naming the path, made once
 }
 
 func newFieldDecoder(path string) (*fieldDecoder, error) {
@@ -65,7 +65,7 @@ func newFieldDecoder(path string) (*fieldDecoder, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &fieldDecoder{path: path, steps: steps}, nil
+	return &fieldDecoder{steps: steps, missing: &ShapeError{Field: path}}, nil
 }
 
 func (f *fieldDecoder) Event(_, data []byte, out *Output) (Delta, error) {
@@ -103,7 +103,7 @@ func (f *fieldDecoder) Body(data []byte, out *Output) (Delta, error) {
 			}
 			return top, nil
 		}
-		return Delta{}, missing(f.path)
+		return Delta{}, f.missing
 	}
 	return Delta{Content: len(out.Text) > n}, nil
 }

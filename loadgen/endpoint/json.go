@@ -1,7 +1,9 @@
 package endpoint
 
 import (
+	"encoding/binary"
 	"errors"
+	"math/bits"
 	"strconv"
 	"unicode/utf16"
 	"unicode/utf8"
@@ -31,6 +33,9 @@ func (s *scanner) ws() {
 
 // peek returns the next non-space byte, or 0 at the end.
 func (s *scanner) peek() byte {
+	if s.i < len(s.b) && s.b[s.i] > ' ' {
+		return s.b[s.i] // servers send compact JSON: no space to skip
+	}
 	s.ws()
 	if s.i >= len(s.b) {
 		return 0
@@ -111,6 +116,10 @@ func (s *scanner) rawKey() ([]byte, error) {
 		return nil, errSyntax
 	}
 	start := s.i + 1
+	if j := plainEnd(s.b, start); j < len(s.b) && s.b[j] == '"' {
+		s.i = j + 1 // the usual key: no escapes
+		return s.b[start:j], nil
+	}
 	if err := s.skipString(); err != nil {
 		return nil, err
 	}
@@ -183,10 +192,7 @@ func (s *scanner) str(dst []byte) ([]byte, error) {
 			return dst, errSyntax
 		default:
 			// Copy the run of plain bytes in one append.
-			j := s.i + 1
-			for j < len(s.b) && s.b[j] != '"' && s.b[j] != '\\' && s.b[j] >= 0x20 {
-				j++
-			}
+			j := plainEnd(s.b, s.i+1)
 			dst = appendValidUTF8(dst, s.b[s.i:j])
 			s.i = j
 		}
@@ -247,6 +253,20 @@ func (s *scanner) number() (int, error) {
 	start := s.i
 	if !s.scanNumber() {
 		return 0, errSyntax
+	}
+	if digits := s.b[start:s.i]; len(digits) <= 18 {
+		// The usual count: a plain non-negative integer.
+		n := 0
+		for _, c := range digits {
+			if c < '0' || c > '9' {
+				n = -1
+				break
+			}
+			n = n*10 + int(c-'0')
+		}
+		if n >= 0 {
+			return n, nil
+		}
 	}
 	f, err := strconv.ParseFloat(string(s.b[start:s.i]), 64)
 	if err != nil {
@@ -309,8 +329,10 @@ func (s *scanner) skip() error {
 	case 'n':
 		return s.literal("null")
 	default:
-		_, err := s.number()
-		return err
+		if !s.scanNumber() { // checked, not converted
+			return errSyntax
+		}
+		return nil
 	}
 }
 
@@ -319,6 +341,10 @@ func (s *scanner) skip() error {
 func (s *scanner) skipString() error {
 	s.i++ // the opening quote
 	for s.i < len(s.b) {
+		s.i = plainEnd(s.b, s.i)
+		if s.i >= len(s.b) {
+			break
+		}
 		switch c := s.b[s.i]; {
 		case c == '"':
 			s.i++
@@ -353,4 +379,28 @@ func (s *scanner) end() error {
 		return errSyntax
 	}
 	return nil
+}
+
+// plainEnd returns the index of the first byte of b at or after i that
+// ends a run of plain string bytes (a quote, a backslash or a control
+// character), or len(b). It tests eight bytes at a time: a chunk's ids,
+// model names and texts are mostly such runs.
+func plainEnd(b []byte, i int) int {
+	const lo, hi = 0x0101010101010101, 0x8080808080808080
+	for ; i+8 <= len(b); i += 8 {
+		x := binary.LittleEndian.Uint64(b[i:])
+		q, bs := x^(lo*'"'), x^(lo*'\\')
+		// A byte's high bit is set where it is zero (q, bs) or below 0x20
+		// (x); a borrow can flag bytes above a match, never below it, so
+		// the lowest flag is the first match.
+		if m := ((q - lo) &^ q) | ((bs - lo) &^ bs) | ((x - lo*0x20) &^ x); m&hi != 0 {
+			return i + bits.TrailingZeros64(m&hi)/8
+		}
+	}
+	for ; i < len(b); i++ {
+		if c := b[i]; c == '"' || c == '\\' || c < 0x20 {
+			return i
+		}
+	}
+	return i
 }

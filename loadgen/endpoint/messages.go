@@ -53,6 +53,8 @@ type messagesDecoder struct {
 	usage metrics.Usage
 }
 
+func (m *messagesDecoder) reset() { *m = messagesDecoder{} }
+
 func (m *messagesDecoder) Event(_, data []byte, out *Output) (Delta, error) {
 	var (
 		d          Delta

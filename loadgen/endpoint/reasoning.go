@@ -40,19 +40,6 @@ var (
 	thinkClose = []byte("</think>")
 )
 
-func wrapReasoning(d Decoder, f ReasoningFormat) Decoder {
-	switch f {
-	case ReasoningFields:
-		return d
-	case ReasoningNone:
-		return &noReasoning{inner: d}
-	case ReasoningThink:
-		return &thinkSplitter{inner: d, always: true}
-	default:
-		return &thinkSplitter{inner: d}
-	}
-}
-
 // noReasoning moves reasoning text to the content.
 type noReasoning struct{ inner Decoder }
 

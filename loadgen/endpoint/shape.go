@@ -46,13 +46,13 @@ func (d *shapeDecoder) Event(typ, data []byte, out *Output) (Delta, error) {
 		d.matched = true
 		return delta, nil
 	}
+	if _, ok := err.(*ShapeError); ok && d.matched {
+		return Delta{}, nil // decoders return their shape errors unwrapped
+	}
 	var se *ShapeError // errors.As makes it escape: only on the error path
 	if errors.As(err, &se) {
-		if d.matched {
-			return Delta{}, nil
-		}
-		se.Kind, se.Event = d.kind, d.events
-		return Delta{}, se
+		// The decoders' shape errors are shared values: report a copy.
+		return Delta{}, &ShapeError{Kind: d.kind, Field: se.Field, Event: d.events}
 	}
 	return delta, err
 }
@@ -64,13 +64,29 @@ func (d *shapeDecoder) Body(data []byte, out *Output) (Delta, error) {
 	}
 	var se *ShapeError
 	if errors.As(err, &se) {
-		se.Kind = d.kind
+		return delta, &ShapeError{Kind: d.kind, Field: se.Field}
 	}
 	return delta, err
 }
 
-// missing is the error a decoder returns for data without field.
-func missing(field string) error { return &ShapeError{Field: field} }
+// missing is the error a decoder returns for data without field. The
+// fields the decoders name are few and fixed, so each error is made once
+// and shared: a stream's unknown keep-alive events, skipped once the
+// stream matched, cost no allocation. The shape decoder reports copies.
+func missing(field string) error {
+	if e, ok := missingFields[field]; ok {
+		return e
+	}
+	return &ShapeError{Field: field}
+}
+
+var missingFields = func() map[string]*ShapeError {
+	m := map[string]*ShapeError{}
+	for _, f := range []string{"choices", "token", "type", "generated_text", "output", "content", "[results]", "data", "results", "rankings"} {
+		m[f] = &ShapeError{Field: f}
+	}
+	return m
+}()
 
 var doneMarker = []byte("[DONE]")
 
