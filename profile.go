@@ -129,6 +129,10 @@ func prepare(c Config, log io.Writer) (*prepared, error) {
 	if p.ep, err = c.endpointFor(p.kind, p.extra); err != nil {
 		return nil, err
 	}
+	if c.Streaming && !p.ep.Info().Streams {
+		// As AIPerf: the flag is dropped, not the run.
+		fmt.Fprintf(log, "warning: --streaming: endpoint type %s does not stream; its requests are sent and read whole\n", p.kind)
+	}
 	if p.reuse, err = loadgen.ParseConnectionReuse(c.ConnectionReuse); err != nil {
 		return nil, usagef("--connection-reuse-strategy: %w", err)
 	}
@@ -152,6 +156,9 @@ func prepare(c Config, log io.Writer) (*prepared, error) {
 		return nil, err
 	}
 	if p.ds, err = c.loadDataset(builder, c.conversationsNeeded(load), log); err != nil {
+		return nil, err
+	}
+	if err := checkBodies(p.ds, p.ep); err != nil {
 		return nil, err
 	}
 	if p.plan, err = c.plan(p.ds, load); err != nil {
