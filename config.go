@@ -4,9 +4,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"net/http"
+	"slices"
 	"strings"
 	"time"
+	"unicode"
 
 	"github.com/surgebench/surge/datasets"
 	"github.com/surgebench/surge/loadgen/schedule"
@@ -47,10 +50,13 @@ type Config struct {
 	RateRamp        time.Duration // --request-rate-ramp-duration
 	KneeFactor      float64       // --knee-factor
 
-	FixedSchedule bool          // --fixed-schedule
-	AutoOffset    bool          // --fixed-schedule-auto-offset
-	StartOffset   time.Duration // --fixed-schedule-start-offset
-	EndOffset     time.Duration // --fixed-schedule-end-offset (0: none)
+	FixedSchedule bool // --fixed-schedule
+	// NoFixedSchedule keeps the load flags for a trace with timestamps
+	// (--no-fixed-schedule).
+	NoFixedSchedule bool
+	AutoOffset      bool          // --fixed-schedule-auto-offset
+	StartOffset     time.Duration // --fixed-schedule-start-offset
+	EndOffset       time.Duration // --fixed-schedule-end-offset (0: none)
 
 	UserCentricRate float64       // --user-centric-rate
 	NumUsers        int           // --num-users
@@ -81,11 +87,15 @@ type Config struct {
 	PublicDataset     string // --public-dataset
 	ISLBlockSize      int    // --isl-block-size
 
-	ISL, ISLStddev, OSL, OSLStddev int // --isl, --isl-stddev, --osl, --osl-stddev
-	PrefixPoolSize, PrefixLength   int // --prompt-prefix-pool-size, --prompt-prefix-length
-	SharedSystemPromptLength       int // --shared-system-prompt-length
-	Tokenizer                      string
-	Seed                           uint64
+	ISL, OSL                     int     // --isl, --osl
+	ISLStddev, OSLStddev         float64 // --isl-stddev, --osl-stddev
+	PrefixPoolSize, PrefixLength int     // --prompt-prefix-pool-size, --prompt-prefix-length
+	SharedSystemPromptLength     int     // --shared-system-prompt-length
+	Tokenizer                    string
+	// UseServerTokenCount counts tokens from usage even with a tokenizer
+	// (--use-server-token-count).
+	UseServerTokenCount bool
+	Seed                uint64
 
 	ExtraInputs []string
 	// UseLegacyMaxTokens sends chat output caps as max_tokens.
@@ -113,7 +123,14 @@ type Config struct {
 	UI          string // --ui
 	StdoutTTY   bool   // whether stdout is a terminal (picks the default UI)
 	ArtifactDir string // --output-artifact-dir
-	Report      bool   // --report: report.html in ArtifactDir at the end
+	// LogLevel is --log-level; Verbose and ExtraVerbose are -v and -vv
+	// (DEBUG and TRACE).
+	LogLevel              string
+	Verbose, ExtraVerbose bool
+	// Foreign holds the values given to AIPerf flags surge does not
+	// implement, by canonical name (foreign.go).
+	Foreign map[string][]string
+	Report  bool // --report: report.html in ArtifactDir at the end
 
 	// Version is surge's version for the exports.
 	Version string
@@ -132,54 +149,173 @@ func usagef(format string, args ...any) error {
 	return &UsageError{Err: fmt.Errorf(format, args...)}
 }
 
-// ParseExtraInputs reads --extra-inputs values: "key:value" where value is
-// JSON when it parses as JSON (numbers, booleans, objects) and a string
-// otherwise, or a whole JSON object.
+// ParseExtraInputs reads --extra-inputs values, as AIPerf does: each is a
+// JSON object, or key:value items separated by commas ("a:1,b:2"). A value
+// is JSON when it parses as JSON (numbers, booleans, null, arrays and
+// objects, whose commas do not split items), true/false/none in any case
+// as AIPerf reads them, and a string otherwise.
 func ParseExtraInputs(items []string) (map[string]any, error) {
-	out := map[string]any{}
+	pairs, err := extraPairs(items)
+	if err != nil {
+		return nil, err
+	}
+	out := make(map[string]any, len(pairs))
+	for _, p := range pairs {
+		out[p.key] = p.value
+	}
+	return out, nil
+}
+
+// pair is one key:value item, in the order given.
+type pair struct {
+	key   string
+	value any
+}
+
+// extraPairs reads --extra-inputs into its items, in order.
+func extraPairs(items []string) ([]pair, error) {
+	var out []pair
 	for _, it := range items {
 		it = strings.TrimSpace(it)
 		if strings.HasPrefix(it, "{") {
-			var obj map[string]any
-			if err := json.Unmarshal([]byte(it), &obj); err != nil {
+			obj, err := jsonObject(it)
+			if err != nil {
 				return nil, fmt.Errorf("--extra-inputs %q: not a JSON object: %w", it, err)
 			}
-			for k, v := range obj {
-				out[k] = v
+			for _, k := range slices.Sorted(maps.Keys(obj)) {
+				out = append(out, pair{k, obj[k]})
 			}
 			continue
 		}
-		k, v, ok := strings.Cut(it, ":")
-		k = strings.TrimSpace(k)
-		if !ok || k == "" {
-			return nil, fmt.Errorf("--extra-inputs %q: want key:value (e.g. ignore_eos:true) or a JSON object", it)
-		}
-		v = strings.TrimSpace(v)
-		var parsed any
-		if err := json.Unmarshal([]byte(v), &parsed); err == nil {
-			out[k] = parsed
-		} else {
-			out[k] = v
+		for _, piece := range splitItems(it, isExtraKey) {
+			k, v, ok := strings.Cut(piece, ":")
+			k = strings.TrimSpace(k)
+			if !ok || k == "" {
+				return nil, fmt.Errorf("--extra-inputs %q: want key:value (e.g. ignore_eos:true, or a:1,b:2) or a JSON object", piece)
+			}
+			out = append(out, pair{k, extraValue(strings.TrimSpace(v))})
 		}
 	}
 	return out, nil
 }
 
-// ParseHeaders reads --header "Name: value" items.
+// extraValue is an --extra-inputs value: JSON when it parses, AIPerf's
+// True/False/None words, else the string.
+func extraValue(v string) any {
+	var parsed any
+	if err := json.Unmarshal([]byte(v), &parsed); err == nil {
+		return parsed
+	}
+	switch strings.ToLower(v) {
+	case "true":
+		return true
+	case "false":
+		return false
+	case "none":
+		return nil
+	}
+	return v
+}
+
+func jsonObject(s string) (map[string]any, error) {
+	var obj map[string]any
+	if err := json.Unmarshal([]byte(s), &obj); err != nil {
+		return nil, err
+	}
+	return obj, nil
+}
+
+// splitItems splits s at the commas that start another "key:" item (key as
+// isKey allows), outside JSON brackets and quotes: "a:1,b:[1,2]" is two
+// items, "stop:x,y" one (y is no key), and so is a header value such as
+// "Mon, 01 Jan 2024 10:00:00".
+func splitItems(s string, isKey func(string) bool) []string {
+	var out []string
+	depth, quoted, start := 0, false, 0
+	for i := 0; i < len(s); i++ {
+		switch c := s[i]; {
+		case quoted:
+			if c == '\\' {
+				i++
+			} else if c == '"' {
+				quoted = false
+			}
+		case c == '"':
+			quoted = true
+		case c == '[' || c == '{':
+			depth++
+		case c == ']' || c == '}':
+			depth--
+		case c == ',' && depth <= 0:
+			if k, _, ok := strings.Cut(s[i+1:], ":"); ok && isKey(strings.TrimSpace(k)) {
+				out = append(out, s[start:i])
+				start = i + 1
+			}
+		}
+	}
+	return append(out, s[start:])
+}
+
+// isExtraKey reports whether k can name a request body field.
+func isExtraKey(k string) bool {
+	return k != "" && strings.IndexFunc(k, func(r rune) bool {
+		return !(r == '_' || r == '-' || r == '.' || unicode.IsLetter(r) || unicode.IsDigit(r))
+	}) < 0
+}
+
+// isHeaderName reports whether k is an HTTP header name (RFC 9110 token).
+func isHeaderName(k string) bool {
+	return k != "" && strings.IndexFunc(k, func(r rune) bool {
+		return r > 0x7e || r <= ' ' || strings.ContainsRune("\"(),/:;<=>?@[\\]{}", r)
+	}) < 0
+}
+
+// ParseHeaders reads --header values, as AIPerf does: "Name: value" items,
+// several separated by commas ("A:1,B:2"), or a JSON object.
 func ParseHeaders(items []string) (http.Header, error) {
 	h := http.Header{}
-	for _, it := range items {
-		k, v, ok := strings.Cut(it, ":")
-		k = strings.TrimSpace(k)
-		if !ok || k == "" || strings.ContainsAny(k, " \t\r\n") {
-			return nil, fmt.Errorf("--header %q: want \"Name: value\"", redactHeaderItem(it))
+	for _, raw := range items {
+		if it := strings.TrimSpace(raw); strings.HasPrefix(it, "{") {
+			obj, err := jsonObject(it)
+			if err != nil {
+				return nil, fmt.Errorf("--header: not a JSON object: %w", err)
+			}
+			for _, k := range slices.Sorted(maps.Keys(obj)) {
+				v, ok := obj[k].(string)
+				if !ok {
+					b, _ := json.Marshal(obj[k])
+					v = string(b)
+				}
+				if err := addHeader(h, k, v); err != nil {
+					return nil, err
+				}
+			}
+			continue
 		}
-		if strings.ContainsAny(v, "\r\n") {
-			return nil, fmt.Errorf("--header %s: value contains a line break", k)
+		for _, it := range splitItems(raw, isHeaderName) {
+			k, v, ok := strings.Cut(it, ":")
+			if !ok {
+				return nil, fmt.Errorf("--header %q: want \"Name: value\"", redactHeaderItem(it))
+			}
+			if err := addHeader(h, k, v); err != nil {
+				return nil, err
+			}
 		}
-		h.Add(k, strings.TrimSpace(v))
 	}
 	return h, nil
+}
+
+// addHeader adds one header after checking its name and value.
+func addHeader(h http.Header, k, v string) error {
+	k = strings.TrimSpace(k)
+	if !isHeaderName(k) {
+		return fmt.Errorf("--header %q: want \"Name: value\"", redactHeaderItem(k+":"+v))
+	}
+	if strings.ContainsAny(v, "\r\n") {
+		return fmt.Errorf("--header %s: value contains a line break", k)
+	}
+	h.Add(k, strings.TrimSpace(v))
+	return nil
 }
 
 // secretHeaders are redacted wherever headers are shown.
@@ -232,14 +368,24 @@ func redactValue(secret string) string {
 	return ""
 }
 
-// redactExtras hides --extra-inputs values whose key looks like a secret.
+// redactExtras is --extra-inputs as exports show them: one "key:value" a
+// field (JSON values), values whose key looks like a secret hidden.
 func redactExtras(items []string) []string {
-	out := make([]string, len(items))
-	for i, it := range items {
-		if k, _, ok := strings.Cut(it, ":"); ok && !strings.HasPrefix(strings.TrimSpace(it), "{") && IsSecretHeader(k) {
-			it = k + ":" + Redacted
+	pairs, err := extraPairs(items)
+	if err != nil {
+		return []string{Redacted} // never run: the value did not parse
+	}
+	out := make([]string, len(pairs))
+	for i, p := range pairs {
+		v := Redacted
+		if !IsSecretHeader(p.key) {
+			b, _ := json.Marshal(p.value)
+			v = string(b)
+			if s, ok := p.value.(string); ok {
+				v = s
+			}
 		}
-		out[i] = it
+		out[i] = p.key + ":" + v
 	}
 	return out
 }

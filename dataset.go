@@ -20,6 +20,9 @@ func (c *Config) loadTokenizer() (builder datasets.Tokenizer, counter metrics.To
 	if err != nil {
 		return nil, nil, &UsageError{fmt.Errorf("--tokenizer: %w", err)}
 	}
+	if c.UseServerTokenCount {
+		return tok, nil, nil
+	}
 	return tok, tok, nil
 }
 

@@ -2,6 +2,7 @@ package main
 
 import (
 	"errors"
+	"math"
 	"net/http"
 	"strconv"
 	"strings"
@@ -36,6 +37,12 @@ type option struct {
 	// export replaces the field's value in input_config (secrets redacted);
 	// h is the headers as sent, the API key's Authorization included.
 	export func(c *Config, h http.Header) any
+	// many (list flags) takes every value up to the next flag, as AIPerf's
+	// list options do: --extra-inputs a:1 b:2.
+	many bool
+	// whole (list flags) keeps each value whole instead of splitting it at
+	// commas: its parser splits it, JSON objects included.
+	whole bool
 }
 
 // duration is a time.Duration field set by a float flag counted in unit.
@@ -49,7 +56,7 @@ func ms(d *time.Duration) duration   { return duration{d, time.Millisecond} }
 
 // options are AIPerf's flag names where AIPerf has the flag (design §2).
 var options = []option{
-	{flag: &cli.StringFlag{Category: catTarget, Name: "model", Aliases: []string{"m"}, Value: "mock", Usage: "model name sent in every request"}, field: func(c *Config) any { return &c.Model }},
+	{flag: &cli.StringFlag{Category: catTarget, Name: "model", Aliases: []string{"m", "model-names"}, Value: "mock", Usage: "model name sent in every request"}, field: func(c *Config) any { return &c.Model }},
 	{flag: &cli.StringFlag{Category: catTarget, Name: "url", Aliases: []string{"u"}, Usage: "server URL, scheme optional (empty or \"mock\": start the embedded mock server)"}, field: func(c *Config) any { return &c.URL }},
 	{flag: &cli.StringFlag{Category: catTarget, Name: "endpoint-type", Value: "chat", Usage: "chat, completions, responses, messages, embeddings, chat_embeddings, nim_embeddings, cohere_rankings, hf_tei_rankings, nim_rankings, huggingface_generate, raw or template"}, field: func(c *Config) any { return &c.EndpointType }},
 	{flag: &cli.StringFlag{Category: catTarget, Name: "endpoint", Aliases: []string{"custom-endpoint"}, Usage: "URL path to send to instead of the endpoint type's default (\"/v1/custom\")"}, field: func(c *Config) any { return &c.CustomEndpoint }},
@@ -60,12 +67,13 @@ var options = []option{
 
 	{flag: &cli.StringFlag{Category: catLoad, Name: "concurrency", Usage: "requests in flight at once, or a stage list to sweep (\"1,2,4,8\"); default 1 without a rate"}, field: func(c *Config) any { return &c.Concurrency }},
 	{flag: &cli.StringFlag{Category: catLoad, Name: "request-rate", Usage: "requests per second (open loop), or a stage list (\"5,10,20\")"}, field: func(c *Config) any { return &c.RequestRate }},
-	{flag: &cli.StringFlag{Category: catLoad, Name: "arrival-pattern", Value: "poisson", Usage: "constant, poisson or gamma"}, field: func(c *Config) any { return &c.ArrivalPattern }},
-	{flag: &cli.Float64Flag{Category: catLoad, Name: "arrival-smoothness", Value: 1, Usage: "gamma shape k: < 1 bursty, 1 Poisson-like, > 1 smoother (CV 1/sqrt(k))"}, field: func(c *Config) any { return &c.Smoothness }},
+	{flag: &cli.StringFlag{Category: catLoad, Name: "arrival-pattern", Aliases: []string{"request-rate-mode"}, Value: "poisson", Usage: "constant, poisson or gamma"}, field: func(c *Config) any { return &c.ArrivalPattern }},
+	{flag: &cli.Float64Flag{Category: catLoad, Name: "arrival-smoothness", Aliases: []string{"vllm-burstiness"}, Value: 1, Usage: "gamma shape k: < 1 bursty, 1 Poisson-like, > 1 smoother (CV 1/sqrt(k)); given alone it selects --arrival-pattern gamma"}, field: func(c *Config) any { return &c.Smoothness }},
 	{flag: &cli.Float64Flag{Category: catLoad, Name: "concurrency-ramp-duration", Usage: "seconds to ramp concurrency from 1 to its target"}, field: func(c *Config) any { return secs(&c.ConcurrencyRamp) }},
 	{flag: &cli.Float64Flag{Category: catLoad, Name: "request-rate-ramp-duration", Usage: "seconds to ramp the request rate up to its target"}, field: func(c *Config) any { return secs(&c.RateRamp) }},
 	{flag: &cli.Float64Flag{Category: catLoad, Name: "knee-factor", Value: 2, Usage: "sweep knee: p95 TTFT rise over the first stage that, with < 10% throughput gain, marks saturation"}, field: func(c *Config) any { return &c.KneeFactor }},
 	{flag: &cli.BoolFlag{Category: catLoad, Name: "fixed-schedule", Usage: "replay the dataset's timestamps (automatic for traces with timestamps)"}, field: func(c *Config) any { return &c.FixedSchedule }},
+	{flag: &cli.BoolFlag{Category: catLoad, Name: "no-fixed-schedule", Usage: "keep --concurrency or --request-rate for a trace with timestamps instead of replaying them"}, field: func(c *Config) any { return &c.NoFixedSchedule }},
 	{flag: &cli.BoolFlag{Category: catLoad, Name: "fixed-schedule-auto-offset", Usage: "start the replay at the first timestamp"}, field: func(c *Config) any { return &c.AutoOffset }},
 	{flag: &cli.Float64Flag{Category: catLoad, Name: "fixed-schedule-start-offset", Usage: "replay rows from this trace time (ms)"}, field: func(c *Config) any { return ms(&c.StartOffset) }},
 	{flag: &cli.Float64Flag{Category: catLoad, Name: "fixed-schedule-end-offset", Usage: "replay rows up to this trace time (ms)"}, field: func(c *Config) any { return ms(&c.EndOffset) }},
@@ -75,22 +83,22 @@ var options = []option{
 	{flag: &cli.Float64Flag{Category: catLoad, Name: "conversation-turn-delay-stddev", Aliases: []string{"session-turn-delay-stddev"}, Usage: "think time standard deviation (ms)"}, field: func(c *Config) any { return ms(&c.TurnDelayStd) }},
 	{flag: &cli.Float64Flag{Category: catLoad, Name: "conversation-turn-delay-ratio", Aliases: []string{"session-delay-ratio"}, Value: 1, Usage: "scale every turn delay (a dataset's, synthetic, user-centric think time): < 1 faster, > 1 slower (0 counts as 1)"}, field: func(c *Config) any { return &c.TurnDelayRatio }},
 	{flag: &cli.IntFlag{Category: catLoad, Name: "conversation-num", Aliases: []string{"num-conversations", "num-sessions"}, Usage: "sessions to profile, per stage, each sent whole (instead of --request-count)"}, field: func(c *Config) any { return &c.ConversationNum }},
-	{flag: &cli.IntFlag{Category: catLoad, Name: "request-count", Usage: "requests to profile, per stage (default 10 unless --benchmark-duration is set)"}, field: func(c *Config) any { return &c.RequestCount }},
+	{flag: &cli.IntFlag{Category: catLoad, Name: "request-count", Aliases: []string{"num-requests"}, Usage: "requests to profile, per stage (default, as AIPerf: max(10, 2 × concurrency) for a concurrency, 10 for a rate, unless --benchmark-duration or --conversation-num bounds the stage)"}, field: func(c *Config) any { return &c.RequestCount }},
 	{flag: &cli.Float64Flag{Category: catLoad, Name: "benchmark-duration", Usage: "stop issuing after this many seconds (per stage)"}, field: func(c *Config) any { return secs(&c.Duration) }},
-	{flag: &cli.Float64Flag{Category: catLoad, Name: "benchmark-grace-period", Value: 30, Usage: "seconds in-flight requests may finish after issuing stops"}, field: func(c *Config) any { return secs(&c.Grace) }},
-	{flag: &cli.IntFlag{Category: catLoad, Name: "warmup-request-count", Usage: "requests sent before profiling (reported under warmup_metrics)"}, field: func(c *Config) any { return &c.WarmupCount }},
+	{flag: &cli.Float64Flag{Category: catLoad, Name: "benchmark-grace-period", Value: 30, Usage: "seconds in-flight requests may finish after issuing stops (inf: wait for every one)"}, field: func(c *Config) any { return secs(&c.Grace) }},
+	{flag: &cli.IntFlag{Category: catLoad, Name: "warmup-request-count", Aliases: []string{"num-warmup-requests"}, Usage: "requests sent before profiling (reported under warmup_metrics)"}, field: func(c *Config) any { return &c.WarmupCount }},
 	{flag: &cli.Float64Flag{Category: catLoad, Name: "failed-request-threshold", Usage: "stop early once this fraction of requests failed (0: never)"}, field: func(c *Config) any { return &c.FailedThreshold }},
 
 	{flag: &cli.StringFlag{Category: catWorkload, Name: "input-file", Usage: "dataset file (JSONL, Mooncake/Azure trace, ShareGPT JSON)"}, field: func(c *Config) any { return &c.InputFile }},
 	{flag: &cli.StringFlag{Category: catWorkload, Name: "custom-dataset-type", Usage: "single_turn, multi_turn, random_pool, mooncake_trace or azure_trace (guessed when omitted)"}, field: func(c *Config) any { return &c.CustomDatasetType }},
 	{flag: &cli.StringFlag{Category: catWorkload, Name: "public-dataset", Usage: "sharegpt (read from --input-file or the cache folder; never downloaded)"}, field: func(c *Config) any { return &c.PublicDataset }},
-	{flag: &cli.IntFlag{Category: catWorkload, Name: "isl-block-size", Usage: "Mooncake hash block size in tokens (default 512)"}, field: func(c *Config) any { return &c.ISLBlockSize }},
-	{flag: &cli.IntFlag{Category: catWorkload, Name: "isl", Aliases: []string{"synthetic-input-tokens-mean"}, Value: 550, Usage: "synthetic prompt length in tokens (mean)"}, field: func(c *Config) any { return &c.ISL }},
-	{flag: &cli.IntFlag{Category: catWorkload, Name: "isl-stddev", Aliases: []string{"synthetic-input-tokens-stddev"}, Usage: "synthetic prompt length standard deviation"}, field: func(c *Config) any { return &c.ISLStddev }},
-	{flag: &cli.IntFlag{Category: catWorkload, Name: "osl", Aliases: []string{"output-tokens-mean"}, Usage: "output token cap (mean; 0: no cap)"}, field: func(c *Config) any { return &c.OSL }},
-	{flag: &cli.IntFlag{Category: catWorkload, Name: "osl-stddev", Aliases: []string{"output-tokens-stddev"}, Usage: "output token cap standard deviation"}, field: func(c *Config) any { return &c.OSLStddev }},
-	{flag: &cli.IntFlag{Category: catWorkload, Name: "prompt-prefix-pool-size", Usage: "distinct shared prefixes drawn for synthetic prompts"}, field: func(c *Config) any { return &c.PrefixPoolSize }},
-	{flag: &cli.IntFlag{Category: catWorkload, Name: "prompt-prefix-length", Usage: "tokens per shared prefix"}, field: func(c *Config) any { return &c.PrefixLength }},
+	{flag: &cli.IntFlag{Category: catWorkload, Name: "isl-block-size", Aliases: []string{"prompt-input-tokens-block-size", "synthetic-input-tokens-block-size"}, Usage: "Mooncake hash block size in tokens (default 512)"}, field: func(c *Config) any { return &c.ISLBlockSize }},
+	{flag: &cli.IntFlag{Category: catWorkload, Name: "isl", Aliases: []string{"prompt-input-tokens-mean", "synthetic-input-tokens-mean"}, Value: 550, Usage: "synthetic prompt length in tokens (mean)"}, field: func(c *Config) any { return &c.ISL }},
+	{flag: &cli.Float64Flag{Category: catWorkload, Name: "isl-stddev", Aliases: []string{"prompt-input-tokens-stddev", "synthetic-input-tokens-stddev"}, Usage: "synthetic prompt length standard deviation"}, field: func(c *Config) any { return &c.ISLStddev }},
+	{flag: &cli.IntFlag{Category: catWorkload, Name: "osl", Aliases: []string{"prompt-output-tokens-mean", "output-tokens-mean"}, Usage: "output token cap (mean; 0: no cap)"}, field: func(c *Config) any { return &c.OSL }},
+	{flag: &cli.Float64Flag{Category: catWorkload, Name: "osl-stddev", Aliases: []string{"prompt-output-tokens-stddev", "output-tokens-stddev"}, Usage: "output token cap standard deviation"}, field: func(c *Config) any { return &c.OSLStddev }},
+	{flag: &cli.IntFlag{Category: catWorkload, Name: "prompt-prefix-pool-size", Aliases: []string{"prefix-prompt-pool-size", "num-prefix-prompts"}, Usage: "distinct shared prefixes drawn for synthetic prompts"}, field: func(c *Config) any { return &c.PrefixPoolSize }},
+	{flag: &cli.IntFlag{Category: catWorkload, Name: "prompt-prefix-length", Aliases: []string{"prefix-prompt-length"}, Usage: "tokens per shared prefix"}, field: func(c *Config) any { return &c.PrefixLength }},
 	{flag: &cli.IntFlag{Category: catWorkload, Name: "shared-system-prompt-length", Usage: "tokens of one system prompt every conversation shares"}, field: func(c *Config) any { return &c.SharedSystemPromptLength }},
 	{flag: &cli.IntFlag{Category: catWorkload, Name: "conversation-turn-mean", Aliases: []string{"session-turns-mean"}, Value: 1, Usage: "synthetic conversations: turns each (mean); later turns carry the earlier ones and the replies"}, field: func(c *Config) any { return &c.TurnsMean }},
 	{flag: &cli.IntFlag{Category: catWorkload, Name: "conversation-turn-stddev", Aliases: []string{"session-turns-stddev"}, Usage: "synthetic conversations: turns standard deviation"}, field: func(c *Config) any { return &c.TurnsStddev }},
@@ -103,12 +111,13 @@ var options = []option{
 	{flag: &cli.IntFlag{Category: catWorkload, Name: "rankings-query-prompt-token-mean", Usage: "rankings types: synthetic query length in tokens (mean; default: --isl)"}, field: func(c *Config) any { return &c.RankingsQueryTokens }},
 	{flag: &cli.IntFlag{Category: catWorkload, Name: "rankings-query-prompt-token-stddev", Usage: "rankings types: synthetic query length standard deviation (default: --isl-stddev)"}, field: func(c *Config) any { return &c.RankingsQueryTokensStddev }},
 	{flag: &cli.StringFlag{Category: catWorkload, Name: "tokenizer", Usage: "Hugging Face tokenizer.json (file or folder) to count and build tokens with"}, field: func(c *Config) any { return &c.Tokenizer }},
+	{flag: &cli.BoolFlag{Category: catWorkload, Name: "use-server-token-count", Usage: "count input and output tokens from the server's usage, not with the tokenizer (which still builds the prompts)"}, field: func(c *Config) any { return &c.UseServerTokenCount }},
 	{flag: &cli.Uint64Flag{Category: catWorkload, Name: "random-seed", Usage: "seed for prompts and arrival times (same seed, same requests)"}, field: func(c *Config) any { return &c.Seed }},
 
-	{flag: &cli.StringSliceFlag{Category: catRequest, Name: "extra-inputs", Usage: "extra request body field key:value (JSON values parsed), repeatable"}, field: func(c *Config) any { return &c.ExtraInputs },
-		export: func(c *Config, _ http.Header) any { return redactExtras(c.ExtraInputs) }},
-	{flag: &cli.StringSliceFlag{Category: catRequest, Name: "header", Aliases: []string{"H"}, Usage: "extra HTTP header \"Name: value\", repeatable"}, field: func(c *Config) any { return &c.Headers },
-		key: "headers", export: func(_ *Config, h http.Header) any { return redactHeaders(h) }},
+	{flag: &cli.StringSliceFlag{Category: catRequest, Name: "extra-inputs", Usage: "extra request body fields: key:value items (JSON values parsed; several after one flag, or a:1,b:2) or a JSON object"}, field: func(c *Config) any { return &c.ExtraInputs },
+		export: func(c *Config, _ http.Header) any { return redactExtras(c.ExtraInputs) }, many: true, whole: true},
+	{flag: &cli.StringSliceFlag{Category: catRequest, Name: "header", Aliases: []string{"H"}, Usage: "extra HTTP headers: \"Name: value\" items (several after one flag, or A:1,B:2) or a JSON object"}, field: func(c *Config) any { return &c.Headers },
+		key: "headers", export: func(_ *Config, h http.Header) any { return redactHeaders(h) }, many: true, whole: true},
 	{flag: &cli.StringFlag{Category: catRequest, Name: "api-key", EnvVars: []string{"OPENAI_API_KEY"}, Usage: "sent as Authorization: Bearer (x-api-key for --endpoint-type messages; never exported or logged)"}, field: func(c *Config) any { return &c.APIKey },
 		export: func(c *Config, _ http.Header) any { return redactValue(c.APIKey) }},
 	{flag: &cli.BoolFlag{Category: catRequest, Name: "use-legacy-max-tokens", Usage: "send the output cap as max_tokens instead of max_completion_tokens (for servers that ignore the newer name)"}, field: func(c *Config) any { return &c.UseLegacyMaxTokens }},
@@ -119,10 +128,10 @@ var options = []option{
 	{flag: &cli.StringFlag{Category: catRequest, Name: "goodput", Usage: "SLOs, e.g. \"time_to_first_token:200 inter_token_latency:20\" (ms)"}, field: func(c *Config) any { return &c.Goodput }},
 
 	{flag: &cli.BoolFlag{Category: catTelemetry, Name: "no-gpu-telemetry", Usage: "do not sample local GPUs through NVML"}, field: func(c *Config) any { return &c.NoGPUTelemetry }},
-	{flag: &cli.StringSliceFlag{Category: catTelemetry, Name: "gpu-telemetry", Usage: "DCGM exporter URL to scrape, repeatable"}, field: func(c *Config) any { return &c.GPUTelemetryURLs }},
+	{flag: &cli.StringSliceFlag{Category: catTelemetry, Name: "gpu-telemetry", Usage: "DCGM exporter URLs to scrape (several after one flag); bare, pynvml or dashboard: the default (local GPUs through NVML)"}, field: func(c *Config) any { return &c.GPUTelemetryURLs }, many: true},
 	{flag: &cli.Float64Flag{Category: catTelemetry, Name: "gpu-telemetry-interval", Value: 1, Usage: "seconds between GPU samples"}, field: func(c *Config) any { return secs(&c.GPUInterval) }},
 	{flag: &cli.Float64Flag{Category: catTelemetry, Name: "server-metrics-interval", Usage: "seconds between /metrics scrapes (default: --gpu-telemetry-interval)"}, field: func(c *Config) any { return secs(&c.ServerInterval) }},
-	{flag: &cli.StringSliceFlag{Category: catTelemetry, Name: "server-metrics", Usage: "Prometheus /metrics URL of the server, repeatable (default: the target's /metrics)"}, field: func(c *Config) any { return &c.ServerMetricsURLs }},
+	{flag: &cli.StringSliceFlag{Category: catTelemetry, Name: "server-metrics", Usage: "Prometheus /metrics URLs to scrape besides the target's own (several after one flag)"}, field: func(c *Config) any { return &c.ServerMetricsURLs }, many: true},
 	{flag: &cli.BoolFlag{Category: catTelemetry, Name: "no-server-metrics", Usage: "do not scrape the server's /metrics"}, field: func(c *Config) any { return &c.NoServerMetrics }},
 
 	{flag: &cli.StringFlag{Category: catLoad, Name: "control-addr", Usage: "serve live controls on this address, e.g. 127.0.0.1:9090 (a bare port binds loopback; name a host to accept others): GET /control, POST /control/{set,step,double,halve,pause,resume}"}, field: func(c *Config) any { return &c.ControlAddr }},
@@ -130,25 +139,32 @@ var options = []option{
 	{flag: &cli.StringFlag{Category: catShard, Name: "shard", Usage: "run shard i of N (i from 0 to N-1) of the plan, e.g. 0/4: each of N load hosts sends its 1/N (every N-th session start, 1/N of the concurrency, every N-th user); merge their exports with surge merge"}, field: func(c *Config) any { return &c.Shard }},
 	{flag: &cli.IntFlag{Category: catShard, Name: "shards", Usage: "split the plan over N load hosts, this one's index from $JOB_COMPLETION_INDEX (a Kubernetes Indexed Job sets it)"}, field: func(c *Config) any { return &c.Shards }},
 	{flag: &cli.StringFlag{Category: catShard, Name: "start-at", Usage: "start issuing at this instant (RFC 3339, e.g. 2026-05-01T12:00:00Z), so every shard starts together; a late start is reported, never hidden"}, field: func(c *Config) any { return &c.StartAt }},
-	{flag: &cli.StringFlag{Category: catOutput, Name: "ui", Usage: "dashboard, simple or none (default: dashboard on a terminal, none otherwise)"}, field: func(c *Config) any { return &c.UI }},
-	{flag: &cli.StringFlag{Category: catOutput, Name: "output-artifact-dir", Usage: "export folder (default artifacts/<model>-<endpoint>-<mode><value>)"}, field: func(c *Config) any { return &c.ArtifactDir }},
+	{flag: &cli.StringFlag{Category: catOutput, Name: "ui", Aliases: []string{"ui-type"}, Usage: "dashboard, simple or none (default: dashboard on a terminal, none otherwise; simple with -v)"}, field: func(c *Config) any { return &c.UI }},
+	{flag: &cli.StringFlag{Category: catOutput, Name: "output-artifact-dir", Aliases: []string{"artifact-dir"}, Usage: "export folder (default artifacts/<model>-<endpoint>-<mode><value>)"}, field: func(c *Config) any { return &c.ArtifactDir }},
+	{flag: &cli.StringFlag{Category: catOutput, Name: "log-level", Usage: "TRACE, DEBUG, INFO (default), NOTICE, WARNING, SUCCESS, ERROR or CRITICAL: DEBUG and TRACE add surge's debug lines (and pick --ui simple); WARNING and above keep its notes off stderr"}, field: func(c *Config) any { return &c.LogLevel }},
+	{flag: &cli.BoolFlag{Category: catOutput, Name: "verbose", Aliases: []string{"v"}, Usage: "--log-level DEBUG"}, field: func(c *Config) any { return &c.Verbose }},
+	{flag: &cli.BoolFlag{Category: catOutput, Name: "extra-verbose", Aliases: []string{"vv"}, Usage: "--log-level TRACE"}, field: func(c *Config) any { return &c.ExtraVerbose }},
 	{flag: &cli.BoolFlag{Category: catOutput, Name: "report", Usage: "also write report.html (as surge report does) in the export folder at the end"}, field: func(c *Config) any { return &c.Report }},
 }
 
 // profileFlags binds every option to c: parsing the command line fills c,
 // the defaults included.
 func profileFlags(c *Config) []cli.Flag {
-	out := make([]cli.Flag, len(options))
-	for i, o := range options {
-		out[i] = bind(o.flag, o.field(c))
+	out := make([]cli.Flag, 0, len(options)+len(foreignOptions))
+	taken := map[string]bool{}
+	for _, o := range options {
+		out = append(out, bind(o, o.field(c)))
+		for _, n := range o.flag.Names() {
+			taken[n] = true
+		}
 	}
-	return out
+	return append(out, foreignFlags(c, taken)...)
 }
 
-// bind returns a copy of f that parses into field. Durations and lists
-// become generic flags over values that write c's own types.
-func bind(f cli.Flag, field any) cli.Flag {
-	switch f := f.(type) {
+// bind returns a copy of o's flag that parses into field. Durations and
+// lists become generic flags over values that write c's own types.
+func bind(o option, field any) cli.Flag {
+	switch f := o.flag.(type) {
 	case *cli.StringFlag:
 		g := *f
 		g.Destination = field.(*string)
@@ -176,26 +192,39 @@ func bind(f cli.Flag, field any) cli.Flag {
 		return &g
 	case *cli.StringSliceFlag:
 		return &repeatableFlag{cli.GenericFlag{Category: f.Category, Name: f.Name, Aliases: f.Aliases, Usage: f.Usage, EnvVars: f.EnvVars,
-			Value: &listValue{p: field.(*[]string)}}}
+			Value: &listValue{p: field.(*[]string), many: o.many, whole: o.whole}}}
 	}
-	panic("flags: no binding for " + f.Names()[0])
+	panic("flags: no binding for " + o.flag.Names()[0])
 }
 
 // durationValue parses a float flag in its unit into a time.Duration.
 type durationValue struct{ duration }
 
+// Forever is a duration given as "inf" (--benchmark-grace-period inf:
+// wait for every request).
+const Forever = time.Duration(math.MaxInt64)
+
 func (v *durationValue) Set(s string) error {
 	f, err := strconv.ParseFloat(s, 64)
-	if err != nil {
+	switch {
+	case err != nil:
 		return errors.New("parse error")
+	case math.IsInf(f, 1) || f*float64(v.unit) >= float64(Forever):
+		*v.d = Forever
+	case math.IsNaN(f) || math.IsInf(f, -1):
+		return errors.New("parse error")
+	default:
+		*v.d = time.Duration(f * float64(v.unit))
 	}
-	*v.d = time.Duration(f * float64(v.unit))
 	return nil
 }
 
 func (v *durationValue) String() string {
-	if v.d == nil {
+	switch {
+	case v.d == nil:
 		return ""
+	case *v.d == Forever:
+		return "inf"
 	}
 	return strconv.FormatFloat(float64(*v.d)/float64(v.unit), 'g', -1, 64)
 }
@@ -212,8 +241,15 @@ func (*repeatableFlag) IsSliceFlag() bool { return true }
 func (f *repeatableFlag) String() string { return cli.FlagStringer(f) }
 
 // listValue collects a repeatable flag. Like urfave's string slices it
-// splits an item on commas.
-type listValue struct{ p *[]string }
+// splits an item on commas, unless whole.
+type listValue struct {
+	p           *[]string
+	many, whole bool
+}
+
+// TakesMany reports whether the flag takes every value up to the next
+// flag (expandArgs).
+func (v *listValue) TakesMany() bool { return v.many }
 
 // listCopy marks String's form. urfave copies a flag's value to its
 // aliases by Set(String()); that copy must replace the list, not extend it.
@@ -222,6 +258,10 @@ const listCopy = "\x00"
 func (v *listValue) Set(s string) error {
 	if rest, ok := strings.CutPrefix(s, listCopy); ok {
 		*v.p = strings.Split(rest, listCopy)
+		return nil
+	}
+	if v.whole {
+		*v.p = append(*v.p, s)
 		return nil
 	}
 	*v.p = append(*v.p, strings.Split(s, ",")...)
@@ -262,6 +302,10 @@ func (c *Config) inputConfig(headers http.Header) map[string]any {
 		case *[]string:
 			out[key] = *p
 		case duration:
+			if *p.d == Forever {
+				out[key] = "inf"
+				continue
+			}
 			out[key] = float64(*p.d) / float64(p.unit)
 		}
 	}

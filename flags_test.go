@@ -1,6 +1,7 @@
 package main
 
 import (
+	"io"
 	"net/http"
 	"strings"
 	"testing"
@@ -13,16 +14,33 @@ import (
 // parseProfile parses args as `surge profile` would and returns the config.
 func parseProfile(t *testing.T, args ...string) Config {
 	t.Helper()
-	var got Config
-	cfg := &Config{}
-	app := &cli.App{Name: "surge", Commands: []*cli.Command{{
-		Name: "profile", Flags: profileFlags(cfg), OnUsageError: onUsageError,
-		Action: func(*cli.Context) error { got = *cfg; return nil },
-	}}}
-	if err := app.Run(append([]string{"surge", "profile"}, args...)); err != nil {
+	got, err := tryParseProfile(args...)
+	if err != nil {
 		t.Fatalf("%v: %v", args, err)
 	}
 	return got
+}
+
+// tryParseProfile parses args as `surge profile` would: expanded as AIPerf
+// reads them, then by urfave/cli, then completed from the context.
+func tryParseProfile(args ...string) (Config, error) {
+	var got Config
+	cfg := &Config{}
+	app := &cli.App{Name: "surge", Writer: io.Discard, ErrWriter: io.Discard, Commands: []*cli.Command{{
+		Name: "profile", Flags: profileFlags(cfg), OnUsageError: onUsageError,
+		Action: func(cc *cli.Context) error {
+			if err := cfg.fromContext(cc); err != nil {
+				return err
+			}
+			got = *cfg
+			return nil
+		},
+	}}}
+	full, err := commandArgs(append([]string{"surge", "profile"}, args...), app.Commands)
+	if err != nil {
+		return got, err
+	}
+	return got, app.Run(full)
 }
 
 func TestFlagsFillTheConfig(t *testing.T) {

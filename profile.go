@@ -89,13 +89,17 @@ type prepared struct {
 	ds      *datasets.Dataset
 	plan    *plan
 	live    *liveSession // nil: the run follows its plan, unwatched
+	log     logger       // notes and debug lines, as --log-level allows
 }
 
 // prepare validates c and resolves it into a plan. It starts nothing and
 // writes nothing but the dataset's report lines to log.
 func prepare(c Config, log io.Writer) (*prepared, error) {
-	p := &prepared{c: c}
-	var err error
+	l, err := c.resolveAIPerf(log)
+	if err != nil {
+		return nil, err
+	}
+	p := &prepared{c: c, log: l}
 	if p.kind, err = endpoint.ParseKind(c.EndpointType); err != nil {
 		return nil, &UsageError{err}
 	}
@@ -116,6 +120,12 @@ func prepare(c Config, log io.Writer) (*prepared, error) {
 		if _, err := loadgen.RequestURL(c.URL, endpoint.Chat.Path()); err != nil {
 			return nil, usagef("--url: %w", err)
 		}
+	}
+	if _, err := gpuTelemetryURLs(c.GPUTelemetryURLs); err != nil {
+		return nil, err
+	}
+	if _, err := metricsURLs("--server-metrics", c.ServerMetricsURLs); err != nil {
+		return nil, err
 	}
 	if p.uiMode, err = tui.ParseMode(c.UI, c.StdoutTTY); err != nil {
 		return nil, usagef("--ui %w", err)
@@ -408,7 +418,12 @@ func (c *Config) conversationsNeeded(l load) int {
 	if c.ConversationNum > 0 && c.RequestCount == 0 {
 		return c.WarmupCount + c.ConversationNum*stages
 	}
-	n := max(c.RequestCount, defaultRequestCount) * stages
+	n := c.RequestCount * stages
+	if n == 0 {
+		for i := range stages {
+			n += l.defaultCount(i)
+		}
+	}
 	if c.Duration > 0 && c.RequestCount == 0 {
 		secs := c.Duration.Seconds() * float64(stages)
 		guess := 1000.0
