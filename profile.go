@@ -2,6 +2,8 @@ package main
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -201,7 +203,10 @@ type outcome struct {
 	server     *fingerprint.Server // what the target says it is (nil: nothing)
 	late       time.Duration       // how late the run started for --start-at
 	state      *metrics.State
-	errs       []error // the UI's, the exports' and telemetry's
+	// benchmarkID identifies the run in its exports (AIPerf's
+	// benchmark_id: a random UUID).
+	benchmarkID string
+	errs        []error // the UI's, the exports' and telemetry's
 }
 
 // execute starts the target, the exports, the collector, telemetry and the
@@ -215,7 +220,7 @@ func (p *prepared) execute(ctx context.Context, log io.Writer) (o *outcome, err 
 			cleanup[i]()
 		}
 	}()
-	o = &outcome{dir: c.ArtifactDir}
+	o = &outcome{dir: c.ArtifactDir, benchmarkID: newBenchmarkID()}
 
 	target, stopTarget, err := c.target(ctx, log)
 	if err != nil {
@@ -245,10 +250,10 @@ func (p *prepared) execute(ctx context.Context, log io.Writer) (o *outcome, err 
 	o.late = p.waitForStart(ctx, log)
 	o.start = time.Now()
 	clock := func() int64 { return int64(time.Since(o.start)) }
-	jsonl := export.NewJSONL(jsonlFile, o.start)
+	jsonl := export.NewJSONL(jsonlFile, o.start, export.WithWorkerID(o.benchmarkID[:8]))
 	inputs := export.NewInputs(inputsFile)
 	cleanup = append(cleanup, func() { _ = inputs.Close() }) // its writer goroutine ends on every path
-	colOpts := []metrics.Option{metrics.WithClock(clock), metrics.WithGoodput(p.slos), metrics.WithSink(jsonl)}
+	colOpts := []metrics.Option{metrics.WithClock(clock), metrics.WithOrigin(o.start), metrics.WithGoodput(p.slos), metrics.WithSink(jsonl)}
 	if p.counter != nil {
 		colOpts = append(colOpts, metrics.WithTokenizer(p.counter))
 	}
@@ -341,6 +346,7 @@ func (p *prepared) report(o *outcome, out io.Writer) (*Result, error) {
 	c.judge(o.summary, p.plan)
 
 	run := export.Run{
+		BenchmarkID:  o.benchmarkID,
 		SurgeVersion: c.Version, Start: o.start, End: o.end, WasCancelled: res.Cancelled || res.Aborted,
 		InputConfig: c.inputConfig(p.headers),
 		RunInfo: map[string]any{"target_url": o.target, "endpoint": p.ep.Path(), "dataset": p.ds.Name,
@@ -369,7 +375,7 @@ func (p *prepared) report(o *outcome, out io.Writer) (*Result, error) {
 	if o.telemetry != nil {
 		run.Telemetry = o.telemetry
 		if j := o.energy; j > 0 {
-			if toks := o.summary.Run[metrics.TotalOutputTokens]; toks > 0 {
+			if toks := o.summary.Run[metrics.TotalOSL]; toks > 0 {
 				run.Extra["output_tokens_per_joule"] = toks / j
 				run.Extra["energy_per_output_token"] = j / toks
 			}
@@ -399,6 +405,16 @@ func (p *prepared) report(o *outcome, out io.Writer) (*Result, error) {
 		return res, o.runErr
 	}
 	return res, errors.Join(errs...)
+}
+
+// newBenchmarkID returns a random (version 4) UUID.
+func newBenchmarkID() string {
+	var b [16]byte
+	_, _ = rand.Read(b[:])
+	b[6] = b[6]&0x0f | 0x40
+	b[8] = b[8]&0x3f | 0x80
+	h := hex.EncodeToString(b[:])
+	return h[:8] + "-" + h[8:12] + "-" + h[12:16] + "-" + h[16:20] + "-" + h[20:]
 }
 
 // maxPrompts bounds the synthetic prompts built for a duration-bound run.

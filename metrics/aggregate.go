@@ -86,6 +86,9 @@ func (a *aggregate) add(r *Record, v *Values, good bool) {
 	if r.Err != nil {
 		a.errors++
 		a.errs[errKey{r.Err.Code, r.Err.Type, r.Err.Message}]++
+		if !math.IsNaN(v.ErrorISL) {
+			a.dist(ErrorISL).add(v.ErrorISL)
+		}
 		return
 	}
 	a.count++
@@ -113,7 +116,7 @@ func (a *aggregate) add(r *Record, v *Values, good bool) {
 		a.good++
 	}
 	for _, d := range RequestDefs {
-		if d.Tag == ICL || d.Tag == ReasoningTokens && !(v.Reasoning > 0) {
+		if d.Tag == ICL || d.Tag == ErrorISL || d.Tag == ReasoningTokens && !(v.Reasoning > 0) {
 			// Reasoning counts describe reasoning answers only (as AIPerf).
 			continue
 		}

@@ -100,6 +100,8 @@ func (s *shard) record(r *Record) {
 	if r.Err == nil {
 		v = Compute(r, s.c.tok)
 		good = Good(&v, s.c.slos)
+	} else {
+		v = ComputeFailed(r, s.c.tok)
 	}
 	s.agg(aggKey{r.Phase, r.Stage}).add(r, &v, good)
 	s.finishedAll++

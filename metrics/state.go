@@ -45,6 +45,7 @@ func (c *Collector) collect() *State {
 			st.agg(k).merge(a)
 		}
 	}
+	st.Origin = c.origin
 	c.stageMu.Lock()
 	st.stages = slices.Clone(c.stageDef)
 	c.stageMu.Unlock()
@@ -80,6 +81,12 @@ func (st *State) Summary() *Summary {
 		// Without --goodput every request would count as good; say nothing.
 		delete(sum.Run, Goodput)
 		delete(sum.Run, GoodRequestCount)
+		delete(sum.Run, GoodRequestFraction)
+	}
+	if !st.Origin.IsZero() && profile.firstSent > 0 {
+		origin := st.Origin.UnixNano()
+		sum.Run[MinRequestTimestamp] = float64(origin + profile.firstSent)
+		sum.Run[MaxResponseTimestamp] = float64(origin + profile.lastEnd)
 	}
 	if len(st.stages) > 1 {
 		slices.Sort(stageKeys)
@@ -207,6 +214,9 @@ type (
 		M2   float64 `json:"m2"`
 		Min  float64 `json:"min"`
 		Max  float64 `json:"max"`
+		// Sum is the exact sum (absent from states written before it was
+		// kept: the mean times the count then).
+		Sum *float64 `json:"sum,omitempty"`
 	}
 	distJSON struct {
 		momentsJSON
@@ -221,11 +231,16 @@ type (
 )
 
 func (m *moments) toJSON() momentsJSON {
-	return momentsJSON{N: m.n, Mean: m.mean, M2: m.m2, Min: m.min, Max: m.max}
+	sum := m.sum
+	return momentsJSON{N: m.n, Mean: m.mean, M2: m.m2, Min: m.min, Max: m.max, Sum: &sum}
 }
 
 func (j momentsJSON) moments() moments {
-	return moments{n: j.N, mean: j.Mean, m2: j.M2, min: j.Min, max: j.Max}
+	m := moments{n: j.N, mean: j.Mean, m2: j.M2, min: j.Min, max: j.Max, sum: j.Mean * float64(j.N)}
+	if j.Sum != nil {
+		m.sum = *j.Sum
+	}
+	return m
 }
 
 func histToJSON(h *hist) *histJSON {

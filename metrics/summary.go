@@ -96,13 +96,30 @@ func summaryOf(a *aggregate) *Summary {
 	s.Run[RequestCount] = float64(a.count)
 	s.Run[ErrorRequestCount] = float64(a.errors)
 	s.Run[GoodRequestCount] = float64(a.good)
+	if n := a.count + a.errors; n > 0 {
+		s.Run[GoodRequestFraction] = float64(a.good) / float64(n)
+		s.Run[RequestErrorRate] = 100 * float64(a.errors) / float64(n)
+	}
 	s.Run[BenchmarkDuration] = dur
-	s.Run[TotalInputTokens] = a.inputTokens
 	// Embeddings and rankings generate no tokens: as in AIPerf they have no
 	// output token metrics, and their throughput is counted in inputs.
 	generates := a.noOutput == 0
-	if generates {
-		s.Run[TotalOutputTokens] = a.outputTokens
+	// Totals are sums over the requests that had the value (AIPerf's
+	// derived sums): absent when none had it.
+	for tag, total := range map[Tag]Tag{
+		OutputTokens: TotalOutputTokens, ReasoningTokens: TotalReasoningTokens, ISL: TotalISL, OSL: TotalOSL,
+		ErrorISL: TotalErrorISL, UsagePrompt: TotalUsagePrompt, UsageCompletion: TotalUsageCompletion,
+		UsageTotal: TotalUsageTotal, UsageReasoning: TotalUsageReasoning, UsageCacheRead: TotalUsageCacheRead,
+		UsageCacheWrite: TotalUsageCacheWrite,
+	} {
+		if d := a.dists[tag]; d != nil && d.n > 0 {
+			s.Run[total] = d.sum
+		}
+	}
+	if prompt := s.Run[TotalUsagePrompt]; prompt > 0 {
+		if read, ok := s.Run[TotalUsageCacheRead]; ok {
+			s.Run[UsageCacheReadPct] = 100 * read / prompt
+		}
 	}
 	if a.oslRequested > 0 {
 		s.Run[OSLMismatchCount] = float64(a.oslMismatched)
