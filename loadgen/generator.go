@@ -91,8 +91,8 @@ type Generator struct {
 	// nextConv is where a live session's next stage starts in the dataset
 	// (planned stages start where the plan says: firstConversations).
 	nextConv atomic.Int64
-	// sessions numbers the run's sessions as they start.
-	sessions      atomic.Int64
+	// nextSession numbers the conversation runs as they start (session_num).
+	nextSession   atomic.Int64
 	shard         Shard
 	inFlight      atomic.Int64
 	released      chan struct{} // a slot freed (capacity 1: a wake-up, not a count)

@@ -55,7 +55,7 @@ type pacer func(ti int, prevEnd int64) (slot, bool)
 func (g *Generator) session(ctx context.Context, conv *datasets.Conversation, phase metrics.Phase, stage int, pace pacer) {
 	ctx, endSession := g.startSession(ctx)
 	defer endSession()
-	sn := g.sessions.Add(1) - 1
+	sn := g.nextSession.Add(1) - 1
 	if g.bodies != nil {
 		defer g.bodies.EndSession(sn)
 	}
