@@ -125,10 +125,11 @@ func WithGracePeriod(d time.Duration) Option { return func(g *Generator) { g.gra
 // of one session come from one goroutine, in turn order.
 type BodySink interface {
 	// Body is the request body of turn turn of conversation, sent in
-	// session (the run's sessions are numbered from 0 as they start).
-	Body(session int64, conversation string, turn int, body []byte)
-	// EndSession says session sends nothing more.
-	EndSession(session int64)
+	// session (the run's sessions are numbered from 0 as they start) of
+	// profile stage stage (a warmup's sessions count as stage 0's).
+	Body(session int64, stage int, conversation string, turn int, body []byte)
+	// EndSession says session, of stage, sends nothing more.
+	EndSession(session int64, stage int)
 }
 
 // WithBodySink sends every request body to s.

@@ -57,7 +57,7 @@ func (g *Generator) session(ctx context.Context, conv *datasets.Conversation, ph
 	defer endSession()
 	sn := g.nextSession.Add(1) - 1
 	if g.bodies != nil {
-		defer g.bodies.EndSession(sn)
+		defer g.bodies.EndSession(sn, stage)
 	}
 	var history []endpoint.Message
 	var prevEnd int64
@@ -139,7 +139,7 @@ func (g *Generator) do(ctx context.Context, conv *datasets.Conversation, session
 		return rec
 	}
 	if g.bodies != nil {
-		g.bodies.Body(session, conv.ID, ti, body)
+		g.bodies.Body(session, stage, conv.ID, ti, body)
 	}
 	rctx, cancel := context.WithTimeout(ctx, g.timeout)
 	defer cancel()

@@ -104,6 +104,19 @@ func (st *State) Summary() *Summary {
 	return sum
 }
 
+// Stage is the state of profile stage i of a sweep alone, as if the stage
+// had been a run of its own (the warmup goes with stage 0, which it
+// preceded): its Summary is the stage's full summary.
+func (st *State) Stage(i int) *State {
+	out := &State{Origin: st.Origin, aggs: map[aggKey]*aggregate{}, goodput: st.goodput}
+	for k, a := range st.aggs {
+		if (k.phase == Profile && k.stage == i) || (k.phase == Warmup && i == 0) {
+			out.agg(aggKey{k.phase, 0}).merge(a)
+		}
+	}
+	return out
+}
+
 // Merge folds o into st as if one collector had seen the records of both:
 // counts, sums and moments add exactly, digests and histograms merge, and
 // the time bounds are put on one clock by the states' origins (the earlier
