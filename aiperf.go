@@ -3,9 +3,14 @@ package main
 import (
 	"fmt"
 	"io"
+	"math/rand/v2"
 	"strings"
 
 	"github.com/urfave/cli/v2"
+
+	"github.com/surgebench/surge/datasets"
+	"github.com/surgebench/surge/loadgen"
+	"github.com/surgebench/surge/loadgen/endpoint"
 )
 
 // fromContext completes c from what the command line said beyond the
@@ -97,4 +102,81 @@ func (c *Config) resolveAIPerf(log io.Writer) (logger, error) {
 		l.notef("%s", n)
 	}
 	return l, nil
+}
+
+// resolveTargets reconciles the lists the flags fill with the single
+// values a caller may set (Model, URL): each list holds at least its
+// single value, and the single value is the list's first. Empty items (a
+// bare flag, "a,,b") are dropped; several URLs must all be servers.
+func (c *Config) resolveTargets() error {
+	c.Models = nonEmpty(c.Models)
+	if len(c.Models) == 0 && c.Model != "" {
+		c.Models = []string{c.Model}
+	}
+	if len(c.Models) > 0 {
+		c.Model = c.Models[0]
+	}
+	c.URLs = nonEmpty(c.URLs)
+	if len(c.URLs) == 0 && c.URL != "" {
+		c.URLs = []string{c.URL}
+	}
+	if len(c.URLs) > 0 {
+		c.URL = c.URLs[0]
+	}
+	for _, u := range c.URLs {
+		if u == "mock" && len(c.URLs) > 1 {
+			return usagef("--url mock starts the embedded mock server: it cannot share the requests with other --url servers")
+		}
+		if _, err := loadgen.RequestURL(u, endpoint.Chat.Path()); u != "mock" && err != nil {
+			return usagef("--url: %w", err)
+		}
+	}
+	switch c.ModelSelection {
+	case "", "round_robin", "random":
+	case "weighted":
+		return usagef("--model-selection-strategy weighted needs a weight per model, which AIPerf takes from a config file: use round_robin or random")
+	default:
+		return usagef("--model-selection-strategy %q: want round_robin or random", c.ModelSelection)
+	}
+	return nil
+}
+
+// modelLabel names the models for titles: "a" or "a,b".
+func (c *Config) modelLabel() string {
+	if len(c.Models) > 1 {
+		return strings.Join(c.Models, ",")
+	}
+	return c.Model
+}
+
+func nonEmpty(items []string) []string {
+	out := items[:0:0]
+	for _, it := range items {
+		if it = strings.TrimSpace(it); it != "" {
+			out = append(out, it)
+		}
+	}
+	return out
+}
+
+// assignModels gives every turn of ds one of several models, as AIPerf's
+// --model-selection-strategy does: round_robin sends the n-th prompt (the
+// dataset's turns in order) to model n mod count, random draws one for
+// each (seeded). One model needs nothing: the endpoint names it.
+func assignModels(ds *datasets.Dataset, models []string, strategy string, seed uint64) {
+	if len(models) < 2 {
+		return
+	}
+	rng := rand.New(rand.NewPCG(seed, 0x6d6f64656c73)) // "models"
+	n := 0
+	for ci := range ds.Conversations {
+		for ti := range ds.Conversations[ci].Turns {
+			m := models[n%len(models)]
+			if strategy == "random" {
+				m = models[rng.IntN(len(models))]
+			}
+			ds.Conversations[ci].Turns[ti].Model = m
+			n++
+		}
+	}
 }

@@ -3,15 +3,22 @@ package main
 import (
 	"bufio"
 	"bytes"
+	"context"
+	"encoding/json"
 	"errors"
+	"io"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/urfave/cli/v2"
+
+	"github.com/surgebench/surge/datasets"
 )
 
 // aiperfOptions reads AIPerf's documented `profile` option names
@@ -280,5 +287,96 @@ func TestTelemetryURLsAsAIPerfGivesThem(t *testing.T) {
 	got, err = metricsURLs("--server-metrics", []string{"node1:8081", "https://node2:9090/custom/metrics"})
 	if d := cmp.Diff([]string{"http://node1:8081/metrics", "https://node2:9090/custom/metrics"}, got); err != nil || d != "" {
 		t.Errorf("--server-metrics: %v (-want +got)\n%s", err, d)
+	}
+}
+
+// modelServer is an e2eServer that also counts the models it was asked
+// for.
+type modelServer struct {
+	e2eServer
+	mu     sync.Mutex
+	models map[string]int
+}
+
+func (s *modelServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if r.URL.Path != "/v1/chat/completions" { // the fingerprint's probes
+		s.e2eServer.ServeHTTP(w, r)
+		return
+	}
+	var body struct{ Model string }
+	_ = json.NewDecoder(r.Body).Decode(&body)
+	s.mu.Lock()
+	if s.models == nil {
+		s.models = map[string]int{}
+	}
+	s.models[body.Model]++
+	s.mu.Unlock()
+	s.e2eServer.ServeHTTP(w, r)
+}
+
+// TestSeveralURLsAndModels: -m a,b and two --url, as AIPerf takes them:
+// the servers take the requests round-robin, the prompts the models.
+func TestSeveralURLsAndModels(t *testing.T) {
+	t.Setenv("OPENAI_API_KEY", "")
+	var srv [2]modelServer
+	var urls []string
+	for i := range srv {
+		srv[i].tokens = 3
+		ts := httptest.NewServer(&srv[i])
+		defer ts.Close()
+		urls = append(urls, ts.URL)
+	}
+	dir := t.TempDir()
+	c := parseProfile(t, "-m", "a,b", "--url", urls[0], urls[1], "--request-count", "8", "--concurrency", "2",
+		"--streaming", "--isl", "16", "--ui", "none", "--output-artifact-dir", dir, "--no-gpu-telemetry", "--no-server-metrics")
+	if _, err := Run(context.Background(), c, io.Discard, io.Discard); err != nil {
+		t.Fatal(err)
+	}
+	total := map[string]int{}
+	for i := range srv {
+		if n := srv[i].n.Load(); n != 4 {
+			t.Errorf("server %d got %d requests, want 4 of 8", i, n)
+		}
+		for m, n := range srv[i].models {
+			total[m] += n
+		}
+	}
+	if d := cmp.Diff(map[string]int{"a": 4, "b": 4}, total); d != "" {
+		t.Errorf("models sent (-want +got)\n%s", d)
+	}
+	info := readExport(t, dir)["run_info"].(map[string]any)
+	if d := cmp.Diff([]any{urls[0], urls[1]}, info["target_urls"]); d != "" {
+		t.Errorf("run_info.target_urls (-want +got)\n%s", d)
+	}
+	for _, bad := range [][]string{{"--url", "mock", urls[0]}, {"-m", "a,b", "--model-selection-strategy", "weighted"}} {
+		c := parseProfile(t, bad...)
+		var ue *UsageError
+		if _, err := prepare(c, io.Discard); !errors.As(err, &ue) {
+			t.Errorf("%q: %v, want a usage error", bad, err)
+		}
+	}
+}
+
+func TestAssignModels(t *testing.T) {
+	ds := &datasets.Dataset{Conversations: []datasets.Conversation{
+		{Turns: make([]datasets.Turn, 2)}, {Turns: make([]datasets.Turn, 3)}}}
+	assignModels(ds, []string{"a", "b"}, "round_robin", 1)
+	var got []string
+	for _, c := range ds.Conversations {
+		for _, t := range c.Turns {
+			got = append(got, t.Model)
+		}
+	}
+	if d := cmp.Diff([]string{"a", "b", "a", "b", "a"}, got); d != "" {
+		t.Errorf("round_robin (-want +got)\n%s", d)
+	}
+	count := map[string]int{}
+	big := &datasets.Dataset{Conversations: []datasets.Conversation{{Turns: make([]datasets.Turn, 1000)}}}
+	assignModels(big, []string{"a", "b"}, "random", 7)
+	for _, t := range big.Conversations[0].Turns {
+		count[t.Model]++
+	}
+	if count["a"] < 400 || count["b"] < 400 {
+		t.Errorf("random over 1000 prompts: %v", count)
 	}
 }

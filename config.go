@@ -18,8 +18,16 @@ import (
 // Config is everything `surge profile` was asked to do. Flag names are in
 // the comments; durations are already converted from the flags' units.
 type Config struct {
-	Model        string // --model
-	URL          string // --url; "" or "mock": start the embedded mock server
+	// Models is --model (-m, --model-names): one, or several that share
+	// the requests by ModelSelection (--model-selection-strategy). Model
+	// is the first: prepare fills either from the other.
+	Models         []string
+	Model          string
+	ModelSelection string
+	// URLs is --url: one, or several that take the requests round-robin;
+	// URL is the first ("" or "mock": start the embedded mock server).
+	URLs         []string
+	URL          string
 	EndpointType string // --endpoint-type
 	Streaming    bool   // --streaming
 	// CustomEndpoint is --endpoint / --custom-endpoint: the URL path.

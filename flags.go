@@ -56,8 +56,9 @@ func ms(d *time.Duration) duration   { return duration{d, time.Millisecond} }
 
 // options are AIPerf's flag names where AIPerf has the flag (design §2).
 var options = []option{
-	{flag: &cli.StringFlag{Category: catTarget, Name: "model", Aliases: []string{"m", "model-names"}, Value: "mock", Usage: "model name sent in every request"}, field: func(c *Config) any { return &c.Model }},
-	{flag: &cli.StringFlag{Category: catTarget, Name: "url", Aliases: []string{"u"}, Usage: "server URL, scheme optional (empty or \"mock\": start the embedded mock server)"}, field: func(c *Config) any { return &c.URL }},
+	{flag: &cli.StringSliceFlag{Category: catTarget, Name: "model", Aliases: []string{"m", "model-names"}, Value: cli.NewStringSlice("mock"), Usage: "model name sent in each request; several (a,b or repeated) share the requests by --model-selection-strategy"}, field: func(c *Config) any { return &c.Models }},
+	{flag: &cli.StringFlag{Category: catTarget, Name: "model-selection-strategy", Value: "round_robin", Usage: "with several --model: round_robin (the n-th prompt to model n mod count) or random (seeded by --random-seed)"}, field: func(c *Config) any { return &c.ModelSelection }},
+	{flag: &cli.StringSliceFlag{Category: catTarget, Name: "url", Aliases: []string{"u"}, Usage: "server URL, scheme optional; several (after one flag, or repeated) take the requests round-robin (empty or \"mock\": start the embedded mock server)"}, field: func(c *Config) any { return &c.URLs }, many: true},
 	{flag: &cli.StringFlag{Category: catTarget, Name: "endpoint-type", Value: "chat", Usage: "chat, completions, responses, messages, embeddings, chat_embeddings, nim_embeddings, cohere_rankings, hf_tei_rankings, nim_rankings, huggingface_generate, raw or template"}, field: func(c *Config) any { return &c.EndpointType }},
 	{flag: &cli.StringFlag{Category: catTarget, Name: "endpoint", Aliases: []string{"custom-endpoint"}, Usage: "URL path to send to instead of the endpoint type's default (\"/v1/custom\")"}, field: func(c *Config) any { return &c.CustomEndpoint }},
 	{flag: &cli.StringFlag{Category: catTarget, Name: "endpoint-template", Usage: "template type: the request body as a Go text/template over the turn (.Text .Messages .Model .MaxTokens .Stream .Passages .Extra; {{json .Text}} quotes), inline or @file"}, field: func(c *Config) any { return &c.EndpointTemplate }},
@@ -192,7 +193,7 @@ func bind(o option, field any) cli.Flag {
 		return &g
 	case *cli.StringSliceFlag:
 		return &repeatableFlag{cli.GenericFlag{Category: f.Category, Name: f.Name, Aliases: f.Aliases, Usage: f.Usage, EnvVars: f.EnvVars,
-			Value: &listValue{p: field.(*[]string), many: o.many, whole: o.whole}}}
+			Value: newListValue(field.(*[]string), f.Value, o.many, o.whole)}}
 	}
 	panic("flags: no binding for " + o.flag.Names()[0])
 }
@@ -245,6 +246,16 @@ func (f *repeatableFlag) String() string { return cli.FlagStringer(f) }
 type listValue struct {
 	p           *[]string
 	many, whole bool
+	dflt        bool // *p holds the default, which the first value replaces
+}
+
+// newListValue binds p, set to the flag's default if it has one.
+func newListValue(p *[]string, dflt *cli.StringSlice, many, whole bool) *listValue {
+	v := &listValue{p: p, many: many, whole: whole}
+	if dflt != nil && len(dflt.Value()) > 0 {
+		*p, v.dflt = dflt.Value(), true
+	}
+	return v
 }
 
 // TakesMany reports whether the flag takes every value up to the next
@@ -257,8 +268,11 @@ const listCopy = "\x00"
 
 func (v *listValue) Set(s string) error {
 	if rest, ok := strings.CutPrefix(s, listCopy); ok {
-		*v.p = strings.Split(rest, listCopy)
+		*v.p, v.dflt = strings.Split(rest, listCopy), false
 		return nil
+	}
+	if v.dflt {
+		*v.p, v.dflt = nil, false
 	}
 	if v.whole {
 		*v.p = append(*v.p, s)

@@ -46,7 +46,7 @@ func tryParseProfile(args ...string) (Config, error) {
 func TestFlagsFillTheConfig(t *testing.T) {
 	t.Setenv("OPENAI_API_KEY", "")
 	def := parseProfile(t)
-	want := Config{Model: "mock", EndpointType: "chat", ArrivalPattern: "poisson", Smoothness: 1, KneeFactor: 2,
+	want := Config{Models: []string{"mock"}, ModelSelection: "round_robin", EndpointType: "chat", ArrivalPattern: "poisson", Smoothness: 1, KneeFactor: 2,
 		Grace: 30 * time.Second, ISL: 550, Timeout: 600 * time.Second, GPUInterval: time.Second, Timestamps: "kernel",
 		ReasoningFormat: "auto", RankingsPassagesMean: 1, RankingsPassageTokens: 550, ConnectionReuse: "pooled", TurnDelayRatio: 1, TurnsMean: 1}
 	if d := cmp.Diff(want, def); d != "" {
@@ -55,7 +55,7 @@ func TestFlagsFillTheConfig(t *testing.T) {
 	got := parseProfile(t, "-m", "qwen", "--benchmark-grace-period", "2.5", "--fixed-schedule-end-offset", "1500",
 		"--header", "A: 1", "--header", "B: 2", "--server-metrics", "http://a/metrics,http://b/metrics", "--no-server-metrics",
 		"--synthetic-input-tokens-mean", "64", "--random-seed", "7")
-	if got.Model != "qwen" || got.Grace != 2500*time.Millisecond || got.EndOffset != 1500*time.Millisecond ||
+	if len(got.Models) != 1 || got.Models[0] != "qwen" || got.Grace != 2500*time.Millisecond || got.EndOffset != 1500*time.Millisecond ||
 		got.ISL != 64 || got.Seed != 7 || !got.NoServerMetrics {
 		t.Errorf("parsed %+v", got)
 	}

@@ -48,7 +48,6 @@ func refused(names string, kind argKind, path, does string, neutral ...string) f
 // later simply shadows its row here.
 var foreignOptions = []foreignOption{
 	// Endpoint
-	noted("model-selection-strategy", fValue, "endpoint.model_selection_strategy", "sends every request to the one --model", "round_robin", "random"),
 	noted("url-strategy", fValue, "endpoint.url_selection_strategy", "spreads requests over several --url round-robin", "round_robin"),
 	noted("wait-for-model-timeout", fValue, "endpoint.wait_for_model_timeout", "does not wait for the server: start it first (requests a server refuses are errors in the summary)", "0"),
 	noted("wait-for-model-mode", fValue, "endpoint.wait_for_model_mode", "does not probe the server before the run", "inference"),

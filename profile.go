@@ -100,6 +100,9 @@ func prepare(c Config, log io.Writer) (*prepared, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := c.resolveTargets(); err != nil {
+		return nil, err
+	}
 	p := &prepared{c: c, log: l}
 	if p.kind, err = endpoint.ParseKind(c.EndpointType); err != nil {
 		return nil, &UsageError{err}
@@ -116,11 +119,6 @@ func prepare(c Config, log io.Writer) (*prepared, error) {
 	var ok bool
 	if p.stamps, ok = loadgen.ParseTimestamps(c.Timestamps); !ok {
 		return nil, &UsageError{fmt.Errorf("--timestamps %q: want kernel or read", c.Timestamps)}
-	}
-	if c.URL != "" && c.URL != "mock" {
-		if _, err := loadgen.RequestURL(c.URL, endpoint.Chat.Path()); err != nil {
-			return nil, usagef("--url: %w", err)
-		}
 	}
 	if _, err := gpuTelemetryURLs(c.GPUTelemetryURLs); err != nil {
 		return nil, err
@@ -171,6 +169,10 @@ func prepare(c Config, log io.Writer) (*prepared, error) {
 	}
 	if err := checkBodies(p.ds, p.ep); err != nil {
 		return nil, err
+	}
+	assignModels(p.ds, c.Models, c.ModelSelection, c.Seed)
+	if len(c.Models) > 1 || len(c.URLs) > 1 {
+		p.log.debugf("models %q (%s), servers %q (round_robin)", c.Models, c.ModelSelection, c.URLs)
 	}
 	if p.plan, err = c.plan(p.ds, load); err != nil {
 		return nil, err
@@ -285,6 +287,9 @@ func (p *prepared) execute(ctx context.Context, log io.Writer) (o *outcome, err 
 	if c.FailedThreshold > 0 {
 		genOpts = append(genOpts, loadgen.WithFailureThreshold(c.FailedThreshold, max(p.maxConc, 10)))
 	}
+	if len(c.URLs) > 1 {
+		genOpts = append(genOpts, loadgen.WithTargets(c.URLs[1:]...))
+	}
 	gen, err := loadgen.New(target, ep, p.ds, col, genOpts...)
 	if err != nil {
 		return nil, &UsageError{err}
@@ -300,7 +305,7 @@ func (p *prepared) execute(ctx context.Context, log io.Writer) (o *outcome, err 
 	if err := p.live.start(ctx, c.ControlAddr, func() int64 { return col.Snapshot().InFlight }, logw); err != nil {
 		return nil, err
 	}
-	info := tui.Info{Model: c.Model, URL: target, Endpoint: string(p.kind), Mode: p.plan.mode,
+	info := tui.Info{Model: c.modelLabel(), URL: target, Endpoint: string(p.kind), Mode: p.plan.mode,
 		Target: p.plan.targetLabel(), TotalRequests: p.plan.total, Duration: c.Duration, Control: p.live.control(),
 		Shard: p.shard.String()}
 	if len(p.plan.values) > 1 {
@@ -346,6 +351,13 @@ func (p *prepared) report(o *outcome, out io.Writer) (*Result, error) {
 			"clock_drift_ms": float64(o.clockDrift) / 1e6},
 		Extra: map[string]float64{},
 	}
+	if len(c.URLs) > 1 {
+		run.RunInfo.(map[string]any)["target_urls"] = c.URLs
+	}
+	if len(c.Models) > 1 {
+		run.RunInfo.(map[string]any)["models"] = c.Models
+		run.RunInfo.(map[string]any)["model_selection_strategy"] = c.ModelSelection
+	}
 	switch {
 	case !p.shard.Whole():
 		run.RunInfo.(map[string]any)["shard"] = p.shardInfo(o.late)
@@ -382,12 +394,12 @@ func (p *prepared) report(o *outcome, out io.Writer) (*Result, error) {
 		errs = append(errs, o.runErr)
 	}
 	p.live.annotate(o.summary, run.RunInfo.(map[string]any))
-	title := fmt.Sprintf("surge profile: %s @ %s (%s, %s %s)", c.Model, o.target, p.kind, p.plan.mode, p.plan.targetLabel())
+	title := fmt.Sprintf("surge profile: %s @ %s (%s, %s %s)", c.modelLabel(), o.target, p.kind, p.plan.mode, p.plan.targetLabel())
 	if !p.shard.Whole() {
 		title += ", shard " + p.shard.String()
 	}
 	if c.Search != nil {
-		title = fmt.Sprintf("surge search: %s @ %s (%s, %s from %s)", c.Model, o.target, p.kind, p.plan.mode, p.plan.targetLabel())
+		title = fmt.Sprintf("surge search: %s @ %s (%s, %s from %s)", c.modelLabel(), o.target, p.kind, p.plan.mode, p.plan.targetLabel())
 	}
 	var folders []string
 	if subs := p.stageFolders(); subs != nil {
@@ -461,7 +473,9 @@ func (c *Config) target(ctx context.Context, log io.Writer) (url string, stop fu
 	if c.URL != "" && c.URL != "mock" {
 		return c.URL, func() {}, nil
 	}
-	mock, err := mockserver.Start(ctx, "127.0.0.1:0", mockserver.Config{TTFT: 20 * time.Millisecond, ITL: 5 * time.Millisecond, Model: c.Model})
+	// Not stopped by ctx: an interrupt drains the requests in flight, so the
+	// mock must outlive it; the run's cleanup closes it.
+	mock, err := mockserver.Start(context.WithoutCancel(ctx), "127.0.0.1:0", mockserver.Config{TTFT: 20 * time.Millisecond, ITL: 5 * time.Millisecond, Model: c.Model})
 	if err != nil {
 		return "", nil, fmt.Errorf("starting the embedded mock server: %w", err)
 	}

@@ -54,17 +54,25 @@ func (c *Config) startTelemetry(ctx context.Context, target, dir string, start t
 	}
 	var servers []string
 	if !c.NoServerMetrics {
-		// As AIPerf: the target's own /metrics, and any --server-metrics
+		// As AIPerf: each target's own /metrics, and any --server-metrics
 		// besides.
-		u, err := loadgen.BaseURL(target)
-		if err != nil {
-			return nil, &UsageError{fmt.Errorf("--server-metrics: %w", err)}
+		targets := append([]string{target}, c.URLs[min(1, len(c.URLs)):]...)
+		for _, t := range targets {
+			u, err := loadgen.BaseURL(t)
+			if err != nil {
+				return nil, &UsageError{fmt.Errorf("--server-metrics: %w", err)}
+			}
+			servers = append(servers, telemetry.MetricsURL(u))
 		}
 		more, err := metricsURLs("--server-metrics", c.ServerMetricsURLs)
 		if err != nil {
 			return nil, err
 		}
-		servers = append([]string{telemetry.MetricsURL(u)}, more...)
+		for _, m := range more {
+			if !slices.Contains(servers, m) {
+				servers = append(servers, m)
+			}
+		}
 	}
 	t := &telemetryRun{done: make(chan error, 1)}
 	opts := []telemetry.Option{

@@ -54,7 +54,8 @@ type Stage struct {
 
 // Generator runs stages against one endpoint.
 type Generator struct {
-	url     string
+	urls    []string // request i goes to urls[i mod len]
+	more    []string // WithTargets' servers, resolved by New
 	ep      *endpoint.Endpoint
 	ds      *datasets.Dataset
 	col     Recorder
@@ -163,6 +164,11 @@ func WithSecrets(secrets ...string) Option {
 	}
 }
 
+// WithTargets spreads the requests over more servers, round-robin as
+// AIPerf's --url list does: request i (warmup included) goes to the i-th
+// of New's base followed by these, modulo their number.
+func WithTargets(bases ...string) Option { return func(g *Generator) { g.more = bases } }
+
 // WithStart sets the run's time origin (default: when New is called); the
 // collector must use the same clock.
 func WithStart(t time.Time) Option { return func(g *Generator) { g.start = t } }
@@ -177,10 +183,17 @@ func New(base string, ep *endpoint.Endpoint, ds *datasets.Dataset, col Recorder,
 	if ds == nil || len(ds.Conversations) == 0 {
 		return nil, errors.New("dataset has no conversations")
 	}
-	g := &Generator{url: u, ep: ep, ds: ds, col: col, timeout: 10 * time.Minute, grace: 30 * time.Second,
+	g := &Generator{urls: []string{u}, ep: ep, ds: ds, col: col, timeout: 10 * time.Minute, grace: 30 * time.Second,
 		released: make(chan struct{}, 1), start: time.Now()}
 	for _, o := range opts {
 		o(g)
+	}
+	for _, b := range g.more {
+		u, err := RequestURL(b, ep.Path())
+		if err != nil {
+			return nil, err
+		}
+		g.urls = append(g.urls, u)
 	}
 	if g.client == nil {
 		g.client = &http.Client{Transport: NewTransport(0)}

@@ -144,7 +144,8 @@ func (g *Generator) do(ctx context.Context, conv *datasets.Conversation, session
 	rctx, cancel := context.WithTimeout(ctx, g.timeout)
 	defer cancel()
 	tr, ct := g.newTrace()
-	req, err := http.NewRequestWithContext(httptrace.WithClientTrace(rctx, ct), http.MethodPost, g.url, bytes.NewReader(body))
+	url := g.urls[idx%int64(len(g.urls))]
+	req, err := http.NewRequestWithContext(httptrace.WithClientTrace(rctx, ct), http.MethodPost, url, bytes.NewReader(body))
 	if err != nil {
 		rec.SentNs, rec.EndNs = g.now(), g.now()
 		rec.Err = &metrics.Error{Type: ErrRequest, Message: err.Error()}
@@ -170,7 +171,7 @@ func (g *Generator) do(ctx context.Context, conv *datasets.Conversation, session
 	defer tr.timing(rec)
 	if err != nil {
 		rec.EndNs = g.now()
-		rec.Err = g.transportError(rctx, ctx, err)
+		rec.Err = g.transportError(rctx, ctx, url, err)
 		return rec
 	}
 	defer resp.Body.Close()
@@ -362,14 +363,14 @@ func (g *Generator) readWhole(rctx, ctx context.Context, resp *http.Response, re
 }
 
 // transportError classifies a failure before any response arrived.
-func (g *Generator) transportError(rctx, ctx context.Context, err error) *metrics.Error {
+func (g *Generator) transportError(rctx, ctx context.Context, url string, err error) *metrics.Error {
 	switch {
 	case ctx.Err() != nil:
 		return &metrics.Error{Type: ErrCancelled, Message: "cancelled when the grace period ended"}
 	case rctx.Err() != nil:
 		return &metrics.Error{Type: ErrTimeout, Message: fmt.Sprintf("no response within %s (--request-timeout-seconds)", g.timeout)}
 	case errors.Is(err, syscall.ECONNREFUSED):
-		return &metrics.Error{Type: ErrConnection, Message: "connection refused: " + g.hostOf()}
+		return &metrics.Error{Type: ErrConnection, Message: "connection refused: " + hostOf(url)}
 	}
 	var dnsErr *net.DNSError
 	if errors.As(err, &dnsErr) {
@@ -393,8 +394,8 @@ func (g *Generator) streamError(rctx, ctx context.Context, err error) *metrics.E
 	return &metrics.Error{Code: http.StatusOK, Type: ErrStream, Message: err.Error()}
 }
 
-func (g *Generator) hostOf() string {
-	s := strings.TrimPrefix(strings.TrimPrefix(g.url, "http://"), "https://")
+func hostOf(url string) string {
+	s := strings.TrimPrefix(strings.TrimPrefix(url, "http://"), "https://")
 	host, _, _ := strings.Cut(s, "/")
 	return host
 }

@@ -30,7 +30,7 @@ func (messages) Info() Info {
 
 func (messages) Body(e *Endpoint, r *Request) ([]byte, error) {
 	body := make(map[string]any, 6+len(e.Extra)+len(r.Turn.Extra))
-	body["model"] = e.Model
+	body["model"] = e.ModelFor(r.Turn)
 	body["messages"] = chatMessages(r, false)
 	if r.System != "" {
 		body["system"] = r.System

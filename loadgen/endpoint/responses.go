@@ -19,7 +19,7 @@ func (responses) Info() Info {
 
 func (responses) Body(e *Endpoint, r *Request) ([]byte, error) {
 	body := make(map[string]any, 6+len(e.Extra)+len(r.Turn.Extra))
-	body["model"] = e.Model
+	body["model"] = e.ModelFor(r.Turn)
 	body["input"] = chatMessages(r, false)
 	if r.System != "" {
 		body["instructions"] = r.System
