@@ -119,8 +119,9 @@ type runFolders struct {
 }
 
 // openRunFolders creates base/sub for every sub (base itself without
-// subs) and the per-request files in each.
-func openRunFolders(base string, subs []string, start time.Time, opts ...export.JSONLOption) (*runFolders, error) {
+// subs) and the per-request files in each: the records named jsonl (none
+// when it is ""), inputs.json.
+func openRunFolders(base string, subs []string, jsonl string, start time.Time, opts ...export.JSONLOption) (*runFolders, error) {
 	f := &runFolders{}
 	dirs := []string{base}
 	if len(subs) > 0 {
@@ -134,12 +135,16 @@ func openRunFolders(base string, subs []string, start time.Time, opts ...export.
 			f.close()
 			return nil, fmt.Errorf("--output-artifact-dir: %w", err)
 		}
-		jf, err := os.Create(filepath.Join(d, FileJSONL))
-		if err != nil {
-			f.close()
-			return nil, err
+		var records *export.JSONL // nil: no per-request records
+		if jsonl != "" {
+			jf, err := os.Create(filepath.Join(d, jsonl))
+			if err != nil {
+				f.close()
+				return nil, err
+			}
+			f.files = append(f.files, jf)
+			records = export.NewJSONL(jf, start, opts...)
 		}
-		f.files = append(f.files, jf)
 		inf, err := os.Create(filepath.Join(d, FileInputs))
 		if err != nil {
 			f.close()
@@ -147,7 +152,7 @@ func openRunFolders(base string, subs []string, start time.Time, opts ...export.
 		}
 		f.files = append(f.files, inf)
 		f.dirs = append(f.dirs, d)
-		f.jsonl = append(f.jsonl, export.NewJSONL(jf, start, opts...))
+		f.jsonl = append(f.jsonl, records)
 		f.inputs = append(f.inputs, export.NewInputs(inf))
 	}
 	return f, nil
@@ -158,7 +163,9 @@ func (f *runFolders) at(stage int) int { return max(0, min(stage, len(f.dirs)-1)
 
 // WriteRecord implements metrics.RecordSink.
 func (f *runFolders) WriteRecord(r *metrics.Record, v *metrics.Values, good bool) {
-	f.jsonl[f.at(r.Stage)].WriteRecord(r, v, good)
+	if j := f.jsonl[f.at(r.Stage)]; j != nil {
+		j.WriteRecord(r, v, good)
+	}
 }
 
 // Body implements loadgen.BodySink.
@@ -175,7 +182,10 @@ func (f *runFolders) EndSession(session int64, stage int) {
 func (f *runFolders) finish() error {
 	var errs []error
 	for i := range f.dirs {
-		errs = append(errs, f.jsonl[i].Err(), f.inputs[i].Close())
+		if f.jsonl[i] != nil {
+			errs = append(errs, f.jsonl[i].Err())
+		}
+		errs = append(errs, f.inputs[i].Close())
 	}
 	return errors.Join(errs...)
 }
@@ -255,7 +265,7 @@ func (p *prepared) reportSweep(o *outcome, base export.Run, subs []string) ([]st
 		// Telemetry and energy cover the whole sweep: they stay in its folder.
 		run.Telemetry, run.Extra = nil, nil
 		dir := filepath.Join(o.dir, sub)
-		errs = append(errs, writeExports(dir, s, st, run))
+		errs = append(errs, writeExports(dir, p.exports.files, s, st, run))
 		sw.Values = append(sw.Values, export.SweepValue{Label: v.Label, Value: v.Value, Integer: v.Integer, Summary: s})
 	}
 	if s := o.summary; s.Knee >= 0 && s.Operating >= 0 {

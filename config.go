@@ -139,6 +139,10 @@ type Config struct {
 	// implement, by canonical name (foreign.go).
 	Foreign map[string][]string
 	Report  bool // --report: report.html in ArtifactDir at the end
+	// ExportPrefix is --profile-export-prefix, ExportLevel --export-level
+	// (summary, records or raw) and SliceDuration --slice-duration (seconds
+	// or a duration such as 30s; "": no timeslices), as given.
+	ExportPrefix, ExportLevel, SliceDuration string
 
 	// Version is surge's version for the exports.
 	Version string

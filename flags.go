@@ -146,6 +146,9 @@ var options = []option{
 	{flag: &cli.BoolFlag{Category: catOutput, Name: "verbose", Aliases: []string{"v"}, Usage: "--log-level DEBUG"}, field: func(c *Config) any { return &c.Verbose }},
 	{flag: &cli.BoolFlag{Category: catOutput, Name: "extra-verbose", Aliases: []string{"vv"}, Usage: "--log-level TRACE"}, field: func(c *Config) any { return &c.ExtraVerbose }},
 	{flag: &cli.BoolFlag{Category: catOutput, Name: "report", Usage: "also write report.html (as surge report does) in the export folder at the end"}, field: func(c *Config) any { return &c.Report }},
+	{flag: &cli.StringFlag{Category: catOutput, Name: "profile-export-prefix", Aliases: []string{"profile-export-file"}, Usage: "base name of the exports: foo writes foo.json, foo.csv, foo.jsonl, foo_timeslices.{json,csv} (a known suffix such as .json is dropped)"}, field: func(c *Config) any { return &c.ExportPrefix }},
+	{flag: &cli.StringFlag{Category: catOutput, Name: "export-level", Aliases: []string{"profile-export-level"}, Value: "records", Usage: "summary (the summary files only), records (and the per-request JSONL) or raw (as records: surge keeps no raw responses; the bodies sent are in inputs.json)"}, field: func(c *Config) any { return &c.ExportLevel }},
+	{flag: &cli.StringFlag{Category: catOutput, Name: "slice-duration", Usage: "also summarise each window of this length (seconds, or 30s, 5m, 2h) into <base>_timeslices.{json,csv}, as AIPerf's timeslices"}, field: func(c *Config) any { return &c.SliceDuration }},
 }
 
 // profileFlags binds every option to c: parsing the command line fills c,

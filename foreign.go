@@ -159,9 +159,6 @@ var foreignOptions = []foreignOption{
 	refused("request-cancellation-rate", fValue, "loadgen.request_cancellation_rate", "cancels no requests on purpose", "0"),
 	noted("request-cancellation-delay", fValue, "loadgen.request_cancellation_delay", "cancels no requests on purpose", "0"),
 	// Output: files and uploads.
-	noted("profile-export-prefix profile-export-file", fValue, "output.profile_export_prefix", "writes AIPerf's default file names (profile_export_aiperf.json, profile_export.jsonl, …) in --output-artifact-dir"),
-	noted("export-level profile-export-level", fValue, "output.export_level", "writes the summary and the per-request records (AIPerf's records level) whatever the level", "records"),
-	noted("slice-duration", fValue, "output.slice_duration", "writes no time-sliced exports"),
 	noted("auto-plot", fSwitch, "output.auto_plot", "plots nothing at the end: surge report DIR writes the charts", "false"),
 	noted("no-auto-plot", fSwitch, "output.auto_plot", "plots nothing at the end", "true", "false"),
 	noted("plot-required", fSwitch, "output.plot_required", "plots nothing at the end: surge report DIR writes the charts", "false"),

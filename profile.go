@@ -86,7 +86,8 @@ type prepared struct {
 	maxConc int                  // the largest concurrency cap of any stage
 	stamps  loadgen.Timestamps
 	shard   loadgen.Shard // this host's part of the plan (zero: all of it)
-	startAt time.Time     // --start-at (zero: at once)
+	exports exportSettings
+	startAt time.Time // --start-at (zero: at once)
 	ds      *datasets.Dataset
 	plan    *plan
 	live    *liveSession // nil: the run follows its plan, unwatched
@@ -112,6 +113,12 @@ func prepare(c Config, log io.Writer) (*prepared, error) {
 	}
 	if p.shard, err = c.shard(); err != nil {
 		return nil, err
+	}
+	if p.exports, err = c.exports(); err != nil {
+		return nil, err
+	}
+	if p.exports.level == levelRaw {
+		l.notef("note: --export-level raw writes what records does: surge keeps no raw responses (the request bodies sent are in %s)", FileInputs)
 	}
 	if p.startAt, err = c.startAt(time.Now()); err != nil {
 		return nil, err
@@ -241,12 +248,17 @@ func (p *prepared) execute(ctx context.Context, log io.Writer) (o *outcome, err 
 	o.late = p.waitForStart(ctx, log)
 	o.start = time.Now()
 	clock := func() int64 { return int64(time.Since(o.start)) }
-	folders, err := openRunFolders(o.dir, p.stageFolders(), o.start, export.WithWorkerID(o.benchmarkID[:8]))
+	jsonlName := p.exports.files.JSONL
+	if p.exports.level == levelSummary {
+		jsonlName = "" // no per-request records at --export-level summary
+	}
+	folders, err := openRunFolders(o.dir, p.stageFolders(), jsonlName, o.start, export.WithWorkerID(o.benchmarkID[:8]))
 	if err != nil {
 		return nil, err
 	}
 	cleanup = append(cleanup, folders.close) // the inputs writers' goroutines end on every path
-	colOpts := []metrics.Option{metrics.WithClock(clock), metrics.WithOrigin(o.start), metrics.WithGoodput(p.slos), metrics.WithSink(folders)}
+	colOpts := []metrics.Option{metrics.WithClock(clock), metrics.WithOrigin(o.start), metrics.WithGoodput(p.slos),
+		metrics.WithSlices(p.exports.slice), metrics.WithSink(folders)}
 	if p.counter != nil {
 		colOpts = append(colOpts, metrics.WithTokenizer(p.counter))
 	}
@@ -407,7 +419,7 @@ func (p *prepared) report(o *outcome, out io.Writer) (*Result, error) {
 		folders, err = p.reportSweep(o, run, subs)
 		errs = append(errs, err)
 	}
-	errs = append(errs, report(out, o.dir, title, o.summary, o.state, run, folders))
+	errs = append(errs, report(out, o.dir, p.exports.files, title, o.summary, o.state, run, folders))
 	if c.Report {
 		errs = append(errs, writeRunReport(out, o.dir))
 	}
@@ -485,12 +497,12 @@ func (c *Config) target(ctx context.Context, log io.Writer) (url string, stop fu
 
 // report writes the summary exports, prints the console table and lists
 // every file of the run.
-func report(out io.Writer, dir, title string, s *metrics.Summary, st *metrics.State, run export.Run, folders []string) error {
-	err := writeExports(dir, s, st, run)
+func report(out io.Writer, dir string, files exportFiles, title string, s *metrics.Summary, st *metrics.State, run export.Run, folders []string) error {
+	err := writeExports(dir, files, s, st, run)
 	export.Console(out, title, s)
 	export.ConsoleStages(out, s)
 	fmt.Fprintf(out, "\nExports in %s:\n", dir)
-	for _, f := range []string{FileJSON, FileCSV, FileJSONL, FileInputs, FileState, FileGPUTelemetry, FileServerMetrics} {
+	for _, f := range []string{files.JSON, files.CSV, files.JSONL, files.TimeslicesJSON, files.TimeslicesCSV, FileInputs, FileState, FileGPUTelemetry, FileServerMetrics} {
 		if _, statErr := os.Stat(filepath.Join(dir, f)); statErr == nil {
 			fmt.Fprintf(out, "  %s\n", filepath.Join(dir, f))
 		}
@@ -501,13 +513,18 @@ func report(out io.Writer, dir, title string, s *metrics.Summary, st *metrics.St
 	return err
 }
 
-// writeExports writes a run's summary files into dir: the JSON, the CSV
-// and the state sidecar.
-func writeExports(dir string, s *metrics.Summary, st *metrics.State, run export.Run) error {
+// writeExports writes a run's summary files into dir: the JSON, the CSV,
+// the timeslices (--slice-duration) and the state sidecar.
+func writeExports(dir string, files exportFiles, s *metrics.Summary, st *metrics.State, run export.Run) error {
 	err := errors.Join(
-		writeFile(filepath.Join(dir, FileJSON), func(w io.Writer) error { return export.JSON(w, s, run) }),
-		writeFile(filepath.Join(dir, FileCSV), func(w io.Writer) error { return export.CSV(w, s) }),
+		writeFile(filepath.Join(dir, files.JSON), func(w io.Writer) error { return export.JSON(w, s, run) }),
+		writeFile(filepath.Join(dir, files.CSV), func(w io.Writer) error { return export.CSV(w, s) }),
 	)
+	if s.Timeslices != nil {
+		err = errors.Join(err,
+			writeFile(filepath.Join(dir, files.TimeslicesJSON), func(w io.Writer) error { return export.TimeslicesJSON(w, s, run.InputConfig) }),
+			writeFile(filepath.Join(dir, files.TimeslicesCSV), func(w io.Writer) error { return export.TimeslicesCSV(w, s) }))
+	}
 	// The state goes last: a merge waiting for a shard takes it as the sign
 	// that the shard's exports are complete.
 	return errors.Join(err, writeFile(filepath.Join(dir, FileState), func(w io.Writer) error { return json.NewEncoder(w).Encode(st) }))

@@ -86,14 +86,14 @@ type Generator struct {
 	aborted        atomic.Bool
 
 	nextIndex atomic.Int64 // request index across the run
+	// nextSession numbers the conversation runs as they start (session_num).
+	nextSession atomic.Int64
 	// issued counts requests handed to their goroutines; nextIndex lags it
 	// until each goroutine runs, so session counts read this one.
 	issued atomic.Int64
 	// nextConv is where a live session's next stage starts in the dataset
 	// (planned stages start where the plan says: firstConversations).
-	nextConv atomic.Int64
-	// nextSession numbers the conversation runs as they start (session_num).
-	nextSession   atomic.Int64
+	nextConv      atomic.Int64
 	shard         Shard
 	inFlight      atomic.Int64
 	released      chan struct{} // a slot freed (capacity 1: a wake-up, not a count)

@@ -347,6 +347,12 @@ func TestDurationStopsIssuingAndGraceCancels(t *testing.T) {
 	if len(sink.recs) != 4 || s.Errors[0].Details.Type != ErrCancelled {
 		t.Errorf("%d records, errors %+v; want 4 cancelled after the grace period", len(sink.recs), s.Errors)
 	}
+	for _, r := range sink.recs {
+		if !r.Cancelled || r.AckNs < r.SentNs || r.AckNs > r.EndNs {
+			t.Errorf("record %s: cancelled %v, ack %d (sent %d, end %d); want cancelled, acknowledged in between",
+				r.RequestID, r.Cancelled, r.AckNs, r.SentNs, r.EndNs)
+		}
+	}
 }
 
 func TestInterruptDrainsInFlight(t *testing.T) {
@@ -523,6 +529,28 @@ func TestUserCentricSessionsCarryHistory(t *testing.T) {
 	}
 	if longest != 5 {
 		t.Errorf("longest history %d messages, want 5 (third turn: 2 earlier turns and their replies)", longest)
+	}
+	// AIPerf's session_num and x_correlation_id: one per session run, the
+	// same on each of its turns.
+	bySession := map[int64]map[string]bool{}
+	corrs := map[string]bool{}
+	for _, r := range sink.recs {
+		if bySession[r.Session] == nil {
+			bySession[r.Session] = map[string]bool{}
+		}
+		bySession[r.Session][r.CorrelationID+"/"+r.ConversationID] = true
+		corrs[r.CorrelationID] = true
+		if r.Cancelled || r.CorrelationID == "" {
+			t.Errorf("record %s: cancelled %v, correlation id %q", r.RequestID, r.Cancelled, r.CorrelationID)
+		}
+	}
+	if len(bySession) != 4 || len(corrs) != 4 {
+		t.Errorf("%d session numbers, %d correlation ids; want 4 of each", len(bySession), len(corrs))
+	}
+	for n, ids := range bySession {
+		if n < 0 || n > 3 || len(ids) != 1 {
+			t.Errorf("session %d: %v; want one correlation id and conversation", n, ids)
+		}
 	}
 }
 

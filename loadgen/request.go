@@ -55,9 +55,9 @@ type pacer func(ti int, prevEnd int64) (slot, bool)
 func (g *Generator) session(ctx context.Context, conv *datasets.Conversation, phase metrics.Phase, stage int, pace pacer) {
 	ctx, endSession := g.startSession(ctx)
 	defer endSession()
-	sn := g.nextSession.Add(1) - 1
+	num, corr := g.nextSession.Add(1)-1, sessionID(ctx)
 	if g.bodies != nil {
-		defer g.bodies.EndSession(sn, stage)
+		defer g.bodies.EndSession(num, stage)
 	}
 	var history []endpoint.Message
 	var prevEnd int64
@@ -67,8 +67,10 @@ func (g *Generator) session(ctx context.Context, conv *datasets.Conversation, ph
 		if !ok {
 			return
 		}
-		rec := g.do(ctx, conv, sn, ti, history, turn, phase, stage, at.intended, at.body)
+		rec := g.do(ctx, conv, num, ti, history, turn, phase, stage, at.intended, at.body)
 		rec.SlotWaitNs, rec.Scheduled = at.slotWait, at.scheduled
+		rec.Session, rec.CorrelationID = num, corr
+		rec.Cancelled = rec.Err != nil && rec.Err.Type == ErrCancelled
 		g.redact(rec)
 		reply, failed := rec.Text, rec.Err != nil
 		prevEnd = rec.EndNs
@@ -164,6 +166,9 @@ func (g *Generator) do(ctx context.Context, conv *datasets.Conversation, session
 
 	g.col.Started(phase)
 	resp, err := g.send(req.Context(), req, rec)
+	if err == nil && g.ep.Streams() {
+		rec.AckNs = g.now() // the response's headers: the server took the request
+	}
 	// Latencies start when the last byte was written, not when Do was
 	// called: the wait for a connection, a cold dial and the transport's
 	// write goroutine are reported apart (rec.HTTP).

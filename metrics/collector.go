@@ -52,6 +52,8 @@ type Collector struct {
 	final *State
 	// origin is the wall-clock time of the run clock's zero (zero: unknown).
 	origin time.Time
+	// slice is --slice-duration (0: no timeslices).
+	slice time.Duration
 }
 
 // Option configures a Collector.
@@ -304,6 +306,7 @@ func (c *Collector) Close() *Summary {
 	c.wg.Wait()
 	c.final = c.collect()
 	s := c.final.Summary()
+	s.Timeslices = c.timeslices()
 	c.warnMu.Lock()
 	s.Warnings = append(slices.Clone(c.warnings), s.Warnings...)
 	c.warnMu.Unlock()

@@ -77,17 +77,7 @@ func (st *State) Summary() *Summary {
 		stageKeys = append(stageKeys, k.stage)
 	}
 	sum := summaryOf(profile)
-	if !st.goodput {
-		// Without --goodput every request would count as good; say nothing.
-		delete(sum.Run, Goodput)
-		delete(sum.Run, GoodRequestCount)
-		delete(sum.Run, GoodRequestFraction)
-	}
-	if !st.Origin.IsZero() && profile.firstSent > 0 {
-		origin := st.Origin.UnixNano()
-		sum.Run[MinRequestTimestamp] = float64(origin + profile.firstSent)
-		sum.Run[MaxResponseTimestamp] = float64(origin + profile.lastEnd)
-	}
+	finishRun(sum.Run, st.Origin, profile.firstSent, profile.lastEnd, st.goodput)
 	if len(st.stages) > 1 {
 		slices.Sort(stageKeys)
 		for _, i := range stageKeys {
@@ -115,6 +105,22 @@ func (st *State) Stage(i int) *State {
 		}
 	}
 	return out
+}
+
+// finishRun completes run-level metrics: goodput only with objectives, and
+// the window in wall-clock time when the run clock's origin is known.
+func finishRun(run map[Tag]float64, origin time.Time, firstSent, lastEnd int64, goodput bool) {
+	if !goodput {
+		// Without --goodput every request would count as good; say nothing.
+		delete(run, Goodput)
+		delete(run, GoodRequestCount)
+		delete(run, GoodRequestFraction)
+	}
+	if !origin.IsZero() && firstSent > 0 {
+		o := origin.UnixNano()
+		run[MinRequestTimestamp] = float64(o + firstSent)
+		run[MaxResponseTimestamp] = float64(o + lastEnd)
+	}
 }
 
 // Merge folds o into st as if one collector had seen the records of both:

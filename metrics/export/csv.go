@@ -25,7 +25,7 @@ func stats(d metrics.Distribution) []float64 {
 // counts of requests, CRLF line ends (Python's csv module).
 func CSV(w io.Writer, s *metrics.Summary) error {
 	cw := newCSV(w)
-	dists, runs := csvMetrics(s)
+	dists, runs := csvMetrics(s.Metrics, s.Run)
 	if len(dists) > 0 {
 		_ = cw.Write(append([]string{"Metric"}, statKeys...))
 		for _, d := range dists {
@@ -63,16 +63,16 @@ type (
 
 // csvMetrics lists s's distributions and run-level metrics, each sorted by
 // tag as AIPerf's exporter sorts them.
-func csvMetrics(s *metrics.Summary) ([]csvDist, []csvRun) {
+func csvMetrics(m map[metrics.Tag]metrics.Distribution, run map[metrics.Tag]float64) ([]csvDist, []csvRun) {
 	var dists []csvDist
 	for _, d := range distDefs() {
-		if x, ok := s.Metrics[d.Tag]; ok {
+		if x, ok := m[d.Tag]; ok {
 			dists = append(dists, csvDist{d, x})
 		}
 	}
 	var runs []csvRun
 	for _, d := range metrics.RunDefs {
-		if v, ok := s.Run[d.Tag]; ok {
+		if v, ok := run[d.Tag]; ok {
 			runs = append(runs, csvRun{d, v})
 		}
 	}

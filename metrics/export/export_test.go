@@ -27,7 +27,8 @@ var fixtureStart = time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC)
 // the digests and the JSONL order are deterministic.
 func fixture(t *testing.T, sink metrics.RecordSink) *metrics.Summary {
 	t.Helper()
-	opts := []metrics.Option{metrics.WithShards(1), metrics.WithClock(func() int64 { return 0 }), metrics.WithOrigin(fixtureStart)}
+	opts := []metrics.Option{metrics.WithShards(1), metrics.WithClock(func() int64 { return 0 }), metrics.WithOrigin(fixtureStart),
+		metrics.WithSlices(50 * time.Millisecond)}
 	if sink != nil {
 		opts = append(opts, metrics.WithSink(sink))
 	}
@@ -36,9 +37,10 @@ func fixture(t *testing.T, sink metrics.RecordSink) *metrics.Summary {
 		t.Fatal(err)
 	}
 	c := metrics.NewCollector(append(opts, metrics.WithGoodput(slos))...)
-	c.Add(&metrics.Record{Index: 0, RequestID: "w0", ConversationID: "c-w", Phase: metrics.Warmup,
-		IntendedNs: 1 * ms, SentNs: 1 * ms, EndNs: 30 * ms, Streamed: true, TokenNs: []int64{20 * ms, 30 * ms},
-		FirstContentNs: 20 * ms, Usage: metrics.Usage{Present: true, PromptTokens: 10, CompletionTokens: 2}})
+	c.Add(&metrics.Record{Index: 0, RequestID: "w0", CorrelationID: "sw", ConversationID: "c-w", Phase: metrics.Warmup,
+		IntendedNs: 1 * ms, SentNs: 1 * ms, AckNs: 15 * ms, EndNs: 30 * ms, Streamed: true, TokenNs: []int64{20 * ms, 30 * ms},
+		FirstContentNs: 20 * ms, Usage: metrics.Usage{Present: true, PromptTokens: 10, CompletionTokens: 2, TotalTokens: 12, CacheReadTokens: 0,
+			Fields: metrics.UsagePromptField | metrics.UsageCompletionField | metrics.UsageTotalField | metrics.UsageCacheReadField}})
 	for i := range 10 {
 		sent := int64(100+10*i) * ms
 		n := 4 + i%3
@@ -58,7 +60,7 @@ func fixture(t *testing.T, sink metrics.RecordSink) *metrics.Summary {
 			Index: int64(i + 1), Session: int64(i + 1), RequestID: "r" + string(rune('a'+i)), CorrelationID: "s" + string(rune('a'+i)),
 			ConversationID: "c" + string(rune('0'+i)),
 			IntendedNs:     sent - int64(i%2)*ms, SentNs: sent, AckNs: sent + 19*ms, EndNs: toks[n-1] + ms, Streamed: true,
-			TokenNs: toks, FirstContentNs: toks[0], InputTokens: 100 + i,
+			TokenNs: toks, FirstContentNs: toks[0], InputTokens: 100 + i, RequestedOSL: n,
 			Usage: metrics.Usage{Present: true, PromptTokens: 100 + i, CompletionTokens: n, TotalTokens: 100 + i + n,
 				CacheReadTokens: 64, Fields: metrics.UsagePromptField | metrics.UsageCompletionField | metrics.UsageTotalField | metrics.UsageCacheReadField},
 			HTTP: h, KernelStamps: true, ReadDelayNs: delays,
@@ -74,7 +76,7 @@ func fixture(t *testing.T, sink metrics.RecordSink) *metrics.Summary {
 		SentNs: 200 * ms, EndNs: 201 * ms, InputTokens: 120,
 		Err: &metrics.Error{Code: 500, Type: "server_error", Message: "mock: injected failure"}, RetryAfter: "2", ConnectionRetries: 1})
 	c.Add(&metrics.Record{Index: 12, Session: 12, RequestID: "rcancel", CorrelationID: "scancel", ConversationID: "c-cancel",
-		IntendedNs: 210 * ms, SentNs: 210 * ms, AckNs: 229 * ms, EndNs: 240 * ms, Cancelled: true, Streamed: true,
+		IntendedNs: 210 * ms, SentNs: 210 * ms, AckNs: 229 * ms, EndNs: 240 * ms, Cancelled: true, Streamed: true, InputTokens: 130,
 		Err: &metrics.Error{Type: "cancelled", Message: "cancelled when the grace period ended"}})
 	return c.Close()
 }
@@ -117,6 +119,16 @@ func TestGoldenExports(t *testing.T) {
 	golden(t, "profile_export_aiperf.csv", csv.Bytes())
 	golden(t, "profile_export.jsonl", jsonl.Bytes())
 
+	var tsJSON, tsCSV bytes.Buffer
+	if err := TimeslicesJSON(&tsJSON, s, run.InputConfig); err != nil {
+		t.Fatal(err)
+	}
+	golden(t, "profile_export_aiperf_timeslices.json", tsJSON.Bytes())
+	if err := TimeslicesCSV(&tsCSV, s); err != nil {
+		t.Fatal(err)
+	}
+	golden(t, "profile_export_aiperf_timeslices.csv", tsCSV.Bytes())
+
 	var con bytes.Buffer
 	Console(&con, "surge profile: m", s)
 	golden(t, "console.txt", con.Bytes())
@@ -153,7 +165,7 @@ func TestJSONShape(t *testing.T) {
 	}
 	// total_output_tokens leaves the reasoning token out; total_osl has it.
 	for tag, want := range map[string]float64{"total_output_tokens": 48, "total_reasoning_tokens": 1, "total_osl": 49, "total_isl": 1045,
-		"total_error_isl": 120, "request_error_rate": 100 * 2.0 / 12, "good_request_fraction": 0.5,
+		"total_error_isl": 250, "request_error_rate": 100 * 2.0 / 12, "good_request_fraction": 0.5,
 		"min_request_timestamp":                float64(fixtureStart.Add(100 * time.Millisecond).UnixNano()),
 		"max_response_timestamp":               float64(fixtureStart.Add(240 * time.Millisecond).UnixNano()),
 		"total_usage_prompt_cache_read_tokens": 640} {

@@ -29,19 +29,19 @@ func checkShape(t *testing.T, name string, doc []byte, s shape) {
 	}
 }
 
-type kind string
+type jtype string
 
 // The JSON types a model field may have.
 const (
-	jStr    kind = "string"
-	jNum    kind = "number"
-	jInt    kind = "integer"
-	jBool   kind = "boolean"
-	jObject kind = "object" // any object (a dict[str, Any] field)
-	jAny    kind = "any"
+	jStr    jtype = "string"
+	jNum    jtype = "number"
+	jInt    jtype = "integer"
+	jBool   jtype = "boolean"
+	jObject jtype = "object" // any object (a dict[str, Any] field)
+	jAny    jtype = "any"
 )
 
-func (k kind) check(path string, v any, errs *[]string) {
+func (k jtype) check(path string, v any, errs *[]string) {
 	ok := false
 	switch k {
 	case jStr:
@@ -96,7 +96,7 @@ func (m model) check(path string, v any, errs *[]string) {
 		*errs = append(*errs, fmt.Sprintf("%s: want an object, got %s", path, jsonType(v)))
 		return
 	}
-	for _, k := range sortedKeys(m.fields) {
+	for _, k := range orderedKeys(m.fields) {
 		fv, present := o[k]
 		if !present || fv == nil {
 			if !slices.Contains(m.optional, k) {
@@ -106,7 +106,7 @@ func (m model) check(path string, v any, errs *[]string) {
 		}
 		m.fields[k].check(path+"."+k, fv, errs)
 	}
-	for _, k := range sortedKeys(o) {
+	for _, k := range orderedKeys(o) {
 		if _, known := m.fields[k]; known {
 			continue
 		}
@@ -144,15 +144,15 @@ func (d dict) check(path string, v any, errs *[]string) {
 		*errs = append(*errs, fmt.Sprintf("%s: want an object, got %s", path, jsonType(v)))
 		return
 	}
-	for _, k := range sortedKeys(o) {
+	for _, k := range orderedKeys(o) {
 		d.of.check(path+"."+k, o[k], errs)
 	}
 }
 
-// nullable is a T | None field whose key is always written.
-type nullable struct{ of shape }
+// orNull is a T | None field whose key is always written.
+type orNull struct{ of shape }
 
-func (n nullable) check(path string, v any, errs *[]string) {
+func (n orNull) check(path string, v any, errs *[]string) {
 	if v != nil {
 		n.of.check(path, v, errs)
 	}
@@ -174,7 +174,7 @@ func (o oneOf) check(path string, v any, errs *[]string) {
 	*errs = append(*errs, fmt.Sprintf("%s: matches none of its forms: %s", path, strings.Join(all, "; ")))
 }
 
-func sortedKeys[V any](m map[string]V) []string {
+func orderedKeys[V any](m map[string]V) []string {
 	ks := make([]string, 0, len(m))
 	for k := range m {
 		ks = append(ks, k)
@@ -202,7 +202,7 @@ func TestShapeChecker(t *testing.T) {
 			t.Errorf("%s: %q, want %q", doc, got, want)
 		}
 	}
-	d := dict{oneOf{jNum, nullable{model{fields: map[string]shape{"u": jStr}}}}}
+	d := dict{oneOf{jNum, orNull{model{fields: map[string]shape{"u": jStr}}}}}
 	for doc, want := range map[string]string{
 		`{"x": 1, "y": null, "z": {"u": "s"}}`: "",
 		`{"x": "no"}`:                          "d.x: matches none of its forms: d.x: want number, got string; d.x: want an object, got string",

@@ -135,14 +135,17 @@ func distDefs() []metrics.Def {
 	return append(defs, metrics.ClientReadDelayDef)
 }
 
-func addMetrics(o *object, s *metrics.Summary) {
+func addMetrics(o *object, s *metrics.Summary) { addMetricsOf(o, s.Metrics, s.Run) }
+
+// addMetricsOf adds distributions and run-level metrics to o, keyed by tag.
+func addMetricsOf(o *object, dists map[metrics.Tag]metrics.Distribution, run map[metrics.Tag]float64) {
 	for _, d := range distDefs() {
-		if dist, ok := s.Metrics[d.Tag]; ok {
+		if dist, ok := dists[d.Tag]; ok {
 			o.set(string(d.Tag), round(dist))
 		}
 	}
 	for _, d := range metrics.RunDefs {
-		if v, ok := s.Run[d.Tag]; ok {
+		if v, ok := run[d.Tag]; ok {
 			o.set(string(d.Tag), runMetric{Unit: d.Unit, Avg: roundTo(v)})
 		}
 	}

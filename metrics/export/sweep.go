@@ -42,7 +42,7 @@ type Sweep struct {
 
 // sweepStatKeys are the statistics a value's metrics are flattened by, as
 // AIPerf's aggregation keys them ("time_to_first_token_p99").
-var sweepStatKeys = []string{"avg", "min", "max", "p1", "p5", "p10", "p25", "p50", "p75", "p90", "p95", "p99", "std"}
+var sweepStatKeys = []string{"avg", "min", "max", "sum", "p1", "p5", "p10", "p25", "p50", "p75", "p90", "p95", "p99", "std"}
 
 // cellStats is one flattened metric of one value. A single run per value
 // has no spread: std and cv are 0 and the interval is the value itself,
@@ -71,7 +71,7 @@ func flatten(s *metrics.Summary) map[string]cellStats {
 		if !ok {
 			continue
 		}
-		for i, v := range []float64{x.Avg, x.Min, x.Max, x.P1, x.P5, x.P10, x.P25, x.P50, x.P75, x.P90, x.P95, x.P99, x.Std} {
+		for i, v := range []float64{x.Avg, x.Min, x.Max, x.Sum, x.P1, x.P5, x.P10, x.P25, x.P50, x.P75, x.P90, x.P95, x.P99, x.Std} {
 			out[string(d.Tag)+"_"+sweepStatKeys[i]] = cell(v, x.Unit)
 		}
 	}

@@ -34,7 +34,7 @@ var sweepAggregateShape = func() shape {
 			"best_configurations": dict{model{fields: map[string]shape{"parameters": params, "metric": jNum, "unit": jStr}}},
 			"pareto_optimal":      list{params},
 		},
-		extra: map[string]shape{"knee": nullable{model{fields: map[string]shape{
+		extra: map[string]shape{"knee": orNull{model{fields: map[string]shape{
 			"parameter": jStr, "knee_value": jNum, "knee_label": jStr, "recommended_value": jNum, "recommended_label": jStr,
 		}}}},
 	}
