@@ -73,6 +73,13 @@ func (l logger) notef(format string, args ...any) {
 	}
 }
 
+// warnf writes a warning (WARNING).
+func (l logger) warnf(format string, args ...any) {
+	if l.enabled("WARNING") {
+		fmt.Fprintf(l.w, format+"\n", args...)
+	}
+}
+
 // debugf writes a debug line (DEBUG).
 func (l logger) debugf(format string, args ...any) {
 	if l.enabled("DEBUG") {

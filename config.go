@@ -100,6 +100,9 @@ type Config struct {
 	PrefixPoolSize, PrefixLength int     // --prompt-prefix-pool-size, --prompt-prefix-length
 	SharedSystemPromptLength     int     // --shared-system-prompt-length
 	Tokenizer                    string
+	// TokenizerRevision is the Hub revision of a tokenizer named by its
+	// model id (--tokenizer-revision; default main).
+	TokenizerRevision string
 	// UseServerTokenCount counts tokens from usage even with a tokenizer
 	// (--use-server-token-count).
 	UseServerTokenCount bool

@@ -420,7 +420,17 @@ var (
 )
 
 func TestMain(m *testing.M) {
+	// No test reaches the Hugging Face Hub or reads the user's cache: a
+	// model's tokenizer is not cached, and the Hub is offline (tests that
+	// serve a Hub set their own).
+	hf, err := os.MkdirTemp("", "surge-hf-")
+	if err != nil {
+		panic(err)
+	}
+	os.Setenv("HF_HUB_CACHE", hf)
+	os.Setenv("HF_HUB_OFFLINE", "1")
 	code := m.Run()
+	_ = os.RemoveAll(hf)
 	if binDir != "" {
 		_ = os.RemoveAll(binDir)
 	}

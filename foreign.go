@@ -64,7 +64,6 @@ var foreignOptions = []foreignOption{
 	refused("request-content-type", fValue, "endpoint.request_content_type", "sends JSON bodies only", "application/json"),
 	refused("uuid-and-strip", fSwitch, "endpoint.uuid_and_strip", "sends no images", "false"),
 	// Tokenizer
-	noted("tokenizer-revision", fValue, "tokenizer.revision", "loads --tokenizer from a path (the Hub's revisions are not read yet)", "main"),
 	noted("tokenizer-trust-remote-code", fSwitch, "tokenizer.trust_remote_code", "reads tokenizer.json only and runs no code from the Hub", "false"),
 	refused("apply-chat-template", fSwitch, "tokenizer.apply_chat_template", "counts input tokens on the prompt text, without the chat template", "false"),
 	// Input

@@ -59,7 +59,7 @@ const (
 // run then drains within the grace period and still writes every export.
 // The summary goes to out; notices and progress go to log.
 func Run(ctx context.Context, c Config, out, log io.Writer) (*Result, error) {
-	p, err := prepare(c, log)
+	p, err := prepareCtx(ctx, c, log)
 	if err != nil {
 		return nil, err
 	}
@@ -83,7 +83,9 @@ type prepared struct {
 	headers http.Header // as sent: the API key's Authorization included
 	slos    []metrics.SLO
 	counter metrics.TokenCounter // nil: counts from usage or SSE events
-	maxConc int                  // the largest concurrency cap of any stage
+	builder datasets.Tokenizer   // built the prompts (nil: the embedded Qwen3)
+	tokSrc  tokenizerSource
+	maxConc int // the largest concurrency cap of any stage
 	stamps  loadgen.Timestamps
 	shard   loadgen.Shard // this host's part of the plan (zero: all of it)
 	exports exportSettings
@@ -97,6 +99,11 @@ type prepared struct {
 // prepare validates c and resolves it into a plan. It starts nothing and
 // writes nothing but the dataset's report lines to log.
 func prepare(c Config, log io.Writer) (*prepared, error) {
+	return prepareCtx(context.Background(), c, log)
+}
+
+// prepareCtx is prepare that stops a tokenizer download when ctx ends.
+func prepareCtx(ctx context.Context, c Config, log io.Writer) (*prepared, error) {
 	l, err := c.resolveAIPerf(log)
 	if err != nil {
 		return nil, err
@@ -158,11 +165,11 @@ func prepare(c Config, log io.Writer) (*prepared, error) {
 	if p.slos, err = metrics.ParseGoodput(c.Goodput); err != nil {
 		return nil, usagef("--goodput: %w", err)
 	}
-	builder, counter, err := c.loadTokenizer()
+	builder, counter, tokSrc, err := c.loadTokenizer(ctx, p.log)
 	if err != nil {
 		return nil, err
 	}
-	p.counter = counter
+	p.builder, p.counter, p.tokSrc = builder, counter, tokSrc
 	load, err := c.parseLoad()
 	if err != nil {
 		return nil, err
@@ -363,6 +370,7 @@ func (p *prepared) report(o *outcome, out io.Writer) (*Result, error) {
 			"clock_drift_ms": float64(o.clockDrift) / 1e6},
 		Extra: map[string]float64{},
 	}
+	run.RunInfo.(map[string]any)["tokenizer"] = p.tokSrc
 	if len(c.URLs) > 1 {
 		run.RunInfo.(map[string]any)["target_urls"] = c.URLs
 	}
