@@ -327,6 +327,7 @@ func secretsRun(t *testing.T, key, hdr, errorBody string) map[string][]byte {
 	dir := t.TempDir()
 	c := e2eConfig(ts.URL, dir)
 	c.APIKey, c.Headers = key, []string{"X-Api-Key: " + hdr}
+	c.ExportLevel = levelRaw // the raw dump holds every body and response too
 	var out, log bytes.Buffer
 	if _, err := Run(context.Background(), c, &out, &log); err != nil {
 		t.Fatal(err)
@@ -349,7 +350,7 @@ func secretsRun(t *testing.T, key, hdr, errorBody string) map[string][]byte {
 		}
 		artifacts[e.Name()] = b
 	}
-	if len(artifacts) < 6 {
+	if len(artifacts) < 7 || artifacts["profile_export_raw.jsonl"] == nil {
 		t.Errorf("only %d artifacts to check: %v", len(artifacts), entries)
 	}
 	m := readExport(t, dir)

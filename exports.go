@@ -12,13 +12,13 @@ import (
 const (
 	levelSummary = "summary" // the summary files only
 	levelRecords = "records" // and the per-request JSONL
-	levelRaw     = "raw"     // AIPerf adds raw request/response dumps: surge writes records
+	levelRaw     = "raw"     // and every request and response as sent and read
 )
 
 // exportFiles are the file names of a run's exports: AIPerf's defaults, or
 // AIPerf's names under --profile-export-prefix.
 type exportFiles struct {
-	JSON, CSV, JSONL              string
+	JSON, CSV, JSONL, Raw         string
 	TimeslicesJSON, TimeslicesCSV string
 }
 
@@ -39,10 +39,10 @@ func exportNames(prefix string) exportFiles {
 		}
 	}
 	if base == "" {
-		return exportFiles{JSON: FileJSON, CSV: FileCSV, JSONL: FileJSONL,
+		return exportFiles{JSON: FileJSON, CSV: FileCSV, JSONL: FileJSONL, Raw: "profile_export_raw.jsonl",
 			TimeslicesJSON: "profile_export_aiperf_timeslices.json", TimeslicesCSV: "profile_export_aiperf_timeslices.csv"}
 	}
-	return exportFiles{JSON: base + ".json", CSV: base + ".csv", JSONL: base + ".jsonl",
+	return exportFiles{JSON: base + ".json", CSV: base + ".csv", JSONL: base + ".jsonl", Raw: base + "_raw.jsonl",
 		TimeslicesJSON: base + "_timeslices.json", TimeslicesCSV: base + "_timeslices.csv"}
 }
 

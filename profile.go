@@ -124,9 +124,6 @@ func prepareCtx(ctx context.Context, c Config, log io.Writer) (*prepared, error)
 	if p.exports, err = c.exports(); err != nil {
 		return nil, err
 	}
-	if p.exports.level == levelRaw {
-		l.notef("note: --export-level raw writes what records does: surge keeps no raw responses (the request bodies sent are in %s)", FileInputs)
-	}
 	if p.startAt, err = c.startAt(time.Now()); err != nil {
 		return nil, err
 	}
@@ -266,6 +263,16 @@ func (p *prepared) execute(ctx context.Context, log io.Writer) (o *outcome, err 
 	cleanup = append(cleanup, folders.close) // the inputs writers' goroutines end on every path
 	colOpts := []metrics.Option{metrics.WithClock(clock), metrics.WithOrigin(o.start), metrics.WithGoodput(p.slos),
 		metrics.WithSlices(p.exports.slice), metrics.WithSink(folders)}
+	rawErr := func() error { return nil }
+	if p.exports.level == levelRaw {
+		f, err := os.Create(filepath.Join(o.dir, p.exports.files.Raw))
+		if err != nil {
+			return nil, err
+		}
+		cleanup = append(cleanup, func() { f.Close() })
+		raw := export.NewRawJSONL(f, o.start, export.WithWorkerID(o.benchmarkID[:8]))
+		colOpts, rawErr = append(colOpts, metrics.WithSink(raw)), raw.Err
+	}
 	if p.counter != nil {
 		colOpts = append(colOpts, metrics.WithTokenizer(p.counter))
 	}
@@ -302,6 +309,9 @@ func (p *prepared) execute(ctx context.Context, log io.Writer) (o *outcome, err 
 			fmt.Fprintf(logw, "warning: %s\n", msg)
 			col.Warn(msg)
 		}),
+	}
+	if p.exports.level == levelRaw {
+		genOpts = append(genOpts, loadgen.WithRawCapture())
 	}
 	if c.FailedThreshold > 0 {
 		genOpts = append(genOpts, loadgen.WithFailureThreshold(c.FailedThreshold, max(p.maxConc, 10)))
@@ -348,7 +358,7 @@ func (p *prepared) execute(ctx context.Context, log io.Writer) (o *outcome, err 
 			o.energy = j
 		}
 	}
-	o.errs = []error{uiErr, folders.finish(), telErr}
+	o.errs = []error{uiErr, folders.finish(), rawErr(), telErr}
 	return o, nil
 }
 
@@ -510,7 +520,7 @@ func report(out io.Writer, dir string, files exportFiles, title string, s *metri
 	export.Console(out, title, s)
 	export.ConsoleStages(out, s)
 	fmt.Fprintf(out, "\nExports in %s:\n", dir)
-	for _, f := range []string{files.JSON, files.CSV, files.JSONL, files.TimeslicesJSON, files.TimeslicesCSV, FileInputs, FileState, FileGPUTelemetry, FileServerMetrics} {
+	for _, f := range []string{files.JSON, files.CSV, files.JSONL, files.Raw, files.TimeslicesJSON, files.TimeslicesCSV, FileInputs, FileState, FileGPUTelemetry, FileServerMetrics} {
 		if _, statErr := os.Stat(filepath.Join(dir, f)); statErr == nil {
 			fmt.Fprintf(out, "  %s\n", filepath.Join(dir, f))
 		}

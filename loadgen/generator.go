@@ -65,6 +65,7 @@ type Generator struct {
 	timeout time.Duration
 	grace   time.Duration
 	bodies  BodySink
+	raw     bool // capture requests and responses (WithRawCapture)
 	onWarn  func(msg string)
 	// overran is set once a response ran past its output cap (warned).
 	overran atomic.Bool
@@ -135,6 +136,10 @@ type BodySink interface {
 
 // WithBodySink sends every request body to s.
 func WithBodySink(s BodySink) Option { return func(g *Generator) { g.bodies = s } }
+
+// WithRawCapture keeps each request's body and every event of its
+// response in its record (metrics.Record.Raw), for --export-level raw.
+func WithRawCapture() Option { return func(g *Generator) { g.raw = true } }
 
 // WithWarning sees caveats the generator finds while the run goes on, once
 // each: a server running past the requested output cap. It is called from

@@ -1,6 +1,7 @@
 package loadgen
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -661,5 +662,40 @@ func TestTargetsRoundRobin(t *testing.T) {
 	}
 	if _, err := New(urls[0], chat(false), ds, col, WithTargets("ftp://x")); err == nil {
 		t.Error("a bad extra target was accepted")
+	}
+}
+
+// TestRawCapture: with WithRawCapture every record keeps the body it sent
+// and each event it read, in order and stamped; a failure keeps the
+// server's error body.
+func TestRawCapture(t *testing.T) {
+	t.Parallel()
+	srv := &streamServer{ttft: time.Millisecond, itl: time.Millisecond, tokens: 3, failEvery: 4}
+	ts := httptest.NewServer(srv)
+	defer ts.Close()
+	_, sink := runOnce(t, ts.URL, chat(true), []Stage{{Limit: schedule.Constant(2), Count: 8}}, WithRawCapture())
+	if len(sink.recs) != 8 {
+		t.Fatalf("%d records, want 8", len(sink.recs))
+	}
+	for _, r := range sink.recs {
+		raw := r.Raw
+		if raw == nil || !bytes.Contains(raw.Body, []byte(`"messages"`)) {
+			t.Fatalf("record %s: raw %+v, want the body sent", r.RequestID, raw)
+		}
+		if r.Err != nil {
+			if raw.Status != 500 || raw.Stream || len(raw.Events) != 1 || !bytes.Contains(raw.Events[0].Data, []byte("injected")) {
+				t.Errorf("failed record %s: raw %+v, want status 500 and the error body", r.RequestID, raw)
+			}
+			continue
+		}
+		// role chunk, 3 tokens, finish, usage, [DONE]
+		if !raw.Stream || raw.Status != 200 || len(raw.Events) != 7 || string(raw.Events[6].Data) != "[DONE]" {
+			t.Errorf("record %s: stream %v status %d, %d events; want the 7 events of the stream", r.RequestID, raw.Stream, raw.Status, len(raw.Events))
+		}
+		for i := 1; i < len(raw.Events); i++ {
+			if raw.Events[i].AtNs < raw.Events[i-1].AtNs || raw.Events[i].AtNs < r.SentNs {
+				t.Errorf("record %s: event %d at %d, before the one before it or the send", r.RequestID, i, raw.Events[i].AtNs)
+			}
+		}
 	}
 }

@@ -90,12 +90,27 @@ func (g *Generator) session(ctx context.Context, conv *datasets.Conversation, ph
 
 // redact removes configured secrets from what the record will export.
 func (g *Generator) redact(rec *metrics.Record) {
+	if raw := rec.Raw; raw != nil {
+		for _, s := range g.secrets {
+			raw.Body = bytes.ReplaceAll(raw.Body, []byte(s), []byte("<redacted>"))
+			for i := range raw.Events {
+				raw.Events[i].Data = bytes.ReplaceAll(raw.Events[i].Data, []byte(s), []byte("<redacted>"))
+			}
+		}
+	}
 	if rec.Err == nil {
 		return
 	}
 	for _, s := range g.secrets {
 		rec.Err.Message = strings.ReplaceAll(rec.Err.Message, s, "<redacted>")
 		rec.Err.Type = strings.ReplaceAll(rec.Err.Type, s, "<redacted>")
+	}
+}
+
+// rawBody keeps a whole response body in the record's raw capture.
+func rawBody(rec *metrics.Record, b []byte) {
+	if rec.Raw != nil {
+		rec.Raw.Events = append(rec.Raw.Events, metrics.RawEvent{AtNs: rec.EndNs, Data: b})
 	}
 }
 
@@ -143,6 +158,9 @@ func (g *Generator) do(ctx context.Context, conv *datasets.Conversation, session
 	if g.bodies != nil {
 		g.bodies.Body(session, stage, conv.ID, ti, body)
 	}
+	if g.raw {
+		rec.Raw = &metrics.RawExchange{Body: body}
+	}
 	rctx, cancel := context.WithTimeout(ctx, g.timeout)
 	defer cancel()
 	tr, ct := g.newTrace()
@@ -181,9 +199,13 @@ func (g *Generator) do(ctx context.Context, conv *datasets.Conversation, session
 	}
 	defer resp.Body.Close()
 	resp.Body = tr.wrap(resp.Body)
+	if rec.Raw != nil {
+		rec.Raw.Status, rec.Raw.ContentType = resp.StatusCode, resp.Header.Get("Content-Type")
+	}
 	if resp.StatusCode != http.StatusOK {
 		b, _ := io.ReadAll(io.LimitReader(resp.Body, maxErrorBody))
 		rec.EndNs = g.now()
+		rawBody(rec, b)
 		rec.Err = endpoint.ParseErrorBody(resp.StatusCode, b)
 		if resp.StatusCode == http.StatusNotFound || resp.StatusCode == http.StatusMethodNotAllowed {
 			// The usual cause is a type or path this server does not serve.
@@ -239,6 +261,10 @@ func (g *Generator) readStream(rctx, ctx context.Context, body io.Reader, rec *m
 			break
 		}
 		rec.EndNs = ev.At
+		if rec.Raw != nil {
+			rec.Raw.Stream = true
+			rec.Raw.Events = append(rec.Raw.Events, metrics.RawEvent{AtNs: ev.At, Type: string(ev.Type), Data: bytes.Clone(ev.Data)})
+		}
 		d, perr := dec.Event(ev.Type, ev.Data, out)
 		if d.Done {
 			done = true
@@ -333,6 +359,7 @@ const maxPrealloc = 4096
 func (g *Generator) readWhole(rctx, ctx context.Context, resp *http.Response, rec *metrics.Record) {
 	b, err := io.ReadAll(resp.Body)
 	rec.EndNs = g.now()
+	rawBody(rec, b)
 	if err != nil {
 		rec.Err = g.streamError(rctx, ctx, err)
 		return

@@ -180,6 +180,32 @@ type Record struct {
 	// (0 or 1): a stale connection, not a server failure.
 	ConnectionRetries int
 	Err               *Error
+	// Raw is the request and response as sent and read (--export-level
+	// raw); nil when not captured.
+	Raw *RawExchange
+}
+
+// RawExchange is one request's body and its response as read: every SSE
+// event, or the whole body, with when it arrived.
+type RawExchange struct {
+	// Body is the request body sent.
+	Body []byte
+	// Status and ContentType are the response's (0, "": none arrived).
+	Status      int
+	ContentType string
+	// Events are the response's SSE events in order; a response that was
+	// not a stream is one event without a type, its whole body.
+	Events []RawEvent
+	// Stream is set when the response was an SSE stream.
+	Stream bool
+}
+
+// RawEvent is one SSE event (or a whole body) and when it arrived (run
+// clock).
+type RawEvent struct {
+	AtNs int64
+	Type string
+	Data []byte
 }
 
 // HTTPTiming is one request's transport phases in nanoseconds, measured

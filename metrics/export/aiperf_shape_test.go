@@ -27,8 +27,15 @@ import (
 // surgeFiles writes surge's exports of the shared fixture.
 func surgeFiles(t *testing.T) (js, csvFile, jsonl, tsJSON, tsCSV []byte) {
 	t.Helper()
-	var l, j, c, tj, tc bytes.Buffer
-	s := fixture(t, NewJSONL(&l, fixtureStart, WithWorkerID("test")))
+	js, csvFile, jsonl, tsJSON, tsCSV, _ = surgeFilesRaw(t)
+	return
+}
+
+// surgeFilesRaw is surgeFiles with the raw dump.
+func surgeFilesRaw(t *testing.T) (js, csvFile, jsonl, tsJSON, tsCSV, raw []byte) {
+	t.Helper()
+	var l, j, c, tj, tc, r bytes.Buffer
+	s := fixture(t, sinks{NewJSONL(&l, fixtureStart, WithWorkerID("test")), NewRawJSONL(&r, fixtureStart, WithWorkerID("test"))})
 	run := Run{SurgeVersion: "test", BenchmarkID: "3f1c2a9e-0b4d-4e57-9a61-5c2d7e8f9a10", Start: fixtureStart,
 		End: fixtureStart.Add(time.Second), InputConfig: map[string]any{"model": "m"}, RunInfo: map[string]any{}}
 	if err := JSON(&j, s, run); err != nil {
@@ -43,7 +50,7 @@ func surgeFiles(t *testing.T) (js, csvFile, jsonl, tsJSON, tsCSV []byte) {
 	if err := TimeslicesCSV(&tc, s); err != nil {
 		t.Fatal(err)
 	}
-	return j.Bytes(), c.Bytes(), l.Bytes(), tj.Bytes(), tc.Bytes()
+	return j.Bytes(), c.Bytes(), l.Bytes(), tj.Bytes(), tc.Bytes(), r.Bytes()
 }
 
 func aiperfFile(t *testing.T, name string) []byte {
@@ -347,5 +354,33 @@ func TestAIPerfTimeslicesShape(t *testing.T) {
 		if !have[strings.Join(r[:4], ",")] {
 			t.Errorf("AIPerf's row %v has no counterpart in surge's CSV", r[:4])
 		}
+	}
+}
+
+// TestAIPerfRawShape: profile_export_raw.jsonl against AIPerf's
+// RawRecordInfo, a stream against its SSE example, a whole body against
+// its TextResponse one (request and response headers are null in surge's:
+// they carry the credentials).
+func TestAIPerfRawShape(t *testing.T) {
+	t.Parallel()
+	_, _, _, _, _, raw := surgeFilesRaw(t)
+	var examples []any
+	sc := bufio.NewScanner(bytes.NewReader(aiperfFile(t, "profile_export_raw.jsonl")))
+	for sc.Scan() {
+		examples = append(examples, decode(t, "AIPerf's raw JSONL", sc.Bytes()))
+	}
+	sc = bufio.NewScanner(bytes.NewReader(raw))
+	n := 0
+	for i := 1; sc.Scan(); i++ {
+		line := decode(t, "surge's raw JSONL", sc.Bytes()).(map[string]any)
+		want := examples[0]
+		if line["status"] != json.Number("200") {
+			want = examples[1]
+		}
+		report(t, fmt.Sprintf("profile_export_raw.jsonl:%d", i), sameShape("$", want, line))
+		n++
+	}
+	if n != 2 {
+		t.Errorf("%d raw lines, want the fixture's 2 captures", n)
 	}
 }

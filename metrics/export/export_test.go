@@ -65,6 +65,12 @@ func fixture(t *testing.T, sink metrics.RecordSink) *metrics.Summary {
 				CacheReadTokens: 64, Fields: metrics.UsagePromptField | metrics.UsageCompletionField | metrics.UsageTotalField | metrics.UsageCacheReadField},
 			HTTP: h, KernelStamps: true, ReadDelayNs: delays,
 		}
+		if i == 0 {
+			rec.Raw = &metrics.RawExchange{Body: []byte(`{"model":"m","messages":[{"role":"user","content":"hi"}],"stream":true}`),
+				Status: 200, ContentType: "text/event-stream", Stream: true, Events: []metrics.RawEvent{
+					{AtNs: toks[0], Data: []byte(`{"choices":[{"delta":{"content":"a"}}]}`)},
+					{AtNs: toks[n-1] + ms, Data: []byte("[DONE]")}}}
+		}
 		if i == 9 {
 			// A reasoning answer: its first event is reasoning.
 			rec.FirstContentNs, rec.ReasoningEvents = toks[1], 1
@@ -74,11 +80,22 @@ func fixture(t *testing.T, sink metrics.RecordSink) *metrics.Summary {
 	}
 	c.Add(&metrics.Record{Index: 11, Session: 11, RequestID: "rerr", CorrelationID: "serr", ConversationID: "c-err", IntendedNs: 200 * ms,
 		SentNs: 200 * ms, EndNs: 201 * ms, InputTokens: 120,
-		Err: &metrics.Error{Code: 500, Type: "server_error", Message: "mock: injected failure"}, RetryAfter: "2", ConnectionRetries: 1})
+		Err: &metrics.Error{Code: 500, Type: "server_error", Message: "mock: injected failure"}, RetryAfter: "2", ConnectionRetries: 1,
+		Raw: &metrics.RawExchange{Body: []byte(`{"model":"m"}`), Status: 500, ContentType: "application/json",
+			Events: []metrics.RawEvent{{AtNs: 201 * ms, Data: []byte(`{"error":{"message":"mock: injected failure"}}`)}}}})
 	c.Add(&metrics.Record{Index: 12, Session: 12, RequestID: "rcancel", CorrelationID: "scancel", ConversationID: "c-cancel",
 		IntendedNs: 210 * ms, SentNs: 210 * ms, AckNs: 229 * ms, EndNs: 240 * ms, Cancelled: true, Streamed: true, InputTokens: 130,
 		Err: &metrics.Error{Type: "cancelled", Message: "cancelled when the grace period ended"}})
 	return c.Close()
+}
+
+// sinks hands each record to every one of its sinks.
+type sinks []metrics.RecordSink
+
+func (ss sinks) WriteRecord(r *metrics.Record, v *metrics.Values, good bool) {
+	for _, s := range ss {
+		s.WriteRecord(r, v, good)
+	}
 }
 
 func golden(t *testing.T, name string, got []byte) {
@@ -99,10 +116,11 @@ func golden(t *testing.T, name string, got []byte) {
 }
 
 func TestGoldenExports(t *testing.T) {
-	var jsonl bytes.Buffer
+	var jsonl, raw bytes.Buffer
 	start := fixtureStart
 	sink := NewJSONL(&jsonl, start, WithWorkerID("test"))
-	s := fixture(t, sink)
+	s := fixture(t, sinks{sink, NewRawJSONL(&raw, start, WithWorkerID("test"))})
+	golden(t, "profile_export_raw.jsonl", raw.Bytes())
 
 	var js bytes.Buffer
 	run := Run{SurgeVersion: "test", BenchmarkID: "3f1c2a9e-0b4d-4e57-9a61-5c2d7e8f9a10", Start: start, End: start.Add(time.Second),

@@ -147,44 +147,13 @@ func (j *JSONL) epochPtr(ns int64) *int64 {
 }
 
 func (j *JSONL) line(r *metrics.Record, v *metrics.Values, good bool) line {
-	l := line{
-		Metadata: lineMetadata{
-			SessionNum: r.Session, RequestID: r.RequestID, ConversationID: r.ConversationID, TurnIndex: r.TurnIndex,
-			CreditIssuedNs: j.epochPtr(r.Issued()), StartNs: j.epoch(r.SentNs), AckNs: j.epochPtr(r.AckNs),
-			EndNs: j.epoch(r.EndNs), WorkerID: j.worker, RecordProcessorID: j.processor, Phase: phaseName(r.Phase),
-			WasCancelled: r.Cancelled,
-			Stage:        r.Stage, IntendedNs: j.epoch(r.IntendedNs),
-			SlotWaitNs: r.SlotWaitNs, RetryAfter: r.RetryAfter, ConnRetries: r.ConnectionRetries,
-		},
-		Metrics: map[string]value{},
-		Error:   r.Err,
-	}
-	if r.CorrelationID != "" {
-		l.Metadata.CorrelationID = &r.CorrelationID
-	}
-	if r.Cancelled {
-		l.Metadata.CancellationNs = j.epochPtr(r.EndNs)
-	}
-	if r.IntendedNs > 0 {
-		l.Metadata.LagNs = r.Issued() - r.IntendedNs
-	}
+	l := line{Metadata: j.metadata(r, v, good), Metrics: map[string]value{}, Error: r.Err}
 	if r.Err != nil {
 		// As AIPerf: a failure keeps its input length only.
 		if x := v.ErrorISL; !math.IsNaN(x) {
 			l.Metrics[string(metrics.ErrorISL)] = value{x, "tokens"}
 		}
 		return l
-	}
-	l.Metadata.TokenSource = v.Source
-	l.Metadata.Good = &good
-	if r.Streamed {
-		l.Metadata.TimestampSource = "read"
-		if r.KernelStamps {
-			l.Metadata.TimestampSource = "kernel"
-		}
-	}
-	if r.HTTP.Traced {
-		l.Metadata.ConnectionReused = &r.HTTP.Reused
 	}
 	for i, d := range metrics.HTTPDefs {
 		if x := v.HTTP[i]; !math.IsNaN(x) {
@@ -219,4 +188,41 @@ func (j *JSONL) line(r *metrics.Record, v *metrics.Values, good bool) line {
 		l.Metrics[string(d.Tag)] = value{roundTo(x), d.Unit}
 	}
 	return l
+}
+
+// metadata is a record's line metadata: AIPerf's MetricRecordMetadata and
+// surge's fields.
+func (j *JSONL) metadata(r *metrics.Record, v *metrics.Values, good bool) lineMetadata {
+	md := lineMetadata{
+		SessionNum: r.Session, RequestID: r.RequestID, ConversationID: r.ConversationID, TurnIndex: r.TurnIndex,
+		CreditIssuedNs: j.epochPtr(r.Issued()), StartNs: j.epoch(r.SentNs), AckNs: j.epochPtr(r.AckNs),
+		EndNs: j.epoch(r.EndNs), WorkerID: j.worker, RecordProcessorID: j.processor, Phase: phaseName(r.Phase),
+		WasCancelled: r.Cancelled,
+		Stage:        r.Stage, IntendedNs: j.epoch(r.IntendedNs),
+		SlotWaitNs: r.SlotWaitNs, RetryAfter: r.RetryAfter, ConnRetries: r.ConnectionRetries,
+	}
+	if r.CorrelationID != "" {
+		md.CorrelationID = &r.CorrelationID
+	}
+	if r.Cancelled {
+		md.CancellationNs = j.epochPtr(r.EndNs)
+	}
+	if r.IntendedNs > 0 {
+		md.LagNs = r.Issued() - r.IntendedNs
+	}
+	if r.Err != nil {
+		return md
+	}
+	md.TokenSource = v.Source
+	md.Good = &good
+	if r.Streamed {
+		md.TimestampSource = "read"
+		if r.KernelStamps {
+			md.TimestampSource = "kernel"
+		}
+	}
+	if r.HTTP.Traced {
+		md.ConnectionReused = &r.HTTP.Reused
+	}
+	return md
 }
