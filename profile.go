@@ -536,7 +536,7 @@ func report(out io.Writer, dir string, files exportFiles, title string, s *metri
 func writeExports(dir string, files exportFiles, s *metrics.Summary, st *metrics.State, run export.Run) error {
 	err := errors.Join(
 		writeFile(filepath.Join(dir, files.JSON), func(w io.Writer) error { return export.JSON(w, s, run) }),
-		writeFile(filepath.Join(dir, files.CSV), func(w io.Writer) error { return export.CSV(w, s) }),
+		writeFile(filepath.Join(dir, files.CSV), func(w io.Writer) error { return export.CSV(w, s, export.WithTelemetry(run.Telemetry)) }),
 	)
 	if s.Timeslices != nil {
 		err = errors.Join(err,

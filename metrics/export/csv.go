@@ -22,8 +22,13 @@ func stats(d metrics.Distribution) []float64 {
 // distributions (Metric,avg,min,max,sum,p1,…,p99,std), a blank line, then
 // the run-level metrics (Metric,Value), each section sorted by tag, every
 // number with two decimals, a metric's unit after its name except for
-// counts of requests, CRLF line ends (Python's csv module).
-func CSV(w io.Writer, s *metrics.Summary) error {
+// counts of requests, CRLF line ends (Python's csv module); then, with
+// WithTelemetry, AIPerf's GPU telemetry section.
+func CSV(w io.Writer, s *metrics.Summary, opts ...CSVOption) error {
+	var cfg csvConfig
+	for _, o := range opts {
+		o(&cfg)
+	}
 	cw := newCSV(w)
 	dists, runs := csvMetrics(s.Metrics, s.Run)
 	if len(dists) > 0 {
@@ -45,6 +50,7 @@ func CSV(w io.Writer, s *metrics.Summary) error {
 			_ = cw.Write([]string{r.def.Label(), csvNum(r.value)})
 		}
 	}
+	writeTelemetryCSV(cw, cfg.telemetry)
 	cw.Flush()
 	return cw.Error()
 }
