@@ -105,6 +105,6 @@ func Merge(dirs []string, outDir string, w io.Writer) error {
 	return errors.Join(
 		writeFile(filepath.Join(outDir, FileJSONL), func(w io.Writer) error { return merge.WriteRecords(w, shards) }),
 		writeFile(filepath.Join(outDir, FileInputs), func(w io.Writer) error { return merge.WriteInputs(w, shards) }),
-		report(w, outDir, exportNames(""), title, res.Summary, res.State, res.Run),
+		report(w, outDir, exportNames(""), title, res.Summary, res.State, res.Run, nil),
 	)
 }
