@@ -63,9 +63,10 @@ func TestExportFlags(t *testing.T) {
 		}
 		total += s["request_count"].(map[string]any)["avg"].(float64)
 	}
-	if len(doc.Timeslices) < 2 || total != 12 || doc.InputConfig["slice_duration"] != "50ms" {
-		t.Errorf("%d timeslices holding %v requests, input_config slice_duration %v; want several, 12, 50ms",
-			len(doc.Timeslices), total, doc.InputConfig["slice_duration"])
+	slice, _ := pathValue(doc.InputConfig, "output.slice_duration")
+	if len(doc.Timeslices) < 2 || total != 12 || slice != "50ms" {
+		t.Errorf("%d timeslices holding %v requests, input_config output.slice_duration %v; want several, 12, 50ms",
+			len(doc.Timeslices), total, slice)
 	}
 	f, err := os.Open(filepath.Join(dir, "nightly_timeslices.csv"))
 	if err != nil {

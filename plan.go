@@ -32,6 +32,9 @@ type plan struct {
 	target float64
 	// total is the number of profile requests planned (0: bounded by time).
 	total int
+	// rateCap is the concurrency cap under a request rate (0: none), and
+	// users the user-centric users: both name the artifact folder.
+	rateCap, users int
 }
 
 // defaultRequestCount is AIPerf's least default request count: a stage
@@ -137,7 +140,7 @@ func (c *Config) plan(ds *datasets.Dataset, l load) (*plan, error) {
 			return nil, &UsageError{forFlags(err, map[string]string{"rate": "--user-centric-rate", "users": "--num-users",
 				"think mean": "--conversation-turn-delay-mean", "think stddev": "--conversation-turn-delay-stddev"})}
 		}
-		p.mode, p.values, p.target = ModeUserCentric, []float64{c.UserCentricRate}, 0
+		p.mode, p.values, p.target, p.users = ModeUserCentric, []float64{c.UserCentricRate}, 0, users.N()
 		st := profile(nil, nil)
 		st.Users = users
 		p.stages = append(p.stages, st)
@@ -185,7 +188,7 @@ func (c *Config) plan(ds *datasets.Dataset, l load) (*plan, error) {
 		if len(rates) > 1 && c.RateRamp > 0 {
 			return nil, usagef("--request-rate-ramp-duration applies to one rate, not a stage list")
 		}
-		p.mode, p.values, p.target = ModeRequestRate, rates, rates[0]
+		p.mode, p.values, p.target, p.rateCap = ModeRequestRate, rates, rates[0], capAt(0)
 		for i, r := range rates {
 			var opts []schedule.Option
 			if c.RateRamp > 0 {

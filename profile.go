@@ -11,7 +11,6 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
-	"regexp"
 	"strconv"
 	"strings"
 	"sync"
@@ -244,36 +243,26 @@ func (p *prepared) execute(ctx context.Context, log io.Writer) (o *outcome, err 
 	o.server = probeServer(ctx, target, p.headers)
 
 	if o.dir == "" {
-		o.dir = DefaultArtifactDir(c.Model, string(p.kind), p.plan.dirMode()+p.shardDir())
+		o.dir = filepath.Join("artifacts", p.artifactName()+p.shardDir())
 	}
 	if err := os.MkdirAll(o.dir, 0o755); err != nil {
 		return nil, fmt.Errorf("--output-artifact-dir: %w", err)
 	}
-	var jsonlFile *os.File // nil at --export-level summary
-	if p.exports.level != levelSummary {
-		if jsonlFile, err = os.Create(filepath.Join(o.dir, p.exports.files.JSONL)); err != nil {
-			return nil, err
-		}
-		cleanup = append(cleanup, func() { jsonlFile.Close() })
-	}
-	inputsFile, err := os.Create(filepath.Join(o.dir, FileInputs))
-	if err != nil {
-		return nil, err
-	}
-	cleanup = append(cleanup, func() { inputsFile.Close() })
 
 	o.late = p.waitForStart(ctx, log)
 	o.start = time.Now()
 	clock := func() int64 { return int64(time.Since(o.start)) }
-	inputs := export.NewInputs(inputsFile)
-	cleanup = append(cleanup, func() { _ = inputs.Close() }) // its writer goroutine ends on every path
-	colOpts := []metrics.Option{metrics.WithClock(clock), metrics.WithOrigin(o.start), metrics.WithGoodput(p.slos),
-		metrics.WithSlices(p.exports.slice)}
-	jsonlErr := func() error { return nil }
-	if jsonlFile != nil {
-		jsonl := export.NewJSONL(jsonlFile, o.start, export.WithWorkerID(o.benchmarkID[:8]))
-		colOpts, jsonlErr = append(colOpts, metrics.WithSink(jsonl)), jsonl.Err
+	jsonlName := p.exports.files.JSONL
+	if p.exports.level == levelSummary {
+		jsonlName = "" // no per-request records at --export-level summary
 	}
+	folders, err := openRunFolders(o.dir, p.stageFolders(), jsonlName, o.start, export.WithWorkerID(o.benchmarkID[:8]))
+	if err != nil {
+		return nil, err
+	}
+	cleanup = append(cleanup, folders.close) // the inputs writers' goroutines end on every path
+	colOpts := []metrics.Option{metrics.WithClock(clock), metrics.WithOrigin(o.start), metrics.WithGoodput(p.slos),
+		metrics.WithSlices(p.exports.slice), metrics.WithSink(folders)}
 	rawErr := func() error { return nil }
 	if p.exports.level == levelRaw {
 		f, err := os.Create(filepath.Join(o.dir, p.exports.files.Raw))
@@ -308,7 +297,7 @@ func (p *prepared) execute(ctx context.Context, log io.Writer) (o *outcome, err 
 		loadgen.WithRequestTimeout(c.Timeout),
 		loadgen.WithGracePeriod(c.Grace),
 		loadgen.WithClient(&http.Client{Transport: loadgen.NewTransport(p.maxConc)}),
-		loadgen.WithBodyHook(inputs.Add),
+		loadgen.WithBodySink(folders),
 		loadgen.WithSecrets(secretValues(c.APIKey, p.headers)...),
 		loadgen.WithTimestamps(p.stamps),
 		loadgen.WithConnectionReuse(p.reuse),
@@ -369,7 +358,7 @@ func (p *prepared) execute(ctx context.Context, log io.Writer) (o *outcome, err 
 			o.energy = j
 		}
 	}
-	o.errs = []error{uiErr, jsonlErr(), rawErr(), inputs.Close(), telErr}
+	o.errs = []error{uiErr, folders.finish(), rawErr(), telErr}
 	return o, nil
 }
 
@@ -408,6 +397,11 @@ func (p *prepared) report(o *outcome, out io.Writer) (*Result, error) {
 	if o.late > lateWarnAfter {
 		o.summary.Warnings = append(o.summary.Warnings, p.lateWarning(o.late))
 	}
+	p.addRunInfo(run.RunInfo.(map[string]any), o.benchmarkID)
+	if p.stageFolders() != nil {
+		run.RunInfo.(map[string]any)["sweep_id"] = o.benchmarkID
+		run.RunInfo.(map[string]any)["stage_folders"] = p.stageFolders()
+	}
 	run.Fingerprint = p.fingerprint(run.InputConfig.(map[string]any), o.server)
 	if cal, err := calibrate.Load(); err == nil && cal != nil {
 		run.RunInfo.(map[string]any)["client_calibration"] = cal
@@ -437,7 +431,13 @@ func (p *prepared) report(o *outcome, out io.Writer) (*Result, error) {
 	if c.Search != nil {
 		title = fmt.Sprintf("surge search: %s @ %s (%s, %s from %s)", c.modelLabel(), o.target, p.kind, p.plan.mode, p.plan.targetLabel())
 	}
-	errs = append(errs, report(out, o.dir, p.exports.files, title, o.summary, o.state, run))
+	var folders []string
+	if subs := p.stageFolders(); subs != nil {
+		var err error
+		folders, err = p.reportSweep(o, run, subs)
+		errs = append(errs, err)
+	}
+	errs = append(errs, report(out, o.dir, p.exports.files, title, o.summary, o.state, run, folders))
 	if c.Report {
 		errs = append(errs, writeRunReport(out, o.dir))
 	}
@@ -515,7 +515,25 @@ func (c *Config) target(ctx context.Context, log io.Writer) (url string, stop fu
 
 // report writes the summary exports, prints the console table and lists
 // every file of the run.
-func report(out io.Writer, dir string, files exportFiles, title string, s *metrics.Summary, st *metrics.State, run export.Run) error {
+func report(out io.Writer, dir string, files exportFiles, title string, s *metrics.Summary, st *metrics.State, run export.Run, folders []string) error {
+	err := writeExports(dir, files, s, st, run)
+	export.Console(out, title, s)
+	export.ConsoleStages(out, s)
+	fmt.Fprintf(out, "\nExports in %s:\n", dir)
+	for _, f := range []string{files.JSON, files.CSV, files.JSONL, files.Raw, files.TimeslicesJSON, files.TimeslicesCSV, FileInputs, FileState, FileGPUTelemetry, FileServerMetrics} {
+		if _, statErr := os.Stat(filepath.Join(dir, f)); statErr == nil {
+			fmt.Fprintf(out, "  %s\n", filepath.Join(dir, f))
+		}
+	}
+	for _, f := range folders {
+		fmt.Fprintf(out, "  %s%c\n", filepath.Join(dir, f), filepath.Separator)
+	}
+	return err
+}
+
+// writeExports writes a run's summary files into dir: the JSON, the CSV,
+// the timeslices (--slice-duration) and the state sidecar.
+func writeExports(dir string, files exportFiles, s *metrics.Summary, st *metrics.State, run export.Run) error {
 	err := errors.Join(
 		writeFile(filepath.Join(dir, files.JSON), func(w io.Writer) error { return export.JSON(w, s, run) }),
 		writeFile(filepath.Join(dir, files.CSV), func(w io.Writer) error { return export.CSV(w, s, export.WithTelemetry(run.Telemetry)) }),
@@ -527,15 +545,7 @@ func report(out io.Writer, dir string, files exportFiles, title string, s *metri
 	}
 	// The state goes last: a merge waiting for a shard takes it as the sign
 	// that the shard's exports are complete.
-	err = errors.Join(err, writeFile(filepath.Join(dir, FileState), func(w io.Writer) error { return json.NewEncoder(w).Encode(st) }))
-	export.Console(out, title, s)
-	fmt.Fprintf(out, "\nExports in %s:\n", dir)
-	for _, f := range []string{files.JSON, files.CSV, files.JSONL, files.Raw, files.TimeslicesJSON, files.TimeslicesCSV, FileInputs, FileState, FileGPUTelemetry, FileServerMetrics} {
-		if _, statErr := os.Stat(filepath.Join(dir, f)); statErr == nil {
-			fmt.Fprintf(out, "  %s\n", filepath.Join(dir, f))
-		}
-	}
-	return err
+	return errors.Join(err, writeFile(filepath.Join(dir, FileState), func(w io.Writer) error { return json.NewEncoder(w).Encode(st) }))
 }
 
 // judge marks the knee of a sweep and adds the warnings the schedule
@@ -675,12 +685,4 @@ func validSampling(s *string) bool {
 	}
 	*s = v
 	return true
-}
-
-var unsafeChars = regexp.MustCompile(`[^A-Za-z0-9._-]+`)
-
-// DefaultArtifactDir is artifacts/<model>-<endpoint>-<mode><value>.
-func DefaultArtifactDir(model, kind, mode string) string {
-	name := strings.Trim(unsafeChars.ReplaceAllString(model, "_"), "_")
-	return filepath.Join("artifacts", fmt.Sprintf("%s-%s-%s", name, kind, mode))
 }

@@ -64,7 +64,7 @@ type Generator struct {
 	headers http.Header
 	timeout time.Duration
 	grace   time.Duration
-	onBody  func(conversationID string, turn int, body []byte)
+	bodies  BodySink
 	raw     bool // capture requests and responses (WithRawCapture)
 	onWarn  func(msg string)
 	// overran is set once a response ran past its output cap (warned).
@@ -122,11 +122,20 @@ func WithRequestTimeout(d time.Duration) Option { return func(g *Generator) { g.
 // stopped (duration reached or interrupted) before they are cancelled.
 func WithGracePeriod(d time.Duration) Option { return func(g *Generator) { g.grace = d } }
 
-// WithBodyHook sees every request body sent (for inputs.json). It is called
-// from worker goroutines.
-func WithBodyHook(f func(conversationID string, turn int, body []byte)) Option {
-	return func(g *Generator) { g.onBody = f }
+// BodySink sees every request body a run sends, session by session (for
+// inputs.json). Its methods are called from worker goroutines; the calls
+// of one session come from one goroutine, in turn order.
+type BodySink interface {
+	// Body is the request body of turn turn of conversation, sent in
+	// session (the run's sessions are numbered from 0 as they start) of
+	// profile stage stage (a warmup's sessions count as stage 0's).
+	Body(session int64, stage int, conversation string, turn int, body []byte)
+	// EndSession says session, of stage, sends nothing more.
+	EndSession(session int64, stage int)
 }
+
+// WithBodySink sends every request body to s.
+func WithBodySink(s BodySink) Option { return func(g *Generator) { g.bodies = s } }
 
 // WithRawCapture keeps each request's body and every event of its
 // response in its record (metrics.Record.Raw), for --export-level raw.

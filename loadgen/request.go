@@ -56,6 +56,9 @@ func (g *Generator) session(ctx context.Context, conv *datasets.Conversation, ph
 	ctx, endSession := g.startSession(ctx)
 	defer endSession()
 	num, corr := g.nextSession.Add(1)-1, sessionID(ctx)
+	if g.bodies != nil {
+		defer g.bodies.EndSession(num, stage)
+	}
 	var history []endpoint.Message
 	var prevEnd int64
 	for ti := range conv.Turns {
@@ -64,7 +67,7 @@ func (g *Generator) session(ctx context.Context, conv *datasets.Conversation, ph
 		if !ok {
 			return
 		}
-		rec := g.do(ctx, conv, ti, history, turn, phase, stage, at.intended, at.body)
+		rec := g.do(ctx, conv, num, ti, history, turn, phase, stage, at.intended, at.body)
 		rec.SlotWaitNs, rec.Scheduled = at.slotWait, at.scheduled
 		rec.Session, rec.CorrelationID = num, corr
 		rec.Cancelled = rec.Err != nil && rec.Err.Type == ErrCancelled
@@ -124,7 +127,7 @@ func sleep(ctx context.Context, d time.Duration) bool {
 
 // do sends one request and reads its response into a record.
 // body is the request body when it was built ahead (nil: build it now).
-func (g *Generator) do(ctx context.Context, conv *datasets.Conversation, ti int, history []endpoint.Message, turn *datasets.Turn, phase metrics.Phase, stage int, intended int64, body []byte) *metrics.Record {
+func (g *Generator) do(ctx context.Context, conv *datasets.Conversation, session int64, ti int, history []endpoint.Message, turn *datasets.Turn, phase metrics.Phase, stage int, intended int64, body []byte) *metrics.Record {
 	idx := g.nextIndex.Add(1) - 1
 	rec := &metrics.Record{
 		Index: idx, RequestID: requestID(), ConversationID: conv.ID, TurnIndex: ti,
@@ -152,8 +155,8 @@ func (g *Generator) do(ctx context.Context, conv *datasets.Conversation, ti int,
 		rec.Err = &metrics.Error{Type: ErrRequest, Message: "building the request body: " + err.Error()}
 		return rec
 	}
-	if g.onBody != nil {
-		g.onBody(conv.ID, ti, body)
+	if g.bodies != nil {
+		g.bodies.Body(session, stage, conv.ID, ti, body)
 	}
 	if g.raw {
 		rec.Raw = &metrics.RawExchange{Body: body}

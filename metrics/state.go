@@ -94,6 +94,19 @@ func (st *State) Summary() *Summary {
 	return sum
 }
 
+// Stage is the state of profile stage i of a sweep alone, as if the stage
+// had been a run of its own (the warmup goes with stage 0, which it
+// preceded): its Summary is the stage's full summary.
+func (st *State) Stage(i int) *State {
+	out := &State{Origin: st.Origin, aggs: map[aggKey]*aggregate{}, goodput: st.goodput}
+	for k, a := range st.aggs {
+		if (k.phase == Profile && k.stage == i) || (k.phase == Warmup && i == 0) {
+			out.agg(aggKey{k.phase, 0}).merge(a)
+		}
+	}
+	return out
+}
+
 // finishRun completes run-level metrics: goodput only with objectives, and
 // the window in wall-clock time when the run clock's origin is known.
 func finishRun(run map[Tag]float64, origin time.Time, firstSent, lastEnd int64, goodput bool) {
