@@ -231,8 +231,8 @@ func TestAIPerfAliasesAndValues(t *testing.T) {
 	if d := cmp.Diff(want, have); d != "" {
 		t.Errorf("AIPerf's names (-want +got)\n%s", d)
 	}
-	if ic := got.inputConfig(http.Header{}); ic["benchmark_grace_period"] != "inf" {
-		t.Errorf("input_config benchmark_grace_period = %v, want \"inf\"", ic["benchmark_grace_period"])
+	if v, _ := pathValue(got.inputConfig(http.Header{}), "loadgen.benchmark_grace_period"); v != "inf" {
+		t.Errorf("input_config loadgen.benchmark_grace_period = %v, want \"inf\"", v)
 	}
 	// --vllm-burstiness alone selects gamma arrivals, as AIPerf's does.
 	if c := parseProfile(t, "--vllm-burstiness", "0.5"); c.ArrivalPattern != "gamma" || c.Smoothness != 0.5 {
@@ -344,7 +344,16 @@ func TestSeveralURLsAndModels(t *testing.T) {
 	if d := cmp.Diff(map[string]int{"a": 4, "b": 4}, total); d != "" {
 		t.Errorf("models sent (-want +got)\n%s", d)
 	}
-	info := readExport(t, dir)["run_info"].(map[string]any)
+	export := readExport(t, dir)
+	ic := export["input_config"].(map[string]any)
+	for path, want := range map[string]any{"endpoint.urls": []any{urls[0], urls[1]}, "endpoint.model_names": []any{"a", "b"},
+		"endpoint.model_selection_strategy": "round_robin", "loadgen.request_count": 8.0, "input.prompt.input_tokens.mean": 16.0} {
+		got, _ := pathValue(ic, path)
+		if d := cmp.Diff(want, got); d != "" {
+			t.Errorf("input_config.%s (-want +got)\n%s", path, d)
+		}
+	}
+	info := export["run_info"].(map[string]any)
 	if d := cmp.Diff([]any{urls[0], urls[1]}, info["target_urls"]); d != "" {
 		t.Errorf("run_info.target_urls (-want +got)\n%s", d)
 	}

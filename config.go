@@ -361,18 +361,20 @@ func redactHeaderItem(it string) string {
 // Redacted is the marker that replaces secrets in exports.
 const Redacted = "<redacted>"
 
-// redactHeaders is the headers as exports show them: one value per name,
-// secret ones replaced by Redacted.
-func redactHeaders(headers http.Header) map[string]string {
-	hs := map[string]string{}
-	for k, vs := range headers {
-		v := strings.Join(vs, ", ")
-		if IsSecretHeader(k) {
-			v = Redacted
+// redactHeaders is the headers as exports show them, as AIPerf lists
+// them: [name, value] pairs in name order, one a value, secret ones
+// replaced by Redacted.
+func redactHeaders(headers http.Header) [][2]string {
+	out := [][2]string{}
+	for _, k := range slices.Sorted(maps.Keys(headers)) {
+		for _, v := range headers[k] {
+			if IsSecretHeader(k) {
+				v = Redacted
+			}
+			out = append(out, [2]string{k, v})
 		}
-		hs[k] = v
 	}
-	return hs
+	return out
 }
 
 // redactValue shows whether a secret was given, never the secret.
@@ -383,24 +385,20 @@ func redactValue(secret string) string {
 	return ""
 }
 
-// redactExtras is --extra-inputs as exports show them: one "key:value" a
-// field (JSON values), values whose key looks like a secret hidden.
-func redactExtras(items []string) []string {
+// redactExtras is --extra-inputs as exports show them, as AIPerf lists
+// them: [key, value] pairs in the order given (JSON values parsed),
+// values whose key looks like a secret replaced by Redacted.
+func redactExtras(items []string) [][2]any {
 	pairs, err := extraPairs(items)
 	if err != nil {
-		return []string{Redacted} // never run: the value did not parse
+		return [][2]any{{Redacted, Redacted}} // never run: the value did not parse
 	}
-	out := make([]string, len(pairs))
+	out := make([][2]any, len(pairs))
 	for i, p := range pairs {
-		v := Redacted
-		if !IsSecretHeader(p.key) {
-			b, _ := json.Marshal(p.value)
-			v = string(b)
-			if s, ok := p.value.(string); ok {
-				v = s
-			}
+		out[i] = [2]any{p.key, p.value}
+		if IsSecretHeader(p.key) {
+			out[i][1] = Redacted
 		}
-		out[i] = p.key + ":" + v
 	}
 	return out
 }

@@ -112,7 +112,7 @@ func FuzzParseHeaders(f *testing.F) {
 func TestRedactExtrasPerItem(t *testing.T) {
 	t.Parallel()
 	got := redactExtras([]string{"api_key:sk-123456,temperature:0", `{"secret_token": "abc", "top_k": 5}`})
-	want := []string{"api_key:" + Redacted, "temperature:0", "secret_token:" + Redacted, "top_k:5"}
+	want := [][2]any{{"api_key", Redacted}, {"temperature", 0.0}, {"secret_token", Redacted}, {"top_k", 5.0}}
 	if d := cmp.Diff(want, got); d != "" {
 		t.Errorf("(-want +got)\n%s", d)
 	}

@@ -355,8 +355,14 @@ func secretsRun(t *testing.T, key, hdr, errorBody string) map[string][]byte {
 	}
 	m := readExport(t, dir)
 	ic := m["input_config"].(map[string]any)
-	if ic["api_key"] != Redacted || ic["headers"].(map[string]any)["X-Api-Key"] != Redacted {
-		t.Errorf("input_config api_key %v headers %v, want both %q", ic["api_key"], ic["headers"], Redacted)
+	shownKey, _ := pathValue(ic, "endpoint.api_key")
+	headers, _ := pathValue(ic, "input.headers")
+	redacted := false
+	for _, h := range headers.([]any) {
+		redacted = redacted || h.([]any)[0] == "X-Api-Key" && h.([]any)[1] == Redacted
+	}
+	if shownKey != Redacted || !redacted {
+		t.Errorf("input_config endpoint.api_key %v input.headers %v, want both %q", shownKey, headers, Redacted)
 	}
 	return artifacts
 }

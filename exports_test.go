@@ -63,9 +63,10 @@ func TestExportFlags(t *testing.T) {
 		}
 		total += s["request_count"].(map[string]any)["avg"].(float64)
 	}
-	if len(doc.Timeslices) < 2 || total != 12 || doc.InputConfig["slice_duration"] != "50ms" {
-		t.Errorf("%d timeslices holding %v requests, input_config slice_duration %v; want several, 12, 50ms",
-			len(doc.Timeslices), total, doc.InputConfig["slice_duration"])
+	slice, _ := pathValue(doc.InputConfig, "output.slice_duration")
+	if len(doc.Timeslices) < 2 || total != 12 || slice != "50ms" {
+		t.Errorf("%d timeslices holding %v requests, input_config output.slice_duration %v; want several, 12, 50ms",
+			len(doc.Timeslices), total, slice)
 	}
 	f, err := os.Open(filepath.Join(dir, "nightly_timeslices.csv"))
 	if err != nil {
@@ -117,4 +118,16 @@ func TestExportFlagErrors(t *testing.T) {
 			t.Errorf("exportNames(%q).JSON = %q, want %q", in, got, want)
 		}
 	}
+}
+
+func FuzzParseSliceDuration(f *testing.F) {
+	for _, s := range []string{"30", "0.5", "5m", "2h", "1h30m", "-1", "0", "1e400", "NaN", "inf", "9223372036s"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		d, err := parseSliceDuration(s)
+		if err == nil && d <= 0 {
+			t.Fatalf("parseSliceDuration(%q) = %v without an error", s, d)
+		}
+	})
 }
