@@ -44,9 +44,6 @@ func (c *Config) endpointFor(kind endpoint.Kind, extra map[string]any) (*endpoin
 	if err := ep.Validate(); err != nil {
 		return nil, usagef("--response-field: %w", err)
 	}
-	if c.Streaming && !ep.Info().Streams {
-		return nil, usagef("--streaming: endpoint type %s does not stream (it answers with one body)", kind)
-	}
 	return ep, nil
 }
 
@@ -74,7 +71,7 @@ func (c *Config) addPassages(ds *datasets.Dataset, tok datasets.Tokenizer, log i
 // queryLength is the synthetic prompt length: for the rankings types the
 // --rankings-query-prompt-token-* flags, each defaulting to its --isl
 // counterpart.
-func (c *Config) queryLength(rankings bool) (mean, stddev int, err error) {
+func (c *Config) queryLength(rankings bool) (mean int, stddev float64, err error) {
 	if !rankings {
 		return c.ISL, c.ISLStddev, nil
 	}
@@ -86,7 +83,7 @@ func (c *Config) queryLength(rankings bool) (mean, stddev int, err error) {
 		mean = c.RankingsQueryTokens
 	}
 	if c.RankingsQueryTokens > 0 || c.RankingsQueryTokensStddev > 0 {
-		stddev = c.RankingsQueryTokensStddev
+		stddev = float64(c.RankingsQueryTokensStddev)
 	}
 	return mean, stddev, nil
 }
@@ -96,4 +93,21 @@ func (c *Config) queryLength(rankings bool) (mean, stddev int, err error) {
 func (c *Config) rankings() bool {
 	k, err := endpoint.ParseKind(c.EndpointType)
 	return err == nil && k.Info().Rankings
+}
+
+// checkBodies builds every turn's body once when the dataset is the body
+// (--endpoint-type raw): a turn that is not one is bad input, refused
+// before anything is sent rather than failing each request on its own.
+func checkBodies(ds *datasets.Dataset, ep *endpoint.Endpoint) error {
+	if ep.Kind != endpoint.Raw {
+		return nil
+	}
+	for _, conv := range ds.Conversations {
+		for i := range conv.Turns {
+			if _, err := ep.Body("", nil, &conv.Turns[i]); err != nil {
+				return usagef("%s: conversation %s turn %d: %w (give --input-file with one JSON request body per turn)", ds.Name, conv.ID, i+1, err)
+			}
+		}
+	}
+	return nil
 }

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"math"
 	"net/http"
 	"net/http/httptest"
@@ -20,13 +21,9 @@ import (
 // with its real wire format: no errors, and the metrics the type has.
 func TestEveryEndpointTypeAgainstTheMock(t *testing.T) {
 	t.Parallel()
-	tpl := `{"model": {{json .Model}}, "messages": [{"role": "user", "content": {{json .Text}}}], "max_tokens": {{.MaxTokens}}{{if .Stream}}, "stream": true{{end}}}`
 	for _, k := range endpoint.Kinds() {
 		for _, streaming := range []bool{false, true} {
 			info := k.Info()
-			if streaming && !info.Streams {
-				continue
-			}
 			name := string(k)
 			if streaming {
 				name += "/streaming"
@@ -34,20 +31,9 @@ func TestEveryEndpointTypeAgainstTheMock(t *testing.T) {
 			t.Run(name, func(t *testing.T) {
 				t.Parallel()
 				dir := t.TempDir()
-				c := e2eConfig("mock", dir)
-				c.EndpointType, c.Streaming, c.ReasoningFormat = string(k), streaming, "auto"
-				c.RankingsPassagesMean, c.RankingsPassageTokens, c.RankingsQueryTokens = 3, 32, 16
+				c := endpointConfig(t, k, streaming, "mock", dir)
 				// Sessions with their own connection and id work for every type.
 				c.ConnectionReuse, c.SessionHeader = "sticky-user-sessions", "X-Correlation-ID"
-				c.RequestCount, c.Concurrency = 6, "3"
-				switch k {
-				case endpoint.Template:
-					c.EndpointTemplate, c.CustomEndpoint = tpl, "/v1/chat/completions"
-				case endpoint.Raw:
-					// raw sends each prompt as the body: a file of ready bodies.
-					c.CustomEndpoint = "/v1/completions"
-					c.InputFile = writeRawBodies(t, streaming)
-				}
 				var out, log bytes.Buffer
 				res, err := Run(context.Background(), c, &out, &log)
 				if err != nil {
@@ -72,9 +58,15 @@ func TestEveryEndpointTypeAgainstTheMock(t *testing.T) {
 						t.Errorf("input_sequence_length %v, want %v", isl, wantISL)
 					}
 				}
+				if streaming && !info.Streams {
+					// Sent whole, as AIPerf does, with a warning.
+					if want := "endpoint type " + string(k) + " does not stream"; !strings.Contains(log.String(), want) {
+						t.Errorf("log does not say %q:\n%s", want, log.String())
+					}
+				}
 				_, hasTTFT := m["time_to_first_token"]
-				if hasTTFT != (streaming && info.ProducesTokens) {
-					t.Errorf("time_to_first_token present %v, want %v", hasTTFT, streaming && info.ProducesTokens)
+				if hasTTFT != (streaming && info.Streams && info.ProducesTokens) {
+					t.Errorf("time_to_first_token present %v, want %v", hasTTFT, streaming && info.Streams && info.ProducesTokens)
 				}
 				osl, hasOSL := m["output_sequence_length"].(map[string]any)
 				if info.ProducesTokens && (!hasOSL || math.Abs(osl["avg"].(float64)-8) > 0.5) {
@@ -99,7 +91,7 @@ func TestEveryEndpointTypeAgainstTheMock(t *testing.T) {
 					if math.Abs(in-perRequest*rps) > 1e-3*in {
 						t.Errorf("input_throughput %v, want %v × request_throughput %v", in, perRequest, rps)
 					}
-					tokens := runAvg(t, m, "total_input_tokens") / runAvg(t, m, "benchmark_duration")
+					tokens := runAvg(t, m, "total_isl") / runAvg(t, m, "benchmark_duration")
 					if got := runAvg(t, m, "input_token_throughput"); math.Abs(got-tokens) > 1e-3*tokens {
 						t.Errorf("input_token_throughput %v, want %v", got, tokens)
 					}
@@ -107,6 +99,26 @@ func TestEveryEndpointTypeAgainstTheMock(t *testing.T) {
 			})
 		}
 	}
+}
+
+// endpointConfig is a run of 6 requests of type k against url: rankings
+// queries of 16 tokens with 3 passages of 32, template and raw bodies for
+// the mock's chat and completions routes.
+func endpointConfig(t *testing.T, k endpoint.Kind, streaming bool, url, dir string) Config {
+	c := e2eConfig(url, dir)
+	c.EndpointType, c.Streaming, c.ReasoningFormat = string(k), streaming, "auto"
+	c.RankingsPassagesMean, c.RankingsPassageTokens, c.RankingsQueryTokens = 3, 32, 16
+	c.RequestCount, c.Concurrency = 6, "3"
+	switch k {
+	case endpoint.Template:
+		c.EndpointTemplate = `{"model": {{json .Model}}, "messages": [{"role": "user", "content": {{json .Text}}}], "max_tokens": {{.MaxTokens}}{{if .Stream}}, "stream": true{{end}}}`
+		c.CustomEndpoint = "/v1/chat/completions"
+	case endpoint.Raw:
+		// raw sends each prompt as the body: a file of ready bodies.
+		c.CustomEndpoint = "/v1/completions"
+		c.InputFile = writeRawBodies(t, streaming)
+	}
+	return c
 }
 
 // writeRawBodies writes a single_turn JSONL whose texts are completions
@@ -169,9 +181,9 @@ func TestEndpointFlagErrors(t *testing.T) {
 		{func(c *Config) { c.EndpointTemplate = `{}` }, "is for --endpoint-type template"},
 		{func(c *Config) { c.ReasoningFormat = "xml" }, "--reasoning-format"},
 		{func(c *Config) { c.ResponseField = "a[" }, "--response-field"},
-		{func(c *Config) { c.EndpointType = "embeddings" }, "does not stream"},
 		{func(c *Config) { c.EndpointType = "rankings" }, "cohere_rankings"},
 		{func(c *Config) { c.ConnectionReuse = "sticky" }, "--connection-reuse-strategy"},
+		{func(c *Config) { c.EndpointType = "raw" }, "synthetic: conversation synthetic-0 turn 1: endpoint type raw sends the turn's text as the body, and it is not JSON"},
 		{func(c *Config) { c.EndpointType, c.Streaming, c.RankingsPassagesMean = "nim_rankings", false, 0 }, "--rankings-passages-mean"},
 		{func(c *Config) { c.EndpointType, c.Streaming, c.RankingsPassagesStddev = "nim_rankings", false, -1 }, "--rankings-passages-stddev"},
 		{func(c *Config) { c.EndpointType, c.Streaming, c.RankingsPassageTokens = "nim_rankings", false, 0 }, "--rankings-passages-prompt-token-mean"},
@@ -208,5 +220,60 @@ func TestWrongShapeIsOneCountedError(t *testing.T) {
 	want := `[{"count":12,"error_details":{"code":200,"message":"response does not match endpoint type \"chat\": the first event has no \"choices\" field","type":"invalid_response"}}]`
 	if string(sum) != want {
 		t.Errorf("error_summary %s, want %s", sum, want)
+	}
+}
+
+// Every type, streamed and not, pointed at a server of another API: each
+// request fails with one message naming the type and the field its first
+// event or body lacked, and the summary counts them all on one line.
+func TestEveryEndpointTypeNamesAWrongShapeOnce(t *testing.T) {
+	t.Parallel()
+	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var body map[string]any
+		_ = json.NewDecoder(r.Body).Decode(&body)
+		if body["stream"] != true && !strings.HasSuffix(r.URL.Path, "_stream") {
+			w.Header().Set("Content-Type", "application/json")
+			fmt.Fprint(w, `{"object":"something.else","value":1}`)
+			return
+		}
+		w.Header().Set("Content-Type", "text/event-stream")
+		for range 3 {
+			fmt.Fprint(w, "data: {\"object\":\"something.else\",\"value\":1}\n\n")
+		}
+	}))
+	t.Cleanup(ts.Close)
+	for _, k := range endpoint.Kinds() {
+		for _, streaming := range []bool{false, true} {
+			if streaming && !k.Info().Streams {
+				continue
+			}
+			name := string(k)
+			if streaming {
+				name += "/streaming"
+			}
+			t.Run(name, func(t *testing.T) {
+				t.Parallel()
+				dir := t.TempDir()
+				c := endpointConfig(t, k, streaming, ts.URL, dir)
+				var out bytes.Buffer
+				if _, err := Run(context.Background(), c, &out, io.Discard); err != nil {
+					t.Fatal(err)
+				}
+				var errs []struct {
+					Count   int `json:"count"`
+					Details struct {
+						Message string `json:"message"`
+					} `json:"error_details"`
+				}
+				b, _ := json.Marshal(readExport(t, dir)["error_summary"])
+				if err := json.Unmarshal(b, &errs); err != nil {
+					t.Fatal(err)
+				}
+				want := fmt.Sprintf("response does not match endpoint type %q: ", k)
+				if len(errs) != 1 || errs[0].Count != 6 || !strings.HasPrefix(errs[0].Details.Message, want) || !strings.HasSuffix(errs[0].Details.Message, " field") {
+					t.Errorf("error_summary %s, want one line of 6 starting %q", b, want)
+				}
+			})
+		}
 	}
 }

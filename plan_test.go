@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/surgebench/surge/datasets"
+	"github.com/surgebench/surge/examples/mockserver"
 	"github.com/surgebench/surge/loadgen/schedule"
 )
 
@@ -77,6 +78,12 @@ func TestPlanShapes(t *testing.T) {
 		{"trace switches to its timestamps", func(c *Config) {}, trace, ModeFixedSchedule, 1, 3},
 		{"users", func(c *Config) { c.UserCentricRate, c.NumUsers = 10, 3 }, synthetic, ModeUserCentric, 1, 10},
 		{"warmup first", func(c *Config) { c.WarmupCount = 5 }, synthetic, ModeConcurrency, 1, 10},
+		// AIPerf's default count: max(10, 2 × concurrency) per stage.
+		{"concurrency 8 sends 16", func(c *Config) { c.Concurrency = "8" }, synthetic, ModeConcurrency, 1, 16},
+		{"sweep counts each stage", func(c *Config) { c.Concurrency = "1,8,32" }, synthetic, ModeConcurrency, 3, 10 + 16 + 64},
+		{"a count wins", func(c *Config) { c.Concurrency, c.RequestCount = "32", 5 }, synthetic, ModeConcurrency, 1, 5},
+		{"rate under a cap: 10", func(c *Config) { c.Concurrency, c.RequestRate = "64", "5" }, synthetic, ModeRequestRate, 1, 10},
+		{"--no-fixed-schedule keeps the concurrency", func(c *Config) { c.NoFixedSchedule = true }, trace, ModeConcurrency, 1, 10},
 	}
 	for _, tc := range cases {
 		c := Config{Model: "m", ISL: 8, Timeout: time.Second, Concurrency: "1", RequestCount: 0}
@@ -118,12 +125,18 @@ func TestPlanShapes(t *testing.T) {
 	}
 }
 
-// TestMockServerTelemetryEndToEnd runs against the embedded mock and checks
-// that its /metrics was scraped into the exports.
+// TestMockServerTelemetryEndToEnd runs against the mock and checks that
+// its /metrics was scraped into the exports. A 250 ms TTFT keeps the run
+// over a second long, so a busy machine still takes several samples of it.
 func TestMockServerTelemetryEndToEnd(t *testing.T) {
 	t.Parallel()
+	mock, err := mockserver.Start(context.Background(), "127.0.0.1:0", mockserver.Config{TTFT: 250 * time.Millisecond, ITL: 5 * time.Millisecond, Model: "mock"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer mock.Close(context.Background())
 	dir := t.TempDir()
-	c := Config{Model: "mock", EndpointType: "chat", Streaming: true, Concurrency: "4", RequestCount: 16,
+	c := Config{Model: "mock", URL: mock.URL(), EndpointType: "chat", Streaming: true, Concurrency: "4", RequestCount: 16,
 		ISL: 16, OSL: 16, Timeout: 10 * time.Second, Grace: time.Second, UI: "none", ArtifactDir: dir,
 		NoGPUTelemetry: true, GPUInterval: 50 * time.Millisecond, Version: "test"}
 	res, err := Run(context.Background(), c, io.Discard, io.Discard)
