@@ -119,3 +119,15 @@ func TestExportFlagErrors(t *testing.T) {
 		}
 	}
 }
+
+func FuzzParseSliceDuration(f *testing.F) {
+	for _, s := range []string{"30", "0.5", "5m", "2h", "1h30m", "-1", "0", "1e400", "NaN", "inf", "9223372036s"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		d, err := parseSliceDuration(s)
+		if err == nil && d <= 0 {
+			t.Fatalf("parseSliceDuration(%q) = %v without an error", s, d)
+		}
+	})
+}
