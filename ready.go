@@ -68,16 +68,20 @@ func (r readiness) wait(ctx context.Context, targets []string, ep *endpoint.Endp
 
 func (r readiness) waitOne(ctx context.Context, client *http.Client, target string, ep *endpoint.Endpoint, models []string, headers http.Header, l logger) error {
 	start := time.Now()
+	last := "" // the server's last answer (not the deadline cutting a probe short)
 	for {
 		why := r.probe(ctx, client, target, ep, models, headers)
 		if why == "" {
 			l.notef("%s is ready (%s probe, after %.1f s)", target, r.mode, time.Since(start).Seconds())
 			return nil
 		}
+		if ctx.Err() == nil || last == "" {
+			last = why
+		}
 		l.debugf("%s not ready: %s", target, why)
 		select {
 		case <-ctx.Done():
-			return fmt.Errorf("--wait-for-model-timeout: %s was not ready within %s (%s probe): %s", target, r.timeout, r.mode, why)
+			return fmt.Errorf("--wait-for-model-timeout: %s was not ready within %s (%s probe): %s", target, r.timeout, r.mode, last)
 		case <-time.After(r.interval):
 		}
 	}
