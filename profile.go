@@ -94,6 +94,7 @@ type prepared struct {
 	plan    *plan
 	live    *liveSession // nil: the run follows its plan, unwatched
 	log     logger       // notes and debug lines, as --log-level allows
+	ready   readiness    // --wait-for-model-*
 }
 
 // prepare validates c and resolves it into a plan. It starts nothing and
@@ -111,7 +112,13 @@ func prepareCtx(ctx context.Context, c Config, log io.Writer) (*prepared, error)
 	if err := c.resolveTargets(); err != nil {
 		return nil, err
 	}
-	p := &prepared{c: c, log: l}
+	p := &prepared{c: c, log: l, ready: readiness{timeout: c.WaitTimeout, interval: c.WaitInterval, mode: c.WaitMode}}
+	if p.ready.mode == "" {
+		p.ready.mode = probeInference
+	}
+	if err := p.ready.validate(p.ready.mode != probeInference, p.ready.interval != 0 && p.ready.interval != 5*time.Second); err != nil {
+		return nil, err
+	}
 	if p.kind, err = endpoint.ParseKind(c.EndpointType); err != nil {
 		return nil, &UsageError{err}
 	}
@@ -182,8 +189,11 @@ func prepareCtx(ctx context.Context, c Config, log io.Writer) (*prepared, error)
 		return nil, err
 	}
 	assignModels(p.ds, c.Models, c.ModelSelection, c.Seed)
-	if len(c.Models) > 1 || len(c.URLs) > 1 {
-		p.log.debugf("models %q (%s), servers %q (round_robin)", c.Models, c.ModelSelection, c.URLs)
+	if len(c.Models) > 1 {
+		p.log.debugf("models %q share the prompts (%s)", c.Models, c.ModelSelection)
+	}
+	if len(c.URLs) > 1 {
+		p.log.debugf("servers %q take the requests round-robin", c.URLs)
 	}
 	if p.plan, err = c.plan(p.ds, load); err != nil {
 		return nil, err
@@ -240,6 +250,9 @@ func (p *prepared) execute(ctx context.Context, log io.Writer) (o *outcome, err 
 	}
 	cleanup = append(cleanup, stopTarget)
 	o.target = target
+	if err := p.ready.wait(ctx, append([]string{target}, c.URLs[min(1, len(c.URLs)):]...), p.ep, c.Models, p.headers, p.log); err != nil {
+		return nil, err
+	}
 	o.server = probeServer(ctx, target, p.headers)
 
 	if o.dir == "" {
