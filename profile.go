@@ -218,13 +218,16 @@ type outcome struct {
 	start, end time.Time
 	summary    *metrics.Summary
 	telemetry  *telemetry.Data
-	energy     float64             // joules the GPUs used (0: unknown)
-	cancelled  bool                // ctx ended the run (not the failure threshold)
-	runErr     error               // the generator's
-	clockDrift time.Duration       // wall clock against the run clock (a step moves kernel stamps)
-	server     *fingerprint.Server // what the target says it is (nil: nothing)
-	late       time.Duration       // how late the run started for --start-at
-	state      *metrics.State
+	// telemetryBetween is telemetry_data over part of the run (a sweep's
+	// stage); nil without telemetry.
+	telemetryBetween func(from, to time.Duration) *telemetry.Data
+	energy           float64             // joules the GPUs used (0: unknown)
+	cancelled        bool                // ctx ended the run (not the failure threshold)
+	runErr           error               // the generator's
+	clockDrift       time.Duration       // wall clock against the run clock (a step moves kernel stamps)
+	server           *fingerprint.Server // what the target says it is (nil: nothing)
+	late             time.Duration       // how late the run started for --start-at
+	state            *metrics.State
 	// benchmarkID identifies the run in its exports (AIPerf's
 	// benchmark_id: a random UUID).
 	benchmarkID string
@@ -366,7 +369,7 @@ func (p *prepared) execute(ctx context.Context, log io.Writer) (o *outcome, err 
 	o.end = time.Now()
 	o.cancelled = runCtx.Err() != nil && !errors.Is(o.runErr, loadgen.ErrFailureThreshold) && p.live.trip() == nil
 	if telData != nil {
-		o.telemetry = telData
+		o.telemetry, o.telemetryBetween = telData, tel.col.SummaryBetween
 		if j, ok := tel.col.EnergyJoules(); ok {
 			o.energy = j
 		}
