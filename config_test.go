@@ -18,6 +18,11 @@ func TestParseExtraInputs(t *testing.T) {
 		{[]string{"ignore_eos:true", "temperature:0.5", "stop:\\n", "name:bob"}, map[string]any{"ignore_eos": true, "temperature": 0.5, "stop": "\\n", "name": "bob"}, ""},
 		{[]string{`{"top_k": 5, "nested": {"a": [1]}}`}, map[string]any{"top_k": 5.0, "nested": map[string]any{"a": []any{1.0}}}, ""},
 		{[]string{"url:http://x:1"}, map[string]any{"url": "http://x:1"}, ""},
+		// AIPerf's forms: several items in one value, its True/None words.
+		{[]string{"a:1,b:2"}, map[string]any{"a": 1.0, "b": 2.0}, ""},
+		{[]string{`stop:["x","y"],max_tokens:5`}, map[string]any{"stop": []any{"x", "y"}, "max_tokens": 5.0}, ""},
+		{[]string{"stop:x,y"}, map[string]any{"stop": "x,y"}, ""},
+		{[]string{"ignore_eos:True", "seed:None"}, map[string]any{"ignore_eos": true, "seed": nil}, ""},
 		{[]string{"novalue"}, nil, "want key:value"},
 		{[]string{":1"}, nil, "want key:value"},
 		{[]string{"{bad"}, nil, "not a JSON object"},
@@ -47,6 +52,16 @@ func TestParseHeaders(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := http.Header{"X-Team": {"infra"}, "Authorization": {"Bearer sk-123"}}
+	if d := cmp.Diff(want, got); d != "" {
+		t.Errorf("(-want +got)\n%s", d)
+	}
+	// AIPerf's forms: several in one value, a JSON object; a value with
+	// commas stays whole.
+	got, err = ParseHeaders([]string{"A:1,B: 2", `{"X-Json": "j", "X-Num": 3}`, "Date: Mon, 01 Jan 2024 10:00:00 GMT"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want = http.Header{"A": {"1"}, "B": {"2"}, "X-Json": {"j"}, "X-Num": {"3"}, "Date": {"Mon, 01 Jan 2024 10:00:00 GMT"}}
 	if d := cmp.Diff(want, got); d != "" {
 		t.Errorf("(-want +got)\n%s", d)
 	}
@@ -92,4 +107,13 @@ func FuzzParseHeaders(f *testing.F) {
 			}
 		}
 	})
+}
+
+func TestRedactExtrasPerItem(t *testing.T) {
+	t.Parallel()
+	got := redactExtras([]string{"api_key:sk-123456,temperature:0", `{"secret_token": "abc", "top_k": 5}`})
+	want := [][2]any{{"api_key", Redacted}, {"temperature", 0.0}, {"secret_token", Redacted}, {"top_k", 5.0}}
+	if d := cmp.Diff(want, got); d != "" {
+		t.Errorf("(-want +got)\n%s", d)
+	}
 }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"cmp"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -44,6 +45,33 @@ func TestMultiTurnFileSendsWholeSessions(t *testing.T) {
 	}
 	if want := []string{"s1t0", "s1t1", "s2t0", "s2t1"}; !slices.Equal(sent, want) {
 		t.Errorf("sent %v, want %v", sent, want)
+	}
+	// inputs.json: one entry per session, payloads[turn] as sent (the
+	// second turn carries the first and the server's reply).
+	b, err := os.ReadFile(filepath.Join(c.ArtifactDir, FileInputs))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var in struct {
+		Data []struct {
+			SessionID string `json:"session_id"`
+			Payloads  []struct {
+				Messages []struct{ Role, Content string } `json:"messages"`
+			} `json:"payloads"`
+		} `json:"data"`
+	}
+	if err := json.Unmarshal(b, &in); err != nil {
+		t.Fatalf("inputs.json: %v", err)
+	}
+	var got []string
+	for _, d := range in.Data {
+		for i, p := range d.Payloads {
+			last := p.Messages[len(p.Messages)-1]
+			got = append(got, fmt.Sprintf("%s[%d]=%d:%s", d.SessionID, i, len(p.Messages), last.Content))
+		}
+	}
+	if want := []string{"s1[0]=1:a", "s1[1]=3:b", "s2[0]=1:c", "s2[1]=3:d"}; !slices.Equal(got, want) {
+		t.Errorf("inputs.json holds %v, want %v", got, want)
 	}
 }
 

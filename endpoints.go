@@ -71,7 +71,7 @@ func (c *Config) addPassages(ds *datasets.Dataset, tok datasets.Tokenizer, log i
 // queryLength is the synthetic prompt length: for the rankings types the
 // --rankings-query-prompt-token-* flags, each defaulting to its --isl
 // counterpart.
-func (c *Config) queryLength(rankings bool) (mean, stddev int, err error) {
+func (c *Config) queryLength(rankings bool) (mean int, stddev float64, err error) {
 	if !rankings {
 		return c.ISL, c.ISLStddev, nil
 	}
@@ -83,7 +83,7 @@ func (c *Config) queryLength(rankings bool) (mean, stddev int, err error) {
 		mean = c.RankingsQueryTokens
 	}
 	if c.RankingsQueryTokens > 0 || c.RankingsQueryTokensStddev > 0 {
-		stddev = c.RankingsQueryTokensStddev
+		stddev = float64(c.RankingsQueryTokensStddev)
 	}
 	return mean, stddev, nil
 }

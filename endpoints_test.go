@@ -91,7 +91,7 @@ func TestEveryEndpointTypeAgainstTheMock(t *testing.T) {
 					if math.Abs(in-perRequest*rps) > 1e-3*in {
 						t.Errorf("input_throughput %v, want %v × request_throughput %v", in, perRequest, rps)
 					}
-					tokens := runAvg(t, m, "total_input_tokens") / runAvg(t, m, "benchmark_duration")
+					tokens := runAvg(t, m, "total_isl") / runAvg(t, m, "benchmark_duration")
 					if got := runAvg(t, m, "input_token_throughput"); math.Abs(got-tokens) > 1e-3*tokens {
 						t.Errorf("input_token_throughput %v, want %v", got, tokens)
 					}

@@ -45,10 +45,10 @@ func (p *prepared) fingerprint(inputConfig map[string]any, server *fingerprint.S
 		Surge:      p.c.Version,
 		ServerInfo: server,
 	}
-	// Without --tokenizer the prompts are built with the embedded Qwen3
-	// (its digest is precomputed: nothing here parses it).
+	// The tokenizer that built the prompts; without one, the embedded
+	// Qwen3 (its digest is precomputed: nothing here parses it).
 	d := tokenizer.DefaultDigest()
-	if t, ok := p.counter.(interface{ Digest() [32]byte }); ok {
+	if t, ok := p.builder.(interface{ Digest() [32]byte }); ok {
 		d = t.Digest()
 	}
 	f.Tokenizer = fingerprint.Short(d[:])

@@ -1,7 +1,10 @@
 package main
 
 import (
+	"encoding/json"
+	"io"
 	"net/http"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -13,31 +16,48 @@ import (
 // parseProfile parses args as `surge profile` would and returns the config.
 func parseProfile(t *testing.T, args ...string) Config {
 	t.Helper()
-	var got Config
-	cfg := &Config{}
-	app := &cli.App{Name: "surge", Commands: []*cli.Command{{
-		Name: "profile", Flags: profileFlags(cfg), OnUsageError: onUsageError,
-		Action: func(*cli.Context) error { got = *cfg; return nil },
-	}}}
-	if err := app.Run(append([]string{"surge", "profile"}, args...)); err != nil {
+	got, err := tryParseProfile(args...)
+	if err != nil {
 		t.Fatalf("%v: %v", args, err)
 	}
 	return got
 }
 
+// tryParseProfile parses args as `surge profile` would: expanded as AIPerf
+// reads them, then by urfave/cli, then completed from the context.
+func tryParseProfile(args ...string) (Config, error) {
+	var got Config
+	cfg := &Config{}
+	app := &cli.App{Name: "surge", Writer: io.Discard, ErrWriter: io.Discard, Commands: []*cli.Command{{
+		Name: "profile", Flags: profileFlags(cfg), OnUsageError: onUsageError,
+		Action: func(cc *cli.Context) error {
+			if err := cfg.fromContext(cc); err != nil {
+				return err
+			}
+			got = *cfg
+			return nil
+		},
+	}}}
+	full, err := commandArgs(append([]string{"surge", "profile"}, args...), app.Commands)
+	if err != nil {
+		return got, err
+	}
+	return got, app.Run(full)
+}
+
 func TestFlagsFillTheConfig(t *testing.T) {
 	t.Setenv("OPENAI_API_KEY", "")
 	def := parseProfile(t)
-	want := Config{Model: "mock", EndpointType: "chat", ArrivalPattern: "poisson", Smoothness: 1, KneeFactor: 2,
+	want := Config{Models: []string{"mock"}, ModelSelection: "round_robin", TokenizerRevision: "main", EndpointType: "chat", ArrivalPattern: "poisson", Smoothness: 1, KneeFactor: 2,
 		Grace: 30 * time.Second, ISL: 550, Timeout: 600 * time.Second, GPUInterval: time.Second, Timestamps: "kernel",
-		ReasoningFormat: "auto", RankingsPassagesMean: 1, RankingsPassageTokens: 550, ConnectionReuse: "pooled", TurnDelayRatio: 1, TurnsMean: 1}
+		ReasoningFormat: "auto", RankingsPassagesMean: 1, RankingsPassageTokens: 550, ConnectionReuse: "pooled", TurnDelayRatio: 1, TurnsMean: 1, ExportLevel: "records"}
 	if d := cmp.Diff(want, def); d != "" {
 		t.Errorf("defaults (-want +got)\n%s", d)
 	}
 	got := parseProfile(t, "-m", "qwen", "--benchmark-grace-period", "2.5", "--fixed-schedule-end-offset", "1500",
 		"--header", "A: 1", "--header", "B: 2", "--server-metrics", "http://a/metrics,http://b/metrics", "--no-server-metrics",
 		"--synthetic-input-tokens-mean", "64", "--random-seed", "7")
-	if got.Model != "qwen" || got.Grace != 2500*time.Millisecond || got.EndOffset != 1500*time.Millisecond ||
+	if len(got.Models) != 1 || got.Models[0] != "qwen" || got.Grace != 2500*time.Millisecond || got.EndOffset != 1500*time.Millisecond ||
 		got.ISL != 64 || got.Seed != 7 || !got.NoServerMetrics {
 		t.Errorf("parsed %+v", got)
 	}
@@ -55,26 +75,69 @@ func TestFlagsFillTheConfig(t *testing.T) {
 // TestInputConfigHasEveryFlag: input_config comes from the flag table, so
 // every flag reaches it, in the flag's own units.
 func TestInputConfigHasEveryFlag(t *testing.T) {
-	c := Config{Grace: 5 * time.Second, StartOffset: 250 * time.Millisecond, NoServerMetrics: true, APIKey: "sk-x"}
-	ic := c.inputConfig(http.Header{"Authorization": {"Bearer sk-x"}})
+	c := Config{Grace: 5 * time.Second, StartOffset: 250 * time.Millisecond, NoServerMetrics: true, APIKey: "sk-secret-x",
+		Models: []string{"a", "b"}, ISL: 550, ExtraInputs: []string{"ignore_eos:true,api_key:sk-secret-y"},
+		Foreign: map[string][]string{"workers-max": {"4"}, "export-http-trace": {"true"}, "audio-depths": {"16", "24"}}}
+	ic := c.inputConfig(http.Header{"Authorization": {"Bearer sk-secret-x"}, "X-Team": {"infra"}})
+	leaves := 0
+	var walk func(map[string]any)
+	walk = func(m map[string]any) {
+		for _, v := range m {
+			if sub, ok := v.(map[string]any); ok {
+				walk(sub)
+			} else {
+				leaves++
+			}
+		}
+	}
+	walk(ic)
+	path := regexp.MustCompile(`^[a-z_]+(\.[a-z0-9_]+)*$`)
+	seen := map[string]string{}
 	for _, o := range options {
-		key := o.key
-		if key == "" {
-			key = strings.ReplaceAll(o.flag.Names()[0], "-", "_")
+		name := o.flag.Names()[0]
+		if !path.MatchString(o.path) {
+			t.Errorf("--%s: input_config path %q", name, o.path)
 		}
-		if _, ok := ic[key]; !ok {
-			t.Errorf("input_config lacks %s (--%s)", key, o.flag.Names()[0])
+		if other, ok := seen[o.path]; ok {
+			t.Errorf("--%s and --%s share input_config path %s", name, other, o.path)
+		}
+		seen[o.path] = name
+		if _, ok := pathValue(ic, o.path); !ok {
+			t.Errorf("input_config lacks %s (--%s)", o.path, name)
 		}
 	}
-	if len(ic) != len(options) {
-		t.Errorf("input_config has %d keys, %d flags", len(ic), len(options))
+	if want := len(options) + len(c.Foreign); leaves != want {
+		t.Errorf("input_config has %d values, want %d (a flag's path is another's section?)", leaves, want)
 	}
-	if ic["benchmark_grace_period"] != 5.0 || ic["fixed_schedule_start_offset"] != 250.0 || ic["no_server_metrics"] != true {
-		t.Errorf("grace %v start offset %v no_server_metrics %v", ic["benchmark_grace_period"], ic["fixed_schedule_start_offset"], ic["no_server_metrics"])
+	for p, want := range map[string]any{
+		"loadgen.benchmark_grace_period": 5.0, "input.fixed_schedule_start_offset": 250.0, "no_server_metrics": true,
+		"endpoint.api_key": Redacted, "endpoint.model_names": []string{"a", "b"}, "input.prompt.input_tokens.mean": 550,
+		"input.headers":       [][2]string{{"Authorization", Redacted}, {"X-Team", "infra"}},
+		"input.extra":         [][2]any{{"ignore_eos", true}, {"api_key", Redacted}},
+		"service.workers_max": "4", "output.export_http_trace": true, "input.audio.depths": []string{"16", "24"},
+	} {
+		got, _ := pathValue(ic, p)
+		if d := cmp.Diff(want, got); d != "" {
+			t.Errorf("%s (-want +got)\n%s", p, d)
+		}
 	}
-	if ic["api_key"] != Redacted || ic["headers"].(map[string]string)["Authorization"] != Redacted {
-		t.Errorf("api_key %v headers %v: want both redacted", ic["api_key"], ic["headers"])
+	b, _ := json.Marshal(ic)
+	if strings.Contains(string(b), "sk-secret") {
+		t.Errorf("a secret reached input_config: %s", b)
 	}
+}
+
+// pathValue is m's value at a dotted path.
+func pathValue(m map[string]any, path string) (any, bool) {
+	parts := strings.Split(path, ".")
+	for _, p := range parts[:len(parts)-1] {
+		var ok bool
+		if m, ok = m[p].(map[string]any); !ok {
+			return nil, false
+		}
+	}
+	v, ok := m[parts[len(parts)-1]]
+	return v, ok
 }
 
 func TestBadFlagValueIsAUsageError(t *testing.T) {

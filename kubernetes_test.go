@@ -154,8 +154,8 @@ func TestKubernetesExample(t *testing.T) {
 		t.Fatalf("surge %q: %v", args, err)
 	}
 	want := "/results/" + startAt + "/shard-1"
-	if cfg.ArtifactDir != want || cfg.StartAt != startAt || cfg.URL != plan.Data["SURGE_URL"] || cfg.UI != "simple" {
-		t.Errorf("shard 1: output %q start %q url %q ui %q; want %q, %q, the plan's URL, simple", cfg.ArtifactDir, cfg.StartAt, cfg.URL, cfg.UI, want, startAt)
+	if cfg.ArtifactDir != want || cfg.StartAt != startAt || strings.Join(cfg.URLs, " ") != plan.Data["SURGE_URL"] || cfg.UI != "simple" {
+		t.Errorf("shard 1: output %q start %q url %q ui %q; want %q, %q, the plan's URL, simple", cfg.ArtifactDir, cfg.StartAt, cfg.URLs, cfg.UI, want, startAt)
 	}
 	// Plan it (a small count: the flags are the point, not the prompts).
 	cfg.RequestCount, cfg.WarmupCount = min(cfg.RequestCount, 40), min(cfg.WarmupCount, 4)

@@ -49,7 +49,11 @@ func run(args []string) int {
 		},
 		OnUsageError: onUsageError,
 	}
-	if err := app.Run(args); err != nil {
+	args, err := commandArgs(args, app.Commands)
+	if err == nil {
+		err = app.Run(args)
+	}
+	if err != nil {
 		fmt.Fprintln(os.Stderr, "surge:", err)
 		var ue *UsageError
 		if errors.As(err, &ue) {
@@ -79,12 +83,9 @@ func profileCommand(code *int) *cli.Command {
 		Flags:        profileFlags(cfg),
 		OnUsageError: onUsageError,
 		Action: func(cc *cli.Context) error {
-			if cc.Args().Present() {
-				// urfave/cli stops reading flags at the first argument: the
-				// flags after a stray word would be silently ignored.
-				return usagef("surge profile takes no arguments, got %q (flags after it were not read; quote values with spaces)", cc.Args().First())
+			if err := cfg.fromContext(cc); err != nil {
+				return err
 			}
-			cfg.SmoothnessSet = cc.IsSet("arrival-smoothness")
 			cfg.StdoutTTY = term.IsTerminal(os.Stdout.Fd())
 			cfg.JobIndex = os.Getenv(JobIndexEnv)
 			ctx, stop := signal.NotifyContext(cc.Context, os.Interrupt, syscall.SIGTERM)

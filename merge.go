@@ -10,6 +10,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/surgebench/surge/metrics/fingerprint"
 	"github.com/surgebench/surge/metrics/merge"
 )
 
@@ -83,17 +84,27 @@ func Merge(dirs []string, outDir string, w io.Writer) error {
 		return &UsageError{Err: err}
 	}
 	if shards, err = merge.Check(shards); err != nil {
+		var pe *merge.PlanError
+		if errors.As(err, &pe) && pe.Setting != "" {
+			if f := flagAt(pe.Setting); f != "" {
+				pe.Reason = strings.Replace(pe.Reason, "input_config "+pe.Setting, f, 1)
+			}
+		}
 		return &UsageError{Err: err}
 	}
 	res := merge.Merge(shards)
 	if err := os.MkdirAll(outDir, 0o755); err != nil {
 		return fmt.Errorf("-o: %w", err)
 	}
-	cfg := res.Run.InputConfig.(map[string]any)
-	title := fmt.Sprintf("surge merge: %d shards of %v @ %v (%v)", len(shards), cfg["model"], res.Run.RunInfo.(map[string]any)["target_url"], res.Run.RunInfo.(map[string]any)["mode"])
+	cfg := fingerprint.Flatten(res.Run.InputConfig.(map[string]any))
+	model := cfg["endpoint.model_names"]
+	if model == nil {
+		model = cfg["model"] // an older export
+	}
+	title := fmt.Sprintf("surge merge: %d shards of %v @ %v (%v)", len(shards), model, res.Run.RunInfo.(map[string]any)["target_url"], res.Run.RunInfo.(map[string]any)["mode"])
 	return errors.Join(
 		writeFile(filepath.Join(outDir, FileJSONL), func(w io.Writer) error { return merge.WriteRecords(w, shards) }),
 		writeFile(filepath.Join(outDir, FileInputs), func(w io.Writer) error { return merge.WriteInputs(w, shards) }),
-		report(w, outDir, title, res.Summary, res.State, res.Run),
+		report(w, outDir, exportNames(""), title, res.Summary, res.State, res.Run, nil),
 	)
 }

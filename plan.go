@@ -32,11 +32,29 @@ type plan struct {
 	target float64
 	// total is the number of profile requests planned (0: bounded by time).
 	total int
+	// rateCap is the concurrency cap under a request rate (0: none), and
+	// users the user-centric users: both name the artifact folder.
+	rateCap, users int
 }
 
-// defaultRequestCount is AIPerf's default when neither a count nor a
-// duration bounds the run.
+// defaultRequestCount is AIPerf's least default request count: a stage
+// no count, duration or session count bounds sends defaultCount requests.
 const defaultRequestCount = 10
+
+// defaultCount is AIPerf's request count for such a stage: max(10, 2 ×
+// concurrency) when the concurrency drives it (0: a rate drives it, 10).
+func defaultCount(conc int) int { return max(defaultRequestCount, 2*conc) }
+
+// defaultCount is the default request count of stage i of l.
+func (l load) defaultCount(i int) int {
+	switch {
+	case len(l.rates) > 0 || len(l.concs) == 0:
+		return defaultCount(0)
+	case i < len(l.concs):
+		return defaultCount(l.concs[i])
+	}
+	return defaultCount(l.concs[0])
+}
 
 // load is --concurrency and --request-rate parsed: each a value or a stage
 // list.
@@ -122,12 +140,12 @@ func (c *Config) plan(ds *datasets.Dataset, l load) (*plan, error) {
 			return nil, &UsageError{forFlags(err, map[string]string{"rate": "--user-centric-rate", "users": "--num-users",
 				"think mean": "--conversation-turn-delay-mean", "think stddev": "--conversation-turn-delay-stddev"})}
 		}
-		p.mode, p.values, p.target = ModeUserCentric, []float64{c.UserCentricRate}, 0
+		p.mode, p.values, p.target, p.users = ModeUserCentric, []float64{c.UserCentricRate}, 0, users.N()
 		st := profile(nil, nil)
 		st.Users = users
 		p.stages = append(p.stages, st)
 
-	case c.FixedSchedule || (ds.HasTimestamps() && len(rates) == 0):
+	case c.FixedSchedule || (ds.HasTimestamps() && len(rates) == 0 && !c.NoFixedSchedule):
 		if len(rates) > 0 {
 			return nil, usagef("--fixed-schedule replays the trace's timestamps: drop --request-rate")
 		}
@@ -170,7 +188,7 @@ func (c *Config) plan(ds *datasets.Dataset, l load) (*plan, error) {
 		if len(rates) > 1 && c.RateRamp > 0 {
 			return nil, usagef("--request-rate-ramp-duration applies to one rate, not a stage list")
 		}
-		p.mode, p.values, p.target = ModeRequestRate, rates, rates[0]
+		p.mode, p.values, p.target, p.rateCap = ModeRequestRate, rates, rates[0], capAt(0)
 		for i, r := range rates {
 			var opts []schedule.Option
 			if c.RateRamp > 0 {
@@ -197,11 +215,19 @@ func (c *Config) plan(ds *datasets.Dataset, l load) (*plan, error) {
 				limit = schedule.ConcurrencyRamp(n, c.ConcurrencyRamp)
 			}
 			p.values = append(p.values, float64(n))
-			p.stages = append(p.stages, profile(limit, nil))
+			st := profile(limit, nil)
+			if c.RequestCount == 0 && st.Count > 0 {
+				st.Count = defaultCount(n)
+			}
+			p.stages = append(p.stages, st)
 		}
 	}
-	if len(p.stages) > 1 && p.total > 0 {
-		p.total *= len(p.stages)
+	if p.total > 0 {
+		// Bounded by counts: the stages' counts summed.
+		p.total = 0
+		for _, st := range p.stages {
+			p.total += st.Count
+		}
 	}
 	if c.WarmupCount > 0 {
 		first := p.stages[0]

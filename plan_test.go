@@ -77,6 +77,12 @@ func TestPlanShapes(t *testing.T) {
 		{"trace switches to its timestamps", func(c *Config) {}, trace, ModeFixedSchedule, 1, 3},
 		{"users", func(c *Config) { c.UserCentricRate, c.NumUsers = 10, 3 }, synthetic, ModeUserCentric, 1, 10},
 		{"warmup first", func(c *Config) { c.WarmupCount = 5 }, synthetic, ModeConcurrency, 1, 10},
+		// AIPerf's default count: max(10, 2 × concurrency) per stage.
+		{"concurrency 8 sends 16", func(c *Config) { c.Concurrency = "8" }, synthetic, ModeConcurrency, 1, 16},
+		{"sweep counts each stage", func(c *Config) { c.Concurrency = "1,8,32" }, synthetic, ModeConcurrency, 3, 10 + 16 + 64},
+		{"a count wins", func(c *Config) { c.Concurrency, c.RequestCount = "32", 5 }, synthetic, ModeConcurrency, 1, 5},
+		{"rate under a cap: 10", func(c *Config) { c.Concurrency, c.RequestRate = "64", "5" }, synthetic, ModeRequestRate, 1, 10},
+		{"--no-fixed-schedule keeps the concurrency", func(c *Config) { c.NoFixedSchedule = true }, trace, ModeConcurrency, 1, 10},
 	}
 	for _, tc := range cases {
 		c := Config{Model: "m", ISL: 8, Timeout: time.Second, Concurrency: "1", RequestCount: 0}

@@ -2,6 +2,8 @@ package main
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -9,7 +11,6 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
-	"regexp"
 	"strconv"
 	"strings"
 	"sync"
@@ -58,7 +59,7 @@ const (
 // run then drains within the grace period and still writes every export.
 // The summary goes to out; notices and progress go to log.
 func Run(ctx context.Context, c Config, out, log io.Writer) (*Result, error) {
-	p, err := prepare(c, log)
+	p, err := prepareCtx(ctx, c, log)
 	if err != nil {
 		return nil, err
 	}
@@ -82,20 +83,35 @@ type prepared struct {
 	headers http.Header // as sent: the API key's Authorization included
 	slos    []metrics.SLO
 	counter metrics.TokenCounter // nil: counts from usage or SSE events
-	maxConc int                  // the largest concurrency cap of any stage
+	builder datasets.Tokenizer   // built the prompts (nil: the embedded Qwen3)
+	tokSrc  tokenizerSource
+	maxConc int // the largest concurrency cap of any stage
 	stamps  loadgen.Timestamps
 	shard   loadgen.Shard // this host's part of the plan (zero: all of it)
-	startAt time.Time     // --start-at (zero: at once)
+	exports exportSettings
+	startAt time.Time // --start-at (zero: at once)
 	ds      *datasets.Dataset
 	plan    *plan
 	live    *liveSession // nil: the run follows its plan, unwatched
+	log     logger       // notes and debug lines, as --log-level allows
 }
 
 // prepare validates c and resolves it into a plan. It starts nothing and
 // writes nothing but the dataset's report lines to log.
 func prepare(c Config, log io.Writer) (*prepared, error) {
-	p := &prepared{c: c}
-	var err error
+	return prepareCtx(context.Background(), c, log)
+}
+
+// prepareCtx is prepare that stops a tokenizer download when ctx ends.
+func prepareCtx(ctx context.Context, c Config, log io.Writer) (*prepared, error) {
+	l, err := c.resolveAIPerf(log)
+	if err != nil {
+		return nil, err
+	}
+	if err := c.resolveTargets(); err != nil {
+		return nil, err
+	}
+	p := &prepared{c: c, log: l}
 	if p.kind, err = endpoint.ParseKind(c.EndpointType); err != nil {
 		return nil, &UsageError{err}
 	}
@@ -105,6 +121,9 @@ func prepare(c Config, log io.Writer) (*prepared, error) {
 	if p.shard, err = c.shard(); err != nil {
 		return nil, err
 	}
+	if p.exports, err = c.exports(); err != nil {
+		return nil, err
+	}
 	if p.startAt, err = c.startAt(time.Now()); err != nil {
 		return nil, err
 	}
@@ -112,10 +131,11 @@ func prepare(c Config, log io.Writer) (*prepared, error) {
 	if p.stamps, ok = loadgen.ParseTimestamps(c.Timestamps); !ok {
 		return nil, &UsageError{fmt.Errorf("--timestamps %q: want kernel or read", c.Timestamps)}
 	}
-	if c.URL != "" && c.URL != "mock" {
-		if _, err := loadgen.RequestURL(c.URL, endpoint.Chat.Path()); err != nil {
-			return nil, usagef("--url: %w", err)
-		}
+	if _, err := gpuTelemetryURLs(c.GPUTelemetryURLs); err != nil {
+		return nil, err
+	}
+	if _, err := metricsURLs("--server-metrics", c.ServerMetricsURLs); err != nil {
+		return nil, err
 	}
 	if p.uiMode, err = tui.ParseMode(c.UI, c.StdoutTTY); err != nil {
 		return nil, usagef("--ui %w", err)
@@ -142,11 +162,11 @@ func prepare(c Config, log io.Writer) (*prepared, error) {
 	if p.slos, err = metrics.ParseGoodput(c.Goodput); err != nil {
 		return nil, usagef("--goodput: %w", err)
 	}
-	builder, counter, err := c.loadTokenizer()
+	builder, counter, tokSrc, err := c.loadTokenizer(ctx, p.log)
 	if err != nil {
 		return nil, err
 	}
-	p.counter = counter
+	p.builder, p.counter, p.tokSrc = builder, counter, tokSrc
 	load, err := c.parseLoad()
 	if err != nil {
 		return nil, err
@@ -160,6 +180,10 @@ func prepare(c Config, log io.Writer) (*prepared, error) {
 	}
 	if err := checkBodies(p.ds, p.ep); err != nil {
 		return nil, err
+	}
+	assignModels(p.ds, c.Models, c.ModelSelection, c.Seed)
+	if len(c.Models) > 1 || len(c.URLs) > 1 {
+		p.log.debugf("models %q (%s), servers %q (round_robin)", c.Models, c.ModelSelection, c.URLs)
 	}
 	if p.plan, err = c.plan(p.ds, load); err != nil {
 		return nil, err
@@ -191,7 +215,10 @@ type outcome struct {
 	server     *fingerprint.Server // what the target says it is (nil: nothing)
 	late       time.Duration       // how late the run started for --start-at
 	state      *metrics.State
-	errs       []error // the UI's, the exports' and telemetry's
+	// benchmarkID identifies the run in its exports (AIPerf's
+	// benchmark_id: a random UUID).
+	benchmarkID string
+	errs        []error // the UI's, the exports' and telemetry's
 }
 
 // execute starts the target, the exports, the collector, telemetry and the
@@ -205,7 +232,7 @@ func (p *prepared) execute(ctx context.Context, log io.Writer) (o *outcome, err 
 			cleanup[i]()
 		}
 	}()
-	o = &outcome{dir: c.ArtifactDir}
+	o = &outcome{dir: c.ArtifactDir, benchmarkID: newBenchmarkID()}
 
 	target, stopTarget, err := c.target(ctx, log)
 	if err != nil {
@@ -216,29 +243,36 @@ func (p *prepared) execute(ctx context.Context, log io.Writer) (o *outcome, err 
 	o.server = probeServer(ctx, target, p.headers)
 
 	if o.dir == "" {
-		o.dir = DefaultArtifactDir(c.Model, string(p.kind), p.plan.dirMode()+p.shardDir())
+		o.dir = filepath.Join("artifacts", p.artifactName()+p.shardDir())
 	}
 	if err := os.MkdirAll(o.dir, 0o755); err != nil {
 		return nil, fmt.Errorf("--output-artifact-dir: %w", err)
 	}
-	jsonlFile, err := os.Create(filepath.Join(o.dir, FileJSONL))
-	if err != nil {
-		return nil, err
-	}
-	cleanup = append(cleanup, func() { jsonlFile.Close() })
-	inputsFile, err := os.Create(filepath.Join(o.dir, FileInputs))
-	if err != nil {
-		return nil, err
-	}
-	cleanup = append(cleanup, func() { inputsFile.Close() })
 
 	o.late = p.waitForStart(ctx, log)
 	o.start = time.Now()
 	clock := func() int64 { return int64(time.Since(o.start)) }
-	jsonl := export.NewJSONL(jsonlFile, o.start)
-	inputs := export.NewInputs(inputsFile)
-	cleanup = append(cleanup, func() { _ = inputs.Close() }) // its writer goroutine ends on every path
-	colOpts := []metrics.Option{metrics.WithClock(clock), metrics.WithGoodput(p.slos), metrics.WithSink(jsonl)}
+	jsonlName := p.exports.files.JSONL
+	if p.exports.level == levelSummary {
+		jsonlName = "" // no per-request records at --export-level summary
+	}
+	folders, err := openRunFolders(o.dir, p.stageFolders(), jsonlName, o.start, export.WithWorkerID(o.benchmarkID[:8]))
+	if err != nil {
+		return nil, err
+	}
+	cleanup = append(cleanup, folders.close) // the inputs writers' goroutines end on every path
+	colOpts := []metrics.Option{metrics.WithClock(clock), metrics.WithOrigin(o.start), metrics.WithGoodput(p.slos),
+		metrics.WithSlices(p.exports.slice), metrics.WithSink(folders)}
+	rawErr := func() error { return nil }
+	if p.exports.level == levelRaw {
+		f, err := os.Create(filepath.Join(o.dir, p.exports.files.Raw))
+		if err != nil {
+			return nil, err
+		}
+		cleanup = append(cleanup, func() { f.Close() })
+		raw := export.NewRawJSONL(f, o.start, export.WithWorkerID(o.benchmarkID[:8]))
+		colOpts, rawErr = append(colOpts, metrics.WithSink(raw)), raw.Err
+	}
 	if p.counter != nil {
 		colOpts = append(colOpts, metrics.WithTokenizer(p.counter))
 	}
@@ -263,7 +297,7 @@ func (p *prepared) execute(ctx context.Context, log io.Writer) (o *outcome, err 
 		loadgen.WithRequestTimeout(c.Timeout),
 		loadgen.WithGracePeriod(c.Grace),
 		loadgen.WithClient(&http.Client{Transport: loadgen.NewTransport(p.maxConc)}),
-		loadgen.WithBodyHook(inputs.Add),
+		loadgen.WithBodySink(folders),
 		loadgen.WithSecrets(secretValues(c.APIKey, p.headers)...),
 		loadgen.WithTimestamps(p.stamps),
 		loadgen.WithConnectionReuse(p.reuse),
@@ -276,8 +310,14 @@ func (p *prepared) execute(ctx context.Context, log io.Writer) (o *outcome, err 
 			col.Warn(msg)
 		}),
 	}
+	if p.exports.level == levelRaw {
+		genOpts = append(genOpts, loadgen.WithRawCapture())
+	}
 	if c.FailedThreshold > 0 {
 		genOpts = append(genOpts, loadgen.WithFailureThreshold(c.FailedThreshold, max(p.maxConc, 10)))
+	}
+	if len(c.URLs) > 1 {
+		genOpts = append(genOpts, loadgen.WithTargets(c.URLs[1:]...))
 	}
 	gen, err := loadgen.New(target, ep, p.ds, col, genOpts...)
 	if err != nil {
@@ -294,7 +334,7 @@ func (p *prepared) execute(ctx context.Context, log io.Writer) (o *outcome, err 
 	if err := p.live.start(ctx, c.ControlAddr, func() int64 { return col.Snapshot().InFlight }, logw); err != nil {
 		return nil, err
 	}
-	info := tui.Info{Model: c.Model, URL: target, Endpoint: string(p.kind), Mode: p.plan.mode,
+	info := tui.Info{Model: c.modelLabel(), URL: target, Endpoint: string(p.kind), Mode: p.plan.mode,
 		Target: p.plan.targetLabel(), TotalRequests: p.plan.total, Duration: c.Duration, Control: p.live.control(),
 		Shard: p.shard.String()}
 	if len(p.plan.values) > 1 {
@@ -318,7 +358,7 @@ func (p *prepared) execute(ctx context.Context, log io.Writer) (o *outcome, err 
 			o.energy = j
 		}
 	}
-	o.errs = []error{uiErr, jsonl.Err(), inputs.Close(), telErr}
+	o.errs = []error{uiErr, folders.finish(), rawErr(), telErr}
 	return o, nil
 }
 
@@ -331,6 +371,7 @@ func (p *prepared) report(o *outcome, out io.Writer) (*Result, error) {
 	c.judge(o.summary, p.plan)
 
 	run := export.Run{
+		BenchmarkID:  o.benchmarkID,
 		SurgeVersion: c.Version, Start: o.start, End: o.end, WasCancelled: res.Cancelled || res.Aborted,
 		InputConfig: c.inputConfig(p.headers),
 		RunInfo: map[string]any{"target_url": o.target, "endpoint": p.ep.Path(), "dataset": p.ds.Name,
@@ -338,6 +379,14 @@ func (p *prepared) report(o *outcome, out io.Writer) (*Result, error) {
 			"timestamps": p.stamps.String(), "kernel_timestamps_supported": wire.Supported,
 			"clock_drift_ms": float64(o.clockDrift) / 1e6},
 		Extra: map[string]float64{},
+	}
+	run.RunInfo.(map[string]any)["tokenizer"] = p.tokSrc
+	if len(c.URLs) > 1 {
+		run.RunInfo.(map[string]any)["target_urls"] = c.URLs
+	}
+	if len(c.Models) > 1 {
+		run.RunInfo.(map[string]any)["models"] = c.Models
+		run.RunInfo.(map[string]any)["model_selection_strategy"] = c.ModelSelection
 	}
 	switch {
 	case !p.shard.Whole():
@@ -347,6 +396,11 @@ func (p *prepared) report(o *outcome, out io.Writer) (*Result, error) {
 	}
 	if o.late > lateWarnAfter {
 		o.summary.Warnings = append(o.summary.Warnings, p.lateWarning(o.late))
+	}
+	p.addRunInfo(run.RunInfo.(map[string]any), o.benchmarkID)
+	if p.stageFolders() != nil {
+		run.RunInfo.(map[string]any)["sweep_id"] = o.benchmarkID
+		run.RunInfo.(map[string]any)["stage_folders"] = p.stageFolders()
 	}
 	run.Fingerprint = p.fingerprint(run.InputConfig.(map[string]any), o.server)
 	if cal, err := calibrate.Load(); err == nil && cal != nil {
@@ -359,7 +413,7 @@ func (p *prepared) report(o *outcome, out io.Writer) (*Result, error) {
 	if o.telemetry != nil {
 		run.Telemetry = o.telemetry
 		if j := o.energy; j > 0 {
-			if toks := o.summary.Run[metrics.TotalOutputTokens]; toks > 0 {
+			if toks := o.summary.Run[metrics.TotalOSL]; toks > 0 {
 				run.Extra["output_tokens_per_joule"] = toks / j
 				run.Extra["energy_per_output_token"] = j / toks
 			}
@@ -370,14 +424,20 @@ func (p *prepared) report(o *outcome, out io.Writer) (*Result, error) {
 		errs = append(errs, o.runErr)
 	}
 	p.live.annotate(o.summary, run.RunInfo.(map[string]any))
-	title := fmt.Sprintf("surge profile: %s @ %s (%s, %s %s)", c.Model, o.target, p.kind, p.plan.mode, p.plan.targetLabel())
+	title := fmt.Sprintf("surge profile: %s @ %s (%s, %s %s)", c.modelLabel(), o.target, p.kind, p.plan.mode, p.plan.targetLabel())
 	if !p.shard.Whole() {
 		title += ", shard " + p.shard.String()
 	}
 	if c.Search != nil {
-		title = fmt.Sprintf("surge search: %s @ %s (%s, %s from %s)", c.Model, o.target, p.kind, p.plan.mode, p.plan.targetLabel())
+		title = fmt.Sprintf("surge search: %s @ %s (%s, %s from %s)", c.modelLabel(), o.target, p.kind, p.plan.mode, p.plan.targetLabel())
 	}
-	errs = append(errs, report(out, o.dir, title, o.summary, o.state, run))
+	var folders []string
+	if subs := p.stageFolders(); subs != nil {
+		var err error
+		folders, err = p.reportSweep(o, run, subs)
+		errs = append(errs, err)
+	}
+	errs = append(errs, report(out, o.dir, p.exports.files, title, o.summary, o.state, run, folders))
 	if c.Report {
 		errs = append(errs, writeRunReport(out, o.dir))
 	}
@@ -389,6 +449,16 @@ func (p *prepared) report(o *outcome, out io.Writer) (*Result, error) {
 		return res, o.runErr
 	}
 	return res, errors.Join(errs...)
+}
+
+// newBenchmarkID returns a random (version 4) UUID.
+func newBenchmarkID() string {
+	var b [16]byte
+	_, _ = rand.Read(b[:])
+	b[6] = b[6]&0x0f | 0x40
+	b[8] = b[8]&0x3f | 0x80
+	h := hex.EncodeToString(b[:])
+	return h[:8] + "-" + h[8:12] + "-" + h[12:16] + "-" + h[16:20] + "-" + h[20:]
 }
 
 // maxPrompts bounds the synthetic prompts built for a duration-bound run.
@@ -408,7 +478,12 @@ func (c *Config) conversationsNeeded(l load) int {
 	if c.ConversationNum > 0 && c.RequestCount == 0 {
 		return c.WarmupCount + c.ConversationNum*stages
 	}
-	n := max(c.RequestCount, defaultRequestCount) * stages
+	n := c.RequestCount * stages
+	if n == 0 {
+		for i := range stages {
+			n += l.defaultCount(i)
+		}
+	}
 	if c.Duration > 0 && c.RequestCount == 0 {
 		secs := c.Duration.Seconds() * float64(stages)
 		guess := 1000.0
@@ -428,7 +503,9 @@ func (c *Config) target(ctx context.Context, log io.Writer) (url string, stop fu
 	if c.URL != "" && c.URL != "mock" {
 		return c.URL, func() {}, nil
 	}
-	mock, err := mockserver.Start(ctx, "127.0.0.1:0", mockserver.Config{TTFT: 20 * time.Millisecond, ITL: 5 * time.Millisecond, Model: c.Model})
+	// Not stopped by ctx: an interrupt drains the requests in flight, so the
+	// mock must outlive it; the run's cleanup closes it.
+	mock, err := mockserver.Start(context.WithoutCancel(ctx), "127.0.0.1:0", mockserver.Config{TTFT: 20 * time.Millisecond, ITL: 5 * time.Millisecond, Model: c.Model})
 	if err != nil {
 		return "", nil, fmt.Errorf("starting the embedded mock server: %w", err)
 	}
@@ -438,22 +515,37 @@ func (c *Config) target(ctx context.Context, log io.Writer) (url string, stop fu
 
 // report writes the summary exports, prints the console table and lists
 // every file of the run.
-func report(out io.Writer, dir, title string, s *metrics.Summary, st *metrics.State, run export.Run) error {
-	err := errors.Join(
-		writeFile(filepath.Join(dir, FileJSON), func(w io.Writer) error { return export.JSON(w, s, run) }),
-		writeFile(filepath.Join(dir, FileCSV), func(w io.Writer) error { return export.CSV(w, s) }),
-	)
-	// The state goes last: a merge waiting for a shard takes it as the sign
-	// that the shard's exports are complete.
-	err = errors.Join(err, writeFile(filepath.Join(dir, FileState), func(w io.Writer) error { return json.NewEncoder(w).Encode(st) }))
+func report(out io.Writer, dir string, files exportFiles, title string, s *metrics.Summary, st *metrics.State, run export.Run, folders []string) error {
+	err := writeExports(dir, files, s, st, run)
 	export.Console(out, title, s)
+	export.ConsoleStages(out, s)
 	fmt.Fprintf(out, "\nExports in %s:\n", dir)
-	for _, f := range []string{FileJSON, FileCSV, FileJSONL, FileInputs, FileState, FileGPUTelemetry, FileServerMetrics} {
+	for _, f := range []string{files.JSON, files.CSV, files.JSONL, files.Raw, files.TimeslicesJSON, files.TimeslicesCSV, FileInputs, FileState, FileGPUTelemetry, FileServerMetrics} {
 		if _, statErr := os.Stat(filepath.Join(dir, f)); statErr == nil {
 			fmt.Fprintf(out, "  %s\n", filepath.Join(dir, f))
 		}
 	}
+	for _, f := range folders {
+		fmt.Fprintf(out, "  %s%c\n", filepath.Join(dir, f), filepath.Separator)
+	}
 	return err
+}
+
+// writeExports writes a run's summary files into dir: the JSON, the CSV,
+// the timeslices (--slice-duration) and the state sidecar.
+func writeExports(dir string, files exportFiles, s *metrics.Summary, st *metrics.State, run export.Run) error {
+	err := errors.Join(
+		writeFile(filepath.Join(dir, files.JSON), func(w io.Writer) error { return export.JSON(w, s, run) }),
+		writeFile(filepath.Join(dir, files.CSV), func(w io.Writer) error { return export.CSV(w, s, export.WithTelemetry(run.Telemetry)) }),
+	)
+	if s.Timeslices != nil {
+		err = errors.Join(err,
+			writeFile(filepath.Join(dir, files.TimeslicesJSON), func(w io.Writer) error { return export.TimeslicesJSON(w, s, run.InputConfig) }),
+			writeFile(filepath.Join(dir, files.TimeslicesCSV), func(w io.Writer) error { return export.TimeslicesCSV(w, s) }))
+	}
+	// The state goes last: a merge waiting for a shard takes it as the sign
+	// that the shard's exports are complete.
+	return errors.Join(err, writeFile(filepath.Join(dir, FileState), func(w io.Writer) error { return json.NewEncoder(w).Encode(st) }))
 }
 
 // judge marks the knee of a sweep and adds the warnings the schedule
@@ -593,12 +685,4 @@ func validSampling(s *string) bool {
 	}
 	*s = v
 	return true
-}
-
-var unsafeChars = regexp.MustCompile(`[^A-Za-z0-9._-]+`)
-
-// DefaultArtifactDir is artifacts/<model>-<endpoint>-<mode><value>.
-func DefaultArtifactDir(model, kind, mode string) string {
-	name := strings.Trim(unsafeChars.ReplaceAllString(model, "_"), "_")
-	return filepath.Join("artifacts", fmt.Sprintf("%s-%s-%s", name, kind, mode))
 }

@@ -41,9 +41,11 @@ func searchCommand(code *int) *cli.Command {
 		Flags:        append(profileFlags(cfg), searchOptions(cfg.Search)...),
 		OnUsageError: onUsageError,
 		Action: func(cc *cli.Context) error {
-			cfg.SmoothnessSet = cc.IsSet("arrival-smoothness")
+			if err := cfg.fromContext(cc); err != nil {
+				return err
+			}
 			cfg.StdoutTTY = term.IsTerminal(os.Stdout.Fd())
-			if !cc.IsSet("arrival-pattern") && cfg.RequestRate != "" {
+			if !cc.IsSet("arrival-pattern") && !cfg.SmoothnessSet && cfg.RequestRate != "" {
 				// Poisson bursts at a probe's start read as queueing; a
 				// capacity is a steady rate unless asked otherwise.
 				cfg.ArrivalPattern = "constant"

@@ -101,7 +101,7 @@ func TestShardProcessesMergeIntoTheWholeRun(t *testing.T) {
 	if fw["workload"] == nil || fm["workload"] != fw["workload"] {
 		t.Errorf("merged fingerprint %v, whole run's %v: want one workload", fm, fw)
 	}
-	for _, tag := range []string{"request_count", "error_request_count", "total_input_tokens", "total_output_tokens"} {
+	for _, tag := range []string{"request_count", "error_request_count", "total_isl", "total_osl", "total_output_tokens"} {
 		if g, want := runAvg(t, m, tag), runAvg(t, w, tag); g != want {
 			t.Errorf("%s: merged %v, whole run %v", tag, g, want)
 		}

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -44,16 +45,34 @@ func (c *Config) startTelemetry(ctx context.Context, target, dir string, start t
 			gpus = append(gpus, src)
 		}
 	}
-	for _, u := range c.GPUTelemetryURLs {
+	dcgm, err := gpuTelemetryURLs(c.GPUTelemetryURLs)
+	if err != nil {
+		return nil, err
+	}
+	for _, u := range dcgm {
 		gpus = append(gpus, telemetry.DCGM(u, nil))
 	}
-	servers := c.ServerMetricsURLs
-	if len(servers) == 0 && !c.NoServerMetrics {
-		u, err := loadgen.BaseURL(target)
-		if err != nil {
-			return nil, &UsageError{fmt.Errorf("--server-metrics: %w", err)}
+	var servers []string
+	if !c.NoServerMetrics {
+		// As AIPerf: each target's own /metrics, and any --server-metrics
+		// besides.
+		targets := append([]string{target}, c.URLs[min(1, len(c.URLs)):]...)
+		for _, t := range targets {
+			u, err := loadgen.BaseURL(t)
+			if err != nil {
+				return nil, &UsageError{fmt.Errorf("--server-metrics: %w", err)}
+			}
+			servers = append(servers, telemetry.MetricsURL(u))
 		}
-		servers = []string{telemetry.MetricsURL(u)}
+		more, err := metricsURLs("--server-metrics", c.ServerMetricsURLs)
+		if err != nil {
+			return nil, err
+		}
+		for _, m := range more {
+			if !slices.Contains(servers, m) {
+				servers = append(servers, m)
+			}
+		}
 	}
 	t := &telemetryRun{done: make(chan error, 1)}
 	opts := []telemetry.Option{
@@ -87,6 +106,50 @@ func (c *Config) startTelemetry(ctx context.Context, target, dir string, start t
 	ctx, t.cancel = context.WithCancel(context.WithoutCancel(ctx))
 	go func() { t.done <- t.col.Run(ctx) }()
 	return t, nil
+}
+
+// metricsURLs reads a list of Prometheus endpoints as AIPerf does: the
+// scheme optional (http), a bare host:port meaning its /metrics; empty
+// items (a bare flag) and repeats are dropped.
+func metricsURLs(flag string, raw []string) ([]string, error) {
+	var out []string
+	for _, r := range raw {
+		if strings.TrimSpace(r) == "" {
+			continue
+		}
+		u, err := loadgen.BaseURL(r)
+		if err != nil {
+			return nil, usagef("%s: %w", flag, err)
+		}
+		s := u.String()
+		if u.Path == "" || u.Path == "/" {
+			s = telemetry.MetricsURL(u)
+		}
+		if !slices.Contains(out, s) {
+			out = append(out, s)
+		}
+	}
+	return out, nil
+}
+
+// gpuTelemetryURLs reads --gpu-telemetry: DCGM exporter URLs, and AIPerf's
+// words for what surge does anyway (pynvml: the local GPUs, which NVML
+// samples unless --no-gpu-telemetry; dashboard: the dashboard shows GPUs
+// whenever there are readings); a bare flag asks for the default.
+func gpuTelemetryURLs(raw []string) ([]string, error) {
+	var urls []string
+	for _, r := range raw {
+		switch w := strings.ToLower(strings.TrimSpace(r)); {
+		case w == "" || w == "pynvml" || w == "nvml" || w == "dashboard":
+		case w == "amdsmi":
+			return nil, usagef("--gpu-telemetry amdsmi: surge samples NVIDIA GPUs only (NVML, DCGM exporters)")
+		case strings.HasSuffix(w, ".csv"):
+			return nil, usagef("--gpu-telemetry %s: surge reads no custom GPU metrics file; it records NVML's and DCGM's own fields", r)
+		default:
+			urls = append(urls, r)
+		}
+	}
+	return metricsURLs("--gpu-telemetry", urls)
 }
 
 // stop ends sampling and returns the summary for telemetry_data (nil when

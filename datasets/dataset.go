@@ -34,6 +34,9 @@ type Turn struct {
 	// Passages are the documents a rankings request ranks against its
 	// query (the turn's content); nil for other endpoint types.
 	Passages []string
+	// Model, when set, is the model this turn is sent to (a run that names
+	// several assigns one to each turn); empty: the endpoint's.
+	Model string
 	// Role is the role of the turn's message ("" sends "user"): a dataset
 	// may give any role.
 	Role string

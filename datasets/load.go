@@ -148,7 +148,7 @@ func load(o Options) (*Dataset, *Report, error) {
 			return nil, nil, err
 		}
 		rep.Source, rep.Type, d.Type = "synthetic", TypeSynthetic, TypeSynthetic
-		head := fmt.Sprintf("dataset: synthetic, prompts of ISL %d±%d tokens, OSL %d±%d, seed %d",
+		head := fmt.Sprintf("dataset: synthetic, prompts of ISL %d±%g tokens, OSL %d±%g, seed %d",
 			o.Synthetic.ISL, o.Synthetic.ISLStddev, o.Synthetic.OSL, o.Synthetic.OSLStddev, o.Seed)
 		if so := o.Synthetic; so.Turns > 1 || so.TurnsStddev > 0 {
 			head += fmt.Sprintf(", %d±%d turns a conversation, %s±%s apart", max(so.Turns, 1), so.TurnsStddev, so.TurnDelay, so.TurnDelayStddev)

@@ -45,7 +45,7 @@ func AddPassages(d *Dataset, o PassageOptions) error {
 		for _, t := range c.Turns {
 			n := 0
 			if len(t.Passages) == 0 {
-				n = sampleLength(rng, o.Count, o.CountStddev, 1)
+				n = sampleLength(rng, o.Count, float64(o.CountStddev), 1)
 			}
 			counts = append(counts, n)
 			total += n
@@ -75,7 +75,7 @@ func AddPassages(d *Dataset, o PassageOptions) error {
 			t.Passages = make([]string, n)
 			tokens := 0
 			for i := range t.Passages {
-				parts, got := p.prompt(nil, id, digits, sampleLength(rng, o.ISL, o.ISLStddev, 1), rng.IntN(len(p.starts)))
+				parts, got := p.prompt(nil, id, digits, sampleLength(rng, o.ISL, float64(o.ISLStddev), 1), rng.IntN(len(p.starts)))
 				id++
 				t.Passages[i] = strings.Join(parts, "")
 				tokens += got

@@ -13,9 +13,11 @@ type SyntheticOptions struct {
 	// Count is the number of single-turn conversations to build.
 	Count int
 	// ISL and ISLStddev give the prompt length in tokens (normal, ≥ 1).
-	ISL, ISLStddev int
+	ISL       int
+	ISLStddev float64
 	// OSL and OSLStddev give the output cap in tokens (0 OSL: no cap).
-	OSL, OSLStddev int
+	OSL       int
+	OSLStddev float64
 	// Seed makes the prompts reproducible (--random-seed).
 	Seed uint64
 	// PrefixPoolSize and PrefixLength (--prompt-prefix-pool-size,
@@ -61,11 +63,11 @@ func Synthetic(o SyntheticOptions) (*Dataset, error) {
 	}
 	switch {
 	case o.ISLStddev < 0:
-		return nil, optionErrorf("Synthetic.ISLStddev", "must not be negative, got %d", o.ISLStddev)
+		return nil, optionErrorf("Synthetic.ISLStddev", "must not be negative, got %g", o.ISLStddev)
 	case o.OSL < 0:
 		return nil, optionErrorf("Synthetic.OSL", "must not be negative, got %d", o.OSL)
 	case o.OSLStddev < 0:
-		return nil, optionErrorf("Synthetic.OSLStddev", "must not be negative, got %d", o.OSLStddev)
+		return nil, optionErrorf("Synthetic.OSLStddev", "must not be negative, got %g", o.OSLStddev)
 	case o.PrefixPoolSize < 0:
 		return nil, optionErrorf("Synthetic.PrefixPoolSize", "must not be negative, got %d", o.PrefixPoolSize)
 	case o.PrefixLength < 0:
@@ -109,7 +111,7 @@ func Synthetic(o SyntheticOptions) (*Dataset, error) {
 	turns := make([]int, o.Count)
 	total := 0
 	for i := range turns {
-		turns[i] = sampleLength(shape, max(o.Turns, 1), o.TurnsStddev, 1)
+		turns[i] = sampleLength(shape, max(o.Turns, 1), float64(o.TurnsStddev), 1)
 		total += turns[i]
 	}
 	d := &Dataset{Name: "synthetic", Conversations: make([]Conversation, o.Count)}
@@ -133,7 +135,7 @@ func Synthetic(o SyntheticOptions) (*Dataset, error) {
 			id++
 			t := Turn{Parts: parts, InputTokens: total + got, MaxTokens: osl}
 			if j > 0 && o.TurnDelay > 0 {
-				ms := sampleLength(shape, int(o.TurnDelay.Milliseconds()), int(o.TurnDelayStddev.Milliseconds()), 0)
+				ms := sampleLength(shape, int(o.TurnDelay.Milliseconds()), float64(o.TurnDelayStddev.Milliseconds()), 0)
 				t.Delay = time.Duration(ms) * time.Millisecond
 			}
 			c.Turns[j] = t
@@ -144,10 +146,10 @@ func Synthetic(o SyntheticOptions) (*Dataset, error) {
 }
 
 // sampleLength draws round(N(mean, stddev)) clamped to at least min.
-func sampleLength(rng *rand.Rand, mean, stddev, min int) int {
+func sampleLength(rng *rand.Rand, mean int, stddev float64, min int) int {
 	v := mean
 	if stddev > 0 {
-		v = int(math.Round(float64(mean) + rng.NormFloat64()*float64(stddev)))
+		v = int(math.Round(float64(mean) + rng.NormFloat64()*stddev))
 	}
 	if v < min {
 		v = min

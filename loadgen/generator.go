@@ -54,7 +54,8 @@ type Stage struct {
 
 // Generator runs stages against one endpoint.
 type Generator struct {
-	url     string
+	urls    []string // request i goes to urls[i mod len]
+	more    []string // WithTargets' servers, resolved by New
 	ep      *endpoint.Endpoint
 	ds      *datasets.Dataset
 	col     Recorder
@@ -63,7 +64,8 @@ type Generator struct {
 	headers http.Header
 	timeout time.Duration
 	grace   time.Duration
-	onBody  func(conversationID string, turn int, body []byte)
+	bodies  BodySink
+	raw     bool // capture requests and responses (WithRawCapture)
 	onWarn  func(msg string)
 	// overran is set once a response ran past its output cap (warned).
 	overran atomic.Bool
@@ -85,6 +87,8 @@ type Generator struct {
 	aborted        atomic.Bool
 
 	nextIndex atomic.Int64 // request index across the run
+	// nextSession numbers the conversation runs as they start (session_num).
+	nextSession atomic.Int64
 	// issued counts requests handed to their goroutines; nextIndex lags it
 	// until each goroutine runs, so session counts read this one.
 	issued atomic.Int64
@@ -118,11 +122,24 @@ func WithRequestTimeout(d time.Duration) Option { return func(g *Generator) { g.
 // stopped (duration reached or interrupted) before they are cancelled.
 func WithGracePeriod(d time.Duration) Option { return func(g *Generator) { g.grace = d } }
 
-// WithBodyHook sees every request body sent (for inputs.json). It is called
-// from worker goroutines.
-func WithBodyHook(f func(conversationID string, turn int, body []byte)) Option {
-	return func(g *Generator) { g.onBody = f }
+// BodySink sees every request body a run sends, session by session (for
+// inputs.json). Its methods are called from worker goroutines; the calls
+// of one session come from one goroutine, in turn order.
+type BodySink interface {
+	// Body is the request body of turn turn of conversation, sent in
+	// session (the run's sessions are numbered from 0 as they start) of
+	// profile stage stage (a warmup's sessions count as stage 0's).
+	Body(session int64, stage int, conversation string, turn int, body []byte)
+	// EndSession says session, of stage, sends nothing more.
+	EndSession(session int64, stage int)
 }
+
+// WithBodySink sends every request body to s.
+func WithBodySink(s BodySink) Option { return func(g *Generator) { g.bodies = s } }
+
+// WithRawCapture keeps each request's body and every event of its
+// response in its record (metrics.Record.Raw), for --export-level raw.
+func WithRawCapture() Option { return func(g *Generator) { g.raw = true } }
 
 // WithWarning sees caveats the generator finds while the run goes on, once
 // each: a server running past the requested output cap. It is called from
@@ -152,6 +169,11 @@ func WithSecrets(secrets ...string) Option {
 	}
 }
 
+// WithTargets spreads the requests over more servers, round-robin as
+// AIPerf's --url list does: request i (warmup included) goes to the i-th
+// of New's base followed by these, modulo their number.
+func WithTargets(bases ...string) Option { return func(g *Generator) { g.more = bases } }
+
 // WithStart sets the run's time origin (default: when New is called); the
 // collector must use the same clock.
 func WithStart(t time.Time) Option { return func(g *Generator) { g.start = t } }
@@ -166,10 +188,17 @@ func New(base string, ep *endpoint.Endpoint, ds *datasets.Dataset, col Recorder,
 	if ds == nil || len(ds.Conversations) == 0 {
 		return nil, errors.New("dataset has no conversations")
 	}
-	g := &Generator{url: u, ep: ep, ds: ds, col: col, timeout: 10 * time.Minute, grace: 30 * time.Second,
+	g := &Generator{urls: []string{u}, ep: ep, ds: ds, col: col, timeout: 10 * time.Minute, grace: 30 * time.Second,
 		released: make(chan struct{}, 1), start: time.Now()}
 	for _, o := range opts {
 		o(g)
+	}
+	for _, b := range g.more {
+		u, err := RequestURL(b, ep.Path())
+		if err != nil {
+			return nil, err
+		}
+		g.urls = append(g.urls, u)
 	}
 	if g.client == nil {
 		g.client = &http.Client{Transport: NewTransport(0)}

@@ -55,6 +55,10 @@ type pacer func(ti int, prevEnd int64) (slot, bool)
 func (g *Generator) session(ctx context.Context, conv *datasets.Conversation, phase metrics.Phase, stage int, pace pacer) {
 	ctx, endSession := g.startSession(ctx)
 	defer endSession()
+	num, corr := g.nextSession.Add(1)-1, sessionID(ctx)
+	if g.bodies != nil {
+		defer g.bodies.EndSession(num, stage)
+	}
 	var history []endpoint.Message
 	var prevEnd int64
 	for ti := range conv.Turns {
@@ -63,8 +67,10 @@ func (g *Generator) session(ctx context.Context, conv *datasets.Conversation, ph
 		if !ok {
 			return
 		}
-		rec := g.do(ctx, conv, ti, history, turn, phase, stage, at.intended, at.body)
+		rec := g.do(ctx, conv, num, ti, history, turn, phase, stage, at.intended, at.body)
 		rec.SlotWaitNs, rec.Scheduled = at.slotWait, at.scheduled
+		rec.Session, rec.CorrelationID = num, corr
+		rec.Cancelled = rec.Err != nil && rec.Err.Type == ErrCancelled
 		g.redact(rec)
 		reply, failed := rec.Text, rec.Err != nil
 		prevEnd = rec.EndNs
@@ -84,12 +90,27 @@ func (g *Generator) session(ctx context.Context, conv *datasets.Conversation, ph
 
 // redact removes configured secrets from what the record will export.
 func (g *Generator) redact(rec *metrics.Record) {
+	if raw := rec.Raw; raw != nil {
+		for _, s := range g.secrets {
+			raw.Body = bytes.ReplaceAll(raw.Body, []byte(s), []byte("<redacted>"))
+			for i := range raw.Events {
+				raw.Events[i].Data = bytes.ReplaceAll(raw.Events[i].Data, []byte(s), []byte("<redacted>"))
+			}
+		}
+	}
 	if rec.Err == nil {
 		return
 	}
 	for _, s := range g.secrets {
 		rec.Err.Message = strings.ReplaceAll(rec.Err.Message, s, "<redacted>")
 		rec.Err.Type = strings.ReplaceAll(rec.Err.Type, s, "<redacted>")
+	}
+}
+
+// rawBody keeps a whole response body in the record's raw capture.
+func rawBody(rec *metrics.Record, b []byte) {
+	if rec.Raw != nil {
+		rec.Raw.Events = append(rec.Raw.Events, metrics.RawEvent{AtNs: rec.EndNs, Data: b})
 	}
 }
 
@@ -106,7 +127,7 @@ func sleep(ctx context.Context, d time.Duration) bool {
 
 // do sends one request and reads its response into a record.
 // body is the request body when it was built ahead (nil: build it now).
-func (g *Generator) do(ctx context.Context, conv *datasets.Conversation, ti int, history []endpoint.Message, turn *datasets.Turn, phase metrics.Phase, stage int, intended int64, body []byte) *metrics.Record {
+func (g *Generator) do(ctx context.Context, conv *datasets.Conversation, session int64, ti int, history []endpoint.Message, turn *datasets.Turn, phase metrics.Phase, stage int, intended int64, body []byte) *metrics.Record {
 	idx := g.nextIndex.Add(1) - 1
 	rec := &metrics.Record{
 		Index: idx, RequestID: requestID(), ConversationID: conv.ID, TurnIndex: ti,
@@ -134,13 +155,17 @@ func (g *Generator) do(ctx context.Context, conv *datasets.Conversation, ti int,
 		rec.Err = &metrics.Error{Type: ErrRequest, Message: "building the request body: " + err.Error()}
 		return rec
 	}
-	if g.onBody != nil {
-		g.onBody(conv.ID, ti, body)
+	if g.bodies != nil {
+		g.bodies.Body(session, stage, conv.ID, ti, body)
+	}
+	if g.raw {
+		rec.Raw = &metrics.RawExchange{Body: body}
 	}
 	rctx, cancel := context.WithTimeout(ctx, g.timeout)
 	defer cancel()
 	tr, ct := g.newTrace()
-	req, err := http.NewRequestWithContext(httptrace.WithClientTrace(rctx, ct), http.MethodPost, g.url, bytes.NewReader(body))
+	url := g.urls[idx%int64(len(g.urls))]
+	req, err := http.NewRequestWithContext(httptrace.WithClientTrace(rctx, ct), http.MethodPost, url, bytes.NewReader(body))
 	if err != nil {
 		rec.SentNs, rec.EndNs = g.now(), g.now()
 		rec.Err = &metrics.Error{Type: ErrRequest, Message: err.Error()}
@@ -159,6 +184,9 @@ func (g *Generator) do(ctx context.Context, conv *datasets.Conversation, ti int,
 
 	g.col.Started(phase)
 	resp, err := g.send(req.Context(), req, rec)
+	if err == nil && g.ep.Streams() {
+		rec.AckNs = g.now() // the response's headers: the server took the request
+	}
 	// Latencies start when the last byte was written, not when Do was
 	// called: the wait for a connection, a cold dial and the transport's
 	// write goroutine are reported apart (rec.HTTP).
@@ -166,14 +194,18 @@ func (g *Generator) do(ctx context.Context, conv *datasets.Conversation, ti int,
 	defer tr.timing(rec)
 	if err != nil {
 		rec.EndNs = g.now()
-		rec.Err = g.transportError(rctx, ctx, err)
+		rec.Err = g.transportError(rctx, ctx, url, err)
 		return rec
 	}
 	defer resp.Body.Close()
 	resp.Body = tr.wrap(resp.Body)
+	if rec.Raw != nil {
+		rec.Raw.Status, rec.Raw.ContentType = resp.StatusCode, resp.Header.Get("Content-Type")
+	}
 	if resp.StatusCode != http.StatusOK {
 		b, _ := io.ReadAll(io.LimitReader(resp.Body, maxErrorBody))
 		rec.EndNs = g.now()
+		rawBody(rec, b)
 		rec.Err = endpoint.ParseErrorBody(resp.StatusCode, b)
 		if resp.StatusCode == http.StatusNotFound || resp.StatusCode == http.StatusMethodNotAllowed {
 			// The usual cause is a type or path this server does not serve.
@@ -229,6 +261,10 @@ func (g *Generator) readStream(rctx, ctx context.Context, body io.Reader, rec *m
 			break
 		}
 		rec.EndNs = ev.At
+		if rec.Raw != nil {
+			rec.Raw.Stream = true
+			rec.Raw.Events = append(rec.Raw.Events, metrics.RawEvent{AtNs: ev.At, Type: string(ev.Type), Data: bytes.Clone(ev.Data)})
+		}
 		d, perr := dec.Event(ev.Type, ev.Data, out)
 		if d.Done {
 			done = true
@@ -323,6 +359,7 @@ const maxPrealloc = 4096
 func (g *Generator) readWhole(rctx, ctx context.Context, resp *http.Response, rec *metrics.Record) {
 	b, err := io.ReadAll(resp.Body)
 	rec.EndNs = g.now()
+	rawBody(rec, b)
 	if err != nil {
 		rec.Err = g.streamError(rctx, ctx, err)
 		return
@@ -358,14 +395,14 @@ func (g *Generator) readWhole(rctx, ctx context.Context, resp *http.Response, re
 }
 
 // transportError classifies a failure before any response arrived.
-func (g *Generator) transportError(rctx, ctx context.Context, err error) *metrics.Error {
+func (g *Generator) transportError(rctx, ctx context.Context, url string, err error) *metrics.Error {
 	switch {
 	case ctx.Err() != nil:
 		return &metrics.Error{Type: ErrCancelled, Message: "cancelled when the grace period ended"}
 	case rctx.Err() != nil:
 		return &metrics.Error{Type: ErrTimeout, Message: fmt.Sprintf("no response within %s (--request-timeout-seconds)", g.timeout)}
 	case errors.Is(err, syscall.ECONNREFUSED):
-		return &metrics.Error{Type: ErrConnection, Message: "connection refused: " + g.hostOf()}
+		return &metrics.Error{Type: ErrConnection, Message: "connection refused: " + hostOf(url)}
 	}
 	var dnsErr *net.DNSError
 	if errors.As(err, &dnsErr) {
@@ -389,8 +426,8 @@ func (g *Generator) streamError(rctx, ctx context.Context, err error) *metrics.E
 	return &metrics.Error{Code: http.StatusOK, Type: ErrStream, Message: err.Error()}
 }
 
-func (g *Generator) hostOf() string {
-	s := strings.TrimPrefix(strings.TrimPrefix(g.url, "http://"), "https://")
+func hostOf(url string) string {
+	s := strings.TrimPrefix(strings.TrimPrefix(url, "http://"), "https://")
 	host, _, _ := strings.Cut(s, "/")
 	return host
 }

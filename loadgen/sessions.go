@@ -74,6 +74,16 @@ func (g *Generator) startSession(ctx context.Context) (context.Context, func()) 
 	return context.WithValue(ctx, sessionKey{}, sc), end
 }
 
+// sessionID is the id of the session ctx carries, or a new one when the
+// session needs none on the wire (it still names the session in the
+// records: AIPerf's x_correlation_id).
+func sessionID(ctx context.Context) string {
+	if sc, ok := ctx.Value(sessionKey{}).(*sessionConn); ok {
+		return sc.id
+	}
+	return requestID()
+}
+
 // clientFor is the client a request under ctx goes through.
 func (g *Generator) clientFor(ctx context.Context) *http.Client {
 	if sc, ok := ctx.Value(sessionKey{}).(*sessionConn); ok && sc.client != nil {

@@ -86,6 +86,9 @@ func (a *aggregate) add(r *Record, v *Values, good bool) {
 	if r.Err != nil {
 		a.errors++
 		a.errs[errKey{r.Err.Code, r.Err.Type, r.Err.Message}]++
+		if !math.IsNaN(v.ErrorISL) {
+			a.dist(ErrorISL).add(v.ErrorISL)
+		}
 		return
 	}
 	a.count++
@@ -112,15 +115,7 @@ func (a *aggregate) add(r *Record, v *Values, good bool) {
 	if good {
 		a.good++
 	}
-	for _, d := range RequestDefs {
-		if d.Tag == ICL || d.Tag == ReasoningTokens && !(v.Reasoning > 0) {
-			// Reasoning counts describe reasoning answers only (as AIPerf).
-			continue
-		}
-		if x := v.Get(d.Tag); !math.IsNaN(x) {
-			a.dist(d.Tag).add(x)
-		}
-	}
+	eachValue(v, func(t Tag, x float64) { a.dist(t).add(x) })
 	for _, x := range v.ICL {
 		a.icl.add(x)
 	}
@@ -136,6 +131,20 @@ func (a *aggregate) add(r *Record, v *Values, good bool) {
 	if !math.IsNaN(v.UsageOSL) {
 		a.usageOSL += v.UsageOSL
 		a.tokenizerOSL += v.OSL
+	}
+}
+
+// eachValue calls f with each per-request metric a successful record has
+// (inter_chunk_latency's list aside), as the distributions take them.
+func eachValue(v *Values, f func(Tag, float64)) {
+	for _, d := range RequestDefs {
+		if d.Tag == ICL || d.Tag == ErrorISL || d.Tag == ReasoningTokens && !(v.Reasoning > 0) {
+			// Reasoning counts describe reasoning answers only (as AIPerf).
+			continue
+		}
+		if x := v.Get(d.Tag); !math.IsNaN(x) {
+			f(d.Tag, x)
+		}
 	}
 }
 

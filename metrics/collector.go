@@ -50,6 +50,10 @@ type Collector struct {
 
 	// final is the state at Close.
 	final *State
+	// origin is the wall-clock time of the run clock's zero (zero: unknown).
+	origin time.Time
+	// slice is --slice-duration (0: no timeslices).
+	slice time.Duration
 }
 
 // Option configures a Collector.
@@ -67,6 +71,11 @@ func WithSink(s RecordSink) Option { return func(c *Collector) { c.sinks = appen
 // WithClock sets the run clock (monotonic ns since the run's start) used to
 // date snapshots; the load generator shares the same clock.
 func WithClock(now func() int64) Option { return func(c *Collector) { c.now = now } }
+
+// WithOrigin gives the wall-clock time of the run clock's zero, so the
+// summary can date the profile phase (min_request_timestamp,
+// max_response_timestamp) and the state can be merged with others.
+func WithOrigin(t time.Time) Option { return func(c *Collector) { c.origin = t } }
 
 // WithShards overrides the shard count (default GOMAXPROCS).
 func WithShards(n int) Option {
@@ -297,6 +306,7 @@ func (c *Collector) Close() *Summary {
 	c.wg.Wait()
 	c.final = c.collect()
 	s := c.final.Summary()
+	s.Timeslices = c.timeslices()
 	c.warnMu.Lock()
 	s.Warnings = append(slices.Clone(c.warnings), s.Warnings...)
 	c.warnMu.Unlock()

@@ -22,9 +22,20 @@ type Values struct {
 	TTFT, TTFO, TTST, Latency, ITL, PerUser float64
 	// Effective is the latency from the intended send time (NaN unless a
 	// schedule set it).
-	Effective           float64
-	ICL                 []float64
-	ISL, OSL, Reasoning float64
+	Effective float64
+	// Decode is request_latency − TTFT; Prefill is ISL per second of TTFT;
+	// E2E is OSL per second of request_latency.
+	Decode, Prefill, E2E float64
+	ICL                  []float64
+	ISL, OSL, Reasoning  float64
+	// Output counts the non-reasoning output tokens: OSL − Reasoning.
+	Output float64
+	// Usage holds the server's usage counts in the order of usageTags (NaN:
+	// not reported).
+	Usage [usageTags]float64
+	// ErrorISL is a failed request's ISL (NaN for a successful one, or when
+	// unknown).
+	ErrorISL float64
 	// OSLMismatch is OSL's difference from the requested OSL in percent
 	// (NaN without a requested OSL); Mismatched says it exceeds
 	// OSLMismatchTolerance.
@@ -67,6 +78,21 @@ func (v *Values) Get(t Tag) float64 {
 		return v.Reasoning
 	case OSLMismatch:
 		return v.OSLMismatch
+	case DecodeDuration:
+		return v.Decode
+	case PrefillPerUser:
+		return v.Prefill
+	case E2EThroughput:
+		return v.E2E
+	case OutputTokens:
+		return v.Output
+	case ErrorISL:
+		return v.ErrorISL
+	}
+	for i, t2 := range usageTagList {
+		if t2 == t {
+			return v.Usage[i]
+		}
 	}
 	for i, d := range HTTPDefs {
 		if d.Tag == t {
@@ -77,6 +103,26 @@ func (v *Values) Get(t Tag) float64 {
 }
 
 const nsPerMs = 1e6
+
+// usageTagList lists the usage_* metrics in Values.Usage order.
+var usageTagList = [usageTags]Tag{UsagePrompt, UsageCompletion, UsageTotal, UsageReasoning, UsageCacheRead, UsageCacheWrite}
+
+// usageTags is len(usageTagList).
+const usageTags = 6
+
+// usageValues reads the counts the server reported, NaN for those it left
+// out.
+func usageValues(u *Usage) [usageTags]float64 {
+	out := [usageTags]float64{}
+	counts := [usageTags]int{u.PromptTokens, u.CompletionTokens, u.TotalTokens, u.ReasoningTokens, u.CacheReadTokens, u.CacheWriteTokens}
+	for i, f := range []UsageFields{UsagePromptField, UsageCompletionField, UsageTotalField, UsageReasoningField, UsageCacheReadField, UsageCacheWriteField} {
+		out[i] = math.NaN()
+		if u.Present && u.Has(f) {
+			out[i] = float64(counts[i])
+		}
+	}
+	return out
+}
 
 // OSLMismatchTolerance is how many tokens an answer may miss its requested
 // OSL by before it counts in osl_mismatch_count: 5% of the request, at most
@@ -89,9 +135,11 @@ func OSLMismatchTolerance(requested int) float64 {
 // tok may be nil (no tokenizer loaded).
 func Compute(r *Record, tok TokenCounter) Values {
 	nan := math.NaN()
-	v := Values{TTFT: nan, TTFO: nan, TTST: nan, ITL: nan, PerUser: nan, ISL: nan, OSL: nan, Reasoning: nan, UsageOSL: nan, Effective: nan, OSLMismatch: nan}
+	v := Values{TTFT: nan, TTFO: nan, TTST: nan, ITL: nan, PerUser: nan, ISL: nan, OSL: nan, Reasoning: nan, Output: nan,
+		UsageOSL: nan, Effective: nan, OSLMismatch: nan, Decode: nan, Prefill: nan, E2E: nan, ErrorISL: nan}
 	v.Latency = float64(r.EndNs-r.SentNs) / nsPerMs
 	v.HTTP = httpValues(&r.HTTP)
+	v.Usage = usageValues(&r.Usage)
 	if r.Scheduled && r.IntendedNs > 0 {
 		v.Effective = float64(r.EndNs-r.IntendedNs) / nsPerMs
 	}
@@ -102,47 +150,53 @@ func Compute(r *Record, tok TokenCounter) Values {
 		if r.ReasoningText != "" {
 			reasoning = tok.Count(r.ReasoningText)
 		}
-		v.OSL = float64(tok.Count(r.Text) + reasoning)
+		v.Output = float64(tok.Count(r.Text))
 		v.Reasoning = float64(reasoning)
 		v.Source = SourceTokenizer
 		if r.Usage.Present {
 			v.UsageOSL = float64(r.Usage.CompletionTokens)
 		}
 	case r.Usage.Present:
-		v.OSL = float64(r.Usage.CompletionTokens)
-		v.Reasoning = float64(r.Usage.ReasoningTokens)
+		// completion_tokens includes the reasoning tokens.
+		v.Reasoning = float64(min(r.Usage.ReasoningTokens, r.Usage.CompletionTokens))
+		v.Output = float64(r.Usage.CompletionTokens) - v.Reasoning
 		v.Source = SourceUsage
 	default:
-		v.OSL = float64(len(r.TokenNs))
-		v.Reasoning = float64(r.ReasoningEvents)
+		v.Reasoning = float64(min(r.ReasoningEvents, len(r.TokenNs)))
+		v.Output = float64(len(r.TokenNs)) - v.Reasoning
 		v.Source = SourceEvents
 	}
+	v.OSL = v.Output + v.Reasoning
 	if r.NoOutput {
-		v.OSL, v.Reasoning, v.UsageOSL = nan, nan, nan
+		v.OSL, v.Output, v.Reasoning, v.UsageOSL = nan, nan, nan, nan
+		// As AIPerf: the output counts of usage are for types that
+		// generate tokens.
+		v.Usage[1], v.Usage[2], v.Usage[3] = nan, nan, nan
 	}
 	if r.RequestedOSL > 0 && !r.NoOutput {
 		req := float64(r.RequestedOSL)
 		v.OSLMismatch = (v.OSL - req) / req * 100
 		v.Mismatched = math.Abs(v.OSL-req) > OSLMismatchTolerance(r.RequestedOSL)
 	}
-	switch {
-	case r.InputTokens > 0:
-		v.ISL = float64(r.InputTokens)
-	case tok != nil && r.InputText != "":
-		v.ISL = float64(tok.Count(r.InputText))
-	case r.Usage.Present:
-		v.ISL = float64(r.Usage.PromptTokens)
+	v.ISL = inputLength(r, tok)
+	if v.Latency > 0 && !math.IsNaN(v.OSL) {
+		v.E2E = v.OSL / (v.Latency / 1000)
 	}
 
 	if !r.Streamed || len(r.TokenNs) == 0 {
 		return v
 	}
 	v.TTFT = float64(r.TokenNs[0]-r.SentNs) / nsPerMs
+	v.Decode = v.Latency - v.TTFT
+	if v.TTFT > 0 && !math.IsNaN(v.ISL) {
+		v.Prefill = v.ISL / (v.TTFT / 1000)
+	}
 	if r.FirstContentNs > 0 {
 		v.TTFO = float64(r.FirstContentNs-r.SentNs) / nsPerMs
 	}
 	if len(r.TokenNs) > 1 {
-		v.TTST = float64(r.TokenNs[1]-r.SentNs) / nsPerMs
+		// AIPerf's TTST: the second text event after the first.
+		v.TTST = float64(r.TokenNs[1]-r.TokenNs[0]) / nsPerMs
 		v.ICL = make([]float64, len(r.TokenNs)-1)
 		for i := 1; i < len(r.TokenNs); i++ {
 			v.ICL[i-1] = float64(r.TokenNs[i]-r.TokenNs[i-1]) / nsPerMs
@@ -155,6 +209,36 @@ func Compute(r *Record, tok TokenCounter) Values {
 		}
 	}
 	return v
+}
+
+// ComputeFailed derives what AIPerf keeps of a failed request: its input
+// length (error_isl), NaN when unknown. The rest of v is NaN.
+func ComputeFailed(r *Record, tok TokenCounter) Values {
+	nan := math.NaN()
+	v := Values{TTFT: nan, TTFO: nan, TTST: nan, Latency: nan, ITL: nan, PerUser: nan, ISL: nan, OSL: nan, Reasoning: nan,
+		Output: nan, UsageOSL: nan, Effective: nan, OSLMismatch: nan, Decode: nan, Prefill: nan, E2E: nan}
+	for i := range v.HTTP {
+		v.HTTP[i] = nan
+	}
+	for i := range v.Usage {
+		v.Usage[i] = nan
+	}
+	v.ErrorISL = inputLength(r, tok)
+	return v
+}
+
+// inputLength is the prompt's length in tokens: the dataset's count, else
+// the tokenizer's, else the server's usage (NaN when none knows).
+func inputLength(r *Record, tok TokenCounter) float64 {
+	switch {
+	case r.InputTokens > 0:
+		return float64(r.InputTokens)
+	case tok != nil && r.InputText != "":
+		return float64(tok.Count(r.InputText))
+	case r.Usage.Present && r.Usage.Has(UsagePromptField):
+		return float64(r.Usage.PromptTokens)
+	}
+	return math.NaN()
 }
 
 // httpValues turns a transport breakdown into HTTPDefs' values in ms.

@@ -41,14 +41,14 @@ func TestCompute(t *testing.T) {
 		{
 			name: "ran past the requested OSL: 5 for 4 is +25%, beyond min(5%, 50 tokens)",
 			rec:  stream(func(r *Record) { r.RequestedOSL = 4 }),
-			want: Values{TTFT: 20, TTFO: 20, TTST: 30, Latency: 60, ITL: 10, PerUser: 100,
+			want: Values{TTFT: 20, TTFO: 20, TTST: 10, Latency: 60, ITL: 10, PerUser: 100,
 				ICL: []float64{10, 10, 10, 10}, ISL: 7, OSL: 5, Reasoning: 0, Source: SourceUsage, UsageOSL: nan, Effective: nan,
 				OSLMismatch: 25, Mismatched: true},
 		},
 		{
 			name: "usage counts, AIPerf ITL formula",
 			rec:  stream(nil),
-			want: Values{TTFT: 20, TTFO: 20, TTST: 30, Latency: 60, ITL: 10, PerUser: 100,
+			want: Values{TTFT: 20, TTFO: 20, TTST: 10, Latency: 60, ITL: 10, PerUser: 100,
 				ICL: []float64{10, 10, 10, 10}, ISL: 7, OSL: 5, Reasoning: 0, Source: SourceUsage, UsageOSL: nan, Effective: nan, OSLMismatch: nan},
 		},
 		{
@@ -60,7 +60,7 @@ func TestCompute(t *testing.T) {
 				r.Usage = Usage{}
 			}),
 			tok: wordCounter{},
-			want: Values{TTFT: 20, TTFO: 40, TTST: 30, Latency: 60, ITL: 10, PerUser: 100,
+			want: Values{TTFT: 20, TTFO: 40, TTST: 10, Latency: 60, ITL: 10, PerUser: 100,
 				ICL: []float64{10, 10, 10, 10}, ISL: 7, OSL: 5, Reasoning: 2, Source: SourceTokenizer, UsageOSL: nan, Effective: nan, OSLMismatch: nan},
 		},
 		{
@@ -69,7 +69,7 @@ func TestCompute(t *testing.T) {
 				r.Usage = Usage{}
 				r.InputTokens = 0
 			}),
-			want: Values{TTFT: 20, TTFO: 20, TTST: 30, Latency: 60, ITL: 10, PerUser: 100,
+			want: Values{TTFT: 20, TTFO: 20, TTST: 10, Latency: 60, ITL: 10, PerUser: 100,
 				ICL: []float64{10, 10, 10, 10}, ISL: nan, OSL: 5, Reasoning: 0, Source: SourceEvents, UsageOSL: nan, Effective: nan, OSLMismatch: nan},
 		},
 		{
@@ -78,7 +78,7 @@ func TestCompute(t *testing.T) {
 				r.InputTokens, r.InputText = 0, "one two three"
 			}),
 			tok: wordCounter{},
-			want: Values{TTFT: 20, TTFO: 20, TTST: 30, Latency: 60, ITL: 10, PerUser: 100,
+			want: Values{TTFT: 20, TTFO: 20, TTST: 10, Latency: 60, ITL: 10, PerUser: 100,
 				ICL: []float64{10, 10, 10, 10}, ISL: 3, OSL: 5, Reasoning: 0, Source: SourceTokenizer, UsageOSL: 5, Effective: nan, OSLMismatch: nan},
 		},
 		{
@@ -86,7 +86,7 @@ func TestCompute(t *testing.T) {
 			rec: stream(func(r *Record) {
 				r.Scheduled, r.IntendedNs = true, 90*ms
 			}),
-			want: Values{TTFT: 20, TTFO: 20, TTST: 30, Latency: 60, ITL: 10, PerUser: 100, Effective: 70,
+			want: Values{TTFT: 20, TTFO: 20, TTST: 10, Latency: 60, ITL: 10, PerUser: 100, Effective: 70,
 				ICL: []float64{10, 10, 10, 10}, ISL: 7, OSL: 5, Reasoning: 0, Source: SourceUsage, UsageOSL: nan, OSLMismatch: nan},
 		},
 		{
@@ -120,9 +120,63 @@ func TestCompute(t *testing.T) {
 			}
 		}
 		got := Compute(tc.rec, tc.tok)
-		if d := cmp.Diff(tc.want, got, cmpopts.EquateNaNs(), cmpopts.EquateApprox(0, 1e-9)); d != "" {
+		// TestComputeAIPerfMetrics checks the rest.
+		rest := cmpopts.IgnoreFields(Values{}, "Decode", "Prefill", "E2E", "Output", "Usage", "ErrorISL")
+		if d := cmp.Diff(tc.want, got, cmpopts.EquateNaNs(), cmpopts.EquateApprox(0, 1e-9), rest); d != "" {
 			t.Errorf("%s: (-want +got)\n%s", tc.name, d)
 		}
+	}
+}
+
+// TestComputeAIPerfMetrics checks the metrics AIPerf derives from the
+// basic ones, by its formulas (docs/metrics-reference.md), and the usage
+// counts as the server sent them.
+func TestComputeAIPerfMetrics(t *testing.T) {
+	t.Parallel()
+	nan := math.NaN()
+	// Sent at 100 ms; text events at 120 (reasoning), 150, 160, 200 ms.
+	r := &Record{
+		Streamed: true, SentNs: 100 * ms, EndNs: 200 * ms,
+		TokenNs:        []int64{120 * ms, 150 * ms, 160 * ms, 200 * ms},
+		FirstContentNs: 150 * ms, ReasoningEvents: 1, InputTokens: 40,
+		Usage: Usage{Present: true, PromptTokens: 40, CompletionTokens: 10, ReasoningTokens: 2, TotalTokens: 50,
+			CacheReadTokens: 32, Fields: UsagePromptField | UsageCompletionField | UsageTotalField | UsageReasoningField | UsageCacheReadField},
+	}
+	v := Compute(r, nil)
+	want := map[Tag]float64{
+		TTFT: 20, TTFO: 50,
+		TTST:           30, // second event − first (AIPerf), not − send
+		RequestLatency: 100,
+		DecodeDuration: 80,         // latency − TTFT
+		ITL:            80.0 / 9,   // (latency − TTFT) / (OSL − 1)
+		PrefillPerUser: 40 / 0.020, // ISL / TTFT in seconds
+		E2EThroughput:  10 / 0.100, // OSL / latency in seconds
+		OutputTokens:   8, OSL: 10, // content tokens; + reasoning
+		ReasoningTokens: 2, ISL: 40,
+		UsagePrompt: 40, UsageCompletion: 10, UsageTotal: 50, UsageReasoning: 2, UsageCacheRead: 32,
+		UsageCacheWrite: nan, // not sent
+		ErrorISL:        nan,
+	}
+	for tag, w := range want {
+		if g := v.Get(tag); !(g == w || math.IsNaN(g) && math.IsNaN(w) || math.Abs(g-w) < 1e-9) {
+			t.Errorf("%s = %v, want %v", tag, g, w)
+		}
+	}
+
+	// A tokenizer counts content and reasoning apart.
+	r.Text, r.ReasoningText = "a b c", "x y z w"
+	v = Compute(r, wordCounter{})
+	if v.Output != 3 || v.Reasoning != 4 || v.OSL != 7 {
+		t.Errorf("tokenizer: output %v reasoning %v OSL %v, want 3 4 7", v.Output, v.Reasoning, v.OSL)
+	}
+
+	// A failure keeps its input length only.
+	f := ComputeFailed(&Record{SentNs: ms, EndNs: 2 * ms, InputText: "one two", Err: &Error{Type: "x"}}, wordCounter{})
+	if f.ErrorISL != 2 || !math.IsNaN(f.Latency) || !math.IsNaN(f.ISL) || !math.IsNaN(f.Usage[0]) {
+		t.Errorf("failed: %+v", f)
+	}
+	if f := ComputeFailed(&Record{Err: &Error{Type: "x"}}, nil); !math.IsNaN(f.ErrorISL) {
+		t.Errorf("failed without a known prompt: error_isl %v, want NaN", f.ErrorISL)
 	}
 }
 

@@ -60,7 +60,7 @@ func (d *dist) distribution(unit string) Distribution {
 		Avg: d.mean, Min: d.min, Max: d.max,
 		P1: q(0.01), P5: q(0.05), P10: q(0.10), P25: q(0.25), P50: q(0.50),
 		P75: q(0.75), P90: q(0.90), P95: q(0.95), P99: q(0.99),
-		Std: d.std(),
+		Std: d.std(), Sum: d.sum,
 	}
 }
 

@@ -31,7 +31,7 @@ func ParseGoodput(s string) ([]SLO, error) {
 			return nil, fmt.Errorf("%q is not tag:value (e.g. time_to_first_token:200)", f)
 		}
 		def, known := defOf(Tag(name))
-		if !known || def.Tag == ICL {
+		if !known || def.Tag == ICL || def.Tag == ErrorISL {
 			return nil, fmt.Errorf("unknown metric %q (use a per-request metric such as time_to_first_token, inter_token_latency, request_latency)", name)
 		}
 		v, err := strconv.ParseFloat(val, 64)

@@ -89,6 +89,6 @@ func (h *hist) distribution(unit string) Distribution {
 		Unit: unit, Count: h.n, Avg: h.mean, Min: h.min, Max: h.max,
 		P1: q(0.01), P5: q(0.05), P10: q(0.10), P25: q(0.25), P50: q(0.50),
 		P75: q(0.75), P90: q(0.90), P95: q(0.95), P99: q(0.99),
-		Std: h.std(),
+		Std: h.std(), Sum: h.sum,
 	}
 }

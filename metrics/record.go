@@ -3,6 +3,8 @@
 // a final summary for the exports.
 package metrics
 
+import "encoding/json"
+
 // Phase tells warmup records from profiled ones.
 type Phase uint8
 
@@ -28,12 +30,63 @@ type Error struct {
 	Message string `json:"message"`
 }
 
+// MarshalJSON writes the error as AIPerf's ErrorDetails: a code of 0 (no
+// HTTP status) is null.
+func (e Error) MarshalJSON() ([]byte, error) {
+	var code *int
+	if e.Code != 0 {
+		code = &e.Code
+	}
+	return json.Marshal(struct {
+		Code    *int   `json:"code"`
+		Type    string `json:"type"`
+		Message string `json:"message"`
+	}{code, e.Type, e.Message})
+}
+
 // Usage is the token accounting a server reported.
 type Usage struct {
 	PromptTokens     int
 	CompletionTokens int
 	ReasoningTokens  int
-	Present          bool
+	TotalTokens      int
+	// CacheReadTokens are prompt tokens the server's prompt cache served
+	// (OpenAI's prompt_tokens_details.cached_tokens, the Responses API's
+	// input_tokens_details.cached_tokens, Anthropic's
+	// cache_read_input_tokens, DeepSeek's prompt_cache_hit_tokens);
+	// CacheWriteTokens those written to it (Anthropic's
+	// cache_creation_input_tokens).
+	CacheReadTokens  int
+	CacheWriteTokens int
+	// Fields says which of the counts the server sent: a count it left out
+	// is not a zero.
+	Fields UsageFields
+	// Present is set when the response carried a usage object at all.
+	Present bool
+}
+
+// UsageFields is a set of the counts a usage object carried.
+type UsageFields uint8
+
+// The counts of a usage object.
+const (
+	UsagePromptField UsageFields = 1 << iota
+	UsageCompletionField
+	UsageTotalField
+	UsageReasoningField
+	UsageCacheReadField
+	UsageCacheWriteField
+)
+
+// Has reports whether every count of f was sent. A usage object whose
+// Fields were not filled in is taken to carry the prompt and completion
+// counts, the two every server sends.
+func (u *Usage) Has(f UsageFields) bool {
+	fields := u.Fields
+	if fields == 0 && u.Present {
+		fields = UsagePromptField | UsageCompletionField
+	}
+	return fields&f == f
 }
 
 // Record is one finished request. All *Ns fields are monotonic nanoseconds
@@ -41,8 +94,15 @@ type Usage struct {
 // request, so 0 is never a real event time).
 type Record struct {
 	// Index is the request's position in issue order (0-based).
-	Index          int64
-	RequestID      string
+	Index     int64
+	RequestID string
+	// Session numbers the conversation run the request belongs to, in the
+	// order sessions started (0-based): AIPerf's session_num, the request's
+	// own number for single-turn data.
+	Session int64
+	// CorrelationID is shared by every turn of one session (AIPerf's
+	// x_correlation_id).
+	CorrelationID  string
 	ConversationID string
 	TurnIndex      int
 	Phase          Phase
@@ -59,7 +119,13 @@ type Record struct {
 	// SentNs is when the request's last byte was written (httptrace's
 	// WroteRequest), after any wait for a connection: latencies start here.
 	SentNs int64
-	EndNs  int64 // last byte of the response
+	// AckNs is when a streamed response's headers arrived (the server
+	// accepted the request); 0 when not streamed or never answered.
+	AckNs int64
+	EndNs int64 // last byte of the response
+	// Cancelled is set when the run's end cut the request off (the grace
+	// period ran out): EndNs is then the cancellation's time.
+	Cancelled bool
 
 	// HTTP is the request's transport breakdown (AIPerf's http_req_*).
 	HTTP HTTPTiming
@@ -114,6 +180,32 @@ type Record struct {
 	// (0 or 1): a stale connection, not a server failure.
 	ConnectionRetries int
 	Err               *Error
+	// Raw is the request and response as sent and read (--export-level
+	// raw); nil when not captured.
+	Raw *RawExchange
+}
+
+// RawExchange is one request's body and its response as read: every SSE
+// event, or the whole body, with when it arrived.
+type RawExchange struct {
+	// Body is the request body sent.
+	Body []byte
+	// Status and ContentType are the response's (0, "": none arrived).
+	Status      int
+	ContentType string
+	// Events are the response's SSE events in order; a response that was
+	// not a stream is one event without a type, its whole body.
+	Events []RawEvent
+	// Stream is set when the response was an SSE stream.
+	Stream bool
+}
+
+// RawEvent is one SSE event (or a whole body) and when it arrived (run
+// clock).
+type RawEvent struct {
+	AtNs int64
+	Type string
+	Data []byte
 }
 
 // HTTPTiming is one request's transport phases in nanoseconds, measured

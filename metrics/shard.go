@@ -46,7 +46,10 @@ type shard struct {
 	c  *Collector
 	in chan msg
 
-	aggs     map[aggKey]*aggregate
+	aggs map[aggKey]*aggregate
+	// slices holds the profile requests by wall-clock window, with
+	// --slice-duration.
+	slices   map[int64]*sliceAgg
 	liveTTFT *dist
 	recent   []sample
 	// finishedBySec counts completions per second for the timeline.
@@ -65,7 +68,7 @@ type shard struct {
 func newShard(c *Collector) *shard {
 	return &shard{
 		c: c, in: make(chan msg, shardQueue),
-		aggs: map[aggKey]*aggregate{}, liveTTFT: newDist(),
+		aggs: map[aggKey]*aggregate{}, slices: map[int64]*sliceAgg{}, liveTTFT: newDist(),
 		finishedBySec: map[int64]int64{}, errTypes: map[string]int64{},
 	}
 }
@@ -100,8 +103,19 @@ func (s *shard) record(r *Record) {
 	if r.Err == nil {
 		v = Compute(r, s.c.tok)
 		good = Good(&v, s.c.slos)
+	} else {
+		v = ComputeFailed(r, s.c.tok)
 	}
 	s.agg(aggKey{r.Phase, r.Stage}).add(r, &v, good)
+	if s.c.slice > 0 && r.Phase == Profile {
+		k := s.c.sliceOf(r.SentNs)
+		a := s.slices[k]
+		if a == nil {
+			a = newSliceAgg()
+			s.slices[k] = a
+		}
+		a.add(r, &v, good)
+	}
 	s.finishedAll++
 	if len(s.recent) >= pruneEvery {
 		s.prune(s.c.now())

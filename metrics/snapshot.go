@@ -58,6 +58,8 @@ type Distribution struct {
 	P99   float64 `json:"p99"`
 	Std   float64 `json:"std"`
 	Count int64   `json:"count"`
+	// Sum is the sum of the values (AIPerf's sum, schema 1.1).
+	Sum float64 `json:"sum"`
 }
 
 // Snapshot is the live state of a run, merged from all shards. It is a plain

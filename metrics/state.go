@@ -45,6 +45,7 @@ func (c *Collector) collect() *State {
 			st.agg(k).merge(a)
 		}
 	}
+	st.Origin = c.origin
 	c.stageMu.Lock()
 	st.stages = slices.Clone(c.stageDef)
 	c.stageMu.Unlock()
@@ -76,11 +77,7 @@ func (st *State) Summary() *Summary {
 		stageKeys = append(stageKeys, k.stage)
 	}
 	sum := summaryOf(profile)
-	if !st.goodput {
-		// Without --goodput every request would count as good; say nothing.
-		delete(sum.Run, Goodput)
-		delete(sum.Run, GoodRequestCount)
-	}
+	finishRun(sum.Run, st.Origin, profile.firstSent, profile.lastEnd, st.goodput)
 	if len(st.stages) > 1 {
 		slices.Sort(stageKeys)
 		for _, i := range stageKeys {
@@ -95,6 +92,35 @@ func (st *State) Summary() *Summary {
 		sum.Warmup = summaryOf(warmup)
 	}
 	return sum
+}
+
+// Stage is the state of profile stage i of a sweep alone, as if the stage
+// had been a run of its own (the warmup goes with stage 0, which it
+// preceded): its Summary is the stage's full summary.
+func (st *State) Stage(i int) *State {
+	out := &State{Origin: st.Origin, aggs: map[aggKey]*aggregate{}, goodput: st.goodput}
+	for k, a := range st.aggs {
+		if (k.phase == Profile && k.stage == i) || (k.phase == Warmup && i == 0) {
+			out.agg(aggKey{k.phase, 0}).merge(a)
+		}
+	}
+	return out
+}
+
+// finishRun completes run-level metrics: goodput only with objectives, and
+// the window in wall-clock time when the run clock's origin is known.
+func finishRun(run map[Tag]float64, origin time.Time, firstSent, lastEnd int64, goodput bool) {
+	if !goodput {
+		// Without --goodput every request would count as good; say nothing.
+		delete(run, Goodput)
+		delete(run, GoodRequestCount)
+		delete(run, GoodRequestFraction)
+	}
+	if !origin.IsZero() && firstSent > 0 {
+		o := origin.UnixNano()
+		run[MinRequestTimestamp] = float64(o + firstSent)
+		run[MaxResponseTimestamp] = float64(o + lastEnd)
+	}
 }
 
 // Merge folds o into st as if one collector had seen the records of both:
@@ -207,6 +233,9 @@ type (
 		M2   float64 `json:"m2"`
 		Min  float64 `json:"min"`
 		Max  float64 `json:"max"`
+		// Sum is the exact sum (absent from states written before it was
+		// kept: the mean times the count then).
+		Sum *float64 `json:"sum,omitempty"`
 	}
 	distJSON struct {
 		momentsJSON
@@ -221,11 +250,16 @@ type (
 )
 
 func (m *moments) toJSON() momentsJSON {
-	return momentsJSON{N: m.n, Mean: m.mean, M2: m.m2, Min: m.min, Max: m.max}
+	sum := m.sum
+	return momentsJSON{N: m.n, Mean: m.mean, M2: m.m2, Min: m.min, Max: m.max, Sum: &sum}
 }
 
 func (j momentsJSON) moments() moments {
-	return moments{n: j.N, mean: j.Mean, m2: j.M2, min: j.Min, max: j.Max}
+	m := moments{n: j.N, mean: j.Mean, m2: j.M2, min: j.Min, max: j.Max, sum: j.Mean * float64(j.N)}
+	if j.Sum != nil {
+		m.sum = *j.Sum
+	}
+	return m
 }
 
 func histToJSON(h *hist) *histJSON {

@@ -100,7 +100,8 @@ func TestMergedStatesEqualOneCollector(t *testing.T) {
 	if !merged.Origin.Equal(origin) {
 		t.Errorf("merged origin %v, want the earliest shard's %v", merged.Origin, origin)
 	}
-	for _, tag := range []Tag{RequestCount, ErrorRequestCount, GoodRequestCount, TotalInputTokens, TotalOutputTokens,
+	for _, tag := range []Tag{RequestCount, ErrorRequestCount, GoodRequestCount, TotalISL, TotalOSL, TotalOutputTokens, RequestErrorRate,
+		MinRequestTimestamp, MaxResponseTimestamp,
 		OSLMismatchCount, BenchmarkDuration, RequestThroughput, OutputTokenThroughput, Goodput} {
 		if g, w := got.Run[tag], want.Run[tag]; math.Abs(g-w) > 1e-9*math.Abs(w) {
 			t.Errorf("%s: merged %v, one collector %v", tag, g, w)

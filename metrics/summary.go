@@ -32,6 +32,9 @@ type Summary struct {
 	Stages []StageSummary
 	// Warmup summarises the warmup records (nil without warmup).
 	Warmup *Summary
+	// Timeslices summarise the profile phase per --slice-duration window
+	// (nil without).
+	Timeslices []Timeslice
 	// TokenSource says how output tokens were counted: tokenizer, usage,
 	// sse_events or mixed.
 	TokenSource string
@@ -60,6 +63,66 @@ const LagWarnMs = 10
 // ReadDelayWarnMs is the client_read_delay p99 above which a run is
 // flagged: the client could not keep up with its sockets.
 const ReadDelayWarnMs = 1
+
+// runLevel is what the run-level metrics are computed from: the counts,
+// the window's length, and the sums of the per-request metrics.
+type runLevel struct {
+	count, errors, good         int64
+	noOutput, inputs            int64
+	oslRequested, oslMismatched int64
+	dur                         float64 // seconds: last response − first request
+	inputTokens, outputTokens   float64 // Σ ISL, Σ OSL
+	// sums holds the sum of each per-request metric that had values.
+	sums map[Tag]float64
+}
+
+// metrics computes the run-level metrics (RunDefs).
+func (rl runLevel) metrics() map[Tag]float64 {
+	run := map[Tag]float64{}
+	run[RequestCount] = float64(rl.count)
+	run[ErrorRequestCount] = float64(rl.errors)
+	run[GoodRequestCount] = float64(rl.good)
+	if n := rl.count + rl.errors; n > 0 {
+		run[GoodRequestFraction] = float64(rl.good) / float64(n)
+		run[RequestErrorRate] = 100 * float64(rl.errors) / float64(n)
+	}
+	run[BenchmarkDuration] = rl.dur
+	// Embeddings and rankings generate no tokens: as in AIPerf they have no
+	// output token metrics, and their throughput is counted in inputs.
+	generates := rl.noOutput == 0
+	// Totals are sums over the requests that had the value (AIPerf's
+	// derived sums): absent when none had it.
+	for tag, total := range map[Tag]Tag{
+		OutputTokens: TotalOutputTokens, ReasoningTokens: TotalReasoningTokens, ISL: TotalISL, OSL: TotalOSL,
+		ErrorISL: TotalErrorISL, UsagePrompt: TotalUsagePrompt, UsageCompletion: TotalUsageCompletion,
+		UsageTotal: TotalUsageTotal, UsageReasoning: TotalUsageReasoning, UsageCacheRead: TotalUsageCacheRead,
+		UsageCacheWrite: TotalUsageCacheWrite,
+	} {
+		if sum, ok := rl.sums[tag]; ok {
+			run[total] = sum
+		}
+	}
+	if prompt := run[TotalUsagePrompt]; prompt > 0 {
+		if read, ok := run[TotalUsageCacheRead]; ok {
+			run[UsageCacheReadPct] = 100 * read / prompt
+		}
+	}
+	if rl.oslRequested > 0 {
+		run[OSLMismatchCount] = float64(rl.oslMismatched)
+	}
+	if rl.dur > 0 {
+		run[RequestThroughput] = float64(rl.count) / rl.dur
+		run[Goodput] = float64(rl.good) / rl.dur
+		if generates {
+			run[OutputTokenThroughput] = rl.outputTokens / rl.dur
+			run[TotalTokenThroughput] = (rl.inputTokens + rl.outputTokens) / rl.dur
+		} else {
+			run[InputThroughput] = float64(rl.inputs) / rl.dur
+			run[InputTokenThroughput] = rl.inputTokens / rl.dur
+		}
+	}
+	return run
+}
 
 func summaryOf(a *aggregate) *Summary {
 	s := &Summary{Metrics: map[Tag]Distribution{}, Run: map[Tag]float64{}, StartNs: a.firstSent, EndNs: a.lastEnd,
@@ -92,32 +155,15 @@ func summaryOf(a *aggregate) *Summary {
 	if x := a.dists[lagTag]; x != nil {
 		s.SchedulerLag = x.distribution("ms")
 	}
-	dur := a.durationSec()
-	s.Run[RequestCount] = float64(a.count)
-	s.Run[ErrorRequestCount] = float64(a.errors)
-	s.Run[GoodRequestCount] = float64(a.good)
-	s.Run[BenchmarkDuration] = dur
-	s.Run[TotalInputTokens] = a.inputTokens
-	// Embeddings and rankings generate no tokens: as in AIPerf they have no
-	// output token metrics, and their throughput is counted in inputs.
-	generates := a.noOutput == 0
-	if generates {
-		s.Run[TotalOutputTokens] = a.outputTokens
-	}
-	if a.oslRequested > 0 {
-		s.Run[OSLMismatchCount] = float64(a.oslMismatched)
-	}
-	if dur > 0 {
-		s.Run[RequestThroughput] = float64(a.count) / dur
-		s.Run[Goodput] = float64(a.good) / dur
-		if generates {
-			s.Run[OutputTokenThroughput] = a.outputTokens / dur
-			s.Run[TotalTokenThroughput] = (a.inputTokens + a.outputTokens) / dur
-		} else {
-			s.Run[InputThroughput] = float64(a.inputs) / dur
-			s.Run[InputTokenThroughput] = a.inputTokens / dur
+	rl := runLevel{count: a.count, errors: a.errors, good: a.good, noOutput: a.noOutput, inputs: a.inputs,
+		oslRequested: a.oslRequested, oslMismatched: a.oslMismatched, dur: a.durationSec(),
+		inputTokens: a.inputTokens, outputTokens: a.outputTokens, sums: map[Tag]float64{}}
+	for t, d := range a.dists {
+		if d.n > 0 {
+			rl.sums[t] = d.sum
 		}
 	}
+	s.Run = rl.metrics()
 	for k, n := range a.errs {
 		s.Errors = append(s.Errors, ErrorCount{Details: Error{Code: k.code, Type: k.typ, Message: k.text}, Count: n})
 	}

@@ -3,26 +3,58 @@ package metrics
 // Tag names a metric as AIPerf's exports do.
 type Tag string
 
-// Per-request metric tags (design §3).
+// Per-request metric tags (design §3), AIPerf's names.
 const (
-	TTFT           Tag = "time_to_first_token"
-	TTFO           Tag = "time_to_first_output_token"
+	TTFT Tag = "time_to_first_token"
+	TTFO Tag = "time_to_first_output_token"
+	// TTST is the gap between the first and the second text event (AIPerf's
+	// time_to_second_token), not a time from the send.
 	TTST           Tag = "time_to_second_token"
 	RequestLatency Tag = "request_latency"
 	// EffectiveLatency is measured from the intended send time: when the
 	// rate outruns the client or a slot, it shows what coordinated omission
 	// would hide.
 	EffectiveLatency Tag = "effective_request_latency"
-	ITL              Tag = "inter_token_latency"
-	ICL              Tag = "inter_chunk_latency"
-	PerUser          Tag = "output_token_throughput_per_user"
-	ISL              Tag = "input_sequence_length"
-	OSL              Tag = "output_sequence_length"
-	ReasoningTokens  Tag = "reasoning_token_count"
+	// DecodeDuration is request_latency − time_to_first_token: the first to
+	// the last text event, not divided by the token count.
+	DecodeDuration Tag = "decode_duration"
+	ITL            Tag = "inter_token_latency"
+	ICL            Tag = "inter_chunk_latency"
+	PerUser        Tag = "output_token_throughput_per_user"
+	// PrefillPerUser is input_sequence_length / TTFT in seconds.
+	PrefillPerUser Tag = "prefill_throughput_per_user"
+	// E2EThroughput is output_sequence_length / request_latency in seconds:
+	// per request, TTFT and queueing included (non-streamed too).
+	E2EThroughput Tag = "e2e_output_token_throughput"
+	ISL           Tag = "input_sequence_length"
+	// OutputTokens counts the answer's non-reasoning tokens (AIPerf's
+	// output_token_count); OSL adds the reasoning tokens.
+	OutputTokens    Tag = "output_token_count"
+	OSL             Tag = "output_sequence_length"
+	ReasoningTokens Tag = "reasoning_token_count"
 	// OSLMismatch is (OSL − requested OSL) / requested OSL in percent, as
 	// AIPerf's osl_mismatch_diff_pct: positive when the server ran past
 	// max_tokens, negative when it stopped early.
 	OSLMismatch Tag = "osl_mismatch_diff_pct"
+	// ErrorISL is a failed request's input length: the one value AIPerf
+	// keeps of a failure.
+	ErrorISL Tag = "error_isl"
+)
+
+// The server's own token accounting (its usage object), one value per
+// request that reported the field, as AIPerf's usage_* metrics.
+const (
+	UsagePrompt     Tag = "usage_prompt_tokens"
+	UsageCompletion Tag = "usage_completion_tokens"
+	UsageTotal      Tag = "usage_total_tokens"
+	UsageReasoning  Tag = "usage_reasoning_tokens"
+	// UsageCacheRead counts prompt tokens the server served from its prompt
+	// cache (OpenAI's prompt_tokens_details.cached_tokens, Anthropic's
+	// cache_read_input_tokens).
+	UsageCacheRead Tag = "usage_prompt_cache_read_tokens"
+	// UsageCacheWrite counts prompt tokens written to the cache
+	// (Anthropic's cache_creation_input_tokens).
+	UsageCacheWrite Tag = "usage_prompt_cache_write_tokens"
 )
 
 // Transport metric tags (AIPerf's and k6's http_req_* breakdown, from
@@ -56,42 +88,93 @@ const (
 	InputTokenThroughput Tag = "input_token_throughput"
 	Goodput              Tag = "goodput"
 	GoodRequestCount     Tag = "good_request_count"
-	RequestCount         Tag = "request_count"
-	ErrorRequestCount    Tag = "error_request_count"
-	BenchmarkDuration    Tag = "benchmark_duration"
+	// GoodRequestFraction is good requests / (successful + failed ones).
+	GoodRequestFraction Tag = "good_request_fraction"
+	RequestCount        Tag = "request_count"
+	ErrorRequestCount   Tag = "error_request_count"
+	// RequestErrorRate is failed / (successful + failed) requests, in %.
+	RequestErrorRate  Tag = "request_error_rate"
+	BenchmarkDuration Tag = "benchmark_duration"
+	// MinRequestTimestamp and MaxResponseTimestamp bound the profile phase
+	// in wall-clock nanoseconds since the epoch (the first send, the last
+	// response): benchmark_duration is their difference.
+	MinRequestTimestamp  Tag = "min_request_timestamp"
+	MaxResponseTimestamp Tag = "max_response_timestamp"
+	// TotalOutputTokens sums output_token_count (reasoning left out, as
+	// AIPerf); TotalOSL sums output_sequence_length (reasoning included).
 	TotalOutputTokens    Tag = "total_output_tokens"
-	TotalInputTokens     Tag = "total_input_tokens"
+	TotalReasoningTokens Tag = "total_reasoning_tokens"
+	TotalISL             Tag = "total_isl"
+	TotalOSL             Tag = "total_osl"
+	TotalErrorISL        Tag = "total_error_isl"
 	// OSLMismatchCount counts requests whose OSL missed the requested one
 	// by more than min(5%, 50 tokens), as AIPerf's osl_mismatch_count.
 	OSLMismatchCount Tag = "osl_mismatch_count"
+	// Sums of the usage_* metrics over the requests, and the share of
+	// prompt tokens the server's cache served.
+	TotalUsagePrompt     Tag = "total_usage_prompt_tokens"
+	TotalUsageCompletion Tag = "total_usage_completion_tokens"
+	TotalUsageTotal      Tag = "total_usage_total_tokens"
+	TotalUsageReasoning  Tag = "total_usage_reasoning_tokens"
+	TotalUsageCacheRead  Tag = "total_usage_prompt_cache_read_tokens"
+	TotalUsageCacheWrite Tag = "total_usage_prompt_cache_write_tokens"
+	UsageCacheReadPct    Tag = "overall_usage_prompt_cache_read_pct"
 )
 
 // Def describes a metric for exports and the console.
 type Def struct {
-	Tag  Tag
-	Name string // display name without the unit
+	Tag Tag
+	// Name is AIPerf's header for the metric (its CSV and console name),
+	// without the unit.
+	Name string
 	Unit string
 	// HigherIsBetter marks metrics whose SLO is a floor, not a ceiling.
 	HigherIsBetter bool
+	// NoConsole keeps the metric out of the console table (AIPerf's
+	// NO_CONSOLE): the files have it.
+	NoConsole bool
 }
 
 // Label is the display name with its unit, as the CSV and console show it.
-func (d Def) Label() string { return d.Name + " (" + d.Unit + ")" }
+// Counts of requests carry no unit (AIPerf's CSV writes "Request Count").
+func (d Def) Label() string {
+	if d.Unit == "" || d.Unit == "requests" || d.Unit == "count" {
+		return d.Name
+	}
+	return d.Name + " (" + d.Unit + ")"
+}
+
+// def builds a Def shown on the console; hidden one kept off it.
+func def(t Tag, name, unit string, higher bool) Def { return Def{t, name, unit, higher, false} }
+func hidden(t Tag, name, unit string, higher bool) Def {
+	return Def{t, name, unit, higher, true}
+}
 
 // RequestDefs lists the per-request metrics in export order.
 var RequestDefs = []Def{
-	{TTFT, "Time to First Token", "ms", false},
-	{TTFO, "Time to First Output Token", "ms", false},
-	{TTST, "Time to Second Token", "ms", false},
-	{RequestLatency, "Request Latency", "ms", false},
-	{EffectiveLatency, "Effective Request Latency", "ms", false},
-	{ITL, "Inter Token Latency", "ms", false},
-	{ICL, "Inter Chunk Latency", "ms", false},
-	{PerUser, "Output Token Throughput Per User", "tokens/sec/user", true},
-	{ISL, "Input Sequence Length", "tokens", false},
-	{OSL, "Output Sequence Length", "tokens", false},
-	{ReasoningTokens, "Reasoning Token Count", "tokens", false},
-	{OSLMismatch, "OSL Mismatch Diff", "%", false},
+	def(TTFT, "Time to First Token", "ms", false),
+	def(TTFO, "Time to First Output Token", "ms", false),
+	def(TTST, "Time to Second Token", "ms", false),
+	def(RequestLatency, "Request Latency", "ms", false),
+	def(EffectiveLatency, "Effective Request Latency", "ms", false),
+	def(DecodeDuration, "Decode Duration", "ms", false),
+	def(ITL, "Inter Token Latency", "ms", false),
+	def(ICL, "Inter Chunk Latency", "ms", false),
+	def(PerUser, "Output Token Throughput Per User", "tokens/sec/user", true),
+	hidden(PrefillPerUser, "Prefill Throughput Per User", "tokens/sec/user", true),
+	def(E2EThroughput, "E2E Output Token Throughput", "tokens/sec/user", true),
+	def(ISL, "Input Sequence Length", "tokens", false),
+	hidden(OutputTokens, "Output Token Count", "tokens", false),
+	def(OSL, "Output Sequence Length", "tokens", false),
+	def(ReasoningTokens, "Reasoning Token Count", "tokens", false),
+	def(OSLMismatch, "OSL Mismatch Diff", "%", false),
+	hidden(UsagePrompt, "Usage Prompt Tokens", "tokens", false),
+	hidden(UsageCompletion, "Usage Completion Tokens", "tokens", false),
+	hidden(UsageTotal, "Usage Total Tokens", "tokens", false),
+	hidden(UsageReasoning, "Usage Reasoning Tokens", "tokens", false),
+	hidden(UsageCacheRead, "Usage Prompt Cache Read Tokens", "tokens", true),
+	hidden(UsageCacheWrite, "Usage Prompt Cache Write Tokens", "tokens", false),
+	hidden(ErrorISL, "Error Input Sequence Length", "tokens", false),
 }
 
 // HTTPDefs lists the transport breakdown in export order. As in AIPerf,
@@ -99,38 +182,54 @@ var RequestDefs = []Def{
 // given apart), duration is sending + waiting + receiving and the
 // connection overhead blocked + dns_lookup + connecting.
 var HTTPDefs = []Def{
-	{HTTPBlocked, "HTTP Blocked", "ms", false},
-	{HTTPDNS, "HTTP DNS Lookup", "ms", false},
-	{HTTPConnecting, "HTTP Connecting", "ms", false},
-	{HTTPTLS, "HTTP TLS Handshaking", "ms", false},
-	{HTTPSending, "HTTP Sending", "ms", false},
-	{HTTPWaiting, "HTTP Waiting", "ms", false},
-	{HTTPReceiving, "HTTP Receiving", "ms", false},
-	{HTTPDuration, "HTTP Duration", "ms", false},
-	{HTTPConnectionOverhead, "HTTP Connection Overhead", "ms", false},
+	def(HTTPBlocked, "HTTP Blocked", "ms", false),
+	def(HTTPDNS, "HTTP DNS Lookup", "ms", false),
+	def(HTTPConnecting, "HTTP Connecting", "ms", false),
+	def(HTTPTLS, "HTTP TLS Handshaking", "ms", false),
+	def(HTTPSending, "HTTP Sending", "ms", false),
+	def(HTTPWaiting, "HTTP Waiting", "ms", false),
+	def(HTTPReceiving, "HTTP Receiving", "ms", false),
+	def(HTTPDuration, "HTTP Duration", "ms", false),
+	def(HTTPConnectionOverhead, "HTTP Connection Overhead", "ms", false),
 }
 
 // httpTags is len(HTTPDefs), for fixed-size arrays of their values.
 const httpTags = 9
 
 // ClientReadDelayDef describes client_read_delay.
-var ClientReadDelayDef = Def{ClientReadDelay, "Client Read Delay", "ms", false}
+var ClientReadDelayDef = def(ClientReadDelay, "Client Read Delay", "ms", false)
 
-// RunDefs lists the run-level metrics in export order.
+// RunDefs lists the run-level metrics in export order. The names are
+// AIPerf's headers, its odd ones ("GoodRequestCount") included, so a CSV
+// row reads as AIPerf's does.
 var RunDefs = []Def{
-	{RequestThroughput, "Request Throughput", "requests/sec", true},
-	{OutputTokenThroughput, "Output Token Throughput", "tokens/sec", true},
-	{TotalTokenThroughput, "Total Token Throughput", "tokens/sec", true},
-	{InputThroughput, "Input Throughput", "inputs/sec", true},
-	{InputTokenThroughput, "Input Token Throughput", "tokens/sec", true},
-	{Goodput, "Goodput", "requests/sec", true},
-	{GoodRequestCount, "Good Request Count", "requests", true},
-	{RequestCount, "Request Count", "requests", true},
-	{ErrorRequestCount, "Error Request Count", "requests", false},
-	{BenchmarkDuration, "Benchmark Duration", "sec", false},
-	{TotalOutputTokens, "Total Output Tokens", "tokens", true},
-	{TotalInputTokens, "Total Input Tokens", "tokens", true},
-	{OSLMismatchCount, "OSL Mismatch Count", "requests", false},
+	def(RequestThroughput, "Request Throughput", "requests/sec", true),
+	def(OutputTokenThroughput, "Output Token Throughput", "tokens/sec", true),
+	def(TotalTokenThroughput, "Total Token Throughput", "tokens/sec", true),
+	def(InputThroughput, "Input Throughput", "inputs/sec", true),
+	def(InputTokenThroughput, "Input Token Throughput", "tokens/sec", true),
+	def(Goodput, "Goodput", "requests/sec", true),
+	def(GoodRequestCount, "GoodRequestCount", "requests", true),
+	hidden(GoodRequestFraction, "GoodRequestFraction", "ratio", true),
+	def(RequestCount, "Request Count", "requests", true),
+	def(ErrorRequestCount, "Error Request Count", "requests", false),
+	def(RequestErrorRate, "Request Error Rate", "%", false),
+	def(BenchmarkDuration, "Benchmark Duration", "sec", false),
+	hidden(MinRequestTimestamp, "Minimum Request Timestamp", "ns", false),
+	hidden(MaxResponseTimestamp, "Maximum Response Timestamp", "ns", false),
+	def(TotalOutputTokens, "Total Output Tokens", "tokens", true),
+	def(TotalReasoningTokens, "Total Reasoning Tokens", "tokens", true),
+	def(TotalISL, "Total Input Sequence Length", "tokens", true),
+	def(TotalOSL, "Total Output Sequence Length", "tokens", true),
+	hidden(TotalErrorISL, "Total Error Input Sequence Length", "tokens", false),
+	def(OSLMismatchCount, "OSL Mismatch Count", "requests", false),
+	hidden(TotalUsagePrompt, "Total Usage Prompt Tokens", "tokens", true),
+	hidden(TotalUsageCompletion, "Total Usage Completion Tokens", "tokens", true),
+	hidden(TotalUsageTotal, "Total Usage Total Tokens", "tokens", true),
+	hidden(TotalUsageReasoning, "Total Usage Reasoning Tokens", "tokens", true),
+	hidden(TotalUsageCacheRead, "Total Usage Prompt Cache Read Tokens", "tokens", true),
+	hidden(TotalUsageCacheWrite, "Total Usage Prompt Cache Write Tokens", "tokens", false),
+	hidden(UsageCacheReadPct, "Overall Usage Prompt Cache Read %", "%", true),
 }
 
 // defOf finds a per-request metric's definition.

@@ -53,7 +53,7 @@ func ttfterr(clientFile, wireFile string) error {
 		}
 		v, ok := c.Metrics["time_to_first_token"].Value.(float64)
 		w, found := truth[c.Metadata.ID]
-		if !ok || !found || c.Metadata.Phase != "profile" {
+		if !ok || !found || (c.Metadata.Phase != "profiling" && c.Metadata.Phase != "profile") {
 			return nil
 		}
 		handlerErr = append(handlerErr, v-float64(w.First-w.Handler)/1e6)

@@ -12,7 +12,7 @@ func (chat) Info() Info {
 
 func (chat) Body(e *Endpoint, r *Request) ([]byte, error) {
 	body := make(map[string]any, 6+len(e.Extra)+len(r.Turn.Extra))
-	body["model"] = e.Model
+	body["model"] = e.ModelFor(r.Turn)
 	body["messages"] = wireMessages(chatMessages(r, true))
 	if r.Turn.Tools != nil {
 		body["tools"] = r.Turn.Tools

@@ -11,7 +11,7 @@ func (chatEmbeddings) Info() Info { return Info{Path: "/v1/embeddings"} }
 
 func (chatEmbeddings) Body(e *Endpoint, r *Request) ([]byte, error) {
 	body := make(map[string]any, 4+len(e.Extra)+len(r.Turn.Extra))
-	body["model"] = e.Model
+	body["model"] = e.ModelFor(r.Turn)
 	body["messages"] = wireMessages(chatMessages(r, true))
 	body["encoding_format"] = "float"
 	return jsonBody(e, r.Turn, body)

@@ -186,35 +186,96 @@ func parseToolCalls(s *scanner, d *Delta, text *[]byte) error {
 	})
 }
 
+// parseUsage reads a usage object in any of the shapes servers send:
+// OpenAI's prompt/completion/total tokens with their _details (reasoning
+// tokens, cached prompt tokens), the Responses API's input/output names,
+// Anthropic's cache_read_input_tokens and cache_creation_input_tokens,
+// DeepSeek's prompt_cache_hit_tokens. u.Fields records which counts were
+// sent (a null count was not).
 func parseUsage(s *scanner, u *metrics.Usage) error {
 	if s.peek() == 'n' {
 		return s.literal("null")
 	}
 	u.Present = true
+	count := func(dst *int, f metrics.UsageFields) error {
+		if s.peek() == 'n' {
+			return s.literal("null")
+		}
+		n, err := s.number()
+		*dst, u.Fields = n, u.Fields|f
+		return err
+	}
+	details := func(name string, dst *int, f metrics.UsageFields) error {
+		if s.peek() != '{' {
+			return s.skip()
+		}
+		return s.object(func(key []byte) error {
+			if string(key) == name {
+				return count(dst, f)
+			}
+			return s.skip()
+		})
+	}
 	return s.object(func(key []byte) error {
-		var err error
 		switch string(key) {
 		case "prompt_tokens", "input_tokens": // OpenAI's chat, Responses and Anthropic's names
-			u.PromptTokens, err = s.number()
+			return count(&u.PromptTokens, metrics.UsagePromptField)
 		case "completion_tokens", "output_tokens":
-			u.CompletionTokens, err = s.number()
+			return count(&u.CompletionTokens, metrics.UsageCompletionField)
+		case "total_tokens":
+			return count(&u.TotalTokens, metrics.UsageTotalField)
 		case "completion_tokens_details", "output_tokens_details":
-			if s.peek() == 'n' {
-				return s.literal("null")
-			}
-			err = s.object(func(key []byte) error {
-				if string(key) == "reasoning_tokens" {
-					var e error
-					u.ReasoningTokens, e = s.number()
-					return e
-				}
-				return s.skip()
-			})
+			return details("reasoning_tokens", &u.ReasoningTokens, metrics.UsageReasoningField)
+		case "prompt_tokens_details", "input_tokens_details":
+			return details("cached_tokens", &u.CacheReadTokens, metrics.UsageCacheReadField)
+		case "cache_read_input_tokens", "prompt_cache_hit_tokens":
+			return count(&u.CacheReadTokens, metrics.UsageCacheReadField)
+		case "cache_creation_input_tokens":
+			return count(&u.CacheWriteTokens, metrics.UsageCacheWriteField)
 		default:
-			err = s.skip()
+			return s.skip()
 		}
-		return err
 	})
+}
+
+// bodyUsage reads a whole body's usage member (raw JSON) with parseUsage;
+// a malformed one counts as absent.
+func bodyUsage(raw []byte) metrics.Usage {
+	var u metrics.Usage
+	if len(raw) == 0 {
+		return u
+	}
+	s := scanner{b: raw}
+	if parseUsage(&s, &u) != nil {
+		return metrics.Usage{}
+	}
+	return u
+}
+
+// mergeUsage updates dst with the counts src carries: servers that send
+// usage over several events (Anthropic's message_start, then cumulative
+// message_delta counts without the input) leave the others as they were.
+func mergeUsage(dst *metrics.Usage, src metrics.Usage) {
+	if !src.Present {
+		return
+	}
+	dst.Present = true
+	for _, c := range []struct {
+		f        metrics.UsageFields
+		dst, src *int
+	}{
+		{metrics.UsagePromptField, &dst.PromptTokens, &src.PromptTokens},
+		{metrics.UsageCompletionField, &dst.CompletionTokens, &src.CompletionTokens},
+		{metrics.UsageTotalField, &dst.TotalTokens, &src.TotalTokens},
+		{metrics.UsageReasoningField, &dst.ReasoningTokens, &src.ReasoningTokens},
+		{metrics.UsageCacheReadField, &dst.CacheReadTokens, &src.CacheReadTokens},
+		{metrics.UsageCacheWriteField, &dst.CacheWriteTokens, &src.CacheWriteTokens},
+	} {
+		if src.Fields&c.f != 0 {
+			*c.dst = *c.src
+			dst.Fields |= c.f
+		}
+	}
 }
 
 // parseErrorValue reads an "error" member: an object with message, type and

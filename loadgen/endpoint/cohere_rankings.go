@@ -13,7 +13,7 @@ func (cohereRankings) Body(e *Endpoint, r *Request) ([]byte, error) {
 		return nil, err
 	}
 	body := make(map[string]any, 4+len(e.Extra)+len(r.Turn.Extra))
-	body["model"] = e.Model
+	body["model"] = e.ModelFor(r.Turn)
 	body["query"] = r.Turn.Content()
 	body["documents"] = r.Turn.Passages
 	return jsonBody(e, r.Turn, body)

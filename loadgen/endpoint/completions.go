@@ -12,7 +12,7 @@ func (completions) Info() Info {
 
 func (completions) Body(e *Endpoint, r *Request) ([]byte, error) {
 	body := make(map[string]any, 6+len(e.Extra)+len(r.Turn.Extra))
-	body["model"] = e.Model
+	body["model"] = e.ModelFor(r.Turn)
 	body["prompt"] = promptText(r)
 	if r.Turn.MaxTokens > 0 {
 		body["max_tokens"] = r.Turn.MaxTokens

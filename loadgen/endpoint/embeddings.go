@@ -12,7 +12,7 @@ func (embeddings) Info() Info { return Info{Path: "/v1/embeddings"} }
 
 func (embeddings) Body(e *Endpoint, r *Request) ([]byte, error) {
 	body := make(map[string]any, 4+len(e.Extra)+len(r.Turn.Extra))
-	body["model"] = e.Model
+	body["model"] = e.ModelFor(r.Turn)
 	body["input"] = embeddingInputs(r)
 	body["encoding_format"] = "float"
 	return jsonBody(e, r.Turn, body)

@@ -263,6 +263,15 @@ type Endpoint struct {
 	LegacyMaxTokens bool
 }
 
+// ModelFor is the model a turn is sent to: its own (a run that names
+// several models assigns one to each turn), else the endpoint's.
+func (e *Endpoint) ModelFor(t *datasets.Turn) string {
+	if t != nil && t.Model != "" {
+		return t.Model
+	}
+	return e.Model
+}
+
 // MaxTokensField is the body field that carries the output cap.
 func (e *Endpoint) MaxTokensField() string {
 	if e.Kind == Chat && !e.LegacyMaxTokens {

@@ -134,6 +134,7 @@ func parseTGIDetails(s *scanner, d *Delta) error {
 		case "generated_tokens":
 			n, err := s.number()
 			d.Usage.Present, d.Usage.CompletionTokens = true, n
+			d.Usage.Fields |= metrics.UsageCompletionField
 			return err
 		default:
 			return s.skip()
@@ -175,7 +176,7 @@ func (tgiDecoder) Body(data []byte, out *Output) (Delta, error) {
 	out.Text = append(out.Text, *b.GeneratedText...)
 	d := Delta{Content: *b.GeneratedText != "", Finished: true}
 	if b.Details != nil {
-		d.Usage = metrics.Usage{Present: true, CompletionTokens: b.Details.GeneratedTokens}
+		d.Usage = metrics.Usage{Present: true, CompletionTokens: b.Details.GeneratedTokens, Fields: metrics.UsageCompletionField}
 	}
 	return d, nil
 }

@@ -30,7 +30,7 @@ func (messages) Info() Info {
 
 func (messages) Body(e *Endpoint, r *Request) ([]byte, error) {
 	body := make(map[string]any, 6+len(e.Extra)+len(r.Turn.Extra))
-	body["model"] = e.Model
+	body["model"] = e.ModelFor(r.Turn)
 	body["messages"] = chatMessages(r, false)
 	if r.System != "" {
 		body["system"] = r.System
@@ -155,11 +155,7 @@ func (m *messagesDecoder) Event(_, data []byte, out *Output) (Delta, error) {
 	}
 	if usage.Present {
 		// message_delta's counts are cumulative; it may omit the input.
-		m.usage.Present = true
-		if usage.PromptTokens > 0 {
-			m.usage.PromptTokens = usage.PromptTokens
-		}
-		m.usage.CompletionTokens = usage.CompletionTokens
+		mergeUsage(&m.usage, usage)
 		d.Usage = m.usage
 	}
 	if d.Err != nil && d.Err.Type == "" {
@@ -177,12 +173,9 @@ type messageObject struct {
 		Thinking string          `json:"thinking"`
 		Input    json.RawMessage `json:"input"`
 	} `json:"content"`
-	StopReason *string `json:"stop_reason"`
-	Usage      *struct {
-		InputTokens  int `json:"input_tokens"`
-		OutputTokens int `json:"output_tokens"`
-	} `json:"usage"`
-	Error json.RawMessage `json:"error"`
+	StopReason *string         `json:"stop_reason"`
+	Usage      json.RawMessage `json:"usage"`
+	Error      json.RawMessage `json:"error"`
 }
 
 func (m *messagesDecoder) Body(data []byte, out *Output) (Delta, error) {
@@ -212,8 +205,6 @@ func (m *messagesDecoder) Body(data []byte, out *Output) (Delta, error) {
 		}
 	}
 	d.Finished = r.StopReason != nil
-	if r.Usage != nil {
-		d.Usage = metrics.Usage{Present: true, PromptTokens: r.Usage.InputTokens, CompletionTokens: r.Usage.OutputTokens}
-	}
+	d.Usage = bodyUsage(r.Usage)
 	return d, nil
 }

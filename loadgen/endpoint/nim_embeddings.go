@@ -13,7 +13,7 @@ func (nimEmbeddings) Info() Info { return Info{Path: "/v1/embeddings"} }
 
 func (nimEmbeddings) Body(e *Endpoint, r *Request) ([]byte, error) {
 	body := make(map[string]any, 5+len(e.Extra)+len(r.Turn.Extra))
-	body["model"] = e.Model
+	body["model"] = e.ModelFor(r.Turn)
 	body["input"] = embeddingInputs(r)
 	body["input_type"] = "query"
 	body["encoding_format"] = "float"

@@ -21,7 +21,7 @@ func (nimRankings) Body(e *Endpoint, r *Request) ([]byte, error) {
 		passages[i] = nimText{p}
 	}
 	body := make(map[string]any, 5+len(e.Extra)+len(r.Turn.Extra))
-	body["model"] = e.Model
+	body["model"] = e.ModelFor(r.Turn)
 	body["query"] = nimText{r.Turn.Content()}
 	body["passages"] = passages
 	body["truncate"] = "END"

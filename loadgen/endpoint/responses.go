@@ -19,7 +19,7 @@ func (responses) Info() Info {
 
 func (responses) Body(e *Endpoint, r *Request) ([]byte, error) {
 	body := make(map[string]any, 6+len(e.Extra)+len(r.Turn.Extra))
-	body["model"] = e.Model
+	body["model"] = e.ModelFor(r.Turn)
 	body["input"] = chatMessages(r, false)
 	if r.System != "" {
 		body["instructions"] = r.System
@@ -156,13 +156,7 @@ type responseObject struct {
 		Name      string `json:"name"`
 		Arguments string `json:"arguments"`
 	} `json:"output"`
-	Usage *struct {
-		InputTokens         int `json:"input_tokens"`
-		OutputTokens        int `json:"output_tokens"`
-		OutputTokensDetails struct {
-			ReasoningTokens int `json:"reasoning_tokens"`
-		} `json:"output_tokens_details"`
-	} `json:"usage"`
+	Usage json.RawMessage `json:"usage"`
 	Error json.RawMessage `json:"error"`
 }
 
@@ -207,10 +201,7 @@ func (responsesDecoder) Body(data []byte, out *Output) (Delta, error) {
 		}
 	}
 	d.Finished = r.Status == "completed" || r.Status == "incomplete"
-	if r.Usage != nil {
-		d.Usage = metrics.Usage{Present: true, PromptTokens: r.Usage.InputTokens,
-			CompletionTokens: r.Usage.OutputTokens, ReasoningTokens: r.Usage.OutputTokensDetails.ReasoningTokens}
-	}
+	d.Usage = bodyUsage(r.Usage)
 	return d, nil
 }
 

@@ -60,7 +60,7 @@ func (templateType) Body(e *Endpoint, r *Request) ([]byte, error) {
 		}
 	}
 	content := r.Turn.Content()
-	data := TemplateData{Model: e.Model, Stream: e.Streaming, MaxTokens: r.Turn.MaxTokens, System: r.System,
+	data := TemplateData{Model: e.ModelFor(r.Turn), Stream: e.Streaming, MaxTokens: r.Turn.MaxTokens, System: r.System,
 		Text: content, Query: content, Messages: chatMessages(r, true), Passages: r.Turn.Passages, Extra: extra}
 	var buf bytes.Buffer
 	if err := e.Template.Execute(&buf, data); err != nil {

@@ -229,8 +229,12 @@ func Load(dir string) (*Run, error) {
 	} else if !errors.Is(err, os.ErrNotExist) {
 		return nil, err
 	}
-	if !found {
-		return nil, fmt.Errorf("run %s: neither %s nor %s found", dir, SummaryFile, RecordsFile)
+	sweep, err := loadSweep(run)
+	if err != nil {
+		return nil, err
+	}
+	if !found && !sweep {
+		return nil, errNoRun(dir)
 	}
 	for _, t := range []struct {
 		name string

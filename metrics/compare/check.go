@@ -90,7 +90,7 @@ func configDiff(a, b *artifact.Run) string {
 	if a.Summary == nil || b.Summary == nil {
 		return ""
 	}
-	ca, cb := a.Summary.InputConfig, b.Summary.InputConfig
+	ca, cb := fingerprint.Flatten(a.Summary.InputConfig), fingerprint.Flatten(b.Summary.InputConfig)
 	keys := map[string]bool{}
 	for k := range ca {
 		keys[k] = true

@@ -16,7 +16,7 @@ func Console(w io.Writer, title string, s *metrics.Summary) {
 	rows := [][]string{}
 	for _, d := range metrics.RequestDefs {
 		x, ok := s.Metrics[d.Tag]
-		if !ok {
+		if !ok || d.NoConsole {
 			continue
 		}
 		row := []string{d.Label()}
@@ -58,7 +58,7 @@ func Console(w io.Writer, title string, s *metrics.Summary) {
 	}
 	fmt.Fprintln(w)
 	for _, d := range metrics.RunDefs {
-		if v, ok := s.Run[d.Tag]; ok {
+		if v, ok := s.Run[d.Tag]; ok && !d.NoConsole {
 			fmt.Fprintf(w, "%-*s  %s\n", widths[0], d.Label(), short(v))
 		}
 	}

@@ -1,43 +1,98 @@
 package export
 
 import (
+	"cmp"
 	"encoding/csv"
 	"io"
+	"slices"
 	"strconv"
 
 	"github.com/surgebench/surge/metrics"
 )
 
-// CSV writes profile_export_aiperf.csv: one row per distribution
-// (Metric,avg,min,max,p1,…,p99,std), a blank line, then Metric,Value rows
-// for the run-level metrics.
-func CSV(w io.Writer, s *metrics.Summary) error {
-	cw := csv.NewWriter(w)
-	_ = cw.Write([]string{"Metric", "avg", "min", "max", "p1", "p5", "p10", "p25", "p50", "p75", "p90", "p95", "p99", "std"})
-	for _, d := range distDefs() {
-		x, ok := s.Metrics[d.Tag]
-		if !ok {
-			continue
-		}
-		x = round(x)
-		row := []string{d.Label()}
-		for _, v := range []float64{x.Avg, x.Min, x.Max, x.P1, x.P5, x.P10, x.P25, x.P50, x.P75, x.P90, x.P95, x.P99, x.Std} {
-			row = append(row, num(v))
-		}
-		_ = cw.Write(row)
+// statKeys are the columns of a distribution row, AIPerf's STAT_KEYS.
+var statKeys = []string{"avg", "min", "max", "sum", "p1", "p5", "p10", "p25", "p50", "p75", "p90", "p95", "p99", "std"}
+
+// stats returns d's values in statKeys order.
+func stats(d metrics.Distribution) []float64 {
+	return []float64{d.Avg, d.Min, d.Max, d.Sum, d.P1, d.P5, d.P10, d.P25, d.P50, d.P75, d.P90, d.P95, d.P99, d.Std}
+}
+
+// CSV writes profile_export_aiperf.csv as AIPerf's exporter does: the
+// distributions (Metric,avg,min,max,sum,p1,…,p99,std), a blank line, then
+// the run-level metrics (Metric,Value), each section sorted by tag, every
+// number with two decimals, a metric's unit after its name except for
+// counts of requests, CRLF line ends (Python's csv module); then, with
+// WithTelemetry, AIPerf's GPU telemetry section.
+func CSV(w io.Writer, s *metrics.Summary, opts ...CSVOption) error {
+	var cfg csvConfig
+	for _, o := range opts {
+		o(&cfg)
 	}
-	cw.Flush()
-	if _, err := io.WriteString(w, "\n"); err != nil {
-		return err
-	}
-	_ = cw.Write([]string{"Metric", "Value"})
-	for _, d := range metrics.RunDefs {
-		if v, ok := s.Run[d.Tag]; ok {
-			_ = cw.Write([]string{d.Label(), num(roundTo(v))})
+	cw := newCSV(w)
+	dists, runs := csvMetrics(s.Metrics, s.Run)
+	if len(dists) > 0 {
+		_ = cw.Write(append([]string{"Metric"}, statKeys...))
+		for _, d := range dists {
+			row := []string{d.def.Label()}
+			for _, v := range stats(d.dist) {
+				row = append(row, csvNum(v))
+			}
+			_ = cw.Write(row)
+		}
+		if len(runs) > 0 {
+			_ = cw.Write(nil)
 		}
 	}
+	if len(runs) > 0 {
+		_ = cw.Write([]string{"Metric", "Value"})
+		for _, r := range runs {
+			_ = cw.Write([]string{r.def.Label(), csvNum(r.value)})
+		}
+	}
+	writeTelemetryCSV(cw, cfg.telemetry)
 	cw.Flush()
 	return cw.Error()
 }
 
-func num(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) }
+// csvDist and csvRun are the rows of the two sections.
+type (
+	csvDist struct {
+		def  metrics.Def
+		dist metrics.Distribution
+	}
+	csvRun struct {
+		def   metrics.Def
+		value float64
+	}
+)
+
+// csvMetrics lists s's distributions and run-level metrics, each sorted by
+// tag as AIPerf's exporter sorts them.
+func csvMetrics(m map[metrics.Tag]metrics.Distribution, run map[metrics.Tag]float64) ([]csvDist, []csvRun) {
+	var dists []csvDist
+	for _, d := range distDefs() {
+		if x, ok := m[d.Tag]; ok {
+			dists = append(dists, csvDist{d, x})
+		}
+	}
+	var runs []csvRun
+	for _, d := range metrics.RunDefs {
+		if v, ok := run[d.Tag]; ok {
+			runs = append(runs, csvRun{d, v})
+		}
+	}
+	slices.SortFunc(dists, func(a, b csvDist) int { return cmp.Compare(a.def.Tag, b.def.Tag) })
+	slices.SortFunc(runs, func(a, b csvRun) int { return cmp.Compare(a.def.Tag, b.def.Tag) })
+	return dists, runs
+}
+
+// newCSV writes rows as Python's csv module does: CRLF line ends.
+func newCSV(w io.Writer) *csv.Writer {
+	cw := csv.NewWriter(w)
+	cw.UseCRLF = true
+	return cw
+}
+
+// csvNum formats a number as AIPerf's CSV does: two decimals.
+func csvNum(v float64) string { return strconv.FormatFloat(v, 'f', 2, 64) }

@@ -12,33 +12,66 @@ import (
 
 // JSONL writes profile_export.jsonl as records complete: one line per
 // request sent, failed ones included, each line in a single Write so a
-// killed process loses nothing that finished. It is safe for concurrent
-// use by the metric shards.
+// killed process loses nothing that finished. Each line is AIPerf's
+// MetricRecordInfo ({metadata, metrics, error}, loadable by its
+// MetricRecordInfo.model_validate_json), with surge's own fields beside
+// AIPerf's in metadata. It is safe for concurrent use by the metric shards.
 type JSONL struct {
 	mu    sync.Mutex
 	w     io.Writer
 	start time.Time
 	err   error
+	// worker and processor are the worker_id and record_processor_id
+	// every line carries.
+	worker, processor string
 }
 
 // NewJSONL writes lines to w (an *os.File: unbuffered on purpose). start is
 // the wall-clock time of the run clock's zero, for epoch timestamps.
-func NewJSONL(w io.Writer, start time.Time) *JSONL { return &JSONL{w: w, start: start} }
+func NewJSONL(w io.Writer, start time.Time, opts ...JSONLOption) *JSONL {
+	j := &JSONL{w: w, start: start, worker: "worker_0", processor: "record_processor_0"}
+	for _, o := range opts {
+		o(j)
+	}
+	return j
+}
 
+// JSONLOption configures a JSONL writer.
+type JSONLOption func(*JSONL)
+
+// WithWorkerID names the process that sent the requests: lines carry
+// worker_id "worker_<id>" and record_processor_id "record_processor_<id>"
+// (AIPerf's processes; surge is one).
+func WithWorkerID(id string) JSONLOption {
+	return func(j *JSONL) { j.worker, j.processor = "worker_"+id, "record_processor_"+id }
+}
+
+// lineMetadata is AIPerf's MetricRecordMetadata, then surge's own fields.
 type lineMetadata struct {
-	RequestID      string `json:"x_request_id"`
-	ConversationID string `json:"conversation_id"`
-	TurnIndex      int    `json:"turn_index"`
-	Phase          string `json:"benchmark_phase"`
-	Stage          int    `json:"stage"`
-	IntendedNs     int64  `json:"intended_ns,omitempty"`
-	StartNs        int64  `json:"request_start_ns"`
-	EndNs          int64  `json:"request_end_ns"`
-	LagNs          int64  `json:"scheduler_lag_ns"`
-	SlotWaitNs     int64  `json:"slot_wait_ns"`
-	RetryAfter     string `json:"retry_after,omitempty"`
-	ConnRetries    int    `json:"connection_retries"`
-	TokenSource    string `json:"token_count_source,omitempty"`
+	SessionNum        int64   `json:"session_num"`
+	RequestID         string  `json:"x_request_id"`
+	CorrelationID     *string `json:"x_correlation_id"`
+	ConversationID    string  `json:"conversation_id"`
+	TurnIndex         int     `json:"turn_index"`
+	CreditIssuedNs    *int64  `json:"credit_issued_ns"`
+	StartNs           int64   `json:"request_start_ns"`
+	AckNs             *int64  `json:"request_ack_ns"`
+	EndNs             int64   `json:"request_end_ns"`
+	WorkerID          string  `json:"worker_id"`
+	RecordProcessorID string  `json:"record_processor_id"`
+	Phase             string  `json:"benchmark_phase"`
+	WasCancelled      bool    `json:"was_cancelled"`
+	CancellationNs    *int64  `json:"cancellation_time_ns"`
+
+	// surge's: the sweep stage, when the schedule wanted the request sent,
+	// how late it went, how long it waited for a concurrency slot.
+	Stage       int    `json:"stage"`
+	IntendedNs  int64  `json:"intended_ns,omitempty"`
+	LagNs       int64  `json:"scheduler_lag_ns"`
+	SlotWaitNs  int64  `json:"slot_wait_ns"`
+	RetryAfter  string `json:"retry_after,omitempty"`
+	ConnRetries int    `json:"connection_retries"`
+	TokenSource string `json:"token_count_source,omitempty"`
 	// TimestampSource is kernel or read for a streamed response.
 	TimestampSource  string `json:"timestamp_source,omitempty"`
 	ConnectionReused *bool  `json:"connection_reused,omitempty"`
@@ -96,34 +129,31 @@ func (j *JSONL) epoch(ns int64) int64 {
 	return j.start.Add(time.Duration(ns)).UnixNano()
 }
 
+// phaseName is benchmark_phase as AIPerf names it.
+func phaseName(p metrics.Phase) string {
+	if p == metrics.Warmup {
+		return "warmup"
+	}
+	return "profiling"
+}
+
+// epochPtr is epoch for a time that may not have happened (nil: null).
+func (j *JSONL) epochPtr(ns int64) *int64 {
+	if ns == 0 {
+		return nil
+	}
+	e := j.epoch(ns)
+	return &e
+}
+
 func (j *JSONL) line(r *metrics.Record, v *metrics.Values, good bool) line {
-	l := line{
-		Metadata: lineMetadata{
-			RequestID: r.RequestID, ConversationID: r.ConversationID, TurnIndex: r.TurnIndex,
-			Phase: r.Phase.String(), Stage: r.Stage,
-			IntendedNs: j.epoch(r.IntendedNs), StartNs: j.epoch(r.SentNs), EndNs: j.epoch(r.EndNs),
-			SlotWaitNs: r.SlotWaitNs, RetryAfter: r.RetryAfter, ConnRetries: r.ConnectionRetries,
-		},
-		Metrics: map[string]value{},
-		Error:   r.Err,
-	}
-	if r.IntendedNs > 0 {
-		l.Metadata.LagNs = r.Issued() - r.IntendedNs
-	}
+	l := line{Metadata: j.metadata(r, v, good), Metrics: map[string]value{}, Error: r.Err}
 	if r.Err != nil {
-		l.Metrics[string(metrics.RequestLatency)] = value{roundTo(float64(r.EndNs-r.SentNs) / 1e6), "ms"}
-		return l
-	}
-	l.Metadata.TokenSource = v.Source
-	l.Metadata.Good = &good
-	if r.Streamed {
-		l.Metadata.TimestampSource = "read"
-		if r.KernelStamps {
-			l.Metadata.TimestampSource = "kernel"
+		// As AIPerf: a failure keeps its input length only.
+		if x := v.ErrorISL; !math.IsNaN(x) {
+			l.Metrics[string(metrics.ErrorISL)] = value{x, "tokens"}
 		}
-	}
-	if r.HTTP.Traced {
-		l.Metadata.ConnectionReused = &r.HTTP.Reused
+		return l
 	}
 	for i, d := range metrics.HTTPDefs {
 		if x := v.HTTP[i]; !math.IsNaN(x) {
@@ -150,9 +180,49 @@ func (j *JSONL) line(r *metrics.Record, v *metrics.Values, good bool) line {
 			}
 			continue
 		}
-		if x := v.Get(d.Tag); !math.IsNaN(x) {
-			l.Metrics[string(d.Tag)] = value{roundTo(x), d.Unit}
+		x := v.Get(d.Tag)
+		if math.IsNaN(x) || d.Tag == metrics.ReasoningTokens && x == 0 {
+			// Reasoning counts describe reasoning answers only (as AIPerf).
+			continue
 		}
+		l.Metrics[string(d.Tag)] = value{roundTo(x), d.Unit}
 	}
 	return l
+}
+
+// metadata is a record's line metadata: AIPerf's MetricRecordMetadata and
+// surge's fields.
+func (j *JSONL) metadata(r *metrics.Record, v *metrics.Values, good bool) lineMetadata {
+	md := lineMetadata{
+		SessionNum: r.Session, RequestID: r.RequestID, ConversationID: r.ConversationID, TurnIndex: r.TurnIndex,
+		CreditIssuedNs: j.epochPtr(r.Issued()), StartNs: j.epoch(r.SentNs), AckNs: j.epochPtr(r.AckNs),
+		EndNs: j.epoch(r.EndNs), WorkerID: j.worker, RecordProcessorID: j.processor, Phase: phaseName(r.Phase),
+		WasCancelled: r.Cancelled,
+		Stage:        r.Stage, IntendedNs: j.epoch(r.IntendedNs),
+		SlotWaitNs: r.SlotWaitNs, RetryAfter: r.RetryAfter, ConnRetries: r.ConnectionRetries,
+	}
+	if r.CorrelationID != "" {
+		md.CorrelationID = &r.CorrelationID
+	}
+	if r.Cancelled {
+		md.CancellationNs = j.epochPtr(r.EndNs)
+	}
+	if r.IntendedNs > 0 {
+		md.LagNs = r.Issued() - r.IntendedNs
+	}
+	if r.Err != nil {
+		return md
+	}
+	md.TokenSource = v.Source
+	md.Good = &good
+	if r.Streamed {
+		md.TimestampSource = "read"
+		if r.KernelStamps {
+			md.TimestampSource = "kernel"
+		}
+	}
+	if r.HTTP.Traced {
+		md.ConnectionReused = &r.HTTP.Reused
+	}
+	return md
 }

@@ -3,18 +3,24 @@ package export
 import (
 	"encoding/json"
 	"io"
+	"maps"
 	"math"
+	"slices"
 	"time"
 
 	"github.com/surgebench/surge/metrics"
 )
 
-// SchemaVersion versions the JSON summary's shape.
-const SchemaVersion = "1.0"
+// SchemaVersion is the version of AIPerf's profile_export_aiperf.json
+// schema the JSON summary follows: 1.1 added count and sum to every
+// distribution, 1.2 and 1.3 run_info, 1.4 warmup_metrics.
+const SchemaVersion = "1.4"
 
 // Run is what the summary export needs beyond the metrics.
 type Run struct {
 	SurgeVersion string
+	// BenchmarkID identifies the run (AIPerf's benchmark_id; "": omitted).
+	BenchmarkID  string
 	Start, End   time.Time
 	WasCancelled bool
 	// InputConfig is the effective configuration, secrets already redacted.
@@ -40,15 +46,18 @@ type Run struct {
 const StateFile = "profile_export_surge_state.json"
 
 // JSON writes profile_export_aiperf.json: a flat object keyed by metric tag
-// (distributions carry unit, avg, min, max, p1…p99, std, count; run-level
-// metrics unit and avg), then the run's metadata.
+// (distributions carry unit, avg, min, max, p1…p99, std, count, sum;
+// run-level metrics unit and avg), then the run's metadata.
 func JSON(w io.Writer, s *metrics.Summary, run Run) error {
 	o := newObject()
 	o.set("schema_version", SchemaVersion)
 	o.set("surge_version", run.SurgeVersion)
+	if run.BenchmarkID != "" {
+		o.set("benchmark_id", run.BenchmarkID)
+	}
 	addMetrics(o, s)
-	for k, v := range run.Extra {
-		o.set(k, v)
+	for _, k := range slices.Sorted(maps.Keys(run.Extra)) {
+		o.set(k, run.Extra[k])
 	}
 	o.set("start_time", run.Start.UTC().Format(time.RFC3339Nano))
 	o.set("end_time", run.End.UTC().Format(time.RFC3339Nano))
@@ -126,14 +135,17 @@ func distDefs() []metrics.Def {
 	return append(defs, metrics.ClientReadDelayDef)
 }
 
-func addMetrics(o *object, s *metrics.Summary) {
+func addMetrics(o *object, s *metrics.Summary) { addMetricsOf(o, s.Metrics, s.Run) }
+
+// addMetricsOf adds distributions and run-level metrics to o, keyed by tag.
+func addMetricsOf(o *object, dists map[metrics.Tag]metrics.Distribution, run map[metrics.Tag]float64) {
 	for _, d := range distDefs() {
-		if dist, ok := s.Metrics[d.Tag]; ok {
+		if dist, ok := dists[d.Tag]; ok {
 			o.set(string(d.Tag), round(dist))
 		}
 	}
 	for _, d := range metrics.RunDefs {
-		if v, ok := s.Run[d.Tag]; ok {
+		if v, ok := run[d.Tag]; ok {
 			o.set(string(d.Tag), runMetric{Unit: d.Unit, Avg: roundTo(v)})
 		}
 	}
@@ -144,17 +156,21 @@ type runMetric struct {
 	Avg  float64 `json:"avg"`
 }
 
-// roundTo keeps exports readable: six significant decimals are far below
-// any timer's resolution.
+// roundTo keeps exports readable: six decimals are far below any timer's
+// resolution. Values too large to have them (epoch nanoseconds) are kept as
+// they are.
 func roundTo(v float64) float64 {
-	if math.IsNaN(v) || math.IsInf(v, 0) {
+	switch {
+	case math.IsNaN(v) || math.IsInf(v, 0):
 		return 0
+	case math.Abs(v) >= 1e12:
+		return v
 	}
 	return math.Round(v*1e6) / 1e6
 }
 
 func round(d metrics.Distribution) metrics.Distribution {
-	for _, p := range []*float64{&d.Avg, &d.Min, &d.Max, &d.P1, &d.P5, &d.P10, &d.P25, &d.P50, &d.P75, &d.P90, &d.P95, &d.P99, &d.Std} {
+	for _, p := range []*float64{&d.Avg, &d.Min, &d.Max, &d.P1, &d.P5, &d.P10, &d.P25, &d.P50, &d.P75, &d.P90, &d.P95, &d.P99, &d.Std, &d.Sum} {
 		*p = roundTo(*p)
 	}
 	return d

@@ -53,30 +53,57 @@ func Short(digest []byte) string { return short(digest) }
 
 func short(h []byte) string { return "sha256:" + hex.EncodeToString(h[:8]) }
 
-// notWorkload are input_config keys that say where and how a run was
+// notWorkload are input_config settings that say where and how a run was
 // measured or shown, not what it sent: the target, credentials, telemetry,
 // output and analysis settings. Two runs that differ only in these measured
-// the same workload.
+// the same workload. A setting is named by the last part of its path
+// ("endpoint.urls": urls); the flat names of older exports are here too.
 var notWorkload = map[string]bool{
-	"url": true, "api_key": true, "headers": true, "ui": true, "output_artifact_dir": true,
+	"url": true, "urls": true, "url_selection_strategy": true, "api_key": true, "headers": true,
+	"ui": true, "ui_type": true, "output_artifact_dir": true, "artifact_directory": true,
 	"gpu_telemetry": true, "gpu_telemetry_interval": true, "no_gpu_telemetry": true,
-	"server_metrics": true, "no_server_metrics": true, "knee_factor": true, "failed_request_threshold": true,
-	"request_timeout_seconds": true, "benchmark_grace_period": true, "report": true,
+	"server_metrics": true, "no_server_metrics": true, "server_metrics_interval": true, "server_metrics_formats": true,
+	"knee_factor": true, "failed_request_threshold": true,
+	"request_timeout_seconds": true, "timeout_seconds": true, "benchmark_grace_period": true, "report": true,
 	"control_addr": true, "timestamps": true, "start_at": true,
+	"log_level": true, "verbose": true, "extra_verbose": true,
+	"profile_export_prefix": true, "export_level": true, "slice_duration": true,
 }
+
+// Flatten turns a nested configuration (input_config as AIPerf nests it:
+// {"endpoint": {"urls": […]}}) into one key per setting, its dotted path
+// ("endpoint.urls"). A flat one (older exports) comes back as it was.
+func Flatten(cfg map[string]any) map[string]any {
+	out := make(map[string]any, len(cfg))
+	var walk func(prefix string, m map[string]any)
+	walk = func(prefix string, m map[string]any) {
+		for k, v := range m {
+			if sub, ok := v.(map[string]any); ok && len(sub) > 0 {
+				walk(prefix+k+".", sub)
+				continue
+			}
+			out[prefix+k] = v
+		}
+	}
+	walk("", cfg)
+	return out
+}
+
+// leaf is the last part of a dotted setting path.
+func leaf(key string) string { return key[strings.LastIndexByte(key, '.')+1:] }
 
 // Secret reports whether a configuration key may hold a credential; such
 // keys never enter a hash (a hash of a short secret can be brute-forced).
 func Secret(key string) bool {
-	k := strings.ToLower(key)
+	k := strings.ToLower(leaf(key))
 	return k == "headers" || strings.HasSuffix(k, "api_key") || strings.HasSuffix(k, "_key") ||
 		strings.Contains(k, "secret") || strings.Contains(k, "password") || strings.Contains(k, "auth") ||
 		strings.HasSuffix(k, "_token")
 }
 
-// InWorkload reports whether configuration key is part of the workload
-// (and so of the config hash).
-func InWorkload(key string) bool { return !notWorkload[key] && !Secret(key) }
+// InWorkload reports whether configuration key (a flat name or a dotted
+// path) is part of the workload (and so of the config hash).
+func InWorkload(key string) bool { return !notWorkload[leaf(key)] && !Secret(key) }
 
 // Config hashes the workload part of a resolved configuration (the
 // export's input_config): keys in canonical order, secrets and the
@@ -84,6 +111,7 @@ func InWorkload(key string) bool { return !notWorkload[key] && !Secret(key) }
 // false, empty): a later surge that adds a flag, off by default, hashes
 // an older run's workload alike.
 func Config(cfg map[string]any) string {
+	cfg = Flatten(cfg)
 	keep := make(map[string]any, len(cfg))
 	for k, v := range cfg {
 		if InWorkload(k) && !zero(v) {

@@ -145,3 +145,32 @@ func FuzzReadInputs(f *testing.F) {
 		_ = d.Sum()
 	})
 }
+
+func TestNestedConfigHashesItsWorkload(t *testing.T) {
+	nested := map[string]any{
+		"endpoint": map[string]any{"urls": []any{"http://a"}, "api_key": "<redacted>", "model_names": []any{"m"}},
+		"input":    map[string]any{"headers": []any{}, "prompt": map[string]any{"input_tokens": map[string]any{"mean": 128.0}}},
+		"loadgen":  map[string]any{"concurrency": "8", "knee_factor": 2.0},
+	}
+	flat := Flatten(nested)
+	if flat["input.prompt.input_tokens.mean"] != 128.0 || flat["loadgen.concurrency"] != "8" {
+		t.Errorf("Flatten = %v", flat)
+	}
+	if !InWorkload("loadgen.concurrency") || InWorkload("endpoint.urls") || InWorkload("endpoint.api_key") || InWorkload("input.headers") {
+		t.Error("InWorkload does not judge a dotted path by its setting")
+	}
+	// Where the run went and how it was shown do not change the hash; the
+	// workload does.
+	other := map[string]any{
+		"endpoint": map[string]any{"urls": []any{"http://b"}, "model_names": []any{"m"}},
+		"input":    map[string]any{"prompt": map[string]any{"input_tokens": map[string]any{"mean": 128.0}}},
+		"loadgen":  map[string]any{"concurrency": "8", "knee_factor": 3.0},
+	}
+	if Config(nested) != Config(other) {
+		t.Error("runs that differ only in target and knee factor hash apart")
+	}
+	other["loadgen"].(map[string]any)["concurrency"] = "16"
+	if Config(nested) == Config(other) {
+		t.Error("runs of different concurrency hash alike")
+	}
+}

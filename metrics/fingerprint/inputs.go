@@ -7,8 +7,9 @@ import (
 )
 
 // ReadInputs adds every payload of an inputs.json ({"data":[{session_id,
-// turn_index, payloads:[…]}]}, surge's and AIPerf's shape) to d, streaming
-// so a large file is never held whole.
+// payloads:[…]}]}, AIPerf's shape: payloads[i] is turn i; surge's older
+// files gave one payload and its turn_index) to d, streaming so a large
+// file is never held whole.
 func ReadInputs(r io.Reader, d *Dataset) error {
 	dec := json.NewDecoder(r)
 	if err := expect(dec, json.Delim('{')); err != nil {
@@ -38,8 +39,8 @@ func ReadInputs(r io.Reader, d *Dataset) error {
 			if err := dec.Decode(&s); err != nil {
 				return err
 			}
-			for _, p := range s.Payloads {
-				d.Add(s.SessionID, s.TurnIndex, p)
+			for i, p := range s.Payloads {
+				d.Add(s.SessionID, s.TurnIndex+i, p)
 			}
 		}
 		if _, err := dec.Token(); err != nil {

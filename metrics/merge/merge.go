@@ -125,11 +125,18 @@ func loadShard(dir string) (*Shard, error) {
 
 // PlanError says why shards cannot be merged: they are not the N shards of
 // one plan.
-type PlanError struct{ Reason string }
+type PlanError struct {
+	Reason string
+	// Setting is the input_config setting the shards differ in (a dotted
+	// path, or an older export's flat name), when that is the reason.
+	Setting string
+}
 
 func (e *PlanError) Error() string { return e.Reason }
 
-func planErrorf(format string, args ...any) error { return &PlanError{fmt.Sprintf(format, args...)} }
+func planErrorf(format string, args ...any) error {
+	return &PlanError{Reason: fmt.Sprintf(format, args...)}
+}
 
 // Check verifies that shards are the N shards of one plan, each once, and
 // returns them in index order. A difference is a *PlanError naming it: the
@@ -180,19 +187,28 @@ func samePlan(a, b *Shard) error {
 	if sa.Version != sb.Version {
 		return differ("surge version", sa.Version, sb.Version)
 	}
-	keys := slices.Sorted(maps.Keys(sa.InputConfig))
-	for k := range sb.InputConfig {
-		if _, ok := sa.InputConfig[k]; !ok {
+	ca, cb := fingerprint.Flatten(sa.InputConfig), fingerprint.Flatten(sb.InputConfig)
+	keys := slices.Sorted(maps.Keys(ca))
+	for k := range cb {
+		if _, ok := ca[k]; !ok {
 			keys = append(keys, k)
 		}
 	}
 	for _, k := range keys {
-		if slices.Contains(ShardKeys, k) || !fingerprint.InWorkload(k) {
+		if slices.Contains(ShardKeys, k[strings.LastIndexByte(k, '.')+1:]) || !fingerprint.InWorkload(k) {
 			continue
 		}
-		x, y := jsonText(sa.InputConfig[k]), jsonText(sb.InputConfig[k])
+		x, y := jsonText(ca[k]), jsonText(cb[k])
 		if x != y {
-			return differ("--"+strings.ReplaceAll(k, "_", "-"), x, y)
+			// An older export's flat keys are flag names; a dotted path
+			// is named as it is (the app names its flag).
+			what := "input_config " + k
+			if !strings.Contains(k, ".") {
+				what = "--" + strings.ReplaceAll(k, "_", "-")
+			}
+			err := differ(what, x, y).(*PlanError)
+			err.Setting = k
+			return err
 		}
 	}
 	for _, k := range []string{"dataset", "tokenizer"} {
@@ -237,7 +253,11 @@ func Merge(shards []*Shard) *Result {
 		exactPercentiles(sum, shards)
 	}
 	first := shards[0].Run.Summary
-	kneeFactor, _ := first.InputConfig["knee_factor"].(float64)
+	flat := fingerprint.Flatten(first.InputConfig)
+	kneeFactor, _ := flat["loadgen.knee_factor"].(float64)
+	if kneeFactor == 0 {
+		kneeFactor, _ = flat["knee_factor"].(float64) // an older export
+	}
 	sum.MarkKnee(kneeFactor)
 	n := len(shards)
 	var late []string
@@ -259,10 +279,7 @@ func Merge(shards []*Shard) *Result {
 	run := export.Run{SurgeVersion: first.Version, Start: shards[0].Start, End: shards[0].End}
 	// The merged run is the whole plan: its configuration says so (and so
 	// hashes as a whole run of the plan does).
-	cfg := maps.Clone(first.InputConfig)
-	if _, ok := cfg["shard"]; ok {
-		cfg["shard"], cfg["shards"] = "", 0
-	}
+	cfg := wholePlan(first.InputConfig)
 	info := maps.Clone(first.RunInfo)
 	delete(info, "shard")
 	sections := make([]any, 0, n)
@@ -285,6 +302,25 @@ func Merge(shards []*Shard) *Result {
 	run.Fingerprint = wholeFingerprint(first.Fingerprint, cfg)
 	res.Run = run
 	return res
+}
+
+// wholePlan is a shard's input_config as the whole plan's: a copy with
+// its shard settings (at any depth) cleared.
+func wholePlan(cfg map[string]any) map[string]any {
+	out := make(map[string]any, len(cfg))
+	for k, v := range cfg {
+		switch sub, ok := v.(map[string]any); {
+		case ok:
+			out[k] = wholePlan(sub)
+		case k == "shard":
+			out[k] = ""
+		case k == "shards":
+			out[k] = 0
+		default:
+			out[k] = v
+		}
+	}
+	return out
 }
 
 // section is a shard's own summary, as it wrote it, under its index; the

@@ -1,0 +1,189 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"strings"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/surgebench/surge/datasets"
+	"github.com/surgebench/surge/loadgen"
+	"github.com/surgebench/surge/loadgen/endpoint"
+)
+
+// fromContext completes c from what the command line said beyond the
+// values (which flags were given) and refuses arguments no flag took.
+func (c *Config) fromContext(cc *cli.Context) error {
+	if cc.NArg() > 0 {
+		return usagef("unexpected argument %q: surge %s takes flags only", cc.Args().First(), cc.Command.Name)
+	}
+	c.SmoothnessSet = cc.IsSet("arrival-smoothness")
+	if c.SmoothnessSet && !cc.IsSet("arrival-pattern") {
+		// As AIPerf: a smoothness alone asks for gamma arrivals.
+		c.ArrivalPattern = "gamma"
+	}
+	return nil
+}
+
+// Log levels, AIPerf's names in its order.
+var logLevels = []string{"TRACE", "DEBUG", "INFO", "NOTICE", "WARNING", "SUCCESS", "ERROR", "CRITICAL"}
+
+// level is c's log level as an index into logLevels: -vv and -v win over
+// --log-level, as AIPerf's do.
+func (c *Config) level() (int, error) {
+	name := strings.ToUpper(strings.TrimSpace(c.LogLevel))
+	switch {
+	case c.ExtraVerbose:
+		name = "TRACE"
+	case c.Verbose:
+		name = "DEBUG"
+	case name == "":
+		name = "INFO"
+	}
+	for i, l := range logLevels {
+		if l == name {
+			return i, nil
+		}
+	}
+	return 0, usagef("--log-level %q: want one of %s", c.LogLevel, strings.Join(logLevels, ", "))
+}
+
+// logger writes surge's notes (INFO) and debug lines (DEBUG, TRACE) to
+// stderr as --log-level allows.
+type logger struct {
+	w     io.Writer
+	level int
+}
+
+func (l logger) enabled(level string) bool {
+	for i, n := range logLevels {
+		if n == level {
+			return i >= l.level
+		}
+	}
+	return false
+}
+
+// notef writes a note (INFO).
+func (l logger) notef(format string, args ...any) {
+	if l.enabled("INFO") {
+		fmt.Fprintf(l.w, format+"\n", args...)
+	}
+}
+
+// warnf writes a warning (WARNING).
+func (l logger) warnf(format string, args ...any) {
+	if l.enabled("WARNING") {
+		fmt.Fprintf(l.w, format+"\n", args...)
+	}
+}
+
+// debugf writes a debug line (DEBUG).
+func (l logger) debugf(format string, args ...any) {
+	if l.enabled("DEBUG") {
+		fmt.Fprintf(l.w, "debug: "+format+"\n", args...)
+	}
+}
+
+// resolveAIPerf applies the AIPerf flags that shape how surge runs rather
+// than what it sends: the log level (a verbose run on a terminal shows
+// --ui simple, as AIPerf's does, so its lines are not hidden under the
+// dashboard) and AIPerf's flags surge does not implement (refused, or one
+// note each).
+func (c *Config) resolveAIPerf(log io.Writer) (logger, error) {
+	lvl, err := c.level()
+	if err != nil {
+		return logger{}, err
+	}
+	l := logger{w: log, level: lvl}
+	if l.enabled("DEBUG") && c.UI == "" && c.StdoutTTY {
+		c.UI = "simple"
+	}
+	notes, err := c.foreignNotes()
+	if err != nil {
+		return logger{}, err
+	}
+	for _, n := range notes {
+		l.notef("%s", n)
+	}
+	return l, nil
+}
+
+// resolveTargets reconciles the lists the flags fill with the single
+// values a caller may set (Model, URL): each list holds at least its
+// single value, and the single value is the list's first. Empty items (a
+// bare flag, "a,,b") are dropped; several URLs must all be servers.
+func (c *Config) resolveTargets() error {
+	c.Models = nonEmpty(c.Models)
+	if len(c.Models) == 0 && c.Model != "" {
+		c.Models = []string{c.Model}
+	}
+	if len(c.Models) > 0 {
+		c.Model = c.Models[0]
+	}
+	c.URLs = nonEmpty(c.URLs)
+	if len(c.URLs) == 0 && c.URL != "" {
+		c.URLs = []string{c.URL}
+	}
+	if len(c.URLs) > 0 {
+		c.URL = c.URLs[0]
+	}
+	for _, u := range c.URLs {
+		if u == "mock" && len(c.URLs) > 1 {
+			return usagef("--url mock starts the embedded mock server: it cannot share the requests with other --url servers")
+		}
+		if _, err := loadgen.RequestURL(u, endpoint.Chat.Path()); u != "mock" && err != nil {
+			return usagef("--url: %w", err)
+		}
+	}
+	switch c.ModelSelection {
+	case "", "round_robin", "random":
+	case "weighted":
+		return usagef("--model-selection-strategy weighted needs a weight per model, which AIPerf takes from a config file: use round_robin or random")
+	default:
+		return usagef("--model-selection-strategy %q: want round_robin or random", c.ModelSelection)
+	}
+	return nil
+}
+
+// modelLabel names the models for titles: "a" or "a,b".
+func (c *Config) modelLabel() string {
+	if len(c.Models) > 1 {
+		return strings.Join(c.Models, ",")
+	}
+	return c.Model
+}
+
+func nonEmpty(items []string) []string {
+	out := items[:0:0]
+	for _, it := range items {
+		if it = strings.TrimSpace(it); it != "" {
+			out = append(out, it)
+		}
+	}
+	return out
+}
+
+// assignModels gives every turn of ds one of several models, as AIPerf's
+// --model-selection-strategy does: round_robin sends the n-th prompt (the
+// dataset's turns in order) to model n mod count, random draws one for
+// each (seeded). One model needs nothing: the endpoint names it.
+func assignModels(ds *datasets.Dataset, models []string, strategy string, seed uint64) {
+	if len(models) < 2 {
+		return
+	}
+	rng := rand.New(rand.NewPCG(seed, 0x6d6f64656c73)) // "models"
+	n := 0
+	for ci := range ds.Conversations {
+		for ti := range ds.Conversations[ci].Turns {
+			m := models[n%len(models)]
+			if strategy == "random" {
+				m = models[rng.IntN(len(models))]
+			}
+			ds.Conversations[ci].Turns[ti].Model = m
+			n++
+		}
+	}
+}

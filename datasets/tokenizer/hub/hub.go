@@ -1,0 +1,300 @@
+// Package hub finds a model's tokenizer.json by its Hugging Face Hub id
+// ("Qwen/Qwen3-8B"): in the local Hugging Face cache first, in the layout
+// huggingface_hub writes (models--org--name/{refs,snapshots,blobs}), and
+// otherwise by downloading it once from the Hub into that cache, with
+// bounded timeouts so that an offline machine fails fast.
+package hub
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/url"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"time"
+)
+
+// FileName is the file Find looks for.
+const FileName = "tokenizer.json"
+
+// DefaultEndpoint is the Hub's address when HF_ENDPOINT is not set.
+const DefaultEndpoint = "https://huggingface.co"
+
+// Options says where to look. The zero value reads the environment, as
+// huggingface_hub does: HF_HUB_CACHE, HF_HOME, XDG_CACHE_HOME, HF_ENDPOINT,
+// HF_TOKEN, HF_HUB_OFFLINE.
+type Options struct {
+	// Revision is a branch, tag or commit (default "main").
+	Revision string
+	// CacheDir is the hub cache (default: $HF_HUB_CACHE, $HF_HOME/hub,
+	// $XDG_CACHE_HOME/huggingface/hub, ~/.cache/huggingface/hub).
+	CacheDir string
+	// Endpoint is the Hub's base URL (default $HF_ENDPOINT, else
+	// DefaultEndpoint).
+	Endpoint string
+	// Token is sent as a bearer token (default $HF_TOKEN); it is never
+	// written to an error or a file.
+	Token string
+	// Offline looks in the cache only (default: $HF_HUB_OFFLINE is 1).
+	Offline bool
+	// Client is the HTTP client (default: one whose connections and
+	// response headers time out after 10 s).
+	Client *http.Client
+	// Timeout bounds the whole download (default 2 minutes).
+	Timeout time.Duration
+}
+
+// FromEnv fills o's unset fields from the environment.
+func (o Options) FromEnv() Options {
+	if o.Revision == "" {
+		o.Revision = "main"
+	}
+	if o.CacheDir == "" {
+		o.CacheDir = CacheDir()
+	}
+	if o.Endpoint == "" {
+		o.Endpoint = strings.TrimRight(os.Getenv("HF_ENDPOINT"), "/")
+		if o.Endpoint == "" {
+			o.Endpoint = DefaultEndpoint
+		}
+	}
+	if o.Token == "" {
+		o.Token = os.Getenv("HF_TOKEN")
+		if o.Token == "" {
+			o.Token = os.Getenv("HUGGING_FACE_HUB_TOKEN")
+		}
+	}
+	if v := strings.ToLower(os.Getenv("HF_HUB_OFFLINE")); v == "1" || v == "true" || v == "yes" || v == "on" {
+		o.Offline = true
+	}
+	if o.Client == nil {
+		d := &net.Dialer{Timeout: 10 * time.Second}
+		t := &http.Transport{Proxy: http.ProxyFromEnvironment, DialContext: d.DialContext,
+			TLSHandshakeTimeout: 10 * time.Second, ResponseHeaderTimeout: 10 * time.Second}
+		o.Client = &http.Client{Transport: t}
+	}
+	if o.Timeout <= 0 {
+		o.Timeout = 2 * time.Minute
+	}
+	return o
+}
+
+// CacheDir is the hub cache huggingface_hub uses.
+func CacheDir() string {
+	if d := os.Getenv("HF_HUB_CACHE"); d != "" {
+		return d
+	}
+	if d := os.Getenv("HF_HOME"); d != "" {
+		return filepath.Join(d, "hub")
+	}
+	if d := os.Getenv("XDG_CACHE_HOME"); d != "" {
+		return filepath.Join(d, "huggingface", "hub")
+	}
+	home, err := os.UserHomeDir()
+	if err != nil {
+		return filepath.Join(os.TempDir(), "huggingface", "hub")
+	}
+	return filepath.Join(home, ".cache", "huggingface", "hub")
+}
+
+// repoID is a Hub model id: "name" or "org/name", each part of letters,
+// digits, '-', '_' and '.'.
+var repoID = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]*(/[A-Za-z0-9][A-Za-z0-9._-]*)?$`)
+
+// IsRepoID reports whether s can name a Hub model repository.
+func IsRepoID(s string) bool {
+	return repoID.MatchString(s) && !strings.Contains(s, "..") && !strings.HasSuffix(s, ".json")
+}
+
+// commit is a full commit hash.
+var commit = regexp.MustCompile(`^[0-9a-f]{40}$`)
+
+// ErrNotCached is returned (wrapped) when o.Offline and the cache lacks
+// the file.
+var ErrNotCached = errors.New("not in the Hugging Face cache")
+
+// Where says how Find found the file.
+type Where string
+
+// Where values.
+const (
+	Cached     Where = "cache"
+	Downloaded Where = "downloaded"
+)
+
+// Find returns the path of repo's tokenizer.json at o.Revision: the cached
+// copy when there is one, else one downloaded into the cache.
+func Find(ctx context.Context, repo string, o Options) (path string, where Where, err error) {
+	o = o.FromEnv()
+	if !IsRepoID(repo) {
+		return "", "", fmt.Errorf("%q is not a Hugging Face model id", repo)
+	}
+	dir := filepath.Join(o.CacheDir, "models--"+strings.ReplaceAll(repo, "/", "--"))
+	if p, ok := cached(dir, o.Revision); ok {
+		return p, Cached, nil
+	}
+	if o.Offline {
+		return "", "", fmt.Errorf("%s@%s: %w (%s) and HF_HUB_OFFLINE is set", repo, o.Revision, ErrNotCached, o.CacheDir)
+	}
+	p, err := download(ctx, dir, repo, o)
+	if err != nil {
+		return "", "", fmt.Errorf("%s@%s: %w", repo, o.Revision, err)
+	}
+	return p, Downloaded, nil
+}
+
+// cached finds the file in a repo's cache folder: through refs/<revision>
+// to its snapshot, or the snapshot a commit names.
+func cached(dir, revision string) (string, bool) {
+	snap := revision
+	if b, err := os.ReadFile(filepath.Join(dir, "refs", revision)); err == nil {
+		snap = strings.TrimSpace(string(b))
+	} else if !commit.MatchString(revision) {
+		return "", false
+	}
+	p := filepath.Join(dir, "snapshots", snap, FileName)
+	if st, err := os.Stat(p); err == nil && st.Mode().IsRegular() {
+		return p, true
+	}
+	return "", false
+}
+
+// download fetches the file from the Hub and stores it in the cache as
+// huggingface_hub would: the bytes under blobs/<etag>, a snapshot link to
+// them, and refs/<revision> naming the commit.
+func download(ctx context.Context, dir, repo string, o Options) (string, error) {
+	ctx, cancel := context.WithTimeout(ctx, o.Timeout)
+	defer cancel()
+	u := fmt.Sprintf("%s/%s/resolve/%s/%s", o.Endpoint, repo, url.PathEscape(o.Revision), FileName)
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
+	if err != nil {
+		return "", err
+	}
+	if o.Token != "" {
+		req.Header.Set("Authorization", "Bearer "+o.Token)
+	}
+	// The Hub answers with a redirect to its file store; its headers name
+	// the commit and the file's hash. Go drops the token on a redirect to
+	// another host.
+	var first http.Header
+	client := *o.Client
+	client.CheckRedirect = func(r *http.Request, via []*http.Request) error {
+		if first == nil && r.Response != nil {
+			first = r.Response.Header
+		}
+		if len(via) >= 10 {
+			return errors.New("too many redirects")
+		}
+		return nil
+	}
+	resp, err := client.Do(req)
+	if err != nil {
+		return "", fmt.Errorf("downloading from %s: %w", o.Endpoint, unwrap(err, o.Token))
+	}
+	defer resp.Body.Close()
+	switch {
+	case resp.StatusCode == http.StatusUnauthorized || resp.StatusCode == http.StatusForbidden:
+		hint := "no such model, or a gated or private one: set HF_TOKEN to a token with access"
+		if o.Token != "" {
+			hint = "no such model, or one HF_TOKEN has no access to"
+		}
+		return "", fmt.Errorf("%s refused it (HTTP %d: %s)", o.Endpoint, resp.StatusCode, hint)
+	case resp.StatusCode == http.StatusNotFound:
+		return "", fmt.Errorf("%s has no %s for it (HTTP 404: not a Hub model, or no such revision)", o.Endpoint, FileName)
+	case resp.StatusCode != http.StatusOK:
+		return "", fmt.Errorf("%s answered HTTP %d", o.Endpoint, resp.StatusCode)
+	}
+	if first == nil {
+		first = resp.Header
+	}
+	rev := header(first, resp.Header, "X-Repo-Commit")
+	if !commit.MatchString(rev) {
+		rev = o.Revision // a Hub mirror that names no commit: keyed by the revision
+	}
+	etag := strings.Trim(strings.TrimPrefix(header(first, resp.Header, "X-Linked-Etag", "ETag"), "W/"), `"`)
+	if etag == "" || strings.ContainsAny(etag, `/\`) || etag == "." || etag == ".." {
+		etag = rev + "-" + FileName
+	}
+
+	blobs := filepath.Join(dir, "blobs")
+	if err := os.MkdirAll(blobs, 0o755); err != nil {
+		return "", err
+	}
+	tmp, err := os.CreateTemp(blobs, etag+".*.incomplete")
+	if err != nil {
+		return "", err
+	}
+	defer os.Remove(tmp.Name())
+	if _, err := io.Copy(tmp, resp.Body); err != nil {
+		tmp.Close()
+		return "", fmt.Errorf("downloading from %s: %w", o.Endpoint, unwrap(err, o.Token))
+	}
+	if err := tmp.Close(); err != nil {
+		return "", err
+	}
+	blob := filepath.Join(blobs, etag)
+	if err := os.Rename(tmp.Name(), blob); err != nil {
+		return "", err
+	}
+	snap := filepath.Join(dir, "snapshots", rev)
+	if err := os.MkdirAll(snap, 0o755); err != nil {
+		return "", err
+	}
+	path := filepath.Join(snap, FileName)
+	_ = os.Remove(path)
+	if err := os.Symlink(filepath.Join("..", "..", "blobs", etag), path); err != nil {
+		// No symlinks here (some filesystems): a copy, as huggingface_hub
+		// makes then.
+		if err := copyFile(blob, path); err != nil {
+			return "", err
+		}
+	}
+	if rev != o.Revision {
+		ref := filepath.Join(dir, "refs", filepath.FromSlash(o.Revision))
+		if err := os.MkdirAll(filepath.Dir(ref), 0o755); err != nil {
+			return "", err
+		}
+		if err := os.WriteFile(ref, []byte(rev), 0o644); err != nil {
+			return "", err
+		}
+	}
+	return path, nil
+}
+
+// header is the first of names set in a, else in b.
+func header(a, b http.Header, names ...string) string {
+	for _, h := range []http.Header{a, b} {
+		for _, n := range names {
+			if v := h.Get(n); v != "" {
+				return v
+			}
+		}
+	}
+	return ""
+}
+
+// unwrap drops net/http's `Get "url": ` prefix and any trace of the token.
+func unwrap(err error, token string) error {
+	var ue *url.Error
+	if errors.As(err, &ue) {
+		err = ue.Err
+	}
+	if token != "" && strings.Contains(err.Error(), token) {
+		return errors.New(strings.ReplaceAll(err.Error(), token, "<redacted>"))
+	}
+	return err
+}
+
+func copyFile(from, to string) error {
+	b, err := os.ReadFile(from)
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(to, b, 0o644)
+}

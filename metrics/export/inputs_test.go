@@ -1,0 +1,105 @@
+package export
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"sync"
+	"testing"
+)
+
+// inputsFileShape is AIPerf's InputsFile (common/models/dataset_models.py):
+// data: list[SessionPayloads{session_id: str, payloads: list[dict]}]; its
+// inputs_json loader reads exactly these keys.
+var inputsFileShape = model{fields: map[string]shape{
+	"data": list{model{fields: map[string]shape{
+		"session_id": jStr,
+		"payloads":   list{jObject},
+	}}},
+}}
+
+// TestGoldenInputs: sessions interleave on the wire, but each becomes one
+// entry with its turns' bodies in order; a conversation sent twice is two
+// entries with distinct ids.
+func TestGoldenInputs(t *testing.T) {
+	var b bytes.Buffer
+	in := NewInputs(&b)
+	body := func(conv string, turn int) []byte {
+		return fmt.Appendf(nil, `{"model":"m","messages":[{"role":"user","content":"%s turn %d"}],"stream":true}`, conv, turn)
+	}
+	in.Body(0, "conv-a", 0, body("conv-a", 0))
+	in.Body(1, "conv-b", 0, body("conv-b", 0))
+	in.Body(0, "conv-a", 1, body("conv-a", 1))
+	in.EndSession(0)
+	in.Body(2, "conv-a", 0, body("conv-a", 0))
+	in.EndSession(1)
+	in.Body(3, "conv-c", 0, body("conv-c", 0)) // never ended: still written
+	in.EndSession(2)
+	in.EndSession(4) // a session that sent nothing: no entry
+	if err := in.Close(); err != nil {
+		t.Fatal(err)
+	}
+	golden(t, "inputs.json", b.Bytes())
+	checkShape(t, "inputs.json", b.Bytes(), inputsFileShape)
+	var doc struct {
+		Data []struct {
+			SessionID string            `json:"session_id"`
+			Payloads  []json.RawMessage `json:"payloads"`
+		} `json:"data"`
+	}
+	if err := json.Unmarshal(b.Bytes(), &doc); err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, d := range doc.Data {
+		got = append(got, fmt.Sprintf("%s:%d", d.SessionID, len(d.Payloads)))
+	}
+	if want := "[conv-a:2 conv-b:1 conv-a#2:1 conv-c:1]"; fmt.Sprint(got) != want {
+		t.Errorf("entries %v, want %s", got, want)
+	}
+}
+
+// TestInputsConcurrent: many sessions at once, each from its own
+// goroutine, all arrive whole.
+func TestInputsConcurrent(t *testing.T) {
+	var b bytes.Buffer
+	in := NewInputs(&b)
+	var wg sync.WaitGroup
+	for s := range 64 {
+		wg.Go(func() {
+			for turn := range 3 {
+				in.Body(int64(s), fmt.Sprintf("c%d", s%8), turn, fmt.Appendf(nil, `{"t":%d}`, turn))
+			}
+			in.EndSession(int64(s))
+		})
+	}
+	wg.Wait()
+	if err := in.Close(); err != nil {
+		t.Fatal(err)
+	}
+	checkShape(t, "inputs.json", b.Bytes(), inputsFileShape)
+	var doc struct {
+		Data []struct {
+			SessionID string           `json:"session_id"`
+			Payloads  []map[string]int `json:"payloads"`
+		} `json:"data"`
+	}
+	if err := json.Unmarshal(b.Bytes(), &doc); err != nil {
+		t.Fatal(err)
+	}
+	ids := map[string]bool{}
+	for _, d := range doc.Data {
+		if ids[d.SessionID] {
+			t.Errorf("session_id %s twice", d.SessionID)
+		}
+		ids[d.SessionID] = true
+		for i, p := range d.Payloads {
+			if p["t"] != i {
+				t.Errorf("%s payloads[%d] is turn %d", d.SessionID, i, p["t"])
+			}
+		}
+	}
+	if len(doc.Data) != 64 {
+		t.Errorf("%d entries, want 64", len(doc.Data))
+	}
+}
