@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/surgebench/surge/datasets"
+	"github.com/surgebench/surge/examples/mockserver"
 	"github.com/surgebench/surge/loadgen/schedule"
 )
 
@@ -124,12 +125,18 @@ func TestPlanShapes(t *testing.T) {
 	}
 }
 
-// TestMockServerTelemetryEndToEnd runs against the embedded mock and checks
-// that its /metrics was scraped into the exports.
+// TestMockServerTelemetryEndToEnd runs against the mock and checks that
+// its /metrics was scraped into the exports. A 250 ms TTFT keeps the run
+// over a second long, so a busy machine still takes several samples of it.
 func TestMockServerTelemetryEndToEnd(t *testing.T) {
 	t.Parallel()
+	mock, err := mockserver.Start(context.Background(), "127.0.0.1:0", mockserver.Config{TTFT: 250 * time.Millisecond, ITL: 5 * time.Millisecond, Model: "mock"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer mock.Close(context.Background())
 	dir := t.TempDir()
-	c := Config{Model: "mock", EndpointType: "chat", Streaming: true, Concurrency: "4", RequestCount: 16,
+	c := Config{Model: "mock", URL: mock.URL(), EndpointType: "chat", Streaming: true, Concurrency: "4", RequestCount: 16,
 		ISL: 16, OSL: 16, Timeout: 10 * time.Second, Grace: time.Second, UI: "none", ArtifactDir: dir,
 		NoGPUTelemetry: true, GPUInterval: 50 * time.Millisecond, Version: "test"}
 	res, err := Run(context.Background(), c, io.Discard, io.Discard)

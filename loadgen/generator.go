@@ -388,9 +388,10 @@ func (g *Generator) issue(ctx, reqCtx context.Context, wg *sync.WaitGroup, st St
 	ctx, cancel, stageStart := g.startStage(ctx, st)
 	defer cancel()
 	defer func() { stopped = ctx.Err() != nil }()
-	timer := time.NewTimer(time.Hour)
-	timer.Stop()
-	defer timer.Stop()
+	wake := newSleeper(ctx)
+	defer wake.close()
+	workers := newWorkers()
+	defer workers.stop()
 	prepCtx, stopPrep := context.WithCancel(ctx)
 	defer stopPrep()
 	limit := g.shard.limit(st.Limit)
@@ -400,7 +401,7 @@ func (g *Generator) issue(ctx, reqCtx context.Context, wg *sync.WaitGroup, st St
 		intended := g.now()
 		if st.Schedule != nil {
 			intended = stageStart + int64(next.At)
-			if !g.waitUntil(ctx, timer, intended) {
+			if !g.waitUntil(ctx, wake, intended) {
 				return
 			}
 		}
@@ -417,7 +418,7 @@ func (g *Generator) issue(ctx, reqCtx context.Context, wg *sync.WaitGroup, st St
 		conv := next.conv
 		g.issued.Add(1)
 		wg.Add(1)
-		go func() {
+		workers.run(func() {
 			defer wg.Done()
 			defer g.release()
 			pace := func(ti int, _ int64) (slot, bool) {
@@ -435,7 +436,7 @@ func (g *Generator) issue(ctx, reqCtx context.Context, wg *sync.WaitGroup, st St
 				return slot{intended: g.now()}, true
 			}
 			g.session(reqCtx, conv, st.Phase, stage, pace)
-		}()
+		})
 		if ctx.Err() != nil {
 			return
 		}
@@ -443,21 +444,11 @@ func (g *Generator) issue(ctx, reqCtx context.Context, wg *sync.WaitGroup, st St
 	return
 }
 
-// timerSlack is how early the dispatcher's timer fires before a send is
-// due: timers here overshoot by a few hundred microseconds, so the last
-// stretch is spent yielding until the exact time.
-const timerSlack = 300 * time.Microsecond
-
 // waitUntil returns at the run clock's time at (or at once if it passed),
-// or false when ctx ends first.
-func (g *Generator) waitUntil(ctx context.Context, timer *time.Timer, at int64) bool {
-	if wait := time.Duration(at-g.now()) - timerSlack; wait > 0 {
-		timer.Reset(wait)
-		select {
-		case <-timer.C:
-		case <-ctx.Done():
-			return false
-		}
+// or false when ctx (the sleeper's) ends first.
+func (g *Generator) waitUntil(ctx context.Context, s sleeper, at int64) bool {
+	if wait := time.Duration(at-g.now()) - s.early(); wait > 0 && !s.sleep(wait) {
+		return false
 	}
 	for g.now() < at {
 		runtime.Gosched()

@@ -657,9 +657,13 @@ func TestTargetsRoundRobin(t *testing.T) {
 			t.Errorf("server %d got %d requests, want 4 of 12", i, n)
 		}
 	}
+	// Under the lock: the race detector cannot see that a handler's write
+	// happened before the response it sent.
+	mu.Lock()
 	if models["m"] != 4 || models["a"] != 4 || models["b"] != 4 {
 		t.Errorf("models sent %v, want 4 each of the endpoint's m and the turns' a and b", models)
 	}
+	mu.Unlock()
 	if _, err := New(urls[0], chat(false), ds, col, WithTargets("ftp://x")); err == nil {
 		t.Error("a bad extra target was accepted")
 	}

@@ -5,9 +5,7 @@ import (
 	"errors"
 	"io"
 	"net/http"
-	"net/http/httptrace"
 	"strings"
-	"sync/atomic"
 	"syscall"
 
 	"github.com/surgebench/surge/metrics"
@@ -31,24 +29,10 @@ import (
 // where a repeat failure is an error record. Everything after the first
 // response byte, and every failure on a fresh connection, is an error.
 
-// attempt watches one round trip through httptrace. The hooks may run on
-// the transport's goroutines, hence the atomics.
-type attempt struct {
-	reused    atomic.Bool
-	firstByte atomic.Bool
-}
-
-func (a *attempt) trace() *httptrace.ClientTrace {
-	return &httptrace.ClientTrace{
-		GotConn:              func(i httptrace.GotConnInfo) { a.reused.Store(i.Reused) },
-		GotFirstResponseByte: func() { a.firstByte.Store(true) },
-	}
-}
-
 // stale reports whether err is a pooled connection the server had closed,
 // failing before the server answered anything.
-func (a *attempt) stale(err error) bool {
-	return a.reused.Load() && !a.firstByte.Load() && connectionClosed(err)
+func (t *reqTrace) stale(err error) bool {
+	return t.reused && !t.firstByte.Load() && connectionClosed(err)
 }
 
 // connectionClosed reports whether err is the peer closing or resetting
@@ -87,12 +71,12 @@ func freshClient(c *http.Client) *http.Client {
 // caller takes rec.SentNs from the request's trace), and retries it once
 // on a fresh connection when a pooled connection turned out to be closed
 // (see above); rec.ConnectionRetries counts the retry and the stamps are
-// then the retry's. rctx is req's context, its trace included.
-func (g *Generator) send(rctx context.Context, req *http.Request, rec *metrics.Record) (*http.Response, error) {
-	var a attempt
+// then the retry's. tr is the trace in req's context: it sees both.
+func (g *Generator) send(req *http.Request, rec *metrics.Record, tr *reqTrace) (*http.Response, error) {
+	rctx := req.Context()
 	rec.IssuedNs = g.now()
-	resp, err := g.clientFor(rctx).Do(req.WithContext(httptrace.WithClientTrace(rctx, a.trace())))
-	if err == nil || !a.stale(err) || rctx.Err() != nil || req.GetBody == nil {
+	resp, err := g.clientFor(rctx).Do(req)
+	if err == nil || !tr.stale(err) || rctx.Err() != nil || req.GetBody == nil {
 		return resp, err
 	}
 	body, berr := req.GetBody()

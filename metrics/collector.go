@@ -144,7 +144,7 @@ func (c *Collector) FirstToken(index int64, p Phase, ttftNs int64) {
 	if p != Profile {
 		return
 	}
-	c.shard(index).in <- msg{kind: msgFirstToken, index: index, value: ttftNs}
+	c.shard(index).firstToken(c.now(), ttftNs)
 }
 
 // Tokens counts n output tokens (or events) that arrived at atNs, for the

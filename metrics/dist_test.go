@@ -129,3 +129,68 @@ func BenchmarkHistAdd(b *testing.B) {
 		h.add(5 + float64(i%7)*0.01)
 	}
 }
+
+// TestDigestOfRepeatedValues: count metrics and a mock's timings repeat
+// the same values, which the batches put into the digest as weighted
+// points; percentiles still match the exact ones, and a small sample's
+// are exact.
+func TestDigestOfRepeatedValues(t *testing.T) {
+	t.Parallel()
+	rng := rand.New(rand.NewPCG(3, 4))
+	cases := []struct {
+		name string
+		n    int
+		draw func() float64
+	}{
+		{"constant", 100_000, func() float64 { return 8 }},
+		{"mostly one value", 100_000, func() float64 {
+			if rng.IntN(10) == 0 {
+				return float64(1 + rng.IntN(16))
+			}
+			return 8
+		}},
+		{"a few values", 50_000, func() float64 {
+			// 35%, 30%, 20%, 15%: no percentile checked falls between two.
+			switch r := rng.Float64(); {
+			case r < 0.35:
+				return 0
+			case r < 0.65:
+				return 2.5
+			case r < 0.85:
+				return 5
+			}
+			return 7.5
+		}},
+		{"small sample with repeats", 40, func() float64 { return float64(rng.IntN(5)) }},
+	}
+	for _, tc := range cases {
+		parts := []*dist{newDist(), newDist()}
+		xs := make([]float64, tc.n)
+		for i := range xs {
+			xs[i] = tc.draw()
+			parts[i%2].add(xs[i])
+		}
+		d := newDist()
+		for _, p := range parts {
+			d.merge(p)
+		}
+		slices.Sort(xs)
+		got := d.distribution("tokens")
+		for _, q := range []struct {
+			p   float64
+			got float64
+		}{{0.10, got.P10}, {0.50, got.P50}, {0.90, got.P90}, {0.99, got.P99}} {
+			want := exact(xs, q.p)
+			limit := 0.005 * max(want, 1)
+			if tc.n < 100 {
+				limit = 0 // a sample this small is held exactly
+			}
+			if math.Abs(q.got-want) > limit || q.got < got.Min-1e-9 || q.got > got.Max+1e-9 {
+				t.Errorf("%s: p%.0f = %.4f, exact %.4f (min %v max %v)", tc.name, q.p*100, q.got, want, got.Min, got.Max)
+			}
+		}
+		if got.Count != int64(tc.n) {
+			t.Errorf("%s: count %d, want %d", tc.name, got.Count, tc.n)
+		}
+	}
+}

@@ -325,7 +325,7 @@ func (st *State) MarshalJSON() ([]byte, error) {
 				continue
 			}
 			dj := distJSON{momentsJSON: d.moments.toJSON()}
-			d.td.ForEachCentroid(func(mean float64, count uint64) bool {
+			d.digest().ForEachCentroid(func(mean float64, count uint64) bool {
 				dj.Centroids = append(dj.Centroids, [2]float64{mean, float64(count)})
 				return true
 			})

@@ -4,17 +4,29 @@ import (
 	"cmp"
 	"fmt"
 	"math"
+	"net/url"
 	"slices"
+	"strings"
+	"time"
 )
 
-// Stats summarises one metric over a run.
+// Stats summarises one metric over a run, as AIPerf's JsonMetricResult
+// (the count is surge's).
 type Stats struct {
 	Unit  string  `json:"unit"`
 	Avg   float64 `json:"avg"`
 	Min   float64 `json:"min"`
 	Max   float64 `json:"max"`
+	P1    float64 `json:"p1"`
+	P5    float64 `json:"p5"`
+	P10   float64 `json:"p10"`
+	P25   float64 `json:"p25"`
 	P50   float64 `json:"p50"`
+	P75   float64 `json:"p75"`
+	P90   float64 `json:"p90"`
+	P95   float64 `json:"p95"`
 	P99   float64 `json:"p99"`
+	Std   float64 `json:"std"`
 	Count int     `json:"count"`
 }
 
@@ -29,17 +41,23 @@ const (
 	EnergyMixed = "mixed"
 )
 
-// GPUSummary is one GPU's statistics.
+// GPUSummary is one GPU's statistics: AIPerf's GpuSummary (gpu_index,
+// gpu_name, gpu_uuid, hostname, metrics), then surge's source, sample
+// count and energy.
 type GPUSummary struct {
-	Source   string `json:"source"`
-	Index    int    `json:"gpu_index"`
-	Name     string `json:"gpu_name,omitempty"`
-	UUID     string `json:"gpu_uuid,omitempty"`
-	Hostname string `json:"hostname,omitempty"`
-	Samples  int    `json:"samples"`
-	// Metrics is keyed by gpu_utilization, memory_utilization,
-	// memory_used, memory_total, power_usage, temperature, sm_clock.
+	Index int    `json:"gpu_index"`
+	Name  string `json:"gpu_name"`
+	UUID  string `json:"gpu_uuid"`
+	// Hostname is the exporter's host label (null for NVML, as AIPerf's
+	// model allows).
+	Hostname *string `json:"hostname"`
+	// Metrics is keyed by AIPerf's GPU metric names: gpu_power_usage (W),
+	// energy_consumption (MJ, the counter's readings), gpu_utilization (%),
+	// mem_utilization (%), gpu_memory_used (GB), gpu_temperature
+	// (°C), sm_clock_frequency (MHz); and surge's gpu_memory_total (GB).
 	Metrics map[string]Stats `json:"metrics"`
+	Source  string           `json:"source"`
+	Samples int              `json:"samples"`
 	// EnergyJ is the energy consumed during the run (nil: unknown).
 	EnergyJ *float64 `json:"energy_consumed_j,omitempty"`
 	// EnergySource says how EnergyJ was found: EnergyCounter or
@@ -68,16 +86,45 @@ type ServerSummary struct {
 	Series map[string]SeriesSummary `json:"series,omitempty"`
 }
 
-// Data is the telemetry_data value of the summary export.
+// Data is the telemetry_data value of the summary export, in AIPerf's
+// shape (its TelemetryExportData): the collection's span and endpoints,
+// then endpoint → GPU → metric statistics. Surge adds each server
+// /metrics endpoint's summary and the energy the GPUs used.
 type Data struct {
-	// GPUs is keyed by "<index>:<uuid>" ("<source>#<index>" without a
-	// UUID).
-	GPUs map[string]GPUSummary `json:"gpus,omitempty"`
+	Summary Span `json:"summary"`
+	// Endpoints is keyed by GPU source as AIPerf displays it: a DCGM
+	// exporter's host:port (its path but "/metrics"), or "nvml".
+	Endpoints map[string]Endpoint `json:"endpoints"`
 	// Servers is keyed by endpoint URL.
 	Servers map[string]ServerSummary `json:"server_metrics,omitempty"`
 	// EnergyJ is the total over GPUs whose energy is known (nil: none).
 	EnergyJ      *float64 `json:"energy_consumed_j,omitempty"`
 	EnergySource string   `json:"energy_source,omitempty"`
+}
+
+// Span is AIPerf's TelemetrySummary: the GPU sources configured, those
+// that answered, and the time of the first and last sample.
+type Span struct {
+	Configured []string `json:"endpoints_configured"`
+	Successful []string `json:"endpoints_successful"`
+	Start      string   `json:"start_time"`
+	End        string   `json:"end_time"`
+}
+
+// Endpoint is one GPU source's GPUs, keyed gpu_<index>.
+type Endpoint struct {
+	GPUs map[string]GPUSummary `json:"gpus"`
+}
+
+// EndpointName is a GPU source as telemetry_data keys it, AIPerf's display
+// form: a URL without its scheme and trailing /metrics; other names as
+// they are ("nvml").
+func EndpointName(source string) string {
+	u, err := url.Parse(source)
+	if err != nil || u.Host == "" {
+		return source
+	}
+	return u.Host + strings.TrimSuffix(u.Path, "/metrics")
 }
 
 // gpuKey identifies a GPU across sources and samples.
@@ -96,6 +143,10 @@ func (c *Collector) Summary() *Data {
 	d := summarize(c.gpuSamples, c.srvSamples)
 	if d == nil {
 		return nil
+	}
+	d.Summary.Configured = d.Summary.Configured[:0]
+	for _, g := range c.gpus {
+		d.Summary.Configured = append(d.Summary.Configured, EndpointName(sourceName(g)))
 	}
 	for u, sv := range d.Servers {
 		if last, ok := c.lastFams[u]; ok {
@@ -121,35 +172,50 @@ func summarize(gpus []GPUSample, servers []ServerSample) *Data {
 	if len(gpus) == 0 && len(servers) == 0 {
 		return nil
 	}
-	d := &Data{}
+	d := &Data{Endpoints: map[string]Endpoint{}, Summary: Span{Configured: []string{}, Successful: []string{}}}
 	byGPU := map[string][]GPUSample{}
 	var order []string
+	var first, last int64
 	for _, g := range gpus {
 		k := gpuKey(&g)
 		if _, ok := byGPU[k]; !ok {
 			order = append(order, k)
 		}
 		byGPU[k] = append(byGPU[k], g)
+		if g.WallNs > 0 && (first == 0 || g.WallNs < first) {
+			first = g.WallNs
+		}
+		last = max(last, g.WallNs)
 	}
-	if len(order) > 0 {
-		d.GPUs = make(map[string]GPUSummary, len(order))
+	for _, sv := range servers {
+		if sv.WallNs > 0 && (first == 0 || sv.WallNs < first) {
+			first = sv.WallNs
+		}
+		last = max(last, sv.WallNs)
 	}
+	d.Summary.Start = time.Unix(0, first).UTC().Format(time.RFC3339Nano)
+	d.Summary.End = time.Unix(0, last).UTC().Format(time.RFC3339Nano)
 	total, counters, integrals := 0.0, 0, 0
 	for _, k := range order {
 		ss := byGPU[k]
-		first := ss[0]
-		gs := GPUSummary{Source: first.Source, Index: first.Index, Name: first.Name, UUID: first.UUID,
-			Hostname: first.Hostname, Samples: len(ss), Metrics: map[string]Stats{}}
+		head := ss[0]
+		gs := GPUSummary{Source: head.Source, Index: head.Index, Name: head.Name, UUID: head.UUID,
+			Samples: len(ss), Metrics: map[string]Stats{}}
+		if head.Hostname != "" {
+			h := head.Hostname
+			gs.Hostname = &h
+		}
+		addStats(gs.Metrics, "gpu_power_usage", "W", ss, func(g *GPUSample) float64 { return g.PowerW })
+		addStats(gs.Metrics, "energy_consumption", "MJ", ss, func(g *GPUSample) float64 { return g.EnergyJ / 1e6 })
 		addStats(gs.Metrics, "gpu_utilization", "%", ss, func(g *GPUSample) float64 { return g.SMUtil })
-		addStats(gs.Metrics, "memory_utilization", "%", ss, func(g *GPUSample) float64 { return g.MemUtil })
-		addStats(gs.Metrics, "memory_used", "GB", ss, func(g *GPUSample) float64 { return gb(g.MemUsed, g.MemTotal) })
-		addStats(gs.Metrics, "memory_total", "GB", ss, func(g *GPUSample) float64 { return gb(g.MemTotal, g.MemTotal) })
-		addStats(gs.Metrics, "power_usage", "W", ss, func(g *GPUSample) float64 { return g.PowerW })
-		addStats(gs.Metrics, "temperature", "C", ss, func(g *GPUSample) float64 { return g.TempC })
-		addStats(gs.Metrics, "sm_clock", "MHz", ss, func(g *GPUSample) float64 { return g.SMClockMHz })
+		addStats(gs.Metrics, "mem_utilization", "%", ss, func(g *GPUSample) float64 { return g.MemUtil })
+		addStats(gs.Metrics, "gpu_memory_used", "GB", ss, func(g *GPUSample) float64 { return gb(g.MemUsed, g.MemTotal) })
+		addStats(gs.Metrics, "gpu_memory_total", "GB", ss, func(g *GPUSample) float64 { return gb(g.MemTotal, g.MemTotal) })
+		addStats(gs.Metrics, "gpu_temperature", "°C", ss, func(g *GPUSample) float64 { return g.TempC })
+		addStats(gs.Metrics, "sm_clock_frequency", "MHz", ss, func(g *GPUSample) float64 { return g.SMClockMHz })
 		// Energy from one source per GPU: two sources reading the same
 		// board would count it twice.
-		own := slices.DeleteFunc(slices.Clone(ss), func(g GPUSample) bool { return g.Source != first.Source })
+		own := slices.DeleteFunc(slices.Clone(ss), func(g GPUSample) bool { return g.Source != head.Source })
 		if e, how, ok := energy(own); ok {
 			gs.EnergyJ, gs.EnergySource = &e, how
 			total += e
@@ -159,7 +225,19 @@ func summarize(gpus []GPUSample, servers []ServerSample) *Data {
 				integrals++
 			}
 		}
-		d.GPUs[k] = gs
+		ep := EndpointName(head.Source)
+		e, ok := d.Endpoints[ep]
+		if !ok {
+			e = Endpoint{GPUs: map[string]GPUSummary{}}
+			d.Endpoints[ep] = e
+			d.Summary.Successful = append(d.Summary.Successful, ep)
+			d.Summary.Configured = append(d.Summary.Configured, ep)
+		}
+		name := fmt.Sprintf("gpu_%d", head.Index)
+		if _, dup := e.GPUs[name]; dup {
+			name += "_" + head.UUID // two GPUs with one index on one source: keep both
+		}
+		e.GPUs[name] = gs
 	}
 	if counters+integrals > 0 {
 		d.EnergyJ = &total
@@ -226,15 +304,22 @@ func addStats[S any](into map[string]Stats, name, unit string, samples []S, get 
 	into[name] = statsOf(unit, vals)
 }
 
-// statsOf computes exact statistics; it sorts vals.
+// statsOf computes exact statistics (the population std); it sorts vals.
 func statsOf(unit string, vals []float64) Stats {
 	slices.Sort(vals)
 	sum := 0.0
 	for _, v := range vals {
 		sum += v
 	}
-	return Stats{Unit: unit, Avg: sum / float64(len(vals)), Min: vals[0], Max: vals[len(vals)-1],
-		P50: percentile(vals, 50), P99: percentile(vals, 99), Count: len(vals)}
+	avg := sum / float64(len(vals))
+	sq := 0.0
+	for _, v := range vals {
+		sq += (v - avg) * (v - avg)
+	}
+	return Stats{Unit: unit, Avg: avg, Min: vals[0], Max: vals[len(vals)-1],
+		P1: percentile(vals, 1), P5: percentile(vals, 5), P10: percentile(vals, 10), P25: percentile(vals, 25),
+		P50: percentile(vals, 50), P75: percentile(vals, 75), P90: percentile(vals, 90), P95: percentile(vals, 95),
+		P99: percentile(vals, 99), Std: math.Sqrt(sq / float64(len(vals))), Count: len(vals)}
 }
 
 // percentile interpolates linearly between closest ranks of sorted vals

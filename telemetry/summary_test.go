@@ -1,15 +1,24 @@
 package telemetry
 
 import (
+	"bytes"
 	"encoding/json"
+	"flag"
+	"fmt"
 	"math"
 	"net/url"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
+
+	"github.com/surgebench/surge/metrics"
+	"github.com/surgebench/surge/metrics/export"
+	"github.com/surgebench/surge/metrics/export/shape"
 )
 
 func gpuAt(src string, idx int, uuid string, at time.Duration, power, energy float64) GPUSample {
@@ -59,50 +68,111 @@ func TestSummaryEnergy(t *testing.T) {
 	}
 }
 
+var update = flag.Bool("update", false, "rewrite the golden files")
+
+// telemetryShape is AIPerf's TelemetryExportData (common/models/
+// export_models.py): summary (TelemetrySummary), endpoints → EndpointData
+// → gpus → GpuSummary → metrics → JsonMetricResult. Surge adds the server
+// /metrics summaries, the energy used, and each GPU's source and samples.
+var telemetryShape = func() shape.Shape {
+	stats := shape.Model{
+		Fields: map[string]shape.Shape{"unit": shape.String, "avg": shape.Number, "min": shape.Number, "max": shape.Number,
+			"p1": shape.Number, "p5": shape.Number, "p10": shape.Number, "p25": shape.Number, "p50": shape.Number,
+			"p75": shape.Number, "p90": shape.Number, "p95": shape.Number, "p99": shape.Number, "std": shape.Number},
+		Extra: map[string]shape.Shape{"count": shape.Integer},
+	}
+	gpu := shape.Model{
+		Fields: map[string]shape.Shape{"gpu_index": shape.Integer, "gpu_name": shape.String, "gpu_uuid": shape.String,
+			"hostname": shape.OrNull(shape.String), "metrics": shape.Dict(stats)},
+		Optional: []string{"hostname"},
+		Extra: map[string]shape.Shape{"source": shape.String, "samples": shape.Integer,
+			"energy_consumed_j": shape.Number, "energy_source": shape.String},
+	}
+	return shape.Model{
+		Fields: map[string]shape.Shape{
+			"summary": shape.Model{Fields: map[string]shape.Shape{
+				"endpoints_configured": shape.List(shape.String), "endpoints_successful": shape.List(shape.String),
+				"start_time": shape.String, "end_time": shape.String,
+			}},
+			"endpoints": shape.Dict(shape.Model{Fields: map[string]shape.Shape{"gpus": shape.Dict(gpu)}}),
+		},
+		Extra: map[string]shape.Shape{"server_metrics": shape.Dict(shape.Object), "energy_consumed_j": shape.Number,
+			"energy_source": shape.String},
+	}
+}()
+
+// TestSummaryJSON pins telemetry_data (a golden file, -update rewrites it)
+// and checks it against AIPerf's model: two GPUs of a DCGM exporter
+// (hostname, endpoint host:port) and one of NVML (no hostname), a server's
+// /metrics beside them.
 func TestSummaryJSON(t *testing.T) {
 	t.Parallel()
 	nan := math.NaN()
+	wall := int64(1_800_000_000_000_000_000)
 	gpus := []GPUSample{
-		{Source: "nvml", Index: 0, UUID: "GPU-1", Name: "H100", SMUtil: 50, MemUtil: nan, MemUsed: 2e9, MemTotal: 8e9,
+		{WallNs: wall, Source: "nvml", Index: 0, UUID: "GPU-1", Name: "H100", SMUtil: 50, MemUtil: nan, MemUsed: 2e9, MemTotal: 8e9,
 			PowerW: 100, EnergyJ: 0, TempC: 40, SMClockMHz: 1980},
-		{At: time.Second, Source: "nvml", Index: 0, UUID: "GPU-1", Name: "H100", SMUtil: 100, MemUtil: nan, MemUsed: 4e9, MemTotal: 8e9,
+		{WallNs: wall + 1e9, At: time.Second, Source: "nvml", Index: 0, UUID: "GPU-1", Name: "H100", SMUtil: 100, MemUtil: nan, MemUsed: 4e9, MemTotal: 8e9,
 			PowerW: 300, EnergyJ: 200, TempC: 60, SMClockMHz: 1980},
+	}
+	for i := range 2 {
+		for k := range 3 {
+			g := nanGPUSample("http://dcgm:9400/metrics", i)
+			g.WallNs, g.At, g.UUID, g.Name, g.Hostname = wall+int64(k)*5e8, time.Duration(k)*500*time.Millisecond, fmt.Sprintf("GPU-d%d", i), "B200", "node-a"
+			g.SMUtil, g.PowerW, g.EnergyJ = float64(10*(k+1)+i), float64(500+10*k), float64(1000*k)
+			gpus = append(gpus, g)
+		}
 	}
 	servers := []ServerSample{nanServerSample("http://s/metrics"), nanServerSample("http://s/metrics")}
 	servers[0].Running, servers[1].Running = 2, 4
+	servers[0].WallNs, servers[1].WallNs = wall-1e8, wall+2e9
 	servers[0].PrefixCacheHits, servers[0].PrefixCacheQueries = 10, 100
 	servers[1].PrefixCacheHits, servers[1].PrefixCacheQueries = 40, 200
-	b, err := json.Marshal(summarize(gpus, servers))
+	b, err := json.MarshalIndent(summarize(gpus, servers), "", "  ")
 	if err != nil {
 		t.Fatal(err)
 	}
-	var got map[string]any
+	b = append(b, '\n')
+	path := filepath.Join("testdata", "telemetry_data.json")
+	if *update {
+		if err := os.WriteFile(path, b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run go test ./telemetry -update)", err)
+	}
+	if d := cmp.Diff(string(want), string(b)); d != "" {
+		t.Errorf("telemetry_data differs from %s (-want +got):\n%s", path, d)
+	}
+	for _, e := range shape.Check("telemetry_data", b, telemetryShape) {
+		t.Error(e)
+	}
+	var got Data
 	if err := json.Unmarshal(b, &got); err != nil {
 		t.Fatal(err)
 	}
-	want := map[string]any{
-		"energy_consumed_j": 200.0, "energy_source": "energy_counter",
-		"gpus": map[string]any{"0:GPU-1": map[string]any{
-			"source": "nvml", "gpu_index": 0.0, "gpu_name": "H100", "gpu_uuid": "GPU-1", "samples": 2.0,
-			"energy_consumed_j": 200.0, "energy_source": "energy_counter",
-			"metrics": map[string]any{
-				"gpu_utilization": map[string]any{"unit": "%", "avg": 75.0, "min": 50.0, "max": 100.0, "p50": 75.0, "p99": 99.5, "count": 2.0},
-				"memory_used":     map[string]any{"unit": "GB", "avg": 3.0, "min": 2.0, "max": 4.0, "p50": 3.0, "p99": 3.98, "count": 2.0},
-				"memory_total":    map[string]any{"unit": "GB", "avg": 8.0, "min": 8.0, "max": 8.0, "p50": 8.0, "p99": 8.0, "count": 2.0},
-				"power_usage":     map[string]any{"unit": "W", "avg": 200.0, "min": 100.0, "max": 300.0, "p50": 200.0, "p99": 298.0, "count": 2.0},
-				"temperature":     map[string]any{"unit": "C", "avg": 50.0, "min": 40.0, "max": 60.0, "p50": 50.0, "p99": 59.8, "count": 2.0},
-				"sm_clock":        map[string]any{"unit": "MHz", "avg": 1980.0, "min": 1980.0, "max": 1980.0, "p50": 1980.0, "p99": 1980.0, "count": 2.0},
-			},
-		}},
-		"server_metrics": map[string]any{"http://s/metrics": map[string]any{
-			"url": "http://s/metrics", "samples": 2.0, "prefix_cache_hit_rate_overall": 0.3,
-			"metrics": map[string]any{
-				"num_requests_running": map[string]any{"unit": "requests", "avg": 3.0, "min": 2.0, "max": 4.0, "p50": 3.0, "p99": 3.98, "count": 2.0},
-			},
-		}},
+	d := got.Endpoints["dcgm:9400"]
+	if len(got.Endpoints) != 2 || len(d.GPUs) != 2 || d.GPUs["gpu_1"].Metrics["gpu_utilization"].Avg != 21 ||
+		*d.GPUs["gpu_0"].Hostname != "node-a" || got.Endpoints["nvml"].GPUs["gpu_0"].Hostname != nil {
+		t.Errorf("endpoints %+v", got.Endpoints)
 	}
-	if d := cmp.Diff(want, got, cmpopts.EquateApprox(1e-9, 0)); d != "" {
-		t.Errorf("telemetry_data (-want +got):\n%s", d)
+	if got.Summary.Start != "2027-01-15T07:59:59.9Z" || got.Summary.End != "2027-01-15T08:00:02Z" {
+		t.Errorf("start %s, want the first sample's (the server's, 100 ms before the GPUs')", got.Summary.Start)
+	}
+	if *got.EnergyJ != 200+2000+2000 || got.EnergySource != EnergyCounter {
+		t.Errorf("energy %v (%s)", *got.EnergyJ, got.EnergySource)
+	}
+	// The summary CSV's GPU section reads this shape.
+	var csv bytes.Buffer
+	if err := export.CSV(&csv, &metrics.Summary{Run: map[metrics.Tag]float64{}}, export.WithTelemetry(&got)); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"dcgm:9400,1,B200,GPU-d1,GPU Utilization (%),21.00,", "nvml,0,H100,GPU-1,GPU Power Usage (W),200.00,", ",None\r\n"} {
+		if !strings.Contains(csv.String(), want) {
+			t.Errorf("CSV GPU section lacks %q:\n%s", want, csv.String())
+		}
 	}
 }
 

@@ -1,6 +1,7 @@
 package export
 
 import (
+	"bufio"
 	"encoding/json"
 	"io"
 	"maps"
@@ -53,8 +54,11 @@ func NewInputs(w io.Writer) *Inputs {
 	return in
 }
 
-func (in *Inputs) write(w io.Writer) {
+func (in *Inputs) write(dst io.Writer) {
 	defer close(in.done)
+	// The document is whole only once closed, so buffering it loses
+	// nothing a crash would not: one write per 256 KiB, not per session.
+	w := bufio.NewWriterSize(dst, 256<<10)
 	_, err := io.WriteString(w, "{\"data\":[")
 	open := map[int64]*pending{}
 	sent := map[string]int{} // sessions written per conversation
@@ -115,6 +119,9 @@ func (in *Inputs) write(w io.Writer) {
 	}
 	if err == nil {
 		_, err = io.WriteString(w, "\n]}\n")
+	}
+	if err == nil {
+		err = w.Flush()
 	}
 	in.err = err
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"github.com/surgebench/surge/metrics/export/shape"
 	"sync"
 	"testing"
 )
@@ -11,11 +12,11 @@ import (
 // inputsFileShape is AIPerf's InputsFile (common/models/dataset_models.py):
 // data: list[SessionPayloads{session_id: str, payloads: list[dict]}]; its
 // inputs_json loader reads exactly these keys.
-var inputsFileShape = model{fields: map[string]shape{
-	"data": list{model{fields: map[string]shape{
-		"session_id": jStr,
-		"payloads":   list{jObject},
-	}}},
+var inputsFileShape = shape.Model{Fields: map[string]shape.Shape{
+	"data": shape.List(shape.Model{Fields: map[string]shape.Shape{
+		"session_id": shape.String,
+		"payloads":   shape.List(shape.Object),
+	}}),
 }}
 
 // TestGoldenInputs: sessions interleave on the wire, but each becomes one
@@ -101,5 +102,13 @@ func TestInputsConcurrent(t *testing.T) {
 	}
 	if len(doc.Data) != 64 {
 		t.Errorf("%d entries, want 64", len(doc.Data))
+	}
+}
+
+// checkShape fails t on every way doc differs from s.
+func checkShape(t *testing.T, name string, doc []byte, s shape.Shape) {
+	t.Helper()
+	for _, e := range shape.Check(name, doc, s) {
+		t.Error(e)
 	}
 }

@@ -1,7 +1,6 @@
 package export
 
 import (
-	"encoding/json"
 	"io"
 	"math"
 	"sync"
@@ -11,8 +10,10 @@ import (
 )
 
 // JSONL writes profile_export.jsonl as records complete: one line per
-// request sent, failed ones included, each line in a single Write so a
-// killed process loses nothing that finished. Each line is AIPerf's
+// request sent, failed ones included. A line is written as soon as the
+// writer is free, never held back for a batch to fill, so a killed process
+// loses nothing but the records in flight; lines that finish while a write
+// is under way go out together in the next one (see write). Each line is AIPerf's
 // MetricRecordInfo ({metadata, metrics, error}, loadable by its
 // MetricRecordInfo.model_validate_json), with surge's own fields beside
 // AIPerf's in metadata. It is safe for concurrent use by the metric shards.
@@ -24,6 +25,10 @@ type JSONL struct {
 	// worker and processor are the worker_id and record_processor_id
 	// every line carries.
 	worker, processor string
+	// pending holds whole lines not yet written; writing is set while a
+	// shard writes them, and spare is the buffer it wrote last.
+	pending, spare []byte
+	writing        bool
 }
 
 // NewJSONL writes lines to w (an *os.File: unbuffered on purpose). start is
@@ -84,27 +89,15 @@ type value struct {
 }
 
 type line struct {
-	Metadata lineMetadata     `json:"metadata"`
-	Metrics  map[string]value `json:"metrics"`
-	Error    *metrics.Error   `json:"error"`
+	Metadata lineMetadata   `json:"metadata"`
+	Metrics  metricMap      `json:"metrics"`
+	Error    *metrics.Error `json:"error"`
 }
 
 // WriteRecord implements metrics.RecordSink.
 func (j *JSONL) WriteRecord(r *metrics.Record, v *metrics.Values, good bool) {
-	b, err := json.Marshal(j.line(r, v, good))
-	if err != nil {
-		j.setErr(err)
-		return
-	}
-	b = append(b, '\n')
-	j.mu.Lock()
-	defer j.mu.Unlock()
-	if j.err != nil {
-		return
-	}
-	if _, err := j.w.Write(b); err != nil {
-		j.err = err
-	}
+	l := j.line(r, v, good)
+	j.write(&l)
 }
 
 func (j *JSONL) setErr(err error) {
@@ -147,7 +140,7 @@ func (j *JSONL) epochPtr(ns int64) *int64 {
 }
 
 func (j *JSONL) line(r *metrics.Record, v *metrics.Values, good bool) line {
-	l := line{Metadata: j.metadata(r, v, good), Metrics: map[string]value{}, Error: r.Err}
+	l := line{Metadata: j.metadata(r, v, good), Metrics: make(metricMap, 48), Error: r.Err}
 	if r.Err != nil {
 		// As AIPerf: a failure keeps its input length only.
 		if x := v.ErrorISL; !math.IsNaN(x) {

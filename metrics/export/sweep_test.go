@@ -3,6 +3,7 @@ package export
 import (
 	"bytes"
 	"encoding/json"
+	"github.com/surgebench/surge/metrics/export/shape"
 	"strings"
 	"testing"
 
@@ -12,31 +13,31 @@ import (
 // sweepAggregateShape is AIPerf's sweep aggregate JSON (its
 // AggregateSweepJsonExporter over SweepAnalyzer.compute, docs/api/
 // sweep-aggregates.md); knee is surge's addition.
-var sweepAggregateShape = func() shape {
-	params := dict{jNum}
-	return model{
-		fields: map[string]shape{
-			"aggregation_type":    jStr,
-			"num_profile_runs":    jInt,
-			"num_successful_runs": jInt,
-			"failed_runs":         list{model{fields: map[string]shape{"label": jStr, "error": jStr}}},
-			"metadata": model{fields: map[string]shape{
-				"sweep_parameters": list{model{fields: map[string]shape{"name": jStr, "values": list{jNum}}}},
-				"num_combinations": jInt,
+var sweepAggregateShape = func() shape.Shape {
+	params := shape.Dict(shape.Number)
+	return shape.Model{
+		Fields: map[string]shape.Shape{
+			"aggregation_type":    shape.String,
+			"num_profile_runs":    shape.Integer,
+			"num_successful_runs": shape.Integer,
+			"failed_runs":         shape.List(shape.Model{Fields: map[string]shape.Shape{"label": shape.String, "error": shape.String}}),
+			"metadata": shape.Model{Fields: map[string]shape.Shape{
+				"sweep_parameters": shape.List(shape.Model{Fields: map[string]shape.Shape{"name": shape.String, "values": shape.List(shape.Number)}}),
+				"num_combinations": shape.Integer,
 			}},
-			"per_combination_metrics": list{model{fields: map[string]shape{
+			"per_combination_metrics": shape.List(shape.Model{Fields: map[string]shape.Shape{
 				"parameters": params,
-				"metrics": dict{model{
-					fields:   map[string]shape{"mean": jNum, "std": jNum, "min": jNum, "max": jNum, "cv": jNum, "ci_low": jNum, "ci_high": jNum, "unit": jStr},
-					optional: []string{"std", "min", "max", "cv", "ci_low", "ci_high"},
-				}},
-			}}},
-			"best_configurations": dict{model{fields: map[string]shape{"parameters": params, "metric": jNum, "unit": jStr}}},
-			"pareto_optimal":      list{params},
+				"metrics": shape.Dict(shape.Model{
+					Fields:   map[string]shape.Shape{"mean": shape.Number, "std": shape.Number, "min": shape.Number, "max": shape.Number, "cv": shape.Number, "ci_low": shape.Number, "ci_high": shape.Number, "unit": shape.String},
+					Optional: []string{"std", "min", "max", "cv", "ci_low", "ci_high"},
+				}),
+			}}),
+			"best_configurations": shape.Dict(shape.Model{Fields: map[string]shape.Shape{"parameters": params, "metric": shape.Number, "unit": shape.String}}),
+			"pareto_optimal":      shape.List(params),
 		},
-		extra: map[string]shape{"knee": orNull{model{fields: map[string]shape{
-			"parameter": jStr, "knee_value": jNum, "knee_label": jStr, "recommended_value": jNum, "recommended_label": jStr,
-		}}}},
+		Extra: map[string]shape.Shape{"knee": shape.OrNull(shape.Model{Fields: map[string]shape.Shape{
+			"parameter": shape.String, "knee_value": shape.Number, "knee_label": shape.String, "recommended_value": shape.Number, "recommended_label": shape.String,
+		}})},
 	}
 }()
 

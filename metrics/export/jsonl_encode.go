@@ -1,0 +1,194 @@
+package export
+
+import (
+	"encoding/json"
+	"math"
+	"slices"
+	"strconv"
+	"sync"
+)
+
+// lineBufs are encoding buffers, one per line being encoded.
+var lineBufs = sync.Pool{New: func() any { return new([]byte) }}
+
+// write encodes l and writes it with whatever other lines are pending: a
+// group commit without a timer. The shard that finds no write under way
+// writes every pending line in one call, then again for those that came
+// meanwhile, until none are left; the others just queue theirs. At a low
+// rate every line is its own write, at once; as the rate rises, writes
+// carry more lines and cost fewer syscalls per record.
+func (j *JSONL) write(l *line) {
+	bp := lineBufs.Get().(*[]byte)
+	b, err := appendLine((*bp)[:0], l)
+	if err != nil {
+		j.setErr(err)
+		return
+	}
+	b = append(b, '\n')
+	j.mu.Lock()
+	if j.err == nil {
+		j.pending = append(j.pending, b...)
+	}
+	if cap(b) <= 1<<20 {
+		*bp = b
+		lineBufs.Put(bp)
+	}
+	if j.writing {
+		j.mu.Unlock()
+		return
+	}
+	j.writing = true
+	for len(j.pending) > 0 && j.err == nil {
+		out := j.pending
+		j.pending = j.spare[:0]
+		j.mu.Unlock()
+		_, werr := j.w.Write(out)
+		j.mu.Lock()
+		if werr != nil && j.err == nil {
+			j.err = werr
+		}
+		if cap(out) <= 1<<20 { // a burst's big buffer is not kept
+			j.spare = out[:0]
+		}
+	}
+	j.writing = false
+	j.mu.Unlock()
+}
+
+// appendLine appends l as encoding/json would encode it, byte for byte
+// (TestAppendLineMatchesEncodingJSON holds it to that), but with the
+// metrics written by hand: encoding/json's map encoding (reflection, and
+// keys sorted through reflect.Value) was most of a line's cost.
+func appendLine(b []byte, l *line) ([]byte, error) {
+	b = append(b, `{"metadata":`...)
+	var err error
+	if b, err = appendMarshalled(b, &l.Metadata); err != nil {
+		return b, err
+	}
+	b = append(b, `,"metrics":`...)
+	if b, err = l.Metrics.appendTo(b); err != nil {
+		return b, err
+	}
+	b = append(b, `,"error":`...)
+	if l.Error == nil {
+		b = append(b, "null"...)
+	} else if b, err = appendMarshalled(b, l.Error); err != nil {
+		return b, err
+	}
+	return append(b, '}'), nil
+}
+
+// metricMap is a JSONL line's "metrics" object.
+type metricMap map[string]value
+
+// MarshalJSON encodes m as encoding/json encodes a map[string]value.
+func (m metricMap) MarshalJSON() ([]byte, error) { return m.appendTo(nil) }
+
+// appendTo appends m with its keys sorted and its values in encoding/json's
+// notation.
+func (m metricMap) appendTo(b []byte) ([]byte, error) {
+	var arr [64]string
+	keys := arr[:0]
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	b = append(b, '{')
+	for i, k := range keys {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		var err error
+		if b, err = appendJSONString(b, k); err != nil {
+			return nil, err
+		}
+		b = append(b, `:{"value":`...)
+		if b, err = appendJSONValue(b, m[k].Value); err != nil {
+			return nil, err
+		}
+		b = append(b, `,"unit":`...)
+		if b, err = appendJSONString(b, m[k].Unit); err != nil {
+			return nil, err
+		}
+		b = append(b, '}')
+	}
+	return append(b, '}'), nil
+}
+
+// appendJSONValue appends a metric's value: the float64 and []float64 the
+// exports use by hand, anything else through encoding/json.
+func appendJSONValue(b []byte, v any) ([]byte, error) {
+	switch x := v.(type) {
+	case float64:
+		if f, ok := appendJSONFloat(b, x); ok {
+			return f, nil
+		}
+	case []float64:
+		if x == nil {
+			return append(b, "null"...), nil
+		}
+		start := len(b)
+		b = append(b, '[')
+		for i, f := range x {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			var ok bool
+			if b, ok = appendJSONFloat(b, f); !ok {
+				return appendMarshalled(b[:start], v)
+			}
+		}
+		return append(b, ']'), nil
+	}
+	return appendMarshalled(b, v)
+}
+
+func appendMarshalled(b []byte, v any) ([]byte, error) {
+	j, err := json.Marshal(v)
+	return append(b, j...), err
+}
+
+// appendJSONFloat appends f as encoding/json writes a float64 (reporting
+// false for NaN and infinities, which it rejects).
+func appendJSONFloat(b []byte, f float64) ([]byte, bool) {
+	if math.IsNaN(f) || math.IsInf(f, 0) {
+		return b, false
+	}
+	format := byte('f')
+	if a := math.Abs(f); a != 0 && (a < 1e-6 || a >= 1e21) {
+		format = 'e'
+	}
+	b = strconv.AppendFloat(b, f, format, -1, 64)
+	if format == 'e' {
+		// e-09 → e-9, as encoding/json does.
+		if n := len(b); n >= 4 && b[n-4] == 'e' && b[n-3] == '-' && b[n-2] == '0' {
+			b[n-2] = b[n-1]
+			b = b[:n-1]
+		}
+	}
+	return b, true
+}
+
+// appendJSONString appends s quoted; a plain key or unit (printable ASCII
+// that encoding/json would not escape) is copied, anything else is left
+// to encoding/json.
+func appendJSONString(b []byte, s string) ([]byte, error) {
+	for i := 0; i < len(s); i++ {
+		if !plainJSON[s[i]] {
+			return appendMarshalled(b, s)
+		}
+	}
+	b = append(b, '"')
+	b = append(b, s...)
+	return append(b, '"'), nil
+}
+
+// plainJSON marks the bytes encoding/json copies into a string as they
+// are (it escapes control characters, quotes, backslashes and, by
+// default, <, > and &; it checks UTF-8, which a non-ASCII byte needs).
+var plainJSON = func() (t [256]bool) {
+	for c := 0x20; c < 0x7f; c++ {
+		t[c] = c != '"' && c != '\\' && c != '<' && c != '>' && c != '&'
+	}
+	return t
+}()

@@ -1,0 +1,146 @@
+package export
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/surgebench/surge/metrics"
+)
+
+// TestAppendLineMatchesEncodingJSON holds the hand-written line encoder to
+// encoding/json's bytes: for real lines (a field added to line or its
+// metadata shows up here), and for values that exercise every notation.
+func TestAppendLineMatchesEncodingJSON(t *testing.T) {
+	t.Parallel()
+	j := NewJSONL(&bytes.Buffer{}, time.Unix(1_800_000_000, 0))
+	check := func(name string, l line) {
+		t.Helper()
+		got, err := appendLine(nil, &l)
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		want, err := json.Marshal(l) // metrics through MarshalJSON …
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		if !bytes.Equal(got, want) {
+			t.Errorf("%s:\n got %s\nwant %s", name, got, want)
+		}
+		plain, err := json.Marshal(map[string]value(l.Metrics)) // … which must be encoding/json's own
+		if err != nil {
+			t.Fatal(err)
+		}
+		if m, _ := l.Metrics.MarshalJSON(); !bytes.Equal(m, plain) {
+			t.Errorf("%s metrics:\n got %s\nwant %s", name, m, plain)
+		}
+	}
+	recs, vals := benchLines(3, 8)
+	for i, r := range recs {
+		check("streamed", j.line(r, &vals[i], i%2 == 0))
+	}
+	failed := &metrics.Record{RequestID: "x", SentNs: ms, EndNs: 2 * ms, RetryAfter: "1",
+		Err: &metrics.Error{Code: 429, Type: "rate <limit> & \"quota\"", Message: "naïve\n\u2028"}}
+	check("failed", j.line(failed, &metrics.Values{}, false))
+	odd := metricMap{
+		"tiny": {1e-7, "ms"}, "small": {0.000001, "ms"}, "huge": {1e21, "ms"}, "big": {123456789012.5, "ms"},
+		"zero": {0.0, "ms"}, "negzero": {math.Copysign(0, -1), "ms"}, "neg": {-2.5e-9, "ms"},
+		"list": {[]float64{1, 2.5, 1e-8}, "ms"}, "nil list": {[]float64(nil), "ms"}, "empty": {[]float64{}, "ms"},
+		"int": {42, "tokens"}, "string": {"s", "x"}, "escaped <key>": {1.0, "tokens/sec/\"user\""}, "ünïcode": {1.0, "µs"},
+	}
+	check("odd values", line{Metrics: odd})
+}
+
+// slowWriter takes a while over each Write, as a busy disk does, and
+// remembers what each one carried.
+type slowWriter struct {
+	mu     sync.Mutex
+	writes [][]byte
+	fail   error
+}
+
+func (w *slowWriter) Write(p []byte) (int, error) {
+	time.Sleep(2 * time.Millisecond)
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.fail != nil {
+		return 0, w.fail
+	}
+	w.writes = append(w.writes, bytes.Clone(p))
+	return len(p), nil
+}
+
+// Lines that finish while a write is under way go out together, whole and
+// each once, and every line is written by the time the last WriteRecord
+// returns (the collector's Close waits for that).
+func TestJSONLGroupCommit(t *testing.T) {
+	t.Parallel()
+	w := &slowWriter{}
+	j := NewJSONL(w, time.Unix(0, 0))
+	recs, vals := benchLines(4, 3)
+	const writers, each = 8, 25
+	var wg sync.WaitGroup
+	for g := range writers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range each {
+				r := *recs[i%len(recs)]
+				r.RequestID = fmt.Sprintf("g%d-%d", g, i)
+				j.WriteRecord(&r, &vals[i%len(vals)], true)
+			}
+		}()
+	}
+	wg.Wait()
+	if err := j.Err(); err != nil {
+		t.Fatal(err)
+	}
+	seen := map[string]bool{}
+	for _, b := range w.writes {
+		if len(b) == 0 || b[len(b)-1] != '\n' {
+			t.Fatalf("a write ends inside a line: %q", b)
+		}
+		for _, l := range bytes.Split(bytes.TrimSuffix(b, []byte("\n")), []byte("\n")) {
+			var rec struct {
+				Metadata struct {
+					ID string `json:"x_request_id"`
+				} `json:"metadata"`
+			}
+			if err := json.Unmarshal(l, &rec); err != nil {
+				t.Fatalf("bad line %q: %v", l, err)
+			}
+			if seen[rec.Metadata.ID] {
+				t.Errorf("%s written twice", rec.Metadata.ID)
+			}
+			seen[rec.Metadata.ID] = true
+		}
+	}
+	if len(seen) != writers*each {
+		t.Errorf("%d lines written, want %d", len(seen), writers*each)
+	}
+	if len(w.writes) >= writers*each {
+		t.Errorf("%d writes for %d lines: nothing was batched", len(w.writes), writers*each)
+	}
+	t.Logf("%d lines in %d writes", len(seen), len(w.writes))
+}
+
+func TestJSONLWriteErrorSticks(t *testing.T) {
+	t.Parallel()
+	w := &slowWriter{fail: errors.New("disk full")}
+	j := NewJSONL(w, time.Unix(0, 0))
+	recs, vals := benchLines(2, 3)
+	j.WriteRecord(recs[0], &vals[0], true)
+	w.fail = nil
+	j.WriteRecord(recs[1], &vals[1], true)
+	if err := j.Err(); err == nil || err.Error() != "disk full" {
+		t.Fatalf("Err() = %v, want the first write's error", err)
+	}
+	if len(w.writes) != 0 {
+		t.Errorf("%d writes after a failed one, want none", len(w.writes))
+	}
+}
