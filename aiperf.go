@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"math/rand/v2"
+	"slices"
 	"strings"
 
 	"github.com/urfave/cli/v2"
@@ -122,6 +123,9 @@ func (c *Config) resolveTargets() error {
 	}
 	if len(c.Models) > 0 {
 		c.Model = c.Models[0]
+	}
+	if slices.ContainsFunc(c.URLs, func(u string) bool { return strings.TrimSpace(u) == "" }) {
+		return usagef("--url needs a server URL (or mock; leave it out for the embedded mock server)")
 	}
 	c.URLs = nonEmpty(c.URLs)
 	if len(c.URLs) == 0 && c.URL != "" {

@@ -357,7 +357,7 @@ func TestSeveralURLsAndModels(t *testing.T) {
 	if d := cmp.Diff([]any{urls[0], urls[1]}, info["target_urls"]); d != "" {
 		t.Errorf("run_info.target_urls (-want +got)\n%s", d)
 	}
-	for _, bad := range [][]string{{"--url", "mock", urls[0]}, {"-m", "a,b", "--model-selection-strategy", "weighted"}} {
+	for _, bad := range [][]string{{"--url", "mock", urls[0]}, {"-m", "a,b", "--model-selection-strategy", "weighted"}, {"--url", "--streaming"}} {
 		c := parseProfile(t, bad...)
 		var ue *UsageError
 		if _, err := prepare(c, io.Discard); !errors.As(err, &ue) {

@@ -29,9 +29,11 @@ const FolderSweepAggregate = "sweep_aggregate"
 // "concurrency8", "concurrency_sweep_1_2_4", "concurrency4-request_rate10.0",
 // "fixed_schedule" or "user_centric-users8-qps2.0".
 func (p *prepared) artifactName() string {
-	models := strings.Split(p.c.Model, ",")
-	model := strings.TrimSpace(models[0])
-	if len(models) > 1 {
+	model := p.c.Model
+	if len(p.c.Models) > 0 {
+		model = p.c.Models[0]
+	}
+	if len(p.c.Models) > 1 {
 		model += "_multi"
 	}
 	model = strings.NewReplacer("/", "_", `\`, "_").Replace(model)
@@ -262,8 +264,14 @@ func (p *prepared) reportSweep(o *outcome, base export.Run, subs []string) ([]st
 		delete(info, "stage_folders")
 		info["stage"] = map[string]any{"index": i, "mode": p.plan.mode, "value": v.Value}
 		run.RunInfo = info
-		// Telemetry and energy cover the whole sweep: they stay in its folder.
+		// Telemetry over the stage's window (the samples while its requests
+		// were out); energy per token stays the whole sweep's.
 		run.Telemetry, run.Extra = nil, nil
+		if o.telemetryBetween != nil && s.EndNs > 0 {
+			if d := o.telemetryBetween(time.Duration(s.StartNs), time.Duration(s.EndNs)); d != nil {
+				run.Telemetry = d
+			}
+		}
 		dir := filepath.Join(o.dir, sub)
 		errs = append(errs, writeExports(dir, p.exports.files, s, st, run))
 		sw.Values = append(sw.Values, export.SweepValue{Label: v.Label, Value: v.Value, Integer: v.Integer, Summary: s})

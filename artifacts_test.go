@@ -34,7 +34,11 @@ func TestArtifactNames(t *testing.T) {
 		{"m", endpoint.Chat, plan{mode: ModeUserCentric, values: []float64{2}, users: 8}, "m-openai-chat-user_centric-users8-qps2.0"},
 		{"a/b,c", endpoint.Chat, plan{mode: ModeConcurrency, values: []float64{1}}, "a_b_multi-openai-chat-concurrency1"},
 	} {
-		p := &prepared{c: Config{Model: tc.model}, kind: tc.kind, plan: &tc.plan}
+		c := Config{Model: tc.model, Models: strings.Split(tc.model, ",")}
+		if err := c.resolveTargets(); err != nil {
+			t.Fatal(err)
+		}
+		p := &prepared{c: c, kind: tc.kind, plan: &tc.plan}
 		if got := p.artifactName(); got != tc.want {
 			t.Errorf("%s %s %+v: %q, want %q", tc.model, tc.kind, tc.plan, got, tc.want)
 		}

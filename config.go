@@ -26,10 +26,14 @@ type Config struct {
 	ModelSelection string
 	// URLs is --url: one, or several that take the requests round-robin;
 	// URL is the first ("" or "mock": start the embedded mock server).
-	URLs         []string
-	URL          string
-	EndpointType string // --endpoint-type
-	Streaming    bool   // --streaming
+	URLs []string
+	URL  string
+	// WaitTimeout, WaitMode and WaitInterval are --wait-for-model-*: probe
+	// each server until it serves the model before the run (0: do not).
+	WaitTimeout, WaitInterval time.Duration
+	WaitMode                  string
+	EndpointType              string // --endpoint-type
+	Streaming                 bool   // --streaming
 	// CustomEndpoint is --endpoint / --custom-endpoint: the URL path.
 	CustomEndpoint   string
 	EndpointTemplate string // --endpoint-template (inline, or @file)

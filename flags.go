@@ -60,7 +60,10 @@ func ms(d *time.Duration) duration   { return duration{d, time.Millisecond} }
 var options = []option{
 	{flag: &cli.StringSliceFlag{Category: catTarget, Name: "model", Aliases: []string{"m", "model-names"}, Value: cli.NewStringSlice("mock"), Usage: "model name sent in each request; several (a,b or repeated) share the requests by --model-selection-strategy"}, path: "endpoint.model_names", field: func(c *Config) any { return &c.Models }},
 	{flag: &cli.StringFlag{Category: catTarget, Name: "model-selection-strategy", Value: "round_robin", Usage: "with several --model: round_robin (the n-th prompt to model n mod count) or random (seeded by --random-seed)"}, path: "endpoint.model_selection_strategy", field: func(c *Config) any { return &c.ModelSelection }},
-	{flag: &cli.StringSliceFlag{Category: catTarget, Name: "url", Aliases: []string{"u"}, Usage: "server URL, scheme optional; several (after one flag, or repeated) take the requests round-robin (empty or \"mock\": start the embedded mock server)"}, path: "endpoint.urls", field: func(c *Config) any { return &c.URLs }, many: true},
+	{flag: &cli.StringSliceFlag{Category: catTarget, Name: "url", Aliases: []string{"u"}, Usage: "server URL, scheme optional; several (after one flag, or repeated) take the requests round-robin (not given, or \"mock\": start the embedded mock server)"}, path: "endpoint.urls", field: func(c *Config) any { return &c.URLs }, many: true},
+	{flag: &cli.Float64Flag{Category: catTarget, Name: "wait-for-model-timeout", Usage: "seconds to wait for every --url to serve the model before the run (0: start at once); the run fails if one does not"}, path: "endpoint.wait_for_model_timeout", field: func(c *Config) any { return secs(&c.WaitTimeout) }},
+	{flag: &cli.StringFlag{Category: catTarget, Name: "wait-for-model-mode", Value: probeInference, Usage: "readiness probe: inference (a one-token request; any answer below HTTP 500), models (/v1/models lists the model) or both"}, path: "endpoint.wait_for_model_mode", field: func(c *Config) any { return &c.WaitMode }},
+	{flag: &cli.Float64Flag{Category: catTarget, Name: "wait-for-model-interval", Value: 5, Usage: "seconds between readiness probes"}, path: "endpoint.wait_for_model_interval", field: func(c *Config) any { return secs(&c.WaitInterval) }},
 	{flag: &cli.StringFlag{Category: catTarget, Name: "endpoint-type", Value: "chat", Usage: "chat, completions, responses, messages, embeddings, chat_embeddings, nim_embeddings, cohere_rankings, hf_tei_rankings, nim_rankings, huggingface_generate, raw or template"}, path: "endpoint.type", field: func(c *Config) any { return &c.EndpointType }},
 	{flag: &cli.StringFlag{Category: catTarget, Name: "endpoint", Aliases: []string{"custom-endpoint"}, Usage: "URL path to send to instead of the endpoint type's default (\"/v1/custom\")"}, path: "endpoint.custom_endpoint", field: func(c *Config) any { return &c.CustomEndpoint }},
 	{flag: &cli.StringFlag{Category: catTarget, Name: "endpoint-template", Usage: "template type: the request body as a Go text/template over the turn (.Text .Messages .Model .MaxTokens .Stream .Passages .Extra; {{json .Text}} quotes), inline or @file"}, path: "endpoint.template", field: func(c *Config) any { return &c.EndpointTemplate }},
@@ -340,6 +343,9 @@ func (o *option) value(c *Config, headers http.Header) any {
 	case *uint64:
 		return *p
 	case *[]string:
+		if *p == nil {
+			return []string{} // a list, as AIPerf's, even when empty
+		}
 		return *p
 	case duration:
 		if *p.d == Forever {

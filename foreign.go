@@ -49,9 +49,6 @@ func refused(names string, kind argKind, path, does string, neutral ...string) f
 var foreignOptions = []foreignOption{
 	// Endpoint
 	noted("url-strategy", fValue, "endpoint.url_selection_strategy", "spreads requests over several --url round-robin", "round_robin"),
-	noted("wait-for-model-timeout", fValue, "endpoint.wait_for_model_timeout", "does not wait for the server: start it first (requests a server refuses are errors in the summary)", "0"),
-	noted("wait-for-model-mode", fValue, "endpoint.wait_for_model_mode", "does not probe the server before the run", "inference"),
-	noted("wait-for-model-interval", fValue, "endpoint.wait_for_model_interval", "does not probe the server before the run", "5"),
 	refused("reset-kv-cache", fSwitch, "endpoint.reset_kv_cache", "does not reset the server's KV cache (a warm prefix cache changes TTFT): restart or reset the server yourself", "false"),
 	noted("reset-kv-cache-timeout-seconds", fValue, "endpoint.reset_kv_cache_timeout_seconds", "does not reset the server's KV cache"),
 	noted("reset-kv-cache-path", fValue, "endpoint.reset_kv_cache_path", "does not reset the server's KV cache"),

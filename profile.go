@@ -94,6 +94,7 @@ type prepared struct {
 	plan    *plan
 	live    *liveSession // nil: the run follows its plan, unwatched
 	log     logger       // notes and debug lines, as --log-level allows
+	ready   readiness    // --wait-for-model-*
 }
 
 // prepare validates c and resolves it into a plan. It starts nothing and
@@ -111,7 +112,13 @@ func prepareCtx(ctx context.Context, c Config, log io.Writer) (*prepared, error)
 	if err := c.resolveTargets(); err != nil {
 		return nil, err
 	}
-	p := &prepared{c: c, log: l}
+	p := &prepared{c: c, log: l, ready: readiness{timeout: c.WaitTimeout, interval: c.WaitInterval, mode: c.WaitMode}}
+	if p.ready.mode == "" {
+		p.ready.mode = probeInference
+	}
+	if err := p.ready.validate(p.ready.mode != probeInference, p.ready.interval != 0 && p.ready.interval != 5*time.Second); err != nil {
+		return nil, err
+	}
 	if p.kind, err = endpoint.ParseKind(c.EndpointType); err != nil {
 		return nil, &UsageError{err}
 	}
@@ -182,8 +189,11 @@ func prepareCtx(ctx context.Context, c Config, log io.Writer) (*prepared, error)
 		return nil, err
 	}
 	assignModels(p.ds, c.Models, c.ModelSelection, c.Seed)
-	if len(c.Models) > 1 || len(c.URLs) > 1 {
-		p.log.debugf("models %q (%s), servers %q (round_robin)", c.Models, c.ModelSelection, c.URLs)
+	if len(c.Models) > 1 {
+		p.log.debugf("models %q share the prompts (%s)", c.Models, c.ModelSelection)
+	}
+	if len(c.URLs) > 1 {
+		p.log.debugf("servers %q take the requests round-robin", c.URLs)
 	}
 	if p.plan, err = c.plan(p.ds, load); err != nil {
 		return nil, err
@@ -208,13 +218,16 @@ type outcome struct {
 	start, end time.Time
 	summary    *metrics.Summary
 	telemetry  *telemetry.Data
-	energy     float64             // joules the GPUs used (0: unknown)
-	cancelled  bool                // ctx ended the run (not the failure threshold)
-	runErr     error               // the generator's
-	clockDrift time.Duration       // wall clock against the run clock (a step moves kernel stamps)
-	server     *fingerprint.Server // what the target says it is (nil: nothing)
-	late       time.Duration       // how late the run started for --start-at
-	state      *metrics.State
+	// telemetryBetween is telemetry_data over part of the run (a sweep's
+	// stage); nil without telemetry.
+	telemetryBetween func(from, to time.Duration) *telemetry.Data
+	energy           float64             // joules the GPUs used (0: unknown)
+	cancelled        bool                // ctx ended the run (not the failure threshold)
+	runErr           error               // the generator's
+	clockDrift       time.Duration       // wall clock against the run clock (a step moves kernel stamps)
+	server           *fingerprint.Server // what the target says it is (nil: nothing)
+	late             time.Duration       // how late the run started for --start-at
+	state            *metrics.State
 	// benchmarkID identifies the run in its exports (AIPerf's
 	// benchmark_id: a random UUID).
 	benchmarkID string
@@ -240,6 +253,9 @@ func (p *prepared) execute(ctx context.Context, log io.Writer) (o *outcome, err 
 	}
 	cleanup = append(cleanup, stopTarget)
 	o.target = target
+	if err := p.ready.wait(ctx, append([]string{target}, c.URLs[min(1, len(c.URLs)):]...), p.ep, c.Models, p.headers, p.log); err != nil {
+		return nil, err
+	}
 	o.server = probeServer(ctx, target, p.headers)
 
 	if o.dir == "" {
@@ -353,7 +369,7 @@ func (p *prepared) execute(ctx context.Context, log io.Writer) (o *outcome, err 
 	o.end = time.Now()
 	o.cancelled = runCtx.Err() != nil && !errors.Is(o.runErr, loadgen.ErrFailureThreshold) && p.live.trip() == nil
 	if telData != nil {
-		o.telemetry = telData
+		o.telemetry, o.telemetryBetween = telData, tel.col.SummaryBetween
 		if j, ok := tel.col.EnergyJoules(); ok {
 			o.energy = j
 		}

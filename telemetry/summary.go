@@ -144,10 +144,7 @@ func (c *Collector) Summary() *Data {
 	if d == nil {
 		return nil
 	}
-	d.Summary.Configured = d.Summary.Configured[:0]
-	for _, g := range c.gpus {
-		d.Summary.Configured = append(d.Summary.Configured, EndpointName(sourceName(g)))
-	}
+	c.configured(d)
 	for u, sv := range d.Servers {
 		if last, ok := c.lastFams[u]; ok {
 			sv.Series = summarizeSeries(c.firstFams[u], last)
@@ -155,6 +152,41 @@ func (c *Collector) Summary() *Data {
 		}
 	}
 	return d
+}
+
+// SummaryBetween is telemetry_data over the samples taken from from to to
+// (offsets from the run's start): one stage of a sweep. Its server
+// summaries leave out the series (their deltas span the whole run); nil
+// when no sample falls in the window.
+func (c *Collector) SummaryBetween(from, to time.Duration) *Data {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	var gpus []GPUSample
+	for _, g := range c.gpuSamples {
+		if g.At >= from && g.At <= to {
+			gpus = append(gpus, g)
+		}
+	}
+	var servers []ServerSample
+	for _, sv := range c.srvSamples {
+		if sv.At >= from && sv.At <= to {
+			servers = append(servers, sv)
+		}
+	}
+	d := summarize(gpus, servers)
+	if d != nil {
+		c.configured(d)
+	}
+	return d
+}
+
+// configured lists the collector's GPU sources as d's configured
+// endpoints (summarize knows only those that answered).
+func (c *Collector) configured(d *Data) {
+	d.Summary.Configured = d.Summary.Configured[:0]
+	for _, g := range c.gpus {
+		d.Summary.Configured = append(d.Summary.Configured, EndpointName(sourceName(g)))
+	}
 }
 
 // EnergyJoules is the energy all GPUs consumed during the run, and whether

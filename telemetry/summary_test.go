@@ -2,6 +2,7 @@ package telemetry
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"flag"
 	"fmt"
@@ -230,5 +231,25 @@ func TestMetricsURL(t *testing.T) {
 		if got := MetricsURL(u); got != tt.want {
 			t.Errorf("MetricsURL(%q) = %q, want %q", tt.in, got, tt.want)
 		}
+	}
+}
+
+// TestSummaryBetween: a sweep stage's telemetry_data holds only the
+// samples taken while its requests were out.
+func TestSummaryBetween(t *testing.T) {
+	t.Parallel()
+	c := New(GPU(GPUSourceFunc(func(context.Context) ([]GPUSample, error) { return nil, nil })))
+	for i := range 10 {
+		g := nanGPUSample("nvml", 0)
+		g.At, g.WallNs, g.PowerW = time.Duration(i)*time.Second, int64(i+1)*1e9, float64(100*i)
+		c.gpuSamples = append(c.gpuSamples, g)
+	}
+	d := c.SummaryBetween(2*time.Second, 4*time.Second)
+	p := d.Endpoints["nvml"].GPUs["gpu_0"].Metrics["gpu_power_usage"]
+	if p.Count != 3 || p.Min != 200 || p.Max != 400 || len(d.Summary.Configured) != 1 {
+		t.Errorf("window 2–4 s: %+v (configured %v)", p, d.Summary.Configured)
+	}
+	if c.SummaryBetween(20*time.Second, 30*time.Second) != nil {
+		t.Error("a window with no samples has telemetry_data")
 	}
 }

@@ -1,0 +1,33 @@
+package export
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+
+	"github.com/surgebench/surge/metrics"
+)
+
+// TestConsoleStages: one row per value, the operating point and the knee
+// marked; nothing for a run of one stage.
+func TestConsoleStages(t *testing.T) {
+	st := func(v float64, reqs int64, p95 float64) metrics.StageSummary {
+		return metrics.StageSummary{Mode: "concurrency", Value: v, RequestCount: reqs, RequestThroughput: float64(reqs) / 2,
+			OutputTokenThroughput: 100 * v, TTFT: metrics.Distribution{P50: p95 / 2, P95: p95}}
+	}
+	s := &metrics.Summary{Stages: []metrics.StageSummary{st(1, 16, 20), st(2, 16, 22), st(4, 16, 90)}, Knee: 2, Operating: 1}
+	s.Stages[2].Knee = true
+	var b bytes.Buffer
+	ConsoleStages(&b, s)
+	golden(t, "console_stages.txt", b.Bytes())
+	lines := strings.Split(strings.TrimSpace(b.String()), "\n")
+	if len(lines) != 6 || !strings.HasSuffix(lines[4], "← operating point") || !strings.HasSuffix(lines[5], "← knee") ||
+		!strings.HasPrefix(lines[1], "concurrency") {
+		t.Errorf("stage table:\n%s", b.String())
+	}
+	b.Reset()
+	ConsoleStages(&b, &metrics.Summary{Stages: s.Stages[:1]})
+	if b.Len() != 0 {
+		t.Errorf("one stage printed a table: %q", b.String())
+	}
+}
