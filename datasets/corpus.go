@@ -7,6 +7,8 @@ import (
 	"slices"
 	"strings"
 	"unicode"
+
+	"github.com/surgebench/surge/datasets/tokenizer"
 )
 
 // corpusText is the text synthetic prompts are cut from: plain English
@@ -104,13 +106,13 @@ func tokenizeCorpus(tok Tokenizer) (*corpusTokens, error) {
 	return ct, nil
 }
 
-// newPrompter lays out the ring by seed from tok's view of the corpus; a
-// nil tok is the embedded default tokenizer, whose view is precomputed
-// (defaultCorpus), so building prompts does not parse its tables.
+// newPrompter lays out the ring by seed from tok's view of the corpus. The
+// embedded default tokenizer's view (tok nil, or that tokenizer) is
+// precomputed (defaultCorpus): building prompts does not parse its tables.
 func newPrompter(tok Tokenizer, seed uint64) (*prompter, error) {
 	var ct *corpusTokens
 	var err error
-	if tok == nil {
+	if t, ok := tok.(*tokenizer.Tokenizer); tok == nil || ok && t.Name() == tokenizer.DefaultName {
 		ct, err = defaultCorpus()
 	} else {
 		ct, err = tokenizeCorpus(tok)
@@ -118,6 +120,11 @@ func newPrompter(tok Tokenizer, seed uint64) (*prompter, error) {
 	if err != nil {
 		return nil, err
 	}
+	return layOut(ct, seed)
+}
+
+// layOut builds the ring of a tokenizer's view of the corpus, by seed.
+func layOut(ct *corpusTokens, seed uint64) (*prompter, error) {
 	sents := ct.sents
 	if len(sents) < 2 {
 		return nil, fmt.Errorf("prompt corpus: %d sentences, need at least 2", len(sents))

@@ -37,7 +37,7 @@ func TestDefaultCorpusTable(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	fromTok, err := newPrompter(qwen(t), 7)
+	fromTok, err := layOut(want, 7)
 	if err != nil {
 		t.Fatal(err)
 	}

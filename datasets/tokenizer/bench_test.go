@@ -89,6 +89,14 @@ func BenchmarkCountParallel(b *testing.B) {
 }
 
 func BenchmarkLoad(b *testing.B) {
+	b.Run("qwen3-table", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			if _, err := readTable(qwen3Table); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
 	b.Run("qwen3-embedded", func(b *testing.B) {
 		b.ReportAllocs()
 		for b.Loop() {

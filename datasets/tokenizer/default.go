@@ -1,36 +1,26 @@
 package tokenizer
 
 import (
-	"bytes"
-	"compress/gzip"
 	_ "embed" // for the embedded Qwen3 tokenizer
 	"fmt"
-	"io"
 	"sync"
 )
 
-// qwen3Gzip is Qwen3's tokenizer.json (whitespace removed, otherwise
-// unchanged), gzip-compressed; Apache-2.0, see NOTICE.
+// qwen3Table is Qwen3's tokenizer as a table (see table.go), built from
+// qwen3.json.gz (Qwen3's tokenizer.json; Apache-2.0, see NOTICE) and kept
+// equal to it by TestEmbeddedTable, which rewrites it with -update.
 //
-//go:embed qwen3.json.gz
-var qwen3Gzip []byte
+//go:embed qwen3.tok
+var qwen3Table []byte
 
 // DefaultName is the Name of the tokenizer Default returns.
 const DefaultName = "qwen3 (embedded)"
 
-var defaultOnce = sync.OnceValues(parseEmbedded)
+var defaultOnce = sync.OnceValues(loadEmbedded)
 
-// parseEmbedded decompresses and parses the embedded Qwen3 tokenizer.
-func parseEmbedded() (*Tokenizer, error) {
-	zr, err := gzip.NewReader(bytes.NewReader(qwen3Gzip))
-	if err != nil {
-		return nil, fmt.Errorf("tokenizer: embedded qwen3: %w", err)
-	}
-	data, err := io.ReadAll(zr)
-	if err != nil {
-		return nil, fmt.Errorf("tokenizer: embedded qwen3: %w", err)
-	}
-	t, err := parse(data)
+// loadEmbedded reads the embedded Qwen3 tokenizer's table.
+func loadEmbedded() (*Tokenizer, error) {
+	t, err := readTable(qwen3Table)
 	if err != nil {
 		return nil, fmt.Errorf("tokenizer: embedded qwen3: %w", err)
 	}
@@ -40,6 +30,5 @@ func parseEmbedded() (*Tokenizer, error) {
 
 // Default returns the embedded Qwen3 tokenizer, used when no --tokenizer is
 // given (for example to build synthetic prompts of exact token lengths). It
-// is parsed on the first call (about a quarter of a second) and shared
-// afterwards.
+// is read on the first call (tens of milliseconds) and shared afterwards.
 func Default() (*Tokenizer, error) { return defaultOnce() }

@@ -155,9 +155,10 @@ func parse(data []byte) (*Tokenizer, error) {
 	if t.nfc, err = parseNormalizer(f.Normalizer); err != nil {
 		return nil, err
 	}
-	if t.split, err = parsePreTokenizer(f.PreTokenizer); err != nil {
+	if t.pattern, err = parsePreTokenizer(f.PreTokenizer); err != nil {
 		return nil, err
 	}
+	t.split = splitterFor(t.pattern)
 	if f.Decoder != nil && f.Decoder.Type != "ByteLevel" {
 		return nil, fmt.Errorf("decoder.type %q is not supported (want ByteLevel)", f.Decoder.Type)
 	}
@@ -213,44 +214,41 @@ func parseNormalizer(c *componentJSON) (nfc bool, err error) {
 	return false, fmt.Errorf("normalizer.type %q is not supported (only NFC or none)", c.Type)
 }
 
-func parsePreTokenizer(c *componentJSON) (splitter, error) {
+// parsePreTokenizer returns the pre-tokenizer's split pattern (one that
+// splitterFor knows).
+func parsePreTokenizer(c *componentJSON) (string, error) {
 	if c == nil {
-		return nil, errors.New("pre_tokenizer is null: only byte-level BPE is supported")
+		return "", errors.New("pre_tokenizer is null: only byte-level BPE is supported")
 	}
 	if c.Type == "ByteLevel" {
 		if c.AddPrefixSpace {
-			return nil, errors.New("pre_tokenizer ByteLevel add_prefix_space: true is not supported")
+			return "", errors.New("pre_tokenizer ByteLevel add_prefix_space: true is not supported")
 		}
 		if c.UseRegex != nil && !*c.UseRegex {
-			return nil, errors.New("pre_tokenizer ByteLevel with use_regex: false and no Split is not supported")
+			return "", errors.New("pre_tokenizer ByteLevel with use_regex: false and no Split is not supported")
 		}
-		return gpt2Split, nil
+		return patternGPT2, nil
 	}
 	if c.Type != "Sequence" || len(c.PreTokenizers) != 2 {
-		return nil, fmt.Errorf("pre_tokenizer.type %q is not supported (want ByteLevel, or Sequence of Split and ByteLevel)", c.Type)
+		return "", fmt.Errorf("pre_tokenizer.type %q is not supported (want ByteLevel, or Sequence of Split and ByteLevel)", c.Type)
 	}
 	sp, bl := c.PreTokenizers[0], c.PreTokenizers[1]
 	if sp.Type != "Split" || bl.Type != "ByteLevel" {
-		return nil, fmt.Errorf("pre_tokenizer.pretokenizers %q, %q are not supported (want Split, ByteLevel)", sp.Type, bl.Type)
+		return "", fmt.Errorf("pre_tokenizer.pretokenizers %q, %q are not supported (want Split, ByteLevel)", sp.Type, bl.Type)
 	}
 	if bl.AddPrefixSpace || (bl.UseRegex != nil && *bl.UseRegex) {
-		return nil, errors.New("pre_tokenizer.pretokenizers[1] ByteLevel must have add_prefix_space and use_regex false")
+		return "", errors.New("pre_tokenizer.pretokenizers[1] ByteLevel must have add_prefix_space and use_regex false")
 	}
 	if sp.Behavior != "Isolated" || sp.Invert {
-		return nil, fmt.Errorf("pre_tokenizer.pretokenizers[0] Split behavior %q invert %v is not supported (want Isolated, false)", sp.Behavior, sp.Invert)
+		return "", fmt.Errorf("pre_tokenizer.pretokenizers[0] Split behavior %q invert %v is not supported (want Isolated, false)", sp.Behavior, sp.Invert)
 	}
 	if sp.Pattern == nil || sp.Pattern.Regex == nil {
-		return nil, errors.New("pre_tokenizer.pretokenizers[0].pattern.Regex is missing")
+		return "", errors.New("pre_tokenizer.pretokenizers[0].pattern.Regex is missing")
 	}
-	switch *sp.Pattern.Regex {
-	case patternGPT4Digits1:
-		return gpt4Splitter(1), nil
-	case patternGPT4Digits3:
-		return gpt4Splitter(3), nil
-	case patternGPT2:
-		return gpt2Split, nil
+	if p := *sp.Pattern.Regex; splitterFor(p) != nil {
+		return p, nil
 	}
-	return nil, fmt.Errorf("pre_tokenizer.pretokenizers[0].pattern.Regex %q is not supported (known: Qwen2/3, Llama 3, GPT-2 patterns)", *sp.Pattern.Regex)
+	return "", fmt.Errorf("pre_tokenizer.pretokenizers[0].pattern.Regex %q is not supported (known: Qwen2/3, Llama 3, GPT-2 patterns)", *sp.Pattern.Regex)
 }
 
 // buildVocab fills the decode table, the byte tokens and the matcher for

@@ -26,6 +26,19 @@ const (
 	patternGPT2 = `'s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+`
 )
 
+// splitterFor returns the scanner of a supported pattern, or nil.
+func splitterFor(pattern string) splitter {
+	switch pattern {
+	case patternGPT4Digits1:
+		return gpt4Splitter(1)
+	case patternGPT4Digits3:
+		return gpt4Splitter(3)
+	case patternGPT2:
+		return gpt2Split
+	}
+	return nil
+}
+
 // splitter returns the end of the piece that starts at byte offset i of s
 // (i < len(s)); the result is always > i, so every byte lands in a piece.
 type splitter func(s string, i int) int

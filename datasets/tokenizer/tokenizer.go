@@ -35,6 +35,7 @@ import (
 // and safe for concurrent use by any number of goroutines.
 type Tokenizer struct {
 	name         string
+	pattern      string // the pre-tokenizer's split pattern
 	split        splitter
 	nfc          bool
 	ignoreMerges bool

@@ -1,0 +1,99 @@
+package tokenizer
+
+import (
+	"bytes"
+	"compress/gzip"
+	_ "embed" // Qwen3's tokenizer.json, the table's source
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
+)
+
+// qwen3Gzip is Qwen3's tokenizer.json (whitespace removed, otherwise
+// unchanged), gzip-compressed; Apache-2.0, see NOTICE. The binary carries
+// the table built from it (default.go).
+//
+//go:embed qwen3.json.gz
+var qwen3Gzip []byte
+
+var update = flag.Bool("update", false, "rewrite qwen3.tok from qwen3.json.gz")
+
+// parseEmbedded decompresses and parses the embedded tokenizer.json.
+func parseEmbedded() (*Tokenizer, error) {
+	zr, err := gzip.NewReader(bytes.NewReader(qwen3Gzip))
+	if err != nil {
+		return nil, fmt.Errorf("tokenizer: embedded qwen3: %w", err)
+	}
+	data, err := io.ReadAll(zr)
+	if err != nil {
+		return nil, fmt.Errorf("tokenizer: embedded qwen3: %w", err)
+	}
+	t, err := parse(data)
+	if err != nil {
+		return nil, fmt.Errorf("tokenizer: embedded qwen3: %w", err)
+	}
+	t.name = DefaultName
+	return t, nil
+}
+
+// TestEmbeddedTable: the table Default reads is the tokenizer
+// qwen3.json.gz describes, field for field (with -update it is rewritten
+// from it).
+func TestEmbeddedTable(t *testing.T) {
+	t.Parallel()
+	want, err := parseEmbedded()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if *update {
+		var b bytes.Buffer
+		if err := want.writeTable(&b); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile("qwen3.tok", b.Bytes(), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		t.Logf("wrote qwen3.tok (%d bytes)", b.Len())
+		return
+	}
+	got, err := Default()
+	if err != nil {
+		t.Fatal(err)
+	}
+	opts := cmp.Options{
+		cmp.AllowUnexported(Tokenizer{}, pairTable{}, addedMatcher{}, addedToken{}),
+		cmp.Comparer(func(a, b splitter) bool { return (a == nil) == (b == nil) }), // by pattern
+		cmpopts.IgnoreFields(Tokenizer{}, "cache"),                                 // filled as it counts
+	}
+	if diff := cmp.Diff(want, got, opts); diff != "" {
+		t.Fatalf("the table differs from qwen3.json.gz (-json +table), rewrite it with -update:\n%s", diff)
+	}
+	if want.Digest() != got.Digest() {
+		t.Error("digests differ")
+	}
+	text := "Hello, world! <think>plan</think> 12345 naïve café — ünïcödé\n\n  spaces"
+	if w, g := want.Encode(text), got.Encode(text); !cmp.Equal(w, g) {
+		t.Errorf("Encode(%q): json %v, table %v", text, w, g)
+	}
+}
+
+func TestReadTableRejectsDamage(t *testing.T) {
+	t.Parallel()
+	raw := qwen3Table
+	for name, data := range map[string][]byte{
+		"wrong magic":   append([]byte("other-format 1\n"), raw[len(tableMagic):]...),
+		"truncated":     raw[:len(raw)/2],
+		"trailing data": append(bytes.Clone(raw), 0),
+		"empty":         []byte(tableMagic),
+		"nothing":       nil,
+	} {
+		if _, err := readTable(data); err == nil {
+			t.Errorf("%s: readTable accepted it", name)
+		}
+	}
+}
