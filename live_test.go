@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -32,6 +33,14 @@ func TestSearchCommandFindsMaxRunning(t *testing.T) {
 	}
 	t.Parallel()
 	dir := t.TempDir()
+	// Each request holds one of 4 slots for 50 + 15 × 10 = 200 ms. At
+	// concurrency 5 every request waits a quarter of that for a slot, so
+	// TTFT ≥ 100 ms, past the limit whatever else happens; at 4 it is
+	// 50 ms plus what a busy machine adds to the client's reading (+50 ms
+	// at p95 under -race with every core taken), which may fail it. So the
+	// capacity found is 4 or, on such a machine, less: this test checks
+	// the command's wiring; loadgen/search's tests, judged on the
+	// server's clock, check that a search finds the exact capacity.
 	c := e2eConfig(startMock(t, 4), dir)
 	c.Concurrency, c.OSL, c.RequestCount = "1", 16, 500
 	c.Search = &SearchConfig{SLO: "time_to_first_token:p95:90", MinProbe: 2 * time.Second, MaxProbe: 6 * time.Second}
@@ -43,17 +52,26 @@ func TestSearchCommandFindsMaxRunning(t *testing.T) {
 	if res.Cancelled || res.Aborted {
 		t.Fatalf("result %+v", res)
 	}
-	if !strings.Contains(out.String(), "capacity: 4 concurrent requests (passes; 5 fails") {
-		t.Errorf("console does not report capacity 4:\n%s", out.String())
-	}
 	m := readExport(t, dir)
 	info := m["run_info"].(map[string]any)
 	s := info["search"].(map[string]any)
-	if s["capacity"] != 4.0 || s["upper"] != 5.0 || s["found"] != true || s["limiting"] != "p95(time_to_first_token)" {
-		t.Errorf("run_info.search %v", s)
+	capacity, _ := s["capacity"].(float64)
+	found := s["found"] == true
+	if capacity > 4 || s["upper"] != capacity+1 || (found && s["limiting"] != "p95(time_to_first_token)") {
+		t.Errorf("run_info.search %v, want a capacity of at most the server's 4 slots", s)
+	}
+	want := fmt.Sprintf("capacity: %v concurrent requests (passes; %v fails", capacity, capacity+1)
+	if !found {
+		want = fmt.Sprintf("capacity: %v", s["note"])
+	}
+	if !strings.Contains(out.String(), want) {
+		t.Errorf("console does not say %q:\n%s", want, out.String())
 	}
 	probes := s["probes"].([]any)
-	stages := m["stages"].([]any)
+	stages, _ := m["stages"].([]any)
+	if len(probes) == 1 {
+		return // a one-stage run has no stages: its summary is the probe's
+	}
 	if len(stages) != len(probes) {
 		t.Fatalf("%d stages for %d probes", len(stages), len(probes))
 	}

@@ -133,7 +133,7 @@ func (j Judging) Judge(samples []Sample, elapsed time.Duration) Judgement {
 	out := Judgement{Observed: map[string]float64{}}
 	overall := make([]float64, len(objs))
 	for i, o := range objs {
-		overall[i] = j.observe(o, i, samples, elapsed)
+		overall[i] = j.observe(o, i, samples)
 		if !math.IsNaN(overall[i]) { // JSON has no NaN: a missing value is left out
 			out.Observed[o.Name()] = overall[i]
 		}
@@ -153,7 +153,7 @@ func (j Judging) Judge(samples []Sample, elapsed time.Duration) Judgement {
 			if o.Tag == Throughput {
 				continue // judged on the whole probe only
 			}
-			if o.Excess(overall[i]) >= j.FailFactor-1 && o.Excess(j.observe(o, i, last, 0)) >= j.FailFactor-1 && failureCountOK(o, samples) {
+			if o.Excess(overall[i]) >= j.FailFactor-1 && o.Excess(j.observe(o, i, last)) >= j.FailFactor-1 && failureCountOK(o, samples) {
 				out.Verdict, out.Early, out.Limiting = Fail, true, o.Name()
 				out.Reason = fmt.Sprintf("%s %s is over %g× its limit %g", o.Name(), fmtNum(overall[i]), j.FailFactor, o.Limit)
 				return out
@@ -175,7 +175,7 @@ func (j Judging) Judge(samples []Sample, elapsed time.Duration) Judgement {
 		}
 		var ps []float64
 		for c := range chunks {
-			ps = append(ps, j.observe(o, i, samples[c*size:(c+1)*size], 0))
+			ps = append(ps, j.observe(o, i, samples[c*size:(c+1)*size]))
 		}
 		v := variation(ps)
 		out.Variation = max(out.Variation, v)
@@ -219,8 +219,8 @@ func (j Judging) objectives() []Objective {
 	return append(slices.Clip(j.Objectives), Objective{Tag: Throughput, Limit: j.KeepUp * j.OfferedRate, HigherIsBetter: true})
 }
 
-// observe computes objective i over samples (elapsed only for Throughput).
-func (j Judging) observe(o Objective, i int, samples []Sample, elapsed time.Duration) float64 {
+// observe computes objective i over samples (ordered by EndNs).
+func (j Judging) observe(o Objective, i int, samples []Sample) float64 {
 	switch o.Tag {
 	case ErrorRate:
 		if len(samples) == 0 {
@@ -234,12 +234,17 @@ func (j Judging) observe(o Objective, i int, samples []Sample, elapsed time.Dura
 		}
 		return float64(f) / float64(len(samples))
 	case Throughput:
-		// Completions over the probe's time so far: a server that falls
-		// behind finishes fewer than offered.
-		if elapsed <= 0 {
+		// The rate the probe's requests finished at, from its first
+		// completion to its last: a server that falls behind finishes them
+		// further apart than they were offered. (Completions over the
+		// probe's whole time would count the requests still in flight as
+		// missing, and fail a probe a few latencies long whatever the
+		// server's capacity.)
+		n := len(samples)
+		if n < 2 || samples[n-1].EndNs <= samples[0].EndNs {
 			return math.NaN()
 		}
-		return float64(len(samples)) / elapsed.Seconds()
+		return float64(n-1) / (float64(samples[n-1].EndNs-samples[0].EndNs) / 1e9)
 	}
 	xs := make([]float64, 0, len(samples))
 	for _, s := range samples {

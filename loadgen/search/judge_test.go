@@ -108,8 +108,14 @@ func TestJudge(t *testing.T) {
 		{name: "clear failure is cut short", j: j, samples: samples(30, steady(400, 50)), elapsed: 500 * time.Millisecond, verdict: Fail, early: true},
 		{name: "growing queue is noisy, extended", j: j, samples: samples(100, func(i int) float64 { return 20 + float64(i) }), elapsed: 3 * time.Second, verdict: Undecided, reason: "noisy"},
 		{name: "noisy at the maximum is decided, unstable", j: j, samples: samples(100, func(i int) float64 { return 40 + float64(5+2*(i%25))*float64(i/25%2) }), elapsed: 8 * time.Second, verdict: Pass, reason: "unstable"},
-		{name: "rate probe falling behind", j: Judging{Objectives: ttft, MinDuration: time.Second, OfferedRate: 100}, samples: samples(50, steady(50, 5)), elapsed: time.Second, verdict: Fail, stable: true, reason: "request_throughput"},
-		{name: "rate probe keeping up", j: Judging{Objectives: ttft, MinDuration: time.Second, OfferedRate: 50}, samples: samples(50, steady(50, 5)), elapsed: time.Second, verdict: Pass, stable: true},
+		// samples end 10 ms apart: 100 requests/s.
+		{name: "rate probe falling behind", j: Judging{Objectives: ttft, MinDuration: time.Second, OfferedRate: 150}, samples: samples(50, steady(50, 5)), elapsed: time.Second, verdict: Fail, stable: true, reason: "request_throughput"},
+		{name: "rate probe keeping up", j: Judging{Objectives: ttft, MinDuration: time.Second, OfferedRate: 100}, samples: samples(100, steady(50, 5)), elapsed: time.Second, verdict: Pass, stable: true},
+		// Requests of 2 s latency offered at 100/s for 3 s: the first
+		// finish after 2 s, the rest at the offered rate. Counting the
+		// probe's completions over its whole time (a third of those sent)
+		// would call that falling behind.
+		{name: "rate probe keeping up at long latencies", j: Judging{Objectives: ttft, MinDuration: time.Second, OfferedRate: 100}, samples: samples(100, steady(50, 5)), elapsed: 3 * time.Second, verdict: Pass, stable: true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -4,6 +4,9 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"net/http"
+	"net/http/httptest"
+	"sync"
 	"testing"
 	"time"
 
@@ -15,33 +18,103 @@ import (
 	"github.com/surgebench/surge/metrics"
 )
 
-// The mock with --max-running K serves K requests at once, each for
-// TTFT + (out−1)·ITL; more wait in its queue. Its capacity is therefore
-// K / service time requests/s, or a concurrency of K.
-//
-// The service time is long (200 ms) and the latency objectives generous
-// next to it, so that a loaded machine's scheduling noise (tens of ms)
-// cannot pass for queueing: above capacity the queue grows without bound
-// and the probe fails whatever the headroom.
+// The searches are judged against a server of known capacity: K slots,
+// each request holding one for a fixed service time S = TTFT + (out−1)·ITL
+// and waiting in a FIFO for the first free one, so the capacity is K / S
+// requests/s, or a concurrency of K. That server is a model (modelServer)
+// fed the arrival of each request at the mock's handler: its queue wait
+// is computed on that clock from the arrivals alone, and a request's TTFT
+// is that wait plus the mock's TTFT. A busy machine makes the client read
+// late and the mock's timers fire late, by tens of ms under -race with
+// every core taken, and neither moves the model; only the load the client
+// offers does. (Judged by the client's clock, or by the mock's own
+// --max-running queue, whose slots stay busy while its late timers
+// catch up, the searches failed 3 runs in 5 on such a machine.) A search
+// that misread a probe, or a controller that applied another value,
+// still finds the wrong capacity.
 const (
 	mockTTFT = 50 * time.Millisecond
-	mockITL  = 10 * time.Millisecond
-	mockOut  = 16
+	mockITL  = 50 * time.Millisecond
+	mockOut  = 4 // few events: the client must keep up on a starved machine
 )
 
 var mockService = mockTTFT + (mockOut-1)*mockITL // 200 ms
 
-// searchMock runs a search against the embedded mock and returns its
-// result and the run's summary.
+// modelServer passes requests on to the mock and keeps, per X-Request-ID,
+// the TTFT the K-slot model gives it (ms).
+type modelServer struct {
+	next  http.Handler
+	start time.Time
+	mu    sync.Mutex
+	free  []time.Duration // when each slot is next free, since start
+	ttft  map[string]float64
+}
+
+func newModelServer(k int, next http.Handler) *modelServer {
+	return &modelServer{next: next, start: time.Now(), free: make([]time.Duration, k), ttft: map[string]float64{}}
+}
+
+func (m *modelServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	m.mu.Lock()
+	now := time.Since(m.start) // under the lock: arrivals in order
+	slot := 0
+	for i, f := range m.free {
+		if f < m.free[slot] {
+			slot = i
+		}
+	}
+	admitted := max(now, m.free[slot])
+	m.free[slot] = admitted + mockService
+	m.ttft[r.Header.Get("X-Request-ID")] = float64(admitted-now+mockTTFT) / float64(time.Millisecond)
+	m.mu.Unlock()
+	m.next.ServeHTTP(w, r)
+}
+
+// reset empties the model's queue when a probe starts, as the live
+// search lets a real server's queue drain after a failed probe (this
+// mock's own queue is always empty). Requests still in flight then are
+// sent before the probe's settling time ends, and so not judged.
+func (m *modelServer) reset() {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	now := time.Since(m.start)
+	for i := range m.free {
+		m.free[i] = min(m.free[i], now)
+	}
+}
+
+// judged hands the prober each record with the model's TTFT in place of
+// the client's.
+type judged struct {
+	next  metrics.RecordSink
+	model *modelServer
+	t     *testing.T
+}
+
+func (j judged) WriteRecord(r *metrics.Record, v *metrics.Values, good bool) {
+	if !r.Failed() {
+		j.model.mu.Lock()
+		ttft, ok := j.model.ttft[r.RequestID]
+		j.model.mu.Unlock()
+		if !ok {
+			j.t.Errorf("request %s never reached the mock", r.RequestID)
+		}
+		own := *v
+		own.TTFT = ttft
+		v = &own
+	}
+	j.next.WriteRecord(r, v, good)
+}
+
+// searchMock runs a search against the mock judged as a k-slot server and
+// returns its result and the run's summary.
 func searchMock(t *testing.T, k int, mode string, cfg Config, objectives string) (Result, *metrics.Summary) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	mock, err := mockserver.Start(ctx, "127.0.0.1:0", mockserver.Config{TTFT: mockTTFT, ITL: mockITL, MaxRunning: k})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer mock.Close(context.Background())
+	model := newModelServer(k, mockserver.New(mockserver.Config{TTFT: mockTTFT, ITL: mockITL}))
+	mock := httptest.NewServer(model)
+	defer mock.Close()
 	objs, err := ParseObjectives("--slo", objectives)
 	if err != nil {
 		t.Fatal(err)
@@ -57,16 +130,21 @@ func searchMock(t *testing.T, k int, mode string, cfg Config, objectives string)
 	if err != nil {
 		t.Fatal(err)
 	}
-	prober := NewLive(ctl, Judging{Objectives: objs, MinDuration: 2 * time.Second, MaxDuration: 6 * time.Second, MinRequests: 30}, clock)
-	col := metrics.NewCollector(metrics.WithClock(clock), metrics.WithSink(prober))
+	// The mock has no queue, so a rate probe's completions come at the
+	// rate the client sent: one it could not deliver on a starved machine
+	// (only 19 of 22 requests/s, which the model serves without a queue)
+	// would pass at the default 0.85 and overstate the capacity.
+	prober := NewLive(ctl, Judging{Objectives: objs, MinDuration: 2 * time.Second, MaxDuration: 6 * time.Second, MinRequests: 30, KeepUp: 0.95}, clock)
+	col := metrics.NewCollector(metrics.WithClock(clock), metrics.WithSink(judged{prober, model, t}))
 	prober.InFlight = func() int64 { return col.Snapshot().InFlight }
-	gen, err := loadgen.New(mock.URL(), &endpoint.Endpoint{Kind: endpoint.Chat, Model: "mock", Streaming: true}, ds, col, loadgen.WithStart(start))
+	gen, err := loadgen.New(mock.URL, &endpoint.Endpoint{Kind: endpoint.Chat, Model: "mock", Streaming: true}, ds, col, loadgen.WithStart(start))
 	if err != nil {
 		t.Fatal(err)
 	}
 	done := make(chan error, 1)
 	go func() {
-		done <- gen.RunLive(ctx, loadgen.Live{Control: ctl, OnStage: prober.OnStage,
+		onStage := func(stage int, st loadgen.ControlState) { model.reset(); prober.OnStage(stage, st) }
+		done <- gen.RunLive(ctx, loadgen.Live{Control: ctl, OnStage: onStage,
 			Arrival: func(rate float64, _ int) (schedule.Schedule, error) { return schedule.ConstantRate(rate), nil }})
 	}()
 	began := time.Now()
@@ -90,14 +168,19 @@ func TestSearchFindsTheMockRateCapacity(t *testing.T) {
 	if testing.Short() {
 		t.Skip("a capacity search takes about half a minute")
 	}
-	const k = 8
-	known := k / mockService.Seconds() // 40 requests/s
-	res, sum := searchMock(t, k, loadgen.ControlRequestRate, Config{Start: 10, Resolution: 0.05}, "time_to_first_token:p95:250")
+	// Below 20 requests/s a request waits only behind a burst of the
+	// client's (one that fell behind on a busy machine catches up at
+	// once); above it the queue grows by the excess every second (by
+	// 100 ms a second at 22), past the 200 ms of wait the limit allows
+	// within a probe or two.
+	const k = 4
+	known := k / mockService.Seconds() // 20 requests/s
+	res, sum := searchMock(t, k, loadgen.ControlRequestRate, Config{Start: 5, Resolution: 0.05}, "time_to_first_token:p95:250")
 	if !res.Found {
 		t.Fatalf("no capacity found: %s", res.Note)
 	}
 	if math.Abs(res.Capacity-known)/known > 0.10 {
-		t.Errorf("capacity %.1f requests/s, the mock's known capacity %.1f: more than 10%% off", res.Capacity, known)
+		t.Errorf("capacity %.1f requests/s, the mock's model capacity %.1f: more than 10%% off", res.Capacity, known)
 	}
 	checkProbesAreStages(t, res, sum, loadgen.ControlRequestRate)
 }
@@ -106,13 +189,16 @@ func TestSearchFindsTheMockConcurrencyCapacity(t *testing.T) {
 	if testing.Short() {
 		t.Skip("a capacity search takes about half a minute")
 	}
-	// At concurrency K+1 every request waits for a slot (≥ 50 ms, a
-	// quarter of the service time, when the slots are staggered; 200 ms
-	// for one in five when they are in step), so p95 TTFT ≥ 100 ms.
+	// At concurrency K a request never waits for a slot: TTFT is 50 ms
+	// exactly (a client sends its next request after its last one ended,
+	// no sooner than the model freed its slot). At K+1 the mock (which has
+	// no queue of its own) answers each client as fast as at K, so the
+	// model's queue grows by a request every service time, and with it
+	// TTFT, past 90 ms within a second.
 	const k = 4
 	res, sum := searchMock(t, k, loadgen.ControlConcurrency, Config{Start: 1, Integer: true}, "time_to_first_token:p95:90")
 	if !res.Found || res.Capacity != k {
-		t.Errorf("capacity %v (found %v), the mock's --max-running is %d", res.Capacity, res.Found, k)
+		t.Errorf("capacity %v (found %v), the model server has %d slots", res.Capacity, res.Found, k)
 	}
 	checkProbesAreStages(t, res, sum, loadgen.ControlConcurrency)
 }
