@@ -8,6 +8,7 @@ import (
 	"io"
 	"os/exec"
 	"regexp"
+	"runtime"
 	"syscall"
 	"testing"
 	"time"
@@ -23,7 +24,8 @@ import (
 // client. Start-up (flags, dataset, exports) is paid once per run, not per
 // request: cpu-µs/req = (CPU of an n-request run − CPU of a one-request
 // run) / (n − 1). startup-cpu-ms and startup-wall-ms are those of a
-// one-request run in a fresh process, as a user starts one.
+// one-request run in a fresh process, as a user starts one; allocs/req
+// counts the heap allocations of the whole process the same way.
 //
 //	go test -run '^$' -bench RequestPath -benchtime 3x -cpuprofile cpu.out .
 func BenchmarkRequestPath(b *testing.B) {
@@ -66,10 +68,19 @@ func BenchmarkTokenPath(b *testing.B) {
 // perRun reports the client's CPU per request ("req") or per output token
 // ("token") of runs of n requests, a one-request run's CPU subtracted.
 func perRun(b *testing.B, n int, cfg func(n int) Config, unit string) {
+	var allocs uint64
 	run := func(n int) (cpu time.Duration, tokens float64) {
+		var m0, m1 runtime.MemStats
+		runtime.ReadMemStats(&m0)
 		c0 := cpuTime()
 		res, err := Run(context.Background(), cfg(n), io.Discard, io.Discard)
 		cpu = cpuTime() - c0
+		runtime.ReadMemStats(&m1)
+		if n > 1 {
+			allocs += m1.Mallocs - m0.Mallocs
+		} else {
+			allocs -= m1.Mallocs - m0.Mallocs
+		}
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -81,6 +92,7 @@ func perRun(b *testing.B, n int, cfg func(n int) Config, unit string) {
 	// What a run shares with the next (anything parsed once per process)
 	// is paid before the timed runs.
 	run(1)
+	allocs = 0
 	var cpu time.Duration
 	var count float64
 	for b.Loop() {
@@ -94,6 +106,7 @@ func perRun(b *testing.B, n int, cfg func(n int) Config, unit string) {
 		}
 	}
 	b.ReportMetric(float64(cpu.Nanoseconds())/1000/count, "cpu-µs/"+unit)
+	b.ReportMetric(float64(allocs)/count, "allocs/"+unit)
 }
 
 // startup runs a one-request `surge profile` in a fresh process and

@@ -9,6 +9,7 @@
 package fingerprint
 
 import (
+	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -171,7 +172,7 @@ func (d *Dataset) Sum() string {
 		return ""
 	}
 	items := slices.Clone(d.items)
-	slices.SortFunc(items, func(a, b [32]byte) int { return strings.Compare(string(a[:]), string(b[:])) })
+	slices.SortFunc(items, func(a, b [32]byte) int { return bytes.Compare(a[:], b[:]) }) // no string copies per compare
 	h := sha256.New()
 	for _, it := range items {
 		h.Write(it[:])
