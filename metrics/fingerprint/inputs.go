@@ -1,6 +1,7 @@
 package fingerprint
 
 import (
+	"bufio"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -11,7 +12,26 @@ import (
 // files gave one payload and its turn_index) to d, streaming so a large
 // file is never held whole.
 func ReadInputs(r io.Reader, d *Dataset) error {
-	dec := json.NewDecoder(r)
+	return EachSession(r, func(raw json.RawMessage) error {
+		var s struct {
+			SessionID string            `json:"session_id"`
+			TurnIndex int               `json:"turn_index"`
+			Payloads  []json.RawMessage `json:"payloads"`
+		}
+		if err := json.Unmarshal(raw, &s); err != nil {
+			return err
+		}
+		for i, p := range s.Payloads {
+			d.Add(s.SessionID, s.TurnIndex+i, p)
+		}
+		return nil
+	})
+}
+
+// EachSession streams the entries of an inputs.json's "data" array to f,
+// one session at a time; other keys are skipped.
+func EachSession(r io.Reader, f func(json.RawMessage) error) error {
+	dec := json.NewDecoder(bufio.NewReaderSize(r, 1<<16))
 	if err := expect(dec, json.Delim('{')); err != nil {
 		return err
 	}
@@ -31,16 +51,12 @@ func ReadInputs(r io.Reader, d *Dataset) error {
 			return err
 		}
 		for dec.More() {
-			var s struct {
-				SessionID string            `json:"session_id"`
-				TurnIndex int               `json:"turn_index"`
-				Payloads  []json.RawMessage `json:"payloads"`
-			}
-			if err := dec.Decode(&s); err != nil {
+			var raw json.RawMessage
+			if err := dec.Decode(&raw); err != nil {
 				return err
 			}
-			for i, p := range s.Payloads {
-				d.Add(s.SessionID, s.TurnIndex+i, p)
+			if err := f(raw); err != nil {
+				return err
 			}
 		}
 		if _, err := dec.Token(); err != nil {

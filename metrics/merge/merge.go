@@ -450,7 +450,7 @@ func WriteInputs(w io.Writer, shards []*Shard) error {
 		} else if err != nil {
 			return err
 		}
-		err = eachSession(f, func(raw json.RawMessage) error {
+		err = fingerprint.EachSession(f, func(raw json.RawMessage) error {
 			if n > 0 {
 				bw.WriteString(",\n")
 			}
@@ -465,43 +465,6 @@ func WriteInputs(w io.Writer, shards []*Shard) error {
 	}
 	bw.WriteString("\n]}\n")
 	return bw.Flush()
-}
-
-// eachSession streams the entries of an inputs.json's "data" array.
-func eachSession(r io.Reader, f func(json.RawMessage) error) error {
-	dec := json.NewDecoder(bufio.NewReaderSize(r, 1<<16))
-	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
-		return fmt.Errorf("not an inputs.json object (%v)", err)
-	}
-	for dec.More() {
-		t, err := dec.Token()
-		if err != nil {
-			return err
-		}
-		if key, _ := t.(string); key != "data" {
-			var skip json.RawMessage
-			if err := dec.Decode(&skip); err != nil {
-				return err
-			}
-			continue
-		}
-		if t, err := dec.Token(); err != nil || t != json.Delim('[') {
-			return fmt.Errorf("data is not an array (%v)", err)
-		}
-		for dec.More() {
-			var raw json.RawMessage
-			if err := dec.Decode(&raw); err != nil {
-				return err
-			}
-			if err := f(raw); err != nil {
-				return err
-			}
-		}
-		if _, err := dec.Token(); err != nil {
-			return err
-		}
-	}
-	return nil
 }
 
 // wholeFingerprint is the merged run's fingerprint: shard 0's (the
