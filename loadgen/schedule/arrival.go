@@ -6,6 +6,8 @@ import (
 	"math/rand/v2"
 	"strings"
 	"time"
+
+	"github.com/surgebench/surge/metrics/stats"
 )
 
 // Stream constants keep the RNG streams of different consumers of one
@@ -185,7 +187,7 @@ func (a *arrival) Next() (time.Duration, bool) {
 		case poisson:
 			a.e += a.rng.ExpFloat64()
 		case gamma:
-			a.e += gammaSample(a.rng, a.shape) / a.shape
+			a.e += stats.Gamma(a.rng, a.shape) / a.shape
 		}
 	}
 	a.n++
@@ -214,31 +216,6 @@ func (a *arrival) invLambda(l float64) float64 {
 		return 0
 	}
 	return 2 * l / den
-}
-
-// gammaSample draws from Gamma(k, 1) by Marsaglia and Tsang's method; for
-// k < 1 it draws Gamma(k+1, 1) and multiplies by U^(1/k).
-func gammaSample(r *rand.Rand, k float64) float64 {
-	boost := 1.0
-	if k < 1 {
-		boost = math.Pow(r.Float64(), 1/k)
-		k++
-	}
-	d := k - 1.0/3
-	c := 1 / math.Sqrt(9*d)
-	for {
-		x := r.NormFloat64()
-		v := 1 + c*x
-		if v <= 0 {
-			continue
-		}
-		v = v * v * v
-		u := r.Float64()
-		x2 := x * x
-		if u < 1-0.0331*x2*x2 || math.Log(u) < 0.5*x2+d*(1-v+math.Log(v)) {
-			return d * v * boost
-		}
-	}
 }
 
 // take stops a schedule after n offsets.

@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/surgebench/surge/metrics/stats"
 )
 
 const draws = 100_000
@@ -302,7 +304,7 @@ func TestGammaSampleShapes(t *testing.T) {
 		var sum, sum2 float64
 		const n = 50_000
 		for range n {
-			x := gammaSample(s.rng, k)
+			x := stats.Gamma(s.rng, k)
 			if x < 0 || math.IsNaN(x) {
 				t.Fatalf("k=%v: sample %v", k, x)
 			}

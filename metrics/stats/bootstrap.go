@@ -131,14 +131,19 @@ func resampledQuantile(sorted []float64, p float64, r *rand.Rand) float64 {
 
 // beta draws from Beta(a, b), a, b ≥ 1, as X/(X+Y) of two gamma variates.
 func beta(a, b float64, r *rand.Rand) float64 {
-	x := gamma(a, r)
-	return x / (x + gamma(b, r))
+	x := Gamma(r, a)
+	return x / (x + Gamma(r, b))
 }
 
-// gamma draws from Gamma(shape, 1), shape ≥ 1, by Marsaglia and Tsang's
-// method (ACM TOMS 26(3), 2000).
-func gamma(shape float64, r *rand.Rand) float64 {
-	d := shape - 1.0/3
+// Gamma draws from Gamma(k, 1) by Marsaglia and Tsang's method (ACM TOMS
+// 26(3), 2000); for k < 1 it draws Gamma(k+1, 1) and multiplies by U^(1/k).
+func Gamma(r *rand.Rand, k float64) float64 {
+	boost := 1.0
+	if k < 1 {
+		boost = math.Pow(r.Float64(), 1/k)
+		k++
+	}
+	d := k - 1.0/3
 	c := 1 / math.Sqrt(9*d)
 	for {
 		x := r.NormFloat64()
@@ -148,8 +153,9 @@ func gamma(shape float64, r *rand.Rand) float64 {
 		}
 		v = v * v * v
 		u := r.Float64()
-		if u < 1-0.0331*x*x*x*x || math.Log(u) < 0.5*x*x+d*(1-v+math.Log(v)) {
-			return d * v
+		x2 := x * x
+		if u < 1-0.0331*x2*x2 || math.Log(u) < 0.5*x2+d*(1-v+math.Log(v)) {
+			return d * v * boost
 		}
 	}
 }
