@@ -109,21 +109,23 @@ func pyFloat(v float64) string {
 	return s
 }
 
-// runFolders hold a run's per-request files: profile_export.jsonl and
-// inputs.json in the artifact folder, or, for a sweep, in one run folder
-// per value (records and sessions go to their stage's folder; the warmup
-// goes with the first stage, which it preceded).
+// runFolders hold a run's per-request files: profile_export.jsonl,
+// inputs.json and, at --export-level raw, profile_export_raw.jsonl in the
+// artifact folder, or, for a sweep, in one run folder per value (records
+// and sessions go to their stage's folder; the warmup goes with the first
+// stage, which it preceded).
 type runFolders struct {
 	dirs   []string
 	files  []*os.File
 	jsonl  []*export.JSONL
+	raw    []*export.RawJSONL
 	inputs []*export.Inputs
 }
 
 // openRunFolders creates base/sub for every sub (base itself without
-// subs) and the per-request files in each: the records named jsonl (none
-// when it is ""), inputs.json.
-func openRunFolders(base string, subs []string, jsonl string, start time.Time, opts ...export.JSONLOption) (*runFolders, error) {
+// subs) and the per-request files in each: the records named jsonl and
+// the raw dump named raw (none when a name is ""), inputs.json.
+func openRunFolders(base string, subs []string, jsonl, raw string, start time.Time, opts ...export.JSONLOption) (*runFolders, error) {
 	f := &runFolders{}
 	dirs := []string{base}
 	if len(subs) > 0 {
@@ -147,6 +149,16 @@ func openRunFolders(base string, subs []string, jsonl string, start time.Time, o
 			f.files = append(f.files, jf)
 			records = export.NewJSONL(jf, start, opts...)
 		}
+		var dump *export.RawJSONL // nil: no raw dump
+		if raw != "" {
+			rf, err := os.Create(filepath.Join(d, raw))
+			if err != nil {
+				f.close()
+				return nil, err
+			}
+			f.files = append(f.files, rf)
+			dump = export.NewRawJSONL(rf, start, opts...)
+		}
 		inf, err := os.Create(filepath.Join(d, FileInputs))
 		if err != nil {
 			f.close()
@@ -155,6 +167,7 @@ func openRunFolders(base string, subs []string, jsonl string, start time.Time, o
 		f.files = append(f.files, inf)
 		f.dirs = append(f.dirs, d)
 		f.jsonl = append(f.jsonl, records)
+		f.raw = append(f.raw, dump)
 		f.inputs = append(f.inputs, export.NewInputs(inf))
 	}
 	return f, nil
@@ -165,8 +178,12 @@ func (f *runFolders) at(stage int) int { return max(0, min(stage, len(f.dirs)-1)
 
 // WriteRecord implements metrics.RecordSink.
 func (f *runFolders) WriteRecord(r *metrics.Record, v *metrics.Values, good bool) {
-	if j := f.jsonl[f.at(r.Stage)]; j != nil {
+	i := f.at(r.Stage)
+	if j := f.jsonl[i]; j != nil {
 		j.WriteRecord(r, v, good)
+	}
+	if d := f.raw[i]; d != nil {
+		d.WriteRecord(r, v, good)
 	}
 }
 
@@ -186,6 +203,9 @@ func (f *runFolders) finish() error {
 	for i := range f.dirs {
 		if f.jsonl[i] != nil {
 			errs = append(errs, f.jsonl[i].Err())
+		}
+		if f.raw[i] != nil {
+			errs = append(errs, f.raw[i].Err())
 		}
 		errs = append(errs, f.inputs[i].Close())
 	}

@@ -59,7 +59,8 @@ func TestCLICommandRedacted(t *testing.T) {
 }
 
 // TestSweepRunFolders: a sweep writes one run folder per value (AIPerf's
-// concurrency_N/, each a run of its own: summary, CSV, records, inputs),
+// concurrency_N/, each a run of its own: summary, CSV, records, raw dump,
+// inputs),
 // sweep_aggregate/, the pooled summary with its stages at the top, and the
 // console ends with the stage table; surge report reads it back whole.
 func TestSweepRunFolders(t *testing.T) {
@@ -69,6 +70,7 @@ func TestSweepRunFolders(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "sweep")
 	c := e2eConfig(srv.URL, dir)
 	c.Concurrency, c.RequestCount, c.WarmupCount = "1,2,4", 6, 2
+	c.ExportLevel = levelRaw
 	var out bytes.Buffer
 	if _, err := Run(t.Context(), c, &out, io.Discard); err != nil {
 		t.Fatal(err)
@@ -77,7 +79,7 @@ func TestSweepRunFolders(t *testing.T) {
 	var benchIDs []string
 	for i, sub := range subs {
 		d := filepath.Join(dir, sub)
-		for _, f := range []string{FileJSON, FileCSV, FileJSONL, FileInputs, FileState} {
+		for _, f := range []string{FileJSON, FileCSV, FileJSONL, FileInputs, FileState, fileRaw} {
 			if _, err := os.Stat(filepath.Join(d, f)); err != nil {
 				t.Errorf("%s: %v", sub, err)
 			}
@@ -109,6 +111,16 @@ func TestSweepRunFolders(t *testing.T) {
 				break
 			}
 		}
+		raw := jsonLines(t, filepath.Join(d, fileRaw))
+		if len(raw) != want {
+			t.Errorf("%s: %d raw records, want %d", sub, len(raw), want)
+		}
+		for _, l := range raw {
+			if md := l["metadata"].(map[string]any); md["stage"] != float64(i) || l["payload"] == nil {
+				t.Errorf("%s's raw dump holds a record of stage %v (payload %v)", sub, md["stage"], l["payload"])
+				break
+			}
+		}
 	}
 	slices.Sort(benchIDs)
 	if len(slices.Compact(benchIDs)) != 3 {
@@ -123,8 +135,10 @@ func TestSweepRunFolders(t *testing.T) {
 	if st, _ := top["stages"].([]any); len(st) != 3 {
 		t.Errorf("the sweep's summary lists %d stages, want 3", len(st))
 	}
-	if _, err := os.Stat(filepath.Join(dir, FileJSONL)); err == nil {
-		t.Error("the records are also at the top of the sweep (want them in the run folders only)")
+	for _, f := range []string{FileJSONL, fileRaw} {
+		if _, err := os.Stat(filepath.Join(dir, f)); err == nil {
+			t.Errorf("%s is also at the top of the sweep (want it in the run folders only)", f)
+		}
 	}
 	if !strings.Contains(out.String(), "Stages (latencies in ms)\nconcurrency") || !strings.Contains(out.String(), filepath.Join(dir, "concurrency_4")+string(filepath.Separator)) {
 		t.Errorf("console lacks the stage table or the run folders:\n%s", out.String())

@@ -115,12 +115,18 @@ func runAvg(t *testing.T, m map[string]any, tag string) float64 {
 // that is not a complete JSON object.
 func jsonlLines(t *testing.T, dir string) []map[string]any {
 	t.Helper()
-	b, err := os.ReadFile(filepath.Join(dir, FileJSONL))
+	return jsonLines(t, filepath.Join(dir, FileJSONL))
+}
+
+// jsonLines reads a JSON-lines file whole, failing on a partial last line.
+func jsonLines(t *testing.T, path string) []map[string]any {
+	t.Helper()
+	b, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if len(b) > 0 && b[len(b)-1] != '\n' {
-		t.Errorf("%s ends in a partial line", FileJSONL)
+		t.Errorf("%s ends in a partial line", path)
 	}
 	var out []map[string]any
 	sc := bufio.NewScanner(bytes.NewReader(b))
@@ -128,7 +134,7 @@ func jsonlLines(t *testing.T, dir string) []map[string]any {
 	for i := 1; sc.Scan(); i++ {
 		var m map[string]any
 		if err := json.Unmarshal(sc.Bytes(), &m); err != nil {
-			t.Fatalf("%s:%d: %v", FileJSONL, i, err)
+			t.Fatalf("%s:%d: %v", path, i, err)
 		}
 		out = append(out, m)
 	}

@@ -39,7 +39,7 @@ func exportNames(prefix string) exportFiles {
 		}
 	}
 	if base == "" {
-		return exportFiles{JSON: FileJSON, CSV: FileCSV, JSONL: FileJSONL, Raw: "profile_export_raw.jsonl",
+		return exportFiles{JSON: FileJSON, CSV: FileCSV, JSONL: FileJSONL, Raw: fileRaw,
 			TimeslicesJSON: "profile_export_aiperf_timeslices.json", TimeslicesCSV: "profile_export_aiperf_timeslices.csv"}
 	}
 	return exportFiles{JSON: base + ".json", CSV: base + ".csv", JSONL: base + ".jsonl", Raw: base + "_raw.jsonl",

@@ -50,6 +50,8 @@ const (
 	FileCSV    = "profile_export_aiperf.csv"
 	FileJSONL  = "profile_export.jsonl"
 	FileInputs = "inputs.json"
+	// fileRaw is AIPerf's raw dump, written at --export-level raw.
+	fileRaw = "profile_export_raw.jsonl"
 	// FileState is surge's sidecar of the run's metrics state, which
 	// `surge merge` combines.
 	FileState = export.StateFile
@@ -272,23 +274,17 @@ func (p *prepared) execute(ctx context.Context, log io.Writer) (o *outcome, err 
 	if p.exports.level == levelSummary {
 		jsonlName = "" // no per-request records at --export-level summary
 	}
-	folders, err := openRunFolders(o.dir, p.stageFolders(), jsonlName, o.start, export.WithWorkerID(o.benchmarkID[:8]))
+	rawName := ""
+	if p.exports.level == levelRaw {
+		rawName = p.exports.files.Raw
+	}
+	folders, err := openRunFolders(o.dir, p.stageFolders(), jsonlName, rawName, o.start, export.WithWorkerID(o.benchmarkID[:8]))
 	if err != nil {
 		return nil, err
 	}
 	cleanup = append(cleanup, folders.close) // the inputs writers' goroutines end on every path
 	colOpts := []metrics.Option{metrics.WithClock(clock), metrics.WithOrigin(o.start), metrics.WithGoodput(p.slos),
 		metrics.WithSlices(p.exports.slice), metrics.WithSink(folders)}
-	rawErr := func() error { return nil }
-	if p.exports.level == levelRaw {
-		f, err := os.Create(filepath.Join(o.dir, p.exports.files.Raw))
-		if err != nil {
-			return nil, err
-		}
-		cleanup = append(cleanup, func() { f.Close() })
-		raw := export.NewRawJSONL(f, o.start, export.WithWorkerID(o.benchmarkID[:8]))
-		colOpts, rawErr = append(colOpts, metrics.WithSink(raw)), raw.Err
-	}
 	if p.counter != nil {
 		colOpts = append(colOpts, metrics.WithTokenizer(p.counter))
 	}
@@ -374,7 +370,7 @@ func (p *prepared) execute(ctx context.Context, log io.Writer) (o *outcome, err 
 			o.energy = j
 		}
 	}
-	o.errs = []error{uiErr, folders.finish(), rawErr(), telErr}
+	o.errs = []error{uiErr, folders.finish(), telErr}
 	return o, nil
 }
 
