@@ -54,8 +54,8 @@ func sampleArgs(name string, f cli.Flag) []string {
 		return []string{name}
 	}
 	switch f.(type) {
-	case *cli.IntFlag, *cli.Uint64Flag, *cli.Float64Flag, *cli.GenericFlag:
-		if g, ok := f.(*cli.GenericFlag); ok {
+	case *intFlag, *uint64Flag, *float64Flag, *valueFlag:
+		if g, ok := f.(*valueFlag); ok {
 			if _, isDur := g.Value.(*durationValue); !isDur {
 				return []string{name, "x:1"}
 			}

@@ -25,7 +25,7 @@ type manyValued interface{ TakesMany() bool }
 // kindOf says how many tokens f takes.
 func kindOf(f cli.Flag) argKind {
 	switch f := f.(type) {
-	case *cli.BoolFlag:
+	case *cli.BoolFlag, *boolFlag:
 		return argSwitch
 	case *repeatableFlag:
 		if m, ok := f.Value.(manyValued); ok && m.TakesMany() {
@@ -33,7 +33,7 @@ func kindOf(f cli.Flag) argKind {
 		}
 	case *switchFlag:
 		return argSwitch
-	case *cli.GenericFlag:
+	case *valueFlag:
 		if m, ok := f.Value.(manyValued); ok && m.TakesMany() {
 			return argMany
 		}

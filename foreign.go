@@ -281,7 +281,7 @@ func foreignFlags(c *Config, taken map[string]bool) []cli.Flag {
 			out = append(out, &switchFlag{g})
 			continue
 		}
-		out = append(out, &g)
+		out = append(out, &valueFlag{g})
 	}
 	return out
 }
@@ -289,6 +289,9 @@ func foreignFlags(c *Config, taken map[string]bool) []cli.Flag {
 // switchFlag is a generic flag that takes no value (its Value is a bool
 // flag), and --help shows it so.
 type switchFlag struct{ cli.GenericFlag }
+
+// Names is the flag's name and its aliases (see valueFlag).
+func (f *switchFlag) Names() []string { return plainNames(&f.GenericFlag) }
 
 // TakesValue reports that the flag takes no value.
 func (*switchFlag) TakesValue() bool { return false }

@@ -22,8 +22,8 @@ func searchOptions(s *SearchConfig) []cli.Flag {
 			Usage: "objectives every probe must meet, --goodput's syntax with a percentile: \"time_to_first_token:p95:200 inter_token_latency:p99:30 error_rate:0.01\" (default p95)"},
 		&cli.Float64Flag{Category: catSearch, Name: "search-max", Destination: &s.Max, Usage: "highest value probed (default 1024 × the start)"},
 		&cli.Float64Flag{Category: catSearch, Name: "search-resolution", Value: 0.05, Destination: &s.Resolution, Usage: "stop once the lowest failing value is within this fraction of the highest passing one"},
-		&cli.GenericFlag{Category: catSearch, Name: "probe-duration", Value: &durationValue{secs(&s.MinProbe)}, Usage: "seconds each probe runs at least (default 5)"},
-		&cli.GenericFlag{Category: catSearch, Name: "probe-max-duration", Value: &durationValue{secs(&s.MaxProbe)}, Usage: "seconds a noisy probe may be extended to (default 4 × --probe-duration)"},
+		&valueFlag{cli.GenericFlag{Category: catSearch, Name: "probe-duration", Value: &durationValue{secs(&s.MinProbe)}, Usage: "seconds each probe runs at least (default 5)"}},
+		&valueFlag{cli.GenericFlag{Category: catSearch, Name: "probe-max-duration", Value: &durationValue{secs(&s.MaxProbe)}, Usage: "seconds a noisy probe may be extended to (default 4 × --probe-duration)"}},
 		&cli.IntFlag{Category: catSearch, Name: "max-probes", Value: 24, Destination: &s.MaxProbes, Usage: "most probes the search makes"},
 	}
 }
