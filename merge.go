@@ -10,6 +10,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/surgebench/surge/metrics/export"
 	"github.com/surgebench/surge/metrics/fingerprint"
 	"github.com/surgebench/surge/metrics/merge"
 )
@@ -77,20 +78,12 @@ func mergeArgs(args []string, out string) (dirs []string, outDir string, err err
 // Merge combines the shard exports in dirs into one export in outDir, in
 // the same files and shapes as a single run's, and prints its summary to
 // w. Folders that are not the N shards of one plan are a usage error naming
-// the difference.
+// the difference. A sweep's run folders are merged one by one, and its
+// sweep_aggregate written from them, as a single run lays them out.
 func Merge(dirs []string, outDir string, w io.Writer) error {
-	shards, err := merge.Load(dirs)
+	shards, err := loadShards(dirs)
 	if err != nil {
-		return &UsageError{Err: err}
-	}
-	if shards, err = merge.Check(shards); err != nil {
-		var pe *merge.PlanError
-		if errors.As(err, &pe) && pe.Setting != "" {
-			if f := flagAt(pe.Setting); f != "" {
-				pe.Reason = strings.Replace(pe.Reason, "input_config "+pe.Setting, f, 1)
-			}
-		}
-		return &UsageError{Err: err}
+		return err
 	}
 	res := merge.Merge(shards)
 	if err := os.MkdirAll(outDir, 0o755); err != nil {
@@ -101,10 +94,82 @@ func Merge(dirs []string, outDir string, w io.Writer) error {
 	if model == nil {
 		model = cfg["model"] // an older export
 	}
-	title := fmt.Sprintf("surge merge: %d shards of %v @ %v (%v)", len(shards), model, res.Run.RunInfo.(map[string]any)["target_url"], res.Run.RunInfo.(map[string]any)["mode"])
-	return errors.Join(
-		writeFile(filepath.Join(outDir, FileJSONL), func(w io.Writer) error { return merge.WriteRecords(w, shards) }),
-		writeFile(filepath.Join(outDir, FileInputs), func(w io.Writer) error { return merge.WriteInputs(w, shards) }),
-		report(w, outDir, exportNames(""), title, res.Summary, res.State, res.Run, nil),
-	)
+	info := res.Run.RunInfo.(map[string]any)
+	title := fmt.Sprintf("surge merge: %d shards of %v @ %v (%v)", len(shards), model, info["target_url"], info["mode"])
+	subs := shards[0].RunFolders
+	if len(subs) == 0 {
+		return errors.Join(
+			writeFile(filepath.Join(outDir, FileJSONL), func(w io.Writer) error { return merge.WriteRecords(w, shards) }),
+			writeFile(filepath.Join(outDir, FileInputs), func(w io.Writer) error { return merge.WriteInputs(w, shards) }),
+			report(w, outDir, exportNames(""), title, res.Summary, res.State, res.Run, nil),
+		)
+	}
+	folders, err := mergeSweep(dirs, subs, outDir, res)
+	return errors.Join(err, report(w, outDir, exportNames(""), title, res.Summary, res.State, res.Run, folders))
+}
+
+// loadShards reads and checks the shard folders dirs; what is not the N
+// shards of one plan is a usage error.
+func loadShards(dirs []string) ([]*merge.Shard, error) {
+	shards, err := merge.Load(dirs)
+	if err != nil {
+		return nil, &UsageError{Err: err}
+	}
+	if shards, err = merge.Check(shards); err != nil {
+		var pe *merge.PlanError
+		if errors.As(err, &pe) && pe.Setting != "" {
+			if f := flagAt(pe.Setting); f != "" {
+				pe.Reason = strings.Replace(pe.Reason, "input_config "+pe.Setting, f, 1)
+			}
+		}
+		return nil, &UsageError{Err: err}
+	}
+	return shards, nil
+}
+
+// mergeSweep merges each run folder subs[i] of the shards in dirs into
+// outDir/subs[i] (records, inputs, summary, state) and writes the sweep's
+// aggregate from them; whole is the merged top level, whose run_info names
+// the swept parameter and its values. It returns the folders written.
+func mergeSweep(dirs, subs []string, outDir string, whole *merge.Result) ([]string, error) {
+	info := whole.Run.RunInfo.(map[string]any)
+	mode, _ := info["mode"].(string)
+	values, _ := info["stage_values"].([]any)
+	if len(values) != len(subs) {
+		return nil, fmt.Errorf("surge merge: run_info lists %d stage values for %d run folders", len(values), len(subs))
+	}
+	sw := export.Sweep{Parameter: mode, Knee: -1, Operating: -1}
+	var errs []error
+	for i, sub := range subs {
+		paths := make([]string, len(dirs))
+		for j, d := range dirs {
+			paths[j] = filepath.Join(d, sub)
+		}
+		shards, err := loadShards(paths)
+		if err != nil {
+			return nil, err
+		}
+		res := merge.Merge(shards)
+		dir := filepath.Join(outDir, sub)
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return nil, err
+		}
+		errs = append(errs,
+			writeFile(filepath.Join(dir, FileJSONL), func(w io.Writer) error { return merge.WriteRecords(w, shards) }),
+			writeFile(filepath.Join(dir, FileInputs), func(w io.Writer) error { return merge.WriteInputs(w, shards) }),
+			writeExports(dir, exportNames(""), res.Summary, res.State, res.Run))
+		v, _ := values[i].(float64)
+		sw.Values = append(sw.Values, export.SweepValue{Label: sub, Value: v, Integer: mode == ModeConcurrency, Summary: res.Summary})
+	}
+	if s := whole.Summary; s.Knee >= 0 && s.Operating >= 0 {
+		sw.Knee, sw.Operating = s.Stages[s.Knee].Index, s.Stages[s.Operating].Index
+	}
+	agg := filepath.Join(outDir, FolderSweepAggregate)
+	if err := os.MkdirAll(agg, 0o755); err != nil {
+		return nil, errors.Join(append(errs, err)...)
+	}
+	errs = append(errs,
+		writeFile(filepath.Join(agg, export.SweepJSONFile), func(w io.Writer) error { return export.SweepJSON(w, sw) }),
+		writeFile(filepath.Join(agg, export.SweepCSVFile), func(w io.Writer) error { return export.SweepCSV(w, sw) }))
+	return append(append([]string{}, subs...), FolderSweepAggregate), errors.Join(errs...)
 }

@@ -41,6 +41,9 @@ type Shard struct {
 	Run *artifact.Run
 	// HasRecords is set when the folder has its per-request JSONL.
 	HasRecords bool
+	// RunFolders are a sweep's run folders, one per value in stage order
+	// (run_info.stage_folders): its records are there, not at the top.
+	RunFolders []string
 	// State is the shard's metrics state (the export's sidecar).
 	State *metrics.State
 	// Start and End bound the shard's run (wall clock).
@@ -97,6 +100,15 @@ func loadShard(dir string) (*Shard, error) {
 	s := &Shard{Dir: dir, Run: run}
 	_, err = os.Stat(filepath.Join(dir, artifact.RecordsFile))
 	s.HasRecords = err == nil
+	if folders, ok := run.Summary.RunInfo["stage_folders"].([]any); ok {
+		for _, f := range folders {
+			name, _ := f.(string)
+			if name == "" || name != filepath.Base(name) || name == "." || name == ".." {
+				return nil, fmt.Errorf("%s: run_info.stage_folders has %v, not a folder name", dir, f)
+			}
+			s.RunFolders = append(s.RunFolders, name)
+		}
+	}
 	var info ShardInfo
 	raw, ok := run.Summary.RunInfo["shard"]
 	if !ok {
@@ -272,7 +284,9 @@ func Merge(shards []*Shard) *Result {
 	if len(late) > 0 {
 		sum.Warnings = append(sum.Warnings, "shards started late for --start-at: "+strings.Join(late, ", "))
 	}
-	if !res.Exact {
+	if !res.Exact && len(shards[0].RunFolders) == 0 {
+		// (A sweep's records are in its run folders, each merged exactly:
+		// its pooled summary comes from digests as a single run's does.)
 		sum.Warnings = append(sum.Warnings, "percentiles from the shards' merged t-digests (not every shard has its profile_export.jsonl)")
 	}
 
