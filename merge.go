@@ -23,7 +23,8 @@ func mergeCommand() *cli.Command {
 		ArgsUsage: "DIR... -o OUT",
 		Description: "Counts and sums add exactly; percentiles come from the shards' per-request records (exact), or from\n" +
 			"their merged t-digests when a shard has no profile_export.jsonl; durations and throughputs cover the\n" +
-			"union of the shards' windows. Shards of different plans (seed, flags, version) are refused.",
+			"union of the shards' windows; a sweep's run folders merge value by value. Shards of different plans\n" +
+			"(seed, flags, version) are refused.",
 		OnUsageError: onUsageError,
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Usage: "folder to write the merged export to (required)"},
