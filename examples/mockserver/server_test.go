@@ -162,7 +162,11 @@ func TestMetricsWhileStreaming(t *testing.T) {
 				strings.NewReader(`{"prompt":"four words of prompt","stream":true,"max_tokens":3}`))
 			resp, err := http.DefaultClient.Do(req)
 			if err != nil {
-				t.Errorf("POST: %v", err)
+				// The end of the test cancels the streams, and may do so
+				// before a queued one's headers have reached its client.
+				if ctx.Err() == nil {
+					t.Errorf("POST: %v", err)
+				}
 				return
 			}
 			_, _ = io.Copy(io.Discard, resp.Body)
