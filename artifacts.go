@@ -296,17 +296,23 @@ func (p *prepared) reportSweep(o *outcome, base export.Run, subs []string) ([]st
 		errs = append(errs, writeExports(dir, p.exports.files, s, st, run))
 		sw.Values = append(sw.Values, export.SweepValue{Label: v.Label, Value: v.Value, Integer: v.Integer, Summary: s})
 	}
-	if s := o.summary; s.Knee >= 0 && s.Operating >= 0 {
+	errs = append(errs, writeSweepAggregate(o.dir, sw, o.summary))
+	return append(append([]string{}, subs...), FolderSweepAggregate), errors.Join(errs...)
+}
+
+// writeSweepAggregate writes dir/sweep_aggregate/ for sw, its knee and
+// operating point taken from the sweep's pooled summary s.
+func writeSweepAggregate(dir string, sw export.Sweep, s *metrics.Summary) error {
+	if s.Knee >= 0 && s.Operating >= 0 {
 		sw.Knee, sw.Operating = s.Stages[s.Knee].Index, s.Stages[s.Operating].Index
 	}
-	agg := filepath.Join(o.dir, FolderSweepAggregate)
+	agg := filepath.Join(dir, FolderSweepAggregate)
 	if err := os.MkdirAll(agg, 0o755); err != nil {
-		return nil, errors.Join(append(errs, err)...)
+		return err
 	}
-	errs = append(errs,
+	return errors.Join(
 		writeFile(filepath.Join(agg, export.SweepJSONFile), func(w io.Writer) error { return export.SweepJSON(w, sw) }),
 		writeFile(filepath.Join(agg, export.SweepCSVFile), func(w io.Writer) error { return export.SweepCSV(w, sw) }))
-	return append(append([]string{}, subs...), FolderSweepAggregate), errors.Join(errs...)
 }
 
 func valueOf(v export.SweepValue) any {

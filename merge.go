@@ -162,15 +162,6 @@ func mergeSweep(dirs, subs []string, outDir string, whole *merge.Result) ([]stri
 		v, _ := values[i].(float64)
 		sw.Values = append(sw.Values, export.SweepValue{Label: sub, Value: v, Integer: mode == ModeConcurrency, Summary: res.Summary})
 	}
-	if s := whole.Summary; s.Knee >= 0 && s.Operating >= 0 {
-		sw.Knee, sw.Operating = s.Stages[s.Knee].Index, s.Stages[s.Operating].Index
-	}
-	agg := filepath.Join(outDir, FolderSweepAggregate)
-	if err := os.MkdirAll(agg, 0o755); err != nil {
-		return nil, errors.Join(append(errs, err)...)
-	}
-	errs = append(errs,
-		writeFile(filepath.Join(agg, export.SweepJSONFile), func(w io.Writer) error { return export.SweepJSON(w, sw) }),
-		writeFile(filepath.Join(agg, export.SweepCSVFile), func(w io.Writer) error { return export.SweepCSV(w, sw) }))
+	errs = append(errs, writeSweepAggregate(outDir, sw, whole.Summary))
 	return append(append([]string{}, subs...), FolderSweepAggregate), errors.Join(errs...)
 }
