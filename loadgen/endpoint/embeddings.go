@@ -53,12 +53,12 @@ func (l listDecoder) Body(data []byte, _ *Output) (Delta, error) {
 		err = count()
 	} else {
 		err = s.object(func(key []byte) error {
-			switch string(key) {
-			case l.field:
+			switch k := string(key); {
+			case k == l.field && l.field != "": // "" is a top-level list, not the key ""
 				return count()
-			case "usage":
+			case k == "usage":
 				return parseUsage(&s, &d.Usage)
-			case "error":
+			case k == "error":
 				e, err := parseErrorValue(&s)
 				d.Err = e
 				return err
