@@ -187,6 +187,16 @@ func (f *runFolders) WriteRecord(r *metrics.Record, v *metrics.Values, good bool
 	}
 }
 
+// Flush implements metrics.RecordFlusher: the JSONL files write what they
+// hold.
+func (f *runFolders) Flush() {
+	for _, j := range f.jsonl {
+		if j != nil {
+			j.Flush()
+		}
+	}
+}
+
 // Body implements loadgen.BodySink.
 func (f *runFolders) Body(session int64, stage int, conversation string, turn int, body []byte) {
 	f.inputs[f.at(stage)].Body(session, conversation, turn, body)

@@ -26,6 +26,16 @@ type RecordSink interface {
 	WriteRecord(r *Record, v *Values, good bool)
 }
 
+// RecordFlusher is a RecordSink that may hold records back to write many
+// at once. A shard calls Flush whenever its queue runs empty (and when it
+// ends), so under a burst of completions one write carries many records,
+// and a record is held only while others are queued behind it: a SIGKILL
+// loses no more than the records still in flight.
+type RecordFlusher interface {
+	RecordSink
+	Flush()
+}
+
 // Collector owns the metric shards. Workers hand it records; each record
 // goes to one shard goroutine by request index, so no lock is shared by
 // all workers and each digest has one owner.

@@ -85,8 +85,22 @@ func (s *shard) run() {
 		switch m.kind {
 		case msgRecord:
 			s.record(m.rec)
+			if len(s.in) == 0 {
+				s.flush()
+			}
 		case msgSnapshot:
 			m.reply <- s.view(m.value)
+		}
+	}
+	s.flush()
+}
+
+// flush lets batching sinks write what they hold: the shard has caught up,
+// so a record waits in a sink only while more are queued behind it.
+func (s *shard) flush() {
+	for _, sink := range s.c.sinks {
+		if f, ok := sink.(RecordFlusher); ok {
+			f.Flush()
 		}
 	}
 }

@@ -217,3 +217,17 @@ func TestBodyErrors(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkChatBody is a streaming chat request's body as the generator
+// builds one per request: a 128-token synthetic prompt, one user message.
+func BenchmarkChatBody(b *testing.B) {
+	words := strings.Fields(strings.Repeat("the quick brown fox jumps over the lazy dog, said Alice. ", 15))
+	turn := datasets.Turn{Text: strings.Join(words, " "), MaxTokens: 64}
+	e := &Endpoint{Kind: Chat, Model: "Qwen/Qwen3-0.6B", Streaming: true}
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := e.Body("", nil, &turn); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

@@ -98,6 +98,14 @@ func (ss sinks) WriteRecord(r *metrics.Record, v *metrics.Values, good bool) {
 	}
 }
 
+func (ss sinks) Flush() {
+	for _, s := range ss {
+		if f, ok := s.(metrics.RecordFlusher); ok {
+			f.Flush()
+		}
+	}
+}
+
 func golden(t *testing.T, name string, got []byte) {
 	t.Helper()
 	path := filepath.Join("testdata", name)

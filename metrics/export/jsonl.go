@@ -108,8 +108,9 @@ func (j *JSONL) setErr(err error) {
 	}
 }
 
-// Err returns the first write error.
+// Err writes what is queued and returns the first write error.
 func (j *JSONL) Err() error {
+	j.Flush()
 	j.mu.Lock()
 	defer j.mu.Unlock()
 	return j.err

@@ -11,12 +11,14 @@ import (
 // lineBufs are encoding buffers, one per line being encoded.
 var lineBufs = sync.Pool{New: func() any { return new([]byte) }}
 
-// write encodes l and writes it with whatever other lines are pending: a
-// group commit without a timer. The shard that finds no write under way
-// writes every pending line in one call, then again for those that came
-// meanwhile, until none are left; the others just queue theirs. At a low
-// rate every line is its own write, at once; as the rate rises, writes
-// carry more lines and cost fewer syscalls per record.
+// flushAt is how much a JSONL holds before it writes without a Flush: a
+// long burst is written in pieces this big.
+const flushAt = 64 << 10
+
+// write encodes l and queues it; Flush (the shards call it whenever they
+// catch up) or a full queue writes the queued lines in one call. At a low
+// rate every line is written at once, on its own; under a burst of
+// completions one write carries many.
 func (j *JSONL) write(l *line) {
 	bp := lineBufs.Get().(*[]byte)
 	b, err := appendLine((*bp)[:0], l)
@@ -33,6 +35,25 @@ func (j *JSONL) write(l *line) {
 		*bp = b
 		lineBufs.Put(bp)
 	}
+	if len(j.pending) < flushAt {
+		j.mu.Unlock()
+		return
+	}
+	j.flushLocked()
+}
+
+// Flush writes the queued lines. It implements metrics.RecordFlusher.
+func (j *JSONL) Flush() {
+	j.mu.Lock()
+	j.flushLocked()
+}
+
+// flushLocked writes the queued lines and unlocks j.mu: a group commit
+// without a timer. The shard that finds no write under way writes every
+// queued line in one call, then again for those that came meanwhile, until
+// none are left; another shard finding a write under way leaves its lines
+// to it.
+func (j *JSONL) flushLocked() {
 	if j.writing {
 		j.mu.Unlock()
 		return

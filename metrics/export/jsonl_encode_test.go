@@ -76,8 +76,9 @@ func (w *slowWriter) Write(p []byte) (int, error) {
 }
 
 // Lines that finish while a write is under way go out together, whole and
-// each once, and every line is written by the time the last WriteRecord
-// returns (the collector's Close waits for that).
+// each once, and every line is written by the time the last Flush returns
+// (each shard flushes when it catches up, and when it ends: the
+// collector's Close waits for that).
 func TestJSONLGroupCommit(t *testing.T) {
 	t.Parallel()
 	w := &slowWriter{}
@@ -93,6 +94,7 @@ func TestJSONLGroupCommit(t *testing.T) {
 				r := *recs[i%len(recs)]
 				r.RequestID = fmt.Sprintf("g%d-%d", g, i)
 				j.WriteRecord(&r, &vals[i%len(vals)], true)
+				j.Flush()
 			}
 		}()
 	}
@@ -129,14 +131,44 @@ func TestJSONLGroupCommit(t *testing.T) {
 	t.Logf("%d lines in %d writes", len(seen), len(w.writes))
 }
 
+// A JSONL holds lines until Flush, or until it holds flushAt bytes: a long
+// burst goes out in pieces, each of whole lines.
+func TestJSONLHoldsUntilFlush(t *testing.T) {
+	t.Parallel()
+	w := &slowWriter{}
+	j := NewJSONL(w, time.Unix(0, 0))
+	recs, vals := benchLines(2, 3)
+	j.WriteRecord(recs[0], &vals[0], true)
+	if len(w.writes) != 0 {
+		t.Fatalf("%d writes before Flush, want 0", len(w.writes))
+	}
+	j.Flush()
+	if len(w.writes) != 1 || bytes.Count(w.writes[0], []byte("\n")) != 1 {
+		t.Fatalf("Flush wrote %q, want one line", w.writes)
+	}
+	n := 0
+	for len(w.writes) == 1 {
+		j.WriteRecord(recs[n%len(recs)], &vals[n%len(vals)], true)
+		n++
+	}
+	if got := len(w.writes[1]); got < flushAt || w.writes[1][got-1] != '\n' {
+		t.Errorf("a held burst was written as %d bytes ending %q, want ≥ %d bytes of whole lines", got, w.writes[1][got-1:], flushAt)
+	}
+	if held := bytes.Count(w.writes[1], []byte("\n")); held != n {
+		t.Errorf("the burst's write has %d lines, want %d", held, n)
+	}
+}
+
 func TestJSONLWriteErrorSticks(t *testing.T) {
 	t.Parallel()
 	w := &slowWriter{fail: errors.New("disk full")}
 	j := NewJSONL(w, time.Unix(0, 0))
 	recs, vals := benchLines(2, 3)
 	j.WriteRecord(recs[0], &vals[0], true)
+	j.Flush()
 	w.fail = nil
 	j.WriteRecord(recs[1], &vals[1], true)
+	j.Flush()
 	if err := j.Err(); err == nil || err.Error() != "disk full" {
 		t.Fatalf("Err() = %v, want the first write's error", err)
 	}
