@@ -25,7 +25,7 @@ func TestExportFlags(t *testing.T) {
 
 	dir := t.TempDir()
 	c := e2eConfig(ts.URL, dir)
-	c.ExportPrefix, c.SliceDuration = "nightly.json", "50ms"
+	c.ExportPrefix, c.SliceDuration = "nightly.json", "25ms"
 	var out, log bytes.Buffer
 	if _, err := Run(context.Background(), c, &out, &log); err != nil {
 		t.Fatal(err)
@@ -54,8 +54,9 @@ func TestExportFlags(t *testing.T) {
 	if err := json.Unmarshal(b, &doc); err != nil {
 		t.Fatal(err)
 	}
-	// 12 requests of ≈ 20 ms at concurrency 4: several 50 ms windows,
-	// every request in exactly one.
+	// 12 requests of ≥ 20 ms (4 tokens 5 ms apart) at concurrency 4: sent in
+	// three rounds, at 0 and after ≥ 20 and ≥ 40 ms, so windows of 25 ms by send
+	// time are several however fast the machine, every request in exactly one.
 	var total float64
 	for i, s := range doc.Timeslices {
 		if s["timeslice_index"].(float64) < float64(i) {
@@ -64,8 +65,8 @@ func TestExportFlags(t *testing.T) {
 		total += s["request_count"].(map[string]any)["avg"].(float64)
 	}
 	slice, _ := pathValue(doc.InputConfig, "output.slice_duration")
-	if len(doc.Timeslices) < 2 || total != 12 || slice != "50ms" {
-		t.Errorf("%d timeslices holding %v requests, input_config output.slice_duration %v; want several, 12, 50ms",
+	if len(doc.Timeslices) < 2 || total != 12 || slice != "25ms" {
+		t.Errorf("%d timeslices holding %v requests, input_config output.slice_duration %v; want several, 12, 25ms",
 			len(doc.Timeslices), total, slice)
 	}
 	f, err := os.Open(filepath.Join(dir, "nightly_timeslices.csv"))

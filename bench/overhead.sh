@@ -224,7 +224,8 @@ for itl in 2 5 10; do
 		t50=0.5
 		[[ $pin == split ]] || t50=1
 		row "burst ITL $itl ms, $mode: TTFT error p50" "$p50" "ms" "$t50" "vs the mock's handler clock $h50 ms (its own queue p50 $q50 ms)"
-		row "burst ITL $itl ms, $mode: TTFT error p99" "$p99" "ms" 2
+		shared=$(get "$d/profile_export_aiperf.json" first_token_shared_read.avg)
+		row "burst ITL $itl ms, $mode: TTFT error p99" "$p99" "ms" 2 "first tokens read with the next: $shared of $burst_reqs"
 		rd50=$(get "$d/profile_export_aiperf.json" client_read_delay.p50)
 		rd99=$(get "$d/profile_export_aiperf.json" client_read_delay.p99)
 		rdmax=$(get "$d/profile_export_aiperf.json" client_read_delay.max)

@@ -237,6 +237,7 @@ func (g *Generator) readStream(rctx, ctx context.Context, body io.Reader, rec *m
 	defer g.putStream(st)
 	rd, dec, out := st.rd, st.dec, &st.out
 	var done, finished bool
+	var firstReadAt int64 // the read that completed the first token's event
 	endsAtEOF := g.ep.EndsAtEOF()
 	sb, _ := body.(*stampedBody)
 	tracked := sb != nil && sb.conn != nil
@@ -292,8 +293,12 @@ func (g *Generator) readStream(rctx, ctx context.Context, body io.Reader, rec *m
 		// A tool-call delta is output like content (it is what the model
 		// generated at that step).
 		if d.Content || d.Reasoning || d.ToolCall {
-			if len(rec.TokenNs) == 0 {
+			switch len(rec.TokenNs) {
+			case 0:
 				g.col.FirstToken(rec.Index, rec.Phase, ev.At-rec.SentNs)
+				firstReadAt = ev.ReadAt
+			case 1:
+				rec.FirstTokenShared = ev.ReadAt == firstReadAt
 			}
 			rec.TokenNs = append(rec.TokenNs, ev.At)
 			if tracked {

@@ -5,6 +5,8 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -134,6 +136,53 @@ func TestKernelStampsIgnoreALateReader(t *testing.T) {
 			}
 			if bad*5 > tokens {
 				t.Errorf("%d of %d tokens off (see log): kernel stamps should sit at the server's writes, read stamps %v later", bad, tokens, late)
+			}
+		})
+	}
+}
+
+// TestFirstTokenSharedRead: a first token the client reads together with
+// the next carries the later arrival (a read's stamp is its last
+// segment's), and the record and summary say so; one read on its own does
+// not. The late reader sleeps 200 ms after the role chunk while tokens
+// come 5 ms apart; the prompt one has 200 ms between tokens.
+func TestFirstTokenSharedRead(t *testing.T) {
+	t.Parallel()
+	cases := []struct {
+		name       string
+		gap, late  time.Duration
+		wantShared bool
+	}{
+		{"late reader", 5 * time.Millisecond, 200 * time.Millisecond, true},
+		{"prompt reader", 200 * time.Millisecond, 0, false},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			start := time.Now()
+			srv := &stampServer{start: start, tokens: 2, gap: tc.gap, writes: map[string][][2]int64{}}
+			ts := httptest.NewServer(srv)
+			defer ts.Close()
+			client := &http.Client{Transport: lateTransport{NewTransport(2), tc.late}}
+			s, sink := runOnceAt(t, start, ts.URL, chat(true), []Stage{{Limit: schedule.Constant(2), Count: 2}}, WithClient(client))
+			for _, r := range sink.recs {
+				if r.Err != nil || len(r.TokenNs) != 2 {
+					t.Fatalf("request: %+v, %d tokens; want 2 tokens", r.Err, len(r.TokenNs))
+				}
+				if r.FirstTokenShared != tc.wantShared {
+					t.Errorf("FirstTokenShared %v with tokens at %v, want %v", r.FirstTokenShared, r.TokenNs, tc.wantShared)
+				}
+				if tc.wantShared && r.TokenNs[0] != r.TokenNs[1] {
+					t.Errorf("tokens read together at %v: want one time", r.TokenNs)
+				}
+			}
+			want := int64(0)
+			if tc.wantShared {
+				want = 2
+			}
+			warned := slices.ContainsFunc(s.Warnings, func(w string) bool { return strings.Contains(w, "read together with the next token") })
+			if s.FirstTokenShared != want || s.Streamed != 2 || warned != tc.wantShared {
+				t.Errorf("summary: %d of %d first tokens shared, warned %v; want %d of 2, %v", s.FirstTokenShared, s.Streamed, warned, want, tc.wantShared)
 			}
 		})
 	}

@@ -25,6 +25,9 @@ type aggregate struct {
 	readDelay *hist
 	// kernelStamps and readStamps count records by timestamp source.
 	kernelStamps, readStamps int64
+	// firstShared counts streamed records whose first token came in one
+	// read with the next (Record.FirstTokenShared).
+	firstShared int64
 
 	count, errors, good int64
 	connRetries         int64
@@ -100,6 +103,9 @@ func (a *aggregate) add(r *Record, v *Values, good bool) {
 		a.readDelay.add(float64(d) / nsPerMs)
 	}
 	if r.Streamed {
+		if r.FirstTokenShared {
+			a.firstShared++
+		}
 		if r.KernelStamps {
 			a.kernelStamps++
 		} else {
@@ -160,6 +166,7 @@ func (a *aggregate) merge(o *aggregate) {
 	a.readDelay.merge(o.readDelay)
 	a.kernelStamps += o.kernelStamps
 	a.readStamps += o.readStamps
+	a.firstShared += o.firstShared
 	a.count += o.count
 	a.errors += o.errors
 	a.good += o.good

@@ -139,6 +139,12 @@ type Record struct {
 	// delay, which kernel stamps keep out of the metrics and read stamps
 	// add to them. Nil when unknown.
 	ReadDelayNs []int32
+	// FirstTokenShared is set when the first token's event came in the
+	// same read as the next one's. A read carries the arrival time of its
+	// last segment, so the first token's time is then an upper bound: late
+	// by up to one token gap when the server sent the two apart (the client
+	// was busy when the first arrived).
+	FirstTokenShared bool
 
 	// Streamed is set for SSE responses; a non-streamed response has one
 	// token event at its end and no TTFT/ITL of its own.

@@ -208,6 +208,7 @@ type (
 
 		KernelStamps  int64 `json:"kernel_stamps"`
 		ReadStamps    int64 `json:"read_stamps"`
+		FirstShared   int64 `json:"first_token_shared_read,omitempty"`
 		Count         int64 `json:"count"`
 		Errors        int64 `json:"errors"`
 		Good          int64 `json:"good"`
@@ -313,7 +314,7 @@ func (st *State) MarshalJSON() ([]byte, error) {
 		j := aggJSON{
 			Phase: k.phase.String(), Stage: k.stage, Digests: map[string]distJSON{}, HTTP: map[string]histJSON{},
 			ICL: histToJSON(a.icl), ReadDelay: histToJSON(a.readDelay),
-			KernelStamps: a.kernelStamps, ReadStamps: a.readStamps, Count: a.count, Errors: a.errors, Good: a.good,
+			KernelStamps: a.kernelStamps, ReadStamps: a.readStamps, FirstShared: a.firstShared, Count: a.count, Errors: a.errors, Good: a.good,
 			ConnRetries: a.connRetries, OSLRequested: a.oslRequested, OSLMismatched: a.oslMismatched,
 			FirstSent: a.firstSent, LastSent: a.lastSent, LastEnd: a.lastEnd,
 			FirstIntended: a.firstIntended, LastIntended: a.lastIntended,
@@ -377,7 +378,7 @@ func (st *State) UnmarshalJSON(b []byte) error {
 			return fmt.Errorf("aggregate of unknown phase %q", j.Phase)
 		}
 		k.stage = j.Stage
-		for _, n := range []int64{j.KernelStamps, j.ReadStamps, j.Count, j.Errors, j.Good, j.ConnRetries, j.OSLRequested, j.OSLMismatched} {
+		for _, n := range []int64{j.KernelStamps, j.ReadStamps, j.FirstShared, j.Count, j.Errors, j.Good, j.ConnRetries, j.OSLRequested, j.OSLMismatched} {
 			if n < 0 || n > maxCount {
 				return fmt.Errorf("%s stage %d: a count of %d", j.Phase, j.Stage, n)
 			}
@@ -418,6 +419,7 @@ func (st *State) UnmarshalJSON(b []byte) error {
 			}
 		}
 		a.kernelStamps, a.readStamps, a.count, a.errors, a.good = j.KernelStamps, j.ReadStamps, j.Count, j.Errors, j.Good
+		a.firstShared = j.FirstShared
 		a.connRetries, a.oslRequested, a.oslMismatched = j.ConnRetries, j.OSLRequested, j.OSLMismatched
 		a.firstSent, a.lastSent, a.lastEnd = j.FirstSent, j.LastSent, j.LastEnd
 		a.firstIntended, a.lastIntended = j.FirstIntended, j.LastIntended

@@ -44,6 +44,7 @@ func stateRecords(n int, seed uint64, offset int64) []*Record {
 				at += int64(4e6 * math.Exp(0.2*rng.NormFloat64()))
 			}
 			r.FirstContentNs = r.TokenNs[0]
+			r.FirstTokenShared = i%7 == 1
 			r.EndNs = r.TokenNs[toks-1] + 1000
 			r.Usage = Usage{PromptTokens: r.InputTokens, CompletionTokens: toks, Present: true}
 			r.HTTP = HTTPTiming{Traced: true, Reused: i%3 > 0, Sending: 20_000, Waiting: ttft, Receiving: r.EndNs - r.TokenNs[0]}
@@ -146,6 +147,9 @@ func TestMergedStatesEqualOneCollector(t *testing.T) {
 	}
 	if got.Warmup == nil || got.Warmup.Run[RequestCount] != want.Warmup.Run[RequestCount] {
 		t.Errorf("warmup %+v, want %v requests", got.Warmup, want.Warmup.Run[RequestCount])
+	}
+	if got.FirstTokenShared != want.FirstTokenShared || got.Streamed != want.Streamed || got.FirstTokenShared == 0 {
+		t.Errorf("first tokens shared %d of %d, want %d of %d (and some)", got.FirstTokenShared, got.Streamed, want.FirstTokenShared, want.Streamed)
 	}
 	if got.TokenSource != want.TokenSource || got.TimestampSource != "kernel" {
 		t.Errorf("sources %q/%q, want %q/kernel", got.TokenSource, got.TimestampSource, want.TokenSource)

@@ -42,6 +42,9 @@ type Summary struct {
 	// stamps), read (when the client read them) or mixed; empty without
 	// streamed records.
 	TimestampSource string
+	// FirstTokenShared counts streamed requests whose first token came in
+	// one read with the next (Record.FirstTokenShared), of Streamed.
+	FirstTokenShared, Streamed int64
 	// Warnings are caveats the console and export repeat.
 	Warnings []string
 	// StartNs and EndNs bound the profile phase (first send, last response).
@@ -63,6 +66,11 @@ const LagWarnMs = 10
 // ReadDelayWarnMs is the client_read_delay p99 above which a run is
 // flagged: the client could not keep up with its sockets.
 const ReadDelayWarnMs = 1
+
+// SharedFirstWarn is the fraction of streamed requests whose first token
+// shared a read with the next above which a run is flagged: past 1% it
+// moves TTFT's p99.
+const SharedFirstWarn = 0.01
 
 // runLevel is what the run-level metrics are computed from: the counts,
 // the window's length, and the sums of the per-request metrics.
@@ -144,6 +152,7 @@ func summaryOf(a *aggregate) *Summary {
 	if a.readDelay.n > 0 {
 		s.Metrics[ClientReadDelay] = a.readDelay.distribution("ms")
 	}
+	s.FirstTokenShared, s.Streamed = a.firstShared, a.kernelStamps+a.readStamps
 	switch {
 	case a.kernelStamps > 0 && a.readStamps > 0:
 		s.TimestampSource = "mixed"
@@ -190,13 +199,18 @@ func summaryOf(a *aggregate) *Summary {
 	if d, ok := s.Metrics[ClientReadDelay]; ok && d.P99 > ReadDelayWarnMs {
 		if s.TimestampSource == "kernel" {
 			s.Warnings = append(s.Warnings, fmt.Sprintf(
-				"client read delay p99 %.2f ms exceeds %d ms: the client was saturated; token times came from the kernel's receive stamps, so latencies do not include that delay (send times may: see http_req_blocked)",
+				"client read delay p99 %.2f ms exceeds %d ms: the client was saturated; token times came from the kernel's receive stamps, so latencies do not include that delay, except for tokens read together with later ones, which carry the later arrival (send times may include it: see http_req_blocked)",
 				d.P99, ReadDelayWarnMs))
 		} else {
 			s.Warnings = append(s.Warnings, fmt.Sprintf(
 				"client read delay p99 %.2f ms exceeds %d ms: the client was saturated, and with read timestamps its latencies are inflated by up to that much (use --timestamps kernel)",
 				d.P99, ReadDelayWarnMs))
 		}
+	}
+	if s.Streamed > 0 && float64(s.FirstTokenShared) > SharedFirstWarn*float64(s.Streamed) {
+		s.Warnings = append(s.Warnings, fmt.Sprintf(
+			"%d of %d first tokens (%.1f%%) were read together with the next token: a read carries its last segment's arrival time, so their TTFT may be late by up to one token gap (the client was busy when they arrived)",
+			s.FirstTokenShared, s.Streamed, 100*float64(s.FirstTokenShared)/float64(s.Streamed)))
 	}
 	if s.SchedulerLag.Count > 0 && s.SchedulerLag.P99 > LagWarnMs {
 		s.Warnings = append(s.Warnings, fmt.Sprintf(

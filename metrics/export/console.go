@@ -76,6 +76,9 @@ func Console(w io.Writer, title string, s *metrics.Summary) {
 		if d, ok := s.Metrics[metrics.ClientReadDelay]; ok {
 			fmt.Fprintf(w, " (client read delay p50 %s  p99 %s  max %s ms)", short(d.P50), short(d.P99), short(d.Max))
 		}
+		if s.FirstTokenShared > 0 {
+			fmt.Fprintf(w, "; %d of %d first tokens read with the next", s.FirstTokenShared, s.Streamed)
+		}
 		fmt.Fprintln(w)
 	}
 	if len(s.Errors) > 0 {

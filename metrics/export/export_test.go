@@ -71,6 +71,11 @@ func fixture(t *testing.T, sink metrics.RecordSink) *metrics.Summary {
 					{AtNs: toks[0], Data: []byte(`{"choices":[{"delta":{"content":"a"}}]}`)},
 					{AtNs: toks[n-1] + ms, Data: []byte("[DONE]")}}}
 		}
+		if i == 8 {
+			// Its first token came in one read with the next (the flag
+			// alone: the summary counts it and warns past 1%).
+			rec.FirstTokenShared = true
+		}
 		if i == 9 {
 			// A reasoning answer: its first event is reasoning.
 			rec.FirstContentNs, rec.ReasoningEvents = toks[1], 1

@@ -78,9 +78,11 @@ type lineMetadata struct {
 	ConnRetries int    `json:"connection_retries"`
 	TokenSource string `json:"token_count_source,omitempty"`
 	// TimestampSource is kernel or read for a streamed response.
-	TimestampSource  string `json:"timestamp_source,omitempty"`
-	ConnectionReused *bool  `json:"connection_reused,omitempty"`
-	Good             *bool  `json:"good,omitempty"`
+	TimestampSource string `json:"timestamp_source,omitempty"`
+	// FirstTokenShared marks a first token read together with the next.
+	FirstTokenShared bool  `json:"first_token_shared_read,omitempty"`
+	ConnectionReused *bool `json:"connection_reused,omitempty"`
+	Good             *bool `json:"good,omitempty"`
 }
 
 type value struct {
@@ -214,6 +216,7 @@ func (j *JSONL) metadata(r *metrics.Record, v *metrics.Values, good bool) lineMe
 		if r.KernelStamps {
 			md.TimestampSource = "kernel"
 		}
+		md.FirstTokenShared = r.FirstTokenShared
 	}
 	if r.HTTP.Traced {
 		md.ConnectionReused = &r.HTTP.Reused

@@ -67,6 +67,7 @@ func JSON(w io.Writer, s *metrics.Summary, run Run) error {
 	}
 	if s.TimestampSource != "" {
 		o.set("timestamp_source", s.TimestampSource)
+		o.set("first_token_shared_read", runMetric{Unit: "requests", Avg: float64(s.FirstTokenShared)})
 	}
 	o.set("scheduler_lag", s.SchedulerLag)
 	o.set("connection_retries", runMetric{Unit: "requests", Avg: float64(s.ConnectionRetries)})
