@@ -143,17 +143,17 @@ func (j *JSONL) epochPtr(ns int64) *int64 {
 }
 
 func (j *JSONL) line(r *metrics.Record, v *metrics.Values, good bool) line {
-	l := line{Metadata: j.metadata(r, v, good), Metrics: make(metricMap, 48), Error: r.Err}
+	l := line{Metadata: j.metadata(r, v, good), Metrics: make(metricMap, 0, 48), Error: r.Err}
 	if r.Err != nil {
 		// As AIPerf: a failure keeps its input length only.
 		if x := v.ErrorISL; !math.IsNaN(x) {
-			l.Metrics[string(metrics.ErrorISL)] = value{x, "tokens"}
+			l.Metrics.set(string(metrics.ErrorISL), value{x, "tokens"})
 		}
 		return l
 	}
 	for i, d := range metrics.HTTPDefs {
 		if x := v.HTTP[i]; !math.IsNaN(x) {
-			l.Metrics[string(d.Tag)] = value{roundTo(x), d.Unit}
+			l.Metrics.set(string(d.Tag), value{roundTo(x), d.Unit})
 		}
 	}
 	if len(r.ReadDelayNs) > 0 {
@@ -163,7 +163,7 @@ func (j *JSONL) line(r *metrics.Record, v *metrics.Values, good bool) line {
 		for _, d := range r.ReadDelayNs {
 			worst = max(worst, d)
 		}
-		l.Metrics["client_read_delay_max"] = value{roundTo(float64(worst) / 1e6), "ms"}
+		l.Metrics.set("client_read_delay_max", value{roundTo(float64(worst) / 1e6), "ms"})
 	}
 	for _, d := range metrics.RequestDefs {
 		if d.Tag == metrics.ICL {
@@ -172,7 +172,7 @@ func (j *JSONL) line(r *metrics.Record, v *metrics.Values, good bool) line {
 				for i, x := range v.ICL {
 					xs[i] = roundTo(x)
 				}
-				l.Metrics[string(d.Tag)] = value{xs, d.Unit}
+				l.Metrics.set(string(d.Tag), value{xs, d.Unit})
 			}
 			continue
 		}
@@ -181,7 +181,7 @@ func (j *JSONL) line(r *metrics.Record, v *metrics.Values, good bool) line {
 			// Reasoning counts describe reasoning answers only (as AIPerf).
 			continue
 		}
-		l.Metrics[string(d.Tag)] = value{roundTo(x), d.Unit}
+		l.Metrics.set(string(d.Tag), value{roundTo(x), d.Unit})
 	}
 	return l
 }

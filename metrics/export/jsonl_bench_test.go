@@ -35,7 +35,7 @@ func benchLines(n, tokens int) ([]*metrics.Record, []metrics.Values) {
 
 // BenchmarkJSONLWriteRecord is the JSONL sink's cost per record: encoding
 // the line and writing it, to io.Discard (the encoding alone) and to a
-// file (one write per record, or fewer when lines are batched).
+// file (a write per 64 KiB of lines, as a burst is written).
 func BenchmarkJSONLWriteRecord(b *testing.B) {
 	for _, tokens := range []int{8, 256} {
 		recs, vals := benchLines(64, tokens)

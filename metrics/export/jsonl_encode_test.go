@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"math/rand/v2"
+	"strconv"
 	"sync"
 	"testing"
 	"time"
@@ -32,7 +34,7 @@ func TestAppendLineMatchesEncodingJSON(t *testing.T) {
 		if !bytes.Equal(got, want) {
 			t.Errorf("%s:\n got %s\nwant %s", name, got, want)
 		}
-		plain, err := json.Marshal(map[string]value(l.Metrics)) // … which must be encoding/json's own
+		plain, err := json.Marshal(metricsAsMap(l.Metrics)) // … which must be encoding/json's own
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -48,10 +50,11 @@ func TestAppendLineMatchesEncodingJSON(t *testing.T) {
 		Err: &metrics.Error{Code: 429, Type: "rate <limit> & \"quota\"", Message: "naïve\n\u2028"}}
 	check("failed", j.line(failed, &metrics.Values{}, false))
 	odd := metricMap{
-		"tiny": {1e-7, "ms"}, "small": {0.000001, "ms"}, "huge": {1e21, "ms"}, "big": {123456789012.5, "ms"},
-		"zero": {0.0, "ms"}, "negzero": {math.Copysign(0, -1), "ms"}, "neg": {-2.5e-9, "ms"},
-		"list": {[]float64{1, 2.5, 1e-8}, "ms"}, "nil list": {[]float64(nil), "ms"}, "empty": {[]float64{}, "ms"},
-		"int": {42, "tokens"}, "string": {"s", "x"}, "escaped <key>": {1.0, "tokens/sec/\"user\""}, "ünïcode": {1.0, "µs"},
+		{"tiny", value{1e-7, "ms"}}, {"small", value{0.000001, "ms"}}, {"huge", value{1e21, "ms"}},
+		{"big", value{123456789012.5, "ms"}}, {"zero", value{0.0, "ms"}}, {"negzero", value{math.Copysign(0, -1), "ms"}},
+		{"neg", value{-2.5e-9, "ms"}}, {"micros", value{-1234.000567, "ms"}}, {"list", value{[]float64{1, 2.5, 1e-8}, "ms"}},
+		{"nil list", value{[]float64(nil), "ms"}}, {"empty", value{[]float64{}, "ms"}}, {"int", value{42, "tokens"}},
+		{"string", value{"s", "x"}}, {"escaped <key>", value{1.0, "tokens/sec/\"user\""}}, {"ünïcode", value{1.0, "µs"}},
 	}
 	check("odd values", line{Metrics: odd})
 }
@@ -175,4 +178,55 @@ func TestJSONLWriteErrorSticks(t *testing.T) {
 	if len(w.writes) != 0 {
 		t.Errorf("%d writes after a failed one, want none", len(w.writes))
 	}
+}
+
+// TestAppendMicrosMatchesStrconv: the millionths fast path writes what
+// strconv's shortest formatting writes, for rounded times of every size
+// and for values it must decline (then appendJSONFloat falls back).
+func TestAppendMicrosMatchesStrconv(t *testing.T) {
+	t.Parallel()
+	rng := rand.New(rand.NewPCG(1, 2))
+	vals := []float64{1e-6, -1e-6, 0.1, 0.5, 1, 2.000001, 999999999.999999, 123.45, -7.25, 1e9 - 1e-6, 3e-7, 0, 1e15, 0.1 + 0.2}
+	for range 200_000 {
+		scale := math.Pow(10, float64(rng.IntN(16)-7))
+		v := rng.NormFloat64() * scale
+		vals = append(vals, v, roundTo(v))
+	}
+	for _, v := range vals {
+		want := strconv.AppendFloat(nil, v, 'f', -1, 64)
+		if got, ok := appendMicros(nil, v); ok && string(got) != string(want) {
+			t.Fatalf("appendMicros(%v) = %s, want %s", v, got, want)
+		}
+	}
+	for _, v := range []float64{1.5, 0.000123, 20.735} {
+		if _, ok := appendMicros(nil, roundTo(v)); !ok {
+			t.Errorf("appendMicros declined %v, a whole number of millionths", v)
+		}
+	}
+}
+
+func FuzzAppendMicros(f *testing.F) {
+	f.Add(1.5)
+	f.Add(-0.000001)
+	f.Fuzz(func(t *testing.T, v float64) {
+		for _, x := range []float64{v, roundTo(v)} {
+			if got, ok := appendMicros(nil, x); ok {
+				if want := strconv.AppendFloat(nil, x, 'f', -1, 64); string(got) != string(want) {
+					t.Fatalf("appendMicros(%v) = %s, want %s", x, got, want)
+				}
+			}
+		}
+	})
+}
+
+// metricsAsMap is m as the map[string]value encoding/json would be given.
+func metricsAsMap(m metricMap) map[string]value {
+	out := make(map[string]value, len(m))
+	for _, x := range m {
+		if _, dup := out[x.name]; dup {
+			panic("metric " + x.name + " set twice")
+		}
+		out[x.name] = x.value
+	}
+	return out
 }
