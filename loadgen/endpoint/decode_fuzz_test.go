@@ -86,11 +86,38 @@ func FuzzBody(f *testing.F) {
 // differently (it keeps the last; the scanner reads all).
 func unmodelled(data []byte, keys ...string) bool {
 	for _, k := range keys {
-		if bytes.Count(data, []byte(`"`+k+`"`)) > 1 {
+		if bytes.Count(data, []byte(`"`+k+`"`)) > 1 || caseVariant(data, k) {
 			return true
 		}
 	}
 	return bytes.Contains(data, []byte(`\u`)) // escaped keys are never matched by the scanner
+}
+
+// caseVariant reports whether data quotes k in another case ("teXt",
+// "ſpecial"): encoding/json's struct fields match those, JSON keys and
+// the scanner do not.
+func caseVariant(data []byte, k string) bool {
+	for rest := data; ; {
+		i := bytes.IndexByte(rest, '"')
+		if i < 0 {
+			return false
+		}
+		rest = rest[i+1:]
+		j := 0
+		for j < len(rest) && rest[j] != '"' {
+			if rest[j] == '\\' {
+				j++ // an escaped character, a quote too
+			}
+			j++
+		}
+		if j >= len(rest) {
+			return false
+		}
+		if s := rest[:j]; string(s) != k && bytes.EqualFold(s, []byte(k)) {
+			return true
+		}
+		rest = rest[j+1:]
+	}
 }
 
 // FuzzResponsesEvent checks the Responses reader against encoding/json.
