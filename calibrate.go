@@ -37,25 +37,26 @@ func Calibrate(ctx context.Context, c CalibrateConfig, out io.Writer) (*calibrat
 	if c.Tokens < 2 {
 		return nil, &UsageError{fmt.Errorf("--tokens %d: want at least 2", c.Tokens)}
 	}
-	fmt.Fprintf(out, "surge calibrate: read delay p99 < %.0f ms, %d tokens per stream, all streams started together\n", calibrate.LimitMs, c.Tokens)
-	fmt.Fprintf(out, "%8s %8s %12s %14s\n", "streams", "ITL ms", "tokens/s", "delay p99 ms")
-	r, err := calibrate.Search(ctx, func(ctx context.Context, streams int, itl time.Duration) (float64, error) {
+	fmt.Fprintf(out, "surge calibrate: read delay p99 < %.0f ms and ≤ %.0f%% of first tokens read with the next, %d tokens per stream, all streams started together\n",
+		calibrate.LimitMs, calibrate.SharedLimitPct, c.Tokens)
+	fmt.Fprintf(out, "%8s %8s %12s %14s %14s\n", "streams", "ITL ms", "tokens/s", "delay p99 ms", "shared first")
+	r, err := calibrate.Search(ctx, func(ctx context.Context, streams int, itl time.Duration) (calibrate.Measure, error) {
 		return probe(ctx, streams, itl, c.Tokens)
 	}, calibrate.Options{ITLs: c.ITLs, MaxStreams: c.MaxStreams, Log: func(s calibrate.Step) {
 		verdict := "ok"
 		if !s.OK {
 			verdict = "over"
 		}
-		fmt.Fprintf(out, "%8d %8.1f %12.0f %14.3f  %s\n", s.Streams, s.ITLms, s.TokensPerSec, s.ReadDelayP99ms, verdict)
+		fmt.Fprintf(out, "%8d %8.1f %12.0f %14.3f %13.1f%%  %s\n", s.Streams, s.ITLms, s.TokensPerSec, s.ReadDelayP99ms, s.SharedFirstPct, verdict)
 	}})
 	if err != nil {
 		return nil, err
 	}
 	if r.Streams == 0 {
-		fmt.Fprintln(out, "\nno load passed: even the smallest step kept the client late by more than 1 ms (p99)")
+		fmt.Fprintln(out, "\nno load passed: even the smallest step kept the client late by more than 1 ms (p99), or read more than 1% of first tokens with the next")
 	} else {
-		fmt.Fprintf(out, "\ntrustworthy up to %d streams at ITL %.1f ms: %.0f tokens/s with read delay p99 %.3f ms\n",
-			r.Streams, r.ITLms, r.TokensPerSec, r.ReadDelayP99ms)
+		fmt.Fprintf(out, "\ntrustworthy up to %d streams at ITL %.1f ms: %.0f tokens/s with read delay p99 %.3f ms, %.1f%% of first tokens read with the next\n",
+			r.Streams, r.ITLms, r.TokensPerSec, r.ReadDelayP99ms, r.SharedFirstPct)
 	}
 	if c.Save {
 		f, err := calibrate.Save(r)
@@ -68,11 +69,13 @@ func Calibrate(ctx context.Context, c CalibrateConfig, out io.Writer) (*calibrat
 }
 
 // probe runs streams requests at once against a fresh mock with the given
-// ITL and returns the client's read delay p99 in ms.
-func probe(ctx context.Context, streams int, itl time.Duration, tokens int) (float64, error) {
+// ITL and returns the client's read delay p99 in ms and the share of first
+// tokens it read together with the next.
+func probe(ctx context.Context, streams int, itl time.Duration, tokens int) (calibrate.Measure, error) {
+	var m calibrate.Measure
 	mock, err := mockserver.Start(ctx, "127.0.0.1:0", mockserver.Config{TTFT: itl, ITL: itl})
 	if err != nil {
-		return 0, err
+		return m, err
 	}
 	defer func() { _ = mock.Close(context.Background()) }()
 	ds := &datasets.Dataset{Name: "calibrate"}
@@ -86,19 +89,23 @@ func probe(ctx context.Context, streams int, itl time.Duration, tokens int) (flo
 		loadgen.WithStart(start), loadgen.WithClient(&http.Client{Transport: loadgen.NewTransport(streams)}))
 	if err != nil {
 		col.Close()
-		return 0, err
+		return m, err
 	}
 	runErr := gen.Run(ctx, []loadgen.Stage{{Limit: schedule.Constant(streams), Count: streams}})
 	s := col.Close()
 	if runErr != nil {
-		return 0, runErr
+		return m, runErr
 	}
 	if n := s.Run[metrics.ErrorRequestCount]; n > 0 {
-		return 0, fmt.Errorf("%v of %d requests failed against the mock", n, streams)
+		return m, fmt.Errorf("%v of %d requests failed against the mock", n, streams)
 	}
 	d, ok := s.Metrics[metrics.ClientReadDelay]
 	if !ok {
-		return 0, errors.New("no read delay measured (no kernel timestamps on these connections)")
+		return m, errors.New("no read delay measured (no kernel timestamps on these connections)")
 	}
-	return d.P99, nil
+	m.ReadDelayP99ms = d.P99
+	if s.Streamed > 0 {
+		m.SharedFirstPct = 100 * float64(s.FirstTokenShared) / float64(s.Streamed)
+	}
+	return m, nil
 }

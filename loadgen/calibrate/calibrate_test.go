@@ -11,8 +11,8 @@ import (
 )
 
 // fakeProbe's read delay grows with the token rate: 1 ms at 3,200 tokens/s.
-func fakeProbe(_ context.Context, streams int, itl time.Duration) (float64, error) {
-	return float64(streams) / itl.Seconds() / 3200, nil
+func fakeProbe(_ context.Context, streams int, itl time.Duration) (Measure, error) {
+	return Measure{ReadDelayP99ms: float64(streams) / itl.Seconds() / 3200}, nil
 }
 
 func TestSearchKeepsTheFastestPassingLoad(t *testing.T) {
@@ -34,9 +34,30 @@ func TestSearchKeepsTheFastestPassingLoad(t *testing.T) {
 	}
 }
 
+// A load whose read delay passes still fails when more than 1% of first
+// tokens were read with the next: the read delay cannot see those.
+func TestSearchFailsSharedFirstTokens(t *testing.T) {
+	probe := func(_ context.Context, streams int, itl time.Duration) (Measure, error) {
+		m, _ := fakeProbe(context.Background(), streams, itl)
+		if streams >= 8 {
+			m.SharedFirstPct = 1.5
+		}
+		return m, nil
+	}
+	r, err := Search(context.Background(), probe, Options{
+		ITLs: []time.Duration{10 * time.Millisecond}, MinStreams: 4, MaxStreams: 64})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// 4 passes; 8 (800 tok/s, read delay 0.25 ms) fails on its shared reads.
+	if r.Streams != 4 || len(r.Steps) != 2 || r.Steps[1].OK || r.Steps[1].SharedFirstPct != 1.5 {
+		t.Errorf("best %d streams, steps %+v; want 4, then 8 failing at 1.5%%", r.Streams, r.Steps)
+	}
+}
+
 func TestSearchReportsProbeErrors(t *testing.T) {
 	boom := errors.New("boom")
-	_, err := Search(context.Background(), func(context.Context, int, time.Duration) (float64, error) { return 0, boom }, Options{})
+	_, err := Search(context.Background(), func(context.Context, int, time.Duration) (Measure, error) { return Measure{}, boom }, Options{})
 	if !errors.Is(err, boom) {
 		t.Fatalf("err = %v, want boom", err)
 	}
