@@ -17,6 +17,7 @@ import (
 
 	"github.com/surgebench/surge/datasets"
 	"github.com/surgebench/surge/loadgen/endpoint"
+	"github.com/surgebench/surge/loadgen/h1"
 	"github.com/surgebench/surge/loadgen/schedule"
 	"github.com/surgebench/surge/loadgen/wire"
 	"github.com/surgebench/surge/metrics"
@@ -222,21 +223,26 @@ func (g *Generator) Now() int64 { return g.now() }
 
 // NewTransport returns the shared transport: keep-alive connections for
 // every concurrent stream (the default of 2 idle per host reconnects
-// constantly), no transparent gzip (it would hide when bytes arrive), and
-// connections dialled through wire, whose reads carry the kernel's receive
-// time (TLS sits above them and keeps working). With --timestamps read the
-// stamps still measure the client's read delay; they just do not time the
-// tokens.
-func NewTransport(concurrency int) *http.Transport {
-	t := http.DefaultTransport.(*http.Transport).Clone()
-	t.DialContext = wire.NewDialer(true).DialContext
-	t.MaxIdleConns = 0
-	t.MaxIdleConnsPerHost = max(concurrency, 1024)
-	t.MaxConnsPerHost = 0
-	t.DisableCompression = true
-	t.ForceAttemptHTTP2 = false
-	t.ResponseHeaderTimeout = 0
-	return t
+// constantly), connections dialled through wire, whose reads carry the
+// kernel's receive time, and each exchange on its request's own goroutine
+// (h1: no hand-offs between net/http's per-connection goroutines). With
+// --timestamps read the stamps still measure the client's read delay; they
+// just do not time the tokens. https and proxied requests go through an
+// *http.Transport dialling the same way (TLS sits above the stamped
+// connection and keeps working), with no transparent gzip (it would hide
+// when bytes arrive) and HTTP/1.1 only.
+func NewTransport(concurrency int) *h1.Transport {
+	dial := wire.NewDialer(true).DialContext
+	idle := max(concurrency, 1024)
+	fb := http.DefaultTransport.(*http.Transport).Clone()
+	fb.DialContext = dial
+	fb.MaxIdleConns = 0
+	fb.MaxIdleConnsPerHost = idle
+	fb.MaxConnsPerHost = 0
+	fb.DisableCompression = true
+	fb.ForceAttemptHTTP2 = false
+	fb.ResponseHeaderTimeout = 0
+	return &h1.Transport{Dial: dial, MaxIdlePerHost: idle, Proxy: http.ProxyFromEnvironment, Fallback: fb}
 }
 
 // RequestURL joins a --url value and the endpoint's path (Endpoint.Path).

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"syscall"
 
+	"github.com/surgebench/surge/loadgen/h1"
 	"github.com/surgebench/surge/metrics"
 )
 
@@ -50,21 +51,46 @@ func connectionClosed(err error) bool {
 }
 
 // freshClient is c with keep-alives off: every request it sends dials a
-// new connection. A client whose transport is not an *http.Transport is
-// returned as it is (its retries may then reuse a pooled connection).
+// new connection. A client whose transport is of another kind is returned
+// as it is (its retries may then reuse a pooled connection).
 func freshClient(c *http.Client) *http.Client {
-	t, ok := c.Transport.(*http.Transport)
-	if c.Transport == nil {
-		t, ok = http.DefaultTransport.(*http.Transport)
+	f, _ := withOwnTransport(c, func(t *http.Transport) { t.DisableKeepAlives = true },
+		func(t *h1.Transport) { t.DisableKeepAlives = true })
+	return f
+}
+
+// withOwnTransport returns a copy of c whose transport is a clone of c's
+// (nil: http.DefaultTransport) with the changes applied: setH1 to an
+// h1.Transport, setHTTP to an *http.Transport, its own or h1's fallback.
+// It also returns the clone, to close its idle connections; nil, with c
+// itself, when the transport is of another kind.
+func withOwnTransport(c *http.Client, setHTTP func(*http.Transport), setH1 func(*h1.Transport)) (*http.Client, interface{ CloseIdleConnections() }) {
+	var clone interface {
+		http.RoundTripper
+		CloseIdleConnections()
 	}
-	if !ok {
-		return c
+	switch t := c.Transport.(type) {
+	case nil:
+		ht := http.DefaultTransport.(*http.Transport).Clone()
+		setHTTP(ht)
+		clone = ht
+	case *http.Transport:
+		ht := t.Clone()
+		setHTTP(ht)
+		clone = ht
+	case *h1.Transport:
+		ht := t.Clone()
+		setH1(ht)
+		if fb, ok := ht.Fallback.(*http.Transport); ok {
+			setHTTP(fb)
+		}
+		clone = ht
+	default:
+		return c, nil
 	}
-	t = t.Clone()
-	t.DisableKeepAlives = true
 	f := *c
-	f.Transport = t
-	return &f
+	f.Transport = clone
+	return &f, clone
 }
 
 // send does req, stamping rec.IssuedNs as it goes to the transport (the

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"net/http"
 	"strings"
+
+	"github.com/surgebench/surge/loadgen/h1"
 )
 
 // ConnectionReuse is how requests share connections, as AIPerf's
@@ -62,13 +64,11 @@ func (g *Generator) startSession(ctx context.Context) (context.Context, func()) 
 	sc := &sessionConn{id: requestID()}
 	end := func() {}
 	if g.reuse == ReuseSticky {
-		if t, ok := g.client.Transport.(*http.Transport); ok {
-			t = t.Clone()
-			t.MaxConnsPerHost = 1
-			c := *g.client
-			c.Transport = t
-			sc.client = &c
-			end = t.CloseIdleConnections
+		// A session's turns run one after another, so its own pool holds
+		// one connection; net/http's is capped at one to be sure.
+		c, t := withOwnTransport(g.client, func(t *http.Transport) { t.MaxConnsPerHost = 1 }, func(*h1.Transport) {})
+		if t != nil {
+			sc.client, end = c, t.CloseIdleConnections
 		}
 	}
 	return context.WithValue(ctx, sessionKey{}, sc), end

@@ -5,6 +5,7 @@ import (
 	"crypto/tls"
 	"net"
 	"sync/atomic"
+	"syscall"
 	"time"
 )
 
@@ -108,3 +109,7 @@ func (l *Listener) Accept() (net.Conn, error) {
 	}
 	return Wrap(nc, true), nil
 }
+
+// SyscallConn returns the raw connection, for a pool that checks whether
+// an idle connection is still open.
+func (c *Conn) SyscallConn() (syscall.RawConn, error) { return c.tc.SyscallConn() }

@@ -1,0 +1,39 @@
+//go:build unix
+
+package h1
+
+import (
+	"net"
+	"syscall"
+
+	"golang.org/x/sys/unix"
+)
+
+// closedByPeer reports whether an idle connection is unfit to send on: its
+// peer closed it (llama.cpp's server closes keep-alive connections after a
+// few requests), reset it, or sent bytes nobody asked for. One peek that
+// does not wait; net/http learns the same from the read goroutine it
+// keeps on every idle connection.
+func closedByPeer(nc net.Conn) bool {
+	sc, ok := nc.(syscall.Conn)
+	if !ok {
+		return false
+	}
+	rc, err := sc.SyscallConn()
+	if err != nil {
+		return false
+	}
+	var buf [1]byte
+	dead := false
+	err = rc.Read(func(fd uintptr) bool {
+		for {
+			n, _, err := unix.Recvfrom(int(fd), buf[:], unix.MSG_PEEK|unix.MSG_DONTWAIT)
+			if err == unix.EINTR {
+				continue
+			}
+			dead = err != unix.EAGAIN || n > 0
+			return true
+		}
+	})
+	return dead || err != nil
+}

@@ -1,0 +1,21 @@
+// Package h1 is an HTTP/1.1 client transport that does each exchange on
+// the caller's goroutine: it takes a pooled connection (or dials one),
+// writes the request with one write call, and reads the response headers
+// and body itself.
+//
+// Why: net/http's transport gives every connection a read and a write
+// goroutine and hands each request and response between them and the
+// caller through channels. A load generator with hundreds of streams pays
+// those hand-offs (scheduler wake-ups, futexes) on every request, on the
+// same cores that read the tokens; at a wave of continuous batching they
+// delay first-token reads. Here a request costs no goroutine switch at all.
+//
+// It serves plain http:// requests that go straight to the server; https
+// and proxied requests go to a Fallback transport (an *http.Transport).
+// It keeps what a benchmark needs of net/http's behaviour: keep-alive
+// pools per host, httptrace hooks (GetConn, GotConn, DNS and connect
+// through the dialer, WroteRequest, GotFirstResponseByte), cancellation
+// by the request's context, and HTTP parsing by net/http itself
+// (http.ReadResponse). It does not retry: a pooled connection the server
+// closed fails with the server's EOF or reset, for the caller to judge.
+package h1

@@ -1,0 +1,291 @@
+package h1
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptrace"
+	"net/url"
+	"sync"
+	"time"
+)
+
+// Transport is an http.RoundTripper for HTTP/1.1 over plain TCP. Its zero
+// value dials with net.Dialer and falls back to nothing (https fails); set
+// the fields before its first request and do not change them after.
+type Transport struct {
+	// Dial opens a connection to addr ("host:port"); nil uses a net.Dialer.
+	Dial func(ctx context.Context, network, addr string) (net.Conn, error)
+	// MaxIdlePerHost is how many idle connections a host keeps (0: 2, as
+	// net/http's default).
+	MaxIdlePerHost int
+	// IdleTimeout closes a connection idle for longer (0: 90 s).
+	IdleTimeout time.Duration
+	// DisableKeepAlives sends "Connection: close" and closes each
+	// connection after its response.
+	DisableKeepAlives bool
+	// Proxy picks a proxy for a request, as http.Transport.Proxy does; a
+	// request it gives one goes to Fallback. nil: no proxy.
+	Proxy func(*http.Request) (*url.URL, error)
+	// Fallback carries what this transport does not: https and proxied
+	// requests (nil: they fail).
+	Fallback http.RoundTripper
+
+	mu   sync.Mutex
+	idle map[string][]*conn // per host:port, most recently used last
+}
+
+// Clone returns a copy of t's settings with no connections; an
+// *http.Transport fallback is cloned too.
+func (t *Transport) Clone() *Transport {
+	c := &Transport{Dial: t.Dial, MaxIdlePerHost: t.MaxIdlePerHost, IdleTimeout: t.IdleTimeout,
+		DisableKeepAlives: t.DisableKeepAlives, Proxy: t.Proxy, Fallback: t.Fallback}
+	if ht, ok := t.Fallback.(*http.Transport); ok {
+		c.Fallback = ht.Clone()
+	}
+	return c
+}
+
+// CloseIdleConnections closes the idle connections of t and of its
+// fallback.
+func (t *Transport) CloseIdleConnections() {
+	t.mu.Lock()
+	idle := t.idle
+	t.idle = nil
+	t.mu.Unlock()
+	for _, cs := range idle {
+		for _, c := range cs {
+			c.nc.Close()
+		}
+	}
+	if f, ok := t.Fallback.(interface{ CloseIdleConnections() }); ok {
+		f.CloseIdleConnections()
+	}
+}
+
+// RoundTrip sends req and returns its response once the headers arrived.
+// The body reads from the connection, which returns to the pool when the
+// body was read to its end and closed.
+func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
+	if req.URL == nil || req.URL.Scheme != "http" || t.proxied(req) {
+		return t.fallback(req)
+	}
+	ctx := req.Context()
+	trace := httptrace.ContextClientTrace(ctx)
+	key := hostPort(req.URL)
+	if trace != nil && trace.GetConn != nil {
+		trace.GetConn(key)
+	}
+	c, reused, err := t.conn(ctx, key)
+	if err != nil {
+		closeBody(req)
+		return nil, err
+	}
+	if trace != nil && trace.GotConn != nil {
+		trace.GotConn(httptrace.GotConnInfo{Conn: c.nc, Reused: reused, WasIdle: reused})
+	}
+	// The context's end interrupts whatever the exchange is blocked in.
+	stop := context.AfterFunc(ctx, func() { c.nc.SetDeadline(aLongTimeAgo) })
+	fail := func(err error) (*http.Response, error) {
+		stop()
+		c.nc.Close()
+		if ctx.Err() != nil {
+			err = fmt.Errorf("%w (%w)", ctx.Err(), err)
+		}
+		return nil, err
+	}
+	if err := c.writeRequest(req, t.DisableKeepAlives); err != nil {
+		return fail(err)
+	}
+	if trace != nil && trace.WroteRequest != nil {
+		trace.WroteRequest(httptrace.WroteRequestInfo{})
+	}
+	resp, err := c.readResponse(req, trace)
+	if err != nil {
+		return fail(err)
+	}
+	keep := !resp.Close && !req.Close && !t.DisableKeepAlives && resp.StatusCode != http.StatusSwitchingProtocols
+	resp.Body = &body{rc: resp.Body, c: c, t: t, key: key, stop: stop, keep: keep}
+	return resp, nil
+}
+
+func (t *Transport) proxied(req *http.Request) bool {
+	if t.Proxy == nil {
+		return false
+	}
+	u, err := t.Proxy(req)
+	return err != nil || u != nil // a proxy error is the fallback's to report
+}
+
+func (t *Transport) fallback(req *http.Request) (*http.Response, error) {
+	if t.Fallback == nil {
+		closeBody(req)
+		return nil, fmt.Errorf("h1: no transport for %s", req.URL.Redacted())
+	}
+	return t.Fallback.RoundTrip(req)
+}
+
+// conn takes the most recently used live idle connection to key, or dials
+// one with ctx (whose httptrace hooks see the DNS lookup and the connect).
+func (t *Transport) conn(ctx context.Context, key string) (*conn, bool, error) {
+	for {
+		c := t.takeIdle(key)
+		if c == nil {
+			break
+		}
+		if time.Since(c.idleSince) > t.idleTimeout() || closedByPeer(c.nc) {
+			c.nc.Close()
+			continue
+		}
+		return c, true, nil
+	}
+	dial := t.Dial
+	if dial == nil {
+		var d net.Dialer
+		dial = d.DialContext
+	}
+	nc, err := dial(ctx, "tcp", key)
+	if err != nil {
+		return nil, false, err
+	}
+	return newConn(nc), false, nil
+}
+
+func (t *Transport) takeIdle(key string) *conn {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	cs := t.idle[key]
+	if len(cs) == 0 {
+		return nil
+	}
+	c := cs[len(cs)-1]
+	cs[len(cs)-1] = nil
+	t.idle[key] = cs[:len(cs)-1]
+	return c
+}
+
+// put returns c to the pool, or closes it when the pool is full.
+func (t *Transport) put(key string, c *conn) {
+	c.idleSince = time.Now()
+	t.mu.Lock()
+	if t.idle == nil {
+		t.idle = make(map[string][]*conn)
+	}
+	if cs := t.idle[key]; len(cs) < t.maxIdle() {
+		t.idle[key] = append(cs, c)
+		c = nil
+	}
+	t.mu.Unlock()
+	if c != nil {
+		c.nc.Close()
+	}
+}
+
+func (t *Transport) maxIdle() int {
+	if t.MaxIdlePerHost > 0 {
+		return t.MaxIdlePerHost
+	}
+	return 2
+}
+
+func (t *Transport) idleTimeout() time.Duration {
+	if t.IdleTimeout > 0 {
+		return t.IdleTimeout
+	}
+	return 90 * time.Second
+}
+
+// conn is one connection and its read buffer, which outlives a response
+// (bytes past it, if any, make the connection unfit for the pool).
+type conn struct {
+	nc        net.Conn
+	br        *bufio.Reader
+	wbuf      []byte
+	idleSince time.Time
+}
+
+func newConn(nc net.Conn) *conn {
+	return &conn{nc: nc, br: bufio.NewReaderSize(nc, 4<<10)}
+}
+
+// readResponse reads the response's headers, skipping informational (1xx)
+// responses but 101.
+func (c *conn) readResponse(req *http.Request, trace *httptrace.ClientTrace) (*http.Response, error) {
+	if _, err := c.br.Peek(1); err != nil {
+		return nil, err
+	}
+	if trace != nil && trace.GotFirstResponseByte != nil {
+		trace.GotFirstResponseByte()
+	}
+	for {
+		resp, err := http.ReadResponse(c.br, req)
+		if err != nil {
+			return nil, err
+		}
+		if resp.StatusCode >= 200 || resp.StatusCode == http.StatusSwitchingProtocols {
+			return resp, nil
+		}
+	}
+}
+
+// body is a response body on a connection the transport lends: read to
+// its end and closed, the connection goes back to the pool; closed
+// earlier (or interrupted by the context), it is closed.
+type body struct {
+	rc   io.ReadCloser
+	c    *conn
+	t    *Transport
+	key  string
+	stop func() bool
+	keep bool
+	eof  bool
+	done bool
+}
+
+var errBodyClosed = errors.New("h1: read on a closed response body")
+
+func (b *body) Read(p []byte) (int, error) {
+	if b.done {
+		return 0, errBodyClosed
+	}
+	n, err := b.rc.Read(p)
+	if err == io.EOF {
+		b.eof = true
+	}
+	return n, err
+}
+
+func (b *body) Close() error {
+	if b.done {
+		return nil
+	}
+	b.done = true
+	interrupted := !b.stop()
+	if b.keep && b.eof && !interrupted && b.c.br.Buffered() == 0 {
+		b.t.put(b.key, b.c)
+		return nil
+	}
+	return b.c.nc.Close()
+}
+
+// hostPort is u's host with its port (80 when it names none).
+func hostPort(u *url.URL) string {
+	if u.Port() != "" {
+		return u.Host
+	}
+	return net.JoinHostPort(u.Hostname(), "80")
+}
+
+func closeBody(req *http.Request) {
+	if req.Body != nil {
+		req.Body.Close()
+	}
+}
+
+// aLongTimeAgo is a deadline that has passed: setting it interrupts a
+// blocked read or write.
+var aLongTimeAgo = time.Unix(1, 0)
