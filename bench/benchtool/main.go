@@ -1,3 +1,5 @@
+//go:build unix
+
 // Command benchtool is bench/overhead.sh's helper, so that the script needs
 // nothing but Go:
 //
