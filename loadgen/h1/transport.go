@@ -233,8 +233,9 @@ func (c *conn) readResponse(req *http.Request, trace *httptrace.ClientTrace) (*h
 }
 
 // body is a response body on a connection the transport lends: read to
-// its end and closed, the connection goes back to the pool; closed
-// earlier (or interrupted by the context), it is closed.
+// its end and closed, the connection goes back to the pool; closed earlier,
+// it goes back only when the rest of the body comes at once (drain);
+// interrupted by the context, it is closed.
 type body struct {
 	rc   io.ReadCloser
 	c    *conn
@@ -265,12 +266,34 @@ func (b *body) Close() error {
 	}
 	b.done = true
 	interrupted := !b.stop()
+	if b.keep && !b.eof && !interrupted {
+		b.eof = b.drain()
+	}
 	if b.keep && b.eof && !interrupted && b.c.br.Buffered() == 0 {
 		b.t.put(b.key, b.c)
 		return nil
 	}
 	return b.c.nc.Close()
 }
+
+// drain reads what is left of a body its reader stopped short of, waiting
+// at most drainWait: a stream's end (the chunked terminator behind its
+// [DONE] event) comes a moment after its last event, and a connection kept
+// is a dial the next request does not pay. It reports whether it reached
+// the end.
+func (b *body) drain() bool {
+	if b.c.nc.SetReadDeadline(time.Now().Add(drainWait)) != nil {
+		return false
+	}
+	n, err := io.Copy(io.Discard, io.LimitReader(b.rc, drainMax))
+	return err == nil && n < drainMax && b.c.nc.SetReadDeadline(time.Time{}) == nil
+}
+
+// drainWait and drainMax bound drain.
+const (
+	drainWait = time.Millisecond
+	drainMax  = 4 << 10
+)
 
 // hostPort is u's host with its port (80 when it names none).
 func hostPort(u *url.URL) string {

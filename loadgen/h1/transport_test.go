@@ -295,25 +295,47 @@ func TestCancel(t *testing.T) {
 	}
 }
 
-// TestEarlyCloseDropsConnection: a body closed before its end leaves bytes
-// of it on the connection, which must not carry another request.
-func TestEarlyCloseDropsConnection(t *testing.T) {
+// TestEarlyClose: a body closed before its end keeps its connection when
+// the rest was already on its way (a stream's terminator behind [DONE]),
+// and drops it when the rest does not come at once (the server still
+// streaming): those bytes must not reach another request.
+func TestEarlyClose(t *testing.T) {
 	t.Parallel()
-	s := newRawServer(t, false, "HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nhello", "HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nhello")
-	tr := &Transport{}
-	defer tr.CloseIdleConnections()
-	req, _ := http.NewRequest(http.MethodPost, s.url(), strings.NewReader("x"))
-	resp, err := tr.RoundTrip(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	resp.Body.Read(make([]byte, 2))
-	resp.Body.Close()
-	if _, err := resp.Body.Read(make([]byte, 2)); !errors.Is(err, errBodyClosed) {
-		t.Errorf("read after close: %v, want errBodyClosed", err)
-	}
-	if b, reused := post(t, tr, s.url(), "x"); b != "hello" || reused {
-		t.Fatalf("next request: %q reused %v, want hello on a new connection", b, reused)
+	release := make(chan struct{})
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.WriteString(w, "data: 1\n\n")
+		if r.URL.Path == "/stalls" {
+			w.(http.Flusher).Flush()
+			select {
+			case <-release:
+			case <-r.Context().Done():
+			}
+		}
+		io.WriteString(w, "data: [DONE]\n\n")
+	}))
+	defer srv.Close()
+	defer close(release)
+	for _, tc := range []struct {
+		path string
+		kept bool
+	}{{"/complete", true}, {"/stalls", false}} {
+		tr := &Transport{}
+		req, _ := http.NewRequest(http.MethodPost, srv.URL+tc.path, strings.NewReader("x"))
+		resp, err := tr.RoundTrip(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n, err := resp.Body.Read(make([]byte, 4)); n == 0 || err != nil {
+			t.Fatalf("%s: first read %d %v", tc.path, n, err)
+		}
+		resp.Body.Close()
+		if _, err := resp.Body.Read(make([]byte, 2)); !errors.Is(err, errBodyClosed) {
+			t.Errorf("%s: read after close: %v, want errBodyClosed", tc.path, err)
+		}
+		if _, reused := post(t, tr, srv.URL+"/complete", "x"); reused != tc.kept {
+			t.Errorf("%s: next request reused the connection: %v, want %v", tc.path, reused, tc.kept)
+		}
+		tr.CloseIdleConnections()
 	}
 }
 
