@@ -37,12 +37,12 @@ func Calibrate(ctx context.Context, c CalibrateConfig, out io.Writer) (*calibrat
 	if c.Tokens < 2 {
 		return nil, &UsageError{fmt.Errorf("--tokens %d: want at least 2", c.Tokens)}
 	}
-	fmt.Fprintf(out, "surge calibrate: read delay p99 < %.0f ms and ≤ %.0f%% of first tokens read with the next, %d tokens per stream, all streams started together\n",
-		calibrate.LimitMs, calibrate.SharedLimitPct, c.Tokens)
+	fmt.Fprintf(out, "surge calibrate: read delay p99 < %.0f ms and ≤ %.0f%% of first tokens read with the next, %d tokens per stream, all streams started together, at least %d tokens a probe, the median of %d probes a step\n",
+		calibrate.LimitMs, calibrate.SharedLimitPct, c.Tokens, minProbeEvents, calibrateRounds)
 	fmt.Fprintf(out, "%8s %8s %12s %14s %14s\n", "streams", "ITL ms", "tokens/s", "delay p99 ms", "shared first")
 	r, err := calibrate.Search(ctx, func(ctx context.Context, streams int, itl time.Duration) (calibrate.Measure, error) {
 		return probe(ctx, streams, itl, c.Tokens)
-	}, calibrate.Options{ITLs: c.ITLs, MaxStreams: c.MaxStreams, Log: func(s calibrate.Step) {
+	}, calibrate.Options{ITLs: c.ITLs, MaxStreams: c.MaxStreams, Rounds: calibrateRounds, Log: func(s calibrate.Step) {
 		verdict := "ok"
 		if !s.OK {
 			verdict = "over"
@@ -68,9 +68,17 @@ func Calibrate(ctx context.Context, c CalibrateConfig, out io.Writer) (*calibrat
 	return r, nil
 }
 
+// minProbeEvents is the fewest token events a probe measures: a p99 of
+// 320 events (8 streams of 40 tokens) is the 4th largest, one stall's worth.
+const minProbeEvents = 2000
+
+// calibrateRounds is how many probes decide a step (their median).
+const calibrateRounds = 3
+
 // probe runs streams requests at once against a fresh mock with the given
-// ITL and returns the client's read delay p99 in ms and the share of first
-// tokens it read together with the next.
+// ITL, in as many waves as it takes to read minProbeEvents tokens, and
+// returns the client's read delay p99 in ms and the share of first tokens
+// it read together with the next.
 func probe(ctx context.Context, streams int, itl time.Duration, tokens int) (calibrate.Measure, error) {
 	var m calibrate.Measure
 	mock, err := mockserver.Start(ctx, "127.0.0.1:0", mockserver.Config{TTFT: itl, ITL: itl})
@@ -91,13 +99,14 @@ func probe(ctx context.Context, streams int, itl time.Duration, tokens int) (cal
 		col.Close()
 		return m, err
 	}
-	runErr := gen.Run(ctx, []loadgen.Stage{{Limit: schedule.Constant(streams), Count: streams}})
+	waves := (minProbeEvents + streams*tokens - 1) / (streams * tokens)
+	runErr := gen.Run(ctx, []loadgen.Stage{{Limit: schedule.Constant(streams), Count: streams * waves}})
 	s := col.Close()
 	if runErr != nil {
 		return m, runErr
 	}
 	if n := s.Run[metrics.ErrorRequestCount]; n > 0 {
-		return m, fmt.Errorf("%v of %d requests failed against the mock", n, streams)
+		return m, fmt.Errorf("%v of %d requests failed against the mock", n, streams*waves)
 	}
 	d, ok := s.Metrics[metrics.ClientReadDelay]
 	if !ok {

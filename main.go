@@ -116,7 +116,7 @@ func calibrateCommand() *cli.Command {
 		Flags: []cli.Flag{
 			&cli.StringSliceFlag{Name: "itl", Value: itls, Usage: "per-stream token gaps to try"},
 			&cli.IntFlag{Name: "max-streams", Value: 1024, Usage: "largest stream count tried (doubling from 8)", Destination: &c.MaxStreams},
-			&cli.IntFlag{Name: "tokens", Value: 40, Usage: "tokens per stream", Destination: &c.Tokens},
+			&cli.IntFlag{Name: "tokens", Value: 40, Usage: "tokens per stream (a probe runs waves of streams until it read 2,000 tokens)", Destination: &c.Tokens},
 			&cli.BoolFlag{Name: "no-save", Usage: "print the result only", Destination: &noSave},
 		},
 		Action: func(cc *cli.Context) error {

@@ -18,6 +18,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"time"
 )
 
@@ -74,14 +75,21 @@ type Options struct {
 	ITLs []time.Duration
 	// MinStreams and MaxStreams bound the doubling (default 8 and 1024).
 	MinStreams, MaxStreams int
+	// Rounds is how many times each step is probed (default 3); the step
+	// keeps the median of each figure, so that one stall of the machine
+	// (a GC, a descheduled vCPU) in one round does not decide it: every
+	// stream of a step gets its first token at the same moment, so one
+	// stall then can make all of a round's first tokens late.
+	Rounds int
 	// Log, when set, sees each step as it is measured.
 	Log func(Step)
 }
 
 // Search doubles the stream count at each ITL until the read delay p99
 // reaches LimitMs or the first tokens read with the next pass
-// SharedLimitPct, and keeps the passing step with the most tokens per
-// second. A load no step passes leaves Streams 0.
+// SharedLimitPct (each the median of the step's rounds), and keeps the
+// passing step with the most tokens per second. A load no step passes
+// leaves Streams 0.
 func Search(ctx context.Context, probe Probe, o Options) (*Result, error) {
 	if len(o.ITLs) == 0 {
 		o.ITLs = []time.Duration{10 * time.Millisecond, 5 * time.Millisecond, 2 * time.Millisecond}
@@ -92,11 +100,14 @@ func Search(ctx context.Context, probe Probe, o Options) (*Result, error) {
 	if o.MaxStreams < o.MinStreams {
 		o.MaxStreams = max(1024, o.MinStreams)
 	}
+	if o.Rounds <= 0 {
+		o.Rounds = 3
+	}
 	host, _ := os.Hostname()
 	r := &Result{LimitMs: LimitMs, MeasuredAt: time.Now().UTC(), Host: host, CPUs: runtime.NumCPU()}
 	for _, itl := range o.ITLs {
 		for n := o.MinStreams; n <= o.MaxStreams; n *= 2 {
-			m, err := probe(ctx, n, itl)
+			m, err := median(ctx, probe, n, itl, o.Rounds)
 			if err != nil {
 				return nil, fmt.Errorf("calibrating %d streams at ITL %v: %w", n, itl, err)
 			}
@@ -117,6 +128,26 @@ func Search(ctx context.Context, probe Probe, o Options) (*Result, error) {
 		}
 	}
 	return r, nil
+}
+
+// median probes a step rounds times and returns the median of each figure.
+func median(ctx context.Context, probe Probe, streams int, itl time.Duration, rounds int) (Measure, error) {
+	delays, shared := make([]float64, rounds), make([]float64, rounds)
+	for i := range rounds {
+		m, err := probe(ctx, streams, itl)
+		if err != nil {
+			return Measure{}, err
+		}
+		delays[i], shared[i] = m.ReadDelayP99ms, m.SharedFirstPct
+	}
+	mid := func(v []float64) float64 {
+		slices.Sort(v)
+		if len(v)%2 == 1 {
+			return v[len(v)/2]
+		}
+		return (v[len(v)/2-1] + v[len(v)/2]) / 2
+	}
+	return Measure{ReadDelayP99ms: mid(delays), SharedFirstPct: mid(shared)}, nil
 }
 
 // EnvFile names the environment variable that overrides File's location.

@@ -55,6 +55,40 @@ func TestSearchFailsSharedFirstTokens(t *testing.T) {
 	}
 }
 
+// One bad round of three does not fail a step, two do: the step keeps the
+// median of each figure.
+func TestSearchTakesTheMedianOfRounds(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		bad      map[int]bool // rounds (0-based, per step) that stall
+		wantBest int
+	}{
+		{"no stall", nil, 16},
+		{"one stalled round per step", map[int]bool{1: true}, 16},
+		{"two stalled rounds per step", map[int]bool{0: true, 2: true}, 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			calls := 0
+			probe := func(_ context.Context, streams int, itl time.Duration) (Measure, error) {
+				round := calls % 3
+				calls++
+				m, _ := fakeProbe(context.Background(), streams, itl)
+				if tc.bad[round] {
+					m.ReadDelayP99ms, m.SharedFirstPct = 5, 100 // a stall makes every first token late
+				}
+				return m, nil
+			}
+			r, err := Search(context.Background(), probe, Options{ITLs: []time.Duration{10 * time.Millisecond}, MinStreams: 4, MaxStreams: 64})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if r.Streams != tc.wantBest || calls != 3*len(r.Steps) {
+				t.Errorf("best %d streams after %d probes for %d steps, want %d and 3 probes a step", r.Streams, calls, len(r.Steps), tc.wantBest)
+			}
+		})
+	}
+}
+
 func TestSearchReportsProbeErrors(t *testing.T) {
 	boom := errors.New("boom")
 	_, err := Search(context.Background(), func(context.Context, int, time.Duration) (Measure, error) { return Measure{}, boom }, Options{})
