@@ -10,8 +10,8 @@ import (
 )
 
 // Conn is a TCP connection whose reads remember the kernel's receive time
-// of the last segment each one delivered. It has net.Conn's method set
-// only (no ReadFrom/WriteTo), so every read goes through Read.
+// of the last segment each one delivered. It has net.Conn's method set and
+// SyscallConn only (no ReadFrom/WriteTo), so every read goes through Read.
 type Conn struct {
 	net.Conn
 	tc *net.TCPConn
