@@ -106,9 +106,16 @@ func (t *reqTrace) stamp(at *int64) {
 	t.mu.Unlock()
 }
 
-// sent is when the request's last byte was written, or issued when the
-// trace never saw it (a failed write).
+// sent is when the request's last byte was written: the connection's own
+// stamp of its latest write when it has one from this request (read just
+// before the system call that completed it), else WroteRequest's time,
+// else issued (a failed write).
 func (t *reqTrace) sent(issued int64) int64 {
+	if t.conn != nil {
+		if w := t.g.clock.Run(t.conn.LastWrite()); w > 0 && w >= t.gotConn {
+			return w
+		}
+	}
 	if w := t.wrote.Load(); w > 0 {
 		return w
 	}

@@ -20,6 +20,9 @@ type Conn struct {
 	// reads (net/http reads headers on its own goroutine, bodies on the
 	// caller's), read by the request's goroutine: atomic.
 	last atomic.Int64
+	// wrote is the CLOCK_REALTIME ns at which the write call that handed
+	// the kernel the latest write's last byte began (0: none yet).
+	wrote atomic.Int64
 
 	kernel
 }
@@ -28,6 +31,11 @@ type Conn struct {
 // nanoseconds, of the last segment delivered by the latest read that
 // returned data; 0 when the connection has no kernel stamps.
 func (c *Conn) LastArrival() int64 { return c.last.Load() }
+
+// LastWrite returns when the write call that handed the kernel the latest
+// write's last byte began, in CLOCK_REALTIME nanoseconds (a request's send
+// time: see Write); 0 before any write.
+func (c *Conn) LastWrite() int64 { return c.wrote.Load() }
 
 // Kernel reports whether reads on c carry kernel receive stamps.
 func (c *Conn) Kernel() bool { return c.kernel.on }

@@ -8,6 +8,7 @@ import (
 	"net"
 	"os"
 	"syscall"
+	"time"
 	"unsafe"
 
 	"golang.org/x/sys/unix"
@@ -95,6 +96,46 @@ func (c *Conn) Read(p []byte) (int, error) {
 		return 0, io.EOF
 	}
 	return k.n, nil
+}
+
+// Write writes like net.Conn's Write and notes when the write of its last
+// byte began: the clock is read just before each write system call, and
+// the reading of the call that completes p is kept. That is a causal send
+// time (the peer cannot have the bytes earlier) off by the call's own
+// duration at most; a reading after the call would take in whatever ran
+// before this thread got back (on loopback the call wakes the server, which
+// may be scheduled first), and net/http's WroteRequest, taken before its
+// buffered writer's last flush, means the same as this.
+func (c *Conn) Write(p []byte) (int, error) {
+	written := 0
+	var werr error
+	err := c.kernel.rc.Write(func(fd uintptr) bool {
+		for written < len(p) {
+			at := time.Now().UnixNano()
+			n, err := unix.Write(int(fd), p[written:])
+			switch {
+			case err == nil:
+				written += n
+				if written == len(p) {
+					c.wrote.Store(at)
+				}
+			case err == unix.EINTR:
+			case err == unix.EAGAIN:
+				return false
+			default:
+				werr = err
+				return true
+			}
+		}
+		return true
+	})
+	switch {
+	case err != nil:
+		return written, &net.OpError{Op: "write", Net: "tcp", Source: c.LocalAddr(), Addr: c.RemoteAddr(), Err: err}
+	case werr != nil:
+		return written, &net.OpError{Op: "write", Net: "tcp", Source: c.LocalAddr(), Addr: c.RemoteAddr(), Err: os.NewSyscallError("write", werr)}
+	}
+	return written, nil
 }
 
 // read is the RawConn callback: false asks the poller to wait until the
