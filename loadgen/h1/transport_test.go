@@ -403,12 +403,19 @@ func TestInvalidHeaders(t *testing.T) {
 	}
 }
 
+// okServer answers every request with "ok"; it closes with the test.
+func okServer(t *testing.T) *httptest.Server {
+	t.Helper()
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "ok") }))
+	t.Cleanup(srv.Close)
+	return srv
+}
+
 // TestTraceHooks: the hooks a load generator times a request by all fire,
 // in order, on a fresh connection and on a pooled one.
 func TestTraceHooks(t *testing.T) {
 	t.Parallel()
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "ok") }))
-	defer srv.Close()
+	srv := okServer(t)
 	tr := &Transport{}
 	defer tr.CloseIdleConnections()
 	for _, want := range []string{
@@ -480,8 +487,7 @@ func TestPoolBound(t *testing.T) {
 // (the next request would fail at once).
 func TestCancelAfterEnd(t *testing.T) {
 	t.Parallel()
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "ok") }))
-	defer srv.Close()
+	srv := okServer(t)
 	tr := &Transport{}
 	defer tr.CloseIdleConnections()
 	ctx, cancel := context.WithCancel(context.Background())

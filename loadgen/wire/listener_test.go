@@ -11,14 +11,9 @@ import (
 // has them, the read time otherwise).
 func TestListenerStampsAccepted(t *testing.T) {
 	t.Parallel()
-	inner, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	ln := NewListener(inner)
-	defer ln.Close()
+	ln := stampedListener(t)
 	go func() {
-		c, err := net.Dial("tcp", inner.Addr().String())
+		c, err := net.Dial("tcp", ln.Addr().String())
 		if err != nil {
 			return
 		}
@@ -42,4 +37,17 @@ func TestListenerStampsAccepted(t *testing.T) {
 	if c.LastArrival() == 0 {
 		t.Error("no arrival time after a read")
 	}
+}
+
+// stampedListener listens on 127.0.0.1 with kernel receive stamps; it
+// closes with the test.
+func stampedListener(t *testing.T) *Listener {
+	t.Helper()
+	inner, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln := NewListener(inner)
+	t.Cleanup(func() { ln.Close() })
+	return ln
 }

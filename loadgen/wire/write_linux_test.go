@@ -32,12 +32,7 @@ func TestWriteStamp(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			inner, err := net.Listen("tcp", "127.0.0.1:0")
-			if err != nil {
-				t.Fatal(err)
-			}
-			ln := NewListener(inner)
-			defer ln.Close()
+			ln := stampedListener(t)
 			arrivals := make(chan int64, 1)
 			msg := bytes.Repeat([]byte("x"), tc.size)
 			go func() {
@@ -54,7 +49,7 @@ func TestWriteStamp(t *testing.T) {
 				}
 				arrivals <- Of(nc).LastArrival()
 			}()
-			nc, err := NewDialer(true).DialContext(context.Background(), "tcp", inner.Addr().String())
+			nc, err := NewDialer(true).DialContext(context.Background(), "tcp", ln.Addr().String())
 			if err != nil {
 				t.Fatal(err)
 			}
