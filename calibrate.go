@@ -93,8 +93,10 @@ func probe(ctx context.Context, streams int, itl time.Duration, tokens int) (cal
 	}
 	start := time.Now()
 	col := metrics.NewCollector(metrics.WithClock(func() int64 { return int64(time.Since(start)) }))
+	tr := loadgen.NewTransport(streams)
+	defer tr.CloseIdleConnections() // a calibration's probes would otherwise keep thousands of sockets
 	gen, err := loadgen.New(mock.URL(), &endpoint.Endpoint{Kind: endpoint.Chat, Model: "mock", Streaming: true}, ds, col,
-		loadgen.WithStart(start), loadgen.WithClient(&http.Client{Transport: loadgen.NewTransport(streams)}))
+		loadgen.WithStart(start), loadgen.WithClient(&http.Client{Transport: tr}))
 	if err != nil {
 		col.Close()
 		return m, err

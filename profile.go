@@ -303,12 +303,14 @@ func (p *prepared) execute(ctx context.Context, log io.Writer) (o *outcome, err 
 	cleanup = append(cleanup, logw.release)
 
 	ep := p.ep
+	tr := loadgen.NewTransport(p.maxConc)
+	cleanup = append(cleanup, tr.CloseIdleConnections) // a process may run many
 	genOpts := []loadgen.Option{
 		loadgen.WithStart(o.start),
 		loadgen.WithHeaders(p.headers),
 		loadgen.WithRequestTimeout(c.Timeout),
 		loadgen.WithGracePeriod(c.Grace),
-		loadgen.WithClient(&http.Client{Transport: loadgen.NewTransport(p.maxConc)}),
+		loadgen.WithClient(&http.Client{Transport: tr}),
 		loadgen.WithBodySink(folders),
 		loadgen.WithSecrets(secretValues(c.APIKey, p.headers)...),
 		loadgen.WithTimestamps(p.stamps),

@@ -505,3 +505,32 @@ func TestCancelAfterEnd(t *testing.T) {
 		t.Fatalf("next request: %q reused %v, want ok on a new connection", b, reused)
 	}
 }
+
+// TestCloseIdleConnections closes every pooled connection (the server sees
+// each one end), and the transport still serves requests after.
+func TestCloseIdleConnections(t *testing.T) {
+	t.Parallel()
+	var closed atomic.Int32
+	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "ok") }))
+	srv.Config.ConnState = func(_ net.Conn, s http.ConnState) {
+		if s == http.StateClosed {
+			closed.Add(1)
+		}
+	}
+	srv.Start()
+	defer srv.Close()
+	tr := &Transport{}
+	post(t, tr, srv.URL, "x")
+	tr.CloseIdleConnections()
+	deadline := time.Now().Add(10 * time.Second)
+	for closed.Load() != 1 {
+		if time.Now().After(deadline) {
+			t.Fatal("the server never saw the idle connection close")
+		}
+		time.Sleep(time.Millisecond)
+	}
+	if b, reused := post(t, tr, srv.URL, "x"); b != "ok" || reused {
+		t.Fatalf("after closing: %q reused %v, want ok on a new connection", b, reused)
+	}
+	tr.CloseIdleConnections()
+}
