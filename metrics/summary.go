@@ -209,7 +209,7 @@ func summaryOf(a *aggregate) *Summary {
 	}
 	if s.Streamed > 0 && float64(s.FirstTokenShared) > SharedFirstWarn*float64(s.Streamed) {
 		s.Warnings = append(s.Warnings, fmt.Sprintf(
-			"%d of %d first tokens (%.1f%%) were read together with the next token: a read carries its last segment's arrival time, so their TTFT may be late by up to one token gap (the client was busy when they arrived)",
+			"%d of %d first tokens (%.1f%%) were read together with the next token: a read carries its last segment's arrival time, so their TTFT may be late by up to one token gap (the client was busy when they arrived, or the server sent the two together, which delays nothing)",
 			s.FirstTokenShared, s.Streamed, 100*float64(s.FirstTokenShared)/float64(s.Streamed)))
 	}
 	if s.SchedulerLag.Count > 0 && s.SchedulerLag.P99 > LagWarnMs {
