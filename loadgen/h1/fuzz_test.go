@@ -70,3 +70,21 @@ func FuzzWriteRequest(f *testing.F) {
 		}
 	})
 }
+
+// TestWriteBufferBound: a connection keeps its write buffer for the next
+// request, unless a long body grew it past maxKeptWrite.
+func TestWriteBufferBound(t *testing.T) {
+	for _, tc := range []struct {
+		size int
+		kept bool
+	}{{1 << 10, true}, {maxKeptWrite + 1, false}} {
+		req, _ := http.NewRequest(http.MethodPost, "http://127.0.0.1:8000/", bytes.NewReader(make([]byte, tc.size)))
+		c := newConn(&captureConn{})
+		if err := c.writeRequest(req, false); err != nil {
+			t.Fatal(err)
+		}
+		if kept := c.wbuf != nil; kept != tc.kept {
+			t.Errorf("%d-byte body: buffer kept %v, want %v", tc.size, kept, tc.kept)
+		}
+	}
+}

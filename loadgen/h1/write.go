@@ -14,7 +14,13 @@ import (
 // on the wire at once.
 func (c *conn) writeRequest(req *http.Request, closeAfter bool) error {
 	b := c.wbuf[:0]
-	defer func() { c.wbuf = b[:0] }()
+	defer func() {
+		if cap(b) <= maxKeptWrite {
+			c.wbuf = b[:0]
+		} else {
+			c.wbuf = nil // a long trace prompt's buffer is not kept by every connection
+		}
+	}()
 	method := req.Method
 	if method == "" {
 		method = http.MethodGet
@@ -67,6 +73,11 @@ func (c *conn) writeRequest(req *http.Request, closeAfter bool) error {
 	_, err = c.nc.Write(b)
 	return err
 }
+
+// maxKeptWrite bounds the write buffer a connection keeps between requests
+// (net/http keeps 4 KiB; a chat body is a few KiB, a trace prompt can be
+// hundreds, and 256 connections each keeping one would add up).
+const maxKeptWrite = 64 << 10
 
 // appendBody appends the Content-Length header, the blank line and the
 // body (closing it). A GET or HEAD without a body sends no length.

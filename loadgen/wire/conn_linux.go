@@ -20,20 +20,26 @@ const Supported = true
 // oobSize fits one SCM_TIMESTAMPNS message with room to spare.
 const oobSize = 64
 
-// kernel is a Conn's recvmsg state. A net.Conn is read by one goroutine at
-// a time, so the fields the read callback fills need no lock; they live
-// here, with the callback made once, so a read allocates nothing.
+// kernel is a Conn's recvmsg and write state. A net.Conn is read by one
+// goroutine at a time and written by one at a time, so the fields each
+// callback fills need no lock; they live here, with the callbacks made
+// once, so a read or a write allocates nothing.
 type kernel struct {
-	on     bool
-	rc     syscall.RawConn
-	owner  *Conn
-	readFn func(fd uintptr) bool
+	on      bool
+	rc      syscall.RawConn
+	owner   *Conn
+	readFn  func(fd uintptr) bool
+	writeFn func(fd uintptr) bool
 
 	msg  unix.Msghdr
 	iov  unix.Iovec
 	oob  []byte
 	n    int
 	rerr error
+
+	wp   []byte // what Write is writing
+	wn   int    // how much of wp is written
+	werr error
 }
 
 func (k *kernel) enable(c *Conn) {
@@ -45,7 +51,7 @@ func (k *kernel) enable(c *Conn) {
 		return
 	}
 	k.rc, k.owner, k.oob = rc, c, make([]byte, oobSize)
-	k.readFn = k.read
+	k.readFn, k.writeFn = k.read, k.write
 	k.on = true
 }
 
@@ -107,35 +113,41 @@ func (c *Conn) Read(p []byte) (int, error) {
 // may be scheduled first), and net/http's WroteRequest, taken before its
 // buffered writer's last flush, means the same as this.
 func (c *Conn) Write(p []byte) (int, error) {
-	written := 0
-	var werr error
-	err := c.kernel.rc.Write(func(fd uintptr) bool {
-		for written < len(p) {
-			at := time.Now().UnixNano()
-			n, err := unix.Write(int(fd), p[written:])
-			switch {
-			case err == nil:
-				written += n
-				if written == len(p) {
-					c.wrote.Store(at)
-				}
-			case err == unix.EINTR:
-			case err == unix.EAGAIN:
-				return false
-			default:
-				werr = err
-				return true
-			}
-		}
-		return true
-	})
+	k := &c.kernel
+	k.wp, k.wn, k.werr = p, 0, nil
+	err := k.rc.Write(k.writeFn)
+	n, werr := k.wn, k.werr
+	k.wp = nil // do not keep the caller's buffer alive
 	switch {
 	case err != nil:
-		return written, &net.OpError{Op: "write", Net: "tcp", Source: c.LocalAddr(), Addr: c.RemoteAddr(), Err: err}
+		return n, &net.OpError{Op: "write", Net: "tcp", Source: c.LocalAddr(), Addr: c.RemoteAddr(), Err: err}
 	case werr != nil:
-		return written, &net.OpError{Op: "write", Net: "tcp", Source: c.LocalAddr(), Addr: c.RemoteAddr(), Err: os.NewSyscallError("write", werr)}
+		return n, &net.OpError{Op: "write", Net: "tcp", Source: c.LocalAddr(), Addr: c.RemoteAddr(), Err: os.NewSyscallError("write", werr)}
 	}
-	return written, nil
+	return n, nil
+}
+
+// write is the RawConn callback of Write: false asks the poller to wait
+// until the socket has room.
+func (k *kernel) write(fd uintptr) bool {
+	for k.wn < len(k.wp) {
+		at := time.Now().UnixNano()
+		n, err := unix.Write(int(fd), k.wp[k.wn:])
+		switch {
+		case err == nil:
+			k.wn += n
+			if k.wn == len(k.wp) {
+				k.owner.wrote.Store(at)
+			}
+		case err == unix.EINTR:
+		case err == unix.EAGAIN:
+			return false
+		default:
+			k.werr = err
+			return true
+		}
+	}
+	return true
 }
 
 // read is the RawConn callback: false asks the poller to wait until the

@@ -106,3 +106,25 @@ func TestWriteInterruptedByDeadline(t *testing.T) {
 		t.Fatalf("write past its deadline: %v, want a timeout", err)
 	}
 }
+
+// TestWriteAllocatesNothing: a request's write is on the hot path.
+func TestWriteAllocatesNothing(t *testing.T) {
+	ln := stampedListener(t)
+	go func() {
+		nc, err := ln.Accept()
+		if err != nil {
+			return
+		}
+		defer nc.Close()
+		_, _ = io.Copy(io.Discard, nc)
+	}()
+	nc, err := NewDialer(true).DialContext(context.Background(), "tcp", ln.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nc.Close()
+	msg := bytes.Repeat([]byte("x"), 1024)
+	if n := testing.AllocsPerRun(200, func() { _, _ = nc.Write(msg) }); n != 0 {
+		t.Errorf("%v allocations a write, want 0", n)
+	}
+}
