@@ -19,39 +19,114 @@ import (
 // session_id is the conversation's id; a conversation sent again (a
 // dataset cycled, random sampling) gets "#2", "#3", … appended, so each
 // entry is one session and AIPerf's inputs_json loader replays them all.
-// Entries are written as sessions end. Body and EndSession only queue: a
-// writer goroutine does the file I/O, so a large prompt's copy never sits
-// between a request's intended and actual send. They are safe for
+// Entries are written as sessions end, by a writer goroutine, so a large
+// prompt's copy never sits between a request's intended and actual send.
+// Body and EndSession only take a lock: the writer is woken once per batch
+// of ended sessions, not per call (each wake-up of an idle goroutine costs
+// the client a thread wake, several a request in all). Holding them loses
+// nothing: the document is whole only once closed. They are safe for
 // concurrent use; the bodies must not change after.
 type Inputs struct {
-	queue chan input
-	done  chan struct{}
-	once  sync.Once
-	err   error
+	mu     sync.Mutex
+	open   map[int64]*pending // sessions still sending
+	ended  []*pending         // ended sessions the writer has not taken
+	held   int                // bytes of their bodies
+	closed bool
+	taken  *sync.Cond // the writer took the ended sessions (callers waiting for room)
+	// maxHeld is inputsMaxHeld (tests lower it).
+	maxHeld int
+
+	wake chan struct{} // capacity 1: a batch is ready, or the document closes
+	done chan struct{}
+	once sync.Once
+	err  error
 }
 
-type input struct {
-	session      int64
-	conversation string
-	turn         int
-	body         []byte // nil: the session ended
-}
-
-// pending is a session whose bodies wait for its end.
+// pending is a session's bodies, in turn order, until its end.
 type pending struct {
 	conversation string
 	payloads     [][]byte
+	size         int
 }
 
-// inputsQueue bounds the bodies waiting for the writer (callers then
-// wait: nothing is dropped).
-const inputsQueue = 1024
+// The writer is woken when inputsBatch sessions or inputsBatchBytes of
+// bodies have ended; past inputsMaxHeld bytes EndSession waits for it
+// (nothing is dropped).
+const (
+	inputsBatch      = 64
+	inputsBatchBytes = 1 << 20
+	inputsMaxHeld    = 64 << 20
+)
 
 // NewInputs starts the document on w.
 func NewInputs(w io.Writer) *Inputs {
-	in := &Inputs{queue: make(chan input, inputsQueue), done: make(chan struct{})}
+	in := &Inputs{open: map[int64]*pending{}, maxHeld: inputsMaxHeld, wake: make(chan struct{}, 1), done: make(chan struct{})}
+	in.taken = sync.NewCond(&in.mu)
 	go in.write(w)
 	return in
+}
+
+// Body holds the body of turn turn of conversation, sent in session.
+func (in *Inputs) Body(session int64, conversation string, turn int, body []byte) {
+	if body == nil {
+		body = []byte("null")
+	}
+	in.mu.Lock()
+	defer in.mu.Unlock()
+	p := in.open[session]
+	if p == nil {
+		p = &pending{conversation: conversation}
+		in.open[session] = p
+	}
+	// A turn's body lands at its index (a turn is sent once a session).
+	for len(p.payloads) <= turn {
+		p.payloads = append(p.payloads, nil)
+	}
+	p.payloads[turn] = body
+	p.size += len(body)
+}
+
+// EndSession ends session: its entry goes to the writer with the next batch.
+func (in *Inputs) EndSession(session int64) {
+	in.mu.Lock()
+	defer in.mu.Unlock()
+	p := in.open[session]
+	if p == nil {
+		return
+	}
+	delete(in.open, session)
+	in.ended = append(in.ended, p)
+	in.held += p.size
+	if len(in.ended) >= inputsBatch || in.held >= inputsBatchBytes {
+		in.poke()
+	}
+	for in.held >= in.maxHeld && !in.closed {
+		in.taken.Wait()
+	}
+}
+
+// poke wakes the writer (a wake already pending is enough).
+func (in *Inputs) poke() {
+	select {
+	case in.wake <- struct{}{}:
+	default:
+	}
+}
+
+// take hands the writer the ended sessions, and at the end the sessions
+// never ended (a caller that stopped early), in session order.
+func (in *Inputs) take() (batch []*pending, last bool) {
+	in.mu.Lock()
+	defer in.mu.Unlock()
+	batch, in.ended, in.held = in.ended, nil, 0
+	in.taken.Broadcast()
+	if in.closed {
+		for _, s := range slices.Sorted(maps.Keys(in.open)) {
+			batch = append(batch, in.open[s])
+		}
+		clear(in.open)
+	}
+	return batch, in.closed
 }
 
 func (in *Inputs) write(dst io.Writer) {
@@ -60,11 +135,10 @@ func (in *Inputs) write(dst io.Writer) {
 	// nothing a crash would not: one write per 256 KiB, not per session.
 	w := bufio.NewWriterSize(dst, 256<<10)
 	_, err := io.WriteString(w, "{\"data\":[")
-	open := map[int64]*pending{}
 	sent := map[string]int{} // sessions written per conversation
 	var buf []byte
 	n := 0
-	flush := func(p *pending) {
+	entry := func(p *pending) {
 		if err != nil || len(p.payloads) == 0 {
 			return
 		}
@@ -94,28 +168,14 @@ func (in *Inputs) write(dst io.Writer) {
 		buf = append(buf, "]}"...)
 		_, err = w.Write(buf)
 	}
-	for it := range in.queue {
-		p := open[it.session]
-		if it.body == nil {
-			if p != nil {
-				flush(p)
-				delete(open, it.session)
-			}
-			continue
+	for range in.wake {
+		batch, last := in.take()
+		for _, p := range batch {
+			entry(p)
 		}
-		if p == nil {
-			p = &pending{conversation: it.conversation}
-			open[it.session] = p
+		if last {
+			break
 		}
-		// A turn's body lands at its index (a turn is sent once a session).
-		for len(p.payloads) <= it.turn {
-			p.payloads = append(p.payloads, nil)
-		}
-		p.payloads[it.turn] = it.body
-	}
-	// Sessions never ended (a caller that stopped early) are still written.
-	for _, s := range slices.Sorted(maps.Keys(open)) {
-		flush(open[s])
 	}
 	if err == nil {
 		_, err = io.WriteString(w, "\n]}\n")
@@ -126,23 +186,16 @@ func (in *Inputs) write(dst io.Writer) {
 	in.err = err
 }
 
-// Body queues the body of turn turn of conversation, sent in session.
-func (in *Inputs) Body(session int64, conversation string, turn int, body []byte) {
-	if body == nil {
-		body = []byte("null")
-	}
-	in.queue <- input{session: session, conversation: conversation, turn: turn, body: body}
-}
-
-// EndSession queues the end of session: its entry is written.
-func (in *Inputs) EndSession(session int64) {
-	in.queue <- input{session: session}
-}
-
-// Close ends the document once everything queued is written. No Body or
+// Close ends the document once everything held is written. No Body or
 // EndSession may follow.
 func (in *Inputs) Close() error {
-	in.once.Do(func() { close(in.queue) })
+	in.once.Do(func() {
+		in.mu.Lock()
+		in.closed = true
+		in.taken.Broadcast()
+		in.mu.Unlock()
+		in.poke()
+	})
 	<-in.done
 	return in.err
 }

@@ -7,6 +7,7 @@ import (
 	"github.com/surgebench/surge/metrics/export/shape"
 	"sync"
 	"testing"
+	"time"
 )
 
 // inputsFileShape is AIPerf's InputsFile (common/models/dataset_models.py):
@@ -60,13 +61,14 @@ func TestGoldenInputs(t *testing.T) {
 	}
 }
 
-// TestInputsConcurrent: many sessions at once, each from its own
-// goroutine, all arrive whole.
+// TestInputsConcurrent: many sessions at once (several batches and a
+// part of one), each from its own goroutine, all arrive whole.
 func TestInputsConcurrent(t *testing.T) {
+	const sessions = 5*inputsBatch/2 + 3
 	var b bytes.Buffer
 	in := NewInputs(&b)
 	var wg sync.WaitGroup
-	for s := range 64 {
+	for s := range sessions {
 		wg.Go(func() {
 			for turn := range 3 {
 				in.Body(int64(s), fmt.Sprintf("c%d", s%8), turn, fmt.Appendf(nil, `{"t":%d}`, turn))
@@ -100,8 +102,71 @@ func TestInputsConcurrent(t *testing.T) {
 			}
 		}
 	}
-	if len(doc.Data) != 64 {
-		t.Errorf("%d entries, want 64", len(doc.Data))
+	if len(doc.Data) != sessions {
+		t.Errorf("%d entries, want %d", len(doc.Data), sessions)
+	}
+}
+
+// stallWriter blocks every Write until released.
+type stallWriter struct {
+	bytes.Buffer
+	release chan struct{}
+}
+
+func (w *stallWriter) Write(p []byte) (int, error) {
+	<-w.release
+	return w.Buffer.Write(p)
+}
+
+// TestInputsWaitsForASlowWriter: past the bound on held bodies, EndSession
+// waits for the writer instead of holding more (or dropping any), and
+// every session is still written.
+func TestInputsWaitsForASlowWriter(t *testing.T) {
+	w := &stallWriter{release: make(chan struct{})}
+	in := NewInputs(w)
+	in.maxHeld = 3 << 20
+	body := fmt.Appendf(nil, `{"p":"%s"}`, bytes.Repeat([]byte("x"), 1<<20))
+	ended := make(chan int, 16)
+	go func() {
+		for s := range 8 {
+			in.Body(int64(s), "c", 0, body)
+			in.EndSession(int64(s))
+			ended <- s
+		}
+		close(ended)
+	}()
+	// The writer takes what has ended (at most the bound's three) and
+	// stalls writing its first; two more fit under the bound, the next
+	// waits. Without the bound all eight would end.
+	n := 0
+	for stalled := time.After(100 * time.Millisecond); ; {
+		select {
+		case <-ended:
+			n++
+			continue
+		case <-stalled:
+		}
+		break
+	}
+	if n > 5 {
+		t.Errorf("%d sessions ended while the writer stalled, want at most 5 (3 taken + 2 held)", n)
+	}
+	close(w.release)
+	for range ended {
+	}
+	if err := in.Close(); err != nil {
+		t.Fatal(err)
+	}
+	var doc struct {
+		Data []struct {
+			SessionID string `json:"session_id"`
+		} `json:"data"`
+	}
+	if err := json.Unmarshal(w.Bytes(), &doc); err != nil {
+		t.Fatal(err)
+	}
+	if len(doc.Data) != 8 {
+		t.Errorf("%d entries, want 8", len(doc.Data))
 	}
 }
 
