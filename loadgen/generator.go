@@ -8,6 +8,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"iter"
 	"net/http"
 	"runtime"
 	"strings"
@@ -472,26 +473,54 @@ type credit struct {
 	body []byte
 }
 
-// lookaheadDepth is how many session starts are prepared ahead.
-const lookaheadDepth = 64
+// lookaheadDepth is how many session starts are prepared ahead. They
+// travel in batches of up to lookaheadBatch, so the preparing goroutine is
+// woken once a batch rather than once a request (a wake-up of an idle
+// goroutine costs a thread wake-up on an idle machine, the handful a
+// request needs are most of its client CPU).
+const (
+	lookaheadDepth = 64
+	lookaheadBatch = 16
+)
 
 // lookahead prepares the stage's session starts (this shard's) in order,
-// ahead of the dispatcher, until the plan ends or ctx is done.
-func (g *Generator) lookahead(ctx context.Context, st Stage, first int) <-chan credit {
-	ch := make(chan credit, lookaheadDepth)
+// ahead of the dispatcher, until the plan ends or ctx is done. A batch goes
+// out early when the dispatcher has nothing left (at the start, or when
+// preparing is slower than sending), so it never waits for a whole batch.
+func (g *Generator) lookahead(ctx context.Context, st Stage, first int) iter.Seq[credit] {
+	ch := make(chan []credit, lookaheadDepth/lookaheadBatch)
 	go func() {
 		defer close(ch)
+		var batch []credit
+		send := func() bool {
+			select {
+			case ch <- batch:
+			case <-ctx.Done():
+				return false
+			}
+			batch = make([]credit, 0, lookaheadBatch)
+			return true
+		}
 		for s := range st.Sessions(g.shard, g.ds.Conversations, first) {
 			c := credit{Session: s, conv: &g.ds.Conversations[s.Conversation]}
 			c.body, _ = g.ep.Body(c.conv.SystemPrompt, nil, &c.conv.Turns[0])
-			select {
-			case ch <- c:
-			case <-ctx.Done():
+			if batch = append(batch, c); (len(batch) == lookaheadBatch || len(ch) == 0) && !send() {
 				return
 			}
 		}
+		if len(batch) > 0 {
+			send()
+		}
 	}()
-	return ch
+	return func(yield func(credit) bool) {
+		for batch := range ch {
+			for _, c := range batch {
+				if !yield(c) {
+					return
+				}
+			}
+		}
+	}
 }
 
 // issueUsers runs user-centric load: each user goroutine (this shard's

@@ -703,3 +703,40 @@ func TestRawCapture(t *testing.T) {
 		}
 	}
 }
+
+// TestLookaheadKeepsOrder: batched or not, the dispatcher gets every
+// session start of the plan once, in order, with its body built, also
+// when it stops early.
+func TestLookaheadKeepsOrder(t *testing.T) {
+	ds := testDataset(t, 5)
+	g, err := New("http://127.0.0.1:1", chat(true), ds, metrics.NewCollector())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct{ count, take int }{
+		{1, 1}, {lookaheadBatch - 1, -1}, {lookaheadBatch, -1}, {lookaheadBatch + 1, -1},
+		{3*lookaheadDepth + 7, -1}, {3 * lookaheadDepth, 5}, {3 * lookaheadDepth, lookaheadBatch + 1},
+	} {
+		ctx, cancel := context.WithCancel(context.Background())
+		n := 0
+		for c := range g.lookahead(ctx, Stage{Count: tc.count}, 0) {
+			if c.Index != n {
+				t.Fatalf("count %d: start %d is session %d", tc.count, n, c.Index)
+			}
+			if want := &ds.Conversations[n%len(ds.Conversations)]; c.conv != want || !bytes.Contains(c.body, []byte(want.Turns[0].Text)) {
+				t.Fatalf("count %d: start %d has conversation %s, body %q", tc.count, n, c.conv.ID, c.body)
+			}
+			if n++; n == tc.take {
+				break
+			}
+		}
+		cancel()
+		want := tc.count
+		if tc.take > 0 {
+			want = tc.take
+		}
+		if n != want {
+			t.Errorf("count %d: %d starts, want %d", tc.count, n, want)
+		}
+	}
+}
