@@ -10,7 +10,7 @@ import (
 // the dispatcher used to wake 300 µs early and spin until the send time:
 // ≈ 70 µs of CPU a request, 7% of a core at 1,000 req/s. On Linux a timerfd
 // in the netpoller wakes it within tens of microseconds instead, at the
-// cost of three syscalls (sleep_linux.go); elsewhere the timer and the
+// cost of three (raw) system calls (sleep_linux.go); elsewhere the timer and the
 // spin remain.
 type sleeper interface {
 	// sleep returns after d, or false once ctx (the sleeper's own) ends.

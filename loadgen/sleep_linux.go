@@ -4,9 +4,10 @@ package loadgen
 
 import (
 	"context"
-	"errors"
 	"os"
+	"syscall"
 	"time"
+	"unsafe"
 
 	"golang.org/x/sys/unix"
 )
@@ -14,11 +15,20 @@ import (
 // fdSleeper sleeps on a timerfd read through the netpoller: the kernel's
 // high-resolution timer makes the fd readable, which wakes the poller at
 // once whatever its own timeout, and the goroutine parks meanwhile like any
-// reader (no thread is held).
+// reader (no thread is held). Arming and reading the timerfd cannot block,
+// so both are raw system calls: one through syscall.Syscall would wake the
+// runtime's monitor thread whenever the process had been idle (two thread
+// switches a request; see wire.Conn.Read).
 type fdSleeper struct {
 	f    *os.File
+	rc   syscall.RawConn
 	stop func() bool
-	buf  [8]byte
+
+	spec   unix.ItimerSpec
+	errno  unix.Errno
+	armFn  func(fd uintptr)
+	readFn func(fd uintptr) bool // built once: no allocation a sleep
+	buf    [8]byte
 }
 
 // newSleeper returns a timerfd sleeper, or a timer one when the system
@@ -29,26 +39,35 @@ func newSleeper(ctx context.Context) sleeper {
 		return newTimerSleeper(ctx)
 	}
 	s := &fdSleeper{f: os.NewFile(uintptr(fd), "timerfd")}
+	if s.rc, err = s.f.SyscallConn(); err != nil {
+		_ = s.f.Close()
+		return newTimerSleeper(ctx)
+	}
+	s.armFn, s.readFn = s.arm, s.read
 	// An ended context cuts a sleep short through the read deadline.
 	s.stop = context.AfterFunc(ctx, func() { _ = s.f.SetReadDeadline(time.Unix(1, 0)) })
 	return s
 }
 
 func (s *fdSleeper) sleep(d time.Duration) bool {
-	d = max(d, 1) // a zero it_value would disarm the timer
-	spec := unix.ItimerSpec{Value: unix.NsecToTimespec(int64(d))}
-	if err := unix.TimerfdSettime(int(s.f.Fd()), 0, &spec, nil); err != nil {
+	s.spec.Value = unix.NsecToTimespec(int64(max(d, 1))) // a zero it_value would disarm the timer
+	s.errno = 0
+	if err := s.rc.Control(s.armFn); err != nil || s.errno != 0 {
 		return false
 	}
+	return s.rc.Read(s.readFn) == nil && s.errno == 0
+}
+
+func (s *fdSleeper) arm(fd uintptr) {
+	_, _, s.errno = unix.RawSyscall6(unix.SYS_TIMERFD_SETTIME, fd, 0, uintptr(unsafe.Pointer(&s.spec)), 0, 0, 0)
+}
+
+// read takes the expiration count; false (nothing yet) waits in the poller.
+func (s *fdSleeper) read(fd uintptr) bool {
 	for {
-		_, err := s.f.Read(s.buf[:])
-		switch {
-		case err == nil:
-			return true
-		case errors.Is(err, os.ErrDeadlineExceeded):
-			return false
-		case !errors.Is(err, unix.EINTR):
-			return false
+		_, _, s.errno = unix.RawSyscall(unix.SYS_READ, fd, uintptr(unsafe.Pointer(&s.buf[0])), uintptr(len(s.buf)))
+		if s.errno != unix.EINTR {
+			return s.errno != unix.EAGAIN
 		}
 	}
 }

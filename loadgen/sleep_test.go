@@ -46,3 +46,12 @@ func TestSleepers(t *testing.T) {
 		})
 	}
 }
+
+// The dispatcher sleeps once a request: a sleep allocates nothing.
+func TestSleepAllocatesNothing(t *testing.T) {
+	s := newSleeper(context.Background())
+	defer s.close()
+	if n := testing.AllocsPerRun(50, func() { s.sleep(time.Microsecond) }); n != 0 {
+		t.Errorf("a sleep allocates %v times", n)
+	}
+}

@@ -27,7 +27,7 @@ func closedByPeer(nc net.Conn) bool {
 	dead := false
 	err = rc.Read(func(fd uintptr) bool {
 		for {
-			n, _, err := unix.Recvfrom(int(fd), buf[:], unix.MSG_PEEK|unix.MSG_DONTWAIT)
+			n, err := peek(fd, buf[:])
 			if err == unix.EINTR {
 				continue
 			}
