@@ -2,6 +2,7 @@ package mockserver
 
 import (
 	"io"
+	"math"
 	"net/http"
 	"strconv"
 	"strings"
@@ -72,9 +73,16 @@ func TestNoPerTokenAllocs(t *testing.T) {
 			s.ServeHTTP(w, r)
 		})
 	}
-	one, many := allocs(1), allocs(256)
-	if many > one+1 {
-		t.Errorf("256 tokens: %.0f allocs, 1 token: %.0f; the difference is per-token allocation", many, one)
+	// AllocsPerRun counts the whole process's allocations, so a goroutine
+	// an earlier test left behind can add a few: the least of three
+	// differences is the handler's own (a per-token allocation adds 255).
+	diff := math.Inf(1)
+	for range 3 {
+		one, many := allocs(1), allocs(256)
+		diff = min(diff, many-one)
+	}
+	if diff > 1 {
+		t.Errorf("256 tokens make %.0f more allocations than 1 token: the difference is per-token allocation", diff)
 	}
 }
 
