@@ -188,11 +188,21 @@ func (f *runFolders) WriteRecord(r *metrics.Record, v *metrics.Values, good bool
 }
 
 // Flush implements metrics.RecordFlusher: the JSONL files write what they
-// hold.
+// hold within their hold.
 func (f *runFolders) Flush() {
 	for _, j := range f.jsonl {
 		if j != nil {
 			j.Flush()
+		}
+	}
+}
+
+// WriteHeld implements metrics.RecordFlusher: the JSONL files write what
+// they hold now.
+func (f *runFolders) WriteHeld() {
+	for _, j := range f.jsonl {
+		if j != nil {
+			j.WriteHeld()
 		}
 	}
 }
@@ -227,6 +237,11 @@ func (f *runFolders) finish() error {
 func (f *runFolders) close() {
 	for _, in := range f.inputs {
 		_ = in.Close()
+	}
+	for _, j := range f.jsonl {
+		if j != nil {
+			_ = j.Err() // lines still held (finish was not reached)
+		}
 	}
 	for _, file := range f.files {
 		file.Close()

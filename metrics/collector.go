@@ -27,13 +27,15 @@ type RecordSink interface {
 }
 
 // RecordFlusher is a RecordSink that may hold records back to write many
-// at once. A shard calls Flush whenever its queue runs empty (and when it
-// ends), so under a burst of completions one write carries many records,
-// and a record is held only while others are queued behind it: a SIGKILL
-// loses no more than the records still in flight.
+// at once. A shard calls Flush whenever its queue runs empty: the sink
+// writes what it holds within a bound of its own (the JSONL's hold), so a
+// SIGKILL loses the records in flight and at most that bound's. Close
+// calls WriteHeld once every shard has ended: it returns with every record
+// written.
 type RecordFlusher interface {
 	RecordSink
 	Flush()
+	WriteHeld()
 }
 
 // Collector owns the metric shards. Workers hand it records; each record
@@ -314,6 +316,11 @@ func (c *Collector) Close() *Summary {
 		close(s.in)
 	}
 	c.wg.Wait()
+	for _, sink := range c.sinks {
+		if f, ok := sink.(RecordFlusher); ok {
+			f.WriteHeld()
+		}
+	}
 	c.final = c.collect()
 	s := c.final.Summary()
 	s.Timeslices = c.timeslices()

@@ -92,11 +92,10 @@ func (s *shard) run() {
 			m.reply <- s.view(m.value)
 		}
 	}
-	s.flush()
 }
 
-// flush lets batching sinks write what they hold: the shard has caught up,
-// so a record waits in a sink only while more are queued behind it.
+// flush tells batching sinks the shard has caught up (they write what they
+// hold within their bound; Close writes the rest).
 func (s *shard) flush() {
 	for _, sink := range s.c.sinks {
 		if f, ok := sink.(RecordFlusher); ok {

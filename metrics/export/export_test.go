@@ -111,6 +111,14 @@ func (ss sinks) Flush() {
 	}
 }
 
+func (ss sinks) WriteHeld() {
+	for _, s := range ss {
+		if f, ok := s.(metrics.RecordFlusher); ok {
+			f.WriteHeld()
+		}
+	}
+}
+
 func golden(t *testing.T, name string, got []byte) {
 	t.Helper()
 	path := filepath.Join("testdata", name)

@@ -10,10 +10,9 @@ import (
 )
 
 // JSONL writes profile_export.jsonl as records complete: one line per
-// request sent, failed ones included. A line is written as soon as the
-// writer is free, never held back for a batch to fill, so a killed process
-// loses nothing but the records in flight; lines that finish while a write
-// is under way go out together in the next one (see write). Each line is AIPerf's
+// request sent, failed ones included. A line waits at most the hold
+// (default 10 ms) for others to share its write, so a killed process loses
+// the records in flight and at most the last hold's lines (see Flush). Each line is AIPerf's
 // MetricRecordInfo ({metadata, metrics, error}, loadable by its
 // MetricRecordInfo.model_validate_json), with surge's own fields beside
 // AIPerf's in metadata. It is safe for concurrent use by the metric shards.
@@ -29,12 +28,19 @@ type JSONL struct {
 	// shard writes them, and spare is the buffer it wrote last.
 	pending, spare []byte
 	writing        bool
+	wrote          *sync.Cond // broadcast when a write ends
+	// hold is how long a line may wait for others; timer writes the held
+	// lines once it passes (armed while it runs).
+	hold  time.Duration
+	timer *time.Timer
+	armed bool
 }
 
 // NewJSONL writes lines to w (an *os.File: unbuffered on purpose). start is
 // the wall-clock time of the run clock's zero, for epoch timestamps.
 func NewJSONL(w io.Writer, start time.Time, opts ...JSONLOption) *JSONL {
-	j := &JSONL{w: w, start: start, worker: "worker_0", processor: "record_processor_0"}
+	j := &JSONL{w: w, start: start, worker: "worker_0", processor: "record_processor_0", hold: defaultHold}
+	j.wrote = sync.NewCond(&j.mu)
 	for _, o := range opts {
 		o(j)
 	}
@@ -50,6 +56,10 @@ type JSONLOption func(*JSONL)
 func WithWorkerID(id string) JSONLOption {
 	return func(j *JSONL) { j.worker, j.processor = "worker_"+id, "record_processor_"+id }
 }
+
+// WithHold sets how long a line may wait for others before it is written
+// (default 10 ms); 0 writes whenever a shard catches up.
+func WithHold(d time.Duration) JSONLOption { return func(j *JSONL) { j.hold = max(d, 0) } }
 
 // lineMetadata is AIPerf's MetricRecordMetadata, then surge's own fields.
 type lineMetadata struct {
@@ -110,10 +120,13 @@ func (j *JSONL) setErr(err error) {
 	}
 }
 
-// Err writes what is queued and returns the first write error.
+// Err writes what is held and returns the first write error.
 func (j *JSONL) Err() error {
-	j.Flush()
+	j.WriteHeld()
 	j.mu.Lock()
+	if j.timer != nil {
+		j.timer.Stop()
+	}
 	defer j.mu.Unlock()
 	return j.err
 }

@@ -7,19 +7,26 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 )
 
 // lineBufs are encoding buffers, one per line being encoded.
 var lineBufs = sync.Pool{New: func() any { return new([]byte) }}
 
-// flushAt is how much a JSONL holds before it writes without a Flush: a
-// long burst is written in pieces this big.
+// flushAt is how much a JSONL holds before it writes at once: a long
+// burst is written in pieces this big.
 const flushAt = 64 << 10
 
-// write encodes l and queues it; Flush (the shards call it whenever they
-// catch up) or a full queue writes the queued lines in one call. At a low
-// rate every line is written at once, on its own; under a burst of
-// completions one write carries many.
+// defaultHold is how long a line may wait for others. A write(2) per line
+// cost ≈ 80 µs of client CPU a request at 800 req/s on a 2-core VM (20% of
+// the client's): the file write is a blocking system call, and one made
+// while the process idles wakes the Go runtime's sysmon thread (a futex
+// wake, then its polling). Held 10 ms, the lines of 800 req/s go out in
+// ≈ 100 writes a second instead of 800.
+const defaultHold = 10 * time.Millisecond
+
+// write encodes l and queues it; the hold's timer (armed by Flush), a full
+// queue, WriteHeld or Err write the queued lines in one call.
 func (j *JSONL) write(l *line) {
 	bp := lineBufs.Get().(*[]byte)
 	b, err := appendLine((*bp)[:0], l)
@@ -43,17 +50,42 @@ func (j *JSONL) write(l *line) {
 	j.flushLocked()
 }
 
-// Flush writes the queued lines. It implements metrics.RecordFlusher.
+// Flush implements metrics.RecordFlusher (a shard calls it whenever it
+// catches up): the queued lines are written within the hold, together
+// with any that finish meanwhile (at once with a hold of 0).
 func (j *JSONL) Flush() {
 	j.mu.Lock()
+	if j.hold == 0 {
+		j.flushLocked()
+		return
+	}
+	if len(j.pending) > 0 && !j.armed {
+		j.armed = true
+		if j.timer == nil {
+			j.timer = time.AfterFunc(j.hold, j.WriteHeld)
+		} else {
+			j.timer.Reset(j.hold)
+		}
+	}
+	j.mu.Unlock()
+}
+
+// WriteHeld writes the queued lines now, after a write under way ends (so
+// every line queued before the call is written when it returns). It
+// implements metrics.RecordFlusher.
+func (j *JSONL) WriteHeld() {
+	j.mu.Lock()
+	for j.writing {
+		j.wrote.Wait()
+	}
+	j.armed = false
 	j.flushLocked()
 }
 
-// flushLocked writes the queued lines and unlocks j.mu: a group commit
-// without a timer. The shard that finds no write under way writes every
-// queued line in one call, then again for those that came meanwhile, until
-// none are left; another shard finding a write under way leaves its lines
-// to it.
+// flushLocked writes the queued lines and unlocks j.mu: a group commit.
+// The caller that finds no write under way writes every queued line in one
+// call, then again for those that came meanwhile, until none are left;
+// another finding a write under way leaves its lines to it.
 func (j *JSONL) flushLocked() {
 	if j.writing {
 		j.mu.Unlock()
@@ -74,6 +106,7 @@ func (j *JSONL) flushLocked() {
 		}
 	}
 	j.writing = false
+	j.wrote.Broadcast()
 	j.mu.Unlock()
 }
 

@@ -78,10 +78,15 @@ func (w *slowWriter) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
-// Lines that finish while a write is under way go out together, whole and
-// each once, and every line is written by the time the last Flush returns
-// (each shard flushes when it catches up, and when it ends: the
-// collector's Close waits for that).
+func (w *slowWriter) count() int {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return len(w.writes)
+}
+
+// Lines that finish while a write is under way (or within the hold) go
+// out together, whole and each once, and every line is written by the time
+// Err returns, a write of the hold's under way or not.
 func TestJSONLGroupCommit(t *testing.T) {
 	t.Parallel()
 	w := &slowWriter{}
@@ -134,38 +139,60 @@ func TestJSONLGroupCommit(t *testing.T) {
 	t.Logf("%d lines in %d writes", len(seen), len(w.writes))
 }
 
-// A JSONL holds lines until Flush, or until it holds flushAt bytes: a long
-// burst goes out in pieces, each of whole lines.
-func TestJSONLHoldsUntilFlush(t *testing.T) {
+// A shard's Flush arms the hold: the lines queued then go out in one write
+// once it passes, with no further call (a hold of an hour writes nothing
+// until Err); a long burst goes out in pieces of ≥ flushAt bytes, each of
+// whole lines, hold or not.
+func TestJSONLWritesWithinTheHold(t *testing.T) {
 	t.Parallel()
+	recs, vals := benchLines(3, 3)
+
 	w := &slowWriter{}
-	j := NewJSONL(w, time.Unix(0, 0))
-	recs, vals := benchLines(2, 3)
-	j.WriteRecord(recs[0], &vals[0], true)
-	if len(w.writes) != 0 {
-		t.Fatalf("%d writes before Flush, want 0", len(w.writes))
+	j := NewJSONL(w, time.Unix(0, 0), WithHold(time.Millisecond))
+	for i := range recs {
+		j.WriteRecord(recs[i], &vals[i], true)
 	}
 	j.Flush()
-	if len(w.writes) != 1 || bytes.Count(w.writes[0], []byte("\n")) != 1 {
-		t.Fatalf("Flush wrote %q, want one line", w.writes)
+	for deadline := time.Now().Add(10 * time.Second); w.count() == 0; time.Sleep(time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("nothing written 10 s after a Flush with a 1 ms hold")
+		}
 	}
-	n := 0
-	for len(w.writes) == 1 {
+	if err := j.Err(); err != nil {
+		t.Fatal(err)
+	}
+	if len(w.writes) != 1 || bytes.Count(w.writes[0], []byte("\n")) != len(recs) {
+		t.Fatalf("the hold wrote %q, want the %d queued lines in one write", w.writes, len(recs))
+	}
+
+	w = &slowWriter{}
+	j = NewJSONL(w, time.Unix(0, 0), WithHold(time.Hour))
+	j.WriteRecord(recs[0], &vals[0], true)
+	j.Flush()
+	if w.count() != 0 {
+		t.Fatalf("%d writes within the hold, want 0", w.count())
+	}
+	n := 1
+	for w.count() == 0 {
 		j.WriteRecord(recs[n%len(recs)], &vals[n%len(vals)], true)
 		n++
 	}
-	if got := len(w.writes[1]); got < flushAt || w.writes[1][got-1] != '\n' {
-		t.Errorf("a held burst was written as %d bytes ending %q, want ≥ %d bytes of whole lines", got, w.writes[1][got-1:], flushAt)
+	if got := len(w.writes[0]); got < flushAt || w.writes[0][got-1] != '\n' {
+		t.Errorf("a held burst was written as %d bytes ending %q, want ≥ %d bytes of whole lines", got, w.writes[0][got-1:], flushAt)
 	}
-	if held := bytes.Count(w.writes[1], []byte("\n")); held != n {
+	if held := bytes.Count(w.writes[0], []byte("\n")); held != n {
 		t.Errorf("the burst's write has %d lines, want %d", held, n)
+	}
+	j.WriteRecord(recs[0], &vals[0], true)
+	if err := j.Err(); err != nil || w.count() != 2 || bytes.Count(w.writes[1], []byte("\n")) != 1 {
+		t.Errorf("Err wrote %d pieces (err %v), want the held line as the second", w.count(), err)
 	}
 }
 
 func TestJSONLWriteErrorSticks(t *testing.T) {
 	t.Parallel()
 	w := &slowWriter{fail: errors.New("disk full")}
-	j := NewJSONL(w, time.Unix(0, 0))
+	j := NewJSONL(w, time.Unix(0, 0), WithHold(0)) // each Flush writes
 	recs, vals := benchLines(2, 3)
 	j.WriteRecord(recs[0], &vals[0], true)
 	j.Flush()
