@@ -3,6 +3,8 @@ package export
 import (
 	"io"
 	"math"
+	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -95,11 +97,6 @@ type lineMetadata struct {
 	Good             *bool `json:"good,omitempty"`
 }
 
-type value struct {
-	Value any    `json:"value"`
-	Unit  string `json:"unit"`
-}
-
 type line struct {
 	Metadata lineMetadata   `json:"metadata"`
 	Metrics  metricMap      `json:"metrics"`
@@ -156,48 +153,99 @@ func (j *JSONL) epochPtr(ns int64) *int64 {
 }
 
 func (j *JSONL) line(r *metrics.Record, v *metrics.Values, good bool) line {
-	l := line{Metadata: j.metadata(r, v, good), Metrics: make(metricMap, 0, 48), Error: r.Err}
+	l := line{Metadata: j.metadata(r, v, good), Error: r.Err}
 	if r.Err != nil {
 		// As AIPerf: a failure keeps its input length only.
 		if x := v.ErrorISL; !math.IsNaN(x) {
-			l.Metrics.set(string(metrics.ErrorISL), value{x, "tokens"})
+			l.Metrics = metricMap{{m: &errorISLMetric, x: x}}
 		}
 		return l
 	}
-	for i, d := range metrics.HTTPDefs {
-		if x := v.HTTP[i]; !math.IsNaN(x) {
-			l.Metrics.set(string(d.Tag), value{roundTo(x), d.Unit})
-		}
-	}
-	if len(r.ReadDelayNs) > 0 {
-		// Per request, the worst event: the run's distribution is in the
-		// summary.
-		var worst int32
-		for _, d := range r.ReadDelayNs {
-			worst = max(worst, d)
-		}
-		l.Metrics.set("client_read_delay_max", value{roundTo(float64(worst) / 1e6), "ms"})
-	}
-	for _, d := range metrics.RequestDefs {
-		if d.Tag == metrics.ICL {
-			if len(v.ICL) > 0 {
-				xs := make([]float64, len(v.ICL))
-				for i, x := range v.ICL {
-					xs[i] = roundTo(x)
-				}
-				l.Metrics.set(string(d.Tag), value{xs, d.Unit})
+	l.Metrics = make(metricMap, 0, len(lineMetrics))
+	for k := range lineMetrics {
+		m := &lineMetrics[k]
+		switch m.kind {
+		case httpMetric:
+			if x := v.HTTP[m.i]; !math.IsNaN(x) {
+				l.Metrics.add(m, roundTo(x))
 			}
-			continue
+		case readDelayMetric:
+			if len(r.ReadDelayNs) > 0 {
+				// Per request, the worst event: the run's distribution is in
+				// the summary.
+				var worst int32
+				for _, d := range r.ReadDelayNs {
+					worst = max(worst, d)
+				}
+				l.Metrics.add(m, roundTo(float64(worst)/1e6))
+			}
+		case requestMetric:
+			tag := metrics.RequestDefs[m.i].Tag
+			if tag == metrics.ICL {
+				if len(v.ICL) > 0 {
+					xs := make([]float64, len(v.ICL))
+					for i, x := range v.ICL {
+						xs[i] = roundTo(x)
+					}
+					l.Metrics = append(l.Metrics, namedValue{m: m, xs: xs, list: true})
+				}
+				continue
+			}
+			x := v.Get(tag)
+			if math.IsNaN(x) || tag == metrics.ReasoningTokens && x == 0 {
+				// Reasoning counts describe reasoning answers only (as AIPerf).
+				continue
+			}
+			l.Metrics.add(m, roundTo(x))
 		}
-		x := v.Get(d.Tag)
-		if math.IsNaN(x) || d.Tag == metrics.ReasoningTokens && x == 0 {
-			// Reasoning counts describe reasoning answers only (as AIPerf).
-			continue
-		}
-		l.Metrics.set(string(d.Tag), value{roundTo(x), d.Unit})
 	}
 	return l
 }
+
+// lineMetric is a metric a line may carry: an http_req_* timing
+// (HTTPDefs[i]), the worst client read delay, or a request metric
+// (RequestDefs[i]); its name and unit are encoded once.
+type lineMetric struct {
+	name, unit string
+	kind       metricKind
+	i          int
+	// head is `"name":{"value":`, tail `,"unit":"unit"}`.
+	head, tail []byte
+}
+
+func newLineMetric(name, unit string, kind metricKind, i int) lineMetric {
+	head, _ := appendJSONString(nil, name) // a string always encodes
+	tail, _ := appendJSONString([]byte(`,"unit":`), unit)
+	return lineMetric{name: name, unit: unit, kind: kind, i: i,
+		head: append(head, `:{"value":`...), tail: append(tail, '}')}
+}
+
+type metricKind uint8
+
+const (
+	httpMetric metricKind = iota
+	readDelayMetric
+	requestMetric
+)
+
+// lineMetrics is every metric a successful request's line may carry,
+// sorted by name as encoding/json sorts a map's keys: a line adds its
+// metrics in this order and is never sorted.
+var lineMetrics = func() []lineMetric {
+	var ms []lineMetric
+	for i, d := range metrics.HTTPDefs {
+		ms = append(ms, newLineMetric(string(d.Tag), d.Unit, httpMetric, i))
+	}
+	ms = append(ms, newLineMetric("client_read_delay_max", "ms", readDelayMetric, 0))
+	for i, d := range metrics.RequestDefs {
+		ms = append(ms, newLineMetric(string(d.Tag), d.Unit, requestMetric, i))
+	}
+	slices.SortFunc(ms, func(a, b lineMetric) int { return strings.Compare(a.name, b.name) })
+	return ms
+}()
+
+// errorISLMetric is the one metric a failed request's line carries.
+var errorISLMetric = newLineMetric(string(metrics.ErrorISL), "tokens", requestMetric, -1)
 
 // metadata is a record's line metadata: AIPerf's MetricRecordMetadata and
 // surge's fields.

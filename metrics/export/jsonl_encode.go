@@ -111,13 +111,14 @@ func (j *JSONL) flushLocked() {
 }
 
 // appendLine appends l as encoding/json would encode it, byte for byte
-// (TestAppendLineMatchesEncodingJSON holds it to that), but with the
-// metrics written by hand: encoding/json's map encoding (reflection, and
-// keys sorted through reflect.Value) was most of a line's cost.
+// (TestAppendLineMatchesEncodingJSON holds it to that), but written by
+// hand: encoding/json's reflection over the metadata, the map of metrics
+// (its keys sorted through reflect.Value) and each float boxed in an
+// interface were most of a line's cost.
 func appendLine(b []byte, l *line) ([]byte, error) {
 	b = append(b, `{"metadata":`...)
 	var err error
-	if b, err = appendMarshalled(b, &l.Metadata); err != nil {
+	if b, err = appendMetadata(b, &l.Metadata); err != nil {
 		return b, err
 	}
 	b = append(b, `,"metrics":`...)
@@ -133,76 +134,150 @@ func appendLine(b []byte, l *line) ([]byte, error) {
 	return append(b, '}'), nil
 }
 
-// metricMap is a JSONL line's "metrics" object: each metric once, in the
-// order the line adds them (a slice: a map's hashing and iteration were a
+// appendMetadata appends md as encoding/json encodes a lineMetadata: its
+// fields in order, omitempty ones left out when zero, nil pointers null
+// (TestAppendMetadataMatchesEncodingJSON fills every field, so a field
+// added to the struct and not here fails it).
+func appendMetadata(b []byte, md *lineMetadata) ([]byte, error) {
+	var err error
+	str := func(key, s string) {
+		if err == nil {
+			b = append(b, key...)
+			b, err = appendJSONString(b, s)
+		}
+	}
+	b = strconv.AppendInt(append(b, `{"session_num":`...), md.SessionNum, 10)
+	str(`,"x_request_id":`, md.RequestID)
+	if md.CorrelationID == nil {
+		b = append(b, `,"x_correlation_id":null`...)
+	} else {
+		str(`,"x_correlation_id":`, *md.CorrelationID)
+	}
+	str(`,"conversation_id":`, md.ConversationID)
+	b = strconv.AppendInt(append(b, `,"turn_index":`...), int64(md.TurnIndex), 10)
+	b = appendIntPtr(append(b, `,"credit_issued_ns":`...), md.CreditIssuedNs)
+	b = strconv.AppendInt(append(b, `,"request_start_ns":`...), md.StartNs, 10)
+	b = appendIntPtr(append(b, `,"request_ack_ns":`...), md.AckNs)
+	b = strconv.AppendInt(append(b, `,"request_end_ns":`...), md.EndNs, 10)
+	str(`,"worker_id":`, md.WorkerID)
+	str(`,"record_processor_id":`, md.RecordProcessorID)
+	str(`,"benchmark_phase":`, md.Phase)
+	b = strconv.AppendBool(append(b, `,"was_cancelled":`...), md.WasCancelled)
+	b = appendIntPtr(append(b, `,"cancellation_time_ns":`...), md.CancellationNs)
+	b = strconv.AppendInt(append(b, `,"stage":`...), int64(md.Stage), 10)
+	if md.IntendedNs != 0 {
+		b = strconv.AppendInt(append(b, `,"intended_ns":`...), md.IntendedNs, 10)
+	}
+	b = strconv.AppendInt(append(b, `,"scheduler_lag_ns":`...), md.LagNs, 10)
+	b = strconv.AppendInt(append(b, `,"slot_wait_ns":`...), md.SlotWaitNs, 10)
+	if md.RetryAfter != "" {
+		str(`,"retry_after":`, md.RetryAfter)
+	}
+	b = strconv.AppendInt(append(b, `,"connection_retries":`...), int64(md.ConnRetries), 10)
+	if md.TokenSource != "" {
+		str(`,"token_count_source":`, md.TokenSource)
+	}
+	if md.TimestampSource != "" {
+		str(`,"timestamp_source":`, md.TimestampSource)
+	}
+	if md.FirstTokenShared {
+		b = append(b, `,"first_token_shared_read":true`...)
+	}
+	if md.ConnectionReused != nil {
+		b = strconv.AppendBool(append(b, `,"connection_reused":`...), *md.ConnectionReused)
+	}
+	if md.Good != nil {
+		b = strconv.AppendBool(append(b, `,"good":`...), *md.Good)
+	}
+	return append(b, '}'), err
+}
+
+// appendIntPtr appends *p, or null.
+func appendIntPtr(b []byte, p *int64) []byte {
+	if p == nil {
+		return append(b, "null"...)
+	}
+	return strconv.AppendInt(b, *p, 10)
+}
+
+// metricMap is a JSONL line's "metrics" object, each metric once, in the
+// order its names sort (a slice: a map's hashing and iteration were a
 // fifth of a line's encoding).
 type metricMap []namedValue
 
+// namedValue is one metric's value: a number, or a list of them (list
+// set).
 type namedValue struct {
-	name string
-	value
+	m    *lineMetric
+	x    float64
+	xs   []float64
+	list bool
 }
 
-// set adds metric name; a line adds each metric once.
-func (m *metricMap) set(name string, v value) { *m = append(*m, namedValue{name, v}) }
+// add appends metric m's value; a line adds its metrics in lineMetrics'
+// order.
+func (mm *metricMap) add(m *lineMetric, x float64) {
+	*mm = append(*mm, namedValue{m: m, x: x})
+}
 
-// MarshalJSON encodes m as encoding/json encodes a map[string]value.
-func (m metricMap) MarshalJSON() ([]byte, error) { return m.appendTo(nil) }
+// MarshalJSON encodes m as encoding/json encodes a map of {value, unit}.
+func (m metricMap) MarshalJSON() ([]byte, error) {
+	if !slices.IsSortedFunc(m, byName) {
+		m = slices.SortedFunc(slices.Values(m), byName)
+	}
+	return m.appendTo(nil)
+}
 
-// appendTo appends m with its names sorted and its values in
-// encoding/json's notation, as a map[string]value encodes.
+// appendTo appends m, whose names are sorted, with its values in
+// encoding/json's notation, as a map of {value, unit} encodes.
 func (m metricMap) appendTo(b []byte) ([]byte, error) {
-	slices.SortFunc(m, byName) // in place: a line is encoded once
 	b = append(b, '{')
 	for i := range m {
 		if i > 0 {
 			b = append(b, ',')
 		}
 		var err error
-		if b, err = appendJSONString(b, m[i].name); err != nil {
+		b = append(b, m[i].m.head...)
+		if m[i].list {
+			b, err = appendFloats(b, m[i].xs)
+		} else {
+			b, err = appendFloat(b, m[i].x)
+		}
+		if err != nil {
 			return nil, err
 		}
-		b = append(b, `:{"value":`...)
-		if b, err = appendJSONValue(b, m[i].Value); err != nil {
-			return nil, err
-		}
-		b = append(b, `,"unit":`...)
-		if b, err = appendJSONString(b, m[i].Unit); err != nil {
-			return nil, err
-		}
-		b = append(b, '}')
+		b = append(b, m[i].m.tail...)
 	}
 	return append(b, '}'), nil
 }
 
-func byName(a, b namedValue) int { return strings.Compare(a.name, b.name) }
+func byName(a, b namedValue) int { return strings.Compare(a.m.name, b.m.name) }
 
-// appendJSONValue appends a metric's value: the float64 and []float64 the
-// exports use by hand, anything else through encoding/json.
-func appendJSONValue(b []byte, v any) ([]byte, error) {
-	switch x := v.(type) {
-	case float64:
-		if f, ok := appendJSONFloat(b, x); ok {
-			return f, nil
-		}
-	case []float64:
-		if x == nil {
-			return append(b, "null"...), nil
-		}
-		start := len(b)
-		b = append(b, '[')
-		for i, f := range x {
-			if i > 0 {
-				b = append(b, ',')
-			}
-			var ok bool
-			if b, ok = appendJSONFloat(b, f); !ok {
-				return appendMarshalled(b[:start], v)
-			}
-		}
-		return append(b, ']'), nil
+// appendFloat appends f as encoding/json does, failing as it does on NaN
+// and infinities.
+func appendFloat(b []byte, f float64) ([]byte, error) {
+	if out, ok := appendJSONFloat(b, f); ok {
+		return out, nil
 	}
-	return appendMarshalled(b, v)
+	return appendMarshalled(b, f)
+}
+
+// appendFloats appends xs as encoding/json encodes a []float64.
+func appendFloats(b []byte, xs []float64) ([]byte, error) {
+	if xs == nil {
+		return append(b, "null"...), nil
+	}
+	b = append(b, '[')
+	for i, f := range xs {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		var err error
+		if b, err = appendFloat(b, f); err != nil {
+			return b, err
+		}
+	}
+	return append(b, ']'), nil
 }
 
 func appendMarshalled(b []byte, v any) ([]byte, error) {

@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"reflect"
+	"slices"
 	"strconv"
 	"sync"
 	"testing"
@@ -49,13 +51,23 @@ func TestAppendLineMatchesEncodingJSON(t *testing.T) {
 	failed := &metrics.Record{RequestID: "x", SentNs: ms, EndNs: 2 * ms, RetryAfter: "1",
 		Err: &metrics.Error{Code: 429, Type: "rate <limit> & \"quota\"", Message: "naïve\n\u2028"}}
 	check("failed", j.line(failed, &metrics.Values{}, false))
-	odd := metricMap{
-		{"tiny", value{1e-7, "ms"}}, {"small", value{0.000001, "ms"}}, {"huge", value{1e21, "ms"}},
-		{"big", value{123456789012.5, "ms"}}, {"zero", value{0.0, "ms"}}, {"negzero", value{math.Copysign(0, -1), "ms"}},
-		{"neg", value{-2.5e-9, "ms"}}, {"micros", value{-1234.000567, "ms"}}, {"list", value{[]float64{1, 2.5, 1e-8}, "ms"}},
-		{"nil list", value{[]float64(nil), "ms"}}, {"empty", value{[]float64{}, "ms"}}, {"int", value{42, "tokens"}},
-		{"string", value{"s", "x"}}, {"escaped <key>", value{1.0, "tokens/sec/\"user\""}}, {"ünïcode", value{1.0, "µs"}},
+	metric := func(name, unit string, x float64, xs ...float64) namedValue {
+		m := newLineMetric(name, unit, requestMetric, 0)
+		return namedValue{m: &m, x: x, xs: xs, list: len(xs) > 0}
 	}
+	list := func(name string, xs []float64) namedValue {
+		v := metric(name, "ms", 0)
+		v.xs, v.list = xs, true
+		return v
+	}
+	odd := metricMap{
+		metric("tiny", "ms", 1e-7), metric("small", "ms", 0.000001), metric("huge", "ms", 1e21),
+		metric("big", "ms", 123456789012.5), metric("zero", "ms", 0), metric("negzero", "ms", math.Copysign(0, -1)),
+		metric("neg", "ms", -2.5e-9), metric("micros", "ms", -1234.000567), metric("list", "ms", 0, 1, 2.5, 1e-8),
+		list("nil list", nil), list("empty", []float64{}), metric("whole", "tokens", 42),
+		metric("escaped <key>", "tokens/sec/\"user\"", 1), metric("ünïcode", "µs", 1),
+	}
+	slices.SortFunc(odd, byName) // as a line adds them
 	check("odd values", line{Metrics: odd})
 }
 
@@ -246,14 +258,73 @@ func FuzzAppendMicros(f *testing.F) {
 	})
 }
 
-// metricsAsMap is m as the map[string]value encoding/json would be given.
-func metricsAsMap(m metricMap) map[string]value {
-	out := make(map[string]value, len(m))
+// jsonValue is a metric as encoding/json would be given it.
+type jsonValue struct {
+	Value any    `json:"value"`
+	Unit  string `json:"unit"`
+}
+
+// metricsAsMap is m as the map encoding/json would be given.
+func metricsAsMap(m metricMap) map[string]jsonValue {
+	out := make(map[string]jsonValue, len(m))
 	for _, x := range m {
-		if _, dup := out[x.name]; dup {
-			panic("metric " + x.name + " set twice")
+		if _, dup := out[x.m.name]; dup {
+			panic("metric " + x.m.name + " set twice")
 		}
-		out[x.name] = x.value
+		v := any(x.x)
+		if x.list {
+			v = x.xs
+		}
+		out[x.m.name] = jsonValue{v, x.m.unit}
 	}
 	return out
+}
+
+// TestAppendMetadataMatchesEncodingJSON fills every field of a line's
+// metadata at random (zero or not, nil or not, strings that need escaping)
+// and holds the hand-written encoder to encoding/json's bytes: a field
+// added to lineMetadata and not to appendMetadata fails here.
+func TestAppendMetadataMatchesEncodingJSON(t *testing.T) {
+	t.Parallel()
+	rng := rand.New(rand.NewPCG(3, 4))
+	strs := []string{"", "w0", "kernel", "ünïcode µs", "<tag> & \"quoted\"\n", "\u2028\x01", "00000000000000000000000000000abc"}
+	ints := []int64{0, 1, -1, 42, 1_796_119_200_001_000_000, math.MaxInt64, math.MinInt64}
+	fill := func(v reflect.Value) {
+		switch v.Kind() {
+		case reflect.String:
+			v.SetString(strs[rng.IntN(len(strs))])
+		case reflect.Int, reflect.Int64:
+			v.SetInt(ints[rng.IntN(len(ints))])
+		case reflect.Bool:
+			v.SetBool(rng.IntN(2) == 0)
+		default:
+			t.Fatalf("lineMetadata has a %s field: teach this test (and appendMetadata) about it", v.Type())
+		}
+	}
+	for range 5000 {
+		var md lineMetadata
+		rv := reflect.ValueOf(&md).Elem()
+		for i := range rv.NumField() {
+			f := rv.Field(i)
+			if f.Kind() == reflect.Pointer {
+				if rng.IntN(3) == 0 {
+					continue // nil
+				}
+				f.Set(reflect.New(f.Type().Elem()))
+				f = f.Elem()
+			}
+			fill(f)
+		}
+		got, err := appendMetadata(nil, &md)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, err := json.Marshal(&md)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(got, want) {
+			t.Fatalf("\n got %s\nwant %s", got, want)
+		}
+	}
 }
