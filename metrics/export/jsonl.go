@@ -14,8 +14,8 @@ import (
 // JSONL writes profile_export.jsonl as records complete: one line per
 // request sent, failed ones included. A line waits at most the hold
 // (default 10 ms) for others to share its write, so a killed process loses
-// the records in flight and at most the last hold's lines (see Flush). Each line is AIPerf's
-// MetricRecordInfo ({metadata, metrics, error}, loadable by its
+// the records in flight and at most the last hold's lines. Each line is
+// AIPerf's MetricRecordInfo ({metadata, metrics, error}, loadable by its
 // MetricRecordInfo.model_validate_json), with surge's own fields beside
 // AIPerf's in metadata. It is safe for concurrent use by the metric shards.
 type JSONL struct {

@@ -25,8 +25,9 @@ const flushAt = 64 << 10
 // ≈ 100 writes a second instead of 800.
 const defaultHold = 10 * time.Millisecond
 
-// write encodes l and queues it; the hold's timer (armed by Flush), a full
-// queue, WriteHeld or Err write the queued lines in one call.
+// write encodes l and queues it; the hold's timer (armed by the first line
+// queued), a full queue, a Flush with no hold, WriteHeld or Err write the
+// queued lines in one call.
 func (j *JSONL) write(l *line) {
 	bp := lineBufs.Get().(*[]byte)
 	b, err := appendLine((*bp)[:0], l)
@@ -44,29 +45,38 @@ func (j *JSONL) write(l *line) {
 		lineBufs.Put(bp)
 	}
 	if len(j.pending) < flushAt {
+		j.armLocked()
 		j.mu.Unlock()
 		return
 	}
 	j.flushLocked()
 }
 
+// armLocked starts the hold's timer for the queued lines, unless it runs
+// (or there is no hold: then the shards' Flush writes them).
+func (j *JSONL) armLocked() {
+	if j.hold == 0 || j.armed || len(j.pending) == 0 {
+		return
+	}
+	j.armed = true
+	if j.timer == nil {
+		j.timer = time.AfterFunc(j.hold, j.WriteHeld)
+	} else {
+		j.timer.Reset(j.hold)
+	}
+}
+
 // Flush implements metrics.RecordFlusher (a shard calls it whenever it
-// catches up): the queued lines are written within the hold, together
-// with any that finish meanwhile (at once with a hold of 0).
+// catches up): with a hold of 0 it writes the queued lines at once; with a
+// hold they go out when it passes (its timer runs from the first line
+// queued, caught up or not).
 func (j *JSONL) Flush() {
 	j.mu.Lock()
 	if j.hold == 0 {
 		j.flushLocked()
 		return
 	}
-	if len(j.pending) > 0 && !j.armed {
-		j.armed = true
-		if j.timer == nil {
-			j.timer = time.AfterFunc(j.hold, j.WriteHeld)
-		} else {
-			j.timer.Reset(j.hold)
-		}
-	}
+	j.armLocked()
 	j.mu.Unlock()
 }
 
