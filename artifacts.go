@@ -187,16 +187,6 @@ func (f *runFolders) WriteRecord(r *metrics.Record, v *metrics.Values, good bool
 	}
 }
 
-// Flush implements metrics.RecordFlusher: the JSONL files write what they
-// hold within their hold.
-func (f *runFolders) Flush() {
-	for _, j := range f.jsonl {
-		if j != nil {
-			j.Flush()
-		}
-	}
-}
-
 // WriteHeld implements metrics.RecordFlusher: the JSONL files write what
 // they hold now.
 func (f *runFolders) WriteHeld() {

@@ -27,14 +27,12 @@ type RecordSink interface {
 }
 
 // RecordFlusher is a RecordSink that may hold records back to write many
-// at once. A shard calls Flush whenever its queue runs empty: the sink
-// writes what it holds within a bound of its own (the JSONL's hold), so a
-// SIGKILL loses the records in flight and at most that bound's. Close
-// calls WriteHeld once every shard has ended: it returns with every record
+// at once, each for a bound of its own (the JSONL's hold), so a SIGKILL
+// loses the records in flight and at most that bound's. Close calls
+// WriteHeld once every shard has ended: it returns with every record
 // written.
 type RecordFlusher interface {
 	RecordSink
-	Flush()
 	WriteHeld()
 }
 

@@ -85,21 +85,8 @@ func (s *shard) run() {
 		switch m.kind {
 		case msgRecord:
 			s.record(m.rec)
-			if len(s.in) == 0 {
-				s.flush()
-			}
 		case msgSnapshot:
 			m.reply <- s.view(m.value)
-		}
-	}
-}
-
-// flush tells batching sinks the shard has caught up (they write what they
-// hold within their bound; Close writes the rest).
-func (s *shard) flush() {
-	for _, sink := range s.c.sinks {
-		if f, ok := sink.(RecordFlusher); ok {
-			f.Flush()
 		}
 	}
 }

@@ -103,14 +103,6 @@ func (ss sinks) WriteRecord(r *metrics.Record, v *metrics.Values, good bool) {
 	}
 }
 
-func (ss sinks) Flush() {
-	for _, s := range ss {
-		if f, ok := s.(metrics.RecordFlusher); ok {
-			f.Flush()
-		}
-	}
-}
-
 func (ss sinks) WriteHeld() {
 	for _, s := range ss {
 		if f, ok := s.(metrics.RecordFlusher); ok {

@@ -60,7 +60,8 @@ func WithWorkerID(id string) JSONLOption {
 }
 
 // WithHold sets how long a line may wait for others before it is written
-// (default 10 ms); 0 writes whenever a shard catches up.
+// (default 10 ms); 0 writes each line at once (lines queued during a write
+// still go out together in the next).
 func WithHold(d time.Duration) JSONLOption { return func(j *JSONL) { j.hold = max(d, 0) } }
 
 // lineMetadata is AIPerf's MetricRecordMetadata, then surge's own fields.

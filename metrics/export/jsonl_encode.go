@@ -26,8 +26,8 @@ const flushAt = 64 << 10
 const defaultHold = 10 * time.Millisecond
 
 // write encodes l and queues it; the hold's timer (armed by the first line
-// queued), a full queue, a Flush with no hold, WriteHeld or Err write the
-// queued lines in one call.
+// queued), a full queue, WriteHeld or Err write the queued lines in one
+// call (a hold of 0 writes at once).
 func (j *JSONL) write(l *line) {
 	bp := lineBufs.Get().(*[]byte)
 	b, err := appendLine((*bp)[:0], l)
@@ -44,7 +44,7 @@ func (j *JSONL) write(l *line) {
 		*bp = b
 		lineBufs.Put(bp)
 	}
-	if len(j.pending) < flushAt {
+	if len(j.pending) < flushAt && j.hold > 0 {
 		j.armLocked()
 		j.mu.Unlock()
 		return
@@ -52,10 +52,9 @@ func (j *JSONL) write(l *line) {
 	j.flushLocked()
 }
 
-// armLocked starts the hold's timer for the queued lines, unless it runs
-// (or there is no hold: then the shards' Flush writes them).
+// armLocked starts the hold's timer for the queued lines, unless it runs.
 func (j *JSONL) armLocked() {
-	if j.hold == 0 || j.armed || len(j.pending) == 0 {
+	if j.armed || len(j.pending) == 0 {
 		return
 	}
 	j.armed = true
@@ -64,20 +63,6 @@ func (j *JSONL) armLocked() {
 	} else {
 		j.timer.Reset(j.hold)
 	}
-}
-
-// Flush implements metrics.RecordFlusher (a shard calls it whenever it
-// catches up): with a hold of 0 it writes the queued lines at once; with a
-// hold they go out when it passes (its timer runs from the first line
-// queued, caught up or not).
-func (j *JSONL) Flush() {
-	j.mu.Lock()
-	if j.hold == 0 {
-		j.flushLocked()
-		return
-	}
-	j.armLocked()
-	j.mu.Unlock()
 }
 
 // WriteHeld writes the queued lines now, after a write under way ends (so

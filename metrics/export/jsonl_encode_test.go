@@ -124,7 +124,6 @@ func TestJSONLGroupCommit(t *testing.T) {
 				r := *recs[i%len(recs)]
 				r.RequestID = fmt.Sprintf("g%d-%d", g, i)
 				j.WriteRecord(&r, &vals[i%len(vals)], true)
-				j.Flush()
 			}
 		}()
 	}
@@ -161,10 +160,10 @@ func TestJSONLGroupCommit(t *testing.T) {
 	t.Logf("%d lines in %d writes", len(seen), len(w.writes))
 }
 
-// A line is written within the hold of being queued, whether a shard
-// catches up (Flush) or not; until then it waits for others (a hold of an
-// hour writes nothing before Err), and a long burst goes out in pieces of
-// ≥ flushAt bytes, each of whole lines, hold or not.
+// A line is written within the hold of being queued, with no further call;
+// until then it waits for others (a hold of an hour writes nothing before
+// Err), and a long burst goes out in pieces of ≥ flushAt bytes, each of
+// whole lines, hold or not.
 func TestJSONLWritesWithinTheHold(t *testing.T) {
 	t.Parallel()
 	recs, vals := benchLines(3, 3)
@@ -172,7 +171,7 @@ func TestJSONLWritesWithinTheHold(t *testing.T) {
 	w := &slowWriter{}
 	j := NewJSONL(w, time.Unix(0, 0), WithHold(time.Millisecond))
 	for i := range recs {
-		j.WriteRecord(recs[i], &vals[i], true) // and no Flush: a shard that never catches up
+		j.WriteRecord(recs[i], &vals[i], true)
 	}
 	for deadline := time.Now().Add(10 * time.Second); w.lines() < len(recs); time.Sleep(time.Millisecond) {
 		if time.Now().After(deadline) {
@@ -183,7 +182,6 @@ func TestJSONLWritesWithinTheHold(t *testing.T) {
 	w = &slowWriter{}
 	j = NewJSONL(w, time.Unix(0, 0), WithHold(time.Hour))
 	j.WriteRecord(recs[0], &vals[0], true)
-	j.Flush()
 	if w.count() != 0 {
 		t.Fatalf("%d writes within the hold, want 0", w.count())
 	}
@@ -207,13 +205,11 @@ func TestJSONLWritesWithinTheHold(t *testing.T) {
 func TestJSONLWriteErrorSticks(t *testing.T) {
 	t.Parallel()
 	w := &slowWriter{fail: errors.New("disk full")}
-	j := NewJSONL(w, time.Unix(0, 0), WithHold(0)) // each Flush writes
+	j := NewJSONL(w, time.Unix(0, 0), WithHold(0)) // each line written at once
 	recs, vals := benchLines(2, 3)
 	j.WriteRecord(recs[0], &vals[0], true)
-	j.Flush()
 	w.fail = nil
 	j.WriteRecord(recs[1], &vals[1], true)
-	j.Flush()
 	if err := j.Err(); err == nil || err.Error() != "disk full" {
 		t.Fatalf("Err() = %v, want the first write's error", err)
 	}
