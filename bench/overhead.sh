@@ -28,7 +28,12 @@
 #               cores (≤ 1 ms p50 when they share them); client CPU per
 #               token at ITL 2 ms (one token per read) ≤ 6 µs; the client's
 #               read delay (read time − kernel time) and ITL p50 against
-#               the mock's are reported.
+#               the mock's are reported. After surge, the same burst
+#               is run by `benchtool bare`, the smallest Go client that
+#               stamps first tokens the same way and does nothing else per
+#               token: its rows (result "ref") show what this machine
+#               allows any client, so a surge FAIL beside a reference at
+#               the same figure is the machine, not surge.
 #
 #   PIN=split (default with ≥ 2 cores and taskset): mock on CPU 0, client on
 #   CPU 1; PIN=shared: both on every CPU; PIN=none: no taskset at all.
@@ -111,6 +116,20 @@ profile() {
 
 get() { "$bt" get "$@"; }
 
+# reference NAME ARGS...: run benchtool bare (the reference client) under
+# benchtool run, pinned like the client.
+reference() {
+	local name=$1
+	shift
+	mkdir -p "$tmp/$name"
+	"$bt" run -o "$tmp/$name/usage.json" -- "${client_pin[@]}" "$bt" bare -url "$mock_url" -o "$tmp/$name/records.jsonl" "$@" \
+		2>"$tmp/$name/stderr.txt" || {
+		echo "benchtool bare ($name) failed:" >&2
+		tail -20 "$tmp/$name/stderr.txt" >&2
+		exit 1
+	}
+}
+
 rows=()
 fmt='%-38s %10s %-4s %8s  %-6s %s'
 # row SCENARIO VALUE UNIT TARGET [DETAIL]: pass when VALUE ≤ TARGET.
@@ -119,6 +138,12 @@ row() {
 	verdict=$(awk -v v="$2" -v t="$4" 'BEGIN { print (v <= t) ? "pass" : "FAIL" }')
 	rows+=("$(printf "$fmt" "$1" "$2" "$3" "≤ $4" "$verdict" "${5:-}")")
 	echo "  $1: $2 $3 (target ≤ $4) $verdict ${5:-}" >&2
+}
+
+# refrow SCENARIO VALUE UNIT TARGET [DETAIL]: a reference figure, not judged.
+refrow() {
+	rows+=("$(printf "$fmt" "$1" "$2" "$3" "≤ $4" "ref" "${5:-}")")
+	echo "  $1: $2 $3 (reference; surge's target ≤ $4) ${5:-}" >&2
 }
 
 if [[ ${BURST_ONLY:-0} != 1 ]]; then
@@ -241,6 +266,20 @@ for itl in 2 5 10; do
 			row "client CPU per token, ITL 2 ms ($mode, 1 token/read)" "$us" "µs" 6 "$toks tokens, user ${user}s sys ${sys}s"
 		fi
 	done
+	name=burst-itl$itl-bare
+	echo "burst: ITL $itl ms, the reference client (benchtool bare), $burst_reqs requests at concurrency 256 ..." >&2
+	mkdir -p "$tmp/$name"
+	start_mock --ttft 20ms --itl "${itl}ms" --output-tokens 64 --wire-log "$tmp/$name/wire.jsonl"
+	reference "$name" -concurrency 256 -n "$burst_reqs" -osl 64
+	stop_mock
+	d=$tmp/$name
+	"$bt" ttfterr "$d/records.jsonl" "$d/wire.jsonl" >"$d/ttfterr.json"
+	shared=$(grep -c '"first_token_shared_read":true' "$d/records.jsonl" || true)
+	refrow "burst ITL $itl ms, bare client: TTFT error p99" "$(get "$d/ttfterr.json" wire_p99_ms)" "ms" 2 "first tokens read with the next: $shared of $burst_reqs; p50 $(get "$d/ttfterr.json" wire_p50_ms) ms"
+	if [[ $itl == 2 ]]; then
+		us=$(awk -v u="$(get "$d/usage.json" user_s)" -v s="$(get "$d/usage.json" sys_s)" -v n="$((burst_reqs * 64))" 'BEGIN { printf "%.2f", (u + s) * 1e6 / n }')
+		refrow "client CPU per token, ITL 2 ms (bare client)" "$us" "µs" 6 "$((burst_reqs * 64)) tokens, start-up included"
+	fi
 done
 
 # --- report ---------------------------------------------------------------

@@ -7,6 +7,7 @@
 //	benchtool get FILE.json KEY[.KEY...]
 //	benchtool fetch URL
 //	benchtool ttfterr profile_export.jsonl wire.jsonl
+//	benchtool bare -url URL [-concurrency N] [-n N] [-osl N] [-o FILE]
 //
 // run starts the command, passes its stdout and stderr through, and writes
 // what the kernel charged to it as one JSON object: {"user_s", "sys_s",
@@ -15,7 +16,8 @@
 // ("total_output_tokens.avg"), or fails naming the missing key. fetch
 // prints the body of a GET (the mock's /stats) and fails on a non-200.
 // ttfterr joins the client's records with the mock's --wire-log and prints
-// the TTFT error against the wire truth (see ttfterr.go).
+// the TTFT error against the wire truth (see ttfterr.go). bare is the
+// reference client the burst scenario compares surge with (see bare.go).
 package main
 
 import (
@@ -75,6 +77,11 @@ func main() {
 			fmt.Fprintln(os.Stderr, "benchtool ttfterr:", err)
 			os.Exit(1)
 		}
+	case "bare":
+		if err := bare(os.Args[2:]); err != nil {
+			fmt.Fprintln(os.Stderr, "benchtool bare:", err)
+			os.Exit(1)
+		}
 	default:
 		usage()
 	}
@@ -94,7 +101,7 @@ func fetch(url string) error {
 }
 
 func usage() {
-	fmt.Fprintln(os.Stderr, "usage: benchtool run [-o report.json] -- command [args...]\n       benchtool get FILE.json KEY[.KEY...]\n       benchtool fetch URL\n       benchtool ttfterr profile_export.jsonl wire.jsonl")
+	fmt.Fprintln(os.Stderr, "usage: benchtool run [-o report.json] -- command [args...]\n       benchtool get FILE.json KEY[.KEY...]\n       benchtool fetch URL\n       benchtool ttfterr profile_export.jsonl wire.jsonl\n       benchtool bare -url URL [-concurrency N] [-n N] [-osl N] [-o FILE]")
 	os.Exit(2)
 }
 
