@@ -13,6 +13,7 @@ import (
 	"github.com/surgebench/surge/loadgen"
 	"github.com/surgebench/surge/loadgen/calibrate"
 	"github.com/surgebench/surge/loadgen/endpoint"
+	"github.com/surgebench/surge/loadgen/heapfloor"
 	"github.com/surgebench/surge/loadgen/schedule"
 	"github.com/surgebench/surge/loadgen/wire"
 	"github.com/surgebench/surge/metrics"
@@ -37,6 +38,7 @@ func Calibrate(ctx context.Context, c CalibrateConfig, out io.Writer) (*calibrat
 	if c.Tokens < 2 {
 		return nil, &UsageError{fmt.Errorf("--tokens %d: want at least 2", c.Tokens)}
 	}
+	defer heapfloor.Hold(heapfloor.Default)() // as a run does: the client measured is the one that runs
 	fmt.Fprintf(out, "surge calibrate: read delay p99 < %.0f ms and ≤ %.0f%% of first tokens read with the next, %d tokens per stream, all streams started together, at least %d tokens a probe, the median of %d probes a step\n",
 		calibrate.LimitMs, calibrate.SharedLimitPct, c.Tokens, minProbeEvents, calibrateRounds)
 	fmt.Fprintf(out, "%8s %8s %12s %14s %14s\n", "streams", "ITL ms", "tokens/s", "delay p99 ms", "shared first")

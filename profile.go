@@ -21,6 +21,7 @@ import (
 	"github.com/surgebench/surge/loadgen"
 	"github.com/surgebench/surge/loadgen/calibrate"
 	"github.com/surgebench/surge/loadgen/endpoint"
+	"github.com/surgebench/surge/loadgen/heapfloor"
 	"github.com/surgebench/surge/loadgen/wire"
 	"github.com/surgebench/surge/metrics"
 	"github.com/surgebench/surge/metrics/export"
@@ -248,6 +249,9 @@ func (p *prepared) execute(ctx context.Context, log io.Writer) (o *outcome, err 
 		}
 	}()
 	o = &outcome{dir: c.ArtifactDir, benchmarkID: newBenchmarkID()}
+	// No collection while the heap is small: a cycle's mark work on a
+	// client busy reading tokens delays every read behind it.
+	cleanup = append(cleanup, heapfloor.Hold(heapfloor.Default))
 
 	target, stopTarget, err := c.target(ctx, log)
 	if err != nil {

@@ -1,0 +1,139 @@
+// Package heapfloor keeps the garbage collector from running while the
+// heap is small, so a load generator's own collections do not land in the
+// middle of what it measures.
+//
+// Why: with GOGC=100 a client whose live heap is 20–40 MiB (a tokenizer,
+// 256 streams' buffers and goroutines) collects every few MiB allocated,
+// most often while it warms up. On a client with one core busy reading
+// tokens, each cycle's mark work (≈ 5 ms of CPU in ≈ 10 ms at 37 MiB)
+// delays every read behind it: in the burst of bench/overhead.sh (256
+// streams, a token every 2 ms) the first tokens read together with the
+// next went from 42–117 of 2,048 to 0–7 with the collector off. A floor
+// of a few hundred MiB removes those cycles for runs of ordinary size and
+// costs only the garbage a run makes before it (an 8,192-request burst
+// peaks at ≈ 170 MiB with no collection at all).
+//
+// How: the runtime has no minimum heap goal, so Hold turns GOGC off and
+// sets a memory limit at the floor, which collects when the process's Go
+// memory reaches it. A hook that runs after every cycle switches back to
+// the normal pacer (GOGC as it was, no limit) once the live heap passes
+// half the floor, so a large run never collects more often than it would
+// have, and to the floor again when the live heap falls below half. The
+// next cycle therefore comes at about max(floor, 2 × live heap).
+//
+// A user who sets GOGC or GOMEMLIMIT in the environment keeps them: Hold
+// then changes nothing.
+package heapfloor
+
+import (
+	"math"
+	"os"
+	"runtime"
+	"runtime/debug"
+	"runtime/metrics"
+	"sync"
+)
+
+// Default is the floor surge holds during a run.
+const Default = 256 << 20
+
+// floor is the one hold a process has at a time.
+type floor struct {
+	bytes   int64
+	percent int // GOGC before Hold
+
+	mu      sync.Mutex
+	held    bool // false once released: the hook stops re-arming
+	atFloor bool // GOGC off and the limit at bytes, else the normal pacer
+	sample  []metrics.Sample
+}
+
+var (
+	activeMu sync.Mutex
+	active   *floor
+)
+
+// Hold raises the heap size below which the collector does not run to
+// bytes, until release is called. It does nothing (and release does
+// nothing) when GOGC or GOMEMLIMIT is set in the environment, when bytes
+// is not positive, or while another Hold is in force.
+func Hold(bytes int64) (release func()) {
+	if bytes <= 0 || os.Getenv("GOGC") != "" || os.Getenv("GOMEMLIMIT") != "" {
+		return func() {}
+	}
+	activeMu.Lock()
+	defer activeMu.Unlock()
+	if active != nil {
+		return func() {}
+	}
+	f := &floor{bytes: bytes, held: true, sample: []metrics.Sample{{Name: "/gc/heap/live:bytes"}}}
+	f.percent = debug.SetGCPercent(-1)
+	debug.SetGCPercent(f.percent)
+	f.mu.Lock()
+	f.apply(f.live())
+	f.mu.Unlock()
+	active = f
+	arm(f)
+	return f.release
+}
+
+// live is the heap the last cycle marked live (0 before the first).
+func (f *floor) live() int64 {
+	metrics.Read(f.sample)
+	if f.sample[0].Value.Kind() != metrics.KindUint64 {
+		return 0
+	}
+	return int64(min(f.sample[0].Value.Uint64(), math.MaxInt64))
+}
+
+// apply picks the floor or the normal pacer for a live heap of live
+// bytes. f.mu is held.
+func (f *floor) apply(live int64) {
+	atFloor := live < f.bytes/2
+	if atFloor == f.atFloor {
+		return
+	}
+	if atFloor {
+		debug.SetGCPercent(-1)
+		debug.SetMemoryLimit(f.bytes)
+	} else {
+		debug.SetMemoryLimit(math.MaxInt64)
+		debug.SetGCPercent(f.percent)
+	}
+	f.atFloor = atFloor
+}
+
+// afterGC runs once per cycle: it re-judges the live heap and re-arms.
+func (f *floor) afterGC() {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if !f.held {
+		return
+	}
+	f.apply(f.live())
+	arm(f)
+}
+
+// release restores the pacer as it was before Hold.
+func (f *floor) release() {
+	f.mu.Lock()
+	if f.held {
+		f.held = false
+		debug.SetMemoryLimit(math.MaxInt64)
+		debug.SetGCPercent(f.percent)
+	}
+	f.mu.Unlock()
+	activeMu.Lock()
+	if active == f {
+		active = nil
+	}
+	activeMu.Unlock()
+}
+
+// sentinel is garbage the moment it is made; its cleanup runs after the
+// cycle that frees it, which is how f hears of each cycle without polling.
+type sentinel struct{ _ [32]byte } // not tiny: tiny objects may never be freed alone
+
+func arm(f *floor) {
+	runtime.AddCleanup(new(sentinel), (*floor).afterGC, f)
+}
