@@ -230,6 +230,8 @@ type outcome struct {
 	clockDrift       time.Duration       // wall clock against the run clock (a step moves kernel stamps)
 	server           *fingerprint.Server // what the target says it is (nil: nothing)
 	late             time.Duration       // how late the run started for --start-at
+	gcCycles         uint64              // the client's garbage collections during the run
+	heapFloor        int64               // the heap under which it did not collect (0: none)
 	state            *metrics.State
 	// benchmarkID identifies the run in its exports (AIPerf's
 	// benchmark_id: a random UUID).
@@ -252,6 +254,7 @@ func (p *prepared) execute(ctx context.Context, log io.Writer) (o *outcome, err 
 	// No collection while the heap is small: a cycle's mark work on a
 	// client busy reading tokens delays every read behind it.
 	cleanup = append(cleanup, heapfloor.Hold(heapfloor.Default))
+	o.heapFloor = heapfloor.Active()
 
 	target, stopTarget, err := c.target(ctx, log)
 	if err != nil {
@@ -273,6 +276,7 @@ func (p *prepared) execute(ctx context.Context, log io.Writer) (o *outcome, err 
 
 	o.late = p.waitForStart(ctx, log)
 	o.start = time.Now()
+	gcBefore := heapfloor.Cycles()
 	clock := func() int64 { return int64(time.Since(o.start)) }
 	jsonlName := p.exports.files.JSONL
 	if p.exports.level == levelSummary {
@@ -369,6 +373,7 @@ func (p *prepared) execute(ctx context.Context, log io.Writer) (o *outcome, err 
 	o.clockDrift = gen.ClockDrift()
 	logw.release()
 	o.end = time.Now()
+	o.gcCycles = heapfloor.Cycles() - gcBefore
 	o.cancelled = runCtx.Err() != nil && !errors.Is(o.runErr, loadgen.ErrFailureThreshold) && p.live.trip() == nil
 	if telData != nil {
 		o.telemetry, o.telemetryBetween = telData, tel.col.SummaryBetween
@@ -395,7 +400,8 @@ func (p *prepared) report(o *outcome, out io.Writer) (*Result, error) {
 		RunInfo: map[string]any{"target_url": o.target, "endpoint": p.ep.Path(), "dataset": p.ds.Name,
 			"conversations": len(p.ds.Conversations), "mode": p.plan.mode, "stage_values": p.plan.values,
 			"timestamps": p.stamps.String(), "kernel_timestamps_supported": wire.Supported,
-			"clock_drift_ms": float64(o.clockDrift) / 1e6},
+			"clock_drift_ms": float64(o.clockDrift) / 1e6,
+			"client_gc":      map[string]any{"cycles": o.gcCycles, "heap_floor_mib": o.heapFloor >> 20}},
 		Extra: map[string]float64{},
 	}
 	run.RunInfo.(map[string]any)["tokenizer"] = p.tokSrc

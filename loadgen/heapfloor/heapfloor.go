@@ -77,6 +77,28 @@ func Hold(bytes int64) (release func()) {
 	return f.release
 }
 
+// Active is the floor in force, in bytes (0: none, as when the
+// environment sets GOGC or GOMEMLIMIT).
+func Active() int64 {
+	activeMu.Lock()
+	defer activeMu.Unlock()
+	if active == nil {
+		return 0
+	}
+	return active.bytes
+}
+
+// Cycles is the number of collections the process has completed, for a
+// run to report how many fell inside it.
+func Cycles() uint64 {
+	s := []metrics.Sample{{Name: "/gc/cycles/total:gc-cycles"}}
+	metrics.Read(s)
+	if s[0].Value.Kind() != metrics.KindUint64 {
+		return 0
+	}
+	return s[0].Value.Uint64()
+}
+
 // live is the heap the last cycle marked live (0 before the first).
 func (f *floor) live() int64 {
 	metrics.Read(f.sample)

@@ -4,7 +4,6 @@ import (
 	"math"
 	"runtime"
 	"runtime/debug"
-	"runtime/metrics"
 	"testing"
 	"time"
 )
@@ -20,12 +19,6 @@ func churn(n int) {
 		sink = make([]byte, 4<<10)
 	}
 	sink = nil
-}
-
-func cycles() uint64 {
-	s := []metrics.Sample{{Name: "/gc/cycles/total:gc-cycles"}}
-	metrics.Read(s)
-	return s[0].Value.Uint64()
 }
 
 func gcPercent() int {
@@ -58,9 +51,9 @@ func TestHoldDefersCollection(t *testing.T) {
 	runtime.GC()
 	release := Hold(128 << 20)
 	defer release()
-	before := cycles()
+	before := Cycles()
 	churn(24 << 20) // with GOGC=100 and a heap of a few MiB: several cycles
-	if n := cycles() - before; n != 0 {
+	if n := Cycles() - before; n != 0 {
 		t.Errorf("%d collections while 24 MiB of garbage stayed under a 128 MiB floor", n)
 	}
 }
@@ -69,9 +62,9 @@ func TestHoldStillCollectsAtTheFloor(t *testing.T) {
 	runtime.GC()
 	release := Hold(32 << 20)
 	defer release()
-	before := cycles()
+	before := Cycles()
 	churn(160 << 20)
-	if cycles() == before {
+	if Cycles() == before {
 		t.Error("no collection while 160 MiB of garbage passed a 32 MiB floor")
 	}
 }
@@ -107,6 +100,9 @@ func TestReleaseRestores(t *testing.T) {
 	if gcPercent() != -1 || debug.SetMemoryLimit(-1) != 64<<20 {
 		t.Fatal("Hold did not set GOGC off and the limit at the floor")
 	}
+	if Active() != 64<<20 {
+		t.Errorf("Active() = %d while a 64 MiB floor is held", Active())
+	}
 	if again := Hold(1 << 30); gcPercent() != -1 || debug.SetMemoryLimit(-1) != 64<<20 {
 		t.Error("a second Hold while one is in force changed the settings")
 	} else {
@@ -116,7 +112,7 @@ func TestReleaseRestores(t *testing.T) {
 	if p, l := gcPercent(), debug.SetMemoryLimit(-1); p != percent || l != limit {
 		t.Errorf("after release: GOGC %d, limit %d; want %d, %d", p, l, percent, limit)
 	}
-	if active != nil {
+	if Active() != 0 {
 		t.Error("release left the hold active")
 	}
 }
@@ -128,9 +124,17 @@ func TestTheEnvironmentWins(t *testing.T) {
 			percent := gcPercent()
 			release := Hold(64 << 20)
 			defer release()
-			if p, l := gcPercent(), debug.SetMemoryLimit(-1); p != percent || l != math.MaxInt64 {
-				t.Errorf("with %s set: GOGC %d, limit %d; want them untouched", env, p, l)
+			if p, l := gcPercent(), debug.SetMemoryLimit(-1); p != percent || l != math.MaxInt64 || Active() != 0 {
+				t.Errorf("with %s set: GOGC %d, limit %d, floor %d; want them untouched and no floor", env, p, l, Active())
 			}
 		})
+	}
+}
+
+func TestCyclesCounts(t *testing.T) {
+	before := Cycles()
+	runtime.GC()
+	if Cycles() <= before {
+		t.Errorf("Cycles() %d after a collection, %d before", Cycles(), before)
 	}
 }
