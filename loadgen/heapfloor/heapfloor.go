@@ -15,11 +15,14 @@
 //
 // How: the runtime has no minimum heap goal, so Hold turns GOGC off and
 // sets a memory limit at the floor, which collects when the process's Go
-// memory reaches it. A hook that runs after every cycle switches back to
-// the normal pacer (GOGC as it was, no limit) once the live heap passes
-// half the floor, so a large run never collects more often than it would
-// have, and to the floor again when the live heap falls below half. The
-// next cycle therefore comes at about max(floor, 2 × live heap).
+// memory reaches it. A hook that runs after every cycle compares the room
+// the floor leaves (the floor − the memory the limit counts) with the room
+// the normal pacer would give (GOGC% of the live heap, stacks and
+// globals): once the pacer's is larger it switches back to it (GOGC as it
+// was, no limit), so a large run never collects more often than it would
+// have, and to the floor again when the floor's room is larger. With
+// GOGC=100 and a heap that is most of the process, that is: the floor
+// until the live heap passes half of it.
 //
 // A user who sets GOGC or GOMEMLIMIT in the environment keeps them: Hold
 // then changes nothing.
@@ -66,11 +69,16 @@ func Hold(bytes int64) (release func()) {
 	if active != nil {
 		return func() {}
 	}
-	f := &floor{bytes: bytes, held: true, sample: []metrics.Sample{{Name: "/gc/heap/live:bytes"}}}
+	f := &floor{bytes: bytes, held: true, sample: []metrics.Sample{
+		{Name: "/gc/heap/live:bytes"}, {Name: "/gc/scan/stack:bytes"}, {Name: "/gc/scan/globals:bytes"},
+		{Name: "/memory/classes/total:bytes"}, {Name: "/memory/classes/heap/released:bytes"}}}
 	f.percent = debug.SetGCPercent(-1)
 	debug.SetGCPercent(f.percent)
+	if f.percent < 0 { // the program had turned the collector off itself
+		return func() {}
+	}
 	f.mu.Lock()
-	f.apply(f.live())
+	f.apply()
 	f.mu.Unlock()
 	active = f
 	arm(f)
@@ -99,22 +107,27 @@ func Cycles() uint64 {
 	return s[0].Value.Uint64()
 }
 
-// live is the heap the last cycle marked live (0 before the first).
-func (f *floor) live() int64 {
+// rooms reads what the last cycle left: the room before the next cycle
+// under the floor, and under the normal pacer.
+func (f *floor) rooms() (atFloor, paced int64) {
 	metrics.Read(f.sample)
-	if f.sample[0].Value.Kind() != metrics.KindUint64 {
-		return 0
+	v := func(i int) int64 {
+		if f.sample[i].Value.Kind() != metrics.KindUint64 {
+			return 0
+		}
+		return int64(min(f.sample[i].Value.Uint64(), math.MaxInt64))
 	}
-	return int64(min(f.sample[0].Value.Uint64(), math.MaxInt64))
+	live, stacks, globals, mapped, released := v(0), v(1), v(2), v(3), v(4)
+	return f.bytes - (mapped - released), (live + stacks + globals) * int64(f.percent) / 100
 }
 
-// apply picks the floor or the normal pacer for a live heap of live
-// bytes. f.mu is held.
-func (f *floor) apply(live int64) {
-	atFloor := live < f.bytes/2
-	if atFloor == f.atFloor {
-		return
-	}
+// apply picks the floor or the normal pacer, whichever leaves more room
+// before the next cycle, and sets it even when it is already the pick, so
+// that settings changed behind its back are mended by the next cycle.
+// f.mu is held.
+func (f *floor) apply() {
+	floorRoom, pacedRoom := f.rooms()
+	atFloor := floorRoom > pacedRoom
 	if atFloor {
 		debug.SetGCPercent(-1)
 		debug.SetMemoryLimit(f.bytes)
@@ -132,7 +145,7 @@ func (f *floor) afterGC() {
 	if !f.held {
 		return
 	}
-	f.apply(f.live())
+	f.apply()
 	arm(f)
 }
 

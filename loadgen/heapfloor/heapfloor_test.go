@@ -4,12 +4,15 @@ import (
 	"math"
 	"runtime"
 	"runtime/debug"
+	"runtime/metrics"
 	"testing"
 	"time"
 )
 
 // These tests change the process's collector settings, so none runs in
-// parallel, and each restores what it changed.
+// parallel, and each restores what it changed. The floor counts the memory
+// the runtime holds, so tests that expect to start at the floor first
+// return what earlier tests' garbage left (debug.FreeOSMemory).
 
 var sink []byte
 
@@ -21,10 +24,12 @@ func churn(n int) {
 	sink = nil
 }
 
+// gcPercent reads GOGC without setting it (a set and restore could race
+// with the hook); the metric holds -1, off, as its uint64.
 func gcPercent() int {
-	p := debug.SetGCPercent(100)
-	debug.SetGCPercent(p)
-	return p
+	s := []metrics.Sample{{Name: "/gc/gogc:percent"}}
+	metrics.Read(s)
+	return int(int64(s[0].Value.Uint64()))
 }
 
 // waitFor runs collections until cond holds (the hook runs on the
@@ -48,7 +53,7 @@ func (f *floor) isAtFloor() bool {
 }
 
 func TestHoldDefersCollection(t *testing.T) {
-	runtime.GC()
+	debug.FreeOSMemory()
 	release := Hold(128 << 20)
 	defer release()
 	before := Cycles()
@@ -65,36 +70,38 @@ func TestHoldStillCollectsAtTheFloor(t *testing.T) {
 	before := Cycles()
 	churn(160 << 20)
 	if Cycles() == before {
-		t.Error("no collection while 160 MiB of garbage passed a 32 MiB floor")
+		a, b := active.rooms()
+		t.Errorf("no collection while 160 MiB of garbage passed a 32 MiB floor (GOGC %d, limit %d, rooms %d %d, at floor %v)", gcPercent(), debug.SetMemoryLimit(-1), a, b, active.isAtFloor())
 	}
 }
 
 func TestHoldYieldsToALargeLiveHeap(t *testing.T) {
-	runtime.GC()
+	debug.FreeOSMemory()
 	percent := gcPercent()
-	release := Hold(16 << 20)
+	release := Hold(64 << 20)
 	defer release()
 	f := active
 	if !f.isAtFloor() {
 		t.Fatal("a small heap did not start at the floor")
 	}
-	keep := make([][]byte, 0, 3<<10)
+	keep := make([][]byte, 0, 12<<10)
 	for range cap(keep) {
-		keep = append(keep, make([]byte, 4<<10)) // 12 MiB live: over half the floor
+		keep = append(keep, make([]byte, 4<<10)) // 48 MiB live: over half the floor
 	}
-	waitFor(t, "back on the normal pacer with 12 MiB live under a 16 MiB floor", func() bool { return !f.isAtFloor() })
+	waitFor(t, "back on the normal pacer with 48 MiB live under a 64 MiB floor", func() bool { return !f.isAtFloor() })
 	if p, limit := gcPercent(), debug.SetMemoryLimit(-1); p != percent || limit != math.MaxInt64 {
 		t.Errorf("normal pacer: GOGC %d, limit %d; want %d, no limit", p, limit, percent)
 	}
 	runtime.KeepAlive(keep)
 	keep = nil
 	waitFor(t, "at the floor again once the live heap fell", f.isAtFloor)
-	if p, limit := gcPercent(), debug.SetMemoryLimit(-1); p != -1 || limit != 16<<20 {
-		t.Errorf("at the floor: GOGC %d, limit %d; want off, %d", p, limit, 16<<20)
+	if p, limit := gcPercent(), debug.SetMemoryLimit(-1); p != -1 || limit != 64<<20 {
+		t.Errorf("at the floor: GOGC %d, limit %d; want off, %d", p, limit, 64<<20)
 	}
 }
 
 func TestReleaseRestores(t *testing.T) {
+	debug.FreeOSMemory()
 	percent, limit := gcPercent(), debug.SetMemoryLimit(-1)
 	release := Hold(64 << 20)
 	if gcPercent() != -1 || debug.SetMemoryLimit(-1) != 64<<20 {
