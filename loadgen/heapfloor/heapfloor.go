@@ -18,8 +18,8 @@
 // memory reaches it. A hook that runs after every cycle compares the room
 // the floor leaves (the floor − the memory the limit counts) with the room
 // the normal pacer would give (GOGC% of the live heap, stacks and
-// globals): once the pacer's is larger it switches back to it (GOGC as it
-// was, no limit), so a large run never collects more often than it would
+// globals): once the pacer's is larger it switches back to it (GOGC and
+// the limit as they were), so a large run never collects more often than it would
 // have, and to the floor again when the floor's room is larger. With
 // GOGC=100 and a heap that is most of the process, that is: the floor
 // until the live heap passes half of it.
@@ -43,7 +43,8 @@ const Default = 256 << 20
 // floor is the one hold a process has at a time.
 type floor struct {
 	bytes   int64
-	percent int // GOGC before Hold
+	percent int   // GOGC before Hold
+	limit   int64 // the memory limit before Hold (math.MaxInt64: none)
 
 	mu      sync.Mutex
 	held    bool // false once released: the hook stops re-arming
@@ -72,7 +73,7 @@ func Hold(bytes int64) (release func()) {
 	f := &floor{bytes: bytes, held: true, sample: []metrics.Sample{
 		{Name: "/gc/heap/live:bytes"}, {Name: "/gc/scan/stack:bytes"}, {Name: "/gc/scan/globals:bytes"},
 		{Name: "/memory/classes/total:bytes"}, {Name: "/memory/classes/heap/released:bytes"}}}
-	f.percent = debug.SetGCPercent(-1)
+	f.percent, f.limit = debug.SetGCPercent(-1), debug.SetMemoryLimit(-1)
 	debug.SetGCPercent(f.percent)
 	if f.percent < 0 { // the program had turned the collector off itself
 		return func() {}
@@ -132,7 +133,7 @@ func (f *floor) apply() {
 		debug.SetGCPercent(-1)
 		debug.SetMemoryLimit(f.bytes)
 	} else {
-		debug.SetMemoryLimit(math.MaxInt64)
+		debug.SetMemoryLimit(f.limit)
 		debug.SetGCPercent(f.percent)
 	}
 	f.atFloor = atFloor
@@ -154,7 +155,7 @@ func (f *floor) release() {
 	f.mu.Lock()
 	if f.held {
 		f.held = false
-		debug.SetMemoryLimit(math.MaxInt64)
+		debug.SetMemoryLimit(f.limit)
 		debug.SetGCPercent(f.percent)
 	}
 	f.mu.Unlock()
