@@ -24,8 +24,10 @@
 // GOGC=100 and a heap that is most of the process, that is: the floor
 // until the live heap passes half of it.
 //
-// A user who sets GOGC or GOMEMLIMIT in the environment keeps them: Hold
-// then changes nothing.
+// A user who sets GOGC or GOMEMLIMIT in the environment keeps them, as
+// does a program that turned the collector off or set a memory limit
+// itself: Hold then changes nothing, so it never has a limit to raise or
+// to restore.
 package heapfloor
 
 import (
@@ -43,8 +45,7 @@ const Default = 256 << 20
 // floor is the one hold a process has at a time.
 type floor struct {
 	bytes   int64
-	percent int   // GOGC before Hold
-	limit   int64 // the memory limit before Hold (math.MaxInt64: none)
+	percent int // GOGC before Hold
 
 	mu      sync.Mutex
 	held    bool // false once released: the hook stops re-arming
@@ -59,8 +60,9 @@ var (
 
 // Hold raises the heap size below which the collector does not run to
 // bytes, until release is called. It does nothing (and release does
-// nothing) when GOGC or GOMEMLIMIT is set in the environment, when bytes
-// is not positive, or while another Hold is in force.
+// nothing) when GOGC or GOMEMLIMIT is set in the environment, when the
+// collector is already off or a memory limit already set, when bytes is
+// not positive, or while another Hold is in force.
 func Hold(bytes int64) (release func()) {
 	if bytes <= 0 || os.Getenv("GOGC") != "" || os.Getenv("GOMEMLIMIT") != "" {
 		return func() {}
@@ -73,11 +75,11 @@ func Hold(bytes int64) (release func()) {
 	f := &floor{bytes: bytes, held: true, sample: []metrics.Sample{
 		{Name: "/gc/heap/live:bytes"}, {Name: "/gc/scan/stack:bytes"}, {Name: "/gc/scan/globals:bytes"},
 		{Name: "/memory/classes/total:bytes"}, {Name: "/memory/classes/heap/released:bytes"}}}
-	f.percent, f.limit = debug.SetGCPercent(-1), debug.SetMemoryLimit(-1)
-	debug.SetGCPercent(f.percent)
-	if f.percent < 0 { // the program had turned the collector off itself
+	percent, limit := settings()
+	if percent < 0 || limit != math.MaxInt64 { // the program chose its own
 		return func() {}
 	}
+	f.percent = percent
 	f.mu.Lock()
 	f.apply()
 	f.mu.Unlock()
@@ -95,6 +97,15 @@ func Active() int64 {
 		return 0
 	}
 	return active.bytes
+}
+
+// settings reads GOGC (-1: off) and the memory limit without setting
+// them.
+func settings() (percent int, limit int64) {
+	s := []metrics.Sample{{Name: "/gc/gogc:percent"}, {Name: "/gc/gomemlimit:bytes"}}
+	metrics.Read(s)
+	// The percent is kept as a uint64 that holds -1 when off.
+	return int(int64(s[0].Value.Uint64())), int64(min(s[1].Value.Uint64(), math.MaxInt64))
 }
 
 // Cycles is the number of collections the process has completed, for a
@@ -133,7 +144,7 @@ func (f *floor) apply() {
 		debug.SetGCPercent(-1)
 		debug.SetMemoryLimit(f.bytes)
 	} else {
-		debug.SetMemoryLimit(f.limit)
+		debug.SetMemoryLimit(math.MaxInt64)
 		debug.SetGCPercent(f.percent)
 	}
 	f.atFloor = atFloor
@@ -155,7 +166,7 @@ func (f *floor) release() {
 	f.mu.Lock()
 	if f.held {
 		f.held = false
-		debug.SetMemoryLimit(f.limit)
+		debug.SetMemoryLimit(math.MaxInt64)
 		debug.SetGCPercent(f.percent)
 	}
 	f.mu.Unlock()

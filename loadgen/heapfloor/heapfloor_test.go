@@ -4,7 +4,6 @@ import (
 	"math"
 	"runtime"
 	"runtime/debug"
-	"runtime/metrics"
 	"testing"
 	"time"
 )
@@ -25,11 +24,10 @@ func churn(n int) {
 }
 
 // gcPercent reads GOGC without setting it (a set and restore could race
-// with the hook); the metric holds -1, off, as its uint64.
+// with the hook).
 func gcPercent() int {
-	s := []metrics.Sample{{Name: "/gc/gogc:percent"}}
-	metrics.Read(s)
-	return int(int64(s[0].Value.Uint64()))
+	p, _ := settings()
+	return p
 }
 
 // waitFor runs collections until cond holds (the hook runs on the
@@ -124,15 +122,28 @@ func TestReleaseRestores(t *testing.T) {
 	}
 }
 
-func TestTheEnvironmentWins(t *testing.T) {
-	for _, env := range []string{"GOGC", "GOMEMLIMIT"} {
-		t.Run(env, func(t *testing.T) {
-			t.Setenv(env, "400")
-			percent := gcPercent()
+func TestTheUsersSettingsWin(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		env     string // set to "400" for the case
+		percent int    // set by the program before Hold
+		limit   int64
+	}{
+		{name: "GOGC in the environment", env: "GOGC", percent: 100, limit: math.MaxInt64},
+		{name: "GOMEMLIMIT in the environment", env: "GOMEMLIMIT", percent: 100, limit: math.MaxInt64},
+		{name: "the program turned the collector off", percent: -1, limit: math.MaxInt64},
+		{name: "the program set a limit below the floor", percent: 100, limit: 32 << 20},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if tc.env != "" {
+				t.Setenv(tc.env, "400")
+			}
+			oldPercent, oldLimit := debug.SetGCPercent(tc.percent), debug.SetMemoryLimit(tc.limit)
+			defer func() { debug.SetGCPercent(oldPercent); debug.SetMemoryLimit(oldLimit) }()
 			release := Hold(64 << 20)
 			defer release()
-			if p, l := gcPercent(), debug.SetMemoryLimit(-1); p != percent || l != math.MaxInt64 || Active() != 0 {
-				t.Errorf("with %s set: GOGC %d, limit %d, floor %d; want them untouched and no floor", env, p, l, Active())
+			if p, l := settings(); p != tc.percent || l != tc.limit || Active() != 0 {
+				t.Errorf("GOGC %d, limit %d, floor %d; want %d, %d and no floor", p, l, Active(), tc.percent, tc.limit)
 			}
 		})
 	}
