@@ -7,97 +7,84 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
-	"strings"
 	"syscall"
 	"time"
 
 	"github.com/charmbracelet/x/term"
 	"github.com/urfave/cli/v2"
 
+	"github.com/surgebench/surge/app/calibrate"
+	"github.com/surgebench/surge/app/cmdline"
+	"github.com/surgebench/surge/app/profile"
+	"github.com/surgebench/surge/app/results"
+	"github.com/surgebench/surge/app/search"
 	"github.com/surgebench/surge/examples/mockserver"
 )
 
 // version is set at build time with -ldflags "-X main.version=…".
 var version = "0.1.0-dev"
 
-// Exit codes (design §2).
-const (
-	exitOK          = 0
-	exitFailed      = 1
-	exitUsage       = 2
-	exitInterrupted = 130
-)
-
 func main() {
 	os.Exit(run(os.Args))
 }
 
 func run(args []string) int {
-	code := exitOK
+	code := cmdline.ExitOK
 	app := &cli.App{
 		Name:    "surge",
 		Usage:   "benchmark OpenAI-compatible LLM inference servers",
 		Version: version,
 		Commands: []*cli.Command{
 			profileCommand(&code),
-			searchCommand(&code),
+			search.SearchCommand(version, &code),
 			mockServerCommand(),
 			calibrateCommand(),
-			reportCommand(),
-			mergeCommand(),
-			compareCommand(),
+			results.ReportCommand(),
+			results.MergeCommand(),
+			results.CompareCommand(),
 		},
-		OnUsageError: onUsageError,
+		OnUsageError: cmdline.OnUsageError,
 	}
-	args, err := commandArgs(args, app.Commands)
+	args, err := cmdline.CommandArgs(args, app.Commands)
 	if err == nil {
 		err = app.Run(args)
 	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "surge:", err)
-		var ue *UsageError
+		var ue *cmdline.UsageError
 		if errors.As(err, &ue) {
-			return exitUsage
+			return cmdline.ExitUsage
 		}
-		if code == exitOK {
-			code = exitFailed
+		if code == cmdline.ExitOK {
+			code = cmdline.ExitFailed
 		}
 	}
 	return code
 }
 
-// onUsageError types urfave/cli's parse failures (unknown flag, bad
-// number) as usage errors, so they exit 2. Each command needs it: urfave
-// does not hand the app's to its commands.
-func onUsageError(_ *cli.Context, err error, _ bool) error {
-	// The flag package names flags with one dash; ours take two.
-	msg := strings.NewReplacer("flag -", "flag --", "defined: -", "defined: --").Replace(err.Error())
-	return &UsageError{Err: errors.New(msg)}
-}
-
 func profileCommand(code *int) *cli.Command {
-	cfg := &Config{Version: version}
+	cfg := &cmdline.Config{Version: version}
 	return &cli.Command{
 		Name:         "profile",
 		Usage:        "run a benchmark against a server (default: the embedded mock server)",
-		Flags:        profileFlags(cfg),
-		OnUsageError: onUsageError,
+		Flags:        cmdline.ProfileFlags(cfg),
+		OnUsageError: cmdline.OnUsageError,
 		Action: func(cc *cli.Context) error {
-			if err := cfg.fromContext(cc); err != nil {
+			if err := cfg.FromContext(cc); err != nil {
 				return err
 			}
 			cfg.StdoutTTY = term.IsTerminal(os.Stdout.Fd())
-			cfg.JobIndex = os.Getenv(JobIndexEnv)
+			cfg.JobIndex = os.Getenv(cmdline.JobIndexEnv)
 			ctx, stop := signal.NotifyContext(cc.Context, os.Interrupt, syscall.SIGTERM)
 			defer stop()
-			res, err := Run(ctx, *cfg, os.Stdout, os.Stderr)
+			res, err := profile.Run(ctx, *cfg, os.Stdout, os.Stderr)
 			switch {
 			case res == nil:
 				return err
 			case res.Cancelled:
-				*code = exitInterrupted
+				*code = cmdline.ExitInterrupted
 			case res.AllFailed():
-				*code = exitFailed
+				*code = cmdline.ExitFailed
 				fmt.Fprintln(os.Stderr, "surge: every request failed (see the error summary above)")
 			}
 			return err
@@ -106,13 +93,13 @@ func profileCommand(code *int) *cli.Command {
 }
 
 func calibrateCommand() *cli.Command {
-	c := CalibrateConfig{}
+	c := calibrate.CalibrateConfig{}
 	var noSave bool
 	itls := cli.NewStringSlice("10ms", "5ms", "2ms")
 	return &cli.Command{
 		Name:         "calibrate",
 		Usage:        "find the streaming load this machine's client can time honestly (read delay p99 < 1 ms, ≤ 1% of first tokens read with the next) and keep it for run_info",
-		OnUsageError: onUsageError,
+		OnUsageError: cmdline.OnUsageError,
 		Flags: []cli.Flag{
 			&cli.StringSliceFlag{Name: "itl", Value: itls, Usage: "per-stream token gaps to try"},
 			&cli.IntFlag{Name: "max-streams", Value: 1024, Usage: "largest stream count tried (doubling from 8)", Destination: &c.MaxStreams},
@@ -123,14 +110,14 @@ func calibrateCommand() *cli.Command {
 			for _, v := range cc.StringSlice("itl") {
 				d, err := time.ParseDuration(v)
 				if err != nil || d <= 0 {
-					return &UsageError{Err: fmt.Errorf("--itl %q: want a positive duration such as 5ms", v)}
+					return &cmdline.UsageError{Err: fmt.Errorf("--itl %q: want a positive duration such as 5ms", v)}
 				}
 				c.ITLs = append(c.ITLs, d)
 			}
 			c.Save = !noSave
 			ctx, stop := signal.NotifyContext(cc.Context, os.Interrupt, syscall.SIGTERM)
 			defer stop()
-			_, err := Calibrate(ctx, c, os.Stdout)
+			_, err := calibrate.Calibrate(ctx, c, os.Stdout)
 			return err
 		},
 	}
@@ -146,7 +133,7 @@ func mockServerCommand() *cli.Command {
 	return &cli.Command{
 		Name:         "mock-server",
 		Usage:        "serve the built-in OpenAI-compatible mock (no GPU, no model)",
-		OnUsageError: onUsageError,
+		OnUsageError: cmdline.OnUsageError,
 		Flags: []cli.Flag{
 			&cli.IntFlag{Name: "port", Value: 8000, Usage: "port on 127.0.0.1", Destination: &port},
 			&cli.StringFlag{Name: "host", Value: "127.0.0.1", Usage: "address to listen on", Destination: &host},
@@ -164,12 +151,12 @@ func mockServerCommand() *cli.Command {
 		},
 		Action: func(cc *cli.Context) error {
 			if r := mc.ErrorRate; r < 0 || r > 1 {
-				return &UsageError{Err: fmt.Errorf("--error-rate must be between 0 and 1, got %g", r)}
+				return &cmdline.UsageError{Err: fmt.Errorf("--error-rate must be between 0 and 1, got %g", r)}
 			}
 			if wireLog != "" {
 				f, err := os.Create(wireLog)
 				if err != nil {
-					return &UsageError{Err: fmt.Errorf("--wire-log: %w", err)}
+					return &cmdline.UsageError{Err: fmt.Errorf("--wire-log: %w", err)}
 				}
 				defer f.Close()
 				mc.WireLog = f

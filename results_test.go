@@ -1,9 +1,7 @@
 package main
 
 import (
-	"bytes"
-	"encoding/json"
-	"errors"
+	"github.com/surgebench/surge/app/cmdline"
 	"os"
 	"path/filepath"
 	"strings"
@@ -14,7 +12,7 @@ import (
 // not safe to call from two goroutines.
 func TestReportCommand(t *testing.T) {
 	out := filepath.Join(t.TempDir(), "r.html")
-	if code := run([]string{"surge", "report", "-o", out, "metrics/report/testdata/run-a", "metrics/report/testdata/sweep"}); code != exitOK {
+	if code := run([]string{"surge", "report", "-o", out, "metrics/report/testdata/run-a", "metrics/report/testdata/sweep"}); code != cmdline.ExitOK {
 		t.Fatalf("surge report exited %d", code)
 	}
 	b, err := os.ReadFile(out)
@@ -25,7 +23,7 @@ func TestReportCommand(t *testing.T) {
 		t.Errorf("%s has no embedded data", out)
 	}
 	pngs := filepath.Join(t.TempDir(), "charts")
-	if code := run([]string{"surge", "report", "--format", "png", "-o", pngs, "metrics/report/testdata/sweep"}); code != exitOK {
+	if code := run([]string{"surge", "report", "--format", "png", "-o", pngs, "metrics/report/testdata/sweep"}); code != cmdline.ExitOK {
 		t.Fatalf("surge report --format png exited %d", code)
 	}
 	for _, name := range []string{"cdf-time_to_first_token.png", "sweep-ttft.png", "throughput.png"} {
@@ -43,8 +41,8 @@ func TestReportCommandBadUsage(t *testing.T) {
 		{"report", filepath.Join(t.TempDir(), "none")},         // no such folder
 	}
 	for _, args := range cases {
-		if got := run(append([]string{"surge"}, args...)); got != exitUsage {
-			t.Errorf("surge %v exited %d, want %d", args, got, exitUsage)
+		if got := run(append([]string{"surge"}, args...)); got != cmdline.ExitUsage {
+			t.Errorf("surge %v exited %d, want %d", args, got, cmdline.ExitUsage)
 		}
 	}
 }
@@ -64,73 +62,20 @@ func TestCompareExitCodes(t *testing.T) {
 		args []string
 		want int
 	}{
-		{[]string{cmpSlow, cmpFast}, exitOK},
-		{[]string{"--fail-on", "time_to_first_token.p99>+5%", cmpSlow, cmpFast}, exitOK},
-		{[]string{"--fail-on", "time_to_first_token.p99>+5%", cmpFast, cmpSlow}, exitFailed},
-		{[]string{"--fail-on", "output_token_throughput<-5%", "--fail-on", "inter_token_latency.p50>+50%", cmpFast, cmpSlow}, exitFailed},
-		{[]string{cmpSlow, cmpOther}, exitUsage},
-		{[]string{"--force", cmpSlow, cmpOther}, exitOK},
-		{[]string{cmpSlow}, exitUsage},
-		{[]string{"--fail-on", "time_to_first_token.p99>>5%", cmpSlow, cmpFast}, exitUsage},
-		{[]string{"--fail-on", "nope.p99>5%", cmpSlow, cmpFast}, exitUsage},
-		{[]string{"--confidence", "95", cmpSlow, cmpFast}, exitUsage},
-		{[]string{cmpSlow, filepath.Join(t.TempDir(), "none")}, exitUsage},
+		{[]string{cmpSlow, cmpFast}, cmdline.ExitOK},
+		{[]string{"--fail-on", "time_to_first_token.p99>+5%", cmpSlow, cmpFast}, cmdline.ExitOK},
+		{[]string{"--fail-on", "time_to_first_token.p99>+5%", cmpFast, cmpSlow}, cmdline.ExitFailed},
+		{[]string{"--fail-on", "output_token_throughput<-5%", "--fail-on", "inter_token_latency.p50>+50%", cmpFast, cmpSlow}, cmdline.ExitFailed},
+		{[]string{cmpSlow, cmpOther}, cmdline.ExitUsage},
+		{[]string{"--force", cmpSlow, cmpOther}, cmdline.ExitOK},
+		{[]string{cmpSlow}, cmdline.ExitUsage},
+		{[]string{"--fail-on", "time_to_first_token.p99>>5%", cmpSlow, cmpFast}, cmdline.ExitUsage},
+		{[]string{"--fail-on", "nope.p99>5%", cmpSlow, cmpFast}, cmdline.ExitUsage},
+		{[]string{"--confidence", "95", cmpSlow, cmpFast}, cmdline.ExitUsage},
+		{[]string{cmpSlow, filepath.Join(t.TempDir(), "none")}, cmdline.ExitUsage},
 	} {
 		if got := run(append([]string{"surge", "compare"}, tc.args...)); got != tc.want {
 			t.Errorf("surge compare %v exited %d, want %d", tc.args, got, tc.want)
 		}
-	}
-}
-
-// TestCompareJSON: --json writes the whole comparison for CI, the failed
-// rules included; a refusal still writes the check that refused.
-func TestCompareJSON(t *testing.T) {
-	var buf bytes.Buffer
-	c := compareConfig{JSON: true, Seed: 1, Samples: 500, Confidence: 0.95, FailOn: []string{"time_to_first_token.p50>+5%"}}
-	err := compareRuns(&buf, []string{cmpFast, cmpSlow}, c)
-	if !errors.Is(err, errRegression) || !strings.Contains(err.Error(), "slow time_to_first_token.p50 +2") {
-		t.Errorf("err = %v, want the regression named", err)
-	}
-	var got struct {
-		Baseline    string `json:"baseline"`
-		Comparisons []struct {
-			Metrics []struct {
-				Metric string `json:"metric"`
-				Stats  []struct {
-					Stat        string   `json:"stat"`
-					Rel         *float64 `json:"rel"`
-					Significant bool     `json:"significant"`
-				} `json:"stats"`
-			} `json:"metrics"`
-		} `json:"comparisons"`
-		FailOn []struct {
-			Failed bool `json:"failed"`
-		} `json:"fail_on"`
-	}
-	if err := json.Unmarshal(buf.Bytes(), &got); err != nil {
-		t.Fatalf("--json output: %v\n%s", err, buf.String())
-	}
-	if got.Baseline != "fast" || len(got.Comparisons) != 1 || len(got.FailOn) != 1 || !got.FailOn[0].Failed {
-		t.Errorf("json: %+v", got)
-	}
-	m := got.Comparisons[0].Metrics[0]
-	if m.Metric != "time_to_first_token" || m.Stats[0].Rel == nil || *m.Stats[0].Rel < 0.15 || !m.Stats[0].Significant {
-		t.Errorf("first metric %+v, want TTFT about 23%% higher", m)
-	}
-
-	buf.Reset()
-	err = compareRuns(&buf, []string{cmpSlow, cmpOther}, compareConfig{JSON: true, Seed: 1, Samples: 500, Confidence: 0.95})
-	var ue *UsageError
-	if !errors.As(err, &ue) || !strings.Contains(err.Error(), "isl: 16 vs 24") || !strings.Contains(err.Error(), "--force") {
-		t.Errorf("err = %v, want a usage error naming the setting and --force", err)
-	}
-	var refusal struct {
-		Check struct {
-			Comparable bool     `json:"comparable"`
-			Reasons    []string `json:"reasons"`
-		} `json:"check"`
-	}
-	if err := json.Unmarshal(buf.Bytes(), &refusal); err != nil || refusal.Check.Comparable || len(refusal.Check.Reasons) != 1 {
-		t.Errorf("refusal JSON %s (%v)", buf.String(), err)
 	}
 }

@@ -1,0 +1,40 @@
+package calibrate
+
+import (
+	"bytes"
+	"context"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/surgebench/surge/loadgen/calibrate"
+	"github.com/surgebench/surge/loadgen/wire"
+)
+
+func TestCalibrateAgainstTheMock(t *testing.T) {
+	if !wire.Supported {
+		t.Skip("no kernel receive stamps on this system")
+	}
+	t.Setenv(calibrate.EnvFile, filepath.Join(t.TempDir(), "cal.json"))
+	var out bytes.Buffer
+	r, err := Calibrate(context.Background(), CalibrateConfig{ITLs: []time.Duration{10 * time.Millisecond},
+		MaxStreams: 8, Tokens: 5, Save: true}, &out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// One step (8 streams); whether it passes depends on the machine's load.
+	if len(r.Steps) != 1 || r.Steps[0].Streams != 8 || r.Steps[0].ReadDelayP99ms < 0 {
+		t.Fatalf("steps %+v, want one of 8 streams with a measured delay", r.Steps)
+	}
+	if !strings.Contains(out.String(), "kept in") {
+		t.Errorf("output does not say where the result is kept:\n%s", out.String())
+	}
+	kept, err := calibrate.Load()
+	if err != nil || kept == nil || kept.Steps[0].Streams != 8 {
+		t.Fatalf("kept %+v, %v", kept, err)
+	}
+	if _, err := Calibrate(context.Background(), CalibrateConfig{Tokens: 1}, &out); err == nil {
+		t.Error("--tokens 1 accepted")
+	}
+}

@@ -1,0 +1,259 @@
+package cmdline
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"net/http"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/urfave/cli/v2"
+)
+
+// aiperfOptions reads AIPerf's documented `profile` option names
+// (testdata/aiperf_profile_options.txt): one option a line, its names
+// separated by spaces.
+func aiperfOptions(t *testing.T) [][]string {
+	t.Helper()
+	f, err := os.Open("testdata/aiperf_profile_options.txt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	var out [][]string
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		line := strings.TrimSpace(sc.Text())
+		if line == "" || strings.HasPrefix(line, "#") {
+			continue
+		}
+		out = append(out, strings.Fields(line))
+	}
+	if len(out) < 200 {
+		t.Fatalf("read %d options: the list is cut short", len(out))
+	}
+	return out
+}
+
+// sampleArgs is a command line that gives flag f (named name) a value its
+// type parses.
+func sampleArgs(name string, f cli.Flag) []string {
+	switch kindOf(f) {
+	case argSwitch:
+		return []string{name}
+	}
+	switch f.(type) {
+	case *intFlag, *uint64Flag, *float64Flag, *ValueFlag:
+		if g, ok := f.(*ValueFlag); ok {
+			if _, isDur := g.Value.(*DurationValue); !isDur {
+				return []string{name, "x:1"}
+			}
+		}
+		return []string{name, "2"}
+	}
+	return []string{name, "x:1"}
+}
+
+// TestAIPerfOptionsParse walks AIPerf's documented option list: every name
+// (aliases included) must be one surge profile accepts.
+func TestAIPerfOptionsParse(t *testing.T) {
+	t.Setenv("OPENAI_API_KEY", "")
+	byName := map[string]cli.Flag{}
+	for _, f := range ProfileFlags(&Config{}) {
+		for _, n := range f.Names() {
+			byName[n] = f
+		}
+	}
+	// Parsed in rounds, each giving a flag under one name only (urfave/cli
+	// refuses two forms of one flag on a command line).
+	var rounds [][]string
+	var used []map[cli.Flag]bool
+	for _, opt := range aiperfOptions(t) {
+		for _, name := range opt {
+			bare := strings.TrimLeft(name, "-")
+			f, ok := byName[bare]
+			if !ok {
+				t.Errorf("AIPerf's %s: surge profile does not accept it", name)
+				continue
+			}
+			r := 0
+			for r < len(rounds) && used[r][f] {
+				r++
+			}
+			if r == len(rounds) {
+				rounds, used = append(rounds, nil), append(used, map[cli.Flag]bool{})
+			}
+			rounds[r], used[r][f] = append(rounds[r], sampleArgs(name, f)...), true
+			// The names of one AIPerf option are one surge flag (a
+			// --no-x negation may be a flag of its own).
+			negation := strings.HasPrefix(bare, "no-") || strings.Contains(bare, "-no-")
+			if first := byName[strings.TrimLeft(opt[0], "-")]; first != f && !negation {
+				t.Errorf("AIPerf's %s and %s are one option; surge binds them to different flags", opt[0], name)
+			}
+		}
+	}
+	// Each parses (values are judged later, in prepare).
+	for _, args := range rounds {
+		if _, err := ParseProfile(args...); err != nil {
+			t.Errorf("AIPerf's options: %v", err)
+		}
+	}
+}
+
+// TestForeignFlagsSayWhatSurgeDoes: each AIPerf flag surge does not
+// implement is silent at a neutral value and otherwise either refused
+// (exit 2) or noted once, naming the flag and saying what surge does.
+func TestForeignFlagsSayWhatSurgeDoes(t *testing.T) {
+	for _, o := range foreignOptions {
+		name := o.names()[0]
+		value := []string{"7"}
+		if o.kind == argSwitch {
+			value = []string{"true"}
+		}
+		if o.isNeutral(value) {
+			value = []string{"someting-else"}
+		}
+		c := Config{Foreign: map[string][]string{name: value}}
+		notes, err := c.foreignNotes()
+		switch {
+		case o.refuse && o.isNeutral(value):
+			t.Errorf("--%s: no non-neutral sample", name)
+		case o.refuse:
+			var ue *UsageError
+			if !errors.As(err, &ue) || !strings.Contains(err.Error(), "--"+name) || !strings.Contains(err.Error(), o.does) {
+				t.Errorf("--%s %v: error %v, want a usage error naming the flag and saying what surge does", name, value, err)
+			}
+		case err != nil || len(notes) != 1 || !strings.Contains(notes[0], "--"+name) || !strings.Contains(notes[0], o.does):
+			t.Errorf("--%s %v: notes %q, error %v; want one note naming the flag", name, value, notes, err)
+		}
+		for _, n := range o.neutral {
+			c := Config{Foreign: map[string][]string{name: {n}}}
+			if notes, err := c.foreignNotes(); err != nil || len(notes) > 0 {
+				t.Errorf("--%s %s (neutral): notes %q, error %v; want silence", name, n, notes, err)
+			}
+		}
+	}
+}
+
+func TestForeignFlagsThroughTheCommand(t *testing.T) {
+	// Noted once; a neutral value says nothing; notes go quiet at WARNING.
+	for _, tc := range []struct {
+		args  []string
+		notes int
+	}{
+		{[]string{"--workers-max", "8", "--zmq-host", "10.0.0.1"}, 2},
+		{[]string{"--workers-max", "8", "--log-level", "warning"}, 0},
+		{[]string{"--request-cancellation-rate", "0", "--num-profile-runs", "1", "--url-strategy", "round_robin"}, 0},
+	} {
+		c := parseProfile(t, tc.args...)
+		var log bytes.Buffer
+		if _, err := c.ResolveAIPerf(&log); err != nil {
+			t.Fatalf("%v: %v", tc.args, err)
+		}
+		if n := strings.Count(log.String(), "note: "); n != tc.notes {
+			t.Errorf("%v: %d notes, want %d:\n%s", tc.args, n, tc.notes, log.String())
+		}
+		if tc.notes > 0 && !strings.Contains(log.String(), "--workers-max 8 is AIPerf's") {
+			t.Errorf("%v: the note does not repeat the value as given:\n%s", tc.args, log.String())
+		}
+	}
+}
+
+func TestExpandArgs(t *testing.T) {
+	t.Setenv("OPENAI_API_KEY", "")
+	got := parseProfile(t, "--extra-inputs", "ignore_eos:true", "max_tokens:5", "--streaming",
+		"-H", "A: 1", "B:2", "--gpu-telemetry", "--no-gpu-telemetry", "--server-metrics", "a:9400", "b:9400",
+		"--fixed-schedule-start-offset", "-5", "--num-requests", "3")
+	if d := cmp.Diff([]string{"ignore_eos:true", "max_tokens:5"}, got.ExtraInputs); d != "" {
+		t.Errorf("--extra-inputs a b (-want +got)\n%s", d)
+	}
+	if d := cmp.Diff([]string{"A: 1", "B:2"}, got.Headers); d != "" {
+		t.Errorf("-H a b (-want +got)\n%s", d)
+	}
+	if d := cmp.Diff([]string{"a:9400", "b:9400"}, got.ServerMetricsURLs); d != "" {
+		t.Errorf("--server-metrics a b (-want +got)\n%s", d)
+	}
+	// A bare --gpu-telemetry takes no value: the flag after it stays a flag.
+	if !got.NoGPUTelemetry || !got.Streaming || len(got.GPUTelemetryURLs) != 1 || got.GPUTelemetryURLs[0] != "" {
+		t.Errorf("bare --gpu-telemetry: urls %q, --no-gpu-telemetry %v, --streaming %v", got.GPUTelemetryURLs, got.NoGPUTelemetry, got.Streaming)
+	}
+	if got.StartOffset != -5*time.Millisecond || got.RequestCount != 3 {
+		t.Errorf("a negative value was taken for a flag: start offset %v, count %d", got.StartOffset, got.RequestCount)
+	}
+
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--streaming", "true"}, `unexpected argument "true"`},
+		{[]string{"-m", "a", "b"}, `unexpected argument "b": it follows -m, which takes one value`},
+		{[]string{"--concurrency", "4", "stray", "--isl", "64"}, `unexpected argument "stray"`},
+		{[]string{"--tokenizer", "--streaming"}, "--tokenizer needs a value (got the flag --streaming)"},
+		{[]string{"--", "--isl", "64"}, `unexpected argument "--isl"`},
+	} {
+		_, err := ParseProfile(tc.args...)
+		var ue *UsageError
+		if !errors.As(err, &ue) || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%q: error %v, want a usage error with %q", tc.args, err, tc.want)
+		}
+	}
+}
+
+func TestAIPerfAliasesAndValues(t *testing.T) {
+	t.Setenv("OPENAI_API_KEY", "")
+	got := parseProfile(t, "--prompt-input-tokens-mean", "100", "--prompt-input-tokens-stddev", "2.5",
+		"--prompt-input-tokens-block-size", "16", "--prompt-output-tokens-mean", "20", "--prompt-output-tokens-stddev", "0.5",
+		"--num-prefix-prompts", "3", "--prefix-prompt-length", "40", "--num-warmup-requests", "2",
+		"--artifact-dir", "out", "--ui-type", "simple", "--request-rate-mode", "constant",
+		"--benchmark-grace-period", "inf", "-vv")
+	want := []any{100, 2.5, 16, 20, 0.5, 3, 40, 2, "out", "simple", "constant", Forever, true}
+	have := []any{got.ISL, got.ISLStddev, got.ISLBlockSize, got.OSL, got.OSLStddev, got.PrefixPoolSize, got.PrefixLength,
+		got.WarmupCount, got.ArtifactDir, got.UI, got.ArrivalPattern, got.Grace, got.ExtraVerbose}
+	if d := cmp.Diff(want, have); d != "" {
+		t.Errorf("AIPerf's names (-want +got)\n%s", d)
+	}
+	if v, _ := PathValue(got.InputConfig(http.Header{}), "loadgen.benchmark_grace_period"); v != "inf" {
+		t.Errorf("input_config loadgen.benchmark_grace_period = %v, want \"inf\"", v)
+	}
+	// --vllm-burstiness alone selects gamma arrivals, as AIPerf's does.
+	if c := parseProfile(t, "--vllm-burstiness", "0.5"); c.ArrivalPattern != "gamma" || c.Smoothness != 0.5 {
+		t.Errorf("--vllm-burstiness 0.5: pattern %q smoothness %g, want gamma 0.5", c.ArrivalPattern, c.Smoothness)
+	}
+	if c := parseProfile(t, "--vllm-burstiness", "0.5", "--arrival-pattern", "poisson"); c.ArrivalPattern != "poisson" {
+		t.Errorf("an explicit --arrival-pattern was replaced by %q", c.ArrivalPattern)
+	}
+}
+
+func TestLogLevels(t *testing.T) {
+	for _, tc := range []struct {
+		c    Config
+		want string
+	}{
+		{Config{}, "INFO"}, {Config{LogLevel: "debug"}, "DEBUG"}, {Config{Verbose: true, LogLevel: "error"}, "DEBUG"},
+		{Config{ExtraVerbose: true}, "TRACE"}, {Config{LogLevel: "Warning"}, "WARNING"},
+	} {
+		if lvl, err := tc.c.level(); err != nil || logLevels[lvl] != tc.want {
+			t.Errorf("%+v: level %v %v, want %s", tc.c, lvl, err, tc.want)
+		}
+	}
+	var ue *UsageError
+	if _, err := (&Config{LogLevel: "loud"}).level(); !errors.As(err, &ue) {
+		t.Errorf("--log-level loud: %v, want a usage error", err)
+	}
+	// -v on a terminal shows the simple UI, as AIPerf's does.
+	c := Config{Verbose: true, StdoutTTY: true}
+	var log bytes.Buffer
+	l, err := c.ResolveAIPerf(&log)
+	if err != nil || c.UI != "simple" {
+		t.Errorf("-v on a terminal: ui %q, %v", c.UI, err)
+	}
+	l.Debugf("shown %d", 1)
+	Logger{W: &log, Level: 2}.Debugf("hidden")
+	if log.String() != "debug: shown 1\n" {
+		t.Errorf("debug lines %q", log.String())
+	}
+}

@@ -1,0 +1,448 @@
+package cmdline
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"maps"
+	"net/http"
+	"slices"
+	"strings"
+	"time"
+	"unicode"
+
+	"github.com/surgebench/surge/datasets"
+	"github.com/surgebench/surge/loadgen/schedule"
+)
+
+// Config is everything `surge profile` was asked to do. Flag names are in
+// the comments; durations are already converted from the flags' units.
+type Config struct {
+	// Models is --model (-m, --model-names): one, or several that share
+	// the requests by ModelSelection (--model-selection-strategy). Model
+	// is the first: prepare fills either from the other.
+	Models         []string
+	Model          string
+	ModelSelection string
+	// URLs is --url: one, or several that take the requests round-robin;
+	// URL is the first ("" or "mock": start the embedded mock server).
+	URLs []string
+	URL  string
+	// WaitTimeout, WaitMode and WaitInterval are --wait-for-model-*: probe
+	// each server until it serves the model before the run (0: do not).
+	WaitTimeout, WaitInterval time.Duration
+	WaitMode                  string
+	EndpointType              string // --endpoint-type
+	Streaming                 bool   // --streaming
+	// CustomEndpoint is --endpoint / --custom-endpoint: the URL path.
+	CustomEndpoint   string
+	EndpointTemplate string // --endpoint-template (inline, or @file)
+	ResponseField    string // --response-field
+	ReasoningFormat  string // --reasoning-format
+	ConnectionReuse  string // --connection-reuse-strategy
+	SessionHeader    string // --session-header
+	// RankingsPassagesMean/Stddev: passages per rankings query when the
+	// dataset gives none (--rankings-passages-mean/-stddev), of
+	// RankingsPassageTokens/Stddev tokens each
+	// (--rankings-passages-prompt-token-mean/-stddev).
+	RankingsPassagesMean, RankingsPassagesStddev       int
+	RankingsPassageTokens, RankingsPassageTokensStddev int
+	// RankingsQueryTokens/Stddev: a synthetic rankings query's length
+	// (--rankings-query-prompt-token-mean/-stddev; 0: --isl, --isl-stddev).
+	RankingsQueryTokens, RankingsQueryTokensStddev int
+
+	// Concurrency and RequestRate are single values or stage lists
+	// ("1,2,4,8"); at most one of them may list several stages (a sweep).
+	Concurrency     string  // --concurrency
+	RequestRate     string  // --request-rate
+	ArrivalPattern  string  // --arrival-pattern
+	Smoothness      float64 // --arrival-smoothness
+	SmoothnessSet   bool
+	ConcurrencyRamp time.Duration // --concurrency-ramp-duration
+	RateRamp        time.Duration // --request-rate-ramp-duration
+	KneeFactor      float64       // --knee-factor
+
+	FixedSchedule bool // --fixed-schedule
+	// NoFixedSchedule keeps the load flags for a trace with timestamps
+	// (--no-fixed-schedule).
+	NoFixedSchedule bool
+	AutoOffset      bool          // --fixed-schedule-auto-offset
+	StartOffset     time.Duration // --fixed-schedule-start-offset
+	EndOffset       time.Duration // --fixed-schedule-end-offset (0: none)
+
+	UserCentricRate float64       // --user-centric-rate
+	NumUsers        int           // --num-users
+	TurnDelayMean   time.Duration // --conversation-turn-delay-mean
+	TurnDelayStd    time.Duration // --conversation-turn-delay-stddev
+	TurnDelayRatio  float64       // --conversation-turn-delay-ratio (scales every turn delay)
+	// ConversationNum bounds each profile stage by sessions
+	// (--conversation-num); 0: by --request-count or the duration.
+	ConversationNum int
+	// TurnsMean and TurnsStddev shape synthetic conversations
+	// (--conversation-turn-mean/-stddev).
+	TurnsMean, TurnsStddev int
+	// NumDatasetEntries is how many synthetic conversations (or random_pool
+	// draws) to build (--num-dataset-entries); 0: one per session.
+	NumDatasetEntries int
+	// SamplingStrategy is --dataset-sampling-strategy ("": the dataset
+	// type's default).
+	SamplingStrategy string
+
+	RequestCount    int           // --request-count
+	Duration        time.Duration // --benchmark-duration
+	Grace           time.Duration // --benchmark-grace-period
+	WarmupCount     int           // --warmup-request-count
+	FailedThreshold float64       // --failed-request-threshold (0: off)
+
+	InputFile         string // --input-file
+	CustomDatasetType string // --custom-dataset-type
+	PublicDataset     string // --public-dataset
+	ISLBlockSize      int    // --isl-block-size
+
+	ISL, OSL                     int     // --isl, --osl
+	ISLStddev, OSLStddev         float64 // --isl-stddev, --osl-stddev
+	PrefixPoolSize, PrefixLength int     // --prompt-prefix-pool-size, --prompt-prefix-length
+	SharedSystemPromptLength     int     // --shared-system-prompt-length
+	Tokenizer                    string
+	// TokenizerRevision is the Hub revision of a tokenizer named by its
+	// model id (--tokenizer-revision; default main).
+	TokenizerRevision string
+	// UseServerTokenCount counts tokens from usage even with a tokenizer
+	// (--use-server-token-count).
+	UseServerTokenCount bool
+	Seed                uint64
+
+	ExtraInputs []string
+	// UseLegacyMaxTokens sends chat output caps as max_tokens.
+	UseLegacyMaxTokens bool
+	Headers            []string
+	APIKey             string
+	Timeout            time.Duration
+	// Timestamps is --timestamps: kernel (receive stamps) or read.
+	Timestamps string
+	Goodput    string
+
+	NoGPUTelemetry    bool          // --no-gpu-telemetry
+	GPUTelemetryURLs  []string      // --gpu-telemetry (DCGM exporters)
+	GPUInterval       time.Duration // --gpu-telemetry-interval
+	ServerInterval    time.Duration // --server-metrics-interval (0: GPUInterval)
+	ServerMetricsURLs []string      // --server-metrics (default: the target's /metrics)
+	NoServerMetrics   bool          // --no-server-metrics
+
+	// LiveConfig holds --control-addr, --stop-on and `surge search`'s
+	// settings (live.go).
+	LiveConfig
+	// ShardConfig holds --shard, --shards and --start-at (shard.go).
+	ShardConfig
+
+	UI          string // --ui
+	StdoutTTY   bool   // whether stdout is a terminal (picks the default UI)
+	ArtifactDir string // --output-artifact-dir
+	// LogLevel is --log-level; Verbose and ExtraVerbose are -v and -vv
+	// (DEBUG and TRACE).
+	LogLevel              string
+	Verbose, ExtraVerbose bool
+	// Foreign holds the values given to AIPerf flags surge does not
+	// implement, by canonical name (foreign.go).
+	Foreign map[string][]string
+	Report  bool // --report: report.html in ArtifactDir at the end
+	// ExportPrefix is --profile-export-prefix, ExportLevel --export-level
+	// (summary, records or raw) and SliceDuration --slice-duration (seconds
+	// or a duration such as 30s; "": no timeslices), as given.
+	ExportPrefix, ExportLevel, SliceDuration string
+
+	// Version is surge's version for the exports.
+	Version string
+}
+
+// UsageError is bad usage or bad input: the CLI exits 2 with its message.
+type UsageError struct{ Err error }
+
+// Error returns the message, which names the flag, file or line at fault.
+func (e *UsageError) Error() string { return e.Err.Error() }
+
+// Unwrap returns the underlying error.
+func (e *UsageError) Unwrap() error { return e.Err }
+
+func Usagef(format string, args ...any) error {
+	return &UsageError{Err: fmt.Errorf(format, args...)}
+}
+
+// ParseExtraInputs reads --extra-inputs values, as AIPerf does: each is a
+// JSON object, or key:value items separated by commas ("a:1,b:2"). A value
+// is JSON when it parses as JSON (numbers, booleans, null, arrays and
+// objects, whose commas do not split items), true/false/none in any case
+// as AIPerf reads them, and a string otherwise.
+func ParseExtraInputs(items []string) (map[string]any, error) {
+	pairs, err := extraPairs(items)
+	if err != nil {
+		return nil, err
+	}
+	out := make(map[string]any, len(pairs))
+	for _, p := range pairs {
+		out[p.key] = p.value
+	}
+	return out, nil
+}
+
+// pair is one key:value item, in the order given.
+type pair struct {
+	key   string
+	value any
+}
+
+// extraPairs reads --extra-inputs into its items, in order.
+func extraPairs(items []string) ([]pair, error) {
+	var out []pair
+	for _, it := range items {
+		it = strings.TrimSpace(it)
+		if strings.HasPrefix(it, "{") {
+			obj, err := jsonObject(it)
+			if err != nil {
+				return nil, fmt.Errorf("--extra-inputs %q: not a JSON object: %w", it, err)
+			}
+			for _, k := range slices.Sorted(maps.Keys(obj)) {
+				out = append(out, pair{k, obj[k]})
+			}
+			continue
+		}
+		for _, piece := range splitItems(it, isExtraKey) {
+			k, v, ok := strings.Cut(piece, ":")
+			k = strings.TrimSpace(k)
+			if !ok || k == "" {
+				return nil, fmt.Errorf("--extra-inputs %q: want key:value (e.g. ignore_eos:true, or a:1,b:2) or a JSON object", piece)
+			}
+			out = append(out, pair{k, extraValue(strings.TrimSpace(v))})
+		}
+	}
+	return out, nil
+}
+
+// extraValue is an --extra-inputs value: JSON when it parses, AIPerf's
+// True/False/None words, else the string.
+func extraValue(v string) any {
+	var parsed any
+	if err := json.Unmarshal([]byte(v), &parsed); err == nil {
+		return parsed
+	}
+	switch strings.ToLower(v) {
+	case "true":
+		return true
+	case "false":
+		return false
+	case "none":
+		return nil
+	}
+	return v
+}
+
+func jsonObject(s string) (map[string]any, error) {
+	var obj map[string]any
+	if err := json.Unmarshal([]byte(s), &obj); err != nil {
+		return nil, err
+	}
+	return obj, nil
+}
+
+// splitItems splits s at the commas that start another "key:" item (key as
+// isKey allows), outside JSON brackets and quotes: "a:1,b:[1,2]" is two
+// items, "stop:x,y" one (y is no key), and so is a header value such as
+// "Mon, 01 Jan 2024 10:00:00".
+func splitItems(s string, isKey func(string) bool) []string {
+	var out []string
+	depth, quoted, start := 0, false, 0
+	for i := 0; i < len(s); i++ {
+		switch c := s[i]; {
+		case quoted:
+			if c == '\\' {
+				i++
+			} else if c == '"' {
+				quoted = false
+			}
+		case c == '"':
+			quoted = true
+		case c == '[' || c == '{':
+			depth++
+		case c == ']' || c == '}':
+			depth--
+		case c == ',' && depth <= 0:
+			if k, _, ok := strings.Cut(s[i+1:], ":"); ok && isKey(strings.TrimSpace(k)) {
+				out = append(out, s[start:i])
+				start = i + 1
+			}
+		}
+	}
+	return append(out, s[start:])
+}
+
+// isExtraKey reports whether k can name a request body field.
+func isExtraKey(k string) bool {
+	return k != "" && strings.IndexFunc(k, func(r rune) bool {
+		return !(r == '_' || r == '-' || r == '.' || unicode.IsLetter(r) || unicode.IsDigit(r))
+	}) < 0
+}
+
+// isHeaderName reports whether k is an HTTP header name (RFC 9110 token).
+func isHeaderName(k string) bool {
+	return k != "" && strings.IndexFunc(k, func(r rune) bool {
+		return r > 0x7e || r <= ' ' || strings.ContainsRune("\"(),/:;<=>?@[\\]{}", r)
+	}) < 0
+}
+
+// ParseHeaders reads --header values, as AIPerf does: "Name: value" items,
+// several separated by commas ("A:1,B:2"), or a JSON object.
+func ParseHeaders(items []string) (http.Header, error) {
+	h := http.Header{}
+	for _, raw := range items {
+		if it := strings.TrimSpace(raw); strings.HasPrefix(it, "{") {
+			obj, err := jsonObject(it)
+			if err != nil {
+				return nil, fmt.Errorf("--header: not a JSON object: %w", err)
+			}
+			for _, k := range slices.Sorted(maps.Keys(obj)) {
+				v, ok := obj[k].(string)
+				if !ok {
+					b, _ := json.Marshal(obj[k])
+					v = string(b)
+				}
+				if err := addHeader(h, k, v); err != nil {
+					return nil, err
+				}
+			}
+			continue
+		}
+		for _, it := range splitItems(raw, isHeaderName) {
+			k, v, ok := strings.Cut(it, ":")
+			if !ok {
+				return nil, fmt.Errorf("--header %q: want \"Name: value\"", redactHeaderItem(it))
+			}
+			if err := addHeader(h, k, v); err != nil {
+				return nil, err
+			}
+		}
+	}
+	return h, nil
+}
+
+// addHeader adds one header after checking its name and value.
+func addHeader(h http.Header, k, v string) error {
+	k = strings.TrimSpace(k)
+	if !isHeaderName(k) {
+		return fmt.Errorf("--header %q: want \"Name: value\"", redactHeaderItem(k+":"+v))
+	}
+	if strings.ContainsAny(v, "\r\n") {
+		return fmt.Errorf("--header %s: value contains a line break", k)
+	}
+	h.Add(k, strings.TrimSpace(v))
+	return nil
+}
+
+// secretHeaders are redacted wherever headers are shown.
+var secretHeaders = []string{"authorization", "x-api-key", "api-key", "proxy-authorization", "cookie"}
+
+// IsSecretHeader reports whether a header's value must never be shown.
+func IsSecretHeader(name string) bool {
+	n := strings.ToLower(name)
+	for _, s := range secretHeaders {
+		if n == s {
+			return true
+		}
+	}
+	return strings.Contains(n, "token") || strings.Contains(n, "secret") || strings.Contains(n, "key")
+}
+
+// redactHeaderItem shows a malformed --header item without its value.
+func redactHeaderItem(it string) string {
+	if k, _, ok := strings.Cut(it, ":"); ok {
+		return k + ": <redacted>"
+	}
+	if len(it) > 8 {
+		return it[:4] + "…"
+	}
+	return it
+}
+
+// Redacted is the marker that replaces secrets in exports.
+const Redacted = "<redacted>"
+
+// redactHeaders is the headers as exports show them, as AIPerf lists
+// them: [name, value] pairs in name order, one a value, secret ones
+// replaced by Redacted.
+func redactHeaders(headers http.Header) [][2]string {
+	out := [][2]string{}
+	for _, k := range slices.Sorted(maps.Keys(headers)) {
+		for _, v := range headers[k] {
+			if IsSecretHeader(k) {
+				v = Redacted
+			}
+			out = append(out, [2]string{k, v})
+		}
+	}
+	return out
+}
+
+// redactValue shows whether a secret was given, never the secret.
+func redactValue(secret string) string {
+	if secret != "" {
+		return Redacted
+	}
+	return ""
+}
+
+// redactExtras is --extra-inputs as exports show them, as AIPerf lists
+// them: [key, value] pairs in the order given (JSON values parsed),
+// values whose key looks like a secret replaced by Redacted.
+func redactExtras(items []string) [][2]any {
+	pairs, err := extraPairs(items)
+	if err != nil {
+		return [][2]any{{Redacted, Redacted}} // never run: the value did not parse
+	}
+	out := make([][2]any, len(pairs))
+	for i, p := range pairs {
+		out[i] = [2]any{p.key, p.value}
+		if IsSecretHeader(p.key) {
+			out[i][1] = Redacted
+		}
+	}
+	return out
+}
+
+// ForFlags is err as the user should read it: a library's complaint about
+// one of its parameters (*schedule.FieldError, *datasets.OptionError)
+// becomes the same complaint about the flag that set it; flags maps the
+// call's parameter names to its flags. Other errors pass unchanged.
+func ForFlags(err error, flags map[string]string) error {
+	var (
+		field, reason string
+		se            *schedule.FieldError
+		de            *datasets.OptionError
+	)
+	switch {
+	case errors.As(err, &se):
+		field, reason = se.Field, se.Reason
+	case errors.As(err, &de):
+		field, reason = de.Option, de.Reason
+	default:
+		return err
+	}
+	if f, ok := flags[field]; ok {
+		return &flagError{flag: f, reason: reason, err: err}
+	}
+	return err
+}
+
+// flagError is a library's field error renamed to its flag.
+type flagError struct {
+	flag, reason string
+	err          error
+}
+
+func (e *flagError) Error() string { return e.flag + " " + e.reason }
+func (e *flagError) Unwrap() error { return e.err }
+
+// Readiness probes, as AIPerf's --wait-for-model-mode names them.
+const (
+	ProbeInference = "inference" // a one-token request: any answer below 500 is ready
+	ProbeModels    = "models"    // GET /v1/models lists the model
+	ProbeBoth      = "both"      // models, then inference
+)

@@ -1,0 +1,119 @@
+package cmdline
+
+import (
+	"net/http"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+func TestParseExtraInputs(t *testing.T) {
+	t.Parallel()
+	cases := []struct {
+		in      []string
+		want    map[string]any
+		wantErr string
+	}{
+		{[]string{"ignore_eos:true", "temperature:0.5", "stop:\\n", "name:bob"}, map[string]any{"ignore_eos": true, "temperature": 0.5, "stop": "\\n", "name": "bob"}, ""},
+		{[]string{`{"top_k": 5, "nested": {"a": [1]}}`}, map[string]any{"top_k": 5.0, "nested": map[string]any{"a": []any{1.0}}}, ""},
+		{[]string{"url:http://x:1"}, map[string]any{"url": "http://x:1"}, ""},
+		// AIPerf's forms: several items in one value, its True/None words.
+		{[]string{"a:1,b:2"}, map[string]any{"a": 1.0, "b": 2.0}, ""},
+		{[]string{`stop:["x","y"],max_tokens:5`}, map[string]any{"stop": []any{"x", "y"}, "max_tokens": 5.0}, ""},
+		{[]string{"stop:x,y"}, map[string]any{"stop": "x,y"}, ""},
+		{[]string{"ignore_eos:True", "seed:None"}, map[string]any{"ignore_eos": true, "seed": nil}, ""},
+		{[]string{"novalue"}, nil, "want key:value"},
+		{[]string{":1"}, nil, "want key:value"},
+		{[]string{"{bad"}, nil, "not a JSON object"},
+	}
+	for _, tc := range cases {
+		got, err := ParseExtraInputs(tc.in)
+		if tc.wantErr != "" {
+			if err == nil || !strings.Contains(err.Error(), tc.wantErr) || !strings.Contains(err.Error(), "--extra-inputs") {
+				t.Errorf("ParseExtraInputs(%q) error %v, want %q naming the flag", tc.in, err, tc.wantErr)
+			}
+			continue
+		}
+		if err != nil {
+			t.Errorf("ParseExtraInputs(%q): %v", tc.in, err)
+			continue
+		}
+		if d := cmp.Diff(tc.want, got); d != "" {
+			t.Errorf("ParseExtraInputs(%q) (-want +got)\n%s", tc.in, d)
+		}
+	}
+}
+
+func TestParseHeaders(t *testing.T) {
+	t.Parallel()
+	got, err := ParseHeaders([]string{"X-Team: infra", "Authorization:Bearer sk-123"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := http.Header{"X-Team": {"infra"}, "Authorization": {"Bearer sk-123"}}
+	if d := cmp.Diff(want, got); d != "" {
+		t.Errorf("(-want +got)\n%s", d)
+	}
+	// AIPerf's forms: several in one value, a JSON object; a value with
+	// commas stays whole.
+	got, err = ParseHeaders([]string{"A:1,B: 2", `{"X-Json": "j", "X-Num": 3}`, "Date: Mon, 01 Jan 2024 10:00:00 GMT"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want = http.Header{"A": {"1"}, "B": {"2"}, "X-Json": {"j"}, "X-Num": {"3"}, "Date": {"Mon, 01 Jan 2024 10:00:00 GMT"}}
+	if d := cmp.Diff(want, got); d != "" {
+		t.Errorf("(-want +got)\n%s", d)
+	}
+	for _, bad := range []string{"NoColon", "Bad Name: v", ": v", "X: a\r\nInjected: 1"} {
+		_, err := ParseHeaders([]string{bad})
+		if err == nil || !strings.Contains(err.Error(), "--header") {
+			t.Errorf("ParseHeaders(%q) error %v, want one naming --header", bad, err)
+		}
+	}
+	// A malformed secret header must not echo its value.
+	_, err = ParseHeaders([]string{"Authorization Bearer sk-secret-value"})
+	if err == nil || strings.Contains(err.Error(), "sk-secret-value") {
+		t.Errorf("error %v leaks the value", err)
+	}
+}
+
+func FuzzParseExtraInputs(f *testing.F) {
+	for _, s := range []string{"ignore_eos:true", `{"a":1}`, "k:", ":", "a:b:c", `{"a":}`} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		m, err := ParseExtraInputs([]string{s})
+		if err == nil && m == nil {
+			t.Fatal("nil map without an error")
+		}
+	})
+}
+
+func FuzzParseHeaders(f *testing.F) {
+	for _, s := range []string{"X-A: b", "Authorization: Bearer k", "bad", "a:\r\nb"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		h, err := ParseHeaders([]string{s})
+		if err != nil {
+			return
+		}
+		for k, vs := range h {
+			for _, v := range vs {
+				if strings.ContainsAny(k+v, "\r\n") {
+					t.Fatalf("header %q: %q carries a line break", k, v)
+				}
+			}
+		}
+	})
+}
+
+func TestRedactExtrasPerItem(t *testing.T) {
+	t.Parallel()
+	got := redactExtras([]string{"api_key:sk-123456,temperature:0", `{"secret_token": "abc", "top_k": 5}`})
+	want := [][2]any{{"api_key", Redacted}, {"temperature", 0.0}, {"secret_token", Redacted}, {"top_k", 5.0}}
+	if d := cmp.Diff(want, got); d != "" {
+		t.Errorf("(-want +got)\n%s", d)
+	}
+}

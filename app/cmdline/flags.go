@@ -1,0 +1,432 @@
+package cmdline
+
+import (
+	"errors"
+	"math"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/urfave/cli/v2"
+)
+
+// Flag categories group `surge profile --help`.
+const (
+	catTarget    = "Target"
+	catLoad      = "Load"
+	catWorkload  = "Workload"
+	catRequest   = "Request"
+	catTelemetry = "Telemetry"
+	catOutput    = "Output"
+	catShard     = "Sharding (several load hosts)"
+)
+
+// option is one flag of `surge profile`: its urfave definition (name,
+// default, help) and the Config field it fills. The table is the only place
+// a flag is written: profileFlags binds it to a Config, and inputConfig reads
+// the same fields back for the exports, so the two cannot drift.
+type option struct {
+	flag cli.Flag
+	// field points into c: *string, *int, *bool, *float64, *uint64,
+	// *[]string, or a duration (a float flag in seconds or milliseconds).
+	field func(c *Config) any
+	// path is where input_config keeps the value: AIPerf's config path
+	// where AIPerf has the setting ("endpoint.model_names",
+	// "input.prompt.input_tokens.mean"), else a name of surge's own in
+	// the section it belongs to ("loadgen.knee_factor").
+	path string
+	// export replaces the field's value in input_config (secrets redacted);
+	// h is the headers as sent, the API key's Authorization included.
+	export func(c *Config, h http.Header) any
+	// many (list flags) takes every value up to the next flag, as AIPerf's
+	// list options do: --extra-inputs a:1 b:2.
+	many bool
+	// whole (list flags) keeps each value whole instead of splitting it at
+	// commas: its parser splits it, JSON objects included.
+	whole bool
+}
+
+// duration is a time.Duration field set by a float flag counted in unit.
+type duration struct {
+	d    *time.Duration
+	unit time.Duration
+}
+
+func Secs(d *time.Duration) duration { return duration{d, time.Second} }
+func ms(d *time.Duration) duration   { return duration{d, time.Millisecond} }
+
+// options are AIPerf's flag names where AIPerf has the flag (design §2).
+var options = []option{
+	{flag: &cli.StringSliceFlag{Category: catTarget, Name: "model", Aliases: []string{"m", "model-names"}, Value: cli.NewStringSlice("mock"), Usage: "model name sent in each request; several (a,b or repeated) share the requests by --model-selection-strategy"}, path: "endpoint.model_names", field: func(c *Config) any { return &c.Models }},
+	{flag: &cli.StringFlag{Category: catTarget, Name: "model-selection-strategy", Value: "round_robin", Usage: "with several --model: round_robin (the n-th prompt to model n mod count) or random (seeded by --random-seed)"}, path: "endpoint.model_selection_strategy", field: func(c *Config) any { return &c.ModelSelection }},
+	{flag: &cli.StringSliceFlag{Category: catTarget, Name: "url", Aliases: []string{"u"}, Usage: "server URL, scheme optional; several (after one flag, or repeated) take the requests round-robin (not given, or \"mock\": start the embedded mock server)"}, path: "endpoint.urls", field: func(c *Config) any { return &c.URLs }, many: true},
+	{flag: &cli.Float64Flag{Category: catTarget, Name: "wait-for-model-timeout", Usage: "seconds to wait for every --url to serve the model before the run (0: start at once); the run fails if one does not"}, path: "endpoint.wait_for_model_timeout", field: func(c *Config) any { return Secs(&c.WaitTimeout) }},
+	{flag: &cli.StringFlag{Category: catTarget, Name: "wait-for-model-mode", Value: ProbeInference, Usage: "readiness probe: inference (a one-token request; any answer below HTTP 500), models (/v1/models lists the model) or both"}, path: "endpoint.wait_for_model_mode", field: func(c *Config) any { return &c.WaitMode }},
+	{flag: &cli.Float64Flag{Category: catTarget, Name: "wait-for-model-interval", Value: 5, Usage: "seconds between readiness probes"}, path: "endpoint.wait_for_model_interval", field: func(c *Config) any { return Secs(&c.WaitInterval) }},
+	{flag: &cli.StringFlag{Category: catTarget, Name: "endpoint-type", Value: "chat", Usage: "chat, completions, responses, messages, embeddings, chat_embeddings, nim_embeddings, cohere_rankings, hf_tei_rankings, nim_rankings, huggingface_generate, raw or template"}, path: "endpoint.type", field: func(c *Config) any { return &c.EndpointType }},
+	{flag: &cli.StringFlag{Category: catTarget, Name: "endpoint", Aliases: []string{"custom-endpoint"}, Usage: "URL path to send to instead of the endpoint type's default (\"/v1/custom\")"}, path: "endpoint.custom_endpoint", field: func(c *Config) any { return &c.CustomEndpoint }},
+	{flag: &cli.StringFlag{Category: catTarget, Name: "endpoint-template", Usage: "template type: the request body as a Go text/template over the turn (.Text .Messages .Model .MaxTokens .Stream .Passages .Extra; {{json .Text}} quotes), inline or @file"}, path: "endpoint.template", field: func(c *Config) any { return &c.EndpointTemplate }},
+	{flag: &cli.StringFlag{Category: catTarget, Name: "response-field", Usage: "JSON path to the text of each streamed event or body (\"output.text\", \"choices[0].text\")"}, path: "endpoint.response_field", field: func(c *Config) any { return &c.ResponseField }},
+	{flag: &cli.StringFlag{Category: catTarget, Name: "reasoning-format", Value: "auto", Usage: "where reasoning is: auto (reasoning_content/reasoning fields and a leading <think> block), fields, think (every <think>…</think>) or none"}, path: "endpoint.reasoning_format", field: func(c *Config) any { return &c.ReasoningFormat }},
+	{flag: &cli.BoolFlag{Category: catTarget, Name: "streaming", Usage: "stream responses over SSE (needed for TTFT and ITL)"}, path: "endpoint.streaming", field: func(c *Config) any { return &c.Streaming }},
+
+	{flag: &cli.StringFlag{Category: catLoad, Name: "concurrency", Usage: "requests in flight at once, or a stage list to sweep (\"1,2,4,8\"); default 1 without a rate"}, path: "loadgen.concurrency", field: func(c *Config) any { return &c.Concurrency }},
+	{flag: &cli.StringFlag{Category: catLoad, Name: "request-rate", Usage: "requests per second (open loop), or a stage list (\"5,10,20\")"}, path: "loadgen.request_rate", field: func(c *Config) any { return &c.RequestRate }},
+	{flag: &cli.StringFlag{Category: catLoad, Name: "arrival-pattern", Aliases: []string{"request-rate-mode"}, Value: "poisson", Usage: "constant, poisson or gamma"}, path: "loadgen.arrival_pattern", field: func(c *Config) any { return &c.ArrivalPattern }},
+	{flag: &cli.Float64Flag{Category: catLoad, Name: "arrival-smoothness", Aliases: []string{"vllm-burstiness"}, Value: 1, Usage: "gamma shape k: < 1 bursty, 1 Poisson-like, > 1 smoother (CV 1/sqrt(k)); given alone it selects --arrival-pattern gamma"}, path: "loadgen.arrival_smoothness", field: func(c *Config) any { return &c.Smoothness }},
+	{flag: &cli.Float64Flag{Category: catLoad, Name: "concurrency-ramp-duration", Usage: "seconds to ramp concurrency from 1 to its target"}, path: "loadgen.concurrency_ramp_duration", field: func(c *Config) any { return Secs(&c.ConcurrencyRamp) }},
+	{flag: &cli.Float64Flag{Category: catLoad, Name: "request-rate-ramp-duration", Usage: "seconds to ramp the request rate up to its target"}, path: "loadgen.request_rate_ramp_duration", field: func(c *Config) any { return Secs(&c.RateRamp) }},
+	{flag: &cli.Float64Flag{Category: catLoad, Name: "knee-factor", Value: 2, Usage: "sweep knee: p95 TTFT rise over the first stage that, with < 10% throughput gain, marks saturation"}, path: "loadgen.knee_factor", field: func(c *Config) any { return &c.KneeFactor }},
+	{flag: &cli.BoolFlag{Category: catLoad, Name: "fixed-schedule", Usage: "replay the dataset's timestamps (automatic for traces with timestamps)"}, path: "input.fixed_schedule", field: func(c *Config) any { return &c.FixedSchedule }},
+	{flag: &cli.BoolFlag{Category: catLoad, Name: "no-fixed-schedule", Usage: "keep --concurrency or --request-rate for a trace with timestamps instead of replaying them"}, path: "input.disable_auto_fixed_schedule", field: func(c *Config) any { return &c.NoFixedSchedule }},
+	{flag: &cli.BoolFlag{Category: catLoad, Name: "fixed-schedule-auto-offset", Usage: "start the replay at the first timestamp"}, path: "input.fixed_schedule_auto_offset", field: func(c *Config) any { return &c.AutoOffset }},
+	{flag: &cli.Float64Flag{Category: catLoad, Name: "fixed-schedule-start-offset", Usage: "replay rows from this trace time (ms)"}, path: "input.fixed_schedule_start_offset", field: func(c *Config) any { return ms(&c.StartOffset) }},
+	{flag: &cli.Float64Flag{Category: catLoad, Name: "fixed-schedule-end-offset", Usage: "replay rows up to this trace time (ms)"}, path: "input.fixed_schedule_end_offset", field: func(c *Config) any { return ms(&c.EndOffset) }},
+	{flag: &cli.Float64Flag{Category: catLoad, Name: "user-centric-rate", Usage: "user-centric mode: the users' combined requests per second"}, path: "loadgen.user_centric_rate", field: func(c *Config) any { return &c.UserCentricRate }},
+	{flag: &cli.IntFlag{Category: catLoad, Name: "num-users", Usage: "user-centric mode: users each running multi-turn sessions"}, path: "loadgen.num_users", field: func(c *Config) any { return &c.NumUsers }},
+	{flag: &cli.Float64Flag{Category: catLoad, Name: "conversation-turn-delay-mean", Aliases: []string{"session-turn-delay-mean"}, Usage: "think time before each later turn of a conversation (ms): synthetic multi-turn conversations and user-centric users"}, path: "input.conversation.turn.delay.mean", field: func(c *Config) any { return ms(&c.TurnDelayMean) }},
+	{flag: &cli.Float64Flag{Category: catLoad, Name: "conversation-turn-delay-stddev", Aliases: []string{"session-turn-delay-stddev"}, Usage: "think time standard deviation (ms)"}, path: "input.conversation.turn.delay.stddev", field: func(c *Config) any { return ms(&c.TurnDelayStd) }},
+	{flag: &cli.Float64Flag{Category: catLoad, Name: "conversation-turn-delay-ratio", Aliases: []string{"session-delay-ratio"}, Value: 1, Usage: "scale every turn delay (a dataset's, synthetic, user-centric think time): < 1 faster, > 1 slower (0 counts as 1)"}, path: "input.conversation.turn.delay.ratio", field: func(c *Config) any { return &c.TurnDelayRatio }},
+	{flag: &cli.IntFlag{Category: catLoad, Name: "conversation-num", Aliases: []string{"num-conversations", "num-sessions"}, Usage: "sessions to profile, per stage, each sent whole (instead of --request-count)"}, path: "input.conversation.num", field: func(c *Config) any { return &c.ConversationNum }},
+	{flag: &cli.IntFlag{Category: catLoad, Name: "request-count", Aliases: []string{"num-requests"}, Usage: "requests to profile, per stage (default, as AIPerf: max(10, 2 × concurrency) for a concurrency, 10 for a rate, unless --benchmark-duration or --conversation-num bounds the stage)"}, path: "loadgen.request_count", field: func(c *Config) any { return &c.RequestCount }},
+	{flag: &cli.Float64Flag{Category: catLoad, Name: "benchmark-duration", Usage: "stop issuing after this many seconds (per stage)"}, path: "loadgen.benchmark_duration", field: func(c *Config) any { return Secs(&c.Duration) }},
+	{flag: &cli.Float64Flag{Category: catLoad, Name: "benchmark-grace-period", Value: 30, Usage: "seconds in-flight requests may finish after issuing stops (inf: wait for every one)"}, path: "loadgen.benchmark_grace_period", field: func(c *Config) any { return Secs(&c.Grace) }},
+	{flag: &cli.IntFlag{Category: catLoad, Name: "warmup-request-count", Aliases: []string{"num-warmup-requests"}, Usage: "requests sent before profiling (reported under warmup_metrics)"}, path: "loadgen.warmup_request_count", field: func(c *Config) any { return &c.WarmupCount }},
+	{flag: &cli.Float64Flag{Category: catLoad, Name: "failed-request-threshold", Usage: "stop early once this fraction of requests failed (0: never)"}, path: "loadgen.failed_request_threshold", field: func(c *Config) any { return &c.FailedThreshold }},
+
+	{flag: &cli.StringFlag{Category: catWorkload, Name: "input-file", Usage: "dataset file (JSONL, Mooncake/Azure trace, ShareGPT JSON)"}, path: "input.file", field: func(c *Config) any { return &c.InputFile }},
+	{flag: &cli.StringFlag{Category: catWorkload, Name: "custom-dataset-type", Usage: "single_turn, multi_turn, random_pool, mooncake_trace or azure_trace (guessed when omitted)"}, path: "input.custom_dataset_type", field: func(c *Config) any { return &c.CustomDatasetType }},
+	{flag: &cli.StringFlag{Category: catWorkload, Name: "public-dataset", Usage: "sharegpt (read from --input-file or the cache folder; never downloaded)"}, path: "input.public_dataset", field: func(c *Config) any { return &c.PublicDataset }},
+	{flag: &cli.IntFlag{Category: catWorkload, Name: "isl-block-size", Aliases: []string{"prompt-input-tokens-block-size", "synthetic-input-tokens-block-size"}, Usage: "Mooncake hash block size in tokens (default 512)"}, path: "input.prompt.input_tokens.block_size", field: func(c *Config) any { return &c.ISLBlockSize }},
+	{flag: &cli.IntFlag{Category: catWorkload, Name: "isl", Aliases: []string{"prompt-input-tokens-mean", "synthetic-input-tokens-mean"}, Value: 550, Usage: "synthetic prompt length in tokens (mean)"}, path: "input.prompt.input_tokens.mean", field: func(c *Config) any { return &c.ISL }},
+	{flag: &cli.Float64Flag{Category: catWorkload, Name: "isl-stddev", Aliases: []string{"prompt-input-tokens-stddev", "synthetic-input-tokens-stddev"}, Usage: "synthetic prompt length standard deviation"}, path: "input.prompt.input_tokens.stddev", field: func(c *Config) any { return &c.ISLStddev }},
+	{flag: &cli.IntFlag{Category: catWorkload, Name: "osl", Aliases: []string{"prompt-output-tokens-mean", "output-tokens-mean"}, Usage: "output token cap (mean; 0: no cap)"}, path: "input.prompt.output_tokens.mean", field: func(c *Config) any { return &c.OSL }},
+	{flag: &cli.Float64Flag{Category: catWorkload, Name: "osl-stddev", Aliases: []string{"prompt-output-tokens-stddev", "output-tokens-stddev"}, Usage: "output token cap standard deviation"}, path: "input.prompt.output_tokens.stddev", field: func(c *Config) any { return &c.OSLStddev }},
+	{flag: &cli.IntFlag{Category: catWorkload, Name: "prompt-prefix-pool-size", Aliases: []string{"prefix-prompt-pool-size", "num-prefix-prompts"}, Usage: "distinct shared prefixes drawn for synthetic prompts"}, path: "input.prompt.prefix_prompt.pool_size", field: func(c *Config) any { return &c.PrefixPoolSize }},
+	{flag: &cli.IntFlag{Category: catWorkload, Name: "prompt-prefix-length", Aliases: []string{"prefix-prompt-length"}, Usage: "tokens per shared prefix"}, path: "input.prompt.prefix_prompt.length", field: func(c *Config) any { return &c.PrefixLength }},
+	{flag: &cli.IntFlag{Category: catWorkload, Name: "shared-system-prompt-length", Usage: "tokens of one system prompt every conversation shares"}, path: "input.prompt.prefix_prompt.shared_system_prompt_length", field: func(c *Config) any { return &c.SharedSystemPromptLength }},
+	{flag: &cli.IntFlag{Category: catWorkload, Name: "conversation-turn-mean", Aliases: []string{"session-turns-mean"}, Value: 1, Usage: "synthetic conversations: turns each (mean); later turns carry the earlier ones and the replies"}, path: "input.conversation.turn.mean", field: func(c *Config) any { return &c.TurnsMean }},
+	{flag: &cli.IntFlag{Category: catWorkload, Name: "conversation-turn-stddev", Aliases: []string{"session-turns-stddev"}, Usage: "synthetic conversations: turns standard deviation"}, path: "input.conversation.turn.stddev", field: func(c *Config) any { return &c.TurnsStddev }},
+	{flag: &cli.IntFlag{Category: catWorkload, Name: "num-dataset-entries", Aliases: []string{"num-prompts"}, Usage: "synthetic conversations (or random_pool draws) to build and reuse (default: one per session, so no prompt repeats)"}, path: "input.conversation.num_dataset_entries", field: func(c *Config) any { return &c.NumDatasetEntries }},
+	{flag: &cli.StringFlag{Category: catWorkload, Name: "dataset-sampling-strategy", Usage: "which conversation each session takes: sequential, random (with replacement) or shuffle (without, reshuffled each pass); default shuffle for synthetic and random_pool, sequential for files"}, path: "input.dataset_sampling_strategy", field: func(c *Config) any { return &c.SamplingStrategy }},
+	{flag: &cli.IntFlag{Category: catWorkload, Name: "rankings-passages-mean", Value: 1, Usage: "rankings types: passages per query (generated) when the dataset gives none"}, path: "input.rankings.passages.mean", field: func(c *Config) any { return &c.RankingsPassagesMean }},
+	{flag: &cli.IntFlag{Category: catWorkload, Name: "rankings-passages-stddev", Usage: "rankings types: passages per query standard deviation"}, path: "input.rankings.passages.stddev", field: func(c *Config) any { return &c.RankingsPassagesStddev }},
+	{flag: &cli.IntFlag{Category: catWorkload, Name: "rankings-passages-prompt-token-mean", Value: 550, Usage: "rankings types: tokens per generated passage (mean)"}, path: "input.rankings.passages.prompt_token_mean", field: func(c *Config) any { return &c.RankingsPassageTokens }},
+	{flag: &cli.IntFlag{Category: catWorkload, Name: "rankings-passages-prompt-token-stddev", Usage: "rankings types: tokens per generated passage standard deviation"}, path: "input.rankings.passages.prompt_token_stddev", field: func(c *Config) any { return &c.RankingsPassageTokensStddev }},
+	{flag: &cli.IntFlag{Category: catWorkload, Name: "rankings-query-prompt-token-mean", DefaultText: "--isl", Usage: "rankings types: synthetic query length in tokens (mean)"}, path: "input.rankings.query.prompt_token_mean", field: func(c *Config) any { return &c.RankingsQueryTokens }},
+	{flag: &cli.IntFlag{Category: catWorkload, Name: "rankings-query-prompt-token-stddev", DefaultText: "--isl-stddev", Usage: "rankings types: synthetic query length standard deviation"}, path: "input.rankings.query.prompt_token_stddev", field: func(c *Config) any { return &c.RankingsQueryTokensStddev }},
+	{flag: &cli.StringFlag{Category: catWorkload, Name: "tokenizer", Usage: "tokenizer to build prompts and count tokens with (default: the model's): builtin (the embedded Qwen3), a tokenizer.json file or folder, or a Hugging Face model id, read from the local Hugging Face cache or downloaded into it once"}, path: "tokenizer.name", field: func(c *Config) any { return &c.Tokenizer }},
+	{flag: &cli.StringFlag{Category: catWorkload, Name: "tokenizer-revision", Value: "main", Usage: "Hub revision (branch, tag or commit) of a tokenizer named by its model id"}, path: "tokenizer.revision", field: func(c *Config) any { return &c.TokenizerRevision }},
+	{flag: &cli.BoolFlag{Category: catWorkload, Name: "use-server-token-count", Usage: "count input and output tokens from the server's usage, not with the tokenizer (which still builds the prompts)"}, path: "endpoint.use_server_token_count", field: func(c *Config) any { return &c.UseServerTokenCount }},
+	{flag: &cli.Uint64Flag{Category: catWorkload, Name: "random-seed", Usage: "seed for prompts and arrival times (same seed, same requests)"}, path: "input.random_seed", field: func(c *Config) any { return &c.Seed }},
+
+	{flag: &cli.StringSliceFlag{Category: catRequest, Name: "extra-inputs", Usage: "extra request body fields: key:value items (JSON values parsed; several after one flag, or a:1,b:2) or a JSON object"}, path: "input.extra", field: func(c *Config) any { return &c.ExtraInputs },
+		export: func(c *Config, _ http.Header) any { return redactExtras(c.ExtraInputs) }, many: true, whole: true},
+	{flag: &cli.StringSliceFlag{Category: catRequest, Name: "header", Aliases: []string{"H"}, Usage: "extra HTTP headers: \"Name: value\" items (several after one flag, or A:1,B:2) or a JSON object"}, path: "input.headers", field: func(c *Config) any { return &c.Headers },
+		export: func(_ *Config, h http.Header) any { return redactHeaders(h) }, many: true, whole: true},
+	{flag: &cli.StringFlag{Category: catRequest, Name: "api-key", EnvVars: []string{"OPENAI_API_KEY"}, Usage: "sent as Authorization: Bearer (x-api-key for --endpoint-type messages; never exported or logged)"}, path: "endpoint.api_key", field: func(c *Config) any { return &c.APIKey },
+		export: func(c *Config, _ http.Header) any { return redactValue(c.APIKey) }},
+	{flag: &cli.BoolFlag{Category: catRequest, Name: "use-legacy-max-tokens", Usage: "send the output cap as max_tokens instead of max_completion_tokens (for servers that ignore the newer name)"}, path: "endpoint.use_legacy_max_tokens", field: func(c *Config) any { return &c.UseLegacyMaxTokens }},
+	{flag: &cli.StringFlag{Category: catRequest, Name: "connection-reuse-strategy", Value: "pooled", Usage: "pooled (shared keep-alive pool), never (a connection per request) or sticky-user-sessions (one connection per conversation session)"}, path: "endpoint.connection_reuse_strategy", field: func(c *Config) any { return &c.ConnectionReuse }},
+	{flag: &cli.StringFlag{Category: catRequest, Name: "session-header", Usage: "header carrying one id per conversation session, e.g. X-Correlation-ID (for session-affine routers)"}, path: "endpoint.session_header", field: func(c *Config) any { return &c.SessionHeader }},
+	{flag: &cli.Float64Flag{Category: catRequest, Name: "request-timeout-seconds", Value: 600, Usage: "per-request limit, the whole stream included"}, path: "endpoint.timeout_seconds", field: func(c *Config) any { return Secs(&c.Timeout) }},
+	{flag: &cli.StringFlag{Category: catRequest, Name: "timestamps", Value: "kernel", Usage: "what times each token: kernel (the socket's receive stamp, immune to a busy client; Linux, HTTP/1.1) or read (when the client read it)"}, path: "endpoint.timestamps", field: func(c *Config) any { return &c.Timestamps }},
+	{flag: &cli.StringFlag{Category: catRequest, Name: "goodput", Usage: "SLOs, e.g. \"time_to_first_token:200 inter_token_latency:20\" (ms)"}, path: "input.goodput", field: func(c *Config) any { return &c.Goodput }},
+
+	{flag: &cli.BoolFlag{Category: catTelemetry, Name: "no-gpu-telemetry", Usage: "do not sample local GPUs through NVML"}, path: "no_gpu_telemetry", field: func(c *Config) any { return &c.NoGPUTelemetry }},
+	{flag: &cli.StringSliceFlag{Category: catTelemetry, Name: "gpu-telemetry", Usage: "DCGM exporter URLs to scrape (several after one flag); bare, pynvml or dashboard: the default (local GPUs through NVML)"}, path: "gpu_telemetry", field: func(c *Config) any { return &c.GPUTelemetryURLs }, many: true},
+	{flag: &cli.Float64Flag{Category: catTelemetry, Name: "gpu-telemetry-interval", Value: 1, Usage: "seconds between GPU samples"}, path: "gpu_telemetry_interval", field: func(c *Config) any { return Secs(&c.GPUInterval) }},
+	{flag: &cli.Float64Flag{Category: catTelemetry, Name: "server-metrics-interval", Usage: "seconds between /metrics scrapes (default: --gpu-telemetry-interval)"}, path: "server_metrics_interval", field: func(c *Config) any { return Secs(&c.ServerInterval) }},
+	{flag: &cli.StringSliceFlag{Category: catTelemetry, Name: "server-metrics", Usage: "Prometheus /metrics URLs to scrape besides the target's own (several after one flag)"}, path: "server_metrics", field: func(c *Config) any { return &c.ServerMetricsURLs }, many: true},
+	{flag: &cli.BoolFlag{Category: catTelemetry, Name: "no-server-metrics", Usage: "do not scrape the server's /metrics"}, path: "no_server_metrics", field: func(c *Config) any { return &c.NoServerMetrics }},
+
+	{flag: &cli.StringFlag{Category: catLoad, Name: "control-addr", Usage: "serve live controls on this address, e.g. 127.0.0.1:9090 (a bare port binds loopback; name a host to accept others): GET /control, POST /control/{set,step,double,halve,pause,resume}"}, path: "loadgen.control_addr", field: func(c *Config) any { return &c.ControlAddr }},
+	{flag: &cli.StringFlag{Category: catLoad, Name: "stop-on", Usage: "stop early when a condition holds for a window, e.g. \"time_to_first_token:p95:2000@30s error_rate:0.1@10s kv_cache_usage>=0.99@5s\""}, path: "loadgen.stop_on", field: func(c *Config) any { return &c.StopOn }},
+	{flag: &cli.StringFlag{Category: catShard, Name: "shard", Usage: "run shard i of N (i from 0 to N-1) of the plan, e.g. 0/4: each of N load hosts sends its 1/N (every N-th session start, 1/N of the concurrency, every N-th user); merge their exports with surge merge"}, path: "loadgen.shard", field: func(c *Config) any { return &c.Shard }},
+	{flag: &cli.IntFlag{Category: catShard, Name: "shards", Usage: "split the plan over N load hosts, this one's index from $JOB_COMPLETION_INDEX (a Kubernetes Indexed Job sets it)"}, path: "loadgen.shards", field: func(c *Config) any { return &c.Shards }},
+	{flag: &cli.StringFlag{Category: catShard, Name: "start-at", Usage: "start issuing at this instant (RFC 3339, e.g. 2026-05-01T12:00:00Z), so every shard starts together; a late start is reported, never hidden"}, path: "loadgen.start_at", field: func(c *Config) any { return &c.StartAt }},
+	{flag: &cli.StringFlag{Category: catOutput, Name: "ui", Aliases: []string{"ui-type"}, Usage: "dashboard, simple or none (default: dashboard on a terminal, none otherwise; simple with -v)"}, path: "service.ui_type", field: func(c *Config) any { return &c.UI }},
+	{flag: &cli.StringFlag{Category: catOutput, Name: "output-artifact-dir", Aliases: []string{"artifact-dir"}, Usage: "export folder (default artifacts/<model>-<endpoint>-<mode><value>)"}, path: "output.artifact_directory", field: func(c *Config) any { return &c.ArtifactDir }},
+	{flag: &cli.StringFlag{Category: catOutput, Name: "log-level", Usage: "TRACE, DEBUG, INFO (default), NOTICE, WARNING, SUCCESS, ERROR or CRITICAL: DEBUG and TRACE add surge's debug lines (and pick --ui simple); WARNING and above keep its notes off stderr"}, path: "service.log_level", field: func(c *Config) any { return &c.LogLevel }},
+	{flag: &cli.BoolFlag{Category: catOutput, Name: "verbose", Aliases: []string{"v"}, Usage: "--log-level DEBUG"}, path: "service.verbose", field: func(c *Config) any { return &c.Verbose }},
+	{flag: &cli.BoolFlag{Category: catOutput, Name: "extra-verbose", Aliases: []string{"vv"}, Usage: "--log-level TRACE"}, path: "service.extra_verbose", field: func(c *Config) any { return &c.ExtraVerbose }},
+	{flag: &cli.BoolFlag{Category: catOutput, Name: "report", Usage: "also write report.html (as surge report does) in the export folder at the end"}, path: "output.report", field: func(c *Config) any { return &c.Report }},
+	{flag: &cli.StringFlag{Category: catOutput, Name: "profile-export-prefix", Aliases: []string{"profile-export-file"}, Usage: "base name of the exports: foo writes foo.json, foo.csv, foo.jsonl, foo_raw.jsonl, foo_timeslices.{json,csv} (a known suffix such as .json is dropped)"}, path: "output.profile_export_prefix", field: func(c *Config) any { return &c.ExportPrefix }},
+	{flag: &cli.StringFlag{Category: catOutput, Name: "export-level", Aliases: []string{"profile-export-level"}, Value: "records", Usage: "summary (the summary files only), records (and the per-request JSONL) or raw (and <base>_raw.jsonl: every request body and response event as sent and read)"}, path: "output.export_level", field: func(c *Config) any { return &c.ExportLevel }},
+	{flag: &cli.StringFlag{Category: catOutput, Name: "slice-duration", Usage: "also summarise each window of this length (seconds, or 30s, 5m, 2h) into <base>_timeslices.{json,csv}, as AIPerf's timeslices"}, path: "output.slice_duration", field: func(c *Config) any { return &c.SliceDuration }},
+}
+
+// ProfileFlags binds every option to c: parsing the command line fills c,
+// the defaults included.
+func ProfileFlags(c *Config) []cli.Flag {
+	out := make([]cli.Flag, 0, len(options)+len(foreignOptions))
+	taken := map[string]bool{}
+	for _, o := range options {
+		out = append(out, bind(o, o.field(c)))
+		for _, n := range o.flag.Names() {
+			taken[n] = true
+		}
+	}
+	return append(out, foreignFlags(c, taken)...)
+}
+
+// bind returns a copy of o's flag that parses into field. Durations and
+// lists become generic flags over values that write c's own types.
+func bind(o option, field any) cli.Flag {
+	switch f := o.flag.(type) {
+	case *cli.StringFlag:
+		g := *f
+		g.Destination = field.(*string)
+		return &stringFlag{g}
+	case *cli.IntFlag:
+		g := *f
+		g.Destination = field.(*int)
+		return &intFlag{g}
+	case *cli.BoolFlag:
+		g := *f
+		g.Destination = field.(*bool)
+		return &boolFlag{g}
+	case *cli.Uint64Flag:
+		g := *f
+		g.Destination = field.(*uint64)
+		return &uint64Flag{g}
+	case *cli.Float64Flag:
+		if d, ok := field.(duration); ok {
+			*d.d = time.Duration(f.Value * float64(d.unit)) // the default, shown by --help
+			return &ValueFlag{cli.GenericFlag{Category: f.Category, Name: f.Name, Aliases: f.Aliases, Usage: f.Usage, EnvVars: f.EnvVars,
+				Value: &DurationValue{d}}}
+		}
+		g := *f
+		g.Destination = field.(*float64)
+		return &float64Flag{g}
+	case *cli.StringSliceFlag:
+		return &repeatableFlag{cli.GenericFlag{Category: f.Category, Name: f.Name, Aliases: f.Aliases, Usage: f.Usage, EnvVars: f.EnvVars,
+			Value: newListValue(field.(*[]string), f.Value, o.many, o.whole)}}
+	}
+	panic("flags: no binding for " + o.flag.Names()[0])
+}
+
+// DurationValue parses a float flag in its unit into a time.Duration.
+type DurationValue struct{ duration }
+
+// Forever is a duration given as "inf" (--benchmark-grace-period inf:
+// wait for every request).
+const Forever = time.Duration(math.MaxInt64)
+
+func (v *DurationValue) Set(s string) error {
+	f, err := strconv.ParseFloat(s, 64)
+	switch {
+	case err != nil:
+		return errors.New("parse error")
+	case math.IsInf(f, 1) || f*float64(v.unit) >= float64(Forever):
+		*v.d = Forever
+	case math.IsNaN(f) || math.IsInf(f, -1):
+		return errors.New("parse error")
+	default:
+		*v.d = time.Duration(f * float64(v.unit))
+	}
+	return nil
+}
+
+func (v *DurationValue) String() string {
+	switch {
+	case v.d == nil:
+		return ""
+	case *v.d == Forever:
+		return "inf"
+	}
+	return strconv.FormatFloat(float64(*v.d)/float64(v.unit), 'g', -1, 64)
+}
+
+// ValueFlag is a generic flag whose Names costs no regexp. urfave/cli's
+// Names strips every name with one (v1 migration), and before a command
+// runs it looks up each flag's names once per name of every flag
+// (runFlagActions → IsSet → lookupFlag): over profile's 281 flags that
+// was half the CPU of a one-request run. The generic flags (durations,
+// lists, AIPerf's options) are three quarters of them.
+type ValueFlag struct{ cli.GenericFlag }
+
+// Names is the flag's name and its aliases.
+func (f *ValueFlag) Names() []string { return plainNames(&f.GenericFlag) }
+
+func plainNames(f *cli.GenericFlag) []string { return names(f.Name, f.Aliases) }
+
+func names(name string, aliases []string) []string { return append([]string{name}, aliases...) }
+
+// The bound copies of urfave's own flag types, with Names as valueFlag's.
+type (
+	stringFlag  struct{ cli.StringFlag }
+	intFlag     struct{ cli.IntFlag }
+	boolFlag    struct{ cli.BoolFlag }
+	uint64Flag  struct{ cli.Uint64Flag }
+	float64Flag struct{ cli.Float64Flag }
+)
+
+func (f *stringFlag) Names() []string  { return names(f.Name, f.Aliases) }
+func (f *intFlag) Names() []string     { return names(f.Name, f.Aliases) }
+func (f *boolFlag) Names() []string    { return names(f.Name, f.Aliases) }
+func (f *uint64Flag) Names() []string  { return names(f.Name, f.Aliases) }
+func (f *float64Flag) Names() []string { return names(f.Name, f.Aliases) }
+
+// repeatableFlag is a generic flag that --help shows as repeatable, as it
+// shows urfave's own slice flags.
+type repeatableFlag struct{ cli.GenericFlag }
+
+// Names is the flag's name and its aliases (see valueFlag).
+func (f *repeatableFlag) Names() []string { return plainNames(&f.GenericFlag) }
+
+// IsSliceFlag reports that the flag may be given more than once.
+func (*repeatableFlag) IsSliceFlag() bool { return true }
+
+// String is the flag's help line (the embedded flag's would not see
+// IsSliceFlag).
+func (f *repeatableFlag) String() string { return cli.FlagStringer(f) }
+
+// listValue collects a repeatable flag. Like urfave's string slices it
+// splits an item on commas, unless whole.
+type listValue struct {
+	p           *[]string
+	many, whole bool
+	dflt        bool // *p holds the default, which the first value replaces
+}
+
+// newListValue binds p, set to the flag's default if it has one.
+func newListValue(p *[]string, dflt *cli.StringSlice, many, whole bool) *listValue {
+	v := &listValue{p: p, many: many, whole: whole}
+	if dflt != nil && len(dflt.Value()) > 0 {
+		*p, v.dflt = dflt.Value(), true
+	}
+	return v
+}
+
+// TakesMany reports whether the flag takes every value up to the next
+// flag (expandArgs).
+func (v *listValue) TakesMany() bool { return v.many }
+
+// listCopy marks String's form. urfave copies a flag's value to its
+// aliases by Set(String()); that copy must replace the list, not extend it.
+const listCopy = "\x00"
+
+func (v *listValue) Set(s string) error {
+	if rest, ok := strings.CutPrefix(s, listCopy); ok {
+		*v.p, v.dflt = strings.Split(rest, listCopy), false
+		return nil
+	}
+	if v.dflt {
+		*v.p, v.dflt = nil, false
+	}
+	if v.whole {
+		*v.p = append(*v.p, s)
+		return nil
+	}
+	*v.p = append(*v.p, strings.Split(s, ",")...)
+	return nil
+}
+
+func (v *listValue) String() string {
+	if v.p == nil || len(*v.p) == 0 {
+		return ""
+	}
+	return listCopy + strings.Join(*v.p, listCopy)
+}
+
+// InputConfig is the configuration as exports show it, nested as AIPerf
+// nests its own (endpoint, input, loadgen, output, tokenizer, …): every
+// flag's effective value at its row's path, and AIPerf's flags surge does
+// not implement where they were given. Secrets are redacted; headers are
+// the headers as sent.
+func (c *Config) InputConfig(headers http.Header) map[string]any {
+	out := map[string]any{}
+	for _, o := range options {
+		setPath(out, o.path, o.value(c, headers))
+	}
+	for i := range foreignOptions {
+		f := &foreignOptions[i]
+		vals, ok := c.Foreign[f.names()[0]]
+		if !ok {
+			continue
+		}
+		var v any = vals
+		switch {
+		case f.kind == argSwitch:
+			v = vals[0] == "true"
+		case f.kind == argValue:
+			v = vals[len(vals)-1]
+		}
+		setPath(out, f.path, v)
+	}
+	return out
+}
+
+// value is the row's field as input_config shows it, in the flag's units.
+func (o *option) value(c *Config, headers http.Header) any {
+	if o.export != nil {
+		return o.export(c, headers)
+	}
+	switch p := o.field(c).(type) {
+	case *string:
+		return *p
+	case *int:
+		return *p
+	case *bool:
+		return *p
+	case *float64:
+		return *p
+	case *uint64:
+		return *p
+	case *[]string:
+		if *p == nil {
+			return []string{} // a list, as AIPerf's, even when empty
+		}
+		return *p
+	case duration:
+		if *p.d == Forever {
+			return "inf"
+		}
+		return float64(*p.d) / float64(p.unit)
+	}
+	panic("flags: no value for " + o.flag.Names()[0])
+}
+
+// FlagAt names the flag whose value input_config keeps at path ("" for
+// none).
+func FlagAt(path string) string {
+	for _, o := range options {
+		if o.path == path {
+			return "--" + o.flag.Names()[0]
+		}
+	}
+	return ""
+}
+
+// setPath sets m's value at a dotted path, making the maps on the way.
+func setPath(m map[string]any, path string, v any) {
+	parts := strings.Split(path, ".")
+	for _, p := range parts[:len(parts)-1] {
+		next, ok := m[p].(map[string]any)
+		if !ok {
+			next = map[string]any{}
+			m[p] = next
+		}
+		m = next
+	}
+	m[parts[len(parts)-1]] = v
+}
+
+// PathValue is m's value at a dotted path.
+func PathValue(m map[string]any, path string) (any, bool) {
+	parts := strings.Split(path, ".")
+	for _, p := range parts[:len(parts)-1] {
+		var ok bool
+		if m, ok = m[p].(map[string]any); !ok {
+			return nil, false
+		}
+	}
+	v, ok := m[parts[len(parts)-1]]
+	return v, ok
+}
+
+// SecondsFlagValue is a flag value that reads seconds (or "inf") into d, as
+// AIPerf's duration flags do.
+func SecondsFlagValue(d *time.Duration) *DurationValue { return &DurationValue{Secs(d)} }

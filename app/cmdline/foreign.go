@@ -1,0 +1,400 @@
+package cmdline
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/urfave/cli/v2"
+)
+
+// catAIPerf groups, in --help, AIPerf's flags that surge accepts but does
+// not implement.
+const catAIPerf = "AIPerf flags surge accepts without implementing (each says what surge does)"
+
+// foreignOption is an AIPerf `profile` flag surge accepts, so that an
+// AIPerf command line runs unchanged, but does not implement. A value that
+// leaves the run as it would be without the flag (neutral: AIPerf's
+// default, 0, none) is accepted silently. Any other value is refused (exit
+// 2) when honouring it would change what is measured; otherwise it is
+// accepted with one note on stderr saying what surge does instead.
+type foreignOption struct {
+	name    string   // AIPerf's names, space-separated, the canonical first
+	kind    argKind  // switch, value or list (many)
+	path    string   // AIPerf's config path, for input_config
+	refuse  bool     // a non-neutral value is a usage error
+	neutral []string // values that change nothing
+	does    string   // what surge does instead (a clause after "surge")
+}
+
+// Kinds and verdicts, to keep the table below to one line a flag.
+const (
+	fSwitch = argSwitch
+	fValue  = argValue
+	fList   = argMany
+)
+
+func noted(names string, kind argKind, path, does string, neutral ...string) foreignOption {
+	return foreignOption{name: names, kind: kind, path: path, does: does, neutral: neutral}
+}
+
+func refused(names string, kind argKind, path, does string, neutral ...string) foreignOption {
+	return foreignOption{name: names, kind: kind, path: path, does: does, neutral: neutral, refuse: true}
+}
+
+// foreignOptions are the flags of AIPerf's docs/cli-options.md (`aiperf
+// profile`) that surge has no option for. A row whose name a real option
+// (flags.go) also takes is left out of the command, so a flag implemented
+// later simply shadows its row here.
+var foreignOptions = []foreignOption{
+	// Endpoint
+	noted("url-strategy", fValue, "endpoint.url_selection_strategy", "spreads requests over several --url round-robin", "round_robin"),
+	refused("reset-kv-cache", fSwitch, "endpoint.reset_kv_cache", "does not reset the server's KV cache (a warm prefix cache changes TTFT): restart or reset the server yourself", "false"),
+	noted("reset-kv-cache-timeout-seconds", fValue, "endpoint.reset_kv_cache_timeout_seconds", "does not reset the server's KV cache"),
+	noted("reset-kv-cache-path", fValue, "endpoint.reset_kv_cache_path", "does not reset the server's KV cache"),
+	noted("server-profiler", fSwitch, "endpoint.server_profiler", "does not start or stop the server's profiler", "false"),
+	noted("server-profiler-timeout-seconds", fValue, "endpoint.server_profiler_timeout_seconds", "does not start or stop the server's profiler"),
+	noted("server-profiler-start-path", fValue, "endpoint.server_profiler_start_path", "does not start or stop the server's profiler"),
+	noted("server-profiler-stop-path", fValue, "endpoint.server_profiler_stop_path", "does not start or stop the server's profiler"),
+	refused("transport transport-type", fValue, "endpoint.transport", "speaks HTTP only", "http"),
+	refused("download-video-content", fSwitch, "endpoint.download_video_content", "benchmarks no video generation endpoints", "false"),
+	refused("request-content-type", fValue, "endpoint.request_content_type", "sends JSON bodies only", "application/json"),
+	refused("uuid-and-strip", fSwitch, "endpoint.uuid_and_strip", "sends no images", "false"),
+	// Tokenizer
+	noted("tokenizer-trust-remote-code", fSwitch, "tokenizer.trust_remote_code", "reads tokenizer.json only and runs no code from the Hub", "false"),
+	refused("apply-chat-template", fSwitch, "tokenizer.apply_chat_template", "counts input tokens on the prompt text, without the chat template", "false"),
+	// Input
+	refused("hf-subset", fValue, "input.hf_dataset_subset", "reads public datasets from local files only (--public-dataset sharegpt --input-file FILE)"),
+	refused("hf-weka-dataset", fValue, "input.hf_weka_dataset", "has no Weka trace loader"),
+	refused("dataset-filter", fList, "input.dataset_filter", "applies no public-dataset filters but ShareGPT's own"),
+	refused("ignore-trace-delays", fSwitch, "input.ignore_trace_delays", "replays a trace's timestamps and delays as recorded", "false"),
+	noted("use-think-time-only", fSwitch, "input.use_think_time_only", "has no Weka trace loader, the only one it applies to", "false"),
+	refused("max-context-length", fValue, "input.max_context_length", "has no Weka trace loader"),
+	noted("allow-dataset-wrap", fSwitch, "input.allow_dataset_wrap", "has no Weka or agentic replay, the only ones it applies to", "false"),
+	noted("no-allow-dataset-wrap", fSwitch, "input.allow_dataset_wrap", "has no Weka or agentic replay, the only ones it applies to", "true", "false"),
+	refused("trace-session-sample-ratio", fValue, "input.trace_session_sample_ratio", "replays every session of a trace", "1"),
+	refused("config f", fValue, "config_file", "reads no YAML configuration: give the settings as flags"),
+	// Conversation input: AIPerf's baseten_trace and DAG loaders only.
+	noted("inter-turn-delay-cap-seconds", fValue, "input.inter_turn_delay_cap_seconds", "has no baseten_trace or DAG loader, the only ones it applies to"),
+	noted("max-idle-gap-cap-seconds", fValue, "input.max_idle_gap_cap_seconds", "has no baseten_trace loader, the only one it applies to"),
+	noted("replay-speedup", fValue, "input.replay_speedup", "has no baseten_trace loader, the only one it applies to", "1"),
+	noted("open-loop-replay", fSwitch, "input.open_loop_replay", "has no baseten_trace loader, the only one it applies to", "true", "false"),
+	noted("no-open-loop-replay", fSwitch, "input.open_loop_replay", "has no baseten_trace loader, the only one it applies to", "false"),
+	noted("open-loop-strict", fSwitch, "input.open_loop_strict", "has no baseten_trace loader, the only one it applies to", "false"),
+	noted("omit-kv-hints", fSwitch, "input.omit_kv_hints", "has no baseten_trace loader, the only one it applies to", "false"),
+	noted("force-min-tokens", fSwitch, "input.force_min_tokens", "has no baseten_trace loader, the only one it applies to", "true", "false"),
+	noted("no-force-min-tokens", fSwitch, "input.force_min_tokens", "has no baseten_trace loader, the only one it applies to", "false"),
+	// Prompt
+	refused("prompt-batch-size batch-size-text batch-size b", fValue, "input.prompt.batch_size", "sends one text per embeddings or rankings request", "1"),
+	noted("prompt-corpus", fValue, "input.prompt.corpus", "builds synthetic prompts from its own bundled corpus (exact token counts either way)"),
+	refused("cache-bust", fValue, "input.cache_bust", "adds no cache-bust markers", "none"),
+	refused("user-context-prompt-length", fValue, "input.prompt.prefix_prompt.user_context_prompt_length", "has no per-session user context prompts (--shared-system-prompt-length and --prompt-prefix-* are what it has)"),
+	refused("seq-dist sequence-distribution", fValue, "input.prompt.sequence_distribution", "draws ISL and OSL from --isl/--isl-stddev and --osl/--osl-stddev only"),
+	// Audio, image and video inputs: surge sends text.
+	noted("audio-batch-size batch-size-audio", fValue, "input.audio.batch_size", "sends no audio"),
+	refused("audio-length-mean", fValue, "input.audio.length.mean", "sends no audio", "0"),
+	noted("audio-length-stddev", fValue, "input.audio.length.stddev", "sends no audio", "0"),
+	noted("audio-format", fValue, "input.audio.format", "sends no audio"),
+	noted("audio-depths", fList, "input.audio.depths", "sends no audio"),
+	noted("audio-sample-rates", fList, "input.audio.sample_rates", "sends no audio"),
+	noted("audio-num-channels", fValue, "input.audio.num_channels", "sends no audio"),
+	refused("image-width-mean", fValue, "input.image.width.mean", "sends no images", "0"),
+	noted("image-width-stddev", fValue, "input.image.width.stddev", "sends no images", "0"),
+	refused("image-height-mean", fValue, "input.image.height.mean", "sends no images", "0"),
+	noted("image-height-stddev", fValue, "input.image.height.stddev", "sends no images", "0"),
+	noted("image-batch-size batch-size-image", fValue, "input.image.batch_size", "sends no images"),
+	noted("image-format", fValue, "input.image.format", "sends no images"),
+	noted("image-source", fValue, "input.image.source", "sends no images"),
+	noted("image-source-sampling", fValue, "input.image.source_sampling", "sends no images"),
+	noted("video-batch-size batch-size-video", fValue, "input.video.batch_size", "sends no video"),
+	noted("video-duration", fValue, "input.video.duration", "sends no video"),
+	noted("video-fps", fValue, "input.video.fps", "sends no video"),
+	refused("video-width", fValue, "input.video.width", "sends no video"),
+	refused("video-height", fValue, "input.video.height", "sends no video"),
+	noted("video-synth-type", fValue, "input.video.synth_type", "sends no video"),
+	noted("video-format", fValue, "input.video.format", "sends no video"),
+	noted("video-codec", fValue, "input.video.codec", "sends no video"),
+	noted("video-audio-sample-rate", fValue, "input.video.audio.sample_rate", "sends no video"),
+	noted("video-audio-num-channels", fValue, "input.video.audio.num_channels", "sends no video", "0"),
+	noted("video-audio-codec", fValue, "input.video.audio.codec", "sends no video"),
+	noted("video-audio-depth", fValue, "input.video.audio.depth", "sends no video"),
+	// Synthesis of traces.
+	refused("synthesis-speedup-ratio", fValue, "input.synthesis.speedup_ratio", "replays traces as recorded (no trace synthesis)", "1"),
+	refused("synthesis-prefix-len-multiplier", fValue, "input.synthesis.prefix_len_multiplier", "replays traces as recorded (no trace synthesis)", "1"),
+	refused("synthesis-prefix-root-multiplier", fValue, "input.synthesis.prefix_root_multiplier", "replays traces as recorded (no trace synthesis)", "1"),
+	refused("synthesis-prompt-len-multiplier", fValue, "input.synthesis.prompt_len_multiplier", "replays traces as recorded (no trace synthesis)", "1"),
+	refused("synthesis-output-len-multiplier", fValue, "input.synthesis.output_len_multiplier", "replays traces as recorded (no trace synthesis)", "1"),
+	refused("synthesis-max-isl", fValue, "input.synthesis.max_isl", "replays every trace row (no ISL filter)"),
+	refused("synthesis-max-osl", fValue, "input.synthesis.max_osl", "replays every trace row (no OSL cap)"),
+	// Load generator
+	refused("prefill-concurrency", fValue, "loadgen.prefill_concurrency", "caps requests in flight (--concurrency), not requests waiting for their first token"),
+	refused("prefill-concurrency-ramp-duration", fValue, "loadgen.prefill_concurrency_ramp_duration", "has no prefill concurrency cap"),
+	refused("request-rate-series", fValue, "loadgen.request_rate_series", "takes a rate, a ramp (--request-rate-ramp-duration) or a stage list (--request-rate 5,10,20), not a series file"),
+	noted("trajectory-start-min-ratio", fValue, "loadgen.trajectory_start_min_ratio", "has no agentic replay, the only mode it applies to"),
+	noted("trajectory-start-max-ratio", fValue, "loadgen.trajectory_start_max_ratio", "has no agentic replay, the only mode it applies to"),
+	noted("burst-phase-starts", fSwitch, "loadgen.burst_phase_starts", "has no agentic replay, the only mode it applies to", "false"),
+	noted("trace-idle-gap-cap-seconds", fValue, "loadgen.trace_idle_gap_cap_seconds", "has no Weka trace replay, the only one it applies to"),
+	noted("system-idle-gap-cap-seconds", fValue, "loadgen.system_idle_gap_cap_seconds", "has no agentic replay, the only mode it applies to"),
+	refused("scenario", fValue, "scenario", "has no named scenarios: give the settings as flags"),
+	noted("unsafe-override", fSwitch, "unsafe_override", "has no named scenarios", "false"),
+	// Warmup: surge warms up with --warmup-request-count requests at the
+	// first stage's load.
+	refused("warmup-duration", fValue, "loadgen.warmup_duration", "warms up by request count (--warmup-request-count)"),
+	noted("agentic-cache-warmup-duration", fValue, "loadgen.agentic_cache_warmup_duration", "has no agentic replay, the only mode it applies to"),
+	noted("agentic-warmup-grace-period", fValue, "loadgen.agentic_warmup_grace_period", "has no agentic replay, the only mode it applies to"),
+	refused("num-warmup-sessions", fValue, "loadgen.warmup_num_sessions", "warms up by request count (--warmup-request-count)"),
+	refused("warmup-concurrency", fValue, "loadgen.warmup_concurrency", "warms up at the first stage's concurrency"),
+	refused("warmup-prefill-concurrency", fValue, "loadgen.warmup_prefill_concurrency", "has no prefill concurrency cap"),
+	refused("warmup-request-rate", fValue, "loadgen.warmup_request_rate", "warms up closed-loop at the first stage's concurrency (about one second of a rate's requests in flight)"),
+	refused("warmup-arrival-pattern", fValue, "loadgen.warmup_arrival_pattern", "warms up closed-loop"),
+	noted("warmup-grace-period", fValue, "loadgen.warmup_grace_period", "waits for every warmup request before profiling"),
+	refused("warmup-concurrency-ramp-duration", fValue, "loadgen.warmup_concurrency_ramp_duration", "does not ramp its warmup"),
+	refused("warmup-prefill-concurrency-ramp-duration", fValue, "loadgen.warmup_prefill_concurrency_ramp_duration", "has no prefill concurrency cap"),
+	refused("warmup-request-rate-ramp-duration", fValue, "loadgen.warmup_request_rate_ramp_duration", "does not ramp its warmup"),
+	// Request cancellation
+	refused("request-cancellation-rate", fValue, "loadgen.request_cancellation_rate", "cancels no requests on purpose", "0"),
+	noted("request-cancellation-delay", fValue, "loadgen.request_cancellation_delay", "cancels no requests on purpose", "0"),
+	// Output: files and uploads.
+	noted("auto-plot", fSwitch, "output.auto_plot", "plots nothing at the end: surge report DIR writes the charts", "false"),
+	noted("no-auto-plot", fSwitch, "output.auto_plot", "plots nothing at the end", "true", "false"),
+	noted("plot-required", fSwitch, "output.plot_required", "plots nothing at the end: surge report DIR writes the charts", "false"),
+	noted("export-outputs-json", fSwitch, "output.export_outputs_json", "writes no outputs.json", "false"),
+	noted("otel-url", fValue, "output.otel_url", "streams nothing over OpenTelemetry"),
+	noted("stream", fList, "output.stream", "streams nothing over OpenTelemetry"),
+	noted("otel-resource-attributes", fList, "output.otel_resource_attributes", "streams nothing over OpenTelemetry"),
+	noted("gen-ai-provider", fValue, "output.gen_ai_provider", "streams nothing over OpenTelemetry"),
+	noted("mlflow-tracking-uri", fValue, "output.mlflow.tracking_uri", "uploads nothing to MLflow"),
+	noted("mlflow-experiment", fValue, "output.mlflow.experiment", "uploads nothing to MLflow"),
+	noted("mlflow-run-name", fValue, "output.mlflow.run_name", "uploads nothing to MLflow"),
+	noted("mlflow-tag", fList, "output.mlflow.tags", "uploads nothing to MLflow"),
+	noted("mlflow-parent-run-id", fValue, "output.mlflow.parent_run_id", "uploads nothing to MLflow"),
+	noted("mlflow-artifact-glob", fList, "output.mlflow.artifact_glob", "uploads nothing to MLflow"),
+	noted("wandb-project", fValue, "output.wandb.project", "uploads nothing to Weights & Biases"),
+	noted("wandb-entity", fValue, "output.wandb.entity", "uploads nothing to Weights & Biases"),
+	noted("wandb-run-name", fValue, "output.wandb.run_name", "uploads nothing to Weights & Biases"),
+	noted("wandb-tag", fList, "output.wandb.tags", "uploads nothing to Weights & Biases"),
+	noted("export-http-trace", fSwitch, "output.export_http_trace", "always writes the http_req_* timings of every request to the JSONL, and no raw trace data", "false"),
+	noted("show-trace-timing", fSwitch, "output.show_trace_timing", "keeps the http_req_* timings in the JSON and JSONL exports, not on the console", "false"),
+	noted("server-metrics-formats", fList, "server_metrics_formats", "writes every scrape to server_metrics_export.jsonl and their summary to telemetry_data in the JSON export"),
+	noted("network-latency-automatic", fSwitch, "network_latency.automatic", "reports latencies as measured, with no network_adjusted_* metrics", "false"),
+	noted("network-latency-mean", fValue, "network_latency.mean", "reports latencies as measured, with no network_adjusted_* metrics"),
+	noted("network-latency-ping-interval", fValue, "network_latency.ping_interval", "measures no network round trips"),
+	// Multi-run, sweeps and searches.
+	refused("num-profile-runs", fValue, "multi_run.num_profile_runs", "runs once: repeat the command and set the runs side by side with surge compare", "1"),
+	noted("profile-run-cooldown-seconds", fValue, "multi_run.profile_run_cooldown_seconds", "runs once", "0"),
+	noted("confidence-level", fValue, "multi_run.confidence_level", "runs once (surge compare reports confidence intervals between runs)"),
+	noted("profile-run-disable-warmup-after-first", fSwitch, "multi_run.profile_run_disable_warmup_after_first", "runs once", "true", "false"),
+	noted("no-profile-run-disable-warmup-after-first", fSwitch, "multi_run.profile_run_disable_warmup_after_first", "runs once", "false"),
+	noted("set-consistent-seed", fSwitch, "multi_run.set_consistent_seed", "runs once, seeded by --random-seed (default 0)", "true", "false"),
+	noted("no-set-consistent-seed", fSwitch, "multi_run.set_consistent_seed", "runs once, seeded by --random-seed (default 0)", "false"),
+	noted("vary-seed-per-trial", fSwitch, "multi_run.vary_seed_per_trial", "runs once", "false"),
+	noted("no-vary-seed-per-trial", fSwitch, "multi_run.vary_seed_per_trial", "runs once", "true", "false"),
+	noted("convergence-metric", fValue, "multi_run.convergence_metric", "runs once"),
+	noted("convergence-stat", fValue, "multi_run.convergence_stat", "runs once"),
+	noted("convergence-threshold", fValue, "multi_run.convergence_threshold", "runs once"),
+	noted("convergence-mode", fValue, "multi_run.convergence_mode", "runs once"),
+	refused("parameter-sweep-cooldown-seconds", fValue, "sweep.cooldown_seconds", "runs a sweep's stages back to back, each drained before the next", "0"),
+	noted("parameter-sweep-same-seed", fSwitch, "sweep.same_seed", "seeds every stage of a sweep from --random-seed (a rate sweep's arrivals from --random-seed + the stage's index)", "false"),
+	noted("no-parameter-sweep-same-seed", fSwitch, "sweep.same_seed", "seeds every stage of a sweep from --random-seed (a rate sweep's arrivals from --random-seed + the stage's index)", "false"),
+	noted("parameter-sweep-mode", fValue, "sweep.mode", "runs one sweep, once"),
+	refused("sweep-type", fValue, "sweep.type", "sweeps one flag at a time (--concurrency or --request-rate lists)", "grid"),
+	noted("no-sweep-table", fSwitch, "sweep.no_sweep_table", "prints a sweep's stage table with the summary", "false"),
+	refused("search-space", fList, "search.space", "searches with surge search --slo (the highest load within SLOs), not by Bayesian optimisation"),
+	refused("search-metric", fValue, "search.metric", "searches with surge search --slo"),
+	noted("search-stat", fValue, "search.stat", "searches with surge search --slo"),
+	noted("search-direction", fValue, "search.direction", "searches with surge search --slo"),
+	noted("search-max-iterations", fValue, "search.max_iterations", "searches with surge search --slo"),
+	noted("search-initial-points", fValue, "search.initial_points", "searches with surge search --slo"),
+	noted("search-random-seed", fValue, "search.random_seed", "searches with surge search --slo"),
+	noted("search-planner", fValue, "search.planner", "searches with surge search --slo"),
+	noted("optuna-sampler", fValue, "search.optuna_sampler", "searches with surge search --slo"),
+	noted("optuna-acquisition", fValue, "search.optuna_acquisition", "searches with surge search --slo"),
+	noted("optuna-terminator", fValue, "search.optuna_terminator", "searches with surge search --slo"),
+	noted("search-percentile-pooling", fValue, "search.percentile_pooling", "searches with surge search --slo"),
+	noted("bo-constraint-mode", fValue, "search.constraint_mode", "searches with surge search --slo"),
+	refused("variant sweep-variant", fList, "sweep.variants", "sweeps one flag at a time (--concurrency or --request-rate lists)"),
+	refused("search-sla", fList, "search.sla", "searches with surge search --slo \"time_to_first_token:p95:200 …\""),
+	refused("search-sla-tier", fList, "search.sla_tiers", "searches with surge search --slo"),
+	refused("search-recipe", fValue, "search.recipe", "has no search recipes: surge search --slo finds the highest load within SLOs"),
+	noted("ttft-sla-ms", fValue, "search.ttft_sla_ms", "has no search recipes (surge search --slo time_to_first_token:p95:MS)"),
+	noted("isl-osl-pairs", fValue, "search.isl_osl_pairs", "has no search recipes"),
+	noted("itl-sla-ms", fValue, "search.itl_sla_ms", "has no search recipes (surge search --slo inter_token_latency:p95:MS)"),
+	noted("tpot-sla-ms", fValue, "search.tpot_sla_ms", "has no search recipes (surge search --slo inter_token_latency:p95:MS)"),
+	noted("e2e-sla-ms", fValue, "search.e2e_sla_ms", "has no search recipes (surge search --slo request_latency:p99:MS)"),
+	noted("error-rate-sla", fValue, "search.error_rate_sla", "has no search recipes (surge search --slo error_rate:FRACTION)"),
+	noted("slo-attainment-fraction", fValue, "search.slo_attainment_fraction", "has no search recipes"),
+	noted("search-style", fValue, "search.style", "has no search recipes"),
+	noted("degradation-threshold", fValue, "search.degradation_threshold", "has no search recipes (a sweep marks its knee with --knee-factor)"),
+	noted("degradation-metric-tag", fValue, "search.degradation_metric_tag", "has no search recipes"),
+	noted("degradation-stat", fValue, "search.degradation_stat", "has no search recipes"),
+	noted("isl-min", fValue, "search.isl_min", "has no search recipes"),
+	noted("isl-max", fValue, "search.isl_max", "has no search recipes"),
+	noted("isl-steps", fValue, "search.isl_steps", "has no search recipes"),
+	noted("concurrency-min", fValue, "search.concurrency_min", "has no search recipes"),
+	noted("concurrency-max", fValue, "search.concurrency_max", "has no search recipes"),
+	noted("concurrency-steps", fValue, "search.concurrency_steps", "has no search recipes"),
+	noted("osl-min", fValue, "search.osl_min", "has no search recipes"),
+	noted("osl-max", fValue, "search.osl_max", "has no search recipes"),
+	noted("osl-steps", fValue, "search.osl_steps", "has no search recipes"),
+	// Accuracy
+	refused("accuracy-benchmark", fValue, "accuracy.benchmark", "measures performance only, not accuracy"),
+	noted("accuracy-tasks", fList, "accuracy.tasks", "measures performance only"),
+	noted("accuracy-n-shots", fValue, "accuracy.n_shots", "measures performance only"),
+	noted("accuracy-enable-cot", fSwitch, "accuracy.enable_cot", "measures performance only", "false"),
+	noted("accuracy-no-enable-cot", fSwitch, "accuracy.enable_cot", "measures performance only", "false"),
+	noted("accuracy-grader", fValue, "accuracy.grader", "measures performance only"),
+	noted("accuracy-system-prompt", fValue, "accuracy.system_prompt", "measures performance only"),
+	noted("accuracy-verbose", fSwitch, "accuracy.verbose", "measures performance only", "false"),
+	// AIPerf's own processes.
+	noted("record-processor-service-count record-processors", fValue, "service.record_processor_service_count", "computes metrics in one shard per CPU, no processes to count"),
+	noted("api-port", fValue, "service.api_port", "serves live controls with --control-addr, and no metrics API"),
+	noted("api-host", fValue, "service.api_host", "serves live controls with --control-addr, and no metrics API"),
+	noted("stats-interval", fValue, "service.stats_interval", "shows live statistics in the dashboard (--ui simple: one line a second)"),
+	noted("workers-max max-workers", fValue, "service.workers_max", "has no worker processes: each request runs in its own goroutine"),
+	noted("zmq-host", fValue, "service.zmq_host", "has no ZMQ services"),
+	noted("zmq-ipc-path", fValue, "service.zmq_ipc_path", "has no ZMQ services"),
+	noted("zmq-dual-bind", fSwitch, "service.zmq_dual_bind", "has no ZMQ services", "false"),
+}
+
+// names returns the row's flag names, the canonical first.
+func (o *foreignOption) names() []string { return strings.Fields(o.name) }
+
+// foreignFlags are the rows whose names no real option takes, each bound
+// to c.Foreign.
+func foreignFlags(c *Config, taken map[string]bool) []cli.Flag {
+	var out []cli.Flag
+	for i := range foreignOptions {
+		o := &foreignOptions[i]
+		names := o.names()
+		if taken[names[0]] {
+			continue
+		}
+		var aliases []string
+		for _, n := range names[1:] {
+			if !taken[n] {
+				aliases = append(aliases, n)
+			}
+		}
+		g := cli.GenericFlag{Category: catAIPerf, Name: names[0], Aliases: aliases,
+			Usage: "AIPerf's; surge " + o.does, Value: &foreignValue{c: c, name: names[0], kind: o.kind}}
+		if o.kind == argSwitch {
+			out = append(out, &switchFlag{g})
+			continue
+		}
+		out = append(out, &ValueFlag{g})
+	}
+	return out
+}
+
+// switchFlag is a generic flag that takes no value (its Value is a bool
+// flag), and --help shows it so.
+type switchFlag struct{ cli.GenericFlag }
+
+// Names is the flag's name and its aliases (see valueFlag).
+func (f *switchFlag) Names() []string { return plainNames(&f.GenericFlag) }
+
+// TakesValue reports that the flag takes no value.
+func (*switchFlag) TakesValue() bool { return false }
+
+// String is the flag's help line.
+func (f *switchFlag) String() string { return cli.FlagStringer(f) }
+
+// foreignValue records what an AIPerf-only flag was given.
+type foreignValue struct {
+	c    *Config
+	name string
+	kind argKind
+}
+
+func (v *foreignValue) Set(s string) error {
+	if rest, ok := strings.CutPrefix(s, listCopy); ok {
+		// urfave/cli copying the value to the flag's other names.
+		v.c.Foreign[v.name] = strings.Split(rest, listCopy)
+		return nil
+	}
+	if v.kind == argSwitch {
+		b, err := strconv.ParseBool(s)
+		if err != nil {
+			return fmt.Errorf("parse error")
+		}
+		s = strconv.FormatBool(b)
+	}
+	if v.c.Foreign == nil {
+		v.c.Foreign = map[string][]string{}
+	}
+	if v.kind == argSwitch {
+		v.c.Foreign[v.name] = []string{s}
+		return nil
+	}
+	v.c.Foreign[v.name] = append(v.c.Foreign[v.name], s)
+	return nil
+}
+
+func (v *foreignValue) String() string {
+	if v.c == nil || len(v.c.Foreign[v.name]) == 0 {
+		return ""
+	}
+	return listCopy + strings.Join(v.c.Foreign[v.name], listCopy)
+}
+
+// IsBoolFlag makes a switch take no value.
+func (v *foreignValue) IsBoolFlag() bool { return v.kind == argSwitch }
+
+// TakesMany makes a list flag take every value up to the next flag.
+func (v *foreignValue) TakesMany() bool { return v.kind == argMany }
+
+// foreignNotes judges the AIPerf-only flags c was given, in the table's
+// order: an error for the first whose value would change what is measured,
+// else one note for each whose value is not neutral.
+func (c *Config) foreignNotes() (notes []string, err error) {
+	for i := range foreignOptions {
+		o := &foreignOptions[i]
+		vals, ok := c.Foreign[o.names()[0]]
+		if !ok || o.isNeutral(vals) {
+			continue
+		}
+		given := "--" + o.names()[0]
+		if o.kind != argSwitch {
+			given += " " + strings.Join(vals, " ")
+		}
+		if o.refuse {
+			return nil, Usagef("%s is AIPerf's, and surge %s; drop the flag%s", given, o.does, neutralHint(o))
+		}
+		notes = append(notes, fmt.Sprintf("note: %s is AIPerf's and has no effect here: surge %s", given, o.does))
+	}
+	return notes, nil
+}
+
+// neutralHint names the values that would be accepted.
+func neutralHint(o *foreignOption) string {
+	if len(o.neutral) == 0 {
+		return ""
+	}
+	return " or give it " + strings.Join(o.neutral, " or ")
+}
+
+// isNeutral reports whether every value leaves the run unchanged: equal to
+// one of the row's neutral values (numbers by value, words in any case).
+func (o *foreignOption) isNeutral(vals []string) bool {
+	for _, v := range vals {
+		if !o.neutralValue(v) {
+			return false
+		}
+	}
+	return true
+}
+
+func (o *foreignOption) neutralValue(v string) bool {
+	v = strings.TrimSpace(v)
+	for _, n := range o.neutral {
+		if strings.EqualFold(v, n) {
+			return true
+		}
+		x, errX := strconv.ParseFloat(v, 64)
+		y, errY := strconv.ParseFloat(n, 64)
+		if errX == nil && errY == nil && x == y {
+			return true
+		}
+	}
+	return false
+}

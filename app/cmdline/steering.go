@@ -1,0 +1,22 @@
+package cmdline
+
+import "time"
+
+// LiveConfig is the configuration of live control, stop conditions and
+// `surge search`.
+type LiveConfig struct {
+	ControlAddr string // --control-addr ("": no control port)
+	StopOn      string // --stop-on ("": none)
+	// Search, when set, makes the run a capacity search (`surge search`).
+	Search *SearchConfig
+}
+
+// SearchConfig is the flags of `surge search`.
+type SearchConfig struct {
+	SLO        string        // --slo
+	Max        float64       // --search-max (0: 1024 × the start)
+	Resolution float64       // --search-resolution
+	MinProbe   time.Duration // --probe-duration
+	MaxProbe   time.Duration // --probe-max-duration
+	MaxProbes  int           // --max-probes
+}

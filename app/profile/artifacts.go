@@ -1,0 +1,339 @@
+package profile
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/surgebench/surge/app/cmdline"
+	"github.com/surgebench/surge/metrics"
+	"github.com/surgebench/surge/metrics/export"
+)
+
+// serviceKind is the service part of AIPerf's artifact folder names: every
+// endpoint type surge drives is named as AIPerf names its plugins by
+// default.
+const serviceKind = "openai"
+
+// FolderSweepAggregate is the sweep's cross-value folder (AIPerf's name).
+const FolderSweepAggregate = "sweep_aggregate"
+
+// artifactName is AIPerf's default artifact folder name:
+// <model>-openai-<endpoint type>-<stimulus>, the model's "/" turned to "_"
+// (and "_multi" after the first of several models), the stimulus
+// "concurrency8", "concurrency_sweep_1_2_4", "concurrency4-request_rate10.0",
+// "fixed_schedule" or "user_centric-users8-qps2.0".
+func (p *prepared) artifactName() string {
+	model := p.c.Model
+	if len(p.c.Models) > 0 {
+		model = p.c.Models[0]
+	}
+	if len(p.c.Models) > 1 {
+		model += "_multi"
+	}
+	model = strings.NewReplacer("/", "_", `\`, "_").Replace(model)
+	return fmt.Sprintf("%s-%s-%s-%s", model, serviceKind, p.kind, p.plan.stimulus())
+}
+
+// stimulus is the load part of the artifact folder name (see artifactName).
+func (p *plan) stimulus() string {
+	join := func(vs []float64, format func(float64) string) string {
+		parts := make([]string, len(vs))
+		for i, v := range vs {
+			parts[i] = format(v)
+		}
+		return strings.Join(parts, "_")
+	}
+	switch p.mode {
+	case ModeConcurrency:
+		if len(p.values) > 1 {
+			return "concurrency_sweep_" + join(p.values, intText)
+		}
+		return "concurrency" + join(p.values, intText)
+	case ModeRequestRate:
+		var parts []string
+		if p.rateCap > 0 {
+			parts = append(parts, "concurrency"+strconv.Itoa(p.rateCap))
+		}
+		if len(p.values) > 1 {
+			parts = append(parts, "request_rate_sweep_"+join(p.values, pyFloat))
+		} else {
+			parts = append(parts, "request_rate"+join(p.values, pyFloat))
+		}
+		return strings.Join(parts, "-")
+	case ModeFixedSchedule:
+		return "fixed_schedule"
+	case ModeUserCentric:
+		return fmt.Sprintf("user_centric-users%d-qps%s", p.users, join(p.values, pyFloat))
+	}
+	return p.dirMode()
+}
+
+// stageFolder is the run folder of one value of a sweep, as AIPerf names
+// it: the parameter and its value, "concurrency_10" or "request_rate_5.0".
+func (p *plan) stageFolder(i int) string {
+	if p.mode == ModeConcurrency {
+		return "concurrency_" + intText(p.values[i])
+	}
+	return p.mode + "_" + pyFloat(p.values[i])
+}
+
+// stageFolders are the sweep's run folders, one per value; nil when the
+// run is not a planned sweep (one value, or a live session whose stages
+// follow a controller).
+func (p *prepared) stageFolders() []string {
+	if len(p.plan.values) < 2 || p.c.Search != nil || p.c.ControlAddr != "" {
+		return nil
+	}
+	out := make([]string, len(p.plan.values))
+	for i := range out {
+		out[i] = p.plan.stageFolder(i)
+	}
+	return out
+}
+
+func intText(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) }
+
+// pyFloat formats v as Python's str(float) does for the values a rate
+// takes: always with a decimal point ("10.0", "2.5").
+func pyFloat(v float64) string {
+	s := strconv.FormatFloat(v, 'f', -1, 64)
+	if !strings.ContainsAny(s, ".eEnN") && !math.IsInf(v, 0) {
+		s += ".0"
+	}
+	return s
+}
+
+// runFolders hold a run's per-request files: profile_export.jsonl,
+// inputs.json and, at --export-level raw, profile_export_raw.jsonl in the
+// artifact folder, or, for a sweep, in one run folder per value (records
+// and sessions go to their stage's folder; the warmup goes with the first
+// stage, which it preceded).
+type runFolders struct {
+	dirs   []string
+	files  []*os.File
+	jsonl  []*export.JSONL
+	raw    []*export.RawJSONL
+	inputs []*export.Inputs
+}
+
+// openRunFolders creates base/sub for every sub (base itself without
+// subs) and the per-request files in each: the records named jsonl and
+// the raw dump named raw (none when a name is ""), inputs.json.
+func openRunFolders(base string, subs []string, jsonl, raw string, start time.Time, opts ...export.JSONLOption) (*runFolders, error) {
+	f := &runFolders{}
+	dirs := []string{base}
+	if len(subs) > 0 {
+		dirs = dirs[:0]
+		for _, s := range subs {
+			dirs = append(dirs, filepath.Join(base, s))
+		}
+	}
+	for _, d := range dirs {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			f.close()
+			return nil, fmt.Errorf("--output-artifact-dir: %w", err)
+		}
+		var records *export.JSONL // nil: no per-request records
+		if jsonl != "" {
+			jf, err := os.Create(filepath.Join(d, jsonl))
+			if err != nil {
+				f.close()
+				return nil, err
+			}
+			f.files = append(f.files, jf)
+			records = export.NewJSONL(jf, start, opts...)
+		}
+		var dump *export.RawJSONL // nil: no raw dump
+		if raw != "" {
+			rf, err := os.Create(filepath.Join(d, raw))
+			if err != nil {
+				f.close()
+				return nil, err
+			}
+			f.files = append(f.files, rf)
+			dump = export.NewRawJSONL(rf, start, opts...)
+		}
+		inf, err := os.Create(filepath.Join(d, FileInputs))
+		if err != nil {
+			f.close()
+			return nil, err
+		}
+		f.files = append(f.files, inf)
+		f.dirs = append(f.dirs, d)
+		f.jsonl = append(f.jsonl, records)
+		f.raw = append(f.raw, dump)
+		f.inputs = append(f.inputs, export.NewInputs(inf))
+	}
+	return f, nil
+}
+
+// at is the folder of stage (stages past the plan go to the last).
+func (f *runFolders) at(stage int) int { return max(0, min(stage, len(f.dirs)-1)) }
+
+// WriteRecord implements metrics.RecordSink.
+func (f *runFolders) WriteRecord(r *metrics.Record, v *metrics.Values, good bool) {
+	i := f.at(r.Stage)
+	if j := f.jsonl[i]; j != nil {
+		j.WriteRecord(r, v, good)
+	}
+	if d := f.raw[i]; d != nil {
+		d.WriteRecord(r, v, good)
+	}
+}
+
+// WriteHeld implements metrics.RecordFlusher: the JSONL files write what
+// they hold now.
+func (f *runFolders) WriteHeld() {
+	for _, j := range f.jsonl {
+		if j != nil {
+			j.WriteHeld()
+		}
+	}
+}
+
+// Body implements loadgen.BodySink.
+func (f *runFolders) Body(session int64, stage int, conversation string, turn int, body []byte) {
+	f.inputs[f.at(stage)].Body(session, conversation, turn, body)
+}
+
+// EndSession implements loadgen.BodySink.
+func (f *runFolders) EndSession(session int64, stage int) {
+	f.inputs[f.at(stage)].EndSession(session)
+}
+
+// finish ends every inputs.json and reports the files' write errors.
+func (f *runFolders) finish() error {
+	var errs []error
+	for i := range f.dirs {
+		if f.jsonl[i] != nil {
+			errs = append(errs, f.jsonl[i].Err())
+		}
+		if f.raw[i] != nil {
+			errs = append(errs, f.raw[i].Err())
+		}
+		errs = append(errs, f.inputs[i].Close())
+	}
+	return errors.Join(errs...)
+}
+
+// close ends the inputs writers' goroutines and closes the files, on every
+// path.
+func (f *runFolders) close() {
+	for _, in := range f.inputs {
+		_ = in.Close()
+	}
+	for _, j := range f.jsonl {
+		if j != nil {
+			_ = j.Err() // lines still held (finish was not reached)
+		}
+	}
+	for _, file := range f.files {
+		file.Close()
+	}
+}
+
+// addRunInfo adds AIPerf's run_info keys (its RunInfo model) to info:
+// benchmark_id, random_seed, trial, variation_label ("base" outside a
+// sweep), variation_index, variation_values and the redacted cli_command.
+func (p *prepared) addRunInfo(info map[string]any, benchmarkID string) {
+	info["benchmark_id"] = benchmarkID
+	info["random_seed"] = p.c.Seed
+	info["trial"] = 0
+	info["variation_label"] = "base"
+	info["variation_index"] = 0
+	info["variation_values"] = map[string]any{}
+	info["cli_command"] = cliCommand(os.Args, secretValues(p.c.APIKey, p.headers))
+}
+
+// cliCommand is the command line as run_info shows it: each argument
+// quoted where a shell would need it, secrets redacted.
+func cliCommand(args, secrets []string) string {
+	out := make([]string, len(args))
+	for i, a := range args {
+		for _, s := range secrets {
+			if len(s) >= 4 {
+				a = strings.ReplaceAll(a, s, cmdline.Redacted)
+			}
+		}
+		if a == "" || strings.ContainsAny(a, " \t\n'\"\\$`|&;<>(){}*?![]#~") {
+			a = "'" + strings.ReplaceAll(a, "'", `'\''`) + "'"
+		}
+		out[i] = a
+	}
+	return strings.Join(out, " ")
+}
+
+// stageValue is stage i's value as AIPerf's files carry it.
+func (p *plan) stageValue(i int) export.SweepValue {
+	return export.SweepValue{Label: p.stageFolder(i), Value: p.values[i], Integer: p.mode == ModeConcurrency}
+}
+
+// reportSweep writes a sweep's per-value run folders (each value's summary
+// as a run of its own: JSON, CSV and state beside the records and inputs
+// already there) and sweep_aggregate/, and returns the folders written.
+func (p *prepared) reportSweep(o *outcome, base export.Run, subs []string) ([]string, error) {
+	sweepID := base.BenchmarkID
+	sw := export.Sweep{Parameter: p.plan.mode, Knee: -1, Operating: -1}
+	var errs []error
+	for i, sub := range subs {
+		st := o.state.Stage(i)
+		s := st.Summary()
+		run := base
+		run.BenchmarkID = newBenchmarkID()
+		info := map[string]any{}
+		for k, v := range base.RunInfo.(map[string]any) {
+			info[k] = v
+		}
+		v := p.plan.stageValue(i)
+		p.addRunInfo(info, run.BenchmarkID)
+		info["sweep_id"] = sweepID
+		info["run_label"], info["variation_label"], info["variation_index"] = sub, sub, i
+		info["variation_values"] = map[string]any{p.plan.mode: valueOf(v)}
+		delete(info, "stage_values")
+		delete(info, "stage_folders")
+		info["stage"] = map[string]any{"index": i, "mode": p.plan.mode, "value": v.Value}
+		run.RunInfo = info
+		// Telemetry over the stage's window (the samples while its requests
+		// were out); energy per token stays the whole sweep's.
+		run.Telemetry, run.Extra = nil, nil
+		if o.telemetryBetween != nil && s.EndNs > 0 {
+			if d := o.telemetryBetween(time.Duration(s.StartNs), time.Duration(s.EndNs)); d != nil {
+				run.Telemetry = d
+			}
+		}
+		dir := filepath.Join(o.dir, sub)
+		errs = append(errs, WriteExports(dir, p.exports.files, s, st, run))
+		sw.Values = append(sw.Values, export.SweepValue{Label: v.Label, Value: v.Value, Integer: v.Integer, Summary: s})
+	}
+	errs = append(errs, WriteSweepAggregate(o.dir, sw, o.summary))
+	return append(append([]string{}, subs...), FolderSweepAggregate), errors.Join(errs...)
+}
+
+// WriteSweepAggregate writes dir/sweep_aggregate/ for sw, its knee and
+// operating point taken from the sweep's pooled summary s.
+func WriteSweepAggregate(dir string, sw export.Sweep, s *metrics.Summary) error {
+	if s.Knee >= 0 && s.Operating >= 0 {
+		sw.Knee, sw.Operating = s.Stages[s.Knee].Index, s.Stages[s.Operating].Index
+	}
+	agg := filepath.Join(dir, FolderSweepAggregate)
+	if err := os.MkdirAll(agg, 0o755); err != nil {
+		return err
+	}
+	return errors.Join(
+		WriteFile(filepath.Join(agg, export.SweepJSONFile), func(w io.Writer) error { return export.SweepJSON(w, sw) }),
+		WriteFile(filepath.Join(agg, export.SweepCSVFile), func(w io.Writer) error { return export.SweepCSV(w, sw) }))
+}
+
+func valueOf(v export.SweepValue) any {
+	if v.Integer {
+		return int64(v.Value)
+	}
+	return v.Value
+}

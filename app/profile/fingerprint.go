@@ -1,0 +1,91 @@
+package profile
+
+import (
+	"context"
+	"encoding/binary"
+	"encoding/json"
+	"net/http"
+	"time"
+
+	"github.com/surgebench/surge/datasets"
+	"github.com/surgebench/surge/datasets/tokenizer"
+	"github.com/surgebench/surge/loadgen"
+	"github.com/surgebench/surge/metrics/fingerprint"
+)
+
+// probeTimeout bounds asking the server what it is before the run: a
+// server that answers neither /v1/models nor /metrics costs no more.
+const probeTimeout = 3 * time.Second
+
+// probeServer asks the target what it is (/v1/models, its version header,
+// its /metrics families) for the fingerprint; nil when it says nothing.
+func probeServer(ctx context.Context, target string, headers http.Header) *fingerprint.Server {
+	u, err := loadgen.BaseURL(target)
+	if err != nil {
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(ctx, probeTimeout)
+	defer cancel()
+	client := &http.Client{Transport: loadgen.NewTransport(1)}
+	defer client.CloseIdleConnections()
+	s, err := fingerprint.Probe(ctx, client, u.Scheme+"://"+u.Host, headers)
+	if err != nil {
+		return nil
+	}
+	return s
+}
+
+// fingerprint hashes what the run measured: the workload part of the
+// configuration, the dataset's conversations, the tokenizer, surge's
+// version and the server's own account of itself.
+func (p *prepared) fingerprint(inputConfig map[string]any, server *fingerprint.Server) *fingerprint.Fingerprint {
+	f := &fingerprint.Fingerprint{
+		Config:     fingerprint.Config(inputConfig),
+		Dataset:    datasetSum(p.ds),
+		Surge:      p.c.Version,
+		ServerInfo: server,
+	}
+	// The tokenizer that built the prompts; without one, the embedded
+	// Qwen3 (its digest is precomputed: nothing here parses it).
+	d := tokenizer.DefaultDigest()
+	if t, ok := p.builder.(interface{ Digest() [32]byte }); ok {
+		d = t.Digest()
+	}
+	f.Tokenizer = fingerprint.Short(d[:])
+	f.Seal()
+	return f
+}
+
+// datasetSum hashes every turn of every conversation as the dataset defines
+// it (content, output cap, timing, extra fields, passages), not the bodies
+// sent: a multi-turn body carries the server's earlier answers, and a
+// duration-bound run sends as many as the server allows, so bodies would
+// differ between servers given the same workload.
+func datasetSum(ds *datasets.Dataset) string {
+	var d fingerprint.Dataset
+	var buf []byte
+	field := func(b []byte) {
+		buf = binary.AppendUvarint(buf, uint64(len(b)))
+		buf = append(buf, b...)
+	}
+	for _, c := range ds.Conversations {
+		for i := range c.Turns {
+			t := &c.Turns[i]
+			buf = buf[:0]
+			field([]byte(c.SystemPrompt))
+			field([]byte(t.Content()))
+			buf = binary.AppendVarint(buf, int64(t.MaxTokens))
+			buf = binary.AppendVarint(buf, int64(t.Delay))
+			buf = binary.AppendVarint(buf, int64(t.Timestamp))
+			if t.Extra != nil {
+				b, _ := json.Marshal(t.Extra) // sorted keys: canonical
+				field(b)
+			}
+			for _, ps := range t.Passages {
+				field([]byte(ps))
+			}
+			d.Add(c.ID, i, buf)
+		}
+	}
+	return d.Sum()
+}

@@ -1,0 +1,428 @@
+package profile
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/surgebench/surge/app/cmdline"
+	"github.com/surgebench/surge/loadgen"
+	"github.com/surgebench/surge/loadgen/controlport"
+	"github.com/surgebench/surge/loadgen/schedule"
+	"github.com/surgebench/surge/loadgen/search"
+	"github.com/surgebench/surge/loadgen/stop"
+	"github.com/surgebench/surge/metrics"
+	"github.com/surgebench/surge/telemetry"
+	"github.com/surgebench/surge/tui"
+)
+
+// ErrStopCondition reports a run ended by --stop-on.
+var ErrStopCondition = errors.New("stop condition met")
+
+// liveSession is what a run needs beyond the plan when it is steered live
+// (dashboard keys, the control port, a search) or watched by --stop-on.
+type liveSession struct {
+	ctl    *loadgen.Controller // nil: the run follows its plan
+	live   loadgen.Live
+	warmup []loadgen.Stage
+	port   *controlport.Server
+
+	conds []stop.Condition
+	watch struct {
+		sync.Mutex
+		w *stop.Watch
+	}
+	tripped *stop.Trip
+
+	objectives []search.Objective
+	flags      *cmdline.SearchConfig
+	prober     *search.Live
+	scfg       search.Config
+	status     struct {
+		sync.Mutex
+		s       search.Status
+		running *search.Probe
+	}
+	result *search.Result
+}
+
+// liveEligible says whether the plan can be steered: one profile stage of
+// a constant concurrency or a request rate.
+func (p *prepared) liveEligible() bool {
+	c := &p.c
+	return len(p.plan.values) == 1 && c.ConcurrencyRamp == 0 && c.RateRamp == 0 &&
+		(p.plan.mode == ModeConcurrency || p.plan.mode == ModeRequestRate)
+}
+
+// prepareLive checks the live flags (in prepare: bad ones are usage
+// errors before anything starts) and returns the session, nil when the run
+// is neither live nor watched.
+func (p *prepared) prepareLive() (*liveSession, error) {
+	c := &p.c
+	ls := &liveSession{}
+	if c.StopOn != "" {
+		conds, err := stop.Parse("--stop-on", c.StopOn)
+		if err != nil {
+			return nil, &cmdline.UsageError{Err: err}
+		}
+		ls.conds = conds
+		ls.watch.w = stop.NewWatch(conds)
+	}
+	// A shard's dashboard only watches: its keys would steer one host.
+	wantLive := c.Search != nil || c.ControlAddr != "" || p.uiMode == tui.ModeDashboard && p.Shard.Whole()
+	if c.ControlAddr != "" {
+		if _, err := controlport.ListenAddr(c.ControlAddr); err != nil {
+			return nil, &cmdline.UsageError{Err: err}
+		}
+	}
+	if wantLive && !p.liveEligible() {
+		switch {
+		case c.Search != nil:
+			return nil, cmdline.Usagef("surge search probes one --concurrency or --request-rate start value: no stage lists, ramps, traces or user-centric mode")
+		case c.ControlAddr != "":
+			return nil, cmdline.Usagef("--control-addr steers one --concurrency or --request-rate: not a sweep, ramp, trace replay or user-centric run")
+		}
+		wantLive = false // the dashboard just shows a plan it cannot steer
+	}
+	if !wantLive {
+		if ls.conds == nil {
+			return nil, nil
+		}
+		return ls, nil
+	}
+	mode, value := loadgen.ControlConcurrency, p.plan.values[0]
+	if p.plan.mode == ModeRequestRate {
+		mode = loadgen.ControlRequestRate
+	}
+	ctl, err := loadgen.NewController(mode, value)
+	if err != nil {
+		return nil, &cmdline.UsageError{Err: err}
+	}
+	ls.ctl = ctl
+	ls.live = loadgen.Live{Control: ctl, Duration: c.Duration, Count: p.plan.total}
+	if mode == loadgen.ControlRequestRate {
+		load, _ := c.parseLoad()
+		if len(load.concs) > 0 {
+			ls.live.Cap = load.concs[0]
+		}
+		pattern, smooth, seed := c.ArrivalPattern, c.Smoothness, c.Seed
+		ls.live.Arrival = func(rate float64, stage int) (schedule.Schedule, error) {
+			return schedule.Arrival(pattern, rate, smooth, seed+uint64(stage))
+		}
+	}
+	for _, st := range p.plan.stages {
+		if st.Phase == metrics.Warmup {
+			ls.warmup = append(ls.warmup, st)
+		}
+	}
+	if s := c.Search; s != nil {
+		ls.flags = s
+		ls.live.Count, ls.live.Duration = 0, 0 // the search decides when it is done
+		if ls.objectives, err = search.ParseObjectives("--slo", s.SLO); err != nil {
+			return nil, &cmdline.UsageError{Err: err}
+		}
+		ls.scfg = search.Config{Start: value, Max: s.Max, Resolution: s.Resolution, Integer: mode == loadgen.ControlConcurrency, MaxProbes: s.MaxProbes}
+		if s.Max > 0 && s.Max < value {
+			return nil, cmdline.Usagef("--search-max %g is below the start value %g", s.Max, value)
+		}
+		if s.MinProbe < 0 || s.MaxProbe < 0 || (s.MaxProbe > 0 && s.MaxProbe < s.MinProbe) {
+			return nil, cmdline.Usagef("--probe-duration and --probe-max-duration must be ≥ 0, the maximum no shorter than the minimum")
+		}
+	}
+	return ls, nil
+}
+
+// start opens the control port (when asked for) and gives the prober its
+// view of the requests in flight.
+func (ls *liveSession) start(ctx context.Context, addr string, inFlight func() int64, logw io.Writer) error {
+	if ls == nil || ls.ctl == nil {
+		return nil
+	}
+	if ls.prober != nil {
+		ls.prober.InFlight = inFlight
+	}
+	if addr == "" {
+		return nil
+	}
+	var status func() any
+	if ls.objectives != nil {
+		status = func() any {
+			ls.status.Lock()
+			defer ls.status.Unlock()
+			// Status marshals itself, so it is a field here, not embedded.
+			return map[string]any{"search": ls.status.s, "running": ls.status.running}
+		}
+	}
+	port, err := controlport.Listen(ctx, addr, ls.ctl, status)
+	if err != nil {
+		return &cmdline.UsageError{Err: err}
+	}
+	ls.port = port
+	fmt.Fprintf(logw, "live control on %s/control (GET state; POST set, step, double, halve, pause, resume)\n", port.URL())
+	return nil
+}
+
+// sinks are the collector sinks the session needs (the search's prober,
+// the stop watch).
+func (ls *liveSession) sinks(clock func() int64) []metrics.Option {
+	if ls == nil {
+		return nil
+	}
+	var out []metrics.Option
+	if ls.objectives != nil {
+		s := ls.flags
+		ls.prober = search.NewLive(ls.ctl, search.Judging{Objectives: ls.objectives, MinDuration: s.MinProbe, MaxDuration: s.MaxProbe}, clock)
+		ls.prober.OnUpdate = func(pr search.Probe) {
+			ls.status.Lock()
+			ls.status.running = &pr
+			ls.status.Unlock()
+		}
+		ls.live.OnStage = ls.prober.OnStage
+		out = append(out, metrics.WithSink(ls.prober))
+	}
+	if ls.watch.w != nil {
+		out = append(out, metrics.WithSink(watchSink{ls}))
+	}
+	return out
+}
+
+// watchSink feeds records to the stop watch.
+type watchSink struct{ ls *liveSession }
+
+func (w watchSink) WriteRecord(r *metrics.Record, v *metrics.Values, _ bool) {
+	w.ls.watch.Lock()
+	defer w.ls.watch.Unlock()
+	w.ls.watch.w.Record(r, v)
+}
+
+// control is the dashboard's Control (nil when the run is not live).
+func (ls *liveSession) control() tui.Control {
+	if ls == nil || ls.ctl == nil || ls.objectives != nil {
+		return nil // a search steers itself
+	}
+	return func(a tui.Action) (tui.LiveState, error) {
+		var err error
+		switch a {
+		case tui.StepUp:
+			_, err = ls.ctl.Step(1)
+		case tui.StepDown:
+			_, err = ls.ctl.Step(-1)
+		case tui.Double:
+			_, err = ls.ctl.Double()
+		case tui.Halve:
+			_, err = ls.ctl.Halve()
+		case tui.Pause:
+			_, err = ls.ctl.Pause()
+		case tui.Resume:
+			_, err = ls.ctl.Resume()
+		}
+		return ls.liveState(), err
+	}
+}
+
+// liveState is the setting and search progress as the UI shows them.
+func (ls *liveSession) liveState() tui.LiveState {
+	st := ls.ctl.State()
+	return tui.LiveState{Mode: st.Mode, Value: st.Value, Paused: st.Paused, Search: ls.searchLine()}
+}
+
+// frame adds the live state to a UI frame.
+func (ls *liveSession) frame(f tui.Frame) tui.Frame {
+	if ls != nil && ls.ctl != nil {
+		l := ls.liveState()
+		f.Live = &l
+	}
+	return f
+}
+
+// searchLine is the search's progress in one line: the phase, the
+// bracket, and the probe in progress with its verdict so far.
+func (ls *liveSession) searchLine() string {
+	if ls.objectives == nil {
+		return ""
+	}
+	ls.status.Lock()
+	defer ls.status.Unlock()
+	s := ls.status.s
+	line := string(s.Phase) + " [" + bound(s.Lo) + ", " + bound(s.Hi) + ")"
+	if r := ls.status.running; r != nil && s.Probing != 0 {
+		line += fmt.Sprintf(" probe %s: %s", num(r.Value), r.Verdict)
+		if r.Verdict == search.Undecided {
+			line += fmt.Sprintf(" %d req %.0fs", r.Requests, r.DurationSec)
+		}
+	}
+	if l := s.Last; l != nil {
+		line += fmt.Sprintf("  last %s %s", num(l.Value), l.Verdict)
+		if l.Limiting != "" && l.Verdict == search.Fail {
+			line += " (" + l.Limiting + ")"
+		}
+	}
+	return line
+}
+
+func bound(v float64) string {
+	if math.IsNaN(v) || math.IsInf(v, 0) {
+		return "?"
+	}
+	return num(v)
+}
+
+func num(v float64) string { return strconv.FormatFloat(v, 'g', 5, 64) }
+
+// run drives the session's load with gen until it ends; stopIssuing ends
+// issuing early (a stop condition).
+func (ls *liveSession) run(ctx context.Context, gen *loadgen.Generator, stages []loadgen.Stage, stopIssuing func(), logw io.Writer, server func() []telemetry.ServerSample) error {
+	if ls == nil {
+		return gen.Run(ctx, stages)
+	}
+	if ls.watch.w != nil {
+		watchCtx, endWatch := context.WithCancel(ctx)
+		defer endWatch()
+		go ls.watchLoop(watchCtx, gen.Now, stopIssuing, logw, server)
+	}
+	if ls.ctl == nil {
+		return gen.Run(ctx, stages)
+	}
+	if ls.port != nil {
+		defer ls.port.Close()
+	}
+	if len(ls.warmup) > 0 {
+		if err := gen.Run(ctx, ls.warmup); err != nil || ctx.Err() != nil {
+			return err
+		}
+	}
+	if ls.objectives == nil {
+		return gen.RunLive(ctx, ls.live)
+	}
+	done := make(chan error, 1)
+	go func() { done <- gen.RunLive(ctx, ls.live) }()
+	res, err := search.Run(ctx, ls.scfg, ls.prober, func(s search.Status) {
+		ls.status.Lock()
+		ls.status.s = s
+		ls.status.running = nil
+		ls.status.Unlock()
+		if s.Last != nil && s.Probing != 0 {
+			fmt.Fprintf(logw, "search: probe %s %s: %s; next %s (bracket [%s, %s))\n",
+				num(s.Last.Value), s.Last.Verdict, s.Last.Reason, num(s.Probing), bound(s.Lo), bound(s.Hi))
+		}
+	})
+	ls.result = &res
+	ls.ctl.Finish()
+	runErr := <-done
+	if err != nil && ctx.Err() == nil {
+		return err
+	}
+	return runErr
+}
+
+// watchLoop checks the stop conditions every second and stops issuing
+// once one trips.
+func (ls *liveSession) watchLoop(ctx context.Context, now func() int64, stopIssuing func(), logw io.Writer, server func() []telemetry.ServerSample) {
+	t := time.NewTicker(time.Second)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		ls.watch.Lock()
+		for _, s := range server() {
+			ls.watch.w.Server(s)
+		}
+		trip := ls.watch.w.Check(now())
+		if trip != nil {
+			ls.tripped = trip
+		}
+		ls.watch.Unlock()
+		if trip != nil {
+			fmt.Fprintf(logw, "stopping: %s\n", trip.Reason())
+			stopIssuing()
+			return
+		}
+	}
+}
+
+// trip returns the stop condition that ended the run, if one did.
+func (ls *liveSession) trip() *stop.Trip {
+	if ls == nil || ls.watch.w == nil {
+		return nil
+	}
+	ls.watch.Lock()
+	defer ls.watch.Unlock()
+	return ls.tripped
+}
+
+// annotate adds the session to the summary and run_info: the stop
+// condition that ended the run, the live changes, the search's result.
+func (ls *liveSession) annotate(s *metrics.Summary, info map[string]any) {
+	if ls == nil {
+		return
+	}
+	if t := ls.trip(); t != nil {
+		s.Warnings = append(s.Warnings, "stopped early: "+t.Reason())
+		info["stopped_by"] = t.Condition.Raw
+	}
+	if ls.ctl != nil {
+		st := ls.ctl.State()
+		info["live_control"] = map[string]any{"mode": st.Mode, "final_value": st.Value, "changes": st.Changes}
+	}
+	if r := ls.result; r != nil {
+		objs := make([]string, len(ls.objectives))
+		for i, o := range ls.objectives {
+			objs[i] = o.String()
+		}
+		info["search"] = *r
+		info["search_slo"] = objs
+	}
+}
+
+// conclude prints the search's result under the summary and returns the
+// stop condition's error (exit code 1) if one ended the run.
+func (ls *liveSession) conclude(out io.Writer) error {
+	if ls == nil {
+		return nil
+	}
+	if r := ls.result; r != nil {
+		mode := ls.ctl.State().Mode
+		fmt.Fprintf(out, "\nCapacity search (%s, SLO %s):\n", mode, joinObjectives(ls.objectives))
+		for _, pr := range r.Probes {
+			fmt.Fprintf(out, "  stage %2d  %-10s %-4s %5d req %5.1fs  %s\n", pr.Stage, num(pr.Value), pr.Verdict, pr.Requests, pr.DurationSec, pr.Reason)
+		}
+		switch {
+		case r.Found:
+			fmt.Fprintf(out, "capacity: %s %s (passes; %s fails: within +%s), limited by %s\n",
+				num(r.Capacity), unitOf(mode), num(r.Upper), num(r.Uncertainty()), r.Limiting)
+		default:
+			fmt.Fprintf(out, "capacity: %s\n", r.Note)
+		}
+	}
+	if t := ls.trip(); t != nil {
+		// The summary's warnings already said so; the error sets exit 1.
+		return fmt.Errorf("%w: %s", ErrStopCondition, t.Reason())
+	}
+	return nil
+}
+
+func unitOf(mode string) string {
+	if mode == loadgen.ControlRequestRate {
+		return "requests/s"
+	}
+	return "concurrent requests"
+}
+
+func joinObjectives(objs []search.Objective) string {
+	s := ""
+	for i, o := range objs {
+		if i > 0 {
+			s += " "
+		}
+		s += o.String()
+	}
+	return s
+}

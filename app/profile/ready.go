@@ -1,0 +1,182 @@
+package profile
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"slices"
+	"time"
+
+	"github.com/surgebench/surge/app/cmdline"
+	"github.com/surgebench/surge/datasets"
+	"github.com/surgebench/surge/loadgen"
+	"github.com/surgebench/surge/loadgen/endpoint"
+)
+
+// readiness is --wait-for-model-*: probe every server until it serves
+// the model, before the run starts.
+type readiness struct {
+	timeout, interval time.Duration
+	mode              string
+}
+
+// validate checks the flags, as AIPerf does: the mode and interval only
+// with a timeout.
+func (r readiness) validate(modeSet, intervalSet bool) error {
+	switch {
+	case r.timeout < 0:
+		return cmdline.Usagef("--wait-for-model-timeout must be ≥ 0, got %s", r.timeout)
+	case r.timeout == 0 && (modeSet || intervalSet):
+		return cmdline.Usagef("--wait-for-model-mode and --wait-for-model-interval need --wait-for-model-timeout (seconds to wait)")
+	case r.timeout > 0 && r.interval <= 0:
+		return cmdline.Usagef("--wait-for-model-interval must be > 0, got %s", r.interval)
+	case !slices.Contains([]string{cmdline.ProbeInference, cmdline.ProbeModels, cmdline.ProbeBoth}, r.mode):
+		return cmdline.Usagef("--wait-for-model-mode %q: want inference, models or both", r.mode)
+	}
+	return nil
+}
+
+// wait probes each of targets until it answers or r.timeout passes (an
+// error naming the server and its last answer). model is the model the
+// models probe looks for.
+func (r readiness) wait(ctx context.Context, targets []string, ep *endpoint.Endpoint, models []string, headers http.Header, l cmdline.Logger) error {
+	if r.timeout <= 0 {
+		return nil
+	}
+	client := &http.Client{Timeout: min(r.timeout, 30*time.Second)}
+	for _, t := range targets {
+		ctx, cancel := context.WithTimeout(ctx, r.timeout)
+		err := r.waitOne(ctx, client, t, ep, models, headers, l)
+		cancel()
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (r readiness) waitOne(ctx context.Context, client *http.Client, target string, ep *endpoint.Endpoint, models []string, headers http.Header, l cmdline.Logger) error {
+	start := time.Now()
+	last := "" // the server's last answer (not the deadline cutting a probe short)
+	for {
+		why := r.probe(ctx, client, target, ep, models, headers)
+		if why == "" {
+			l.Notef("%s is ready (%s probe, after %.1f s)", target, r.mode, time.Since(start).Seconds())
+			return nil
+		}
+		if ctx.Err() == nil || last == "" {
+			last = why
+		}
+		l.Debugf("%s not ready: %s", target, why)
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("--wait-for-model-timeout: %s was not ready within %s (%s probe): %s", target, r.timeout, r.mode, last)
+		case <-time.After(r.interval):
+		}
+	}
+}
+
+// probe returns "" when the server is ready, else what it answered.
+func (r readiness) probe(ctx context.Context, client *http.Client, target string, ep *endpoint.Endpoint, models []string, headers http.Header) string {
+	if r.mode == cmdline.ProbeModels || r.mode == cmdline.ProbeBoth {
+		if why := probeModelList(ctx, client, target, models, headers); why != "" {
+			return why
+		}
+	}
+	if r.mode == cmdline.ProbeModels {
+		return ""
+	}
+	u, err := loadgen.RequestURL(target, ep.Path())
+	if err != nil {
+		return err.Error()
+	}
+	body, err := ep.Body("", nil, &datasets.Turn{Text: "Hello", MaxTokens: 1, Passages: []string{"Hello"}})
+	if err != nil {
+		return err.Error()
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, u, bytes.NewReader(body))
+	if err != nil {
+		return err.Error()
+	}
+	req.Header = headers.Clone()
+	ep.SetHeaders(req.Header)
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := client.Do(req)
+	if err != nil {
+		return unwrapErr(err)
+	}
+	defer resp.Body.Close()
+	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 1<<20))
+	if resp.StatusCode >= 500 {
+		return fmt.Sprintf("HTTP %d to a one-token request", resp.StatusCode)
+	}
+	return ""
+}
+
+// probeModelList is the models probe: /v1/models lists every model (a
+// server without that route is asked for its base URL instead).
+func probeModelList(ctx context.Context, client *http.Client, target string, models []string, headers http.Header) string {
+	u, err := loadgen.RequestURL(target, "/v1/models")
+	if err != nil {
+		return err.Error()
+	}
+	get := func(u string) (*http.Response, error) {
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
+		if err != nil {
+			return nil, err
+		}
+		req.Header = headers.Clone()
+		return client.Do(req)
+	}
+	resp, err := get(u)
+	if err != nil {
+		return unwrapErr(err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode == http.StatusNotFound {
+		base, _ := loadgen.BaseURL(target)
+		if resp, err = get(base.String()); err != nil {
+			return unwrapErr(err)
+		}
+		defer resp.Body.Close()
+		if resp.StatusCode != http.StatusOK {
+			return fmt.Sprintf("HTTP %d from %s (and no /v1/models)", resp.StatusCode, base)
+		}
+		return ""
+	}
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Sprintf("HTTP %d from /v1/models", resp.StatusCode)
+	}
+	var list struct {
+		Data []struct {
+			ID string `json:"id"`
+		} `json:"data"`
+	}
+	if err := json.NewDecoder(io.LimitReader(resp.Body, 16<<20)).Decode(&list); err != nil {
+		return "/v1/models is not a model list: " + err.Error()
+	}
+	for _, model := range models {
+		if !slices.ContainsFunc(list.Data, func(m struct {
+			ID string `json:"id"`
+		}) bool {
+			return m.ID == model
+		}) {
+			return fmt.Sprintf("/v1/models does not list %q yet", model)
+		}
+	}
+	return ""
+}
+
+// unwrapErr drops net/http's `Post "url": ` prefix.
+func unwrapErr(err error) string {
+	var ue *url.Error
+	if errors.As(err, &ue) {
+		return ue.Err.Error()
+	}
+	return err.Error()
+}

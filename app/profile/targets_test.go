@@ -1,0 +1,145 @@
+package profile
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/surgebench/surge/app/cmdline"
+	"github.com/surgebench/surge/app/internal/apptest"
+	"github.com/surgebench/surge/datasets"
+)
+
+func TestTelemetryURLsAsAIPerfGivesThem(t *testing.T) {
+	got, err := gpuTelemetryURLs([]string{"", "pynvml", "dashboard", "node1:9400", "http://node2:9401/metrics", "node1:9400"})
+	if d := cmp.Diff([]string{"http://node1:9400/metrics", "http://node2:9401/metrics"}, got); err != nil || d != "" {
+		t.Errorf("--gpu-telemetry: %v (-want +got)\n%s", err, d)
+	}
+	for _, bad := range []string{"amdsmi", "custom_gpu_metrics.csv", "ftp://x"} {
+		var ue *cmdline.UsageError
+		if _, err := gpuTelemetryURLs([]string{bad}); !errors.As(err, &ue) || !strings.Contains(err.Error(), "--gpu-telemetry") {
+			t.Errorf("--gpu-telemetry %s: %v, want a usage error naming the flag", bad, err)
+		}
+	}
+	got, err = metricsURLs("--server-metrics", []string{"node1:8081", "https://node2:9090/custom/metrics"})
+	if d := cmp.Diff([]string{"http://node1:8081/metrics", "https://node2:9090/custom/metrics"}, got); err != nil || d != "" {
+		t.Errorf("--server-metrics: %v (-want +got)\n%s", err, d)
+	}
+}
+
+// modelServer is an apptest.Server that also counts the models it was asked
+// for.
+type modelServer struct {
+	apptest.Server
+	mu     sync.Mutex
+	models map[string]int
+}
+
+func (s *modelServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if r.URL.Path != "/v1/chat/completions" { // the fingerprint's probes
+		s.Server.ServeHTTP(w, r)
+		return
+	}
+	var body struct{ Model string }
+	_ = json.NewDecoder(r.Body).Decode(&body)
+	s.mu.Lock()
+	if s.models == nil {
+		s.models = map[string]int{}
+	}
+	s.models[body.Model]++
+	s.mu.Unlock()
+	s.Server.ServeHTTP(w, r)
+}
+
+// TestSeveralURLsAndModels: -m a,b and two --url, as AIPerf takes them:
+// the servers take the requests round-robin, the prompts the models.
+func TestSeveralURLsAndModels(t *testing.T) {
+	t.Setenv("OPENAI_API_KEY", "")
+	var srv [2]modelServer
+	var urls []string
+	for i := range srv {
+		srv[i].Tokens = 3
+		ts := httptest.NewServer(&srv[i])
+		defer ts.Close()
+		urls = append(urls, ts.URL)
+	}
+	dir := t.TempDir()
+	c := parseArgs(t, "-m", "a,b", "--url", urls[0], urls[1], "--request-count", "8", "--concurrency", "2",
+		"--streaming", "--isl", "16", "--ui", "none", "--output-artifact-dir", dir, "--no-gpu-telemetry", "--no-server-metrics")
+	if _, err := Run(context.Background(), c, io.Discard, io.Discard); err != nil {
+		t.Fatal(err)
+	}
+	total := map[string]int{}
+	for i := range srv {
+		if n := srv[i].N.Load(); n != 4 {
+			t.Errorf("server %d got %d requests, want 4 of 8", i, n)
+		}
+		for m, n := range srv[i].models {
+			total[m] += n
+		}
+	}
+	if d := cmp.Diff(map[string]int{"a": 4, "b": 4}, total); d != "" {
+		t.Errorf("models sent (-want +got)\n%s", d)
+	}
+	export := apptest.ReadExport(t, dir)
+	ic := export["input_config"].(map[string]any)
+	for path, want := range map[string]any{"endpoint.urls": []any{urls[0], urls[1]}, "endpoint.model_names": []any{"a", "b"},
+		"endpoint.model_selection_strategy": "round_robin", "loadgen.request_count": 8.0, "input.prompt.input_tokens.mean": 16.0} {
+		got, _ := cmdline.PathValue(ic, path)
+		if d := cmp.Diff(want, got); d != "" {
+			t.Errorf("input_config.%s (-want +got)\n%s", path, d)
+		}
+	}
+	info := export["run_info"].(map[string]any)
+	if d := cmp.Diff([]any{urls[0], urls[1]}, info["target_urls"]); d != "" {
+		t.Errorf("run_info.target_urls (-want +got)\n%s", d)
+	}
+	for _, bad := range [][]string{{"--url", "mock", urls[0]}, {"-m", "a,b", "--model-selection-strategy", "weighted"}, {"--url", "--streaming"}} {
+		c := parseArgs(t, bad...)
+		var ue *cmdline.UsageError
+		if _, err := Prepare(c, io.Discard); !errors.As(err, &ue) {
+			t.Errorf("%q: %v, want a usage error", bad, err)
+		}
+	}
+}
+
+func TestAssignModels(t *testing.T) {
+	ds := &datasets.Dataset{Conversations: []datasets.Conversation{
+		{Turns: make([]datasets.Turn, 2)}, {Turns: make([]datasets.Turn, 3)}}}
+	assignModels(ds, []string{"a", "b"}, "round_robin", 1)
+	var got []string
+	for _, c := range ds.Conversations {
+		for _, t := range c.Turns {
+			got = append(got, t.Model)
+		}
+	}
+	if d := cmp.Diff([]string{"a", "b", "a", "b", "a"}, got); d != "" {
+		t.Errorf("round_robin (-want +got)\n%s", d)
+	}
+	count := map[string]int{}
+	big := &datasets.Dataset{Conversations: []datasets.Conversation{{Turns: make([]datasets.Turn, 1000)}}}
+	assignModels(big, []string{"a", "b"}, "random", 7)
+	for _, t := range big.Conversations[0].Turns {
+		count[t.Model]++
+	}
+	if count["a"] < 400 || count["b"] < 400 {
+		t.Errorf("random over 1000 prompts: %v", count)
+	}
+}
+
+// parseArgs parses args as `surge profile` would and returns the config.
+func parseArgs(t *testing.T, args ...string) cmdline.Config {
+	t.Helper()
+	c, err := cmdline.ParseProfile(args...)
+	if err != nil {
+		t.Fatalf("%v: %v", args, err)
+	}
+	return c
+}

@@ -1,0 +1,204 @@
+package profile
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/surgebench/surge/app/cmdline"
+	"github.com/surgebench/surge/loadgen"
+	"github.com/surgebench/surge/metrics"
+	"github.com/surgebench/surge/telemetry"
+	"github.com/surgebench/surge/tui"
+)
+
+// Telemetry export file names.
+const (
+	FileGPUTelemetry  = "gpu_telemetry_export.jsonl"
+	FileServerMetrics = "server_metrics_export.jsonl"
+)
+
+// telemetryRun samples GPUs and server metrics for the length of a run.
+type telemetryRun struct {
+	col    *telemetry.Collector
+	live   liveTelemetry
+	cancel context.CancelFunc
+	done   chan error
+	files  []*os.File
+}
+
+// startTelemetry starts the samplers the flags ask for. Sources that are
+// not there (no NVML, no /metrics) are reported once and skipped; the run
+// goes on without them.
+func (c *config) startTelemetry(ctx context.Context, target, dir string, start time.Time, log io.Writer) (*telemetryRun, error) {
+	logf := func(format string, args ...any) { fmt.Fprintf(log, format+"\n", args...) }
+	var gpus []telemetry.GPUSource
+	if !c.NoGPUTelemetry {
+		if src, err := telemetry.NVML(); err != nil {
+			logf("GPU telemetry: %v", err)
+		} else {
+			gpus = append(gpus, src)
+		}
+	}
+	dcgm, err := gpuTelemetryURLs(c.GPUTelemetryURLs)
+	if err != nil {
+		return nil, err
+	}
+	for _, u := range dcgm {
+		gpus = append(gpus, telemetry.DCGM(u, nil))
+	}
+	var servers []string
+	if !c.NoServerMetrics {
+		// As AIPerf: each target's own /metrics, and any --server-metrics
+		// besides.
+		targets := append([]string{target}, c.URLs[min(1, len(c.URLs)):]...)
+		for _, t := range targets {
+			u, err := loadgen.BaseURL(t)
+			if err != nil {
+				return nil, &cmdline.UsageError{Err: fmt.Errorf("--server-metrics: %w", err)}
+			}
+			servers = append(servers, telemetry.MetricsURL(u))
+		}
+		more, err := metricsURLs("--server-metrics", c.ServerMetricsURLs)
+		if err != nil {
+			return nil, err
+		}
+		for _, m := range more {
+			if !slices.Contains(servers, m) {
+				servers = append(servers, m)
+			}
+		}
+	}
+	t := &telemetryRun{done: make(chan error, 1)}
+	opts := []telemetry.Option{
+		telemetry.Start(start), telemetry.GPU(gpus...), telemetry.ServerMetrics(servers...),
+		telemetry.Logf(logf), telemetry.OnSample(t.live.record),
+	}
+	if c.GPUInterval > 0 {
+		opts = append(opts, telemetry.Interval(c.GPUInterval))
+	}
+	if c.ServerInterval > 0 {
+		opts = append(opts, telemetry.ServerInterval(c.ServerInterval))
+	}
+	if len(gpus) > 0 {
+		f, err := os.Create(filepath.Join(dir, FileGPUTelemetry))
+		if err != nil {
+			return nil, err
+		}
+		t.files = append(t.files, f)
+		opts = append(opts, telemetry.GPUSink(f))
+	}
+	if len(servers) > 0 {
+		f, err := os.Create(filepath.Join(dir, FileServerMetrics))
+		if err != nil {
+			t.close()
+			return nil, err
+		}
+		t.files = append(t.files, f)
+		opts = append(opts, telemetry.ServerSink(f))
+	}
+	t.col = telemetry.New(opts...)
+	ctx, t.cancel = context.WithCancel(context.WithoutCancel(ctx))
+	go func() { t.done <- t.col.Run(ctx) }()
+	return t, nil
+}
+
+// metricsURLs reads a list of Prometheus endpoints as AIPerf does: the
+// scheme optional (http), a bare host:port meaning its /metrics; empty
+// items (a bare flag) and repeats are dropped.
+func metricsURLs(flag string, raw []string) ([]string, error) {
+	var out []string
+	for _, r := range raw {
+		if strings.TrimSpace(r) == "" {
+			continue
+		}
+		u, err := loadgen.BaseURL(r)
+		if err != nil {
+			return nil, cmdline.Usagef("%s: %w", flag, err)
+		}
+		s := u.String()
+		if u.Path == "" || u.Path == "/" {
+			s = telemetry.MetricsURL(u)
+		}
+		if !slices.Contains(out, s) {
+			out = append(out, s)
+		}
+	}
+	return out, nil
+}
+
+// gpuTelemetryURLs reads --gpu-telemetry: DCGM exporter URLs, and AIPerf's
+// words for what surge does anyway (pynvml: the local GPUs, which NVML
+// samples unless --no-gpu-telemetry; dashboard: the dashboard shows GPUs
+// whenever there are readings); a bare flag asks for the default.
+func gpuTelemetryURLs(raw []string) ([]string, error) {
+	var urls []string
+	for _, r := range raw {
+		switch w := strings.ToLower(strings.TrimSpace(r)); {
+		case w == "" || w == "pynvml" || w == "nvml" || w == "dashboard":
+		case w == "amdsmi":
+			return nil, cmdline.Usagef("--gpu-telemetry amdsmi: surge samples NVIDIA GPUs only (NVML, DCGM exporters)")
+		case strings.HasSuffix(w, ".csv"):
+			return nil, cmdline.Usagef("--gpu-telemetry %s: surge reads no custom GPU metrics file; it records NVML's and DCGM's own fields", r)
+		default:
+			urls = append(urls, r)
+		}
+	}
+	return metricsURLs("--gpu-telemetry", urls)
+}
+
+// stop ends sampling and returns the summary for telemetry_data (nil when
+// nothing was sampled).
+func (t *telemetryRun) stop() (*telemetry.Data, error) {
+	t.cancel()
+	err := <-t.done
+	t.close()
+	return t.col.Summary(), err
+}
+
+func (t *telemetryRun) close() {
+	for _, f := range t.files {
+		f.Close()
+	}
+}
+
+// liveTelemetry keeps the latest GPU and server readings for the
+// dashboard's panels: display only, so they never pass through metrics.
+type liveTelemetry struct {
+	mu     sync.Mutex
+	gpus   []telemetry.GPUSample
+	server []telemetry.ServerSample
+}
+
+// record is the sampler's OnSample: a kind with no source this round (nil)
+// keeps its last readings.
+func (l *liveTelemetry) record(gpus []telemetry.GPUSample, server []telemetry.ServerSample) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if gpus != nil {
+		l.gpus = slices.Clone(gpus)
+	}
+	if server != nil {
+		l.server = slices.Clone(server)
+	}
+}
+
+// servers is the latest server scrape per endpoint (for --stop-on).
+func (l *liveTelemetry) servers() []telemetry.ServerSample {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return slices.Clone(l.server)
+}
+
+// frame is snap with the latest readings, as the dashboard draws it.
+func (l *liveTelemetry) frame(snap metrics.Snapshot) tui.Frame {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return tui.Frame{Snapshot: snap, GPUs: slices.Clone(l.gpus), Server: slices.Clone(l.server)}
+}

@@ -1,0 +1,177 @@
+package profile
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"github.com/surgebench/surge/app/cmdline"
+	"github.com/surgebench/surge/app/internal/apptest"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"testing"
+)
+
+// qwenBytes is the embedded tokenizer's file (gzip-compressed JSON, which
+// the loader reads as it reads a plain tokenizer.json).
+func qwenBytes(t *testing.T) []byte {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join("..", "..", "datasets", "tokenizer", "qwen3.json.gz"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// hubServer serves the Hub's file layout for one repository:
+// /org/model/resolve/<rev>/tokenizer.json, redirecting to the file store
+// as the Hub does; it needs the bearer token when one is set.
+func hubServer(t *testing.T, file []byte, token string) (*httptest.Server, *atomic.Int64) {
+	t.Helper()
+	var hits atomic.Int64
+	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		hits.Add(1)
+		switch {
+		case r.URL.Path == "/store/blob1":
+			_, _ = w.Write(file)
+		case r.URL.Path != "/org/model/resolve/main/tokenizer.json":
+			http.NotFound(w, r)
+		case token != "" && r.Header.Get("Authorization") != "Bearer "+token:
+			http.Error(w, "gated", http.StatusUnauthorized)
+		default:
+			w.Header().Set("X-Repo-Commit", "89abcdef0123456789abcdef0123456789abcdef")
+			w.Header().Set("X-Linked-Etag", `"blob1"`)
+			http.Redirect(w, r, "/store/blob1", http.StatusFound)
+		}
+	}))
+	t.Cleanup(ts.Close)
+	return ts, &hits
+}
+
+// online points the Hub at ts with an empty cache.
+func online(t *testing.T, ts *httptest.Server, token string) {
+	t.Setenv("HF_HUB_OFFLINE", "")
+	t.Setenv("HF_HUB_CACHE", t.TempDir())
+	t.Setenv("HF_ENDPOINT", ts.URL)
+	t.Setenv("HF_TOKEN", token)
+}
+
+func TestTokenizerByModelName(t *testing.T) {
+	const token = "hf_test_token_abcdef"
+	ts, hits := hubServer(t, qwenBytes(t), token)
+	online(t, ts, token)
+	var log bytes.Buffer
+	l := cmdline.Logger{W: &log, Level: 2}
+
+	// The mock's model is the embedded tokenizer: no look at the Hub.
+	c := cmdline.Config{Model: "mock"}
+	b, counter, src, err := (&config{c}).loadTokenizer(context.Background(), l)
+	if err != nil || b == nil || counter == nil || src.Source != tokBuiltin || hits.Load() != 0 {
+		t.Errorf("mock: %+v %v after %d Hub requests; want builtin, counting, none", src, err, hits.Load())
+	}
+	// A Hub id: downloaded once (the token sent), then from the cache.
+	c = cmdline.Config{Model: "org/model"}
+	for i, want := range []string{tokDownload, tokCache} {
+		b, counter, src, err = (&config{c}).loadTokenizer(context.Background(), l)
+		if err != nil || b == nil || counter == nil || src.Source != want || src.Revision != "main" {
+			t.Errorf("org/model, try %d: %+v %v; want %s, counting", i, src, err, want)
+		}
+	}
+	if n := hits.Load(); n != 2 { // the redirect and the file, once
+		t.Errorf("%d Hub requests, want 2: one download", n)
+	}
+	if n := counter.Count("Hello world"); n != 2 {
+		t.Errorf("the downloaded tokenizer counts %d tokens in \"Hello world\", want 2", n)
+	}
+	// --use-server-token-count: the tokenizer builds, the server counts.
+	c.UseServerTokenCount = true
+	if b, counter, src, err = (&config{c}).loadTokenizer(context.Background(), l); err != nil || b == nil || counter != nil || src.Counts != "usage" {
+		t.Errorf("--use-server-token-count: builder %v counter %v %+v %v", b != nil, counter, src, err)
+	}
+	if strings.Contains(log.String(), token) {
+		t.Errorf("the token reached the log:\n%s", log.String())
+	}
+}
+
+func TestTokenizerFallsBackOffline(t *testing.T) {
+	ts, hits := hubServer(t, qwenBytes(t), "")
+	online(t, ts, "")
+	t.Setenv("HF_HUB_OFFLINE", "1")
+	var log bytes.Buffer
+	c := cmdline.Config{Model: "org/model"}
+	b, counter, src, err := (&config{c}).loadTokenizer(context.Background(), cmdline.Logger{W: &log, Level: 2})
+	if err != nil || b != nil || counter != nil || src.Source != tokFallback || src.Counts != "usage" {
+		t.Errorf("offline, not cached: %+v %v; want the fallback (embedded prompts, usage counts)", src, err)
+	}
+	if hits.Load() != 0 {
+		t.Errorf("offline: %d Hub requests", hits.Load())
+	}
+	if lines := strings.Split(strings.TrimSpace(log.String()), "\n"); len(lines) != 1 ||
+		!strings.Contains(lines[0], "org/model") || !strings.Contains(lines[0], "embedded Qwen3") {
+		t.Errorf("want one line naming the model and the fallback, got:\n%s", log.String())
+	}
+	// Online, but the Hub has no such model: the same, after one request.
+	t.Setenv("HF_HUB_OFFLINE", "")
+	log.Reset()
+	c = cmdline.Config{Model: "org/other"}
+	if _, _, src, err := (&config{c}).loadTokenizer(context.Background(), cmdline.Logger{W: &log, Level: 2}); err != nil || src.Source != tokFallback ||
+		!strings.Contains(log.String(), "HTTP 404") {
+		t.Errorf("not on the Hub: %+v %v\n%s", src, err, log.String())
+	}
+	// --log-level WARNING still says it; ERROR does not.
+	log.Reset()
+	if _, _, _, _ = (&config{c}).loadTokenizer(context.Background(), cmdline.Logger{W: &log, Level: 6}); log.Len() != 0 {
+		t.Errorf("--log-level ERROR printed %q", log.String())
+	}
+}
+
+func TestTokenizerPathsAndBuiltin(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "tokenizer.json.gz"), qwenBytes(t), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	l := cmdline.Logger{W: io.Discard, Level: 2}
+	for _, tc := range []struct {
+		c    cmdline.Config
+		want string
+	}{
+		{cmdline.Config{Model: "org/model", Tokenizer: dir}, tokPath},
+		{cmdline.Config{Model: "org/model", Tokenizer: "builtin"}, tokBuiltin},
+		{cmdline.Config{Model: "Qwen/Qwen3-8B", Tokenizer: "BUILTIN"}, tokBuiltin},
+	} {
+		if _, counter, src, err := (&config{tc.c}).loadTokenizer(context.Background(), l); err != nil || counter == nil || src.Source != tc.want {
+			t.Errorf("%+v: %+v %v, want %s", tc.c, src, err, tc.want)
+		}
+	}
+	for _, bad := range []string{"./missing/tokenizer.json", filepath.Join(dir, "none.json"), "not an id"} {
+		c := cmdline.Config{Model: "m", Tokenizer: bad}
+		var ue *cmdline.UsageError
+		if _, _, _, err := (&config{c}).loadTokenizer(context.Background(), l); !errors.As(err, &ue) || !strings.Contains(err.Error(), "--tokenizer") {
+			t.Errorf("--tokenizer %q: %v, want a usage error naming the flag", bad, err)
+		}
+	}
+}
+
+// TestRunInfoSaysWhichTokenizer: the export says where the tokenizer came
+// from and where the counts did.
+func TestRunInfoSaysWhichTokenizer(t *testing.T) {
+	t.Setenv("OPENAI_API_KEY", "")
+	dir := t.TempDir()
+	c := parseArgs(t, "--request-count", "2", "--isl", "16", "--osl", "4", "--streaming", "--ui", "none",
+		"--output-artifact-dir", dir, "--no-gpu-telemetry", "--no-server-metrics")
+	if _, err := Run(context.Background(), c, io.Discard, io.Discard); err != nil {
+		t.Fatal(err)
+	}
+	m := apptest.ReadExport(t, dir)
+	tok, _ := m["run_info"].(map[string]any)["tokenizer"].(map[string]any)
+	if tok["name"] != "mock" || tok["source"] != tokBuiltin || tok["counts"] != "tokenizer" {
+		t.Errorf("run_info.tokenizer = %v, want mock from builtin, counting", tok)
+	}
+	if m["token_count_source"] != "tokenizer" {
+		t.Errorf("token_count_source = %v, want tokenizer", m["token_count_source"])
+	}
+}

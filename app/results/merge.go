@@ -1,0 +1,169 @@
+package results
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/surgebench/surge/app/cmdline"
+	"github.com/surgebench/surge/app/profile"
+	"github.com/surgebench/surge/metrics/export"
+	"github.com/surgebench/surge/metrics/fingerprint"
+	"github.com/surgebench/surge/metrics/merge"
+)
+
+// MergeCommand wires `surge merge DIR... -o OUT` to metrics/merge.
+func MergeCommand() *cli.Command {
+	return &cli.Command{
+		Name:      "merge",
+		Usage:     "combine the exports of the N shards of one plan (surge profile --shard i/N) into one export",
+		ArgsUsage: "DIR... -o OUT",
+		Description: "Counts and sums add exactly; percentiles come from the shards' per-request records (exact), or from\n" +
+			"their merged t-digests when a shard has no profile_export.jsonl; durations and throughputs cover the\n" +
+			"union of the shards' windows; a sweep's run folders merge value by value. Shards of different plans\n" +
+			"(seed, flags, version) are refused.",
+		OnUsageError: cmdline.OnUsageError,
+		Flags: []cli.Flag{
+			&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Usage: "folder to write the merged export to (required)"},
+		},
+		Action: func(cc *cli.Context) error {
+			dirs, out, err := mergeArgs(cc.Args().Slice(), cc.String("output"))
+			if err != nil {
+				return err
+			}
+			return Merge(dirs, out, os.Stdout)
+		},
+	}
+}
+
+// mergeArgs takes the shard folders and -o/--output from the arguments:
+// urfave/cli stops reading flags at the first folder, and `surge merge
+// DIR... -o OUT` puts the flag last.
+func mergeArgs(args []string, out string) (dirs []string, outDir string, err error) {
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		name, value, hasValue := strings.Cut(strings.TrimLeft(a, "-"), "=")
+		if !strings.HasPrefix(a, "-") || a == "-" {
+			dirs = append(dirs, a)
+			continue
+		}
+		if name != "o" && name != "output" {
+			return nil, "", cmdline.Usagef("surge merge: unknown flag %s (merge takes shard folders and -o OUT)", a)
+		}
+		if !hasValue {
+			if i+1 >= len(args) {
+				return nil, "", cmdline.Usagef("surge merge: %s needs a folder", a)
+			}
+			i++
+			value = args[i]
+		}
+		out = value
+	}
+	switch {
+	case len(dirs) == 0:
+		return nil, "", cmdline.Usagef("surge merge: name the shards' export folders (surge merge DIR... -o OUT)")
+	case out == "":
+		return nil, "", cmdline.Usagef("surge merge: -o/--output names the folder to write the merged export to")
+	}
+	for _, d := range dirs {
+		if filepath.Clean(d) == filepath.Clean(out) {
+			return nil, "", cmdline.Usagef("surge merge: -o %s is one of the shard folders: write the merged export elsewhere", out)
+		}
+	}
+	return dirs, out, nil
+}
+
+// Merge combines the shard exports in dirs into one export in outDir, in
+// the same files and shapes as a single run's, and prints its summary to
+// w. Folders that are not the N shards of one plan are a usage error naming
+// the difference. A sweep's run folders are merged one by one, and its
+// sweep_aggregate written from them, as a single run lays them out.
+func Merge(dirs []string, outDir string, w io.Writer) error {
+	shards, err := loadShards(dirs)
+	if err != nil {
+		return err
+	}
+	res := merge.Merge(shards)
+	if err := os.MkdirAll(outDir, 0o755); err != nil {
+		return fmt.Errorf("-o: %w", err)
+	}
+	cfg := fingerprint.Flatten(res.Run.InputConfig.(map[string]any))
+	model := cfg["endpoint.model_names"]
+	if model == nil {
+		model = cfg["model"] // an older export
+	}
+	info := res.Run.RunInfo.(map[string]any)
+	title := fmt.Sprintf("surge merge: %d shards of %v @ %v (%v)", len(shards), model, info["target_url"], info["mode"])
+	subs := shards[0].RunFolders
+	if len(subs) == 0 {
+		return errors.Join(
+			profile.WriteFile(filepath.Join(outDir, profile.FileJSONL), func(w io.Writer) error { return merge.WriteRecords(w, shards) }),
+			profile.WriteFile(filepath.Join(outDir, profile.FileInputs), func(w io.Writer) error { return merge.WriteInputs(w, shards) }),
+			profile.Report(w, outDir, profile.ExportNames(""), title, res.Summary, res.State, res.Run, nil),
+		)
+	}
+	folders, err := mergeSweep(dirs, subs, outDir, res)
+	return errors.Join(err, profile.Report(w, outDir, profile.ExportNames(""), title, res.Summary, res.State, res.Run, folders))
+}
+
+// loadShards reads and checks the shard folders dirs; what is not the N
+// shards of one plan is a usage error.
+func loadShards(dirs []string) ([]*merge.Shard, error) {
+	shards, err := merge.Load(dirs)
+	if err != nil {
+		return nil, &cmdline.UsageError{Err: err}
+	}
+	if shards, err = merge.Check(shards); err != nil {
+		var pe *merge.PlanError
+		if errors.As(err, &pe) && pe.Setting != "" {
+			if f := cmdline.FlagAt(pe.Setting); f != "" {
+				pe.Reason = strings.Replace(pe.Reason, "input_config "+pe.Setting, f, 1)
+			}
+		}
+		return nil, &cmdline.UsageError{Err: err}
+	}
+	return shards, nil
+}
+
+// mergeSweep merges each run folder subs[i] of the shards in dirs into
+// outDir/subs[i] (records, inputs, summary, state) and writes the sweep's
+// aggregate from them; whole is the merged top level, whose run_info names
+// the swept parameter and its values. It returns the folders written.
+func mergeSweep(dirs, subs []string, outDir string, whole *merge.Result) ([]string, error) {
+	info := whole.Run.RunInfo.(map[string]any)
+	mode, _ := info["mode"].(string)
+	values, _ := info["stage_values"].([]any)
+	if len(values) != len(subs) {
+		return nil, fmt.Errorf("surge merge: run_info lists %d stage values for %d run folders", len(values), len(subs))
+	}
+	sw := export.Sweep{Parameter: mode, Knee: -1, Operating: -1}
+	var errs []error
+	for i, sub := range subs {
+		paths := make([]string, len(dirs))
+		for j, d := range dirs {
+			paths[j] = filepath.Join(d, sub)
+		}
+		shards, err := loadShards(paths)
+		if err != nil {
+			return nil, err
+		}
+		res := merge.Merge(shards)
+		dir := filepath.Join(outDir, sub)
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return nil, err
+		}
+		errs = append(errs,
+			profile.WriteFile(filepath.Join(dir, profile.FileJSONL), func(w io.Writer) error { return merge.WriteRecords(w, shards) }),
+			profile.WriteFile(filepath.Join(dir, profile.FileInputs), func(w io.Writer) error { return merge.WriteInputs(w, shards) }),
+			profile.WriteExports(dir, profile.ExportNames(""), res.Summary, res.State, res.Run))
+		v, _ := values[i].(float64)
+		sw.Values = append(sw.Values, export.SweepValue{Label: sub, Value: v, Integer: mode == profile.ModeConcurrency, Summary: res.Summary})
+	}
+	errs = append(errs, profile.WriteSweepAggregate(outDir, sw, whole.Summary))
+	return append(append([]string{}, subs...), profile.FolderSweepAggregate), errors.Join(errs...)
+}

@@ -1,0 +1,87 @@
+package results
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/surgebench/surge/app/internal/apptest"
+	"github.com/surgebench/surge/app/profile"
+	"github.com/surgebench/surge/metrics/export"
+)
+
+// TestMergeShardedSweep: two shards of a concurrency sweep merge into the
+// sweep's layout — one run folder per value holding that value's merged
+// records, inputs and summary (every request of both shards, exactly once),
+// and sweep_aggregate/ — with the whole plan's request bodies per value,
+// as one process running the sweep whole writes them.
+func TestMergeShardedSweep(t *testing.T) {
+	t.Parallel()
+	srv := httptest.NewServer(&apptest.Server{Tokens: 3})
+	defer srv.Close()
+	root := t.TempDir()
+	run := func(dir, shard string) {
+		t.Helper()
+		c := apptest.RunConfig(srv.URL, filepath.Join(root, dir))
+		c.Concurrency, c.RequestCount, c.Seed = "2,4", 8, 3
+		c.Shard = shard
+		if _, err := profile.Run(t.Context(), c, io.Discard, io.Discard); err != nil {
+			t.Fatalf("%s: %v", dir, err)
+		}
+	}
+	run("whole", "")
+	run("s0", "0/2")
+	run("s1", "1/2")
+	out := filepath.Join(root, "merged")
+	var console bytes.Buffer
+	if err := Merge([]string{filepath.Join(root, "s0"), filepath.Join(root, "s1")}, out, &console); err != nil {
+		t.Fatal(err)
+	}
+	for _, sub := range []string{"concurrency_2", "concurrency_4"} {
+		got, whole := filepath.Join(out, sub), filepath.Join(root, "whole", sub)
+		if n := apptest.RunAvg(t, apptest.ReadExport(t, got), "request_count"); n != 8 {
+			t.Errorf("%s: request_count %v, want the value's 8", sub, n)
+		}
+		ids := map[string]bool{}
+		for _, l := range apptest.RecordLines(t, got) {
+			id := l["metadata"].(map[string]any)["x_request_id"].(string)
+			if ids[id] {
+				t.Errorf("%s: request %s twice", sub, id)
+			}
+			ids[id] = true
+		}
+		if len(ids) != 8 {
+			t.Errorf("%s: %d records, want 8", sub, len(ids))
+		}
+		gotSum, gotN := apptest.InputsFingerprint(t, got)
+		wantSum, wantN := apptest.InputsFingerprint(t, whole)
+		if gotSum != wantSum || gotN != wantN {
+			t.Errorf("%s: merged inputs %s (%d bodies), the whole run's %s (%d)", sub, gotSum, gotN, wantSum, wantN)
+		}
+	}
+	for _, f := range []string{export.SweepJSONFile, export.SweepCSVFile} {
+		if _, err := os.Stat(filepath.Join(out, profile.FolderSweepAggregate, f)); err != nil {
+			t.Error(err)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(out, profile.FileJSONL)); err == nil {
+		t.Error("the merged sweep has records at its top (want them in the run folders only)")
+	}
+	top := apptest.ReadExport(t, out)
+	if n := apptest.RunAvg(t, top, "request_count"); n != 16 {
+		t.Errorf("top-level request_count %v, want 16", n)
+	}
+	if w := fmt.Sprint(top["warnings"]); strings.Contains(w, "t-digests") {
+		t.Errorf("a sweep's top level warns of digests: %s", w)
+	}
+	if !strings.Contains(console.String(), filepath.Join(out, "concurrency_4")+string(filepath.Separator)) {
+		t.Errorf("the console does not list the run folders:\n%s", console.String())
+	}
+}
+
+func TestMain(m *testing.M) { apptest.Main(m) }

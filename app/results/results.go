@@ -1,0 +1,202 @@
+package results
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"slices"
+	"strings"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/surgebench/surge/app/cmdline"
+	"github.com/surgebench/surge/metrics/artifact"
+	"github.com/surgebench/surge/metrics/compare"
+	runreport "github.com/surgebench/surge/metrics/report"
+	"github.com/surgebench/surge/metrics/stats"
+)
+
+// ReportCommand wires `surge report DIR...` to metrics/report.
+func ReportCommand() *cli.Command {
+	return &cli.Command{
+		Name:         "report",
+		Usage:        "write an HTML report (or PNG charts) of one or more runs' artifact folders",
+		ArgsUsage:    "DIR...",
+		OnUsageError: cmdline.OnUsageError,
+		Flags: []cli.Flag{
+			&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Usage: "file (html) or folder (png) to write (default: report.html, or report-png/, in the first DIR)"},
+			&cli.StringFlag{Name: "format", Value: runreport.FormatHTML, Usage: "html (one self-contained page) or png (one file per chart)"},
+		},
+		Action: func(cc *cli.Context) error {
+			format := cc.String("format")
+			if format != runreport.FormatHTML && format != runreport.FormatPNG {
+				return &cmdline.UsageError{Err: fmt.Errorf("--format: want html or png, got %q", format)}
+			}
+			dirs, err := positional(cc)
+			if err != nil {
+				return err
+			}
+			runs, err := artifact.LoadAll(dirs)
+			if err != nil {
+				return &cmdline.UsageError{Err: err}
+			}
+			out := cc.String("output")
+			if out == "" {
+				out = runs[0].Dir + "/report.html"
+				if format == runreport.FormatPNG {
+					out = runs[0].Dir + "/report-png"
+				}
+			}
+			paths, err := runreport.Write(out, format, runs)
+			if err != nil {
+				return err
+			}
+			for _, p := range paths {
+				fmt.Fprintln(os.Stdout, p)
+			}
+			return nil
+		},
+	}
+}
+
+// compareConfig is `surge compare`'s flags.
+type compareConfig struct {
+	JSON       bool
+	Force      bool
+	FailOn     []string
+	Metrics    []string
+	Seed       uint64
+	Samples    int
+	Confidence float64
+}
+
+// CompareCommand wires `surge compare A B [C…]` to metrics/compare.
+func CompareCommand() *cli.Command {
+	var c compareConfig
+	return &cli.Command{
+		Name:  "compare",
+		Usage: "judge whether runs differ: per metric each run's value, the change from the first run, bootstrap intervals, a rank test and a verdict",
+		Description: "The first folder is the baseline. Exit status: 0 no --fail-on rule failed; 1 a rule failed (a significant\n" +
+			"change past its limit); 2 bad usage, or runs whose workload fingerprints differ (without --force).",
+		ArgsUsage:    "BASELINE DIR...",
+		OnUsageError: cmdline.OnUsageError,
+		Flags: []cli.Flag{
+			&cli.BoolFlag{Name: "json", Usage: "write the comparison as JSON (for CI)", Destination: &c.JSON},
+			&cli.BoolFlag{Name: "force", Usage: "compare runs whose workload fingerprints differ", Destination: &c.Force},
+			&cli.StringSliceFlag{Name: "fail-on", Usage: "exit 1 when a run's change passes a limit significantly, e.g. \"time_to_first_token.p99>+5%\" or \"output_token_throughput<-3%\" (repeatable)"},
+			&cli.StringSliceFlag{Name: "metrics", Usage: "per-request metrics to compare (default: " + strings.Join(compare.DefaultMetrics, ",") + ")"},
+			&cli.Uint64Flag{Name: "seed", Value: 1, Usage: "seed of the bootstrap (same seed and runs, same intervals)", Destination: &c.Seed},
+			&cli.IntFlag{Name: "bootstrap-samples", Value: 2000, Usage: "bootstrap resamples per interval", Destination: &c.Samples},
+			&cli.Float64Flag{Name: "confidence", Value: 0.95, Usage: "confidence level of the intervals and the rank test", Destination: &c.Confidence},
+		},
+		Action: func(cc *cli.Context) error {
+			dirs, err := positional(cc)
+			if err != nil {
+				return err
+			}
+			c.FailOn, c.Metrics = cc.StringSlice("fail-on"), cc.StringSlice("metrics")
+			return compareRuns(os.Stdout, dirs, c)
+		},
+	}
+}
+
+// errRegression is a --fail-on rule that failed (exit 1).
+var errRegression = errors.New("a --fail-on rule failed")
+
+// compareRuns compares the runs in dirs (the first is the baseline) and
+// writes the result to w.
+func compareRuns(w io.Writer, dirs []string, c compareConfig) error {
+	switch {
+	case len(dirs) < 2:
+		return &cmdline.UsageError{Err: fmt.Errorf("surge compare: name a baseline run folder and at least one more (got %d)", len(dirs))}
+	case c.Samples < 100:
+		return &cmdline.UsageError{Err: fmt.Errorf("--bootstrap-samples must be ≥ 100, got %d", c.Samples)}
+	case !(c.Confidence > 0.5 && c.Confidence < 1):
+		return &cmdline.UsageError{Err: fmt.Errorf("--confidence must be between 0.5 and 1 (0.95 is 95%%), got %g", c.Confidence)}
+	}
+	rules, err := compare.ParseRules(strings.Join(c.FailOn, ","))
+	if err != nil {
+		return &cmdline.UsageError{Err: fmt.Errorf("--fail-on %w", err)}
+	}
+	runs, err := artifact.LoadAll(dirs)
+	if err != nil {
+		return &cmdline.UsageError{Err: err}
+	}
+	metrics := c.Metrics
+	if len(metrics) == 0 {
+		metrics = compare.DefaultMetrics
+	}
+	ruleMetrics, ruleStats := compare.RuleMetrics(rules)
+	for _, m := range ruleMetrics {
+		if !slices.Contains(metrics, m) {
+			metrics = append(slices.Clone(metrics), m)
+		}
+	}
+	res, err := compare.Compare(runs, compare.Options{Metrics: metrics, Stats: ruleStats,
+		Bootstrap: stats.Bootstrap{Iterations: c.Samples, Level: c.Confidence, Seed: c.Seed}})
+	if err != nil {
+		return &cmdline.UsageError{Err: err}
+	}
+	if !res.Check.Comparable && !c.Force {
+		if c.JSON {
+			_ = writeJSON(w, map[string]any{"check": res.Check, "runs": res.Runs})
+		}
+		return &cmdline.UsageError{Err: fmt.Errorf("the runs are not comparable: %s (--force compares them anyway)", strings.Join(res.Check.Reasons, "; "))}
+	}
+	outcomes, err := res.Evaluate(rules)
+	if err != nil {
+		return &cmdline.UsageError{Err: err}
+	}
+	if c.JSON {
+		err = writeJSON(w, struct {
+			*compare.Result
+			FailOn []compare.Outcome `json:"fail_on"`
+		}{res, nonNilOutcomes(outcomes)})
+	} else {
+		err = compare.WriteText(w, res, outcomes)
+	}
+	if err != nil {
+		return err
+	}
+	var failed []string
+	for _, o := range outcomes {
+		if o.Failed {
+			failed = append(failed, o.Detail)
+		}
+	}
+	if len(failed) > 0 {
+		return fmt.Errorf("%w: %s", errRegression, strings.Join(failed, "; "))
+	}
+	return nil
+}
+
+func nonNilOutcomes(o []compare.Outcome) []compare.Outcome {
+	if o == nil {
+		return []compare.Outcome{}
+	}
+	return o
+}
+
+func writeJSON(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(v)
+}
+
+// positional returns the command's folder arguments; a flag after them is a
+// usage error that says so (urfave/cli stops reading flags at the first
+// argument, and would otherwise take "-o" for a folder).
+func positional(cc *cli.Context) ([]string, error) {
+	args := cc.Args().Slice()
+	for _, a := range args {
+		if len(a) > 1 && a[0] == '-' {
+			return nil, &cmdline.UsageError{Err: fmt.Errorf("%s: flags go before the run folders (surge %s [flags] DIR...)", a, cc.Command.Name)}
+		}
+	}
+	if len(args) == 0 {
+		return nil, &cmdline.UsageError{Err: fmt.Errorf("surge %s: name at least one run folder", cc.Command.Name)}
+	}
+	return args, nil
+}

@@ -1,0 +1,73 @@
+package search
+
+import (
+	"fmt"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/charmbracelet/x/term"
+	"github.com/surgebench/surge/app/cmdline"
+	"github.com/surgebench/surge/app/profile"
+	"github.com/urfave/cli/v2"
+)
+
+// catSearch groups `surge search`'s own flags in --help.
+const catSearch = "Search"
+
+// searchOptions are `surge search`'s flags beyond profile's (which it
+// takes too: the target, the workload, the start value as --concurrency or
+// --request-rate).
+func searchOptions(s *cmdline.SearchConfig) []cli.Flag {
+	return []cli.Flag{
+		&cli.StringFlag{Category: catSearch, Name: "slo", Required: true, Destination: &s.SLO,
+			Usage: "objectives every probe must meet, --goodput's syntax with a percentile: \"time_to_first_token:p95:200 inter_token_latency:p99:30 error_rate:0.01\" (default p95)"},
+		&cli.Float64Flag{Category: catSearch, Name: "search-max", Destination: &s.Max, Usage: "highest value probed (default 1024 × the start)"},
+		&cli.Float64Flag{Category: catSearch, Name: "search-resolution", Value: 0.05, Destination: &s.Resolution, Usage: "stop once the lowest failing value is within this fraction of the highest passing one"},
+		&cmdline.ValueFlag{GenericFlag: cli.GenericFlag{Category: catSearch, Name: "probe-duration", Value: cmdline.SecondsFlagValue(&s.MinProbe), Usage: "seconds each probe runs at least (default 5)"}},
+		&cmdline.ValueFlag{GenericFlag: cli.GenericFlag{Category: catSearch, Name: "probe-max-duration", Value: cmdline.SecondsFlagValue(&s.MaxProbe), Usage: "seconds a noisy probe may be extended to (default 4 × --probe-duration)"}},
+		&cli.IntFlag{Category: catSearch, Name: "max-probes", Value: 24, Destination: &s.MaxProbes, Usage: "most probes the search makes"},
+	}
+}
+
+// SearchCommand is `surge search`: the highest request rate (with
+// --request-rate START) or concurrency (--concurrency START, the default
+// from 1) the server sustains within --slo, by probes that each become a
+// stage of the exports.
+func SearchCommand(version string, code *int) *cli.Command {
+	cfg := &cmdline.Config{Version: version}
+	cfg.Search = &cmdline.SearchConfig{}
+	return &cli.Command{
+		Name:         "search",
+		Usage:        "find the highest request rate (--request-rate START) or concurrency (--concurrency START) the server sustains within --slo",
+		Flags:        append(cmdline.ProfileFlags(cfg), searchOptions(cfg.Search)...),
+		OnUsageError: cmdline.OnUsageError,
+		Action: func(cc *cli.Context) error {
+			if err := cfg.FromContext(cc); err != nil {
+				return err
+			}
+			cfg.StdoutTTY = term.IsTerminal(os.Stdout.Fd())
+			if !cc.IsSet("arrival-pattern") && !cfg.SmoothnessSet && cfg.RequestRate != "" {
+				// Poisson bursts at a probe's start read as queueing; a
+				// capacity is a steady rate unless asked otherwise.
+				cfg.ArrivalPattern = "constant"
+			}
+			if cfg.RequestCount == 0 {
+				cfg.RequestCount = 2000 // distinct prompts to cycle through, not a bound
+			}
+			ctx, stop := signal.NotifyContext(cc.Context, os.Interrupt, syscall.SIGTERM)
+			defer stop()
+			res, err := profile.Run(ctx, *cfg, os.Stdout, os.Stderr)
+			switch {
+			case res == nil:
+				return err
+			case res.Cancelled:
+				*code = cmdline.ExitInterrupted
+			case res.AllFailed():
+				*code = cmdline.ExitFailed
+				fmt.Fprintln(os.Stderr, "surge: every request failed (see the error summary above)")
+			}
+			return err
+		},
+	}
+}
