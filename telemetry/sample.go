@@ -174,3 +174,19 @@ func (n nullJSON[T]) unmarshal(b []byte, v *T) error {
 	}
 	return nil
 }
+
+// Gauge is the gauge the server-metrics export names name (0 for a name
+// it does not know): what --stop-on's server conditions watch.
+func (s ServerSample) Gauge(name string) float64 {
+	switch name {
+	case "kv_cache_usage":
+		return s.KVCacheUsage
+	case "num_requests_running":
+		return s.Running
+	case "num_requests_waiting":
+		return s.Waiting
+	case "prefix_cache_hit_rate":
+		return s.PrefixCacheHitRate
+	}
+	return 0
+}

@@ -22,7 +22,6 @@ import (
 
 	"github.com/surgebench/surge/loadgen/search"
 	"github.com/surgebench/surge/metrics"
-	"github.com/surgebench/surge/telemetry"
 )
 
 // DefaultWindow is how long a violation must last without "@window".
@@ -178,12 +177,18 @@ func (w *Watch) Record(r *metrics.Record, v *metrics.Values) {
 	w.recent = append(w.recent, s)
 }
 
+// Gauges is a scrape of a server's gauges, read by the names
+// ServerMetrics lists. The composer hands in its sampler's scrapes
+// (telemetry.ServerSample): the engine knows no sampler.
+type Gauges interface {
+	Gauge(name string) float64
+}
+
 // Server records a scrape of the server's gauges.
-func (w *Watch) Server(s telemetry.ServerSample) {
-	w.server["kv_cache_usage"] = s.KVCacheUsage
-	w.server["num_requests_running"] = s.Running
-	w.server["num_requests_waiting"] = s.Waiting
-	w.server["prefix_cache_hit_rate"] = s.PrefixCacheHitRate
+func (w *Watch) Server(g Gauges) {
+	for _, name := range ServerMetrics {
+		w.server[name] = g.Gauge(name)
+	}
 }
 
 // Check evaluates every condition at now (run clock) and returns the first

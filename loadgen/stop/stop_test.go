@@ -6,7 +6,6 @@ import (
 	"time"
 
 	"github.com/surgebench/surge/metrics"
-	"github.com/surgebench/surge/telemetry"
 )
 
 func TestParse(t *testing.T) {
@@ -136,6 +135,11 @@ func TestWatchErrorRateNeedsSamples(t *testing.T) {
 	}
 }
 
+// gauges is a scrape of named gauges.
+type gauges map[string]float64
+
+func (g gauges) Gauge(name string) float64 { return g[name] }
+
 func TestWatchServerMetric(t *testing.T) {
 	t.Parallel()
 	cs, _ := Parse("--stop-on", "kv_cache_usage>=0.99@2s")
@@ -143,13 +147,13 @@ func TestWatchServerMetric(t *testing.T) {
 	if w.Check(0) != nil {
 		t.Fatal("tripped without a scrape")
 	}
-	w.Server(telemetry.ServerSample{KVCacheUsage: 1})
+	w.Server(gauges{"kv_cache_usage": 1})
 	w.Check(1 * sec)
-	w.Server(telemetry.ServerSample{KVCacheUsage: 0.5})
+	w.Server(gauges{"kv_cache_usage": 0.5})
 	if w.Check(2*sec) != nil {
 		t.Fatal("tripped after the gauge fell")
 	}
-	w.Server(telemetry.ServerSample{KVCacheUsage: 0.995})
+	w.Server(gauges{"kv_cache_usage": 0.995})
 	w.Check(3 * sec)
 	if w.Check(4*sec) != nil {
 		t.Fatal("tripped before the window passed")
