@@ -20,6 +20,7 @@ require (
 	github.com/urfave/cli/v2 v2.27.7
 	golang.org/x/sys v0.49.0
 	golang.org/x/text v0.43.0
+	golang.org/x/time v0.16.0
 	gonum.org/v1/plot v0.17.0
 	k8s.io/api v0.37.2
 	sigs.k8s.io/yaml v1.6.0

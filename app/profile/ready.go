@@ -16,6 +16,7 @@ import (
 	"github.com/surgebench/surge/datasets"
 	"github.com/surgebench/surge/loadgen"
 	"github.com/surgebench/surge/loadgen/endpoint"
+	"golang.org/x/time/rate"
 )
 
 // readiness is --wait-for-model-*: probe every server until it serves
@@ -60,9 +61,15 @@ func (r readiness) wait(ctx context.Context, targets []string, ep *endpoint.Endp
 	return nil
 }
 
+// notReadyEvery is how often the same "not ready" answer is logged again.
+const notReadyEvery = 10 * time.Second
+
 func (r readiness) waitOne(ctx context.Context, client *http.Client, target string, ep *endpoint.Endpoint, models []string, headers http.Header, l cmdline.Logger) error {
 	start := time.Now()
 	last := "" // the server's last answer (not the deadline cutting a probe short)
+	// A short --wait-for-model-interval would print a debug line a probe:
+	// each new answer is printed, the same answer again once every 10 s.
+	logged, again := "", rate.Sometimes{Interval: notReadyEvery}
 	for {
 		why := r.probe(ctx, client, target, ep, models, headers)
 		if why == "" {
@@ -72,7 +79,12 @@ func (r readiness) waitOne(ctx context.Context, client *http.Client, target stri
 		if ctx.Err() == nil || last == "" {
 			last = why
 		}
-		l.Debugf("%s not ready: %s", target, why)
+		if ctx.Err() == nil { // a probe the deadline cut short says nothing new
+			if why != logged {
+				logged, again = why, rate.Sometimes{Interval: notReadyEvery}
+			}
+			again.Do(func() { l.Debugf("%s not ready: %s", target, why) })
+		}
 		select {
 		case <-ctx.Done():
 			return fmt.Errorf("--wait-for-model-timeout: %s was not ready within %s (%s probe): %s", target, r.timeout, r.mode, last)

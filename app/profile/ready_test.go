@@ -96,3 +96,33 @@ func TestWaitForModelFlags(t *testing.T) {
 		}
 	}
 }
+
+// TestWaitForModelLogsEachAnswerOnce: probes every 5 ms print one debug
+// line per distinct answer, not one per probe (rate.Sometimes).
+func TestWaitForModelLogsEachAnswerOnce(t *testing.T) {
+	t.Parallel()
+	var n atomic.Int64
+	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.Copy(io.Discard, r.Body)
+		if n.Add(1) <= 10 {
+			http.Error(w, "loading", http.StatusServiceUnavailable)
+			return
+		}
+		http.Error(w, "bad gateway", http.StatusBadGateway)
+	}))
+	defer ts.Close()
+	var log strings.Builder
+	debug := cmdline.Logger{W: &log, Level: 1}
+	ep := &endpoint.Endpoint{Kind: endpoint.Chat, Model: "a"}
+	r := readiness{timeout: 400 * time.Millisecond, interval: 5 * time.Millisecond, mode: cmdline.ProbeInference}
+	if err := r.wait(context.Background(), []string{ts.URL}, ep, []string{"a"}, http.Header{}, debug); err == nil {
+		t.Fatal("a server that never serves was judged ready")
+	}
+	if n.Load() < 12 {
+		t.Skipf("only %d probes in 400 ms: too few to judge (busy machine)", n.Load())
+	}
+	lines := strings.Count(log.String(), "not ready")
+	if lines != 2 || !strings.Contains(log.String(), "503") || !strings.Contains(log.String(), "502") {
+		t.Errorf("%d probes printed %d debug lines, want 2 (one per answer):\n%s", n.Load(), lines, log.String())
+	}
+}
