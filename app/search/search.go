@@ -1,6 +1,7 @@
 package search
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"os/signal"
@@ -35,6 +36,26 @@ func searchOptions(s *cmdline.SearchConfig) []cli.Flag {
 // from 1) the server sustains within --slo, by probes that each become a
 // stage of the exports.
 func SearchCommand(version string, code *int) *cli.Command {
+	return command(version, func(ctx context.Context, cfg cmdline.Config) error {
+		ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
+		defer stop()
+		res, err := profile.Run(ctx, cfg, os.Stdout, os.Stderr)
+		switch {
+		case res == nil:
+			return err
+		case res.Cancelled:
+			*code = cmdline.ExitInterrupted
+		case res.AllFailed():
+			*code = cmdline.ExitFailed
+			fmt.Fprintln(os.Stderr, "surge: every request failed (see the error summary above)")
+		}
+		return err
+	})
+}
+
+// command is `surge search` with the run it ends in: the flags read, a
+// search's defaults applied, then run.
+func command(version string, run func(context.Context, cmdline.Config) error) *cli.Command {
 	cfg := &cmdline.Config{Version: version}
 	cfg.Search = &cmdline.SearchConfig{}
 	return &cli.Command{
@@ -55,19 +76,7 @@ func SearchCommand(version string, code *int) *cli.Command {
 			if cfg.RequestCount == 0 {
 				cfg.RequestCount = 2000 // distinct prompts to cycle through, not a bound
 			}
-			ctx, stop := signal.NotifyContext(cc.Context, os.Interrupt, syscall.SIGTERM)
-			defer stop()
-			res, err := profile.Run(ctx, *cfg, os.Stdout, os.Stderr)
-			switch {
-			case res == nil:
-				return err
-			case res.Cancelled:
-				*code = cmdline.ExitInterrupted
-			case res.AllFailed():
-				*code = cmdline.ExitFailed
-				fmt.Fprintln(os.Stderr, "surge: every request failed (see the error summary above)")
-			}
-			return err
+			return run(cc.Context, *cfg)
 		},
 	}
 }

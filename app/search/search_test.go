@@ -1,0 +1,58 @@
+package search
+
+import (
+	"context"
+	"io"
+	"testing"
+	"time"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/surgebench/surge/app/cmdline"
+)
+
+// searchArgs runs `surge search args…` up to the run and returns the
+// configuration the run would get.
+func searchArgs(t *testing.T, args ...string) (cmdline.Config, error) {
+	t.Helper()
+	var got cmdline.Config
+	cmd := command("test", func(_ context.Context, c cmdline.Config) error {
+		got = c
+		return nil
+	})
+	app := &cli.App{Name: "surge", Writer: io.Discard, ErrWriter: io.Discard, Commands: []*cli.Command{cmd}}
+	full, err := cmdline.CommandArgs(append([]string{"surge", "search"}, args...), app.Commands)
+	if err != nil {
+		return got, err
+	}
+	return got, app.Run(full)
+}
+
+func TestSearchFlagsAndDefaults(t *testing.T) {
+	t.Setenv("OPENAI_API_KEY", "")
+	for _, tc := range []struct {
+		args    []string
+		pattern string
+		count   int
+	}{
+		// A rate search is a steady rate unless asked otherwise.
+		{[]string{"--slo", "time_to_first_token:p95:200", "--request-rate", "2", "--probe-duration", "3", "--max-probes", "5"}, "constant", 2000},
+		{[]string{"--slo", "error_rate:0.01", "--request-rate", "2", "--arrival-pattern", "poisson"}, "poisson", 2000},
+		// A concurrency search keeps the profile's default pattern.
+		{[]string{"--slo", "error_rate:0.01", "--concurrency", "1", "--request-count", "50"}, "poisson", 50},
+	} {
+		c, err := searchArgs(t, tc.args...)
+		if err != nil {
+			t.Fatalf("%q: %v", tc.args, err)
+		}
+		if c.Search == nil || c.Search.SLO == "" || c.ArrivalPattern != tc.pattern || c.RequestCount != tc.count || c.Version != "test" {
+			t.Errorf("%q: search %+v, pattern %q, count %d", tc.args, c.Search, c.ArrivalPattern, c.RequestCount)
+		}
+		if tc.args[len(tc.args)-2] == "--max-probes" && (c.Search.MinProbe != 3*time.Second || c.Search.MaxProbes != 5) {
+			t.Errorf("%q: probe %s, max probes %d", tc.args, c.Search.MinProbe, c.Search.MaxProbes)
+		}
+	}
+	if _, err := searchArgs(t, "--request-rate", "2"); err == nil {
+		t.Error("a search without --slo ran")
+	}
+}
