@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"maps"
 	"net/http"
+	"net/url"
 	"slices"
 	"strings"
 	"time"
@@ -343,12 +344,133 @@ var secretHeaders = []string{"authorization", "x-api-key", "api-key", "proxy-aut
 // IsSecretHeader reports whether a header's value must never be shown.
 func IsSecretHeader(name string) bool {
 	n := strings.ToLower(name)
-	for _, s := range secretHeaders {
-		if n == s {
+	return slices.Contains(secretHeaders, n) || IsSecretName(n)
+}
+
+// secretWords make a name a secret's when it holds one of them as a word
+// (split at anything but letters and digits): api_key, x-auth-token,
+// password. "max_tokens" is no secret: plurals are not listed.
+var secretWords = map[string]bool{"key": true, "apikey": true, "token": true, "secret": true, "password": true,
+	"passwd": true, "pwd": true, "auth": true, "authorization": true, "signature": true, "sig": true,
+	"credential": true, "credentials": true, "cookie": true}
+
+// IsSecretName reports whether a header, URL query parameter or
+// --extra-inputs key names a credential, whose value is never shown.
+// Run-together names count too (apiKey, authToken, xApiKey).
+func IsSecretName(name string) bool {
+	words := strings.FieldsFunc(strings.ToLower(name), func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) })
+	for _, w := range words {
+		if secretWords[w] {
 			return true
 		}
 	}
-	return strings.Contains(n, "token") || strings.Contains(n, "secret") || strings.Contains(n, "key")
+	joined := strings.Join(words, "")
+	for _, s := range []string{"apikey", "secret", "password", "signature", "credential"} {
+		if strings.Contains(joined, s) {
+			return true
+		}
+	}
+	return strings.HasSuffix(joined, "token") || strings.HasSuffix(joined, "key")
+}
+
+// RedactURL is raw as surge shows it: the user information (a password,
+// or a token given as the user name) and the values of query parameters
+// that name a credential (api_key, token, sig) replaced by Redacted. A
+// URL it cannot parse is shown up to its host only when it has no "@".
+func RedactURL(raw string) string {
+	s, scheme := raw, ""
+	if !strings.Contains(s, "://") {
+		s, scheme = "http://"+s, "http://"
+	}
+	u, err := url.Parse(s)
+	if err != nil {
+		if i := strings.LastIndex(raw, "@"); i >= 0 {
+			return Redacted + raw[i:]
+		}
+		return raw
+	}
+	const mark = "SURGEREDACTEDMARK"
+	changed := false
+	if u.User != nil {
+		u.User, changed = url.User(mark), true
+	}
+	if u.RawQuery != "" {
+		q := u.Query()
+		for k, vs := range q {
+			if IsSecretName(k) {
+				for i := range vs {
+					vs[i], changed = mark, true
+				}
+			}
+		}
+		if changed {
+			u.RawQuery = q.Encode()
+		}
+	}
+	if !changed {
+		return raw
+	}
+	return strings.TrimPrefix(strings.ReplaceAll(u.String(), mark, Redacted), scheme)
+}
+
+// RedactURLs is RedactURL of each.
+func RedactURLs(raw []string) []string {
+	out := make([]string, len(raw))
+	for i, r := range raw {
+		out[i] = RedactURL(r)
+	}
+	return out
+}
+
+// SecretValues lists every secret the run was given, for redaction
+// wherever text is copied out (a server's error message, the command
+// line): the API key, secret headers' values (and the token after
+// "Bearer "), the values of secret --extra-inputs keys, and the URLs'
+// user information and secret query values. headers are the headers as
+// sent.
+func (c *Config) SecretValues(headers http.Header) []string {
+	out := []string{c.APIKey}
+	for k, vs := range headers {
+		if !IsSecretHeader(k) {
+			continue
+		}
+		for _, v := range vs {
+			out = append(out, v)
+			if _, tok, ok := strings.Cut(v, " "); ok {
+				out = append(out, tok)
+			}
+		}
+	}
+	if pairs, err := extraPairs(c.ExtraInputs); err == nil {
+		for _, p := range pairs {
+			if IsSecretName(p.key) {
+				out = append(out, fmt.Sprint(p.value))
+			}
+		}
+	}
+	for _, raw := range c.URLs {
+		s := raw
+		if !strings.Contains(s, "://") {
+			s = "http://" + s
+		}
+		u, err := url.Parse(s)
+		if err != nil {
+			continue
+		}
+		if pw, ok := u.User.Password(); ok {
+			out = append(out, pw)
+		} else if u.User != nil { // a token given as the user name
+			out = append(out, u.User.Username())
+		}
+		for k, vs := range u.Query() {
+			if IsSecretName(k) {
+				out = append(out, vs...)
+			}
+		}
+	}
+	// Empty strings and one-letter values would redact every occurrence
+	// of nothing, or of a letter.
+	return slices.DeleteFunc(out, func(s string) bool { return len(s) < 2 })
 }
 
 // redactHeaderItem shows a malformed --header item without its value.

@@ -2,6 +2,7 @@ package cmdline
 
 import (
 	"net/http"
+	"slices"
 	"strings"
 	"testing"
 
@@ -115,5 +116,63 @@ func TestRedactExtrasPerItem(t *testing.T) {
 	want := [][2]any{{"api_key", Redacted}, {"temperature", 0.0}, {"secret_token", Redacted}, {"top_k", 5.0}}
 	if d := cmp.Diff(want, got); d != "" {
 		t.Errorf("(-want +got)\n%s", d)
+	}
+}
+
+func TestIsSecretName(t *testing.T) {
+	t.Parallel()
+	for name, want := range map[string]bool{
+		"api_key": true, "apiKey": true, "X-Api-Key": true, "authorization": true, "x-auth-token": true,
+		"password": true, "db_passwd": true, "client_secret": true, "sig": true, "X-Amz-Signature": true,
+		"access_token": true, "authToken": true, "Cookie": true, "credentials": true,
+		"max_tokens": false, "max_completion_tokens": false, "temperature": false, "top_k": false,
+		"ignore_eos": false, "api-version": false, "model": false, "stream": false,
+	} {
+		if got := IsSecretName(name); got != want {
+			t.Errorf("IsSecretName(%q) = %v, want %v", name, got, want)
+		}
+	}
+}
+
+func TestRedactURL(t *testing.T) {
+	t.Parallel()
+	for raw, want := range map[string]string{
+		"http://localhost:8000/v1":      "http://localhost:8000/v1",
+		"localhost:8000":                "localhost:8000",
+		"mock":                          "mock",
+		"http://user:PASS@host:8000/v1": "http://<redacted>@host:8000/v1",
+		"user:PASS@host:8000":           "<redacted>@host:8000",
+		"https://TOKEN@host/v1":         "https://<redacted>@host/v1",
+		"http://host/v1?api_key=Q&api-version=2024-02-01": "http://host/v1?api-version=2024-02-01&api_key=<redacted>",
+		"http://host/v1?api-version=2024-02-01&x=1":       "http://host/v1?api-version=2024-02-01&x=1",
+		"http://host/v1?sig=S&token=T&a=1":                "http://host/v1?a=1&sig=<redacted>&token=<redacted>",
+	} {
+		got := RedactURL(raw)
+		if got != want {
+			t.Errorf("RedactURL(%q) = %q, want %q", raw, got, want)
+		}
+		for _, secret := range []string{"PASS", "TOKEN", "=Q", "=S", "=T"} {
+			if strings.Contains(got, secret) {
+				t.Errorf("RedactURL(%q) = %q keeps %q", raw, got, secret)
+			}
+		}
+	}
+}
+
+func TestSecretValues(t *testing.T) {
+	t.Parallel()
+	c := Config{APIKey: "sk-1", ExtraInputs: []string{"password:pw-2", "temperature:0.5", `{"client_secret": "cs-3"}`},
+		URLs: []string{"http://u:url-4@a:1/v1?api_key=q-5&n=6", "TOK-7@b:2"}}
+	h := http.Header{"Authorization": {"Bearer sk-1"}, "X-Custom-Token": {"ct-8"}, "Accept": {"text/plain"}}
+	got := c.SecretValues(h)
+	for _, want := range []string{"sk-1", "Bearer sk-1", "pw-2", "cs-3", "url-4", "q-5", "TOK-7", "ct-8"} {
+		if !slices.Contains(got, want) {
+			t.Errorf("SecretValues lacks %q: %q", want, got)
+		}
+	}
+	for _, not := range []string{"0.5", "6", "text/plain", "u", ""} {
+		if slices.Contains(got, not) {
+			t.Errorf("SecretValues holds %q, no secret: %q", not, got)
+		}
 	}
 }

@@ -1,6 +1,7 @@
 package profile
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -121,6 +122,9 @@ type runFolders struct {
 	jsonl  []*export.JSONL
 	raw    []*export.RawJSONL
 	inputs []*export.Inputs
+	// secrets are replaced in the bodies inputs.json keeps (a credential
+	// given as an --extra-inputs value travels in every body).
+	secrets [][]byte
 }
 
 // openRunFolders creates base/sub for every sub (base itself without
@@ -200,6 +204,11 @@ func (f *runFolders) WriteHeld() {
 
 // Body implements loadgen.BodySink.
 func (f *runFolders) Body(session int64, stage int, conversation string, turn int, body []byte) {
+	for _, s := range f.secrets {
+		if bytes.Contains(body, s) {
+			body = bytes.ReplaceAll(body, s, []byte(cmdline.Redacted))
+		}
+	}
 	f.inputs[f.at(stage)].Body(session, conversation, turn, body)
 }
 
@@ -249,7 +258,7 @@ func (p *prepared) addRunInfo(info map[string]any, benchmarkID string) {
 	info["variation_label"] = "base"
 	info["variation_index"] = 0
 	info["variation_values"] = map[string]any{}
-	info["cli_command"] = cliCommand(os.Args, secretValues(p.c.APIKey, p.headers))
+	info["cli_command"] = cliCommand(os.Args, p.c.SecretValues(p.headers))
 }
 
 // cliCommand is the command line as run_info shows it: each argument

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"io"
+	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
@@ -57,6 +58,14 @@ func TestCLICommandRedacted(t *testing.T) {
 	want := "surge profile --api-key '<redacted>' -H 'X-Token: <redacted>' --extra-inputs 'a b'"
 	if got != want {
 		t.Errorf("got  %s\nwant %s", got, want)
+	}
+	// Secrets outside headers: the URL's user information and query, and
+	// credential --extra-inputs.
+	args := []string{"surge", "profile", "--url", "http://u:pw-SECRET@h:8000/v1?api_key=q-SECRET", "--extra-inputs", "password:x-SECRET", "max_tokens:8"}
+	c := cmdline.Config{URLs: []string{args[3]}, ExtraInputs: args[5:]}
+	got = cliCommand(args, c.SecretValues(http.Header{}))
+	if strings.Contains(got, "SECRET") || !strings.Contains(got, "max_tokens:8") {
+		t.Errorf("cli_command %s", got)
 	}
 }
 

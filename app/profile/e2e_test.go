@@ -216,8 +216,13 @@ func secretsRun(t *testing.T, key, hdr, errorBody string) map[string][]byte {
 	ts := httptest.NewServer(srv)
 	defer ts.Close()
 	dir := t.TempDir()
-	c := apptest.RunConfig(ts.URL, dir)
-	c.APIKey, c.Headers = key, []string{"X-Api-Key: " + hdr}
+	// Secrets outside headers too: the URL's user information and a
+	// credential query parameter, and credential --extra-inputs (sent in
+	// every body).
+	target := strings.Replace(ts.URL, "http://", "http://surge:url-SECRET-pw@", 1) + "/v1?api_key=query-SECRET-q&api-version=1"
+	c := apptest.RunConfig(target, dir)
+	c.APIKey, c.Headers = key, []string{"X-Api-Key: " + hdr, "X-Custom-Token: custom-SECRET-tok"}
+	c.ExtraInputs = []string{"password:extra-SECRET-pw", "temperature:0"}
 	c.ExportLevel = levelRaw // the raw dump holds every body and response too
 	var out, log bytes.Buffer
 	if _, err := Run(context.Background(), c, &out, &log); err != nil {
@@ -235,6 +240,9 @@ func secretsRun(t *testing.T, key, hdr, errorBody string) map[string][]byte {
 		t.Fatal(err)
 	}
 	for _, e := range entries {
+		if e.IsDir() {
+			continue
+		}
 		b, err := os.ReadFile(filepath.Join(dir, e.Name()))
 		if err != nil {
 			t.Fatal(err)

@@ -205,7 +205,7 @@ func prepareCtx(ctx context.Context, cc cmdline.Config, log io.Writer) (*prepare
 		p.log.Debugf("models %q share the prompts (%s)", c.Models, c.ModelSelection)
 	}
 	if len(c.URLs) > 1 {
-		p.log.Debugf("servers %q take the requests round-robin", c.URLs)
+		p.log.Debugf("servers %q take the requests round-robin", cmdline.RedactURLs(c.URLs))
 	}
 	if p.plan, err = c.plan(p.ds, load); err != nil {
 		return nil, err
@@ -300,6 +300,9 @@ func (p *prepared) execute(ctx context.Context, log io.Writer) (o *outcome, err 
 		return nil, err
 	}
 	cleanup = append(cleanup, folders.close) // the inputs writers' goroutines end on every path
+	for _, v := range c.SecretValues(p.headers) {
+		folders.secrets = append(folders.secrets, []byte(v))
+	}
 	colOpts := []metrics.Option{metrics.WithClock(clock), metrics.WithOrigin(o.start), metrics.WithGoodput(p.Slos),
 		metrics.WithSlices(p.exports.slice), metrics.WithSink(folders)}
 	if p.counter != nil {
@@ -329,7 +332,7 @@ func (p *prepared) execute(ctx context.Context, log io.Writer) (o *outcome, err 
 		loadgen.WithGracePeriod(c.Grace),
 		loadgen.WithClient(&http.Client{Transport: tr}),
 		loadgen.WithBodySink(folders),
-		loadgen.WithSecrets(secretValues(c.APIKey, p.headers)...),
+		loadgen.WithSecrets(c.SecretValues(p.headers)...),
 		loadgen.WithTimestamps(p.stamps),
 		loadgen.WithConnectionReuse(p.reuse),
 		loadgen.WithSessionHeader(c.SessionHeader),
@@ -365,7 +368,7 @@ func (p *prepared) execute(ctx context.Context, log io.Writer) (o *outcome, err 
 	if err := p.live.start(ctx, c.ControlAddr, func() int64 { return col.Snapshot().InFlight }, logw); err != nil {
 		return nil, err
 	}
-	info := tui.Info{Model: c.ModelLabel(), URL: target, Endpoint: string(p.kind), Mode: p.plan.mode,
+	info := tui.Info{Model: c.ModelLabel(), URL: cmdline.RedactURL(target), Endpoint: string(p.kind), Mode: p.plan.mode,
 		Target: p.plan.targetLabel(), TotalRequests: p.plan.total, Duration: c.Duration, Control: p.live.control(),
 		Shard: p.Shard.String()}
 	if len(p.plan.values) > 1 {
@@ -406,7 +409,7 @@ func (p *prepared) report(o *outcome, out io.Writer) (*Result, error) {
 		BenchmarkID:  o.benchmarkID,
 		SurgeVersion: c.Version, Start: o.start, End: o.end, WasCancelled: res.Cancelled || res.Aborted,
 		InputConfig: c.InputConfig(p.headers),
-		RunInfo: map[string]any{"target_url": o.target, "endpoint": p.ep.Path(), "dataset": p.ds.Name,
+		RunInfo: map[string]any{"target_url": cmdline.RedactURL(o.target), "endpoint": p.ep.Path(), "dataset": p.ds.Name,
 			"conversations": len(p.ds.Conversations), "mode": p.plan.mode, "stage_values": p.plan.values,
 			"timestamps": p.stamps.String(), "kernel_timestamps_supported": wire.Supported,
 			"clock_drift_ms": float64(o.clockDrift) / 1e6,
@@ -415,7 +418,7 @@ func (p *prepared) report(o *outcome, out io.Writer) (*Result, error) {
 	}
 	run.RunInfo.(map[string]any)["tokenizer"] = p.tokSrc
 	if len(c.URLs) > 1 {
-		run.RunInfo.(map[string]any)["target_urls"] = c.URLs
+		run.RunInfo.(map[string]any)["target_urls"] = cmdline.RedactURLs(c.URLs)
 	}
 	if len(c.Models) > 1 {
 		run.RunInfo.(map[string]any)["models"] = c.Models
@@ -457,12 +460,12 @@ func (p *prepared) report(o *outcome, out io.Writer) (*Result, error) {
 		errs = append(errs, o.runErr)
 	}
 	p.live.annotate(o.summary, run.RunInfo.(map[string]any))
-	title := fmt.Sprintf("surge profile: %s @ %s (%s, %s %s)", c.ModelLabel(), o.target, p.kind, p.plan.mode, p.plan.targetLabel())
+	title := fmt.Sprintf("surge profile: %s @ %s (%s, %s %s)", c.ModelLabel(), cmdline.RedactURL(o.target), p.kind, p.plan.mode, p.plan.targetLabel())
 	if !p.Shard.Whole() {
 		title += ", shard " + p.Shard.String()
 	}
 	if c.Search != nil {
-		title = fmt.Sprintf("surge search: %s @ %s (%s, %s from %s)", c.ModelLabel(), o.target, p.kind, p.plan.mode, p.plan.targetLabel())
+		title = fmt.Sprintf("surge search: %s @ %s (%s, %s from %s)", c.ModelLabel(), cmdline.RedactURL(o.target), p.kind, p.plan.mode, p.plan.targetLabel())
 	}
 	var folders []string
 	if subs := p.stageFolders(); subs != nil {
@@ -612,24 +615,6 @@ func (p *plan) targetLabel() string {
 		parts[i] = strconv.FormatFloat(v, 'f', -1, 64)
 	}
 	return strings.Join(parts, ",")
-}
-
-// secretValues lists what must never be exported: the API key, and the
-// values of secret headers, with and without a "Bearer " scheme.
-func secretValues(apiKey string, h http.Header) []string {
-	out := []string{apiKey}
-	for k, vs := range h {
-		if !cmdline.IsSecretHeader(k) {
-			continue
-		}
-		for _, v := range vs {
-			out = append(out, v)
-			if _, tok, ok := strings.Cut(v, " "); ok {
-				out = append(out, tok)
-			}
-		}
-	}
-	return out
 }
 
 func maxInt(xs []int) int {

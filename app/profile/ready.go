@@ -73,7 +73,7 @@ func (r readiness) waitOne(ctx context.Context, client *http.Client, target stri
 	for {
 		why := r.probe(ctx, client, target, ep, models, headers)
 		if why == "" {
-			l.Notef("%s is ready (%s probe, after %.1f s)", target, r.mode, time.Since(start).Seconds())
+			l.Notef("%s is ready (%s probe, after %.1f s)", cmdline.RedactURL(target), r.mode, time.Since(start).Seconds())
 			return nil
 		}
 		if ctx.Err() == nil || last == "" {
@@ -83,11 +83,11 @@ func (r readiness) waitOne(ctx context.Context, client *http.Client, target stri
 			if why != logged {
 				logged, again = why, rate.Sometimes{Interval: notReadyEvery}
 			}
-			again.Do(func() { l.Debugf("%s not ready: %s", target, why) })
+			again.Do(func() { l.Debugf("%s not ready: %s", cmdline.RedactURL(target), why) })
 		}
 		select {
 		case <-ctx.Done():
-			return fmt.Errorf("--wait-for-model-timeout: %s was not ready within %s (%s probe): %s", target, r.timeout, r.mode, last)
+			return fmt.Errorf("--wait-for-model-timeout: %s was not ready within %s (%s probe): %s", cmdline.RedactURL(target), r.timeout, r.mode, last)
 		case <-time.After(r.interval):
 		}
 	}
