@@ -74,6 +74,7 @@ func profileCommand(code *int) *cli.Command {
 				return err
 			}
 			cfg.StdoutTTY = term.IsTerminal(os.Stdout.Fd())
+			cfg.Signals = true
 			cfg.JobIndex = os.Getenv(cmdline.JobIndexEnv)
 			ctx, stop := signal.NotifyContext(cc.Context, os.Interrupt, syscall.SIGTERM)
 			defer stop()

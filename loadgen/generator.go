@@ -56,19 +56,20 @@ type Stage struct {
 
 // Generator runs stages against one endpoint.
 type Generator struct {
-	urls    []string // request i goes to urls[i mod len]
-	more    []string // WithTargets' servers, resolved by New
-	ep      *endpoint.Endpoint
-	ds      *datasets.Dataset
-	col     Recorder
-	client  *http.Client
-	fresh   *http.Client // client without keep-alives, for connection retries
-	headers http.Header
-	timeout time.Duration
-	grace   time.Duration
-	bodies  BodySink
-	raw     bool // capture requests and responses (WithRawCapture)
-	onWarn  func(msg string)
+	urls     []string // request i goes to urls[i mod len]
+	more     []string // WithTargets' servers, resolved by New
+	ep       *endpoint.Endpoint
+	ds       *datasets.Dataset
+	col      Recorder
+	client   *http.Client
+	fresh    *http.Client // client without keep-alives, for connection retries
+	headers  http.Header
+	timeout  time.Duration
+	grace    time.Duration
+	hardStop context.Context // done: in-flight requests are cancelled at once (nil: never)
+	bodies   BodySink
+	raw      bool // capture requests and responses (WithRawCapture)
+	onWarn   func(msg string)
 	// overran is set once a response ran past its output cap (warned).
 	overran atomic.Bool
 	secrets []string
@@ -123,6 +124,11 @@ func WithRequestTimeout(d time.Duration) Option { return func(g *Generator) { g.
 // WithGracePeriod is how long in-flight requests may finish once issuing
 // stopped (duration reached or interrupted) before they are cancelled.
 func WithGracePeriod(d time.Duration) Option { return func(g *Generator) { g.grace = d } }
+
+// WithAbort cuts the grace period short: once ctx is done, in-flight
+// requests are cancelled at once (a second Ctrl-C), and still become
+// records. Cancelling Run's own context only stops issuing.
+func WithAbort(ctx context.Context) Option { return func(g *Generator) { g.hardStop = ctx } }
 
 // BodySink sees every request body a run sends, session by session (for
 // inputs.json). Its methods are called from worker goroutines; the calls
@@ -367,11 +373,18 @@ func (g *Generator) drain(ctx context.Context, wg *sync.WaitGroup, cancel contex
 		case <-ctx.Done():
 		}
 	}
+	var abort <-chan struct{} // nil: never
+	if g.hardStop != nil {
+		abort = g.hardStop.Done()
+	}
 	t := time.NewTimer(g.grace)
 	defer t.Stop()
 	select {
 	case <-done:
 	case <-t.C:
+		cancel()
+		<-done
+	case <-abort:
 		cancel()
 		<-done
 	}

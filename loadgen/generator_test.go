@@ -740,3 +740,44 @@ func TestLookaheadKeepsOrder(t *testing.T) {
 		}
 	}
 }
+
+// TestAbortCutsTheGracePeriod: after an interrupt, a second one cancels
+// the in-flight streams at once instead of waiting out a 30 s grace
+// period, and each still becomes a record.
+func TestAbortCutsTheGracePeriod(t *testing.T) {
+	ctx, stopIssuing := context.WithCancel(context.Background())
+	defer stopIssuing()
+	abortCtx, abort := context.WithCancel(context.Background())
+	defer abort()
+	srv := &streamServer{ttft: 5 * time.Millisecond, itl: 100 * time.Millisecond, tokens: 300, // 30 s streams
+		onRequest: func(n int64) {
+			if n == 3 {
+				stopIssuing()
+				time.AfterFunc(100*time.Millisecond, abort)
+			}
+		}}
+	ts := httptest.NewServer(srv)
+	defer ts.Close()
+	sink := &collectSink{}
+	col := metrics.NewCollector(metrics.WithSink(sink))
+	g, err := New(ts.URL, chat(true), testDataset(t, 4), col, WithStart(time.Now()), WithGracePeriod(30*time.Second), WithAbort(abortCtx))
+	if err != nil {
+		t.Fatal(err)
+	}
+	began := time.Now()
+	if err := g.Run(ctx, []Stage{{Limit: schedule.Constant(3), Count: 1000}}); err != nil {
+		t.Fatal(err)
+	}
+	if took := time.Since(began); took > 10*time.Second {
+		t.Errorf("the run took %s after an abort; want well under the 30 s grace period", took)
+	}
+	col.Close()
+	if len(sink.recs) != 3 {
+		t.Fatalf("%d records, want the 3 in flight", len(sink.recs))
+	}
+	for _, r := range sink.recs {
+		if !r.Cancelled || r.Err == nil || !strings.Contains(r.Err.Message, "aborted") {
+			t.Errorf("record %s: cancelled %v, error %+v; want cancelled by the abort", r.RequestID, r.Cancelled, r.Err)
+		}
+	}
+}

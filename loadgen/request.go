@@ -400,11 +400,19 @@ func (g *Generator) readWhole(rctx, ctx context.Context, resp *http.Response, re
 	}
 }
 
+// cancelReason says why a drained request was cancelled.
+func (g *Generator) cancelReason() string {
+	if g.hardStop != nil && g.hardStop.Err() != nil {
+		return "cancelled when the run was aborted (a second interrupt)"
+	}
+	return "cancelled when the grace period ended"
+}
+
 // transportError classifies a failure before any response arrived.
 func (g *Generator) transportError(rctx, ctx context.Context, url string, err error) *metrics.Error {
 	switch {
 	case ctx.Err() != nil:
-		return &metrics.Error{Type: ErrCancelled, Message: "cancelled when the grace period ended"}
+		return &metrics.Error{Type: ErrCancelled, Message: g.cancelReason()}
 	case rctx.Err() != nil:
 		return &metrics.Error{Type: ErrTimeout, Message: fmt.Sprintf("no response within %s (--request-timeout-seconds)", g.timeout)}
 	case errors.Is(err, syscall.ECONNREFUSED):
@@ -421,7 +429,7 @@ func (g *Generator) transportError(rctx, ctx context.Context, url string, err er
 func (g *Generator) streamError(rctx, ctx context.Context, err error) *metrics.Error {
 	switch {
 	case ctx.Err() != nil:
-		return &metrics.Error{Code: http.StatusOK, Type: ErrCancelled, Message: "cancelled when the grace period ended"}
+		return &metrics.Error{Code: http.StatusOK, Type: ErrCancelled, Message: g.cancelReason()}
 	case rctx.Err() != nil:
 		return &metrics.Error{Code: http.StatusOK, Type: ErrTimeout, Message: fmt.Sprintf("response not finished within %s (--request-timeout-seconds)", g.timeout)}
 	case errors.Is(err, syscall.ECONNRESET):

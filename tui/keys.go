@@ -18,7 +18,7 @@ type keyMap struct {
 }
 
 var keys = keyMap{
-	Stop:  binding.NewBinding(binding.WithKeys("q", "ctrl+c"), binding.WithHelp("q, ctrl+c", "stop: send no new requests, let in-flight ones finish within the grace period, write the exports")),
+	Stop:  binding.NewBinding(binding.WithKeys("q", "ctrl+c"), binding.WithHelp("q, ctrl+c", "stop: send no new requests, let in-flight ones finish within the grace period, write the exports; again: cancel them now")),
 	Next:  binding.NewBinding(binding.WithKeys("tab"), binding.WithHelp("tab", "switch between the overview and the stages & errors view")),
 	Prev:  binding.NewBinding(binding.WithKeys("shift+tab"), binding.WithHelp("shift+tab", "switch back")),
 	Help:  binding.NewBinding(binding.WithKeys("?"), binding.WithHelp("?", "show or hide this help")),
@@ -67,8 +67,11 @@ func newHelp() help.Model {
 func (m model) footer() string {
 	h := newHelp()
 	short := keys.ShortHelp()
+	if m.aborting && !m.done {
+		return "aborting: in-flight requests are cancelled; the exports are still written  " + h.ShortHelpView(short[2:])
+	}
 	if m.stopping && !m.done {
-		return "stopping: no new requests; in-flight ones drain within the grace period  " + h.ShortHelpView(short[2:])
+		return "stopping: in-flight requests drain (ctrl+c again cancels them)  " + h.ShortHelpView(short[2:])
 	}
 	p := "overview"
 	if m.page == detail {

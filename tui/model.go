@@ -41,6 +41,7 @@ type model struct {
 	page          page
 	help          bool
 	stopping      bool
+	aborting      bool // stop was asked twice: the drain is cut short
 	done          bool
 	// stop ends issuing; it runs in a command, never in Update.
 	stop func()
@@ -107,8 +108,19 @@ func (m model) stagesDone() []metrics.StageSummary { return m.lastStages }
 func (m model) key(k tea.KeyMsg) (tea.Model, tea.Cmd) {
 	switch {
 	case binding.Matches(k, keys.Stop):
-		if m.stopping || m.done {
+		if m.done || m.aborting {
 			return m, nil
+		}
+		if m.stopping { // asked again: stop calls after the first abort the drain
+			m.aborting = true
+			m.header, _ = m.header.Update(header.AbortingMsg{})
+			stop := m.stop
+			return m, func() tea.Msg {
+				if stop != nil {
+					stop()
+				}
+				return stoppedMsg{}
+			}
 		}
 		m.stopping = true
 		m.header, _ = m.header.Update(header.StoppingMsg{})

@@ -118,7 +118,8 @@ func TestKeys(t *testing.T) {
 	tm.Type("q")
 	tm.Send(key("ctrl+c"))
 	tm.Type("q")
-	teatest.WaitFor(t, tm.Output(), func(b []byte) bool { return bytes.Contains(b, []byte("stopping: draining")) },
+	// q stops, ctrl+c again aborts the drain, a third press does nothing.
+	teatest.WaitFor(t, tm.Output(), func(b []byte) bool { return bytes.Contains(b, []byte("aborting: cancelling")) },
 		teatest.WithDuration(3*time.Second))
 	// Still rendering the drain: the run is not over until snaps closes.
 	d := midRun()
@@ -126,8 +127,8 @@ func TestKeys(t *testing.T) {
 	tm.Send(snapshotMsg{d})
 	tm.Send(doneMsg{})
 	fm := tm.FinalModel(t, teatest.WithFinalTimeout(5*time.Second)).(model)
-	if got := stops.Load(); got != 1 {
-		t.Errorf("stop called %d times, want 1", got)
+	if got := stops.Load(); got != 2 {
+		t.Errorf("stop called %d times, want 2 (stop, then abort)", got)
 	}
 	if !fm.stopping || !fm.done || fm.page != detail || fm.help {
 		t.Errorf("final state stopping=%v done=%v page=%v help=%v", fm.stopping, fm.done, fm.page, fm.help)

@@ -14,8 +14,9 @@ import (
 const frameInterval = 100 * time.Millisecond
 
 // Run shows the dashboard until snaps is closed (the run finished) or the
-// user quits. On q/Ctrl-C it calls stop() once (the engine then stops
-// issuing and drains) and keeps rendering the drain until snaps closes. It
+// user quits. On q/Ctrl-C it calls stop() (the engine then stops issuing
+// and drains), on a second press stop() again (the drain is cut short),
+// and keeps rendering the drain until snaps closes. It
 // returns after leaving the alt screen, so the caller prints the final
 // summary to a clean terminal. When ctx ends first, Run returns its error.
 //
@@ -23,14 +24,8 @@ const frameInterval = 100 * time.Millisecond
 // newest is kept, so a slow terminal drops frames, never blocks the
 // producer. opts are applied after the defaults (alt screen, 10 FPS, ctx).
 func Run(ctx context.Context, info Info, snaps <-chan Frame, stop func(), opts ...tea.ProgramOption) error {
-	var once sync.Once
-	stopOnce := func() {
-		if stop != nil {
-			once.Do(stop)
-		}
-	}
 	all := append([]tea.ProgramOption{tea.WithAltScreen(), tea.WithFPS(10), tea.WithContext(ctx)}, opts...)
-	p := tea.NewProgram(newModel(info, stopOnce), all...)
+	p := tea.NewProgram(newModel(info, stop), all...)
 
 	c := newCoalescer()
 	go c.drain(snaps)

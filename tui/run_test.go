@@ -73,8 +73,9 @@ func TestRunReturnsWhenSnapsClose(t *testing.T) {
 	}
 }
 
-// TestRunQuitKey presses q: stop is called once, and Run keeps going until
-// the drain ends and snaps closes.
+// TestRunQuitKey presses q three times: stop is called twice (stop, then
+// abort the drain; the third press does nothing), and Run keeps going
+// until the drain ends and snaps closes.
 func TestRunQuitKey(t *testing.T) {
 	snaps := make(chan Frame)
 	var stops atomic.Int32
@@ -90,7 +91,7 @@ func TestRunQuitKey(t *testing.T) {
 		}, tea.WithInput(pr), tea.WithOutput(io.Discard), tea.WithoutSignals())
 	}()
 	snaps <- midRun()
-	for range 2 {
+	for range 3 {
 		if _, err := pw.Write([]byte("q")); err != nil {
 			t.Fatal(err)
 		}
@@ -115,8 +116,8 @@ func TestRunQuitKey(t *testing.T) {
 	case <-time.After(5 * time.Second):
 		t.Fatal("Run did not return after snaps closed")
 	}
-	if n := stops.Load(); n != 1 {
-		t.Errorf("stop called %d times, want 1", n)
+	if n := stops.Load(); n != 2 {
+		t.Errorf("stop called %d times, want 2", n)
 	}
 }
 

@@ -138,6 +138,10 @@ type Config struct {
 
 	UI          string // --ui
 	StdoutTTY   bool   // whether stdout is a terminal (picks the default UI)
+	// Signals makes a run take SIGINT/SIGTERM itself: the first stops
+	// issuing and drains (as cancelling Run's context does), the second
+	// cancels the in-flight requests at once. Set by the command.
+	Signals bool
 	ArtifactDir string // --output-artifact-dir
 	// LogLevel is --log-level; Verbose and ExtraVerbose are -v and -vv
 	// (DEBUG and TRACE).

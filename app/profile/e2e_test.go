@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"net/http/httptest"
 	"os"
@@ -488,3 +489,73 @@ func TestRunReportsTimestampsAndTransport(t *testing.T) {
 }
 
 func TestMain(m *testing.M) { apptest.Main(m) }
+
+// TestSecondInterruptAborts: the first SIGINT says at once how many
+// requests it drains and how to abort; the second cancels 50 s streams
+// under a 30 s grace period at once, and every export is still written,
+// the run marked interrupted.
+func TestSecondInterruptAborts(t *testing.T) {
+	t.Parallel()
+	srv := &apptest.Server{Tokens: 1000, ITL: 50 * time.Millisecond}
+	ts := httptest.NewServer(srv)
+	defer ts.Close()
+	dir := t.TempDir()
+	bin := apptest.SurgeBinary(t)
+	cmd := exec.Command(bin, "profile", "--url", ts.URL, "--model", "e2e", "--streaming",
+		"--concurrency", "3", "--request-count", "100", "--isl", "16", "--osl", "1000",
+		"--benchmark-grace-period", "30", "--ui", "none", "--output-artifact-dir", dir)
+	stderr, stdout := &lockedBuffer{}, &lockedBuffer{}
+	cmd.Stdout, cmd.Stderr = stdout, stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = cmd.Process.Kill() })
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	waitFor := func(what string, ok func() bool) {
+		t.Helper()
+		for deadline := time.Now().Add(20 * time.Second); !ok(); time.Sleep(20 * time.Millisecond) {
+			if time.Now().After(deadline) {
+				t.Fatalf("no %s after 20 s; stderr:\n%s", what, stderr.String())
+			}
+		}
+	}
+	waitFor("3 streams", func() bool { return srv.N.Load() >= 3 })
+	if err := cmd.Process.Signal(os.Interrupt); err != nil {
+		t.Fatal(err)
+	}
+	waitFor("drain message", func() bool { return strings.Contains(stderr.String(), "Ctrl-C again to abort") })
+	if !strings.Contains(stderr.String(), "stopping: draining 3 requests") {
+		t.Errorf("the first interrupt says:\n%s", stderr.String())
+	}
+	if err := cmd.Process.Signal(os.Interrupt); err != nil {
+		t.Fatal(err)
+	}
+	var err error
+	select {
+	case err = <-done:
+	case <-time.After(20 * time.Second): // the grace period is 30 s
+		t.Fatalf("still running 20 s after the second interrupt; stderr:\n%s", stderr.String())
+	}
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.ExitCode() != 130 {
+		t.Errorf("exit %v, want status 130; stderr:\n%s", err, stderr.String())
+	}
+	m := apptest.ReadExport(t, dir)
+	if m["was_cancelled"] != true {
+		t.Errorf("was_cancelled %v, want true", m["was_cancelled"])
+	}
+	lines := apptest.RecordLines(t, dir)
+	if len(lines) != 3 {
+		t.Errorf("%d records, want the 3 cancelled streams", len(lines))
+	}
+	for _, l := range lines {
+		e, _ := l["error"].(map[string]any)
+		if e == nil || !strings.Contains(fmt.Sprint(e["message"]), "aborted") {
+			t.Errorf("record error %v, want cancelled by the abort", l["error"])
+		}
+	}
+	if !strings.Contains(stdout.String(), "interrupted: in-flight requests cancelled") {
+		t.Errorf("the console summary does not say the run was interrupted:\n%s", stdout.String())
+	}
+}

@@ -235,6 +235,7 @@ type outcome struct {
 	telemetryBetween func(from, to time.Duration) *telemetry.Data
 	energy           float64             // joules the GPUs used (0: unknown)
 	cancelled        bool                // ctx ended the run (not the failure threshold)
+	aborted          bool                // a second interrupt cut the drain short
 	runErr           error               // the generator's
 	clockDrift       time.Duration       // wall clock against the run clock (a step moves kernel stamps)
 	server           *fingerprint.Server // what the target says it is (nil: nothing)
@@ -325,8 +326,12 @@ func (p *prepared) execute(ctx context.Context, log io.Writer) (o *outcome, err 
 	ep := p.ep
 	tr := loadgen.NewTransport(p.maxConc)
 	cleanup = append(cleanup, tr.CloseIdleConnections) // a process may run many
+	// A second interrupt cuts the drain short (loadgen.WithAbort).
+	abortCtx, abort := context.WithCancel(context.Background())
+	defer abort()
 	genOpts := []loadgen.Option{
 		loadgen.WithStart(o.start),
+		loadgen.WithAbort(abortCtx),
 		loadgen.WithHeaders(p.headers),
 		loadgen.WithRequestTimeout(c.Timeout),
 		loadgen.WithGracePeriod(c.Grace),
@@ -365,6 +370,8 @@ func (p *prepared) execute(ctx context.Context, log io.Writer) (o *outcome, err 
 
 	runCtx, stopIssuing := context.WithCancel(ctx)
 	defer stopIssuing()
+	interrupt := p.interrupts(stopIssuing, abort, func() int64 { return col.Snapshot().InFlight }, logw)
+	defer interrupt.release()
 	if err := p.live.start(ctx, c.ControlAddr, func() int64 { return col.Snapshot().InFlight }, logw); err != nil {
 		return nil, err
 	}
@@ -375,7 +382,7 @@ func (p *prepared) execute(ctx context.Context, log io.Writer) (o *outcome, err 
 		info.Stages = p.plan.values
 	}
 	frame := func() tui.Frame { return p.live.frame(tel.live.frame(col.Snapshot())) }
-	uiErr := present(ctx, p.uiMode, info, frame, log, stopIssuing, func() {
+	uiErr := present(ctx, p.uiMode, info, frame, log, interrupt.ask, func() {
 		o.runErr = p.live.run(runCtx, gen, p.plan.stages, stopIssuing, logw, tel.live.servers)
 	})
 	telData, telErr := tel.stop()
@@ -387,6 +394,7 @@ func (p *prepared) execute(ctx context.Context, log io.Writer) (o *outcome, err 
 	o.end = time.Now()
 	o.gcCycles = heapfloor.Cycles() - gcBefore
 	o.cancelled = runCtx.Err() != nil && !errors.Is(o.runErr, loadgen.ErrFailureThreshold) && p.live.trip() == nil
+	o.aborted = abortCtx.Err() != nil
 	if telData != nil {
 		o.telemetry, o.telemetryBetween = telData, tel.col.SummaryBetween
 		if j, ok := tel.col.EnergyJoules(); ok {
@@ -466,6 +474,12 @@ func (p *prepared) report(o *outcome, out io.Writer) (*Result, error) {
 	}
 	if c.Search != nil {
 		title = fmt.Sprintf("surge search: %s @ %s (%s, %s from %s)", c.ModelLabel(), cmdline.RedactURL(o.target), p.kind, p.plan.mode, p.plan.targetLabel())
+	}
+	switch {
+	case o.aborted:
+		title += " — interrupted: in-flight requests cancelled"
+	case o.cancelled:
+		title += " — interrupted"
 	}
 	var folders []string
 	if subs := p.stageFolders(); subs != nil {

@@ -68,6 +68,7 @@ func command(version string, run func(context.Context, cmdline.Config) error) *c
 				return err
 			}
 			cfg.StdoutTTY = term.IsTerminal(os.Stdout.Fd())
+			cfg.Signals = true
 			if !cc.IsSet("arrival-pattern") && !cfg.SmoothnessSet && cfg.RequestRate != "" {
 				// Poisson bursts at a probe's start read as queueing; a
 				// capacity is a steady rate unless asked otherwise.

@@ -44,6 +44,10 @@ type ProgressMsg struct {
 // StoppingMsg tells the header the user asked to stop: the run is draining.
 type StoppingMsg struct{}
 
+// AbortingMsg tells the header the user asked again: in-flight requests
+// are being cancelled.
+type AbortingMsg struct{}
+
 // DoneMsg tells the header the run has finished.
 type DoneMsg struct{}
 
@@ -52,6 +56,7 @@ type Model struct {
 	info     InfoMsg
 	prog     ProgressMsg
 	stopping bool
+	aborting bool
 	done     bool
 }
 
@@ -64,6 +69,8 @@ func (m Model) Update(msg tea.Msg) (Model, tea.Cmd) {
 		m.prog = msg
 	case StoppingMsg:
 		m.stopping = true
+	case AbortingMsg:
+		m.aborting = true
 	case DoneMsg:
 		m.done = true
 	}
@@ -149,6 +156,8 @@ func (m Model) View(width int) string {
 	switch {
 	case m.done:
 		b.WriteString("  " + text.Good.Render("finished"))
+	case m.aborting:
+		b.WriteString("  " + text.Warn.Render("aborting: cancelling "+strconv.FormatInt(m.prog.InFlight, 10)+" in flight"))
 	case m.stopping:
 		b.WriteString("  " + text.Warn.Render("stopping: draining "+strconv.FormatInt(m.prog.InFlight, 10)+" in flight"))
 	}

@@ -43,6 +43,10 @@ func TestStates(t *testing.T) {
 	if v := m.View(80); !strings.Contains(v, "draining 3 in flight") {
 		t.Errorf("stopping header:\n%s", v)
 	}
+	m, _ = m.Update(AbortingMsg{})
+	if v := m.View(80); !strings.Contains(v, "aborting: cancelling 3 in flight") {
+		t.Errorf("aborting header:\n%s", v)
+	}
 	m, _ = m.Update(DoneMsg{})
 	if v := m.View(80); !strings.Contains(v, "finished") {
 		t.Errorf("done header:\n%s", v)

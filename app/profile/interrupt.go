@@ -1,0 +1,71 @@
+package profile
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"sync"
+	"syscall"
+)
+
+// interrupt is how a run is stopped by hand: the first ask (Ctrl-C, q on
+// the dashboard, SIGTERM) stops issuing and lets in-flight requests drain
+// within the grace period; the second cancels them at once. Either way
+// every record is kept and every export written.
+type interrupt struct {
+	mu       sync.Mutex
+	asked    int
+	stop     func() // stops issuing
+	abort    func() // cancels the in-flight requests
+	inFlight func() int64
+	log      io.Writer
+	sigs     chan os.Signal // nil: the run does not take signals itself
+	done     chan struct{}
+}
+
+// interrupts wires the run's stops. With Config.Signals the run takes
+// SIGINT and SIGTERM itself, so a second one is not lost (the command's
+// own signal context ends the run's context at the first as well).
+func (p *prepared) interrupts(stop, abort func(), inFlight func() int64, log io.Writer) *interrupt {
+	in := &interrupt{stop: stop, abort: abort, inFlight: inFlight, log: log, done: make(chan struct{})}
+	if !p.c.Signals {
+		return in
+	}
+	in.sigs = make(chan os.Signal, 2)
+	signal.Notify(in.sigs, os.Interrupt, syscall.SIGTERM)
+	go func() {
+		for {
+			select {
+			case <-in.sigs:
+				in.ask()
+			case <-in.done:
+				return
+			}
+		}
+	}()
+	return in
+}
+
+// ask stops issuing the first time and aborts the drain the second.
+func (in *interrupt) ask() {
+	in.mu.Lock()
+	defer in.mu.Unlock()
+	in.asked++
+	switch in.asked {
+	case 1:
+		in.stop()
+		fmt.Fprintf(in.log, "stopping: draining %d requests (Ctrl-C again to abort)\n", in.inFlight())
+	case 2:
+		in.abort()
+		fmt.Fprintf(in.log, "aborting: cancelling %d requests; the exports are still written\n", in.inFlight())
+	}
+}
+
+// release stops taking signals.
+func (in *interrupt) release() {
+	if in.sigs != nil {
+		signal.Stop(in.sigs)
+	}
+	close(in.done)
+}
