@@ -136,12 +136,12 @@ type Config struct {
 	// ShardConfig holds --shard, --shards and --start-at (shard.go).
 	ShardConfig
 
-	UI          string // --ui
-	StdoutTTY   bool   // whether stdout is a terminal (picks the default UI)
+	UI        string // --ui
+	StdoutTTY bool   // whether stdout is a terminal (picks the default UI)
 	// Signals makes a run take SIGINT/SIGTERM itself: the first stops
 	// issuing and drains (as cancelling Run's context does), the second
 	// cancels the in-flight requests at once. Set by the command.
-	Signals bool
+	Signals     bool
 	ArtifactDir string // --output-artifact-dir
 	// LogLevel is --log-level; Verbose and ExtraVerbose are -v and -vv
 	// (DEBUG and TRACE).
