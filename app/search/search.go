@@ -43,6 +43,9 @@ func SearchCommand(version string, code *int) *cli.Command {
 		Flags:        append(cmdline.ProfileFlags(cfg), searchOptions(cfg.Search)...),
 		OnUsageError: cmdline.OnUsageError,
 		Action: func(cc *cli.Context) error {
+			if cc.Bool(cmdline.HelpAIPerfFlag) {
+				return cmdline.WriteAIPerfHelp(os.Stdout)
+			}
 			if err := cfg.FromContext(cc); err != nil {
 				return err
 			}
