@@ -44,6 +44,9 @@ func run(args []string) int {
 			results.CompareCommand(),
 		},
 		OnUsageError: cmdline.OnUsageError,
+		// urfave/cli would os.Exit(3) for `surge help nosuch`; run returns
+		// every code itself.
+		ExitErrHandler: func(*cli.Context, error) {},
 	}
 	args, err := cmdline.CommandArgs(args, app.Commands)
 	if err == nil {
@@ -52,7 +55,8 @@ func run(args []string) int {
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "surge:", err)
 		var ue *cmdline.UsageError
-		if errors.As(err, &ue) {
+		var ec cli.ExitCoder // only urfave/cli's own: "No help topic for …"
+		if errors.As(err, &ue) || errors.As(err, &ec) {
 			return cmdline.ExitUsage
 		}
 		if code == cmdline.ExitOK {
@@ -70,6 +74,9 @@ func profileCommand(code *int) *cli.Command {
 		Flags:        cmdline.ProfileFlags(cfg),
 		OnUsageError: cmdline.OnUsageError,
 		Action: func(cc *cli.Context) error {
+			if cc.Bool(cmdline.HelpAIPerfFlag) {
+				return cmdline.WriteAIPerfHelp(os.Stdout)
+			}
 			if err := cfg.FromContext(cc); err != nil {
 				return err
 			}

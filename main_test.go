@@ -1,6 +1,8 @@
 package main
 
 import (
+	"bytes"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -68,8 +70,8 @@ func TestReportCommandBadUsage(t *testing.T) {
 	cases := [][]string{
 		{"report"},                         // no folder
 		{"report", "--format", "svg", "x"}, // unknown format
-		{"report", "metrics/report/testdata/run-a", "-o", "x"}, // flag after the folders
-		{"report", filepath.Join(t.TempDir(), "none")},         // no such folder
+		{"report", "metrics/report/testdata/run-a", "-o"}, // -o with no value
+		{"report", filepath.Join(t.TempDir(), "none")},    // no such folder
 	}
 	for _, args := range cases {
 		if got := run(append([]string{"surge"}, args...)); got != cmdline.ExitUsage {
@@ -108,5 +110,114 @@ func TestCompareExitCodes(t *testing.T) {
 		if got := run(append([]string{"surge", "compare"}, tc.args...)); got != tc.want {
 			t.Errorf("surge compare %v exited %d, want %d", tc.args, got, tc.want)
 		}
+	}
+}
+
+// captured runs the command line with stdout and stderr captured.
+func captured(t *testing.T, args ...string) (code int, stdout, stderr string) {
+	t.Helper()
+	var bufs [2]bytes.Buffer
+	var ws [2]*os.File
+	done := make(chan struct{})
+	for i := range bufs {
+		r, w, err := os.Pipe()
+		if err != nil {
+			t.Fatal(err)
+		}
+		ws[i] = w
+		go func() { _, _ = io.Copy(&bufs[i], r); r.Close(); done <- struct{}{} }()
+	}
+	saved := [2]*os.File{os.Stdout, os.Stderr}
+	os.Stdout, os.Stderr = ws[0], ws[1]
+	code = run(append([]string{"surge"}, args...))
+	os.Stdout, os.Stderr = saved[0], saved[1]
+	ws[0].Close()
+	ws[1].Close()
+	<-done
+	<-done
+	return code, bufs[0].String(), bufs[1].String()
+}
+
+// TestHelpShowsSurge: profile's and search's --help list surge's own flags
+// in a page a reader can scan (AIPerf's unimplemented ones are behind
+// --help-aiperf), with no control bytes (saved help stays text to grep).
+func TestHelpShowsSurge(t *testing.T) {
+	for _, args := range [][]string{{"profile", "--help"}, {"search", "--help"}, {"profile", "--help-aiperf"}, {"--help"}} {
+		code, out, _ := captured(t, args...)
+		if code != cmdline.ExitOK {
+			t.Errorf("surge %v exited %d", args, code)
+		}
+		lines := strings.Count(out, "\n")
+		last := args[len(args)-1]
+		limit := 150
+		if last == "--help-aiperf" {
+			limit = 250
+		}
+		if lines < 10 || lines > limit {
+			t.Errorf("surge %v: %d lines, want 10 to %d", args, lines, limit)
+		}
+		for i, r := range out {
+			if r < 0x20 && r != '\n' || r == 0x7f {
+				t.Errorf("surge %v: control byte %#x at %d: %q", args, r, i, out[max(0, i-40):i])
+				break
+			}
+		}
+		switch last {
+		case "--help":
+			if strings.Contains(out, "--accuracy-benchmark") || (args[0] != "--help" && !strings.Contains(out, "--concurrency")) {
+				t.Errorf("surge %v: AIPerf's unimplemented flags shown or surge's missing:\n%s", args, out)
+			}
+		case "--help-aiperf":
+			if !strings.Contains(out, "--accuracy-benchmark VALUE") || !strings.Contains(out, "refused") {
+				t.Errorf("surge %v lists no AIPerf flags:\n%s", args, out)
+			}
+		}
+	}
+}
+
+// TestMistakesAreAnswered: an unknown flag, for every command, names the
+// nearest known one; an unknown command names the nearest command; each
+// exits 2.
+func TestMistakesAreAnswered(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"profile", "--concurency", "4"}, "unknown flag --concurency (did you mean --concurrency?)"},
+		{[]string{"search", "--sloo", "x"}, "unknown flag --sloo (did you mean --slo?)"},
+		{[]string{"report", "--outptu", "x", "DIR"}, "unknown flag --outptu (did you mean --output?)"},
+		{[]string{"compare", "A", "B", "--fail-onn", "x"}, "unknown flag --fail-onn (did you mean --fail-on?)"},
+		{[]string{"merge", "A", "--ouput", "x"}, "unknown flag --ouput (did you mean --output?)"},
+		{[]string{"calibrate", "--max-stream", "8"}, "unknown flag --max-stream (did you mean --max-streams?)"},
+		{[]string{"mock-server", "--prot", "8000"}, "unknown flag --prot (did you mean --port?)"},
+		{[]string{"profil"}, `unknown command "profil" (did you mean profile?)`},
+		{[]string{"comapre", "A", "B"}, `unknown command "comapre" (did you mean compare?)`},
+		{[]string{"help", "profil"}, "No help topic"},
+	} {
+		code, _, stderr := captured(t, tc.args...)
+		if code != cmdline.ExitUsage {
+			t.Errorf("surge %v exited %d, want %d", tc.args, code, cmdline.ExitUsage)
+		}
+		if !strings.Contains(stderr, tc.want) {
+			t.Errorf("surge %v said %q, want %q", tc.args, stderr, tc.want)
+		}
+	}
+}
+
+// TestFlagsAfterFolders: report, compare and merge read a flag after the
+// run folders as a flag.
+func TestFlagsAfterFolders(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "r.html")
+	if code := run([]string{"surge", "report", "metrics/report/testdata/run-a", "-o", out}); code != cmdline.ExitOK {
+		t.Fatalf("surge report DIR -o FILE exited %d", code)
+	}
+	if _, err := os.Stat(out); err != nil {
+		t.Errorf("surge report DIR -o FILE: %v", err)
+	}
+	if code := run([]string{"surge", "compare", cmpFast, cmpSlow, "--fail-on", "time_to_first_token.p99>+5%"}); code != cmdline.ExitFailed {
+		t.Errorf("surge compare A B --fail-on RULE exited %d, want %d (the rule fails)", code, cmdline.ExitFailed)
+	}
+	if code := run([]string{"surge", "compare", cmpSlow, cmpOther, "--force"}); code != cmdline.ExitOK {
+		t.Errorf("surge compare A B --force exited %d, want %d", code, cmdline.ExitOK)
 	}
 }

@@ -6,13 +6,11 @@ import (
 	"context"
 	"fmt"
 	"sync"
-
-	"github.com/NVIDIA/go-nvml/pkg/nvml"
 )
 
 // nvmlDevice is a device handle with the readings that never change.
 type nvmlDevice struct {
-	dev        nvml.Device
+	dev        nvmlDev
 	index      int
 	name, uuid string
 }
@@ -20,7 +18,7 @@ type nvmlDevice struct {
 // nvmlSource reads GPUs on this host through NVML.
 type nvmlSource struct {
 	mu   sync.Mutex
-	lib  nvml.Interface
+	lib  nvmlLib
 	devs []nvmlDevice
 	shut bool
 }
@@ -32,44 +30,44 @@ type nvmlSource struct {
 // run should say so once and go on. The source implements io.Closer (NVML
 // shutdown); a Collector closes it when Run returns.
 func NVML() (GPUSource, error) {
-	return openNVML(nvml.New())
+	return openNVML(dlNVML{nvmlDefaultLib})
 }
 
-// openNVML initialises lib and enumerates its devices. go-nvml's calls
-// reach C through dlsym'd pointers, so any panic from a half-loaded
-// library is turned into the same "not available" error.
-func openNVML(lib nvml.Interface) (src GPUSource, err error) {
+// openNVML initialises lib and enumerates its devices. The calls reach C
+// through dlsym'd pointers, so any panic from a half-loaded library is
+// turned into the same "not available" error.
+func openNVML(lib nvmlLib) (src GPUSource, err error) {
 	defer func() {
 		if p := recover(); p != nil {
 			src, err = nil, fmt.Errorf("%w (%v)", ErrNVMLUnavailable, p)
 		}
 	}()
-	if ret := lib.Init(); ret != nvml.SUCCESS {
+	if ret := lib.Init(); ret != nvmlSuccess {
 		return nil, fmt.Errorf("%w (%s)", ErrNVMLUnavailable, nvmlReason(ret))
 	}
-	n, ret := lib.DeviceGetCount()
-	if ret != nvml.SUCCESS || n == 0 {
+	n, ret := lib.DeviceCount()
+	if ret != nvmlSuccess || n == 0 {
 		_ = lib.Shutdown()
-		if ret != nvml.SUCCESS {
+		if ret != nvmlSuccess {
 			return nil, fmt.Errorf("%w (device count: %s)", ErrNVMLUnavailable, nvmlReason(ret))
 		}
 		return nil, fmt.Errorf("%w (no GPUs found)", ErrNVMLUnavailable)
 	}
 	s := &nvmlSource{lib: lib}
 	for i := range n {
-		dev, ret := lib.DeviceGetHandleByIndex(i)
-		if ret != nvml.SUCCESS {
+		dev, ret := lib.Device(i)
+		if ret != nvmlSuccess {
 			// A GPU we may not open (cgroup, lost) is left out, not fatal.
 			continue
 		}
 		d := nvmlDevice{dev: dev, index: i}
-		if name, ret := dev.GetName(); ret == nvml.SUCCESS {
+		if name, ret := dev.Name(); ret == nvmlSuccess {
 			d.name = name
 		}
-		if uuid, ret := dev.GetUUID(); ret == nvml.SUCCESS {
+		if uuid, ret := dev.UUID(); ret == nvmlSuccess {
 			d.uuid = uuid
 		}
-		if idx, ret := dev.GetIndex(); ret == nvml.SUCCESS {
+		if idx, ret := dev.Index(); ret == nvmlSuccess {
 			d.index = idx
 		}
 		s.devs = append(s.devs, d)
@@ -83,8 +81,8 @@ func openNVML(lib nvml.Interface) (src GPUSource, err error) {
 
 // nvmlReason names a return code; the library-not-found case gets the
 // file name people search for.
-func nvmlReason(ret nvml.Return) string {
-	if ret == nvml.ERROR_LIBRARY_NOT_FOUND {
+func nvmlReason(ret nvmlReturn) string {
+	if ret == nvmlErrLibNotFound {
 		return "libnvidia-ml.so.1 not found"
 	}
 	return ret.Error()
@@ -119,22 +117,22 @@ func (s *nvmlSource) Sample(ctx context.Context) (out []GPUSample, err error) {
 func (s *nvmlSource) read(d *nvmlDevice) GPUSample {
 	g := nanGPUSample("nvml", d.index)
 	g.Name, g.UUID = d.name, d.uuid
-	if u, ret := d.dev.GetUtilizationRates(); ret == nvml.SUCCESS {
-		g.SMUtil, g.MemUtil = float64(u.Gpu), float64(u.Memory)
+	if gpu, mem, ret := d.dev.Utilization(); ret == nvmlSuccess {
+		g.SMUtil, g.MemUtil = float64(gpu), float64(mem)
 	}
-	if m, ret := d.dev.GetMemoryInfo(); ret == nvml.SUCCESS {
-		g.MemUsed, g.MemTotal = m.Used, m.Total
+	if used, total, ret := d.dev.Memory(); ret == nvmlSuccess {
+		g.MemUsed, g.MemTotal = used, total
 	}
-	if mw, ret := d.dev.GetPowerUsage(); ret == nvml.SUCCESS {
+	if mw, ret := d.dev.PowerMilliwatts(); ret == nvmlSuccess {
 		g.PowerW = float64(mw) / 1000
 	}
-	if mj, ret := d.dev.GetTotalEnergyConsumption(); ret == nvml.SUCCESS {
+	if mj, ret := d.dev.EnergyMillijoules(); ret == nvmlSuccess {
 		g.EnergyJ = float64(mj) / 1000
 	}
-	if t, ret := d.dev.GetTemperature(nvml.TEMPERATURE_GPU); ret == nvml.SUCCESS {
+	if t, ret := d.dev.TemperatureC(); ret == nvmlSuccess {
 		g.TempC = float64(t)
 	}
-	if c, ret := d.dev.GetClockInfo(nvml.CLOCK_SM); ret == nvml.SUCCESS {
+	if c, ret := d.dev.SMClockMHz(); ret == nvmlSuccess {
 		g.SMClockMHz = float64(c)
 	}
 	return g
@@ -148,7 +146,7 @@ func (s *nvmlSource) Close() error {
 		return nil
 	}
 	s.shut = true
-	if ret := s.lib.Shutdown(); ret != nvml.SUCCESS {
+	if ret := s.lib.Shutdown(); ret != nvmlSuccess {
 		return fmt.Errorf("nvml shutdown: %s", ret.Error())
 	}
 	return nil

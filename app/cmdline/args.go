@@ -3,6 +3,7 @@ package cmdline
 import (
 	"fmt"
 	"io"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -51,12 +52,7 @@ func kindOf(f cli.Flag) argKind {
 // as its value, and an argument that belongs to no flag is an error
 // (urfave/cli would stop reading flags there and drop the rest).
 func expandArgs(args []string, flags []cli.Flag) ([]string, error) {
-	kinds := map[string]argKind{}
-	for _, f := range flags {
-		for _, n := range f.Names() {
-			kinds[n] = kindOf(f)
-		}
-	}
+	kinds := flagKinds(flags)
 	out := make([]string, 0, len(args))
 	prev := "" // what the last flag took, for a stray argument's message
 	for i := 0; i < len(args); i++ {
@@ -70,12 +66,15 @@ func expandArgs(args []string, flags []cli.Flag) ([]string, error) {
 		}
 		name, value, hasValue := strings.Cut(strings.TrimLeft(a, "-"), "=")
 		kind, known := kinds[name]
+		if !known {
+			return nil, unknownFlag(a, kinds)
+		}
 		prev = fmt.Sprintf("it follows %s, which takes one value", a)
 		if kind == argSwitch {
 			prev = fmt.Sprintf("it follows %s, which takes no value (write %s=false to turn it off)", a, a)
 		}
 		switch {
-		case !known || kind == argSwitch || (kind == argValue && hasValue):
+		case kind == argSwitch || (kind == argValue && hasValue):
 			out = append(out, a)
 		case kind == argValue:
 			if i+1 == len(args) {
@@ -138,25 +137,105 @@ func flagName(a string) (string, bool) {
 	return n, true
 }
 
-// CommandArgs finds the command in args (the program's name first) and,
-// for the commands that take AIPerf's flags, rewrites what follows it with
-// expandArgs.
+// flagKinds maps every name of flags (and the help flag urfave/cli adds
+// to each command) to how many tokens it takes.
+func flagKinds(flags []cli.Flag) map[string]argKind {
+	kinds := map[string]argKind{"help": argSwitch, "h": argSwitch}
+	for _, f := range flags {
+		for _, n := range f.Names() {
+			kinds[n] = kindOf(f)
+		}
+	}
+	return kinds
+}
+
+// unknownFlag is the error for a flag token no flag of the command takes,
+// with the nearest name when one is close.
+func unknownFlag(a string, kinds map[string]argKind) error {
+	name, _ := flagName(a)
+	given, _, _ := strings.Cut(a, "=")
+	var long []string
+	for n := range kinds {
+		if len(n) > 1 {
+			long = append(long, n)
+		}
+	}
+	slices.Sort(long) // the same suggestion for a tie, every time
+	return fmt.Errorf("unknown flag %s%s", given, didYouMean(name, long, "--"))
+}
+
+// flagsFirst moves a command's flags before its arguments, so that
+// `surge report DIR -o out.html` reads as `surge report -o out.html DIR`
+// (Go's flag parsing, which urfave/cli uses, stops at the first argument).
+// The arguments follow a "--", so that a folder named like a flag stays a
+// folder; an unknown flag is an error naming the nearest known one.
+func flagsFirst(args []string, flags []cli.Flag) ([]string, error) {
+	kinds := flagKinds(flags)
+	var fl, pos []string
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		if a == "--" {
+			pos = append(pos, args[i+1:]...)
+			break
+		}
+		if !isFlag(a) {
+			pos = append(pos, a)
+			continue
+		}
+		name, _ := flagName(a)
+		kind, known := kinds[name]
+		if !known {
+			return nil, unknownFlag(a, kinds)
+		}
+		fl = append(fl, a)
+		if kind != argSwitch && !strings.Contains(a, "=") {
+			if i+1 == len(args) || args[i+1] == "--" {
+				return nil, fmt.Errorf("%s needs a value", a)
+			}
+			fl = append(fl, args[i+1])
+			i++
+		}
+	}
+	if len(pos) == 0 {
+		return fl, nil
+	}
+	return append(append(fl, "--"), pos...), nil
+}
+
+// CommandArgs finds the command in args (the program's name first) and
+// rewrites what follows it: for the commands that take AIPerf's flags
+// (profile, search) as AIPerf's parser reads them (expandArgs), for the
+// others with their flags first (flagsFirst). An unknown command or flag
+// is a usage error that names the nearest known one.
 func CommandArgs(args []string, cmds []*cli.Command) ([]string, error) {
 	for i := 1; i < len(args); i++ {
 		if isFlag(args[i]) {
-			continue
+			continue // the app's own: --help, --version
 		}
-		for _, c := range cmds {
-			if c.Name != args[i] || (c.Name != "profile" && c.Name != "search") {
-				continue
+		var c *cli.Command
+		var known []string
+		for _, cmd := range cmds {
+			if cmd.HasName(args[i]) {
+				c = cmd
 			}
-			rest, err := expandArgs(args[i+1:], c.Flags)
-			if err != nil {
-				return nil, &UsageError{Err: err}
-			}
-			return append(append([]string{}, args[:i+1]...), rest...), nil
+			known = append(known, cmd.Name)
 		}
-		return args, nil
+		if c == nil {
+			if args[i] == "help" || args[i] == "h" {
+				return args, nil
+			}
+			return nil, &UsageError{Err: fmt.Errorf("unknown command %q%s; the commands are %s (surge --help)",
+				args[i], didYouMean(args[i], known, ""), strings.Join(known, ", "))}
+		}
+		rewrite := flagsFirst
+		if c.Name == "profile" || c.Name == "search" {
+			rewrite = expandArgs
+		}
+		rest, err := rewrite(args[i+1:], c.Flags)
+		if err != nil {
+			return nil, &UsageError{Err: err}
+		}
+		return append(append([]string{}, args[:i+1]...), rest...), nil
 	}
 	return args, nil
 }

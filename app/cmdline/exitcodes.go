@@ -20,6 +20,6 @@ const (
 // does not hand the app's to its commands.
 func OnUsageError(_ *cli.Context, err error, _ bool) error {
 	// The flag package names flags with one dash; ours take two.
-	msg := strings.NewReplacer("flag -", "flag --", "defined: -", "defined: --").Replace(err.Error())
+	msg := strings.NewReplacer("flag -", "flag --", "defined: -", "defined: --", "argument: -", "argument: --").Replace(err.Error())
 	return &UsageError{Err: errors.New(msg)}
 }

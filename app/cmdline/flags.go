@@ -169,6 +169,8 @@ func ProfileFlags(c *Config) []cli.Flag {
 			taken[n] = true
 		}
 	}
+	out = append(out, &boolFlag{cli.BoolFlag{Name: HelpAIPerfFlag,
+		Usage: "list AIPerf's flags that surge accepts without implementing, and what it does with each"}})
 	return append(out, foreignFlags(c, taken)...)
 }
 
@@ -202,8 +204,14 @@ func bind(o option, field any) cli.Flag {
 		g.Destination = field.(*float64)
 		return &float64Flag{g}
 	case *cli.StringSliceFlag:
+		// DefaultText: --help shows the default as given, not String's
+		// listCopy form (a control byte in the help).
+		var dflt string
+		if f.Value != nil {
+			dflt = strings.Join(f.Value.Value(), ",")
+		}
 		return &repeatableFlag{cli.GenericFlag{Category: f.Category, Name: f.Name, Aliases: f.Aliases, Usage: f.Usage, EnvVars: f.EnvVars,
-			Value: newListValue(field.(*[]string), f.Value, o.many, o.whole)}}
+			DefaultText: dflt, Value: newListValue(field.(*[]string), f.Value, o.many, o.whole)}}
 	}
 	panic("flags: no binding for " + o.flag.Names()[0])
 }

@@ -2,6 +2,7 @@ package cmdline
 
 import (
 	"fmt"
+	"io"
 	"strconv"
 	"strings"
 
@@ -275,7 +276,9 @@ func foreignFlags(c *Config, taken map[string]bool) []cli.Flag {
 				aliases = append(aliases, n)
 			}
 		}
-		g := cli.GenericFlag{Category: catAIPerf, Name: names[0], Aliases: aliases,
+		// Hidden: --help-aiperf lists them (WriteAIPerfHelp), so that
+		// --help shows surge's own flags.
+		g := cli.GenericFlag{Category: catAIPerf, Name: names[0], Aliases: aliases, Hidden: true,
 			Usage: "AIPerf's; surge " + o.does, Value: &foreignValue{c: c, name: names[0], kind: o.kind}}
 		if o.kind == argSwitch {
 			out = append(out, &switchFlag{g})
@@ -284,6 +287,57 @@ func foreignFlags(c *Config, taken map[string]bool) []cli.Flag {
 		out = append(out, &ValueFlag{g})
 	}
 	return out
+}
+
+// HelpAIPerfFlag is the flag that asks for WriteAIPerfHelp's list.
+const HelpAIPerfFlag = "help-aiperf"
+
+// WriteAIPerfHelp lists AIPerf's profile flags that surge accepts without
+// implementing (hidden from --help): each name, its argument, whether a
+// value that would change the measurement is refused (exit 2) or accepted
+// with a note, the values that change nothing, and what surge does.
+func WriteAIPerfHelp(w io.Writer) error {
+	taken := map[string]bool{}
+	for _, o := range options {
+		for _, n := range o.flag.Names() {
+			taken[n] = true
+		}
+	}
+	var b strings.Builder
+	b.WriteString(catAIPerf + ".\n" +
+		"refused: a value that would change what is measured exits 2; noted: accepted with one note on stderr.\n" +
+		"A neutral value (listed) is accepted silently.\n\n")
+	for i := range foreignOptions {
+		o := &foreignOptions[i]
+		if taken[o.names()[0]] {
+			continue
+		}
+		b.WriteString(o.helpLine())
+		b.WriteByte('\n')
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// helpLine is the row as WriteAIPerfHelp and docs/aiperf.md show it.
+func (o *foreignOption) helpLine() string {
+	var names []string
+	for _, n := range o.names() {
+		if len(n) == 1 {
+			names = append(names, "-"+n)
+		} else {
+			names = append(names, "--"+n)
+		}
+	}
+	arg := map[argKind]string{argValue: " VALUE", argMany: " VALUE..."}[o.kind]
+	verdict := "noted"
+	if o.refuse {
+		verdict = "refused"
+	}
+	if len(o.neutral) > 0 {
+		verdict += " (neutral: " + strings.Join(o.neutral, ", ") + ")"
+	}
+	return fmt.Sprintf("  %s%s  %s; surge %s", strings.Join(names, ", "), arg, verdict, o.does)
 }
 
 // switchFlag is a generic flag that takes no value (its Value is a bool

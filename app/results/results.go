@@ -185,16 +185,11 @@ func writeJSON(w io.Writer, v any) error {
 	return enc.Encode(v)
 }
 
-// positional returns the command's folder arguments; a flag after them is a
-// usage error that says so (urfave/cli stops reading flags at the first
-// argument, and would otherwise take "-o" for a folder).
+// positional returns the command's folder arguments. The command line
+// reaches here with its flags first (cmdline.CommandArgs), so a flag after
+// the folders is read as a flag.
 func positional(cc *cli.Context) ([]string, error) {
 	args := cc.Args().Slice()
-	for _, a := range args {
-		if len(a) > 1 && a[0] == '-' {
-			return nil, &cmdline.UsageError{Err: fmt.Errorf("%s: flags go before the run folders (surge %s [flags] DIR...)", a, cc.Command.Name)}
-		}
-	}
 	if len(args) == 0 {
 		return nil, &cmdline.UsageError{Err: fmt.Errorf("surge %s: name at least one run folder", cc.Command.Name)}
 	}

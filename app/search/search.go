@@ -64,6 +64,9 @@ func command(version string, run func(context.Context, cmdline.Config) error) *c
 		Flags:        append(cmdline.ProfileFlags(cfg), searchOptions(cfg.Search)...),
 		OnUsageError: cmdline.OnUsageError,
 		Action: func(cc *cli.Context) error {
+			if cc.Bool(cmdline.HelpAIPerfFlag) {
+				return cmdline.WriteAIPerfHelp(os.Stdout)
+			}
 			if err := cfg.FromContext(cc); err != nil {
 				return err
 			}

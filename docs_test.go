@@ -1,0 +1,490 @@
+package main
+
+// Every command in README.md and docs/*.md runs here, so no example rots.
+//
+// The rule, for whoever writes docs:
+//   - A ```sh block is run. Each of its commands (a line, with "\" lines
+//     joined) must start with `surge ` or `go run . `; a line starting
+//     with # is a comment.
+//   - A trailing `# exit N` says the exit status the command must have
+//     (0 when not said). A trailing `&` runs it in the background until
+//     the file's last command has run (a `surge mock-server`).
+//   - Commands of other programs (go install, go test, kubectl, bash) go
+//     in ```bash blocks, which are not run; a surge command there fails
+//     this test. ```text blocks are output.
+//
+// A file's commands run in order, in one temporary folder (so one may read
+// what an earlier one wrote), against the embedded mock with small counts:
+// see rewrite. A relative path that is not in that folder is the
+// repository's file of that name, else testdata/docs/ holds it.
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/surgebench/surge/app/cmdline"
+)
+
+// docCommand is one runnable command of a document.
+type docCommand struct {
+	at         string   // file:line
+	args       []string // after "surge"
+	exit       int
+	background bool
+}
+
+// docFiles are the documents whose commands run.
+func docFiles(t *testing.T) []string {
+	files, err := filepath.Glob("docs/*.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return append([]string{"README.md"}, files...)
+}
+
+// parseDoc returns the ```sh commands of a Markdown file, and an error for
+// each rule it breaks.
+func parseDoc(name, text string) (cmds []docCommand, errs []error) {
+	var fence, pending string
+	pendingLine := 0
+	for i, line := range strings.Split(text, "\n") {
+		trimmed := strings.TrimSpace(line)
+		if strings.HasPrefix(trimmed, "```") {
+			if fence == "" {
+				fence = strings.TrimPrefix(trimmed, "```")
+				if fence == "" {
+					fence = "none"
+				}
+			} else {
+				fence = ""
+			}
+			continue
+		}
+		isSurge := strings.HasPrefix(trimmed, "surge ") || strings.HasPrefix(trimmed, "go run . ")
+		switch fence {
+		case "bash", "shell", "console", "none":
+			if isSurge {
+				errs = append(errs, fmt.Errorf("%s:%d: a surge command in a ```%s block: put it in a ```sh block, where it is tested", name, i+1, fence))
+			}
+			continue
+		case "sh":
+		default:
+			continue
+		}
+		if pending == "" {
+			pendingLine = i + 1
+		}
+		if rest, ok := strings.CutSuffix(trimmed, "\\"); ok {
+			pending += rest + " "
+			continue
+		}
+		full := strings.TrimSpace(pending + trimmed)
+		pending = ""
+		if full == "" || strings.HasPrefix(full, "#") {
+			continue
+		}
+		at := fmt.Sprintf("%s:%d", name, pendingLine)
+		c, err := parseCommand(at, full)
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		cmds = append(cmds, c)
+	}
+	return cmds, errs
+}
+
+// parseCommand splits a command line as a shell would (quotes, a trailing
+// comment, a trailing &).
+func parseCommand(at, line string) (docCommand, error) {
+	c := docCommand{at: at}
+	var words []string
+	var cur strings.Builder
+	inWord := false
+	var quote rune
+	comment := ""
+	for i, r := range line {
+		switch {
+		case quote != 0:
+			if r == quote {
+				quote = 0
+			} else {
+				cur.WriteRune(r)
+			}
+		case r == '"' || r == '\'':
+			quote, inWord = r, true
+		case r == '#' && !inWord:
+			comment = line[i:]
+		case r == ' ' || r == '\t':
+			if inWord {
+				words = append(words, cur.String())
+				cur.Reset()
+				inWord = false
+			}
+		default:
+			cur.WriteRune(r)
+			inWord = true
+		}
+		if comment != "" {
+			break
+		}
+	}
+	if quote != 0 {
+		return c, fmt.Errorf("%s: unclosed quote", at)
+	}
+	if inWord {
+		words = append(words, cur.String())
+	}
+	if n := len(words); n > 0 && words[n-1] == "&" {
+		c.background, words = true, words[:n-1]
+	}
+	switch {
+	case len(words) > 0 && words[0] == "surge":
+		c.args = words[1:]
+	case len(words) > 2 && words[0] == "go" && words[1] == "run" && words[2] == ".":
+		c.args = words[3:]
+	default:
+		return c, fmt.Errorf("%s: a ```sh block runs surge commands only (`surge …` or `go run . …`), got %q", at, line)
+	}
+	if rest, ok := strings.CutPrefix(strings.TrimSpace(comment), "# exit "); ok {
+		n, err := strconv.Atoi(strings.Fields(rest)[0])
+		if err != nil {
+			return c, fmt.Errorf("%s: %q: want # exit N", at, comment)
+		}
+		c.exit = n
+	}
+	return c, nil
+}
+
+// docRun is the state of one document's commands: its folder, and the
+// ports its background mock servers were moved to.
+type docRun struct {
+	dir, repo string
+	ports     map[string]string // a port the document names → the one used
+}
+
+// caps bound a value flag's number in a rewritten command.
+var caps = map[string]float64{
+	"request-count": 8, "num-requests": 8, "benchmark-duration": 1, "isl": 128, "osl": 8,
+	"wait-for-model-timeout": 5, "fixed-schedule-end-offset": 2000, "probe-duration": 1,
+	"probe-max-duration": 2, "warmup-request-count": 2, "conversation-num": 4,
+}
+
+// rewrite turns a documented command into one that runs here in seconds:
+// against the embedded mock (or a background mock-server the document
+// started), a model and tokenizer that need no network, no dashboard,
+// small counts and durations, output lengths of at most 8 tokens.
+func (d *docRun) rewrite(args []string) ([]string, error) {
+	if len(args) == 0 {
+		return nil, errors.New("no command")
+	}
+	cmd := args[0]
+	out := []string{cmd}
+	set := map[string]bool{}
+	for i := 1; i < len(args); i++ {
+		a := args[i]
+		name, value, hasValue := strings.Cut(strings.TrimLeft(a, "-"), "=")
+		if !strings.HasPrefix(a, "-") || isNumber(a) {
+			out = append(out, d.path(a))
+			continue
+		}
+		set[name] = true
+		// The flag's value: after "=", else the next word (a list flag's
+		// every word up to the next flag).
+		var values []string
+		if hasValue {
+			values = []string{value}
+		} else {
+			for i+1 < len(args) && (!strings.HasPrefix(args[i+1], "-") || isNumber(args[i+1])) {
+				values = append(values, args[i+1])
+				i++
+				if name != "url" && name != "u" {
+					break
+				}
+			}
+		}
+		switch {
+		case cmd == "mock-server" && name == "port":
+			p, err := freePort()
+			if err != nil {
+				return nil, err
+			}
+			d.ports[values[0]] = p
+			values = []string{p}
+		case name == "url" || name == "u":
+			var urls []string
+			for _, v := range values {
+				if u := d.url(v); u != "" {
+					urls = append(urls, u)
+				}
+			}
+			if len(urls) == 0 {
+				continue // the embedded mock
+			}
+			values = urls
+		case name == "m" || name == "model" || name == "model-names":
+			values = []string{"mock"}
+		case name == "tokenizer":
+			values = []string{"builtin"}
+		case name == "ui" || name == "ui-type":
+			values = []string{"none"}
+		case name == "start-at":
+			continue // no wait for a clock time
+		case caps[name] > 0 && len(values) == 1:
+			if f, err := strconv.ParseFloat(values[0], 64); err == nil && f > caps[name] {
+				values = []string{strconv.FormatFloat(caps[name], 'g', -1, 64)}
+			}
+		default:
+			for j, v := range values {
+				values[j] = d.path(v)
+			}
+		}
+		out = append(out, "--"+name)
+		out = append(out, values...)
+	}
+	if cmd == "profile" || cmd == "search" {
+		if !set["ui"] && !set["ui-type"] {
+			out = append(out, "--ui", "none")
+		}
+		if !set["osl"] && !set["input-file"] {
+			out = append(out, "--osl", "8")
+		}
+	}
+	if cmd == "search" {
+		if !set["probe-duration"] {
+			out = append(out, "--probe-duration", "1")
+		}
+		if !set["max-probes"] {
+			out = append(out, "--max-probes", "4")
+		}
+	}
+	return out, nil
+}
+
+func isNumber(s string) bool {
+	_, err := strconv.ParseFloat(s, 64)
+	return err == nil
+}
+
+// url is the address a documented --url value becomes: a background mock
+// the document started on that port, else "" (the embedded mock).
+func (d *docRun) url(v string) string {
+	for from, to := range d.ports {
+		if strings.HasSuffix(strings.TrimRight(v, "/"), ":"+from) {
+			return "http://127.0.0.1:" + to
+		}
+	}
+	return ""
+}
+
+// path maps a relative file a command names to the repository's file of
+// that name or testdata/docs/'s, unless the document's folder has it.
+func (d *docRun) path(v string) string {
+	if v == "" || filepath.IsAbs(v) || strings.Contains(v, ":") {
+		return v
+	}
+	if _, err := os.Stat(filepath.Join(d.dir, v)); err == nil {
+		return v
+	}
+	for _, p := range []string{filepath.Join(d.repo, v), filepath.Join(d.repo, "testdata", "docs", v)} {
+		if _, err := os.Stat(p); err == nil {
+			return p
+		}
+	}
+	return v
+}
+
+func freePort() (string, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return "", err
+	}
+	defer l.Close()
+	return strconv.Itoa(l.Addr().(*net.TCPAddr).Port), nil
+}
+
+// TestDocsFollowTheRule: every surge command in the docs is in a block the
+// test runs, and parses.
+func TestDocsFollowTheRule(t *testing.T) {
+	n := 0
+	for _, f := range docFiles(t) {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cmds, errs := parseDoc(f, string(b))
+		for _, err := range errs {
+			t.Error(err)
+		}
+		n += len(cmds)
+	}
+	if n < 10 {
+		t.Errorf("%d runnable commands in the docs, want the README's recipes at least", n)
+	}
+}
+
+func TestParseCommand(t *testing.T) {
+	for _, tc := range []struct {
+		line string
+		want docCommand
+	}{
+		{`surge profile --goodput "time_to_first_token:500 inter_token_latency:50"`, docCommand{args: []string{"profile", "--goodput", "time_to_first_token:500 inter_token_latency:50"}}},
+		{`go run . profile --streaming  # the quick start`, docCommand{args: []string{"profile", "--streaming"}}},
+		{`surge compare a b --fail-on 'x>+5%'   # exit 1`, docCommand{args: []string{"compare", "a", "b", "--fail-on", "x>+5%"}, exit: 1}},
+		{`surge mock-server --port 8000 &`, docCommand{args: []string{"mock-server", "--port", "8000"}, background: true}},
+	} {
+		got, err := parseCommand("x", tc.line)
+		if err != nil {
+			t.Errorf("%s: %v", tc.line, err)
+			continue
+		}
+		if fmt.Sprint(got.args) != fmt.Sprint(tc.want.args) || got.exit != tc.want.exit || got.background != tc.want.background {
+			t.Errorf("%s: got %+v, want %+v", tc.line, got, tc.want)
+		}
+	}
+	if _, err := parseCommand("x", "kubectl apply -f job.yaml"); err == nil {
+		t.Error("a kubectl command in a sh block was accepted")
+	}
+}
+
+// TestDocCommandsRun runs every documented command (the rule above) with
+// the surge binary, and checks its exit status.
+func TestDocCommandsRun(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: the documented commands build surge and run it (≈ 30 s)")
+	}
+	repo, err := os.Getwd()
+	if err != nil {
+		t.Fatal(err)
+	}
+	bin := filepath.Join(t.TempDir(), "surge")
+	build := exec.Command("go", "build", "-o", bin, ".")
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	hf := t.TempDir()
+	env := append(os.Environ(), "HF_HUB_CACHE="+hf, "HF_HUB_OFFLINE=1", "SURGE_CALIBRATION_FILE="+filepath.Join(hf, "calibration.json"))
+	for _, f := range docFiles(t) {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cmds, _ := parseDoc(f, string(b)) // TestDocsFollowTheRule reports the errors
+		if len(cmds) == 0 {
+			continue
+		}
+		t.Run(f, func(t *testing.T) {
+			d := &docRun{dir: t.TempDir(), repo: repo, ports: map[string]string{}}
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			var bg []*exec.Cmd
+			defer func() {
+				for _, c := range bg {
+					_ = c.Process.Signal(os.Interrupt)
+					_ = c.Wait()
+				}
+			}()
+			for _, c := range cmds {
+				args, err := d.rewrite(c.args)
+				if err != nil {
+					t.Fatalf("%s: %v", c.at, err)
+				}
+				run := exec.CommandContext(ctx, bin, args...)
+				run.Dir, run.Env = d.dir, env
+				if c.background {
+					stderr, err := run.StderrPipe()
+					if err != nil {
+						t.Fatal(err)
+					}
+					if err := run.Start(); err != nil {
+						t.Fatalf("%s: %v", c.at, err)
+					}
+					bg = append(bg, run)
+					if err := waitListening(stderr); err != nil {
+						t.Fatalf("%s: surge %s: %v", c.at, strings.Join(args, " "), err)
+					}
+					continue
+				}
+				tctx, stop := context.WithTimeout(ctx, 60*time.Second)
+				run = exec.CommandContext(tctx, bin, args...)
+				run.Dir, run.Env = d.dir, env
+				out, _ := run.CombinedOutput()
+				stop()
+				if got := run.ProcessState.ExitCode(); got != c.exit {
+					t.Errorf("%s: surge %s\nexited %d, want %d (annotate a non-zero status with # exit N):\n%s",
+						c.at, strings.Join(args, " "), got, c.exit, tail(out, 1500))
+				}
+			}
+		})
+	}
+}
+
+// waitListening reads a background mock-server's stderr until it says it
+// listens, then drains the rest.
+func waitListening(stderr interface{ Read([]byte) (int, error) }) error {
+	sc := bufio.NewScanner(stderr)
+	for sc.Scan() {
+		if strings.Contains(sc.Text(), "listening") {
+			go func() {
+				for sc.Scan() {
+				}
+			}()
+			return nil
+		}
+	}
+	return errors.New("ended before it listened")
+}
+
+func tail(b []byte, n int) string {
+	if len(b) > n {
+		b = b[len(b)-n:]
+	}
+	return string(b)
+}
+
+var update = flag.Bool("update", false, "rewrite the generated parts of docs/")
+
+// TestAIPerfDocListsForeignFlags: docs/aiperf.md holds `surge profile
+// --help-aiperf`'s list as the code has it.
+func TestAIPerfDocListsForeignFlags(t *testing.T) {
+	const (
+		file  = "docs/aiperf.md"
+		begin = "<!-- begin surge profile --help-aiperf -->\n"
+		end   = "<!-- end surge profile --help-aiperf -->"
+	)
+	var b strings.Builder
+	if err := cmdline.WriteAIPerfHelp(&b); err != nil {
+		t.Fatal(err)
+	}
+	want := begin + "```text\n" + b.String() + "```\n" + end
+	doc, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	i, j := strings.Index(string(doc), begin), strings.Index(string(doc), end)
+	if i < 0 || j < i {
+		t.Fatalf("%s has no %q … %q markers", file, begin, end)
+	}
+	got := string(doc[i : j+len(end)])
+	if got == want {
+		return
+	}
+	if *update {
+		if err := os.WriteFile(file, []byte(string(doc[:i])+want+string(doc[j+len(end):])), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	t.Errorf("%s: the --help-aiperf list differs from the code's (go test . -run TestAIPerfDoc -update)", file)
+}
