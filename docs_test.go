@@ -22,7 +22,6 @@ import (
 	"bufio"
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"net"
 	"os"
@@ -32,8 +31,6 @@ import (
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/surgebench/surge/app/cmdline"
 )
 
 // docCommand is one runnable command of a document.
@@ -451,40 +448,4 @@ func tail(b []byte, n int) string {
 		b = b[len(b)-n:]
 	}
 	return string(b)
-}
-
-var update = flag.Bool("update", false, "rewrite the generated parts of docs/")
-
-// TestAIPerfDocListsForeignFlags: docs/aiperf.md holds `surge profile
-// --help-aiperf`'s list as the code has it.
-func TestAIPerfDocListsForeignFlags(t *testing.T) {
-	const (
-		file  = "docs/aiperf.md"
-		begin = "<!-- begin surge profile --help-aiperf -->\n"
-		end   = "<!-- end surge profile --help-aiperf -->"
-	)
-	var b strings.Builder
-	if err := cmdline.WriteAIPerfHelp(&b); err != nil {
-		t.Fatal(err)
-	}
-	want := begin + "```text\n" + b.String() + "```\n" + end
-	doc, err := os.ReadFile(file)
-	if err != nil {
-		t.Fatal(err)
-	}
-	i, j := strings.Index(string(doc), begin), strings.Index(string(doc), end)
-	if i < 0 || j < i {
-		t.Fatalf("%s has no %q … %q markers", file, begin, end)
-	}
-	got := string(doc[i : j+len(end)])
-	if got == want {
-		return
-	}
-	if *update {
-		if err := os.WriteFile(file, []byte(string(doc[:i])+want+string(doc[j+len(end):])), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	t.Errorf("%s: the --help-aiperf list differs from the code's (go test . -run TestAIPerfDoc -update)", file)
 }

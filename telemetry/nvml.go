@@ -6,11 +6,13 @@ import (
 	"context"
 	"fmt"
 	"sync"
+
+	"github.com/NVIDIA/go-nvml/pkg/nvml"
 )
 
 // nvmlDevice is a device handle with the readings that never change.
 type nvmlDevice struct {
-	dev        nvmlDev
+	dev        nvml.Device
 	index      int
 	name, uuid string
 }
@@ -18,7 +20,7 @@ type nvmlDevice struct {
 // nvmlSource reads GPUs on this host through NVML.
 type nvmlSource struct {
 	mu   sync.Mutex
-	lib  nvmlLib
+	lib  nvml.Interface
 	devs []nvmlDevice
 	shut bool
 }
@@ -30,44 +32,44 @@ type nvmlSource struct {
 // run should say so once and go on. The source implements io.Closer (NVML
 // shutdown); a Collector closes it when Run returns.
 func NVML() (GPUSource, error) {
-	return openNVML(dlNVML{nvmlDefaultLib})
+	return openNVML(nvml.New())
 }
 
-// openNVML initialises lib and enumerates its devices. The calls reach C
-// through dlsym'd pointers, so any panic from a half-loaded library is
-// turned into the same "not available" error.
-func openNVML(lib nvmlLib) (src GPUSource, err error) {
+// openNVML initialises lib and enumerates its devices. go-nvml's calls
+// reach C through dlsym'd pointers, so any panic from a half-loaded
+// library is turned into the same "not available" error.
+func openNVML(lib nvml.Interface) (src GPUSource, err error) {
 	defer func() {
 		if p := recover(); p != nil {
 			src, err = nil, fmt.Errorf("%w (%v)", ErrNVMLUnavailable, p)
 		}
 	}()
-	if ret := lib.Init(); ret != nvmlSuccess {
+	if ret := lib.Init(); ret != nvml.SUCCESS {
 		return nil, fmt.Errorf("%w (%s)", ErrNVMLUnavailable, nvmlReason(ret))
 	}
-	n, ret := lib.DeviceCount()
-	if ret != nvmlSuccess || n == 0 {
+	n, ret := lib.DeviceGetCount()
+	if ret != nvml.SUCCESS || n == 0 {
 		_ = lib.Shutdown()
-		if ret != nvmlSuccess {
+		if ret != nvml.SUCCESS {
 			return nil, fmt.Errorf("%w (device count: %s)", ErrNVMLUnavailable, nvmlReason(ret))
 		}
 		return nil, fmt.Errorf("%w (no GPUs found)", ErrNVMLUnavailable)
 	}
 	s := &nvmlSource{lib: lib}
 	for i := range n {
-		dev, ret := lib.Device(i)
-		if ret != nvmlSuccess {
+		dev, ret := lib.DeviceGetHandleByIndex(i)
+		if ret != nvml.SUCCESS {
 			// A GPU we may not open (cgroup, lost) is left out, not fatal.
 			continue
 		}
 		d := nvmlDevice{dev: dev, index: i}
-		if name, ret := dev.Name(); ret == nvmlSuccess {
+		if name, ret := dev.GetName(); ret == nvml.SUCCESS {
 			d.name = name
 		}
-		if uuid, ret := dev.UUID(); ret == nvmlSuccess {
+		if uuid, ret := dev.GetUUID(); ret == nvml.SUCCESS {
 			d.uuid = uuid
 		}
-		if idx, ret := dev.Index(); ret == nvmlSuccess {
+		if idx, ret := dev.GetIndex(); ret == nvml.SUCCESS {
 			d.index = idx
 		}
 		s.devs = append(s.devs, d)
@@ -81,8 +83,8 @@ func openNVML(lib nvmlLib) (src GPUSource, err error) {
 
 // nvmlReason names a return code; the library-not-found case gets the
 // file name people search for.
-func nvmlReason(ret nvmlReturn) string {
-	if ret == nvmlErrLibNotFound {
+func nvmlReason(ret nvml.Return) string {
+	if ret == nvml.ERROR_LIBRARY_NOT_FOUND {
 		return "libnvidia-ml.so.1 not found"
 	}
 	return ret.Error()
@@ -117,22 +119,22 @@ func (s *nvmlSource) Sample(ctx context.Context) (out []GPUSample, err error) {
 func (s *nvmlSource) read(d *nvmlDevice) GPUSample {
 	g := nanGPUSample("nvml", d.index)
 	g.Name, g.UUID = d.name, d.uuid
-	if gpu, mem, ret := d.dev.Utilization(); ret == nvmlSuccess {
-		g.SMUtil, g.MemUtil = float64(gpu), float64(mem)
+	if u, ret := d.dev.GetUtilizationRates(); ret == nvml.SUCCESS {
+		g.SMUtil, g.MemUtil = float64(u.Gpu), float64(u.Memory)
 	}
-	if used, total, ret := d.dev.Memory(); ret == nvmlSuccess {
-		g.MemUsed, g.MemTotal = used, total
+	if m, ret := d.dev.GetMemoryInfo(); ret == nvml.SUCCESS {
+		g.MemUsed, g.MemTotal = m.Used, m.Total
 	}
-	if mw, ret := d.dev.PowerMilliwatts(); ret == nvmlSuccess {
+	if mw, ret := d.dev.GetPowerUsage(); ret == nvml.SUCCESS {
 		g.PowerW = float64(mw) / 1000
 	}
-	if mj, ret := d.dev.EnergyMillijoules(); ret == nvmlSuccess {
+	if mj, ret := d.dev.GetTotalEnergyConsumption(); ret == nvml.SUCCESS {
 		g.EnergyJ = float64(mj) / 1000
 	}
-	if t, ret := d.dev.TemperatureC(); ret == nvmlSuccess {
+	if t, ret := d.dev.GetTemperature(nvml.TEMPERATURE_GPU); ret == nvml.SUCCESS {
 		g.TempC = float64(t)
 	}
-	if c, ret := d.dev.SMClockMHz(); ret == nvmlSuccess {
+	if c, ret := d.dev.GetClockInfo(nvml.CLOCK_SM); ret == nvml.SUCCESS {
 		g.SMClockMHz = float64(c)
 	}
 	return g
@@ -146,7 +148,7 @@ func (s *nvmlSource) Close() error {
 		return nil
 	}
 	s.shut = true
-	if ret := s.lib.Shutdown(); ret != nvmlSuccess {
+	if ret := s.lib.Shutdown(); ret != nvml.SUCCESS {
 		return fmt.Errorf("nvml shutdown: %s", ret.Error())
 	}
 	return nil

@@ -4,7 +4,7 @@ package telemetry
 
 import "fmt"
 
-// NVML would open the NVIDIA Management Library; its binding needs cgo, so a
+// NVML would open the NVIDIA Management Library; go-nvml needs cgo, so a
 // static (CGO_ENABLED=0) build always reports it unavailable. Use DCGM
 // exporters for GPU telemetry from such a binary.
 func NVML() (GPUSource, error) {
