@@ -119,15 +119,20 @@ func BenchmarkLoad(b *testing.B) {
 }
 
 // BenchmarkCountLongWord counts one unbroken word of a repeated letter
-// (a pathological response: one pre-token as long as the text) next to the
-// same number of bytes as ordinary words. inB/byte is the memory allocated
-// per input byte.
+// (a pathological response: one pre-token as long as the text), one of
+// random letters (no window repeats), and the same number of bytes as
+// ordinary words. B/inbyte is the memory allocated per input byte.
 func BenchmarkCountLongWord(b *testing.B) {
 	tok := qwen3(b)
 	for _, size := range []int{1 << 20, 4 << 20} {
-		for _, kind := range []string{"word", "words"} {
-			text := strings.Repeat("a", size)
-			if kind == "words" {
+		for _, kind := range []string{"word", "random", "words"} {
+			var text string
+			switch kind {
+			case "word":
+				text = strings.Repeat("a", size)
+			case "random":
+				text = longPieces(size)["random lowercase"][:size]
+			case "words":
 				text = strings.Repeat("aaaaaaa ", size/8)
 			}
 			b.Run(fmt.Sprintf("%s/%dMiB", kind, size>>20), func(b *testing.B) {

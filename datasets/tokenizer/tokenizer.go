@@ -248,8 +248,20 @@ func (t *Tokenizer) merge(p string, sc *scratch) []int32 {
 // encodeLong encodes a pre-token longer than window a window at a time
 // (see longWindow); margin is how far from a window's end its ids are
 // dropped and merged again with the next window.
+//
+// A window equal to the one before (a run of one letter, any text that
+// repeats in step with the windows: a model stuck in a loop) takes the
+// ids kept from that one instead of merging again.
 func (t *Tokenizer) encodeLong(p string, window, margin int, out []int32, sc *scratch) []int32 {
+	var last string // the window before
+	var lastIDs []int32
+	lastEnd := 0
 	for len(p) > window {
+		if p[:window] == last {
+			out = sc.flush(append(out, lastIDs...))
+			p = p[lastEnd:]
+			continue
+		}
 		ids := t.merge(p[:window], sc)
 		n, end := 0, 0
 		for ; n < len(ids); n++ {
@@ -260,6 +272,7 @@ func (t *Tokenizer) encodeLong(p string, window, margin int, out []int32, sc *sc
 			end += l
 		}
 		out = sc.flush(append(out, ids[:n]...))
+		last, lastIDs, lastEnd = p[:window], append(lastIDs[:0], ids[:n]...), end
 		p = p[end:]
 	}
 	return append(out, t.merge(p, sc)...)
