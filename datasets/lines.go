@@ -3,6 +3,7 @@ package datasets
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"errors"
 	"io"
 )
@@ -15,16 +16,26 @@ type lineReader struct {
 	file string
 	line int
 	buf  []byte
+	// ctx is the boundedReader's: a Read looks at it every 256 KiB, each
+	// line too, so a cancel is seen within one line's parse.
+	ctx context.Context
 }
 
 func newLineReader(r io.Reader, file string) *lineReader {
-	return &lineReader{r: bufio.NewReaderSize(r, 256<<10), file: file}
+	l := &lineReader{r: bufio.NewReaderSize(r, 256<<10), file: file, ctx: context.Background()}
+	if b, ok := r.(*boundedReader); ok {
+		l.ctx = b.ctx
+	}
+	return l
 }
 
 // next returns the next line without its line ending; ok is false at EOF.
 // The slice is valid until the next call.
 func (l *lineReader) next() (line []byte, ok bool, err error) {
 	l.buf = l.buf[:0]
+	if err := l.ctx.Err(); err != nil {
+		return nil, false, readError(l.file, l.line+1, err)
+	}
 	for {
 		chunk, err := l.r.ReadSlice('\n')
 		size := len(l.buf) + len(chunk)
