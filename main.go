@@ -87,6 +87,10 @@ func profileCommand(code *int) *cli.Command {
 			defer stop()
 			res, err := profile.Run(ctx, *cfg, os.Stdout, os.Stderr)
 			switch {
+			case res == nil && err != nil && ctx.Err() != nil && errors.Is(err, ctx.Err()):
+				// Interrupted before the run started (loading the dataset).
+				*code = cmdline.ExitInterrupted
+				return err
 			case res == nil:
 				return err
 			case res.Cancelled:

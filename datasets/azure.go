@@ -2,6 +2,7 @@ package datasets
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"io"
 	"strconv"
@@ -68,6 +69,12 @@ func ParseAzureLine(file string, line int, b []byte, idx [3]int, ncol int) (Azur
 	if r.ContextTokens == 0 {
 		return r, inputErrorf(file, line, "ContextTokens must be positive, got 0")
 	}
+	if err := tokensInput(file, line, "ContextTokens", r.ContextTokens); err != nil {
+		return r, err
+	}
+	if err := tokensInput(file, line, "GeneratedTokens", r.GeneratedTokens); err != nil {
+		return r, err
+	}
 	return r, nil
 }
 
@@ -109,11 +116,14 @@ func readAzure(r io.Reader, file string) ([]AzureRow, error) {
 // azureDataset builds one single-turn conversation per row, its prompt of
 // ContextTokens tokens, its cap GeneratedTokens, and its timestamp the
 // offset from the first row.
-func azureDataset(file string, rows []AzureRow, p *prompter, seed uint64) *Dataset {
+func azureDataset(ctx context.Context, file string, rows []AzureRow, p *prompter, seed uint64) (*Dataset, error) {
 	d := &Dataset{Name: file, Conversations: make([]Conversation, len(rows))}
 	digits := p.digits(int64(len(rows)))
 	t0 := rows[0].Time
 	for i, r := range rows {
+		if err := canceled(ctx, i, file); err != nil {
+			return nil, err
+		}
 		start := int(mix64(uint64(i)^seed) % uint64(len(p.starts)))
 		parts, got := p.prompt(nil, int64(i), digits, r.ContextTokens, start)
 		d.Conversations[i] = Conversation{
@@ -122,5 +132,5 @@ func azureDataset(file string, rows []AzureRow, p *prompter, seed uint64) *Datas
 				Timestamp: r.Time.Sub(t0), HasTimestamp: true}},
 		}
 	}
-	return d
+	return d, nil
 }

@@ -103,6 +103,9 @@ func (j *turnJSON) toTurn(file string, line int, where string) (Turn, error) {
 		if *j.OutputLength < 0 {
 			return t, inputErrorf(file, line, "%soutput_length must not be negative, got %d", where, *j.OutputLength)
 		}
+		if err := tokensInput(file, line, where+"output_length", *j.OutputLength); err != nil {
+			return t, err
+		}
 		t.MaxTokens = *j.OutputLength
 	}
 	if len(j.Extra) > 0 {

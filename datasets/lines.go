@@ -3,30 +3,55 @@ package datasets
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"errors"
-	"fmt"
 	"io"
 )
 
 // lineReader yields the lines of a text file with their 1-based numbers.
-// Lines may be arbitrarily long (a JSONL row can carry a whole document).
+// A line may be up to MaxLineBytes long (a JSONL row can carry a whole
+// document); a longer one is an error before it is read to its end.
 type lineReader struct {
 	r    *bufio.Reader
 	file string
 	line int
 	buf  []byte
+	// ctx is the boundedReader's: a Read looks at it every 256 KiB, each
+	// line too, so a cancel is seen within one line's parse.
+	ctx context.Context
 }
 
 func newLineReader(r io.Reader, file string) *lineReader {
-	return &lineReader{r: bufio.NewReaderSize(r, 256<<10), file: file}
+	l := &lineReader{r: bufio.NewReaderSize(r, 256<<10), file: file, ctx: context.Background()}
+	if b, ok := r.(*boundedReader); ok {
+		l.ctx = b.ctx
+	}
+	return l
 }
 
 // next returns the next line without its line ending; ok is false at EOF.
 // The slice is valid until the next call.
 func (l *lineReader) next() (line []byte, ok bool, err error) {
 	l.buf = l.buf[:0]
+	if err := l.ctx.Err(); err != nil {
+		return nil, false, readError(l.file, l.line+1, err)
+	}
 	for {
 		chunk, err := l.r.ReadSlice('\n')
+		size := len(l.buf) + len(chunk)
+		if err == nil {
+			size-- // the newline
+		}
+		if size > MaxLineBytes {
+			return nil, false, readError(l.file, l.line+1, &LimitError{What: "line", Got: int64(size), Limit: MaxLineBytes, Unit: "bytes"})
+		}
+		if need := len(l.buf) + len(chunk); need > cap(l.buf) {
+			// Double (append grows a large slice by 1.25×: five times a
+			// long line's size allocated on the way instead of two).
+			nb := make([]byte, len(l.buf), min(max(2*cap(l.buf), need), MaxLineBytes+1))
+			copy(nb, l.buf)
+			l.buf = nb
+		}
 		l.buf = append(l.buf, chunk...)
 		if err == nil {
 			break
@@ -40,7 +65,7 @@ func (l *lineReader) next() (line []byte, ok bool, err error) {
 			}
 			break
 		}
-		return nil, false, &InputError{File: l.file, Line: l.line + 1, Msg: fmt.Sprintf("read: %v", err), Err: err}
+		return nil, false, readError(l.file, l.line+1, err)
 	}
 	l.line++
 	b := bytes.TrimSuffix(l.buf, []byte("\n"))

@@ -1,7 +1,11 @@
 package datasets
 
 import (
+	"bufio"
+	"bytes"
+	"context"
 	"fmt"
+	"io"
 	"math"
 	"os"
 	"path/filepath"
@@ -71,9 +75,17 @@ type Report struct {
 
 // Load builds the workload Options describe. Bad input comes back as an
 // *InputError ("file:line: what is wrong"); nothing is skipped silently
-// except by the ShareGPT filter, whose counts are in the Report.
+// except by the ShareGPT filter, whose counts are in the Report. Lengths
+// over the limits (MaxRequestTokens, MaxLineBytes, ...) are bad input,
+// found before memory is spent on them.
 func Load(o Options) (*Dataset, *Report, error) {
-	d, rep, err := load(o)
+	return LoadContext(context.Background(), o)
+}
+
+// LoadContext is Load that stops soon after ctx is done (reading a file,
+// building prompts), returning an error that wraps ctx's.
+func LoadContext(ctx context.Context, o Options) (*Dataset, *Report, error) {
+	d, rep, err := load(ctx, o)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -103,7 +115,7 @@ func scaleDelays(d *Dataset, r float64) {
 }
 
 // load is Load before the delays are scaled.
-func load(o Options) (*Dataset, *Report, error) {
+func load(ctx context.Context, o Options) (*Dataset, *Report, error) {
 	o.Synthetic.Seed = o.Seed
 	if o.Synthetic.Tokenizer == nil {
 		o.Synthetic.Tokenizer = o.Tokenizer
@@ -114,6 +126,9 @@ func load(o Options) (*Dataset, *Report, error) {
 	}
 	if bs < 0 {
 		return nil, nil, optionErrorf("ISLBlockSize", "must be positive, got %d", bs)
+	}
+	if err := tokensOption("ISLBlockSize", bs); err != nil {
+		return nil, nil, err
 	}
 	rep := &Report{Source: o.InputFile}
 	kind := o.CustomDatasetType
@@ -143,7 +158,7 @@ func load(o Options) (*Dataset, *Report, error) {
 		if kind != "" {
 			return nil, nil, optionErrorf("CustomDatasetType", "%s needs an input file", kind)
 		}
-		d, err := Synthetic(o.Synthetic)
+		d, err := synthetic(ctx, o.Synthetic)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -157,19 +172,29 @@ func load(o Options) (*Dataset, *Report, error) {
 		return d, rep, nil
 	}
 
-	f, err := os.Open(rep.Source)
+	file, err := os.Open(rep.Source)
 	if err != nil {
 		return nil, nil, &InputError{File: rep.Source, Msg: fmt.Sprintf("cannot read the input file: %v", err), Err: err}
 	}
-	defer f.Close()
+	defer file.Close()
+	// A read that blocks (a FIFO, a stalled network file) ends when the
+	// file is closed: do that when ctx is done.
+	defer context.AfterFunc(ctx, func() { file.Close() })()
+	if st, err := file.Stat(); err == nil && st.Mode().IsRegular() && st.Size() > MaxFileBytes {
+		le := &LimitError{What: "file", Got: st.Size(), Limit: MaxFileBytes, Unit: "bytes"}
+		return nil, nil, &InputError{File: rep.Source, Msg: le.Error(), Err: le}
+	}
 	if kind == "" {
-		kind, err = guessType(f, rep.Source)
+		kind, err = guessType(ctx, file, rep.Source)
 		if err != nil {
 			return nil, nil, err
 		}
 		rep.Lines = append(rep.Lines, fmt.Sprintf("dataset: no --custom-dataset-type given; %s looks like %s", rep.Source, kind))
 	}
 	rep.Type = kind
+	// Every reader below reads through f: bounded by MaxFileBytes and
+	// stopped by ctx.
+	f := newBoundedReader(ctx, file)
 
 	// Mooncake and Azure prompts are cut from the corpus (newPrompter
 	// knows the default tokenizer's view of it without parsing it);
@@ -204,7 +229,9 @@ func load(o Options) (*Dataset, *Report, error) {
 			return nil, nil, fmt.Errorf("%s: %w", kind, perr)
 		}
 		var bb *blockBuilder
-		d, bb = mooncakeDataset(rep.Source, rows, bs, p, o.Seed)
+		if d, bb, err = mooncakeDataset(ctx, rep.Source, rows, bs, p, o.Seed); err != nil {
+			return nil, nil, err
+		}
 		rep.Rows = len(rows)
 		rep.Lines = append(rep.Lines, fmt.Sprintf("dataset: %d distinct full prefix blocks of %d tokens built once and shared", len(bb.full), bs))
 		if bb.short > 0 {
@@ -219,15 +246,24 @@ func load(o Options) (*Dataset, *Report, error) {
 		if perr != nil {
 			return nil, nil, fmt.Errorf("%s: %w", kind, perr)
 		}
-		d = azureDataset(rep.Source, rows, p, o.Seed)
+		if d, err = azureDataset(ctx, rep.Source, rows, p, o.Seed); err != nil {
+			return nil, nil, err
+		}
 		rep.Rows = len(rows)
 	case PublicShareGPT:
-		data, rerr := os.ReadFile(rep.Source)
+		// A JSON array or nothing: refuse anything else (/dev/zero) before
+		// reading it whole.
+		br := bufio.NewReaderSize(f, 64<<10)
+		head, _ := br.Peek(64 << 10)
+		if head = bytes.TrimLeft(head, " \t\r\n"); len(head) > 0 && head[0] != '[' {
+			return nil, nil, inputErrorf(rep.Source, 1, "want a JSON array of conversations")
+		}
+		data, rerr := io.ReadAll(br)
 		if rerr != nil {
-			return nil, nil, &InputError{File: rep.Source, Msg: fmt.Sprintf("cannot read the input file: %v", rerr), Err: rerr}
+			return nil, nil, readError(rep.Source, 0, rerr)
 		}
 		var st ShareGPTStats
-		d, st, err = readShareGPT(data, rep.Source, tok)
+		d, st, err = readShareGPT(ctx, data, rep.Source, tok)
 		rep.ShareGPT = &st
 		rep.Rows = st.Total
 		if err == nil {
@@ -260,7 +296,7 @@ func (r *Report) finish(d *Dataset, headline string) {
 
 // guessType names the format of an input file from its extension and, for
 // JSONL, the fields of its first line; it rewinds f.
-func guessType(f *os.File, file string) (string, error) {
+func guessType(ctx context.Context, f *os.File, file string) (string, error) {
 	defer f.Seek(0, 0)
 	switch strings.ToLower(filepath.Ext(file)) {
 	case ".csv":
@@ -268,7 +304,7 @@ func guessType(f *os.File, file string) (string, error) {
 	case ".json":
 		return PublicShareGPT, nil
 	}
-	lr := newLineReader(f, file)
+	lr := newLineReader(newBoundedReader(ctx, f), file)
 	for {
 		b, ok, err := lr.next()
 		if err != nil {

@@ -1,6 +1,7 @@
 package datasets
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -113,7 +114,15 @@ func ParseMooncakeLine(file string, line int, b []byte, blockSize int) (Mooncake
 		if *j.OutputLength < 0 {
 			return r, inputErrorf(file, line, "output_length must not be negative, got %d", *j.OutputLength)
 		}
+		if err := tokensInput(file, line, "output_length", *j.OutputLength); err != nil {
+			return r, err
+		}
 		r.OutputLength = *j.OutputLength
+	}
+	if j.InputLength != nil {
+		if err := tokensInput(file, line, "input_length", *j.InputLength); err != nil {
+			return r, err
+		}
 	}
 	if j.TextInput != nil && j.Text != nil {
 		return r, inputErrorf(file, line, `give "text_input" or "text", not both`)
@@ -217,13 +226,24 @@ func checkMillis(v float64) string {
 // millis converts milliseconds to a Duration, rounding to the nanosecond.
 func millis(v float64) time.Duration { return time.Duration(math.Round(v * float64(time.Millisecond))) }
 
-// readMooncake parses every line of a Mooncake trace.
+// readMooncake parses every line of a Mooncake trace, and refuses one
+// that names more than MaxTraceBlocks prompt blocks in all.
 func readMooncake(r io.Reader, file string, blockSize int) ([]MooncakeRow, error) {
 	var rows []MooncakeRow
+	blocks := 0
 	err := eachLine(r, file, func(line int, b []byte) error {
 		row, err := ParseMooncakeLine(file, line, b, blockSize)
+		if err != nil {
+			return err
+		}
+		if row.generated() {
+			if blocks += max(len(row.HashIDs), (row.InputLength+blockSize-1)/blockSize); blocks > MaxTraceBlocks {
+				le := &LimitError{What: "prompt blocks in the trace", Got: int64(blocks), Limit: MaxTraceBlocks, Unit: "blocks"}
+				return &InputError{File: file, Line: line, Msg: le.Error(), Err: le}
+			}
+		}
 		rows = append(rows, row)
-		return err
+		return nil
 	})
 	if err != nil {
 		return nil, err
@@ -314,7 +334,7 @@ func joinParts(p []string) string {
 // blocks meet at a space before a word, so the prompt's total matches
 // input_length; where a tokenizer merges across a block boundary anyway the
 // total can drift by a token or so (measured in the tests).
-func mooncakeDataset(file string, rows []MooncakeRow, blockSize int, p *prompter, seed uint64) (*Dataset, *blockBuilder) {
+func mooncakeDataset(ctx context.Context, file string, rows []MooncakeRow, blockSize int, p *prompter, seed uint64) (*Dataset, *blockBuilder, error) {
 	var maxID int64 = -1
 	fresh := 0
 	for i := range rows {
@@ -334,6 +354,9 @@ func mooncakeDataset(file string, rows []MooncakeRow, blockSize int, p *prompter
 	sessions := map[string]int{}
 	ids := make([]int64, 0, 64)
 	for i := range rows {
+		if err := canceled(ctx, i, file); err != nil {
+			return nil, nil, err
+		}
 		r := &rows[i]
 		t := Turn{InputTokens: r.InputLength, MaxTokens: r.OutputLength, Extra: r.Extra,
 			Messages: r.Messages, MessagesDelta: r.Delta, Tools: r.Tools, Payload: r.Payload}
@@ -376,5 +399,5 @@ func mooncakeDataset(file string, rows []MooncakeRow, blockSize int, p *prompter
 		}
 		d.Conversations = append(d.Conversations, Conversation{ID: fmt.Sprintf("trace-%d", r.Line), Turns: []Turn{t}})
 	}
-	return d, bb
+	return d, bb, nil
 }

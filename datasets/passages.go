@@ -37,6 +37,19 @@ func AddPassages(d *Dataset, o PassageOptions) error {
 	case o.ISLStddev < 0:
 		return optionErrorf("Passages.ISLStddev", "must not be negative, got %d", o.ISLStddev)
 	}
+	if err := tokensOption("Passages.ISL", o.ISL); err != nil {
+		return err
+	}
+	if err := tokensOption("Passages.ISLStddev", o.ISLStddev); err != nil {
+		return err
+	}
+	// A request carries all its passages: their tokens together are one
+	// request's, and a sampled count is capped to keep them so.
+	maxCount := MaxRequestTokens / o.ISL
+	if o.Count > maxCount {
+		return &OptionError{Option: "Passages.Count", Reason: fmt.Sprintf("%d passages of %d tokens are over the limit of %d tokens a request", o.Count, o.ISL, MaxRequestTokens),
+			Err: &LimitError{What: "passage tokens", Got: int64(o.Count) * int64(o.ISL), Limit: MaxRequestTokens, Unit: "tokens"}}
+	}
 	// Sample every count first: the heads' width depends on the total.
 	rng := rand.New(rand.NewPCG(o.Seed, 0x7061737361676573)) // "passages"
 	var counts []int
@@ -45,7 +58,7 @@ func AddPassages(d *Dataset, o PassageOptions) error {
 		for _, t := range c.Turns {
 			n := 0
 			if len(t.Passages) == 0 {
-				n = sampleLength(rng, o.Count, float64(o.CountStddev), 1)
+				n = min(sampleLength(rng, o.Count, float64(o.CountStddev), 1), maxCount)
 			}
 			counts = append(counts, n)
 			total += n
@@ -75,7 +88,7 @@ func AddPassages(d *Dataset, o PassageOptions) error {
 			t.Passages = make([]string, n)
 			tokens := 0
 			for i := range t.Passages {
-				parts, got := p.prompt(nil, id, digits, sampleLength(rng, o.ISL, float64(o.ISLStddev), 1), rng.IntN(len(p.starts)))
+				parts, got := p.prompt(nil, id, digits, min(sampleLength(rng, o.ISL, float64(o.ISLStddev), 1), MaxRequestTokens), rng.IntN(len(p.starts)))
 				id++
 				t.Passages[i] = strings.Join(parts, "")
 				tokens += got

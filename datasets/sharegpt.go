@@ -2,6 +2,7 @@ package datasets
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -53,7 +54,7 @@ func isGPT(from string) bool   { return from == "gpt" || from == "chatgpt" || fr
 // is the prompt and the next gpt turn's token count its output cap; the
 // filter keeps prompts of 4–1024 tokens with a completion ≥ 4 tokens and a
 // total ≤ 2048. data is the whole file (for line numbers in errors).
-func readShareGPT(data []byte, file string, tok Tokenizer) (*Dataset, ShareGPTStats, error) {
+func readShareGPT(ctx context.Context, data []byte, file string, tok Tokenizer) (*Dataset, ShareGPTStats, error) {
 	var st ShareGPTStats
 	dec := json.NewDecoder(bytes.NewReader(data))
 	lineAt := func(off int64) int { return 1 + bytes.Count(data[:min(int(off), len(data))], []byte("\n")) }
@@ -83,6 +84,9 @@ func readShareGPT(data []byte, file string, tok Tokenizer) (*Dataset, ShareGPTSt
 	}
 	d := &Dataset{Name: file}
 	for dec.More() {
+		if err := canceled(ctx, st.Total, file); err != nil {
+			return nil, st, err
+		}
 		start := dec.InputOffset()
 		var e ShareGPTEntry
 		if err := dec.Decode(&e); err != nil {

@@ -1,6 +1,7 @@
 package datasets
 
 import (
+	"context"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -55,6 +56,11 @@ type SyntheticOptions struct {
 // rare case that no sentence start gives a clean cut the prompt is one token
 // short.
 func Synthetic(o SyntheticOptions) (*Dataset, error) {
+	return synthetic(context.Background(), o)
+}
+
+// synthetic is Synthetic that stops soon after ctx is done.
+func synthetic(ctx context.Context, o SyntheticOptions) (*Dataset, error) {
 	if o.Count <= 0 {
 		return nil, optionErrorf("Synthetic.Count", "must be positive, got %d", o.Count)
 	}
@@ -84,6 +90,21 @@ func Synthetic(o SyntheticOptions) (*Dataset, error) {
 		return nil, optionErrorf("Synthetic.TurnDelay", "must not be negative, got %s", o.TurnDelay)
 	case o.TurnDelayStddev < 0:
 		return nil, optionErrorf("Synthetic.TurnDelayStddev", "must not be negative, got %s", o.TurnDelayStddev)
+	}
+	for _, c := range []struct {
+		option string
+		n      int
+	}{{"Synthetic.ISL", o.ISL}, {"Synthetic.OSL", o.OSL}, {"Synthetic.PrefixLength", o.PrefixLength},
+		{"Synthetic.SharedSystemPromptLength", o.SharedSystemPromptLength}} {
+		if err := tokensOption(c.option, c.n); err != nil {
+			return nil, err
+		}
+	}
+	if err := tokensStddevOption("Synthetic.ISLStddev", o.ISLStddev); err != nil {
+		return nil, err
+	}
+	if err := tokensStddevOption("Synthetic.OSLStddev", o.OSLStddev); err != nil {
+		return nil, err
 	}
 	p, err := newPrompter(o.Tokenizer, o.Seed)
 	if err != nil {
@@ -118,12 +139,16 @@ func Synthetic(o SyntheticOptions) (*Dataset, error) {
 	digits := p.digits(int64(total))
 	id := int64(0) // each prompt's own head, across turns
 	for i := range d.Conversations {
+		if err := canceled(ctx, i, "synthetic dataset"); err != nil {
+			return nil, err
+		}
 		c := Conversation{ID: fmt.Sprintf("synthetic-%d", i), SystemPrompt: system, Turns: make([]Turn, turns[i])}
 		for j := range c.Turns {
-			isl := sampleLength(rng, o.ISL, o.ISLStddev, 1)
+			// A sampled length is capped at MaxRequestTokens.
+			isl := min(sampleLength(rng, o.ISL, o.ISLStddev, 1), MaxRequestTokens)
 			osl := 0
 			if o.OSL > 0 {
-				osl = sampleLength(rng, o.OSL, o.OSLStddev, 1)
+				osl = min(sampleLength(rng, o.OSL, o.OSLStddev, 1), MaxRequestTokens)
 			}
 			var parts []string
 			total := 0

@@ -2,6 +2,7 @@ package profile
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"math/rand/v2"
@@ -136,13 +137,14 @@ var datasetFlags = map[string]string{
 
 // loadDataset builds the workload; count is how many synthetic
 // conversations the run needs.
-func (c *config) loadDataset(tok datasets.Tokenizer, count int, log io.Writer) (*datasets.Dataset, error) {
+// Cancelling ctx (Ctrl-C) stops the load soon after.
+func (c *config) loadDataset(ctx context.Context, tok datasets.Tokenizer, count int, log io.Writer) (*datasets.Dataset, error) {
 	rankings := c.rankings()
 	isl, islStddev, err := c.queryLength(rankings)
 	if err != nil {
 		return nil, err
 	}
-	ds, report, err := datasets.Load(datasets.Options{
+	ds, report, err := datasets.LoadContext(ctx, datasets.Options{
 		InputFile: c.InputFile, CustomDatasetType: c.CustomDatasetType, PublicDataset: c.PublicDataset,
 		ISLBlockSize: c.ISLBlockSize, Tokenizer: tok, Seed: c.Seed, TurnDelayRatio: c.TurnDelayRatio,
 		Synthetic: datasets.SyntheticOptions{
@@ -152,6 +154,9 @@ func (c *config) loadDataset(tok datasets.Tokenizer, count int, log io.Writer) (
 			Turns: c.TurnsMean, TurnsStddev: c.TurnsStddev, TurnDelay: c.TurnDelayMean, TurnDelayStddev: c.TurnDelayStd,
 		},
 	})
+	if err != nil && ctx.Err() != nil && errors.Is(err, ctx.Err()) {
+		return nil, fmt.Errorf("interrupted while loading the dataset (%w)", err)
+	}
 	if err != nil {
 		// Bad files, lines and flags all exit 2 (the error names which).
 		return nil, &cmdline.UsageError{Err: cmdline.ForFlags(err, datasetFlags)}

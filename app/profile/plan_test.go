@@ -329,7 +329,7 @@ func TestDatasetOptionsBecomeFlags(t *testing.T) {
 		{cmdline.Config{ISL: 8, CustomDatasetType: "mooncake_trace"}, "--custom-dataset-type mooncake_trace needs an input file"},
 		{cmdline.Config{ISL: 8, PrefixPoolSize: 2}, "--prompt-prefix-pool-size and the prefix length must be given together"},
 	} {
-		_, err := (&config{tc.c}).loadDataset(nil, 1, io.Discard)
+		_, err := (&config{tc.c}).loadDataset(context.Background(), nil, 1, io.Discard)
 		var ue *cmdline.UsageError
 		if !errors.As(err, &ue) || err.Error() != tc.want {
 			t.Errorf("error %v, want the usage error %q", err, tc.want)

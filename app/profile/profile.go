@@ -194,7 +194,7 @@ func prepareCtx(ctx context.Context, cc cmdline.Config, log io.Writer) (*prepare
 	if err := p.checkSharding(load); err != nil {
 		return nil, err
 	}
-	if p.ds, err = c.loadDataset(builder, c.conversationsNeeded(load), log); err != nil {
+	if p.ds, err = c.loadDataset(ctx, builder, c.conversationsNeeded(load), log); err != nil {
 		return nil, err
 	}
 	if err := checkBodies(p.ds, p.ep); err != nil {

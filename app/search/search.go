@@ -2,6 +2,7 @@ package search
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"os/signal"
@@ -41,6 +42,10 @@ func SearchCommand(version string, code *int) *cli.Command {
 		defer stop()
 		res, err := profile.Run(ctx, cfg, os.Stdout, os.Stderr)
 		switch {
+		case res == nil && err != nil && ctx.Err() != nil && errors.Is(err, ctx.Err()):
+			// Interrupted before the search started (loading the dataset).
+			*code = cmdline.ExitInterrupted
+			return err
 		case res == nil:
 			return err
 		case res.Cancelled:

@@ -1,8 +1,10 @@
 package tokenizer
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 )
@@ -114,4 +116,36 @@ func BenchmarkLoad(b *testing.B) {
 			}
 		}
 	})
+}
+
+// BenchmarkCountLongWord counts one unbroken word of a repeated letter
+// (a pathological response: one pre-token as long as the text), one of
+// random letters (no window repeats), and the same number of bytes as
+// ordinary words. B/inbyte is the memory allocated per input byte.
+func BenchmarkCountLongWord(b *testing.B) {
+	tok := qwen3(b)
+	for _, size := range []int{1 << 20, 4 << 20} {
+		for _, kind := range []string{"word", "random", "words"} {
+			var text string
+			switch kind {
+			case "word":
+				text = strings.Repeat("a", size)
+			case "random":
+				text = longPieces(size)["random lowercase"][:size]
+			case "words":
+				text = strings.Repeat("aaaaaaa ", size/8)
+			}
+			b.Run(fmt.Sprintf("%s/%dMiB", kind, size>>20), func(b *testing.B) {
+				b.SetBytes(int64(size))
+				b.ReportAllocs()
+				var before, after runtime.MemStats
+				runtime.ReadMemStats(&before)
+				for b.Loop() {
+					tok.Count(text)
+				}
+				runtime.ReadMemStats(&after)
+				b.ReportMetric(float64(after.TotalAlloc-before.TotalAlloc)/float64(b.N)/float64(size), "B/inbyte")
+			})
+		}
+	}
 }

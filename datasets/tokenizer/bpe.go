@@ -116,22 +116,23 @@ type symbol struct {
 	gone       bool
 }
 
-// candidate is a possible merge of symbols[pos] with its successor.
-type candidate struct {
-	rank, pos, merged int32
-}
-
-func (c candidate) less(d candidate) bool {
-	return c.rank < d.rank || (c.rank == d.rank && c.pos < d.pos)
-}
+// A candidate is a possible merge of list[pos] with its successor, as
+// rank<<32 | pos: one comparison orders candidates lowest rank first,
+// leftmost first among equals, as Hugging Face's BPE does.
+type candidate uint64
 
 // mergeLarge is mergeSmall for long pieces (long runs of letters, spaces or
 // symbols): a priority queue of candidate merges over a linked list, the
-// same algorithm as Hugging Face's Word::merge_all, O(n log n).
-func (t *pairTable) mergeLarge(syms []int32) []int32 {
+// same algorithm as Hugging Face's Word::merge_all, O(n log n). Its list
+// and queue are kept in sc for the next call.
+func (t *pairTable) mergeLarge(syms []int32, sc *scratch) []int32 {
 	n := len(syms)
-	list := make([]symbol, n)
-	var heap []candidate
+	if cap(sc.list) < n {
+		sc.list = make([]symbol, n)
+	}
+	list := sc.list[:n]
+	heap := sc.heap[:0]
+	defer func() { sc.heap = heap[:0] }()
 	for i := range list {
 		list[i] = symbol{id: syms[i], prev: int32(i - 1), next: int32(i + 1)}
 	}
@@ -140,7 +141,7 @@ func (t *pairTable) mergeLarge(syms []int32) []int32 {
 		heap = append(heap, c)
 		for j := len(heap) - 1; j > 0; {
 			p := (j - 1) / 2
-			if !heap[j].less(heap[p]) {
+			if heap[j] >= heap[p] {
 				break
 			}
 			heap[j], heap[p] = heap[p], heap[j]
@@ -150,21 +151,25 @@ func (t *pairTable) mergeLarge(syms []int32) []int32 {
 	pop := func() candidate {
 		top := heap[0]
 		last := len(heap) - 1
-		heap[0] = heap[last]
+		c := heap[last]
 		heap = heap[:last]
-		for j := 0; ; {
-			l, r, m := 2*j+1, 2*j+2, j
-			if l < last && heap[l].less(heap[m]) {
-				m = l
-			}
-			if r < last && heap[r].less(heap[m]) {
-				m = r
-			}
-			if m == j {
+		j := 0
+		for {
+			l := 2*j + 1
+			if l >= last {
 				break
 			}
-			heap[j], heap[m] = heap[m], heap[j]
-			j = m
+			if r := l + 1; r < last && heap[r] < heap[l] {
+				l = r
+			}
+			if c <= heap[l] {
+				break
+			}
+			heap[j] = heap[l]
+			j = l
+		}
+		if last > 0 {
+			heap[j] = c
 		}
 		return top
 	}
@@ -173,8 +178,8 @@ func (t *pairTable) mergeLarge(syms []int32) []int32 {
 		if next < 0 {
 			return
 		}
-		if r, id, ok := t.get(list[pos].id, list[next].id); ok {
-			push(candidate{rank: r, pos: pos, merged: id})
+		if r, _, ok := t.get(list[pos].id, list[next].id); ok {
+			push(candidate(uint64(uint32(r))<<32 | uint64(uint32(pos))))
 		}
 	}
 	for i := 0; i < n-1; i++ {
@@ -182,25 +187,28 @@ func (t *pairTable) mergeLarge(syms []int32) []int32 {
 	}
 	for len(heap) > 0 {
 		c := pop()
-		s := &list[c.pos]
+		rank, pos := int32(c>>32), int32(uint32(c))
+		s := &list[pos]
 		if s.gone || s.next < 0 {
 			continue
 		}
-		// The candidate is stale when either side has merged since.
-		if _, id, ok := t.get(s.id, list[s.next].id); !ok || id != c.merged {
+		// The candidate is stale when either side has merged since (a
+		// rank names one pair, so an unchanged rank is an unchanged pair).
+		r, id, ok := t.get(s.id, list[s.next].id)
+		if !ok || r != rank {
 			continue
 		}
 		right := &list[s.next]
-		s.id = c.merged
+		s.id = id
 		right.gone = true
 		s.next = right.next
 		if s.next >= 0 {
-			list[s.next].prev = c.pos
+			list[s.next].prev = pos
 		}
 		if s.prev >= 0 {
 			try(s.prev)
 		}
-		try(c.pos)
+		try(pos)
 	}
 	out := syms[:0]
 	for i := int32(0); i >= 0; i = list[i].next {

@@ -63,6 +63,13 @@ type scratch struct {
 	ids   []int32
 	syms  []int32
 	ranks []int32
+	list  []symbol    // mergeLarge's linked list
+	heap  []candidate // mergeLarge's queue
+	// counting is set by Count: the ids need not be kept, so encodePlain
+	// moves them into counted a batch at a time and the memory of counting
+	// a text does not grow with it.
+	counting bool
+	counted  int
 }
 
 var scratchPool = sync.Pool{New: func() any { return &scratch{ids: make([]int32, 0, 256)} }}
@@ -82,8 +89,10 @@ func (t *Tokenizer) Encode(text string) []int {
 // Count returns len(t.Encode(text)) without building the result.
 func (t *Tokenizer) Count(text string) int {
 	sc := scratchPool.Get().(*scratch)
+	sc.counting, sc.counted = true, 0
 	sc.ids = t.encode(text, sc.ids[:0], sc)
-	n := len(sc.ids)
+	n := sc.counted + len(sc.ids)
+	sc.counting, sc.counted = false, 0
 	if cap(sc.ids) > 1<<16 {
 		sc.ids = nil // do not pin the memory of one huge text
 	}
@@ -162,9 +171,38 @@ func (t *Tokenizer) encodePlain(s string, out []int32, sc *scratch) []int32 {
 		j := t.split(s, i)
 		out = t.encodePiece(s[i:j], out, sc)
 		i = j
+		out = sc.flush(out)
 	}
 	return out
 }
+
+// flush, when counting, counts the ids in out and empties it.
+func (sc *scratch) flush(out []int32) []int32 {
+	if sc.counting && len(out) >= countBatch {
+		sc.counted += len(out)
+		return out[:0]
+	}
+	return out
+}
+
+// countBatch is how many ids Count holds before it counts them.
+const countBatch = 4096
+
+// A pre-token longer than longWindow bytes (a run of one letter, a wall of
+// '=', a blob without digits or spaces; never ordinary text, whose longest
+// pre-tokens are a few dozen bytes) is merged a window at a time, so the
+// work and memory of one piece stay bounded whatever its length: the
+// window's ids that end more than longMargin bytes before its end are
+// kept, and the next window starts where they end. The kept ids are the
+// whole piece's unless a merge's outcome depends on bytes more than
+// longMargin ahead, which BPE's local merges do not do in practice (the
+// tests compare windowed and whole merges of long runs of every kind);
+// tokenizers that merge such a piece whole need memory and time far beyond
+// its size (90 bytes a byte here before this bound).
+const (
+	longWindow = 16 << 10
+	longMargin = 1 << 10
+)
 
 // encodePiece runs BPE on one pre-token.
 func (t *Tokenizer) encodePiece(p string, out []int32, sc *scratch) []int32 {
@@ -179,6 +217,18 @@ func (t *Tokenizer) encodePiece(p string, out []int32, sc *scratch) []int32 {
 	if ids, ok := t.cache.get(p); ok {
 		return append(out, ids...)
 	}
+	if len(p) > longWindow {
+		return t.encodeLong(p, longWindow, longMargin, out, sc)
+	}
+	syms := t.merge(p, sc)
+	if len(p) <= smallPiece {
+		t.cache.put(p, syms)
+	}
+	return append(out, syms...)
+}
+
+// merge runs BPE on the bytes of p; the result lives in sc.syms.
+func (t *Tokenizer) merge(p string, sc *scratch) []int32 {
 	syms := sc.syms[:0]
 	for i := 0; i < len(p); i++ {
 		syms = append(syms, t.byteID[p[i]])
@@ -188,12 +238,44 @@ func (t *Tokenizer) encodePiece(p string, out []int32, sc *scratch) []int32 {
 			sc.ranks = make([]int32, smallPiece)
 		}
 		syms = t.pairs.mergeSmall(syms, sc.ranks)
-		t.cache.put(p, syms)
 	} else {
-		syms = t.pairs.mergeLarge(syms)
+		syms = t.pairs.mergeLarge(syms, sc)
 	}
 	sc.syms = syms
-	return append(out, syms...)
+	return syms
+}
+
+// encodeLong encodes a pre-token longer than window a window at a time
+// (see longWindow); margin is how far from a window's end its ids are
+// dropped and merged again with the next window.
+//
+// A window equal to the one before (a run of one letter, any text that
+// repeats in step with the windows: a model stuck in a loop) takes the
+// ids kept from that one instead of merging again.
+func (t *Tokenizer) encodeLong(p string, window, margin int, out []int32, sc *scratch) []int32 {
+	var last string // the window before
+	var lastIDs []int32
+	lastEnd := 0
+	for len(p) > window {
+		if p[:window] == last {
+			out = sc.flush(append(out, lastIDs...))
+			p = p[lastEnd:]
+			continue
+		}
+		ids := t.merge(p[:window], sc)
+		n, end := 0, 0
+		for ; n < len(ids); n++ {
+			l := int(t.offs[ids[n]+1] - t.offs[ids[n]])
+			if end+l > window-margin && n > 0 {
+				break
+			}
+			end += l
+		}
+		out = sc.flush(append(out, ids[:n]...))
+		last, lastIDs, lastEnd = p[:window], append(lastIDs[:0], ids[:n]...), end
+		p = p[end:]
+	}
+	return append(out, t.merge(p, sc)...)
 }
 
 func isASCII(s string) bool {

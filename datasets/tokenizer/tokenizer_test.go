@@ -255,7 +255,7 @@ func FuzzMerge(f *testing.F) {
 		}
 		large := slices.Clone(small)
 		a := tok.pairs.mergeSmall(small, make([]int32, len(s)))
-		b := tok.pairs.mergeLarge(large)
+		b := tok.pairs.mergeLarge(large, &scratch{})
 		if !slices.Equal(a, b) {
 			t.Fatalf("merge %q: small %v, large %v", s, a, b)
 		}
