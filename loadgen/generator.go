@@ -6,6 +6,7 @@ package loadgen
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"iter"
@@ -228,10 +229,13 @@ func (g *Generator) Now() int64 { return g.now() }
 // kernel's receive time, and each exchange on its request's own goroutine
 // (h1: no hand-offs between net/http's per-connection goroutines). With
 // --timestamps read the stamps still measure the client's read delay; they
-// just do not time the tokens. https and proxied requests go through an
-// *http.Transport dialling the same way (TLS sits above the stamped
-// connection and keeps working), with no transparent gzip (it would hide
-// when bytes arrive) and HTTP/1.1 only.
+// just do not time the tokens. https is h1's too (TLS sits above the
+// stamped connection and keeps working): net/http's transport closes a
+// connection whose body was closed before its end, which a stream read to
+// [DONE] is when the chunked terminator comes in a later TLS record, so
+// every request paid a handshake. Proxied requests go through an
+// *http.Transport dialling the same way, with no transparent gzip (it
+// would hide when bytes arrive) and HTTP/1.1 only.
 func NewTransport(concurrency int) *h1.Transport {
 	dial := wire.NewDialer(true).DialContext
 	idle := max(concurrency, 1024)
@@ -243,7 +247,8 @@ func NewTransport(concurrency int) *h1.Transport {
 	fb.DisableCompression = true
 	fb.ForceAttemptHTTP2 = false
 	fb.ResponseHeaderTimeout = 0
-	return &h1.Transport{Dial: dial, MaxIdlePerHost: idle, Proxy: http.ProxyFromEnvironment, Fallback: fb}
+	return &h1.Transport{Dial: dial, MaxIdlePerHost: idle, Proxy: http.ProxyFromEnvironment, Fallback: fb,
+		TLSClientConfig: &tls.Config{MinVersion: tls.VersionTLS12}}
 }
 
 // RequestURL joins a --url value and the endpoint's path (Endpoint.Path).
