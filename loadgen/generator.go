@@ -73,8 +73,13 @@ type Generator struct {
 	// overran is set once a response ran past its output cap (warned).
 	overran atomic.Bool
 	secrets []string
-	start   time.Time
-	now     func() int64
+	// follow follows redirects, stripping credentials from those that
+	// leave the origin; redirected is set once one did (warned).
+	follow      bool
+	credentials []string
+	redirected  atomic.Bool
+	start       time.Time
+	now         func() int64
 	// stamps is the token timestamp source; clock maps kernel stamps onto
 	// the run clock.
 	stamps Timestamps
@@ -206,6 +211,7 @@ func New(base string, ep *endpoint.Endpoint, ds *datasets.Dataset, col Recorder,
 	if g.client == nil {
 		g.client = &http.Client{Transport: NewTransport(0)}
 	}
+	g.client = g.redirectClient(g.client)
 	if g.reuse == ReuseNever {
 		g.client = freshClient(g.client)
 	}

@@ -212,6 +212,9 @@ func (g *Generator) do(ctx context.Context, conv *datasets.Conversation, session
 			// The usual cause is a type or path this server does not serve.
 			rec.Err.Message = fmt.Sprintf("the server does not serve endpoint type %s at POST %s: %s", g.ep.Kind, req.URL.Path, rec.Err.Message)
 		}
+		if e := g.redirectError(resp); e != nil {
+			rec.Err = e
+		}
 		rec.RetryAfter = resp.Header.Get("Retry-After")
 		return rec
 	}
