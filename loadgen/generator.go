@@ -78,6 +78,8 @@ type Generator struct {
 	follow      bool
 	credentials []string
 	redirected  atomic.Bool
+	// maxResponse bounds a response body's bytes.
+	maxResponse int64
 	start       time.Time
 	now         func() int64
 	// stamps is the token timestamp source; clock maps kernel stamps onto
@@ -197,7 +199,7 @@ func New(base string, ep *endpoint.Endpoint, ds *datasets.Dataset, col Recorder,
 		return nil, errors.New("dataset has no conversations")
 	}
 	g := &Generator{urls: []string{u}, ep: ep, ds: ds, col: col, timeout: 10 * time.Minute, grace: 30 * time.Second,
-		released: make(chan struct{}, 1), start: time.Now()}
+		released: make(chan struct{}, 1), start: time.Now(), maxResponse: DefaultMaxResponseBytes}
 	for _, o := range opts {
 		o(g)
 	}

@@ -422,6 +422,9 @@ func (g *Generator) transportError(rctx, ctx context.Context, url string, err er
 
 // streamError classifies a failure while reading the body.
 func (g *Generator) streamError(rctx, ctx context.Context, err error) *metrics.Error {
+	if e := tooLargeError(err); e != nil {
+		return e
+	}
 	switch {
 	case ctx.Err() != nil:
 		return &metrics.Error{Code: http.StatusOK, Type: ErrCancelled, Message: "cancelled when the grace period ended"}
