@@ -78,6 +78,10 @@ type Generator struct {
 	follow      bool
 	credentials []string
 	redirected  atomic.Bool
+	// noRetry turns off send's retry on a fresh connection; resent counts
+	// the retries.
+	noRetry bool
+	resent  atomic.Int64
 	// maxResponse bounds a response body's bytes.
 	maxResponse int64
 	start       time.Time
