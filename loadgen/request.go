@@ -412,6 +412,8 @@ func (g *Generator) transportError(rctx, ctx context.Context, url string, err er
 		return &metrics.Error{Type: ErrTimeout, Message: fmt.Sprintf("no response within %s (--request-timeout-seconds)", g.timeout)}
 	case errors.Is(err, syscall.ECONNREFUSED):
 		return &metrics.Error{Type: ErrConnection, Message: "connection refused: " + hostOf(url)}
+	case fdExhausted(err):
+		return fdError(err)
 	case errors.Is(err, errStaleNoRetry):
 		return &metrics.Error{Type: ErrConnection, Message: errStaleNoRetry.Error()}
 	}
