@@ -2,6 +2,7 @@ package controlport
 
 import (
 	"context"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -176,4 +177,26 @@ func TestListenWithToken(t *testing.T) {
 	if v := ctl.State().Value; v != 10 {
 		t.Errorf("rate %v, want 10 (one double accepted)", v)
 	}
+}
+
+// FuzzHostAllowed: any Host header is judged without a panic, and one
+// let through names the bound port and no name but a loopback one.
+func FuzzHostAllowed(f *testing.F) {
+	for _, s := range []string{"127.0.0.1:9090", "localhost:9090", "[::1]:9090", "evil.example:9090", "", "[", "::1", "127.0.0.1:", "a:b:c"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, host string) {
+		for _, bound := range []string{"127.0.0.1:9090", "0.0.0.0:9090"} {
+			if !hostAllowed(host, bound) {
+				continue
+			}
+			h, p, err := net.SplitHostPort(host)
+			if err != nil || p != "9090" {
+				t.Fatalf("Host %q let through to %s", host, bound)
+			}
+			if net.ParseIP(h) == nil && !strings.EqualFold(h, "localhost") {
+				t.Fatalf("name %q let through to %s", h, bound)
+			}
+		}
+	})
 }
