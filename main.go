@@ -81,6 +81,8 @@ func profileCommand(code *int) *cli.Command {
 			switch {
 			case res == nil:
 				return err
+			case res.WriteFault != nil:
+				*code = cmdline.ExitWriteFault
 			case res.Cancelled:
 				*code = cmdline.ExitInterrupted
 			case res.AllFailed():
