@@ -47,7 +47,7 @@ type Config struct {
 	FollowRedirects   bool
 	MaxResponseMiB    int
 	ConnectionRetries string
-	SessionHeader    string // --session-header
+	SessionHeader     string // --session-header
 	// RankingsPassagesMean/Stddev: passages per rankings query when the
 	// dataset gives none (--rankings-passages-mean/-stddev), of
 	// RankingsPassageTokens/Stddev tokens each

@@ -9,7 +9,7 @@ type LiveConfig struct {
 	// ControlToken is --control-token: the token the control port asks
 	// for ("": a random one, printed at start).
 	ControlToken string
-	StopOn      string // --stop-on ("": none)
+	StopOn       string // --stop-on ("": none)
 	// Search, when set, makes the run a capacity search (`surge search`).
 	Search *SearchConfig
 }
