@@ -41,13 +41,7 @@ type Config struct {
 	ResponseField    string // --response-field
 	ReasoningFormat  string // --reasoning-format
 	ConnectionReuse  string // --connection-reuse-strategy
-	// FollowRedirects, MaxResponseMiB (0: 64) and ConnectionRetries ("0"
-	// or "1"; "": 1) are the network edges (docs/network-edges.md):
-	// --follow-redirects, --max-response-mib, --connection-retries.
-	FollowRedirects   bool
-	MaxResponseMiB    int
-	ConnectionRetries string
-	SessionHeader     string // --session-header
+	SessionHeader    string // --session-header
 	// RankingsPassagesMean/Stddev: passages per rankings query when the
 	// dataset gives none (--rankings-passages-mean/-stddev), of
 	// RankingsPassageTokens/Stddev tokens each
@@ -57,6 +51,13 @@ type Config struct {
 	// RankingsQueryTokens/Stddev: a synthetic rankings query's length
 	// (--rankings-query-prompt-token-mean/-stddev; 0: --isl, --isl-stddev).
 	RankingsQueryTokens, RankingsQueryTokensStddev int
+
+	// FollowRedirects, MaxResponseMiB (0: 64) and ConnectionRetries ("0"
+	// or "1"; "": 1) are the network edges (docs/network-edges.md):
+	// --follow-redirects, --max-response-mib, --connection-retries.
+	FollowRedirects   bool
+	MaxResponseMiB    int
+	ConnectionRetries string
 
 	// Concurrency and RequestRate are single values or stage lists
 	// ("1,2,4,8"); at most one of them may list several stages (a sweep).

@@ -6,12 +6,13 @@ import "time"
 // `surge search`.
 type LiveConfig struct {
 	ControlAddr string // --control-addr ("": no control port)
+	StopOn      string // --stop-on ("": none)
+	// Search, when set, makes the run a capacity search (`surge search`).
+	Search *SearchConfig
+
 	// ControlToken is --control-token: the token the control port asks
 	// for ("": a random one, printed at start).
 	ControlToken string
-	StopOn       string // --stop-on ("": none)
-	// Search, when set, makes the run a capacity search (`surge search`).
-	Search *SearchConfig
 }
 
 // SearchConfig is the flags of `surge search`.
