@@ -151,3 +151,42 @@ func TestWriteFaultStopsTheRun(t *testing.T) {
 		}
 	}
 }
+
+// TestControlPortPrintsItsToken: without --control-token the port makes a
+// random token and prints it with its URL; that token opens the port and
+// nothing else does.
+func TestControlPortPrintsItsToken(t *testing.T) {
+	t.Parallel()
+	ctl, err := loadgen.NewController(loadgen.ControlConcurrency, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ls := &liveSession{ctl: ctl}
+	var log strings.Builder
+	if err := ls.start(context.Background(), "127.0.0.1:0", "", func() int64 { return 0 }, &log); err != nil {
+		t.Fatal(err)
+	}
+	defer ls.port.Close()
+	_, rest, ok := strings.Cut(log.String(), ", token ")
+	token, _, _ := strings.Cut(rest, ":")
+	if !ok || len(token) < 20 || token != ls.port.Token() || strings.Contains(log.String(), "warning") {
+		t.Fatalf("log %q: want the port's token %q printed and no warning for loopback", log.String(), ls.port.Token())
+	}
+	for _, tc := range []struct {
+		token string
+		code  int
+	}{{"", 401}, {"not-" + token, 401}, {token, 200}} {
+		req, _ := http.NewRequest(http.MethodGet, ls.port.URL()+"/control", nil)
+		if tc.token != "" {
+			req.Header.Set("Authorization", "Bearer "+tc.token)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != tc.code {
+			t.Errorf("token %q: %d, want %d", tc.token, resp.StatusCode, tc.code)
+		}
+	}
+}
