@@ -96,8 +96,11 @@ func TestJSONLWriteFault(t *testing.T) {
 				t.Fatalf("hold %v, room %d: fault reported %d times before Err, want once", hold, room, got.n.Load())
 			}
 			err = j.Err()
-			if !errors.Is(err, syscall.ENOSPC) || !errors.Is(got.first, syscall.ENOSPC) {
-				t.Fatalf("hold %v, room %d: Err %v, fault %v; want ENOSPC", hold, room, err, got.first)
+			got.mu.Lock()
+			first := got.first
+			got.mu.Unlock()
+			if !errors.Is(err, syscall.ENOSPC) || !errors.Is(first, syscall.ENOSPC) {
+				t.Fatalf("hold %v, room %d: Err %v, fault %v; want ENOSPC", hold, room, err, first)
 			}
 			f.Close()
 			n := checkWholeLines(t, path)

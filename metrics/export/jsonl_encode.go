@@ -87,18 +87,18 @@ func (j *JSONL) flushLocked() {
 		return
 	}
 	j.writing = true
-	var fault error
 	for len(j.pending) > 0 && j.err == nil {
 		out := j.pending
 		j.pending = j.spare[:0]
 		j.mu.Unlock()
 		werr, first := j.out.write(out)
+		if first && j.onFault != nil {
+			// Still writing: WriteHeld and Err return after the report.
+			j.onFault(werr)
+		}
 		j.mu.Lock()
 		if werr != nil && j.err == nil {
 			j.err = werr
-		}
-		if first {
-			fault = werr
 		}
 		if cap(out) <= 1<<20 { // a burst's big buffer is not kept
 			j.spare = out[:0]
@@ -107,9 +107,6 @@ func (j *JSONL) flushLocked() {
 	j.writing = false
 	j.wrote.Broadcast()
 	j.mu.Unlock()
-	if fault != nil && j.onFault != nil {
-		j.onFault(fault)
-	}
 }
 
 // appendLine appends l as encoding/json would encode it, byte for byte
