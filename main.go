@@ -93,6 +93,8 @@ func profileCommand(code *int) *cli.Command {
 				return err
 			case res == nil:
 				return err
+			case res.WriteFault != nil:
+				*code = cmdline.ExitWriteFault
 			case res.Cancelled:
 				*code = cmdline.ExitInterrupted
 			case res.AllFailed():

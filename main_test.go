@@ -221,3 +221,26 @@ func TestFlagsAfterFolders(t *testing.T) {
 		t.Errorf("surge compare A B --force exited %d, want %d", code, cmdline.ExitOK)
 	}
 }
+
+// TestWriteFaultExitCode: a run whose records file cannot be written
+// (/dev/full: ENOSPC on every write) stops and exits 4; a bad edge flag is
+// a usage error.
+func TestWriteFaultExitCode(t *testing.T) {
+	if _, err := os.Stat("/dev/full"); err != nil {
+		t.Skip("no /dev/full here")
+	}
+	dir := t.TempDir()
+	if err := os.Symlink("/dev/full", filepath.Join(dir, "profile_export.jsonl")); err != nil {
+		t.Fatal(err)
+	}
+	args := []string{"surge", "profile", "--model", "m", "--benchmark-duration", "60", "--concurrency", "2", "--ui", "none",
+		"--no-gpu-telemetry", "--no-server-metrics", "--output-artifact-dir", dir}
+	if got := run(args); got != cmdline.ExitWriteFault {
+		t.Errorf("exit %d, want %d", got, cmdline.ExitWriteFault)
+	}
+	for _, bad := range [][]string{{"--connection-retries", "2"}, {"--max-response-mib", "-1"}, {"--control-token", "short"}} {
+		if got := run(append([]string{"surge", "profile", "--model", "m", "--ui", "none"}, bad...)); got != cmdline.ExitUsage {
+			t.Errorf("surge profile %v exited %d, want %d", bad, got, cmdline.ExitUsage)
+		}
+	}
+}

@@ -6,6 +6,7 @@ package loadgen
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"iter"
@@ -73,8 +74,19 @@ type Generator struct {
 	// overran is set once a response ran past its output cap (warned).
 	overran atomic.Bool
 	secrets []string
-	start   time.Time
-	now     func() int64
+	// follow follows redirects, stripping credentials from those that
+	// leave the origin; redirected is set once one did (warned).
+	follow      bool
+	credentials []string
+	redirected  atomic.Bool
+	// noRetry turns off send's retry on a fresh connection; resent counts
+	// the retries.
+	noRetry bool
+	resent  atomic.Int64
+	// maxResponse bounds a response body's bytes.
+	maxResponse int64
+	start       time.Time
+	now         func() int64
 	// stamps is the token timestamp source; clock maps kernel stamps onto
 	// the run clock.
 	stamps Timestamps
@@ -197,7 +209,7 @@ func New(base string, ep *endpoint.Endpoint, ds *datasets.Dataset, col Recorder,
 		return nil, errors.New("dataset has no conversations")
 	}
 	g := &Generator{urls: []string{u}, ep: ep, ds: ds, col: col, timeout: 10 * time.Minute, grace: 30 * time.Second,
-		released: make(chan struct{}, 1), start: time.Now()}
+		released: make(chan struct{}, 1), start: time.Now(), maxResponse: DefaultMaxResponseBytes}
 	for _, o := range opts {
 		o(g)
 	}
@@ -211,6 +223,7 @@ func New(base string, ep *endpoint.Endpoint, ds *datasets.Dataset, col Recorder,
 	if g.client == nil {
 		g.client = &http.Client{Transport: NewTransport(0)}
 	}
+	g.client = g.redirectClient(g.client)
 	if g.reuse == ReuseNever {
 		g.client = freshClient(g.client)
 	}
@@ -234,10 +247,13 @@ func (g *Generator) Now() int64 { return g.now() }
 // kernel's receive time, and each exchange on its request's own goroutine
 // (h1: no hand-offs between net/http's per-connection goroutines). With
 // --timestamps read the stamps still measure the client's read delay; they
-// just do not time the tokens. https and proxied requests go through an
-// *http.Transport dialling the same way (TLS sits above the stamped
-// connection and keeps working), with no transparent gzip (it would hide
-// when bytes arrive) and HTTP/1.1 only.
+// just do not time the tokens. https is h1's too (TLS sits above the
+// stamped connection and keeps working): net/http's transport closes a
+// connection whose body was closed before its end, which a stream read to
+// [DONE] is when the chunked terminator comes in a later TLS record, so
+// every request paid a handshake. Proxied requests go through an
+// *http.Transport dialling the same way, with no transparent gzip (it
+// would hide when bytes arrive) and HTTP/1.1 only.
 func NewTransport(concurrency int) *h1.Transport {
 	dial := wire.NewDialer(true).DialContext
 	idle := max(concurrency, 1024)
@@ -249,7 +265,8 @@ func NewTransport(concurrency int) *h1.Transport {
 	fb.DisableCompression = true
 	fb.ForceAttemptHTTP2 = false
 	fb.ResponseHeaderTimeout = 0
-	return &h1.Transport{Dial: dial, MaxIdlePerHost: idle, Proxy: http.ProxyFromEnvironment, Fallback: fb}
+	return &h1.Transport{Dial: dial, MaxIdlePerHost: idle, Proxy: http.ProxyFromEnvironment, Fallback: fb,
+		TLSClientConfig: &tls.Config{MinVersion: tls.VersionTLS12}}
 }
 
 // RequestURL joins a --url value and the endpoint's path (Endpoint.Path).

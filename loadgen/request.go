@@ -212,6 +212,9 @@ func (g *Generator) do(ctx context.Context, conv *datasets.Conversation, session
 			// The usual cause is a type or path this server does not serve.
 			rec.Err.Message = fmt.Sprintf("the server does not serve endpoint type %s at POST %s: %s", g.ep.Kind, req.URL.Path, rec.Err.Message)
 		}
+		if e := g.redirectError(resp); e != nil {
+			rec.Err = e
+		}
 		rec.RetryAfter = resp.Header.Get("Retry-After")
 		return rec
 	}
@@ -417,6 +420,10 @@ func (g *Generator) transportError(rctx, ctx context.Context, url string, err er
 		return &metrics.Error{Type: ErrTimeout, Message: fmt.Sprintf("no response within %s (--request-timeout-seconds)", g.timeout)}
 	case errors.Is(err, syscall.ECONNREFUSED):
 		return &metrics.Error{Type: ErrConnection, Message: "connection refused: " + hostOf(url)}
+	case fdExhausted(err):
+		return fdError(err)
+	case errors.Is(err, errStaleNoRetry):
+		return &metrics.Error{Type: ErrConnection, Message: errStaleNoRetry.Error()}
 	}
 	var dnsErr *net.DNSError
 	if errors.As(err, &dnsErr) {
@@ -427,6 +434,9 @@ func (g *Generator) transportError(rctx, ctx context.Context, url string, err er
 
 // streamError classifies a failure while reading the body.
 func (g *Generator) streamError(rctx, ctx context.Context, err error) *metrics.Error {
+	if e := tooLargeError(err); e != nil {
+		return e
+	}
 	switch {
 	case ctx.Err() != nil:
 		return &metrics.Error{Code: http.StatusOK, Type: ErrCancelled, Message: g.cancelReason()}

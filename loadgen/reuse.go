@@ -3,6 +3,7 @@ package loadgen
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"strings"
@@ -29,6 +30,20 @@ import (
 // request first; that second case is retried too, on a fresh connection,
 // where a repeat failure is an error record. Everything after the first
 // response byte, and every failure on a fresh connection, is an error.
+
+// WithConnectionRetries sets how many times a request is re-sent on a
+// fresh connection after a reused one closed before any answer: 1 (the
+// default) or 0, which makes such a request an error record instead (a
+// server that had read it never sees it twice).
+func WithConnectionRetries(n int) Option { return func(g *Generator) { g.noRetry = n <= 0 } }
+
+// ConnectionRetries returns how many requests were re-sent so far (safe
+// to call while the run goes on).
+func (g *Generator) ConnectionRetries() int64 { return g.resent.Load() }
+
+// errStaleNoRetry marks a request that failed on a reused connection and
+// was not re-sent.
+var errStaleNoRetry = errors.New("the server closed a reused connection before answering (connection retries are off; it may have read the request)")
 
 // stale reports whether err is a pooled connection the server had closed,
 // failing before the server answered anything.
@@ -105,6 +120,9 @@ func (g *Generator) send(req *http.Request, rec *metrics.Record, tr *reqTrace) (
 	if err == nil || !tr.stale(err) || rctx.Err() != nil || req.GetBody == nil {
 		return resp, err
 	}
+	if g.noRetry {
+		return nil, fmt.Errorf("%w: %w", errStaleNoRetry, err)
+	}
 	body, berr := req.GetBody()
 	if berr != nil {
 		return nil, err
@@ -112,6 +130,7 @@ func (g *Generator) send(req *http.Request, rec *metrics.Record, tr *reqTrace) (
 	retry := req.Clone(rctx)
 	retry.Body = body
 	rec.ConnectionRetries++
+	g.resent.Add(1)
 	rec.IssuedNs = g.now()
 	return g.fresh.Do(retry)
 }

@@ -2,10 +2,12 @@ package loadgen
 
 import (
 	"bufio"
+	"context"
 	"fmt"
 	"io"
 	"net"
 	"net/http"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -195,5 +197,54 @@ func TestFailureAfterReachingServerIsAnError(t *testing.T) {
 				t.Errorf("server read %d requests, want 6 (no resends)", got)
 			}
 		})
+	}
+}
+
+// TestConnectionRetriesCountAndOff: a server that reads the 2nd request
+// on each connection and drops it. With retries (the default) each such
+// request is re-sent once, the generator's counter and the records agree,
+// and the server read the re-sends too; with WithConnectionRetries(0)
+// each is an error record and the server read every request once.
+func TestConnectionRetriesCountAndOff(t *testing.T) {
+	t.Parallel()
+	for _, n := range []int{1, 0} {
+		srv := &keepAliveServer{answer: func(nth int) bool { return nth == 1 }}
+		url := startKeepAliveServer(t, srv)
+		sink := &collectSink{}
+		col := metrics.NewCollector(metrics.WithSink(sink))
+		g, err := New(url, chat(true), testDataset(t, 4), col, WithConnectionRetries(n))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := g.Run(context.Background(), []Stage{{Limit: schedule.Constant(1), Count: 20}}); err != nil {
+			t.Fatal(err)
+		}
+		s := col.Close()
+		recRetries, failed := retries(sink.recs), 0
+		for _, r := range sink.recs {
+			if r.Err != nil {
+				failed++
+				if r.Err.Type != ErrConnection || !strings.Contains(r.Err.Message, "reused connection") {
+					t.Errorf("retries %d: error %+v, want a connection error naming the reused connection", n, r.Err)
+				}
+			}
+		}
+		got := g.ConnectionRetries()
+		if got != int64(recRetries) || got != s.ConnectionRetries {
+			t.Errorf("retries %d: generator counts %d, records %d, summary %d", n, got, recRetries, s.ConnectionRetries)
+		}
+		read := srv.read.Load()
+		switch n {
+		case 1:
+			if got < 8 || failed != 0 || read != 20+got {
+				t.Errorf("retries on: %d re-sent, %d failed, server read %d; want ≈ 10, 0 and 20 + the re-sends", got, failed, read)
+			}
+		case 0:
+			// Request 1 pools its connection, 2 is dropped on it and fails,
+			// 3 dials anew: every other request fails.
+			if got != 0 || failed < 8 || failed > 11 || read != 20 {
+				t.Errorf("retries off: %d re-sent, %d failed, server read %d; want 0, ≈ 10 and 20", got, failed, read)
+			}
+		}
 	}
 }

@@ -124,7 +124,7 @@ func (t *reqTrace) sent(issued int64) int64 {
 
 // wrap returns the response body, stamping each read with its arrival.
 func (t *reqTrace) wrap(body io.ReadCloser) *stampedBody {
-	t.body = stampedBody{ReadCloser: body, conn: t.conn, g: t.g, hide: t.g.stamps == ReadTimestamps}
+	t.body = stampedBody{ReadCloser: body, conn: t.conn, g: t.g, hide: t.g.stamps == ReadTimestamps, max: t.g.maxResponse}
 	return &t.body
 }
 
@@ -185,12 +185,19 @@ type stampedBody struct {
 	// hide keeps the stamps from timing events (--timestamps read); they
 	// still measure the read delay.
 	hide bool
+	// total is the bytes read so far; past max (when > 0) reads fail.
+	total, max int64
 }
 
 // Read reads and notes when the bytes arrived. It takes no clock reading
 // of its own but for the first read: the SSE reader takes one per read.
 func (b *stampedBody) Read(p []byte) (int, error) {
-	n, err := b.ReadCloser.Read(p)
+	n, err := b.ReadCloser.Read(b.limit(p))
+	if b.total += int64(n); b.max > 0 && b.total > b.max {
+		n -= int(b.total - b.max)
+		b.total = b.max
+		err = &tooLarge{b.max}
+	}
 	if n > 0 {
 		if b.conn != nil {
 			b.arrived = b.g.clock.Run(b.conn.LastArrival())

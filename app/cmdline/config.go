@@ -52,6 +52,13 @@ type Config struct {
 	// (--rankings-query-prompt-token-mean/-stddev; 0: --isl, --isl-stddev).
 	RankingsQueryTokens, RankingsQueryTokensStddev int
 
+	// FollowRedirects, MaxResponseMiB (0: 64) and ConnectionRetries ("0"
+	// or "1"; "": 1) are the network edges (docs/network-edges.md):
+	// --follow-redirects, --max-response-mib, --connection-retries.
+	FollowRedirects   bool
+	MaxResponseMiB    int
+	ConnectionRetries string
+
 	// Concurrency and RequestRate are single values or stage lists
 	// ("1,2,4,8"); at most one of them may list several stages (a sweep).
 	Concurrency     string  // --concurrency
@@ -433,7 +440,7 @@ func RedactURLs(raw []string) []string {
 // user information and secret query values. headers are the headers as
 // sent.
 func (c *Config) SecretValues(headers http.Header) []string {
-	out := []string{c.APIKey}
+	out := []string{c.APIKey, c.ControlToken}
 	for k, vs := range headers {
 		if !IsSecretHeader(k) {
 			continue
@@ -508,6 +515,18 @@ func redactHeaders(headers http.Header) [][2]string {
 }
 
 // redactValue shows whether a secret was given, never the secret.
+// Retries is --connection-retries as a count: 0 or 1 (the default), or
+// -1 when it is neither.
+func (c *Config) Retries() int {
+	switch c.ConnectionRetries {
+	case "", "1":
+		return 1
+	case "0":
+		return 0
+	}
+	return -1
+}
+
 func redactValue(secret string) string {
 	if secret != "" {
 		return Redacted

@@ -13,6 +13,9 @@ const (
 	ExitFailed      = 1
 	ExitUsage       = 2
 	ExitInterrupted = 130
+	// ExitWriteFault: a file of the run could not be written (a full or
+	// failing disk); the run stopped when it happened.
+	ExitWriteFault = 4
 )
 
 // OnUsageError types urfave/cli's parse failures (unknown flag, bad

@@ -9,6 +9,10 @@ type LiveConfig struct {
 	StopOn      string // --stop-on ("": none)
 	// Search, when set, makes the run a capacity search (`surge search`).
 	Search *SearchConfig
+
+	// ControlToken is --control-token: the token the control port asks
+	// for ("": a random one, printed at start).
+	ControlToken string
 }
 
 // SearchConfig is the flags of `surge search`.

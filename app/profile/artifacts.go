@@ -8,6 +8,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -125,13 +126,24 @@ type runFolders struct {
 	// secrets are replaced in the bodies inputs.json keeps (a credential
 	// given as an --extra-inputs value travels in every body).
 	secrets [][]byte
+	// inputFiles are the inputs.json files, named when whole (finish).
+	inputFiles []*export.AtomicFile
 }
 
 // openRunFolders creates base/sub for every sub (base itself without
 // subs) and the per-request files in each: the records named jsonl and
-// the raw dump named raw (none when a name is ""), inputs.json.
-func openRunFolders(base string, subs []string, jsonl, raw string, start time.Time, opts ...export.JSONLOption) (*runFolders, error) {
+// the raw dump named raw (none when a name is ""), inputs.json. fault,
+// when set, gives each file's callback for its first failed write.
+// inputs.json is written as inputs.json.partial and named by finish, so a
+// killed run leaves no empty one.
+func openRunFolders(base string, subs []string, jsonl, raw string, start time.Time, fault func(path string) export.WriteFault, opts ...export.JSONLOption) (*runFolders, error) {
 	f := &runFolders{}
+	with := func(path string) []export.JSONLOption {
+		if fault == nil {
+			return opts
+		}
+		return append(slices.Clip(opts), export.WithWriteFault(fault(path)))
+	}
 	dirs := []string{base}
 	if len(subs) > 0 {
 		dirs = dirs[:0]
@@ -146,34 +158,41 @@ func openRunFolders(base string, subs []string, jsonl, raw string, start time.Ti
 		}
 		var records *export.JSONL // nil: no per-request records
 		if jsonl != "" {
-			jf, err := os.Create(filepath.Join(d, jsonl))
+			path := filepath.Join(d, jsonl)
+			jf, err := os.Create(path)
 			if err != nil {
 				f.close()
 				return nil, err
 			}
 			f.files = append(f.files, jf)
-			records = export.NewJSONL(jf, start, opts...)
+			records = export.NewJSONL(jf, start, with(path)...)
 		}
 		var dump *export.RawJSONL // nil: no raw dump
 		if raw != "" {
-			rf, err := os.Create(filepath.Join(d, raw))
+			path := filepath.Join(d, raw)
+			rf, err := os.Create(path)
 			if err != nil {
 				f.close()
 				return nil, err
 			}
 			f.files = append(f.files, rf)
-			dump = export.NewRawJSONL(rf, start, opts...)
+			dump = export.NewRawJSONL(rf, start, with(path)...)
 		}
-		inf, err := os.Create(filepath.Join(d, FileInputs))
+		path := filepath.Join(d, FileInputs)
+		inf, err := export.CreateAtomic(path)
 		if err != nil {
 			f.close()
 			return nil, err
 		}
-		f.files = append(f.files, inf)
+		var inOpts []export.InputsOption
+		if fault != nil {
+			inOpts = append(inOpts, export.InputsWriteFault(fault(path)))
+		}
+		f.inputFiles = append(f.inputFiles, inf)
 		f.dirs = append(f.dirs, d)
 		f.jsonl = append(f.jsonl, records)
 		f.raw = append(f.raw, dump)
-		f.inputs = append(f.inputs, export.NewInputs(inf))
+		f.inputs = append(f.inputs, export.NewInputs(inf, inOpts...))
 	}
 	return f, nil
 }
@@ -227,7 +246,11 @@ func (f *runFolders) finish() error {
 		if f.raw[i] != nil {
 			errs = append(errs, f.raw[i].Err())
 		}
-		errs = append(errs, f.inputs[i].Close())
+		err := f.inputs[i].Close()
+		if err == nil {
+			err = f.inputFiles[i].Commit()
+		}
+		errs = append(errs, err)
 	}
 	return errors.Join(errs...)
 }
@@ -245,6 +268,9 @@ func (f *runFolders) close() {
 	}
 	for _, file := range f.files {
 		file.Close()
+	}
+	for _, file := range f.inputFiles {
+		_ = file.Close() // left as inputs.json.partial unless finish named it
 	}
 }
 

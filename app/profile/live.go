@@ -139,7 +139,9 @@ func (p *prepared) prepareLive() (*liveSession, error) {
 
 // start opens the control port (when asked for) and gives the prober its
 // view of the requests in flight.
-func (ls *liveSession) start(ctx context.Context, addr string, inFlight func() int64, logw io.Writer) error {
+// Every request to the port must carry token ("": a random one, printed
+// here).
+func (ls *liveSession) start(ctx context.Context, addr, token string, inFlight func() int64, logw io.Writer) error {
 	if ls == nil || ls.ctl == nil {
 		return nil
 	}
@@ -158,12 +160,21 @@ func (ls *liveSession) start(ctx context.Context, addr string, inFlight func() i
 			return map[string]any{"search": ls.status.s, "running": ls.status.running}
 		}
 	}
-	port, err := controlport.Listen(ctx, addr, ls.ctl, status)
+	shown := "from --control-token"
+	if token == "" {
+		token = controlport.NewToken()
+		shown = token
+	}
+	port, err := controlport.Listen(ctx, addr, ls.ctl, status, controlport.WithToken(token))
 	if err != nil {
 		return &cmdline.UsageError{Err: err}
 	}
 	ls.port = port
-	fmt.Fprintf(logw, "live control on %s/control (GET state; POST set, step, double, halve, pause, resume)\n", port.URL())
+	fmt.Fprintf(logw, "live control on %s/control (GET state; POST set, step, double, halve, pause, resume), token %s: send it as Authorization: Bearer <token>, %s or ?token=\n",
+		port.URL(), shown, controlport.TokenHeader)
+	if controlport.Exposed(addr) {
+		fmt.Fprintf(logw, "warning: --control-addr %s accepts connections from other machines: anyone who can reach it and has the token steers the run\n", addr)
+	}
 	return nil
 }
 

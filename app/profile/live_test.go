@@ -102,6 +102,7 @@ func TestControlPortSteersAProfile(t *testing.T) {
 	c := apptest.RunConfig(startMock(t, 0), dir)
 	c.Concurrency, c.RequestCount, c.Duration, c.OSL = "2", 0, 3*time.Second, 16
 	c.ControlAddr = freePort(t)
+	c.ControlToken = "test-token-0123456789"
 	done := make(chan error, 1)
 	go func() {
 		_, err := Run(context.Background(), c, io.Discard, io.Discard)
@@ -111,14 +112,14 @@ func TestControlPortSteersAProfile(t *testing.T) {
 		Value   float64
 		Changes int
 	}
+	// Without the token the port refuses, once it is up.
 	deadline := time.Now().Add(20 * time.Second)
 	for {
 		resp, err := http.Post("http://"+c.ControlAddr+"/control/double", "application/json", nil)
 		if err == nil {
-			decErr := json.NewDecoder(resp.Body).Decode(&st)
 			resp.Body.Close()
-			if decErr != nil {
-				t.Fatalf("decoding the control port's answer: %v", decErr)
+			if resp.StatusCode != http.StatusUnauthorized {
+				t.Fatalf("a change without the token: %d, want 401", resp.StatusCode)
 			}
 			break
 		}
@@ -126,6 +127,17 @@ func TestControlPortSteersAProfile(t *testing.T) {
 			t.Fatalf("control port never answered: %v", err)
 		}
 		time.Sleep(50 * time.Millisecond)
+	}
+	req, _ := http.NewRequest(http.MethodPost, "http://"+c.ControlAddr+"/control/double", nil)
+	req.Header.Set("Authorization", "Bearer "+c.ControlToken)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	decErr := json.NewDecoder(resp.Body).Decode(&st)
+	resp.Body.Close()
+	if decErr != nil || resp.StatusCode != http.StatusOK {
+		t.Fatalf("with the token: %d, %v", resp.StatusCode, decErr)
 	}
 	if st.Value != 4 || st.Changes != 1 {
 		t.Errorf("after double: %+v", st)

@@ -41,6 +41,9 @@ type Result struct {
 	Cancelled bool
 	// Aborted is set when --failed-request-threshold stopped the run.
 	Aborted bool
+	// WriteFault is a failed write to a file of the run that stopped it
+	// (exit code cmdline.ExitWriteFault).
+	WriteFault error
 }
 
 // AllFailed reports whether the run completed without one successful
@@ -135,6 +138,9 @@ func prepareCtx(ctx context.Context, cc cmdline.Config, log io.Writer) (*prepare
 		return nil, &cmdline.UsageError{Err: err}
 	}
 	if err := c.validate(); err != nil {
+		return nil, err
+	}
+	if err := c.validateEdges(); err != nil {
 		return nil, err
 	}
 	if p.Shard, err = c.HostShard(); err != nil {
@@ -236,6 +242,7 @@ type outcome struct {
 	energy           float64             // joules the GPUs used (0: unknown)
 	cancelled        bool                // ctx ended the run (not the failure threshold)
 	aborted          bool                // a second interrupt cut the drain short
+	fault            error               // a failed write that stopped the run (*WriteFaultError)
 	runErr           error               // the generator's
 	clockDrift       time.Duration       // wall clock against the run clock (a step moves kernel stamps)
 	server           *fingerprint.Server // what the target says it is (nil: nothing)
@@ -296,7 +303,11 @@ func (p *prepared) execute(ctx context.Context, log io.Writer) (o *outcome, err 
 	if p.exports.level == levelRaw {
 		rawName = p.exports.files.Raw
 	}
-	folders, err := openRunFolders(o.dir, p.stageFolders(), jsonlName, rawName, o.start, export.WithWorkerID(o.benchmarkID[:8]))
+	// A failed write to a per-request file stops issuing when it happens.
+	runCtx, stopIssuing := context.WithCancel(ctx)
+	defer stopIssuing()
+	fault := &writeFault{log: log, stop: stopIssuing}
+	folders, err := openRunFolders(o.dir, p.stageFolders(), jsonlName, rawName, o.start, fault.reporter, export.WithWorkerID(o.benchmarkID[:8]))
 	if err != nil {
 		return nil, err
 	}
@@ -358,6 +369,8 @@ func (p *prepared) execute(ctx context.Context, log io.Writer) (o *outcome, err 
 	if len(c.URLs) > 1 {
 		genOpts = append(genOpts, loadgen.WithTargets(c.URLs[1:]...))
 	}
+	genOpts = append(genOpts, p.edgeOptions()...)
+	p.checkFDLimit(logw)
 	gen, err := loadgen.New(target, ep, p.ds, col, genOpts...)
 	if err != nil {
 		return nil, &cmdline.UsageError{Err: err}
@@ -368,11 +381,9 @@ func (p *prepared) execute(ctx context.Context, log io.Writer) (o *outcome, err 
 		return nil, err
 	}
 
-	runCtx, stopIssuing := context.WithCancel(ctx)
-	defer stopIssuing()
 	interrupt := p.interrupts(stopIssuing, abort, func() int64 { return col.Snapshot().InFlight }, logw)
 	defer interrupt.release()
-	if err := p.live.start(ctx, c.ControlAddr, func() int64 { return col.Snapshot().InFlight }, logw); err != nil {
+	if err := p.live.start(ctx, c.ControlAddr, c.ControlToken, func() int64 { return col.Snapshot().InFlight }, logw); err != nil {
 		return nil, err
 	}
 	info := tui.Info{Model: c.ModelLabel(), URL: cmdline.RedactURL(target), Endpoint: string(p.kind), Mode: p.plan.mode,
@@ -393,7 +404,8 @@ func (p *prepared) execute(ctx context.Context, log io.Writer) (o *outcome, err 
 	logw.release()
 	o.end = time.Now()
 	o.gcCycles = heapfloor.Cycles() - gcBefore
-	o.cancelled = runCtx.Err() != nil && !errors.Is(o.runErr, loadgen.ErrFailureThreshold) && p.live.trip() == nil
+	o.fault = fault.Err()
+	o.cancelled = runCtx.Err() != nil && !errors.Is(o.runErr, loadgen.ErrFailureThreshold) && p.live.trip() == nil && o.fault == nil
 	o.aborted = abortCtx.Err() != nil
 	if telData != nil {
 		o.telemetry, o.telemetryBetween = telData, tel.col.SummaryBetween
@@ -410,12 +422,12 @@ func (p *prepared) execute(ctx context.Context, log io.Writer) (o *outcome, err 
 func (p *prepared) report(o *outcome, out io.Writer) (*Result, error) {
 	c := &p.c
 	aborted := errors.Is(o.runErr, loadgen.ErrFailureThreshold)
-	res := &Result{Summary: o.summary, Dir: o.dir, Cancelled: o.cancelled, Aborted: aborted}
+	res := &Result{Summary: o.summary, Dir: o.dir, Cancelled: o.cancelled, Aborted: aborted, WriteFault: o.fault}
 	c.judge(o.summary, p.plan)
 
 	run := export.Run{
 		BenchmarkID:  o.benchmarkID,
-		SurgeVersion: c.Version, Start: o.start, End: o.end, WasCancelled: res.Cancelled || res.Aborted,
+		SurgeVersion: c.Version, Start: o.start, End: o.end, WasCancelled: res.Cancelled || res.Aborted || o.fault != nil,
 		InputConfig: c.InputConfig(p.headers),
 		RunInfo: map[string]any{"target_url": cmdline.RedactURL(o.target), "endpoint": p.ep.Path(), "dataset": p.ds.Name,
 			"conversations": len(p.ds.Conversations), "mode": p.plan.mode, "stage_values": p.plan.values,
@@ -497,6 +509,10 @@ func (p *prepared) report(o *outcome, out io.Writer) (*Result, error) {
 	if aborted {
 		fmt.Fprintf(out, "stopped early: %v (--failed-request-threshold %g)\n", o.runErr, c.FailedThreshold)
 		return res, o.runErr
+	}
+	if o.fault != nil {
+		fmt.Fprintf(out, "stopped early: %v\n", o.fault)
+		return res, errors.Join(append(errs, o.fault)...)
 	}
 	return res, errors.Join(errs...)
 }

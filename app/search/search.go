@@ -48,6 +48,8 @@ func SearchCommand(version string, code *int) *cli.Command {
 			return err
 		case res == nil:
 			return err
+		case res.WriteFault != nil:
+			*code = cmdline.ExitWriteFault
 		case res.Cancelled:
 			*code = cmdline.ExitInterrupted
 		case res.AllFailed():

@@ -8,7 +8,9 @@
 //	POST /control/double, /control/halve, /control/pause, /control/resume
 //
 // Every answer is JSON: the state after the change, or
-// {"error": {"type": ..., "message": ...}} with a 4xx status.
+// {"error": {"type": ..., "message": ...}} with a 4xx status. Listen puts
+// the controls behind Protect (a token, the Host and Origin checks, a
+// rate limit).
 package controlport
 
 import (
@@ -23,6 +25,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"golang.org/x/time/rate"
 
 	"github.com/surgebench/surge/loadgen"
 )
@@ -190,23 +194,45 @@ func ListenAddr(addr string) (string, error) {
 
 // Server is a control port listening in the background.
 type Server struct {
-	srv  *http.Server
-	ln   net.Listener
-	done chan struct{}
+	srv   *http.Server
+	ln    net.Listener
+	done  chan struct{}
+	token string
+	lim   *rate.Limiter
 }
 
-// Listen serves ctl's controls on addr (see ListenAddr) until Close.
-func Listen(ctx context.Context, addr string, ctl *loadgen.Controller, status func() any) (*Server, error) {
+// Option configures Listen.
+type Option func(*Server)
+
+// WithToken has the port refuse (401) every request that does not carry
+// token (see Protect); NewToken makes one.
+func WithToken(token string) Option { return func(s *Server) { s.token = token } }
+
+// WithRateLimit sets the port's rate limit (default 20 requests a second,
+// bursts of 40); past it a request is answered 429.
+func WithRateLimit(l *rate.Limiter) Option { return func(s *Server) { s.lim = l } }
+
+// Listen serves ctl's controls on addr (see ListenAddr) until Close,
+// behind Protect: rate-limited, refusing an Origin header or a Host other
+// than the bound address, and, given WithToken, a request without the
+// token.
+func Listen(ctx context.Context, addr string, ctl *loadgen.Controller, status func() any, opts ...Option) (*Server, error) {
 	a, err := ListenAddr(addr)
 	if err != nil {
 		return nil, err
+	}
+	s := &Server{done: make(chan struct{})}
+	for _, o := range opts {
+		o(s)
 	}
 	var lc net.ListenConfig
 	ln, err := lc.Listen(ctx, "tcp", a)
 	if err != nil {
 		return nil, fmt.Errorf("--control-addr: %w", err)
 	}
-	s := &Server{srv: &http.Server{Handler: Handler(ctl, status), ReadHeaderTimeout: 5 * time.Second}, ln: ln, done: make(chan struct{})}
+	s.ln = ln
+	s.srv = &http.Server{Handler: Protect(Handler(ctl, status), ln.Addr().String(), s.token, s.lim),
+		ReadHeaderTimeout: 5 * time.Second, MaxHeaderBytes: 16 << 10}
 	go func() {
 		defer close(s.done)
 		_ = s.srv.Serve(ln)
@@ -216,6 +242,9 @@ func Listen(ctx context.Context, addr string, ctl *loadgen.Controller, status fu
 
 // URL is the control port's base URL.
 func (s *Server) URL() string { return "http://" + s.ln.Addr().String() }
+
+// Token is the token the port asks for ("" when none).
+func (s *Server) Token() string { return s.token }
 
 // Close stops the control port.
 func (s *Server) Close() error {

@@ -3,6 +3,7 @@
 package h1
 
 import (
+	"crypto/tls"
 	"net"
 	"syscall"
 
@@ -14,7 +15,12 @@ import (
 // few requests), reset it, or sent bytes nobody asked for. One peek that
 // does not wait; net/http learns the same from the read goroutine it
 // keeps on every idle connection.
+// Under TLS it looks at the TCP connection below: a close_notify alert or
+// any record the client did not ask for is a byte to peek.
 func closedByPeer(nc net.Conn) bool {
+	if tc, ok := nc.(*tls.Conn); ok {
+		nc = tc.NetConn()
+	}
 	sc, ok := nc.(syscall.Conn)
 	if !ok {
 		return false

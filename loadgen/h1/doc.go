@@ -10,8 +10,10 @@
 // same cores that read the tokens; at a wave of continuous batching they
 // delay first-token reads. Here a request costs no goroutine switch at all.
 //
-// It serves plain http:// requests that go straight to the server; https
-// and proxied requests go to a Fallback transport (an *http.Transport).
+// It serves http:// requests that go straight to the server, and https://
+// ones when given a TLS config (TLS over the dialled connection, pooled
+// and drained like a plain one); proxied requests, and https without a
+// TLS config, go to a Fallback transport (an *http.Transport).
 // It keeps what a benchmark needs of net/http's behaviour: keep-alive
 // pools per host, httptrace hooks (GetConn, GotConn, DNS and connect
 // through the dialer, WroteRequest, GotFirstResponseByte), cancellation

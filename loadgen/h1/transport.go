@@ -3,6 +3,7 @@ package h1
 import (
 	"bufio"
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"io"
@@ -14,9 +15,10 @@ import (
 	"time"
 )
 
-// Transport is an http.RoundTripper for HTTP/1.1 over plain TCP. Its zero
-// value dials with net.Dialer and falls back to nothing (https fails); set
-// the fields before its first request and do not change them after.
+// Transport is an http.RoundTripper for HTTP/1.1 over TCP, and over TLS
+// when TLSClientConfig is set. Its zero value dials with net.Dialer and
+// falls back to nothing (https fails); set the fields before its first
+// request and do not change them after.
 type Transport struct {
 	// Dial opens a connection to addr ("host:port"); nil uses a net.Dialer.
 	Dial func(ctx context.Context, network, addr string) (net.Conn, error)
@@ -31,8 +33,13 @@ type Transport struct {
 	// Proxy picks a proxy for a request, as http.Transport.Proxy does; a
 	// request it gives one goes to Fallback. nil: no proxy.
 	Proxy func(*http.Request) (*url.URL, error)
-	// Fallback carries what this transport does not: https and proxied
-	// requests (nil: they fail).
+	// TLSClientConfig, when set, has this transport speak https itself
+	// (HTTP/1.1 over TLS, the connection pooled and drained as a plain
+	// one); nil hands https to Fallback. A config without ServerName
+	// verifies the request's host; NextProtos is always http/1.1.
+	TLSClientConfig *tls.Config
+	// Fallback carries what this transport does not: proxied requests, and
+	// https without TLSClientConfig (nil: they fail).
 	Fallback http.RoundTripper
 
 	mu   sync.Mutex
@@ -44,6 +51,9 @@ type Transport struct {
 func (t *Transport) Clone() *Transport {
 	c := &Transport{Dial: t.Dial, MaxIdlePerHost: t.MaxIdlePerHost, IdleTimeout: t.IdleTimeout,
 		DisableKeepAlives: t.DisableKeepAlives, Proxy: t.Proxy, Fallback: t.Fallback}
+	if t.TLSClientConfig != nil {
+		c.TLSClientConfig = t.TLSClientConfig.Clone()
+	}
 	if ht, ok := t.Fallback.(*http.Transport); ok {
 		c.Fallback = ht.Clone()
 	}
@@ -71,16 +81,20 @@ func (t *Transport) CloseIdleConnections() {
 // The body reads from the connection, which returns to the pool when the
 // body was read to its end and closed.
 func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
-	if req.URL == nil || req.URL.Scheme != "http" || t.proxied(req) {
+	if req.URL == nil || !t.serves(req.URL.Scheme) || t.proxied(req) {
 		return t.fallback(req)
 	}
 	ctx := req.Context()
 	trace := httptrace.ContextClientTrace(ctx)
-	key := hostPort(req.URL)
+	addr := hostPort(req.URL)
 	if trace != nil && trace.GetConn != nil {
-		trace.GetConn(key)
+		trace.GetConn(addr)
 	}
-	c, reused, err := t.conn(ctx, key)
+	key := addr
+	if req.URL.Scheme == "https" {
+		key = "https://" + addr // never a plain connection's pool
+	}
+	c, reused, err := t.conn(ctx, req.URL, addr, key)
 	if err != nil {
 		closeBody(req)
 		return nil, err
@@ -113,6 +127,11 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	return resp, nil
 }
 
+// serves reports whether the transport speaks scheme itself.
+func (t *Transport) serves(scheme string) bool {
+	return scheme == "http" || scheme == "https" && t.TLSClientConfig != nil
+}
+
 func (t *Transport) proxied(req *http.Request) bool {
 	if t.Proxy == nil {
 		return false
@@ -129,9 +148,10 @@ func (t *Transport) fallback(req *http.Request) (*http.Response, error) {
 	return t.Fallback.RoundTrip(req)
 }
 
-// conn takes the most recently used live idle connection to key, or dials
-// one with ctx (whose httptrace hooks see the DNS lookup and the connect).
-func (t *Transport) conn(ctx context.Context, key string) (*conn, bool, error) {
+// conn takes the most recently used live idle connection of pool key, or
+// dials addr with ctx (whose httptrace hooks see the DNS lookup, the
+// connect and the TLS handshake).
+func (t *Transport) conn(ctx context.Context, u *url.URL, addr, key string) (*conn, bool, error) {
 	for {
 		c := t.takeIdle(key)
 		if c == nil {
@@ -148,11 +168,39 @@ func (t *Transport) conn(ctx context.Context, key string) (*conn, bool, error) {
 		var d net.Dialer
 		dial = d.DialContext
 	}
-	nc, err := dial(ctx, "tcp", key)
+	nc, err := dial(ctx, "tcp", addr)
 	if err != nil {
 		return nil, false, err
 	}
+	if u.Scheme == "https" {
+		if nc, err = t.handshake(ctx, nc, u.Hostname()); err != nil {
+			return nil, false, err
+		}
+	}
 	return newConn(nc), false, nil
+}
+
+// handshake runs TLS over nc, reporting it to the context's trace.
+func (t *Transport) handshake(ctx context.Context, nc net.Conn, host string) (net.Conn, error) {
+	cfg := t.TLSClientConfig.Clone()
+	if cfg.ServerName == "" {
+		cfg.ServerName = host
+	}
+	cfg.NextProtos = []string{"http/1.1"}
+	tc := tls.Client(nc, cfg)
+	trace := httptrace.ContextClientTrace(ctx)
+	if trace != nil && trace.TLSHandshakeStart != nil {
+		trace.TLSHandshakeStart()
+	}
+	err := tc.HandshakeContext(ctx)
+	if trace != nil && trace.TLSHandshakeDone != nil {
+		trace.TLSHandshakeDone(tc.ConnectionState(), err)
+	}
+	if err != nil {
+		nc.Close()
+		return nil, err
+	}
+	return tc, nil
 }
 
 func (t *Transport) takeIdle(key string) *conn {
@@ -295,10 +343,14 @@ const (
 	drainMax  = 4 << 10
 )
 
-// hostPort is u's host with its port (80 when it names none).
+// hostPort is u's host with its port (80, or 443 for https, when it names
+// none).
 func hostPort(u *url.URL) string {
 	if u.Port() != "" {
 		return u.Host
+	}
+	if u.Scheme == "https" {
+		return net.JoinHostPort(u.Hostname(), "443")
 	}
 	return net.JoinHostPort(u.Hostname(), "80")
 }

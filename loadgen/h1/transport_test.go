@@ -3,6 +3,7 @@ package h1
 import (
 	"bufio"
 	"context"
+	"crypto/tls"
 	"errors"
 	"io"
 	"net"
@@ -533,4 +534,68 @@ func TestCloseIdleConnections(t *testing.T) {
 		t.Fatalf("after closing: %q reused %v, want ok on a new connection", b, reused)
 	}
 	tr.CloseIdleConnections()
+}
+
+// TestTLS: with a TLS config the transport speaks https itself: one
+// handshake (reported to the trace) serves request after request, a
+// stream closed at its last event is drained and kept as over http, and a
+// plain and a TLS connection to one address never share a pool.
+func TestTLS(t *testing.T) {
+	t.Parallel()
+	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.Copy(io.Discard, r.Body)
+		io.WriteString(w, "data: [DONE]\n\n")
+		w.(http.Flusher).Flush() // the chunked terminator follows in a record of its own
+	}))
+	var conns atomic.Int32
+	srv.Config.ConnState = func(_ net.Conn, s http.ConnState) {
+		if s == http.StateNew {
+			conns.Add(1)
+		}
+	}
+	srv.StartTLS()
+	defer srv.Close()
+	fb := &countingTransport{rt: http.DefaultTransport}
+	tr := &Transport{TLSClientConfig: srv.Client().Transport.(*http.Transport).TLSClientConfig, Fallback: fb}
+	defer tr.CloseIdleConnections()
+	for i := range 20 {
+		var handshakes, done int
+		var reused bool
+		var state tls.ConnectionState
+		ctx := httptrace.WithClientTrace(context.Background(), &httptrace.ClientTrace{
+			GotConn:           func(i httptrace.GotConnInfo) { reused = i.Reused },
+			TLSHandshakeStart: func() { handshakes++ },
+			TLSHandshakeDone:  func(s tls.ConnectionState, err error) { done++; state = s },
+		})
+		req, _ := http.NewRequestWithContext(ctx, http.MethodPost, srv.URL, strings.NewReader("x"))
+		resp, err := tr.RoundTrip(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		// Read the event only, as an SSE reader stopping at [DONE] does.
+		buf := make([]byte, len("data: [DONE]\n\n"))
+		if _, err := io.ReadFull(resp.Body, buf); err != nil || string(buf) != "data: [DONE]\n\n" {
+			t.Fatalf("request %d: body %q, %v", i, buf, err)
+		}
+		resp.Body.Close()
+		if first := i == 0; reused == first || (handshakes == 1) != first || (done == 1) != first {
+			t.Fatalf("request %d: reused %v, %d handshakes started, %d done", i, reused, handshakes, done)
+		}
+		if i == 0 && (!state.HandshakeComplete || state.NegotiatedProtocol == "h2") {
+			t.Fatalf("handshake state %+v, want complete and not h2", state)
+		}
+	}
+	if n := conns.Load(); n != 1 || fb.n.Load() != 0 {
+		t.Fatalf("%d connections, fallback used %d times, want 1 and 0", n, fb.n.Load())
+	}
+	// The same address over plain http dials its own connection (the TLS
+	// server refuses it), never the pooled TLS one.
+	req, _ := http.NewRequest(http.MethodPost, strings.Replace(srv.URL, "https://", "http://", 1), strings.NewReader("x"))
+	if resp, err := tr.RoundTrip(req); err == nil {
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode == http.StatusOK {
+			t.Fatalf("plain http to a TLS server answered %d %q: it took the TLS connection", resp.StatusCode, b)
+		}
+	}
 }

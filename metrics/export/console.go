@@ -66,7 +66,14 @@ func Console(w io.Writer, title string, s *metrics.Summary) {
 		fmt.Fprintf(w, "%-*s  p50 %s  p99 %s\n", widths[0], "Scheduler Lag (ms)", short(s.SchedulerLag.P50), short(s.SchedulerLag.P99))
 	}
 	if s.ConnectionRetries > 0 {
-		fmt.Fprintf(w, "Connection retries: %d (keep-alive connections the server had closed; each request resent once on a fresh connection)\n", s.ConnectionRetries)
+		sent := s.Run[metrics.RequestCount] + s.Run[metrics.ErrorRequestCount]
+		if float64(s.ConnectionRetries) > 0.01*sent {
+			// Past 1% the double sends can matter: say what they were.
+			fmt.Fprintf(w, "Re-sent requests: %d of %.0f (%.1f%%) were re-sent on a fresh connection after the server closed a reused one; a server that had read them saw them twice (connection retries 0 makes them errors)\n",
+				s.ConnectionRetries, sent, 100*float64(s.ConnectionRetries)/sent)
+		} else {
+			fmt.Fprintf(w, "Connection retries: %d (keep-alive connections the server had closed; each request resent once on a fresh connection)\n", s.ConnectionRetries)
+		}
 	}
 	if s.TokenSource != "" {
 		fmt.Fprintf(w, "Token counts from: %s\n", s.TokenSource)
@@ -85,6 +92,9 @@ func Console(w io.Writer, title string, s *metrics.Summary) {
 		fmt.Fprintln(w, "\nErrors:")
 		for _, e := range s.Errors {
 			fmt.Fprintf(w, "  %6d × %s\n", e.Count, describe(e.Details))
+		}
+		if n := s.ClientSideErrors(); n > 0 {
+			fmt.Fprintf(w, "  %d of these failed on the client's side (out of file descriptors), not the server's\n", n)
 		}
 	}
 	for _, warn := range s.Warnings {

@@ -40,6 +40,8 @@ type Inputs struct {
 	done chan struct{}
 	once sync.Once
 	err  error
+	// onFault hears of the first failed write (InputsWriteFault).
+	onFault WriteFault
 }
 
 // pending is a session's bodies, in turn order, until its end.
@@ -58,10 +60,17 @@ const (
 	inputsMaxHeld    = 64 << 20
 )
 
-// NewInputs starts the document on w.
-func NewInputs(w io.Writer) *Inputs {
+// NewInputs starts the document on w (CreateAtomic's file leaves no empty
+// or torn inputs.json behind a killed process).
+func NewInputs(w io.Writer, opts ...InputsOption) *Inputs {
 	in := &Inputs{open: map[int64]*pending{}, maxHeld: inputsMaxHeld, wake: make(chan struct{}, 1), done: make(chan struct{})}
 	in.taken = sync.NewCond(&in.mu)
+	for _, o := range opts {
+		o(in)
+	}
+	if in.onFault != nil {
+		w = &faultWriter{w: w, f: in.onFault}
+	}
 	go in.write(w)
 	return in
 }

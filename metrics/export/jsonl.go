@@ -20,9 +20,11 @@ import (
 // AIPerf's in metadata. It is safe for concurrent use by the metric shards.
 type JSONL struct {
 	mu    sync.Mutex
-	w     io.Writer
+	out   lineFile // written by the one flushing goroutine
 	start time.Time
 	err   error
+	// onFault hears of the first failed write (WithWriteFault).
+	onFault WriteFault
 	// worker and processor are the worker_id and record_processor_id
 	// every line carries.
 	worker, processor string
@@ -38,10 +40,11 @@ type JSONL struct {
 	armed bool
 }
 
-// NewJSONL writes lines to w (an *os.File: unbuffered on purpose). start is
+// NewJSONL writes lines to w (an *os.File: unbuffered on purpose; a
+// write that fails part way is cut back to the last whole line). start is
 // the wall-clock time of the run clock's zero, for epoch timestamps.
 func NewJSONL(w io.Writer, start time.Time, opts ...JSONLOption) *JSONL {
-	j := &JSONL{w: w, start: start, worker: "worker_0", processor: "record_processor_0", hold: defaultHold}
+	j := &JSONL{out: newLineFile(w), start: start, worker: "worker_0", processor: "record_processor_0", hold: defaultHold}
 	j.wrote = sync.NewCond(&j.mu)
 	for _, o := range opts {
 		o(j)

@@ -91,7 +91,11 @@ func (j *JSONL) flushLocked() {
 		out := j.pending
 		j.pending = j.spare[:0]
 		j.mu.Unlock()
-		_, werr := j.w.Write(out)
+		werr, first := j.out.write(out)
+		if first && j.onFault != nil {
+			// Still writing: WriteHeld and Err return after the report.
+			j.onFault(werr)
+		}
 		j.mu.Lock()
 		if werr != nil && j.err == nil {
 			j.err = werr

@@ -20,13 +20,14 @@ import (
 type RawJSONL struct {
 	meta *JSONL // dates lines and names the worker; never writes
 	mu   sync.Mutex
-	w    io.Writer
+	out  lineFile
 	err  error
 }
 
-// NewRawJSONL writes lines to w. start and opts are as NewJSONL's.
+// NewRawJSONL writes lines to w. start and opts are as NewJSONL's (a
+// write fault is reported as there, and a torn line cut back).
 func NewRawJSONL(w io.Writer, start time.Time, opts ...JSONLOption) *RawJSONL {
-	return &RawJSONL{meta: NewJSONL(io.Discard, start, opts...), w: w}
+	return &RawJSONL{meta: NewJSONL(io.Discard, start, opts...), out: newLineFile(w)}
 }
 
 type (
@@ -84,16 +85,22 @@ func (j *RawJSONL) WriteRecord(r *metrics.Record, v *metrics.Values, good bool) 
 	}
 	b, err := json.Marshal(l)
 	j.mu.Lock()
-	defer j.mu.Unlock()
 	if j.err != nil {
+		j.mu.Unlock()
 		return
 	}
 	if err != nil {
 		j.err = err
+		j.mu.Unlock()
 		return
 	}
-	if _, err := j.w.Write(append(b, '\n')); err != nil {
-		j.err = err
+	werr, first := j.out.write(append(b, '\n'))
+	if werr != nil {
+		j.err = werr
+	}
+	j.mu.Unlock()
+	if first && j.meta.onFault != nil {
+		j.meta.onFault(werr)
 	}
 }
 

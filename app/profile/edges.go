@@ -1,0 +1,127 @@
+package profile
+
+import (
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+	"sync"
+
+	"github.com/surgebench/surge/app/cmdline"
+	"github.com/surgebench/surge/loadgen"
+	"github.com/surgebench/surge/metrics/export"
+)
+
+// The network and disk edges of a run (docs/network-edges.md): redirects,
+// the response bound, connection retries, the open-file limit, the control
+// port's token and write faults.
+
+// maxResponseMiB bounds --max-response-mib (16 GiB: past any answer, and
+// still a bound).
+const maxResponseMiB = 16 << 10
+
+// minControlToken is the shortest --control-token taken.
+const minControlToken = 16
+
+// validateEdges checks the edges' flags.
+func (c *config) validateEdges() error {
+	switch {
+	case c.MaxResponseMiB < 0 || c.MaxResponseMiB > maxResponseMiB:
+		return cmdline.Usagef("--max-response-mib must be between 1 and %d, got %d", maxResponseMiB, c.MaxResponseMiB)
+	case c.Retries() < 0:
+		return cmdline.Usagef("--connection-retries %q: want 0 or 1", c.ConnectionRetries)
+	case c.ControlToken != "" && len(c.ControlToken) < minControlToken:
+		return cmdline.Usagef("--control-token is %d characters: want at least %d (or leave it out for a random one)", len(c.ControlToken), minControlToken)
+	case strings.ContainsFunc(c.ControlToken, func(r rune) bool { return r <= ' ' || r >= 0x7f }):
+		return cmdline.Usagef("--control-token: printable ASCII only, no spaces")
+	}
+	return nil
+}
+
+// edgeOptions are the generator's options for the edges.
+func (p *prepared) edgeOptions() []loadgen.Option {
+	c := &p.c
+	opts := []loadgen.Option{
+		loadgen.WithMaxResponseBytes(int64(c.MaxResponseMiB) << 20), // 0: the default
+		loadgen.WithConnectionRetries(c.Retries()),
+	}
+	if c.FollowRedirects {
+		opts = append(opts, loadgen.WithFollowRedirects(headerNames(p.headers)...))
+	}
+	return opts
+}
+
+// headerNames are the names of the headers the user gave (and the API
+// key's): every one is a credential to a redirect that leaves the origin.
+func headerNames(h http.Header) []string {
+	names := make([]string, 0, len(h))
+	for k := range h {
+		names = append(names, k)
+	}
+	return names
+}
+
+// checkFDLimit raises the open-file limit to its hard bound and warns, before
+// anything is sent, when the concurrency still cannot fit: requests past it
+// would fail on the client's side (client_fd_exhausted).
+func (p *prepared) checkFDLimit(log io.Writer) {
+	if p.maxConc <= 0 {
+		return
+	}
+	lim, err := loadgen.RaiseFDLimit(p.maxConc)
+	if err != nil {
+		p.log.Debugf("raising the open-file limit: %v", err)
+	}
+	if !lim.Fits() {
+		fmt.Fprintf(log, "warning: --concurrency %d may not fit: %s; requests past it fail on the client's side (client_fd_exhausted): raise ulimit -n (the hard limit too) or lower the concurrency\n",
+			p.maxConc, lim)
+	}
+}
+
+// writeFault is the run's first failed write to a per-request file: it
+// stops issuing at once (what is in flight finishes, and the summary is
+// still written where it can be).
+type writeFault struct {
+	once sync.Once
+	log  io.Writer
+	stop func()
+	mu   sync.Mutex
+	path string
+	err  error
+}
+
+// reporter is the fault callback of the file at path.
+func (w *writeFault) reporter(path string) export.WriteFault {
+	return func(err error) {
+		w.once.Do(func() {
+			w.mu.Lock()
+			w.path, w.err = path, err
+			w.mu.Unlock()
+			fmt.Fprintf(w.log, "error: writing %s: %v: stopping the run (exit code %d)\n", path, err, cmdline.ExitWriteFault)
+			w.stop()
+		})
+	}
+}
+
+// Err is the fault, naming its file, or nil.
+func (w *writeFault) Err() error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.err == nil {
+		return nil
+	}
+	return &WriteFaultError{Path: w.path, Err: w.err}
+}
+
+// WriteFaultError is a run stopped by a failed write to one of its files
+// (exit code cmdline.ExitWriteFault).
+type WriteFaultError struct {
+	Path string
+	Err  error
+}
+
+func (e *WriteFaultError) Error() string {
+	return fmt.Sprintf("stopped: writing %s: %v", e.Path, e.Err)
+}
+
+func (e *WriteFaultError) Unwrap() error { return e.Err }

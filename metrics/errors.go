@@ -1,0 +1,23 @@
+package metrics
+
+// ErrClientResources is the error type of a request the client could not
+// send for want of its own resources (EMFILE, ENFILE: out of file
+// descriptors). The server never saw it: such a failure is the client's,
+// not the server's.
+const ErrClientResources = "client_fd_exhausted"
+
+// ClientSide reports whether the failure is the client's own, not the
+// server's.
+func (e Error) ClientSide() bool { return e.Type == ErrClientResources }
+
+// ClientSideErrors counts the summary's failures that were the client's
+// own (ClientSide), for a summary to say which side failed.
+func (s *Summary) ClientSideErrors() int64 {
+	var n int64
+	for _, e := range s.Errors {
+		if e.Details.ClientSide() {
+			n += e.Count
+		}
+	}
+	return n
+}
