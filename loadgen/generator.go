@@ -71,6 +71,8 @@ type Generator struct {
 	onWarn  func(msg string)
 	// overran is set once a response ran past its output cap (warned).
 	overran atomic.Bool
+	// noCapGuard lets responses run past CapGuardFactor × their cap.
+	noCapGuard bool
 	secrets []string
 	start   time.Time
 	now     func() int64

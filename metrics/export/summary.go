@@ -65,6 +65,9 @@ func JSON(w io.Writer, s *metrics.Summary, run Run) error {
 	if s.TokenSource != "" { // none for types that generate no tokens
 		o.set("token_count_source", s.TokenSource)
 	}
+	if s.InputTokenSource != "" {
+		o.set("input_token_count_source", s.InputTokenSource)
+	}
 	if s.TimestampSource != "" {
 		o.set("timestamp_source", s.TimestampSource)
 		o.set("first_token_shared_read", runMetric{Unit: "requests", Avg: float64(s.FirstTokenShared)})
