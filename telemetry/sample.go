@@ -60,6 +60,10 @@ type ServerSample struct {
 	// late).
 	Took time.Duration `json:"scrape_ns,omitempty"`
 	URL  string        `json:"url"`
+	// Family is the server family its metric names belong to (vllm,
+	// sglang, tgi, llamacpp, dynamo, tensorrt-llm, triton; "" for generic
+	// names).
+	Family string `json:"family,omitempty"`
 	// Running and Waiting are requests the server is processing / queueing.
 	Running float64 `json:"num_requests_running"`
 	Waiting float64 `json:"num_requests_waiting"`
