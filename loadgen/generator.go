@@ -73,9 +73,9 @@ type Generator struct {
 	overran atomic.Bool
 	// noCapGuard lets responses run past CapGuardFactor × their cap.
 	noCapGuard bool
-	secrets []string
-	start   time.Time
-	now     func() int64
+	secrets    []string
+	start      time.Time
+	now        func() int64
 	// stamps is the token timestamp source; clock maps kernel stamps onto
 	// the run clock.
 	stamps Timestamps

@@ -47,8 +47,8 @@ type Collector struct {
 	tok      TokenCounter
 	counting Counting
 	slos     []SLO
-	sinks []RecordSink
-	now   func() int64
+	sinks    []RecordSink
+	now      func() int64
 
 	started  [2]atomic.Int64 // by phase
 	stage    atomic.Int64

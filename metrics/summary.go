@@ -96,9 +96,9 @@ type runLevel struct {
 	noOutput, inputs            int64
 	oslRequested, oslMismatched int64
 	// promptChecked and truncated: prompt_truncated_count (countChecks).
-	promptChecked, truncated int64
-	dur                         float64 // seconds: last response − first request
-	inputTokens, outputTokens   float64 // Σ ISL, Σ OSL
+	promptChecked, truncated  int64
+	dur                       float64 // seconds: last response − first request
+	inputTokens, outputTokens float64 // Σ ISL, Σ OSL
 	// sums holds the sum of each per-request metric that had values.
 	sums map[Tag]float64
 }

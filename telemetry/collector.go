@@ -7,8 +7,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net/http"
 	"maps"
+	"net/http"
 	"net/url"
 	"slices"
 	"sync"
@@ -31,15 +31,15 @@ type Collector struct {
 	timeout     time.Duration // per GPU round; 0: the interval
 	// srvTimeout bounds one /metrics scrape (0: DefaultServerTimeout).
 	srvTimeout time.Duration
-	start       time.Time
-	gpus        []GPUSource
-	servers     []ServerSource
-	client      *http.Client
-	logf        func(format string, args ...any)
-	gpuSink     io.Writer
-	srvSink     io.Writer
-	onSample    func(gpus []GPUSample, server []ServerSample)
-	urls        []string
+	start      time.Time
+	gpus       []GPUSource
+	servers    []ServerSource
+	client     *http.Client
+	logf       func(format string, args ...any)
+	gpuSink    io.Writer
+	srvSink    io.Writer
+	onSample   func(gpus []GPUSample, server []ServerSample)
+	urls       []string
 
 	mu         sync.Mutex
 	gpuSamples []GPUSample
