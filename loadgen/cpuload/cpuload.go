@@ -67,7 +67,7 @@ func between(a, b reading) (metrics.MachineLoad, error) {
 		return metrics.MachineLoad{}, errors.New("cpuload: no time passed between the readings")
 	}
 	busy := float64(b.busy-a.busy) / float64(b.total-a.total)
-	client := min(1, (b.self - a.self).Seconds()/(wall.Seconds()*float64(b.cores)))
+	client := min(1, (b.self-a.self).Seconds()/(wall.Seconds()*float64(b.cores)))
 	return metrics.MachineLoad{Client: client, Others: max(0, busy-client), Cores: b.cores}, nil
 }
 
