@@ -319,6 +319,7 @@ func stageSummary(s StageSummary, a *aggregate) StageSummary {
 		s.OutputTokenThroughput = a.outputTokens / s.DurationSec
 		s.RequestThroughput = float64(a.count) / s.DurationSec
 	}
+	stageIntervals(&s, a)
 	return s
 }
 

@@ -62,6 +62,9 @@ type Summary struct {
 	// Knee and Operating index Stages: the first stage past the knee and
 	// the recommended operating point before it (-1: none).
 	Knee, Operating int
+	// KneeVerdict is MarkKnee's full answer: whether the stages' intervals
+	// settled it, and if not, how many requests per stage might.
+	KneeVerdict KneeVerdict
 	// readDelayAt is 1 + the index in Warnings of the client read delay
 	// warning (0: none), which AttributeLoad rewrites.
 	readDelayAt int
@@ -157,6 +160,7 @@ func (rl runLevel) metrics() map[Tag]float64 {
 func summaryOf(a *aggregate) *Summary {
 	s := &Summary{Metrics: map[Tag]Distribution{}, Run: map[Tag]float64{}, StartNs: a.firstSent, EndNs: a.lastEnd,
 		SendRate: a.sendRate(), IntendedRate: a.intendedRate(), Knee: -1, Operating: -1,
+		KneeVerdict: KneeVerdict{Knee: -1, Operating: -1, At: -1},
 		ConnectionRetries: a.connRetries}
 	for _, d := range RequestDefs {
 		if x := a.dists[d.Tag]; x != nil && x.n > 0 {
