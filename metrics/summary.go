@@ -160,7 +160,7 @@ func (rl runLevel) metrics() map[Tag]float64 {
 func summaryOf(a *aggregate) *Summary {
 	s := &Summary{Metrics: map[Tag]Distribution{}, Run: map[Tag]float64{}, StartNs: a.firstSent, EndNs: a.lastEnd,
 		SendRate: a.sendRate(), IntendedRate: a.intendedRate(), Knee: -1, Operating: -1,
-		KneeVerdict: KneeVerdict{Knee: -1, Operating: -1, At: -1},
+		KneeVerdict:       KneeVerdict{Knee: -1, Operating: -1, At: -1},
 		ConnectionRetries: a.connRetries}
 	for _, d := range RequestDefs {
 		if x := a.dists[d.Tag]; x != nil && x.n > 0 {

@@ -20,4 +20,3 @@ func QuantileCI(n int64, p, level float64) (lo, hi float64) {
 	h := Z(level) * math.Sqrt(p*(1-p)/float64(n))
 	return max(0, p-h), min(1, p+h)
 }
-
