@@ -38,8 +38,8 @@ func (m Model) Update(msg tea.Msg) (Model, tea.Cmd) {
 // Unaccepted is how many of the client's requests in flight one server
 // neither runs nor counts as waiting: requests it has not taken in yet.
 // llama.cpp's requests_deferred counts only the requests its HTTP threads
-// have read (n_threads_http, by default max(parallel + 2, cores − 1), one
-// of them busy answering /metrics), so with its slots full the rest wait
+// have read (n_threads_http: max(parallel + 2, cores − 1) by default in
+// early-2025 builds, one of them busy answering /metrics), so with its slots full the rest wait
 // unseen in the listen backlog. 0 when a gauge is missing.
 func Unaccepted(s telemetry.ServerSample, inFlight int64) int64 {
 	if math.IsNaN(s.Running) || math.IsNaN(s.Waiting) {
