@@ -17,6 +17,7 @@ import (
 	"github.com/surgebench/surge/datasets"
 	"github.com/surgebench/surge/datasets/tokenizer"
 	"github.com/surgebench/surge/examples/mockserver"
+	"github.com/surgebench/surge/loadgen/endpoint"
 	"github.com/surgebench/surge/loadgen/schedule"
 	"github.com/surgebench/surge/metrics"
 )
@@ -342,6 +343,45 @@ func TestCapGuard(t *testing.T) {
 			}
 			if guard && s.Run[metrics.ErrorRequestCount] != 6 {
 				t.Errorf("error_request_count %v, want 6", s.Run[metrics.ErrorRequestCount])
+			}
+		})
+	}
+}
+
+// TestPerChunkUsageAsked: the endpoint's PerChunkUsage asks for the
+// running usage on every chunk (continuous_usage_stats); the mock, sending
+// 3 tokens a chunk for a cap of 8, then shows chunks of 3, 3 and 2. Without
+// it the chunks carry no usage and only the totals say tokens outnumber
+// chunks.
+func TestPerChunkUsageAsked(t *testing.T) {
+	t.Parallel()
+	ts := httptest.NewServer(mockserver.New(mockserver.Config{TokensPerChunk: 3}))
+	t.Cleanup(ts.Close)
+	for _, asked := range []bool{true, false} {
+		t.Run(fmt.Sprintf("asked %v", asked), func(t *testing.T) {
+			t.Parallel()
+			sink := &collectSink{}
+			col := metrics.NewCollector(metrics.WithSink(sink))
+			ep := &endpoint.Endpoint{Kind: endpoint.Chat, Model: "m", Streaming: true, PerChunkUsage: asked}
+			g, err := New(ts.URL, ep, oneTurnDataset(2, 16, 8), col)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := g.Run(context.Background(), []Stage{{Limit: schedule.Constant(2), Count: 4}}); err != nil {
+				t.Fatal(err)
+			}
+			s := col.Close()
+			want := [3]int{3, 3, 3}
+			if !asked {
+				want = [3]int{}
+			}
+			for i, r := range sink.recs {
+				if got := [3]int{r.UsageChunks, r.MultiTokenChunks, r.FirstChunkTokens}; got != want || sink.vals[i].OSL != 8 || len(r.TokenNs) != 3 {
+					t.Errorf("usage chunks, multi-token chunks, first chunk's tokens %v, OSL %v in %d chunks; want %v, 8 in 3", got, sink.vals[i].OSL, len(r.TokenNs), want)
+				}
+			}
+			if !slices.ContainsFunc(s.Warnings, func(w string) bool { return strings.Contains(w, "more than one token") || strings.Contains(w, "more tokens than chunks") }) {
+				t.Errorf("warnings %q say nothing of the chunks", s.Warnings)
 			}
 		})
 	}

@@ -216,7 +216,7 @@ func (s *Server) serveCompletion(w http.ResponseWriter, r *http.Request, kind ap
 	}
 
 	if req.Stream {
-		err = s.stream(ctx, w, &g, req.IncludeUsage)
+		err = s.stream(ctx, w, &g, req.IncludeUsage, req.ContinuousUsage)
 	} else {
 		err = s.respond(ctx, w, &g)
 	}

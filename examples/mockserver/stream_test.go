@@ -196,3 +196,37 @@ func TestNonStreaming(t *testing.T) {
 		}
 	}
 }
+
+// TestContinuousUsage: with stream_options.continuous_usage_stats every
+// text chunk carries the running usage (vLLM's shape), so a client sees a
+// chunk of several tokens as such.
+func TestContinuousUsage(t *testing.T) {
+	t.Parallel()
+	_, ts := newTestServer(t, Config{TokensPerChunk: 3, Seed: 7})
+	_, evs := streamEvents(t, ts.URL+"/v1/chat/completions",
+		`{"model":"m","messages":[{"role":"user","content":"hello there mock"}],"stream":true,"max_tokens":7,"stream_options":{"include_usage":true,"continuous_usage_stats":true}}`)
+	var running []float64
+	for _, ev := range evs {
+		if ev.data == "[DONE]" {
+			continue
+		}
+		got := decode(t, ev.data)
+		choices, _ := got["choices"].([]any)
+		if len(choices) == 0 {
+			continue // the final usage-only chunk
+		}
+		delta, _ := choices[0].(map[string]any)["delta"].(map[string]any)
+		if _, text := delta["content"]; !text {
+			continue
+		}
+		u, ok := got["usage"].(map[string]any)
+		if !ok {
+			t.Fatalf("text chunk without usage: %s", ev.data)
+		}
+		n, _ := u["completion_tokens"].(json.Number).Float64()
+		running = append(running, n)
+	}
+	if d := cmp.Diff([]float64{3, 6, 7}, running); d != "" {
+		t.Errorf("running completion_tokens per chunk (-want +got):\n%s", d)
+	}
+}
