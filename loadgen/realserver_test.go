@@ -380,7 +380,9 @@ func TestPerChunkUsageAsked(t *testing.T) {
 					t.Errorf("usage chunks, multi-token chunks, first chunk's tokens %v, OSL %v in %d chunks; want %v, 8 in 3", got, sink.vals[i].OSL, len(r.TokenNs), want)
 				}
 			}
-			if !slices.ContainsFunc(s.Warnings, func(w string) bool { return strings.Contains(w, "more than one token") || strings.Contains(w, "more tokens than chunks") }) {
+			if !slices.ContainsFunc(s.Warnings, func(w string) bool {
+				return strings.Contains(w, "more than one token") || strings.Contains(w, "more tokens than chunks")
+			}) {
 				t.Errorf("warnings %q say nothing of the chunks", s.Warnings)
 			}
 		})
