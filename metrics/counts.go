@@ -32,9 +32,11 @@ func WithCounting(c Counting) Option { return func(col *Collector) { col.countin
 
 // TruncationMargin is how many tokens fewer than surge sent the server may
 // count in a prompt before the prompt counts as cut: a chat template only
-// adds tokens, but the server's tokenizer may not be surge's (15%), and a
-// short prompt's count moves by a few tokens either way (8).
-func TruncationMargin(sent float64) float64 { return max(8, 0.15*sent) }
+// adds tokens, but the server's tokenizer may not be surge's (a quarter: a
+// larger vocabulary counts fewer tokens), and a short prompt's count moves
+// by a few tokens either way (8). llama.cpp's silent cut drops half a
+// slot's context at a time, a third of the prompt or more, well past it.
+func TruncationMargin(sent float64) float64 { return max(8, 0.25*sent) }
 
 // sentLength is the prompt's length as surge counted what it sent (the
 // dataset's count, else the tokenizer's), NaN when unknown.
