@@ -61,6 +61,8 @@ type Collector struct {
 	warnings []string
 	// cut is set once a prompt the server cut was warned of.
 	cut atomic.Bool
+	// onWarn sees the caveats the collector finds itself (nil: none).
+	onWarn func(msg string)
 	// load reads the machine's CPU use over the run, for the saturation
 	// warning (nil: not measured).
 	load func() (MachineLoad, error)
@@ -280,7 +282,11 @@ func (c *Collector) Warn(msg string) {
 // cut a prompt (the summary counts them all).
 func (c *Collector) truncatedLive(sent, server float64) {
 	if c.cut.CompareAndSwap(false, true) {
-		c.Warn(fmt.Sprintf("the server cut a prompt: it counted %.0f prompt tokens (usage.prompt_tokens) where surge sent %.0f; the likely cause is its context length (the summary counts such requests)", server, sent))
+		msg := fmt.Sprintf("the server cut a prompt: it counted %.0f prompt tokens (usage.prompt_tokens) where surge sent %.0f; the likely cause is its context length (the summary counts such requests)", server, sent)
+		c.Warn(msg)
+		if c.onWarn != nil {
+			c.onWarn(msg)
+		}
 	}
 }
 

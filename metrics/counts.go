@@ -27,6 +27,11 @@ type Counting struct {
 	ServerInput bool
 }
 
+// WithLiveWarning sees each caveat the collector finds itself while the
+// run goes on (a prompt the server cut), once, from a shard goroutine; the
+// snapshots and the summary carry it too.
+func WithLiveWarning(f func(msg string)) Option { return func(c *Collector) { c.onWarn = f } }
+
 // WithCounting sets where token counts come from (default: Counting{}).
 func WithCounting(c Counting) Option { return func(col *Collector) { col.counting = c } }
 
