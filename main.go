@@ -161,6 +161,7 @@ func mockServerCommand() *cli.Command {
 			&cli.StringFlag{Name: "model", Value: "mock", Usage: "model name /v1/models reports", Destination: &mc.Model},
 			&cli.Uint64Flag{Name: "seed", Usage: "seed for injected errors", Destination: &mc.Seed},
 			&cli.BoolFlag{Name: "ignore-max-completion-tokens", Usage: "ignore max_completion_tokens (honour only max_tokens), as some llama.cpp builds do", Destination: &mc.IgnoreMaxCompletionTokens},
+			&cli.IntFlag{Name: "context-tokens", Usage: "a slot's context: longer prompts are cut silently, as llama.cpp's server cuts them, and usage reports the cut length (0: no limit)", Destination: &mc.ContextTokens},
 			&cli.StringFlag{Name: "wire-log", Usage: "write one JSON line per streamed request: kernel arrival time of its bytes and first-token flush time (the wire truth for TTFT)", Destination: &wireLog},
 		},
 		Action: func(cc *cli.Context) error {

@@ -74,6 +74,8 @@ type Generator struct {
 	// overran is set once a response ran past its output cap (warned).
 	overran atomic.Bool
 	secrets []string
+	// noCapGuard lets responses run past CapGuardFactor × their cap.
+	noCapGuard bool
 	// follow follows redirects, stripping credentials from those that
 	// leave the origin; redirected is set once one did (warned).
 	follow      bool

@@ -33,7 +33,7 @@ func TestOutputCapIgnored(t *testing.T) {
 			var warnedAt int64
 			var g *Generator
 			ep := &endpoint.Endpoint{Kind: endpoint.Chat, Model: "m", Streaming: true, LegacyMaxTokens: legacy}
-			s, sink := runOnce(t, ts.URL, ep, []Stage{{Limit: schedule.Constant(4), Count: 12}},
+			s, sink := runOnce(t, ts.URL, ep, []Stage{{Limit: schedule.Constant(4), Count: 12}}, WithoutCapGuard(),
 				func(gen *Generator) { g = gen },
 				WithWarning(func(msg string) {
 					mu.Lock()

@@ -241,6 +241,7 @@ func (g *Generator) readStream(rctx, ctx context.Context, body io.Reader, rec *m
 	rd, dec, out := st.rd, st.dec, &st.out
 	var done, finished bool
 	var firstReadAt int64 // the read that completed the first token's event
+	var usageTokens int   // the running completion_tokens of per-chunk usage
 	endsAtEOF := g.ep.EndsAtEOF()
 	sb, _ := body.(*stampedBody)
 	tracked := sb != nil && sb.conn != nil
@@ -307,9 +308,12 @@ func (g *Generator) readStream(rctx, ctx context.Context, body io.Reader, rec *m
 			if tracked {
 				rec.ReadDelayNs = append(rec.ReadDelayNs, sb.readDelay(ev))
 			}
-			g.col.Tokens(rec.Index, ev.At, 1)
+			g.col.Tokens(rec.Index, ev.At, chunkUsage(rec, &usageTokens, &d.Usage))
 			if limit := rec.RequestedOSL; limit > 0 && len(rec.TokenNs) == limit+overrunSlack+1 {
 				g.overrun(rec, len(rec.TokenNs), "text events so far")
+			}
+			if g.overCap(rec, usageTokens) {
+				break
 			}
 			if (d.Content || d.ToolCall) && rec.FirstContentNs == 0 {
 				rec.FirstContentNs = ev.At

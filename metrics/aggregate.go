@@ -47,6 +47,8 @@ type aggregate struct {
 	// usageOSL and tokenizerOSL total both counts over the records that had
 	// both, for the disagreement warning.
 	usageOSL, tokenizerOSL float64
+	// checks is what the token-count checks found.
+	checks countChecks
 }
 
 func newAggregate() *aggregate {
@@ -134,9 +136,9 @@ func (a *aggregate) add(r *Record, v *Values, good bool) {
 	if !r.NoOutput { // no output tokens were counted
 		a.sources[v.Source]++
 	}
-	if !math.IsNaN(v.UsageOSL) {
+	if !math.IsNaN(v.UsageOSL) && !math.IsNaN(v.TokenizerOSL) {
 		a.usageOSL += v.UsageOSL
-		a.tokenizerOSL += v.OSL
+		a.tokenizerOSL += v.TokenizerOSL
 	}
 }
 
@@ -194,6 +196,7 @@ func (a *aggregate) merge(o *aggregate) {
 	}
 	a.usageOSL += o.usageOSL
 	a.tokenizerOSL += o.tokenizerOSL
+	a.checks.merge(&o.checks)
 }
 
 // sendRate is the achieved issue rate: requests sent per second between

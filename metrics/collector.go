@@ -1,6 +1,7 @@
 package metrics
 
 import (
+	"fmt"
 	"maps"
 	"runtime"
 	"slices"
@@ -43,10 +44,11 @@ type Collector struct {
 	shards []*shard
 	wg     sync.WaitGroup
 
-	tok   TokenCounter
-	slos  []SLO
-	sinks []RecordSink
-	now   func() int64
+	tok      TokenCounter
+	counting Counting
+	slos     []SLO
+	sinks    []RecordSink
+	now      func() int64
 
 	started  [2]atomic.Int64 // by phase
 	stage    atomic.Int64
@@ -57,6 +59,13 @@ type Collector struct {
 
 	warnMu   sync.Mutex
 	warnings []string
+	// cut is set once a prompt the server cut was warned of.
+	cut atomic.Bool
+	// onWarn sees the caveats the collector finds itself (nil: none).
+	onWarn func(msg string)
+	// load reads the machine's CPU use over the run, for the saturation
+	// warning (nil: not measured).
+	load func() (MachineLoad, error)
 
 	// final is the state at Close.
 	final *State
@@ -269,6 +278,18 @@ func (c *Collector) Warn(msg string) {
 	}
 }
 
+// truncatedLive warns, once per run and while it goes on, that the server
+// cut a prompt (the summary counts them all).
+func (c *Collector) truncatedLive(sent, server float64) {
+	if c.cut.CompareAndSwap(false, true) {
+		msg := fmt.Sprintf("the server cut a prompt: it counted %.0f prompt tokens (usage.prompt_tokens) where surge sent %.0f; the likely cause is its context length (the summary counts such requests)", server, sent)
+		c.Warn(msg)
+		if c.onWarn != nil {
+			c.onWarn(msg)
+		}
+	}
+}
+
 // maxTimeline bounds the points a snapshot carries.
 const maxTimeline = 600
 
@@ -304,6 +325,7 @@ func stageSummary(s StageSummary, a *aggregate) StageSummary {
 		s.OutputTokenThroughput = a.outputTokens / s.DurationSec
 		s.RequestThroughput = float64(a.count) / s.DurationSec
 	}
+	stageIntervals(&s, a)
 	return s
 }
 
@@ -322,6 +344,11 @@ func (c *Collector) Close() *Summary {
 	c.final = c.collect()
 	s := c.final.Summary()
 	s.Timeslices = c.timeslices()
+	if c.load != nil {
+		if l, err := c.load(); err == nil {
+			s.AttributeLoad(l)
+		}
+	}
 	c.warnMu.Lock()
 	s.Warnings = append(slices.Clone(c.warnings), s.Warnings...)
 	c.warnMu.Unlock()

@@ -46,10 +46,18 @@ type Values struct {
 	// HTTP holds the http_req_* breakdown in HTTPDefs order (NaN: not
 	// traced).
 	HTTP [httpTags]float64
-	// UsageOSL is the server's completion_tokens when it sent usage and
-	// Source is the tokenizer, for the >10% disagreement warning; NaN
-	// otherwise.
+	// UsageOSL is the server's completion_tokens when it sent usage and a
+	// tokenizer counted the output too, for the >10% disagreement warning
+	// and the OSL mismatch check; NaN otherwise.
 	UsageOSL float64
+	// TokenizerOSL is the tokenizer's count of the output (reasoning
+	// included) whatever OSL used; NaN without a tokenizer.
+	TokenizerOSL float64
+	// InputSource says where ISL came from (InputFromDataset, ...).
+	InputSource string
+	// Truncated is set when the server counted fewer prompt tokens than
+	// surge sent, by more than TruncationMargin: it cut the prompt.
+	Truncated bool
 }
 
 // Get returns the value of a per-request tag (NaN when absent; ICL, a
@@ -88,6 +96,8 @@ func (v *Values) Get(t Tag) float64 {
 		return v.Output
 	case ErrorISL:
 		return v.ErrorISL
+	case TokenizerOSL:
+		return v.TokenizerOSL
 	}
 	for i, t2 := range usageTagList {
 		if t2 == t {
@@ -131,12 +141,16 @@ func OSLMismatchTolerance(requested int) float64 {
 	return min(float64(requested)*0.05, 50)
 }
 
-// Compute derives AIPerf's per-request metrics from a successful record.
-// tok may be nil (no tokenizer loaded).
-func Compute(r *Record, tok TokenCounter) Values {
+// Compute derives AIPerf's per-request metrics from a successful record
+// with the default Counting. tok may be nil (no tokenizer loaded).
+func Compute(r *Record, tok TokenCounter) Values { return ComputeWith(r, tok, Counting{}) }
+
+// ComputeWith derives AIPerf's per-request metrics from a successful
+// record, counting tokens as c says. tok may be nil (no tokenizer loaded).
+func ComputeWith(r *Record, tok TokenCounter, c Counting) Values {
 	nan := math.NaN()
 	v := Values{TTFT: nan, TTFO: nan, TTST: nan, ITL: nan, PerUser: nan, ISL: nan, OSL: nan, Reasoning: nan, Output: nan,
-		UsageOSL: nan, Effective: nan, OSLMismatch: nan, Decode: nan, Prefill: nan, E2E: nan, ErrorISL: nan}
+		UsageOSL: nan, TokenizerOSL: nan, Effective: nan, OSLMismatch: nan, Decode: nan, Prefill: nan, E2E: nan, ErrorISL: nan}
 	v.Latency = float64(r.EndNs-r.SentNs) / nsPerMs
 	v.HTTP = httpValues(&r.HTTP)
 	v.Usage = usageValues(&r.Usage)
@@ -144,23 +158,31 @@ func Compute(r *Record, tok TokenCounter) Values {
 		v.Effective = float64(r.EndNs-r.IntendedNs) / nsPerMs
 	}
 
-	switch {
-	case tok != nil:
-		reasoning := 0
+	var tokOutput, tokReasoning int
+	if tok != nil {
 		if r.ReasoningText != "" {
-			reasoning = tok.Count(r.ReasoningText)
+			tokReasoning = tok.Count(r.ReasoningText)
 		}
-		v.Output = float64(tok.Count(r.Text))
-		v.Reasoning = float64(reasoning)
-		v.Source = SourceTokenizer
-		if r.Usage.Present {
-			v.UsageOSL = float64(r.Usage.CompletionTokens)
-		}
-	case r.Usage.Present:
+		tokOutput = tok.Count(r.Text)
+		v.TokenizerOSL = float64(tokOutput + tokReasoning)
+	}
+	server := serverOSL(r)
+	if server >= 0 && tok != nil {
+		v.UsageOSL = float64(server)
+	}
+	switch {
+	case server >= 0 && (tok == nil || !c.Retokenize):
 		// completion_tokens includes the reasoning tokens.
-		v.Reasoning = float64(min(r.Usage.ReasoningTokens, r.Usage.CompletionTokens))
-		v.Output = float64(r.Usage.CompletionTokens) - v.Reasoning
+		reasoning := r.Usage.ReasoningTokens
+		if !r.Usage.Has(UsageReasoningField) && tok != nil {
+			reasoning = tokReasoning
+		}
+		v.Reasoning = float64(min(reasoning, server))
+		v.Output = float64(server) - v.Reasoning
 		v.Source = SourceUsage
+	case tok != nil:
+		v.Output, v.Reasoning = float64(tokOutput), float64(tokReasoning)
+		v.Source = SourceTokenizer
 	default:
 		v.Reasoning = float64(min(r.ReasoningEvents, len(r.TokenNs)))
 		v.Output = float64(len(r.TokenNs)) - v.Reasoning
@@ -168,17 +190,23 @@ func Compute(r *Record, tok TokenCounter) Values {
 	}
 	v.OSL = v.Output + v.Reasoning
 	if r.NoOutput {
-		v.OSL, v.Output, v.Reasoning, v.UsageOSL = nan, nan, nan, nan
+		v.OSL, v.Output, v.Reasoning, v.UsageOSL, v.TokenizerOSL = nan, nan, nan, nan, nan
 		// As AIPerf: the output counts of usage are for types that
 		// generate tokens.
 		v.Usage[1], v.Usage[2], v.Usage[3] = nan, nan, nan
 	}
 	if r.RequestedOSL > 0 && !r.NoOutput {
+		// The server's count where it gave one: it knows where it stopped.
+		got := v.OSL
+		if !math.IsNaN(v.UsageOSL) {
+			got = v.UsageOSL
+		}
 		req := float64(r.RequestedOSL)
-		v.OSLMismatch = (v.OSL - req) / req * 100
-		v.Mismatched = math.Abs(v.OSL-req) > OSLMismatchTolerance(r.RequestedOSL)
+		v.OSLMismatch = (got - req) / req * 100
+		v.Mismatched = math.Abs(got-req) > OSLMismatchTolerance(r.RequestedOSL)
 	}
-	v.ISL = inputLength(r, tok)
+	v.ISL, v.InputSource = inputLength(r, tok, c.ServerInput)
+	v.Truncated = truncated(r, tok)
 	if v.Latency > 0 && !math.IsNaN(v.OSL) {
 		v.E2E = v.OSL / (v.Latency / 1000)
 	}
@@ -202,8 +230,12 @@ func Compute(r *Record, tok TokenCounter) Values {
 			v.ICL[i-1] = float64(r.TokenNs[i]-r.TokenNs[i-1]) / nsPerMs
 		}
 	}
-	if v.OSL >= 2 {
-		v.ITL = (v.Latency - v.TTFT) / (v.OSL - 1)
+	// AIPerf's ITL: the decode time over the tokens after the first. When
+	// per-chunk usage says the first chunk carried several tokens, those
+	// arrived with TTFT, not after it: counting them would shorten ITL.
+	first := max(1, r.FirstChunkTokens)
+	if v.OSL > float64(first) {
+		v.ITL = (v.Latency - v.TTFT) / (v.OSL - float64(first))
 		if v.ITL > 0 {
 			v.PerUser = 1000 / v.ITL
 		}
@@ -211,34 +243,58 @@ func Compute(r *Record, tok TokenCounter) Values {
 	return v
 }
 
+// serverOSL is the output length the server's usage gives (−1: none).
+// A zero count beside generated text is a server that fills usage with
+// zeros, not an empty answer.
+func serverOSL(r *Record) int {
+	if !r.Usage.Present || !r.Usage.Has(UsageCompletionField) {
+		return -1
+	}
+	if r.Usage.CompletionTokens == 0 && (r.Text != "" || r.ReasoningText != "") {
+		return -1
+	}
+	return r.Usage.CompletionTokens
+}
+
 // ComputeFailed derives what AIPerf keeps of a failed request: its input
 // length (error_isl), NaN when unknown. The rest of v is NaN.
 func ComputeFailed(r *Record, tok TokenCounter) Values {
 	nan := math.NaN()
 	v := Values{TTFT: nan, TTFO: nan, TTST: nan, Latency: nan, ITL: nan, PerUser: nan, ISL: nan, OSL: nan, Reasoning: nan,
-		Output: nan, UsageOSL: nan, Effective: nan, OSLMismatch: nan, Decode: nan, Prefill: nan, E2E: nan}
+		Output: nan, UsageOSL: nan, TokenizerOSL: nan, Effective: nan, OSLMismatch: nan, Decode: nan, Prefill: nan, E2E: nan}
 	for i := range v.HTTP {
 		v.HTTP[i] = nan
 	}
 	for i := range v.Usage {
 		v.Usage[i] = nan
 	}
-	v.ErrorISL = inputLength(r, tok)
+	v.ErrorISL, _ = inputLength(r, tok, false)
 	return v
 }
 
-// inputLength is the prompt's length in tokens: the dataset's count, else
-// the tokenizer's, else the server's usage (NaN when none knows).
-func inputLength(r *Record, tok TokenCounter) float64 {
+// Input length sources, as the summary names them.
+const (
+	InputFromDataset   = "dataset"
+	InputFromTokenizer = "tokenizer"
+	InputFromUsage     = "usage"
+)
+
+// inputLength is the prompt's length in tokens and where it came from: the
+// server's usage when server is set and it sent one, else the dataset's
+// count, the tokenizer's, the server's usage (NaN, "" when none knows).
+func inputLength(r *Record, tok TokenCounter, server bool) (float64, string) {
+	usage := r.Usage.Present && r.Usage.Has(UsagePromptField)
 	switch {
+	case server && usage:
+		return float64(r.Usage.PromptTokens), InputFromUsage
 	case r.InputTokens > 0:
-		return float64(r.InputTokens)
+		return float64(r.InputTokens), InputFromDataset
 	case tok != nil && r.InputText != "":
-		return float64(tok.Count(r.InputText))
-	case r.Usage.Present && r.Usage.Has(UsagePromptField):
-		return float64(r.Usage.PromptTokens)
+		return float64(tok.Count(r.InputText)), InputFromTokenizer
+	case usage:
+		return float64(r.Usage.PromptTokens), InputFromUsage
 	}
-	return math.NaN()
+	return math.NaN(), ""
 }
 
 // httpValues turns a transport breakdown into HTTPDefs' values in ms.

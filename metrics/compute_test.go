@@ -79,7 +79,7 @@ func TestCompute(t *testing.T) {
 			}),
 			tok: wordCounter{},
 			want: Values{TTFT: 20, TTFO: 20, TTST: 10, Latency: 60, ITL: 10, PerUser: 100,
-				ICL: []float64{10, 10, 10, 10}, ISL: 3, OSL: 5, Reasoning: 0, Source: SourceTokenizer, UsageOSL: 5, Effective: nan, OSLMismatch: nan},
+				ICL: []float64{10, 10, 10, 10}, ISL: 3, OSL: 5, Reasoning: 0, Source: SourceUsage, UsageOSL: 5, Effective: nan, OSLMismatch: nan},
 		},
 		{
 			name: "scheduled: latency from the intended time too",
@@ -121,7 +121,7 @@ func TestCompute(t *testing.T) {
 		}
 		got := Compute(tc.rec, tc.tok)
 		// TestComputeAIPerfMetrics checks the rest.
-		rest := cmpopts.IgnoreFields(Values{}, "Decode", "Prefill", "E2E", "Output", "Usage", "ErrorISL")
+		rest := cmpopts.IgnoreFields(Values{}, "Decode", "Prefill", "E2E", "Output", "Usage", "ErrorISL", "TokenizerOSL", "InputSource", "Truncated")
 		if d := cmp.Diff(tc.want, got, cmpopts.EquateNaNs(), cmpopts.EquateApprox(0, 1e-9), rest); d != "" {
 			t.Errorf("%s: (-want +got)\n%s", tc.name, d)
 		}
@@ -163,11 +163,16 @@ func TestComputeAIPerfMetrics(t *testing.T) {
 		}
 	}
 
-	// A tokenizer counts content and reasoning apart.
+	// A tokenizer re-counting the text counts content and reasoning apart;
+	// by default the server's usage gives OSL.
 	r.Text, r.ReasoningText = "a b c", "x y z w"
-	v = Compute(r, wordCounter{})
+	v = ComputeWith(r, wordCounter{}, Counting{Retokenize: true})
 	if v.Output != 3 || v.Reasoning != 4 || v.OSL != 7 {
 		t.Errorf("tokenizer: output %v reasoning %v OSL %v, want 3 4 7", v.Output, v.Reasoning, v.OSL)
+	}
+	v = Compute(r, wordCounter{})
+	if v.Output != 8 || v.Reasoning != 2 || v.OSL != 10 || v.TokenizerOSL != 7 {
+		t.Errorf("usage: output %v reasoning %v OSL %v tokenizer %v, want 8 2 10 7", v.Output, v.Reasoning, v.OSL, v.TokenizerOSL)
 	}
 
 	// A failure keeps its input length only.

@@ -47,22 +47,44 @@ func Knee(points []StagePoint, factor float64) (knee, operating int) {
 	return -1, -1
 }
 
-// MarkKnee finds the knee of a sweep's stages (Knee, by p95 TTFT and output
+// MarkKnee finds the knee of a sweep's stages (by p95 TTFT and output
 // throughput; a non-streamed sweep, which has no TTFT, by p95 request
 // latency) and records it in s: Knee and Operating, and the knee stage's
-// Knee mark. It reports whether there is a knee.
+// Knee mark. When every stage has its intervals (a run's own stages do)
+// the knee is named only where they settle it (KneeSure), and
+// KneeVerdict says when they did not; stages read back without intervals
+// are judged on their points (Knee). It reports whether there is a knee.
 func (s *Summary) MarkKnee(factor float64) bool {
+	s.KneeVerdict = KneeVerdict{Knee: -1, Operating: -1, At: -1}
 	if len(s.Stages) < 2 {
 		return false
 	}
-	pts := make([]StagePoint, len(s.Stages))
+	pts := make([]StageEstimate, len(s.Stages))
+	sure := true
 	for i, st := range s.Stages {
-		pts[i] = StagePoint{Value: st.Value, P95TTFTms: st.TTFT.P95, Throughput: st.OutputTokenThroughput}
+		pts[i] = StageEstimate{StagePoint: StagePoint{Value: st.Value, P95TTFTms: st.TTFT.P95, Throughput: st.OutputTokenThroughput},
+			Requests: st.RequestCount}
+		ci := st.TTFTP95CI
 		if st.TTFT.Count == 0 {
-			pts[i].P95TTFTms = st.Latency.P95
+			pts[i].P95TTFTms, ci = st.Latency.P95, st.LatencyP95CI
 		}
+		if ci == nil || st.OutputTokenThroughputCI == nil {
+			sure = false
+			continue
+		}
+		pts[i].P95CI, pts[i].ThroughputCI = *ci, *st.OutputTokenThroughputCI
 	}
-	s.Knee, s.Operating = Knee(pts, factor)
+	if sure {
+		s.KneeVerdict = KneeSure(pts, factor)
+		s.Knee, s.Operating = s.KneeVerdict.Knee, s.KneeVerdict.Operating
+	} else {
+		points := make([]StagePoint, len(pts))
+		for i := range pts {
+			points[i] = pts[i].StagePoint
+		}
+		s.Knee, s.Operating = Knee(points, factor)
+		s.KneeVerdict.Knee, s.KneeVerdict.Operating = s.Knee, s.Operating
+	}
 	if s.Knee < 0 {
 		return false
 	}

@@ -162,6 +162,15 @@ type Record struct {
 	TokenNs         []int64
 	FirstContentNs  int64
 	ReasoningEvents int
+	// UsageChunks counts the text events whose chunk carried usage with a
+	// completion count (a server reporting usage on every chunk, as vLLM's
+	// continuous usage stats); MultiTokenChunks those among them whose
+	// running completion count grew by more than one: chunks that carried
+	// several tokens.
+	UsageChunks, MultiTokenChunks int
+	// FirstChunkTokens is how many tokens the first text chunk carried by
+	// its per-chunk usage (0: unknown).
+	FirstChunkTokens int
 
 	// Text and ReasoningText are the generated output, kept for tokenizing.
 	Text          string

@@ -123,12 +123,19 @@ func (s *shard) record(r *Record) {
 	var v Values
 	good := false
 	if r.Err == nil {
-		v = Compute(r, s.c.tok)
+		v = ComputeWith(r, s.c.tok, s.c.counting)
 		good = Good(&v, s.c.slos)
 	} else {
 		v = ComputeFailed(r, s.c.tok)
 	}
-	s.agg(aggKey{r.Phase, r.Stage}).add(r, &v, good)
+	a := s.agg(aggKey{r.Phase, r.Stage})
+	a.add(r, &v, good)
+	if r.Err == nil {
+		a.checks.add(r, &v, s.c.tok)
+		if v.Truncated && r.Phase == Profile {
+			s.c.truncatedLive(sentLength(r, s.c.tok), float64(r.Usage.PromptTokens))
+		}
+	}
 	if s.c.slice > 0 && r.Phase == Profile {
 		k := s.c.sliceOf(r.SentNs)
 		a := s.slices[k]

@@ -1,6 +1,10 @@
 package metrics
 
-import "time"
+import (
+	"time"
+
+	"github.com/surgebench/surge/metrics/stats"
+)
 
 // Quantiles is a live summary of one latency distribution, in milliseconds.
 type Quantiles struct {
@@ -37,6 +41,14 @@ type StageSummary struct {
 	OutputTokenThroughput float64 `json:"output_token_throughput"`
 	RequestThroughput     float64 `json:"request_throughput"`
 	DurationSec           float64 `json:"benchmark_duration"`
+
+	// TTFTP95CI, LatencyP95CI and OutputTokenThroughputCI are 95%
+	// confidence intervals of the stage's p95 TTFT, p95 request latency
+	// and output token throughput (see stageIntervals); nil when the stage
+	// has too few requests to say.
+	TTFTP95CI               *stats.Interval `json:"time_to_first_token_p95_ci,omitempty"`
+	LatencyP95CI            *stats.Interval `json:"request_latency_p95_ci,omitempty"`
+	OutputTokenThroughputCI *stats.Interval `json:"output_token_throughput_ci,omitempty"`
 	// Knee marks the recommended operating point's stage (see the sweep docs).
 	Knee bool `json:"knee,omitempty"`
 }

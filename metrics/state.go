@@ -227,6 +227,7 @@ type (
 		TokenizerOSL float64          `json:"tokenizer_osl"`
 		ErrorCounts  []ErrorCount     `json:"error_counts,omitempty"`
 		Sources      map[string]int64 `json:"token_sources,omitempty"`
+		Checks       *countChecks     `json:"count_checks,omitempty"`
 	}
 	momentsJSON struct {
 		N    int64   `json:"n"`
@@ -320,6 +321,9 @@ func (st *State) MarshalJSON() ([]byte, error) {
 			FirstIntended: a.firstIntended, LastIntended: a.lastIntended,
 			InputTokens: a.inputTokens, OutputTokens: a.outputTokens, UsageOSL: a.usageOSL, TokenizerOSL: a.tokenizerOSL,
 			Sources: a.sources,
+		}
+		if a.checks.PromptChecked > 0 || a.checks.Chunks > 0 || len(a.checks.InputSources) > 0 {
+			j.Checks = &a.checks
 		}
 		for t, d := range a.dists {
 			if d.n == 0 {
@@ -428,6 +432,12 @@ func (st *State) UnmarshalJSON(b []byte) error {
 			a.errs[errKey{e.Details.Code, e.Details.Type, e.Details.Message}] += e.Count
 		}
 		maps.Copy(a.sources, j.Sources)
+		if j.Checks != nil {
+			if err := j.Checks.valid(); err != nil {
+				return fmt.Errorf("%s stage %d: %w", j.Phase, j.Stage, err)
+			}
+			a.checks.merge(j.Checks)
+		}
 	}
 	return nil
 }

@@ -38,6 +38,10 @@ type Summary struct {
 	// TokenSource says how output tokens were counted: tokenizer, usage,
 	// sse_events or mixed.
 	TokenSource string
+	// InputTokenSource says where ISL (and so the input side of
+	// total_token_throughput) came from: dataset, tokenizer, usage, or
+	// mixed with the counts.
+	InputTokenSource string
 	// TimestampSource says what timed the streamed tokens: kernel (receive
 	// stamps), read (when the client read them) or mixed; empty without
 	// streamed records.
@@ -58,6 +62,22 @@ type Summary struct {
 	// Knee and Operating index Stages: the first stage past the knee and
 	// the recommended operating point before it (-1: none).
 	Knee, Operating int
+	// KneeVerdict is MarkKnee's full answer: whether the stages' intervals
+	// settled it, and if not, how many requests per stage might.
+	KneeVerdict KneeVerdict
+	// readDelayAt is 1 + the index in Warnings of the client read delay
+	// warning (0: none), which AttributeLoad rewrites.
+	readDelayAt int
+}
+
+// AttributeLoad rewrites the client read delay warning, if any, to say
+// which side kept the CPU busy over the run (MachineLoad.Busy).
+func (s *Summary) AttributeLoad(l MachineLoad) {
+	if s.readDelayAt == 0 || s.readDelayAt > len(s.Warnings) {
+		return
+	}
+	d := s.Metrics[ClientReadDelay]
+	s.Warnings[s.readDelayAt-1] = readDelayWarning(d.P99, s.TimestampSource == "kernel", &l)
 }
 
 // LagWarnMs is the scheduler-lag p99 above which a run is flagged.
@@ -78,8 +98,10 @@ type runLevel struct {
 	count, errors, good         int64
 	noOutput, inputs            int64
 	oslRequested, oslMismatched int64
-	dur                         float64 // seconds: last response − first request
-	inputTokens, outputTokens   float64 // Σ ISL, Σ OSL
+	// promptChecked and truncated: prompt_truncated_count (countChecks).
+	promptChecked, truncated  int64
+	dur                       float64 // seconds: last response − first request
+	inputTokens, outputTokens float64 // Σ ISL, Σ OSL
 	// sums holds the sum of each per-request metric that had values.
 	sums map[Tag]float64
 }
@@ -118,6 +140,9 @@ func (rl runLevel) metrics() map[Tag]float64 {
 	if rl.oslRequested > 0 {
 		run[OSLMismatchCount] = float64(rl.oslMismatched)
 	}
+	if rl.promptChecked > 0 {
+		run[PromptTruncatedCount] = float64(rl.truncated)
+	}
 	if rl.dur > 0 {
 		run[RequestThroughput] = float64(rl.count) / rl.dur
 		run[Goodput] = float64(rl.good) / rl.dur
@@ -135,6 +160,7 @@ func (rl runLevel) metrics() map[Tag]float64 {
 func summaryOf(a *aggregate) *Summary {
 	s := &Summary{Metrics: map[Tag]Distribution{}, Run: map[Tag]float64{}, StartNs: a.firstSent, EndNs: a.lastEnd,
 		SendRate: a.sendRate(), IntendedRate: a.intendedRate(), Knee: -1, Operating: -1,
+		KneeVerdict:       KneeVerdict{Knee: -1, Operating: -1, At: -1},
 		ConnectionRetries: a.connRetries}
 	for _, d := range RequestDefs {
 		if x := a.dists[d.Tag]; x != nil && x.n > 0 {
@@ -166,6 +192,7 @@ func summaryOf(a *aggregate) *Summary {
 	}
 	rl := runLevel{count: a.count, errors: a.errors, good: a.good, noOutput: a.noOutput, inputs: a.inputs,
 		oslRequested: a.oslRequested, oslMismatched: a.oslMismatched, dur: a.durationSec(),
+		promptChecked: a.checks.PromptChecked, truncated: a.checks.Truncated,
 		inputTokens: a.inputTokens, outputTokens: a.outputTokens, sums: map[Tag]float64{}}
 	for t, d := range a.dists {
 		if d.n > 0 {
@@ -191,21 +218,22 @@ func summaryOf(a *aggregate) *Summary {
 	default:
 		s.TokenSource = "mixed"
 	}
+	s.InputTokenSource = a.checks.inputSource()
+	if k := &a.checks; k.Truncated > 0 {
+		n := float64(k.Truncated)
+		s.Warnings = append(s.Warnings, TruncationWarning(k.Truncated, k.PromptChecked, k.SentTruncated/n, k.ServerTruncated/n, s.InputTokenSource))
+	}
+	if w := a.checks.chunkWarning(); w != "" {
+		s.Warnings = append(s.Warnings, w)
+	}
 	if a.usageOSL > 0 && math.Abs(a.tokenizerOSL-a.usageOSL)/a.usageOSL > 0.10 {
 		s.Warnings = append(s.Warnings, fmt.Sprintf(
 			"output token counts disagree: tokenizer %.0f vs server usage %.0f (%.1f%%); is --tokenizer the model's?",
 			a.tokenizerOSL, a.usageOSL, 100*(a.tokenizerOSL-a.usageOSL)/a.usageOSL))
 	}
 	if d, ok := s.Metrics[ClientReadDelay]; ok && d.P99 > ReadDelayWarnMs {
-		if s.TimestampSource == "kernel" {
-			s.Warnings = append(s.Warnings, fmt.Sprintf(
-				"client read delay p99 %.2f ms exceeds %d ms: the client was saturated; token times came from the kernel's receive stamps, so latencies do not include that delay, except for tokens read together with later ones, which carry the later arrival (send times may include it: see http_req_blocked)",
-				d.P99, ReadDelayWarnMs))
-		} else {
-			s.Warnings = append(s.Warnings, fmt.Sprintf(
-				"client read delay p99 %.2f ms exceeds %d ms: the client was saturated, and with read timestamps its latencies are inflated by up to that much (use --timestamps kernel)",
-				d.P99, ReadDelayWarnMs))
-		}
+		s.readDelayAt = len(s.Warnings) + 1
+		s.Warnings = append(s.Warnings, readDelayWarning(d.P99, s.TimestampSource == "kernel", nil))
 	}
 	if s.Streamed > 0 && float64(s.FirstTokenShared) > SharedFirstWarn*float64(s.Streamed) {
 		s.Warnings = append(s.Warnings, fmt.Sprintf(

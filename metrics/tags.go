@@ -39,6 +39,9 @@ const (
 	// ErrorISL is a failed request's input length: the one value AIPerf
 	// keeps of a failure.
 	ErrorISL Tag = "error_isl"
+	// TokenizerOSL is the tokenizer's count of the output, kept beside
+	// the server's usage_completion_tokens whichever OSL used.
+	TokenizerOSL Tag = "tokenizer_output_sequence_length"
 )
 
 // The server's own token accounting (its usage object), one value per
@@ -107,6 +110,9 @@ const (
 	TotalISL             Tag = "total_isl"
 	TotalOSL             Tag = "total_osl"
 	TotalErrorISL        Tag = "total_error_isl"
+	// PromptTruncatedCount counts requests whose prompt the server cut
+	// (Values.Truncated), among those whose usage gave a prompt count.
+	PromptTruncatedCount Tag = "prompt_truncated_count"
 	// OSLMismatchCount counts requests whose OSL missed the requested one
 	// by more than min(5%, 50 tokens), as AIPerf's osl_mismatch_count.
 	OSLMismatchCount Tag = "osl_mismatch_count"
@@ -175,6 +181,7 @@ var RequestDefs = []Def{
 	hidden(UsageCacheRead, "Usage Prompt Cache Read Tokens", "tokens", true),
 	hidden(UsageCacheWrite, "Usage Prompt Cache Write Tokens", "tokens", false),
 	hidden(ErrorISL, "Error Input Sequence Length", "tokens", false),
+	hidden(TokenizerOSL, "Tokenizer Output Sequence Length", "tokens", false),
 }
 
 // HTTPDefs lists the transport breakdown in export order. As in AIPerf,
@@ -223,6 +230,7 @@ var RunDefs = []Def{
 	def(TotalOSL, "Total Output Sequence Length", "tokens", true),
 	hidden(TotalErrorISL, "Total Error Input Sequence Length", "tokens", false),
 	def(OSLMismatchCount, "OSL Mismatch Count", "requests", false),
+	def(PromptTruncatedCount, "Prompt Truncated Count", "requests", false),
 	hidden(TotalUsagePrompt, "Total Usage Prompt Tokens", "tokens", true),
 	hidden(TotalUsageCompletion, "Total Usage Completion Tokens", "tokens", true),
 	hidden(TotalUsageTotal, "Total Usage Total Tokens", "tokens", true),

@@ -1,15 +1,18 @@
 package telemetry
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"net/http"
 	"net/url"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -25,16 +28,18 @@ type Collector struct {
 	// srvInterval, when set, is the server-metrics period, apart from the
 	// GPUs' interval.
 	srvInterval time.Duration
-	timeout     time.Duration // per scrape; 0: the interval
-	start       time.Time
-	gpus        []GPUSource
-	servers     []ServerSource
-	client      *http.Client
-	logf        func(format string, args ...any)
-	gpuSink     io.Writer
-	srvSink     io.Writer
-	onSample    func(gpus []GPUSample, server []ServerSample)
-	urls        []string
+	timeout     time.Duration // per GPU round; 0: the interval
+	// srvTimeout bounds one /metrics scrape (0: DefaultServerTimeout).
+	srvTimeout time.Duration
+	start      time.Time
+	gpus       []GPUSource
+	servers    []ServerSource
+	client     *http.Client
+	logf       func(format string, args ...any)
+	gpuSink    io.Writer
+	srvSink    io.Writer
+	onSample   func(gpus []GPUSample, server []ServerSample)
+	urls       []string
 
 	mu         sync.Mutex
 	gpuSamples []GPUSample
@@ -45,6 +50,12 @@ type Collector struct {
 	// hold every scrape of every family).
 	firstFams, lastFams map[string][]Family
 	sinkErr             error
+	// skipped counts, by source, the ticks that skipped it because its
+	// previous scrape was still in flight.
+	skipped map[string]int64
+	// cbMu serialises onSample calls: each server source reports from a
+	// goroutine of its own.
+	cbMu sync.Mutex
 }
 
 // Option configures a Collector.
@@ -70,13 +81,32 @@ func ServerInterval(d time.Duration) Option {
 	}
 }
 
-// Timeout bounds each scrape (default: the interval). A timeout longer
-// than the interval lets a slow source answer at the cost of the ticks it
-// holds up (a tick missed is skipped, not queued).
+// Timeout bounds each round of GPU readings (default: the interval). A
+// timeout longer than the interval lets a slow source answer at the cost
+// of the ticks it holds up (a tick missed is skipped, not queued).
 func Timeout(d time.Duration) Option {
 	return func(c *Collector) {
 		if d > 0 {
 			c.timeout = d
+		}
+	}
+}
+
+// DefaultServerTimeout bounds one /metrics scrape when ServerTimeout is
+// not given. It is generous, and apart from the interval, because a busy
+// server may answer /metrics behind its inference work (llama.cpp took
+// 2.4–3.5 s at 16 concurrent requests), and that is when its metrics
+// matter most.
+const DefaultServerTimeout = 5 * time.Second
+
+// ServerTimeout bounds one /metrics scrape (default DefaultServerTimeout),
+// whatever the interval: a scrape that takes longer than the interval is
+// kept, stamped with when its answer came, and the ticks it spans start no
+// other scrape of that endpoint (skipped, not stacked).
+func ServerTimeout(d time.Duration) Option {
+	return func(c *Collector) {
+		if d > 0 {
+			c.srvTimeout = d
 		}
 	}
 }
@@ -160,12 +190,19 @@ func New(opts ...Option) *Collector {
 	return c
 }
 
-// tracked is a source with its reporting state.
+// tracked is a source with its reporting state. A server source's fields
+// belong to its scrape in flight while busy is set.
 type tracked struct {
 	name     string
 	ok       bool // has answered at least once
 	off      bool // skipped for the rest of the run
 	reported bool // an error has been logged
+	// busy is set while a scrape of the source is in flight; slow once a
+	// scrape outlasted the interval (noted); skipped counts the ticks a
+	// scrape in flight made the loop skip.
+	busy    atomic.Bool
+	slow    bool
+	skipped int64
 }
 
 // sourceName is a source's URL or kind, for messages.
@@ -201,25 +238,25 @@ func (c *Collector) Run(ctx context.Context) error {
 	}
 	every := c.interval
 	var wg sync.WaitGroup
-	if c.srvInterval > 0 && c.srvInterval != c.interval && len(c.servers) > 0 {
-		// Server metrics on a period of their own, in a loop of their own.
-		own := sst
-		wg.Go(func() { c.loop(ctx, c.srvInterval, nil, own) })
-		sst = nil
-		if len(c.gpus) == 0 {
-			return c.wait(ctx, &wg)
-		}
+	if len(sst) > 0 {
+		// Server metrics in a loop of their own: a slow /metrics never
+		// holds up the GPUs' readings.
+		srvEvery := cmp.Or(c.srvInterval, every)
+		wg.Go(func() { c.serverLoop(ctx, srvEvery, sst) })
+	}
+	if len(c.gpus) == 0 {
+		return c.wait(ctx, &wg)
 	}
 	tick := time.NewTicker(every)
 	defer tick.Stop()
 	for {
-		c.round(ctx, gst, sst, false, c.scrapeTimeout(every))
+		c.round(ctx, gst, false, c.scrapeTimeout(every))
 		select {
 		case <-ctx.Done():
 			// One last reading from the GPUs, on a context of its own:
 			// the energy counter's last value closes the run's total.
 			fctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), c.scrapeTimeout(every))
-			c.round(fctx, gst, nil, true, c.scrapeTimeout(every))
+			c.round(fctx, gst, true, c.scrapeTimeout(every))
 			cancel()
 			return c.wait(ctx, &wg)
 		case <-tick.C:
@@ -227,18 +264,89 @@ func (c *Collector) Run(ctx context.Context) error {
 	}
 }
 
-// loop samples the given sources every period until ctx ends.
-func (c *Collector) loop(ctx context.Context, every time.Duration, gst, sst []tracked) {
+// serverLoop starts a scrape of every server source each period until ctx
+// ends, then waits for the scrapes in flight (cancelled with ctx) and
+// records how many ticks each source skipped.
+func (c *Collector) serverLoop(ctx context.Context, every time.Duration, sst []tracked) {
+	var wg sync.WaitGroup
+	defer func() {
+		wg.Wait()
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		for i := range sst {
+			if sst[i].skipped > 0 {
+				if c.skipped == nil {
+					c.skipped = map[string]int64{}
+				}
+				c.skipped[sst[i].name] += sst[i].skipped
+			}
+		}
+	}()
 	tick := time.NewTicker(every)
 	defer tick.Stop()
 	for {
-		c.round(ctx, gst, sst, false, c.scrapeTimeout(every))
+		c.serverTick(ctx, every, sst, &wg)
 		select {
 		case <-ctx.Done():
 			return
 		case <-tick.C:
 		}
 	}
+}
+
+// serverTick starts a scrape of each live server source, in a goroutine of
+// its own; a source whose previous scrape is still in flight is skipped
+// this tick (counted), not scraped twice at once.
+func (c *Collector) serverTick(ctx context.Context, every time.Duration, sst []tracked, wg *sync.WaitGroup) {
+	for i := range sst {
+		t := &sst[i]
+		if !t.busy.CompareAndSwap(false, true) {
+			t.skipped++ // the loop's own field
+			continue
+		}
+		if t.off { // written by the last scrape before it cleared busy
+			t.busy.Store(false)
+			continue
+		}
+		wg.Go(func() {
+			defer t.busy.Store(false)
+			c.scrapeServer(ctx, every, t, c.servers[i])
+		})
+	}
+}
+
+// scrapeServer scrapes one server source, bounded by the server timeout,
+// and keeps the sample stamped with when its answer came: a late answer
+// describes the server at that time, not at the tick that asked.
+func (c *Collector) scrapeServer(ctx context.Context, every time.Duration, t *tracked, src ServerSource) {
+	began := time.Now()
+	sctx, cancel := context.WithTimeout(ctx, cmp.Or(c.srvTimeout, DefaultServerTimeout))
+	s, err := src.Sample(sctx)
+	cancel()
+	now := time.Now()
+	if err != nil {
+		if ctx.Err() == nil { // the run ending mid-scrape is not the source's fault
+			c.fail(t, "server metrics", err)
+		}
+		return
+	}
+	t.ok = true
+	s.At, s.WallNs, s.Took = now.Sub(c.start), now.UnixNano(), now.Sub(began)
+	if s.Took > every && !t.slow {
+		t.slow = true
+		c.logf("server metrics: %s: answered in %.1f s, longer than the %v interval: each sample keeps the time its answer came, and ticks while a scrape is in flight are skipped",
+			t.name, s.Took.Seconds(), every)
+	}
+	c.keep(nil, []ServerSample{s})
+}
+
+// SkippedScrapes reports how many ticks skipped a server source because
+// its previous scrape was still in flight, by URL (or kind): complete once
+// Run has returned.
+func (c *Collector) SkippedScrapes() map[string]int64 {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return maps.Clone(c.skipped)
 }
 
 // wait returns the first sink error once ctx has ended and the loops in
@@ -251,9 +359,9 @@ func (c *Collector) wait(ctx context.Context, wg *sync.WaitGroup) error {
 	return c.sinkErr
 }
 
-// round samples every live source once, in parallel, each bounded by the
-// scrape timeout.
-func (c *Collector) round(ctx context.Context, gst, sst []tracked, final bool, timeout time.Duration) {
+// round reads every live GPU source once, in parallel, each bounded by
+// the timeout.
+func (c *Collector) round(ctx context.Context, gst []tracked, final bool, timeout time.Duration) {
 	now := time.Now()
 	at := now.Sub(c.start)
 	parent := ctx
@@ -262,8 +370,6 @@ func (c *Collector) round(ctx context.Context, gst, sst []tracked, final bool, t
 
 	gres := make([][]GPUSample, len(gst))
 	gerr := make([]error, len(gst))
-	sres := make([]ServerSample, len(sst))
-	serr := make([]error, len(sst))
 	var wg sync.WaitGroup
 	for i := range gst {
 		if gst[i].off {
@@ -271,18 +377,9 @@ func (c *Collector) round(ctx context.Context, gst, sst []tracked, final bool, t
 		}
 		wg.Go(func() { gres[i], gerr[i] = c.gpus[i].Sample(ctx) })
 	}
-	for i := range sst {
-		if sst[i].off {
-			continue
-		}
-		wg.Go(func() { sres[i], serr[i] = c.servers[i].Sample(ctx) })
-	}
 	wg.Wait()
 
-	var gpus []GPUSample
-	if len(gst) > 0 {
-		gpus = []GPUSample{}
-	}
+	gpus := []GPUSample{}
 	for i := range gst {
 		if gst[i].off {
 			continue
@@ -300,26 +397,12 @@ func (c *Collector) round(ctx context.Context, gst, sst []tracked, final bool, t
 			gpus = append(gpus, g)
 		}
 	}
-	var servers []ServerSample
-	if len(sst) > 0 {
-		servers = []ServerSample{}
-	}
-	for i := range sst {
-		if sst[i].off {
-			continue
-		}
-		if serr[i] != nil {
-			if parent.Err() == nil {
-				c.fail(&sst[i], "server metrics", serr[i])
-			}
-			continue
-		}
-		sst[i].ok = true
-		s := sres[i]
-		s.At, s.WallNs = at, now.UnixNano()
-		servers = append(servers, s)
-	}
+	c.keep(gpus, nil)
+}
 
+// keep stores samples, writes them to the sinks and hands them to
+// onSample.
+func (c *Collector) keep(gpus []GPUSample, servers []ServerSample) {
 	c.mu.Lock()
 	c.gpuSamples = append(c.gpuSamples, gpus...)
 	c.writeLines(c.gpuSink, gpus)
@@ -340,6 +423,8 @@ func (c *Collector) round(ctx context.Context, gst, sst []tracked, final bool, t
 	c.srvSamples = append(c.srvSamples, servers...)
 	c.mu.Unlock()
 	if c.onSample != nil && (len(gpus) > 0 || len(servers) > 0) {
+		c.cbMu.Lock()
+		defer c.cbMu.Unlock()
 		c.onSample(gpus, servers)
 	}
 }

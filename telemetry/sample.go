@@ -50,11 +50,20 @@ type GPUSample struct {
 // does not export. Counts are summed over label sets (several models or
 // engines behind one endpoint); fractions are averaged over them.
 type ServerSample struct {
-	// At is the offset from the run's start.
+	// At is the offset from the run's start of the scrape's answer (a
+	// slow answer describes the server when it came, not when it was
+	// asked for).
 	At time.Duration `json:"at_ns"`
-	// WallNs is the wall-clock time of the scrape, Unix nanoseconds.
-	WallNs int64  `json:"timestamp_ns"`
-	URL    string `json:"url"`
+	// WallNs is the wall-clock time of the answer, Unix nanoseconds.
+	WallNs int64 `json:"timestamp_ns"`
+	// Took is how long the scrape took (a busy server may answer /metrics
+	// late).
+	Took time.Duration `json:"scrape_ns,omitempty"`
+	URL  string        `json:"url"`
+	// Family is the server family its metric names belong to (vllm,
+	// sglang, tgi, llamacpp, dynamo, tensorrt-llm, triton; "" for generic
+	// names).
+	Family string `json:"family,omitempty"`
 	// Running and Waiting are requests the server is processing / queueing.
 	Running float64 `json:"num_requests_running"`
 	Waiting float64 `json:"num_requests_waiting"`

@@ -66,6 +66,24 @@ var serverMetrics = []serverMetric{
 		agg: sum, set: func(s *ServerSample, v float64) { s.PromptTokens = v }},
 }
 
+// familyPrefixes names a server family by its metric names' prefix (the
+// first matching name of the running gauge decides).
+var familyPrefixes = []struct{ prefix, family string }{
+	{"vllm:", "vllm"}, {"sglang:", "sglang"}, {"tgi_", "tgi"}, {"llamacpp:", "llamacpp"},
+	{"dynamo_", "dynamo"}, {"nv_trt_llm_", "tensorrt-llm"}, {"nv_inference_", "triton"},
+}
+
+// familyOf names the server family whose metric name this is ("" when
+// the name is a generic one).
+func familyOf(name string) string {
+	for _, f := range familyPrefixes {
+		if strings.HasPrefix(name, f.prefix) {
+			return f.family
+		}
+	}
+	return ""
+}
+
 // nanServerSample is a sample with every gauge unknown.
 func nanServerSample(url string) ServerSample {
 	n := math.NaN()
@@ -104,6 +122,9 @@ func normalize(url string, fams map[string]*dto.MetricFamily) (ServerSample, int
 				total /= float64(n)
 			}
 			sm.set(&s, total)
+			if s.Family == "" {
+				s.Family = familyOf(name)
+			}
 			found++
 			break
 		}

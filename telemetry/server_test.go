@@ -42,15 +42,15 @@ func TestServerNormalisesCaptures(t *testing.T) {
 		file string
 		want ServerSample
 	}{
-		{"vllm.txt", ServerSample{Running: 46, Waiting: 8, KVCacheUsage: 0.375, PrefixCacheHitRate: 0.4,
+		{"vllm.txt", ServerSample{Family: "vllm", Running: 46, Waiting: 8, KVCacheUsage: 0.375, PrefixCacheHitRate: 0.4,
 			PrefixCacheHits: 40000, PrefixCacheQueries: 100000, GenerationTokens: 85000, PromptTokens: 218700}},
-		{"vllm_v0.txt", ServerSample{Running: 7, Waiting: 0, KVCacheUsage: 0.0823, PrefixCacheHitRate: 0.375,
+		{"vllm_v0.txt", ServerSample{Family: "vllm", Running: 7, Waiting: 0, KVCacheUsage: 0.0823, PrefixCacheHitRate: 0.375,
 			PrefixCacheHits: nan, PrefixCacheQueries: nan, GenerationTokens: 12288, PromptTokens: 5521}},
-		{"sglang.txt", ServerSample{Running: 162, Waiting: 2826, KVCacheUsage: 0.28, PrefixCacheHitRate: 0.007507552643049313,
+		{"sglang.txt", ServerSample{Family: "sglang", Running: 162, Waiting: 2826, KVCacheUsage: 0.28, PrefixCacheHitRate: 0.007507552643049313,
 			PrefixCacheHits: nan, PrefixCacheQueries: nan, GenerationTokens: 7557572, PromptTokens: 8128537}},
-		{"tgi.txt", ServerSample{Running: 28, Waiting: 4, KVCacheUsage: nan, PrefixCacheHitRate: nan,
+		{"tgi.txt", ServerSample{Family: "tgi", Running: 28, Waiting: 4, KVCacheUsage: nan, PrefixCacheHitRate: nan,
 			PrefixCacheHits: nan, PrefixCacheQueries: nan, GenerationTokens: 412077, PromptTokens: 734512}},
-		{"llamacpp.txt", ServerSample{Running: 4, Waiting: 1, KVCacheUsage: 0.1875, PrefixCacheHitRate: nan,
+		{"llamacpp.txt", ServerSample{Family: "llamacpp", Running: 4, Waiting: 1, KVCacheUsage: 0.1875, PrefixCacheHitRate: nan,
 			PrefixCacheHits: nan, PrefixCacheQueries: nan, GenerationTokens: 9120, PromptTokens: 18342}},
 	}
 	for _, tt := range tests {

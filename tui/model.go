@@ -168,6 +168,6 @@ func (m model) apply(s Frame) model {
 	m.lastStages = s.Stages
 	m.stages, _ = m.stages.Update(stages.Msg{Stages: s.Stages, Current: s.Stage})
 	m.gpu, _ = m.gpu.Update(gpu.Msg{GPUs: s.GPUs})
-	m.server, _ = m.server.Update(server.Msg{Server: s.Server})
+	m.server, _ = m.server.Update(server.Msg{Server: s.Server, InFlight: s.InFlight})
 	return m
 }

@@ -115,10 +115,19 @@ type Config struct {
 	// TokenizerRevision is the Hub revision of a tokenizer named by its
 	// model id (--tokenizer-revision; default main).
 	TokenizerRevision string
-	// UseServerTokenCount counts tokens from usage even with a tokenizer
-	// (--use-server-token-count).
+	// UseServerTokenCount counts tokens from usage even with a tokenizer,
+	// ISL included (--use-server-token-count).
 	UseServerTokenCount bool
-	Seed                uint64
+	// RetokenizeOutput counts output with the tokenizer even when a
+	// response carries the server's usage (--retokenize-output).
+	RetokenizeOutput bool
+	// PerChunkUsage asks for the running usage on every streamed chunk
+	// (--per-chunk-usage).
+	PerChunkUsage bool
+	// NoCapGuard lets a streamed response run past 4× its output cap
+	// (--no-cap-guard).
+	NoCapGuard bool
+	Seed       uint64
 
 	ExtraInputs []string
 	// UseLegacyMaxTokens sends chat output caps as max_tokens.
@@ -134,6 +143,7 @@ type Config struct {
 	GPUTelemetryURLs  []string      // --gpu-telemetry (DCGM exporters)
 	GPUInterval       time.Duration // --gpu-telemetry-interval
 	ServerInterval    time.Duration // --server-metrics-interval (0: GPUInterval)
+	ServerTimeout     time.Duration // --server-metrics-timeout (0: telemetry's default)
 	ServerMetricsURLs []string      // --server-metrics (default: the target's /metrics)
 	NoServerMetrics   bool          // --no-server-metrics
 

@@ -38,7 +38,9 @@ type tokenizerSource struct {
 	Path   string `json:"path,omitempty"`
 	// Revision is the Hub revision asked for (--tokenizer-revision).
 	Revision string `json:"revision,omitempty"`
-	// Counts says where token counts come from: tokenizer or usage.
+	// Counts says where token counts come from: usage (the server's
+	// only), tokenizer (--retokenize-output), or "usage, else tokenizer"
+	// (the default: a response's usage where it has one).
 	Counts string `json:"counts"`
 }
 
@@ -101,10 +103,14 @@ func (c *config) loadTokenizer(ctx context.Context, l cmdline.Logger) (builder d
 			return nil, nil, src, nil
 		}
 	}
-	src.Counts = "tokenizer"
-	if c.UseServerTokenCount {
+	switch {
+	case c.UseServerTokenCount:
 		src.Counts = "usage"
 		return tok, nil, src, nil
+	case c.RetokenizeOutput:
+		src.Counts = "tokenizer"
+	default:
+		src.Counts = "usage, else tokenizer"
 	}
 	return tok, tok, src, nil
 }

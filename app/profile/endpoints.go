@@ -15,7 +15,7 @@ import (
 // is built and read with.
 func (c *config) endpointFor(kind endpoint.Kind, extra map[string]any) (*endpoint.Endpoint, error) {
 	ep := &endpoint.Endpoint{Kind: kind, Model: c.Model, Streaming: c.Streaming, Extra: extra,
-		LegacyMaxTokens: c.UseLegacyMaxTokens, CustomPath: strings.TrimSpace(c.CustomEndpoint),
+		LegacyMaxTokens: c.UseLegacyMaxTokens, PerChunkUsage: c.PerChunkUsage, CustomPath: strings.TrimSpace(c.CustomEndpoint),
 		ResponseField: strings.TrimSpace(c.ResponseField)}
 	var err error
 	if ep.Reasoning, err = endpoint.ParseReasoningFormat(c.ReasoningFormat); err != nil {

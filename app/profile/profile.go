@@ -24,6 +24,7 @@ import (
 	"github.com/surgebench/surge/examples/mockserver"
 	"github.com/surgebench/surge/loadgen"
 	"github.com/surgebench/surge/loadgen/calibrate"
+	"github.com/surgebench/surge/loadgen/cpuload"
 	"github.com/surgebench/surge/loadgen/endpoint"
 	"github.com/surgebench/surge/loadgen/heapfloor"
 	"github.com/surgebench/surge/loadgen/wire"
@@ -315,8 +316,21 @@ func (p *prepared) execute(ctx context.Context, log io.Writer) (o *outcome, err 
 	for _, v := range c.SecretValues(p.headers) {
 		folders.secrets = append(folders.secrets, []byte(v))
 	}
+	logw := &heldLog{w: log}
+	if p.uiMode == tui.ModeDashboard {
+		logw.hold()
+	}
 	colOpts := []metrics.Option{metrics.WithClock(clock), metrics.WithOrigin(o.start), metrics.WithGoodput(p.Slos),
-		metrics.WithSlices(p.exports.slice), metrics.WithSink(folders)}
+		metrics.WithSlices(p.exports.slice), metrics.WithSink(folders),
+		metrics.WithCounting(metrics.Counting{Retokenize: c.RetokenizeOutput, ServerInput: c.UseServerTokenCount}),
+		// Caveats the collector finds as records come (a prompt the server
+		// cut): printed at once, as the generator's.
+		metrics.WithLiveWarning(func(msg string) { fmt.Fprintf(logw, "warning: %s\n", msg) })}
+	if meter, err := cpuload.Start(); err == nil {
+		// Which side kept the CPU busy, for the read delay warning (not
+		// measured where /proc/stat is missing).
+		colOpts = append(colOpts, metrics.WithMachineLoad(meter.Load))
+	}
 	if p.counter != nil {
 		colOpts = append(colOpts, metrics.WithTokenizer(p.counter))
 	}
@@ -327,11 +341,6 @@ func (p *prepared) execute(ctx context.Context, log io.Writer) (o *outcome, err 
 	col := metrics.NewCollector(colOpts...)
 	closeCol := sync.OnceValue(col.Close)
 	cleanup = append(cleanup, func() { closeCol() })
-
-	logw := &heldLog{w: log}
-	if p.uiMode == tui.ModeDashboard {
-		logw.hold()
-	}
 	cleanup = append(cleanup, logw.release)
 
 	ep := p.ep
@@ -362,6 +371,9 @@ func (p *prepared) execute(ctx context.Context, log io.Writer) (o *outcome, err 
 	}
 	if p.exports.level == levelRaw {
 		genOpts = append(genOpts, loadgen.WithRawCapture())
+	}
+	if c.NoCapGuard {
+		genOpts = append(genOpts, loadgen.WithoutCapGuard())
 	}
 	if c.FailedThreshold > 0 {
 		genOpts = append(genOpts, loadgen.WithFailureThreshold(c.FailedThreshold, max(p.maxConc, 10)))
@@ -621,6 +633,10 @@ func (c *config) judge(s *metrics.Summary, p *plan) {
 		s.Warnings = append(s.Warnings, fmt.Sprintf(
 			"knee at %s %g: p95 TTFT rose more than %g× over the first stage while throughput gained < 10%%; recommended operating point: %s %g",
 			p.mode, s.Stages[s.Knee].Value, kneeFactor(c.KneeFactor), p.mode, s.Stages[s.Operating].Value))
+	} else if v := s.KneeVerdict; v.Inconclusive {
+		s.Warnings = append(s.Warnings, fmt.Sprintf(
+			"knee %s: at %s %g the stages' 95%% intervals could not tell whether p95 TTFT rose more than %g× and throughput gained < 10%%; no knee or operating point is named",
+			v, p.mode, s.Stages[v.At].Value, kneeFactor(c.KneeFactor)))
 	}
 	// Judge the client by the schedule it was given (a Poisson sample's own
 	// rate), not the nominal target a short sample can miss by chance.
@@ -720,6 +736,10 @@ func (c *config) validate() error {
 		return cmdline.Usagef("--gpu-telemetry-interval must be > 0")
 	case c.ServerInterval < 0:
 		return cmdline.Usagef("--server-metrics-interval must be > 0")
+	case c.ServerTimeout < 0:
+		return cmdline.Usagef("--server-metrics-timeout must be > 0")
+	case c.RetokenizeOutput && c.UseServerTokenCount:
+		return cmdline.Usagef("--retokenize-output and --use-server-token-count ask for opposite output counts: give one")
 	}
 	return nil
 }

@@ -86,6 +86,9 @@ func (c *config) startTelemetry(ctx context.Context, target, dir string, start t
 	if c.ServerInterval > 0 {
 		opts = append(opts, telemetry.ServerInterval(c.ServerInterval))
 	}
+	if c.ServerTimeout > 0 {
+		opts = append(opts, telemetry.ServerTimeout(c.ServerTimeout))
+	}
 	if len(gpus) > 0 {
 		f, err := os.Create(filepath.Join(dir, FileGPUTelemetry))
 		if err != nil {
@@ -184,8 +187,13 @@ func (l *liveTelemetry) record(gpus []telemetry.GPUSample, server []telemetry.Se
 	if gpus != nil {
 		l.gpus = slices.Clone(gpus)
 	}
-	if server != nil {
-		l.server = slices.Clone(server)
+	// Each endpoint's scrape reports on its own: keep the latest per URL.
+	for _, s := range server {
+		if i := slices.IndexFunc(l.server, func(o telemetry.ServerSample) bool { return o.URL == s.URL }); i >= 0 {
+			l.server[i] = s
+		} else {
+			l.server = append(l.server, s)
+		}
 	}
 }
 

@@ -157,21 +157,36 @@ func TestTokenizerPathsAndBuiltin(t *testing.T) {
 }
 
 // TestRunInfoSaysWhichTokenizer: the export says where the tokenizer came
-// from and where the counts did.
+// from and where the counts did: by default the server's usage (the mock
+// sends it), the tokenizer with --retokenize-output; ISL from what was
+// sent, or from usage with --use-server-token-count.
 func TestRunInfoSaysWhichTokenizer(t *testing.T) {
 	t.Setenv("OPENAI_API_KEY", "")
-	dir := t.TempDir()
-	c := parseArgs(t, "--request-count", "2", "--isl", "16", "--osl", "4", "--streaming", "--ui", "none",
-		"--output-artifact-dir", dir, "--no-gpu-telemetry", "--no-server-metrics")
-	if _, err := Run(context.Background(), c, io.Discard, io.Discard); err != nil {
-		t.Fatal(err)
-	}
-	m := apptest.ReadExport(t, dir)
-	tok, _ := m["run_info"].(map[string]any)["tokenizer"].(map[string]any)
-	if tok["name"] != "mock" || tok["source"] != tokBuiltin || tok["counts"] != "tokenizer" {
-		t.Errorf("run_info.tokenizer = %v, want mock from builtin, counting", tok)
-	}
-	if m["token_count_source"] != "tokenizer" {
-		t.Errorf("token_count_source = %v, want tokenizer", m["token_count_source"])
+	for _, tc := range []struct {
+		flag                string
+		counts, output, isl string
+	}{
+		{"", "usage, else tokenizer", "usage", "dataset"},
+		{"--retokenize-output", "tokenizer", "tokenizer", "dataset"},
+		{"--use-server-token-count", "usage", "usage", "usage"},
+	} {
+		dir := t.TempDir()
+		args := []string{"--request-count", "2", "--isl", "16", "--osl", "4", "--streaming", "--ui", "none",
+			"--output-artifact-dir", dir, "--no-gpu-telemetry", "--no-server-metrics"}
+		if tc.flag != "" {
+			args = append(args, tc.flag)
+		}
+		if _, err := Run(context.Background(), parseArgs(t, args...), io.Discard, io.Discard); err != nil {
+			t.Fatal(err)
+		}
+		m := apptest.ReadExport(t, dir)
+		tok, _ := m["run_info"].(map[string]any)["tokenizer"].(map[string]any)
+		if tok["name"] != "mock" || tok["source"] != tokBuiltin || tok["counts"] != tc.counts {
+			t.Errorf("%s: run_info.tokenizer = %v, want mock from builtin, counts %q", tc.flag, tok, tc.counts)
+		}
+		if m["token_count_source"] != tc.output || m["input_token_count_source"] != tc.isl {
+			t.Errorf("%s: token_count_source = %v, input_token_count_source = %v, want %s and %s", tc.flag,
+				m["token_count_source"], m["input_token_count_source"], tc.output, tc.isl)
+		}
 	}
 }

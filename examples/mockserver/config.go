@@ -60,6 +60,11 @@ type Config struct {
 	// max_completion_tokens cap is ignored and the answer runs to
 	// DefaultOutputTokens.
 	IgnoreMaxCompletionTokens bool
+	// ContextTokens, when > 0, is a slot's context: a longer chat or
+	// completions prompt is cut silently as llama.cpp's server cuts it
+	// (half the context at a time, from the front) and usage reports the
+	// cut length, below what the client sent.
+	ContextTokens int
 	// WireLog, when set, receives one JSON line per streamed request with
 	// the kernel's receive time of its bytes and the time its first token
 	// was flushed (see wirelog.go): the wire truth a client's TTFT can be

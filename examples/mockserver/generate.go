@@ -40,7 +40,10 @@ func startStream(w http.ResponseWriter) error {
 // stream sends g as server-sent events, flushing after each one, once
 // startStream has sent the headers. It returns an error only when the
 // client went away or ctx ended.
-func (s *Server) stream(ctx context.Context, w http.ResponseWriter, g *generation, includeUsage bool) error {
+//
+// With continuous set every text chunk carries the running usage (vLLM's
+// continuous_usage_stats): a chunk of several tokens shows as such.
+func (s *Server) stream(ctx context.Context, w http.ResponseWriter, g *generation, includeUsage, continuous bool) error {
 	fl := w.(http.Flusher) // startStream checked
 	hp := s.bufs.Get().(*[]byte)
 	defer s.bufs.Put(hp)
@@ -76,19 +79,25 @@ func (s *Server) stream(ctx context.Context, w http.ResponseWriter, g *generatio
 			ev = append(ev, head...)
 		}
 		ev = append(ev, choiceOpen...)
+		closer := deltaClose
 		switch {
 		case g.kind == completionsAPI:
 			ev = append(ev, textOpen...)
-			ev = appendWords(ev, g.words, i, end)
-			ev = append(ev, textClose...)
+			closer = textClose
 		case reasoning:
 			ev = append(ev, reasoningOpen...)
-			ev = appendWords(ev, g.words, i, end)
-			ev = append(ev, deltaClose...)
 		default:
 			ev = append(ev, contentOpen...)
-			ev = appendWords(ev, g.words, i, end)
-			ev = append(ev, deltaClose...)
+		}
+		ev = appendWords(ev, g.words, i, end)
+		if continuous {
+			// The closer without its `}` and blank line, then the usage.
+			ev = append(ev, closer[:len(closer)-3]...)
+			ev = append(ev, `,"usage":`...)
+			ev = appendRunningUsage(ev, g.prompt, end)
+			ev = append(ev, "}\n\n"...)
+		} else {
+			ev = append(ev, closer...)
 		}
 		if _, err := w.Write(ev); err != nil {
 			return fmt.Errorf("mock: writing chunk: %w", err)
@@ -144,6 +153,18 @@ func (s *Server) appendHead(b []byte, g *generation) []byte {
 	m, _ := json.Marshal(g.model) // a string always marshals
 	b = append(b, m...)
 	return append(b, `,"choices":[`...)
+}
+
+// appendRunningUsage appends a usage object of prompt tokens and the done
+// tokens generated so far.
+func appendRunningUsage(b []byte, prompt, done int) []byte {
+	b = append(b, `{"prompt_tokens":`...)
+	b = strconv.AppendInt(b, int64(prompt), 10)
+	b = append(b, `,"total_tokens":`...)
+	b = strconv.AppendInt(b, int64(prompt+done), 10)
+	b = append(b, `,"completion_tokens":`...)
+	b = strconv.AppendInt(b, int64(done), 10)
+	return append(b, '}')
 }
 
 // appendUsage appends g's usage object.

@@ -20,6 +20,9 @@ type request struct {
 	Model        string
 	Stream       bool
 	IncludeUsage bool
+	// ContinuousUsage puts the running usage on every chunk (vLLM's
+	// stream_options.continuous_usage_stats).
+	ContinuousUsage bool
 	// MaxTokens is the requested output length; 0 means not given.
 	MaxTokens int
 	// LegacyMaxTokens is max_tokens alone (0: absent), what a server that
@@ -43,7 +46,8 @@ type wireRequest struct {
 }
 
 type streamOptions struct {
-	IncludeUsage bool `json:"include_usage"`
+	IncludeUsage    bool `json:"include_usage"`
+	ContinuousUsage bool `json:"continuous_usage_stats"`
 }
 
 type wireMessage struct {
@@ -72,6 +76,7 @@ func parseRequest(body []byte, kind apiKind, maxOutput int) (request, error) {
 			return request{}, fmt.Errorf("%w: stream_options is only allowed with stream: true", errBadRequest)
 		}
 		r.IncludeUsage = w.StreamOptions.IncludeUsage
+		r.ContinuousUsage = w.StreamOptions.ContinuousUsage
 	}
 	if w.N != nil && *w.N != 1 {
 		return request{}, fmt.Errorf("%w: n: the mock supports only n = 1, got %d", errBadRequest, *w.N)

@@ -187,6 +187,7 @@ func (s *Server) serveCompletion(w http.ResponseWriter, r *http.Request, kind ap
 		return
 	}
 	defer s.adm.release()
+	req.PromptTokens = cutPrompt(req.PromptTokens, s.cfg.ContextTokens)
 	s.promptTokens.Add(uint64(req.PromptTokens))
 
 	g := generation{
@@ -216,7 +217,7 @@ func (s *Server) serveCompletion(w http.ResponseWriter, r *http.Request, kind ap
 	}
 
 	if req.Stream {
-		err = s.stream(ctx, w, &g, req.IncludeUsage)
+		err = s.stream(ctx, w, &g, req.IncludeUsage, req.ContinuousUsage)
 	} else {
 		err = s.respond(ctx, w, &g)
 	}
@@ -294,3 +295,15 @@ func sleepUntil(ctx context.Context, t **time.Timer, deadline time.Time) error {
 
 // errNoFlush is returned when the ResponseWriter cannot stream.
 var errNoFlush = errors.New("mock: response writer cannot flush")
+
+// cutPrompt is the prompt length llama.cpp's server (early 2025) keeps of
+// a prompt of n tokens in a context of ctx: with nothing kept at the
+// front, it erases blocks of half the context until the prompt fits.
+func cutPrompt(n, ctx int) int {
+	if ctx <= 1 || n < ctx {
+		return n
+	}
+	block := ctx / 2
+	erased := (n - block) / block
+	return n - erased*block
+}

@@ -196,3 +196,57 @@ func TestNonStreaming(t *testing.T) {
 		}
 	}
 }
+
+// TestContinuousUsage: with stream_options.continuous_usage_stats every
+// text chunk carries the running usage (vLLM's shape), so a client sees a
+// chunk of several tokens as such.
+func TestContinuousUsage(t *testing.T) {
+	t.Parallel()
+	_, ts := newTestServer(t, Config{TokensPerChunk: 3, Seed: 7})
+	_, evs := streamEvents(t, ts.URL+"/v1/chat/completions",
+		`{"model":"m","messages":[{"role":"user","content":"hello there mock"}],"stream":true,"max_tokens":7,"stream_options":{"include_usage":true,"continuous_usage_stats":true}}`)
+	var running []float64
+	for _, ev := range evs {
+		if ev.data == "[DONE]" {
+			continue
+		}
+		got := decode(t, ev.data)
+		choices, _ := got["choices"].([]any)
+		if len(choices) == 0 {
+			continue // the final usage-only chunk
+		}
+		delta, _ := choices[0].(map[string]any)["delta"].(map[string]any)
+		if _, text := delta["content"]; !text {
+			continue
+		}
+		u, ok := got["usage"].(map[string]any)
+		if !ok {
+			t.Fatalf("text chunk without usage: %s", ev.data)
+		}
+		n, _ := u["completion_tokens"].(json.Number).Float64()
+		running = append(running, n)
+	}
+	if d := cmp.Diff([]float64{3, 6, 7}, running); d != "" {
+		t.Errorf("running completion_tokens per chunk (-want +got):\n%s", d)
+	}
+}
+
+// TestContextCut: a prompt longer than ContextTokens is cut as llama.cpp
+// cuts it (1,100 in 1,024: one block of 512 erased, 588 kept), and usage
+// says so; a prompt that fits is kept whole.
+func TestContextCut(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct{ n, ctx, want int }{{1100, 1024, 588}, {1000, 1024, 1000}, {2100, 1024, 564}, {5, 0, 5}} {
+		if got := cutPrompt(tc.n, tc.ctx); got != tc.want {
+			t.Errorf("cutPrompt(%d, %d) = %d, want %d", tc.n, tc.ctx, got, tc.want)
+		}
+	}
+	_, ts := newTestServer(t, Config{ContextTokens: 8})
+	_, evs := streamEvents(t, ts.URL+"/v1/chat/completions",
+		`{"model":"m","messages":[{"role":"user","content":"one two three four five six seven eight nine ten"}],"stream":true,"max_tokens":2,"stream_options":{"include_usage":true}}`)
+	last := decode(t, evs[len(evs)-2].data)
+	u, _ := last["usage"].(map[string]any)
+	if n, _ := u["prompt_tokens"].(json.Number).Int64(); n != 6 {
+		t.Errorf("prompt_tokens %v for 10 words in a context of 8, want 6", u["prompt_tokens"])
+	}
+}

@@ -25,11 +25,16 @@ func (chat) Body(e *Endpoint, r *Request) ([]byte, error) {
 }
 
 // streamOptions asks an OpenAI-style server to stream, and for usage, so
-// token counts have a source without a tokenizer.
+// token counts have a source without a tokenizer; with PerChunkUsage for
+// the running usage on every chunk too (vLLM's continuous_usage_stats).
 func streamOptions(e *Endpoint, body map[string]any) {
 	if e.Streaming {
 		body["stream"] = true
-		body["stream_options"] = map[string]any{"include_usage": true}
+		opts := map[string]any{"include_usage": true}
+		if e.PerChunkUsage {
+			opts["continuous_usage_stats"] = true
+		}
+		body["stream_options"] = opts
 	}
 }
 

@@ -257,6 +257,10 @@ type Endpoint struct {
 	ResponseField string
 	// Reasoning says where reasoning text is found (default ReasoningAuto).
 	Reasoning ReasoningFormat
+	// PerChunkUsage asks a streaming server for the running usage on every
+	// chunk (stream_options.continuous_usage_stats, as vLLM names it), so
+	// each chunk's tokens are known.
+	PerChunkUsage bool
 	// LegacyMaxTokens sends a chat request's output cap as max_tokens, the
 	// name servers that ignore max_completion_tokens still honour
 	// (--use-legacy-max-tokens).

@@ -76,7 +76,18 @@ func Console(w io.Writer, title string, s *metrics.Summary) {
 		}
 	}
 	if s.TokenSource != "" {
-		fmt.Fprintf(w, "Token counts from: %s\n", s.TokenSource)
+		fmt.Fprintf(w, "Token counts from: %s", s.TokenSource)
+		if s.InputTokenSource != "" {
+			fmt.Fprintf(w, " (output), %s (input); the token throughputs use these", s.InputTokenSource)
+		}
+		fmt.Fprintln(w)
+	}
+	// The server's prompt count beside surge's: a template adds a few
+	// tokens, a prompt cut to the server's context loses many.
+	isl, ok1 := s.Metrics[metrics.ISL]
+	up, ok2 := s.Metrics[metrics.UsagePrompt]
+	if ok1 && ok2 && s.InputTokenSource != metrics.InputFromUsage {
+		fmt.Fprintf(w, "Input sequence length: avg %s by surge's count, %s by the server's (usage_prompt_tokens)\n", short(isl.Avg), short(up.Avg))
 	}
 	if s.TimestampSource != "" {
 		fmt.Fprintf(w, "Token times from: %s", s.TimestampSource)

@@ -3,6 +3,7 @@ package export
 import (
 	"fmt"
 	"io"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -21,6 +22,15 @@ func ConsoleStages(w io.Writer, s *metrics.Summary) {
 		mode = "stage"
 	}
 	header := []string{mode, "requests", "errors", "req/s", "out tok/s", "TTFT p50", "TTFT p95", "ITL p50", "latency p95", ""}
+	// The intervals the knee is judged on, where the stages have them.
+	withCI := false
+	for _, st := range s.Stages {
+		withCI = withCI || st.OutputTokenThroughputCI != nil
+	}
+	if withCI {
+		header = slices.Insert(header, 5, "± (95%)")
+		header = slices.Insert(header, 8, "p95 95% CI")
+	}
 	rows := [][]string{header}
 	for i, st := range s.Stages {
 		mark := ""
@@ -30,10 +40,26 @@ func ConsoleStages(w io.Writer, s *metrics.Summary) {
 		case i == s.Knee || st.Knee:
 			mark = "← knee"
 		}
-		rows = append(rows, []string{strconv.FormatFloat(st.Value, 'f', -1, 64),
+		row := []string{strconv.FormatFloat(st.Value, 'f', -1, 64),
 			strconv.FormatInt(st.RequestCount, 10), strconv.FormatInt(st.ErrorRequestCount, 10),
 			short(st.RequestThroughput), short(st.OutputTokenThroughput),
-			short(st.TTFT.P50), short(st.TTFT.P95), short(st.ITL.P50), short(st.Latency.P95), mark})
+			short(st.TTFT.P50), short(st.TTFT.P95), short(st.ITL.P50), short(st.Latency.P95), mark}
+		if withCI {
+			tput, p95 := "", ""
+			if ci := st.OutputTokenThroughputCI; ci != nil && st.OutputTokenThroughput > 0 {
+				tput = fmt.Sprintf("±%.0f%%", 100*(ci.Hi-ci.Lo)/2/st.OutputTokenThroughput)
+			}
+			ci := st.TTFTP95CI
+			if st.TTFT.Count == 0 {
+				ci = st.LatencyP95CI
+			}
+			if ci != nil {
+				p95 = short(ci.Lo) + "–" + short(ci.Hi)
+			}
+			row = slices.Insert(row, 5, tput)
+			row = slices.Insert(row, 8, p95)
+		}
+		rows = append(rows, row)
 	}
 	widths := make([]int, len(header))
 	for _, r := range rows {
@@ -64,5 +90,9 @@ func ConsoleStages(w io.Writer, s *metrics.Summary) {
 			}
 			fmt.Fprintln(w, strings.Repeat("─", total))
 		}
+	}
+	if v := s.KneeVerdict; v.Inconclusive && v.At >= 0 && v.At < len(s.Stages) {
+		fmt.Fprintf(w, "Knee: %s; at %s %s the intervals could not tell whether latency had blown up and throughput stopped paying off\n",
+			v, mode, strconv.FormatFloat(s.Stages[v.At].Value, 'f', -1, 64))
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/surgebench/surge/metrics"
+	mstats "github.com/surgebench/surge/metrics/stats"
 )
 
 // TestConsoleStages: one row per value, the operating point and the knee
@@ -29,5 +30,30 @@ func TestConsoleStages(t *testing.T) {
 	ConsoleStages(&b, &metrics.Summary{Stages: s.Stages[:1]})
 	if b.Len() != 0 {
 		t.Errorf("one stage printed a table: %q", b.String())
+	}
+}
+
+// TestConsoleStagesInconclusive: stages with intervals show them, and a
+// knee the intervals could not settle is named as inconclusive, with the
+// requests per stage to run.
+func TestConsoleStagesInconclusive(t *testing.T) {
+	st := func(v, p95, tput, rel float64) metrics.StageSummary {
+		return metrics.StageSummary{Mode: "concurrency", Value: v, RequestCount: 64, RequestThroughput: 4 * v,
+			OutputTokenThroughput: tput, TTFT: metrics.Distribution{P50: p95 / 2, P95: p95, Count: 64},
+			TTFTP95CI:               &mstats.Interval{Lo: 0.8 * p95, Hi: 1.3 * p95},
+			OutputTokenThroughputCI: &mstats.Interval{Lo: tput * (1 - rel), Hi: tput * (1 + rel)}}
+	}
+	s := &metrics.Summary{Stages: []metrics.StageSummary{st(1, 20, 100, 0.2), st(2, 22, 190, 0.2), st(4, 90, 200, 0.25)},
+		Knee: -1, Operating: -1}
+	if s.MarkKnee(2) || !s.KneeVerdict.Inconclusive {
+		t.Fatalf("verdict %+v, want inconclusive", s.KneeVerdict)
+	}
+	var b bytes.Buffer
+	ConsoleStages(&b, s)
+	golden(t, "console_stages_inconclusive.txt", b.Bytes())
+	for _, want := range []string{"±20%", "16–26", "Knee: inconclusive: run more requests per stage (", "at concurrency 4"} {
+		if !strings.Contains(b.String(), want) {
+			t.Errorf("table does not say %q:\n%s", want, b.String())
+		}
 	}
 }

@@ -65,6 +65,9 @@ func JSON(w io.Writer, s *metrics.Summary, run Run) error {
 	if s.TokenSource != "" { // none for types that generate no tokens
 		o.set("token_count_source", s.TokenSource)
 	}
+	if s.InputTokenSource != "" {
+		o.set("input_token_count_source", s.InputTokenSource)
+	}
 	if s.TimestampSource != "" {
 		o.set("timestamp_source", s.TimestampSource)
 		o.set("first_token_shared_read", runMetric{Unit: "requests", Avg: float64(s.FirstTokenShared)})
@@ -104,6 +107,13 @@ func JSON(w io.Writer, s *metrics.Summary, run Run) error {
 // kneeOf reports a sweep's knee and recommended operating point (null
 // when the sweep never saturated).
 func kneeOf(s *metrics.Summary) any {
+	if v := s.KneeVerdict; v.Inconclusive && v.At >= 0 && v.At < len(s.Stages) {
+		// The stages' intervals could not settle it: no knee is named.
+		return map[string]any{
+			"mode": s.Stages[v.At].Mode, "inconclusive": true, "unsettled_stage": s.Stages[v.At].Index,
+			"unsettled_value": s.Stages[v.At].Value, "suggested_requests_per_stage": v.Suggested,
+		}
+	}
 	if s.Knee < 0 || s.Knee >= len(s.Stages) || s.Operating < 0 {
 		return nil
 	}

@@ -1,0 +1,139 @@
+package profile
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/surgebench/surge/app/cmdline"
+	"github.com/surgebench/surge/app/internal/apptest"
+	"github.com/surgebench/surge/examples/mockserver"
+)
+
+// startMockOf starts a mock of cfg for one test and returns its URL.
+func startMockOf(t *testing.T, cfg mockserver.Config) string {
+	t.Helper()
+	m, err := mockserver.Start(context.Background(), "127.0.0.1:0", cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = m.Close(context.Background()) })
+	return m.URL()
+}
+
+// runArgs runs `surge profile` with args against url into a fresh folder
+// and returns the export, the console and the log.
+func runArgs(t *testing.T, url string, args ...string) (*Result, map[string]any, string, string) {
+	t.Helper()
+	dir := t.TempDir()
+	base := []string{"--url", url, "--model", "mock", "--streaming", "--ui", "none", "--output-artifact-dir", dir,
+		"--no-gpu-telemetry", "--no-server-metrics", "--tokenizer", "builtin"}
+	var out, log bytes.Buffer
+	res, err := Run(context.Background(), parseArgs(t, append(base, args...)...), &out, &log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res, apptest.ReadExport(t, dir), out.String(), log.String()
+}
+
+// TestTruncatedPromptEndToEnd: a mock with llama.cpp's 1,024-token slot
+// cuts 1,300-token prompts (about 1,170 of its words) to about 650 without
+// an error, as llama.cpp cut 1,100-token prompts to 599. The run warns while it goes, counts every cut prompt, and puts the
+// server's count beside surge's.
+func TestTruncatedPromptEndToEnd(t *testing.T) {
+	t.Parallel()
+	url := startMockOf(t, mockserver.Config{ContextTokens: 1024})
+	_, m, out, log := runArgs(t, url, "--isl", "1300", "--osl", "4", "--request-count", "6", "--concurrency", "2")
+	if got := apptest.RunAvg(t, m, "prompt_truncated_count"); got != 6 {
+		t.Errorf("prompt_truncated_count %v, want 6", got)
+	}
+	if !strings.Contains(log, "warning: the server cut a prompt") {
+		t.Errorf("no live warning in the log:\n%s", log)
+	}
+	for _, want := range []string{"the server cut the prompt of 6 of 6 requests", "context length",
+		"Input sequence length: avg 1300 by surge's count", "Prompt Truncated Count"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("console does not say %q:\n%s", want, out)
+		}
+	}
+	if isl, server := apptest.RunAvg(t, m, "input_sequence_length"), apptest.RunAvg(t, m, "usage_prompt_tokens"); isl != 1300 || server > 800 {
+		t.Errorf("ISL avg %v, usage_prompt_tokens avg %v: want 1300 and the cut count", isl, server)
+	}
+	// The same prompts fit a larger context: nothing is flagged.
+	_, m, out, _ = runArgs(t, startMockOf(t, mockserver.Config{ContextTokens: 4096}), "--isl", "1300", "--osl", "4", "--request-count", "4")
+	if got := apptest.RunAvg(t, m, "prompt_truncated_count"); got != 0 || strings.Contains(out, "cut the prompt") {
+		t.Errorf("prompt_truncated_count %v in a context that fits:\n%s", got, out)
+	}
+}
+
+// TestPerChunkUsageEndToEnd: a mock sending 3 tokens a chunk; with
+// --per-chunk-usage the summary counts the chunks of several tokens from
+// the server's running usage, without it it says the requests had more
+// tokens than chunks. OSL is the server's count either way.
+func TestPerChunkUsageEndToEnd(t *testing.T) {
+	t.Parallel()
+	url := startMockOf(t, mockserver.Config{TokensPerChunk: 3})
+	for _, tc := range []struct {
+		flag, want string
+	}{
+		{"--per-chunk-usage", "12 of 12 chunks carried more than one token"},
+		{"", "4 requests had more tokens than chunks (36 tokens in 12 chunks"},
+	} {
+		args := []string{"--isl", "16", "--osl", "9", "--request-count", "4"}
+		if tc.flag != "" {
+			args = append(args, tc.flag)
+		}
+		_, m, out, _ := runArgs(t, url, args...)
+		if !strings.Contains(out, tc.want) {
+			t.Errorf("%q: console does not say %q:\n%s", tc.flag, tc.want, out)
+		}
+		if osl := apptest.RunAvg(t, m, "output_sequence_length"); osl != 9 {
+			t.Errorf("%q: OSL avg %v, want the server's 9 (not 3 chunks)", tc.flag, osl)
+		}
+	}
+}
+
+// TestCapGuardEndToEnd: a mock that ignores max_completion_tokens and
+// streams 400 tokens for a cap of 8. The guard ends each response past
+// 32 and records why; --no-cap-guard lets them run.
+func TestCapGuardEndToEnd(t *testing.T) {
+	t.Parallel()
+	url := startMockOf(t, mockserver.Config{IgnoreMaxCompletionTokens: true, DefaultOutputTokens: 400})
+	res, m, out, log := runArgs(t, url, "--isl", "16", "--osl", "8", "--request-count", "4")
+	if !res.AllFailed() || apptest.RunAvg(t, m, "error_request_count") != 4 {
+		t.Errorf("error_request_count %v, want every request ended by the guard", apptest.RunAvg(t, m, "error_request_count"))
+	}
+	if !strings.Contains(out, "output_cap_exceeded") || !strings.Contains(log, "--use-legacy-max-tokens") {
+		t.Errorf("the console does not name the guard's error, or the log the fix:\n%s\n%s", out, log)
+	}
+	_, m, _, _ = runArgs(t, url, "--isl", "16", "--osl", "8", "--request-count", "4", "--no-cap-guard")
+	if osl := apptest.RunAvg(t, m, "output_sequence_length"); osl != 400 {
+		t.Errorf("--no-cap-guard: OSL avg %v, want 400", osl)
+	}
+}
+
+// TestRealServerFlags: the new flags reach input_config, and contradicting
+// or out-of-range values are usage errors naming the flag.
+func TestRealServerFlags(t *testing.T) {
+	t.Parallel()
+	c := parseArgs(t, "--server-metrics-timeout", "8", "--per-chunk-usage", "--no-cap-guard", "--retokenize-output")
+	if c.ServerTimeout != 8*time.Second || !c.PerChunkUsage || !c.NoCapGuard || !c.RetokenizeOutput {
+		t.Errorf("parsed %v %v %v %v", c.ServerTimeout, c.PerChunkUsage, c.NoCapGuard, c.RetokenizeOutput)
+	}
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--retokenize-output", "--use-server-token-count"}, "--retokenize-output and --use-server-token-count"},
+		{[]string{"--server-metrics-timeout", "-1"}, "--server-metrics-timeout"},
+	} {
+		_, err := Run(context.Background(), parseArgs(t, append(tc.args, "--ui", "none", "--output-artifact-dir", t.TempDir())...), nil, nil)
+		var ue *cmdline.UsageError
+		if !errors.As(err, &ue) || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%v: %v, want a usage error naming %s", tc.args, err, tc.want)
+		}
+	}
+}

@@ -1,0 +1,202 @@
+package metrics
+
+import (
+	"fmt"
+	"maps"
+	"math"
+	"slices"
+	"strings"
+)
+
+// Counting says where token counts come from when a tokenizer is loaded
+// and the server also reports usage. The zero value is the default: a
+// response's own usage.completion_tokens gives its OSL (and so its ITL and
+// per-user throughput), the tokenizer counts only what usage leaves out.
+// The server knows what it generated; re-tokenizing the streamed text is
+// not an identity for BPE vocabularies (a detokenized sequence can merge
+// into fewer or more tokens) and uses the client's tokenizer, which may not
+// be the server's.
+type Counting struct {
+	// Retokenize counts the output with the tokenizer even when the
+	// response carried the server's count (AIPerf's default). The OSL
+	// mismatch check still compares the server's count with the cap.
+	Retokenize bool
+	// ServerInput takes ISL from usage.prompt_tokens when the response
+	// carried it, rather than from the dataset's or the tokenizer's count
+	// of what was sent (the server's count includes its chat template).
+	ServerInput bool
+}
+
+// WithLiveWarning sees each caveat the collector finds itself while the
+// run goes on (a prompt the server cut), once, from a shard goroutine; the
+// snapshots and the summary carry it too.
+func WithLiveWarning(f func(msg string)) Option { return func(c *Collector) { c.onWarn = f } }
+
+// WithCounting sets where token counts come from (default: Counting{}).
+func WithCounting(c Counting) Option { return func(col *Collector) { col.counting = c } }
+
+// TruncationMargin is how many tokens fewer than surge sent the server may
+// count in a prompt before the prompt counts as cut: a chat template only
+// adds tokens, but the server's tokenizer may not be surge's (a quarter: a
+// larger vocabulary counts fewer tokens), and a short prompt's count moves
+// by a few tokens either way (8). llama.cpp's silent cut drops half a
+// slot's context at a time, a third of the prompt or more, well past it.
+func TruncationMargin(sent float64) float64 { return max(8, 0.25*sent) }
+
+// sentLength is the prompt's length as surge counted what it sent (the
+// dataset's count, else the tokenizer's), NaN when unknown.
+func sentLength(r *Record, tok TokenCounter) float64 {
+	switch {
+	case r.InputTokens > 0:
+		return float64(r.InputTokens)
+	case tok != nil && r.InputText != "":
+		return float64(tok.Count(r.InputText))
+	}
+	return math.NaN()
+}
+
+// truncated reports whether the server counted fewer prompt tokens than
+// surge sent, by more than TruncationMargin: it cut the prompt (llama.cpp
+// does so silently when a prompt is longer than a slot's context).
+func truncated(r *Record, tok TokenCounter) bool {
+	if !r.Usage.Present || !r.Usage.Has(UsagePromptField) || r.NoOutput {
+		return false
+	}
+	sent := sentLength(r, tok)
+	return float64(r.Usage.PromptTokens) < sent-TruncationMargin(sent)
+}
+
+// countChecks is what the token-count checks found over a set of records:
+// prompts the server cut, chunks that carried several tokens, where ISL
+// came from.
+type countChecks struct {
+	// PromptChecked counts records whose prompt length both surge and the
+	// server's usage gave; Truncated those the server cut, SentTruncated
+	// and ServerTruncated the two counts' sums over them.
+	PromptChecked   int64   `json:"prompt_checked,omitempty"`
+	Truncated       int64   `json:"prompt_truncated,omitempty"`
+	SentTruncated   float64 `json:"sent_truncated,omitempty"`
+	ServerTruncated float64 `json:"server_truncated,omitempty"`
+	// Chunks and ChunkTokens total the text chunks and OSL of streamed
+	// records; MultiTokenRequests counts those with more tokens than
+	// chunks.
+	Chunks             int64   `json:"chunks,omitempty"`
+	ChunkTokens        float64 `json:"chunk_tokens,omitempty"`
+	MultiTokenRequests int64   `json:"multi_token_requests,omitempty"`
+	// UsageChunks and MultiTokenChunks total Record's: chunks with
+	// per-chunk usage, and those among them with several tokens.
+	UsageChunks      int64 `json:"usage_chunks,omitempty"`
+	MultiTokenChunks int64 `json:"multi_token_chunks,omitempty"`
+	// InputSources counts records by where their ISL came from.
+	InputSources map[string]int64 `json:"input_sources,omitempty"`
+}
+
+// add folds one successful record's values in.
+func (k *countChecks) add(r *Record, v *Values, tok TokenCounter) {
+	if v.InputSource != "" {
+		if k.InputSources == nil {
+			k.InputSources = map[string]int64{}
+		}
+		k.InputSources[v.InputSource]++
+	}
+	if r.Usage.Present && r.Usage.Has(UsagePromptField) && !r.NoOutput && (r.InputTokens > 0 || r.InputText != "") {
+		k.PromptChecked++
+	}
+	if v.Truncated {
+		k.Truncated++
+		k.SentTruncated += sentLength(r, tok)
+		k.ServerTruncated += float64(r.Usage.PromptTokens)
+	}
+	if r.Streamed && len(r.TokenNs) > 0 && !math.IsNaN(v.OSL) {
+		k.Chunks += int64(len(r.TokenNs))
+		k.ChunkTokens += v.OSL
+		if v.OSL > float64(len(r.TokenNs)) {
+			k.MultiTokenRequests++
+		}
+	}
+	k.UsageChunks += int64(r.UsageChunks)
+	k.MultiTokenChunks += int64(r.MultiTokenChunks)
+}
+
+// valid checks counts read from outside: none negative or past maxCount.
+func (k *countChecks) valid() error {
+	counts := []int64{k.PromptChecked, k.Truncated, k.Chunks, k.MultiTokenRequests, k.UsageChunks, k.MultiTokenChunks}
+	for _, n := range k.InputSources {
+		counts = append(counts, n)
+	}
+	for _, n := range counts {
+		if n < 0 || n > maxCount {
+			return fmt.Errorf("count checks: a count of %d", n)
+		}
+	}
+	return nil
+}
+
+// merge folds o in.
+func (k *countChecks) merge(o *countChecks) {
+	k.PromptChecked += o.PromptChecked
+	k.Truncated += o.Truncated
+	k.SentTruncated += o.SentTruncated
+	k.ServerTruncated += o.ServerTruncated
+	k.Chunks += o.Chunks
+	k.ChunkTokens += o.ChunkTokens
+	k.MultiTokenRequests += o.MultiTokenRequests
+	k.UsageChunks += o.UsageChunks
+	k.MultiTokenChunks += o.MultiTokenChunks
+	for s, n := range o.InputSources {
+		if k.InputSources == nil {
+			k.InputSources = map[string]int64{}
+		}
+		k.InputSources[s] += n
+	}
+}
+
+// inputSource names where ISL came from over the records: one source, or
+// "mixed" (several, listed with their counts), "" when none.
+func (k *countChecks) inputSource() string {
+	switch len(k.InputSources) {
+	case 0:
+		return ""
+	case 1:
+		for s := range k.InputSources {
+			return s
+		}
+	}
+	var parts []string
+	for _, s := range slices.Sorted(maps.Keys(k.InputSources)) {
+		parts = append(parts, fmt.Sprintf("%s %d", s, k.InputSources[s]))
+	}
+	return "mixed (" + strings.Join(parts, ", ") + ")"
+}
+
+// TruncationWarning is the caveat for prompts the server cut: how many of
+// the requests checked, both counts, the likely cause and which count the
+// throughputs use.
+func TruncationWarning(truncated, checked int64, sentAvg, serverAvg float64, inputSource string) string {
+	uses := "surge's counts of what it sent"
+	if inputSource == InputFromUsage {
+		uses = "the server's counts"
+	}
+	return fmt.Sprintf("the server cut the prompt of %d of %d requests: it counted %.0f prompt tokens on average (usage.prompt_tokens) where surge sent %.0f; "+
+		"the likely cause is the server's context length (per slot: llama.cpp divides its context among its parallel slots); ISL and the token throughputs use %s",
+		truncated, checked, serverAvg, sentAvg, uses)
+}
+
+// chunkWarning says how many chunks carried more than one token, or, with
+// no per-chunk usage to tell, how many requests had more tokens than
+// chunks ("" when none did).
+func (k *countChecks) chunkWarning() string {
+	const after = "ITL and per-user throughput are per token (the decode time over the tokens after the first chunk's), inter_chunk_latency per chunk"
+	if k.UsageChunks > 0 {
+		if k.MultiTokenChunks == 0 {
+			return ""
+		}
+		return fmt.Sprintf("%d of %d chunks carried more than one token (by the server's per-chunk usage): %s",
+			k.MultiTokenChunks, k.UsageChunks, after)
+	}
+	if k.MultiTokenRequests == 0 {
+		return ""
+	}
+	return fmt.Sprintf("%d requests had more tokens than chunks (%.0f tokens in %d chunks in all): some chunks carried several tokens (speculative decoding or batched sends); without per-chunk usage the first chunk counts as one token, so ITL may be a little short; %s",
+		k.MultiTokenRequests, k.ChunkTokens, k.Chunks, after)
+}
