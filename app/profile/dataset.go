@@ -144,7 +144,7 @@ func (c *config) loadDataset(tok datasets.Tokenizer, count int, log io.Writer) (
 	}
 	ds, report, err := datasets.Load(datasets.Options{
 		InputFile: c.InputFile, CustomDatasetType: c.CustomDatasetType, PublicDataset: c.PublicDataset,
-		ISLBlockSize: c.ISLBlockSize, Tokenizer: tok, Seed: c.Seed, TurnDelayRatio: c.TurnDelayRatio,
+		ISLBlockSize: c.ISLBlockSize, Tokenizer: tok, Seed: c.Seed, TurnDelayRatio: c.TurnDelayRatio, NoTurnDelays: c.NoTurnDelays,
 		Synthetic: datasets.SyntheticOptions{
 			Count: count, ISL: isl, ISLStddev: islStddev, OSL: c.OSL, OSLStddev: c.OSLStddev,
 			PrefixPoolSize: c.PrefixPoolSize, PrefixLength: c.PrefixLength,
@@ -165,6 +165,9 @@ func (c *config) loadDataset(tok datasets.Tokenizer, count int, log io.Writer) (
 		if err := c.addPassages(ds, tok, log); err != nil {
 			return nil, err
 		}
+	}
+	if err := c.addSystemPrompt(ds); err != nil {
+		return nil, err
 	}
 	return ds, nil
 }
