@@ -454,6 +454,10 @@ func ReadSamples(r io.Reader) ([]Sample, error) {
 		if err := d.Decode(&m); err != nil {
 			return out, fmt.Errorf("line %d: %w", n, err)
 		}
+		if own, ok := m["surge"].(map[string]any); ok {
+			// AIPerf's record shape, surge's flat sample beside.
+			m = own
+		}
 		s := Sample{Values: map[string]float64{}, AtSec: math.NaN()}
 		var labels []string
 		for k, v := range m {
