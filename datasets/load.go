@@ -55,6 +55,9 @@ type Options struct {
 	// TurnDelayRatio scales every turn's delay, a file's or a synthetic
 	// one's (AIPerf's --conversation-turn-delay-ratio); 0 means 1.
 	TurnDelayRatio float64
+	// NoTurnDelays removes every turn's delay: a ratio of 0 as AIPerf's
+	// multiplication has it (TurnDelayRatio's zero value leaves them).
+	NoTurnDelays bool
 }
 
 // Report describes a loaded dataset in lines for the run to print.
@@ -92,6 +95,9 @@ func LoadContext(ctx context.Context, o Options) (*Dataset, *Report, error) {
 	switch r := o.TurnDelayRatio; {
 	case r < 0 || math.IsNaN(r) || math.IsInf(r, 0):
 		return nil, nil, optionErrorf("TurnDelayRatio", "must be a finite number ≥ 0, got %g", r)
+	case o.NoTurnDelays:
+		scaleDelays(d, 0)
+		rep.Lines = append(rep.Lines, "dataset: turn delays removed (ratio 0)")
 	case r != 0 && r != 1:
 		scaleDelays(d, r)
 		rep.Lines = append(rep.Lines, fmt.Sprintf("dataset: turn delays scaled by %g", r))

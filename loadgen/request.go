@@ -165,6 +165,7 @@ func (g *Generator) do(ctx context.Context, conv *datasets.Conversation, session
 	rctx, cancel := context.WithTimeout(ctx, g.timeout)
 	defer cancel()
 	tr, ct := g.newTrace()
+	tr.sentBytes = int64(len(body))
 	url := g.urls[idx%int64(len(g.urls))]
 	req, err := http.NewRequestWithContext(httptrace.WithClientTrace(rctx, ct), http.MethodPost, url, bytes.NewReader(body))
 	if err != nil {

@@ -76,6 +76,8 @@ type reqTrace struct {
 	tlsStart, tlsDone   int64
 	conn                *wire.Conn
 	body                stampedBody
+	// sentBytes is the request body's length.
+	sentBytes int64
 }
 
 func (g *Generator) newTrace() (*reqTrace, *httptrace.ClientTrace) {
@@ -168,6 +170,12 @@ func (t *reqTrace) timing(rec *metrics.Record) {
 	h.Sending = span(t.gotConn, wrote)
 	h.Waiting = span(wrote, t.body.first)
 	h.Receiving = span(t.body.first, rec.EndNs)
+	h.DataReceived, h.ChunksReceived = t.body.bytes, t.body.reads
+	if wrote > 0 && t.sentBytes > 0 {
+		// bytes.Reader's body goes out in one write (AIPerf counts the
+		// body's chunks too, not the header's).
+		h.DataSent, h.ChunksSent = t.sentBytes, 1
+	}
 	rec.KernelStamps = t.conn != nil && t.g.stamps == KernelTimestamps
 }
 
@@ -182,6 +190,9 @@ type stampedBody struct {
 	g       *Generator
 	arrived int64 // kernel stamp of the latest read (0: none)
 	first   int64 // arrival of the first body bytes
+	// bytes and reads count what was read, for http_req_data_received
+	// and http_req_chunks_received.
+	bytes, reads int64
 	// hide keeps the stamps from timing events (--timestamps read); they
 	// still measure the read delay.
 	hide bool
@@ -199,6 +210,8 @@ func (b *stampedBody) Read(p []byte) (int, error) {
 		err = &tooLarge{b.max}
 	}
 	if n > 0 {
+		b.bytes += int64(n)
+		b.reads++
 		if b.conn != nil {
 			b.arrived = b.g.clock.Run(b.conn.LastArrival())
 		}

@@ -35,9 +35,14 @@ type aggregate struct {
 	// oslMismatched those that missed it (osl_mismatch_count).
 	oslRequested, oslMismatched  int64
 	firstSent, lastSent, lastEnd int64
-	firstIntended, lastIntended  int64
-	inputTokens                  float64
-	outputTokens                 float64
+	// okStart and okEnd bound the successful requests, from the first's
+	// start (Record.Issued) to the last's end: AIPerf's
+	// min_request_timestamp and max_response_timestamp, whose difference is
+	// benchmark_duration.
+	okStart, okEnd              int64
+	firstIntended, lastIntended int64
+	inputTokens                 float64
+	outputTokens                float64
 	// noOutput counts the records (failed ones too) of types that generate
 	// no tokens; inputs totals the successful ones' Inputs.
 	noOutput, inputs int64
@@ -97,6 +102,10 @@ func (a *aggregate) add(r *Record, v *Values, good bool) {
 		return
 	}
 	a.count++
+	if st := r.Issued(); a.okStart == 0 || st < a.okStart {
+		a.okStart = st
+	}
+	a.okEnd = max(a.okEnd, r.EndNs)
 	a.inputs += int64(r.Inputs)
 	for i, x := range v.HTTP {
 		a.http[i].add(x)
@@ -179,6 +188,10 @@ func (a *aggregate) merge(o *aggregate) {
 		a.firstSent = o.firstSent
 	}
 	a.lastEnd = max(a.lastEnd, o.lastEnd)
+	if o.okStart > 0 && (a.okStart == 0 || o.okStart < a.okStart) {
+		a.okStart = o.okStart
+	}
+	a.okEnd = max(a.okEnd, o.okEnd)
 	a.lastSent = max(a.lastSent, o.lastSent)
 	if o.firstIntended > 0 && (a.firstIntended == 0 || o.firstIntended < a.firstIntended) {
 		a.firstIntended = o.firstIntended
@@ -222,8 +235,8 @@ func (a *aggregate) intendedRate() float64 {
 // durationSec is AIPerf's benchmark_duration: last response minus first
 // request.
 func (a *aggregate) durationSec() float64 {
-	if a.lastEnd <= a.firstSent {
+	if a.okEnd <= a.okStart {
 		return 0
 	}
-	return float64(a.lastEnd-a.firstSent) / 1e9
+	return float64(a.okEnd-a.okStart) / 1e9
 }

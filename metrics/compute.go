@@ -19,7 +19,11 @@ const (
 // request does not have (a non-streamed response has no TTFT, a one-token
 // answer no ITL).
 type Values struct {
+	// TTFT, TTFO and Latency start at the request's start as AIPerf stamps
+	// it (Record.Issued: the wait for a connection, the dial and the upload
+	// included); TTFTSent and LatencySent at its last byte written.
 	TTFT, TTFO, TTST, Latency, ITL, PerUser float64
+	TTFTSent, LatencySent                   float64
 	// Effective is the latency from the intended send time (NaN unless a
 	// schedule set it).
 	Effective float64
@@ -72,6 +76,10 @@ func (v *Values) Get(t Tag) float64 {
 		return v.TTST
 	case RequestLatency:
 		return v.Latency
+	case TTFTFromSend:
+		return v.TTFTSent
+	case LatencyFromSend:
+		return v.LatencySent
 	case EffectiveLatency:
 		return v.Effective
 	case ITL:
@@ -150,8 +158,11 @@ func Compute(r *Record, tok TokenCounter) Values { return ComputeWith(r, tok, Co
 func ComputeWith(r *Record, tok TokenCounter, c Counting) Values {
 	nan := math.NaN()
 	v := Values{TTFT: nan, TTFO: nan, TTST: nan, ITL: nan, PerUser: nan, ISL: nan, OSL: nan, Reasoning: nan, Output: nan,
-		UsageOSL: nan, TokenizerOSL: nan, Effective: nan, OSLMismatch: nan, Decode: nan, Prefill: nan, E2E: nan, ErrorISL: nan}
-	v.Latency = float64(r.EndNs-r.SentNs) / nsPerMs
+		UsageOSL: nan, TokenizerOSL: nan, Effective: nan, OSLMismatch: nan, Decode: nan, Prefill: nan, E2E: nan, ErrorISL: nan,
+		TTFTSent: nan}
+	start := r.Issued()
+	v.Latency = float64(r.EndNs-start) / nsPerMs
+	v.LatencySent = float64(r.EndNs-r.SentNs) / nsPerMs
 	v.HTTP = httpValues(&r.HTTP)
 	v.Usage = usageValues(&r.Usage)
 	if r.Scheduled && r.IntendedNs > 0 {
@@ -214,13 +225,14 @@ func ComputeWith(r *Record, tok TokenCounter, c Counting) Values {
 	if !r.Streamed || len(r.TokenNs) == 0 {
 		return v
 	}
-	v.TTFT = float64(r.TokenNs[0]-r.SentNs) / nsPerMs
+	v.TTFT = float64(r.TokenNs[0]-start) / nsPerMs
+	v.TTFTSent = float64(r.TokenNs[0]-r.SentNs) / nsPerMs
 	v.Decode = v.Latency - v.TTFT
 	if v.TTFT > 0 && !math.IsNaN(v.ISL) {
 		v.Prefill = v.ISL / (v.TTFT / 1000)
 	}
 	if r.FirstContentNs > 0 {
-		v.TTFO = float64(r.FirstContentNs-r.SentNs) / nsPerMs
+		v.TTFO = float64(r.FirstContentNs-start) / nsPerMs
 	}
 	if len(r.TokenNs) > 1 {
 		// AIPerf's TTST: the second text event after the first.
@@ -261,7 +273,8 @@ func serverOSL(r *Record) int {
 func ComputeFailed(r *Record, tok TokenCounter) Values {
 	nan := math.NaN()
 	v := Values{TTFT: nan, TTFO: nan, TTST: nan, Latency: nan, ITL: nan, PerUser: nan, ISL: nan, OSL: nan, Reasoning: nan,
-		Output: nan, UsageOSL: nan, TokenizerOSL: nan, Effective: nan, OSLMismatch: nan, Decode: nan, Prefill: nan, E2E: nan}
+		Output: nan, UsageOSL: nan, TokenizerOSL: nan, Effective: nan, OSLMismatch: nan, Decode: nan, Prefill: nan, E2E: nan,
+		TTFTSent: nan, LatencySent: nan}
 	for i := range v.HTTP {
 		v.HTTP[i] = nan
 	}
@@ -307,11 +320,20 @@ func httpValues(h *HTTPTiming) [httpTags]float64 {
 		return out
 	}
 	ms := func(ns int64) float64 { return float64(ns) / nsPerMs }
+	kb := func(n int64) float64 { return float64(n) / 1024 }
+	reused := 0.0
+	if h.Reused {
+		reused = 1
+	}
+	// Connecting holds the TLS handshake already (as AIPerf's): the total
+	// adds it once.
 	out = [httpTags]float64{
 		ms(h.Blocked), ms(h.DNS), ms(h.Connecting), ms(h.TLS),
 		ms(h.Sending), ms(h.Waiting), ms(h.Receiving),
 		ms(h.Sending + h.Waiting + h.Receiving),
 		ms(h.Blocked + h.DNS + h.Connecting),
+		ms(h.Blocked + h.DNS + h.Connecting + h.Sending + h.Waiting + h.Receiving),
+		kb(h.DataSent), kb(h.DataReceived), float64(h.ChunksSent), float64(h.ChunksReceived), reused,
 	}
 	return out
 }

@@ -17,6 +17,37 @@ type wordCounter struct{}
 
 func (wordCounter) Count(s string) int { return len(strings.Fields(s)) }
 
+// TestComputeStartPoints holds the one rule of docs/aiperf-compat.md: under
+// AIPerf's names the times start when the request was handed to the
+// transport (AIPerf's request start: the wait for a connection, the dial
+// and the upload inside), under the *_from_send names at its last byte
+// written; decode and ITL are the same from either.
+func TestComputeStartPoints(t *testing.T) {
+	t.Parallel()
+	r := &Record{Streamed: true, IssuedNs: 90 * ms, SentNs: 100 * ms, EndNs: 160 * ms,
+		TokenNs: []int64{120 * ms, 160 * ms}, FirstContentNs: 120 * ms, InputTokens: 10,
+		Usage: Usage{Present: true, PromptTokens: 10, CompletionTokens: 2}}
+	v := Compute(r, nil)
+	for _, c := range []struct {
+		tag  Tag
+		want float64
+	}{
+		{TTFT, 30}, {TTFO, 30}, {RequestLatency, 70},
+		{TTFTFromSend, 20}, {LatencyFromSend, 60},
+		{DecodeDuration, 40}, {ITL, 40},
+		{PrefillPerUser, 10 / 0.030}, {E2EThroughput, 2 / 0.070},
+	} {
+		if got := v.Get(c.tag); math.Abs(got-c.want) > 1e-9 {
+			t.Errorf("%s = %v, want %v", c.tag, got, c.want)
+		}
+	}
+	r.IssuedNs = 0 // Issued is the send itself: the two views agree
+	v = Compute(r, nil)
+	if v.TTFT != v.TTFTSent || v.Latency != v.LatencySent {
+		t.Errorf("without an issue stamp: TTFT %v/%v, latency %v/%v", v.TTFT, v.TTFTSent, v.Latency, v.LatencySent)
+	}
+}
+
 func TestCompute(t *testing.T) {
 	t.Parallel()
 	nan := math.NaN()
@@ -107,10 +138,13 @@ func TestCompute(t *testing.T) {
 			name: "transport breakdown: duration and overhead are sums",
 			rec: &Record{SentNs: 100 * ms, EndNs: 300 * ms, Usage: Usage{Present: true, PromptTokens: 4, CompletionTokens: 50},
 				HTTP: HTTPTiming{Traced: true, Blocked: 1 * ms, DNS: 2 * ms, Connecting: 3 * ms, TLS: 2 * ms,
-					Sending: ms / 2, Waiting: 150 * ms, Receiving: 50 * ms}},
+					Sending: ms / 2, Waiting: 150 * ms, Receiving: 50 * ms,
+					DataSent: 2048, DataReceived: 512, ChunksSent: 1, ChunksReceived: 7}},
+			// total: blocked + dns + connecting (TLS inside) + sending +
+			// waiting + receiving; data in KB of 1024; a new connection.
 			want: Values{TTFT: nan, TTFO: nan, TTST: nan, Latency: 200, ITL: nan, PerUser: nan,
 				ISL: 4, OSL: 50, Reasoning: 0, Source: SourceUsage, UsageOSL: nan, Effective: nan,
-				OSLMismatch: nan, HTTP: [httpTags]float64{1, 2, 3, 2, 0.5, 150, 50, 200.5, 6}},
+				OSLMismatch: nan, HTTP: [httpTags]float64{1, 2, 3, 2, 0.5, 150, 50, 200.5, 6, 206.5, 2, 0.5, 1, 7, 0}},
 		},
 	}
 	for _, tc := range cases {
@@ -121,7 +155,7 @@ func TestCompute(t *testing.T) {
 		}
 		got := Compute(tc.rec, tc.tok)
 		// TestComputeAIPerfMetrics checks the rest.
-		rest := cmpopts.IgnoreFields(Values{}, "Decode", "Prefill", "E2E", "Output", "Usage", "ErrorISL", "TokenizerOSL", "InputSource", "Truncated")
+		rest := cmpopts.IgnoreFields(Values{}, "Decode", "Prefill", "E2E", "Output", "Usage", "ErrorISL", "TokenizerOSL", "InputSource", "Truncated", "TTFTSent", "LatencySent")
 		if d := cmp.Diff(tc.want, got, cmpopts.EquateNaNs(), cmpopts.EquateApprox(0, 1e-9), rest); d != "" {
 			t.Errorf("%s: (-want +got)\n%s", tc.name, d)
 		}

@@ -160,6 +160,35 @@ func (d *dist) distribution(unit string) Distribution {
 	}
 }
 
+// adjusted reports d with failed more values, each unbounded (+Inf), as
+// AIPerf's error-adjusted adj_* views (AIPerf#688): percentiles by the
+// nearest rank (numpy's "nearest", half to even) over the n successes and
+// the failures, so a rank among the failures is +Inf; avg, sum and max are
+// +Inf, std undefined (NaN). A rank among the successes reads the digest at
+// that rank.
+func (d *dist) adjusted(unit string, failed int64) Distribution {
+	n := d.n + failed
+	td := d.digest()
+	q := func(p float64) float64 {
+		idx := int64(math.RoundToEven(p * float64(n-1)))
+		switch {
+		case idx >= d.n:
+			return math.Inf(1)
+		case idx <= 0:
+			return d.min
+		case idx == d.n-1:
+			return d.max
+		}
+		return td.Quantile(float64(idx) / float64(d.n-1))
+	}
+	inf := math.Inf(1)
+	return Distribution{
+		Unit: unit, Count: n, Avg: inf, Min: d.min, Max: inf, Sum: inf, Std: math.NaN(),
+		P1: q(0.01), P5: q(0.05), P10: q(0.10), P25: q(0.25), P50: q(0.50),
+		P75: q(0.75), P90: q(0.90), P95: q(0.95), P99: q(0.99),
+	}
+}
+
 func (d *dist) quantiles() Quantiles {
 	if d.n == 0 {
 		return Quantiles{}

@@ -194,3 +194,32 @@ func TestDigestOfRepeatedValues(t *testing.T) {
 		}
 	}
 }
+
+// TestAdjustedNearestRank holds the error-adjusted view to AIPerf's
+// (AIPerf#688): numpy's percentile by the nearest rank over the successes
+// and one +Inf per failure. For 1…10 and two failures (n = 12), numpy
+// gives p1 1, p25 4, p50 7 (rank 5.5 rounds to even: 6), p75 9, p90 +Inf.
+func TestAdjustedNearestRank(t *testing.T) {
+	t.Parallel()
+	d := newDist()
+	for v := 1; v <= 10; v++ {
+		d.add(float64(v))
+	}
+	a := d.adjusted("ms", 2)
+	inf := math.Inf(1)
+	for _, c := range []struct {
+		name      string
+		got, want float64
+	}{
+		{"p1", a.P1, 1}, {"p25", a.P25, 4}, {"p50", a.P50, 7}, {"p75", a.P75, 9},
+		{"p90", a.P90, inf}, {"p99", a.P99, inf}, {"min", a.Min, 1}, {"max", a.Max, inf},
+		{"avg", a.Avg, inf}, {"sum", a.Sum, inf},
+	} {
+		if c.got != c.want {
+			t.Errorf("%s = %v, want %v", c.name, c.got, c.want)
+		}
+	}
+	if a.Count != 12 || !math.IsNaN(a.Std) {
+		t.Errorf("count %d std %v, want 12 and undefined", a.Count, a.Std)
+	}
+}

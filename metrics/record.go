@@ -236,6 +236,12 @@ type HTTPTiming struct {
 	// written; Waiting from then to the first response body byte; Receiving
 	// from the first body byte to the last.
 	Sending, Waiting, Receiving int64
+	// DataSent and DataReceived count the request's and the response's
+	// body bytes; ChunksSent and ChunksReceived the writes and reads that
+	// carried them (AIPerf's http_req_data_* and http_req_chunks_*, which
+	// count body chunks too).
+	DataSent, DataReceived     int64
+	ChunksSent, ChunksReceived int64
 	// Reused is set when the connection came from the idle pool.
 	Reused bool
 	// Traced is set when the breakdown was measured at all.

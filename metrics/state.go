@@ -77,7 +77,7 @@ func (st *State) Summary() *Summary {
 		stageKeys = append(stageKeys, k.stage)
 	}
 	sum := summaryOf(profile)
-	finishRun(sum.Run, st.Origin, profile.firstSent, profile.lastEnd, st.goodput)
+	finishRun(sum.Run, st.Origin, profile.okStart, profile.okEnd, st.goodput)
 	if len(st.stages) > 1 {
 		slices.Sort(stageKeys)
 		for _, i := range stageKeys {
@@ -173,7 +173,7 @@ func (st *State) shift(d int64) {
 		}
 	}
 	for _, a := range st.aggs {
-		for _, t := range []*int64{&a.firstSent, &a.lastSent, &a.lastEnd, &a.firstIntended, &a.lastIntended} {
+		for _, t := range []*int64{&a.firstSent, &a.lastSent, &a.lastEnd, &a.firstIntended, &a.lastIntended, &a.okStart, &a.okEnd} {
 			move(t)
 		}
 	}
@@ -218,6 +218,10 @@ type (
 		FirstSent     int64 `json:"first_sent_ns"`
 		LastSent      int64 `json:"last_sent_ns"`
 		LastEnd       int64 `json:"last_end_ns"`
+		// OKStart and OKEnd bound the successful requests (absent from
+		// states written before they were kept: the bounds of all then).
+		OKStart       int64 `json:"ok_start_ns,omitempty"`
+		OKEnd         int64 `json:"ok_end_ns,omitempty"`
 		FirstIntended int64 `json:"first_intended_ns"`
 		LastIntended  int64 `json:"last_intended_ns"`
 
@@ -317,7 +321,7 @@ func (st *State) MarshalJSON() ([]byte, error) {
 			ICL: histToJSON(a.icl), ReadDelay: histToJSON(a.readDelay),
 			KernelStamps: a.kernelStamps, ReadStamps: a.readStamps, FirstShared: a.firstShared, Count: a.count, Errors: a.errors, Good: a.good,
 			ConnRetries: a.connRetries, OSLRequested: a.oslRequested, OSLMismatched: a.oslMismatched,
-			FirstSent: a.firstSent, LastSent: a.lastSent, LastEnd: a.lastEnd,
+			FirstSent: a.firstSent, LastSent: a.lastSent, LastEnd: a.lastEnd, OKStart: a.okStart, OKEnd: a.okEnd,
 			FirstIntended: a.firstIntended, LastIntended: a.lastIntended,
 			InputTokens: a.inputTokens, OutputTokens: a.outputTokens, UsageOSL: a.usageOSL, TokenizerOSL: a.tokenizerOSL,
 			Sources: a.sources,
@@ -426,6 +430,10 @@ func (st *State) UnmarshalJSON(b []byte) error {
 		a.firstShared = j.FirstShared
 		a.connRetries, a.oslRequested, a.oslMismatched = j.ConnRetries, j.OSLRequested, j.OSLMismatched
 		a.firstSent, a.lastSent, a.lastEnd = j.FirstSent, j.LastSent, j.LastEnd
+		a.okStart, a.okEnd = j.OKStart, j.OKEnd
+		if j.OKEnd == 0 && j.Count > 0 {
+			a.okStart, a.okEnd = j.FirstSent, j.LastEnd
+		}
 		a.firstIntended, a.lastIntended = j.FirstIntended, j.LastIntended
 		a.inputTokens, a.outputTokens, a.usageOSL, a.tokenizerOSL = j.InputTokens, j.OutputTokens, j.UsageOSL, j.TokenizerOSL
 		for _, e := range j.ErrorCounts {

@@ -167,6 +167,12 @@ func summaryOf(a *aggregate) *Summary {
 			s.Metrics[d.Tag] = x.distribution(d.Unit)
 		}
 	}
+	for _, d := range AdjustedDefs {
+		src := d.Tag[len("adj_"):]
+		if x := a.dists[src]; x != nil && x.n > 0 && a.errors > 0 {
+			s.Metrics[d.Tag] = x.adjusted(d.Unit, a.errors)
+		}
+	}
 	if a.icl.n > 0 {
 		s.Metrics[ICL] = a.icl.distribution("ms")
 	}

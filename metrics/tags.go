@@ -72,7 +72,45 @@ const (
 	HTTPReceiving          Tag = "http_req_receiving"
 	HTTPDuration           Tag = "http_req_duration"
 	HTTPConnectionOverhead Tag = "http_req_connection_overhead"
+	// HTTPTotal is blocked + dns_lookup + connecting + sending + waiting +
+	// receiving: the phases' sum, as AIPerf's http_req_total.
+	HTTPTotal Tag = "http_req_total"
+	// HTTPDataSent and HTTPDataReceived are the body bytes written and
+	// read, in KB of 1024 bytes (AIPerf's display unit).
+	HTTPDataSent     Tag = "http_req_data_sent"
+	HTTPDataReceived Tag = "http_req_data_received"
+	// HTTPChunksSent and HTTPChunksReceived count the writes and reads of
+	// the bodies.
+	HTTPChunksSent     Tag = "http_req_chunks_sent"
+	HTTPChunksReceived Tag = "http_req_chunks_received"
+	// HTTPConnectionReused is 1 for a connection from the idle pool, 0 for
+	// a new one.
+	HTTPConnectionReused Tag = "http_req_connection_reused"
 )
+
+// surge's own views of the request's time, under names of their own
+// (docs/aiperf-compat.md): from the request's last byte written, where
+// AIPerf's time_to_first_token and request_latency start when the request
+// is handed to the transport (the wait for a connection, the dial and the
+// upload included).
+const (
+	TTFTFromSend    Tag = "time_to_first_token_from_send"
+	LatencyFromSend Tag = "request_latency_from_send"
+)
+
+// AdjustedOf names the error-adjusted view of a latency metric (AIPerf's
+// adj_*, AIPerf#688): its percentiles over the successful requests and one
+// unbounded value per failed one.
+func AdjustedOf(t Tag) Tag { return "adj_" + t }
+
+// AdjustedDefs are the error-adjusted views of the metrics AIPerf flags
+// PERCENTILE_INCLUDES_FAILED_REQUESTS, present when requests failed: AIPerf's
+// headers, the console's rows beside their metric's.
+var AdjustedDefs = []Def{
+	def(AdjustedOf(TTFT), "Time to First Token (error-adjusted)", "ms", false),
+	def(AdjustedOf(RequestLatency), "Request Latency (error-adjusted)", "ms", false),
+	def(AdjustedOf(ITL), "Inter Token Latency (error-adjusted)", "ms", false),
+}
 
 // ClientReadDelay is, per streamed event, how much later than the kernel's
 // receive time the client read it: the client's own delay.
@@ -159,9 +197,11 @@ func hidden(t Tag, name, unit string, higher bool) Def {
 // RequestDefs lists the per-request metrics in export order.
 var RequestDefs = []Def{
 	def(TTFT, "Time to First Token", "ms", false),
+	def(TTFTFromSend, "Time to First Token From Send", "ms", false),
 	def(TTFO, "Time to First Output Token", "ms", false),
 	def(TTST, "Time to Second Token", "ms", false),
 	def(RequestLatency, "Request Latency", "ms", false),
+	def(LatencyFromSend, "Request Latency From Send", "ms", false),
 	def(EffectiveLatency, "Effective Request Latency", "ms", false),
 	def(DecodeDuration, "Decode Duration", "ms", false),
 	def(ITL, "Inter Token Latency", "ms", false),
@@ -198,10 +238,16 @@ var HTTPDefs = []Def{
 	def(HTTPReceiving, "HTTP Receiving", "ms", false),
 	def(HTTPDuration, "HTTP Duration", "ms", false),
 	def(HTTPConnectionOverhead, "HTTP Connection Overhead", "ms", false),
+	def(HTTPTotal, "HTTP Total Time", "ms", false),
+	hidden(HTTPDataSent, "HTTP Data Sent", "KB", false),
+	hidden(HTTPDataReceived, "HTTP Data Received", "KB", false),
+	hidden(HTTPChunksSent, "HTTP Chunks Sent", "count", false),
+	hidden(HTTPChunksReceived, "HTTP Chunks Received", "count", false),
+	hidden(HTTPConnectionReused, "HTTP Connection Reused", "ratio", true),
 }
 
 // httpTags is len(HTTPDefs), for fixed-size arrays of their values.
-const httpTags = 9
+const httpTags = 15
 
 // ClientReadDelayDef describes client_read_delay.
 var ClientReadDelayDef = def(ClientReadDelay, "Client Read Delay", "ms", false)

@@ -474,11 +474,11 @@ func (c *Collector) writeLines(w io.Writer, samples any) {
 	switch s := samples.(type) {
 	case []GPUSample:
 		for i := range s {
-			appendLine(s[i])
+			appendLine(aiperfGPU(s[i]))
 		}
 	case []ServerSample:
 		for i := range s {
-			appendLine(s[i])
+			appendLine(aiperfServer(s[i]))
 		}
 	}
 	if len(buf) == 0 || c.sinkErr != nil {

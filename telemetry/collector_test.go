@@ -119,14 +119,17 @@ DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION{gpu="0",UUID="GPU-1",device="nvidia0",model
 		t.Fatal(err)
 	}
 
-	gpus := jsonLines[GPUSample](t, gpuOut.Bytes())
-	servers := jsonLines[ServerSample](t, srvOut.Bytes())
+	// The lines are AIPerf's records (TestAIPerfRecordShapes), surge's
+	// sample beside under "surge".
+	gpus := surgeOf(jsonLines[gpuRecord](t, gpuOut.Bytes()), func(r gpuRecord) GPUSample { return r.Surge })
+	srvRecs := jsonLines[serverRecord](t, srvOut.Bytes())
+	servers := surgeOf(srvRecs, func(r serverRecord) ServerSample { return r.Surge })
 	if d := cmp.Diff(c.GPUSamples(), gpus, cmpopts.EquateNaNs()); d != "" {
 		t.Errorf("GPU JSONL differs from samples (-kept +file):\n%s", d)
 	}
-	for _, s := range servers {
-		if len(s.Families) != 2 {
-			t.Fatalf("JSONL line with %d families, want the server's 2", len(s.Families))
+	for _, s := range srvRecs {
+		if len(s.Metrics) != 2 {
+			t.Fatalf("JSONL line with %d families, want the server's 2", len(s.Metrics))
 		}
 	}
 	// The kept samples drop their families; the file has them.
@@ -462,4 +465,13 @@ func TestCollectorKeepsLateScrapes(t *testing.T) {
 	if len(lg.lines) != 1 || !strings.Contains(lg.lines[0], "longer than the 20ms interval") {
 		t.Errorf("logs %q, want one notice of the slow answers", lg.lines)
 	}
+}
+
+// surgeOf takes surge's samples out of AIPerf's records.
+func surgeOf[R, S any](recs []R, f func(R) S) []S {
+	out := make([]S, len(recs))
+	for i, r := range recs {
+		out[i] = f(r)
+	}
+	return out
 }

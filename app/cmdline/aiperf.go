@@ -19,6 +19,7 @@ func (c *Config) FromContext(cc *cli.Context) error {
 		return Usagef("unexpected argument %q: surge %s takes flags only", cc.Args().First(), cc.Command.Name)
 	}
 	c.SmoothnessSet = cc.IsSet("arrival-smoothness")
+	c.applyDefaults(cc.IsSet)
 	if c.SmoothnessSet && !cc.IsSet("arrival-pattern") {
 		// As AIPerf: a smoothness alone asks for gamma arrivals.
 		c.ArrivalPattern = "gamma"

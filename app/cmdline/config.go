@@ -82,7 +82,17 @@ type Config struct {
 	NumUsers        int           // --num-users
 	TurnDelayMean   time.Duration // --conversation-turn-delay-mean
 	TurnDelayStd    time.Duration // --conversation-turn-delay-stddev
-	TurnDelayRatio  float64       // --conversation-turn-delay-ratio (scales every turn delay)
+	TurnDelayRatio  float64       // --conversation-turn-delay-ratio (multiplies every turn delay)
+	// NoTurnDelays is set when --conversation-turn-delay-ratio 0 was
+	// given: every turn delay removed, as AIPerf's ratio multiplies (a
+	// Config built without the command line leaves the ratio 0 unscaled).
+	NoTurnDelays bool
+	// SystemPrompt is --system-prompt, or what --system-prompt-file holds
+	// (read in validation).
+	SystemPrompt, SystemPromptFile string
+	// SeedDrawn is set when --random-seed was not given and Seed was drawn
+	// for this run (AIPerf's default: a random seed per run).
+	SeedDrawn bool
 	// ConversationNum bounds each profile stage by sessions
 	// (--conversation-num); 0: by --request-count or the duration.
 	ConversationNum int

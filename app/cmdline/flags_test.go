@@ -25,8 +25,9 @@ func TestFlagsFillTheConfig(t *testing.T) {
 	t.Setenv("OPENAI_API_KEY", "")
 	def := parseProfile(t)
 	want := Config{Models: []string{"mock"}, ModelSelection: "round_robin", TokenizerRevision: "main", WaitInterval: 5 * time.Second, WaitMode: "inference", EndpointType: "chat", ArrivalPattern: "poisson", Smoothness: 1, KneeFactor: 2,
-		Grace: 30 * time.Second, ISL: 550, Timeout: 600 * time.Second, GPUInterval: time.Second, ServerTimeout: 5 * time.Second, Timestamps: "kernel",
-		ReasoningFormat: "auto", RankingsPassagesMean: 1, RankingsPassageTokens: 550, ConnectionReuse: "pooled", MaxResponseMiB: 64, ConnectionRetries: "1", TurnDelayRatio: 1, TurnsMean: 1, ExportLevel: "records"}
+		Grace: 30 * time.Second, ISL: 550, Timeout: 21600 * time.Second, GPUInterval: time.Second, ServerTimeout: 5 * time.Second, Timestamps: "kernel",
+		ReasoningFormat: "auto", RankingsPassagesMean: 1, RankingsPassageTokens: 550, ConnectionReuse: "pooled", MaxResponseMiB: 64, ConnectionRetries: "1", TurnDelayRatio: 1, TurnsMean: 1, ExportLevel: "records",
+		NumDatasetEntries: 100, SeedDrawn: true, Seed: def.Seed} // the seed is drawn: TestAIPerfDefaults
 	if d := cmp.Diff(want, def); d != "" {
 		t.Errorf("defaults (-want +got)\n%s", d)
 	}
@@ -45,6 +46,61 @@ func TestFlagsFillTheConfig(t *testing.T) {
 	}
 	if h := parseProfile(t, "-H", "A: 1", "-H", "A: 1").Headers; len(h) != 2 {
 		t.Errorf("-H twice gave %q, want both", h)
+	}
+}
+
+// TestAIPerfDefaults: the defaults AIPerf's users count on (issue 32),
+// one row each: its 6 h request timeout, 100 dataset entries reused, a
+// random seed per run (kept in input_config, so --random-seed repeats
+// it; a seed given, 0 included, is kept), a turn delay ratio that
+// multiplies (0 removes the delays), and input_config's numbers as
+// numbers.
+func TestAIPerfDefaults(t *testing.T) {
+	t.Setenv("OPENAI_API_KEY", "")
+	def := parseProfile(t)
+	for _, c := range []struct {
+		name string
+		ok   bool
+	}{
+		{"--request-timeout-seconds 21600", def.Timeout == 21600*time.Second},
+		{"--num-dataset-entries 100", def.NumDatasetEntries == 100},
+		{"--conversation-turn-delay-ratio 1, delays kept", def.TurnDelayRatio == 1 && !def.NoTurnDelays},
+		{"a seed drawn, JSON-exact", def.SeedDrawn && def.Seed < 1<<53},
+	} {
+		if !c.ok {
+			t.Errorf("%s: got %+v", c.name, def)
+		}
+	}
+	if a, b := parseProfile(t).Seed, parseProfile(t).Seed; a == b {
+		t.Errorf("two runs drew the same seed %d", a)
+	}
+	if c := parseProfile(t, "--random-seed", "0"); c.Seed != 0 || c.SeedDrawn {
+		t.Errorf("--random-seed 0: seed %d drawn %v, want 0 as given", c.Seed, c.SeedDrawn)
+	}
+	if c := parseProfile(t, "--conversation-turn-delay-ratio", "0"); !c.NoTurnDelays {
+		t.Error("--conversation-turn-delay-ratio 0 keeps the delays; AIPerf multiplies by 0")
+	}
+	if c := parseProfile(t, "--conversation-turn-delay-ratio", "0.5"); c.NoTurnDelays || c.TurnDelayRatio != 0.5 {
+		t.Errorf("--conversation-turn-delay-ratio 0.5: %+v", c)
+	}
+	for _, c := range []struct {
+		args []string
+		path string
+		want string
+	}{
+		{[]string{"--concurrency", "100"}, "loadgen.concurrency", "100"},
+		{[]string{"--concurrency", "1,2,4"}, "loadgen.concurrency", "[1,2,4]"},
+		{[]string{"--request-rate", "2.5"}, "loadgen.request_rate", "2.5"},
+		{[]string{"--random-seed", "42"}, "input.random_seed", "42"},
+		{nil, "loadgen.concurrency", "null"},
+	} {
+		cfg := parseProfile(t, c.args...)
+		ic := cfg.InputConfig(nil)
+		v, _ := PathValue(ic, c.path)
+		b, err := json.Marshal(v)
+		if err != nil || string(b) != c.want {
+			t.Errorf("%v: %s = %s (%v), want %s", c.args, c.path, b, err, c.want)
+		}
 	}
 }
 

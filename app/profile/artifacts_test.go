@@ -117,7 +117,7 @@ func TestSweepRunFolders(t *testing.T) {
 			t.Errorf("%s: %d records, want %d", sub, len(lines), want)
 		}
 		for _, l := range lines {
-			if md := l["metadata"].(map[string]any); md["stage"] != float64(i) {
+			if md := l["surge"].(map[string]any); md["stage"] != float64(i) {
 				t.Errorf("%s holds a record of stage %v", sub, md["stage"])
 				break
 			}
@@ -127,7 +127,7 @@ func TestSweepRunFolders(t *testing.T) {
 			t.Errorf("%s: %d raw records, want %d", sub, len(raw), want)
 		}
 		for _, l := range raw {
-			if md := l["metadata"].(map[string]any); md["stage"] != float64(i) || l["payload"] == nil {
+			if md := l["surge"].(map[string]any); md["stage"] != float64(i) || l["payload"] == nil {
 				t.Errorf("%s's raw dump holds a record of stage %v (payload %v)", sub, md["stage"], l["payload"])
 				break
 			}

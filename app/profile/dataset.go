@@ -152,7 +152,7 @@ func (c *config) loadDataset(ctx context.Context, tok datasets.Tokenizer, count 
 	}
 	ds, report, err := datasets.LoadContext(ctx, datasets.Options{
 		InputFile: c.InputFile, CustomDatasetType: c.CustomDatasetType, PublicDataset: c.PublicDataset,
-		ISLBlockSize: c.ISLBlockSize, Tokenizer: tok, Seed: c.Seed, TurnDelayRatio: c.TurnDelayRatio,
+		ISLBlockSize: c.ISLBlockSize, Tokenizer: tok, Seed: c.Seed, TurnDelayRatio: c.TurnDelayRatio, NoTurnDelays: c.NoTurnDelays,
 		Synthetic: datasets.SyntheticOptions{
 			Count: count, ISL: isl, ISLStddev: islStddev, OSL: c.OSL, OSLStddev: c.OSLStddev,
 			PrefixPoolSize: c.PrefixPoolSize, PrefixLength: c.PrefixLength,
@@ -176,6 +176,9 @@ func (c *config) loadDataset(ctx context.Context, tok datasets.Tokenizer, count 
 		if err := c.addPassages(ds, tok, log); err != nil {
 			return nil, err
 		}
+	}
+	if err := c.addSystemPrompt(ds); err != nil {
+		return nil, err
 	}
 	return ds, nil
 }

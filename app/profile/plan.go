@@ -123,8 +123,8 @@ func (c *config) plan(ds *datasets.Dataset, l load) (*plan, error) {
 		return loadgen.Stage{Phase: metrics.Profile, Limit: limit, Schedule: sched, Count: count, SessionCount: c.ConversationNum, Duration: c.Duration}
 	}
 	ratio := c.TurnDelayRatio
-	if ratio == 0 {
-		ratio = 1
+	if ratio == 0 && !c.NoTurnDelays {
+		ratio = 1 // a Config built without the command line
 	}
 
 	switch {

@@ -157,13 +157,18 @@ func TestMockServerTelemetryEndToEnd(t *testing.T) {
 	}
 	busy := false
 	for _, l := range lines {
+		// AIPerf's SlimRecord, surge's sample beside.
 		var s struct {
-			Running *float64 `json:"num_requests_running"`
+			URL     string         `json:"endpoint_url"`
+			Metrics map[string]any `json:"metrics"`
+			Surge   struct {
+				Running *float64 `json:"num_requests_running"`
+			} `json:"surge"`
 		}
-		if err := json.Unmarshal([]byte(l), &s); err != nil {
+		if err := json.Unmarshal([]byte(l), &s); err != nil || s.URL == "" || s.Metrics == nil {
 			t.Fatalf("bad sample %q: %v", l, err)
 		}
-		busy = busy || (s.Running != nil && *s.Running > 0)
+		busy = busy || (s.Surge.Running != nil && *s.Surge.Running > 0)
 	}
 	if !busy {
 		t.Error("no sample saw a running request on the mock")

@@ -201,7 +201,8 @@ func prepareCtx(ctx context.Context, cc cmdline.Config, log io.Writer) (*prepare
 	if err := p.checkSharding(load); err != nil {
 		return nil, err
 	}
-	if p.ds, err = c.loadDataset(ctx, builder, c.conversationsNeeded(load), log); err != nil {
+	pools, err := c.loadValueDatasets(ctx, &p.ds, builder, load, log)
+	if err != nil {
 		return nil, err
 	}
 	if err := checkBodies(p.ds, p.ep); err != nil {
@@ -217,6 +218,7 @@ func prepareCtx(ctx context.Context, cc cmdline.Config, log io.Writer) (*prepare
 	if p.plan, err = c.plan(p.ds, load); err != nil {
 		return nil, err
 	}
+	pools.assign(p.plan.stages)
 	if !p.Shard.Whole() && p.plan.total > 0 {
 		p.plan.total = loadgen.PlannedRequests(p.plan.stages, p.ds, p.Shard)
 		if p.plan.total == 0 {

@@ -71,7 +71,9 @@ func TestSeveralURLsAndModels(t *testing.T) {
 		urls = append(urls, ts.URL)
 	}
 	dir := t.TempDir()
-	c := parseArgs(t, "-m", "a,b", "--url", urls[0], urls[1], "--request-count", "8", "--concurrency", "2",
+	// The models go round-robin over the dataset's entries: 8 entries
+	// for 8 requests, each sent once (AIPerf's default 100 would sample).
+	c := parseArgs(t, "-m", "a,b", "--url", urls[0], urls[1], "--request-count", "8", "--concurrency", "2", "--num-dataset-entries", "8",
 		"--streaming", "--isl", "16", "--ui", "none", "--output-artifact-dir", dir, "--no-gpu-telemetry", "--no-server-metrics")
 	if _, err := Run(context.Background(), c, io.Discard, io.Discard); err != nil {
 		t.Fatal(err)

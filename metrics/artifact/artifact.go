@@ -338,8 +338,11 @@ func ReadRecords(r io.Reader) ([]Record, error) {
 
 type rawRecord struct {
 	Metadata map[string]json.RawMessage `json:"metadata"`
-	Metrics  map[string]json.RawMessage `json:"metrics"`
-	Error    json.RawMessage            `json:"error"`
+	// Surge holds surge's own fields (files written before they moved
+	// out of metadata have them there).
+	Surge   map[string]json.RawMessage `json:"surge"`
+	Metrics map[string]json.RawMessage `json:"metrics"`
+	Error   json.RawMessage            `json:"error"`
 }
 
 func parseRecord(line []byte) (Record, error) {
@@ -349,7 +352,10 @@ func parseRecord(line []byte) (Record, error) {
 	}
 	rec := Record{Stage: -1, Metrics: map[string]float64{}, Units: map[string]string{}}
 	num := func(key string) (float64, bool) {
-		v, ok := rr.Metadata[key]
+		v, ok := rr.Surge[key]
+		if !ok {
+			v, ok = rr.Metadata[key]
+		}
 		if !ok {
 			return 0, false
 		}
@@ -447,6 +453,10 @@ func ReadSamples(r io.Reader) ([]Sample, error) {
 		d.UseNumber()
 		if err := d.Decode(&m); err != nil {
 			return out, fmt.Errorf("line %d: %w", n, err)
+		}
+		if own, ok := m["surge"].(map[string]any); ok {
+			// AIPerf's record shape, surge's flat sample beside.
+			m = own
 		}
 		s := Sample{Values: map[string]float64{}, AtSec: math.NaN()}
 		var labels []string

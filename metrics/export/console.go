@@ -3,6 +3,7 @@ package export
 import (
 	"fmt"
 	"io"
+	"math"
 	"strconv"
 	"strings"
 
@@ -14,7 +15,7 @@ import (
 func Console(w io.Writer, title string, s *metrics.Summary) {
 	cols := []string{"avg", "min", "max", "p99", "p90", "p50", "std"}
 	rows := [][]string{}
-	for _, d := range metrics.RequestDefs {
+	for _, d := range consoleDefs() {
 		x, ok := s.Metrics[d.Tag]
 		if !ok || d.NoConsole {
 			continue
@@ -126,9 +127,29 @@ func describe(e metrics.Error) string {
 	return b.String()
 }
 
+// consoleDefs lists the console's rows: the request metrics, each
+// error-adjusted view (adj_*) under its metric's row, as AIPerf orders them.
+func consoleDefs() []metrics.Def {
+	var defs []metrics.Def
+	for _, d := range metrics.RequestDefs {
+		defs = append(defs, d)
+		for _, a := range metrics.AdjustedDefs {
+			if a.Tag == metrics.AdjustedOf(d.Tag) {
+				defs = append(defs, a)
+			}
+		}
+	}
+	return defs
+}
+
 // short formats a value for the console with at most two decimals.
 func short(v float64) string {
 	switch {
+	case math.IsInf(v, 1):
+		return "inf"
+	case math.IsNaN(v):
+		return "-"
+
 	case v == float64(int64(v)) && v < 1e15 && v > -1e15:
 		return strconv.FormatInt(int64(v), 10)
 	default:

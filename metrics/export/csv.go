@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"encoding/csv"
 	"io"
+	"math"
 	"slices"
 	"strconv"
 
@@ -94,5 +95,15 @@ func newCSV(w io.Writer) *csv.Writer {
 	return cw
 }
 
-// csvNum formats a number as AIPerf's CSV does: two decimals.
-func csvNum(v float64) string { return strconv.FormatFloat(v, 'f', 2, 64) }
+// csvNum formats a number as AIPerf's CSV does: two decimals, Python's
+// "inf" for an unbounded value (an error-adjusted percentile) and an empty
+// cell for an undefined one (its std).
+func csvNum(v float64) string {
+	switch {
+	case math.IsInf(v, 1):
+		return "inf"
+	case math.IsNaN(v):
+		return ""
+	}
+	return strconv.FormatFloat(v, 'f', 2, 64)
+}

@@ -236,6 +236,7 @@ func TestJSONLOneLinePerRecord(t *testing.T) {
 	for _, l := range lines {
 		var rec struct {
 			Metadata map[string]any `json:"metadata"`
+			Surge    map[string]any `json:"surge"`
 			Error    *metrics.Error `json:"error"`
 		}
 		if err := json.Unmarshal([]byte(l), &rec); err != nil {
@@ -245,7 +246,7 @@ func TestJSONLOneLinePerRecord(t *testing.T) {
 			failed++
 			switch rec.Error.Type {
 			case "server_error":
-				if rec.Error.Code != 500 || rec.Metadata["retry_after"] != "2" || rec.Metadata["was_cancelled"] != false {
+				if rec.Error.Code != 500 || rec.Surge["retry_after"] != "2" || rec.Metadata["was_cancelled"] != false {
 					t.Errorf("failed record %s", l)
 				}
 			case "cancelled":

@@ -16,8 +16,9 @@ import (
 // (default 10 ms) for others to share its write, so a killed process loses
 // the records in flight and at most the last hold's lines. Each line is
 // AIPerf's MetricRecordInfo ({metadata, metrics, error}, loadable by its
-// MetricRecordInfo.model_validate_json), with surge's own fields beside
-// AIPerf's in metadata. It is safe for concurrent use by the metric shards.
+// MetricRecordInfo loader), metadata holding AIPerf's keys only and
+// surge's own fields in a sibling object (SurgeKey) that AIPerf's loader
+// passes over. It is safe for concurrent use by the metric shards.
 type JSONL struct {
 	mu    sync.Mutex
 	out   lineFile // written by the one flushing goroutine
@@ -67,8 +68,13 @@ func WithWorkerID(id string) JSONLOption {
 // still go out together in the next).
 func WithHold(d time.Duration) JSONLOption { return func(j *JSONL) { j.hold = max(d, 0) } }
 
-// lineMetadata is AIPerf's MetricRecordMetadata, then surge's own fields.
+// lineMetadata is AIPerf's MetricRecordMetadata, its keys and no others:
+// AIPerf's loader builds the model from the object and refuses a key it
+// does not know. AIPerf leaves out what it does not have
+// (credit_received_ns, clock_offset_ns); surge has no separate stamps for
+// them either.
 type lineMetadata struct {
+	RequestNum        int64   `json:"request_num"`
 	SessionNum        int64   `json:"session_num"`
 	RequestID         string  `json:"x_request_id"`
 	CorrelationID     *string `json:"x_correlation_id"`
@@ -83,11 +89,23 @@ type lineMetadata struct {
 	Phase             string  `json:"benchmark_phase"`
 	WasCancelled      bool    `json:"was_cancelled"`
 	CancellationNs    *int64  `json:"cancellation_time_ns"`
+}
 
-	// surge's: the sweep stage, when the schedule wanted the request sent,
-	// how late it went, how long it waited for a concurrency slot.
-	Stage       int    `json:"stage"`
-	IntendedNs  int64  `json:"intended_ns,omitempty"`
+// SurgeKey is the top-level key of a line's surge-only fields, beside
+// AIPerf's metadata, metrics and error: AIPerf's loader reads those three
+// (and trace_data) by name and passes over any other key.
+const SurgeKey = "surge"
+
+// lineSurge holds surge's own fields of a line: the sweep stage, when the
+// schedule wanted the request sent, when its last byte was written, how
+// late it went, how long it waited for a concurrency slot, and how its
+// numbers were taken.
+type lineSurge struct {
+	Stage      int   `json:"stage"`
+	IntendedNs int64 `json:"intended_ns,omitempty"`
+	// SentNs is when the request's last byte was written: the start of
+	// the *_from_send metrics (request_start_ns is AIPerf's start).
+	SentNs      int64  `json:"request_sent_ns"`
 	LagNs       int64  `json:"scheduler_lag_ns"`
 	SlotWaitNs  int64  `json:"slot_wait_ns"`
 	RetryAfter  string `json:"retry_after,omitempty"`
@@ -105,6 +123,7 @@ type line struct {
 	Metadata lineMetadata   `json:"metadata"`
 	Metrics  metricMap      `json:"metrics"`
 	Error    *metrics.Error `json:"error"`
+	Surge    lineSurge      `json:"surge"`
 }
 
 // WriteRecord implements metrics.RecordSink.
@@ -157,7 +176,8 @@ func (j *JSONL) epochPtr(ns int64) *int64 {
 }
 
 func (j *JSONL) line(r *metrics.Record, v *metrics.Values, good bool) line {
-	l := line{Metadata: j.metadata(r, v, good), Error: r.Err}
+	l := line{Error: r.Err}
+	l.Metadata, l.Surge = j.metadata(r, v, good)
 	if r.Err != nil {
 		// As AIPerf: a failure keeps its input length only.
 		if x := v.ErrorISL; !math.IsNaN(x) {
@@ -251,17 +271,24 @@ var lineMetrics = func() []lineMetric {
 // errorISLMetric is the one metric a failed request's line carries.
 var errorISLMetric = newLineMetric(string(metrics.ErrorISL), "tokens", requestMetric, -1)
 
-// metadata is a record's line metadata: AIPerf's MetricRecordMetadata and
-// surge's fields.
-func (j *JSONL) metadata(r *metrics.Record, v *metrics.Values, good bool) lineMetadata {
+// metadata is a record's line metadata (AIPerf's) and surge's fields: the
+// one place a line's fields are chosen, for the JSONL and the raw JSONL.
+// request_start_ns is AIPerf's start (the request handed to the transport),
+// credit_issued_ns when the schedule wanted it sent (else the start).
+func (j *JSONL) metadata(r *metrics.Record, v *metrics.Values, good bool) (lineMetadata, lineSurge) {
+	issued := r.Issued()
+	credit := issued
+	if r.IntendedNs > 0 {
+		credit = r.IntendedNs
+	}
 	md := lineMetadata{
-		SessionNum: r.Session, RequestID: r.RequestID, ConversationID: r.ConversationID, TurnIndex: r.TurnIndex,
-		CreditIssuedNs: j.epochPtr(r.Issued()), StartNs: j.epoch(r.SentNs), AckNs: j.epochPtr(r.AckNs),
+		RequestNum: r.Index, SessionNum: r.Session, RequestID: r.RequestID, ConversationID: r.ConversationID,
+		TurnIndex: r.TurnIndex, CreditIssuedNs: j.epochPtr(credit), StartNs: j.epoch(issued), AckNs: j.epochPtr(r.AckNs),
 		EndNs: j.epoch(r.EndNs), WorkerID: j.worker, RecordProcessorID: j.processor, Phase: phaseName(r.Phase),
 		WasCancelled: r.Cancelled,
-		Stage:        r.Stage, IntendedNs: j.epoch(r.IntendedNs),
-		SlotWaitNs: r.SlotWaitNs, RetryAfter: r.RetryAfter, ConnRetries: r.ConnectionRetries,
 	}
+	sg := lineSurge{Stage: r.Stage, IntendedNs: j.epoch(r.IntendedNs), SentNs: j.epoch(r.SentNs),
+		SlotWaitNs: r.SlotWaitNs, RetryAfter: r.RetryAfter, ConnRetries: r.ConnectionRetries}
 	if r.CorrelationID != "" {
 		md.CorrelationID = &r.CorrelationID
 	}
@@ -269,22 +296,22 @@ func (j *JSONL) metadata(r *metrics.Record, v *metrics.Values, good bool) lineMe
 		md.CancellationNs = j.epochPtr(r.EndNs)
 	}
 	if r.IntendedNs > 0 {
-		md.LagNs = r.Issued() - r.IntendedNs
+		sg.LagNs = issued - r.IntendedNs
 	}
 	if r.Err != nil {
-		return md
+		return md, sg
 	}
-	md.TokenSource = v.Source
-	md.Good = &good
+	sg.TokenSource = v.Source
+	sg.Good = &good
 	if r.Streamed {
-		md.TimestampSource = "read"
+		sg.TimestampSource = "read"
 		if r.KernelStamps {
-			md.TimestampSource = "kernel"
+			sg.TimestampSource = "kernel"
 		}
-		md.FirstTokenShared = r.FirstTokenShared
+		sg.FirstTokenShared = r.FirstTokenShared
 	}
 	if r.HTTP.Traced {
-		md.ConnectionReused = &r.HTTP.Reused
+		sg.ConnectionReused = &r.HTTP.Reused
 	}
-	return md
+	return md, sg
 }

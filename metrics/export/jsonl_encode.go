@@ -130,6 +130,10 @@ func appendLine(b []byte, l *line) ([]byte, error) {
 	} else if b, err = appendMarshalled(b, l.Error); err != nil {
 		return b, err
 	}
+	b = append(b, `,"surge":`...)
+	if b, err = appendSurge(b, &l.Surge); err != nil {
+		return b, err
+	}
 	return append(b, '}'), nil
 }
 
@@ -145,7 +149,8 @@ func appendMetadata(b []byte, md *lineMetadata) ([]byte, error) {
 			b, err = appendJSONString(b, s)
 		}
 	}
-	b = strconv.AppendInt(append(b, `{"session_num":`...), md.SessionNum, 10)
+	b = strconv.AppendInt(append(b, `{"request_num":`...), md.RequestNum, 10)
+	b = strconv.AppendInt(append(b, `,"session_num":`...), md.SessionNum, 10)
 	str(`,"x_request_id":`, md.RequestID)
 	if md.CorrelationID == nil {
 		b = append(b, `,"x_correlation_id":null`...)
@@ -163,10 +168,24 @@ func appendMetadata(b []byte, md *lineMetadata) ([]byte, error) {
 	str(`,"benchmark_phase":`, md.Phase)
 	b = strconv.AppendBool(append(b, `,"was_cancelled":`...), md.WasCancelled)
 	b = appendIntPtr(append(b, `,"cancellation_time_ns":`...), md.CancellationNs)
-	b = strconv.AppendInt(append(b, `,"stage":`...), int64(md.Stage), 10)
+	return append(b, '}'), err
+}
+
+// appendSurge appends sg as encoding/json encodes a lineSurge
+// (TestAppendSurgeMatchesEncodingJSON holds it to that).
+func appendSurge(b []byte, md *lineSurge) ([]byte, error) {
+	var err error
+	str := func(key, s string) {
+		if err == nil {
+			b = append(b, key...)
+			b, err = appendJSONString(b, s)
+		}
+	}
+	b = strconv.AppendInt(append(b, `{"stage":`...), int64(md.Stage), 10)
 	if md.IntendedNs != 0 {
 		b = strconv.AppendInt(append(b, `,"intended_ns":`...), md.IntendedNs, 10)
 	}
+	b = strconv.AppendInt(append(b, `,"request_sent_ns":`...), md.SentNs, 10)
 	b = strconv.AppendInt(append(b, `,"scheduler_lag_ns":`...), md.LagNs, 10)
 	b = strconv.AppendInt(append(b, `,"slot_wait_ns":`...), md.SlotWaitNs, 10)
 	if md.RetryAfter != "" {

@@ -280,11 +280,18 @@ func metricsAsMap(m metricMap) map[string]jsonValue {
 }
 
 // TestAppendMetadataMatchesEncodingJSON fills every field of a line's
-// metadata at random (zero or not, nil or not, strings that need escaping)
-// and holds the hand-written encoder to encoding/json's bytes: a field
-// added to lineMetadata and not to appendMetadata fails here.
+// metadata and surge object at random (zero or not, nil or not, strings
+// that need escaping) and holds the hand-written encoders to
+// encoding/json's bytes: a field added to lineMetadata or lineSurge and not
+// to appendMetadata or appendSurge fails here.
 func TestAppendMetadataMatchesEncodingJSON(t *testing.T) {
 	t.Parallel()
+	checkAppender(t, appendMetadata)
+	checkAppender(t, appendSurge)
+}
+
+func checkAppender[T any](t *testing.T, appendTo func([]byte, *T) ([]byte, error)) {
+	t.Helper()
 	rng := rand.New(rand.NewPCG(3, 4))
 	strs := []string{"", "w0", "kernel", "ünïcode µs", "<tag> & \"quoted\"\n", "\u2028\x01", "00000000000000000000000000000abc"}
 	ints := []int64{0, 1, -1, 42, 1_796_119_200_001_000_000, math.MaxInt64, math.MinInt64}
@@ -297,11 +304,11 @@ func TestAppendMetadataMatchesEncodingJSON(t *testing.T) {
 		case reflect.Bool:
 			v.SetBool(rng.IntN(2) == 0)
 		default:
-			t.Fatalf("lineMetadata has a %s field: teach this test (and appendMetadata) about it", v.Type())
+			t.Fatalf("%T has a %s field: teach this test (and its appender) about it", *new(T), v.Type())
 		}
 	}
 	for range 5000 {
-		var md lineMetadata
+		var md T
 		rv := reflect.ValueOf(&md).Elem()
 		for i := range rv.NumField() {
 			f := rv.Field(i)
@@ -314,7 +321,7 @@ func TestAppendMetadataMatchesEncodingJSON(t *testing.T) {
 			}
 			fill(f)
 		}
-		got, err := appendMetadata(nil, &md)
+		got, err := appendTo(nil, &md)
 		if err != nil {
 			t.Fatal(err)
 		}

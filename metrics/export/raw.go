@@ -33,6 +33,7 @@ func NewRawJSONL(w io.Writer, start time.Time, opts ...JSONLOption) *RawJSONL {
 type (
 	rawLine struct {
 		Metadata    lineMetadata `json:"metadata"`
+		Surge       lineSurge    `json:"surge"`
 		StartPerfNs int64        `json:"start_perf_ns"`
 		Payload     any          `json:"payload"`
 		// The headers are null: they carry the credentials.
@@ -63,8 +64,9 @@ func (j *RawJSONL) WriteRecord(r *metrics.Record, v *metrics.Values, good bool) 
 	if raw == nil {
 		return
 	}
-	l := rawLine{Metadata: j.meta.metadata(r, v, good), StartPerfNs: r.SentNs, Payload: string(raw.Body),
+	l := rawLine{StartPerfNs: r.Issued(), Payload: string(raw.Body),
 		Responses: make([]any, 0, len(raw.Events)), Error: r.Err}
+	l.Metadata, l.Surge = j.meta.metadata(r, v, good)
 	if json.Valid(raw.Body) {
 		l.Payload = json.RawMessage(raw.Body)
 	}

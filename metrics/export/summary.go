@@ -13,8 +13,15 @@ import (
 
 // SchemaVersion is the version of AIPerf's profile_export_aiperf.json
 // schema the JSON summary follows: 1.1 added count and sum to every
-// distribution, 1.2 and 1.3 run_info, 1.4 warmup_metrics.
-const SchemaVersion = "1.4"
+// distribution, 1.2 and 1.3 run_info, 1.4 warmup_metrics, 1.5 the
+// error-adjusted adj_* views, the http_req_* additions and AIPerf's
+// server-metrics and GPU telemetry shapes.
+const SchemaVersion = "1.5"
+
+// AIPerfVersion is the AIPerf release whose files surge's follow
+// (aiperf_version: tools that check it for a schema find one they know);
+// surge_version beside it names surge's own.
+const AIPerfVersion = "0.8.0"
 
 // Run is what the summary export needs beyond the metrics.
 type Run struct {
@@ -51,6 +58,7 @@ const StateFile = "profile_export_surge_state.json"
 func JSON(w io.Writer, s *metrics.Summary, run Run) error {
 	o := newObject()
 	o.set("schema_version", SchemaVersion)
+	o.set("aiperf_version", AIPerfVersion)
 	o.set("surge_version", run.SurgeVersion)
 	if run.BenchmarkID != "" {
 		o.set("benchmark_id", run.BenchmarkID)
@@ -142,6 +150,7 @@ func errorSummary(s *metrics.Summary) []metrics.ErrorCount {
 // metrics, the http_req_* breakdown, then the client's read delay.
 func distDefs() []metrics.Def {
 	defs := append([]metrics.Def{}, metrics.RequestDefs...)
+	defs = append(defs, metrics.AdjustedDefs...)
 	defs = append(defs, metrics.HTTPDefs...)
 	return append(defs, metrics.ClientReadDelayDef)
 }
@@ -152,7 +161,7 @@ func addMetrics(o *object, s *metrics.Summary) { addMetricsOf(o, s.Metrics, s.Ru
 func addMetricsOf(o *object, dists map[metrics.Tag]metrics.Distribution, run map[metrics.Tag]float64) {
 	for _, d := range distDefs() {
 		if dist, ok := dists[d.Tag]; ok {
-			o.set(string(d.Tag), round(dist))
+			o.set(string(d.Tag), distValue(dist))
 		}
 	}
 	for _, d := range metrics.RunDefs {
@@ -179,6 +188,36 @@ func roundTo(v float64) float64 {
 	}
 	return math.Round(v*1e6) / 1e6
 }
+
+// distValue is a distribution as the JSON has it: its unbounded values
+// (an error-adjusted view's) null and its undefined std left out, as
+// AIPerf's models serialize infinity and None.
+func distValue(d metrics.Distribution) any {
+	if !math.IsInf(d.Max, 1) && !math.IsNaN(d.Std) {
+		return round(d)
+	}
+	o := newObject()
+	o.set("unit", d.Unit)
+	num := func(k string, v float64) {
+		if math.IsInf(v, 0) || math.IsNaN(v) {
+			o.set(k, nil)
+			return
+		}
+		o.set(k, roundTo(v))
+	}
+	num("avg", d.Avg)
+	num("min", d.Min)
+	num("max", d.Max)
+	for i, v := range []float64{d.P1, d.P5, d.P10, d.P25, d.P50, d.P75, d.P90, d.P95, d.P99} {
+		num(pctKeys[i], v)
+	}
+	o.set("count", d.Count)
+	num("sum", d.Sum)
+	return o
+}
+
+// pctKeys names the percentiles of a distribution.
+var pctKeys = []string{"p1", "p5", "p10", "p25", "p50", "p75", "p90", "p95", "p99"}
 
 func round(d metrics.Distribution) metrics.Distribution {
 	for _, p := range []*float64{&d.Avg, &d.Min, &d.Max, &d.P1, &d.P5, &d.P10, &d.P25, &d.P50, &d.P75, &d.P90, &d.P95, &d.P99, &d.Std, &d.Sum} {
