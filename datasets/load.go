@@ -222,12 +222,8 @@ func load(o Options) (*Dataset, *Report, error) {
 		d = azureDataset(rep.Source, rows, p, o.Seed)
 		rep.Rows = len(rows)
 	case PublicShareGPT:
-		data, rerr := os.ReadFile(rep.Source)
-		if rerr != nil {
-			return nil, nil, &InputError{File: rep.Source, Msg: fmt.Sprintf("cannot read the input file: %v", rerr), Err: rerr}
-		}
 		var st ShareGPTStats
-		d, st, err = readShareGPT(data, rep.Source, tok)
+		d, st, err = readShareGPT(f, rep.Source, tok)
 		rep.ShareGPT = &st
 		rep.Rows = st.Total
 		if err == nil {

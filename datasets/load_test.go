@@ -333,7 +333,7 @@ func TestShareGPT(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := "sharegpt: kept 1 of 6 (filtered: prompt too short 1, too long 1, total > 2048 1, completion < 4 1, no human→gpt pair 1)"
+	want := "sharegpt: kept 1 of 6, 1 turns (filtered: prompt too short 1, too long 1, total > 2048 1, completion < 4 1, no human→gpt pair 1)"
 	if rep.Lines[1] != want || d.Conversations[0].ID != "ok" {
 		t.Errorf("got %q, want %q", rep.Lines[1], want)
 	}
