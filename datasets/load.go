@@ -16,7 +16,27 @@ const (
 	TypeRandomPool = "random_pool"
 	TypeMooncake   = "mooncake_trace"
 	TypeAzure      = "azure_trace"
+	// TypeBailian is Alibaba Bailian's trace (chat_id/parent_chat_id
+	// sessions, 16-token hash blocks).
+	TypeBailian = "bailian_trace"
+	// TypeBurstGPT is BurstGPT's CSV trace.
+	TypeBurstGPT = "burst_gpt_trace"
+	// TypeBaseten is Baseten's completion trace, in JSON Lines.
+	TypeBaseten = "baseten"
+	// TypeWeka is WEKA's agentic (AgentX) trace: a JSON file per session,
+	// or a directory of them.
+	TypeWeka = "weka"
+	// TypeInputsJSON replays a run's inputs.json byte for byte.
+	TypeInputsJSON = "inputs_json"
+	// TypeRawPayload sends JSON Lines of whole request bodies byte for
+	// byte (a directory: a *.jsonl file per conversation).
+	TypeRawPayload = "raw_payload"
 )
+
+// customTypes are the --custom-dataset-type values, in the order errors
+// list them.
+var customTypes = []string{TypeSingleTurn, TypeMultiTurn, TypeRandomPool, TypeMooncake, TypeAzure,
+	TypeBailian, TypeBurstGPT, TypeBaseten, TypeWeka, TypeInputsJSON, TypeRawPayload}
 
 // TypeSynthetic is the type of a generated dataset (no input file).
 const TypeSynthetic = "synthetic"
@@ -157,6 +177,16 @@ func load(o Options) (*Dataset, *Report, error) {
 		return d, rep, nil
 	}
 
+	if kind == TypeWeka || kind == TypeRawPayload {
+		// Either may be a directory of files.
+		d, err := loadTree(o, rep, kind)
+		if err != nil {
+			return nil, nil, err
+		}
+		d.Type, rep.Type = kind, kind
+		rep.finish(d, fmt.Sprintf("dataset: %s %s: %d rows", kind, rep.Source, rep.Rows))
+		return d, rep, nil
+	}
 	f, err := os.Open(rep.Source)
 	if err != nil {
 		return nil, nil, &InputError{File: rep.Source, Msg: fmt.Sprintf("cannot read the input file: %v", err), Err: err}
@@ -221,6 +251,8 @@ func load(o Options) (*Dataset, *Report, error) {
 		}
 		d = azureDataset(rep.Source, rows, p, o.Seed)
 		rep.Rows = len(rows)
+	case TypeBailian, TypeBurstGPT, TypeBaseten, TypeInputsJSON:
+		d, err = loadTrace(o, rep, kind, f)
 	case PublicShareGPT:
 		var st ShareGPTStats
 		d, st, err = readShareGPT(f, rep.Source, tok)
@@ -230,8 +262,7 @@ func load(o Options) (*Dataset, *Report, error) {
 			rep.Lines = append(rep.Lines, st.String())
 		}
 	default:
-		return nil, nil, optionErrorf("CustomDatasetType", "%q: unknown (known: %s)", kind,
-			strings.Join([]string{TypeSingleTurn, TypeMultiTurn, TypeRandomPool, TypeMooncake, TypeAzure}, ", "))
+		return nil, nil, optionErrorf("CustomDatasetType", "%q: unknown (known: %s)", kind, strings.Join(customTypes, ", "))
 	}
 	if err != nil {
 		return nil, nil, err
@@ -258,13 +289,19 @@ func (r *Report) finish(d *Dataset, headline string) {
 // JSONL, the fields of its first line; it rewinds f.
 func guessType(f *os.File, file string) (string, error) {
 	defer f.Seek(0, 0)
+	lr := newLineReader(f, file)
 	switch strings.ToLower(filepath.Ext(file)) {
 	case ".csv":
+		if head, _, _ := lr.next(); strings.Contains(string(head), "Request tokens") {
+			return TypeBurstGPT, nil
+		}
 		return TypeAzure, nil
 	case ".json":
+		if head, _, _ := lr.next(); strings.HasPrefix(strings.TrimSpace(string(head)), "{") {
+			return TypeInputsJSON, nil
+		}
 		return PublicShareGPT, nil
 	}
-	lr := newLineReader(f, file)
 	for {
 		b, ok, err := lr.next()
 		if err != nil {
@@ -278,6 +315,10 @@ func guessType(f *os.File, file string) (string, error) {
 		}
 		s := string(b)
 		switch {
+		case strings.Contains(s, `"chat_id"`) && strings.Contains(s, `"parent_chat_id"`):
+			return TypeBailian, nil
+		case strings.Contains(s, `"timestamp_start_unix_ms"`):
+			return TypeBaseten, nil
 		case strings.Contains(s, `"hash_ids"`) || strings.Contains(s, `"input_length"`) || strings.Contains(s, `"text_input"`) ||
 			strings.Contains(s, `"payload"`) || strings.Contains(s, `"messages"`):
 			return TypeMooncake, nil

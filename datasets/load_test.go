@@ -100,7 +100,7 @@ func TestLoadUsageErrors(t *testing.T) {
 		want string
 	}{
 		{"missing file", Options{InputFile: "/nonexistent/x.jsonl", CustomDatasetType: TypeMooncake}, "/nonexistent/x.jsonl: cannot read the input file: open /nonexistent/x.jsonl: no such file or directory"},
-		{"unknown type", Options{InputFile: "testdata/mooncake_head200.jsonl", CustomDatasetType: "nope"}, `CustomDatasetType "nope": unknown (known: single_turn, multi_turn, random_pool, mooncake_trace, azure_trace)`},
+		{"unknown type", Options{InputFile: "testdata/mooncake_head200.jsonl", CustomDatasetType: "nope"}, `CustomDatasetType "nope": unknown (known: single_turn, multi_turn, random_pool, mooncake_trace, azure_trace, bailian_trace, burst_gpt_trace, baseten, weka, inputs_json, raw_payload)`},
 		{"type without file", Options{CustomDatasetType: TypeMooncake}, "CustomDatasetType mooncake_trace needs an input file"},
 		{"unknown public", Options{PublicDataset: "wiki"}, `PublicDataset "wiki": unknown (known: sharegpt)`},
 		{"bad block size", Options{ISLBlockSize: -1}, "ISLBlockSize must be positive, got -1"},
