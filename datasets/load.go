@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"strings"
 	"time"
+
+	"github.com/surgebench/surge/datasets/tokenizer/hub"
 )
 
 // Dataset types accepted by --custom-dataset-type.
@@ -44,9 +46,9 @@ const TypeSynthetic = "synthetic"
 // PublicShareGPT is the --public-dataset name of ShareGPT.
 const PublicShareGPT = "sharegpt"
 
-// ShareGPTCacheName is the file looked for in the cache directory
-// (os.UserCacheDir()/surge) when --public-dataset sharegpt has no
-// --input-file. surge never downloads it: fetch it once and put it there.
+// ShareGPTCacheName is ShareGPT's file: downloaded once from the Hugging
+// Face Hub (PublicSources) when --public-dataset sharegpt has no
+// --input-file, unless a copy is in os.UserCacheDir()/surge.
 const ShareGPTCacheName = "ShareGPT_V3_unfiltered_cleaned_split.json"
 
 // Options selects and shapes a workload; the fields map to CLI flags.
@@ -68,6 +70,11 @@ type Options struct {
 	// Seed (--random-seed) makes every generated prompt and every random
 	// draw reproducible; it overrides Synthetic.Seed.
 	Seed uint64
+	// Hub says where a public dataset is downloaded from and cached (the
+	// zero value: the Hugging Face environment, HF_ENDPOINT, HF_TOKEN,
+	// HF_HOME…); Progress, when set, sees the download's bytes.
+	Hub      hub.Options
+	Progress func(done, total int64)
 	// TurnDelayRatio scales every turn's delay, a file's or a synthetic
 	// one's (AIPerf's --conversation-turn-delay-ratio); 0 means 1.
 	TurnDelayRatio float64
@@ -146,14 +153,11 @@ func load(o Options) (*Dataset, *Report, error) {
 		}
 		kind = PublicShareGPT
 		if rep.Source == "" {
-			dir, err := os.UserCacheDir()
+			p, err := publicFile(o, o.PublicDataset)
 			if err != nil {
-				return nil, nil, &OptionError{Option: "PublicDataset", Reason: "sharegpt: no input file and no cache directory: " + err.Error(), Err: err}
+				return nil, nil, err
 			}
-			rep.Source = filepath.Join(dir, "surge", ShareGPTCacheName)
-			if _, err := os.Stat(rep.Source); err != nil {
-				return nil, nil, &OptionError{Option: "PublicDataset", Reason: fmt.Sprintf("sharegpt: no input file given and %s is missing (surge does not download; fetch ShareGPT_V3 yourself and pass it as the input file): %v", rep.Source, err), Err: err}
-			}
+			rep.Source = p
 		}
 	default:
 		return nil, nil, optionErrorf("PublicDataset", "%q: unknown (known: %s)", o.PublicDataset, PublicShareGPT)
