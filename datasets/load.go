@@ -75,6 +75,10 @@ type Options struct {
 	// HF_HOME…); Progress, when set, sees the download's bytes.
 	Hub      hub.Options
 	Progress func(done, total int64)
+	// PromptCorpus is the text generated prompts are cut from (AIPerf's
+	// --prompt-corpus): "sonnet" or "" (the embedded corpus), "coding", or
+	// a text file of one sentence a line.
+	PromptCorpus string
 	// TurnDelayRatio scales every turn's delay, a file's or a synthetic
 	// one's (AIPerf's --conversation-turn-delay-ratio); 0 means 1.
 	TurnDelayRatio float64
@@ -132,6 +136,11 @@ func scaleDelays(d *Dataset, r float64) {
 // load is Load before the delays are scaled.
 func load(o Options) (*Dataset, *Report, error) {
 	o.Synthetic.Seed = o.Seed
+	corpus, err := promptCorpus(o.PromptCorpus)
+	if err != nil {
+		return nil, nil, err
+	}
+	o.Synthetic.Corpus = corpus
 	if o.Synthetic.Tokenizer == nil {
 		o.Synthetic.Tokenizer = o.Tokenizer
 	}
@@ -174,6 +183,15 @@ func load(o Options) (*Dataset, *Report, error) {
 		rep.Source, rep.Type, d.Type = "synthetic", TypeSynthetic, TypeSynthetic
 		head := fmt.Sprintf("dataset: synthetic, prompts of ISL %d±%g tokens, OSL %d±%g, seed %d",
 			o.Synthetic.ISL, o.Synthetic.ISLStddev, o.Synthetic.OSL, o.Synthetic.OSLStddev, o.Seed)
+		switch so := o.Synthetic; {
+		case so.SeqDist != nil:
+			head = fmt.Sprintf("dataset: synthetic, ISL,OSL pairs drawn from %s (weights in %%), seed %d", so.SeqDist, o.Seed)
+		case so.RangeRatio > 0:
+			head = fmt.Sprintf("dataset: synthetic, prompts of ISL %d, OSL %d, each uniform within ±%g of its mean, seed %d", so.ISL, so.OSL, so.RangeRatio, o.Seed)
+		}
+		if o.PromptCorpus != "" {
+			head += ", corpus " + o.PromptCorpus
+		}
 		if so := o.Synthetic; so.Turns > 1 || so.TurnsStddev > 0 {
 			head += fmt.Sprintf(", %d±%d turns a conversation, %s±%s apart", max(so.Turns, 1), so.TurnsStddev, so.TurnDelay, so.TurnDelayStddev)
 		}
@@ -233,7 +251,7 @@ func load(o Options) (*Dataset, *Report, error) {
 		if rows, err = readMooncake(f, rep.Source, bs); err != nil {
 			return nil, nil, err
 		}
-		p, perr := newPrompter(o.Tokenizer, o.Seed)
+		p, perr := newCorpusPrompter(o.Tokenizer, o.Seed, o.Synthetic.Corpus)
 		if perr != nil {
 			return nil, nil, fmt.Errorf("%s: %w", kind, perr)
 		}
@@ -249,7 +267,7 @@ func load(o Options) (*Dataset, *Report, error) {
 		if rows, err = readAzure(f, rep.Source); err != nil {
 			return nil, nil, err
 		}
-		p, perr := newPrompter(o.Tokenizer, o.Seed)
+		p, perr := newCorpusPrompter(o.Tokenizer, o.Seed, o.Synthetic.Corpus)
 		if perr != nil {
 			return nil, nil, fmt.Errorf("%s: %w", kind, perr)
 		}

@@ -39,6 +39,17 @@ type SyntheticOptions struct {
 	// after the first (normal, ≥ 0, whole milliseconds as AIPerf samples
 	// them); 0 sends the next turn as soon as the reply ends.
 	TurnDelay, TurnDelayStddev time.Duration
+	// RangeRatio, when positive, draws every ISL and OSL uniformly from
+	// [mean·(1−RangeRatio), mean·(1+RangeRatio)] (vLLM's and SGLang's
+	// --random-range-ratio) instead of a normal around the mean; it must
+	// be below 1 and excludes the stddevs.
+	RangeRatio float64
+	// SeqDist, when set, draws each prompt's ISL and OSL as a pair from a
+	// weighted distribution (AIPerf's --seq-dist) instead of ISL and OSL.
+	SeqDist *SeqDist
+	// Corpus is the text prompts are cut from, one sentence a line; ""
+	// is the embedded corpus (PromptCorpus resolves names and files).
+	Corpus string
 	// Tokenizer measures prompt lengths; nil uses the embedded default.
 	Tokenizer Tokenizer
 }
@@ -58,8 +69,16 @@ func Synthetic(o SyntheticOptions) (*Dataset, error) {
 	if o.Count <= 0 {
 		return nil, optionErrorf("Synthetic.Count", "must be positive, got %d", o.Count)
 	}
-	if o.ISL <= 0 {
+	if o.ISL <= 0 && o.SeqDist == nil {
 		return nil, optionErrorf("Synthetic.ISL", "must be positive, got %d", o.ISL)
+	}
+	switch r := o.RangeRatio; {
+	case !(r >= 0 && r < 1):
+		return nil, optionErrorf("Synthetic.RangeRatio", "must be in [0, 1), got %g", r)
+	case r > 0 && (o.ISLStddev > 0 || o.OSLStddev > 0):
+		return nil, optionErrorf("Synthetic.RangeRatio", "excludes the ISL and OSL stddevs (give one way to vary lengths)")
+	case o.SeqDist != nil && (r > 0 || o.ISLStddev > 0 || o.OSLStddev > 0):
+		return nil, optionErrorf("Synthetic.SeqDist", "excludes the range ratio and the ISL and OSL stddevs (the pairs carry their own)")
 	}
 	switch {
 	case o.ISLStddev < 0:
@@ -85,7 +104,7 @@ func Synthetic(o SyntheticOptions) (*Dataset, error) {
 	case o.TurnDelayStddev < 0:
 		return nil, optionErrorf("Synthetic.TurnDelayStddev", "must not be negative, got %s", o.TurnDelayStddev)
 	}
-	p, err := newPrompter(o.Tokenizer, o.Seed)
+	p, err := newCorpusPrompter(o.Tokenizer, o.Seed, o.Corpus)
 	if err != nil {
 		return nil, fmt.Errorf("synthetic dataset: %w", err)
 	}
@@ -120,10 +139,20 @@ func Synthetic(o SyntheticOptions) (*Dataset, error) {
 	for i := range d.Conversations {
 		c := Conversation{ID: fmt.Sprintf("synthetic-%d", i), SystemPrompt: system, Turns: make([]Turn, turns[i])}
 		for j := range c.Turns {
-			isl := sampleLength(rng, o.ISL, o.ISLStddev, 1)
-			osl := 0
-			if o.OSL > 0 {
-				osl = sampleLength(rng, o.OSL, o.OSLStddev, 1)
+			var isl, osl int
+			switch {
+			case o.SeqDist != nil:
+				isl, osl = o.SeqDist.draw(rng)
+			case o.RangeRatio > 0:
+				isl = sampleRange(rng, o.ISL, o.RangeRatio)
+				if o.OSL > 0 {
+					osl = sampleRange(rng, o.OSL, o.RangeRatio)
+				}
+			default:
+				isl = sampleLength(rng, o.ISL, o.ISLStddev, 1)
+				if o.OSL > 0 {
+					osl = sampleLength(rng, o.OSL, o.OSLStddev, 1)
+				}
 			}
 			var parts []string
 			total := 0

@@ -19,7 +19,7 @@ func loadTrace(o Options, rep *Report, kind string, f io.Reader) (*Dataset, erro
 		if bs == 0 {
 			bs = BailianBlockSize
 		}
-		p, err := newPrompter(o.Tokenizer, o.Seed)
+		p, err := newCorpusPrompter(o.Tokenizer, o.Seed, o.Synthetic.Corpus)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", kind, err)
 		}
@@ -32,7 +32,7 @@ func loadTrace(o Options, rep *Report, kind string, f io.Reader) (*Dataset, erro
 		if err != nil {
 			return nil, err
 		}
-		p, err := newPrompter(o.Tokenizer, o.Seed)
+		p, err := newCorpusPrompter(o.Tokenizer, o.Seed, o.Synthetic.Corpus)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", kind, err)
 		}
@@ -80,7 +80,7 @@ func loadTree(o Options, rep *Report, kind string) (*Dataset, error) {
 		if len(rows) == 0 {
 			return nil, inputErrorf(rep.Source, 0, "no model calls to replay")
 		}
-		p, err := newPrompter(o.Tokenizer, o.Seed)
+		p, err := newCorpusPrompter(o.Tokenizer, o.Seed, o.Synthetic.Corpus)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", kind, err)
 		}
