@@ -131,8 +131,7 @@ func bailianSessions(rows []BailianRow) []MooncakeRow {
 		byID[rows[i].ChatID] = i
 	}
 	root := make(map[int64]int64, len(rows))
-	var find func(id int64) int64
-	find = func(id int64) int64 {
+	find := func(id int64) int64 {
 		if r, ok := root[id]; ok {
 			return r
 		}
