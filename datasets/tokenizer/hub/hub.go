@@ -199,10 +199,13 @@ func validFile(file string) bool {
 // cached finds the file in a repo's cache folder: through refs/<revision>
 // to its snapshot, or the snapshot a commit names.
 func cached(dir, revision, file string) (string, bool) {
+	// Without refs/<revision>, the snapshot is named by the revision: a
+	// commit, or a branch from a Hub mirror that names no commit.
 	snap := revision
 	if b, err := os.ReadFile(filepath.Join(dir, "refs", revision)); err == nil {
 		snap = strings.TrimSpace(string(b))
-	} else if !commit.MatchString(revision) {
+	}
+	if !validFile(snap) || strings.Contains(snap, "/") && !strings.Contains(revision, "/") {
 		return "", false
 	}
 	p := filepath.Join(dir, "snapshots", snap, filepath.FromSlash(file))
