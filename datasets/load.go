@@ -199,6 +199,9 @@ func load(o Options) (*Dataset, *Report, error) {
 		return d, rep, nil
 	}
 
+	if st, err := os.Stat(rep.Source); err == nil && st.IsDir() && kind != TypeWeka && kind != TypeRawPayload {
+		return nil, nil, optionErrorf("InputFile", "%s is a folder: only %s and %s read folders (give one with the custom dataset type)", rep.Source, TypeWeka, TypeRawPayload)
+	}
 	if kind == TypeWeka || kind == TypeRawPayload {
 		// Either may be a directory of files.
 		d, err := loadTree(o, rep, kind)

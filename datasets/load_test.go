@@ -104,6 +104,7 @@ func TestLoadUsageErrors(t *testing.T) {
 		{"type without file", Options{CustomDatasetType: TypeMooncake}, "CustomDatasetType mooncake_trace needs an input file"},
 		{"unknown public", Options{PublicDataset: "wiki"}, `PublicDataset "wiki": unknown (known: sharegpt)`},
 		{"bad block size", Options{ISLBlockSize: -1}, "ISLBlockSize must be positive, got -1"},
+		{"folder", Options{InputFile: "testdata/weka"}, "InputFile testdata/weka is a folder: only weka and raw_payload read folders (give one with the custom dataset type)"},
 		{"synthetic no isl", Options{Synthetic: SyntheticOptions{Count: 1}}, "Synthetic.ISL must be positive, got 0"},
 	}
 	for _, tc := range tests {
