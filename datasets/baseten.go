@@ -9,10 +9,9 @@ import (
 	"strconv"
 )
 
-// BasetenRow is one Baseten completion-trace record (AIPerf's baseten),
-// read from JSON Lines with the trace's column names: Baseten publishes
-// Parquet, which surge does not read; convert it with any Parquet tool
-// (duckdb: COPY (SELECT * FROM 'trace.parquet') TO 'trace.jsonl').
+// BasetenRow is one Baseten completion-trace record (AIPerf's baseten):
+// a row of the Parquet file Baseten publishes, or a line of JSON Lines with
+// the same column names.
 type BasetenRow struct {
 	Line int
 	// StartMs is timestamp_start_unix_ms, the request's start.
@@ -47,6 +46,11 @@ func ParseBasetenLine(file string, line int, b []byte) (BasetenRow, error) {
 	if err := json.Unmarshal(b, &j); err != nil {
 		return BasetenRow{}, jsonLineError(file, line, err)
 	}
+	return j.row(file, line)
+}
+
+// row validates a record's fields.
+func (j *basetenJSON) row(file string, line int) (BasetenRow, error) {
 	r := BasetenRow{Line: line, DurationE2EMs: -1}
 	for _, f := range []struct {
 		name string

@@ -316,6 +316,8 @@ func guessType(f *os.File, file string) (string, error) {
 	defer f.Seek(0, 0)
 	lr := newLineReader(f, file)
 	switch strings.ToLower(filepath.Ext(file)) {
+	case ".parquet":
+		return TypeBaseten, nil
 	case ".csv":
 		if head, _, _ := lr.next(); strings.Contains(string(head), "Request tokens") {
 			return TypeBurstGPT, nil

@@ -3,6 +3,9 @@ package datasets
 import (
 	"fmt"
 	"io"
+	"os"
+	"path/filepath"
+	"strings"
 )
 
 // loadTrace reads the trace formats that come as one file (Bailian,
@@ -43,7 +46,13 @@ func loadTrace(o Options, rep *Report, kind string, f io.Reader) (*Dataset, erro
 		}
 		return d, nil
 	case TypeBaseten:
-		rows, err := readBaseten(f, file)
+		var rows []BasetenRow
+		var err error
+		if osf, ok := f.(*os.File); ok && strings.EqualFold(filepath.Ext(file), ".parquet") {
+			rows, err = readBasetenParquet(osf, file)
+		} else {
+			rows, err = readBaseten(f, file)
+		}
 		if err != nil {
 			return nil, err
 		}
