@@ -4,6 +4,7 @@ import (
 	_ "embed"
 	"fmt"
 	"math/rand/v2"
+	"os"
 	"slices"
 	"strings"
 	"unicode"
@@ -65,11 +66,15 @@ type corpusTokens struct {
 	words []string
 }
 
-// tokenizeCorpus works out the corpus's sentences and single-token words
-// under tok.
-func tokenizeCorpus(tok Tokenizer) (*corpusTokens, error) {
+// tokenizeCorpus works out the embedded corpus's sentences and
+// single-token words under tok.
+func tokenizeCorpus(tok Tokenizer) (*corpusTokens, error) { return tokenizeText(tok, corpusText) }
+
+// tokenizeText works out the sentences (one a line) and single-token words
+// of text under tok.
+func tokenizeText(tok Tokenizer, text string) (*corpusTokens, error) {
 	ct := &corpusTokens{}
-	for _, line := range strings.Split(corpusText, "\n") {
+	for _, line := range strings.Split(text, "\n") {
 		line = strings.TrimSpace(line)
 		if line == "" {
 			continue
@@ -92,7 +97,7 @@ func tokenizeCorpus(tok Tokenizer) (*corpusTokens, error) {
 		ct.sents = append(ct.sents, s)
 	}
 	seen := map[string]bool{}
-	for _, w := range strings.FieldsFunc(corpusText, func(r rune) bool { return !unicode.IsLetter(r) }) {
+	for _, w := range strings.FieldsFunc(text, func(r rune) bool { return !unicode.IsLetter(r) }) {
 		w = " " + strings.ToLower(w)
 		if seen[w] {
 			continue
@@ -117,6 +122,23 @@ func newPrompter(tok Tokenizer, seed uint64) (*prompter, error) {
 	} else {
 		ct, err = tokenizeCorpus(tok)
 	}
+	if err != nil {
+		return nil, err
+	}
+	return layOut(ct, seed)
+}
+
+// newCorpusPrompter is newPrompter for corpus text ("": the embedded
+// corpus).
+func newCorpusPrompter(tok Tokenizer, seed uint64, text string) (*prompter, error) {
+	if text == "" {
+		return newPrompter(tok, seed)
+	}
+	t, err := tokenizerOrDefault(tok)
+	if err != nil {
+		return nil, err
+	}
+	ct, err := tokenizeText(t, text)
 	if err != nil {
 		return nil, err
 	}
@@ -244,4 +266,47 @@ func mix64(x uint64) uint64 {
 	x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9
 	x = (x ^ (x >> 27)) * 0x94d049bb133111eb
 	return x ^ (x >> 31)
+}
+
+// codingText is a second embedded corpus of programming talk (code,
+// errors, tool calls), for prompts that look like a coding agent's;
+// written for this project like corpus.txt.
+//
+//go:embed corpus/coding.txt
+var codingText string
+
+// Prompt corpora by name (AIPerf's --prompt-corpus values).
+const (
+	// CorpusSonnet is AIPerf's default corpus name; surge's default
+	// corpus (plain English prose, not Shakespeare) stands in for it.
+	CorpusSonnet = "sonnet"
+	// CorpusCoding is programming talk.
+	CorpusCoding = "coding"
+)
+
+// promptCorpus resolves a corpus name or a text file (one sentence a line)
+// to corpus text; "" and "sonnet" are the embedded default ("").
+func promptCorpus(name string) (string, error) {
+	switch name {
+	case "", CorpusSonnet:
+		return "", nil
+	case CorpusCoding:
+		return codingText, nil
+	}
+	st, err := os.Stat(name)
+	if err != nil {
+		return "", &OptionError{Option: "PromptCorpus", Reason: fmt.Sprintf("%q: not %s, %s or a readable text file: %v", name, CorpusSonnet, CorpusCoding, err), Err: err}
+	}
+	const maxCorpus = 64 << 20
+	if st.Size() > maxCorpus {
+		return "", optionErrorf("PromptCorpus", "%s is %d bytes, more than the %d a corpus may have", name, st.Size(), maxCorpus)
+	}
+	b, err := os.ReadFile(name)
+	if err != nil {
+		return "", &OptionError{Option: "PromptCorpus", Reason: err.Error(), Err: err}
+	}
+	if strings.TrimSpace(string(b)) == "" {
+		return "", optionErrorf("PromptCorpus", "%s is empty", name)
+	}
+	return string(b), nil
 }

@@ -49,9 +49,16 @@ type Turn struct {
 	MessagesDelta bool
 	// Tools are OpenAI tool definitions sent with Messages.
 	Tools []map[string]any
-	// Payload, when set, is the whole request body, sent verbatim whatever
-	// the endpoint type (Mooncake's "payload").
+	// Payload, when set, is the whole request body, sent whatever the
+	// endpoint type (Mooncake's "payload"), re-encoded from its fields.
 	Payload map[string]any
+	// Body, when set, is the whole request body sent byte for byte
+	// (raw_payload and inputs_json replay); it wins over Payload.
+	Body []byte
+	// Standalone marks a turn that carries its whole context (a trace row
+	// whose length counts the history): it is sent without the earlier
+	// turns and replies of its conversation.
+	Standalone bool
 }
 
 // Conversation is an ordered list of turns sent one after another, each turn
@@ -93,6 +100,8 @@ func (d *Dataset) HasTimestamps() bool {
 // messages or payload when it has them (what its input tokens count).
 func (t *Turn) Content() string {
 	switch {
+	case t.Body != nil:
+		return bodyText(t.Body)
 	case t.Payload != nil:
 		return payloadText(t.Payload)
 	case t.Messages != nil:

@@ -5,12 +5,13 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"io"
 	"math"
 	"os"
 	"path/filepath"
 	"strings"
 	"time"
+
+	"github.com/surgebench/surge/datasets/tokenizer/hub"
 )
 
 // Dataset types accepted by --custom-dataset-type.
@@ -20,7 +21,27 @@ const (
 	TypeRandomPool = "random_pool"
 	TypeMooncake   = "mooncake_trace"
 	TypeAzure      = "azure_trace"
+	// TypeBailian is Alibaba Bailian's trace (chat_id/parent_chat_id
+	// sessions, 16-token hash blocks).
+	TypeBailian = "bailian_trace"
+	// TypeBurstGPT is BurstGPT's CSV trace.
+	TypeBurstGPT = "burst_gpt_trace"
+	// TypeBaseten is Baseten's completion trace, in JSON Lines.
+	TypeBaseten = "baseten"
+	// TypeWeka is WEKA's agentic (AgentX) trace: a JSON file per session,
+	// or a directory of them.
+	TypeWeka = "weka"
+	// TypeInputsJSON replays a run's inputs.json byte for byte.
+	TypeInputsJSON = "inputs_json"
+	// TypeRawPayload sends JSON Lines of whole request bodies byte for
+	// byte (a directory: a *.jsonl file per conversation).
+	TypeRawPayload = "raw_payload"
 )
+
+// customTypes are the --custom-dataset-type values, in the order errors
+// list them.
+var customTypes = []string{TypeSingleTurn, TypeMultiTurn, TypeRandomPool, TypeMooncake, TypeAzure,
+	TypeBailian, TypeBurstGPT, TypeBaseten, TypeWeka, TypeInputsJSON, TypeRawPayload}
 
 // TypeSynthetic is the type of a generated dataset (no input file).
 const TypeSynthetic = "synthetic"
@@ -28,9 +49,9 @@ const TypeSynthetic = "synthetic"
 // PublicShareGPT is the --public-dataset name of ShareGPT.
 const PublicShareGPT = "sharegpt"
 
-// ShareGPTCacheName is the file looked for in the cache directory
-// (os.UserCacheDir()/surge) when --public-dataset sharegpt has no
-// --input-file. surge never downloads it: fetch it once and put it there.
+// ShareGPTCacheName is ShareGPT's file: downloaded once from the Hugging
+// Face Hub (PublicSources) when --public-dataset sharegpt has no
+// --input-file, unless a copy is in os.UserCacheDir()/surge.
 const ShareGPTCacheName = "ShareGPT_V3_unfiltered_cleaned_split.json"
 
 // Options selects and shapes a workload; the fields map to CLI flags.
@@ -52,6 +73,15 @@ type Options struct {
 	// Seed (--random-seed) makes every generated prompt and every random
 	// draw reproducible; it overrides Synthetic.Seed.
 	Seed uint64
+	// Hub says where a public dataset is downloaded from and cached (the
+	// zero value: the Hugging Face environment, HF_ENDPOINT, HF_TOKEN,
+	// HF_HOME…); Progress, when set, sees the download's bytes.
+	Hub      hub.Options
+	Progress func(done, total int64)
+	// PromptCorpus is the text generated prompts are cut from (AIPerf's
+	// --prompt-corpus): "sonnet" or "" (the embedded corpus), "coding", or
+	// a text file of one sentence a line.
+	PromptCorpus string
 	// TurnDelayRatio scales every turn's delay, a file's or a synthetic
 	// one's (AIPerf's --conversation-turn-delay-ratio); 0 means 1.
 	TurnDelayRatio float64
@@ -123,6 +153,11 @@ func scaleDelays(d *Dataset, r float64) {
 // load is Load before the delays are scaled.
 func load(ctx context.Context, o Options) (*Dataset, *Report, error) {
 	o.Synthetic.Seed = o.Seed
+	corpus, err := promptCorpus(o.PromptCorpus)
+	if err != nil {
+		return nil, nil, err
+	}
+	o.Synthetic.Corpus = corpus
 	if o.Synthetic.Tokenizer == nil {
 		o.Synthetic.Tokenizer = o.Tokenizer
 	}
@@ -147,14 +182,11 @@ func load(ctx context.Context, o Options) (*Dataset, *Report, error) {
 		}
 		kind = PublicShareGPT
 		if rep.Source == "" {
-			dir, err := os.UserCacheDir()
+			p, err := publicFile(o, o.PublicDataset)
 			if err != nil {
-				return nil, nil, &OptionError{Option: "PublicDataset", Reason: "sharegpt: no input file and no cache directory: " + err.Error(), Err: err}
+				return nil, nil, err
 			}
-			rep.Source = filepath.Join(dir, "surge", ShareGPTCacheName)
-			if _, err := os.Stat(rep.Source); err != nil {
-				return nil, nil, &OptionError{Option: "PublicDataset", Reason: fmt.Sprintf("sharegpt: no input file given and %s is missing (surge does not download; fetch ShareGPT_V3 yourself and pass it as the input file): %v", rep.Source, err), Err: err}
-			}
+			rep.Source = p
 		}
 	default:
 		return nil, nil, optionErrorf("PublicDataset", "%q: unknown (known: %s)", o.PublicDataset, PublicShareGPT)
@@ -171,6 +203,15 @@ func load(ctx context.Context, o Options) (*Dataset, *Report, error) {
 		rep.Source, rep.Type, d.Type = "synthetic", TypeSynthetic, TypeSynthetic
 		head := fmt.Sprintf("dataset: synthetic, prompts of ISL %d±%g tokens, OSL %d±%g, seed %d",
 			o.Synthetic.ISL, o.Synthetic.ISLStddev, o.Synthetic.OSL, o.Synthetic.OSLStddev, o.Seed)
+		switch so := o.Synthetic; {
+		case so.SeqDist != nil:
+			head = fmt.Sprintf("dataset: synthetic, ISL,OSL pairs drawn from %s (weights in %%), seed %d", so.SeqDist, o.Seed)
+		case so.RangeRatio > 0:
+			head = fmt.Sprintf("dataset: synthetic, prompts of ISL %d, OSL %d, each uniform within ±%g of its mean, seed %d", so.ISL, so.OSL, so.RangeRatio, o.Seed)
+		}
+		if o.PromptCorpus != "" {
+			head += ", corpus " + o.PromptCorpus
+		}
 		if so := o.Synthetic; so.Turns > 1 || so.TurnsStddev > 0 {
 			head += fmt.Sprintf(", %d±%d turns a conversation, %s±%s apart", max(so.Turns, 1), so.TurnsStddev, so.TurnDelay, so.TurnDelayStddev)
 		}
@@ -178,6 +219,19 @@ func load(ctx context.Context, o Options) (*Dataset, *Report, error) {
 		return d, rep, nil
 	}
 
+	if st, err := os.Stat(rep.Source); err == nil && st.IsDir() && kind != TypeWeka && kind != TypeRawPayload {
+		return nil, nil, optionErrorf("InputFile", "%s is a folder: only %s and %s read folders (give one with the custom dataset type)", rep.Source, TypeWeka, TypeRawPayload)
+	}
+	if kind == TypeWeka || kind == TypeRawPayload {
+		// Either may be a directory of files.
+		d, err := loadTree(ctx, o, rep, kind)
+		if err != nil {
+			return nil, nil, err
+		}
+		d.Type, rep.Type = kind, kind
+		rep.finish(d, fmt.Sprintf("dataset: %s %s: %d rows", kind, rep.Source, rep.Rows))
+		return d, rep, nil
+	}
 	file, err := os.Open(rep.Source)
 	if err != nil {
 		return nil, nil, &InputError{File: rep.Source, Msg: fmt.Sprintf("cannot read the input file: %v", err), Err: err}
@@ -230,7 +284,7 @@ func load(ctx context.Context, o Options) (*Dataset, *Report, error) {
 		if rows, err = readMooncake(f, rep.Source, bs); err != nil {
 			return nil, nil, err
 		}
-		p, perr := newPrompter(o.Tokenizer, o.Seed)
+		p, perr := newCorpusPrompter(o.Tokenizer, o.Seed, o.Synthetic.Corpus)
 		if perr != nil {
 			return nil, nil, fmt.Errorf("%s: %w", kind, perr)
 		}
@@ -248,7 +302,7 @@ func load(ctx context.Context, o Options) (*Dataset, *Report, error) {
 		if rows, err = readAzure(f, rep.Source); err != nil {
 			return nil, nil, err
 		}
-		p, perr := newPrompter(o.Tokenizer, o.Seed)
+		p, perr := newCorpusPrompter(o.Tokenizer, o.Seed, o.Synthetic.Corpus)
 		if perr != nil {
 			return nil, nil, fmt.Errorf("%s: %w", kind, perr)
 		}
@@ -256,6 +310,8 @@ func load(ctx context.Context, o Options) (*Dataset, *Report, error) {
 			return nil, nil, err
 		}
 		rep.Rows = len(rows)
+	case TypeBailian, TypeBurstGPT, TypeBaseten, TypeInputsJSON:
+		d, err = loadTrace(ctx, o, rep, kind, f)
 	case PublicShareGPT:
 		// A JSON array or nothing: refuse anything else (/dev/zero) before
 		// reading it whole.
@@ -264,20 +320,15 @@ func load(ctx context.Context, o Options) (*Dataset, *Report, error) {
 		if head = bytes.TrimLeft(head, " \t\r\n"); len(head) > 0 && head[0] != '[' {
 			return nil, nil, inputErrorf(rep.Source, 1, "want a JSON array of conversations")
 		}
-		data, rerr := io.ReadAll(br)
-		if rerr != nil {
-			return nil, nil, readError(rep.Source, 0, rerr)
-		}
 		var st ShareGPTStats
-		d, st, err = readShareGPT(ctx, data, rep.Source, tok)
+		d, st, err = readShareGPT(br, rep.Source, tok)
 		rep.ShareGPT = &st
 		rep.Rows = st.Total
 		if err == nil {
 			rep.Lines = append(rep.Lines, st.String())
 		}
 	default:
-		return nil, nil, optionErrorf("CustomDatasetType", "%q: unknown (known: %s)", kind,
-			strings.Join([]string{TypeSingleTurn, TypeMultiTurn, TypeRandomPool, TypeMooncake, TypeAzure}, ", "))
+		return nil, nil, optionErrorf("CustomDatasetType", "%q: unknown (known: %s)", kind, strings.Join(customTypes, ", "))
 	}
 	if err != nil {
 		return nil, nil, err
@@ -304,13 +355,21 @@ func (r *Report) finish(d *Dataset, headline string) {
 // JSONL, the fields of its first line; it rewinds f.
 func guessType(ctx context.Context, f *os.File, file string) (string, error) {
 	defer f.Seek(0, 0)
+	lr := newLineReader(newBoundedReader(ctx, f), file)
 	switch strings.ToLower(filepath.Ext(file)) {
+	case ".parquet":
+		return TypeBaseten, nil
 	case ".csv":
+		if head, _, _ := lr.next(); strings.Contains(string(head), "Request tokens") {
+			return TypeBurstGPT, nil
+		}
 		return TypeAzure, nil
 	case ".json":
+		if head, _, _ := lr.next(); strings.HasPrefix(strings.TrimSpace(string(head)), "{") {
+			return TypeInputsJSON, nil
+		}
 		return PublicShareGPT, nil
 	}
-	lr := newLineReader(newBoundedReader(ctx, f), file)
 	for {
 		b, ok, err := lr.next()
 		if err != nil {
@@ -324,6 +383,10 @@ func guessType(ctx context.Context, f *os.File, file string) (string, error) {
 		}
 		s := string(b)
 		switch {
+		case strings.Contains(s, `"chat_id"`) && strings.Contains(s, `"parent_chat_id"`):
+			return TypeBailian, nil
+		case strings.Contains(s, `"timestamp_start_unix_ms"`):
+			return TypeBaseten, nil
 		case strings.Contains(s, `"hash_ids"`) || strings.Contains(s, `"input_length"`) || strings.Contains(s, `"text_input"`) ||
 			strings.Contains(s, `"payload"`) || strings.Contains(s, `"messages"`):
 			return TypeMooncake, nil

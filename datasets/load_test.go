@@ -100,10 +100,11 @@ func TestLoadUsageErrors(t *testing.T) {
 		want string
 	}{
 		{"missing file", Options{InputFile: "/nonexistent/x.jsonl", CustomDatasetType: TypeMooncake}, "/nonexistent/x.jsonl: cannot read the input file: open /nonexistent/x.jsonl: no such file or directory"},
-		{"unknown type", Options{InputFile: "testdata/mooncake_head200.jsonl", CustomDatasetType: "nope"}, `CustomDatasetType "nope": unknown (known: single_turn, multi_turn, random_pool, mooncake_trace, azure_trace)`},
+		{"unknown type", Options{InputFile: "testdata/mooncake_head200.jsonl", CustomDatasetType: "nope"}, `CustomDatasetType "nope": unknown (known: single_turn, multi_turn, random_pool, mooncake_trace, azure_trace, bailian_trace, burst_gpt_trace, baseten, weka, inputs_json, raw_payload)`},
 		{"type without file", Options{CustomDatasetType: TypeMooncake}, "CustomDatasetType mooncake_trace needs an input file"},
 		{"unknown public", Options{PublicDataset: "wiki"}, `PublicDataset "wiki": unknown (known: sharegpt)`},
 		{"bad block size", Options{ISLBlockSize: -1}, "ISLBlockSize must be positive, got -1"},
+		{"folder", Options{InputFile: "testdata/weka"}, "InputFile testdata/weka is a folder: only weka and raw_payload read folders (give one with the custom dataset type)"},
 		{"synthetic no isl", Options{Synthetic: SyntheticOptions{Count: 1}}, "Synthetic.ISL must be positive, got 0"},
 	}
 	for _, tc := range tests {
@@ -333,7 +334,7 @@ func TestShareGPT(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := "sharegpt: kept 1 of 6 (filtered: prompt too short 1, too long 1, total > 2048 1, completion < 4 1, no human→gpt pair 1)"
+	want := "sharegpt: kept 1 of 6, 1 turns (filtered: prompt too short 1, too long 1, total > 2048 1, completion < 4 1, no human→gpt pair 1)"
 	if rep.Lines[1] != want || d.Conversations[0].ID != "ok" {
 		t.Errorf("got %q, want %q", rep.Lines[1], want)
 	}

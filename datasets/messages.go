@@ -1,6 +1,7 @@
 package datasets
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -99,4 +100,14 @@ func appendText(b *strings.Builder, v any) {
 			}
 		}
 	}
+}
+
+// bodyText is the prompt text of a verbatim JSON request body (payloadText
+// of its fields); "" when it is not a JSON object.
+func bodyText(b []byte) string {
+	var p map[string]any
+	if json.Unmarshal(b, &p) != nil {
+		return ""
+	}
+	return payloadText(p)
 }

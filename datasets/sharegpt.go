@@ -1,10 +1,6 @@
 package datasets
 
 import (
-	"bytes"
-	"context"
-	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 )
@@ -19,17 +15,22 @@ const (
 
 // ShareGPTEntry is one element of a ShareGPT JSON array.
 type ShareGPTEntry struct {
-	ID            string `json:"id"`
-	Conversations []struct {
-		From  string `json:"from"`
-		Value string `json:"value"`
-	} `json:"conversations"`
+	ID            string            `json:"id"`
+	Conversations []ShareGPTMessage `json:"conversations"`
+}
+
+// ShareGPTMessage is one message of a ShareGPT conversation.
+type ShareGPTMessage struct {
+	From  string `json:"from"`
+	Value string `json:"value"`
 }
 
 // ShareGPTStats counts what the filter kept and why it dropped the rest.
 type ShareGPTStats struct {
 	Total, Kept int
-	// NoReply counts entries without a human turn followed by a gpt turn.
+	// Turns counts the kept conversations' turns (their human→gpt pairs).
+	Turns int
+	// NoReply counts entries without a human message followed by a gpt one.
 	NoReply int
 	// PromptShort, PromptLong, TotalLong and CompletionShort count the
 	// entries dropped by each bound, checked in that order.
@@ -38,100 +39,117 @@ type ShareGPTStats struct {
 
 // String is the line the run prints about the filter.
 func (s ShareGPTStats) String() string {
-	line := fmt.Sprintf("sharegpt: kept %d of %d (filtered: prompt too short %d, too long %d, total > %d %d, completion < %d %d",
-		s.Kept, s.Total, s.PromptShort, s.PromptLong, ShareGPTMaxTotal, s.TotalLong, ShareGPTMinCompletion, s.CompletionShort)
+	line := fmt.Sprintf("sharegpt: kept %d of %d, %d turns (filtered: prompt too short %d, too long %d, total > %d %d, completion < %d %d",
+		s.Kept, s.Total, s.Turns, s.PromptShort, s.PromptLong, ShareGPTMaxTotal, s.TotalLong, ShareGPTMinCompletion, s.CompletionShort)
 	if s.NoReply > 0 {
 		line += fmt.Sprintf(", no human→gpt pair %d", s.NoReply)
 	}
 	return line + ")"
 }
 
-// isHuman and isGPT name the ShareGPT roles.
-func isHuman(from string) bool { return from == "human" || from == "user" }
-func isGPT(from string) bool   { return from == "gpt" || from == "chatgpt" || from == "assistant" }
-
-// readShareGPT streams a ShareGPT JSON array. Each entry's first human turn
-// is the prompt and the next gpt turn's token count its output cap; the
-// filter keeps prompts of 4–1024 tokens with a completion ≥ 4 tokens and a
-// total ≤ 2048. data is the whole file (for line numbers in errors).
-func readShareGPT(ctx context.Context, data []byte, file string, tok Tokenizer) (*Dataset, ShareGPTStats, error) {
-	var st ShareGPTStats
-	dec := json.NewDecoder(bytes.NewReader(data))
-	lineAt := func(off int64) int { return 1 + bytes.Count(data[:min(int(off), len(data))], []byte("\n")) }
-	fail := func(off int64, err error) error {
-		var syn *json.SyntaxError
-		var typ *json.UnmarshalTypeError
-		switch {
-		case errors.As(err, &syn):
-			return &InputError{File: file, Line: lineAt(syn.Offset), Msg: "malformed JSON: " + syn.Error(), Err: err}
-		case errors.As(err, &typ):
-			where := "entry"
-			if typ.Field != "" {
-				where = fmt.Sprintf("field %q", typ.Field)
-			}
-			return &InputError{File: file, Line: lineAt(typ.Offset), Msg: fmt.Sprintf("%s: want %s, got %s", where, jsonKind(typ.Type.String()), typ.Value), Err: err}
-		case errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF):
-			return &InputError{File: file, Line: lineAt(off), Msg: "malformed JSON: unexpected end of file", Err: err}
+// sharegptPairs pairs prompts with completions as AIPerf does: when any
+// message is from "human" or "gpt", every human message directly followed
+// (among those two roles) by a gpt one is a pair, empty ones left out;
+// otherwise the first two messages are the one pair.
+func sharegptPairs(msgs []ShareGPTMessage) [][2]string {
+	if len(msgs) < 2 {
+		return nil
+	}
+	roles := false
+	for _, m := range msgs {
+		roles = roles || m.From == "human" || m.From == "gpt"
+	}
+	if !roles {
+		if msgs[0].Value == "" || msgs[1].Value == "" {
+			return nil
 		}
-		return &InputError{File: file, Line: lineAt(off), Msg: "malformed JSON: " + err.Error(), Err: err}
+		return [][2]string{{msgs[0].Value, msgs[1].Value}}
 	}
-	t, err := dec.Token()
-	if err != nil {
-		return nil, st, fail(dec.InputOffset(), err)
+	var rm []ShareGPTMessage
+	for _, m := range msgs {
+		if m.From == "human" || m.From == "gpt" {
+			rm = append(rm, m)
+		}
 	}
-	if d, ok := t.(json.Delim); !ok || d != '[' {
-		return nil, st, inputErrorf(file, 1, "want a JSON array of conversations")
+	var pairs [][2]string
+	for i := 0; i+1 < len(rm); {
+		if rm[i].From == "human" && rm[i+1].From == "gpt" {
+			if rm[i].Value != "" && rm[i+1].Value != "" {
+				pairs = append(pairs, [2]string{rm[i].Value, rm[i+1].Value})
+			}
+			i += 2
+			continue
+		}
+		i++
+	}
+	return pairs
+}
+
+// readShareGPT streams a ShareGPT JSON array. Every human→gpt pair of an
+// entry is a turn of its conversation (AIPerf's rule): the human message
+// is the prompt and the gpt message's token count the turn's output cap.
+// An entry is kept only when every pair passes the filter (prompts of
+// 4–1024 tokens, completions ≥ 4 tokens, prompt + completion ≤ 2048);
+// the stats count each dropped entry under the first bound a pair broke.
+func readShareGPT(r io.Reader, file string, tok Tokenizer) (*Dataset, ShareGPTStats, error) {
+	var st ShareGPTStats
+	s := newJSONStream(r, file)
+	if err := s.delim('[', "want a JSON array of conversations"); err != nil {
+		return nil, st, err
 	}
 	d := &Dataset{Name: file}
-	for dec.More() {
-		if err := canceled(ctx, st.Total, file); err != nil {
+	for s.dec.More() {
+		var e ShareGPTEntry
+		line, err := s.value(&e)
+		if err != nil {
 			return nil, st, err
 		}
-		start := dec.InputOffset()
-		var e ShareGPTEntry
-		if err := dec.Decode(&e); err != nil {
-			return nil, st, fail(start, err)
-		}
 		st.Total++
-		line := lineAt(start + int64(leadingSpace(data[start:])))
 		if e.Conversations == nil {
 			return nil, st, inputErrorf(file, line, `missing required field "conversations"`)
 		}
-		prompt, reply, ok := "", "", false
-		for i := 0; i+1 < len(e.Conversations); i++ {
-			if isHuman(e.Conversations[i].From) && isGPT(e.Conversations[i+1].From) {
-				prompt, reply, ok = e.Conversations[i].Value, e.Conversations[i+1].Value, true
-				break
-			}
-		}
-		if !ok {
+		pairs := sharegptPairs(e.Conversations)
+		if len(pairs) == 0 {
 			st.NoReply++
 			continue
 		}
-		pl, cl := len(tok.Encode(prompt)), len(tok.Encode(reply))
-		switch {
-		case pl < ShareGPTMinPrompt:
-			st.PromptShort++
-		case cl < ShareGPTMinCompletion:
-			st.CompletionShort++
-		case pl > ShareGPTMaxPrompt:
-			st.PromptLong++
-		case pl+cl > ShareGPTMaxTotal:
-			st.TotalLong++
-		default:
-			st.Kept++
-			id := e.ID
-			if id == "" {
-				id = fmt.Sprintf("sharegpt-%d", st.Total-1)
+		turns := make([]Turn, 0, len(pairs))
+		for _, p := range pairs {
+			pl, cl := len(tok.Encode(p[0])), len(tok.Encode(p[1]))
+			bad := &st.Kept
+			switch {
+			case pl < ShareGPTMinPrompt:
+				bad = &st.PromptShort
+			case cl < ShareGPTMinCompletion:
+				bad = &st.CompletionShort
+			case pl > ShareGPTMaxPrompt:
+				bad = &st.PromptLong
+			case pl+cl > ShareGPTMaxTotal:
+				bad = &st.TotalLong
 			}
-			d.Conversations = append(d.Conversations, Conversation{ID: id, Turns: []Turn{{Text: prompt, InputTokens: pl, MaxTokens: cl}}})
+			if bad != &st.Kept {
+				*bad++
+				turns = nil
+				break
+			}
+			turns = append(turns, Turn{Text: p[0], InputTokens: pl, MaxTokens: cl})
 		}
+		if turns == nil {
+			continue
+		}
+		st.Kept++
+		st.Turns += len(turns)
+		id := e.ID
+		if id == "" {
+			id = fmt.Sprintf("sharegpt-%d", st.Total-1)
+		}
+		d.Conversations = append(d.Conversations, Conversation{ID: id, Turns: turns})
 	}
-	if _, err := dec.Token(); err != nil {
-		return nil, st, fail(dec.InputOffset(), err)
+	if err := s.delim(']', "want the end of the array"); err != nil {
+		return nil, st, err
 	}
-	if dec.More() {
-		return nil, st, inputErrorf(file, lineAt(dec.InputOffset()), "data after the JSON array")
+	if err := s.end(); err != nil {
+		return nil, st, err
 	}
 	if st.Total == 0 {
 		return nil, st, inputErrorf(file, 1, "no conversations")
@@ -140,12 +158,4 @@ func readShareGPT(ctx context.Context, data []byte, file string, tok Tokenizer) 
 		return nil, st, inputErrorf(file, 0, "the filter kept no conversation: %s", st)
 	}
 	return d, st, nil
-}
-
-func leadingSpace(b []byte) int {
-	n := 0
-	for n < len(b) && (b[n] == ' ' || b[n] == '\n' || b[n] == '\r' || b[n] == '\t' || b[n] == ',') {
-		n++
-	}
-	return n
 }

@@ -40,6 +40,17 @@ type SyntheticOptions struct {
 	// after the first (normal, ≥ 0, whole milliseconds as AIPerf samples
 	// them); 0 sends the next turn as soon as the reply ends.
 	TurnDelay, TurnDelayStddev time.Duration
+	// RangeRatio, when positive, draws every ISL and OSL uniformly from
+	// [mean·(1−RangeRatio), mean·(1+RangeRatio)] (vLLM's and SGLang's
+	// --random-range-ratio) instead of a normal around the mean; it must
+	// be below 1 and excludes the stddevs.
+	RangeRatio float64
+	// SeqDist, when set, draws each prompt's ISL and OSL as a pair from a
+	// weighted distribution (AIPerf's --seq-dist) instead of ISL and OSL.
+	SeqDist *SeqDist
+	// Corpus is the text prompts are cut from, one sentence a line; ""
+	// is the embedded corpus (PromptCorpus resolves names and files).
+	Corpus string
 	// Tokenizer measures prompt lengths; nil uses the embedded default.
 	Tokenizer Tokenizer
 }
@@ -64,8 +75,16 @@ func synthetic(ctx context.Context, o SyntheticOptions) (*Dataset, error) {
 	if o.Count <= 0 {
 		return nil, optionErrorf("Synthetic.Count", "must be positive, got %d", o.Count)
 	}
-	if o.ISL <= 0 {
+	if o.ISL <= 0 && o.SeqDist == nil {
 		return nil, optionErrorf("Synthetic.ISL", "must be positive, got %d", o.ISL)
+	}
+	switch r := o.RangeRatio; {
+	case !(r >= 0 && r < 1):
+		return nil, optionErrorf("Synthetic.RangeRatio", "must be in [0, 1), got %g", r)
+	case r > 0 && (o.ISLStddev > 0 || o.OSLStddev > 0):
+		return nil, optionErrorf("Synthetic.RangeRatio", "excludes the ISL and OSL stddevs (give one way to vary lengths)")
+	case o.SeqDist != nil && (r > 0 || o.ISLStddev > 0 || o.OSLStddev > 0):
+		return nil, optionErrorf("Synthetic.SeqDist", "excludes the range ratio and the ISL and OSL stddevs (the pairs carry their own)")
 	}
 	switch {
 	case o.ISLStddev < 0:
@@ -106,7 +125,7 @@ func synthetic(ctx context.Context, o SyntheticOptions) (*Dataset, error) {
 	if err := tokensStddevOption("Synthetic.OSLStddev", o.OSLStddev); err != nil {
 		return nil, err
 	}
-	p, err := newPrompter(o.Tokenizer, o.Seed)
+	p, err := newCorpusPrompter(o.Tokenizer, o.Seed, o.Corpus)
 	if err != nil {
 		return nil, fmt.Errorf("synthetic dataset: %w", err)
 	}
@@ -144,11 +163,21 @@ func synthetic(ctx context.Context, o SyntheticOptions) (*Dataset, error) {
 		}
 		c := Conversation{ID: fmt.Sprintf("synthetic-%d", i), SystemPrompt: system, Turns: make([]Turn, turns[i])}
 		for j := range c.Turns {
-			// A sampled length is capped at MaxRequestTokens.
-			isl := min(sampleLength(rng, o.ISL, o.ISLStddev, 1), MaxRequestTokens)
-			osl := 0
-			if o.OSL > 0 {
-				osl = min(sampleLength(rng, o.OSL, o.OSLStddev, 1), MaxRequestTokens)
+			var isl, osl int
+			switch {
+			case o.SeqDist != nil:
+				isl, osl = o.SeqDist.draw(rng)
+			case o.RangeRatio > 0:
+				isl = min(sampleRange(rng, o.ISL, o.RangeRatio), MaxRequestTokens)
+				if o.OSL > 0 {
+					osl = min(sampleRange(rng, o.OSL, o.RangeRatio), MaxRequestTokens)
+				}
+			default:
+				// A sampled length is capped at MaxRequestTokens.
+				isl = min(sampleLength(rng, o.ISL, o.ISLStddev, 1), MaxRequestTokens)
+				if o.OSL > 0 {
+					osl = min(sampleLength(rng, o.OSL, o.OSLStddev, 1), MaxRequestTokens)
+				}
 			}
 			var parts []string
 			total := 0

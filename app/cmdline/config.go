@@ -119,6 +119,9 @@ type Config struct {
 
 	ISL, OSL                     int     // --isl, --osl
 	ISLStddev, OSLStddev         float64 // --isl-stddev, --osl-stddev
+	RangeRatio                   float64 // --random-range-ratio
+	SeqDist                      string  // --seq-dist
+	PromptCorpus                 string  // --prompt-corpus
 	PrefixPoolSize, PrefixLength int     // --prompt-prefix-pool-size, --prompt-prefix-length
 	SharedSystemPromptLength     int     // --shared-system-prompt-length
 	Tokenizer                    string

@@ -87,10 +87,8 @@ var foreignOptions = []foreignOption{
 	noted("no-force-min-tokens", fSwitch, "input.force_min_tokens", "has no baseten_trace loader, the only one it applies to", "false"),
 	// Prompt
 	refused("prompt-batch-size batch-size-text batch-size b", fValue, "input.prompt.batch_size", "sends one text per embeddings or rankings request", "1"),
-	noted("prompt-corpus", fValue, "input.prompt.corpus", "builds synthetic prompts from its own bundled corpus (exact token counts either way)"),
 	refused("cache-bust", fValue, "input.cache_bust", "adds no cache-bust markers", "none"),
 	refused("user-context-prompt-length", fValue, "input.prompt.prefix_prompt.user_context_prompt_length", "has no per-session user context prompts (--shared-system-prompt-length and --prompt-prefix-* are what it has)"),
-	refused("seq-dist sequence-distribution", fValue, "input.prompt.sequence_distribution", "draws ISL and OSL from --isl/--isl-stddev and --osl/--osl-stddev only"),
 	// Audio, image and video inputs: surge sends text.
 	noted("audio-batch-size batch-size-audio", fValue, "input.audio.batch_size", "sends no audio"),
 	refused("audio-length-mean", fValue, "input.audio.length.mean", "sends no audio", "0"),

@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/surgebench/surge/app/cmdline"
 	"github.com/surgebench/surge/datasets"
@@ -139,6 +140,7 @@ var datasetFlags = map[string]string{
 	"Synthetic.Turns": "--conversation-turn-mean", "Synthetic.TurnsStddev": "--conversation-turn-stddev",
 	"Synthetic.TurnDelay": "--conversation-turn-delay-mean", "Synthetic.TurnDelayStddev": "--conversation-turn-delay-stddev",
 	"TurnDelayRatio": "--conversation-turn-delay-ratio", "Synthetic.Count": "--num-dataset-entries",
+	"Synthetic.RangeRatio": "--random-range-ratio", "Synthetic.SeqDist": "--seq-dist", "PromptCorpus": "--prompt-corpus",
 }
 
 // loadDataset builds the workload; count is how many synthetic
@@ -150,16 +152,26 @@ func (c *config) loadDataset(ctx context.Context, tok datasets.Tokenizer, count 
 	if err != nil {
 		return nil, err
 	}
+	var seqDist *datasets.SeqDist
+	if c.SeqDist != "" {
+		if seqDist, err = datasets.ParseSeqDist(c.SeqDist); err != nil {
+			return nil, cmdline.Usagef("--seq-dist %q: %v", c.SeqDist, err)
+		}
+	}
+	progress := newDownloadLine(log)
 	ds, report, err := datasets.LoadContext(ctx, datasets.Options{
 		InputFile: c.InputFile, CustomDatasetType: c.CustomDatasetType, PublicDataset: c.PublicDataset,
 		ISLBlockSize: c.ISLBlockSize, Tokenizer: tok, Seed: c.Seed, TurnDelayRatio: c.TurnDelayRatio, NoTurnDelays: c.NoTurnDelays,
+		PromptCorpus: c.PromptCorpus, Progress: progress.update,
 		Synthetic: datasets.SyntheticOptions{
 			Count: count, ISL: isl, ISLStddev: islStddev, OSL: c.OSL, OSLStddev: c.OSLStddev,
+			RangeRatio: c.RangeRatio, SeqDist: seqDist,
 			PrefixPoolSize: c.PrefixPoolSize, PrefixLength: c.PrefixLength,
 			SharedSystemPromptLength: c.SharedSystemPromptLength, Tokenizer: tok,
 			Turns: c.TurnsMean, TurnsStddev: c.TurnsStddev, TurnDelay: c.TurnDelayMean, TurnDelayStddev: c.TurnDelayStd,
 		},
 	})
+	progress.end()
 	if err != nil && ctx.Err() != nil && errors.Is(err, ctx.Err()) {
 		return nil, fmt.Errorf("interrupted while loading the dataset (%w)", err)
 	}
@@ -199,5 +211,50 @@ func assignModels(ds *datasets.Dataset, models []string, strategy string, seed u
 			ds.Conversations[ci].Turns[ti].Model = m
 			n++
 		}
+	}
+}
+
+// downloadLine is the console's progress line for a public dataset's
+// download: one line rewritten in place at most every 250 ms and at each
+// whole percent, closed with a newline when the download ends.
+type downloadLine struct {
+	w         io.Writer
+	last      time.Time
+	lastPct   int64
+	shown     bool
+	done, all int64
+}
+
+func newDownloadLine(w io.Writer) *downloadLine { return &downloadLine{w: w, lastPct: -1} }
+
+// update is datasets.Options.Progress.
+func (d *downloadLine) update(done, total int64) {
+	d.done, d.all = done, total
+	pct := int64(-1)
+	if total > 0 {
+		pct = done * 100 / total
+	}
+	now := time.Now()
+	if d.shown && now.Sub(d.last) < 250*time.Millisecond && pct == d.lastPct {
+		return
+	}
+	d.last, d.lastPct, d.shown = now, pct, true
+	d.print()
+}
+
+func (d *downloadLine) print() {
+	const mib = 1 << 20
+	if d.all > 0 {
+		fmt.Fprintf(d.w, "\rdownloading the public dataset: %.1f of %.1f MiB (%d%%)", float64(d.done)/mib, float64(d.all)/mib, d.done*100/d.all)
+		return
+	}
+	fmt.Fprintf(d.w, "\rdownloading the public dataset: %.1f MiB", float64(d.done)/mib)
+}
+
+// end prints the final count and ends the line, if a download was shown.
+func (d *downloadLine) end() {
+	if d.shown {
+		d.print()
+		fmt.Fprintln(d.w)
 	}
 }

@@ -175,9 +175,13 @@ func (c *config) plan(ds *datasets.Dataset, l load) (*plan, error) {
 			return nil, &cmdline.UsageError{Err: cmdline.ForFlags(err, fixedFlags)}
 		}
 		st := profile(schedule.Constant(capAt(0)), replay)
-		// The trace's rows are the requests: one conversation per row, in
-		// timestamp order.
-		st.Count = replay.Len()
+		// The trace's rows are the sessions, in timestamp order; a session
+		// of several turns (Bailian, WEKA, Mooncake session_id) sends them
+		// all, so the request count is their turns'.
+		st.Count = 0
+		for _, r := range replay.Rows() {
+			st.Count += len(ds.Conversations[r].Turns)
+		}
 		if c.RequestCount > 0 {
 			st.Count = min(st.Count, c.RequestCount)
 		}

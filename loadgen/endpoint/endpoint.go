@@ -362,11 +362,15 @@ func (e *Endpoint) KeyHeader(apiKey string) (name, value string) {
 
 // Body returns the request body for turn, after history (the earlier turns
 // of its conversation with the replies the server gave). A turn with a
-// payload is sent as it is, whatever the type.
+// payload is sent as it is, whatever the type; one with a Body byte for
+// byte.
 func (e *Endpoint) Body(system string, history []Message, turn *datasets.Turn) ([]byte, error) {
 	f, err := e.format()
 	if err != nil {
 		return nil, err
+	}
+	if turn.Body != nil {
+		return turn.Body, nil
 	}
 	if turn.Payload != nil {
 		return json.Marshal(turn.Payload)
@@ -405,9 +409,10 @@ func promptText(r *Request) string {
 }
 
 // history is the earlier messages r's turn is sent after: none when the
-// turn's own dataset messages carry the whole conversation.
+// turn's own dataset messages carry the whole conversation, or it is
+// Standalone.
 func (r *Request) history() []Message {
-	if r.Turn.Messages != nil && !r.Turn.MessagesDelta {
+	if r.Turn.Standalone || r.Turn.Messages != nil && !r.Turn.MessagesDelta {
 		return nil
 	}
 	return r.History

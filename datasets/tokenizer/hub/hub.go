@@ -1,8 +1,9 @@
-// Package hub finds a model's tokenizer.json by its Hugging Face Hub id
-// ("Qwen/Qwen3-8B"): in the local Hugging Face cache first, in the layout
-// huggingface_hub writes (models--org--name/{refs,snapshots,blobs}), and
-// otherwise by downloading it once from the Hub into that cache, with
-// bounded timeouts so that an offline machine fails fast.
+// Package hub finds a file of a Hugging Face Hub repository (a model's
+// tokenizer.json by its id, "Qwen/Qwen3-8B", or a dataset's file): in the
+// local Hugging Face cache first, in the layout huggingface_hub writes
+// ({models,datasets}--org--name/{refs,snapshots,blobs}), and otherwise by
+// downloading it once from the Hub into that cache, with bounded timeouts
+// so that an offline machine fails fast.
 package hub
 
 import (
@@ -48,7 +49,22 @@ type Options struct {
 	Client *http.Client
 	// Timeout bounds the whole download (default 2 minutes).
 	Timeout time.Duration
+	// MaxBytes bounds the file's size (default 256 MiB); a larger one is
+	// refused, before its bytes when the Hub says its length.
+	MaxBytes int64
+	// Progress, when set, is called as the download goes with the bytes
+	// written so far and the file's length (-1 when the Hub does not say).
+	Progress func(done, total int64)
 }
+
+// RepoType is the kind of Hub repository a file is in.
+type RepoType string
+
+// Repository kinds: their cache folders and URLs differ.
+const (
+	Model   RepoType = "model"
+	Dataset RepoType = "dataset"
+)
 
 // FromEnv fills o's unset fields from the environment.
 func (o Options) FromEnv() Options {
@@ -81,6 +97,9 @@ func (o Options) FromEnv() Options {
 	}
 	if o.Timeout <= 0 {
 		o.Timeout = 2 * time.Minute
+	}
+	if o.MaxBytes <= 0 {
+		o.MaxBytes = 256 << 20
 	}
 	return o
 }
@@ -131,34 +150,65 @@ const (
 // Find returns the path of repo's tokenizer.json at o.Revision: the cached
 // copy when there is one, else one downloaded into the cache.
 func Find(ctx context.Context, repo string, o Options) (path string, where Where, err error) {
+	return Fetch(ctx, Model, repo, FileName, o)
+}
+
+// Fetch returns the path of file in the repository repo of kind typ at
+// o.Revision: the cached copy when there is one, else one downloaded into
+// the cache. file may name a folder of the repository ("data/x.json").
+func Fetch(ctx context.Context, typ RepoType, repo, file string, o Options) (path string, where Where, err error) {
 	o = o.FromEnv()
 	if !IsRepoID(repo) {
-		return "", "", fmt.Errorf("%q is not a Hugging Face model id", repo)
+		return "", "", fmt.Errorf("%q is not a Hugging Face %s id", repo, typ)
 	}
-	dir := filepath.Join(o.CacheDir, "models--"+strings.ReplaceAll(repo, "/", "--"))
-	if p, ok := cached(dir, o.Revision); ok {
+	if !validFile(file) {
+		return "", "", fmt.Errorf("%q is not a file name in a repository", file)
+	}
+	prefix := "models--"
+	if typ == Dataset {
+		prefix = "datasets--"
+	}
+	dir := filepath.Join(o.CacheDir, prefix+strings.ReplaceAll(repo, "/", "--"))
+	if p, ok := cached(dir, o.Revision, file); ok {
 		return p, Cached, nil
 	}
 	if o.Offline {
 		return "", "", fmt.Errorf("%s@%s: %w (%s) and HF_HUB_OFFLINE is set", repo, o.Revision, ErrNotCached, o.CacheDir)
 	}
-	p, err := download(ctx, dir, repo, o)
+	p, err := download(ctx, dir, typ, repo, file, o)
 	if err != nil {
 		return "", "", fmt.Errorf("%s@%s: %w", repo, o.Revision, err)
 	}
 	return p, Downloaded, nil
 }
 
+// validFile reports whether file is a relative slash path inside a
+// repository, with no empty, "." or ".." part.
+func validFile(file string) bool {
+	if file == "" || strings.ContainsAny(file, "\\\x00") {
+		return false
+	}
+	for _, part := range strings.Split(file, "/") {
+		if part == "" || part == "." || part == ".." {
+			return false
+		}
+	}
+	return true
+}
+
 // cached finds the file in a repo's cache folder: through refs/<revision>
 // to its snapshot, or the snapshot a commit names.
-func cached(dir, revision string) (string, bool) {
+func cached(dir, revision, file string) (string, bool) {
+	// Without refs/<revision>, the snapshot is named by the revision: a
+	// commit, or a branch from a Hub mirror that names no commit.
 	snap := revision
 	if b, err := os.ReadFile(filepath.Join(dir, "refs", revision)); err == nil {
 		snap = strings.TrimSpace(string(b))
-	} else if !commit.MatchString(revision) {
+	}
+	if !validFile(snap) || strings.Contains(snap, "/") && !strings.Contains(revision, "/") {
 		return "", false
 	}
-	p := filepath.Join(dir, "snapshots", snap, FileName)
+	p := filepath.Join(dir, "snapshots", snap, filepath.FromSlash(file))
 	if st, err := os.Stat(p); err == nil && st.Mode().IsRegular() {
 		return p, true
 	}
@@ -168,10 +218,18 @@ func cached(dir, revision string) (string, bool) {
 // download fetches the file from the Hub and stores it in the cache as
 // huggingface_hub would: the bytes under blobs/<etag>, a snapshot link to
 // them, and refs/<revision> naming the commit.
-func download(ctx context.Context, dir, repo string, o Options) (string, error) {
+func download(ctx context.Context, dir string, typ RepoType, repo, file string, o Options) (string, error) {
 	ctx, cancel := context.WithTimeout(ctx, o.Timeout)
 	defer cancel()
-	u := fmt.Sprintf("%s/%s/resolve/%s/%s", o.Endpoint, repo, url.PathEscape(o.Revision), FileName)
+	kind := ""
+	if typ == Dataset {
+		kind = "datasets/"
+	}
+	parts := strings.Split(file, "/")
+	for i := range parts {
+		parts[i] = url.PathEscape(parts[i])
+	}
+	u := fmt.Sprintf("%s/%s%s/resolve/%s/%s", o.Endpoint, kind, repo, url.PathEscape(o.Revision), strings.Join(parts, "/"))
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
 	if err != nil {
 		return "", err
@@ -200,15 +258,17 @@ func download(ctx context.Context, dir, repo string, o Options) (string, error) 
 	defer resp.Body.Close()
 	switch {
 	case resp.StatusCode == http.StatusUnauthorized || resp.StatusCode == http.StatusForbidden:
-		hint := "no such model, or a gated or private one: set HF_TOKEN to a token with access"
+		hint := fmt.Sprintf("no such %s, or a gated or private one: set HF_TOKEN to a token with access", typ)
 		if o.Token != "" {
-			hint = "no such model, or one HF_TOKEN has no access to"
+			hint = fmt.Sprintf("no such %s, or one HF_TOKEN has no access to", typ)
 		}
 		return "", fmt.Errorf("%s refused it (HTTP %d: %s)", o.Endpoint, resp.StatusCode, hint)
 	case resp.StatusCode == http.StatusNotFound:
-		return "", fmt.Errorf("%s has no %s for it (HTTP 404: not a Hub model, or no such revision)", o.Endpoint, FileName)
+		return "", fmt.Errorf("%s has no %s for it (HTTP 404: not a Hub %s, or no such revision or file)", o.Endpoint, file, typ)
 	case resp.StatusCode != http.StatusOK:
 		return "", fmt.Errorf("%s answered HTTP %d", o.Endpoint, resp.StatusCode)
+	case resp.ContentLength > o.MaxBytes:
+		return "", fmt.Errorf("%s is %d bytes, more than the %d allowed", file, resp.ContentLength, o.MaxBytes)
 	}
 	if first == nil {
 		first = resp.Header
@@ -219,7 +279,7 @@ func download(ctx context.Context, dir, repo string, o Options) (string, error) 
 	}
 	etag := strings.Trim(strings.TrimPrefix(header(first, resp.Header, "X-Linked-Etag", "ETag"), "W/"), `"`)
 	if etag == "" || strings.ContainsAny(etag, `/\`) || etag == "." || etag == ".." {
-		etag = rev + "-" + FileName
+		etag = rev + "-" + strings.ReplaceAll(file, "/", "-")
 	}
 
 	blobs := filepath.Join(dir, "blobs")
@@ -231,7 +291,12 @@ func download(ctx context.Context, dir, repo string, o Options) (string, error) 
 		return "", err
 	}
 	defer os.Remove(tmp.Name())
-	if _, err := io.Copy(tmp, resp.Body); err != nil {
+	pw := &progressWriter{w: tmp, total: resp.ContentLength, fn: o.Progress}
+	n, err := io.Copy(pw, io.LimitReader(resp.Body, o.MaxBytes+1))
+	if err == nil && n > o.MaxBytes {
+		err = fmt.Errorf("%s is more than the %d bytes allowed", file, o.MaxBytes)
+	}
+	if err != nil {
 		tmp.Close()
 		return "", fmt.Errorf("downloading from %s: %w", o.Endpoint, unwrap(err, o.Token))
 	}
@@ -246,9 +311,13 @@ func download(ctx context.Context, dir, repo string, o Options) (string, error) 
 	if err := os.MkdirAll(snap, 0o755); err != nil {
 		return "", err
 	}
-	path := filepath.Join(snap, FileName)
+	path := filepath.Join(snap, filepath.FromSlash(file))
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return "", err
+	}
 	_ = os.Remove(path)
-	if err := os.Symlink(filepath.Join("..", "..", "blobs", etag), path); err != nil {
+	up := strings.Repeat("../", strings.Count(file, "/")+2)
+	if err := os.Symlink(filepath.FromSlash(up+"blobs/"+etag), path); err != nil {
 		// No symlinks here (some filesystems): a copy, as huggingface_hub
 		// makes then.
 		if err := copyFile(blob, path); err != nil {
@@ -297,4 +366,21 @@ func copyFile(from, to string) error {
 		return err
 	}
 	return os.WriteFile(to, b, 0o644)
+}
+
+// progressWriter reports the bytes written through it.
+type progressWriter struct {
+	w     io.Writer
+	done  int64
+	total int64
+	fn    func(done, total int64)
+}
+
+func (p *progressWriter) Write(b []byte) (int, error) {
+	n, err := p.w.Write(b)
+	p.done += int64(n)
+	if p.fn != nil {
+		p.fn(p.done, p.total)
+	}
+	return n, err
 }

@@ -7,6 +7,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -189,6 +190,56 @@ func TestIsRepoID(t *testing.T) {
 	} {
 		if IsRepoID(s) != want {
 			t.Errorf("IsRepoID(%q) = %v", s, !want)
+		}
+	}
+}
+
+// TestFetchDataset: a dataset's file comes from /datasets/<repo>/resolve/…
+// into datasets--org--name, with progress reported and the size bounded.
+func TestFetchDataset(t *testing.T) {
+	body := strings.Repeat("[1, 2, 3]\n", 5000)
+	var hits atomic.Int64
+	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		hits.Add(1)
+		if r.URL.Path != "/datasets/org/data/resolve/main/sub/file.json" {
+			http.NotFound(w, r)
+			return
+		}
+		w.Header().Set("X-Repo-Commit", testCommit)
+		w.Header().Set("ETag", `"abc123"`)
+		w.Header().Set("Content-Length", strconv.Itoa(len(body)))
+		_, _ = w.Write([]byte(body))
+	}))
+	defer ts.Close()
+	o := opts(t, ts.URL)
+	var last, total int64
+	calls := 0
+	o.Progress = func(done, all int64) { last, total = done, all; calls++ }
+	p, where, err := Fetch(context.Background(), Dataset, "org/data", "sub/file.json", o)
+	if err != nil || where != Downloaded {
+		t.Fatalf("Fetch: %q %s %v", p, where, err)
+	}
+	if b, err := os.ReadFile(p); err != nil || string(b) != body {
+		t.Fatalf("read back %d bytes, %v", len(b), err)
+	}
+	if want := filepath.Join(o.CacheDir, "datasets--org--data", "snapshots", testCommit, "sub", "file.json"); p != want {
+		t.Errorf("path %s, want %s", p, want)
+	}
+	if calls == 0 || last != int64(len(body)) || total != int64(len(body)) {
+		t.Errorf("progress: %d calls, last %d of %d", calls, last, total)
+	}
+	n := hits.Load()
+	if p2, where, err := Fetch(context.Background(), Dataset, "org/data", "sub/file.json", o); err != nil || where != Cached || p2 != p || hits.Load() != n {
+		t.Errorf("second Fetch: %s %v, %d more requests", where, err, hits.Load()-n)
+	}
+	small := opts(t, ts.URL)
+	small.MaxBytes = 100
+	if _, _, err := Fetch(context.Background(), Dataset, "org/data", "sub/file.json", small); err == nil || !strings.Contains(err.Error(), "more than the 100") {
+		t.Errorf("over the bound: %v", err)
+	}
+	for _, bad := range []string{"../x", "a//b", "", "/abs"} {
+		if _, _, err := Fetch(context.Background(), Dataset, "org/data", bad, o); err == nil {
+			t.Errorf("file %q accepted", bad)
 		}
 	}
 }
