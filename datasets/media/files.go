@@ -19,8 +19,10 @@ import (
 // of bytes. Not safe for concurrent use.
 type Files struct {
 	maxBytes int64
-	images   map[string]Part
-	audio    map[string]Part
+	// inline refuses local files (Inline).
+	inline bool
+	images map[string]Part
+	audio  map[string]Part
 	// read counts the files read (a reference seen again is not reread).
 	read int
 }
@@ -32,6 +34,15 @@ func NewFiles(maxBytes int64) *Files {
 		maxBytes = DefaultMaxFileBytes
 	}
 	return &Files{maxBytes: maxBytes, images: map[string]Part{}, audio: map[string]Part{}}
+}
+
+// Inline returns a resolver that reads no files: URLs and inline data
+// only, a local path is an error (for parsing one line apart from a
+// dataset load).
+func Inline() *Files {
+	f := NewFiles(0)
+	f.inline = true
+	return f
 }
 
 // Read reports how many files were read from disk.
@@ -151,6 +162,9 @@ func clipPart(format string, data []byte) Part {
 
 // file reads a local media file once, bounded.
 func (f *Files) file(path string) ([]byte, error) {
+	if f.inline {
+		return nil, fmt.Errorf("%s: a local media file is read only when the whole dataset is loaded", path)
+	}
 	data, err := readBounded(path, f.maxBytes)
 	if err != nil {
 		return nil, err
