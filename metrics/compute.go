@@ -50,6 +50,9 @@ type Values struct {
 	// Source is the tokenizer, for the >10% disagreement warning; NaN
 	// otherwise.
 	UsageOSL float64
+	// Images, AudioSeconds and MediaBytes are the media the request
+	// carried (all NaN when it carried none).
+	Images, AudioSeconds, MediaBytes float64
 }
 
 // Get returns the value of a per-request tag (NaN when absent; ICL, a
@@ -88,6 +91,12 @@ func (v *Values) Get(t Tag) float64 {
 		return v.Output
 	case ErrorISL:
 		return v.ErrorISL
+	case ImageCount:
+		return v.Images
+	case AudioDuration:
+		return v.AudioSeconds
+	case MediaBytes:
+		return v.MediaBytes
 	}
 	for i, t2 := range usageTagList {
 		if t2 == t {
@@ -138,6 +147,7 @@ func Compute(r *Record, tok TokenCounter) Values {
 	v := Values{TTFT: nan, TTFO: nan, TTST: nan, ITL: nan, PerUser: nan, ISL: nan, OSL: nan, Reasoning: nan, Output: nan,
 		UsageOSL: nan, Effective: nan, OSLMismatch: nan, Decode: nan, Prefill: nan, E2E: nan, ErrorISL: nan}
 	v.Latency = float64(r.EndNs-r.SentNs) / nsPerMs
+	v.Images, v.AudioSeconds, v.MediaBytes = mediaValues(r)
 	v.HTTP = httpValues(&r.HTTP)
 	v.Usage = usageValues(&r.Usage)
 	if r.Scheduled && r.IntendedNs > 0 {
@@ -216,7 +226,8 @@ func Compute(r *Record, tok TokenCounter) Values {
 func ComputeFailed(r *Record, tok TokenCounter) Values {
 	nan := math.NaN()
 	v := Values{TTFT: nan, TTFO: nan, TTST: nan, Latency: nan, ITL: nan, PerUser: nan, ISL: nan, OSL: nan, Reasoning: nan,
-		Output: nan, UsageOSL: nan, Effective: nan, OSLMismatch: nan, Decode: nan, Prefill: nan, E2E: nan}
+		Output: nan, UsageOSL: nan, Effective: nan, OSLMismatch: nan, Decode: nan, Prefill: nan, E2E: nan,
+		Images: nan, AudioSeconds: nan, MediaBytes: nan}
 	for i := range v.HTTP {
 		v.HTTP[i] = nan
 	}
@@ -225,6 +236,16 @@ func ComputeFailed(r *Record, tok TokenCounter) Values {
 	}
 	v.ErrorISL = inputLength(r, tok)
 	return v
+}
+
+// mediaValues are the media a request carried, NaN for one without any
+// (a text request has no image count, as it has no reasoning).
+func mediaValues(r *Record) (images, seconds, bytes float64) {
+	if r.MediaBytes == 0 {
+		nan := math.NaN()
+		return nan, nan, nan
+	}
+	return float64(r.Images), r.AudioSeconds, float64(r.MediaBytes)
 }
 
 // inputLength is the prompt's length in tokens: the dataset's count, else
