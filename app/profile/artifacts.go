@@ -130,7 +130,7 @@ type runFolders struct {
 // openRunFolders creates base/sub for every sub (base itself without
 // subs) and the per-request files in each: the records named jsonl and
 // the raw dump named raw (none when a name is ""), inputs.json.
-func openRunFolders(base string, subs []string, jsonl, raw string, start time.Time, opts ...export.JSONLOption) (*runFolders, error) {
+func openRunFolders(base string, subs []string, jsonl, raw string, inputsOpts []export.InputsOption, start time.Time, opts ...export.JSONLOption) (*runFolders, error) {
 	f := &runFolders{}
 	dirs := []string{base}
 	if len(subs) > 0 {
@@ -173,7 +173,7 @@ func openRunFolders(base string, subs []string, jsonl, raw string, start time.Ti
 		f.dirs = append(f.dirs, d)
 		f.jsonl = append(f.jsonl, records)
 		f.raw = append(f.raw, dump)
-		f.inputs = append(f.inputs, export.NewInputs(inf))
+		f.inputs = append(f.inputs, export.NewInputs(inf, inputsOpts...))
 	}
 	return f, nil
 }

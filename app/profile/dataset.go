@@ -142,6 +142,10 @@ func (c *config) loadDataset(tok datasets.Tokenizer, count int, log io.Writer) (
 	if err != nil {
 		return nil, err
 	}
+	audio, err := c.audioOptions()
+	if err != nil {
+		return nil, err
+	}
 	ds, report, err := datasets.Load(datasets.Options{
 		InputFile: c.InputFile, CustomDatasetType: c.CustomDatasetType, PublicDataset: c.PublicDataset,
 		ISLBlockSize: c.ISLBlockSize, Tokenizer: tok, Seed: c.Seed, TurnDelayRatio: c.TurnDelayRatio,
@@ -150,10 +154,14 @@ func (c *config) loadDataset(tok datasets.Tokenizer, count int, log io.Writer) (
 			PrefixPoolSize: c.PrefixPoolSize, PrefixLength: c.PrefixLength,
 			SharedSystemPromptLength: c.SharedSystemPromptLength, Tokenizer: tok,
 			Turns: c.TurnsMean, TurnsStddev: c.TurnsStddev, TurnDelay: c.TurnDelayMean, TurnDelayStddev: c.TurnDelayStd,
+			Images: c.imageOptions(), Audio: audio,
 		},
 	})
 	if err != nil {
 		// Bad files, lines and flags all exit 2 (the error names which).
+		if fe := cmdline.ForFlags(err, mediaFlags); fe != err {
+			return nil, &cmdline.UsageError{Err: fe}
+		}
 		return nil, &cmdline.UsageError{Err: cmdline.ForFlags(err, datasetFlags)}
 	}
 	if report != nil {

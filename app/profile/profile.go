@@ -137,6 +137,9 @@ func prepareCtx(ctx context.Context, cc cmdline.Config, log io.Writer) (*prepare
 	if err := c.validate(); err != nil {
 		return nil, err
 	}
+	if err := c.validateMedia(p.kind); err != nil {
+		return nil, err
+	}
 	if p.Shard, err = c.HostShard(); err != nil {
 		return nil, err
 	}
@@ -195,6 +198,9 @@ func prepareCtx(ctx context.Context, cc cmdline.Config, log io.Writer) (*prepare
 		return nil, err
 	}
 	if p.ds, err = c.loadDataset(builder, c.conversationsNeeded(load), log); err != nil {
+		return nil, err
+	}
+	if err := checkMedia(p.ds, p.ep); err != nil {
 		return nil, err
 	}
 	if err := checkBodies(p.ds, p.ep); err != nil {
@@ -295,7 +301,11 @@ func (p *prepared) execute(ctx context.Context, log io.Writer) (o *outcome, err 
 	if p.exports.level == levelRaw {
 		rawName = p.exports.files.Raw
 	}
-	folders, err := openRunFolders(o.dir, p.stageFolders(), jsonlName, rawName, o.start, export.WithWorkerID(o.benchmarkID[:8]))
+	var inputsOpts []export.InputsOption
+	if p.exports.level == levelSummary {
+		inputsOpts = append(inputsOpts, export.HashMedia()) // inputs.json small: media as digests
+	}
+	folders, err := openRunFolders(o.dir, p.stageFolders(), jsonlName, rawName, inputsOpts, o.start, export.WithWorkerID(o.benchmarkID[:8]))
 	if err != nil {
 		return nil, err
 	}
@@ -541,11 +551,12 @@ func (c *config) target(ctx context.Context, log io.Writer) (url string, stop fu
 	}
 	// Not stopped by ctx: an interrupt drains the requests in flight, so the
 	// mock must outlive it; the run's cleanup closes it.
-	mock, err := mockserver.Start(context.WithoutCancel(ctx), "127.0.0.1:0", mockserver.Config{TTFT: 20 * time.Millisecond, ITL: 5 * time.Millisecond, Model: c.Model})
+	mock, err := mockserver.Start(context.WithoutCancel(ctx), "127.0.0.1:0", mockserver.Config{TTFT: 20 * time.Millisecond, ITL: 5 * time.Millisecond, Model: c.Model,
+		PrefillPerImage: c.MockPrefillPerImage, PrefillPerAudioSecond: c.MockPrefillPerAudioSecond})
 	if err != nil {
 		return "", nil, fmt.Errorf("starting the embedded mock server: %w", err)
 	}
-	fmt.Fprintf(log, "no --url given: benchmarking the embedded mock server at %s (TTFT 20ms, ITL 5ms)\n", mock.URL())
+	fmt.Fprintf(log, "no --url given: benchmarking the embedded mock server at %s (TTFT 20ms, ITL 5ms%s)\n", mock.URL(), c.mockMediaLine())
 	return mock.URL(), func() { _ = mock.Close(context.Background()) }, nil
 }
 
@@ -660,7 +671,7 @@ func (c *config) validate() error {
 		return cmdline.Usagef("--benchmark-grace-period must be ≥ 0, got %s", c.Grace)
 	case c.Timeout <= 0:
 		return cmdline.Usagef("--request-timeout-seconds must be > 0")
-	case c.ISL <= 0:
+	case c.ISL < 0 || c.ISL == 0 && !c.syntheticMedia():
 		return cmdline.Usagef("--isl must be ≥ 1, got %d", c.ISL)
 	case c.OSL < 0:
 		return cmdline.Usagef("--osl must be ≥ 0, got %d", c.OSL)
