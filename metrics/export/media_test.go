@@ -61,9 +61,34 @@ func TestInputsMedia(t *testing.T) {
 			t.Errorf("%s: a body without media became %s", tc.name, got)
 		}
 	}
-	// Not JSON: kept as it is.
-	if got := string(hashMedia([]byte(`{"url":"data:a;base64,x"`))); got != `{"url":"data:a;base64,x"` {
-		t.Errorf("a truncated body became %s", got)
+	// Kept as they are: a value with an escape, quoted patterns inside a
+	// string, a "url" that is a value, "data" outside input_audio.
+	for _, b := range []string{
+		`{"url":"data:a;base64,x\/y"}`,
+		`{"text":"\"url\":\"data:a;base64,xy\""}`,
+		`{"k":"url","url":"https://a/b"}`,
+		`{"input_audio":{"format":"wav"},"data":"AAAA"}`,
+		`{"input_audio":"AAAA"}`,
+		`{"url":"data:a;base64`,
+	} {
+		if got := string(hashMedia([]byte(b))); got != b {
+			t.Errorf("%s became %s", b, got)
+		}
+	}
+	// Spaces around the colon, the data key second.
+	if got, want := string(hashMedia([]byte(`{"input_audio": {"format": "wav", "data": "AAAA"}}`))), `{"input_audio": {"format": "wav", "data": "sha256:`+sha("AAAA")+`"}}`; got != want {
+		t.Errorf("got %s, want %s", got, want)
+	}
+}
+
+// BenchmarkHashMedia is the inputs.json writer's cost per body at
+// --export-level summary: one 1 MiB image.
+func BenchmarkHashMedia(b *testing.B) {
+	body := []byte(`{"messages":[{"role":"user","content":[{"type":"text","text":"hi"},{"type":"image_url","image_url":{"url":"data:image/png;base64,` +
+		strings.Repeat("QUJD", 1<<18) + `"}}]}],"model":"m"}`)
+	b.SetBytes(int64(len(body)))
+	for b.Loop() {
+		hashMedia(body)
 	}
 }
 
