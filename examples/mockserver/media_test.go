@@ -171,3 +171,15 @@ func TestPrefillConfigValidate(t *testing.T) {
 		t.Errorf("a negative prefill was kept: %v", s.cfg.PrefillPerImage)
 	}
 }
+
+// BenchmarkParseMediaRequest is the mock's cost to read and check one
+// chat body with a 1 MiB image (its CPU is the client's when embedded).
+func BenchmarkParseMediaRequest(b *testing.B) {
+	body := []byte(mediaBody(true, imagePartJSON("data:image/png;base64,"+strings.Repeat("QUJD", 1<<18))))
+	b.SetBytes(int64(len(body)))
+	for b.Loop() {
+		if _, err := parseRequest(body, chatAPI, 1000); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
