@@ -153,6 +153,8 @@ func mockServerCommand() *cli.Command {
 			&cli.StringFlag{Name: "host", Value: "127.0.0.1", Usage: "address to listen on", Destination: &host},
 			&cli.DurationFlag{Name: "ttft", Value: 20 * time.Millisecond, Usage: "time to first token", Destination: &mc.TTFT},
 			&cli.DurationFlag{Name: "itl", Value: 5 * time.Millisecond, Usage: "gap between tokens", Destination: &mc.ITL},
+			&cli.DurationFlag{Name: "prefill-per-image", Usage: "time added to TTFT per image part (a vision encoder's)", Destination: &mc.PrefillPerImage},
+			&cli.DurationFlag{Name: "prefill-per-audio-second", Usage: "time added to TTFT per second of audio", Destination: &mc.PrefillPerAudioSecond},
 			&cli.IntFlag{Name: "reasoning-tokens", Usage: "first K output tokens are reasoning content", Destination: &mc.ReasoningTokens},
 			&cli.Float64Flag{Name: "error-rate", Usage: "fraction of requests answered HTTP 500", Destination: &mc.ErrorRate},
 			&cli.IntFlag{Name: "output-tokens", Value: 128, Usage: "output length when a request sets no max_tokens", Destination: &mc.DefaultOutputTokens},

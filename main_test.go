@@ -22,7 +22,7 @@ func TestExitCodesForBadUsage(t *testing.T) {
 		{"profile", "--ui", "none", "stray", "--concurrency", "4"}, // flags after a word would go unread
 		{"mock-server", "--error-rate", "2"},
 		// Refused AIPerf flag: the run does not start, whatever else was given.
-		{"profile", "--audio-length-mean", "2", "--request-count", "1", "--ui", "none"},
+		{"profile", "--video-width", "64", "--request-count", "1", "--ui", "none"},
 		// A stray argument is exit 2, not a run of the rest.
 		{"profile", "--request-count", "1", "oops", "--ui", "none"},
 	}

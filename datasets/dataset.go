@@ -6,6 +6,8 @@ package datasets
 import (
 	"strings"
 	"time"
+
+	"github.com/surgebench/surge/datasets/media"
 )
 
 // Turn is the input of one request.
@@ -59,6 +61,11 @@ type Turn struct {
 	// whose length counts the history): it is sent without the earlier
 	// turns and replies of its conversation.
 	Standalone bool
+	// Media are the images and audio clips sent with the text, as chat
+	// content parts after it (texts, then images, then audio, as AIPerf
+	// orders them). Their bytes are shared, never copied per turn; the
+	// text alone is what InputTokens counts.
+	Media []media.Part
 }
 
 // Conversation is an ordered list of turns sent one after another, each turn

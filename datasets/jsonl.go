@@ -7,6 +7,8 @@ import (
 	"io"
 	"math/rand/v2"
 	"strings"
+
+	"github.com/surgebench/surge/datasets/media"
 )
 
 // turnJSON is one turn in AIPerf's single_turn / multi_turn / random_pool
@@ -64,14 +66,72 @@ func parseTexts(raw json.RawMessage) (text string, passages []string, err error)
 	return strings.Join(lines, "\n"), passages, nil
 }
 
-// toTurn validates a turn; where names it in messages ("" or "turns[2]: ").
-func (j *turnJSON) toTurn(file string, line int, where string) (Turn, error) {
-	var t Turn
+// mediaRefs reads "image"/"images" (or "audio"/"audios") as AIPerf's
+// loaders do: one string, or a list of strings or of {"name", "contents"}
+// groups; a JSON null is absent.
+func mediaRefs(one, many json.RawMessage, field string) ([]string, error) {
+	isNull := func(r json.RawMessage) bool { return r == nil || string(r) == "null" }
 	switch {
-	case j.Image != nil || j.Images != nil:
-		return t, inputErrorf(file, line, "%simage inputs are not supported", where)
-	case j.Audio != nil || j.Audios != nil:
-		return t, inputErrorf(file, line, "%saudio inputs are not supported", where)
+	case !isNull(one) && !isNull(many):
+		return nil, fmt.Errorf("give %q or %q, not both", field, field+"s")
+	case !isNull(one):
+		var s string
+		if json.Unmarshal(one, &s) != nil {
+			return nil, fmt.Errorf("%q must be a string (a path or a URL)", field)
+		}
+		return []string{s}, nil
+	case isNull(many):
+		return nil, nil
+	}
+	var plain []string
+	if json.Unmarshal(many, &plain) == nil {
+		return plain, nil
+	}
+	var groups []namedTexts
+	if err := json.Unmarshal(many, &groups); err != nil {
+		return nil, fmt.Errorf("%q must be a list of strings or of {\"name\", \"contents\"} objects", field+"s")
+	}
+	var refs []string
+	for _, g := range groups {
+		refs = append(refs, g.Contents...)
+	}
+	return refs, nil
+}
+
+// turnMedia resolves a turn's images and audio through files.
+func (j *turnJSON) turnMedia(files *media.Files) ([]media.Part, error) {
+	var parts []media.Part
+	for _, m := range []struct {
+		one, many json.RawMessage
+		field     string
+		get       func(string) (media.Part, error)
+	}{{j.Image, j.Images, "image", files.Image}, {j.Audio, j.Audios, "audio", files.Audio}} {
+		refs, err := mediaRefs(m.one, m.many, m.field)
+		if err != nil {
+			return nil, err
+		}
+		for _, ref := range refs {
+			p, err := m.get(ref)
+			if err != nil {
+				return nil, fmt.Errorf("%s: %v", m.field, err)
+			}
+			parts = append(parts, p)
+		}
+	}
+	return parts, nil
+}
+
+// toTurn validates a turn; where names it in messages ("" or "turns[2]: ").
+// Its media are resolved through files (each file read once).
+func (j *turnJSON) toTurn(file string, line int, where string, files *media.Files) (Turn, error) {
+	var t Turn
+	var err error
+	if t.Media, err = j.turnMedia(files); err != nil {
+		return t, inputErrorf(file, line, "%s%v", where, err)
+	}
+	switch {
+	case j.Text == nil && j.Texts == nil && len(t.Media) > 0:
+		// An image or audio turn without text, as AIPerf allows.
 	case j.Text != nil && j.Texts != nil:
 		return t, inputErrorf(file, line, `%sgive "text" or "texts", not both`, where)
 	case j.Text != nil:
@@ -118,12 +178,13 @@ func (j *turnJSON) toTurn(file string, line int, where string) (Turn, error) {
 // ParseSingleTurnLine parses one line of a single_turn (or random_pool)
 // JSONL file into a turn.
 func ParseSingleTurnLine(file string, line int, b []byte) (Turn, error) {
-	return parseSingleTurn(file, line, b, nil)
+	return parseSingleTurn(file, line, b, nil, media.Inline())
 }
 
 // parseSingleTurn is ParseSingleTurnLine that also returns the line's
-// session_id through sid (nil when it has none), unless sid is nil.
-func parseSingleTurn(file string, line int, b []byte, sid **string) (Turn, error) {
+// session_id through sid (nil when it has none), unless sid is nil, and
+// reads media files through files.
+func parseSingleTurn(file string, line int, b []byte, sid **string, files *media.Files) (Turn, error) {
 	var j turnJSON
 	if err := json.Unmarshal(b, &j); err != nil {
 		return Turn{}, jsonLineError(file, line, err)
@@ -137,12 +198,18 @@ func parseSingleTurn(file string, line int, b []byte, sid **string) (Turn, error
 		}
 		*sid = j.SessionID
 	}
-	return j.toTurn(file, line, "")
+	return j.toTurn(file, line, "", files)
 }
 
 // ParseMultiTurnLine parses one line of a multi_turn JSONL file:
 // {"session_id": "...", "turns": [{"text": ..., "delay": ...}, ...]}.
+// Media must be URLs or inline data: only a dataset load reads files.
 func ParseMultiTurnLine(file string, line int, b []byte) (Conversation, error) {
+	return parseMultiTurn(file, line, b, media.Inline())
+}
+
+// parseMultiTurn is ParseMultiTurnLine reading media files through files.
+func parseMultiTurn(file string, line int, b []byte, files *media.Files) (Conversation, error) {
 	var j turnJSON
 	if err := json.Unmarshal(b, &j); err != nil {
 		return Conversation{}, jsonLineError(file, line, err)
@@ -161,7 +228,7 @@ func ParseMultiTurnLine(file string, line int, b []byte) (Conversation, error) {
 		if j.Turns[i].Turns != nil {
 			return Conversation{}, inputErrorf(file, line, "turns[%d]: turns do not nest", i)
 		}
-		t, err := j.Turns[i].toTurn(file, line, fmt.Sprintf("turns[%d]: ", i))
+		t, err := j.Turns[i].toTurn(file, line, fmt.Sprintf("turns[%d]: ", i), files)
 		if err != nil {
 			return Conversation{}, err
 		}
@@ -189,9 +256,10 @@ func eachLine(r io.Reader, file string, fn func(line int, b []byte) error) error
 func readSingleTurn(r io.Reader, file string) (*Dataset, error) {
 	d := &Dataset{Name: file}
 	sessions := map[string]int{}
+	files := media.NewFiles(0)
 	err := eachLine(r, file, func(line int, b []byte) error {
 		var sid *string
-		t, err := parseSingleTurn(file, line, b, &sid)
+		t, err := parseSingleTurn(file, line, b, &sid, files)
 		if err != nil {
 			return err
 		}
@@ -215,8 +283,9 @@ func readSingleTurn(r io.Reader, file string) (*Dataset, error) {
 func readMultiTurn(r io.Reader, file string) (*Dataset, error) {
 	d := &Dataset{Name: file}
 	seen := map[string]int{}
+	files := media.NewFiles(0)
 	err := eachLine(r, file, func(line int, b []byte) error {
-		c, err := ParseMultiTurnLine(file, line, b)
+		c, err := parseMultiTurn(file, line, b, files)
 		if err != nil {
 			return err
 		}
@@ -238,8 +307,9 @@ func readMultiTurn(r io.Reader, file string) (*Dataset, error) {
 // share their turns with the pool.
 func readRandomPool(r io.Reader, file string, count int, seed uint64) (*Dataset, int, error) {
 	var pool []Turn
+	files := media.NewFiles(0)
 	err := eachLine(r, file, func(line int, b []byte) error {
-		t, err := ParseSingleTurnLine(file, line, b)
+		t, err := parseSingleTurn(file, line, b, nil, files)
 		if err != nil {
 			return err
 		}

@@ -215,6 +215,7 @@ func load(ctx context.Context, o Options) (*Dataset, *Report, error) {
 		if so := o.Synthetic; so.Turns > 1 || so.TurnsStddev > 0 {
 			head += fmt.Sprintf(", %d±%d turns a conversation, %s±%s apart", max(so.Turns, 1), so.TurnsStddev, so.TurnDelay, so.TurnDelayStddev)
 		}
+		rep.Lines = append(rep.Lines, mediaLines(d)...)
 		rep.finish(d, head)
 		return d, rep, nil
 	}
@@ -334,6 +335,7 @@ func load(ctx context.Context, o Options) (*Dataset, *Report, error) {
 		return nil, nil, err
 	}
 	d.Type = kind
+	rep.Lines = append(rep.Lines, mediaLines(d)...)
 	rep.finish(d, fmt.Sprintf("dataset: %s %s: %d rows", kind, rep.Source, rep.Rows))
 	return d, rep, nil
 }

@@ -2,11 +2,14 @@ package datasets
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math"
 	"math/rand/v2"
 	"strings"
 	"time"
+
+	"github.com/surgebench/surge/datasets/media"
 )
 
 // SyntheticOptions describes generated prompts.
@@ -53,6 +56,12 @@ type SyntheticOptions struct {
 	Corpus string
 	// Tokenizer measures prompt lengths; nil uses the embedded default.
 	Tokenizer Tokenizer
+	// Images and Audio, when enabled, give every turn synthetic images
+	// and audio clips after its text (AIPerf's --image-* and --audio-*);
+	// their seeds follow Seed. With either, ISL may be 0: turns of media
+	// alone.
+	Images media.ImageOptions
+	Audio  media.AudioOptions
 }
 
 // Synthetic builds Count conversations (of Turns turns each, on average)
@@ -75,7 +84,8 @@ func synthetic(ctx context.Context, o SyntheticOptions) (*Dataset, error) {
 	if o.Count <= 0 {
 		return nil, optionErrorf("Synthetic.Count", "must be positive, got %d", o.Count)
 	}
-	if o.ISL <= 0 && o.SeqDist == nil {
+	withMedia := o.Images.Enabled() || o.Audio.Enabled()
+	if o.ISL < 0 || o.ISL == 0 && !withMedia && o.SeqDist == nil {
 		return nil, optionErrorf("Synthetic.ISL", "must be positive, got %d", o.ISL)
 	}
 	switch r := o.RangeRatio; {
@@ -128,6 +138,10 @@ func synthetic(ctx context.Context, o SyntheticOptions) (*Dataset, error) {
 	p, err := newCorpusPrompter(o.Tokenizer, o.Seed, o.Corpus)
 	if err != nil {
 		return nil, fmt.Errorf("synthetic dataset: %w", err)
+	}
+	mediaFor, err := syntheticMedia(&o)
+	if err != nil {
+		return nil, err
 	}
 	rng := rand.New(rand.NewPCG(o.Seed, 0x5eed))
 
@@ -185,9 +199,15 @@ func synthetic(ctx context.Context, o SyntheticOptions) (*Dataset, error) {
 				parts = append(parts, prefixes[rng.IntN(len(prefixes))])
 				total = o.PrefixLength
 			}
-			parts, got := p.prompt(parts, id, digits, isl, rng.IntN(len(p.starts)))
+			got := 0
+			if o.ISL > 0 || o.SeqDist != nil { // ISL 0: media alone
+				parts, got = p.prompt(parts, id, digits, isl, rng.IntN(len(p.starts)))
+			}
 			id++
 			t := Turn{Parts: parts, InputTokens: total + got, MaxTokens: osl}
+			if t.Media, err = mediaFor(); err != nil {
+				return nil, err
+			}
 			if j > 0 && o.TurnDelay > 0 {
 				ms := sampleLength(shape, int(o.TurnDelay.Milliseconds()), float64(o.TurnDelayStddev.Milliseconds()), 0)
 				t.Delay = time.Duration(ms) * time.Millisecond
@@ -209,4 +229,54 @@ func sampleLength(rng *rand.Rand, mean int, stddev float64, min int) int {
 		v = min
 	}
 	return v
+}
+
+// syntheticMedia returns what gives each turn its images and audio (none
+// when neither is enabled). The generators draw from streams of their own,
+// so adding media leaves the prompts of a seed alone.
+func syntheticMedia(o *SyntheticOptions) (func() ([]media.Part, error), error) {
+	var images *media.Images
+	var clips *media.Clips
+	var err error
+	if o.Images.Enabled() {
+		imo := o.Images
+		imo.Seed = o.Seed
+		if images, err = media.NewImages(imo); err != nil {
+			return nil, mediaOptionError("Synthetic.Images.", err)
+		}
+	}
+	if o.Audio.Enabled() {
+		ao := o.Audio
+		ao.Seed = o.Seed
+		if clips, err = media.NewClips(ao); err != nil {
+			return nil, mediaOptionError("Synthetic.Audio.", err)
+		}
+	}
+	return func() ([]media.Part, error) {
+		var parts []media.Part
+		if images != nil {
+			p, err := images.Next()
+			if err != nil {
+				return nil, mediaOptionError("Synthetic.Images.", err)
+			}
+			parts = p
+		}
+		if clips != nil {
+			p, err := clips.Next()
+			if err != nil {
+				return nil, mediaOptionError("Synthetic.Audio.", err)
+			}
+			parts = append(parts, p...)
+		}
+		return parts, nil
+	}, nil
+}
+
+// mediaOptionError names a media option as an Options field.
+func mediaOptionError(prefix string, err error) error {
+	var oe *media.OptionError
+	if errors.As(err, &oe) {
+		return &OptionError{Option: prefix + oe.Option, Reason: oe.Reason, Err: err}
+	}
+	return fmt.Errorf("synthetic media: %w", err)
 }

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/surgebench/surge/datasets"
+	"github.com/surgebench/surge/datasets/media"
 	"github.com/surgebench/surge/loadgen/endpoint"
 	"github.com/surgebench/surge/loadgen/sse"
 	"github.com/surgebench/surge/metrics"
@@ -108,6 +109,17 @@ func (g *Generator) redact(rec *metrics.Record) {
 	}
 }
 
+// mediaStats records the images, audio and media bytes the request
+// carries: the turn's and those of the history it resends.
+func mediaStats(rec *metrics.Record, history []endpoint.Message, turn *datasets.Turn) {
+	var st media.Stats
+	for i := range history {
+		st.Add(history[i].Media)
+	}
+	st.Add(turn.Media)
+	rec.Images, rec.AudioSeconds, rec.MediaBytes = st.Images, st.Seconds, st.Bytes
+}
+
 // rawBody keeps a whole response body in the record's raw capture.
 func rawBody(rec *metrics.Record, b []byte) {
 	if rec.Raw != nil {
@@ -138,6 +150,7 @@ func (g *Generator) do(ctx context.Context, conv *datasets.Conversation, session
 	if turn.InputTokens == 0 {
 		rec.InputText = turn.Content()
 	}
+	mediaStats(rec, history, turn)
 	if info := g.ep.Info(); !info.ProducesTokens || len(turn.Passages) > 0 {
 		rec.NoOutput = !info.ProducesTokens
 		rec.Inputs = g.ep.Inputs(turn)

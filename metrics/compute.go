@@ -62,6 +62,9 @@ type Values struct {
 	// Truncated is set when the server counted fewer prompt tokens than
 	// surge sent, by more than TruncationMargin: it cut the prompt.
 	Truncated bool
+	// Images, AudioSeconds and MediaBytes are the media the request
+	// carried (all NaN when it carried none).
+	Images, AudioSeconds, MediaBytes float64
 }
 
 // Get returns the value of a per-request tag (NaN when absent; ICL, a
@@ -106,6 +109,12 @@ func (v *Values) Get(t Tag) float64 {
 		return v.ErrorISL
 	case TokenizerOSL:
 		return v.TokenizerOSL
+	case ImageCount:
+		return v.Images
+	case AudioDuration:
+		return v.AudioSeconds
+	case MediaBytes:
+		return v.MediaBytes
 	}
 	for i, t2 := range usageTagList {
 		if t2 == t {
@@ -163,6 +172,7 @@ func ComputeWith(r *Record, tok TokenCounter, c Counting) Values {
 	start := r.Issued()
 	v.Latency = float64(r.EndNs-start) / nsPerMs
 	v.LatencySent = float64(r.EndNs-r.SentNs) / nsPerMs
+	v.Images, v.AudioSeconds, v.MediaBytes = mediaValues(r)
 	v.HTTP = httpValues(&r.HTTP)
 	v.Usage = usageValues(&r.Usage)
 	if r.Scheduled && r.IntendedNs > 0 {
@@ -274,7 +284,8 @@ func ComputeFailed(r *Record, tok TokenCounter) Values {
 	nan := math.NaN()
 	v := Values{TTFT: nan, TTFO: nan, TTST: nan, Latency: nan, ITL: nan, PerUser: nan, ISL: nan, OSL: nan, Reasoning: nan,
 		Output: nan, UsageOSL: nan, TokenizerOSL: nan, Effective: nan, OSLMismatch: nan, Decode: nan, Prefill: nan, E2E: nan,
-		TTFTSent: nan, LatencySent: nan}
+		TTFTSent: nan, LatencySent: nan,
+		Images: nan, AudioSeconds: nan, MediaBytes: nan}
 	for i := range v.HTTP {
 		v.HTTP[i] = nan
 	}
@@ -283,6 +294,16 @@ func ComputeFailed(r *Record, tok TokenCounter) Values {
 	}
 	v.ErrorISL, _ = inputLength(r, tok, false)
 	return v
+}
+
+// mediaValues are the media a request carried, NaN for one without any
+// (a text request has no image count, as it has no reasoning).
+func mediaValues(r *Record) (images, seconds, bytes float64) {
+	if r.MediaBytes == 0 {
+		nan := math.NaN()
+		return nan, nan, nan
+	}
+	return float64(r.Images), r.AudioSeconds, float64(r.MediaBytes)
 }
 
 // Input length sources, as the summary names them.

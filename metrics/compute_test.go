@@ -153,6 +153,7 @@ func TestCompute(t *testing.T) {
 				tc.want.HTTP[i] = nan // not traced
 			}
 		}
+		tc.want.Images, tc.want.AudioSeconds, tc.want.MediaBytes = nan, nan, nan // no media: TestComputeMedia
 		got := Compute(tc.rec, tc.tok)
 		// TestComputeAIPerfMetrics checks the rest.
 		rest := cmpopts.IgnoreFields(Values{}, "Decode", "Prefill", "E2E", "Output", "Usage", "ErrorISL", "TokenizerOSL", "InputSource", "Truncated", "TTFTSent", "LatencySent")

@@ -183,7 +183,14 @@ type Record struct {
 	// InputText is the prompt text, for counting ISL with a tokenizer when
 	// the dataset did not know it.
 	InputText string
-	Usage     Usage
+	// Images and AudioSeconds count the images and the seconds of audio
+	// the request carried (its history's included: they are sent again);
+	// MediaBytes is their size in the body, base64 included. ISL counts
+	// the text alone.
+	Images       int
+	AudioSeconds float64
+	MediaBytes   int
+	Usage        Usage
 
 	// SlotWaitNs is how long the request waited for a concurrency slot after
 	// its intended time (request rate combined with a concurrency cap).

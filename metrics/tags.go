@@ -44,6 +44,19 @@ const (
 	TokenizerOSL Tag = "tokenizer_output_sequence_length"
 )
 
+// The media a request carried (images and audio as chat content parts),
+// per request that carried any; the prompt's text alone is its ISL.
+const (
+	// ImageCount is the images in the request's messages, its history's
+	// included.
+	ImageCount Tag = "image_count"
+	// AudioDuration is the seconds of audio in them.
+	AudioDuration Tag = "audio_duration"
+	// MediaBytes is the size of the media parts in the request body,
+	// base64 included: what a server reads before it can decode them.
+	MediaBytes Tag = "media_bytes"
+)
+
 // The server's own token accounting (its usage object), one value per
 // request that reported the field, as AIPerf's usage_* metrics.
 const (
@@ -214,6 +227,9 @@ var RequestDefs = []Def{
 	def(OSL, "Output Sequence Length", "tokens", false),
 	def(ReasoningTokens, "Reasoning Token Count", "tokens", false),
 	def(OSLMismatch, "OSL Mismatch Diff", "%", false),
+	def(ImageCount, "Image Count", "images", false),
+	def(AudioDuration, "Audio Duration", "sec", false),
+	def(MediaBytes, "Media Bytes", "bytes", false),
 	hidden(UsagePrompt, "Usage Prompt Tokens", "tokens", false),
 	hidden(UsageCompletion, "Usage Completion Tokens", "tokens", false),
 	hidden(UsageTotal, "Usage Total Tokens", "tokens", false),

@@ -123,8 +123,24 @@ type Config struct {
 	SeqDist                      string  // --seq-dist
 	PromptCorpus                 string  // --prompt-corpus
 	PrefixPoolSize, PrefixLength int     // --prompt-prefix-pool-size, --prompt-prefix-length
-	SharedSystemPromptLength     int     // --shared-system-prompt-length
-	Tokenizer                    string
+	// Image*: AIPerf's --image-* options, synthetic images each turn
+	// carries (docs/multimodal.md).
+	ImageWidthMean, ImageWidthStddev   float64
+	ImageHeightMean, ImageHeightStddev float64
+	ImageFormat, ImageSource           string
+	ImageSourceSampling                string
+	ImageBatchSize                     int
+	// Audio*: AIPerf's --audio-* options, synthetic audio each turn
+	// carries; the lists are kHz and bits as given.
+	AudioLengthMean, AudioLengthStddev float64
+	AudioFormat                        string
+	AudioSampleRates, AudioDepths      []string
+	AudioChannels, AudioBatchSize      int
+	// MockPrefillPerImage and MockPrefillPerAudioSecond price media in
+	// the embedded mock's TTFT (--mock-prefill-per-image, -audio-second).
+	MockPrefillPerImage, MockPrefillPerAudioSecond time.Duration
+	SharedSystemPromptLength                       int // --shared-system-prompt-length
+	Tokenizer                                      string
 	// TokenizerRevision is the Hub revision of a tokenizer named by its
 	// model id (--tokenizer-revision; default main).
 	TokenizerRevision string

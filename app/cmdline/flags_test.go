@@ -27,7 +27,9 @@ func TestFlagsFillTheConfig(t *testing.T) {
 	want := Config{Models: []string{"mock"}, ModelSelection: "round_robin", TokenizerRevision: "main", WaitInterval: 5 * time.Second, WaitMode: "inference", EndpointType: "chat", ArrivalPattern: "poisson", Smoothness: 1, KneeFactor: 2,
 		Grace: 30 * time.Second, ISL: 550, Timeout: 21600 * time.Second, GPUInterval: time.Second, ServerTimeout: 5 * time.Second, Timestamps: "kernel",
 		ReasoningFormat: "auto", RankingsPassagesMean: 1, RankingsPassageTokens: 550, ConnectionReuse: "pooled", MaxResponseMiB: 64, ConnectionRetries: "1", TurnDelayRatio: 1, TurnsMean: 1, ExportLevel: "records",
-		NumDatasetEntries: 100, SeedDrawn: true, Seed: def.Seed} // the seed is drawn: TestAIPerfDefaults
+		NumDatasetEntries: 100, SeedDrawn: true, Seed: def.Seed,
+		ImageFormat: "png", ImageSource: "noise", ImageSourceSampling: "random-with-replacement", ImageBatchSize: 1,
+		AudioFormat: "wav", AudioSampleRates: []string{"16"}, AudioDepths: []string{"16"}, AudioChannels: 1, AudioBatchSize: 1} // the seed is drawn: TestAIPerfDefaults
 	if d := cmp.Diff(want, def); d != "" {
 		t.Errorf("defaults (-want +got)\n%s", d)
 	}
@@ -109,7 +111,7 @@ func TestAIPerfDefaults(t *testing.T) {
 func TestInputConfigHasEveryFlag(t *testing.T) {
 	c := Config{Grace: 5 * time.Second, StartOffset: 250 * time.Millisecond, NoServerMetrics: true, APIKey: "sk-secret-x",
 		Models: []string{"a", "b"}, ISL: 550, ExtraInputs: []string{"ignore_eos:true,api_key:sk-secret-y"},
-		Foreign: map[string][]string{"workers-max": {"4"}, "export-http-trace": {"true"}, "audio-depths": {"16", "24"}}}
+		Foreign: map[string][]string{"workers-max": {"4"}, "export-http-trace": {"true"}, "otel-resource-attributes": {"a=1", "b=2"}}}
 	ic := c.InputConfig(http.Header{"Authorization": {"Bearer sk-secret-x"}, "X-Team": {"infra"}})
 	leaves := 0
 	var walk func(map[string]any)
@@ -146,7 +148,7 @@ func TestInputConfigHasEveryFlag(t *testing.T) {
 		"endpoint.api_key": Redacted, "endpoint.model_names": []string{"a", "b"}, "input.prompt.input_tokens.mean": 550,
 		"input.headers":       [][2]string{{"Authorization", Redacted}, {"X-Team", "infra"}},
 		"input.extra":         [][2]any{{"ignore_eos", true}, {"api_key", Redacted}},
-		"service.workers_max": "4", "output.export_http_trace": true, "input.audio.depths": []string{"16", "24"},
+		"service.workers_max": "4", "output.export_http_trace": true, "output.otel_resource_attributes": []string{"a=1", "b=2"},
 	} {
 		got, _ := PathValue(ic, p)
 		if d := cmp.Diff(want, got); d != "" {

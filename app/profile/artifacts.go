@@ -132,11 +132,12 @@ type runFolders struct {
 
 // openRunFolders creates base/sub for every sub (base itself without
 // subs) and the per-request files in each: the records named jsonl and
-// the raw dump named raw (none when a name is ""), inputs.json. fault,
+// the raw dump named raw (none when a name is ""), inputs.json (written
+// with inputsOpts). fault,
 // when set, gives each file's callback for its first failed write.
 // inputs.json is written as inputs.json.partial and named by finish, so a
 // killed run leaves no empty one.
-func openRunFolders(base string, subs []string, jsonl, raw string, start time.Time, fault func(path string) export.WriteFault, opts ...export.JSONLOption) (*runFolders, error) {
+func openRunFolders(base string, subs []string, jsonl, raw string, inputsOpts []export.InputsOption, start time.Time, fault func(path string) export.WriteFault, opts ...export.JSONLOption) (*runFolders, error) {
 	f := &runFolders{}
 	with := func(path string) []export.JSONLOption {
 		if fault == nil {
@@ -192,7 +193,7 @@ func openRunFolders(base string, subs []string, jsonl, raw string, start time.Ti
 		f.dirs = append(f.dirs, d)
 		f.jsonl = append(f.jsonl, records)
 		f.raw = append(f.raw, dump)
-		f.inputs = append(f.inputs, export.NewInputs(inf, inOpts...))
+		f.inputs = append(f.inputs, export.NewInputs(inf, append(inOpts, inputsOpts...)...))
 	}
 	return f, nil
 }

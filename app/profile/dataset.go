@@ -152,6 +152,10 @@ func (c *config) loadDataset(ctx context.Context, tok datasets.Tokenizer, count 
 	if err != nil {
 		return nil, err
 	}
+	audio, err := c.audioOptions()
+	if err != nil {
+		return nil, err
+	}
 	var seqDist *datasets.SeqDist
 	if c.SeqDist != "" {
 		if seqDist, err = datasets.ParseSeqDist(c.SeqDist); err != nil {
@@ -169,6 +173,7 @@ func (c *config) loadDataset(ctx context.Context, tok datasets.Tokenizer, count 
 			PrefixPoolSize: c.PrefixPoolSize, PrefixLength: c.PrefixLength,
 			SharedSystemPromptLength: c.SharedSystemPromptLength, Tokenizer: tok,
 			Turns: c.TurnsMean, TurnsStddev: c.TurnsStddev, TurnDelay: c.TurnDelayMean, TurnDelayStddev: c.TurnDelayStd,
+			Images: c.imageOptions(), Audio: audio,
 		},
 	})
 	progress.end()
@@ -177,6 +182,9 @@ func (c *config) loadDataset(ctx context.Context, tok datasets.Tokenizer, count 
 	}
 	if err != nil {
 		// Bad files, lines and flags all exit 2 (the error names which).
+		if fe := cmdline.ForFlags(err, mediaFlags); fe != err {
+			return nil, &cmdline.UsageError{Err: fe}
+		}
 		return nil, &cmdline.UsageError{Err: cmdline.ForFlags(err, datasetFlags)}
 	}
 	if report != nil {

@@ -57,13 +57,14 @@ func (p *prepared) fingerprint(inputConfig map[string]any, server *fingerprint.S
 }
 
 // datasetSum hashes every turn of every conversation as the dataset defines
-// it (content, output cap, timing, extra fields, passages), not the bodies
+// it (content, output cap, timing, extra fields, passages, media), not the bodies
 // sent: a multi-turn body carries the server's earlier answers, and a
 // duration-bound run sends as many as the server allows, so bodies would
 // differ between servers given the same workload.
 func datasetSum(ds *datasets.Dataset) string {
 	var d fingerprint.Dataset
 	var buf []byte
+	digests := mediaDigests{}
 	field := func(b []byte) {
 		buf = binary.AppendUvarint(buf, uint64(len(b)))
 		buf = append(buf, b...)
@@ -83,6 +84,9 @@ func datasetSum(ds *datasets.Dataset) string {
 			}
 			for _, ps := range t.Passages {
 				field([]byte(ps))
+			}
+			for j := range t.Media {
+				field(digests.of(&t.Media[j]))
 			}
 			d.Add(c.ID, i, buf)
 		}

@@ -144,6 +144,9 @@ func prepareCtx(ctx context.Context, cc cmdline.Config, log io.Writer) (*prepare
 	if err := c.validateEdges(); err != nil {
 		return nil, err
 	}
+	if err := c.validateMedia(p.kind); err != nil {
+		return nil, err
+	}
 	if p.Shard, err = c.HostShard(); err != nil {
 		return nil, err
 	}
@@ -203,6 +206,9 @@ func prepareCtx(ctx context.Context, cc cmdline.Config, log io.Writer) (*prepare
 	}
 	pools, err := c.loadValueDatasets(ctx, &p.ds, builder, load, log)
 	if err != nil {
+		return nil, err
+	}
+	if err := checkMedia(p.ds, p.ep); err != nil {
 		return nil, err
 	}
 	if err := checkBodies(p.ds, p.ep); err != nil {
@@ -306,11 +312,15 @@ func (p *prepared) execute(ctx context.Context, log io.Writer) (o *outcome, err 
 	if p.exports.level == levelRaw {
 		rawName = p.exports.files.Raw
 	}
+	var inputsOpts []export.InputsOption
+	if p.exports.level == levelSummary {
+		inputsOpts = append(inputsOpts, export.HashMedia()) // inputs.json small: media as digests
+	}
 	// A failed write to a per-request file stops issuing when it happens.
 	runCtx, stopIssuing := context.WithCancel(ctx)
 	defer stopIssuing()
 	fault := &writeFault{log: log, stop: stopIssuing}
-	folders, err := openRunFolders(o.dir, p.stageFolders(), jsonlName, rawName, o.start, fault.reporter, export.WithWorkerID(o.benchmarkID[:8]))
+	folders, err := openRunFolders(o.dir, p.stageFolders(), jsonlName, rawName, inputsOpts, o.start, fault.reporter, export.WithWorkerID(o.benchmarkID[:8]))
 	if err != nil {
 		return nil, err
 	}
@@ -585,11 +595,12 @@ func (c *config) target(ctx context.Context, log io.Writer) (url string, stop fu
 	}
 	// Not stopped by ctx: an interrupt drains the requests in flight, so the
 	// mock must outlive it; the run's cleanup closes it.
-	mock, err := mockserver.Start(context.WithoutCancel(ctx), "127.0.0.1:0", mockserver.Config{TTFT: 20 * time.Millisecond, ITL: 5 * time.Millisecond, Model: c.Model})
+	mock, err := mockserver.Start(context.WithoutCancel(ctx), "127.0.0.1:0", mockserver.Config{TTFT: 20 * time.Millisecond, ITL: 5 * time.Millisecond, Model: c.Model,
+		PrefillPerImage: c.MockPrefillPerImage, PrefillPerAudioSecond: c.MockPrefillPerAudioSecond})
 	if err != nil {
 		return "", nil, fmt.Errorf("starting the embedded mock server: %w", err)
 	}
-	fmt.Fprintf(log, "no --url given: benchmarking the embedded mock server at %s (TTFT 20ms, ITL 5ms)\n", mock.URL())
+	fmt.Fprintf(log, "no --url given: benchmarking the embedded mock server at %s (TTFT 20ms, ITL 5ms%s)\n", mock.URL(), c.mockMediaLine())
 	return mock.URL(), func() { _ = mock.Close(context.Background()) }, nil
 }
 
@@ -708,7 +719,7 @@ func (c *config) validate() error {
 		return cmdline.Usagef("--benchmark-grace-period must be ≥ 0, got %s", c.Grace)
 	case c.Timeout <= 0:
 		return cmdline.Usagef("--request-timeout-seconds must be > 0")
-	case c.ISL <= 0:
+	case c.ISL < 0 || c.ISL == 0 && !c.syntheticMedia():
 		return cmdline.Usagef("--isl must be ≥ 1, got %d", c.ISL)
 	case c.OSL < 0:
 		return cmdline.Usagef("--osl must be ≥ 0, got %d", c.OSL)

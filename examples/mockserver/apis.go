@@ -149,13 +149,13 @@ func countOther(api otherAPI, req *otherRequest) (prompt, items int, err error) 
 		if p, err := countPrompt(req.Input); err == nil {
 			return p, 0, nil
 		}
-		p, err := countMessages(req.Input)
+		p, err := countMessages(req.Input, nil)
 		return p, 0, err
 	case messagesAPI:
 		if req.MaxTokens == nil {
 			return 0, 0, fmt.Errorf("%w: max_tokens: Field required", errBadRequest)
 		}
-		p, err := countMessages(req.Messages)
+		p, err := countMessages(req.Messages, nil)
 		return p, 0, err
 	case tgiAPI, tgiStreamAPI:
 		if req.Inputs == "" {
@@ -164,7 +164,7 @@ func countOther(api otherAPI, req *otherRequest) (prompt, items int, err error) 
 		return countWords(req.Inputs), 0, nil
 	case embeddingsAPI:
 		if !isNull(req.Messages) {
-			p, err := countMessages(req.Messages)
+			p, err := countMessages(req.Messages, nil)
 			return p, 1, err
 		}
 		var one string

@@ -26,6 +26,10 @@ type Config struct {
 	TTFT time.Duration
 	// ITL is the gap between tokens; 0 sends them as fast as possible.
 	ITL time.Duration
+	// PrefillPerImage and PrefillPerAudioSecond add to a chat request's
+	// TTFT for each image part and each second of audio it carries (a
+	// vision or audio encoder's time), so TTFT moves with the media.
+	PrefillPerImage, PrefillPerAudioSecond time.Duration
 	// ReasoningTokens is how many of the first output tokens of a chat
 	// request are sent as reasoning (delta.reasoning_content). They count
 	// towards max_tokens. Completions requests carry no reasoning.
@@ -99,6 +103,10 @@ func (cfg Config) Validate() error {
 		return fmt.Errorf("mockserver: Config.TTFT %v is negative", cfg.TTFT)
 	case cfg.ITL < 0:
 		return fmt.Errorf("mockserver: Config.ITL %v is negative", cfg.ITL)
+	case cfg.PrefillPerImage < 0:
+		return fmt.Errorf("mockserver: Config.PrefillPerImage %v is negative", cfg.PrefillPerImage)
+	case cfg.PrefillPerAudioSecond < 0:
+		return fmt.Errorf("mockserver: Config.PrefillPerAudioSecond %v is negative", cfg.PrefillPerAudioSecond)
 	case cfg.ErrorRate < 0 || cfg.ErrorRate > 1 || cfg.ErrorRate != cfg.ErrorRate:
 		return fmt.Errorf("mockserver: Config.ErrorRate %v is outside [0, 1]", cfg.ErrorRate)
 	case cfg.ReasoningTokens < 0:

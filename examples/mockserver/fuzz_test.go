@@ -12,6 +12,7 @@ import (
 var fuzzSeeds = []string{
 	`{"messages":[{"role":"user","content":"hi"}],"max_tokens":3,"stream":true,"stream_options":{"include_usage":true}}`,
 	`{"messages":[{"role":"user","content":[{"type":"text","text":"a b"},{"type":"image_url","image_url":{"url":"x"}}]}]}`,
+	`{"messages":[{"role":"user","content":[{"type":"image_url","image_url":{"url":"data:image/png;base64,aGk="}},{"type":"input_audio","input_audio":{"data":"UklGRiQAAABXQVZFZm10IBAAAAABAAEAQB8AAIA+AAACABAAZGF0YQAAAAA=","format":"wav"}}]}]}`,
 	`{"messages":[{"role":"assistant","content":null,"tool_calls":[]}],"max_completion_tokens":2}`,
 	`{"prompt":"one two three","max_tokens":2,"ignore_eos":true}`,
 	`{"prompt":["one"],"max_tokens":1}`,

@@ -29,6 +29,8 @@ type request struct {
 	// ignores max_completion_tokens goes by.
 	LegacyMaxTokens int
 	PromptTokens    int
+	// Media are the request's image and audio parts.
+	Media mediaLoad
 }
 
 // wireRequest is the JSON shape decoded; fields the mock ignores
@@ -56,8 +58,10 @@ type wireMessage struct {
 }
 
 type wirePart struct {
-	Type string `json:"type"`
-	Text string `json:"text"`
+	Type       string      `json:"type"`
+	Text       string      `json:"text"`
+	ImageURL   *imagePart  `json:"image_url"`
+	InputAudio *inputAudio `json:"input_audio"`
 }
 
 // errBadRequest marks a body the mock rejects with 400.
@@ -104,7 +108,7 @@ func parseRequest(body []byte, kind apiKind, maxOutput int) (request, error) {
 	var err error
 	switch kind {
 	case chatAPI:
-		r.PromptTokens, err = countMessages(w.Messages)
+		r.PromptTokens, err = countMessages(w.Messages, &r.Media)
 	case completionsAPI:
 		r.PromptTokens, err = countPrompt(w.Prompt)
 	}
@@ -120,8 +124,9 @@ func isNull(raw json.RawMessage) bool {
 	return len(raw) == 0 || string(raw) == "null"
 }
 
-// countMessages counts the words in a chat request's messages.
-func countMessages(raw json.RawMessage) (int, error) {
+// countMessages counts the words in a chat request's messages, and its
+// media into m (nil: the parts are another API's, only text is read).
+func countMessages(raw json.RawMessage, m *mediaLoad) (int, error) {
 	if isNull(raw) {
 		return 0, fmt.Errorf("%w: messages is required", errBadRequest)
 	}
@@ -133,11 +138,12 @@ func countMessages(raw json.RawMessage) (int, error) {
 		return 0, fmt.Errorf("%w: messages is empty", errBadRequest)
 	}
 	n := 0
+	media := m
 	for i, m := range msgs {
 		if m.Role == "" {
 			return 0, fmt.Errorf("%w: messages[%d].role is required", errBadRequest, i)
 		}
-		c, err := countContent(m.Content)
+		c, err := countContent(m.Content, media)
 		if err != nil {
 			return 0, fmt.Errorf("%w: messages[%d].content: %w", errBadRequest, i, err)
 		}
@@ -148,8 +154,8 @@ func countMessages(raw json.RawMessage) (int, error) {
 
 // countContent counts words in a message content: a string, null (an
 // assistant turn with tool calls) or an array of parts, of which only
-// text parts count.
-func countContent(raw json.RawMessage) (int, error) {
+// text parts count; image and audio parts are checked and counted into m.
+func countContent(raw json.RawMessage, m *mediaLoad) (int, error) {
 	if isNull(raw) {
 		return 0, nil
 	}
@@ -166,8 +172,13 @@ func countContent(raw json.RawMessage) (int, error) {
 			return 0, err
 		}
 		n := 0
-		for _, p := range parts {
-			n += countWords(p.Text)
+		for i := range parts {
+			if m != nil { // nil: another API's parts, only their text counts
+				if err := m.add(&parts[i]); err != nil {
+					return 0, err
+				}
+			}
+			n += countWords(parts[i].Text)
 		}
 		return n, nil
 	}

@@ -32,6 +32,8 @@ type Server struct {
 	badRequests  atomic.Uint64
 	canceled     atomic.Uint64
 	promptTokens atomic.Uint64
+	images       atomic.Uint64
+	audioClips   atomic.Uint64
 	genTokens    atomic.Uint64
 	finishStop   atomic.Uint64
 	finishLength atomic.Uint64
@@ -48,6 +50,8 @@ func New(cfg Config) *Server {
 	cfg = cfg.withDefaults()
 	cfg.TTFT = max(cfg.TTFT, 0)
 	cfg.ITL = max(cfg.ITL, 0)
+	cfg.PrefillPerImage = max(cfg.PrefillPerImage, 0)
+	cfg.PrefillPerAudioSecond = max(cfg.PrefillPerAudioSecond, 0)
 	cfg.ErrorRate = min(max(cfg.ErrorRate, 0), 1)
 	cfg.MaxRunning = max(cfg.MaxRunning, 0)
 	s := &Server{cfg: cfg, created: time.Now().Unix()}
@@ -189,6 +193,8 @@ func (s *Server) serveCompletion(w http.ResponseWriter, r *http.Request, kind ap
 	defer s.adm.release()
 	req.PromptTokens = cutPrompt(req.PromptTokens, s.cfg.ContextTokens)
 	s.promptTokens.Add(uint64(req.PromptTokens))
+	s.images.Add(uint64(req.Media.Images))
+	s.audioClips.Add(uint64(req.Media.Audio))
 
 	g := generation{
 		kind:    kind,
@@ -196,7 +202,7 @@ func (s *Server) serveCompletion(w http.ResponseWriter, r *http.Request, kind ap
 		arrival: arrival,
 		wireAt:  wireArrival,
 		id:      r.Header.Get("X-Request-Id"),
-		first:   time.Now().Add(s.cfg.TTFT),
+		first:   time.Now().Add(s.cfg.TTFT + s.mediaPrefill(&req.Media)),
 		out:     req.MaxTokens,
 		finish:  "length",
 		words:   splitmix64(s.cfg.Seed + n),
@@ -231,6 +237,12 @@ func (s *Server) serveCompletion(w http.ResponseWriter, r *http.Request, kind ap
 	} else {
 		s.finishLength.Add(1)
 	}
+}
+
+// mediaPrefill is the time a request's images and audio add to its TTFT.
+func (s *Server) mediaPrefill(m *mediaLoad) time.Duration {
+	return time.Duration(m.Images)*s.cfg.PrefillPerImage +
+		time.Duration(m.AudioSeconds*float64(s.cfg.PrefillPerAudioSecond))
 }
 
 // readBody reads all of r into buf.

@@ -32,6 +32,9 @@ type Stats struct {
 	// package doc for how prompts are counted).
 	PromptTokens    uint64 `json:"prompt_tokens"`
 	GeneratedTokens uint64 `json:"generated_tokens"`
+	// Images and AudioClips count the media parts of chat requests.
+	Images     uint64 `json:"images"`
+	AudioClips uint64 `json:"audio_clips"`
 	// TTFTCount is the number of TTFT samples; the rest are in ms, with
 	// quantiles resolved to 0.4%.
 	TTFTCount  uint64  `json:"ttft_count"`
@@ -54,6 +57,8 @@ func (s *Server) Stats() Stats {
 		Waiting:         s.adm.waiting.Load(),
 		PromptTokens:    s.promptTokens.Load(),
 		GeneratedTokens: s.genTokens.Load(),
+		Images:          s.images.Load(),
+		AudioClips:      s.audioClips.Load(),
 		TTFTCount:       t.Count,
 		TTFTMeanMS:      t.Mean,
 		TTFTP50MS:       t.P50,

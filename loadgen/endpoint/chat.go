@@ -7,13 +7,19 @@ type chat struct{}
 func init() { Register(Chat, chat{}) }
 
 func (chat) Info() Info {
-	return Info{Path: "/v1/chat/completions", Streams: true, ProducesTokens: true}
+	return Info{Path: "/v1/chat/completions", Streams: true, ProducesTokens: true, Media: true}
 }
 
 func (chat) Body(e *Endpoint, r *Request) ([]byte, error) {
 	body := make(map[string]any, 6+len(e.Extra)+len(r.Turn.Extra))
 	body["model"] = e.ModelFor(r.Turn)
-	body["messages"] = wireMessages(chatMessages(r, true))
+	msgs := chatMessages(r, true)
+	withMedia := hasMedia(msgs)
+	if withMedia {
+		body["messages"] = mediaMessages{}
+	} else {
+		body["messages"] = wireMessages(msgs)
+	}
 	if r.Turn.Tools != nil {
 		body["tools"] = r.Turn.Tools
 	}
@@ -21,6 +27,9 @@ func (chat) Body(e *Endpoint, r *Request) ([]byte, error) {
 		body[e.MaxTokensField()] = r.Turn.MaxTokens
 	}
 	streamOptions(e, body)
+	if withMedia {
+		return mediaBody(e, r.Turn, body, msgs)
+	}
 	return jsonBody(e, r.Turn, body)
 }
 

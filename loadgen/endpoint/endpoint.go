@@ -18,6 +18,7 @@ import (
 	"text/template"
 
 	"github.com/surgebench/surge/datasets"
+	"github.com/surgebench/surge/datasets/media"
 	"github.com/surgebench/surge/metrics"
 )
 
@@ -61,6 +62,10 @@ type Info struct {
 	// EndsAtEOF reports that a stream may end by closing, with no end
 	// marker of its own (raw and template streams).
 	EndsAtEOF bool
+	// Media reports that the type sends a turn's images and audio (as
+	// OpenAI chat content parts); a turn with media fails to build for
+	// the others.
+	Media bool
 }
 
 // Format is one endpoint type's wire format.
@@ -129,6 +134,9 @@ type Message struct {
 	// content parts), sent in its place by the chat-style types; Role and
 	// Content are its role and text for the others.
 	Raw map[string]any `json:"-"`
+	// Media are the message's images and audio, sent as content parts
+	// after its text by the types whose Info has Media.
+	Media []media.Part `json:"-"`
 }
 
 // TurnMessages is what turn adds to its conversation's messages: its
@@ -140,7 +148,7 @@ func TurnMessages(t *datasets.Turn) []Message {
 		if role == "" {
 			role = "user"
 		}
-		return []Message{{Role: role, Content: t.Content()}}
+		return []Message{{Role: role, Content: t.Content(), Media: t.Media}}
 	}
 	out := make([]Message, len(t.Messages))
 	for i, m := range t.Messages {
@@ -375,12 +383,22 @@ func (e *Endpoint) Body(system string, history []Message, turn *datasets.Turn) (
 	if turn.Payload != nil {
 		return json.Marshal(turn.Payload)
 	}
+	if len(turn.Media) > 0 && !f.Info().Media {
+		return nil, fmt.Errorf("endpoint type %s cannot send images or audio (chat sends them as content parts)", e.Kind)
+	}
 	return f.Body(e, &Request{System: system, History: history, Turn: turn})
 }
 
 // jsonBody marshals body after merging the endpoint's and the turn's extra
 // fields into it (the turn's win).
 func jsonBody(e *Endpoint, t *datasets.Turn, body map[string]any) ([]byte, error) {
+	mergeExtra(e, t, body)
+	return json.Marshal(body)
+}
+
+// mergeExtra merges the endpoint's and the turn's extra fields into body
+// (the turn's win).
+func mergeExtra(e *Endpoint, t *datasets.Turn, body map[string]any) {
 	for k, v := range e.Extra {
 		body[k] = v
 	}
@@ -389,7 +407,6 @@ func jsonBody(e *Endpoint, t *datasets.Turn, body map[string]any) ([]byte, error
 			body[k] = v
 		}
 	}
-	return json.Marshal(body)
 }
 
 // promptText joins a system prompt, the history and the turn into one
@@ -428,7 +445,7 @@ func chatMessages(r *Request, withSystem bool) []Message {
 	}
 	msgs = append(msgs, h...)
 	if r.Turn.Messages == nil && r.Turn.Role == "" {
-		return append(msgs, Message{Role: "user", Content: r.Turn.Content()})
+		return append(msgs, Message{Role: "user", Content: r.Turn.Content(), Media: r.Turn.Media})
 	}
 	return append(msgs, TurnMessages(r.Turn)...)
 }

@@ -42,7 +42,17 @@ type Inputs struct {
 	err  error
 	// onFault hears of the first failed write (InputsWriteFault).
 	onFault WriteFault
+	// hash writes media as their digests (HashMedia).
+	hash bool
 }
+
+// HashMedia writes each base64 image or audio clip of a body as its
+// SHA-256 instead of its bytes (an export level that keeps files small):
+// a data URL "data:image/png;base64,…" becomes
+// "data:image/png;sha256,<hex of the base64 text>", an input_audio's data
+// "sha256:<hex>". Equal media get equal digests; the rest of the body is
+// as sent.
+func HashMedia() InputsOption { return func(in *Inputs) { in.hash = true } }
 
 // pending is a session's bodies, in turn order, until its end.
 type pending struct {
@@ -64,6 +74,9 @@ const (
 // or torn inputs.json behind a killed process).
 func NewInputs(w io.Writer, opts ...InputsOption) *Inputs {
 	in := &Inputs{open: map[int64]*pending{}, maxHeld: inputsMaxHeld, wake: make(chan struct{}, 1), done: make(chan struct{})}
+	for _, o := range opts {
+		o(in)
+	}
 	in.taken = sync.NewCond(&in.mu)
 	for _, o := range opts {
 		o(in)
@@ -171,6 +184,9 @@ func (in *Inputs) write(dst io.Writer) {
 			}
 			if b == nil {
 				b = []byte("null") // a turn never sent
+			}
+			if in.hash {
+				b = hashMedia(b)
 			}
 			buf = append(buf, b...)
 		}
