@@ -1,0 +1,260 @@
+#!/usr/bin/env bash
+# bench/scaling.sh — how the load surge times honestly grows with client
+# cores, and where it stops growing (issue 36).
+#
+# Builds surge and bench/benchtool once, then for client core counts 1, 2,
+# 4, … up to nproc (the last one nproc itself):
+#
+#   calibrate  `surge calibrate` pinned to the client's cores (its mock is
+#              embedded: it shares those cores), kept in a scratch file
+#              ($SURGE_CALIBRATION_FILE): the highest stream count × token
+#              rate with read delay p99 < 1 ms and ≤ 1% of first tokens read
+#              with the next, and the core count it measured with.
+#   burst      a fixed heavy burst, the same at every core count: `surge
+#              mock-server` pinned to the cores the client does not use (all
+#              of them, shared, at the last count), `surge profile` pinned to
+#              the client's: BURST_STREAMS streams started together, ITL
+#              2 ms, 64 identical tokens each, BURST_WAVES waves, kernel
+#              timestamps. Reported: tokens/s offered and delivered, read
+#              delay p99, first tokens read with the next, whether that load
+#              was timed honestly (p99 < 1 ms and ≤ 1%), and CPU per token
+#              (user+sys from the kernel's rusage, less a one-request run's
+#              start-up, over the tokens).
+#   profile    the same burst once more under `perf record -g` (when perf
+#              can sample this user's processes), with the dashboard drawn
+#              (through `script`, a pseudo-terminal) so that its snapshots
+#              are in the profile: the top entries by own time, and the
+#              share of surge's shared points — the dispatcher, the record
+#              shards, the JSONL writer, the digest merges, the dashboard's
+#              snapshot, lock and scheduler waits — as a fraction of one
+#              core: a single goroutine near 1.0 is what stops the scaling.
+#
+# Needs Go, bash, awk and taskset; perf and script are optional. Everything
+# stays on 127.0.0.1. A full run on 2 cores takes ≈ 3–6 minutes.
+#
+#   bench/scaling.sh              # full run
+#   QUICK=1 bench/scaling.sh      # small steps and bursts (≈ 1 min)
+#   CORES="1 2" bench/scaling.sh  # these client core counts only
+#   KEEP=1 bench/scaling.sh       # keep the scratch folder (every export, perf.data)
+#   BURST_STREAMS=1024 BURST_WAVES=8 PERF=0 …
+set -euo pipefail
+
+cd "$(dirname "$0")/.."
+quick=${QUICK:-0}
+ncpu=$(nproc)
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/surge-scaling.XXXXXX")
+mock_pid=""
+cleanup() {
+	if [[ -n $mock_pid ]]; then kill "$mock_pid" 2>/dev/null || true; wait "$mock_pid" 2>/dev/null || true; fi
+	if [[ ${KEEP:-0} == 1 ]]; then echo "scratch kept in $tmp" >&2; else rm -rf "$tmp"; fi
+}
+trap cleanup EXIT INT TERM
+
+command -v taskset >/dev/null || { echo "scaling.sh needs taskset (util-linux) to pin client and server" >&2; exit 2; }
+
+if [[ -n ${CORES:-} ]]; then
+	read -r -a cores <<<"$CORES"
+else
+	cores=()
+	for ((c = 1; c < ncpu; c *= 2)); do cores+=("$c"); done
+	cores+=("$ncpu")
+fi
+for c in "${cores[@]}"; do
+	if ! [[ $c =~ ^[0-9]+$ ]] || ((c < 1 || c > ncpu)); then
+		echo "CORES: $c is not a core count between 1 and $ncpu" >&2
+		exit 2
+	fi
+done
+
+streams=${BURST_STREAMS:-$((quick == 1 ? 128 : 512))}
+waves=${BURST_WAVES:-$((quick == 1 ? 2 : 8))}
+cal_args=(--max-streams "$((quick == 1 ? 32 : 1024))")
+((quick == 1)) && cal_args+=(--itl 2ms --tokens 20)
+
+perf_ok=0
+if [[ ${PERF:-1} == 1 ]] && command -v perf >/dev/null && perf record -q -o "$tmp/perf.probe" -- true >/dev/null 2>&1; then
+	perf_ok=1
+fi
+ui=(--ui none)
+command -v script >/dev/null && ui=(--ui dashboard)
+
+echo "building surge and benchtool into $tmp ..." >&2
+go build -o "$tmp/surge" .
+go build -o "$tmp/benchtool" ./bench/benchtool
+surge=$tmp/surge
+bt=$tmp/benchtool
+get() { "$bt" get "$@"; }
+ulimit -n "$(ulimit -Hn)" 2>/dev/null || true
+
+# start_mock CPUS ARGS...: start the mock pinned to CPUS on a free port, set $mock_url.
+start_mock() {
+	local cpus=$1 log=$tmp/mock.$RANDOM.log
+	shift
+	taskset -c "$cpus" "$surge" mock-server --port 0 "$@" 2>"$log" &
+	mock_pid=$!
+	for _ in $(seq 100); do
+		mock_url=$(grep -o 'http://127\.0\.0\.1:[0-9]*' "$log" | head -1 || true)
+		[[ -n $mock_url ]] && return 0
+		sleep 0.05
+	done
+	echo "mock server did not start:" >&2
+	cat "$log" >&2
+	exit 1
+}
+
+stop_mock() {
+	kill "$mock_pid" 2>/dev/null || true
+	wait "$mock_pid" 2>/dev/null || true
+	mock_pid=""
+}
+
+# profile DIR CPUS CONCURRENCY COUNT OSL PERF EXTRA...: run surge profile
+# pinned to CPUS under benchtool run (rusage into DIR/usage.json); PERF=1
+# runs it under perf record (DIR/perf.data), on a pseudo-terminal when the
+# dashboard is asked for.
+profile() {
+	local dir=$1 cpus=$2 conc=$3 count=$4 osl=$5 perf=$6
+	shift 6
+	mkdir -p "$dir"
+	local cmd=(taskset -c "$cpus" "$surge" profile --url "$mock_url" --model mock \
+		--streaming --concurrency "$conc" --request-count "$count" --isl 128 --osl "$osl" --timestamps kernel \
+		--no-gpu-telemetry --no-server-metrics --output-artifact-dir "$dir" "$@")
+	if ((perf)); then
+		cmd=(perf record -q -F 4999 -g -k CLOCK_REALTIME -o "$dir/perf.data" -- "${cmd[@]}")
+	fi
+	if [[ " $* " == *" --ui dashboard "* ]]; then
+		# script -c takes one string: every word quoted for the shell it runs.
+		cmd=(script -qefc "$(printf '%q ' "${cmd[@]}")" /dev/null)
+	fi
+	"$bt" run -o "$dir/usage.json" -- "${cmd[@]}" >"$dir/stdout.txt" 2>"$dir/stderr.txt" </dev/null || {
+		echo "surge profile ($dir) failed:" >&2
+		tail -20 "$dir/stderr.txt" >&2
+		exit 1
+	}
+}
+
+# points DIR: from DIR/perf.data, the samples taken between the first
+# request and the last response (the export's start_time and end_time; perf
+# stamps samples with the same wall clock), the shared points' share of the
+# client's CPU and as a fraction of one core (inclusive time ÷ that span),
+# and the top entries by own time.
+points() {
+	local data=$1/perf.data from to wall total
+	from=$(date -d "$(get "$1/profile_export_aiperf.json" start_time)" +%s.%N)
+	to=$(date -d "$(get "$1/profile_export_aiperf.json" end_time)" +%s.%N)
+	wall=$(awk -v a="$from" -v b="$to" 'BEGIN { print b - a }')
+	local span=(--time "$from,$to")
+	total=$(perf report -i "$data" "${span[@]}" --stdio -g none 2>/dev/null | awk '/^# Event count/ { print $NF; exit }')
+	echo "    load phase ${wall}s: $(awk -v t="${total:-0}" -v w="$wall" 'BEGIN { printf "%.2f", t / 1e9 / w }') cores busy on average (perf samples, user space and what the VM shows of the kernel)"
+	perf report -i "$data" "${span[@]}" --stdio --children --sort symbol -g none 2>/dev/null >"$data.children.txt" || true
+	perf report -i "$data" "${span[@]}" --stdio --no-children --sort symbol -g none 2>/dev/null >"$data.self.txt" || true
+	awk -v total="$total" -v wall="$wall" '
+		# Lines: "  Children%  Self%  [.] symbol ...".
+		/^ +[0-9.]+%/ {
+			c = $1; s = $2; sub("%", "", c); sub("%", "", s)
+			sym = $4
+			inc[sym] += c; own[sym] += s
+		}
+		function share(p) { return p / 100 * total / 1e9 / wall }
+		function show(name, p, note) { printf "    %-34s %5.1f%% of client CPU  %5.2f of one core%s\n", name, p, share(p), note }
+		END {
+			show("streams (every request goroutine)", inc["github.com/surgebench/surge/loadgen.(*Generator).session"], "")
+			show("dispatcher (one goroutine)", inc["github.com/surgebench/surge/loadgen.(*Generator).issue"] + inc["github.com/surgebench/surge/loadgen.(*Generator).lookahead.func1"], "")
+			show("record shards (GOMAXPROCS goroutines)", inc["github.com/surgebench/surge/metrics.(*shard).run"], "")
+			show("  of which JSONL lines", inc["github.com/surgebench/surge/metrics/export.(*JSONL).WriteRecord"], "")
+			show("JSONL held-lines writer (timer)", inc["github.com/surgebench/surge/metrics/export.(*JSONL).WriteHeld"], "")
+			show("digest merges (aggregate.merge)", inc["github.com/surgebench/surge/metrics.(*aggregate).merge"], "")
+			show("dashboard snapshot", inc["github.com/surgebench/surge/metrics.(*Collector).Snapshot"], "")
+			show("locks (lock2 + Mutex.lockSlow)", own["runtime.lock2"] + own["sync.(*Mutex).lockSlow"] + own["runtime.lockWithRank"], " (own time)")
+			show("scheduler (findRunnable)", inc["runtime.findRunnable"], "")
+			show("garbage collector (mark workers)", inc["runtime.gcBgMarkWorker"], "")
+		}' "$data.children.txt"
+	echo "    top entries by own time:"
+	awk '/^ +[0-9.]+%/ && n < 8 { printf "      %6s  %s\n", $1, $3 " " $4; n++ }' "$data.self.txt"
+}
+
+rows=() details=() notes=()
+fmt='%5s %-7s %-7s %6s | %-22s %9s %8s | %9s %9s %8s %7s %-6s %7s'
+header=$(printf "$fmt" cores client server load "calibrate: best" "tok/s" "p99 ms" "offered" "tok/s" "p99 ms" "shared" honest "µs/tok")
+
+# The start-up a run pays once (flags, the tokenizer that builds prompts),
+# measured on one core and subtracted from every burst's CPU.
+echo "start-up baseline (1 request, 1 core) ..." >&2
+start_mock "$((ncpu > 1 ? 1 : 0))" --ttft 0 --itl 0 --output-tokens 1
+profile "$tmp/base" 0 1 1 1 0 --ui none
+stop_mock
+base_cpu=$(awk -v u="$(get "$tmp/base/usage.json" user_s)" -v s="$(get "$tmp/base/usage.json" sys_s)" 'BEGIN { print u + s }')
+
+for c in "${cores[@]}"; do
+	client="0-$((c - 1))"
+	if ((c < ncpu)); then server="$c-$((ncpu - 1))"; else server="0-$((ncpu - 1))"; fi
+	load=$(cut -d' ' -f1 /proc/loadavg)
+	echo "== client cores $client, server cores $server (load average $load)" >&2
+
+	# --- calibrate's search ------------------------------------------------
+	echo "calibrate on $c core(s) ..." >&2
+	cal=$tmp/cal$c.json
+	SURGE_CALIBRATION_FILE=$cal taskset -c "$client" "$surge" calibrate "${cal_args[@]}" >"$tmp/cal$c.txt" 2>&1 || {
+		echo "surge calibrate failed:" >&2
+		tail -20 "$tmp/cal$c.txt" >&2
+		exit 1
+	}
+	cat "$tmp/cal$c.txt" >&2
+	best="none passed"
+	if [[ $(get "$cal" streams) != 0 ]]; then best="$(get "$cal" streams) @ $(get "$cal" itl_ms) ms"; fi
+	cal_cores=$(get "$cal" gomaxprocs 2>/dev/null || echo "?")
+	cal_tps=$(awk -v v="$(get "$cal" tokens_per_sec)" 'BEGIN { printf "%.0f", v }')
+	cal_p99=$(awk -v v="$(get "$cal" read_delay_p99_ms)" 'BEGIN { printf "%.3f", v }')
+
+	# --- the fixed burst, timed ---------------------------------------------
+	echo "burst: $streams streams × $waves waves, ITL 2 ms, 64 tokens, client on $client ..." >&2
+	d=$tmp/burst$c
+	start_mock "$server" --ttft 20ms --itl 2ms --output-tokens 64
+	profile "$d" "$client" "$streams" "$((streams * waves))" 64 0 --ui none
+	stop_mock
+	toks=$(get "$d/profile_export_aiperf.json" total_output_tokens.avg)
+	tps=$(awk -v v="$(get "$d/profile_export_aiperf.json" output_token_throughput.avg)" 'BEGIN { printf "%.0f", v }')
+	p99=$(awk -v v="$(get "$d/profile_export_aiperf.json" client_read_delay.p99)" 'BEGIN { printf "%.3f", v }')
+	sh=$(get "$d/profile_export_aiperf.json" first_token_shared_read.avg 2>/dev/null || echo 0)
+	reqs=$(get "$d/profile_export_aiperf.json" request_count.avg)
+	shpct=$(awk -v s="$sh" -v n="$reqs" 'BEGIN { printf "%.1f%%", 100 * s / n }')
+	honest=$(awk -v p="$p99" -v s="$sh" -v n="$reqs" 'BEGIN { print (p < 1 && 100 * s / n <= 1) ? "yes" : "no" }')
+	us=$(awk -v u="$(get "$d/usage.json" user_s)" -v s="$(get "$d/usage.json" sys_s)" -v b="$base_cpu" -v n="$toks" \
+		'BEGIN { printf "%.2f", (u + s - b) * 1e6 / n }')
+	rows+=("$(printf "$fmt" "$c" "$client" "$server" "$load" "$best (GOMAXPROCS $cal_cores)" "$cal_tps" "$cal_p99" \
+		"$((streams * 500))" "$tps" "$p99" "$shpct" "$honest" "$us")")
+
+	# --- the same burst, profiled -------------------------------------------
+	if ((perf_ok)); then
+		echo "burst under perf (${ui[*]}) ..." >&2
+		p=$tmp/perf$c
+		mkdir -p "$p"
+		start_mock "$server" --ttft 20ms --itl 2ms --output-tokens 64
+		profile "$p" "$client" "$streams" "$((streams * waves))" 64 1 "${ui[@]}"
+		stop_mock
+		details+=("  $c client core(s) ($client; server $server), perf ${ui[*]}, $(get "$p/profile_export_aiperf.json" client_read_delay.p99) ms read delay p99 under perf:")
+		details+=("$(points "$p")")
+	fi
+done
+
+# --- what this machine could not show ------------------------------------------
+((ncpu >= 16)) || notes+=("only $ncpu cores: client core counts above $ncpu (the 4, 8, 16 a bigger machine runs) were not measured here")
+notes+=("at $ncpu client cores the mock shares the client's cores (no core is left for it): that row is a lower bound of the client, not its ceiling")
+notes+=("surge calibrate embeds its mock: its search shares the client's cores with the server at every count")
+((perf_ok)) || notes+=("perf is missing or may not sample here (perf_event_paranoid $(cat /proc/sys/kernel/perf_event_paranoid 2>/dev/null || echo ?)): no profile")
+((perf_ok)) && notes+=("perf samples user space and only what the VM lets it of the kernel (perf_event_paranoid $(cat /proc/sys/kernel/perf_event_paranoid 2>/dev/null || echo ?)): system time is under-attributed")
+[[ ${ui[*]} == "--ui none" ]] && notes+=("no \`script\` for a pseudo-terminal: the dashboard's snapshot was not profiled")
+
+echo
+echo "surge scaling — $ncpu cores ($(grep -m1 'model name' /proc/cpuinfo 2>/dev/null | cut -d: -f2 | sed 's/^ //')), $(uname -sr), $(go version | awk '{print $3}'), burst $streams streams × $waves waves at ITL 2 ms, start-up ${base_cpu}s subtracted"
+echo "load = 1-minute load average as the row began; calibrate = surge calibrate pinned to the client cores (embedded mock); burst = offered and delivered tokens/s, read delay p99, first tokens read with the next"
+echo "$header"
+for r in "${rows[@]}"; do echo "$r"; done
+if ((${#details[@]})); then
+	echo
+	echo "where the time goes (burst under perf; fraction of one core = inclusive CPU ÷ wall time):"
+	for r in "${details[@]}"; do echo "$r"; done
+fi
+echo
+echo "not measured on this machine:"
+for n in "${notes[@]}"; do echo "  - $n"; done
