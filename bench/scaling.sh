@@ -26,8 +26,12 @@
 #              are in the profile: the top entries by own time, and the
 #              share of surge's shared points — the dispatcher, the record
 #              shards, the JSONL writer, the digest merges, the dashboard's
-#              snapshot, lock and scheduler waits — as a fraction of one
-#              core: a single goroutine near 1.0 is what stops the scaling.
+#              snapshot, lock and scheduler waits — as a share of the
+#              client's CPU, as a fraction of one core (a single goroutine
+#              near 1.0 is what stops the scaling), as CPU a request, and
+#              as the request rate at which each of those goroutines would
+#              fill a core (so a small machine's profile says where a big
+#              one stops).
 #
 # Needs Go, bash, awk and taskset; perf and script are optional. Everything
 # stays on 127.0.0.1. A full run on 2 cores takes ≈ 3–6 minutes.
@@ -148,26 +152,40 @@ points() {
 	echo "    load phase ${wall}s: $(awk -v t="${total:-0}" -v w="$wall" 'BEGIN { printf "%.2f", t / 1e9 / w }') cores busy on average (perf samples, user space and what the VM shows of the kernel)"
 	perf report -i "$data" "${span[@]}" --stdio --children --sort symbol -g none 2>/dev/null >"$data.children.txt" || true
 	perf report -i "$data" "${span[@]}" --stdio --no-children --sort symbol -g none 2>/dev/null >"$data.self.txt" || true
-	awk -v total="$total" -v wall="$wall" '
+	reqs=$(get "$1/profile_export_aiperf.json" request_count.avg)
+	shards=$(get "$1/profile_export_aiperf.json" run_info.client_cores.gomaxprocs 2>/dev/null || echo "$2")
+	awk -v total="$total" -v wall="$wall" -v reqs="$reqs" -v shards="$shards" '
 		# Lines: "  Children%  Self%  [.] symbol ...".
 		/^ +[0-9.]+%/ {
 			c = $1; s = $2; sub("%", "", c); sub("%", "", s)
 			sym = $4
 			inc[sym] += c; own[sym] += s
 		}
-		function share(p) { return p / 100 * total / 1e9 / wall }
-		function show(name, p, note) { printf "    %-34s %5.1f%% of client CPU  %5.2f of one core%s\n", name, p, share(p), note }
+		# show NAME PCT GOROUTINES: its share of the client CPU, of one
+		# core (÷ goroutines that share the work), its CPU a request and
+		# the request rate at which those goroutines would each fill a core.
+		# GOROUTINES 0: many (a goroutine per request, the runtime ones): core
+		# is then the cores they keep busy together, and there is no ceiling.
+		function show(name, p, n,    us, core, ceil) {
+			us = reqs > 0 ? p / 100 * total / 1e3 / reqs : 0
+			core = wall > 0 ? p / 100 * total / 1e9 / wall / (n > 0 ? n : 1) : 0
+			ceil = (n > 0 && us > 0) ? sprintf("%.0f req/s", n * 1e6 / us) : "-"
+			printf "    %-38s %5.1f%% %6.2f %8.1f µs  %s\n", name, p, core, us, ceil
+		}
 		END {
-			show("streams (every request goroutine)", inc["github.com/surgebench/surge/loadgen.(*Generator).session"], "")
-			show("dispatcher (one goroutine)", inc["github.com/surgebench/surge/loadgen.(*Generator).issue"] + inc["github.com/surgebench/surge/loadgen.(*Generator).lookahead.func1"], "")
-			show("record shards (GOMAXPROCS goroutines)", inc["github.com/surgebench/surge/metrics.(*shard).run"], "")
-			show("  of which JSONL lines", inc["github.com/surgebench/surge/metrics/export.(*JSONL).WriteRecord"], "")
-			show("JSONL held-lines writer (timer)", inc["github.com/surgebench/surge/metrics/export.(*JSONL).WriteHeld"], "")
-			show("digest merges (aggregate.merge)", inc["github.com/surgebench/surge/metrics.(*aggregate).merge"], "")
-			show("dashboard snapshot", inc["github.com/surgebench/surge/metrics.(*Collector).Snapshot"], "")
-			show("locks (lock2 + Mutex.lockSlow)", own["runtime.lock2"] + own["sync.(*Mutex).lockSlow"] + own["runtime.lockWithRank"], " (own time)")
-			show("scheduler (findRunnable)", inc["runtime.findRunnable"], "")
-			show("garbage collector (mark workers)", inc["runtime.gcBgMarkWorker"], "")
+			printf "    %-38s %6s %6s %11s  %s\n", "", "CPU", "core", "a request", "each goroutine a full core at"
+			show("streams (a goroutine per request)", inc["github.com/surgebench/surge/loadgen.(*Generator).session"], 0)
+			show("dispatcher (issue loop)", inc["github.com/surgebench/surge/loadgen.(*Generator).issue"], 1)
+			show("dispatcher (lookahead: request bodies)", inc["github.com/surgebench/surge/loadgen.(*Generator).lookahead.func1"], 1)
+			show("record shards (" shards " goroutines)", inc["github.com/surgebench/surge/metrics.(*shard).run"], shards)
+			show("  of which JSONL lines", inc["github.com/surgebench/surge/metrics/export.(*JSONL).WriteRecord"], shards)
+			show("  of which snapshot views", inc["github.com/surgebench/surge/metrics.(*shard).view"], shards)
+			show("JSONL held lines (timer)", inc["github.com/surgebench/surge/metrics/export.(*JSONL).WriteHeld"], 1)
+			show("dashboard snapshot (merge of views)", inc["github.com/surgebench/surge/metrics.(*Collector).Snapshot"], 1)
+			show("digest merges (aggregate.merge, all)", inc["github.com/surgebench/surge/metrics.(*aggregate).merge"], 0)
+			show("locks (lock2, Mutex.lockSlow: own)", own["runtime.lock2"] + own["sync.(*Mutex).lockSlow"], 0)
+			show("scheduler (findRunnable)", inc["runtime.findRunnable"], 0)
+			show("garbage collector (mark workers)", inc["runtime.gcBgMarkWorker"], 0)
 		}' "$data.children.txt"
 	echo "    top entries by own time:"
 	awk '/^ +[0-9.]+%/ && n < 8 { printf "      %6s  %s\n", $1, $3 " " $4; n++ }' "$data.self.txt"
@@ -233,7 +251,7 @@ for c in "${cores[@]}"; do
 		profile "$p" "$client" "$streams" "$((streams * waves))" 64 1 "${ui[@]}"
 		stop_mock
 		details+=("  $c client core(s) ($client; server $server), perf ${ui[*]}, $(get "$p/profile_export_aiperf.json" client_read_delay.p99) ms read delay p99 under perf:")
-		details+=("$(points "$p")")
+		details+=("$(points "$p" "$c")")
 	fi
 done
 
@@ -252,7 +270,7 @@ echo "$header"
 for r in "${rows[@]}"; do echo "$r"; done
 if ((${#details[@]})); then
 	echo
-	echo "where the time goes (burst under perf; fraction of one core = inclusive CPU ÷ wall time):"
+	echo "where the time goes (the burst under perf, load phase only; CPU = share of the client's, inclusive; core = fraction of one core each goroutine keeps busy):"
 	for r in "${details[@]}"; do echo "$r"; done
 fi
 echo
