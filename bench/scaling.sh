@@ -166,22 +166,25 @@ points() {
 		# the request rate at which those goroutines would each fill a core.
 		# GOROUTINES 0: many (a goroutine per request, the runtime ones): core
 		# is then the cores they keep busy together, and there is no ceiling.
-		function show(name, p, n,    us, core, ceil) {
-			us = reqs > 0 ? p / 100 * total / 1e3 / reqs : 0
+		# PER "frame": the cost is the dashboard redraw (10 a second), not a
+		# request: the column is then CPU a frame.
+		function show(name, p, n, per,    us, core, ceil, count) {
+			count = per == "frame" ? wall * 10 : reqs
+			us = count > 0 ? p / 100 * total / 1e3 / count : 0
 			core = wall > 0 ? p / 100 * total / 1e9 / wall / (n > 0 ? n : 1) : 0
-			ceil = (n > 0 && us > 0) ? sprintf("%.0f req/s", n * 1e6 / us) : "-"
-			printf "    %-38s %5.1f%% %6.2f %8.1f µs  %s\n", name, p, core, us, ceil
+			ceil = (n > 0 && us > 0 && per != "frame") ? sprintf("%.0f req/s", n * 1e6 / us) : "-"
+			printf "    %-38s %5.1f%% %6.2f %8.1f µs a %-7s %s\n", name, p, core, us, (per == "frame" ? "frame" : "request"), ceil
 		}
 		END {
-			printf "    %-38s %6s %6s %11s  %s\n", "", "CPU", "core", "a request", "each goroutine a full core at"
+			printf "    %-38s %6s %6s %19s  %s\n", "", "CPU", "core", "CPU", "each goroutine a full core at"
 			show("streams (a goroutine per request)", inc["github.com/surgebench/surge/loadgen.(*Generator).session"], 0)
 			show("dispatcher (issue loop)", inc["github.com/surgebench/surge/loadgen.(*Generator).issue"], 1)
 			show("dispatcher (lookahead: request bodies)", inc["github.com/surgebench/surge/loadgen.(*Generator).lookahead.func1"], 1)
 			show("record shards (" shards " goroutines)", inc["github.com/surgebench/surge/metrics.(*shard).run"], shards)
 			show("  of which JSONL lines", inc["github.com/surgebench/surge/metrics/export.(*JSONL).WriteRecord"], shards)
-			show("  of which snapshot views", inc["github.com/surgebench/surge/metrics.(*shard).view"], shards)
+			show("  of which snapshot views", inc["github.com/surgebench/surge/metrics.(*shard).view"], shards, "frame")
 			show("JSONL held lines (timer)", inc["github.com/surgebench/surge/metrics/export.(*JSONL).WriteHeld"], 1)
-			show("dashboard snapshot (merge of views)", inc["github.com/surgebench/surge/metrics.(*Collector).Snapshot"], 1)
+			show("dashboard snapshot (merge of views)", inc["github.com/surgebench/surge/metrics.(*Collector).Snapshot"], 1, "frame")
 			show("digest merges (aggregate.merge, all)", inc["github.com/surgebench/surge/metrics.(*aggregate).merge"], 0)
 			show("locks (lock2, Mutex.lockSlow: own)", own["runtime.lock2"] + own["sync.(*Mutex).lockSlow"], 0)
 			show("scheduler (findRunnable)", inc["runtime.findRunnable"], 0)
