@@ -13,13 +13,16 @@
 #   burst      a fixed heavy burst, the same at every core count: `surge
 #              mock-server` pinned to the cores the client does not use (all
 #              of them, shared, at the last count), `surge profile` pinned to
-#              the client's: BURST_STREAMS streams started together, ITL
+#              the client's: BURST_STREAMS (256) streams started together, ITL
 #              2 ms, 64 identical tokens each, BURST_WAVES waves, kernel
 #              timestamps. Reported: tokens/s offered and delivered, read
 #              delay p99, first tokens read with the next, whether that load
 #              was timed honestly (p99 < 1 ms and ≤ 1%), and CPU per token
 #              (user+sys from the kernel's rusage, less a one-request run's
-#              start-up, over the tokens).
+#              start-up, over the tokens). Then the same burst once more by
+#              `benchtool bare`, the smallest Go client (bench/README.md):
+#              its shared first tokens and CPU a token are what the machine
+#              allows any client on those cores.
 #   profile    the same burst once more under `perf record -g` (when perf
 #              can sample this user's processes), with the dashboard drawn
 #              (through `script`, a pseudo-terminal) so that its snapshots
@@ -70,7 +73,7 @@ for c in "${cores[@]}"; do
 	fi
 done
 
-streams=${BURST_STREAMS:-$((quick == 1 ? 128 : 512))}
+streams=${BURST_STREAMS:-$((quick == 1 ? 128 : 256))}
 waves=${BURST_WAVES:-$((quick == 1 ? 2 : 8))}
 cal_args=(--max-streams "$((quick == 1 ? 32 : 1024))")
 ((quick == 1)) && cal_args+=(--itl 2ms --tokens 20)
@@ -195,8 +198,8 @@ points() {
 }
 
 rows=() details=() notes=()
-fmt='%5s %-7s %-7s %6s | %-22s %9s %8s | %9s %9s %8s %7s %-6s %7s'
-header=$(printf "$fmt" cores client server load "calibrate: best" "tok/s" "p99 ms" "offered" "tok/s" "p99 ms" "shared" honest "µs/tok")
+fmt='%5s %-7s %-7s %6s | %-22s %9s %8s | %9s %9s %8s %7s %-6s %7s | %7s %7s'
+header=$(printf "$fmt" cores client server load "calibrate: best" "tok/s" "p99 ms" "offered" "tok/s" "p99 ms" "shared" honest "µs/tok" "shared" "µs/tok")
 
 # The start-up a run pays once (flags, the tokenizer that builds prompts),
 # measured on one core and subtracted from every burst's CPU.
@@ -242,8 +245,28 @@ for c in "${cores[@]}"; do
 	honest=$(awk -v p="$p99" -v s="$sh" -v n="$reqs" 'BEGIN { print (p < 1 && 100 * s / n <= 1) ? "yes" : "no" }')
 	us=$(awk -v u="$(get "$d/usage.json" user_s)" -v s="$(get "$d/usage.json" sys_s)" -v b="$base_cpu" -v n="$toks" \
 		'BEGIN { printf "%.2f", (u + s - b) * 1e6 / n }')
+
+	# --- the same burst, by the reference client ------------------------------
+	# benchtool bare (see bench/README.md): what this machine allows any Go
+	# client on these cores; it measures no read delay, only shared first
+	# tokens, and its CPU includes its (small) start-up.
+	echo "burst: the reference client (benchtool bare) on $client ..." >&2
+	r=$tmp/bare$c
+	mkdir -p "$r"
+	start_mock "$server" --ttft 20ms --itl 2ms --output-tokens 64
+	"$bt" run -o "$r/usage.json" -- taskset -c "$client" "$bt" bare -url "$mock_url" -concurrency "$streams" \
+		-n "$((streams * waves))" -osl 64 -o "$r/records.jsonl" 2>"$r/stderr.txt" || {
+		echo "benchtool bare failed:" >&2
+		tail -20 "$r/stderr.txt" >&2
+		exit 1
+	}
+	stop_mock
+	rsh=$(grep -c '"first_token_shared_read":true' "$r/records.jsonl" || true)
+	rshpct=$(awk -v s="$rsh" -v n="$((streams * waves))" 'BEGIN { printf "%.1f%%", 100 * s / n }')
+	rus=$(awk -v u="$(get "$r/usage.json" user_s)" -v s="$(get "$r/usage.json" sys_s)" -v n="$((streams * waves * 64))" \
+		'BEGIN { printf "%.2f", (u + s) * 1e6 / n }')
 	rows+=("$(printf "$fmt" "$c" "$client" "$server" "$load" "$best (GOMAXPROCS $cal_cores)" "$cal_tps" "$cal_p99" \
-		"$((streams * 500))" "$tps" "$p99" "$shpct" "$honest" "$us")")
+		"$((streams * 500))" "$tps" "$p99" "$shpct" "$honest" "$us" "$rshpct" "$rus")")
 
 	# --- the same burst, profiled -------------------------------------------
 	if ((perf_ok)); then
@@ -268,7 +291,7 @@ notes+=("surge calibrate embeds its mock: its search shares the client's cores w
 
 echo
 echo "surge scaling — $ncpu cores ($(grep -m1 'model name' /proc/cpuinfo 2>/dev/null | cut -d: -f2 | sed 's/^ //')), $(uname -sr), $(go version | awk '{print $3}'), burst $streams streams × $waves waves at ITL 2 ms, start-up ${base_cpu}s subtracted"
-echo "load = 1-minute load average as the row began; calibrate = surge calibrate pinned to the client cores (embedded mock); burst = offered and delivered tokens/s, read delay p99, first tokens read with the next"
+echo "load = 1-minute load average as the row began; calibrate = surge calibrate pinned to the client cores (embedded mock); burst = offered and delivered tokens/s, read delay p99, first tokens read with the next, CPU a token; bare = the same burst by benchtool bare (the machine's floor)"
 echo "$header"
 for r in "${rows[@]}"; do echo "$r"; done
 if ((${#details[@]})); then
