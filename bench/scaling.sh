@@ -43,7 +43,9 @@
 #   QUICK=1 bench/scaling.sh      # small steps and bursts (≈ 1 min)
 #   CORES="1 2" bench/scaling.sh  # these client core counts only
 #   KEEP=1 bench/scaling.sh       # keep the scratch folder (every export, perf.data)
-#   BURST_STREAMS=1024 BURST_WAVES=8 PERF=0 …
+#   BURST_STREAMS=1024 BURST_WAVES=8 BURST_OSL=8 PERF=0 …
+#   (short outputs, BURST_OSL=8, weigh the per-request points — the
+#   dispatcher — against the per-token ones)
 set -euo pipefail
 
 cd "$(dirname "$0")/.."
@@ -75,6 +77,8 @@ done
 
 streams=${BURST_STREAMS:-$((quick == 1 ? 128 : 256))}
 waves=${BURST_WAVES:-$((quick == 1 ? 2 : 8))}
+osl=${BURST_OSL:-64}
+if ! [[ $osl =~ ^[0-9]+$ ]] || ((osl < 2)); then echo "BURST_OSL: want at least 2 tokens, got $osl" >&2; exit 2; fi
 cal_args=(--max-streams "$((quick == 1 ? 32 : 1024))")
 ((quick == 1)) && cal_args+=(--itl 2ms --tokens 20)
 
@@ -231,10 +235,10 @@ for c in "${cores[@]}"; do
 	cal_p99=$(awk -v v="$(get "$cal" read_delay_p99_ms)" 'BEGIN { printf "%.3f", v }')
 
 	# --- the fixed burst, timed ---------------------------------------------
-	echo "burst: $streams streams × $waves waves, ITL 2 ms, 64 tokens, client on $client ..." >&2
+	echo "burst: $streams streams × $waves waves, ITL 2 ms, $osl tokens, client on $client ..." >&2
 	d=$tmp/burst$c
-	start_mock "$server" --ttft 20ms --itl 2ms --output-tokens 64
-	profile "$d" "$client" "$streams" "$((streams * waves))" 64 0 --ui none
+	start_mock "$server" --ttft 20ms --itl 2ms --output-tokens "$osl"
+	profile "$d" "$client" "$streams" "$((streams * waves))" "$osl" 0 --ui none
 	stop_mock
 	toks=$(get "$d/profile_export_aiperf.json" total_output_tokens.avg)
 	tps=$(awk -v v="$(get "$d/profile_export_aiperf.json" output_token_throughput.avg)" 'BEGIN { printf "%.0f", v }')
@@ -253,9 +257,9 @@ for c in "${cores[@]}"; do
 	echo "burst: the reference client (benchtool bare) on $client ..." >&2
 	r=$tmp/bare$c
 	mkdir -p "$r"
-	start_mock "$server" --ttft 20ms --itl 2ms --output-tokens 64
+	start_mock "$server" --ttft 20ms --itl 2ms --output-tokens "$osl"
 	"$bt" run -o "$r/usage.json" -- taskset -c "$client" "$bt" bare -url "$mock_url" -concurrency "$streams" \
-		-n "$((streams * waves))" -osl 64 -o "$r/records.jsonl" 2>"$r/stderr.txt" || {
+		-n "$((streams * waves))" -osl "$osl" -o "$r/records.jsonl" 2>"$r/stderr.txt" || {
 		echo "benchtool bare failed:" >&2
 		tail -20 "$r/stderr.txt" >&2
 		exit 1
@@ -263,7 +267,7 @@ for c in "${cores[@]}"; do
 	stop_mock
 	rsh=$(grep -c '"first_token_shared_read":true' "$r/records.jsonl" || true)
 	rshpct=$(awk -v s="$rsh" -v n="$((streams * waves))" 'BEGIN { printf "%.1f%%", 100 * s / n }')
-	rus=$(awk -v u="$(get "$r/usage.json" user_s)" -v s="$(get "$r/usage.json" sys_s)" -v n="$((streams * waves * 64))" \
+	rus=$(awk -v u="$(get "$r/usage.json" user_s)" -v s="$(get "$r/usage.json" sys_s)" -v n="$((streams * waves * osl))" \
 		'BEGIN { printf "%.2f", (u + s) * 1e6 / n }')
 	rows+=("$(printf "$fmt" "$c" "$client" "$server" "$load" "$best (GOMAXPROCS $cal_cores)" "$cal_tps" "$cal_p99" \
 		"$((streams * 500))" "$tps" "$p99" "$shpct" "$honest" "$us" "$rshpct" "$rus")")
@@ -273,8 +277,8 @@ for c in "${cores[@]}"; do
 		echo "burst under perf (${ui[*]}) ..." >&2
 		p=$tmp/perf$c
 		mkdir -p "$p"
-		start_mock "$server" --ttft 20ms --itl 2ms --output-tokens 64
-		profile "$p" "$client" "$streams" "$((streams * waves))" 64 1 "${ui[@]}"
+		start_mock "$server" --ttft 20ms --itl 2ms --output-tokens "$osl"
+		profile "$p" "$client" "$streams" "$((streams * waves))" "$osl" 1 "${ui[@]}"
 		stop_mock
 		details+=("  $c client core(s) ($client; server $server), perf ${ui[*]}, $(get "$p/profile_export_aiperf.json" client_read_delay.p99) ms read delay p99 under perf:")
 		details+=("$(points "$p" "$c")")
@@ -290,7 +294,7 @@ notes+=("surge calibrate embeds its mock: its search shares the client's cores w
 [[ ${ui[*]} == "--ui none" ]] && notes+=("no \`script\` for a pseudo-terminal: the dashboard's snapshot was not profiled")
 
 echo
-echo "surge scaling — $ncpu cores ($(grep -m1 'model name' /proc/cpuinfo 2>/dev/null | cut -d: -f2 | sed 's/^ //')), $(uname -sr), $(go version | awk '{print $3}'), burst $streams streams × $waves waves at ITL 2 ms, start-up ${base_cpu}s subtracted"
+echo "surge scaling — $ncpu cores ($(grep -m1 'model name' /proc/cpuinfo 2>/dev/null | cut -d: -f2 | sed 's/^ //')), $(uname -sr), $(go version | awk '{print $3}'), burst $streams streams × $waves waves × $osl tokens at ITL 2 ms, start-up ${base_cpu}s subtracted"
 echo "load = 1-minute load average as the row began; calibrate = surge calibrate pinned to the client cores (embedded mock); burst = offered and delivered tokens/s, read delay p99, first tokens read with the next, CPU a token; bare = the same burst by benchtool bare (the machine's floor)"
 echo "$header"
 for r in "${rows[@]}"; do echo "$r"; done
