@@ -37,7 +37,7 @@
 #              one stops).
 #
 # Needs Go, bash, awk and taskset; perf and script are optional. Everything
-# stays on 127.0.0.1. A full run on 2 cores takes ≈ 3–6 minutes.
+# stays on 127.0.0.1. A full run on 2 cores takes 1.5–2.5 minutes.
 #
 #   bench/scaling.sh              # full run
 #   QUICK=1 bench/scaling.sh      # small steps and bursts (≈ 1 min)
