@@ -112,7 +112,7 @@ func calibrateCommand() *cli.Command {
 	itls := cli.NewStringSlice("10ms", "5ms", "2ms")
 	return &cli.Command{
 		Name:         "calibrate",
-		Usage:        "find the streaming load this machine's client can time honestly (read delay p99 < 1 ms, ≤ 1% of first tokens read with the next) and keep it for run_info",
+		Usage:        "find the streaming load this machine's client can time honestly (read delay p99 < 1 ms, ≤ 1% of first tokens read with the next) and keep it, with the cores it measured with (GOMAXPROCS, CPUs), for run_info: a run on other cores is warned",
 		OnUsageError: cmdline.OnUsageError,
 		Flags: []cli.Flag{
 			&cli.StringSliceFlag{Name: "itl", Value: itls, Usage: "per-stream token gaps to try"},

@@ -40,8 +40,8 @@ func Calibrate(ctx context.Context, c CalibrateConfig, out io.Writer) (*calibrat
 		return nil, &cmdline.UsageError{Err: fmt.Errorf("--tokens %d: want at least 2", c.Tokens)}
 	}
 	defer heapfloor.Hold(heapfloor.Default)() // as a run does: the client measured is the one that runs
-	fmt.Fprintf(out, "surge calibrate: read delay p99 < %.0f ms and ≤ %.0f%% of first tokens read with the next, %d tokens per stream, all streams started together, at least %d tokens a probe, the median of %d probes a step\n",
-		calibrate.LimitMs, calibrate.SharedLimitPct, c.Tokens, minProbeEvents, calibrateRounds)
+	fmt.Fprintf(out, "surge calibrate: read delay p99 < %.0f ms and ≤ %.0f%% of first tokens read with the next, %d tokens per stream, all streams started together, at least %d tokens a probe, the median of %d probes a step; measuring with %v\n",
+		calibrate.LimitMs, calibrate.SharedLimitPct, c.Tokens, minProbeEvents, calibrateRounds, calibrate.CurrentCores())
 	fmt.Fprintf(out, "%8s %8s %12s %14s %14s\n", "streams", "ITL ms", "tokens/s", "delay p99 ms", "shared first")
 	r, err := calibrate.Search(ctx, func(ctx context.Context, streams int, itl time.Duration) (calibrate.Measure, error) {
 		return probe(ctx, streams, itl, c.Tokens)
@@ -61,6 +61,7 @@ func Calibrate(ctx context.Context, c CalibrateConfig, out io.Writer) (*calibrat
 		fmt.Fprintf(out, "\ntrustworthy up to %d streams at ITL %.1f ms: %.0f tokens/s with read delay p99 %.3f ms, %.1f%% of first tokens read with the next\n",
 			r.Streams, r.ITLms, r.TokensPerSec, r.ReadDelayP99ms, r.SharedFirstPct)
 	}
+	fmt.Fprintf(out, "measured with %v: a run whose client has other cores is warned that this does not judge it\n", r.Cores)
 	if c.Save {
 		f, err := calibrate.Save(r)
 		if err != nil {

@@ -27,12 +27,18 @@ func TestCalibrateAgainstTheMock(t *testing.T) {
 	if len(r.Steps) != 1 || r.Steps[0].Streams != 8 || r.Steps[0].ReadDelayP99ms < 0 {
 		t.Fatalf("steps %+v, want one of 8 streams with a measured delay", r.Steps)
 	}
-	if !strings.Contains(out.String(), "kept in") {
-		t.Errorf("output does not say where the result is kept:\n%s", out.String())
+	cores := calibrate.CurrentCores()
+	for _, want := range []string{"kept in", "measuring with " + cores.String(), "measured with " + cores.String()} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("output lacks %q:\n%s", want, out.String())
+		}
 	}
 	kept, err := calibrate.Load()
 	if err != nil || kept == nil || kept.Steps[0].Streams != 8 {
 		t.Fatalf("kept %+v, %v", kept, err)
+	}
+	if kept.Cores != cores {
+		t.Errorf("kept cores %+v, want this process's %+v", kept.Cores, cores)
 	}
 	if _, err := Calibrate(context.Background(), CalibrateConfig{Tokens: 1}, &out); err == nil {
 		t.Error("--tokens 1 accepted")

@@ -20,6 +20,7 @@ import (
 	"github.com/surgebench/surge/app/cmdline"
 	"github.com/surgebench/surge/app/internal/apptest"
 	"github.com/surgebench/surge/loadgen"
+	"github.com/surgebench/surge/loadgen/calibrate"
 	"github.com/surgebench/surge/loadgen/wire"
 )
 
@@ -485,6 +486,61 @@ func TestRunReportsTimestampsAndTransport(t *testing.T) {
 	var ue *cmdline.UsageError
 	if _, err := Run(context.Background(), c, io.Discard, io.Discard); !errors.As(err, &ue) {
 		t.Errorf("--timestamps wall: %v, want a usage error", err)
+	}
+}
+
+// TestRunJudgesTheCalibrationsCores: run_info keeps the client's cores and
+// the calibration's, and a calibration measured on other cores is named in
+// the warnings, so a run on a bigger client is not judged by a smaller one's.
+func TestRunJudgesTheCalibrationsCores(t *testing.T) {
+	srv := httptest.NewServer(&apptest.Server{Tokens: 4, ITL: time.Millisecond})
+	defer srv.Close()
+	now := calibrate.CurrentCores()
+	for _, tc := range []struct {
+		name string
+		cal  calibrate.Cores
+		warn string // "" wants no cores warning
+	}{
+		{"same cores", now, ""},
+		{"a bigger client than the calibration's", calibrate.Cores{CPUs: 1, GOMAXPROCS: 1}, "it may time more than that"},
+		{"a smaller client than the calibration's", calibrate.Cores{CPUs: now.CPUs + 8, GOMAXPROCS: now.GOMAXPROCS + 8}, "it may time less than that"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if tc.cal == now && tc.warn != "" {
+				t.Skip("this machine has the calibration's cores")
+			}
+			t.Setenv(calibrate.EnvFile, filepath.Join(t.TempDir(), "cal.json"))
+			if _, err := calibrate.Save(&calibrate.Result{Streams: 8, ITLms: 2, TokensPerSec: 4000, Cores: tc.cal}); err != nil {
+				t.Fatal(err)
+			}
+			dir := t.TempDir()
+			if _, err := Run(context.Background(), apptest.RunConfig(srv.URL, dir), io.Discard, io.Discard); err != nil {
+				t.Fatal(err)
+			}
+			m := apptest.ReadExport(t, dir)
+			info := m["run_info"].(map[string]any)
+			cal, _ := info["client_calibration"].(map[string]any)
+			cores, _ := info["client_cores"].(map[string]any)
+			if cal == nil || cal["gomaxprocs"] != float64(tc.cal.GOMAXPROCS) || cal["cpus"] != float64(tc.cal.CPUs) {
+				t.Errorf("run_info.client_calibration %v, want cpus %d gomaxprocs %d", cal, tc.cal.CPUs, tc.cal.GOMAXPROCS)
+			}
+			if cores == nil || cores["gomaxprocs"] != float64(now.GOMAXPROCS) || cores["cpus"] != float64(now.CPUs) {
+				t.Errorf("run_info.client_cores %v, want %+v", cores, now)
+			}
+			var found string
+			warnings, _ := m["warnings"].([]any)
+			for _, w := range warnings {
+				if s, _ := w.(string); strings.Contains(s, "client calibration") {
+					found = s
+				}
+			}
+			switch {
+			case tc.warn == "" && found != "":
+				t.Errorf("warning %q for a calibration on the run's own cores", found)
+			case tc.warn != "" && !strings.Contains(found, tc.warn):
+				t.Errorf("warnings %v lack one with %q", warnings, tc.warn)
+			}
+		})
 	}
 }
 

@@ -483,8 +483,13 @@ func (p *prepared) report(o *outcome, out io.Writer) (*Result, error) {
 		run.RunInfo.(map[string]any)["stage_folders"] = p.stageFolders()
 	}
 	run.Fingerprint = p.fingerprint(run.InputConfig.(map[string]any), o.server)
+	cores := calibrate.CurrentCores()
+	run.RunInfo.(map[string]any)["client_cores"] = cores
 	if cal, err := calibrate.Load(); err == nil && cal != nil {
 		run.RunInfo.(map[string]any)["client_calibration"] = cal
+		if w := cal.CoresWarning(cores); w != "" {
+			o.summary.Warnings = append(o.summary.Warnings, w)
+		}
 	}
 	if o.clockDrift > time.Millisecond && p.stamps == loadgen.KernelTimestamps {
 		o.summary.Warnings = append(o.summary.Warnings, fmt.Sprintf(

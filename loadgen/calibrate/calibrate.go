@@ -61,8 +61,59 @@ type Result struct {
 	LimitMs        float64   `json:"limit_ms"`
 	MeasuredAt     time.Time `json:"measured_at"`
 	Host           string    `json:"host"`
-	CPUs           int       `json:"cpus"`
-	Steps          []Step    `json:"steps"`
+	// Cores is what the client measured with: a run on more cores can
+	// carry more than this calibration says, one on fewer less.
+	Cores
+	Steps []Step `json:"steps"`
+}
+
+// Cores is the parallelism a client process has.
+type Cores struct {
+	// CPUs is the number of CPUs the process may run on (its affinity
+	// mask when it started: taskset, a container's cpuset).
+	CPUs int `json:"cpus"`
+	// GOMAXPROCS is how many of them run Go code at once (the affinity
+	// count, a cgroup CPU limit or $GOMAXPROCS, whichever is lowest); 0 in
+	// a calibration kept before it was recorded.
+	GOMAXPROCS int `json:"gomaxprocs,omitempty"`
+}
+
+// CurrentCores is this process's Cores.
+func CurrentCores() Cores { return Cores{CPUs: runtime.NumCPU(), GOMAXPROCS: runtime.GOMAXPROCS(0)} }
+
+// String reads "GOMAXPROCS 4 on 4 CPUs".
+func (c Cores) String() string {
+	if c.GOMAXPROCS == 0 {
+		return fmt.Sprintf("%d CPUs", c.CPUs)
+	}
+	return fmt.Sprintf("GOMAXPROCS %d on %d CPUs", c.GOMAXPROCS, c.CPUs)
+}
+
+// CoresWarning says why r does not judge a run whose client has cores
+// run: empty when r measured with the same GOMAXPROCS and CPU count (a
+// GOMAXPROCS r did not record is not compared).
+func (r *Result) CoresWarning(run Cores) string {
+	cmp := run.CPUs - r.CPUs
+	if r.GOMAXPROCS != 0 {
+		if r.GOMAXPROCS != run.GOMAXPROCS {
+			cmp = run.GOMAXPROCS - r.GOMAXPROCS
+		} else if cmp != 0 {
+			cmp = 0 // as many running Go code at once, on other CPUs
+		} else {
+			return ""
+		}
+	} else if cmp == 0 {
+		return ""
+	}
+	can := "the load it can time honestly may differ"
+	switch {
+	case cmp > 0:
+		can = "it may time more than that honestly"
+	case cmp < 0:
+		can = "it may time less than that honestly"
+	}
+	return fmt.Sprintf("the client calibration (%.0f tokens/s timed honestly) was measured with %v; this run's client has %v: %s (run surge calibrate with the cores the run has)",
+		r.TokensPerSec, r.Cores, run, can)
 }
 
 // Probe runs streams concurrent streams at one token per itl and returns
@@ -104,7 +155,7 @@ func Search(ctx context.Context, probe Probe, o Options) (*Result, error) {
 		o.Rounds = 3
 	}
 	host, _ := os.Hostname()
-	r := &Result{LimitMs: LimitMs, MeasuredAt: time.Now().UTC(), Host: host, CPUs: runtime.NumCPU()}
+	r := &Result{LimitMs: LimitMs, MeasuredAt: time.Now().UTC(), Host: host, Cores: CurrentCores()}
 	for _, itl := range o.ITLs {
 		for n := o.MinStreams; n <= o.MaxStreams; n *= 2 {
 			m, err := median(ctx, probe, n, itl, o.Rounds)

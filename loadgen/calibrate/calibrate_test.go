@@ -3,7 +3,10 @@ package calibrate
 import (
 	"context"
 	"errors"
+	"os"
 	"path/filepath"
+	"runtime"
+	"strings"
 	"testing"
 	"time"
 
@@ -102,7 +105,7 @@ func TestSaveLoad(t *testing.T) {
 	if r, err := Load(); r != nil || err != nil {
 		t.Fatalf("Load before Save = %v, %v; want nil, nil", r, err)
 	}
-	want := &Result{Streams: 64, ITLms: 5, TokensPerSec: 12800, LimitMs: LimitMs, CPUs: 2,
+	want := &Result{Streams: 64, ITLms: 5, TokensPerSec: 12800, LimitMs: LimitMs, Cores: Cores{CPUs: 2, GOMAXPROCS: 2},
 		MeasuredAt: time.Date(2026, 12, 2, 0, 0, 0, 0, time.UTC), Steps: []Step{{Streams: 64, ITLms: 5, OK: true}}}
 	if _, err := Save(want); err != nil {
 		t.Fatal(err)
@@ -113,5 +116,88 @@ func TestSaveLoad(t *testing.T) {
 	}
 	if d := cmp.Diff(want, got); d != "" {
 		t.Errorf("round trip (-want +got):\n%s", d)
+	}
+}
+
+// The search keeps the cores it measured with: what a later run is compared
+// against.
+func TestSearchRecordsItsCores(t *testing.T) {
+	r, err := Search(context.Background(), fakeProbe, Options{ITLs: []time.Duration{10 * time.Millisecond}, MinStreams: 4, MaxStreams: 4})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := Cores{CPUs: runtime.NumCPU(), GOMAXPROCS: runtime.GOMAXPROCS(0)}
+	if r.Cores != want || CurrentCores() != want {
+		t.Errorf("result cores %+v, CurrentCores %+v; want %+v", r.Cores, CurrentCores(), want)
+	}
+}
+
+// A calibration kept before GOMAXPROCS was recorded still loads, with the
+// CPU count alone; a new one writes both at the top level of the file
+// (run_info.client_calibration keeps the same shape).
+func TestCoresInTheKeptFile(t *testing.T) {
+	f := filepath.Join(t.TempDir(), "cal.json")
+	t.Setenv(EnvFile, f)
+	if err := os.WriteFile(f, []byte(`{"streams":8,"itl_ms":2,"tokens_per_sec":4000,"cpus":2,"steps":[]}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	old, err := Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if old.Cores != (Cores{CPUs: 2}) {
+		t.Errorf("old file's cores %+v, want 2 CPUs and GOMAXPROCS unknown", old.Cores)
+	}
+	if _, err := Save(&Result{Cores: Cores{CPUs: 16, GOMAXPROCS: 8}}); err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{`"cpus": 16`, `"gomaxprocs": 8`} {
+		if !strings.Contains(string(b), want) {
+			t.Errorf("kept file lacks %s:\n%s", want, b)
+		}
+	}
+}
+
+func TestCoresWarning(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		cal, run Cores
+		want     string // a substring; "" wants no warning
+	}{
+		{"same cores", Cores{2, 2}, Cores{2, 2}, ""},
+		{"bigger client", Cores{1, 1}, Cores{16, 16}, "it may time more than that"},
+		{"smaller client", Cores{16, 16}, Cores{2, 2}, "it may time less than that"},
+		{"GOMAXPROCS capped lower", Cores{16, 16}, Cores{16, 4}, "it may time less than that"},
+		{"same GOMAXPROCS on other CPUs", Cores{16, 4}, Cores{4, 4}, "may differ"},
+		{"old calibration, same CPUs", Cores{CPUs: 2}, Cores{2, 2}, ""},
+		{"old calibration, more CPUs", Cores{CPUs: 2}, Cores{8, 8}, "it may time more than that"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := &Result{TokensPerSec: 4000, Cores: tc.cal}
+			got := r.CoresWarning(tc.run)
+			if tc.want == "" {
+				if got != "" {
+					t.Errorf("warning %q, want none", got)
+				}
+				return
+			}
+			for _, w := range []string{tc.want, tc.cal.String(), tc.run.String(), "4000 tokens/s"} {
+				if !strings.Contains(got, w) {
+					t.Errorf("warning %q lacks %q", got, w)
+				}
+			}
+		})
+	}
+}
+
+func TestCoresString(t *testing.T) {
+	for c, want := range map[Cores]string{{CPUs: 2}: "2 CPUs", {CPUs: 16, GOMAXPROCS: 8}: "GOMAXPROCS 8 on 16 CPUs"} {
+		if got := c.String(); got != want {
+			t.Errorf("%+v.String() = %q, want %q", c, got, want)
+		}
 	}
 }
