@@ -20,7 +20,7 @@ const (
 	catTelemetry = "Telemetry"
 	catOutput    = "Output"
 	catShard     = "Sharding (several load hosts)"
-	catMedia     = "Images and audio (chat)"
+	catMedia     = "Images and audio (chat; every option: docs/multimodal.md)"
 )
 
 // option is one flag of `surge profile`: its urfave definition (name,
@@ -116,22 +116,22 @@ var options = []option{
 	{flag: &cli.StringFlag{Category: catWorkload, Name: "system-prompt-file", Usage: "--system-prompt read from this file (UTF-8, at most 1 MiB)"}, path: "input.prompt.system_prompt_file", field: func(c *Config) any { return &c.SystemPromptFile }},
 	{flag: &cli.IntFlag{Category: catWorkload, Name: "shared-system-prompt-length", Usage: "tokens of one system prompt every conversation shares"}, path: "input.prompt.prefix_prompt.shared_system_prompt_length", field: func(c *Config) any { return &c.SharedSystemPromptLength }},
 	{flag: &cli.Float64Flag{Category: catMedia, Name: "image-width-mean", Usage: "synthetic images: width in pixels (mean); with --image-height-mean turns images on (chat only)"}, path: "input.image.width.mean", field: func(c *Config) any { return &c.ImageWidthMean }},
-	{flag: &cli.Float64Flag{Category: catMedia, Name: "image-width-stddev", Usage: "synthetic images: width standard deviation"}, path: "input.image.width.stddev", field: func(c *Config) any { return &c.ImageWidthStddev }},
+	{flag: &cli.Float64Flag{Category: catMedia, Hidden: true, Name: "image-width-stddev", Usage: "synthetic images: width standard deviation"}, path: "input.image.width.stddev", field: func(c *Config) any { return &c.ImageWidthStddev }},
 	{flag: &cli.Float64Flag{Category: catMedia, Name: "image-height-mean", Usage: "synthetic images: height in pixels (mean)"}, path: "input.image.height.mean", field: func(c *Config) any { return &c.ImageHeightMean }},
-	{flag: &cli.Float64Flag{Category: catMedia, Name: "image-height-stddev", Usage: "synthetic images: height standard deviation"}, path: "input.image.height.stddev", field: func(c *Config) any { return &c.ImageHeightStddev }},
+	{flag: &cli.Float64Flag{Category: catMedia, Hidden: true, Name: "image-height-stddev", Usage: "synthetic images: height standard deviation"}, path: "input.image.height.stddev", field: func(c *Config) any { return &c.ImageHeightStddev }},
 	{flag: &cli.StringFlag{Category: catMedia, Name: "image-format", Value: "png", Usage: "png, jpeg or random (each image either)"}, path: "input.image.format", field: func(c *Config) any { return &c.ImageFormat }},
-	{flag: &cli.IntFlag{Category: catMedia, Name: "image-batch-size", Aliases: []string{"batch-size-image"}, Value: 1, Usage: "images per request"}, path: "input.image.batch_size", field: func(c *Config) any { return &c.ImageBatchSize }},
+	{flag: &cli.IntFlag{Category: catMedia, Hidden: true, Name: "image-batch-size", Aliases: []string{"batch-size-image"}, Value: 1, Usage: "images per request"}, path: "input.image.batch_size", field: func(c *Config) any { return &c.ImageBatchSize }},
 	{flag: &cli.StringFlag{Category: catMedia, Name: "image-source", Value: "noise", Usage: "noise (seeded, incompressible, 4 variants per size) or a folder of .png/.jpg/.gif images resized to each size"}, path: "input.image.source", field: func(c *Config) any { return &c.ImageSource }},
-	{flag: &cli.StringFlag{Category: catMedia, Name: "image-source-sampling", Value: "random-with-replacement", Usage: "which folder image each image starts from: random-with-replacement, shuffle-cycle or sequential-cycle"}, path: "input.image.source_sampling", field: func(c *Config) any { return &c.ImageSourceSampling }},
+	{flag: &cli.StringFlag{Category: catMedia, Hidden: true, Name: "image-source-sampling", Value: "random-with-replacement", Usage: "which folder image each image starts from: random-with-replacement, shuffle-cycle or sequential-cycle"}, path: "input.image.source_sampling", field: func(c *Config) any { return &c.ImageSourceSampling }},
 	{flag: &cli.Float64Flag{Category: catMedia, Name: "audio-length-mean", Usage: "synthetic audio: clip length in seconds (mean); positive turns audio on (chat only)"}, path: "input.audio.length.mean", field: func(c *Config) any { return &c.AudioLengthMean }},
-	{flag: &cli.Float64Flag{Category: catMedia, Name: "audio-length-stddev", Usage: "synthetic audio: clip length standard deviation"}, path: "input.audio.length.stddev", field: func(c *Config) any { return &c.AudioLengthStddev }},
+	{flag: &cli.Float64Flag{Category: catMedia, Hidden: true, Name: "audio-length-stddev", Usage: "synthetic audio: clip length standard deviation"}, path: "input.audio.length.stddev", field: func(c *Config) any { return &c.AudioLengthStddev }},
 	{flag: &cli.StringFlag{Category: catMedia, Name: "audio-format", Value: "wav", Usage: "wav (mp3 is refused: no pure-Go encoder)"}, path: "input.audio.format", field: func(c *Config) any { return &c.AudioFormat }},
-	{flag: &cli.StringSliceFlag{Category: catMedia, Name: "audio-sample-rates", Value: cli.NewStringSlice("16"), Usage: "sample rates in kHz each clip draws one of"}, path: "input.audio.sample_rates", field: func(c *Config) any { return &c.AudioSampleRates }, many: true},
-	{flag: &cli.StringSliceFlag{Category: catMedia, Name: "audio-depths", Value: cli.NewStringSlice("16"), Usage: "bit depths (8, 16, 24, 32) each clip draws one of"}, path: "input.audio.depths", field: func(c *Config) any { return &c.AudioDepths }, many: true},
-	{flag: &cli.IntFlag{Category: catMedia, Name: "audio-num-channels", Value: 1, Usage: "1 (mono) or 2 (stereo)"}, path: "input.audio.num_channels", field: func(c *Config) any { return &c.AudioChannels }},
-	{flag: &cli.IntFlag{Category: catMedia, Name: "audio-batch-size", Aliases: []string{"batch-size-audio"}, Value: 1, Usage: "audio clips per request"}, path: "input.audio.batch_size", field: func(c *Config) any { return &c.AudioBatchSize }},
-	{flag: &cli.Float64Flag{Category: catMedia, Name: "mock-prefill-per-image", Usage: "the embedded mock (no --url): milliseconds its TTFT grows per image"}, path: "mock.prefill_per_image_ms", field: func(c *Config) any { return ms(&c.MockPrefillPerImage) }},
-	{flag: &cli.Float64Flag{Category: catMedia, Name: "mock-prefill-per-audio-second", Usage: "the embedded mock (no --url): milliseconds its TTFT grows per second of audio"}, path: "mock.prefill_per_audio_second_ms", field: func(c *Config) any { return ms(&c.MockPrefillPerAudioSecond) }},
+	{flag: &cli.StringSliceFlag{Category: catMedia, Hidden: true, Name: "audio-sample-rates", Value: cli.NewStringSlice("16"), Usage: "sample rates in kHz each clip draws one of"}, path: "input.audio.sample_rates", field: func(c *Config) any { return &c.AudioSampleRates }, many: true},
+	{flag: &cli.StringSliceFlag{Category: catMedia, Hidden: true, Name: "audio-depths", Value: cli.NewStringSlice("16"), Usage: "bit depths (8, 16, 24, 32) each clip draws one of"}, path: "input.audio.depths", field: func(c *Config) any { return &c.AudioDepths }, many: true},
+	{flag: &cli.IntFlag{Category: catMedia, Hidden: true, Name: "audio-num-channels", Value: 1, Usage: "1 (mono) or 2 (stereo)"}, path: "input.audio.num_channels", field: func(c *Config) any { return &c.AudioChannels }},
+	{flag: &cli.IntFlag{Category: catMedia, Hidden: true, Name: "audio-batch-size", Aliases: []string{"batch-size-audio"}, Value: 1, Usage: "audio clips per request"}, path: "input.audio.batch_size", field: func(c *Config) any { return &c.AudioBatchSize }},
+	{flag: &cli.Float64Flag{Category: catMedia, Hidden: true, Name: "mock-prefill-per-image", Usage: "the embedded mock (no --url): milliseconds its TTFT grows per image"}, path: "mock.prefill_per_image_ms", field: func(c *Config) any { return ms(&c.MockPrefillPerImage) }},
+	{flag: &cli.Float64Flag{Category: catMedia, Hidden: true, Name: "mock-prefill-per-audio-second", Usage: "the embedded mock (no --url): milliseconds its TTFT grows per second of audio"}, path: "mock.prefill_per_audio_second_ms", field: func(c *Config) any { return ms(&c.MockPrefillPerAudioSecond) }},
 	{flag: &cli.IntFlag{Category: catWorkload, Name: "conversation-turn-mean", Aliases: []string{"session-turns-mean"}, Value: 1, Usage: "synthetic conversations: turns each (mean); later turns carry the earlier ones and the replies"}, path: "input.conversation.turn.mean", field: func(c *Config) any { return &c.TurnsMean }},
 	{flag: &cli.IntFlag{Category: catWorkload, Name: "conversation-turn-stddev", Aliases: []string{"session-turns-stddev"}, Usage: "synthetic conversations: turns standard deviation"}, path: "input.conversation.turn.stddev", field: func(c *Config) any { return &c.TurnsStddev }},
 	{flag: &cli.IntFlag{Category: catWorkload, Name: "num-dataset-entries", Aliases: []string{"num-prompts"}, Value: 100, Usage: "synthetic conversations (or random_pool draws) to build and reuse, as AIPerf (each value of a sweep its own, seeded --random-seed + the value's index); 0: one per session, so no prompt repeats"}, path: "input.conversation.num_dataset_entries", field: func(c *Config) any { return &c.NumDatasetEntries }},
@@ -232,7 +232,7 @@ func bind(o option, field any) cli.Flag {
 	case *cli.Float64Flag:
 		if d, ok := field.(duration); ok {
 			*d.d = time.Duration(f.Value * float64(d.unit)) // the default, shown by --help
-			return &ValueFlag{cli.GenericFlag{Category: f.Category, Name: f.Name, Aliases: f.Aliases, Usage: f.Usage, EnvVars: f.EnvVars,
+			return &ValueFlag{cli.GenericFlag{Category: f.Category, Hidden: f.Hidden, Name: f.Name, Aliases: f.Aliases, Usage: f.Usage, EnvVars: f.EnvVars,
 				Value: &DurationValue{d}}}
 		}
 		g := *f
@@ -245,7 +245,7 @@ func bind(o option, field any) cli.Flag {
 		if f.Value != nil {
 			dflt = strings.Join(f.Value.Value(), ",")
 		}
-		return &repeatableFlag{cli.GenericFlag{Category: f.Category, Name: f.Name, Aliases: f.Aliases, Usage: f.Usage, EnvVars: f.EnvVars,
+		return &repeatableFlag{cli.GenericFlag{Category: f.Category, Hidden: f.Hidden, Name: f.Name, Aliases: f.Aliases, Usage: f.Usage, EnvVars: f.EnvVars,
 			DefaultText: dflt, Value: newListValue(field.(*[]string), f.Value, o.many, o.whole)}}
 	}
 	panic("flags: no binding for " + o.flag.Names()[0])

@@ -6,8 +6,6 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
-	"net/http/httputil"
-	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
@@ -18,6 +16,7 @@ import (
 
 	"github.com/surgebench/surge/app/cmdline"
 	"github.com/surgebench/surge/app/internal/apptest"
+	"github.com/surgebench/surge/examples/mockserver"
 	"github.com/surgebench/surge/loadgen"
 )
 
@@ -50,18 +49,16 @@ func TestEdgeFlagsRejected(t *testing.T) {
 // there, and neither the API key nor an -H header reaches it.
 func TestRedirectsEndToEnd(t *testing.T) {
 	t.Parallel()
-	mock, err := url.Parse(startMock(t, 0))
-	if err != nil {
-		t.Fatal(err)
-	}
+	// The mock's own handler serves both origins (a reverse proxy in
+	// between cut streams short under load).
+	mock := mockserver.New(mockserver.Config{TTFT: 5 * time.Millisecond, ITL: time.Millisecond})
 	var mu sync.Mutex
 	var seen []http.Header
-	proxy := httputil.NewSingleHostReverseProxy(mock)
 	other := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		mu.Lock()
 		seen = append(seen, r.Header.Clone())
 		mu.Unlock()
-		proxy.ServeHTTP(w, r)
+		mock.ServeHTTP(w, r)
 	}))
 	defer other.Close()
 	target := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -69,7 +66,7 @@ func TestRedirectsEndToEnd(t *testing.T) {
 			http.Redirect(w, r, other.URL+r.URL.Path, http.StatusTemporaryRedirect)
 			return
 		}
-		proxy.ServeHTTP(w, r) // readiness and model probes
+		mock.ServeHTTP(w, r) // readiness and model probes
 	}))
 	defer target.Close()
 	for _, follow := range []bool{false, true} {

@@ -22,6 +22,7 @@ type interrupt struct {
 	log      io.Writer
 	sigs     chan os.Signal // nil: the run does not take signals itself
 	done     chan struct{}
+	released bool // the run is over: a late ask does nothing
 }
 
 // interrupts wires the run's stops. With Config.Signals the run takes
@@ -51,19 +52,31 @@ func (p *prepared) interrupts(stop, abort func(), inFlight func() int64, log io.
 func (in *interrupt) ask() {
 	in.mu.Lock()
 	defer in.mu.Unlock()
+	if in.released {
+		return
+	}
 	in.asked++
 	switch in.asked {
 	case 1:
+		n := in.inFlight()
 		in.stop()
-		fmt.Fprintf(in.log, "stopping: draining %d requests (Ctrl-C again to abort)\n", in.inFlight())
+		fmt.Fprintf(in.log, "stopping: draining %d requests (Ctrl-C again to abort)\n", n)
 	case 2:
+		n := in.inFlight()
 		in.abort()
-		fmt.Fprintf(in.log, "aborting: cancelling %d requests; the exports are still written\n", in.inFlight())
+		fmt.Fprintf(in.log, "aborting: cancelling %d requests; the exports are still written\n", n)
 	}
 }
 
-// release stops taking signals.
+// release stops taking signals; an ask after it (or under way) is done
+// before the run's collector closes. A second release does nothing.
 func (in *interrupt) release() {
+	in.mu.Lock()
+	defer in.mu.Unlock()
+	if in.released {
+		return
+	}
+	in.released = true
 	if in.sigs != nil {
 		signal.Stop(in.sigs)
 	}

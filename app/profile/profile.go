@@ -420,6 +420,7 @@ func (p *prepared) execute(ctx context.Context, log io.Writer) (o *outcome, err 
 	uiErr := present(ctx, p.uiMode, info, frame, log, interrupt.ask, func() {
 		o.runErr = p.live.run(runCtx, gen, p.plan.stages, stopIssuing, logw, tel.live.servers)
 	})
+	interrupt.release() // no ask reads the collector once it is closed
 	telData, telErr := tel.stop()
 	o.summary = closeCol()
 	o.state = col.State()
