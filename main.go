@@ -83,24 +83,8 @@ func profileCommand(code *int) *cli.Command {
 			cfg.StdoutTTY = term.IsTerminal(os.Stdout.Fd())
 			cfg.Signals = true
 			cfg.JobIndex = os.Getenv(cmdline.JobIndexEnv)
-			ctx, stop := signal.NotifyContext(cc.Context, os.Interrupt, syscall.SIGTERM)
-			defer stop()
-			res, err := profile.Run(ctx, *cfg, os.Stdout, os.Stderr)
-			switch {
-			case res == nil && err != nil && ctx.Err() != nil && errors.Is(err, ctx.Err()):
-				// Interrupted before the run started (loading the dataset).
-				*code = cmdline.ExitInterrupted
-				return err
-			case res == nil:
-				return err
-			case res.WriteFault != nil:
-				*code = cmdline.ExitWriteFault
-			case res.Cancelled:
-				*code = cmdline.ExitInterrupted
-			case res.AllFailed():
-				*code = cmdline.ExitFailed
-				fmt.Fprintln(os.Stderr, "surge: every request failed (see the error summary above)")
-			}
+			c, err := profile.RunCommand(cc.Context, *cfg, os.Stdout, os.Stderr)
+			*code = c
 			return err
 		},
 	}

@@ -2,11 +2,7 @@ package search
 
 import (
 	"context"
-	"errors"
-	"fmt"
 	"os"
-	"os/signal"
-	"syscall"
 
 	"github.com/charmbracelet/x/term"
 	"github.com/surgebench/surge/app/cmdline"
@@ -38,24 +34,8 @@ func searchOptions(s *cmdline.SearchConfig) []cli.Flag {
 // stage of the exports.
 func SearchCommand(version string, code *int) *cli.Command {
 	return command(version, func(ctx context.Context, cfg cmdline.Config) error {
-		ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
-		defer stop()
-		res, err := profile.Run(ctx, cfg, os.Stdout, os.Stderr)
-		switch {
-		case res == nil && err != nil && ctx.Err() != nil && errors.Is(err, ctx.Err()):
-			// Interrupted before the search started (loading the dataset).
-			*code = cmdline.ExitInterrupted
-			return err
-		case res == nil:
-			return err
-		case res.WriteFault != nil:
-			*code = cmdline.ExitWriteFault
-		case res.Cancelled:
-			*code = cmdline.ExitInterrupted
-		case res.AllFailed():
-			*code = cmdline.ExitFailed
-			fmt.Fprintln(os.Stderr, "surge: every request failed (see the error summary above)")
-		}
+		c, err := profile.RunCommand(ctx, cfg, os.Stdout, os.Stderr)
+		*code = c
 		return err
 	})
 }

@@ -1,0 +1,36 @@
+package profile
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/surgebench/surge/app/cmdline"
+)
+
+// RunCommand is Run as `surge profile` and `surge search` run it: under
+// SIGINT/SIGTERM, the summary to out and notices to log, and the exit code
+// its result earns (0 when the error alone decides it).
+func RunCommand(ctx context.Context, c cmdline.Config, out, log io.Writer) (code int, err error) {
+	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	res, err := Run(ctx, c, out, log)
+	switch {
+	case res == nil && err != nil && ctx.Err() != nil && errors.Is(err, ctx.Err()):
+		return cmdline.ExitInterrupted, err // before the run started (loading the dataset)
+	case res == nil:
+		return cmdline.ExitOK, err
+	case res.WriteFault != nil:
+		return cmdline.ExitWriteFault, err
+	case res.Cancelled:
+		return cmdline.ExitInterrupted, err
+	case res.AllFailed():
+		fmt.Fprintln(log, "surge: every request failed (see the error summary above)")
+		return cmdline.ExitFailed, err
+	}
+	return cmdline.ExitOK, err
+}
