@@ -558,6 +558,10 @@ func TestTLS(t *testing.T) {
 	fb := &countingTransport{rt: http.DefaultTransport}
 	tr := &Transport{TLSClientConfig: srv.Client().Transport.(*http.Transport).TLSClientConfig, Fallback: fb}
 	defer tr.CloseIdleConnections()
+	// A stream's terminator that comes later than drainWait (a busy
+	// machine) costs its connection; a few such misses are allowed, each
+	// with its own handshake.
+	misses := 0
 	for i := range 20 {
 		var handshakes, done int
 		var reused bool
@@ -578,15 +582,18 @@ func TestTLS(t *testing.T) {
 			t.Fatalf("request %d: body %q, %v", i, buf, err)
 		}
 		resp.Body.Close()
-		if first := i == 0; reused == first || (handshakes == 1) != first || (done == 1) != first {
+		if i > 0 && !reused {
+			misses++
+		}
+		if (handshakes == 1) == reused || (done == 1) == reused || i == 0 && reused {
 			t.Fatalf("request %d: reused %v, %d handshakes started, %d done", i, reused, handshakes, done)
 		}
 		if i == 0 && (!state.HandshakeComplete || state.NegotiatedProtocol == "h2") {
 			t.Fatalf("handshake state %+v, want complete and not h2", state)
 		}
 	}
-	if n := conns.Load(); n != 1 || fb.n.Load() != 0 {
-		t.Fatalf("%d connections, fallback used %d times, want 1 and 0", n, fb.n.Load())
+	if n := conns.Load(); n != int32(1+misses) || misses > 3 || fb.n.Load() != 0 {
+		t.Fatalf("%d connections (%d not reused), fallback used %d times, want 1 (at most 3 more on a busy machine) and 0", n, misses, fb.n.Load())
 	}
 	// The same address over plain http dials its own connection (the TLS
 	// server refuses it), never the pooled TLS one.
