@@ -10,19 +10,18 @@ import (
 	"testing"
 
 	"github.com/NVIDIA/go-nvml/pkg/nvml"
-	"github.com/NVIDIA/go-nvml/pkg/nvml/mock/dgxh100"
-	"github.com/NVIDIA/go-nvml/pkg/nvml/mock/server"
+	"github.com/NVIDIA/go-nvml/pkg/nvml/mock/dgxa100"
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
 )
 
-// mockH100 is an 8-GPU DGX H100 whose device i reads utilisation 10+i %,
+// mockA100 is go-nvml's 8-GPU DGX A100 whose device i reads utilisation 10+i %,
 // memory 20+i %, 40 GiB used, 300+i W, (1000+i)·10⁶ mJ, 50+i °C and
 // 1980−i MHz; GPU 7 has no energy counter (ERROR_NOT_SUPPORTED).
-func mockH100() *server.Server {
-	srv := dgxh100.New()
+func mockA100() *dgxa100.Server {
+	srv := dgxa100.New()
 	for i, d := range srv.Devices {
-		dev := d.(*server.Device)
+		dev := d.(*dgxa100.Device)
 		u := uint32(i)
 		dev.MemoryInfo.Used = 40 << 30
 		dev.MemoryInfo.Free = dev.MemoryInfo.Total - dev.MemoryInfo.Used
@@ -49,7 +48,7 @@ func mockH100() *server.Server {
 
 func TestNVMLMockReadings(t *testing.T) {
 	t.Parallel()
-	lib := mockH100()
+	lib := mockA100()
 	src, err := openNVML(lib)
 	if err != nil {
 		t.Fatal(err)
@@ -63,13 +62,13 @@ func TestNVMLMockReadings(t *testing.T) {
 	}
 	var want []GPUSample
 	for i, d := range lib.Devices {
-		dev := d.(*server.Device)
+		dev := d.(*dgxa100.Device)
 		e := float64(1000 + i)
 		if i == 7 {
 			e = math.NaN()
 		}
-		want = append(want, GPUSample{Source: "nvml", Index: i, Name: "NVIDIA H100 80GB HBM3", UUID: dev.UUID,
-			SMUtil: float64(10 + i), MemUtil: float64(20 + i), MemUsed: 40 << 30, MemTotal: dev.Config.MemoryMB << 20,
+		want = append(want, GPUSample{Source: "nvml", Index: i, Name: "Mock NVIDIA A100-SXM4-40GB", UUID: dev.UUID,
+			SMUtil: float64(10 + i), MemUtil: float64(20 + i), MemUsed: 40 << 30, MemTotal: dev.MemoryInfo.Total,
 			PowerW: float64(300 + i), EnergyJ: e * 1000, TempC: float64(50 + i), SMClockMHz: float64(1980 - i)})
 	}
 	if d := cmp.Diff(want, got, cmpopts.EquateNaNs()); d != "" {
@@ -85,11 +84,11 @@ func TestNVMLMockReadings(t *testing.T) {
 
 func TestNVMLUnavailable(t *testing.T) {
 	t.Parallel()
-	noGPUs := mockH100()
-	noGPUs.Devices = nil
-	initFails := mockH100()
+	noGPUs := mockA100()
+	noGPUs.DeviceGetCountFunc = func() (int, nvml.Return) { return 0, nvml.SUCCESS }
+	initFails := mockA100()
 	initFails.InitFunc = func() nvml.Return { return nvml.ERROR_DRIVER_NOT_LOADED }
-	panics := mockH100()
+	panics := mockA100()
 	panics.DeviceGetCountFunc = nil // the moq mock panics on a nil func
 	tests := []struct {
 		name string
