@@ -481,6 +481,9 @@ func (p *prepared) report(o *outcome, out io.Writer) (*Result, error) {
 	if o.late > lateWarnAfter {
 		o.summary.Warnings = append(o.summary.Warnings, p.lateWarning(o.late))
 	}
+	if n := o.summary.Redirects(); n > 0 {
+		o.summary.Warnings = append(o.summary.Warnings, redirectWarning(n, c.FollowRedirects))
+	}
 	p.addRunInfo(run.RunInfo.(map[string]any), o.benchmarkID)
 	if p.stageFolders() != nil {
 		run.RunInfo.(map[string]any)["sweep_id"] = o.benchmarkID
