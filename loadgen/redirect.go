@@ -10,7 +10,7 @@ import (
 
 // ErrRedirect is the error type of a response that redirected the request
 // and was not followed.
-const ErrRedirect = "redirect"
+const ErrRedirect = metrics.ErrRedirect
 
 // Redirects. A benchmark measures the server it was pointed at: by
 // default no redirect is followed, and a 3xx becomes an error record

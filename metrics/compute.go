@@ -158,6 +158,17 @@ func OSLMismatchTolerance(requested int) float64 {
 	return min(float64(requested)*0.05, 50)
 }
 
+// LatencyEnd is where request_latency ends, as AIPerf's
+// RequestLatencyMetric ends it: a stream's last event that carried text
+// (content or reasoning; a trailing usage-only chunk and [DONE] are not
+// content), else the response's last byte.
+func (r *Record) LatencyEnd() int64 {
+	if r.Streamed && len(r.TokenNs) > 0 {
+		return r.TokenNs[len(r.TokenNs)-1]
+	}
+	return r.EndNs
+}
+
 // Compute derives AIPerf's per-request metrics from a successful record
 // with the default Counting. tok may be nil (no tokenizer loaded).
 func Compute(r *Record, tok TokenCounter) Values { return ComputeWith(r, tok, Counting{}) }
@@ -170,13 +181,14 @@ func ComputeWith(r *Record, tok TokenCounter, c Counting) Values {
 		UsageOSL: nan, TokenizerOSL: nan, Effective: nan, OSLMismatch: nan, Decode: nan, Prefill: nan, E2E: nan, ErrorISL: nan,
 		TTFTSent: nan}
 	start := r.Issued()
-	v.Latency = float64(r.EndNs-start) / nsPerMs
-	v.LatencySent = float64(r.EndNs-r.SentNs) / nsPerMs
+	end := r.LatencyEnd()
+	v.Latency = float64(end-start) / nsPerMs
+	v.LatencySent = float64(end-r.SentNs) / nsPerMs
 	v.Images, v.AudioSeconds, v.MediaBytes = mediaValues(r)
 	v.HTTP = httpValues(&r.HTTP)
 	v.Usage = usageValues(&r.Usage)
 	if r.Scheduled && r.IntendedNs > 0 {
-		v.Effective = float64(r.EndNs-r.IntendedNs) / nsPerMs
+		v.Effective = float64(end-r.IntendedNs) / nsPerMs
 	}
 
 	var tokOutput, tokReasoning int

@@ -296,3 +296,42 @@ func TestHTTPDefsSize(t *testing.T) {
 		t.Fatalf("len(HTTPDefs) = %d, httpTags = %d", len(HTTPDefs), httpTags)
 	}
 }
+
+// TestComputeLatencyEnd: request_latency ends where AIPerf's
+// RequestLatencyMetric ends it, at the last response that carried content
+// (text or reasoning): a trailing usage-only chunk and [DONE] arriving
+// later move neither it nor what follows from it (decode, ITL, the E2E
+// throughput); a response that was not streamed ends at its last byte.
+func TestComputeLatencyEnd(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name                      string
+		r                         Record
+		latency, fromSend, decode float64
+	}{
+		{"usage chunk and [DONE] 30 ms after the last token",
+			Record{Streamed: true, SentNs: 100 * ms, EndNs: 190 * ms, TokenNs: []int64{120 * ms, 140 * ms, 160 * ms},
+				FirstContentNs: 120 * ms, Usage: Usage{Present: true, CompletionTokens: 3}},
+			60, 60, 40},
+		{"last token is the last byte",
+			Record{Streamed: true, SentNs: 100 * ms, EndNs: 160 * ms, TokenNs: []int64{120 * ms, 160 * ms}, FirstContentNs: 120 * ms},
+			60, 60, 40},
+		{"reasoning only: its last event ends it",
+			Record{Streamed: true, SentNs: 100 * ms, EndNs: 200 * ms, TokenNs: []int64{130 * ms, 150 * ms}, ReasoningEvents: 2},
+			50, 50, 20},
+		{"not streamed: the last byte",
+			Record{SentNs: 100 * ms, EndNs: 250 * ms, TokenNs: []int64{250 * ms}},
+			150, 150, math.NaN()},
+	} {
+		v := Compute(&tc.r, nil)
+		for _, c := range []struct {
+			tag  Tag
+			want float64
+		}{{RequestLatency, tc.latency}, {LatencyFromSend, tc.fromSend}, {DecodeDuration, tc.decode}} {
+			got := v.Get(c.tag)
+			if !(math.Abs(got-c.want) < 1e-9 || math.IsNaN(got) && math.IsNaN(c.want)) {
+				t.Errorf("%s: %s = %v, want %v", tc.name, c.tag, got, c.want)
+			}
+		}
+	}
+}

@@ -10,6 +10,22 @@ const ErrClientResources = "client_fd_exhausted"
 // server's.
 func (e Error) ClientSide() bool { return e.Type == ErrClientResources }
 
+// ErrRedirect is the error type of a 3xx response that came back
+// unfollowed (loadgen names it so).
+const ErrRedirect = "redirect"
+
+// Redirects counts the summary's failures that were redirects not
+// followed.
+func (s *Summary) Redirects() int64 {
+	var n int64
+	for _, e := range s.Errors {
+		if e.Details.Type == ErrRedirect {
+			n += e.Count
+		}
+	}
+	return n
+}
+
 // ClientSideErrors counts the summary's failures that were the client's
 // own (ClientSide), for a summary to say which side failed.
 func (s *Summary) ClientSideErrors() int64 {

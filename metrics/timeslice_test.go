@@ -92,3 +92,25 @@ func TestSliceDistSpills(t *testing.T) {
 		t.Errorf("linearQuantile p99 of 1..5 = %v, want 4.96 (numpy)", got)
 	}
 }
+
+// TestBenchmarkDurationOverSuccesses: as AIPerf's, benchmark_duration and
+// the throughputs divided by it span the successful requests only, from
+// the first one's start to the last one's end; a failure before or after
+// them widens nothing.
+func TestBenchmarkDurationOverSuccesses(t *testing.T) {
+	t.Parallel()
+	c := NewCollector(WithClock(func() int64 { return 0 }))
+	c.Add(&Record{Index: 0, SentNs: 10 * ms, EndNs: 900 * ms, Err: &Error{Code: 500, Type: "server_error"}})
+	for i, sent := range []int64{100, 150} {
+		c.Add(&Record{Index: int64(i + 1), SentNs: sent * ms, EndNs: (sent + 150) * ms, Streamed: true,
+			TokenNs: []int64{(sent + 50) * ms, (sent + 150) * ms}, FirstContentNs: (sent + 50) * ms,
+			Usage: Usage{Present: true, PromptTokens: 10, CompletionTokens: 2}})
+	}
+	s := c.Close()
+	if got := s.Run[BenchmarkDuration]; math.Abs(got-0.2) > 1e-9 {
+		t.Errorf("benchmark_duration %v s, want 0.2 (100 ms → 300 ms, the failure left out)", got)
+	}
+	if got := s.Run[RequestThroughput]; math.Abs(got-2/0.2) > 1e-9 {
+		t.Errorf("request_throughput %v, want 10 (2 successes over 0.2 s)", got)
+	}
+}

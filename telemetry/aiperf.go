@@ -14,27 +14,35 @@ import (
 // surge's own sample, whole, goes beside them under "surge" (AIPerf's
 // models allow extra keys), which surge's readers take.
 
-// gpuRecord is AIPerf's TelemetryRecord of one GPU reading.
+// gpuRecord is AIPerf's TelemetryRecord of one GPU reading, as its
+// schema 1.5 writes it: the source under telemetry_source_url (dcgm_url,
+// its older name, beside it for older readers) and the vendor's platform.
 type gpuRecord struct {
 	Index     int       `json:"gpu_index"`
 	UUID      string    `json:"gpu_uuid"`
 	ModelName string    `json:"gpu_model_name"`
 	Hostname  *string   `json:"hostname"`
 	WallNs    int64     `json:"timestamp_ns"`
+	SourceURL string    `json:"telemetry_source_url"`
 	DCGMURL   string    `json:"dcgm_url"`
+	Platform  string    `json:"platform"`
 	Data      gpuData   `json:"telemetry_data"`
 	Surge     GPUSample `json:"surge"`
 }
 
+// platformNVIDIA is AIPerf's platform tag of NVIDIA GPUs (NVML, DCGM).
+const platformNVIDIA = "nvidia"
+
 // gpuData is AIPerf's TelemetryMetrics in its units: W, MJ, %, GB, °C
-// (null for a reading the GPU did not give).
+// (null for a reading the GPU did not give), under the nvidia_ names of
+// its schema 1.5.
 type gpuData struct {
-	Power       jfloat `json:"gpu_power_usage"`
-	Energy      jfloat `json:"energy_consumption"`
-	Utilization jfloat `json:"gpu_utilization"`
-	MemoryUsed  jfloat `json:"gpu_memory_used"`
-	Temperature jfloat `json:"gpu_temperature"`
-	MemUtil     jfloat `json:"mem_utilization"`
+	Power       jfloat `json:"nvidia_power_usage"`
+	Energy      jfloat `json:"nvidia_energy_consumption"`
+	Utilization jfloat `json:"nvidia_gpu_utilization"`
+	MemoryUsed  jfloat `json:"nvidia_memory_used"`
+	Temperature jfloat `json:"nvidia_temperature"`
+	MemUtil     jfloat `json:"nvidia_memory_utilization"`
 }
 
 // nvmlURL is the dcgm_url AIPerf gives readings from the local NVML.
@@ -42,11 +50,13 @@ const nvmlURL = "pynvml://localhost"
 
 func aiperfGPU(s GPUSample) gpuRecord {
 	r := gpuRecord{Index: s.Index, UUID: s.UUID, ModelName: s.Name, WallNs: s.WallNs, DCGMURL: s.Source, Surge: s,
+		Platform: platformNVIDIA,
 		Data: gpuData{Power: jfloat(s.PowerW), Energy: jfloat(s.EnergyJ / 1e6), Utilization: jfloat(s.SMUtil),
 			Temperature: jfloat(s.TempC), MemUtil: jfloat(s.MemUtil), MemoryUsed: jfloat(math.NaN())}}
 	if !strings.Contains(s.Source, "://") {
 		r.DCGMURL = nvmlURL
 	}
+	r.SourceURL = r.DCGMURL
 	if s.MemUsed > 0 || s.MemTotal > 0 {
 		r.Data.MemoryUsed = jfloat(float64(s.MemUsed) / 1e9)
 	}

@@ -31,17 +31,18 @@ func TestAIPerfRecordShapes(t *testing.T) {
 		slices.Sort(ks)
 		return ks
 	}
-	if got, want := keys(gr), []string{"dcgm_url", "gpu_index", "gpu_model_name", "gpu_uuid", "hostname", "surge", "telemetry_data", "timestamp_ns"}; !slices.Equal(got, want) {
+	if got, want := keys(gr), []string{"dcgm_url", "gpu_index", "gpu_model_name", "gpu_uuid", "hostname", "platform", "surge", "telemetry_data", "telemetry_source_url", "timestamp_ns"}; !slices.Equal(got, want) {
 		t.Errorf("GPU record keys %v, want %v", got, want)
 	}
 	data := gr["telemetry_data"].(map[string]any)
-	for k, want := range map[string]any{"gpu_power_usage": 300.0, "energy_consumption": 4.0, "gpu_utilization": 50.0,
-		"gpu_memory_used": 2.0, "gpu_temperature": 60.0, "mem_utilization": nil} {
+	for k, want := range map[string]any{"nvidia_power_usage": 300.0, "nvidia_energy_consumption": 4.0, "nvidia_gpu_utilization": 50.0,
+		"nvidia_memory_used": 2.0, "nvidia_temperature": 60.0, "nvidia_memory_utilization": nil} {
 		if data[k] != want {
 			t.Errorf("telemetry_data.%s = %v, want %v", k, data[k], want)
 		}
 	}
-	if gr["dcgm_url"] != nvmlURL || gr["gpu_model_name"] != "H100" || gr["hostname"] != nil {
+	if gr["dcgm_url"] != nvmlURL || gr["telemetry_source_url"] != nvmlURL || gr["platform"] != "nvidia" ||
+		gr["gpu_model_name"] != "H100" || gr["hostname"] != nil {
 		t.Errorf("GPU identity %v", gr)
 	}
 

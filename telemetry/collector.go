@@ -49,7 +49,9 @@ type Collector struct {
 	// kept in srvSamples drop their families (a long run would otherwise
 	// hold every scrape of every family).
 	firstFams, lastFams map[string][]Family
-	sinkErr             error
+	// srvStore keeps what ServerExport needs of every scrape.
+	srvStore srvStore
+	sinkErr  error
 	// skipped counts, by source, the ticks that skipped it because its
 	// previous scrape was still in flight.
 	skipped map[string]int64
@@ -409,6 +411,7 @@ func (c *Collector) keep(gpus []GPUSample, servers []ServerSample) {
 	c.writeLines(c.srvSink, servers)
 	for i := range servers {
 		s := &servers[i]
+		c.srvStore.add(s)
 		if s.Families != nil {
 			if c.firstFams == nil {
 				c.firstFams, c.lastFams = map[string][]Family{}, map[string][]Family{}

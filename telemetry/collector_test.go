@@ -192,10 +192,10 @@ DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION{gpu="0",UUID="GPU-1",device="nvidia0",model
 		t.Errorf("GPU %+v", g)
 	}
 	wantGPU := map[string]Stats{
-		"gpu_utilization": {Unit: "%", Avg: mean(util), Min: util[0], Max: util[m-1], P50: pct(util, 50), P99: pct(util, 99), Count: m},
-		"gpu_power_usage": {Unit: "W", Avg: 100 * mean(util), Min: 100 * util[0], Max: 100 * util[m-1],
+		"nvidia_gpu_utilization": {Unit: "%", Avg: mean(util), Min: util[0], Max: util[m-1], P50: pct(util, 50), P99: pct(util, 99), Count: m},
+		"nvidia_power_usage": {Unit: "W", Avg: 100 * mean(util), Min: 100 * util[0], Max: 100 * util[m-1],
 			P50: 100 * pct(util, 50), P99: 100 * pct(util, 99), Count: m},
-		"energy_consumption": {Unit: "MJ", Avg: mean(util) / 1e3, Min: util[0] / 1e3, Max: util[m-1] / 1e3,
+		"nvidia_energy_consumption": {Unit: "MJ", Avg: mean(util) / 1e3, Min: util[0] / 1e3, Max: util[m-1] / 1e3,
 			P50: pct(util, 50) / 1e3, P99: pct(util, 99) / 1e3, Count: m},
 	}
 	if d := cmp.Diff(wantGPU, g.Metrics, cmpopts.EquateApprox(1e-9, 0),

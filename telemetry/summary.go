@@ -51,10 +51,14 @@ type GPUSummary struct {
 	// Hostname is the exporter's host label (null for NVML, as AIPerf's
 	// model allows).
 	Hostname *string `json:"hostname"`
-	// Metrics is keyed by AIPerf's GPU metric names: gpu_power_usage (W),
-	// energy_consumption (MJ, the counter's readings), gpu_utilization (%),
-	// mem_utilization (%), gpu_memory_used (GB), gpu_temperature
-	// (°C), sm_clock_frequency (MHz); and surge's gpu_memory_total (GB).
+	// Platform is AIPerf's GPU vendor tag (schema 1.5): "nvidia".
+	Platform string `json:"platform"`
+	// Metrics is keyed by AIPerf's GPU metric names of schema 1.5, which
+	// prefix NVIDIA readings with nvidia_: nvidia_power_usage (W),
+	// nvidia_energy_consumption (MJ, the counter's readings),
+	// nvidia_gpu_utilization (%), nvidia_memory_utilization (%),
+	// nvidia_memory_used (GB), nvidia_temperature (°C); and surge's
+	// nvidia_sm_clock_frequency (MHz) and nvidia_memory_total (GB).
 	Metrics map[string]Stats `json:"metrics"`
 	Source  string           `json:"source"`
 	Samples int              `json:"samples"`
@@ -232,19 +236,19 @@ func summarize(gpus []GPUSample, servers []ServerSample) *Data {
 		ss := byGPU[k]
 		head := ss[0]
 		gs := GPUSummary{Source: head.Source, Index: head.Index, Name: head.Name, UUID: head.UUID,
-			Samples: len(ss), Metrics: map[string]Stats{}}
+			Platform: platformNVIDIA, Samples: len(ss), Metrics: map[string]Stats{}}
 		if head.Hostname != "" {
 			h := head.Hostname
 			gs.Hostname = &h
 		}
-		addStats(gs.Metrics, "gpu_power_usage", "W", ss, func(g *GPUSample) float64 { return g.PowerW })
-		addStats(gs.Metrics, "energy_consumption", "MJ", ss, func(g *GPUSample) float64 { return g.EnergyJ / 1e6 })
-		addStats(gs.Metrics, "gpu_utilization", "%", ss, func(g *GPUSample) float64 { return g.SMUtil })
-		addStats(gs.Metrics, "mem_utilization", "%", ss, func(g *GPUSample) float64 { return g.MemUtil })
-		addStats(gs.Metrics, "gpu_memory_used", "GB", ss, func(g *GPUSample) float64 { return gb(g.MemUsed, g.MemTotal) })
-		addStats(gs.Metrics, "gpu_memory_total", "GB", ss, func(g *GPUSample) float64 { return gb(g.MemTotal, g.MemTotal) })
-		addStats(gs.Metrics, "gpu_temperature", "°C", ss, func(g *GPUSample) float64 { return g.TempC })
-		addStats(gs.Metrics, "sm_clock_frequency", "MHz", ss, func(g *GPUSample) float64 { return g.SMClockMHz })
+		addStats(gs.Metrics, "nvidia_power_usage", "W", ss, func(g *GPUSample) float64 { return g.PowerW })
+		addStats(gs.Metrics, "nvidia_energy_consumption", "MJ", ss, func(g *GPUSample) float64 { return g.EnergyJ / 1e6 })
+		addStats(gs.Metrics, "nvidia_gpu_utilization", "%", ss, func(g *GPUSample) float64 { return g.SMUtil })
+		addStats(gs.Metrics, "nvidia_memory_utilization", "%", ss, func(g *GPUSample) float64 { return g.MemUtil })
+		addStats(gs.Metrics, "nvidia_memory_used", "GB", ss, func(g *GPUSample) float64 { return gb(g.MemUsed, g.MemTotal) })
+		addStats(gs.Metrics, "nvidia_memory_total", "GB", ss, func(g *GPUSample) float64 { return gb(g.MemTotal, g.MemTotal) })
+		addStats(gs.Metrics, "nvidia_temperature", "°C", ss, func(g *GPUSample) float64 { return g.TempC })
+		addStats(gs.Metrics, "nvidia_sm_clock_frequency", "MHz", ss, func(g *GPUSample) float64 { return g.SMClockMHz })
 		// Energy from one source per GPU: two sources reading the same
 		// board would count it twice.
 		own := slices.DeleteFunc(slices.Clone(ss), func(g GPUSample) bool { return g.Source != head.Source })
@@ -336,7 +340,8 @@ func addStats[S any](into map[string]Stats, name, unit string, samples []S, get 
 	into[name] = statsOf(unit, vals)
 }
 
-// statsOf computes exact statistics (the population std); it sorts vals.
+// statsOf computes exact statistics, the std as AIPerf's (numpy's ddof=1,
+// 0 for one value); it sorts vals.
 func statsOf(unit string, vals []float64) Stats {
 	slices.Sort(vals)
 	sum := 0.0
@@ -351,7 +356,16 @@ func statsOf(unit string, vals []float64) Stats {
 	return Stats{Unit: unit, Avg: avg, Min: vals[0], Max: vals[len(vals)-1],
 		P1: percentile(vals, 1), P5: percentile(vals, 5), P10: percentile(vals, 10), P25: percentile(vals, 25),
 		P50: percentile(vals, 50), P75: percentile(vals, 75), P90: percentile(vals, 90), P95: percentile(vals, 95),
-		P99: percentile(vals, 99), Std: math.Sqrt(sq / float64(len(vals))), Count: len(vals)}
+		P99: percentile(vals, 99), Std: sampleStd(sq, len(vals)), Count: len(vals)}
+}
+
+// sampleStd is the sample standard deviation from the sum of squared
+// deviations over n values; 0 for one value.
+func sampleStd(sq float64, n int) float64 {
+	if n < 2 {
+		return 0
+	}
+	return math.Sqrt(sq / float64(n-1))
 }
 
 // percentile interpolates linearly between closest ranks of sorted vals

@@ -84,7 +84,7 @@ var telemetryShape = func() shape.Shape {
 	}
 	gpu := shape.Model{
 		Fields: map[string]shape.Shape{"gpu_index": shape.Integer, "gpu_name": shape.String, "gpu_uuid": shape.String,
-			"hostname": shape.OrNull(shape.String), "metrics": shape.Dict(stats)},
+			"hostname": shape.OrNull(shape.String), "platform": shape.String, "metrics": shape.Dict(stats)},
 		Optional: []string{"hostname"},
 		Extra: map[string]shape.Shape{"source": shape.String, "samples": shape.Integer,
 			"energy_consumed_j": shape.Number, "energy_source": shape.String},
@@ -155,7 +155,7 @@ func TestSummaryJSON(t *testing.T) {
 		t.Fatal(err)
 	}
 	d := got.Endpoints["dcgm:9400"]
-	if len(got.Endpoints) != 2 || len(d.GPUs) != 2 || d.GPUs["gpu_1"].Metrics["gpu_utilization"].Avg != 21 ||
+	if len(got.Endpoints) != 2 || len(d.GPUs) != 2 || d.GPUs["gpu_1"].Metrics["nvidia_gpu_utilization"].Avg != 21 ||
 		*d.GPUs["gpu_0"].Hostname != "node-a" || got.Endpoints["nvml"].GPUs["gpu_0"].Hostname != nil {
 		t.Errorf("endpoints %+v", got.Endpoints)
 	}
@@ -170,7 +170,7 @@ func TestSummaryJSON(t *testing.T) {
 	if err := export.CSV(&csv, &metrics.Summary{Run: map[metrics.Tag]float64{}}, export.WithTelemetry(&got)); err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"dcgm:9400,1,B200,GPU-d1,GPU Utilization (%),21.00,", "nvml,0,H100,GPU-1,GPU Power Usage (W),200.00,", ",None\r\n"} {
+	for _, want := range []string{"dcgm:9400,1,B200,GPU-d1,NVIDIA GPU Utilization (%),21.00,", "nvml,0,H100,GPU-1,NVIDIA GPU Power Usage (W),200.00,", ",None\r\n"} {
 		if !strings.Contains(csv.String(), want) {
 			t.Errorf("CSV GPU section lacks %q:\n%s", want, csv.String())
 		}
@@ -245,7 +245,7 @@ func TestSummaryBetween(t *testing.T) {
 		c.gpuSamples = append(c.gpuSamples, g)
 	}
 	d := c.SummaryBetween(2*time.Second, 4*time.Second)
-	p := d.Endpoints["nvml"].GPUs["gpu_0"].Metrics["gpu_power_usage"]
+	p := d.Endpoints["nvml"].GPUs["gpu_0"].Metrics["nvidia_power_usage"]
 	if p.Count != 3 || p.Min != 200 || p.Max != 400 || len(d.Summary.Configured) != 1 {
 		t.Errorf("window 2–4 s: %+v (configured %v)", p, d.Summary.Configured)
 	}

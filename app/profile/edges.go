@@ -53,6 +53,20 @@ func (p *prepared) edgeOptions() []loadgen.Option {
 
 // headerNames are the names of the headers the user gave (and the API
 // key's): every one is a credential to a redirect that leaves the origin.
+// redirectWarning is the summary's line for n responses that were
+// redirects and came back unfollowed: off by default, or (with
+// --follow-redirects) ones net/http would resend as a GET without the body.
+func redirectWarning(n int64, follow bool) string {
+	what := "responses were redirects"
+	if n == 1 {
+		what = "response was a redirect"
+	}
+	if follow {
+		return fmt.Sprintf("%d %s not followed: following would resend the request as a GET without its body", n, what)
+	}
+	return fmt.Sprintf("%d %s (not followed: --follow-redirects)", n, what)
+}
+
 func headerNames(h http.Header) []string {
 	names := make([]string, 0, len(h))
 	for k := range h {

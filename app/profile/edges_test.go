@@ -73,9 +73,14 @@ func TestRedirectsEndToEnd(t *testing.T) {
 		dir := t.TempDir()
 		c := apptest.RunConfig(target.URL, dir)
 		c.APIKey, c.Headers, c.FollowRedirects = "sk-redirect-secret", []string{"X-Org-Token:org-secret-value"}, follow
-		res, err := Run(context.Background(), c, io.Discard, io.Discard)
+		var out strings.Builder
+		res, err := Run(context.Background(), c, &out, io.Discard)
 		if err != nil {
 			t.Fatalf("follow %v: %v", follow, err)
+		}
+		// Its own line in the summary, naming the flag that follows them.
+		if got := strings.Contains(out.String(), "warning: 12 responses were redirects (not followed: --follow-redirects)\n"); got == follow {
+			t.Errorf("follow %v: redirect line shown %v:\n%s", follow, got, out.String())
 		}
 		lines := apptest.RecordLines(t, dir)
 		if len(lines) != 12 {

@@ -17,6 +17,7 @@ import (
 	"github.com/surgebench/surge/datasets"
 	"github.com/surgebench/surge/examples/mockserver"
 	"github.com/surgebench/surge/loadgen/schedule"
+	"github.com/surgebench/surge/telemetry"
 )
 
 func TestBadLoadFlagsNameTheFlag(t *testing.T) {
@@ -181,6 +182,36 @@ func TestMockServerTelemetryEndToEnd(t *testing.T) {
 	td, _ := doc["telemetry_data"].(map[string]any)
 	if _, ok := td["server_metrics"]; !ok {
 		t.Errorf("telemetry_data %v lacks server_metrics", td)
+	}
+	// AIPerf's server_metrics_export.json and .csv, from the same scrapes,
+	// under the run's benchmark_id.
+	var sm struct {
+		BenchmarkID string `json:"benchmark_id"`
+		Metrics     map[string]struct {
+			Type   string `json:"type"`
+			Series []struct {
+				EndpointURL string             `json:"endpoint_url"`
+				Stats       map[string]float64 `json:"stats"`
+			} `json:"series"`
+		} `json:"metrics"`
+	}
+	b, err = os.ReadFile(filepath.Join(dir, telemetry.ServerMetricsJSONFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(b, &sm); err != nil {
+		t.Fatal(err)
+	}
+	run := sm.Metrics["vllm:num_requests_running"]
+	gen := sm.Metrics["vllm:generation_tokens_total"]
+	if sm.BenchmarkID != doc["benchmark_id"] || run.Type != "gauge" || len(run.Series) != 1 || run.Series[0].Stats["max"] <= 0 ||
+		gen.Type != "counter" || len(gen.Series) != 1 || gen.Series[0].Stats["total"] <= 0 {
+		t.Errorf("server_metrics_export.json: %s", b)
+	}
+	b, err = os.ReadFile(filepath.Join(dir, telemetry.ServerMetricsCSVFile))
+	if err != nil || !strings.HasPrefix(string(b), "# AIPerf Server Metrics Export (CSV)\n") ||
+		!strings.Contains(string(b), ",counter,vllm:generation_tokens_total,tokens,") {
+		t.Errorf("server_metrics_export.csv (%v):\n%s", err, b)
 	}
 }
 

@@ -245,6 +245,8 @@ type outcome struct {
 	start, end time.Time
 	summary    *metrics.Summary
 	telemetry  *telemetry.Data
+	// serverExport is the server-metrics summary (nil: no endpoint answered).
+	serverExport *telemetry.ServerExport
 	// telemetryBetween is telemetry_data over part of the run (a sweep's
 	// stage); nil without telemetry.
 	telemetryBetween func(from, to time.Duration) *telemetry.Data
@@ -422,6 +424,7 @@ func (p *prepared) execute(ctx context.Context, log io.Writer) (o *outcome, err 
 	})
 	interrupt.release() // no ask reads the collector once it is closed
 	telData, telErr := tel.stop()
+	o.serverExport = tel.col.ServerExport()
 	o.summary = closeCol()
 	o.state = col.State()
 	o.state.Origin = o.start
@@ -478,6 +481,9 @@ func (p *prepared) report(o *outcome, out io.Writer) (*Result, error) {
 	if o.late > lateWarnAfter {
 		o.summary.Warnings = append(o.summary.Warnings, p.lateWarning(o.late))
 	}
+	if n := o.summary.Redirects(); n > 0 {
+		o.summary.Warnings = append(o.summary.Warnings, redirectWarning(n, c.FollowRedirects))
+	}
 	p.addRunInfo(run.RunInfo.(map[string]any), o.benchmarkID)
 	if p.stageFolders() != nil {
 		run.RunInfo.(map[string]any)["sweep_id"] = o.benchmarkID
@@ -529,6 +535,7 @@ func (p *prepared) report(o *outcome, out io.Writer) (*Result, error) {
 		folders, err = p.reportSweep(o, run, subs)
 		errs = append(errs, err)
 	}
+	errs = append(errs, writeServerExports(o.dir, o.serverExport, run))
 	errs = append(errs, Report(out, o.dir, p.exports.files, title, o.summary, o.state, run, folders))
 	if c.Report {
 		errs = append(errs, writeRunReport(out, o.dir))
@@ -617,7 +624,8 @@ func Report(out io.Writer, dir string, files exportFiles, title string, s *metri
 	export.Console(out, title, s)
 	export.ConsoleStages(out, s)
 	fmt.Fprintf(out, "\nExports in %s:\n", dir)
-	for _, f := range []string{files.JSON, files.CSV, files.JSONL, files.Raw, files.TimeslicesJSON, files.TimeslicesCSV, FileInputs, FileState, FileGPUTelemetry, FileServerMetrics} {
+	for _, f := range []string{files.JSON, files.CSV, files.JSONL, files.Raw, files.TimeslicesJSON, files.TimeslicesCSV, FileInputs, FileState, FileGPUTelemetry, FileServerMetrics,
+		telemetry.ServerMetricsJSONFile, telemetry.ServerMetricsCSVFile} {
 		if _, statErr := os.Stat(filepath.Join(dir, f)); statErr == nil {
 			fmt.Fprintf(out, "  %s\n", filepath.Join(dir, f))
 		}

@@ -2,6 +2,7 @@ package profile
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -14,6 +15,7 @@ import (
 	"github.com/surgebench/surge/app/cmdline"
 	"github.com/surgebench/surge/loadgen"
 	"github.com/surgebench/surge/metrics"
+	"github.com/surgebench/surge/metrics/export"
 	"github.com/surgebench/surge/telemetry"
 	"github.com/surgebench/surge/tui"
 )
@@ -110,6 +112,19 @@ func (c *config) startTelemetry(ctx context.Context, target, dir string, start t
 	ctx, t.cancel = context.WithCancel(context.WithoutCancel(ctx))
 	go func() { t.done <- t.col.Run(ctx) }()
 	return t, nil
+}
+
+// writeServerExports writes AIPerf's server_metrics_export.json and .csv
+// into dir from the run's scrapes; nothing when no endpoint answered.
+func writeServerExports(dir string, m *telemetry.ServerExport, run export.Run) error {
+	if m == nil {
+		return nil
+	}
+	h := telemetry.ExportHeader{AIPerfVersion: export.AIPerfVersion, SurgeVersion: run.SurgeVersion,
+		BenchmarkID: run.BenchmarkID, InputConfig: run.InputConfig}
+	return errors.Join(
+		WriteFile(filepath.Join(dir, telemetry.ServerMetricsJSONFile), func(w io.Writer) error { return m.WriteJSON(w, h) }),
+		WriteFile(filepath.Join(dir, telemetry.ServerMetricsCSVFile), func(w io.Writer) error { return m.WriteCSV(w, h) }))
 }
 
 // metricsURLs reads a list of Prometheus endpoints as AIPerf does: the

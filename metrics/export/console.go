@@ -66,6 +66,7 @@ func Console(w io.Writer, title string, s *metrics.Summary) {
 	if s.SchedulerLag.Count > 0 {
 		fmt.Fprintf(w, "%-*s  p50 %s  p99 %s\n", widths[0], "Scheduler Lag (ms)", short(s.SchedulerLag.P50), short(s.SchedulerLag.P99))
 	}
+	consoleHTTP(w, widths[0], s)
 	if s.ConnectionRetries > 0 {
 		sent := s.Run[metrics.RequestCount] + s.Run[metrics.ErrorRequestCount]
 		if float64(s.ConnectionRetries) > 0.01*sent {
@@ -129,6 +130,28 @@ func describe(e metrics.Error) string {
 
 // consoleDefs lists the console's rows: the request metrics, each
 // error-adjusted view (adj_*) under its metric's row, as AIPerf orders them.
+// consoleHTTP prints AIPerf's transport totals the table leaves out, one
+// line of per-request averages: http_req_total, the body bytes and chunks
+// each way, and the share of requests sent on a reused connection.
+func consoleHTTP(w io.Writer, width int, s *metrics.Summary) {
+	total, ok := s.Metrics[metrics.HTTPTotal]
+	if !ok {
+		return
+	}
+	avg := func(t metrics.Tag) string {
+		if d, ok := s.Metrics[t]; ok {
+			return short(d.Avg)
+		}
+		return "-"
+	}
+	fmt.Fprintf(w, "%-*s  total %s ms, sent %s KB in %s chunks, received %s KB in %s chunks", width, "HTTP per request (avg)",
+		short(total.Avg), avg(metrics.HTTPDataSent), avg(metrics.HTTPChunksSent), avg(metrics.HTTPDataReceived), avg(metrics.HTTPChunksReceived))
+	if d, ok := s.Metrics[metrics.HTTPConnectionReused]; ok {
+		fmt.Fprintf(w, ", connection reused %s%%", short(100*d.Avg))
+	}
+	fmt.Fprintln(w)
+}
+
 func consoleDefs() []metrics.Def {
 	var defs []metrics.Def
 	for _, d := range metrics.RequestDefs {

@@ -113,8 +113,17 @@ type AtomicFile struct {
 // PartialSuffix names a file not yet committed.
 const PartialSuffix = ".partial"
 
-// CreateAtomic creates path's temporary file.
+// CreateAtomic creates path's temporary file, truncating one a killed
+// earlier run left, and removes the document an earlier run committed
+// under path: this run replaces the folder's files, and a kill before
+// Commit must not leave an earlier run's document beside this run's
+// records as if it were theirs. So after a kill the folder holds this
+// run's path+".partial" and no path; the next run into it reuses the
+// temporary name, and its Commit leaves path alone.
 func CreateAtomic(path string) (*AtomicFile, error) {
+	if err := os.Remove(path); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return nil, err
+	}
 	f, err := os.OpenFile(path+PartialSuffix, os.O_CREATE|os.O_TRUNC|os.O_WRONLY, 0o644)
 	if err != nil {
 		return nil, err

@@ -222,6 +222,41 @@ func TestAtomicFile(t *testing.T) {
 	if _, err := os.Stat(other); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("an abandoned document took the real name: %v", err)
 	}
+
+	// A run killed in a folder that holds an earlier run's document: the
+	// earlier document goes when the run starts (it is not this run's), and
+	// the next run's Commit replaces the killed run's partial.
+	if err := os.WriteFile(path, []byte(`{"data":["earlier run"]}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	killed, err := CreateAtomic(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := killed.WriteString(`{"data":[{"session_id":"killed"`); err != nil {
+		t.Fatal(err)
+	}
+	killed.Close() // killed: never committed
+	if _, err := os.Stat(path); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("the earlier run's %s is still beside the killed run's files: %v", path, err)
+	}
+	next, err := CreateAtomic(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := next.WriteString(`{"data":[]}`); err != nil {
+		t.Fatal(err)
+	}
+	if err := next.Commit(); err != nil {
+		t.Fatal(err)
+	}
+	b, err = os.ReadFile(path)
+	if err != nil || string(b) != `{"data":[]}` {
+		t.Errorf("next run's %s: %q, %v", path, b, err)
+	}
+	if _, err := os.Stat(path + PartialSuffix); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("the killed run's partial is left after the next run: %v", err)
+	}
 }
 
 // rawCapture is a streamed exchange of a few events.
