@@ -45,6 +45,10 @@ const axisW = 6 // "2.4k ┤"
 // of blocks.
 const maxRows = 16
 
+// MaxHeight is the most lines View uses: the summary line, the chart and
+// the requests/s line.
+const MaxHeight = 1 + maxRows
+
 // column is one column of the chart: the mean of the seconds it covers,
 // and whether a stage began in them.
 type column struct {
