@@ -786,6 +786,9 @@ func telemetryCharts(runs []*artifact.Run, prefix, group string, samples func(*a
 		switch {
 		case counter:
 			title, ylabel = strings.ReplaceAll(strings.TrimSuffix(f, "_total"), "_", " ")+" per second", "per second"
+			if strings.Contains(f, "tokens") {
+				ylabel = "tokens/s"
+			}
 			if f == "energy_consumption_j" {
 				title, ylabel = "power from energy counter", "W"
 			}
@@ -801,6 +804,11 @@ func telemetryCharts(runs []*artifact.Run, prefix, group string, samples func(*a
 				if _, ok := s.Values[f]; ok {
 					bySource[s.Source] = append(bySource[s.Source], s)
 				}
+			}
+			at := func(smp artifact.Sample) (float64, bool) { return smp.AtSec, true }
+			if sps, stages := spans(runs, r); stages != nil && len(bySource) > 0 && wallClocked(samples(r)) {
+				c.XLabel, c.XStages = stageAxis, stages
+				at = func(smp artifact.Sample) (float64, bool) { return onStages(sps, smp.WallNs) }
 			}
 			for _, src := range sortedKeys(bySource) {
 				ss := bySource[src]
@@ -821,7 +829,11 @@ func telemetryCharts(runs []*artifact.Run, prefix, group string, samples func(*a
 						}
 						v = (smp.Values[f] - ss[k-1].Values[f]) / dt
 					}
-					s.X = append(s.X, Num(smp.AtSec))
+					x, ok := at(smp)
+					if !ok {
+						continue
+					}
+					s.X = append(s.X, Num(x))
 					s.Y = append(s.Y, Num(v))
 				}
 				if len(s.X) > 0 {
@@ -834,6 +846,29 @@ func telemetryCharts(runs []*artifact.Run, prefix, group string, samples func(*a
 		}
 	}
 	return out
+}
+
+// wallClocked says whether every sample has a wall-clock time, which
+// places it in a sweep's stages.
+func wallClocked(ss []artifact.Sample) bool {
+	for _, s := range ss {
+		if s.WallNs == 0 {
+			return false
+		}
+	}
+	return len(ss) > 0
+}
+
+// onStages places a wall-clock time on a stage-normalized axis; ok is
+// false outside every stage (warm-up, the pause between stages).
+func onStages(sps []span, wallNs int64) (float64, bool) {
+	for _, sp := range sps {
+		sec := float64(wallNs-sp.origin) / 1e9
+		if sec >= 0 && sec <= sp.dur {
+			return sp.x0 + sec*sp.xPer, true
+		}
+	}
+	return 0, false
 }
 
 // gaugeUnit labels a gauge's axis from its name: the unit its suffix
