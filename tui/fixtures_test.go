@@ -2,6 +2,8 @@ package tui
 
 import (
 	"fmt"
+
+	tea "github.com/charmbracelet/bubbletea"
 	"math"
 	"time"
 
@@ -103,5 +105,58 @@ func fullSnapshot() Frame {
 		s.GPUs = append(s.GPUs, telemetry.GPUSample{Source: "nvml", Index: i, Name: "NVIDIA H100 80GB HBM3", SMUtil: float64(60 + 4*i),
 			MemUsed: uint64(70+i) << 30, MemTotal: 80 << 30, PowerW: float64(400 + 25*i)})
 	}
+	return s
+}
+
+// sweepInfo is a concurrency sweep of 1, 2, 4, 8 with 40 requests each.
+var sweepInfo = Info{Model: "mock", URL: "http://127.0.0.1:8000", Endpoint: "chat", Mode: "concurrency", Target: "1,2,4,8",
+	TotalRequests: 160, Stages: []float64{1, 2, 4, 8}}
+
+// sweepFrames are snapshots of sweepInfo's run up to second at: a server
+// of 0.5 s latency at every concurrency, so stage i takes 20/2^i s and
+// its throughput doubles. Stage starts are seen as the dashboard would:
+// one snapshot a second.
+func sweepFrames(at int) []tea.Msg {
+	ends := []int{20, 30, 35, 38} // stage i ends at ends[i] s
+	var msgs []tea.Msg
+	var f Frame
+	for sec := 0; sec <= at; sec++ {
+		f = midRun()
+		f.Elapsed = time.Duration(sec) * time.Second
+		f.Errors, f.Failed, f.Server = nil, 0, nil
+		stage, done := 0, int64(0)
+		for stage < 3 && sec >= ends[stage] {
+			stage++
+		}
+		f.Stage = stage
+		f.Stages = nil
+		base := 0
+		for i := range stage {
+			f.Stages = append(f.Stages, stage0(i, sweepInfo.Stages[i], float64(ends[i]-base)))
+			base = ends[i]
+			done += 40
+		}
+		rate := 2 * sweepInfo.Stages[stage]
+		done += min(40, int64(float64(sec-base)*rate))
+		f.Finished, f.Started, f.InFlight = done, done+int64(sweepInfo.Stages[stage]), int64(sweepInfo.Stages[stage])
+		f.Timeline = nil
+		for s := range sec {
+			k := 0
+			for k < 3 && s >= ends[k] {
+				k++
+			}
+			r := 2 * sweepInfo.Stages[k] * (1 + 0.05*math.Sin(float64(s)))
+			f.Timeline = append(f.Timeline, metrics.Point{Second: s, OutputTokens: math.Round(r * 120), Requests: r})
+		}
+		msgs = append(msgs, snapshotMsg{f})
+	}
+	return msgs
+}
+
+// stage0 is a finished sweep stage of 40 requests in sec seconds.
+func stage0(i int, v, sec float64) metrics.StageSummary {
+	s := stage(i, v, false)
+	s.RequestCount, s.ErrorRequestCount, s.DurationSec = 40, 0, sec
+	s.RequestThroughput, s.OutputTokenThroughput = 40/sec, 40/sec*120
 	return s
 }

@@ -73,6 +73,9 @@ func (m model) footer() string {
 	if m.stopping && !m.done {
 		return "stopping: in-flight requests drain (ctrl+c again cancels them)  " + h.ShortHelpView(short[2:])
 	}
+	if m.note != "" {
+		return m.note
+	}
 	p := "overview"
 	if m.page == detail {
 		p = "stages & errors"

@@ -6,6 +6,7 @@ import (
 
 	"github.com/surgebench/surge/tui/header"
 	"github.com/surgebench/surge/tui/internal/text"
+	"github.com/surgebench/surge/tui/throughput"
 )
 
 // Layout bounds. From 80×24 up every panel fits; below, the dashboard
@@ -103,7 +104,24 @@ func (m model) overview(w, h int) []string {
 	if n := m.stages.Len(); n > 0 {
 		stagesH = max(0, min(n+2, max(4, rest/3), rest))
 	}
-	mid := max(0, rest-stagesH)
+	// The chart stops growing at its most useful height and the side
+	// panels at their content: what is left goes to the stage table, then
+	// stays blank at the bottom.
+	sideW, chartW := w, w
+	if w >= twoCol {
+		chartW = w * 11 / 20
+		sideW = w - chartW - gap
+	}
+	want := throughput.MaxHeight + 1
+	if sideH := len(m.side(sideW, h, !wide)); w >= twoCol {
+		want = max(want, sideH)
+	} else {
+		want += sideH
+	}
+	mid := max(0, min(rest-stagesH, want))
+	if n := m.stages.Len(); n > 0 {
+		stagesH = max(0, min(n+2, rest-mid))
+	}
 
 	if w >= twoCol {
 		lw := w * 11 / 20
@@ -118,7 +136,7 @@ func (m model) overview(w, h int) []string {
 		out = append(out, side...)
 	}
 	if stagesH > 0 {
-		out = append(fill(out, w, h-stagesH), m.stagesPanel(w, stagesH)...)
+		out = append(out, m.stagesPanel(w, stagesH)...)
 	}
 	return out
 }

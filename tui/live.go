@@ -2,6 +2,7 @@ package tui
 
 import (
 	"strconv"
+	"strings"
 
 	binding "github.com/charmbracelet/bubbles/key"
 	tea "github.com/charmbracelet/bubbletea"
@@ -46,19 +47,44 @@ var liveKeys = []struct {
 	{binding.NewBinding(binding.WithKeys("r"), binding.WithHelp("r", "resume issuing")), Resume},
 }
 
+// noteMsg is a line for the status line: why a key did nothing.
+type noteMsg string
+
 // liveMsg is a live-control action's outcome.
 type liveMsg struct {
 	state LiveState
 	err   error
 }
 
-// liveKey runs the action bound to k, if any, in a command.
+// noLiveReason says why a run without Control ignores the live keys,
+// short enough for an 80-column status line after "+: ".
+func noLiveReason(info Info) string {
+	switch {
+	case info.Control != nil:
+		return ""
+	case info.Shard != "":
+		return "shard " + info.Shard + " only watches; steering one host would skew the plan"
+	case len(info.Stages) > 1:
+		return "a sweep fixes each stage's " + strings.ReplaceAll(info.Mode, "_", " ") + " (keys steer one-value runs)"
+	case info.Mode == "fixed_schedule":
+		return "a fixed schedule replays the trace's timing; nothing to steer"
+	case info.Mode == "user_centric":
+		return "user-centric mode paces each user; nothing to steer"
+	}
+	return "this run cannot be steered (a ramp, or live control is off)"
+}
+
+// liveKey runs the action bound to k, if any, in a command. Without live
+// control the key is answered in the status line with the reason.
 func (m model) liveKey(k tea.KeyMsg) (tea.Cmd, bool) {
-	if m.control == nil || m.done || m.stopping {
+	if m.done || m.stopping {
 		return nil, false
 	}
 	for _, lk := range liveKeys {
 		if binding.Matches(k, lk.b) {
+			if m.control == nil {
+				return func() tea.Msg { return noteMsg(lk.b.Help().Key + ": " + m.noLive) }, true
+			}
 			ctl, a := m.control, lk.a
 			return func() tea.Msg {
 				st, err := ctl(a)

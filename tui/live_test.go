@@ -83,11 +83,40 @@ func TestLiveKeysShowAtOnce(t *testing.T) {
 	}
 }
 
-func TestLiveKeysNeedControl(t *testing.T) {
+// TestLiveKeysSayWhyNot: a run the keys cannot steer answers each live
+// key in the status line with the reason for its mode, and the next key
+// clears the answer.
+func TestLiveKeysSayWhyNot(t *testing.T) {
 	t.Parallel()
-	m := newModel(Info{Model: "m"}, func() {})
-	if _, ok := m.liveKey(tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune("+")}); ok {
-		t.Error("a run without live control answered +")
+	tests := []struct {
+		info Info
+		key  string
+		want string
+	}{
+		{Info{Mode: "concurrency", Stages: []float64{1, 2, 4}}, "+", "+: a sweep fixes each stage's concurrency (keys steer one-value runs)"},
+		{Info{Mode: "request_rate", Stages: []float64{1, 2}}, "p", "p: a sweep fixes each stage's request rate"},
+		{Info{Mode: "fixed_schedule", Target: "120"}, "]", "]: a fixed schedule replays the trace's timing; nothing to steer"},
+		{Info{Mode: "user_centric"}, "r", "r: user-centric mode paces each user; nothing to steer"},
+		{Info{Mode: "request_rate", Shard: "2/3"}, "-", "-: shard 2/3 only watches"},
+		{Info{Mode: "concurrency"}, "[", "[: this run cannot be steered"},
+	}
+	for _, tt := range tests {
+		m := newModel(tt.info, func() {})
+		m.width, m.height = 200, 30
+		cmd, ok := m.liveKey(key(tt.key))
+		if !ok || cmd == nil {
+			t.Errorf("%+v: key %s not answered", tt.info, tt.key)
+			continue
+		}
+		next, _ := m.Update(cmd())
+		v := ansi.Strip(next.(model).View())
+		if footer := v[strings.LastIndex(v, "\n")+1:]; !strings.Contains(footer, tt.want) {
+			t.Errorf("%+v: key %s: status line %q, want %q", tt.info, tt.key, footer, tt.want)
+		}
+		next, _ = next.Update(key("tab"))
+		if v := ansi.Strip(next.(model).View()); strings.Contains(v, tt.want) {
+			t.Errorf("%+v: the answer outlives the next key", tt.info)
+		}
 	}
 }
 

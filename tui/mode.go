@@ -72,6 +72,9 @@ type Info struct {
 	Duration      time.Duration
 	// Stages lists the sweep values; nil without a sweep.
 	Stages []float64
+	// StageRequests is each stage's planned request count, for the ETA
+	// (nil: TotalRequests split evenly). Duration bounds each stage.
+	StageRequests []int
 	// Shard is "i/N" when the run is shard i of a plan split over N load
 	// hosts ("" for a whole run): the header says so.
 	Shard string

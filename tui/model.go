@@ -1,6 +1,9 @@
 package tui
 
 import (
+	"strconv"
+	"time"
+
 	binding "github.com/charmbracelet/bubbles/key"
 	tea "github.com/charmbracelet/bubbletea"
 
@@ -8,6 +11,7 @@ import (
 	"github.com/surgebench/surge/tui/failures"
 	"github.com/surgebench/surge/tui/gpu"
 	"github.com/surgebench/surge/tui/header"
+	"github.com/surgebench/surge/tui/internal/eta"
 	"github.com/surgebench/surge/tui/latency"
 	"github.com/surgebench/surge/tui/load"
 	"github.com/surgebench/surge/tui/server"
@@ -59,6 +63,13 @@ type model struct {
 
 	// lastStages is the newest snapshot's finished stages.
 	lastStages []metrics.StageSummary
+	// eta follows the stages for the ETA and the chart's stage marks.
+	eta eta.Tracker
+	// note is the status line's answer to a key that does nothing now
+	// ("" when none); the next key clears it.
+	note string
+	// noLive says why the live-control keys do nothing in this run.
+	noLive string
 }
 
 // newModel returns the dashboard for info before any snapshot.
@@ -69,7 +80,35 @@ func newModel(info Info, stop func()) model {
 		TotalRequests: info.TotalRequests, Duration: info.Duration, Stages: len(info.Stages), Shard: info.Shard,
 	})
 	m.stages, _ = m.stages.Update(stages.PlanMsg{Mode: info.Mode, Values: info.Stages})
+	m.eta = eta.New(info.Mode, plan(info))
+	m.noLive = noLiveReason(info)
 	return m
+}
+
+// plan is the run's stages as the ETA needs them: values, requests and
+// duration per stage.
+func plan(info Info) []eta.Stage {
+	values := info.Stages
+	if len(values) == 0 {
+		v, _ := strconv.ParseFloat(info.Target, 64)
+		values = []float64{v}
+	}
+	out := make([]eta.Stage, len(values))
+	for i, v := range values {
+		out[i] = eta.Stage{Value: v, Duration: info.Duration}
+		switch {
+		case i < len(info.StageRequests):
+			out[i].Requests = info.StageRequests[i]
+		case info.TotalRequests > 0:
+			// Split evenly, the remainder to the first stages.
+			n := info.TotalRequests / len(values)
+			if i < info.TotalRequests%len(values) {
+				n++
+			}
+			out[i].Requests = n
+		}
+	}
+	return out
 }
 
 // Init starts nothing: snapshots come from outside.
@@ -81,10 +120,13 @@ func (m model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	case tea.WindowSizeMsg:
 		m.width, m.height = msg.Width, msg.Height
 	case tea.KeyMsg:
+		m.note = ""
 		if cmd, ok := m.liveKey(msg); ok {
 			return m, cmd
 		}
 		return m.key(msg)
+	case noteMsg:
+		m.note = string(msg)
 	case liveMsg:
 		lm := load.LiveMsg{Live: msg.state}
 		if msg.err != nil {
@@ -151,12 +193,25 @@ func (m model) apply(s Frame) model {
 	if len(s.Warnings) > 0 {
 		warning = s.Warnings[len(s.Warnings)-1]
 	}
+	prog := eta.Progress{Elapsed: s.Elapsed, Finished: s.Finished, Stage: s.Stage, Profile: s.Phase == metrics.Profile}
+	m.eta = m.eta.Observe(prog)
+	done := make([]eta.Done, 0, len(s.Stages))
+	for _, st := range s.Stages {
+		done = append(done, eta.Done{Requests: st.RequestCount, Seconds: st.DurationSec})
+	}
+	left, hasETA := m.eta.Left(prog, done)
 	m.header, _ = m.header.Update(header.ProgressMsg{
 		Elapsed: s.Elapsed, Phase: s.Phase.String(), Started: s.Started, Finished: s.Finished, InFlight: s.InFlight, Stage: s.Stage,
-		Warning: warning,
+		Warning: warning, ETA: left, HasETA: hasETA,
 	})
 	m.latency, _ = m.latency.Update(latency.Msg{Run: s.Run, Window: s.Window, ReasoningSeen: s.ReasoningSeen})
-	m.throughput, _ = m.throughput.Update(throughput.Msg{Timeline: s.Timeline})
+	var marks []int
+	for i, at := range m.eta.Starts() {
+		if i > 0 && at >= 0 {
+			marks = append(marks, int(at/time.Second))
+		}
+	}
+	m.throughput, _ = m.throughput.Update(throughput.Msg{Timeline: s.Timeline, StageStarts: marks})
 	m.load, _ = m.load.Update(load.Msg{
 		Started: s.Started, Finished: s.Finished, Failed: s.Failed, InFlight: s.InFlight, Concurrency: s.Concurrency, Lag: s.SchedulerLag,
 		ReadDelay: s.ReadDelay,

@@ -51,6 +51,9 @@ func TestGolden(t *testing.T) {
 		{"help", runInfo, 80, 24, []tea.Msg{snapshotMsg{midRun()}, key("?")}},
 		{"stopping", runInfo, 80, 24, []tea.Msg{snapshotMsg{midRun()}, key("q")}},
 		{"shard_1_of_3", shardInfo, 100, 30, []tea.Msg{snapshotMsg{midRun()}}},
+		{"sweep_200x60", sweepInfo, 200, 60, sweepFrames(33)},
+		{"sweep_120x40", sweepInfo, 120, 40, sweepFrames(33)},
+		{"sweep_80x24", sweepInfo, 80, 24, sweepFrames(25)},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -418,6 +418,11 @@ func (p *prepared) execute(ctx context.Context, log io.Writer) (o *outcome, err 
 	if len(p.plan.values) > 1 {
 		info.Stages = p.plan.values
 	}
+	for _, st := range p.plan.stages {
+		if st.Phase == metrics.Profile {
+			info.StageRequests = append(info.StageRequests, st.Count)
+		}
+	}
 	frame := func() tui.Frame { return p.live.frame(tel.live.frame(col.Snapshot())) }
 	uiErr := present(ctx, p.uiMode, info, frame, log, interrupt.ask, func() {
 		o.runErr = p.live.run(runCtx, gen, p.plan.stages, stopIssuing, logw, tel.live.servers)

@@ -118,6 +118,16 @@ type Stage struct {
 	RequestThroughput     float64 `json:"request_throughput"`
 	DurationSec           float64 `json:"benchmark_duration"`
 	Knee                  bool    `json:"knee"`
+	// The 95% confidence intervals surge writes per stage (nil: absent).
+	TTFTP95CI               *Range `json:"time_to_first_token_p95_ci"`
+	LatencyP95CI            *Range `json:"request_latency_p95_ci"`
+	OutputTokenThroughputCI *Range `json:"output_token_throughput_ci"`
+}
+
+// Range is a confidence interval as the summary writes it.
+type Range struct {
+	Lo float64 `json:"lo"`
+	Hi float64 `json:"hi"`
 }
 
 // Knee is a sweep's knee and recommended operating point.

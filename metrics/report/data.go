@@ -50,17 +50,28 @@ type Series struct {
 	Marker string `json:"marker,omitempty"`
 	X      []Num  `json:"x"`
 	Y      []Num  `json:"y"`
+	// Labels name each point (a sweep's swept value), drawn beside it.
+	Labels []string `json:"labels,omitempty"`
+	// XLo/XHi and YLo/YHi are each point's interval (null: none), drawn
+	// as error bars.
+	XLo []Num `json:"x_lo,omitempty"`
+	XHi []Num `json:"x_hi,omitempty"`
+	YLo []Num `json:"y_lo,omitempty"`
+	YHi []Num `json:"y_hi,omitempty"`
 }
 
 // Chart is one chart of the report.
 type Chart struct {
-	ID     string   `json:"id"`
-	Group  string   `json:"group"`
-	Title  string   `json:"title"`
-	XLabel string   `json:"x_label"`
-	YLabel string   `json:"y_label"`
-	LogX   bool     `json:"log_x,omitempty"`
-	Series []Series `json:"series"`
+	ID     string `json:"id"`
+	Group  string `json:"group"`
+	Title  string `json:"title"`
+	XLabel string `json:"x_label"`
+	YLabel string `json:"y_label"`
+	LogX   bool   `json:"log_x,omitempty"`
+	// XStages names the unit intervals of a stage-normalized time axis
+	// (stage i spans [i, i+1)); empty for a plain axis.
+	XStages []string `json:"x_stages,omitempty"`
+	Series  []Series `json:"series"`
 }
 
 // KV is one row of a key/value table.
@@ -106,10 +117,13 @@ type Row struct {
 
 // Data is everything the report shows.
 type Data struct {
-	Title   string    `json:"title"`
-	Runs    []RunInfo `json:"runs"`
-	Summary []Row     `json:"summary"`
-	Charts  []Chart   `json:"charts"`
+	Title string    `json:"title"`
+	Runs  []RunInfo `json:"runs"`
+	// Sweep is set when a run is a sweep: the page then leads with the
+	// stage tables and curves, and labels the summary as pooled.
+	Sweep   bool    `json:"sweep,omitempty"`
+	Summary []Row   `json:"summary"`
+	Charts  []Chart `json:"charts"`
 }
 
 // Tags of the per-request metrics the report charts.
@@ -136,13 +150,18 @@ func Build(runs []*artifact.Run) Data {
 		d.Runs = append(d.Runs, runInfo(r))
 	}
 	d.Summary = summaryRows(runs)
+	// A sweep leads with its curves; the distributions follow per stage.
+	sweep := sweepCharts(runs)
+	d.Sweep = len(sweep) > 0
+	d.Charts = append(d.Charts, sweep...)
+	gs := groups(runs)
 	for _, m := range []struct{ tag, name string }{{tagTTFT, "TTFT"}, {tagITL, "ITL"}, {tagLatency, "request latency"}} {
-		if c, ok := cdfChart(runs, m.tag, m.name); ok {
+		if c, ok := cdfChart(gs, m.tag, m.name); ok {
 			d.Charts = append(d.Charts, c)
 		}
 	}
 	for _, m := range []struct{ tag, name string }{{tagTTFT, "TTFT"}, {tagITL, "ITL"}, {tagLatency, "request latency"}} {
-		if c, ok := histChart(runs, m.tag, m.name); ok {
+		if c, ok := histChart(gs, m.tag, m.name); ok {
 			d.Charts = append(d.Charts, c)
 		}
 	}
@@ -150,7 +169,6 @@ func Build(runs []*artifact.Run) Data {
 	if c, ok := scatterChart(runs); ok {
 		d.Charts = append(d.Charts, c)
 	}
-	d.Charts = append(d.Charts, sweepCharts(runs)...)
 	d.Charts = append(d.Charts, telemetryCharts(runs, "gpu", "GPU", func(r *artifact.Run) []artifact.Sample { return r.GPU })...)
 	d.Charts = append(d.Charts, telemetryCharts(runs, "server", "server", func(r *artifact.Run) []artifact.Sample { return r.Server })...)
 	return d
@@ -339,17 +357,71 @@ func stat4(r *artifact.Run, tag string) (artifact.Stat, bool) {
 	return artifact.StatOf(vals), true
 }
 
-func cdfChart(runs []*artifact.Run, tag, name string) (Chart, bool) {
-	c := Chart{ID: "cdf-" + tag, Group: "distributions", Title: name + " CDF", YLabel: "fraction of requests"}
+// group is one distribution drawn on the distribution charts: a run, or
+// one stage of a sweep when the report shows that sweep alone.
+type group struct {
+	label  string
+	colour int
+	run    *artifact.Run
+	recs   []artifact.Record
+}
+
+// groups are the distributions to draw: one per run, or, for a single
+// sweep, one per stage (a sweep's pooled distribution mixes loads).
+func groups(runs []*artifact.Run) []group {
+	if len(runs) == 1 && isSweep(runs[0]) {
+		r := runs[0]
+		byStage := map[int][]artifact.Record{}
+		for _, rec := range r.Profile() {
+			byStage[rec.Stage] = append(byStage[rec.Stage], rec)
+		}
+		var out []group
+		for i, st := range r.Summary.Stages {
+			if recs := byStage[i]; len(recs) > 0 {
+				out = append(out, group{label: stageName(st), colour: i, run: r, recs: recs})
+			}
+		}
+		if len(out) > 0 {
+			return out
+		}
+	}
+	out := make([]group, len(runs))
 	for i, r := range runs {
-		vals := r.Values(tag)
+		out[i] = group{label: r.Name, colour: i, run: r, recs: r.Profile()}
+	}
+	return out
+}
+
+// isSweep says whether r's summary lists several stages.
+func isSweep(r *artifact.Run) bool { return r.Summary != nil && len(r.Summary.Stages) > 1 }
+
+// stageName is a stage as its swept value: "concurrency 4".
+func stageName(st artifact.Stage) string {
+	return strings.ReplaceAll(st.Mode, "_", " ") + " " + strconv.FormatFloat(st.Value, 'g', 6, 64)
+}
+
+// values returns tag's values over g's successful records.
+func (g group) values(tag string) []float64 {
+	var out []float64
+	for _, rec := range g.recs {
+		if v, ok := rec.Metrics[tag]; ok && !rec.Failed() {
+			out = append(out, v)
+		}
+	}
+	return out
+}
+
+func cdfChart(gs []group, tag, name string) (Chart, bool) {
+	c := Chart{ID: "cdf-" + tag, Group: "distributions", Title: name + " CDF", YLabel: "fraction of requests"}
+	for _, g := range gs {
+		vals := g.values(tag)
 		if len(vals) == 0 {
 			continue
 		}
-		c.XLabel = axis(name, r.Unit(tag))
+		c.XLabel = axis(name, g.run.Unit(tag))
 		slices.Sort(vals)
 		n := min(len(vals), cdfPoints)
-		s := Series{Label: r.Name, Run: i, Style: Line}
+		s := Series{Label: g.label, Run: g.colour, Style: Line}
 		for k := range n {
 			// Evenly spaced ranks, first and last included.
 			j := 0
@@ -371,19 +443,19 @@ func axis(name, unit string) string {
 	return name + " (" + unit + ")"
 }
 
-// histChart bins every run's values over common edges (so the runs' shapes
-// compare), as a share of each run's requests.
-func histChart(runs []*artifact.Run, tag, name string) (Chart, bool) {
+// histChart bins every group's values over common edges (so their shapes
+// compare), as a share of each group's requests.
+func histChart(gs []group, tag, name string) (Chart, bool) {
 	c := Chart{ID: "hist-" + tag, Group: "distributions", Title: name + " histogram", YLabel: "% of requests"}
 	lo, hi := math.Inf(1), math.Inf(-1)
-	all := make([][]float64, len(runs))
-	for i, r := range runs {
-		all[i] = r.Values(tag)
+	all := make([][]float64, len(gs))
+	for i, g := range gs {
+		all[i] = g.values(tag)
 		for _, v := range all[i] {
 			lo, hi = min(lo, v), max(hi, v)
 		}
 		if len(all[i]) > 0 {
-			c.XLabel = axis(name, r.Unit(tag))
+			c.XLabel = axis(name, g.run.Unit(tag))
 		}
 	}
 	if math.IsInf(lo, 0) {
@@ -401,7 +473,7 @@ func histChart(runs []*artifact.Run, tag, name string) (Chart, bool) {
 		for _, v := range vals {
 			counts[min(int((v-lo)/width), histBins-1)]++
 		}
-		s := Series{Label: runs[i].Name, Run: i, Style: Step}
+		s := Series{Label: gs[i].label, Run: gs[i].colour, Style: Step}
 		for b, n := range counts {
 			s.X = append(s.X, Num(lo+float64(b)*width))
 			s.Y = append(s.Y, Num(100*float64(n)/float64(len(vals))))
@@ -425,71 +497,132 @@ func origin(recs []artifact.Record) int64 {
 	return o
 }
 
+// span is a stretch of a run drawn on a time axis: the whole run, or one
+// stage of a sweep, which then gets one unit of a stage-normalized axis
+// (so the slowest stage does not take most of the width).
+type span struct {
+	recs     []artifact.Record
+	origin   int64
+	dur      float64 // seconds
+	x0, xPer float64 // axis x = x0 + seconds·xPer
+}
+
+// spans splits r for the time axis: a sweep alone in the report by
+// stage, anything else whole. stages names the axis units (nil: seconds).
+func spans(runs []*artifact.Run, r *artifact.Run) (out []span, stages []string) {
+	recs := r.Profile()
+	whole := func(recs []artifact.Record) (span, bool) {
+		o := origin(recs)
+		if o == 0 {
+			return span{}, false
+		}
+		var end int64
+		for _, rec := range recs {
+			end = max(end, rec.EndNs)
+		}
+		return span{recs: recs, origin: o, dur: float64(end-o) / 1e9, xPer: 1}, true
+	}
+	if len(runs) == 1 && isSweep(r) {
+		byStage := map[int][]artifact.Record{}
+		for _, rec := range recs {
+			byStage[rec.Stage] = append(byStage[rec.Stage], rec)
+		}
+		for i, st := range r.Summary.Stages {
+			sp, ok := whole(byStage[i])
+			if !ok || sp.dur <= 0 {
+				continue
+			}
+			sp.x0, sp.xPer = float64(len(out)), 1/sp.dur
+			out = append(out, sp)
+			stages = append(stages, stageName(st)+" ("+strconv.FormatFloat(sp.dur, 'f', 0, 64)+" s)")
+		}
+		if len(out) > 1 {
+			return out, stages
+		}
+		out, stages = nil, nil
+	}
+	if sp, ok := whole(recs); ok {
+		out = append(out, sp)
+	}
+	return out, nil
+}
+
 // timelineCharts are the per-second charts: output tokens/s (each request's
 // tokens spread evenly from its first token to its end), completed
 // requests/s, the average number in flight, and errors/s. A short run gets
-// bins under a second (rates stay per second).
+// bins under a second (rates stay per second). A sweep shown alone has
+// each stage on one unit of the axis.
 func timelineCharts(runs []*artifact.Run) []Chart {
 	tput := Chart{ID: "throughput", Group: "timelines", Title: "output token throughput per second", XLabel: "time (s)", YLabel: "tokens/s"}
 	reqs := Chart{ID: "requests", Group: "timelines", Title: "completed requests per second", XLabel: "time (s)", YLabel: "requests/s"}
 	infl := Chart{ID: "inflight", Group: "timelines", Title: "requests in flight (average per second)", XLabel: "time (s)", YLabel: "requests"}
 	errc := Chart{ID: "errors", Group: "timelines", Title: "errors per second", XLabel: "time (s)", YLabel: "errors/s"}
 	for i, r := range runs {
-		recs := r.Profile()
-		o := origin(recs)
-		if o == 0 {
+		sps, stages := spans(runs, r)
+		if len(sps) == 0 {
 			continue
 		}
-		var end int64
-		for _, rec := range recs {
-			end = max(end, rec.EndNs)
+		if stages != nil {
+			for _, c := range []*Chart{&tput, &reqs, &infl, &errc} {
+				c.XLabel, c.XStages = stageAxis, stages
+			}
 		}
-		dur := float64(end-o) / 1e9
-		w := binWidth(dur)
-		nb := int(dur/w) + 1
-		if nb <= 0 || dur > 7*24*3600 {
-			continue
+		series := make([]Series, 4)
+		for k := range series {
+			series[k] = Series{Label: r.Name, Run: i, Style: Line}
 		}
-		tok, done, inflight, errs := make([]float64, nb), make([]float64, nb), make([]float64, nb), make([]float64, nb)
-		for _, rec := range recs {
-			if rec.StartNs == 0 || rec.EndNs < rec.StartNs {
+		for _, sp := range sps {
+			o, dur := sp.origin, sp.dur
+			w := binWidth(dur)
+			nb := int(dur/w) + 1
+			if nb <= 0 || dur > 7*24*3600 {
 				continue
 			}
-			// Times in bins from the origin.
-			s, e := float64(rec.StartNs-o)/1e9/w, float64(rec.EndNs-o)/1e9/w
-			spread(inflight, s, e, e-s)
-			bin := min(int(e), nb-1)
-			if rec.Failed() {
-				errs[bin] += 1 / w
-				continue
-			}
-			done[bin] += 1 / w
-			if osl := rec.Metrics[tagOSL]; osl > 0 {
-				first := s + rec.Metrics[tagTTFT]/1e3/w
-				if first > e {
-					first = s
+			tok, done, inflight, errs := make([]float64, nb), make([]float64, nb), make([]float64, nb), make([]float64, nb)
+			for _, rec := range sp.recs {
+				if rec.StartNs == 0 || rec.EndNs < rec.StartNs {
+					continue
 				}
-				spread(tok, first, e, osl/w)
+				// Times in bins from the origin.
+				s, e := float64(rec.StartNs-o)/1e9/w, float64(rec.EndNs-o)/1e9/w
+				spread(inflight, s, e, e-s)
+				bin := min(int(e), nb-1)
+				if rec.Failed() {
+					errs[bin] += 1 / w
+					continue
+				}
+				done[bin] += 1 / w
+				if osl := rec.Metrics[tagOSL]; osl > 0 {
+					first := s + rec.Metrics[tagTTFT]/1e3/w
+					if first > e {
+						first = s
+					}
+					spread(tok, first, e, osl/w)
+				}
+			}
+			for k, ys := range [][]float64{tok, done, inflight, errs} {
+				for b, y := range ys {
+					series[k].X = append(series[k].X, Num(sp.x0+float64(b)*w*sp.xPer))
+					series[k].Y = append(series[k].Y, Num(y))
+				}
 			}
 		}
-		add := func(c *Chart, ys []float64) {
-			s := Series{Label: r.Name, Run: i, Style: Line}
-			for k, y := range ys {
-				s.X = append(s.X, Num(float64(k)*w))
-				s.Y = append(s.Y, Num(y))
-			}
-			c.Series = append(c.Series, s)
+		if len(series[0].X) == 0 {
+			continue
 		}
-		add(&tput, tok)
-		add(&reqs, done)
-		add(&infl, inflight)
-		add(&errc, errs)
+		tput.Series = append(tput.Series, series[0])
+		reqs.Series = append(reqs.Series, series[1])
+		infl.Series = append(infl.Series, series[2])
+		errc.Series = append(errc.Series, series[3])
 	}
 	if len(tput.Series) == 0 {
 		return nil
 	}
 	return []Chart{tput, reqs, infl, errc}
 }
+
+// stageAxis labels a stage-normalized time axis.
+const stageAxis = "stage (each stage's time scaled to the same width)"
 
 // binWidth is the timeline's bin in seconds: one second, or less for a run
 // too short to show a shape at one second (at least 20 bins).
@@ -521,27 +654,33 @@ func spread(bins []float64, s, e, total float64) {
 func scatterChart(runs []*artifact.Run) (Chart, bool) {
 	c := Chart{ID: "ttft-scatter", Group: "timelines", Title: "TTFT of every request over time", XLabel: "request sent at (s)"}
 	for i, r := range runs {
-		recs := r.Profile()
-		o := origin(recs)
+		sps, stages := spans(runs, r)
+		if stages != nil {
+			c.XLabel, c.XStages = stageAxis, stages
+		}
 		s := Series{Label: r.Name, Run: i, Style: Points}
 		var n int
-		for _, rec := range recs {
-			if _, ok := rec.Metrics[tagTTFT]; ok && !rec.Failed() && rec.StartNs != 0 {
-				n++
+		for _, sp := range sps {
+			for _, rec := range sp.recs {
+				if _, ok := rec.Metrics[tagTTFT]; ok && !rec.Failed() && rec.StartNs != 0 {
+					n++
+				}
 			}
 		}
 		stride := max(1, (n+scatterPoints-1)/scatterPoints)
 		k := 0
-		for _, rec := range recs {
-			v, ok := rec.Metrics[tagTTFT]
-			if !ok || rec.Failed() || rec.StartNs == 0 {
-				continue
+		for _, sp := range sps {
+			for _, rec := range sp.recs {
+				v, ok := rec.Metrics[tagTTFT]
+				if !ok || rec.Failed() || rec.StartNs == 0 {
+					continue
+				}
+				if k++; (k-1)%stride != 0 {
+					continue
+				}
+				s.X = append(s.X, Num(sp.x0+float64(rec.StartNs-sp.origin)/1e9*sp.xPer))
+				s.Y = append(s.Y, Num(v))
 			}
-			if k++; (k-1)%stride != 0 {
-				continue
-			}
-			s.X = append(s.X, Num(float64(rec.StartNs-o)/1e9))
-			s.Y = append(s.Y, Num(v))
 		}
 		if len(s.X) > 0 {
 			c.YLabel = axis("TTFT", r.Unit(tagTTFT))
@@ -552,12 +691,14 @@ func scatterChart(runs []*artifact.Run) (Chart, bool) {
 }
 
 // sweepCharts draw each sweep's stages as throughput against latency, in
-// stage order, with the knee and the recommended operating point marked.
+// stage order, each point labelled with its swept value, with the 95%
+// intervals the summary gives and the knee and the recommended operating
+// point marked.
 func sweepCharts(runs []*artifact.Run) []Chart {
-	ttft := Chart{ID: "sweep-ttft", Group: "sweep", Title: "sweep: output throughput vs TTFT p95", XLabel: "output tokens/s", YLabel: "TTFT p95 (ms)"}
-	lat := Chart{ID: "sweep-latency", Group: "sweep", Title: "sweep: output throughput vs request latency p99", XLabel: "output tokens/s", YLabel: "request latency p99 (ms)"}
+	ttft := Chart{ID: "sweep-ttft", Group: "sweep", Title: "sweep: output throughput vs TTFT p95", XLabel: "output throughput (tokens/s)", YLabel: "TTFT p95 (ms)"}
+	lat := Chart{ID: "sweep-latency", Group: "sweep", Title: "sweep: output throughput vs request latency p95", XLabel: "output throughput (tokens/s)", YLabel: "request latency p95 (ms)"}
 	for i, r := range runs {
-		if r.Summary == nil || len(r.Summary.Stages) < 2 {
+		if !isSweep(r) {
 			continue
 		}
 		st := r.Summary.Stages
@@ -574,11 +715,29 @@ func sweepCharts(runs []*artifact.Run) []Chart {
 		for _, c := range []struct {
 			chart *Chart
 			y     func(artifact.Stage) float64
-		}{{&ttft, func(s artifact.Stage) float64 { return s.TTFT.P95 }}, {&lat, func(s artifact.Stage) float64 { return s.Latency.P99 }}} {
+			ci    func(artifact.Stage) *artifact.Range
+		}{
+			{&ttft, func(s artifact.Stage) float64 { return s.TTFT.P95 }, func(s artifact.Stage) *artifact.Range { return s.TTFTP95CI }},
+			{&lat, func(s artifact.Stage) float64 { return s.Latency.P95 }, func(s artifact.Stage) *artifact.Range { return s.LatencyP95CI }},
+		} {
 			line := Series{Label: r.Name, Run: i, Style: Line}
+			intervals := false
 			for _, s := range st {
 				line.X = append(line.X, Num(s.OutputTokenThroughput))
 				line.Y = append(line.Y, Num(c.y(s)))
+				line.Labels = append(line.Labels, strconv.FormatFloat(s.Value, 'g', 6, 64))
+				xlo, xhi, ylo, yhi := math.NaN(), math.NaN(), math.NaN(), math.NaN()
+				if ci := s.OutputTokenThroughputCI; ci != nil {
+					xlo, xhi, intervals = ci.Lo, ci.Hi, true
+				}
+				if ci := c.ci(s); ci != nil {
+					ylo, yhi, intervals = ci.Lo, ci.Hi, true
+				}
+				line.XLo, line.XHi = append(line.XLo, Num(xlo)), append(line.XHi, Num(xhi))
+				line.YLo, line.YHi = append(line.YLo, Num(ylo)), append(line.YHi, Num(yhi))
+			}
+			if !intervals {
+				line.XLo, line.XHi, line.YLo, line.YHi = nil, nil, nil, nil
 			}
 			c.chart.Series = append(c.chart.Series, line)
 			for _, m := range []struct {
@@ -587,7 +746,7 @@ func sweepCharts(runs []*artifact.Run) []Chart {
 			}{{knee, "knee"}, {op, "operating point"}} {
 				if m.idx >= 0 && m.idx < len(st) {
 					s := st[m.idx]
-					c.chart.Series = append(c.chart.Series, Series{Label: fmt.Sprintf("%s %s (%s %g)", r.Name, m.name, s.Mode, s.Value),
+					c.chart.Series = append(c.chart.Series, Series{Label: fmt.Sprintf("%s %s (%s)", r.Name, m.name, stageName(s)),
 						Run: i, Style: Points, Marker: m.name, X: []Num{Num(s.OutputTokenThroughput)}, Y: []Num{Num(c.y(s))}})
 				}
 			}
@@ -595,6 +754,11 @@ func sweepCharts(runs []*artifact.Run) []Chart {
 	}
 	if len(ttft.Series) == 0 {
 		return nil
+	}
+	if n := len(runs); n == 1 {
+		mode := strings.ReplaceAll(runs[0].Summary.Stages[0].Mode, "_", " ")
+		ttft.Title += " (points: " + mode + ")"
+		lat.Title += " (points: " + mode + ")"
 	}
 	return []Chart{ttft, lat}
 }
@@ -622,11 +786,16 @@ func telemetryCharts(runs []*artifact.Run, prefix, group string, samples func(*a
 		switch {
 		case counter:
 			title, ylabel = strings.ReplaceAll(strings.TrimSuffix(f, "_total"), "_", " ")+" per second", "per second"
+			if strings.Contains(f, "tokens") {
+				ylabel = "tokens/s"
+			}
 			if f == "energy_consumption_j" {
 				title, ylabel = "power from energy counter", "W"
 			}
 		case strings.HasSuffix(f, "_bytes"):
 			scale, ylabel = 1.0/(1<<30), "GiB"
+		default:
+			ylabel = gaugeUnit(f)
 		}
 		c := Chart{ID: prefix + "-" + f, Group: group, Title: group + " " + title, XLabel: "time (s)", YLabel: ylabel}
 		for i, r := range runs {
@@ -635,6 +804,11 @@ func telemetryCharts(runs []*artifact.Run, prefix, group string, samples func(*a
 				if _, ok := s.Values[f]; ok {
 					bySource[s.Source] = append(bySource[s.Source], s)
 				}
+			}
+			at := func(smp artifact.Sample) (float64, bool) { return smp.AtSec, true }
+			if sps, stages := spans(runs, r); stages != nil && len(bySource) > 0 && wallClocked(samples(r)) {
+				c.XLabel, c.XStages = stageAxis, stages
+				at = func(smp artifact.Sample) (float64, bool) { return onStages(sps, smp.WallNs) }
 			}
 			for _, src := range sortedKeys(bySource) {
 				ss := bySource[src]
@@ -655,7 +829,11 @@ func telemetryCharts(runs []*artifact.Run, prefix, group string, samples func(*a
 						}
 						v = (smp.Values[f] - ss[k-1].Values[f]) / dt
 					}
-					s.X = append(s.X, Num(smp.AtSec))
+					x, ok := at(smp)
+					if !ok {
+						continue
+					}
+					s.X = append(s.X, Num(x))
 					s.Y = append(s.Y, Num(v))
 				}
 				if len(s.X) > 0 {
@@ -668,4 +846,47 @@ func telemetryCharts(runs []*artifact.Run, prefix, group string, samples func(*a
 		}
 	}
 	return out
+}
+
+// wallClocked says whether every sample has a wall-clock time, which
+// places it in a sweep's stages.
+func wallClocked(ss []artifact.Sample) bool {
+	for _, s := range ss {
+		if s.WallNs == 0 {
+			return false
+		}
+	}
+	return len(ss) > 0
+}
+
+// onStages places a wall-clock time on a stage-normalized axis; ok is
+// false outside every stage (warm-up, the pause between stages).
+func onStages(sps []span, wallNs int64) (float64, bool) {
+	for _, sp := range sps {
+		sec := float64(wallNs-sp.origin) / 1e9
+		if sec >= 0 && sec <= sp.dur {
+			return sp.x0 + sec*sp.xPer, true
+		}
+	}
+	return 0, false
+}
+
+// gaugeUnit labels a gauge's axis from its name: the unit its suffix
+// says, else the quantity itself.
+func gaugeUnit(f string) string {
+	switch {
+	case strings.HasSuffix(f, "_w"):
+		return "W"
+	case strings.HasSuffix(f, "_c"):
+		return "°C"
+	case strings.HasSuffix(f, "_mhz"):
+		return "MHz"
+	case strings.HasSuffix(f, "utilization"):
+		return "%"
+	case strings.HasSuffix(f, "_usage"), strings.HasSuffix(f, "_rate"), strings.HasSuffix(f, "_perc"):
+		return "fraction (0–1)"
+	case strings.HasPrefix(f, "num_requests"):
+		return "requests"
+	}
+	return strings.ReplaceAll(f, "_", " ")
 }

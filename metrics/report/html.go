@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"html/template"
 	"io"
+	"math"
+	"strconv"
 )
 
 // The chart library, embedded so a report opens with no network (see
@@ -22,15 +24,26 @@ var (
 	pageHTML string
 )
 
-var page = template.Must(template.New("report").Funcs(template.FuncMap{
-	"num": func(n Num) string {
-		b, _ := n.MarshalJSON()
-		if string(b) == "null" {
-			return "–"
-		}
-		return string(b)
-	},
-}).Parse(pageHTML))
+var page = template.Must(template.New("report").Funcs(template.FuncMap{"num": display}).Parse(pageHTML))
+
+// display writes a table's number for reading: whole numbers as they are,
+// others to three significant digits (25.6, not 25.6133; 1,234 ms stays
+// 1234), NaN as a dash.
+func display(n Num) string {
+	f := float64(n)
+	switch {
+	case math.IsNaN(f) || math.IsInf(f, 0):
+		return "–"
+	case f == math.Trunc(f) && math.Abs(f) < 1e15:
+		return strconv.FormatFloat(f, 'f', 0, 64)
+	case math.Abs(f) >= 100:
+		return strconv.FormatFloat(f, 'f', 0, 64)
+	case math.Abs(f) < 0.001:
+		return strconv.FormatFloat(f, 'g', 3, 64)
+	}
+	decimals := 2 - int(math.Floor(math.Log10(math.Abs(f))))
+	return strconv.FormatFloat(f, 'f', decimals, 64)
+}
 
 // WriteHTML writes d as one self-contained HTML page: the data as JSON, the
 // chart library and the page's script inline.

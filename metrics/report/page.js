@@ -14,8 +14,10 @@
       h.textContent = name.charAt(0).toUpperCase() + name.slice(1);
       var g = document.createElement("div");
       g.className = "grid";
-      root.appendChild(h);
-      root.appendChild(g);
+      // A sweep's curves go up front, by its stage table.
+      var parent = (name === "sweep" && document.getElementById("charts-sweep")) || root;
+      parent.appendChild(h);
+      parent.appendChild(g);
       groups[name] = g;
     }
     return groups[name];
@@ -42,6 +44,72 @@
     }
     return o;
   }
+  // decorate draws what uPlot does not: stage boundaries, each sweep
+  // point's interval (error bars) and its swept value.
+  function decorate(u, c) {
+    var ctx = u.ctx, px = uPlot.pxRatio || 1;
+    ctx.save();
+    if (c.x_stages) {
+      ctx.strokeStyle = "#999";
+      ctx.setLineDash([4 * px, 4 * px]);
+      for (var b = 1; b < c.x_stages.length; b++) {
+        var bx = u.valToPos(b, "x", true);
+        ctx.beginPath();
+        ctx.moveTo(bx, u.bbox.top);
+        ctx.lineTo(bx, u.bbox.top + u.bbox.height);
+        ctx.stroke();
+      }
+      ctx.setLineDash([]);
+    }
+    c.series.forEach(function (s) {
+      var color = palette[s.run % palette.length];
+      ctx.strokeStyle = color;
+      ctx.fillStyle = "#222";
+      ctx.lineWidth = px;
+      ctx.font = "bold " + (12 * px) + "px system-ui, sans-serif";
+      for (var i = 0; i < s.x.length; i++) {
+        if (s.x[i] == null || s.y[i] == null) continue;
+        var x = u.valToPos(s.x[i], "x", true), y = u.valToPos(s.y[i], "y", true);
+        if (s.y_lo && s.y_lo[i] != null && s.y_hi[i] != null) {
+          var y0 = u.valToPos(s.y_lo[i], "y", true), y1 = u.valToPos(s.y_hi[i], "y", true);
+          ctx.beginPath();
+          ctx.moveTo(x, y0); ctx.lineTo(x, y1);
+          ctx.moveTo(x - 3 * px, y0); ctx.lineTo(x + 3 * px, y0);
+          ctx.moveTo(x - 3 * px, y1); ctx.lineTo(x + 3 * px, y1);
+          ctx.stroke();
+        }
+        if (s.x_lo && s.x_lo[i] != null && s.x_hi[i] != null) {
+          var x0 = u.valToPos(s.x_lo[i], "x", true), x1 = u.valToPos(s.x_hi[i], "x", true);
+          ctx.beginPath();
+          ctx.moveTo(x0, y); ctx.lineTo(x1, y);
+          ctx.moveTo(x0, y - 3 * px); ctx.lineTo(x0, y + 3 * px);
+          ctx.moveTo(x1, y - 3 * px); ctx.lineTo(x1, y + 3 * px);
+          ctx.stroke();
+        }
+        if (s.labels && s.labels[i]) {
+          ctx.fillText(s.labels[i], x + 6 * px, y - 6 * px);
+        }
+      }
+    });
+    ctx.restore();
+  }
+  // padded returns a scale range over the points and their intervals,
+  // with 8% of room on each side.
+  function padded(c, axis) {
+    var lo = Infinity, hi = -Infinity;
+    c.series.forEach(function (s) {
+      [s[axis], s[axis + "_lo"], s[axis + "_hi"]].forEach(function (vs) {
+        (vs || []).forEach(function (v) {
+          if (v != null) { lo = Math.min(lo, v); hi = Math.max(hi, v); }
+        });
+      });
+    });
+    return function () {
+      if (!isFinite(lo)) return [0, 1];
+      var pad = (hi - lo) * 0.08 || Math.abs(hi) * 0.1 || 1;
+      return [Math.max(lo >= 0 ? 0 : -Infinity, lo - pad), hi + pad];
+    };
+  }
   data.charts.forEach(function (c) {
     var el = document.createElement("div");
     el.className = "chart";
@@ -54,14 +122,34 @@
       series.push(seriesOpts(s));
       rows.push([s.x, s.y]);
     });
-    var width = Math.max(500, Math.min(640, el.clientWidth || 620));
+    el.setAttribute("data-x-label", c.x_label || "");
+    el.setAttribute("data-y-label", c.y_label || "");
+    var width = Math.max(320, Math.min(640, el.clientWidth || 600));
+    var xAxis = {label: c.x_label, scale: "x"};
+    var xScale = {time: false, distr: c.log_x ? 3 : 1};
+    if (c.x_stages && c.x_stages.length) {
+      // A stage-normalized axis: stage i spans [i, i+1), named at its
+      // middle; the boundaries are drawn as dashed lines.
+      var n = c.x_stages.length;
+      xScale.range = function () { return [0, n]; };
+      xAxis.splits = function () { return c.x_stages.map(function (_, i) { return i + 0.5; }); };
+      xAxis.values = function (u, splits) { return splits.map(function (v) { return c.x_stages[Math.floor(v)] || ""; }); };
+      xAxis.grid = {show: false};
+    }
+    var yRange = null;
+    if (c.series.some(function (s) { return s.labels || s.y_lo || s.x_lo; })) {
+      // Room for the intervals and the labels: the axes span them, padded.
+      xScale.range = padded(c, "x");
+      yRange = padded(c, "y");
+    }
     var opts = {
       title: c.title, mode: 2, width: width, height: 300,
       legend: {live: false},
-      scales: {x: {time: false, distr: c.log_x ? 3 : 1}, y: {}},
-      axes: [{label: c.x_label, scale: "x"}, {label: c.y_label, scale: "y"}],
+      scales: {x: xScale, y: yRange ? {range: yRange} : {}},
+      axes: [xAxis, {label: c.y_label, scale: "y"}],
       series: series,
       hooks: {draw: [function (u) {
+        decorate(u, c);
         // A series counts as drawn when uPlot built a path for it (a
         // stroke or a fill), not merely when it has data.
         var drawn = 0;
@@ -80,5 +168,7 @@
       el.textContent = "chart failed: " + e;
     }
   });
+  // For the browser test: the page must not scroll sideways.
+  document.body.setAttribute("data-scroll-width", String(document.documentElement.scrollWidth));
   document.body.setAttribute("data-charts-done", String(data.charts.length));
 })();

@@ -8,10 +8,12 @@ import (
 	"image"
 	"image/color"
 	"image/png"
+	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -185,7 +187,15 @@ func TestBrowserDrawsEveryChart(t *testing.T) {
 	if browser == "" {
 		t.Skip("no Chromium on this machine (install chromium to run the browser test)")
 	}
-	d := Build(load(t, "run-a", "sweep", "aiperf"))
+	for _, dirs := range [][]string{{"run-a", "sweep", "aiperf"}, {"sweep"}} {
+		t.Run(strings.Join(dirs, "+"), func(t *testing.T) { browserCheck(t, browser, Build(load(t, dirs...))) })
+	}
+}
+
+// browserCheck renders d in a 1280 px wide window and checks every chart
+// from the DOM: drawn, with its series, its axes labelled, and no
+// horizontal scroll.
+func browserCheck(t *testing.T, browser string, d Data) {
 	dir := t.TempDir()
 	page := filepath.Join(dir, "report.html")
 	f, err := os.Create(page)
@@ -200,7 +210,7 @@ func TestBrowserDrawsEveryChart(t *testing.T) {
 	defer cancel()
 	cmd := exec.CommandContext(ctx, browser, "--headless", "--no-sandbox", "--disable-gpu",
 		"--disable-background-networking", "--disable-component-update", "--disable-sync", "--no-first-run",
-		"--user-data-dir="+filepath.Join(dir, "profile"), "--virtual-time-budget=10000", "--dump-dom", "file://"+page)
+		"--user-data-dir="+filepath.Join(dir, "profile"), "--window-size=1280,2000", "--virtual-time-budget=10000", "--dump-dom", "file://"+page)
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	dom, err := cmd.Output()
@@ -237,9 +247,27 @@ func TestBrowserDrawsEveryChart(t *testing.T) {
 		if got, want := attr(tag, "data-series"), strconvI(len(c.Series)); got != want {
 			t.Errorf("chart %s drew %s series, want %s", c.ID, got, want)
 		}
+		if attr(tag, "data-x-label") == "" || attr(tag, "data-y-label") == "" {
+			t.Errorf("chart %s: axis without a label (x %q, y %q)", c.ID, attr(tag, "data-x-label"), attr(tag, "data-y-label"))
+		}
+	}
+	m := regexp.MustCompile(`data-scroll-width="(\d+)"`).FindStringSubmatch(string(dom))
+	if m == nil {
+		t.Fatalf("the page did not report its scroll width")
+	}
+	if w, _ := strconv.Atoi(m[1]); w > 1280 {
+		t.Errorf("the page is %d px wide in a 1280 px window: it scrolls sideways", w)
 	}
 	if len(seen) != len(d.Charts) {
 		t.Errorf("DOM has %d charts, data %d", len(seen), len(d.Charts))
+	}
+	if d.Sweep {
+		// The sweep leads: its stage table and curves come before the
+		// pooled numbers, which say they are pooled.
+		sw, pooled := strings.Index(string(dom), `id="chart-sweep-ttft"`), strings.Index(string(dom), "All stages pooled")
+		if sw < 0 || pooled < 0 || sw > pooled || strings.Index(string(dom), "Sweep stages:") > sw {
+			t.Errorf("sweep page order: stage table, curves, then pooled summary (curves at %d, pooled at %d)", sw, pooled)
+		}
 	}
 }
 
@@ -351,6 +379,81 @@ func TestMergedRun(t *testing.T) {
 	for _, id := range []string{"cdf-time_to_first_token", "hist-request_latency", "throughput", "inflight", "ttft-scatter"} {
 		if charts[id] != 1 {
 			t.Errorf("chart %s has %d series, want the merged run's", id, charts[id])
+		}
+	}
+}
+
+// TestEveryAxisLabelled: every chart names both axes, with a unit where
+// it has one.
+func TestEveryAxisLabelled(t *testing.T) {
+	t.Parallel()
+	for _, c := range Build(load(t, "run-a", "sweep", "aiperf")).Charts {
+		if c.XLabel == "" || c.YLabel == "" {
+			t.Errorf("chart %s: x label %q, y label %q", c.ID, c.XLabel, c.YLabel)
+		}
+	}
+}
+
+// TestSweepReport: a sweep alone leads with its curve, labels each point
+// with its swept value, carries the stages' intervals, draws the
+// distributions per stage and gives each stage the same width of the
+// time axis.
+func TestSweepReport(t *testing.T) {
+	t.Parallel()
+	runs := load(t, "sweep")
+	for i := range runs[0].Summary.Stages {
+		st := &runs[0].Summary.Stages[i]
+		st.TTFTP95CI = &artifact.Range{Lo: st.TTFT.P95 * 0.9, Hi: st.TTFT.P95 * 1.2}
+	}
+	d := Build(runs)
+	if !d.Sweep || len(d.Charts) < 2 || d.Charts[0].ID != "sweep-ttft" {
+		t.Fatalf("sweep %v, first chart %q", d.Sweep, d.Charts[0].ID)
+	}
+	line := d.Charts[0].Series[0]
+	if diff := cmp.Diff([]string{"1", "2", "4", "8"}, line.Labels); diff != "" {
+		t.Errorf("point labels (-want +got):\n%s", diff)
+	}
+	if len(line.YLo) != 4 || float64(line.YLo[0]) >= float64(line.Y[0]) || float64(line.YHi[0]) <= float64(line.Y[0]) {
+		t.Errorf("TTFT intervals %v–%v around %v", line.YLo, line.YHi, line.Y)
+	}
+	if line.XLo != nil && len(line.XLo) != 4 {
+		t.Errorf("throughput intervals %v", line.XLo)
+	}
+	charts := map[string]Chart{}
+	for _, c := range d.Charts {
+		charts[c.ID] = c
+	}
+	var labels []string
+	for _, s := range charts["cdf-time_to_first_token"].Series {
+		labels = append(labels, s.Label)
+	}
+	if diff := cmp.Diff([]string{"concurrency 1", "concurrency 2", "concurrency 4", "concurrency 8"}, labels); diff != "" {
+		t.Errorf("TTFT CDF series (-want +got):\n%s", diff)
+	}
+	tput := charts["throughput"]
+	if len(tput.XStages) != 4 || !strings.HasPrefix(tput.XStages[0], "concurrency 1 (") {
+		t.Fatalf("throughput x stages %q", tput.XStages)
+	}
+	// Stage i's bins lie in [i, i+1): each stage gets the same width.
+	per := make([]int, 4)
+	for _, x := range tput.Series[0].X {
+		per[min(3, int(x))]++
+	}
+	for i, n := range per {
+		if n < 20 {
+			t.Errorf("stage %d has %d bins on the time axis, want at least 20", i+1, n)
+		}
+	}
+}
+
+func TestDisplay(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		in   float64
+		want string
+	}{{25.6133, "25.6"}, {5.001823, "5.00"}, {0.41234, "0.412"}, {160, "160"}, {1234.56, "1235"}, {413.303, "413"}, {0.000123, "0.000123"}, {math.NaN(), "–"}, {-3.14159, "-3.14"}} {
+		if got := display(Num(tc.in)); got != tc.want {
+			t.Errorf("display(%v) = %q, want %q", tc.in, got, tc.want)
 		}
 	}
 }

@@ -39,6 +39,10 @@ type ProgressMsg struct {
 	// Warning is the latest caveat found while running ("" when none); it
 	// takes the progress bar's line, the percentage moving up a line.
 	Warning string
+	// ETA is the estimated time left, shown when HasETA (the dashboard
+	// estimates it from the plan and the measured rates).
+	ETA    time.Duration
+	HasETA bool
 }
 
 // StoppingMsg tells the header the user asked to stop: the run is draining.
@@ -78,35 +82,20 @@ func (m Model) Update(msg tea.Msg) (Model, tea.Cmd) {
 }
 
 // Fraction is the run's progress (0–1) by request count when the run is
-// bounded by one, else by duration; ok is false for an unbounded run.
+// bounded by one, else by duration (each stage's); ok is false for an
+// unbounded run.
 func (m Model) Fraction() (frac float64, ok bool) {
 	switch {
 	case m.info.TotalRequests > 0:
 		return min(1, float64(m.prog.Finished)/float64(m.info.TotalRequests)), true
 	case m.info.Duration > 0:
-		return min(1, float64(m.prog.Elapsed)/float64(m.info.Duration)), true
+		return min(1, float64(m.prog.Elapsed)/float64(m.info.Duration*time.Duration(max(1, m.info.Stages)))), true
 	}
 	return 0, false
 }
 
-// ETA estimates the time left: the remaining duration, or the remaining
-// requests at the rate seen so far. ok is false when there is no estimate.
-func (m Model) ETA() (time.Duration, bool) {
-	switch {
-	case m.info.TotalRequests > 0:
-		left := int64(m.info.TotalRequests) - m.prog.Finished
-		if left <= 0 {
-			return 0, true
-		}
-		if m.prog.Finished == 0 {
-			return 0, false
-		}
-		return time.Duration(float64(m.prog.Elapsed) / float64(m.prog.Finished) * float64(left)), true
-	case m.info.Duration > 0:
-		return max(0, m.info.Duration-m.prog.Elapsed), true
-	}
-	return 0, false
-}
+// ETA is the estimated time left; ok is false when there is none.
+func (m Model) ETA() (time.Duration, bool) { return m.prog.ETA, m.prog.HasETA }
 
 // Height is the number of lines View renders.
 const Height = 3

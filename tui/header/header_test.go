@@ -15,8 +15,9 @@ func TestProgress(t *testing.T) {
 		wantOK   bool
 		wantETA  time.Duration
 	}{
-		{"by count", InfoMsg{TotalRequests: 1000}, ProgressMsg{Elapsed: 10 * time.Second, Finished: 250}, 0.25, true, 30 * time.Second},
-		{"by duration", InfoMsg{Duration: time.Minute}, ProgressMsg{Elapsed: 15 * time.Second}, 0.25, true, 45 * time.Second},
+		{"by count", InfoMsg{TotalRequests: 1000}, ProgressMsg{Elapsed: 10 * time.Second, Finished: 250, ETA: 30 * time.Second, HasETA: true}, 0.25, true, 30 * time.Second},
+		{"by duration", InfoMsg{Duration: time.Minute}, ProgressMsg{Elapsed: 15 * time.Second}, 0.25, true, 0},
+		{"by duration, 4 stages", InfoMsg{Duration: time.Minute, Stages: 4}, ProgressMsg{Elapsed: 60 * time.Second}, 0.25, true, 0},
 		{"count wins", InfoMsg{TotalRequests: 100, Duration: time.Minute}, ProgressMsg{Elapsed: 30 * time.Second, Finished: 100}, 1, true, 0},
 		{"unbounded", InfoMsg{}, ProgressMsg{Elapsed: time.Second}, 0, false, 0},
 	}

@@ -3,6 +3,9 @@
 package throughput
 
 import (
+	"math"
+	"slices"
+	"strconv"
 	"strings"
 
 	tea "github.com/charmbracelet/bubbletea"
@@ -11,20 +14,24 @@ import (
 	"github.com/surgebench/surge/tui/internal/text"
 )
 
-// Msg carries a snapshot's per-second timeline, oldest first.
+// Msg carries a snapshot's per-second timeline, oldest first, and the
+// second at which each stage after the first began (a sweep's stage
+// boundaries, marked on the chart).
 type Msg struct {
-	Timeline []metrics.Point
+	Timeline    []metrics.Point
+	StageStarts []int
 }
 
 // Model is the chart's state.
 type Model struct {
 	points []metrics.Point
+	starts []int
 }
 
 // Update applies Msg and ignores other messages.
 func (m Model) Update(msg tea.Msg) (Model, tea.Cmd) {
 	if msg, ok := msg.(Msg); ok {
-		m.points = msg.Timeline
+		m.points, m.starts = msg.Timeline, msg.StageStarts
 	}
 	return m, nil
 }
@@ -34,8 +41,79 @@ var eighths = []string{" ", "▁", "▂", "▃", "▄", "▅", "▆", "▇", "�
 
 const axisW = 6 // "2.4k ┤"
 
+// maxRows caps the chart's height: more rows add no reading, only a wall
+// of blocks.
+const maxRows = 16
+
+// MaxHeight is the most lines View uses: the summary line, the chart and
+// the requests/s line.
+const MaxHeight = 1 + maxRows
+
+// column is one column of the chart: the mean of the seconds it covers,
+// and whether a stage began in them.
+type column struct {
+	tok, req float64
+	stage    bool
+}
+
+// columns fits the timeline into at most cols columns: one second each
+// while it fits, else the whole run in buckets of several seconds, so a
+// sweep's early stages stay on screen. per is the seconds per column.
+func (m Model) columns(cols int) (out []column, per int) {
+	n := len(m.points)
+	if n == 0 || cols <= 0 {
+		return nil, 1
+	}
+	per = (n + cols - 1) / cols
+	starts := map[int]bool{}
+	for _, s := range m.starts {
+		starts[s] = true
+	}
+	for i := 0; i < n; i += per {
+		var c column
+		k := 0
+		for _, p := range m.points[i:min(n, i+per)] {
+			c.tok += p.OutputTokens
+			c.req += p.Requests
+			c.stage = c.stage || starts[p.Second]
+			k++
+		}
+		c.tok /= float64(k)
+		c.req /= float64(k)
+		out = append(out, c)
+	}
+	return out, per
+}
+
+// scale is the chart's axis: from the data's range, not from zero, when
+// the data sit in a narrow band (a steady run would otherwise be a solid
+// block); values under the floor are drawn as the lowest eighth.
+func scale(cols []column) (lo, hi float64) {
+	if len(cols) == 0 {
+		return 0, 0
+	}
+	v := make([]float64, 0, len(cols))
+	for _, c := range cols {
+		v = append(v, c.tok)
+	}
+	slices.Sort(v)
+	top := v[len(v)-1]
+	// The 10th percentile: the ramp of the first seconds does not pull the
+	// floor to zero.
+	low := v[len(v)/10]
+	hi = niceCeil(top)
+	if top <= 0 || low < 0.4*top {
+		return 0, hi
+	}
+	step := niceCeil((top - low) / 3)
+	lo = max(0, math.Floor(low/step)*step-step)
+	hi = math.Ceil(top/step) * step
+	return lo, hi
+}
+
 // View renders the chart in width×height cells: a summary line, the
-// tokens/s chart and, given room, a requests/s sparkline.
+// tokens/s chart and, given room, a requests/s sparkline. A sweep's stage
+// boundaries are dotted columns.
 func (m Model) View(width, height int) string {
 	if width <= 0 || height <= 0 {
 		return ""
@@ -47,59 +125,69 @@ func (m Model) View(width, height int) string {
 	if n := len(m.points); n > 0 {
 		now, reqNow = m.points[n-1].OutputTokens, m.points[n-1].Requests
 	}
+	cols, per := m.columns(max(0, width-axisW))
 	var b strings.Builder
-	b.WriteString(text.Fit("out "+text.Bold.Render(text.Num(now))+" tok/s  "+text.Bold.Render(text.Num(reqNow))+" req/s  "+text.Dim.Render("peak "+text.Num(peak)+" tok/s"), width))
-	chartH := height - 1
+	head := "out " + text.Bold.Render(text.Num(now)) + " tok/s  " + text.Bold.Render(text.Num(reqNow)) + " req/s  " + text.Dim.Render("peak "+text.Num(peak)+" tok/s")
+	if per > 1 {
+		head += text.Dim.Render("  " + strconv.Itoa(per) + " s/col")
+	}
+	b.WriteString(text.Fit(head, width))
+	chartH := min(height-1, maxRows)
 	withReq := chartH >= 4
 	if withReq {
 		chartH--
 	}
-	cols := max(0, width-axisW)
-	pts := m.points
-	if len(pts) > cols {
-		pts = pts[len(pts)-cols:]
-	}
 	if chartH > 0 {
-		top := niceCeil(peak)
-		levels := make([]int, len(pts))
-		for i, p := range pts {
-			if top > 0 {
-				levels[i] = int(p.OutputTokens / top * float64(chartH*8))
+		lo, top := scale(cols)
+		levels := make([]int, len(cols))
+		for i, c := range cols {
+			if top > lo {
+				levels[i] = max(1, int((c.tok-lo)/(top-lo)*float64(chartH*8)))
+			}
+			if c.tok <= 0 {
+				levels[i] = 0
 			}
 		}
 		for r := chartH - 1; r >= 0; r-- {
 			b.WriteString("\n")
 			axis := "     │"
-			switch r {
-			case chartH - 1:
+			switch {
+			case r == chartH-1:
 				axis = text.Right(text.Num(top), 5) + "┤"
-			case 0:
-				axis = text.Right("0", 5) + "┤"
+			case r == 0:
+				axis = text.Right(text.Num(lo), 5) + "┤"
+			case chartH >= 6 && r == chartH/2:
+				axis = text.Right(text.Num(lo+(top-lo)*float64(r*8+4)/float64(chartH*8)), 5) + "┤"
 			}
 			b.WriteString(text.Dim.Render(axis))
 			var row strings.Builder
-			for _, lv := range levels {
-				row.WriteString(eighths[max(0, min(8, lv-r*8))])
+			for i, lv := range levels {
+				cell := eighths[max(0, min(8, lv-r*8))]
+				if cell == " " && cols[i].stage {
+					row.WriteString(text.Dim.Render("┊"))
+					continue
+				}
+				row.WriteString(text.Good.Render(cell))
 			}
-			b.WriteString(text.Fit(text.Good.Render(row.String()), cols))
+			b.WriteString(text.Fit(row.String(), len(cols)))
 		}
 	}
 	if withReq {
 		var peakReq float64
-		for _, p := range pts {
-			peakReq = max(peakReq, p.Requests)
+		for _, c := range cols {
+			peakReq = max(peakReq, c.req)
 		}
 		var row strings.Builder
-		for _, p := range pts {
+		for _, c := range cols {
 			lv := 0
 			if peakReq > 0 {
-				lv = int(p.Requests / peakReq * 8)
+				lv = int(c.req / peakReq * 8)
 			}
 			row.WriteString(eighths[max(0, min(8, lv))])
 		}
 		b.WriteString("\n")
 		b.WriteString(text.Dim.Render("req/s "))
-		b.WriteString(text.Fit(row.String(), cols))
+		b.WriteString(text.Fit(row.String(), len(cols)))
 	}
 	return b.String()
 }

@@ -27,8 +27,8 @@ func TestView(t *testing.T) {
 	for _, sz := range [][2]int{{40, 8}, {80, 3}, {10, 1}, {120, 20}} {
 		v := m.View(sz[0], sz[1])
 		lines := strings.Split(v, "\n")
-		if len(lines) != sz[1] {
-			t.Errorf("%v: %d lines", sz, len(lines))
+		if want := min(sz[1], maxRows+1); len(lines) != want {
+			t.Errorf("%v: %d lines, want %d", sz, len(lines), want)
 		}
 		for _, l := range lines {
 			if ansi.StringWidth(l) > sz[0] {
