@@ -40,7 +40,11 @@ func (p *prepared) artifactName() string {
 		model += "_multi"
 	}
 	model = strings.NewReplacer("/", "_", `\`, "_").Replace(model)
-	return fmt.Sprintf("%s-%s-%s-%s", model, serviceKind, p.kind, p.plan.stimulus())
+	stimulus := p.plan.stimulus()
+	if s := p.c.Search; s != nil && s.AutoStart {
+		stimulus = "request_rate_search" // the start is the pilot's, unknown here
+	}
+	return fmt.Sprintf("%s-%s-%s-%s", model, serviceKind, p.kind, stimulus)
 }
 
 // stimulus is the load part of the artifact folder name (see artifactName).

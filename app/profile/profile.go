@@ -515,7 +515,11 @@ func (p *prepared) report(o *outcome, out io.Writer) (*Result, error) {
 		title += ", shard " + p.Shard.String()
 	}
 	if c.Search != nil {
-		title = fmt.Sprintf("surge search: %s @ %s (%s, %s from %s)", c.ModelLabel(), cmdline.RedactURL(o.target), p.kind, p.plan.mode, p.plan.targetLabel())
+		from := p.plan.targetLabel()
+		if p.live != nil && p.live.pilot != nil {
+			from = num(p.live.scfg.Start) + " (the pilot's pick)"
+		}
+		title = fmt.Sprintf("surge search: %s @ %s (%s, %s from %s)", c.ModelLabel(), cmdline.RedactURL(o.target), p.kind, p.plan.mode, from)
 	}
 	switch {
 	case o.aborted:
