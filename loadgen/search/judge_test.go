@@ -166,8 +166,8 @@ func TestLowestRate(t *testing.T) {
 		j    Judging
 		want float64
 	}{
-		{Judging{}, 2},                              // 40 requests in 4 × 5 s
-		{Judging{MinDuration: time.Second}, 10},     // 40 in 4 s
+		{Judging{}, 2},                                // 40 requests in 4 × 5 s
+		{Judging{MinDuration: time.Second}, 10},       // 40 in 4 s
 		{Judging{MaxDuration: 80 * time.Second}, 0.5}, // 40 in 80 s
 		{Judging{MinRequests: 100, MaxDuration: 10 * time.Second}, 10},
 	} {
