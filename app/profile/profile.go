@@ -113,7 +113,8 @@ type prepared struct {
 }
 
 // Prepare validates c and resolves it into a plan. It starts nothing and
-// writes nothing but the dataset's report lines to log.
+// writes nothing but the dataset's report lines to log; with no --model
+// and a real server, it asks the server's /v1/models for the name.
 func Prepare(c cmdline.Config, log io.Writer) (*prepared, error) {
 	return prepareCtx(context.Background(), c, log)
 }
@@ -188,6 +189,7 @@ func prepareCtx(ctx context.Context, cc cmdline.Config, log io.Writer) (*prepare
 	if name, value := p.ep.KeyHeader(c.APIKey); c.APIKey != "" && p.headers.Get(name) == "" {
 		p.headers.Set(name, value)
 	}
+	p.modelFromServer(ctx, &c, log) // before the tokenizer: the model's own builds the prompts
 	if p.Slos, err = metrics.ParseGoodput(c.Goodput); err != nil {
 		return nil, cmdline.Usagef("--goodput: %w", err)
 	}
@@ -295,6 +297,13 @@ func (p *prepared) execute(ctx context.Context, log io.Writer) (o *outcome, err 
 
 	if o.dir == "" {
 		o.dir = filepath.Join("artifacts", p.artifactName()+p.shardDir())
+	}
+	moved, err := moveAside(o.dir, p.exports.files)
+	if err != nil {
+		return nil, err
+	}
+	if moved != "" {
+		fmt.Fprintf(log, "%s held an earlier run: moved it to %s\n", o.dir, moved)
 	}
 	if err := os.MkdirAll(o.dir, 0o755); err != nil {
 		return nil, fmt.Errorf("--output-artifact-dir: %w", err)
