@@ -110,9 +110,6 @@ func (p *prepared) prepareLive() (*liveSession, error) {
 		if ls.objectives, err = search.ParseObjectives("--slo", s.SLO); err != nil {
 			return nil, &cmdline.UsageError{Err: err}
 		}
-		if err := needsStreaming(ls.objectives, c.Streaming && p.ep.Info().Streams, p.kind); err != nil {
-			return nil, err
-		}
 		if s.MinProbe < 0 || s.MaxProbe < 0 || (s.MaxProbe > 0 && s.MaxProbe < s.MinProbe) {
 			return nil, cmdline.Usagef("--probe-duration and --probe-max-duration must be ≥ 0, the maximum no shorter than the minimum")
 		}
@@ -494,12 +491,13 @@ const controlMax = 1e6
 var streamedTags = []metrics.Tag{metrics.TTFT, metrics.TTFTFromSend, metrics.TTFO, metrics.TTST,
 	metrics.ITL, metrics.ICL, metrics.PerUser, metrics.PrefillPerUser, metrics.DecodeDuration}
 
-// needsStreaming refuses, before any probe, a search whose objectives need
-// token timing on a run that does not stream: every probe would fail for
-// want of the metric.
-func needsStreaming(objs []search.Objective, streams bool, kind endpoint.Kind) error {
-	if streams {
-		return nil
+// needsStreaming refuses, before anything is loaded or sent, a search
+// whose objectives need token timing on a run that does not stream: every
+// probe would fail for want of the metric.
+func needsStreaming(slo string, streams bool, kind endpoint.Kind) error {
+	objs, err := search.ParseObjectives("--slo", slo)
+	if err != nil || streams {
+		return nil // prepareLive reports a bad --slo
 	}
 	for _, o := range objs {
 		if slices.Contains(streamedTags, metrics.Tag(o.Tag)) {

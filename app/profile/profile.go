@@ -183,6 +183,11 @@ func prepareCtx(ctx context.Context, cc cmdline.Config, log io.Writer) (*prepare
 		// As AIPerf: the flag is dropped, not the run.
 		fmt.Fprintf(log, "warning: --streaming: endpoint type %s does not stream; its requests are sent and read whole\n", p.kind)
 	}
+	if c.Search != nil {
+		if err := needsStreaming(c.Search.SLO, c.Streaming && p.ep.Info().Streams, p.kind); err != nil {
+			return nil, err
+		}
+	}
 	if p.reuse, err = loadgen.ParseConnectionReuse(c.ConnectionReuse); err != nil {
 		return nil, cmdline.Usagef("--connection-reuse-strategy: %w", err)
 	}
