@@ -119,6 +119,9 @@ func (p *prepared) prepareLive() (*liveSession, error) {
 			// samples, into the controller's bound.
 			j := search.Judging{MinDuration: s.MinProbe, MaxDuration: s.MaxProbe}
 			lowest = j.LowestRate()
+			if s.Max > 0 && s.Max < lowest {
+				return nil, cmdline.Usagef("--search-max %g is below %g/s, the lowest rate at which a probe finishes the requests a verdict needs within --probe-max-duration (a longer one allows lower rates)", s.Max, lowest)
+			}
 			if value < lowest && !s.AutoStart {
 				p.log.Notef("search: --request-rate %g is below %g/s, the lowest rate at which a probe finishes the requests a verdict needs within --probe-max-duration: starting there (a longer --probe-max-duration allows lower rates)", value, lowest)
 				value = lowest
@@ -340,6 +343,10 @@ func (ls *liveSession) run(ctx context.Context, gen *loadgen.Generator, stages [
 		start, err := ls.pilot.run(ctx, gen, ls.scfg.Min, logw)
 		if err != nil || ctx.Err() != nil {
 			return err
+		}
+		if ls.scfg.Max > 0 && start > ls.scfg.Max {
+			start = ls.scfg.Max // --search-max below one stream's rate
+			ls.scfg.Min = min(ls.scfg.Min, start)
 		}
 		if _, err := ls.ctl.Set(start); err != nil {
 			return err

@@ -118,6 +118,20 @@ func TestSearchNeedsStreamingOnlyForTokenTiming(t *testing.T) {
 	}
 }
 
+// A --search-max under the lowest rate a probe can judge could only end
+// in failures for want of samples: refused.
+func TestSearchMaxBelowTheLowestJudgedRate(t *testing.T) {
+	t.Parallel()
+	c := apptest.RunConfig("127.0.0.1:1", t.TempDir())
+	c.Concurrency, c.RequestRate = "", "1"
+	c.Search = &cmdline.SearchConfig{SLO: "error_rate:0.01", MinProbe: time.Second, Max: 5, AutoStart: true}
+	_, err := Prepare(c, io.Discard)
+	var ue *cmdline.UsageError
+	if !errors.As(err, &ue) || !strings.Contains(err.Error(), "--search-max 5 is below 10/s") {
+		t.Errorf("%v, want a usage error naming --search-max and 10/s", err)
+	}
+}
+
 func TestPilotStart(t *testing.T) {
 	t.Parallel()
 	for _, tc := range []struct {
