@@ -25,6 +25,9 @@ type Config struct {
 	Models         []string
 	Model          string
 	ModelSelection string
+	// ModelFromServer is set when no --model was given: the run asks the
+	// server's /v1/models for the name (Model keeps the fallback).
+	ModelFromServer bool
 	// URLs is --url: one, or several that take the requests round-robin;
 	// URL is the first ("" or "mock": start the embedded mock server).
 	URLs []string

@@ -10,12 +10,14 @@ import (
 // applyDefaults gives AIPerf's defaults that depend on whether a flag was
 // given at all (isSet reports that): a random seed per run (drawn here, so
 // input_config keeps it and --random-seed repeats the run), and a turn
-// delay ratio of 0 that removes the delays rather than leaving them.
+// delay ratio of 0 that removes the delays rather than leaving them, and
+// the model name asked of the server when --model is not given.
 func (c *Config) applyDefaults(isSet func(string) bool) {
 	if !isSet("random-seed") {
 		c.Seed, c.SeedDrawn = drawSeed(), true
 	}
 	c.NoTurnDelays = isSet("conversation-turn-delay-ratio") && c.TurnDelayRatio == 0
+	c.ModelFromServer = !isSet("model")
 }
 
 // drawSeed draws a run's seed: below 2^53, so every JSON reader (and

@@ -24,7 +24,7 @@ func parseProfile(t *testing.T, args ...string) Config {
 func TestFlagsFillTheConfig(t *testing.T) {
 	t.Setenv("OPENAI_API_KEY", "")
 	def := parseProfile(t)
-	want := Config{Models: []string{"mock"}, ModelSelection: "round_robin", TokenizerRevision: "main", WaitInterval: 5 * time.Second, WaitMode: "inference", EndpointType: "chat", ArrivalPattern: "poisson", Smoothness: 1, KneeFactor: 2,
+	want := Config{Models: []string{"mock"}, ModelFromServer: true, ModelSelection: "round_robin", TokenizerRevision: "main", WaitInterval: 5 * time.Second, WaitMode: "inference", EndpointType: "chat", ArrivalPattern: "poisson", Smoothness: 1, KneeFactor: 2,
 		Grace: 30 * time.Second, ISL: 550, Timeout: 21600 * time.Second, GPUInterval: time.Second, ServerTimeout: 5 * time.Second, Timestamps: "kernel",
 		ReasoningFormat: "auto", RankingsPassagesMean: 1, RankingsPassageTokens: 550, ConnectionReuse: "pooled", MaxResponseMiB: 64, ConnectionRetries: "1", TurnDelayRatio: 1, TurnsMean: 1, ExportLevel: "records",
 		NumDatasetEntries: 100, SeedDrawn: true, Seed: def.Seed,
@@ -37,7 +37,7 @@ func TestFlagsFillTheConfig(t *testing.T) {
 		"--header", "A: 1", "--header", "B: 2", "--server-metrics", "http://a/metrics,http://b/metrics", "--no-server-metrics",
 		"--synthetic-input-tokens-mean", "64", "--random-seed", "7")
 	if len(got.Models) != 1 || got.Models[0] != "qwen" || got.Grace != 2500*time.Millisecond || got.EndOffset != 1500*time.Millisecond ||
-		got.ISL != 64 || got.Seed != 7 || !got.NoServerMetrics {
+		got.ISL != 64 || got.Seed != 7 || !got.NoServerMetrics || got.ModelFromServer {
 		t.Errorf("parsed %+v", got)
 	}
 	if d := cmp.Diff([]string{"A: 1", "B: 2"}, got.Headers); d != "" {

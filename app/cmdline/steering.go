@@ -23,4 +23,7 @@ type SearchConfig struct {
 	MinProbe   time.Duration // --probe-duration
 	MaxProbe   time.Duration // --probe-max-duration
 	MaxProbes  int           // --max-probes
+	// AutoStart is set when neither --concurrency nor --request-rate was
+	// given: a short pilot picks the start rate of a request-rate search.
+	AutoStart bool
 }

@@ -40,7 +40,11 @@ func (p *prepared) artifactName() string {
 		model += "_multi"
 	}
 	model = strings.NewReplacer("/", "_", `\`, "_").Replace(model)
-	return fmt.Sprintf("%s-%s-%s-%s", model, serviceKind, p.kind, p.plan.stimulus())
+	stimulus := p.plan.stimulus()
+	if s := p.c.Search; s != nil && s.AutoStart {
+		stimulus = "request_rate_search" // the start is the pilot's, unknown here
+	}
+	return fmt.Sprintf("%s-%s-%s-%s", model, serviceKind, p.kind, stimulus)
 }
 
 // stimulus is the load part of the artifact folder name (see artifactName).
@@ -372,4 +376,52 @@ func valueOf(v export.SweepValue) any {
 		return int64(v.Value)
 	}
 	return v.Value
+}
+
+// runMarkers are the names that make a folder an earlier run's: surge's
+// and AIPerf's files, a sweep's aggregate, the report written into it.
+var runMarkers = []string{FileInputs, FileInputs + ".partial", FileState, FileGPUTelemetry, FileServerMetrics,
+	FolderSweepAggregate, "report.html"}
+
+// moveAside moves an earlier run out of dir before a run writes there: to
+// dir-1, or the first of dir-2, dir-3, … that is free, which it returns
+// ("" when dir is new, empty or holds no run's files: nothing to keep).
+// A rerun of the same command (in CI, say) then never fails, leaves the
+// newest run where the command names it, keeps every earlier one, and
+// leaves no stale file of the old run (a report.html) beside the new.
+func moveAside(dir string, files exportFiles) (string, error) {
+	entries, err := os.ReadDir(dir)
+	if errors.Is(err, os.ErrNotExist) {
+		return "", nil
+	}
+	if err != nil {
+		return "", fmt.Errorf("--output-artifact-dir: %w", err)
+	}
+	// The per-request files are no sign of their own: a run opens
+	// inputs.json.partial beside them, which a killed run leaves.
+	markers := append(slices.Clip(runMarkers), files.JSON, files.CSV, files.TimeslicesJSON, files.TimeslicesCSV)
+	earlier := slices.ContainsFunc(entries, func(e os.DirEntry) bool {
+		return slices.Contains(markers, e.Name()) ||
+			e.IsDir() && fileExists(filepath.Join(dir, e.Name(), files.JSON)) // a sweep's stage folder
+	})
+	if !earlier {
+		return "", nil
+	}
+	clean := filepath.Clean(dir)
+	for n := 1; n < 10000; n++ {
+		to := fmt.Sprintf("%s-%d", clean, n)
+		if _, err := os.Lstat(to); !errors.Is(err, os.ErrNotExist) {
+			continue
+		}
+		if err := os.Rename(clean, to); err != nil {
+			return "", fmt.Errorf("--output-artifact-dir %s holds an earlier run, which could not be moved aside to %s: %w (move or remove it, or give another folder)", dir, to, err)
+		}
+		return to, nil
+	}
+	return "", fmt.Errorf("--output-artifact-dir %s holds an earlier run and %s-1 … -9999 are taken: remove some", dir, clean)
+}
+
+func fileExists(path string) bool {
+	_, err := os.Stat(path)
+	return err == nil
 }

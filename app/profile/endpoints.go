@@ -8,6 +8,7 @@ import (
 
 	"github.com/surgebench/surge/app/cmdline"
 	"github.com/surgebench/surge/datasets"
+	"github.com/surgebench/surge/examples/mockserver"
 	"github.com/surgebench/surge/loadgen/endpoint"
 )
 
@@ -36,8 +37,19 @@ func (c *config) endpointFor(kind endpoint.Kind, extra map[string]any) (*endpoin
 		if ep.Template, err = endpoint.ParseTemplate(name, text); err != nil {
 			return nil, cmdline.Usagef("--endpoint-template: %w", err)
 		}
+	case kind == endpoint.Template && strings.TrimSpace(c.CustomEndpoint) == "":
+		return nil, cmdline.Usagef("--endpoint-type template needs --endpoint-template (the request body as a Go template) and --endpoint (the URL path to post it to)")
 	case kind == endpoint.Template:
 		return nil, cmdline.Usagef("--endpoint-type template needs --endpoint-template (the request body as a Go template)")
+	}
+	if kind == endpoint.Raw && strings.TrimSpace(c.InputFile) == "" {
+		// Synthetic prompts are text, not request bodies.
+		return nil, cmdline.Usagef("--endpoint-type raw needs --input-file: a JSONL whose every line's text is one JSON request body")
+	}
+	if kind == endpoint.Messages && c.embeddedMock() {
+		// The API requires max_tokens; 4096 against the mock would stream
+		// 4096 tokens a request. Its own default length keeps a run short.
+		ep.DefaultMaxTokens = mockserver.DefaultOutputTokens
 	}
 	if ep.Path() == "" {
 		return nil, cmdline.Usagef("--endpoint-type %s has no default path: give --endpoint", kind)
@@ -112,3 +124,7 @@ func checkBodies(ds *datasets.Dataset, ep *endpoint.Endpoint) error {
 	}
 	return nil
 }
+
+// embeddedMock reports whether the run's target is the embedded mock
+// server (no --url, or --url mock).
+func (c *config) embeddedMock() bool { return c.URL == "" || c.URL == "mock" }

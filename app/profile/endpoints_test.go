@@ -185,7 +185,11 @@ func TestEndpointFlagErrors(t *testing.T) {
 		{func(c *cmdline.Config) { c.ResponseField = "a[" }, "--response-field"},
 		{func(c *cmdline.Config) { c.EndpointType = "rankings" }, "cohere_rankings"},
 		{func(c *cmdline.Config) { c.ConnectionReuse = "sticky" }, "--connection-reuse-strategy"},
-		{func(c *cmdline.Config) { c.EndpointType = "raw" }, "synthetic: conversation synthetic-0 turn 1: endpoint type raw sends the turn's text as the body, and it is not JSON"},
+		{func(c *cmdline.Config) { c.EndpointType = "raw" }, "--endpoint-type raw needs --input-file"},
+		{func(c *cmdline.Config) {
+			c.EndpointType, c.InputFile = "raw", writeTemp(t, "p.jsonl", `{"text": "not a body"}`+"\n")
+		}, "p.jsonl: conversation"},
+		{func(c *cmdline.Config) { c.EndpointType, c.CustomEndpoint = "template", "" }, "needs --endpoint-template (the request body as a Go template) and --endpoint"},
 		{func(c *cmdline.Config) {
 			c.EndpointType, c.Streaming, c.RankingsPassagesMean = "nim_rankings", false, 0
 		}, "--rankings-passages-mean"},

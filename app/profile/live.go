@@ -6,13 +6,17 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"slices"
 	"strconv"
+	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/surgebench/surge/app/cmdline"
 	"github.com/surgebench/surge/loadgen"
 	"github.com/surgebench/surge/loadgen/controlport"
+	"github.com/surgebench/surge/loadgen/endpoint"
 	"github.com/surgebench/surge/loadgen/schedule"
 	"github.com/surgebench/surge/loadgen/search"
 	"github.com/surgebench/surge/loadgen/stop"
@@ -49,6 +53,7 @@ type liveSession struct {
 		running *search.Probe
 	}
 	result *search.Result
+	pilot  *pilot // picks the start (nil: the start was given)
 }
 
 // liveEligible says whether the plan can be steered: one profile stage of
@@ -99,6 +104,30 @@ func (p *prepared) prepareLive() (*liveSession, error) {
 	if p.plan.mode == ModeRequestRate {
 		mode = loadgen.ControlRequestRate
 	}
+	var lowest float64 // the search's lowest value (0: the library's)
+	if s := c.Search; s != nil {
+		var err error
+		if ls.objectives, err = search.ParseObjectives("--slo", s.SLO); err != nil {
+			return nil, &cmdline.UsageError{Err: err}
+		}
+		if s.MinProbe < 0 || s.MaxProbe < 0 || (s.MaxProbe > 0 && s.MaxProbe < s.MinProbe) {
+			return nil, cmdline.Usagef("--probe-duration and --probe-max-duration must be ≥ 0, the maximum no shorter than the minimum")
+		}
+		if mode == loadgen.ControlRequestRate {
+			// Below this rate a probe cannot finish the requests a verdict
+			// needs: the search would halve on, failing for want of
+			// samples, into the controller's bound.
+			j := search.Judging{MinDuration: s.MinProbe, MaxDuration: s.MaxProbe}
+			lowest = j.LowestRate()
+			if s.Max > 0 && s.Max < lowest {
+				return nil, cmdline.Usagef("--search-max %g is below %g/s, the lowest rate at which a probe finishes the requests a verdict needs within --probe-max-duration (a longer one allows lower rates)", s.Max, lowest)
+			}
+			if value < lowest && !s.AutoStart {
+				p.log.Notef("search: --request-rate %g is below %g/s, the lowest rate at which a probe finishes the requests a verdict needs within --probe-max-duration: starting there (a longer --probe-max-duration allows lower rates)", value, lowest)
+				value = lowest
+			}
+		}
+	}
 	ctl, err := loadgen.NewController(mode, value)
 	if err != nil {
 		return nil, &cmdline.UsageError{Err: err}
@@ -123,15 +152,12 @@ func (p *prepared) prepareLive() (*liveSession, error) {
 	if s := c.Search; s != nil {
 		ls.flags = s
 		ls.live.Count, ls.live.Duration = 0, 0 // the search decides when it is done
-		if ls.objectives, err = search.ParseObjectives("--slo", s.SLO); err != nil {
-			return nil, &cmdline.UsageError{Err: err}
-		}
-		ls.scfg = search.Config{Start: value, Max: s.Max, Resolution: s.Resolution, Integer: mode == loadgen.ControlConcurrency, MaxProbes: s.MaxProbes}
-		if s.Max > 0 && s.Max < value {
+		ls.scfg = search.Config{Start: value, Min: lowest, Max: s.Max, Resolution: s.Resolution, Integer: mode == loadgen.ControlConcurrency, MaxProbes: s.MaxProbes}
+		if s.Max > 0 && s.Max < value && !s.AutoStart {
 			return nil, cmdline.Usagef("--search-max %g is below the start value %g", s.Max, value)
 		}
-		if s.MinProbe < 0 || s.MaxProbe < 0 || (s.MaxProbe > 0 && s.MaxProbe < s.MinProbe) {
-			return nil, cmdline.Usagef("--probe-duration and --probe-max-duration must be ≥ 0, the maximum no shorter than the minimum")
+		if s.AutoStart {
+			ls.pilot = &pilot{}
 		}
 	}
 	return ls, nil
@@ -195,6 +221,9 @@ func (ls *liveSession) sinks(clock func() int64) []metrics.Option {
 		}
 		ls.live.OnStage = ls.prober.OnStage
 		out = append(out, metrics.WithSink(ls.prober))
+		if ls.pilot != nil {
+			out = append(out, metrics.WithSink(ls.pilot))
+		}
 	}
 	if ls.watch.w != nil {
 		out = append(out, metrics.WithSink(watchSink{ls}))
@@ -310,6 +339,24 @@ func (ls *liveSession) run(ctx context.Context, gen *loadgen.Generator, stages [
 	if ls.objectives == nil {
 		return gen.RunLive(ctx, ls.live)
 	}
+	if ls.pilot != nil {
+		start, err := ls.pilot.run(ctx, gen, ls.scfg.Min, logw)
+		if err != nil || ctx.Err() != nil {
+			return err
+		}
+		if ls.scfg.Max > 0 && start > ls.scfg.Max {
+			start = ls.scfg.Max // --search-max below one stream's rate
+			ls.scfg.Min = min(ls.scfg.Min, start)
+		}
+		if _, err := ls.ctl.Set(start); err != nil {
+			return err
+		}
+		ls.scfg.Start = start
+	}
+	if ls.scfg.Max == 0 {
+		ls.scfg.Max = ls.scfg.Start * 1024
+	}
+	ls.scfg.Max = min(ls.scfg.Max, controlMax) // the controller's bound: a probe past it could not be set
 	done := make(chan error, 1)
 	go func() { done <- gen.RunLive(ctx, ls.live) }()
 	res, err := search.Run(ctx, ls.scfg, ls.prober, func(s search.Status) {
@@ -409,6 +456,12 @@ func (ls *liveSession) conclude(out io.Writer) error {
 		case r.Found:
 			fmt.Fprintf(out, "capacity: %s %s (passes; %s fails: within +%s), limited by %s\n",
 				num(r.Capacity), unitOf(mode), num(r.Upper), num(r.Uncertainty()), r.Limiting)
+		case r.Capacity == 0 && len(r.Probes) > 0:
+			lowest := r.Probes[0].Value
+			for _, pr := range r.Probes {
+				lowest = min(lowest, pr.Value)
+			}
+			fmt.Fprintf(out, "capacity: no %s met the SLOs; lowest tried %s %s (limited by %s)\n", strings.ReplaceAll(mode, "_", " "), num(lowest), unitOf(mode), r.Limiting)
 		default:
 			fmt.Fprintf(out, "capacity: %s\n", r.Note)
 		}
@@ -436,4 +489,128 @@ func joinObjectives(objs []search.Objective) string {
 		s += o.String()
 	}
 	return s
+}
+
+// controlMax is the largest value the live controller takes (either mode).
+const controlMax = 1e6
+
+// streamedTags are the objectives only a streamed response measures.
+var streamedTags = []metrics.Tag{metrics.TTFT, metrics.TTFTFromSend, metrics.TTFO, metrics.TTST,
+	metrics.ITL, metrics.ICL, metrics.PerUser, metrics.PrefillPerUser, metrics.DecodeDuration}
+
+// needsStreaming refuses, before anything is loaded or sent, a search
+// whose objectives need token timing on a run that does not stream: every
+// probe would fail for want of the metric.
+func needsStreaming(slo string, streams bool, kind endpoint.Kind) error {
+	objs, err := search.ParseObjectives("--slo", slo)
+	if err != nil || streams {
+		return nil // prepareLive reports a bad --slo
+	}
+	for _, o := range objs {
+		if slices.Contains(streamedTags, metrics.Tag(o.Tag)) {
+			if kind.Info().Streams {
+				return cmdline.Usagef("--slo %s needs --streaming: TTFT and ITL are measured on streamed responses only", o.Tag)
+			}
+			return cmdline.Usagef("--slo %s: endpoint type %s does not stream, so it has no TTFT or ITL: use request_latency or error_rate", o.Tag, kind)
+		}
+	}
+	return nil
+}
+
+// pilot is the short probe that picks a request-rate search's start when
+// none was given: a few requests one at a time (warmup records in the
+// exports) give the latency of one request, and so the rate one stream
+// sustains, which the search doubles from.
+type pilot struct {
+	on     atomic.Bool
+	mu     sync.Mutex
+	lat    []float64 // ms, the pilot's successful requests
+	failed int
+}
+
+// Pilot requests, and the longest the pilot issues them for.
+const (
+	pilotRequests = 4
+	pilotTime     = 15 * time.Second
+)
+
+// WriteRecord keeps the pilot's records (a metrics.RecordSink).
+func (p *pilot) WriteRecord(r *metrics.Record, v *metrics.Values, _ bool) {
+	if !p.on.Load() || r.Phase != metrics.Warmup {
+		return
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if r.Failed() {
+		p.failed++
+		return
+	}
+	p.lat = append(p.lat, v.Get(metrics.RequestLatency))
+}
+
+func (p *pilot) seen() int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return len(p.lat) + p.failed
+}
+
+func sleepCtx(ctx context.Context, d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true
+	case <-ctx.Done():
+		return false
+	}
+}
+
+// run sends the pilot and returns the start rate: one stream's rate, at
+// least lowest (the lowest rate a probe can judge).
+func (p *pilot) run(ctx context.Context, gen *loadgen.Generator, lowest float64, logw io.Writer) (float64, error) {
+	p.on.Store(true)
+	err := gen.Run(ctx, []loadgen.Stage{{Phase: metrics.Warmup, Limit: schedule.Constant(1), Count: pilotRequests, Duration: pilotTime}})
+	if err != nil || ctx.Err() != nil {
+		return 0, err
+	}
+	// The collector hands records on after the requests end: wait for the
+	// pilot's (briefly; the stage's time limit may have sent fewer).
+	for wait := time.Now().Add(2 * time.Second); time.Now().Before(wait) && p.seen() < pilotRequests; {
+		if !sleepCtx(ctx, 10*time.Millisecond) {
+			return 0, ctx.Err()
+		}
+	}
+	p.on.Store(false)
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	start, ok := pilotStart(p.lat, lowest)
+	if !ok {
+		return 0, fmt.Errorf("search: none of the %d pilot requests (one at a time) succeeded: the error summary says why; a server that fails them has no capacity to find", p.failed)
+	}
+	mean := 0.0
+	for _, l := range p.lat {
+		mean += l / float64(len(p.lat))
+	}
+	fmt.Fprintf(logw, "search: pilot of %d requests one at a time: latency %.0f ms (%.3g req/s for one stream); no start given, so the rate search starts at %s req/s\n",
+		len(p.lat), mean, 1000/mean, num(start))
+	return start, nil
+}
+
+// pilotStart is the start rate from the pilot's latencies (ms): the rate
+// of one stream, 1000/mean, at least lowest and rounded to 3 significant
+// digits; ok is false without a latency.
+func pilotStart(lat []float64, lowest float64) (start float64, ok bool) {
+	if len(lat) == 0 {
+		return 0, false
+	}
+	mean := 0.0
+	for _, l := range lat {
+		mean += l / float64(len(lat))
+	}
+	start = lowest
+	if mean > 0 {
+		start = max(1000/mean, lowest)
+	}
+	r, _ := strconv.ParseFloat(strconv.FormatFloat(start, 'g', 3, 64), 64)
+	return min(max(r, lowest), controlMax), true
 }

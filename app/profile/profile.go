@@ -113,7 +113,8 @@ type prepared struct {
 }
 
 // Prepare validates c and resolves it into a plan. It starts nothing and
-// writes nothing but the dataset's report lines to log.
+// writes nothing but the dataset's report lines to log; with no --model
+// and a real server, it asks the server's /v1/models for the name.
 func Prepare(c cmdline.Config, log io.Writer) (*prepared, error) {
 	return prepareCtx(context.Background(), c, log)
 }
@@ -182,12 +183,18 @@ func prepareCtx(ctx context.Context, cc cmdline.Config, log io.Writer) (*prepare
 		// As AIPerf: the flag is dropped, not the run.
 		fmt.Fprintf(log, "warning: --streaming: endpoint type %s does not stream; its requests are sent and read whole\n", p.kind)
 	}
+	if c.Search != nil {
+		if err := needsStreaming(c.Search.SLO, c.Streaming && p.ep.Info().Streams, p.kind); err != nil {
+			return nil, err
+		}
+	}
 	if p.reuse, err = loadgen.ParseConnectionReuse(c.ConnectionReuse); err != nil {
 		return nil, cmdline.Usagef("--connection-reuse-strategy: %w", err)
 	}
 	if name, value := p.ep.KeyHeader(c.APIKey); c.APIKey != "" && p.headers.Get(name) == "" {
 		p.headers.Set(name, value)
 	}
+	p.modelFromServer(ctx, &c, log) // before the tokenizer: the model's own builds the prompts
 	if p.Slos, err = metrics.ParseGoodput(c.Goodput); err != nil {
 		return nil, cmdline.Usagef("--goodput: %w", err)
 	}
@@ -297,6 +304,13 @@ func (p *prepared) execute(ctx context.Context, log io.Writer) (o *outcome, err 
 
 	if o.dir == "" {
 		o.dir = filepath.Join("artifacts", p.artifactName()+p.shardDir())
+	}
+	moved, err := moveAside(o.dir, p.exports.files)
+	if err != nil {
+		return nil, err
+	}
+	if moved != "" {
+		fmt.Fprintf(log, "%s held an earlier run: moved it to %s\n", o.dir, moved)
 	}
 	if err := os.MkdirAll(o.dir, 0o755); err != nil {
 		return nil, fmt.Errorf("--output-artifact-dir: %w", err)
@@ -526,7 +540,11 @@ func (p *prepared) report(o *outcome, out io.Writer) (*Result, error) {
 		title += ", shard " + p.Shard.String()
 	}
 	if c.Search != nil {
-		title = fmt.Sprintf("surge search: %s @ %s (%s, %s from %s)", c.ModelLabel(), cmdline.RedactURL(o.target), p.kind, p.plan.mode, p.plan.targetLabel())
+		from := p.plan.targetLabel()
+		if p.live != nil && p.live.pilot != nil {
+			from = num(p.live.scfg.Start) + " (the pilot's pick)"
+		}
+		title = fmt.Sprintf("surge search: %s @ %s (%s, %s from %s)", c.ModelLabel(), cmdline.RedactURL(o.target), p.kind, p.plan.mode, from)
 	}
 	switch {
 	case o.aborted:

@@ -3,6 +3,7 @@ package search
 import (
 	"context"
 	"os"
+	"strings"
 
 	"github.com/charmbracelet/x/term"
 	"github.com/surgebench/surge/app/cmdline"
@@ -28,10 +29,10 @@ func searchOptions(s *cmdline.SearchConfig) []cli.Flag {
 	}
 }
 
-// SearchCommand is `surge search`: the highest request rate (with
-// --request-rate START) or concurrency (--concurrency START, the default
-// from 1) the server sustains within --slo, by probes that each become a
-// stage of the exports.
+// SearchCommand is `surge search`: the highest request rate (from
+// --request-rate START, or from a start a short pilot picks when no start
+// is given) or concurrency (--concurrency START) the server sustains
+// within --slo, by probes that each become a stage of the exports.
 func SearchCommand(version string, code *int) *cli.Command {
 	return command(version, func(ctx context.Context, cfg cmdline.Config) error {
 		c, err := profile.RunCommand(ctx, cfg, os.Stdout, os.Stderr)
@@ -47,7 +48,7 @@ func command(version string, run func(context.Context, cmdline.Config) error) *c
 	cfg.Search = &cmdline.SearchConfig{}
 	return &cli.Command{
 		Name:         "search",
-		Usage:        "find the highest request rate (--request-rate START) or concurrency (--concurrency START) the server sustains within --slo",
+		Usage:        "find the highest request rate (--request-rate START; none: a short pilot picks it) or concurrency (--concurrency START) the server sustains within --slo",
 		Flags:        append(cmdline.ProfileFlags(cfg), searchOptions(cfg.Search)...),
 		OnUsageError: cmdline.OnUsageError,
 		Action: func(cc *cli.Context) error {
@@ -59,6 +60,11 @@ func command(version string, run func(context.Context, cmdline.Config) error) *c
 			}
 			cfg.StdoutTTY = term.IsTerminal(os.Stdout.Fd())
 			cfg.Signals = true
+			if strings.TrimSpace(cfg.Concurrency) == "" && strings.TrimSpace(cfg.RequestRate) == "" {
+				// No start given: a request-rate search whose start a
+				// short pilot picks (the rate here is its placeholder).
+				cfg.Search.AutoStart, cfg.RequestRate = true, "1"
+			}
 			if !cc.IsSet("arrival-pattern") && !cfg.SmoothnessSet && cfg.RequestRate != "" {
 				// Poisson bursts at a probe's start read as queueing; a
 				// capacity is a steady rate unless asked otherwise.

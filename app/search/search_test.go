@@ -52,6 +52,14 @@ func TestSearchFlagsAndDefaults(t *testing.T) {
 			t.Errorf("%q: probe %s, max probes %d", tc.args, c.Search.MinProbe, c.Search.MaxProbes)
 		}
 	}
+	// No start: a rate search whose start the pilot picks.
+	c, err := searchArgs(t, "--slo", "error_rate:0.01")
+	if err != nil || !c.Search.AutoStart || c.RequestRate != "1" || c.Concurrency != "" || c.ArrivalPattern != "constant" {
+		t.Errorf("no start: %v, auto %v, rate %q, concurrency %q, pattern %q", err, c.Search != nil && c.Search.AutoStart, c.RequestRate, c.Concurrency, c.ArrivalPattern)
+	}
+	if c, _ := searchArgs(t, "--slo", "error_rate:0.01", "--concurrency", "2"); c.Search.AutoStart {
+		t.Error("--concurrency 2: the pilot would pick a start that was given")
+	}
 	if _, err := searchArgs(t, "--request-rate", "2"); err == nil {
 		t.Error("a search without --slo ran")
 	}

@@ -273,6 +273,9 @@ type Endpoint struct {
 	// name servers that ignore max_completion_tokens still honour
 	// (--use-legacy-max-tokens).
 	LegacyMaxTokens bool
+	// DefaultMaxTokens is the output cap sent by a type that requires one
+	// (messages) for a turn without its own (0: 4096).
+	DefaultMaxTokens int
 }
 
 // ModelFor is the model a turn is sent to: its own (a run that names

@@ -130,6 +130,16 @@ func TestBodies(t *testing.T) {
 			t.Errorf("%s streaming=%v body (-want +got)\n%s", tc.kind, tc.streaming, d)
 		}
 	}
+	// A default cap replaces messages' 4096; a turn's own cap still wins.
+	e := &Endpoint{Kind: Messages, Model: "m", DefaultMaxTokens: 128}
+	for _, tc := range []struct {
+		turn datasets.Turn
+		want float64
+	}{{datasets.Turn{Text: "why?"}, 128}, {datasets.Turn{Text: "why?", MaxTokens: 7}, 7}} {
+		if got := body(t, e, tc.turn)["max_tokens"]; got != tc.want {
+			t.Errorf("messages with DefaultMaxTokens 128, turn cap %d: max_tokens %v, want %v", tc.turn.MaxTokens, got, tc.want)
+		}
+	}
 }
 
 // TestDatasetMessagesAndPayloads: a turn's role, its dataset messages

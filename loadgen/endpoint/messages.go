@@ -18,7 +18,7 @@ func init() { Register(Messages, messages{}) }
 const anthropicVersion = "2023-06-01"
 
 // defaultMessagesMaxTokens fills max_tokens, which the API requires, for a
-// turn without an output length.
+// turn without an output length (unless Endpoint.DefaultMaxTokens says).
 const defaultMessagesMaxTokens = 4096
 
 // messagesHeaders is shared, not rebuilt per request; nothing writes it.
@@ -36,6 +36,9 @@ func (messages) Body(e *Endpoint, r *Request) ([]byte, error) {
 		body["system"] = r.System
 	}
 	body["max_tokens"] = defaultMessagesMaxTokens
+	if e.DefaultMaxTokens > 0 {
+		body["max_tokens"] = e.DefaultMaxTokens
+	}
 	if r.Turn.MaxTokens > 0 {
 		body["max_tokens"] = r.Turn.MaxTokens
 	}

@@ -100,6 +100,14 @@ func (j Judging) withDefaults() Judging {
 	return j
 }
 
+// LowestRate is the lowest request rate a probe can be judged at: below
+// it, MinRequests do not finish within MaxDuration, so the probe fails for
+// want of samples whatever the server does.
+func (j Judging) LowestRate() float64 {
+	j = j.withDefaults()
+	return float64(j.MinRequests) / j.MaxDuration.Seconds()
+}
+
 // Judgement is the judge's reading of a probe.
 type Judgement struct {
 	Verdict Verdict `json:"verdict"`

@@ -160,3 +160,19 @@ func TestPercentile(t *testing.T) {
 		t.Error("percentile of nothing is not NaN")
 	}
 }
+
+func TestLowestRate(t *testing.T) {
+	for _, tc := range []struct {
+		j    Judging
+		want float64
+	}{
+		{Judging{}, 2},                                // 40 requests in 4 × 5 s
+		{Judging{MinDuration: time.Second}, 10},       // 40 in 4 s
+		{Judging{MaxDuration: 80 * time.Second}, 0.5}, // 40 in 80 s
+		{Judging{MinRequests: 100, MaxDuration: 10 * time.Second}, 10},
+	} {
+		if got := tc.j.LowestRate(); math.Abs(got-tc.want) > 1e-9 {
+			t.Errorf("%+v: LowestRate %v, want %v", tc.j, got, tc.want)
+		}
+	}
+}

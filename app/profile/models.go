@@ -1,0 +1,125 @@
+package profile
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/surgebench/surge/app/cmdline"
+	"github.com/surgebench/surge/loadgen"
+)
+
+// maxModelList bounds the /v1/models answer read for the model name: a
+// list of a few hundred models fits many times over.
+const maxModelList = 1 << 20
+
+// serverModels asks target's /v1/models for the models it serves, with
+// the run's headers (its API key included) and no redirect followed (the
+// headers stay with the target), within timeout.
+func serverModels(ctx context.Context, target string, headers http.Header, timeout time.Duration) ([]string, error) {
+	u, err := loadgen.RequestURL(target, "/v1/models")
+	if err != nil {
+		return nil, err
+	}
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
+	if err != nil {
+		return nil, err
+	}
+	req.Header = headers.Clone()
+	client := &http.Client{Transport: loadgen.NewTransport(1),
+		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	defer client.CloseIdleConnections()
+	resp, err := client.Do(req)
+	if err != nil {
+		return nil, errors.New(unwrapErr(err))
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return nil, fmt.Errorf("HTTP %d", resp.StatusCode)
+	}
+	b, err := io.ReadAll(io.LimitReader(resp.Body, maxModelList+1))
+	if err != nil {
+		return nil, err
+	}
+	if len(b) > maxModelList {
+		return nil, fmt.Errorf("the answer is over %d KiB", maxModelList>>10)
+	}
+	return parseModelList(b)
+}
+
+// parseModelList reads OpenAI's model list, {"data": [{"id": …}, …]}:
+// the ids in the server's order.
+func parseModelList(b []byte) ([]string, error) {
+	var list struct {
+		Data []struct {
+			ID string `json:"id"`
+		} `json:"data"`
+	}
+	if err := json.Unmarshal(b, &list); err != nil {
+		return nil, fmt.Errorf("not a model list: %w", err)
+	}
+	var ids []string
+	for _, m := range list.Data {
+		if id := strings.TrimSpace(m.ID); id != "" && len(id) <= 512 && !strings.ContainsFunc(id, isControl) {
+			ids = append(ids, id)
+		}
+	}
+	if len(ids) == 0 {
+		return nil, errors.New("it lists no model")
+	}
+	return ids, nil
+}
+
+func isControl(r rune) bool { return r < 0x20 || r == 0x7f }
+
+// modelFromServer names the model when no --model was given and the
+// target is a real server: the first its /v1/models lists, said on log;
+// when it names none, the fallback stays and log says why. With
+// --wait-for-model-timeout the server may still be starting: it is asked
+// again until that passes.
+func (p *prepared) modelFromServer(ctx context.Context, c *config, log io.Writer) {
+	if !c.ModelFromServer || c.embeddedMock() || len(c.Models) > 1 {
+		return
+	}
+	target := c.URL
+	headers := p.headers.Clone()
+	p.ep.SetHeaders(headers)
+	deadline := time.Now().Add(c.WaitTimeout)
+	var ids []string
+	var err error
+	for {
+		if ids, err = serverModels(ctx, target, headers, probeTimeout); err == nil || !time.Now().Before(deadline) || ctx.Err() != nil {
+			break
+		}
+		select {
+		case <-ctx.Done():
+		case <-time.After(max(c.WaitInterval, time.Second)):
+		}
+	}
+	where := cmdline.RedactURL(target)
+	if err != nil {
+		fmt.Fprintf(log, "warning: no --model given and %s/v1/models named none (%v): sending model %q\n", strings.TrimRight(where, "/"), err, c.Model)
+		return
+	}
+	name := ids[0]
+	if len(ids) == 1 {
+		fmt.Fprintf(log, "model: %s, the one the server lists (no --model given)\n", name)
+	} else {
+		shown := ids[:min(len(ids), 5)]
+		more := ""
+		if len(ids) > len(shown) {
+			more = ", …"
+		}
+		fmt.Fprintf(log, "model: %s, the first of the %d the server lists (%s%s; give --model to pick another)\n", name, len(ids), strings.Join(shown, ", "), more)
+	}
+	c.Model, c.Models = name, []string{name}
+	p.c.Model, p.c.Models = name, []string{name}
+	p.ep.Model = name
+}
