@@ -202,6 +202,10 @@ type Config struct {
 	// or a duration such as 30s; "": no timeslices), as given.
 	ExportPrefix, ExportLevel, SliceDuration string
 
+	// ConfigFile is --config (-f): a YAML file of flag settings, applied
+	// where the command line set none (configfile.go).
+	ConfigFile string
+
 	// Version is surge's version for the exports.
 	Version string
 }

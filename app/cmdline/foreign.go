@@ -74,7 +74,6 @@ var foreignOptions = []foreignOption{
 	noted("allow-dataset-wrap", fSwitch, "input.allow_dataset_wrap", "has no Weka or agentic replay, the only ones it applies to", "false"),
 	noted("no-allow-dataset-wrap", fSwitch, "input.allow_dataset_wrap", "has no Weka or agentic replay, the only ones it applies to", "true", "false"),
 	refused("trace-session-sample-ratio", fValue, "input.trace_session_sample_ratio", "replays every session of a trace", "1"),
-	refused("config f", fValue, "config_file", "reads no YAML configuration: give the settings as flags"),
 	// Conversation input: AIPerf's baseten_trace and DAG loaders only.
 	noted("inter-turn-delay-cap-seconds", fValue, "input.inter_turn_delay_cap_seconds", "has no baseten_trace or DAG loader, the only ones it applies to"),
 	noted("max-idle-gap-cap-seconds", fValue, "input.max_idle_gap_cap_seconds", "has no baseten_trace loader, the only one it applies to"),
