@@ -111,6 +111,12 @@ type Config struct {
 	Grace           time.Duration // --benchmark-grace-period
 	WarmupCount     int           // --warmup-request-count
 	FailedThreshold float64       // --failed-request-threshold (0: off)
+	// WarmupDuration, WarmupConcurrency and WarmupRate are the warmup's
+	// time bound and its own load (--warmup-duration, --warmup-concurrency,
+	// --warmup-request-rate; 0: none, the first stage's load).
+	WarmupDuration    time.Duration
+	WarmupConcurrency int
+	WarmupRate        float64
 
 	InputFile         string // --input-file
 	CustomDatasetType string // --custom-dataset-type
