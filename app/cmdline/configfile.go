@@ -400,13 +400,13 @@ func wantFor(cc *cli.Context, name string, err error) string {
 			continue
 		}
 		switch f := f.(type) {
-		case *intFlag:
+		case *intFlag, *cli.IntFlag:
 			return "want an integer"
 		case *uint64Flag:
 			return "want a whole number ≥ 0"
-		case *float64Flag:
+		case *float64Flag, *cli.Float64Flag:
 			return "want a number"
-		case *boolFlag, *switchFlag:
+		case *boolFlag, *switchFlag, *cli.BoolFlag:
 			return "want true or false"
 		case *ValueFlag:
 			if _, ok := f.Value.(*DurationValue); ok {
