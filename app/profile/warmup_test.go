@@ -157,16 +157,17 @@ func TestWarmupEndToEnd(t *testing.T) {
 	const profileCount = 5
 	for _, tc := range []struct {
 		name  string
+		dur   time.Duration // --warmup-duration
 		args  []string
 		check func(t *testing.T, warm [][2]int64)
 	}{
-		{"by time at its own concurrency", []string{"--warmup-duration", "0.6", "--warmup-request-count", "100000", "--warmup-concurrency", "3"},
+		{"by time at its own concurrency", 600 * time.Millisecond, []string{"--warmup-duration", "0.6", "--warmup-request-count", "100000", "--warmup-concurrency", "3"},
 			func(t *testing.T, warm [][2]int64) {
 				if n := maxOverlap(warm); n < 2 || n > 3 {
 					t.Errorf("warmup ran %d requests at once, want 3 (--warmup-concurrency; the profile's is 1)", n)
 				}
 			}},
-		{"by time at its own rate", []string{"--warmup-duration", "0.5", "--warmup-request-rate", "40", "--warmup-concurrency", "16", "--arrival-pattern", "constant"},
+		{"by time at its own rate", 500 * time.Millisecond, []string{"--warmup-duration", "0.5", "--warmup-request-rate", "40", "--warmup-concurrency", "16", "--arrival-pattern", "constant"},
 			func(t *testing.T, warm [][2]int64) {
 				// 40/s for 0.5 s: 20 sends, 25 ms apart.
 				if len(warm) < 10 || len(warm) > 22 {
@@ -196,10 +197,7 @@ func TestWarmupEndToEnd(t *testing.T) {
 			}
 			// Ended by its time: no warmup request issued after it, and
 			// the profile starts once it ended.
-			dur := 600 * time.Millisecond
-			if slices.Contains(tc.args, "0.5") {
-				dur = 500 * time.Millisecond
-			}
+			dur := tc.dur
 			lastWarm := time.Duration(warm[len(warm)-1][0] - warm[0][0])
 			firstProf := time.Duration(prof[0][0] - warm[0][0])
 			if lastWarm > dur+400*time.Millisecond || firstProf < dur-100*time.Millisecond {
