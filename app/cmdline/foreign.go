@@ -128,7 +128,7 @@ var foreignOptions = []foreignOption{
 	refused("num-warmup-sessions", fValue, "loadgen.warmup_num_sessions", "warms up by request count (--warmup-request-count)"),
 	refused("warmup-prefill-concurrency", fValue, "loadgen.warmup_prefill_concurrency", "has no prefill concurrency cap"),
 	refused("warmup-arrival-pattern", fValue, "loadgen.warmup_arrival_pattern", "warms up closed-loop"),
-	noted("warmup-grace-period", fValue, "loadgen.warmup_grace_period", "waits for every warmup request before profiling"),
+	noted("warmup-grace-period", fValue, "loadgen.warmup_grace_period", "lets every warmup request finish, while the profile starts"),
 	refused("warmup-concurrency-ramp-duration", fValue, "loadgen.warmup_concurrency_ramp_duration", "does not ramp its warmup"),
 	refused("warmup-prefill-concurrency-ramp-duration", fValue, "loadgen.warmup_prefill_concurrency_ramp_duration", "has no prefill concurrency cap"),
 	refused("warmup-request-rate-ramp-duration", fValue, "loadgen.warmup_request_rate_ramp_duration", "does not ramp its warmup"),
