@@ -175,7 +175,7 @@ type docRun struct {
 var caps = map[string]float64{
 	"request-count": 8, "num-requests": 8, "benchmark-duration": 1, "isl": 128, "osl": 8,
 	"wait-for-model-timeout": 5, "fixed-schedule-end-offset": 2000, "probe-duration": 1,
-	"probe-max-duration": 2, "warmup-request-count": 2, "conversation-num": 4,
+	"probe-max-duration": 2, "warmup-request-count": 2, "conversation-num": 4, "warmup-duration": 0.5,
 }
 
 // rewrite turns a documented command into one that runs here in seconds:

@@ -323,7 +323,8 @@ func (g *Generator) Run(ctx context.Context, stages []Stage) error {
 		} else {
 			stopped = g.issue(ctx, grp.ctx, &grp.wg, st, profileStage, firsts[i])
 		}
-		if st.Phase == metrics.Warmup && !stopped && i+1 < len(stages) {
+		// A warmup its own duration ended flows on too; an interrupt drains.
+		if st.Phase == metrics.Warmup && (!stopped || ctx.Err() == nil) && i+1 < len(stages) {
 			continue
 		}
 		// Each profile stage drains before the next so its statistics are

@@ -18,6 +18,9 @@ func (c *Config) FromContext(cc *cli.Context) error {
 	if cc.NArg() > 0 {
 		return Usagef("unexpected argument %q: surge %s takes flags only", cc.Args().First(), cc.Command.Name)
 	}
+	if err := c.applyConfigFile(cc); err != nil {
+		return err
+	}
 	c.SmoothnessSet = cc.IsSet("arrival-smoothness")
 	c.applyDefaults(cc.IsSet)
 	if c.SmoothnessSet && !cc.IsSet("arrival-pattern") {

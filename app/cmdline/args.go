@@ -245,8 +245,10 @@ func CommandArgs(args []string, cmds []*cli.Command) ([]string, error) {
 func ParseProfile(args ...string) (Config, error) {
 	var got Config
 	cfg := &Config{}
-	app := &cli.App{Name: "surge", Writer: io.Discard, ErrWriter: io.Discard, Commands: []*cli.Command{{
-		Name: "profile", Flags: ProfileFlags(cfg), OnUsageError: OnUsageError,
+	// HideHelp: urfave's help flag is one global that every parse writes,
+	// and tests parse in parallel.
+	app := &cli.App{Name: "surge", Writer: io.Discard, ErrWriter: io.Discard, HideHelp: true, Commands: []*cli.Command{{
+		Name: "profile", Flags: ProfileFlags(cfg), OnUsageError: OnUsageError, HideHelp: true,
 		Action: func(cc *cli.Context) error {
 			if err := cfg.FromContext(cc); err != nil {
 				return err

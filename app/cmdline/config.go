@@ -114,6 +114,12 @@ type Config struct {
 	Grace           time.Duration // --benchmark-grace-period
 	WarmupCount     int           // --warmup-request-count
 	FailedThreshold float64       // --failed-request-threshold (0: off)
+	// WarmupDuration, WarmupConcurrency and WarmupRate are the warmup's
+	// time bound and its own load (--warmup-duration, --warmup-concurrency,
+	// --warmup-request-rate; 0: none, the first stage's load).
+	WarmupDuration    time.Duration
+	WarmupConcurrency int
+	WarmupRate        float64
 
 	InputFile         string // --input-file
 	CustomDatasetType string // --custom-dataset-type
@@ -204,6 +210,10 @@ type Config struct {
 	// (summary, records or raw) and SliceDuration --slice-duration (seconds
 	// or a duration such as 30s; "": no timeslices), as given.
 	ExportPrefix, ExportLevel, SliceDuration string
+
+	// ConfigFile is --config (-f): a YAML file of flag settings, applied
+	// where the command line set none (configfile.go).
+	ConfigFile string
 
 	// Version is surge's version for the exports.
 	Version string

@@ -74,7 +74,6 @@ var foreignOptions = []foreignOption{
 	noted("allow-dataset-wrap", fSwitch, "input.allow_dataset_wrap", "has no Weka or agentic replay, the only ones it applies to", "false"),
 	noted("no-allow-dataset-wrap", fSwitch, "input.allow_dataset_wrap", "has no Weka or agentic replay, the only ones it applies to", "true", "false"),
 	refused("trace-session-sample-ratio", fValue, "input.trace_session_sample_ratio", "replays every session of a trace", "1"),
-	refused("config f", fValue, "config_file", "reads no YAML configuration: give the settings as flags"),
 	// Conversation input: AIPerf's baseten_trace and DAG loaders only.
 	noted("inter-turn-delay-cap-seconds", fValue, "input.inter_turn_delay_cap_seconds", "has no baseten_trace or DAG loader, the only ones it applies to"),
 	noted("max-idle-gap-cap-seconds", fValue, "input.max_idle_gap_cap_seconds", "has no baseten_trace loader, the only one it applies to"),
@@ -122,17 +121,14 @@ var foreignOptions = []foreignOption{
 	noted("system-idle-gap-cap-seconds", fValue, "loadgen.system_idle_gap_cap_seconds", "has no agentic replay, the only mode it applies to"),
 	refused("scenario", fValue, "scenario", "has no named scenarios: give the settings as flags"),
 	noted("unsafe-override", fSwitch, "unsafe_override", "has no named scenarios", "false"),
-	// Warmup: surge warms up with --warmup-request-count requests at the
-	// first stage's load.
-	refused("warmup-duration", fValue, "loadgen.warmup_duration", "warms up by request count (--warmup-request-count)"),
+	// Warmup: surge warms up by count or time (--warmup-request-count,
+	// --warmup-duration), at its own load or the first stage's.
 	noted("agentic-cache-warmup-duration", fValue, "loadgen.agentic_cache_warmup_duration", "has no agentic replay, the only mode it applies to"),
 	noted("agentic-warmup-grace-period", fValue, "loadgen.agentic_warmup_grace_period", "has no agentic replay, the only mode it applies to"),
 	refused("num-warmup-sessions", fValue, "loadgen.warmup_num_sessions", "warms up by request count (--warmup-request-count)"),
-	refused("warmup-concurrency", fValue, "loadgen.warmup_concurrency", "warms up at the first stage's concurrency"),
 	refused("warmup-prefill-concurrency", fValue, "loadgen.warmup_prefill_concurrency", "has no prefill concurrency cap"),
-	refused("warmup-request-rate", fValue, "loadgen.warmup_request_rate", "warms up closed-loop at the first stage's concurrency (about one second of a rate's requests in flight)"),
 	refused("warmup-arrival-pattern", fValue, "loadgen.warmup_arrival_pattern", "warms up closed-loop"),
-	noted("warmup-grace-period", fValue, "loadgen.warmup_grace_period", "waits for every warmup request before profiling"),
+	noted("warmup-grace-period", fValue, "loadgen.warmup_grace_period", "lets every warmup request finish, while the profile starts"),
 	refused("warmup-concurrency-ramp-duration", fValue, "loadgen.warmup_concurrency_ramp_duration", "does not ramp its warmup"),
 	refused("warmup-prefill-concurrency-ramp-duration", fValue, "loadgen.warmup_prefill_concurrency_ramp_duration", "has no prefill concurrency cap"),
 	refused("warmup-request-rate-ramp-duration", fValue, "loadgen.warmup_request_rate_ramp_duration", "does not ramp its warmup"),

@@ -2,7 +2,6 @@ package profile
 
 import (
 	"fmt"
-	"math"
 	"strconv"
 	"time"
 
@@ -234,13 +233,10 @@ func (c *config) plan(ds *datasets.Dataset, l load) (*plan, error) {
 			p.total += st.Count
 		}
 	}
-	if c.WarmupCount > 0 {
-		first := p.stages[0]
-		warm := loadgen.Stage{Phase: metrics.Warmup, Limit: first.Limit, Users: first.Users, Count: c.WarmupCount}
-		if first.Schedule != nil && capAt(0) == 0 {
-			// Open-loop modes warm up closed-loop, with about one second's
-			// worth of the target rate in flight.
-			warm.Limit = schedule.Constant(int(math.Max(1, math.Min(32, p.target))))
+	if c.WarmupCount > 0 || c.WarmupDuration > 0 {
+		warm, err := c.warmupStage(p.stages[0], p.target, l.concs)
+		if err != nil {
+			return nil, err
 		}
 		p.stages = append([]loadgen.Stage{warm}, p.stages...)
 	}

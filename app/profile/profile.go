@@ -602,7 +602,7 @@ func (c *config) conversationsNeeded(l load) int {
 	}
 	stages := max(len(l.concs), len(l.rates), 1)
 	if c.ConversationNum > 0 && c.RequestCount == 0 {
-		return c.WarmupCount + c.ConversationNum*stages
+		return c.warmupConversations() + c.ConversationNum*stages
 	}
 	n := c.RequestCount * stages
 	if n == 0 {
@@ -620,7 +620,7 @@ func (c *config) conversationsNeeded(l load) int {
 	}
 	// A conversation of several turns serves as many requests.
 	per := max(c.TurnsMean-c.TurnsStddev, 1)
-	return c.WarmupCount + (n+per-1)/per
+	return c.warmupConversations() + (n+per-1)/per
 }
 
 // target returns the server to benchmark: --url, or the embedded mock
@@ -791,7 +791,7 @@ func (c *config) validate() error {
 	case c.RetokenizeOutput && c.UseServerTokenCount:
 		return cmdline.Usagef("--retokenize-output and --use-server-token-count ask for opposite output counts: give one")
 	}
-	return nil
+	return c.validateWarmup()
 }
 
 // validSampling checks a --dataset-sampling-strategy value and normalises

@@ -19,8 +19,8 @@ const catSearch = "Search"
 // --request-rate).
 func searchOptions(s *cmdline.SearchConfig) []cli.Flag {
 	return []cli.Flag{
-		&cli.StringFlag{Category: catSearch, Name: "slo", Required: true, Destination: &s.SLO,
-			Usage: "objectives every probe must meet, --goodput's syntax with a percentile: \"time_to_first_token:p95:200 inter_token_latency:p99:30 error_rate:0.01\" (default p95)"},
+		&cli.StringFlag{Category: catSearch, Name: "slo", Destination: &s.SLO,
+			Usage: "required (on the command line or in -f's file): objectives every probe must meet, --goodput's syntax with a percentile: \"time_to_first_token:p95:200 inter_token_latency:p99:30 error_rate:0.01\" (default p95)"},
 		&cli.Float64Flag{Category: catSearch, Name: "search-max", Destination: &s.Max, Usage: "highest value probed (default 1024 × the start)"},
 		&cli.Float64Flag{Category: catSearch, Name: "search-resolution", Value: 0.05, Destination: &s.Resolution, Usage: "stop once the lowest failing value is within this fraction of the highest passing one"},
 		&cmdline.ValueFlag{GenericFlag: cli.GenericFlag{Category: catSearch, Name: "probe-duration", Value: cmdline.SecondsFlagValue(&s.MinProbe), Usage: "seconds each probe runs at least (default 5)"}},
@@ -57,6 +57,10 @@ func command(version string, run func(context.Context, cmdline.Config) error) *c
 			}
 			if err := cfg.FromContext(cc); err != nil {
 				return err
+			}
+			if cfg.Search.SLO == "" {
+				// Not urfave's Required: a config file may give it.
+				return cmdline.Usagef("--slo is required: the objectives every probe must meet")
 			}
 			cfg.StdoutTTY = term.IsTerminal(os.Stdout.Fd())
 			cfg.Signals = true

@@ -3,6 +3,9 @@ package search
 import (
 	"context"
 	"io"
+	"os"
+	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -62,5 +65,28 @@ func TestSearchFlagsAndDefaults(t *testing.T) {
 	}
 	if _, err := searchArgs(t, "--request-rate", "2"); err == nil {
 		t.Error("a search without --slo ran")
+	}
+}
+
+// TestSearchReadsAConfigFile: `surge search -f` takes search's own flags
+// and profile's from the file, the command line winning.
+func TestSearchReadsAConfigFile(t *testing.T) {
+	t.Setenv("OPENAI_API_KEY", "")
+	path := filepath.Join(t.TempDir(), "search.yaml")
+	if err := os.WriteFile(path, []byte("slo: error_rate:0.01\nmax-probes: 4\nloadgen:\n  request_rate: 2\n  arrival_pattern: poisson\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	c, err := searchArgs(t, "-f", path, "--max-probes", "6")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Search.SLO != "error_rate:0.01" || c.Search.MaxProbes != 6 || c.RequestRate != "2" || c.ArrivalPattern != "poisson" {
+		t.Errorf("search %+v, rate %q, pattern %q; want the file's SLO, rate and pattern and 6 probes", c.Search, c.RequestRate, c.ArrivalPattern)
+	}
+	if err := os.WriteFile(path, []byte("sloo: error_rate:0.01\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := searchArgs(t, "--config", path); err == nil || !strings.Contains(err.Error(), path+":1: unknown key sloo (did you mean slo?)") {
+		t.Errorf("got %v, want the unknown key named with a suggestion", err)
 	}
 }
