@@ -78,6 +78,9 @@ type reqTrace struct {
 	body                stampedBody
 	// sentBytes is the request body's length.
 	sentBytes int64
+	// wroteHook, when set, is called once the request was fully written
+	// (a planned cancellation's delay starts then).
+	wroteHook func()
 }
 
 func (g *Generator) newTrace() (*reqTrace, *httptrace.ClientTrace) {
@@ -96,7 +99,12 @@ func (g *Generator) newTrace() (*reqTrace, *httptrace.ClientTrace) {
 		ConnectDone:          func(string, string, error) { t.stamp(&t.connDone) },
 		TLSHandshakeStart:    func() { t.stamp(&t.tlsStart) },
 		TLSHandshakeDone:     func(tls.ConnectionState, error) { t.stamp(&t.tlsDone) },
-		WroteRequest:         func(httptrace.WroteRequestInfo) { t.wrote.Store(g.now()) },
+		WroteRequest: func(httptrace.WroteRequestInfo) {
+			t.wrote.Store(g.now())
+			if t.wroteHook != nil {
+				t.wroteHook()
+			}
+		},
 		GotFirstResponseByte: func() { t.firstByte.Store(true) },
 	}
 }
