@@ -93,12 +93,12 @@ func (g *Generator) newTrace() (*reqTrace, *httptrace.ClientTrace) {
 				t.conn = c
 			}
 		},
-		DNSStart:             func(httptrace.DNSStartInfo) { t.stamp(&t.dnsStart) },
-		DNSDone:              func(httptrace.DNSDoneInfo) { t.stamp(&t.dnsDone) },
-		ConnectStart:         func(string, string) { t.stamp(&t.connStart) },
-		ConnectDone:          func(string, string, error) { t.stamp(&t.connDone) },
-		TLSHandshakeStart:    func() { t.stamp(&t.tlsStart) },
-		TLSHandshakeDone:     func(tls.ConnectionState, error) { t.stamp(&t.tlsDone) },
+		DNSStart:          func(httptrace.DNSStartInfo) { t.stamp(&t.dnsStart) },
+		DNSDone:           func(httptrace.DNSDoneInfo) { t.stamp(&t.dnsDone) },
+		ConnectStart:      func(string, string) { t.stamp(&t.connStart) },
+		ConnectDone:       func(string, string, error) { t.stamp(&t.connDone) },
+		TLSHandshakeStart: func() { t.stamp(&t.tlsStart) },
+		TLSHandshakeDone:  func(tls.ConnectionState, error) { t.stamp(&t.tlsDone) },
 		WroteRequest: func(httptrace.WroteRequestInfo) {
 			t.wrote.Store(g.now())
 			if t.wroteHook != nil {
