@@ -103,7 +103,9 @@ func (s *Server) stream(ctx context.Context, w http.ResponseWriter, g *generatio
 			return fmt.Errorf("mock: writing chunk: %w", err)
 		}
 		fl.Flush()
+		g.sent = end
 		if i == 0 {
+			s.prefill.leave(g)
 			now := time.Now()
 			s.ttft.record(now.Sub(g.arrival))
 			if s.wire != nil {
