@@ -45,12 +45,11 @@ type abortLog struct {
 }
 
 // aborted counts a request whose client disconnected before its end:
-// before its first token (still prefilling) or mid-stream, after sent
-// tokens.
+// before its first token was sent, or mid-stream after g.sent tokens.
 func (s *Server) aborted(g *generation) {
 	s.canceled.Add(1)
 	stage := "before its first token"
-	if g.prefilling {
+	if g.sent == 0 {
 		s.abortedPrefill.Add(1)
 	} else {
 		s.abortedStream.Add(1)
