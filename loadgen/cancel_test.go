@@ -117,9 +117,9 @@ func waitStats(t *testing.T, srv *mockserver.Server, ok func(mockserver.Stats) b
 func TestCancellationAgainstMock(t *testing.T) {
 	t.Parallel()
 	for _, tt := range []struct {
-		name     string
-		mock     mockserver.Config
-		delay    time.Duration
+		name      string
+		mock      mockserver.Config
+		delay     time.Duration
 		midStream bool
 	}{
 		{"mid-stream", mockserver.Config{TTFT: 10 * time.Millisecond, ITL: 20 * time.Millisecond, DefaultOutputTokens: 40}, 150 * time.Millisecond, true},

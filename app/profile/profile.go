@@ -201,6 +201,9 @@ func prepareCtx(ctx context.Context, cc cmdline.Config, log io.Writer) (*prepare
 		return nil, err
 	}
 	p.maxConc = maxInt(load.concs)
+	if err := p.validateLoadControl(load.concs); err != nil {
+		return nil, err
+	}
 	if err := p.checkSharding(load); err != nil {
 		return nil, err
 	}
@@ -394,6 +397,7 @@ func (p *prepared) execute(ctx context.Context, log io.Writer) (o *outcome, err 
 		genOpts = append(genOpts, loadgen.WithTargets(c.URLs[1:]...))
 	}
 	genOpts = append(genOpts, p.edgeOptions()...)
+	genOpts = append(genOpts, p.loadControlOptions()...)
 	p.checkFDLimit(logw)
 	gen, err := loadgen.New(target, ep, p.ds, col, genOpts...)
 	if err != nil {
@@ -416,7 +420,11 @@ func (p *prepared) execute(ctx context.Context, log io.Writer) (o *outcome, err 
 	if len(p.plan.values) > 1 {
 		info.Stages = p.plan.values
 	}
-	frame := func() tui.Frame { return p.live.frame(tel.live.frame(col.Snapshot())) }
+	frame := func() tui.Frame {
+		f := p.live.frame(tel.live.frame(col.Snapshot()))
+		f.InPrefill, f.PrefillCap = gen.InPrefill(), c.PrefillConcurrency
+		return f
+	}
 	uiErr := present(ctx, p.uiMode, info, frame, log, interrupt.ask, func() {
 		o.runErr = p.live.run(runCtx, gen, p.plan.stages, stopIssuing, logw, tel.live.servers)
 	})
