@@ -182,3 +182,24 @@ func TestLoadControlFlagsRejected(t *testing.T) {
 		}
 	}
 }
+
+// TestEveryRequestCancelledIsNotAFailedRun: with every request cancelled
+// on purpose the server failed none: not exit code 1.
+func TestEveryRequestCancelledIsNotAFailedRun(t *testing.T) {
+	t.Parallel()
+	m := startMockServer(t, mockserver.Config{TTFT: 300 * time.Millisecond})
+	dir := t.TempDir()
+	c := parseArgs(t, "--url", m.URL(), "--model", "mock", "--streaming", "--ui", "none", "--output-artifact-dir", dir,
+		"--no-gpu-telemetry", "--no-server-metrics", "--tokenizer", "builtin", "--request-count", "4", "--osl", "4",
+		"--request-cancellation-rate", "100", "--request-cancellation-delay", "0")
+	res, err := Run(context.Background(), c, io.Discard, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := res.Summary.Run["cancelled_request_count"]; got != 4 || res.AllFailed() {
+		t.Errorf("cancelled %v of 4, AllFailed %v: want every one cancelled and not a failed run", got, res.AllFailed())
+	}
+	if st := waitForAborts(m, 4); st.AbortedPrefill != 4 {
+		t.Errorf("the mock saw %+v, want 4 aborts before the first token", st)
+	}
+}

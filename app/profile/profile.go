@@ -48,9 +48,13 @@ type Result struct {
 }
 
 // AllFailed reports whether the run completed without one successful
-// request (exit code 1).
+// request (exit code 1), unless every request that did not succeed was
+// cancelled by the client (--request-cancellation-rate 100): the server
+// failed none.
 func (r *Result) AllFailed() bool {
-	return r.Summary.Run[metrics.RequestCount] == 0
+	run := r.Summary.Run
+	errs := run[metrics.ErrorRequestCount]
+	return run[metrics.RequestCount] == 0 && (errs == 0 || errs > run[metrics.CancelledRequestCount])
 }
 
 // Export file names, as AIPerf names them.
