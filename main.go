@@ -127,6 +127,7 @@ func mockServerCommand() *cli.Command {
 		host    string
 		port    int
 		wireLog string
+		aborts  bool
 	)
 	return &cli.Command{
 		Name:         "mock-server",
@@ -148,6 +149,7 @@ func mockServerCommand() *cli.Command {
 			&cli.Uint64Flag{Name: "seed", Usage: "seed for injected errors", Destination: &mc.Seed},
 			&cli.BoolFlag{Name: "ignore-max-completion-tokens", Usage: "ignore max_completion_tokens (honour only max_tokens), as some llama.cpp builds do", Destination: &mc.IgnoreMaxCompletionTokens},
 			&cli.IntFlag{Name: "context-tokens", Usage: "a slot's context: longer prompts are cut silently, as llama.cpp's server cuts them, and usage reports the cut length (0: no limit)", Destination: &mc.ContextTokens},
+			&cli.BoolFlag{Name: "log-aborts", Usage: "print a line on stderr for each request whose client disconnected before its end (before its first token or mid-stream)", Destination: &aborts},
 			&cli.StringFlag{Name: "wire-log", Usage: "write one JSON line per streamed request: kernel arrival time of its bytes and first-token flush time (the wire truth for TTFT)", Destination: &wireLog},
 		},
 		Action: func(cc *cli.Context) error {
@@ -161,6 +163,9 @@ func mockServerCommand() *cli.Command {
 				}
 				defer f.Close()
 				mc.WireLog = f
+			}
+			if aborts {
+				mc.AbortLog = os.Stderr
 			}
 			ctx, stop := signal.NotifyContext(cc.Context, os.Interrupt, syscall.SIGTERM)
 			defer stop()

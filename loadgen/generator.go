@@ -117,6 +117,12 @@ type Generator struct {
 	released      chan struct{} // a slot freed (capacity 1: a wake-up, not a count)
 	reuse         ConnectionReuse
 	sessionHeader string // canonical; "" sends none
+	// cancel chooses the requests cancelled on purpose (nil: none).
+	cancel *cancelPlan
+	// prefill holds a slot per request not yet past its first token
+	// (nil: no cap); inPrefill counts those requests, capped or not.
+	prefill   chan struct{}
+	inPrefill atomic.Int64
 	// streams reuses what reading a response needs (the SSE reader and its
 	// 64 KiB buffer, the decoder, the text buffers) across requests.
 	streams sync.Pool
@@ -475,7 +481,7 @@ func (g *Generator) issue(ctx, reqCtx context.Context, wg *sync.WaitGroup, st St
 				g.issued.Add(1)
 				return slot{intended: g.now()}, true
 			}
-			g.session(reqCtx, conv, st.Phase, stage, pace)
+			g.session(reqCtx, conv, st.Phase, stage, next.Index, pace)
 		})
 		if ctx.Err() != nil {
 			return
@@ -605,7 +611,8 @@ func (g *Generator) issueUsers(ctx, reqCtx context.Context, wg *sync.WaitGroup, 
 			}
 			for j := 0; ctx.Err() == nil && left > 0; j++ {
 				conv := &g.ds.Conversations[st.conversation(u+j*n, first, len(g.ds.Conversations))]
-				g.session(reqCtx, conv, st.Phase, stage, pace)
+				// The plan's session u + j·N, as its conversation counts it.
+				g.session(reqCtx, conv, st.Phase, stage, u+j*n, pace)
 			}
 		}()
 	}

@@ -53,8 +53,10 @@ type slot struct {
 type pacer func(ti int, prevEnd int64) (slot, bool)
 
 // session runs one conversation's turns in order, each turn carrying the
-// earlier turns and the server's live replies.
-func (g *Generator) session(ctx context.Context, conv *datasets.Conversation, phase metrics.Phase, stage int, pace pacer) {
+// earlier turns and the server's live replies. key is the session's place
+// among the stage's session starts (the plan's, shards included), which
+// with the turn picks the requests cancelled on purpose.
+func (g *Generator) session(ctx context.Context, conv *datasets.Conversation, phase metrics.Phase, stage, key int, pace pacer) {
 	ctx, endSession := g.startSession(ctx)
 	defer endSession()
 	num, corr := g.nextSession.Add(1)-1, sessionID(ctx)
@@ -69,16 +71,21 @@ func (g *Generator) session(ctx context.Context, conv *datasets.Conversation, ph
 		if !ok {
 			return
 		}
-		rec := g.do(ctx, conv, num, ti, history, turn, phase, stage, at.intended, at.body)
+		rec := g.do(ctx, conv, num, ti, history, turn, phase, stage, at.intended, at.body, g.cancelAfter(phase, stage, key, ti))
 		rec.SlotWaitNs, rec.Scheduled = at.slotWait, at.scheduled
 		rec.Session, rec.CorrelationID = num, corr
-		rec.Cancelled = rec.Err != nil && rec.Err.Type == ErrCancelled
+		if rec.Err != nil && rec.Err.Type == ErrCancelled {
+			rec.Cancelled = true
+			rec.CancelledNs = rec.EndNs
+		}
 		g.redact(rec)
 		reply, failed := rec.Text, rec.Err != nil
+		// A cancellation on purpose is not the server's failure.
+		planned := rec.CancelPlanned && rec.Cancelled
 		prevEnd = rec.EndNs
 		g.col.Add(rec)
 		if phase == metrics.Profile {
-			g.count(failed)
+			g.count(failed && !planned)
 		}
 		if failed {
 			return
@@ -139,8 +146,9 @@ func sleep(ctx context.Context, d time.Duration) bool {
 }
 
 // do sends one request and reads its response into a record.
-// body is the request body when it was built ahead (nil: build it now).
-func (g *Generator) do(ctx context.Context, conv *datasets.Conversation, session int64, ti int, history []endpoint.Message, turn *datasets.Turn, phase metrics.Phase, stage int, intended int64, body []byte) *metrics.Record {
+// body is the request body when it was built ahead (nil: build it now);
+// cancelAfter, when ≥ 0, cancels the request that long after it was sent.
+func (g *Generator) do(ctx context.Context, conv *datasets.Conversation, session int64, ti int, history []endpoint.Message, turn *datasets.Turn, phase metrics.Phase, stage int, intended int64, body []byte, cancelAfter time.Duration) *metrics.Record {
 	idx := g.nextIndex.Add(1) - 1
 	rec := &metrics.Record{
 		Index: idx, RequestID: requestID(), ConversationID: conv.ID, TurnIndex: ti,
@@ -175,12 +183,33 @@ func (g *Generator) do(ctx context.Context, conv *datasets.Conversation, session
 	if g.raw {
 		rec.Raw = &metrics.RawExchange{Body: body}
 	}
+	url := g.urls[idx%int64(len(g.urls))]
+	// The prefill slot is taken before the timeout starts: the wait is
+	// the client's, not the server's.
+	var pf prefillSlot
+	wait := g.now()
+	if !g.enterPrefill(ctx, &pf) {
+		rec.SentNs, rec.EndNs = g.now(), g.now()
+		rec.Err = g.transportError(ctx, ctx, url, ctx.Err())
+		return rec
+	}
+	defer g.leavePrefill(&pf)
+	if g.prefill != nil {
+		rec.PrefillWaitNs = g.now() - wait
+	}
 	rctx, cancel := context.WithTimeout(ctx, g.timeout)
 	defer cancel()
 	tr, ct := g.newTrace()
 	tr.sentBytes = int64(len(body))
-	url := g.urls[idx%int64(len(g.urls))]
-	req, err := http.NewRequestWithContext(httptrace.WithClientTrace(rctx, ct), http.MethodPost, url, bytes.NewReader(body))
+	sendCtx := rctx
+	if cancelAfter >= 0 {
+		c := newCut(rctx, cancelAfter, g.now)
+		defer c.settle(rec)
+		defer c.stop()
+		tr.wroteHook = c.arm
+		sendCtx = c.ctx
+	}
+	req, err := http.NewRequestWithContext(httptrace.WithClientTrace(sendCtx, ct), http.MethodPost, url, bytes.NewReader(body))
 	if err != nil {
 		rec.SentNs, rec.EndNs = g.now(), g.now()
 		rec.Err = &metrics.Error{Type: ErrRequest, Message: err.Error()}
@@ -233,7 +262,7 @@ func (g *Generator) do(ctx context.Context, conv *datasets.Conversation, session
 		return rec
 	}
 	if g.ep.Streams() && isEventStream(resp.Header.Get("Content-Type")) {
-		g.readStream(rctx, ctx, resp.Body, rec)
+		g.readStream(rctx, ctx, resp.Body, rec, &pf)
 	} else {
 		g.readWhole(rctx, ctx, resp, rec)
 	}
@@ -249,7 +278,8 @@ func isEventStream(ct string) bool {
 
 // readStream times every SSE event as its bytes are read (the reader stamps
 // them before any JSON decoding) and decodes just the fields it needs.
-func (g *Generator) readStream(rctx, ctx context.Context, body io.Reader, rec *metrics.Record) {
+// The request's prefill slot is given back at its first token.
+func (g *Generator) readStream(rctx, ctx context.Context, body io.Reader, rec *metrics.Record, pf *prefillSlot) {
 	st := g.stream(body)
 	defer g.putStream(st)
 	rd, dec, out := st.rd, st.dec, &st.out
@@ -313,6 +343,7 @@ func (g *Generator) readStream(rctx, ctx context.Context, body io.Reader, rec *m
 		if d.Content || d.Reasoning || d.ToolCall {
 			switch len(rec.TokenNs) {
 			case 0:
+				g.leavePrefill(pf)
 				g.col.FirstToken(rec.Index, rec.Phase, ev.At-rec.SentNs)
 				firstReadAt = ev.ReadAt
 			case 1:

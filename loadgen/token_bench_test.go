@@ -82,7 +82,9 @@ func BenchmarkReadStreamOneTokenPerRead(b *testing.B) {
 			events := mockEvents(b, ep, tokens)
 			col := metrics.NewCollector(metrics.WithShards(1))
 			defer col.Close()
-			g, err := New("127.0.0.1:1", ep, testDataset(b, 1), col, WithStart(time.Now()))
+			// A capped prefill slot, given back at the first token, is part
+			// of every stream's path.
+			g, err := New("127.0.0.1:1", ep, testDataset(b, 1), col, WithStart(time.Now()), WithPrefillConcurrency(1))
 			if err != nil {
 				b.Fatal(err)
 			}
@@ -93,8 +95,10 @@ func BenchmarkReadStreamOneTokenPerRead(b *testing.B) {
 			for b.Loop() {
 				src.i = 0
 				rec := &metrics.Record{Streamed: true, RequestedOSL: tokens}
-				g.readStream(ctx, ctx, body, rec)
-				if len(rec.TokenNs) != tokens || rec.Err != nil {
+				var pf prefillSlot
+				g.enterPrefill(ctx, &pf)
+				g.readStream(ctx, ctx, body, rec, &pf)
+				if len(rec.TokenNs) != tokens || rec.Err != nil || pf.held {
 					b.Fatalf("%d tokens, %v", len(rec.TokenNs), rec.Err)
 				}
 			}

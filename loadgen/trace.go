@@ -78,6 +78,9 @@ type reqTrace struct {
 	body                stampedBody
 	// sentBytes is the request body's length.
 	sentBytes int64
+	// wroteHook, when set, is called once the request was fully written
+	// (a planned cancellation's delay starts then).
+	wroteHook func()
 }
 
 func (g *Generator) newTrace() (*reqTrace, *httptrace.ClientTrace) {
@@ -90,13 +93,18 @@ func (g *Generator) newTrace() (*reqTrace, *httptrace.ClientTrace) {
 				t.conn = c
 			}
 		},
-		DNSStart:             func(httptrace.DNSStartInfo) { t.stamp(&t.dnsStart) },
-		DNSDone:              func(httptrace.DNSDoneInfo) { t.stamp(&t.dnsDone) },
-		ConnectStart:         func(string, string) { t.stamp(&t.connStart) },
-		ConnectDone:          func(string, string, error) { t.stamp(&t.connDone) },
-		TLSHandshakeStart:    func() { t.stamp(&t.tlsStart) },
-		TLSHandshakeDone:     func(tls.ConnectionState, error) { t.stamp(&t.tlsDone) },
-		WroteRequest:         func(httptrace.WroteRequestInfo) { t.wrote.Store(g.now()) },
+		DNSStart:          func(httptrace.DNSStartInfo) { t.stamp(&t.dnsStart) },
+		DNSDone:           func(httptrace.DNSDoneInfo) { t.stamp(&t.dnsDone) },
+		ConnectStart:      func(string, string) { t.stamp(&t.connStart) },
+		ConnectDone:       func(string, string, error) { t.stamp(&t.connDone) },
+		TLSHandshakeStart: func() { t.stamp(&t.tlsStart) },
+		TLSHandshakeDone:  func(tls.ConnectionState, error) { t.stamp(&t.tlsDone) },
+		WroteRequest: func(httptrace.WroteRequestInfo) {
+			t.wrote.Store(g.now())
+			if t.wroteHook != nil {
+				t.wroteHook()
+			}
+		},
 		GotFirstResponseByte: func() { t.firstByte.Store(true) },
 	}
 }

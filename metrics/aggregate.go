@@ -30,7 +30,10 @@ type aggregate struct {
 	firstShared int64
 
 	count, errors, good int64
-	connRetries         int64
+	// cancelled counts the failed records the client cut off
+	// (Record.Cancelled).
+	cancelled   int64
+	connRetries int64
 	// oslRequested counts the successful records that asked for an OSL,
 	// oslMismatched those that missed it (osl_mismatch_count).
 	oslRequested, oslMismatched  int64
@@ -92,6 +95,9 @@ func (a *aggregate) add(r *Record, v *Values, good bool) {
 	a.connRetries += int64(r.ConnectionRetries)
 	if r.NoOutput {
 		a.noOutput++
+	}
+	if r.Cancelled {
+		a.cancelled++
 	}
 	if r.Err != nil {
 		a.errors++
@@ -180,6 +186,7 @@ func (a *aggregate) merge(o *aggregate) {
 	a.firstShared += o.firstShared
 	a.count += o.count
 	a.errors += o.errors
+	a.cancelled += o.cancelled
 	a.good += o.good
 	a.connRetries += o.connRetries
 	a.oslRequested += o.oslRequested

@@ -123,9 +123,17 @@ type Record struct {
 	// accepted the request); 0 when not streamed or never answered.
 	AckNs int64
 	EndNs int64 // last byte of the response
-	// Cancelled is set when the run's end cut the request off (the grace
-	// period ran out): EndNs is then the cancellation's time.
-	Cancelled bool
+	// Cancelled is set when the client cut the request off: the run's end
+	// (the grace period ran out) or a cancellation on purpose
+	// (--request-cancellation-rate). CancelledNs is when (AIPerf's
+	// cancellation_time_ns).
+	Cancelled   bool
+	CancelledNs int64
+	// CancelPlanned is set when the request was chosen to be cancelled
+	// CancelAfterNs after it was sent; it is Cancelled only if it had not
+	// ended by then.
+	CancelPlanned bool
+	CancelAfterNs int64
 
 	// HTTP is the request's transport breakdown (AIPerf's http_req_*).
 	HTTP HTTPTiming
@@ -195,6 +203,9 @@ type Record struct {
 	// SlotWaitNs is how long the request waited for a concurrency slot after
 	// its intended time (request rate combined with a concurrency cap).
 	SlotWaitNs int64
+	// PrefillWaitNs is how long it then waited for a prefill slot
+	// (--prefill-concurrency), before it was sent.
+	PrefillWaitNs int64
 	// RetryAfter is the server's Retry-After header on a 429/503.
 	RetryAfter string
 	// ConnectionRetries counts sends repeated on a fresh connection because

@@ -211,6 +211,7 @@ type (
 		FirstShared   int64 `json:"first_token_shared_read,omitempty"`
 		Count         int64 `json:"count"`
 		Errors        int64 `json:"errors"`
+		Cancelled     int64 `json:"cancelled,omitempty"`
 		Good          int64 `json:"good"`
 		ConnRetries   int64 `json:"connection_retries"`
 		OSLRequested  int64 `json:"osl_requested"`
@@ -320,6 +321,7 @@ func (st *State) MarshalJSON() ([]byte, error) {
 			Phase: k.phase.String(), Stage: k.stage, Digests: map[string]distJSON{}, HTTP: map[string]histJSON{},
 			ICL: histToJSON(a.icl), ReadDelay: histToJSON(a.readDelay),
 			KernelStamps: a.kernelStamps, ReadStamps: a.readStamps, FirstShared: a.firstShared, Count: a.count, Errors: a.errors, Good: a.good,
+			Cancelled:   a.cancelled,
 			ConnRetries: a.connRetries, OSLRequested: a.oslRequested, OSLMismatched: a.oslMismatched,
 			FirstSent: a.firstSent, LastSent: a.lastSent, LastEnd: a.lastEnd, OKStart: a.okStart, OKEnd: a.okEnd,
 			FirstIntended: a.firstIntended, LastIntended: a.lastIntended,
@@ -427,7 +429,7 @@ func (st *State) UnmarshalJSON(b []byte) error {
 			}
 		}
 		a.kernelStamps, a.readStamps, a.count, a.errors, a.good = j.KernelStamps, j.ReadStamps, j.Count, j.Errors, j.Good
-		a.firstShared = j.FirstShared
+		a.firstShared, a.cancelled = j.FirstShared, j.Cancelled
 		a.connRetries, a.oslRequested, a.oslMismatched = j.ConnRetries, j.OSLRequested, j.OSLMismatched
 		a.firstSent, a.lastSent, a.lastEnd = j.FirstSent, j.LastSent, j.LastEnd
 		a.okStart, a.okEnd = j.OKStart, j.OKEnd

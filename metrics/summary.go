@@ -96,6 +96,7 @@ const SharedFirstWarn = 0.01
 // the window's length, and the sums of the per-request metrics.
 type runLevel struct {
 	count, errors, good         int64
+	cancelled                   int64
 	noOutput, inputs            int64
 	oslRequested, oslMismatched int64
 	// promptChecked and truncated: prompt_truncated_count (countChecks).
@@ -111,6 +112,10 @@ func (rl runLevel) metrics() map[Tag]float64 {
 	run := map[Tag]float64{}
 	run[RequestCount] = float64(rl.count)
 	run[ErrorRequestCount] = float64(rl.errors)
+	if rl.cancelled > 0 {
+		// Counted among the errors too, as AIPerf counts them.
+		run[CancelledRequestCount] = float64(rl.cancelled)
+	}
 	run[GoodRequestCount] = float64(rl.good)
 	if n := rl.count + rl.errors; n > 0 {
 		run[GoodRequestFraction] = float64(rl.good) / float64(n)
@@ -196,7 +201,7 @@ func summaryOf(a *aggregate) *Summary {
 	if x := a.dists[lagTag]; x != nil {
 		s.SchedulerLag = x.distribution("ms")
 	}
-	rl := runLevel{count: a.count, errors: a.errors, good: a.good, noOutput: a.noOutput, inputs: a.inputs,
+	rl := runLevel{count: a.count, errors: a.errors, cancelled: a.cancelled, good: a.good, noOutput: a.noOutput, inputs: a.inputs,
 		oslRequested: a.oslRequested, oslMismatched: a.oslMismatched, dur: a.durationSec(),
 		promptChecked: a.checks.PromptChecked, truncated: a.checks.Truncated,
 		inputTokens: a.inputTokens, outputTokens: a.outputTokens, sums: map[Tag]float64{}}

@@ -146,6 +146,10 @@ const (
 	GoodRequestFraction Tag = "good_request_fraction"
 	RequestCount        Tag = "request_count"
 	ErrorRequestCount   Tag = "error_request_count"
+	// CancelledRequestCount counts the failed requests the client cut
+	// off (a cancellation on purpose, the grace period's end): AIPerf's
+	// was_cancelled records. Present when there are any.
+	CancelledRequestCount Tag = "cancelled_request_count"
 	// RequestErrorRate is failed / (successful + failed) requests, in %.
 	RequestErrorRate  Tag = "request_error_rate"
 	BenchmarkDuration Tag = "benchmark_duration"
@@ -282,6 +286,7 @@ var RunDefs = []Def{
 	hidden(GoodRequestFraction, "GoodRequestFraction", "ratio", true),
 	def(RequestCount, "Request Count", "requests", true),
 	def(ErrorRequestCount, "Error Request Count", "requests", false),
+	def(CancelledRequestCount, "Cancelled Request Count", "requests", false),
 	def(RequestErrorRate, "Request Error Rate", "%", false),
 	def(BenchmarkDuration, "Benchmark Duration", "sec", false),
 	hidden(MinRequestTimestamp, "Minimum Request Timestamp", "ns", false),

@@ -50,6 +50,9 @@ func midRun() Frame {
 		SchedulerLag: q(0.02, 0.09, 0.31, 348),
 	},
 		Server: []telemetry.ServerSample{{URL: "http://127.0.0.1:8000/metrics", Running: 8, Waiting: 0, KVCacheUsage: 0.42, PrefixCacheHitRate: math.NaN()}},
+		// Three of the eight in flight wait for their first token, under a
+		// prefill cap of four.
+		InPrefill: 3, PrefillCap: 4,
 	}
 }
 

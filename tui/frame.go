@@ -17,4 +17,8 @@ type Frame struct {
 	// Live is a live session's setting and search progress (nil: the run
 	// is not live).
 	Live *LiveState
+	// InPrefill is the requests sent and not yet past their first token
+	// (the generator's count); PrefillCap the cap on them (0: none).
+	InPrefill  int64
+	PrefillCap int
 }

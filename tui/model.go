@@ -214,7 +214,7 @@ func (m model) apply(s Frame) model {
 	m.throughput, _ = m.throughput.Update(throughput.Msg{Timeline: s.Timeline, StageStarts: marks})
 	m.load, _ = m.load.Update(load.Msg{
 		Started: s.Started, Finished: s.Finished, Failed: s.Failed, InFlight: s.InFlight, Concurrency: s.Concurrency, Lag: s.SchedulerLag,
-		ReadDelay: s.ReadDelay,
+		ReadDelay: s.ReadDelay, InPrefill: s.InPrefill, PrefillCap: s.PrefillCap,
 	})
 	if s.Live != nil {
 		m.load, _ = m.load.Update(load.LiveMsg{Live: *s.Live})

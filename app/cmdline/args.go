@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/urfave/cli/v2"
 )
@@ -240,9 +241,15 @@ func CommandArgs(args []string, cmds []*cli.Command) ([]string, error) {
 	return args, nil
 }
 
+// parseMu serialises ParseProfile: urfave/cli writes its global help
+// flag on every parse, a race between parallel tests.
+var parseMu sync.Mutex
+
 // ParseProfile parses args as `surge profile` would: expanded as AIPerf
 // reads them, then by urfave/cli, then completed from the context.
 func ParseProfile(args ...string) (Config, error) {
+	parseMu.Lock()
+	defer parseMu.Unlock()
 	var got Config
 	cfg := &Config{}
 	// HideHelp: urfave's help flag is one global that every parse writes,

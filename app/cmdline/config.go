@@ -121,6 +121,14 @@ type Config struct {
 	WarmupConcurrency int
 	WarmupRate        float64
 
+	// CancellationRate is --request-cancellation-rate, the percentage of
+	// profile requests cancelled on purpose CancellationDelay after their
+	// send (--request-cancellation-delay); PrefillConcurrency is
+	// --prefill-concurrency (0: no cap).
+	CancellationRate   float64
+	CancellationDelay  time.Duration
+	PrefillConcurrency int
+
 	InputFile         string // --input-file
 	CustomDatasetType string // --custom-dataset-type
 	PublicDataset     string // --public-dataset

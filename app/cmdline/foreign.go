@@ -111,8 +111,7 @@ var foreignOptions = []foreignOption{
 	refused("synthesis-max-isl", fValue, "input.synthesis.max_isl", "replays every trace row (no ISL filter)"),
 	refused("synthesis-max-osl", fValue, "input.synthesis.max_osl", "replays every trace row (no OSL cap)"),
 	// Load generator
-	refused("prefill-concurrency", fValue, "loadgen.prefill_concurrency", "caps requests in flight (--concurrency), not requests waiting for their first token"),
-	refused("prefill-concurrency-ramp-duration", fValue, "loadgen.prefill_concurrency_ramp_duration", "has no prefill concurrency cap"),
+	refused("prefill-concurrency-ramp-duration", fValue, "loadgen.prefill_concurrency_ramp_duration", "holds --prefill-concurrency from the start (no ramp)"),
 	refused("request-rate-series", fValue, "loadgen.request_rate_series", "takes a rate, a ramp (--request-rate-ramp-duration) or a stage list (--request-rate 5,10,20), not a series file"),
 	noted("trajectory-start-min-ratio", fValue, "loadgen.trajectory_start_min_ratio", "has no agentic replay, the only mode it applies to"),
 	noted("trajectory-start-max-ratio", fValue, "loadgen.trajectory_start_max_ratio", "has no agentic replay, the only mode it applies to"),
@@ -126,15 +125,12 @@ var foreignOptions = []foreignOption{
 	noted("agentic-cache-warmup-duration", fValue, "loadgen.agentic_cache_warmup_duration", "has no agentic replay, the only mode it applies to"),
 	noted("agentic-warmup-grace-period", fValue, "loadgen.agentic_warmup_grace_period", "has no agentic replay, the only mode it applies to"),
 	refused("num-warmup-sessions", fValue, "loadgen.warmup_num_sessions", "warms up by request count (--warmup-request-count)"),
-	refused("warmup-prefill-concurrency", fValue, "loadgen.warmup_prefill_concurrency", "has no prefill concurrency cap"),
+	refused("warmup-prefill-concurrency", fValue, "loadgen.warmup_prefill_concurrency", "caps the warmup with --prefill-concurrency too"),
 	refused("warmup-arrival-pattern", fValue, "loadgen.warmup_arrival_pattern", "warms up closed-loop"),
 	noted("warmup-grace-period", fValue, "loadgen.warmup_grace_period", "lets every warmup request finish, while the profile starts"),
 	refused("warmup-concurrency-ramp-duration", fValue, "loadgen.warmup_concurrency_ramp_duration", "does not ramp its warmup"),
-	refused("warmup-prefill-concurrency-ramp-duration", fValue, "loadgen.warmup_prefill_concurrency_ramp_duration", "has no prefill concurrency cap"),
+	refused("warmup-prefill-concurrency-ramp-duration", fValue, "loadgen.warmup_prefill_concurrency_ramp_duration", "holds --prefill-concurrency from the start (no ramp)"),
 	refused("warmup-request-rate-ramp-duration", fValue, "loadgen.warmup_request_rate_ramp_duration", "does not ramp its warmup"),
-	// Request cancellation
-	refused("request-cancellation-rate", fValue, "loadgen.request_cancellation_rate", "cancels no requests on purpose", "0"),
-	noted("request-cancellation-delay", fValue, "loadgen.request_cancellation_delay", "cancels no requests on purpose", "0"),
 	// Output: files and uploads.
 	noted("auto-plot", fSwitch, "output.auto_plot", "plots nothing at the end: surge report DIR writes the charts", "false"),
 	noted("no-auto-plot", fSwitch, "output.auto_plot", "plots nothing at the end", "true", "false"),

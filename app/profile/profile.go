@@ -48,9 +48,13 @@ type Result struct {
 }
 
 // AllFailed reports whether the run completed without one successful
-// request (exit code 1).
+// request (exit code 1), unless every request that did not succeed was
+// cancelled by the client (--request-cancellation-rate 100): the server
+// failed none.
 func (r *Result) AllFailed() bool {
-	return r.Summary.Run[metrics.RequestCount] == 0
+	run := r.Summary.Run
+	errs := run[metrics.ErrorRequestCount]
+	return run[metrics.RequestCount] == 0 && (errs == 0 || errs > run[metrics.CancelledRequestCount])
 }
 
 // Export file names, as AIPerf names them.
@@ -208,6 +212,9 @@ func prepareCtx(ctx context.Context, cc cmdline.Config, log io.Writer) (*prepare
 		return nil, err
 	}
 	p.maxConc = maxInt(load.concs)
+	if err := p.validateLoadControl(load.concs); err != nil {
+		return nil, err
+	}
 	if err := p.checkSharding(load); err != nil {
 		return nil, err
 	}
@@ -410,6 +417,7 @@ func (p *prepared) execute(ctx context.Context, log io.Writer) (o *outcome, err 
 		genOpts = append(genOpts, loadgen.WithTargets(c.URLs[1:]...))
 	}
 	genOpts = append(genOpts, p.edgeOptions()...)
+	genOpts = append(genOpts, p.loadControlOptions()...)
 	p.checkFDLimit(logw)
 	gen, err := loadgen.New(target, ep, p.ds, col, genOpts...)
 	if err != nil {
@@ -437,7 +445,11 @@ func (p *prepared) execute(ctx context.Context, log io.Writer) (o *outcome, err 
 			info.StageRequests = append(info.StageRequests, st.Count)
 		}
 	}
-	frame := func() tui.Frame { return p.live.frame(tel.live.frame(col.Snapshot())) }
+	frame := func() tui.Frame {
+		f := p.live.frame(tel.live.frame(col.Snapshot()))
+		f.InPrefill, f.PrefillCap = gen.InPrefill(), c.PrefillConcurrency
+		return f
+	}
 	uiErr := present(ctx, p.uiMode, info, frame, log, interrupt.ask, func() {
 		o.runErr = p.live.run(runCtx, gen, p.plan.stages, stopIssuing, logw, tel.live.servers)
 	})

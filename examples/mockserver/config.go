@@ -74,6 +74,11 @@ type Config struct {
 	// was flushed (see wirelog.go): the wire truth a client's TTFT can be
 	// judged against. Writes are serialised; the writer needs no lock.
 	WireLog io.Writer
+	// AbortLog, when set, receives one line per chat or completions
+	// request whose client disconnected before its end, saying whether
+	// before its first token or mid-stream (Stats counts them). Writes
+	// are serialised.
+	AbortLog io.Writer
 }
 
 // withDefaults returns cfg with zero fields set to their defaults.

@@ -99,10 +99,17 @@ func (s *Server) stream(ctx context.Context, w http.ResponseWriter, g *generatio
 		} else {
 			ev = append(ev, closer...)
 		}
+		if i == 0 {
+			// Prefill ends before the first token is written: a client
+			// that sends its next request on reading it must not find
+			// this one still counted.
+			s.prefill.leave(g)
+		}
 		if _, err := w.Write(ev); err != nil {
 			return fmt.Errorf("mock: writing chunk: %w", err)
 		}
 		fl.Flush()
+		g.sent = end
 		if i == 0 {
 			now := time.Now()
 			s.ttft.record(now.Sub(g.arrival))

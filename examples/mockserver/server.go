@@ -39,6 +39,11 @@ type Server struct {
 	finishLength atomic.Uint64
 	ttft         latencyHist
 	wire         *wireLog // nil: no wire log
+	// prefill counts the requests not past their first token; aborted*
+	// the requests whose client left before or after it (aborts.go).
+	prefill                       prefillGauge
+	abortedPrefill, abortedStream atomic.Uint64
+	aborts                        *abortLog // nil: not logged
 
 	bufs sync.Pool // *[]byte, event and body scratch
 }
@@ -57,6 +62,9 @@ func New(cfg Config) *Server {
 	s := &Server{cfg: cfg, created: time.Now().Unix()}
 	if cfg.WireLog != nil {
 		s.wire = &wireLog{w: cfg.WireLog}
+	}
+	if cfg.AbortLog != nil {
+		s.aborts = &abortLog{w: cfg.AbortLog}
 	}
 	s.adm.max = cfg.MaxRunning
 	s.bufs.New = func() any { b := make([]byte, 0, 4096); return &b }
@@ -180,6 +188,10 @@ func (s *Server) serveCompletion(w http.ResponseWriter, r *http.Request, kind ap
 		return
 	}
 
+	// From here until its first token the request is in prefill.
+	s.prefill.enter()
+	pre := generation{n: n, arrival: arrival, id: r.Header.Get("X-Request-Id"), out: req.MaxTokens, prefilling: true}
+	defer s.prefill.leave(&pre)
 	if req.Stream {
 		if err := startStream(w); err != nil {
 			return
@@ -187,7 +199,7 @@ func (s *Server) serveCompletion(w http.ResponseWriter, r *http.Request, kind ap
 	}
 	ctx := r.Context()
 	if err := s.adm.acquire(ctx); err != nil {
-		s.canceled.Add(1)
+		s.aborted(&pre)
 		return
 	}
 	defer s.adm.release()
@@ -196,18 +208,20 @@ func (s *Server) serveCompletion(w http.ResponseWriter, r *http.Request, kind ap
 	s.images.Add(uint64(req.Media.Images))
 	s.audioClips.Add(uint64(req.Media.Audio))
 
+	pre.prefilling = false // g carries it on
 	g := generation{
-		kind:    kind,
-		n:       n,
-		arrival: arrival,
-		wireAt:  wireArrival,
-		id:      r.Header.Get("X-Request-Id"),
-		first:   time.Now().Add(s.cfg.TTFT + s.mediaPrefill(&req.Media)),
-		out:     req.MaxTokens,
-		finish:  "length",
-		words:   splitmix64(s.cfg.Seed + n),
-		prompt:  req.PromptTokens,
-		model:   req.Model,
+		prefilling: true,
+		kind:       kind,
+		n:          n,
+		arrival:    arrival,
+		wireAt:     wireArrival,
+		id:         r.Header.Get("X-Request-Id"),
+		first:      time.Now().Add(s.cfg.TTFT + s.mediaPrefill(&req.Media)),
+		out:        req.MaxTokens,
+		finish:     "length",
+		words:      splitmix64(s.cfg.Seed + n),
+		prompt:     req.PromptTokens,
+		model:      req.Model,
 	}
 	if s.cfg.IgnoreMaxCompletionTokens {
 		g.out = req.LegacyMaxTokens
@@ -228,9 +242,10 @@ func (s *Server) serveCompletion(w http.ResponseWriter, r *http.Request, kind ap
 		err = s.respond(ctx, w, &g)
 	}
 	if err != nil {
-		s.canceled.Add(1)
+		s.aborted(&g)
 		return
 	}
+	s.prefill.leave(&g) // a whole body: its end was its first token
 	s.completed.Add(1)
 	if g.finish == "stop" {
 		s.finishStop.Add(1)
@@ -266,6 +281,10 @@ type generation struct {
 	words     uint64 // word offset
 	prompt    int
 	model     string
+	// prefilling is set until the first token is flushed (prefillGauge);
+	// sent counts the tokens flushed.
+	prefilling bool
+	sent       int
 }
 
 // due is when token i is due: first + i*ITL, an absolute deadline.

@@ -23,8 +23,19 @@ type Stats struct {
 	Errors uint64 `json:"errors"`
 	// BadRequests counts requests answered 400.
 	BadRequests uint64 `json:"bad_requests"`
-	// Canceled counts requests whose client left before the end.
-	Canceled uint64 `json:"canceled"`
+	// Canceled counts requests whose client left before the end:
+	// AbortedPrefill before their first token was sent, AbortedStream
+	// mid-stream (chat and completions requests; Config.AbortLog logs
+	// each).
+	Canceled       uint64 `json:"canceled"`
+	AbortedPrefill uint64 `json:"aborted_prefill"`
+	AbortedStream  uint64 `json:"aborted_stream"`
+	// Prefilling counts the chat and completions requests received whose
+	// first token has not been sent (queued behind MaxRunning included);
+	// PrefillingPeak is the most there were at once: what a client's
+	// prefill concurrency cap let through.
+	Prefilling     int64 `json:"prefilling"`
+	PrefillingPeak int64 `json:"prefilling_peak"`
 	// Running and Waiting are the requests generating and queued now.
 	Running int64 `json:"running"`
 	Waiting int64 `json:"waiting"`
@@ -53,6 +64,10 @@ func (s *Server) Stats() Stats {
 		Errors:          s.injected.Load(),
 		BadRequests:     s.badRequests.Load(),
 		Canceled:        s.canceled.Load(),
+		AbortedPrefill:  s.abortedPrefill.Load(),
+		AbortedStream:   s.abortedStream.Load(),
+		Prefilling:      s.prefill.now.Load(),
+		PrefillingPeak:  s.prefill.peak.Load(),
 		Running:         s.adm.running.Load(),
 		Waiting:         s.adm.waiting.Load(),
 		PromptTokens:    s.promptTokens.Load(),

@@ -71,6 +71,14 @@ func fixture(t *testing.T, sink metrics.RecordSink) *metrics.Summary {
 					{AtNs: toks[0], Data: []byte(`{"choices":[{"delta":{"content":"a"}}]}`)},
 					{AtNs: toks[n-1] + ms, Data: []byte("[DONE]")}}}
 		}
+		if i == 2 {
+			// Chosen to be cancelled 5 s after its send, it ended first.
+			rec.CancelPlanned, rec.CancelAfterNs = true, 5000*ms
+		}
+		if i == 3 {
+			// It waited for a prefill slot before it was sent.
+			rec.PrefillWaitNs = 3 * ms
+		}
 		if i == 8 {
 			// Its first token came in one read with the next (the flag
 			// alone: the summary counts it and warns past 1%).

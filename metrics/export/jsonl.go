@@ -105,12 +105,18 @@ type lineSurge struct {
 	IntendedNs int64 `json:"intended_ns,omitempty"`
 	// SentNs is when the request's last byte was written: the start of
 	// the *_from_send metrics (request_start_ns is AIPerf's start).
-	SentNs      int64  `json:"request_sent_ns"`
-	LagNs       int64  `json:"scheduler_lag_ns"`
-	SlotWaitNs  int64  `json:"slot_wait_ns"`
-	RetryAfter  string `json:"retry_after,omitempty"`
-	ConnRetries int    `json:"connection_retries"`
-	TokenSource string `json:"token_count_source,omitempty"`
+	SentNs     int64 `json:"request_sent_ns"`
+	LagNs      int64 `json:"scheduler_lag_ns"`
+	SlotWaitNs int64 `json:"slot_wait_ns"`
+	// PrefillWaitNs is the wait for a prefill slot (--prefill-concurrency).
+	PrefillWaitNs int64 `json:"prefill_wait_ns,omitempty"`
+	// CancelAfterNs is set on a request chosen to be cancelled this long
+	// after its send (--request-cancellation-rate), whether or not it
+	// ended first.
+	CancelAfterNs *int64 `json:"cancel_after_ns,omitempty"`
+	RetryAfter    string `json:"retry_after,omitempty"`
+	ConnRetries   int    `json:"connection_retries"`
+	TokenSource   string `json:"token_count_source,omitempty"`
 	// TimestampSource is kernel or read for a streamed response.
 	TimestampSource string `json:"timestamp_source,omitempty"`
 	// FirstTokenShared marks a first token read together with the next.
@@ -288,12 +294,19 @@ func (j *JSONL) metadata(r *metrics.Record, v *metrics.Values, good bool) (lineM
 		WasCancelled: r.Cancelled,
 	}
 	sg := lineSurge{Stage: r.Stage, IntendedNs: j.epoch(r.IntendedNs), SentNs: j.epoch(r.SentNs),
-		SlotWaitNs: r.SlotWaitNs, RetryAfter: r.RetryAfter, ConnRetries: r.ConnectionRetries}
+		SlotWaitNs: r.SlotWaitNs, PrefillWaitNs: r.PrefillWaitNs, RetryAfter: r.RetryAfter, ConnRetries: r.ConnectionRetries}
 	if r.CorrelationID != "" {
 		md.CorrelationID = &r.CorrelationID
 	}
 	if r.Cancelled {
-		md.CancellationNs = j.epochPtr(r.EndNs)
+		at := r.CancelledNs
+		if at == 0 {
+			at = r.EndNs
+		}
+		md.CancellationNs = j.epochPtr(at)
+	}
+	if r.CancelPlanned {
+		sg.CancelAfterNs = &r.CancelAfterNs
 	}
 	if r.IntendedNs > 0 {
 		sg.LagNs = issued - r.IntendedNs

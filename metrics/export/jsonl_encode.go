@@ -188,6 +188,12 @@ func appendSurge(b []byte, md *lineSurge) ([]byte, error) {
 	b = strconv.AppendInt(append(b, `,"request_sent_ns":`...), md.SentNs, 10)
 	b = strconv.AppendInt(append(b, `,"scheduler_lag_ns":`...), md.LagNs, 10)
 	b = strconv.AppendInt(append(b, `,"slot_wait_ns":`...), md.SlotWaitNs, 10)
+	if md.PrefillWaitNs != 0 {
+		b = strconv.AppendInt(append(b, `,"prefill_wait_ns":`...), md.PrefillWaitNs, 10)
+	}
+	if md.CancelAfterNs != nil {
+		b = strconv.AppendInt(append(b, `,"cancel_after_ns":`...), *md.CancelAfterNs, 10)
+	}
 	if md.RetryAfter != "" {
 		str(`,"retry_after":`, md.RetryAfter)
 	}

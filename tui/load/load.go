@@ -26,6 +26,10 @@ type Msg struct {
 	// ReadDelay is the client's read delay per streamed event (read time −
 	// kernel receive time), in ms; Count 0 when not measured.
 	ReadDelay metrics.Quantiles
+	// InPrefill counts the requests in flight not yet past their first
+	// token; PrefillCap is --prefill-concurrency (0: none).
+	InPrefill  int64
+	PrefillCap int
 }
 
 // ReadDelayLimitMs is the p99 read delay above which the client is
@@ -74,17 +78,25 @@ const Height = 3
 // View renders the panel in three lines of width cells.
 func (m Model) View(width int) string {
 	s := m.last
+	var prefill string // the bar leaves it room
+	if s.PrefillCap > 0 || s.InPrefill > 0 {
+		prefill = "  prefill " + strconv.FormatInt(s.InPrefill, 10)
+		if s.PrefillCap > 0 {
+			prefill += " / " + strconv.Itoa(s.PrefillCap)
+		}
+	}
 	var b strings.Builder
 	b.WriteString("in-flight ")
 	b.WriteString(text.Bold.Render(strconv.FormatInt(s.InFlight, 10)))
 	if s.Concurrency > 0 {
 		b.WriteString(" / " + strconv.Itoa(s.Concurrency) + " ")
-		used := "in-flight " + strconv.FormatInt(s.InFlight, 10) + " / " + strconv.Itoa(s.Concurrency) + " "
+		used := "in-flight " + strconv.FormatInt(s.InFlight, 10) + " / " + strconv.Itoa(s.Concurrency) + " " + prefill
 		bw := min(30, width-len(used))
 		b.WriteString(text.Good.Render(text.Bar(float64(s.InFlight)/float64(s.Concurrency), bw)))
 	} else {
 		b.WriteString(text.Dim.Render("  no concurrency cap"))
 	}
+	b.WriteString(prefill)
 	line1 := b.String()
 
 	ok := s.Finished - s.Failed

@@ -17,6 +17,8 @@ func TestUpdateView(t *testing.T) {
 		{"capped", Msg{Started: 10, Finished: 8, Failed: 1, InFlight: 2, Concurrency: 4, Lag: metrics.Quantiles{P50: 0.1, P99: 0.5}},
 			[]string{"in-flight 2 / 4", "ok 7", "err 1", "p99 0.50 ms"}, "behind"},
 		{"uncapped", Msg{InFlight: 3}, []string{"no concurrency cap"}, "behind"},
+		{"prefill capped", Msg{InFlight: 6, Concurrency: 8, InPrefill: 2, PrefillCap: 2}, []string{"in-flight 6 / 8", "prefill 2 / 2"}, "behind"},
+		{"in prefill", Msg{InFlight: 3, InPrefill: 1}, []string{"in-flight 3", "prefill 1"}, "/ 0"},
 		{"lagging", Msg{Lag: metrics.Quantiles{P50: 4, P99: 25}}, []string{"p99 25.0 ms", "behind"}, "read delay"},
 		{"read delay", Msg{ReadDelay: metrics.Quantiles{Count: 9, P50: 0.05, P99: 0.4}}, []string{"read delay p50 0.05  p99 0.40 ms"}, "saturated"},
 		{"saturated client", Msg{ReadDelay: metrics.Quantiles{Count: 9, P50: 0.5, P99: 3}}, []string{"read delay", "saturated"}, ""},
