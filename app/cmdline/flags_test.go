@@ -29,7 +29,7 @@ func TestFlagsFillTheConfig(t *testing.T) {
 		ReasoningFormat: "auto", RankingsPassagesMean: 1, RankingsPassageTokens: 550, ConnectionReuse: "pooled", MaxResponseMiB: 64, ConnectionRetries: "1", TurnDelayRatio: 1, TurnsMean: 1, ExportLevel: "records",
 		NumDatasetEntries: 100, SeedDrawn: true, Seed: def.Seed,
 		ImageFormat: "png", ImageSource: "noise", ImageSourceSampling: "random-with-replacement", ImageBatchSize: 1,
-		AudioFormat: "wav", AudioSampleRates: []string{"16"}, AudioDepths: []string{"16"}, AudioChannels: 1, AudioBatchSize: 1} // the seed is drawn: TestAIPerfDefaults
+		AudioFormat: "wav", AudioSampleRates: []string{"16"}, AudioDepths: []string{"16"}, AudioChannels: 1, AudioBatchSize: 1, SweepMode: "grid", NumProfileRuns: 1, ConfidenceLevel: 0.95} // the seed is drawn: TestAIPerfDefaults
 	if d := cmp.Diff(want, def); d != "" {
 		t.Errorf("defaults (-want +got)\n%s", d)
 	}
@@ -158,5 +158,36 @@ func TestInputConfigHasEveryFlag(t *testing.T) {
 	b, _ := json.Marshal(ic)
 	if strings.Contains(string(b), "sk-secret") {
 		t.Errorf("a secret reached input_config: %s", b)
+	}
+}
+
+// TestSweepListFlags: the list flags take one value (their field) or a
+// comma list (SweepLists, the field holding the first), ints checked as
+// ints, and input_config shows the list.
+func TestSweepListFlags(t *testing.T) {
+	t.Setenv("OPENAI_API_KEY", "")
+	c := parseProfile(t, "--isl", "128,512", "--osl", "16", "--benchmark-duration", "1.5,3", "--user-centric-rate", "2,4", "--num-users", "3,6", "--request-count", "5,10")
+	want := map[string][]float64{"isl": {128, 512}, "benchmark-duration": {1.5, 3}, "user-centric-rate": {2, 4}, "num-users": {3, 6}, "request-count": {5, 10}}
+	if d := cmp.Diff(want, c.SweepLists); d != "" {
+		t.Errorf("SweepLists (-want +got)\n%s", d)
+	}
+	if c.ISL != 128 || c.OSL != 16 || c.Duration != 1500*time.Millisecond || c.UserCentricRate != 2 || c.NumUsers != 3 || c.RequestCount != 5 {
+		t.Errorf("first values: %+v", c)
+	}
+	ic := c.InputConfig(nil)
+	if v, _ := PathValue(ic, "input.prompt.input_tokens.mean"); !cmp.Equal(v, []any{int64(128), int64(512)}) {
+		t.Errorf("input_config isl = %#v", v)
+	}
+	if v, _ := PathValue(ic, "input.prompt.output_tokens.mean"); v != 16 {
+		t.Errorf("input_config osl = %#v, want 16", v)
+	}
+	if v, _ := PathValue(ic, "loadgen.benchmark_duration"); !cmp.Equal(v, []any{1.5, 3.0}) {
+		t.Errorf("input_config duration = %#v", v)
+	}
+	for _, bad := range [][]string{{"--isl", "128,x"}, {"--isl", "1.5"}, {"--request-count", "5,"}, {"--benchmark-duration", "1,nan"},
+		{"--isl", strings.Repeat("1,", MaxSweepValues) + "1"}} {
+		if _, err := ParseProfile(bad...); err == nil || !strings.Contains(err.Error(), strings.TrimPrefix(bad[0], "--")) {
+			t.Errorf("%q: err %v, want one naming the flag", bad, err)
+		}
 	}
 }
