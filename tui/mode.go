@@ -72,6 +72,9 @@ type Info struct {
 	Duration      time.Duration
 	// Stages lists the sweep values; nil without a sweep.
 	Stages []float64
+	// StageLabels name the stages of a sweep over several parameters
+	// (nil: Stages name them).
+	StageLabels []string
 	// Shard is "i/N" when the run is shard i of a plan split over N load
 	// hosts ("" for a whole run): the header says so.
 	Shard string
