@@ -70,6 +70,9 @@ const (
 // run then drains within the grace period and still writes every export.
 // The summary goes to out; notices and progress go to log.
 func Run(ctx context.Context, c cmdline.Config, out, log io.Writer) (*Result, error) {
+	if c.NumProfileRuns > 1 {
+		return runRepeated(ctx, c, out, log)
+	}
 	p, err := prepareCtx(ctx, c, log)
 	if err != nil {
 		return nil, err
@@ -139,6 +142,9 @@ func prepareCtx(ctx context.Context, cc cmdline.Config, log io.Writer) (*prepare
 		return nil, &cmdline.UsageError{Err: err}
 	}
 	if err := c.validate(); err != nil {
+		return nil, err
+	}
+	if err := c.validateRepeats(); err != nil {
 		return nil, err
 	}
 	if err := c.validateEdges(); err != nil {

@@ -56,9 +56,13 @@ func TestSweepListFlagsEndToEnd(t *testing.T) {
 		check func(m map[string]any, i int) bool
 	}{
 		{"isl", []string{"--isl", "24,96", "--osl", "4", "--request-count", "2"}, []string{"isl_24", "isl_96"},
-			func(m map[string]any, i int) bool { return apptest.RunAvg(t, m, "input_sequence_length") == []float64{24, 96}[i] }},
+			func(m map[string]any, i int) bool {
+				return apptest.RunAvg(t, m, "input_sequence_length") == []float64{24, 96}[i]
+			}},
 		{"osl", []string{"--osl", "3,9", "--isl", "16", "--request-count", "2"}, []string{"osl_3", "osl_9"},
-			func(m map[string]any, i int) bool { return apptest.RunAvg(t, m, "output_sequence_length") == []float64{3, 9}[i] }},
+			func(m map[string]any, i int) bool {
+				return apptest.RunAvg(t, m, "output_sequence_length") == []float64{3, 9}[i]
+			}},
 		{"request-count", []string{"--request-count", "2,3", "--isl", "16", "--osl", "2"}, []string{"request_count_2", "request_count_3"},
 			func(m map[string]any, i int) bool { return apptest.RunAvg(t, m, "request_count") == float64(2+i) }},
 		{"benchmark-duration", []string{"--benchmark-duration", "0.3,0.6", "--isl", "16", "--osl", "2", "--benchmark-grace-period", "5"},
