@@ -119,7 +119,7 @@ func runRepeated(ctx context.Context, cc cmdline.Config, out, log io.Writer) (*R
 	export.ConsoleRepeats(out, fmt.Sprintf("surge profile: %d runs of one plan", c.NumProfileRuns), reps)
 	fmt.Fprintf(out, "\nAggregate in %s\n", filepath.Join(base, FolderAggregate))
 	if c.Report {
-		errs = append(errs, writeRepeatsReport(out, base, reps.Labels))
+		errs = append(errs, writeRepeatsReport(out, base, reps.Labels, level))
 	}
 	res := *last
 	res.Dir = base
@@ -138,8 +138,9 @@ func writeAggregate(dir string, reps export.Repeats) error {
 }
 
 // writeRepeatsReport writes report.html over the runs (--report): each
-// run's folder read back as surge report reads it, side by side.
-func writeRepeatsReport(out io.Writer, dir string, labels []string) error {
+// run's folder read back as surge report reads it, side by side, and the
+// runs' spread per headline metric with its interval.
+func writeRepeatsReport(out io.Writer, dir string, labels []string, level float64) error {
 	var runs []*artifact.Run
 	for _, l := range labels {
 		r, err := artifact.Load(filepath.Join(dir, FolderProfileRuns, l))
@@ -148,10 +149,12 @@ func writeRepeatsReport(out io.Writer, dir string, labels []string) error {
 		}
 		runs = append(runs, r)
 	}
-	paths, err := runreport.Write(filepath.Join(dir, "report.html"), runreport.FormatHTML, runs)
-	if err != nil {
+	d := runreport.Build(runs)
+	d.Charts = append(d.Charts, runreport.RepeatCharts(runs, level)...)
+	path := filepath.Join(dir, "report.html")
+	if err := WriteFile(path, func(w io.Writer) error { return runreport.WriteHTML(w, d) }); err != nil {
 		return fmt.Errorf("--report: %w", err)
 	}
-	fmt.Fprintf(out, "  %s\n", paths[0])
+	fmt.Fprintf(out, "  %s\n", path)
 	return nil
 }

@@ -23,7 +23,7 @@ func TestRepeatedRunsEndToEnd(t *testing.T) {
 	dir := t.TempDir()
 	c := parseArgs(t, "--ui", "none", "--streaming", "--no-gpu-telemetry", "--no-server-metrics", "--output-artifact-dir", dir,
 		"--num-profile-runs", "3", "--confidence-level", "0.9", "--profile-run-cooldown-seconds", "0.05",
-		"--request-count", "3", "--warmup-request-count", "1", "--isl", "16", "--osl", "3")
+		"--request-count", "3", "--warmup-request-count", "1", "--isl", "16", "--osl", "3", "--report")
 	var out strings.Builder
 	res, err := Run(t.Context(), c, &out, io.Discard)
 	if err != nil {
@@ -66,6 +66,10 @@ func TestRepeatedRunsEndToEnd(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(dir, FolderAggregate, export.AggregateCSVFile)); err != nil {
 		t.Error(err)
+	}
+	page, err := os.ReadFile(filepath.Join(dir, "report.html"))
+	if err != nil || !strings.Contains(string(page), "runs: TTFT p99 (mean and 90% CI)") {
+		t.Errorf("report.html does not draw the runs' spread (%v)", err)
 	}
 	if s := out.String(); !strings.Contains(s, "TTFT avg") || !strings.Contains(s, "(90% CI)") {
 		t.Errorf("console shows no intervals:\n%s", s)
