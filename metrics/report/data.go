@@ -50,6 +50,9 @@ type Series struct {
 	Marker string `json:"marker,omitempty"`
 	X      []Num  `json:"x"`
 	Y      []Num  `json:"y"`
+	// Labels, when set, name each point on the chart (a sweep's values:
+	// "concurrency 8", "isl=128, osl=64").
+	Labels []string `json:"labels,omitempty"`
 }
 
 // Chart is one chart of the report.
@@ -579,6 +582,11 @@ func sweepCharts(runs []*artifact.Run) []Chart {
 			for _, s := range st {
 				line.X = append(line.X, Num(s.OutputTokenThroughput))
 				line.Y = append(line.Y, Num(c.y(s)))
+				label := s.Label
+				if label == "" {
+					label = fmt.Sprintf("%s %g", s.Mode, s.Value)
+				}
+				line.Labels = append(line.Labels, label)
 			}
 			c.chart.Series = append(c.chart.Series, line)
 			for _, m := range []struct {
