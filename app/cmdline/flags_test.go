@@ -191,3 +191,40 @@ func TestSweepListFlags(t *testing.T) {
 		}
 	}
 }
+
+// FuzzSweepValue: a list flag's value either fails to parse or yields at
+// most MaxSweepValues finite values, the field holding the first.
+func FuzzSweepValue(f *testing.F) {
+	for _, s := range []string{"128", "128,512", "1.5,3", "", ",", "1,,2", "nan", "inf", "-3,4", "1e3", " 7 , 8 "} {
+		f.Add(s, false)
+		f.Add(s, true)
+	}
+	f.Fuzz(func(t *testing.T, s string, integer bool) {
+		c := &Config{}
+		var n int
+		var x float64
+		first := any(&x)
+		if integer {
+			first = &n
+		}
+		v := &sweepValue{sweep(c, "f", first)}
+		if err := v.Set(s); err != nil {
+			return
+		}
+		got := []float64{v.s.get()}
+		if l, ok := c.SweepLists["f"]; ok {
+			if len(l) < 2 || len(l) > MaxSweepValues || l[0] != got[0] {
+				t.Fatalf("%q: list %v, first %v", s, l, got[0])
+			}
+			got = l
+		}
+		for _, g := range got {
+			if g != g || g > 1e308 || g < -1e308 {
+				t.Fatalf("%q: value %v not finite", s, g)
+			}
+		}
+		if again := (&sweepValue{sweep(c, "f", first)}); again.Set(v.String()) != nil {
+			t.Fatalf("%q: its own String %q does not parse", s, v.String())
+		}
+	})
+}

@@ -109,7 +109,7 @@ func (v *sweepValue) String() string {
 	}
 	parts := make([]string, len(vals))
 	for i, x := range vals {
-		parts[i] = strconv.FormatFloat(x, 'g', -1, 64)
+		parts[i] = strconv.FormatFloat(x, 'f', -1, 64)
 	}
 	return strings.Join(parts, ",")
 }

@@ -30,7 +30,8 @@ const (
 	repeatSeed = 42
 )
 
-// validateRepeats checks the repeated-run flags.
+// validateRepeats checks the repeated-run flags (and --sweep-mode, given
+// without a list to combine).
 func (c *config) validateRepeats() error {
 	switch {
 	case c.NumProfileRuns < 0 || c.NumProfileRuns > maxProfileRuns:
@@ -39,6 +40,8 @@ func (c *config) validateRepeats() error {
 		return cmdline.Usagef("--profile-run-cooldown-seconds must be ≥ 0, got %s", c.ProfileRunCooldown)
 	case c.ConfidenceLevel != 0 && (c.ConfidenceLevel <= 0 || c.ConfidenceLevel >= 1):
 		return cmdline.Usagef("--confidence-level must be between 0 and 1 (exclusive), got %g", c.ConfidenceLevel)
+	case c.SweepMode != "" && c.SweepMode != cmdline.SweepGrid && c.SweepMode != cmdline.SweepZip:
+		return cmdline.Usagef("--sweep-mode %q: want grid or zip", c.SweepMode)
 	case c.NumProfileRuns > 1 && (c.Search != nil || c.ControlAddr != ""):
 		return cmdline.Usagef("--num-profile-runs repeats a planned run: not with a live or search session")
 	}

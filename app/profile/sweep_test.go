@@ -151,6 +151,7 @@ func TestSweepUsageErrors(t *testing.T) {
 		{[]string{"--isl", "16,32", "--input-file", "x.jsonl"}, "--isl lists values"},
 		{[]string{"--isl", "16,32", "--shard", "0/2"}, "sweep over one load host"},
 		{[]string{"--num-users", "1,2"}, "--num-users needs --user-centric-rate"},
+		{[]string{"--sweep-mode", "diagonal", "--concurrency", "1,2"}, "--sweep-mode \"diagonal\": want grid or zip"},
 	} {
 		c := parseArgs(t, append([]string{"--ui", "none", "--output-artifact-dir", t.TempDir()}, tc.args...)...)
 		_, err := Prepare(c, io.Discard)
