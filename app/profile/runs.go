@@ -70,6 +70,9 @@ func runRepeated(ctx context.Context, cc cmdline.Config, out, log io.Writer) (*R
 	}
 	base := c.ArtifactDir
 	reps := export.Repeats{Level: level}
+	// A repeated sweep: each value's summaries over the runs, by folder.
+	var subs []string
+	perValue := map[string]*export.Repeats{}
 	var last *Result
 	var errs []error
 	for i := range c.NumProfileRuns {
@@ -107,6 +110,15 @@ func runRepeated(ctx context.Context, cc cmdline.Config, out, log io.Writer) (*R
 		fmt.Fprintf(out, "%s: %d requests, %d errors → %s\n", label, int64(res.Summary.Run[metrics.RequestCount]),
 			int64(res.Summary.Run[metrics.ErrorRequestCount]), p.c.ArtifactDir)
 		reps.Labels, reps.Summaries = append(reps.Labels, label), append(reps.Summaries, res.Summary)
+		subs = p.stageFolders()
+		for j, sub := range subs {
+			r := perValue[sub]
+			if r == nil {
+				r = &export.Repeats{Level: level}
+				perValue[sub] = r
+			}
+			r.Labels, r.Summaries = append(r.Labels, label), append(r.Summaries, o.state.Stage(j).Summary())
+		}
 		last = res
 		if err != nil {
 			errs = append(errs, fmt.Errorf("%s: %w", label, err))
@@ -118,7 +130,10 @@ func runRepeated(ctx context.Context, cc cmdline.Config, out, log io.Writer) (*R
 	if last == nil {
 		return nil, errors.Join(append(errs, ctx.Err())...)
 	}
-	errs = append(errs, writeAggregate(base, reps))
+	errs = append(errs, writeAggregate(filepath.Join(base, FolderAggregate), reps))
+	for _, sub := range subs {
+		errs = append(errs, writeAggregate(filepath.Join(base, FolderAggregate, sub), *perValue[sub]))
+	}
 	export.ConsoleRepeats(out, fmt.Sprintf("surge profile: %d runs of one plan", c.NumProfileRuns), reps)
 	fmt.Fprintf(out, "\nAggregate in %s\n", filepath.Join(base, FolderAggregate))
 	if c.Report {
@@ -129,9 +144,10 @@ func runRepeated(ctx context.Context, cc cmdline.Config, out, log io.Writer) (*R
 	return &res, errors.Join(errs...)
 }
 
-// writeAggregate writes dir/aggregate/ for reps.
-func writeAggregate(dir string, reps export.Repeats) error {
-	agg := filepath.Join(dir, FolderAggregate)
+// writeAggregate writes reps' aggregate files into agg: the artifact
+// folder's aggregate/, or aggregate/<value folder>/ for each value of a
+// repeated sweep (AIPerf's layout).
+func writeAggregate(agg string, reps export.Repeats) error {
 	if err := os.MkdirAll(agg, 0o755); err != nil {
 		return err
 	}

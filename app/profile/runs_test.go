@@ -94,3 +94,25 @@ func TestRepeatedRunsUsageErrors(t *testing.T) {
 		}
 	}
 }
+
+// TestRepeatedSweep: a sweep run twice has its value folders in each
+// run's folder and, per value, the aggregate over the runs in
+// aggregate/<value>/, as AIPerf lays a repeated sweep out.
+func TestRepeatedSweep(t *testing.T) {
+	dir := t.TempDir()
+	c := parseArgs(t, "--ui", "none", "--streaming", "--no-gpu-telemetry", "--no-server-metrics", "--output-artifact-dir", dir,
+		"--num-profile-runs", "2", "--isl", "16,48", "--osl", "2", "--request-count", "2")
+	if _, err := Run(t.Context(), c, io.Discard, io.Discard); err != nil {
+		t.Fatal(err)
+	}
+	for _, run := range []string{"run_0001", "run_0002"} {
+		if _, err := os.Stat(filepath.Join(dir, FolderProfileRuns, run, "isl_48", FileJSON)); err != nil {
+			t.Error(err)
+		}
+	}
+	agg := readJSON(t, filepath.Join(dir, FolderAggregate, "isl_48", export.AggregateJSONFile))
+	isl := agg["metrics"].(map[string]any)["input_sequence_length_avg"].(map[string]any)
+	if isl["mean"] != 48.0 || isl["std"] != 0.0 || agg["metadata"].(map[string]any)["num_successful_runs"] != 2.0 {
+		t.Errorf("aggregate of isl_48: ISL %v, metadata %v", isl, agg["metadata"])
+	}
+}
