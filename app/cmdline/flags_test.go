@@ -228,3 +228,21 @@ func FuzzSweepValue(f *testing.F) {
 		}
 	})
 }
+
+// TestWithPath: the copy has the value, the original keeps its own.
+func TestWithPath(t *testing.T) {
+	m := map[string]any{"input": map[string]any{"prompt": map[string]any{"isl": 1}, "x": 2}}
+	got := WithPath(m, "input.prompt.isl", 9)
+	if v, _ := PathValue(got, "input.prompt.isl"); v != 9 {
+		t.Errorf("copy isl %v", v)
+	}
+	if v, _ := PathValue(got, "input.x"); v != 2 {
+		t.Errorf("copy lost input.x: %v", v)
+	}
+	if v, _ := PathValue(m, "input.prompt.isl"); v != 1 {
+		t.Errorf("original changed: %v", v)
+	}
+	if p := PathOf("isl"); p != "input.prompt.input_tokens.mean" {
+		t.Errorf("PathOf(isl) = %q", p)
+	}
+}

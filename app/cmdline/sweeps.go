@@ -157,3 +157,31 @@ func (s sweepable) exportValue() any {
 	}
 	return out
 }
+
+// PathOf is where input_config keeps flag's value (the flag's long name,
+// without dashes); "" for none.
+func PathOf(flag string) string {
+	for _, o := range options {
+		if o.flag.Names()[0] == flag {
+			return o.path
+		}
+	}
+	return ""
+}
+
+// WithPath returns a copy of m with v at the dotted path, the maps on the
+// way copied so m itself is unchanged.
+func WithPath(m map[string]any, path string, v any) map[string]any {
+	out := make(map[string]any, len(m))
+	for k, x := range m {
+		out[k] = x
+	}
+	head, rest, nested := strings.Cut(path, ".")
+	if !nested {
+		out[head] = v
+		return out
+	}
+	inner, _ := out[head].(map[string]any)
+	out[head] = WithPath(inner, rest, v)
+	return out
+}

@@ -346,8 +346,9 @@ func (p *prepared) reportSweep(o *outcome, base export.Run, subs []string) ([]st
 		info["sweep_id"] = sweepID
 		info["run_label"], info["variation_label"], info["variation_index"] = sub, sub, i
 		info["variation_values"] = map[string]any{p.plan.mode: valueOf(v)}
-		if p.plan.sweep != nil {
-			info["variation_values"], info["variation_label"] = p.plan.sweep.variation(i), p.plan.sweep.label(i)
+		if sw := p.plan.sweep; sw != nil {
+			info["variation_values"], info["variation_label"] = sw.variation(i), sw.label(i)
+			run.InputConfig = sw.inputConfig(i, run.InputConfig, p.c.Seed)
 		}
 		delete(info, "stage_values")
 		delete(info, "stage_folders")

@@ -341,3 +341,18 @@ func (sw *sweep) labels() []string {
 	}
 	return out
 }
+
+// inputConfig is point i's input_config: the run's, with each swept
+// flag's value and the seed the point was planned with.
+func (sw *sweep) inputConfig(i int, ic any, seed uint64) any {
+	m, ok := ic.(map[string]any)
+	if !ok {
+		return ic
+	}
+	for j, d := range sw.dims {
+		if path := cmdline.PathOf(d.flag); path != "" {
+			m = cmdline.WithPath(m, path, valueOf(export.SweepValue{Value: sw.points[i][j], Integer: d.integer}))
+		}
+	}
+	return cmdline.WithPath(m, cmdline.PathOf("random-seed"), seed+uint64(i))
+}

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -113,6 +114,22 @@ func TestSweepGridAndZip(t *testing.T) {
 	}
 	if isl := apptest.RunAvg(t, apptest.ReadExport(t, filepath.Join(dir, want[3])), "input_sequence_length"); isl != 48 {
 		t.Errorf("%s: ISL %g, want 48", want[3], isl)
+	}
+	// Each point's input_config says its own values and seed; the run's
+	// keeps the lists.
+	ic := apptest.ReadExport(t, filepath.Join(dir, want[3]))["input_config"].(map[string]any)
+	if v, _ := cmdline.PathValue(ic, "input.prompt.input_tokens.mean"); v != 48.0 {
+		t.Errorf("%s: input_config isl %v, want 48", want[3], v)
+	}
+	if v, _ := cmdline.PathValue(ic, "loadgen.concurrency"); v != 2.0 {
+		t.Errorf("%s: input_config concurrency %v, want 2", want[3], v)
+	}
+	if v, _ := cmdline.PathValue(ic, "input.random_seed"); v != 6.0 {
+		t.Errorf("%s: input_config seed %v, want 3 + 3", want[3], v)
+	}
+	top := apptest.ReadExport(t, dir)["input_config"].(map[string]any)
+	if v, _ := cmdline.PathValue(top, "input.prompt.input_tokens.mean"); fmt.Sprint(v) != "[16 48]" {
+		t.Errorf("run's input_config isl %v, want the list", v)
 	}
 	agg := readJSON(t, filepath.Join(dir, FolderSweepAggregate, export.SweepJSONFile))
 	combos := agg["per_combination_metrics"].([]any)
