@@ -116,6 +116,16 @@ func WithStages(mode string, values []float64) Option {
 	}
 }
 
+// WithStageLabels names the stages WithStages defined (a sweep over
+// several parameters: "isl=128, concurrency=4"); give it after WithStages.
+func WithStageLabels(labels []string) Option {
+	return func(c *Collector) {
+		for i := range min(len(labels), len(c.stageDef)) {
+			c.stageDef[i].Label = labels[i]
+		}
+	}
+}
+
 // NewCollector starts the shard goroutines. Close stops them.
 func NewCollector(opts ...Option) *Collector {
 	c := &Collector{}

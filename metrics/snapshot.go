@@ -30,6 +30,9 @@ type StageSummary struct {
 	// Mode is "concurrency" or "request_rate"; Value its target.
 	Mode  string  `json:"mode"`
 	Value float64 `json:"value"`
+	// Label names a stage of a sweep over several parameters
+	// ("isl=128, concurrency=4"); empty when Value says it.
+	Label string `json:"label,omitempty"`
 
 	RequestCount      int64 `json:"request_count"`
 	ErrorRequestCount int64 `json:"error_request_count"`

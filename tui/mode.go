@@ -75,6 +75,9 @@ type Info struct {
 	// StageRequests is each stage's planned request count, for the ETA
 	// (nil: TotalRequests split evenly). Duration bounds each stage.
 	StageRequests []int
+	// StageLabels name the stages of a sweep over several parameters
+	// (nil: Stages name them).
+	StageLabels []string
 	// Shard is "i/N" when the run is shard i of a plan split over N load
 	// hosts ("" for a whole run): the header says so.
 	Shard string

@@ -79,7 +79,7 @@ func newModel(info Info, stop func()) model {
 		Model: info.Model, URL: info.URL, Endpoint: info.Endpoint, Mode: info.Mode, Target: info.Target,
 		TotalRequests: info.TotalRequests, Duration: info.Duration, Stages: len(info.Stages), Shard: info.Shard,
 	})
-	m.stages, _ = m.stages.Update(stages.PlanMsg{Mode: info.Mode, Values: info.Stages})
+	m.stages, _ = m.stages.Update(stages.PlanMsg{Mode: info.Mode, Values: info.Stages, Labels: info.StageLabels})
 	m.eta = eta.New(info.Mode, plan(info))
 	m.noLive = noLiveReason(info)
 	return m

@@ -52,7 +52,9 @@ func sampleArgs(name string, f cli.Flag) []string {
 	switch f.(type) {
 	case *intFlag, *uint64Flag, *float64Flag, *ValueFlag:
 		if g, ok := f.(*ValueFlag); ok {
-			if _, isDur := g.Value.(*DurationValue); !isDur {
+			_, isDur := g.Value.(*DurationValue)
+			_, isList := g.Value.(*sweepValue)
+			if !isDur && !isList {
 				return []string{name, "x:1"}
 			}
 		}

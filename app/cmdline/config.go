@@ -129,6 +129,20 @@ type Config struct {
 	CancellationDelay  time.Duration
 	PrefillConcurrency int
 
+	// SweepLists holds the list flags given several values (--isl
+	// 128,512): the flag's name → its values, the field of its own holding
+	// the first. --concurrency and --request-rate keep theirs as text.
+	SweepLists map[string][]float64
+	// SweepMode combines several lists: grid (every combination, the
+	// default) or zip (the i-th value of each) (--sweep-mode).
+	SweepMode string
+	// NumProfileRuns repeats the whole plan (--num-profile-runs; 0 or 1:
+	// once), ProfileRunCooldown waits between the runs and
+	// ConfidenceLevel sets the aggregate's intervals (--confidence-level).
+	NumProfileRuns     int
+	ProfileRunCooldown time.Duration
+	ConfidenceLevel    float64
+
 	InputFile         string // --input-file
 	CustomDatasetType string // --custom-dataset-type
 	PublicDataset     string // --public-dataset

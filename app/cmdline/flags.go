@@ -87,14 +87,14 @@ var options = []option{
 	{flag: &cli.BoolFlag{Category: catLoad, Name: "fixed-schedule-auto-offset", Usage: "start the replay at the first timestamp"}, path: "input.fixed_schedule_auto_offset", field: func(c *Config) any { return &c.AutoOffset }},
 	{flag: &cli.Float64Flag{Category: catLoad, Name: "fixed-schedule-start-offset", Usage: "replay rows from this trace time (ms)"}, path: "input.fixed_schedule_start_offset", field: func(c *Config) any { return ms(&c.StartOffset) }},
 	{flag: &cli.Float64Flag{Category: catLoad, Name: "fixed-schedule-end-offset", Usage: "replay rows up to this trace time (ms)"}, path: "input.fixed_schedule_end_offset", field: func(c *Config) any { return ms(&c.EndOffset) }},
-	{flag: &cli.Float64Flag{Category: catLoad, Name: "user-centric-rate", Usage: "user-centric mode: the users' combined requests per second"}, path: "loadgen.user_centric_rate", field: func(c *Config) any { return &c.UserCentricRate }},
-	{flag: &cli.IntFlag{Category: catLoad, Name: "num-users", Usage: "user-centric mode: users each running multi-turn sessions"}, path: "loadgen.num_users", field: func(c *Config) any { return &c.NumUsers }},
+	{flag: &cli.Float64Flag{Category: catLoad, Name: "user-centric-rate", Usage: "user-centric mode: the users' combined requests per second, or a list to sweep"}, path: "loadgen.user_centric_rate", field: func(c *Config) any { return sweep(c, "user-centric-rate", &c.UserCentricRate) }},
+	{flag: &cli.IntFlag{Category: catLoad, Name: "num-users", Usage: "user-centric mode: users each running multi-turn sessions, or a list to sweep"}, path: "loadgen.num_users", field: func(c *Config) any { return sweep(c, "num-users", &c.NumUsers) }},
 	{flag: &cli.Float64Flag{Category: catLoad, Name: "conversation-turn-delay-mean", Aliases: []string{"session-turn-delay-mean"}, Usage: "think time before each later turn of a conversation (ms): synthetic multi-turn conversations and user-centric users"}, path: "input.conversation.turn.delay.mean", field: func(c *Config) any { return ms(&c.TurnDelayMean) }},
 	{flag: &cli.Float64Flag{Category: catLoad, Name: "conversation-turn-delay-stddev", Aliases: []string{"session-turn-delay-stddev"}, Usage: "think time standard deviation (ms)"}, path: "input.conversation.turn.delay.stddev", field: func(c *Config) any { return ms(&c.TurnDelayStd) }},
 	{flag: &cli.Float64Flag{Category: catLoad, Name: "conversation-turn-delay-ratio", Aliases: []string{"session-delay-ratio"}, Value: 1, Usage: "multiply every turn delay (a dataset's, synthetic, user-centric think time) by this, as AIPerf: < 1 faster, > 1 slower, 0 none"}, path: "input.conversation.turn.delay.ratio", field: func(c *Config) any { return &c.TurnDelayRatio }},
 	{flag: &cli.IntFlag{Category: catLoad, Name: "conversation-num", Aliases: []string{"num-conversations", "num-sessions"}, Usage: "sessions to profile, per stage, each sent whole (instead of --request-count)"}, path: "input.conversation.num", field: func(c *Config) any { return &c.ConversationNum }},
-	{flag: &cli.IntFlag{Category: catLoad, Name: "request-count", Aliases: []string{"num-requests"}, Usage: "requests to profile, per stage (default, as AIPerf: max(10, 2 × concurrency) for a concurrency, 10 for a rate, unless --benchmark-duration or --conversation-num bounds the stage)"}, path: "loadgen.request_count", field: func(c *Config) any { return &c.RequestCount }},
-	{flag: &cli.Float64Flag{Category: catLoad, Name: "benchmark-duration", Usage: "stop issuing after this many seconds (per stage)"}, path: "loadgen.benchmark_duration", field: func(c *Config) any { return Secs(&c.Duration) }},
+	{flag: &cli.IntFlag{Category: catLoad, Name: "request-count", Aliases: []string{"num-requests"}, Usage: "requests to profile, per stage (default, as AIPerf: max(10, 2 × concurrency) for a concurrency, 10 for a rate, unless --benchmark-duration or --conversation-num bounds the stage), or a list to sweep"}, path: "loadgen.request_count", field: func(c *Config) any { return sweep(c, "request-count", &c.RequestCount) }},
+	{flag: &cli.Float64Flag{Category: catLoad, Name: "benchmark-duration", Usage: "stop issuing after this many seconds (per stage), or a list to sweep"}, path: "loadgen.benchmark_duration", field: func(c *Config) any { return sweep(c, "benchmark-duration", Secs(&c.Duration)) }},
 	{flag: &cli.Float64Flag{Category: catLoad, Name: "benchmark-grace-period", Value: 30, Usage: "seconds in-flight requests may finish after issuing stops (inf: wait for every one)"}, path: "loadgen.benchmark_grace_period", field: func(c *Config) any { return Secs(&c.Grace) }},
 	{flag: &cli.IntFlag{Category: catLoad, Name: "warmup-request-count", Aliases: []string{"num-warmup-requests"}, Usage: "requests sent before profiling (reported under warmup_metrics)"}, path: "loadgen.warmup_request_count", field: func(c *Config) any { return &c.WarmupCount }},
 	{flag: &cli.Float64Flag{Category: catLoad, Name: "warmup-duration", Usage: "warm up for this many seconds (with --warmup-request-count too: whichever ends first)"}, path: "loadgen.warmup_duration", field: func(c *Config) any { return Secs(&c.WarmupDuration) }},
@@ -104,14 +104,18 @@ var options = []option{
 	{flag: &cli.Float64Flag{Category: catLoad, Name: "request-cancellation-delay", Usage: "seconds from a chosen request's send (fully written) to its cancellation; 0: at once"}, path: "loadgen.request_cancellation_delay", field: func(c *Config) any { return Secs(&c.CancellationDelay) }},
 	{flag: &cli.IntFlag{Category: catLoad, Name: "prefill-concurrency", Usage: "cap requests sent but not yet past their first token (needs --streaming; 0: no cap)"}, path: "loadgen.prefill_concurrency", field: func(c *Config) any { return &c.PrefillConcurrency }},
 	{flag: &cli.Float64Flag{Category: catLoad, Name: "failed-request-threshold", Usage: "stop early once this fraction of requests failed (0: never)"}, path: "loadgen.failed_request_threshold", field: func(c *Config) any { return &c.FailedThreshold }},
+	{flag: &cli.StringFlag{Category: catLoad, Name: "sweep-mode", Aliases: []string{"sweep-type"}, Value: SweepGrid, Usage: "several list flags (--isl 128,512 --concurrency 1,4): grid (every combination) or zip (the i-th values together; equal lengths)"}, path: "sweep.type", field: func(c *Config) any { return &c.SweepMode }},
+	{flag: &cli.IntFlag{Category: catLoad, Name: "num-profile-runs", Value: 1, Usage: "run the whole plan this many times (1 to 10) into profile_runs/run_NNNN/, with mean, std and a confidence interval per metric in aggregate/ (--confidence-level, --profile-run-cooldown-seconds: docs/sweeps.md)"}, path: "multi_run.num_profile_runs", field: func(c *Config) any { return &c.NumProfileRuns }},
+	{flag: &cli.Float64Flag{Category: catLoad, Hidden: true, Name: "profile-run-cooldown-seconds", Usage: "seconds to wait between --num-profile-runs runs"}, path: "multi_run.profile_run_cooldown_seconds", field: func(c *Config) any { return Secs(&c.ProfileRunCooldown) }},
+	{flag: &cli.Float64Flag{Category: catLoad, Hidden: true, Name: "confidence-level", Value: 0.95, Usage: "confidence level of the --num-profile-runs intervals (0 < level < 1)"}, path: "multi_run.confidence_level", field: func(c *Config) any { return &c.ConfidenceLevel }},
 
 	{flag: &cli.StringFlag{Category: catWorkload, Name: "input-file", Usage: "dataset file or folder (JSONL, a trace, ShareGPT JSON, inputs.json, raw payloads; see --custom-dataset-type)"}, path: "input.file", field: func(c *Config) any { return &c.InputFile }},
 	{flag: &cli.StringFlag{Category: catWorkload, Name: "custom-dataset-type", Usage: "single_turn, multi_turn, random_pool, mooncake_trace, azure_trace, bailian_trace, burst_gpt_trace, baseten, weka, inputs_json or raw_payload (guessed when omitted; see docs/workloads.md)"}, path: "input.custom_dataset_type", field: func(c *Config) any { return &c.CustomDatasetType }},
 	{flag: &cli.StringFlag{Category: catWorkload, Name: "public-dataset", Usage: "sharegpt: downloaded once from the Hugging Face Hub into its cache (HF_ENDPOINT, HF_TOKEN, HF_HOME), or read from --input-file"}, path: "input.public_dataset", field: func(c *Config) any { return &c.PublicDataset }},
 	{flag: &cli.IntFlag{Category: catWorkload, Name: "isl-block-size", Aliases: []string{"prompt-input-tokens-block-size", "synthetic-input-tokens-block-size"}, Usage: "Mooncake hash block size in tokens (default 512)"}, path: "input.prompt.input_tokens.block_size", field: func(c *Config) any { return &c.ISLBlockSize }},
-	{flag: &cli.IntFlag{Category: catWorkload, Name: "isl", Aliases: []string{"prompt-input-tokens-mean", "synthetic-input-tokens-mean"}, Value: 550, Usage: "synthetic prompt length in tokens (mean)"}, path: "input.prompt.input_tokens.mean", field: func(c *Config) any { return &c.ISL }},
+	{flag: &cli.IntFlag{Category: catWorkload, Name: "isl", Aliases: []string{"prompt-input-tokens-mean", "synthetic-input-tokens-mean"}, Value: 550, Usage: "synthetic prompt length in tokens (mean), or a list to sweep (\"128,512\")"}, path: "input.prompt.input_tokens.mean", field: func(c *Config) any { return sweep(c, "isl", &c.ISL) }},
 	{flag: &cli.Float64Flag{Category: catWorkload, Name: "isl-stddev", Aliases: []string{"prompt-input-tokens-stddev", "synthetic-input-tokens-stddev"}, Usage: "synthetic prompt length standard deviation"}, path: "input.prompt.input_tokens.stddev", field: func(c *Config) any { return &c.ISLStddev }},
-	{flag: &cli.IntFlag{Category: catWorkload, Name: "osl", Aliases: []string{"prompt-output-tokens-mean", "output-tokens-mean"}, Usage: "output token cap (mean; 0: no cap, except messages, which needs one: 4096, or the mock's 128 against the embedded mock)"}, path: "input.prompt.output_tokens.mean", field: func(c *Config) any { return &c.OSL }},
+	{flag: &cli.IntFlag{Category: catWorkload, Name: "osl", Aliases: []string{"prompt-output-tokens-mean", "output-tokens-mean"}, Usage: "output token cap (mean; 0: no cap, except messages: 4096, or 128 on the embedded mock), or a list to sweep"}, path: "input.prompt.output_tokens.mean", field: func(c *Config) any { return sweep(c, "osl", &c.OSL) }},
 	{flag: &cli.Float64Flag{Category: catWorkload, Name: "osl-stddev", Aliases: []string{"prompt-output-tokens-stddev", "output-tokens-stddev"}, Usage: "output token cap standard deviation"}, path: "input.prompt.output_tokens.stddev", field: func(c *Config) any { return &c.OSLStddev }},
 	{flag: &cli.Float64Flag{Category: catWorkload, Name: "random-range-ratio", Usage: "draw ISL and OSL uniformly from [mean·(1−R), mean·(1+R)] (vLLM's and SGLang's; 0 ≤ R < 1; not with the stddevs)"}, path: "input.prompt.random_range_ratio", field: func(c *Config) any { return &c.RangeRatio }},
 	{flag: &cli.StringFlag{Category: catWorkload, Name: "seq-dist", Aliases: []string{"sequence-distribution"}, Usage: `weighted ISL,OSL pairs, weights in percent: "256,128:40;512|20,256|10:60" (|stddev optional), "[(256,128):40,(512,256):60]" or {"pairs": [...]}`}, path: "input.prompt.sequence_distribution", field: func(c *Config) any { return &c.SeqDist }},
@@ -219,6 +223,9 @@ func ProfileFlags(c *Config) []cli.Flag {
 // bind returns a copy of o's flag that parses into field. Durations and
 // lists become generic flags over values that write c's own types.
 func bind(o option, field any) cli.Flag {
+	if s, ok := field.(sweepable); ok {
+		return bindSweep(o, s)
+	}
 	switch f := o.flag.(type) {
 	case *cli.StringFlag:
 		g := *f
@@ -416,6 +423,8 @@ func (o *option) value(c *Config, headers http.Header) any {
 		return o.export(c, headers)
 	}
 	switch p := o.field(c).(type) {
+	case sweepable:
+		return p.exportValue()
 	case *string:
 		return *p
 	case *int:

@@ -29,7 +29,7 @@ func TestFlagsFillTheConfig(t *testing.T) {
 		ReasoningFormat: "auto", RankingsPassagesMean: 1, RankingsPassageTokens: 550, ConnectionReuse: "pooled", MaxResponseMiB: 64, ConnectionRetries: "1", TurnDelayRatio: 1, TurnsMean: 1, ExportLevel: "records",
 		NumDatasetEntries: 100, SeedDrawn: true, Seed: def.Seed,
 		ImageFormat: "png", ImageSource: "noise", ImageSourceSampling: "random-with-replacement", ImageBatchSize: 1,
-		AudioFormat: "wav", AudioSampleRates: []string{"16"}, AudioDepths: []string{"16"}, AudioChannels: 1, AudioBatchSize: 1} // the seed is drawn: TestAIPerfDefaults
+		AudioFormat: "wav", AudioSampleRates: []string{"16"}, AudioDepths: []string{"16"}, AudioChannels: 1, AudioBatchSize: 1, SweepMode: "grid", NumProfileRuns: 1, ConfidenceLevel: 0.95} // the seed is drawn: TestAIPerfDefaults
 	if d := cmp.Diff(want, def); d != "" {
 		t.Errorf("defaults (-want +got)\n%s", d)
 	}
@@ -158,5 +158,91 @@ func TestInputConfigHasEveryFlag(t *testing.T) {
 	b, _ := json.Marshal(ic)
 	if strings.Contains(string(b), "sk-secret") {
 		t.Errorf("a secret reached input_config: %s", b)
+	}
+}
+
+// TestSweepListFlags: the list flags take one value (their field) or a
+// comma list (SweepLists, the field holding the first), ints checked as
+// ints, and input_config shows the list.
+func TestSweepListFlags(t *testing.T) {
+	t.Setenv("OPENAI_API_KEY", "")
+	c := parseProfile(t, "--isl", "128,512", "--osl", "16", "--benchmark-duration", "1.5,3", "--user-centric-rate", "2,4", "--num-users", "3,6", "--request-count", "5,10")
+	want := map[string][]float64{"isl": {128, 512}, "benchmark-duration": {1.5, 3}, "user-centric-rate": {2, 4}, "num-users": {3, 6}, "request-count": {5, 10}}
+	if d := cmp.Diff(want, c.SweepLists); d != "" {
+		t.Errorf("SweepLists (-want +got)\n%s", d)
+	}
+	if c.ISL != 128 || c.OSL != 16 || c.Duration != 1500*time.Millisecond || c.UserCentricRate != 2 || c.NumUsers != 3 || c.RequestCount != 5 {
+		t.Errorf("first values: %+v", c)
+	}
+	ic := c.InputConfig(nil)
+	if v, _ := PathValue(ic, "input.prompt.input_tokens.mean"); !cmp.Equal(v, []any{int64(128), int64(512)}) {
+		t.Errorf("input_config isl = %#v", v)
+	}
+	if v, _ := PathValue(ic, "input.prompt.output_tokens.mean"); v != 16 {
+		t.Errorf("input_config osl = %#v, want 16", v)
+	}
+	if v, _ := PathValue(ic, "loadgen.benchmark_duration"); !cmp.Equal(v, []any{1.5, 3.0}) {
+		t.Errorf("input_config duration = %#v", v)
+	}
+	for _, bad := range [][]string{{"--isl", "128,x"}, {"--isl", "1.5"}, {"--request-count", "5,"}, {"--benchmark-duration", "1,nan"},
+		{"--isl", strings.Repeat("1,", MaxSweepValues) + "1"}} {
+		if _, err := ParseProfile(bad...); err == nil || !strings.Contains(err.Error(), strings.TrimPrefix(bad[0], "--")) {
+			t.Errorf("%q: err %v, want one naming the flag", bad, err)
+		}
+	}
+}
+
+// FuzzSweepValue: a list flag's value either fails to parse or yields at
+// most MaxSweepValues finite values, the field holding the first.
+func FuzzSweepValue(f *testing.F) {
+	for _, s := range []string{"128", "128,512", "1.5,3", "", ",", "1,,2", "nan", "inf", "-3,4", "1e3", " 7 , 8 "} {
+		f.Add(s, false)
+		f.Add(s, true)
+	}
+	f.Fuzz(func(t *testing.T, s string, integer bool) {
+		c := &Config{}
+		var n int
+		var x float64
+		first := any(&x)
+		if integer {
+			first = &n
+		}
+		v := &sweepValue{sweep(c, "f", first)}
+		if err := v.Set(s); err != nil {
+			return
+		}
+		got := []float64{v.s.get()}
+		if l, ok := c.SweepLists["f"]; ok {
+			if len(l) < 2 || len(l) > MaxSweepValues || l[0] != got[0] {
+				t.Fatalf("%q: list %v, first %v", s, l, got[0])
+			}
+			got = l
+		}
+		for _, g := range got {
+			if g != g || g > 1e308 || g < -1e308 {
+				t.Fatalf("%q: value %v not finite", s, g)
+			}
+		}
+		if again := (&sweepValue{sweep(c, "f", first)}); again.Set(v.String()) != nil {
+			t.Fatalf("%q: its own String %q does not parse", s, v.String())
+		}
+	})
+}
+
+// TestWithPath: the copy has the value, the original keeps its own.
+func TestWithPath(t *testing.T) {
+	m := map[string]any{"input": map[string]any{"prompt": map[string]any{"isl": 1}, "x": 2}}
+	got := WithPath(m, "input.prompt.isl", 9)
+	if v, _ := PathValue(got, "input.prompt.isl"); v != 9 {
+		t.Errorf("copy isl %v", v)
+	}
+	if v, _ := PathValue(got, "input.x"); v != 2 {
+		t.Errorf("copy lost input.x: %v", v)
+	}
+	if v, _ := PathValue(m, "input.prompt.isl"); v != 1 {
+		t.Errorf("original changed: %v", v)
+	}
+	if p := PathOf("isl"); p != "input.prompt.input_tokens.mean" {
+		t.Errorf("PathOf(isl) = %q", p)
 	}
 }

@@ -49,6 +49,14 @@ func (p *prepared) artifactName() string {
 
 // stimulus is the load part of the artifact folder name (see artifactName).
 func (p *plan) stimulus() string {
+	if sw := p.sweep; sw != nil {
+		for _, d := range sw.dims {
+			if d.name == ModeConcurrency || d.name == ModeRequestRate || d.name == "num_users" || d.name == "user_centric_rate" {
+				return sw.stimulus()
+			}
+		}
+		return p.loadStimulus + "-" + sw.stimulus()
+	}
 	join := func(vs []float64, format func(float64) string) string {
 		parts := make([]string, len(vs))
 		for i, v := range vs {
@@ -84,6 +92,9 @@ func (p *plan) stimulus() string {
 // stageFolder is the run folder of one value of a sweep, as AIPerf names
 // it: the parameter and its value, "concurrency_10" or "request_rate_5.0".
 func (p *plan) stageFolder(i int) string {
+	if p.sweep != nil {
+		return p.sweep.folder(i)
+	}
 	if p.mode == ModeConcurrency {
 		return "concurrency_" + intText(p.values[i])
 	}
@@ -312,6 +323,9 @@ func cliCommand(args, secrets []string) string {
 
 // stageValue is stage i's value as AIPerf's files carry it.
 func (p *plan) stageValue(i int) export.SweepValue {
+	if p.sweep != nil {
+		return p.sweep.value(i)
+	}
 	return export.SweepValue{Label: p.stageFolder(i), Value: p.values[i], Integer: p.mode == ModeConcurrency}
 }
 
@@ -336,6 +350,10 @@ func (p *prepared) reportSweep(o *outcome, base export.Run, subs []string) ([]st
 		info["sweep_id"] = sweepID
 		info["run_label"], info["variation_label"], info["variation_index"] = sub, sub, i
 		info["variation_values"] = map[string]any{p.plan.mode: valueOf(v)}
+		if sw := p.plan.sweep; sw != nil {
+			info["variation_values"], info["variation_label"] = sw.variation(i), sw.label(i)
+			run.InputConfig = sw.inputConfig(i, run.InputConfig, p.c.Seed)
+		}
 		delete(info, "stage_values")
 		delete(info, "stage_folders")
 		info["stage"] = map[string]any{"index": i, "mode": p.plan.mode, "value": v.Value}
@@ -350,7 +368,8 @@ func (p *prepared) reportSweep(o *outcome, base export.Run, subs []string) ([]st
 		}
 		dir := filepath.Join(o.dir, sub)
 		errs = append(errs, WriteExports(dir, p.exports.files, s, st, run))
-		sw.Values = append(sw.Values, export.SweepValue{Label: v.Label, Value: v.Value, Integer: v.Integer, Summary: s})
+		v.Summary = s
+		sw.Values = append(sw.Values, v)
 	}
 	errs = append(errs, WriteSweepAggregate(o.dir, sw, o.summary))
 	return append(append([]string{}, subs...), FolderSweepAggregate), errors.Join(errs...)

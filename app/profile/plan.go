@@ -35,6 +35,13 @@ type plan struct {
 	// rateCap is the concurrency cap under a request rate (0: none), and
 	// users the user-centric users: both name the artifact folder.
 	rateCap, users int
+	// sweep, when set, is a sweep over list flags (sweep.go): each profile
+	// stage is one of its points, mode its parameter's name ("isl") or
+	// "variation", and values the points' values (their indexes for
+	// several parameters); loadMode and loadStimulus are the load the
+	// first point applies.
+	sweep                  *sweep
+	loadMode, loadStimulus string
 }
 
 // defaultRequestCount is AIPerf's least default request count: a stage

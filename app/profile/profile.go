@@ -74,6 +74,9 @@ const (
 // run then drains within the grace period and still writes every export.
 // The summary goes to out; notices and progress go to log.
 func Run(ctx context.Context, c cmdline.Config, out, log io.Writer) (*Result, error) {
+	if c.NumProfileRuns > 1 {
+		return runRepeated(ctx, c, out, log)
+	}
 	p, err := prepareCtx(ctx, c, log)
 	if err != nil {
 		return nil, err
@@ -144,6 +147,9 @@ func prepareCtx(ctx context.Context, cc cmdline.Config, log io.Writer) (*prepare
 		return nil, &cmdline.UsageError{Err: err}
 	}
 	if err := c.validate(); err != nil {
+		return nil, err
+	}
+	if err := c.validateRepeats(); err != nil {
 		return nil, err
 	}
 	if err := c.validateEdges(); err != nil {
@@ -218,8 +224,16 @@ func prepareCtx(ctx context.Context, cc cmdline.Config, log io.Writer) (*prepare
 	if err := p.checkSharding(load); err != nil {
 		return nil, err
 	}
-	pools, err := c.loadValueDatasets(ctx, &p.ds, builder, load, log)
+	sw, err := c.sweepOf(load)
 	if err != nil {
+		return nil, err
+	}
+	var pools valuePools
+	if sw != nil {
+		if p.plan, p.ds, err = c.planSweep(ctx, builder, load, sw, log); err != nil {
+			return nil, err
+		}
+	} else if pools, err = c.loadValueDatasets(ctx, &p.ds, builder, load, log); err != nil {
 		return nil, err
 	}
 	if err := checkMedia(p.ds, p.ep); err != nil {
@@ -235,10 +249,12 @@ func prepareCtx(ctx context.Context, cc cmdline.Config, log io.Writer) (*prepare
 	if len(c.URLs) > 1 {
 		p.log.Debugf("servers %q take the requests round-robin", cmdline.RedactURLs(c.URLs))
 	}
-	if p.plan, err = c.plan(p.ds, load); err != nil {
-		return nil, err
+	if sw == nil {
+		if p.plan, err = c.plan(p.ds, load); err != nil {
+			return nil, err
+		}
+		pools.assign(p.plan.stages)
 	}
-	pools.assign(p.plan.stages)
 	if !p.Shard.Whole() && p.plan.total > 0 {
 		p.plan.total = loadgen.PlannedRequests(p.plan.stages, p.ds, p.Shard)
 		if p.plan.total == 0 {
@@ -371,6 +387,9 @@ func (p *prepared) execute(ctx context.Context, log io.Writer) (o *outcome, err 
 	}
 	if len(p.plan.values) > 1 {
 		colOpts = append(colOpts, metrics.WithStages(p.plan.mode, p.plan.values))
+		if sw := p.plan.sweep; sw != nil && len(sw.dims) > 1 {
+			colOpts = append(colOpts, metrics.WithStageLabels(sw.labels()))
+		}
 	}
 	colOpts = append(colOpts, p.live.sinks(clock)...)
 	col := metrics.NewCollector(colOpts...)
@@ -439,6 +458,11 @@ func (p *prepared) execute(ctx context.Context, log io.Writer) (o *outcome, err 
 		Shard: p.Shard.String()}
 	if len(p.plan.values) > 1 {
 		info.Stages = p.plan.values
+		if sw := p.plan.sweep; sw != nil && len(sw.dims) > 1 {
+			for i := range sw.points {
+				info.StageLabels = append(info.StageLabels, sw.short(i))
+			}
+		}
 	}
 	for _, st := range p.plan.stages {
 		if st.Phase == metrics.Profile {
@@ -691,11 +715,12 @@ func WriteExports(dir string, files exportFiles, s *metrics.Summary, st *metrics
 // judge marks the knee of a sweep and adds the warnings the schedule
 // earns: an achieved rate under 95% of the target.
 func (c *config) judge(s *metrics.Summary, p *plan) {
-	if s.MarkKnee(c.KneeFactor) {
+	// A sweep over prompts, counts or users has no knee to judge.
+	if p.sweep == nil && s.MarkKnee(c.KneeFactor) {
 		s.Warnings = append(s.Warnings, fmt.Sprintf(
 			"knee at %s %g: p95 TTFT rose more than %g× over the first stage while throughput gained < 10%%; recommended operating point: %s %g",
 			p.mode, s.Stages[s.Knee].Value, kneeFactor(c.KneeFactor), p.mode, s.Stages[s.Operating].Value))
-	} else if v := s.KneeVerdict; v.Inconclusive {
+	} else if v := s.KneeVerdict; p.sweep == nil && v.Inconclusive {
 		s.Warnings = append(s.Warnings, fmt.Sprintf(
 			"knee %s: at %s %g the stages' 95%% intervals could not tell whether p95 TTFT rose more than %g× and throughput gained < 10%%; no knee or operating point is named",
 			v, p.mode, s.Stages[v.At].Value, kneeFactor(c.KneeFactor)))
@@ -718,6 +743,9 @@ func kneeFactor(f float64) float64 {
 
 // targetLabel is the mode's value as shown to people: "8", "1,2,4".
 func (p *plan) targetLabel() string {
+	if sw := p.sweep; sw != nil && len(sw.dims) > 1 {
+		return strings.Join(sw.labels(), "; ")
+	}
 	parts := make([]string, len(p.values))
 	for i, v := range p.values {
 		parts[i] = strconv.FormatFloat(v, 'f', -1, 64)

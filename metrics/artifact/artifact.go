@@ -109,6 +109,7 @@ type Stage struct {
 	Index                 int     `json:"index"`
 	Mode                  string  `json:"mode"`
 	Value                 float64 `json:"value"`
+	Label                 string  `json:"label"`
 	RequestCount          float64 `json:"request_count"`
 	ErrorRequestCount     float64 `json:"error_request_count"`
 	TTFT                  Stat    `json:"time_to_first_token"`

@@ -40,7 +40,11 @@ func ConsoleStages(w io.Writer, s *metrics.Summary) {
 		case i == s.Knee || st.Knee:
 			mark = "← knee"
 		}
-		row := []string{strconv.FormatFloat(st.Value, 'f', -1, 64),
+		value := strconv.FormatFloat(st.Value, 'f', -1, 64)
+		if st.Label != "" {
+			value = st.Label
+		}
+		row := []string{value,
 			strconv.FormatInt(st.RequestCount, 10), strconv.FormatInt(st.ErrorRequestCount, 10),
 			short(st.RequestThroughput), short(st.OutputTokenThroughput),
 			short(st.TTFT.P50), short(st.TTFT.P95), short(st.ITL.P50), short(st.Latency.P95), mark}

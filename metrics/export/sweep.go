@@ -27,6 +27,40 @@ type SweepValue struct {
 	Value   float64
 	Integer bool
 	Summary *metrics.Summary
+	// Point, when set, is the value of each parameter of a sweep over
+	// several (Parameter then names them all, Value is the point's index).
+	Point []Param
+}
+
+// Param is one parameter's value at a point of a sweep over several.
+type Param struct {
+	Name    string
+	Value   float64
+	Integer bool
+}
+
+// params is the point's parameters as the files key them.
+func (v SweepValue) params(parameter string) map[string]any {
+	if len(v.Point) == 0 {
+		return map[string]any{parameter: v.param()}
+	}
+	out := map[string]any{}
+	for _, p := range v.Point {
+		out[p.Name] = SweepValue{Value: p.Value, Integer: p.Integer}.param()
+	}
+	return out
+}
+
+// names are the sweep's parameter names, in order.
+func (sw Sweep) names() []string {
+	if len(sw.Values) > 0 && len(sw.Values[0].Point) > 0 {
+		out := make([]string, len(sw.Values[0].Point))
+		for i, p := range sw.Values[0].Point {
+			out[i] = p.Name
+		}
+		return out
+	}
+	return []string{sw.Parameter}
 }
 
 // Sweep is a parameter sweep as its aggregate files describe it.
@@ -158,11 +192,20 @@ type sweepKnee struct {
 func (sw Sweep) aggregate() (sweepDoc, []SweepValue, []map[string]cellStats) {
 	doc := sweepDoc{AggregationType: "sweep", NumProfileRuns: len(sw.Values), FailedRuns: []failedRun{},
 		Best: newObject(), Pareto: []map[string]any{}}
-	p := sweepParameter{Name: sw.Parameter, Values: []any{}}
+	names := sw.names()
+	ps := make([]sweepParameter, len(names))
+	for i, n := range names {
+		ps[i] = sweepParameter{Name: n, Values: []any{}}
+	}
 	var ok []SweepValue
 	var stats []map[string]cellStats
 	for _, v := range sw.Values {
-		p.Values = append(p.Values, v.param())
+		for i, n := range names {
+			x := v.params(sw.Parameter)[n]
+			if !slices.Contains(ps[i].Values, x) {
+				ps[i].Values = append(ps[i].Values, x)
+			}
+		}
 		s := v.Summary
 		if s == nil || s.Run[metrics.RequestCount] == 0 {
 			msg := "No requests completed"
@@ -175,14 +218,14 @@ func (sw Sweep) aggregate() (sweepDoc, []SweepValue, []map[string]cellStats) {
 		ok = append(ok, v)
 		st := flatten(s)
 		stats = append(stats, st)
-		doc.PerCombination = append(doc.PerCombination, combination{Parameters: map[string]any{sw.Parameter: v.param()}, Metrics: st})
+		doc.PerCombination = append(doc.PerCombination, combination{Parameters: v.params(sw.Parameter), Metrics: st})
 	}
 	if doc.PerCombination == nil {
 		doc.PerCombination = []combination{}
 	}
 	doc.NumSuccessfulRuns = len(ok)
-	doc.Metadata = sweepMetadata{Parameters: []sweepParameter{p}, NumCombinations: len(sw.Values)}
-	params := func(i int) map[string]any { return map[string]any{sw.Parameter: ok[i].param()} }
+	doc.Metadata = sweepMetadata{Parameters: ps, NumCombinations: len(sw.Values)}
+	params := func(i int) map[string]any { return ok[i].params(sw.Parameter) }
 	has := func(key string) bool {
 		for _, st := range stats {
 			if _, ok := st[key]; !ok {
@@ -234,8 +277,13 @@ func (sw Sweep) aggregate() (sweepDoc, []SweepValue, []map[string]cellStats) {
 				doc.Pareto = append(doc.Pareto, params(i))
 			}
 		}
-		slices.SortFunc(doc.Pareto, func(a, b map[string]any) int {
-			return cmpAny(a[sw.Parameter], b[sw.Parameter])
+		slices.SortStableFunc(doc.Pareto, func(a, b map[string]any) int {
+			for _, n := range names {
+				if c := cmpAny(a[n], b[n]); c != 0 {
+					return c
+				}
+			}
+			return 0
 		})
 	}
 	if sw.Knee >= 0 && sw.Knee < len(sw.Values) && sw.Operating >= 0 && sw.Operating < len(sw.Values) {
@@ -306,13 +354,16 @@ func SweepCSV(w io.Writer, sw Sweep) error {
 			names = append(names, k)
 		}
 		slices.Sort(names)
-		header := []string{sw.Parameter}
+		header := sw.names()
 		for _, n := range names {
 			header = append(header, n+"_mean", n+"_std", n+"_min", n+"_max", n+"_cv")
 		}
 		rows = append(rows, header)
 		for i, st := range stats {
-			row := []string{ok[i].paramText()}
+			var row []string
+			for _, n := range sw.names() {
+				row = append(row, paramText(ok[i].params(sw.Parameter)[n]))
+			}
 			for _, n := range names {
 				c, has := st[n]
 				if !has {
@@ -326,26 +377,34 @@ func SweepCSV(w io.Writer, sw Sweep) error {
 	}
 	rows = append(rows, nil, []string{"Best Configurations"})
 	if len(doc.Best.keys) > 0 {
-		rows = append(rows, []string{"Configuration", sw.Parameter, "Metric", "Unit"})
+		rows = append(rows, slices.Concat([]string{"Configuration"}, sw.names(), []string{"Metric", "Unit"}))
 		for _, name := range doc.Best.keys {
 			b := doc.Best.vals[name].(bestConfig)
-			rows = append(rows, []string{titleCase(name), paramText(b.Parameters[sw.Parameter]), sweepNum(b.Metric, 2), b.Unit})
+			row := []string{titleCase(name)}
+			for _, n := range sw.names() {
+				row = append(row, paramText(b.Parameters[n]))
+			}
+			rows = append(rows, append(row, sweepNum(b.Metric, 2), b.Unit))
 		}
 	}
 	rows = append(rows, nil, []string{"Pareto Optimal Points"})
 	if len(doc.Pareto) == 0 {
 		rows = append(rows, []string{"None"})
 	} else {
-		rows = append(rows, []string{sw.Parameter})
+		rows = append(rows, sw.names())
 		for _, p := range doc.Pareto {
-			rows = append(rows, []string{paramText(p[sw.Parameter])})
+			var row []string
+			for _, n := range sw.names() {
+				row = append(row, paramText(p[n]))
+			}
+			rows = append(rows, row)
 		}
 	}
 	rows = append(rows, nil,
 		[]string{"Metadata"},
 		[]string{"Field", "Value"},
 		[]string{"Aggregation Type", doc.AggregationType},
-		[]string{"Sweep Parameters", sw.Parameter},
+		[]string{"Sweep Parameters", strings.Join(sw.names(), ", ")},
 		[]string{"Number of Combinations", strconv.Itoa(doc.Metadata.NumCombinations)},
 		[]string{"Number of Profile Runs", strconv.Itoa(doc.NumProfileRuns)},
 		[]string{"Number of Successful Runs", strconv.Itoa(doc.NumSuccessfulRuns)},

@@ -725,7 +725,11 @@ func sweepCharts(runs []*artifact.Run) []Chart {
 			for _, s := range st {
 				line.X = append(line.X, Num(s.OutputTokenThroughput))
 				line.Y = append(line.Y, Num(c.y(s)))
-				line.Labels = append(line.Labels, strconv.FormatFloat(s.Value, 'g', 6, 64))
+				label := s.Label
+				if label == "" {
+					label = strconv.FormatFloat(s.Value, 'g', 6, 64)
+				}
+				line.Labels = append(line.Labels, label)
 				xlo, xhi, ylo, yhi := math.NaN(), math.NaN(), math.NaN(), math.NaN()
 				if ci := s.OutputTokenThroughputCI; ci != nil {
 					xlo, xhi, intervals = ci.Lo, ci.Hi, true

@@ -157,6 +157,18 @@
           var p = u.series[i]._paths;
           if (p && (p.stroke || p.fill) && u.data[i][0].length > 0) drawn++;
         }
+        // A sweep's points carry their values' names.
+        var ctx = u.ctx;
+        ctx.save();
+        ctx.font = "11px sans-serif";
+        ctx.fillStyle = "#333";
+        c.series.forEach(function (s) {
+          if (!s.labels) return;
+          for (var k = 0; k < s.labels.length; k++) {
+            ctx.fillText(s.labels[k], u.valToPos(s.x[k], "x", true) + 6, u.valToPos(s.y[k], "y", true) - 6);
+          }
+        });
+        ctx.restore();
         el.setAttribute("data-series", String(drawn));
         el.setAttribute("data-drawn", "1");
       }]},

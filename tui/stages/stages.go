@@ -18,6 +18,9 @@ import (
 type PlanMsg struct {
 	Mode   string
 	Values []float64
+	// Labels, when set, name the stages in place of Values (a sweep over
+	// several parameters: "128×4").
+	Labels []string
 }
 
 // Msg carries the stages finished so far and the index of the one running.
@@ -112,7 +115,14 @@ func (m Model) View(width, height int) string {
 		if !finished && i < len(m.plan.Values) {
 			value = m.plan.Values[i]
 		}
-		cells = append(cells, strconv.Itoa(i+1), text.Num(value))
+		label := text.Num(value)
+		if i < len(m.plan.Labels) {
+			label = m.plan.Labels[i]
+			if r := []rune(label); len(r) > cols[1].w-1 {
+				label = string(r[:cols[1].w-2]) + "…"
+			}
+		}
+		cells = append(cells, strconv.Itoa(i+1), label)
 		if finished {
 			cells = append(cells, strconv.FormatInt(s.RequestCount, 10), strconv.FormatInt(s.ErrorRequestCount, 10),
 				text.Num(s.OutputTokenThroughput), text.Num(s.RequestThroughput), text.Ms(s.TTFT.P99), text.Ms(s.ITL.P50), text.Ms(s.Latency.P99))

@@ -40,3 +40,14 @@ func TestUpdateView(t *testing.T) {
 		t.Errorf("small view lost the knee: %q", small)
 	}
 }
+
+// TestPlanLabels: a sweep over several parameters names its stages by
+// their labels, cut to the column.
+func TestPlanLabels(t *testing.T) {
+	var m Model
+	m, _ = m.Update(PlanMsg{Mode: "variation", Values: []float64{0, 1}, Labels: []string{"128×4", "512×16384"}})
+	v := m.View(80, 10)
+	if !strings.Contains(v, "128×4") || !strings.Contains(v, "512×16…") {
+		t.Errorf("view does not show the labels:\n%s", v)
+	}
+}

@@ -1,0 +1,211 @@
+package export
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"math"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/surgebench/surge/metrics"
+	mstats "github.com/surgebench/surge/metrics/stats"
+)
+
+// Aggregate file names of repeated runs (AIPerf's, in aggregate/).
+const (
+	AggregateJSONFile = "profile_export_aiperf_aggregate.json"
+	AggregateCSVFile  = "profile_export_aiperf_aggregate.csv"
+)
+
+// Repeats are the runs of one plan run several times (--num-profile-runs):
+// each run's label ("run_0001") and summary (nil: the run failed to
+// produce one), and the confidence level of the intervals.
+type Repeats struct {
+	Labels    []string
+	Summaries []*metrics.Summary
+	Level     float64
+}
+
+// RepeatMetric is one flattened metric (<tag>_<stat>, as the sweep
+// aggregate keys them) over the successful runs.
+type RepeatMetric struct {
+	Name   string
+	Unit   string
+	Values []float64 // one per successful run, in run order
+	Spread mstats.Spread
+}
+
+// ok are the runs with at least one successful request, and the failed
+// ones' labels and reasons.
+func (r Repeats) ok() (labels []string, sums []*metrics.Summary, failed []failedRun) {
+	for i, s := range r.Summaries {
+		if s == nil || s.Run[metrics.RequestCount] == 0 {
+			msg := "No requests completed"
+			if s != nil && s.Run[metrics.ErrorRequestCount] > 0 {
+				msg = fmt.Sprintf("All %d requests failed", int64(s.Run[metrics.ErrorRequestCount]))
+			}
+			failed = append(failed, failedRun{Label: r.Labels[i], Error: msg})
+			continue
+		}
+		labels, sums = append(labels, r.Labels[i]), append(sums, s)
+	}
+	return labels, sums, failed
+}
+
+// Metrics returns every metric the successful runs all have, sorted by
+// name, with its spread.
+func (r Repeats) Metrics() []RepeatMetric {
+	_, sums, _ := r.ok()
+	if len(sums) == 0 {
+		return nil
+	}
+	flat := make([]map[string]cellStats, len(sums))
+	for i, s := range sums {
+		flat[i] = flatten(s)
+	}
+	var out []RepeatMetric
+	for name, c := range flat[0] {
+		m := RepeatMetric{Name: name, Unit: c.Unit}
+		for _, f := range flat {
+			v, ok := f[name]
+			if !ok {
+				break
+			}
+			m.Values = append(m.Values, v.Mean)
+		}
+		if len(m.Values) != len(flat) {
+			continue
+		}
+		m.Spread = mstats.Describe(m.Values, r.Level)
+		out = append(out, m)
+	}
+	slices.SortFunc(out, func(a, b RepeatMetric) int { return strings.Compare(a.Name, b.Name) })
+	return out
+}
+
+// AggregateJSON writes profile_export_aiperf_aggregate.json as AIPerf's
+// confidence aggregate: metadata (aggregation_type "confidence", the run
+// counts, failed runs, the level, the run labels) and per metric its
+// mean, std, min, max, cv, se, ci_low, ci_high, t_critical and unit.
+func AggregateJSON(w io.Writer, r Repeats) error {
+	labels, _, failed := r.ok()
+	meta := newObject()
+	meta.set("aggregation_type", "confidence")
+	meta.set("num_profile_runs", len(r.Summaries))
+	meta.set("num_successful_runs", len(labels))
+	meta.set("failed_runs", append([]failedRun{}, failed...))
+	meta.set("confidence_level", r.Level)
+	meta.set("run_labels", append([]string{}, labels...))
+	ms := newObject()
+	for _, m := range r.Metrics() {
+		s := m.Spread
+		o := newObject()
+		for _, kv := range []struct {
+			k string
+			v float64
+		}{{"mean", s.Mean}, {"std", s.Std}, {"min", s.Min}, {"max", s.Max}, {"cv", s.CV}, {"se", s.SE},
+			{"ci_low", s.Lo}, {"ci_high", s.Hi}, {"t_critical", s.TCritical}} {
+			o.set(kv.k, jsonNum(kv.v))
+		}
+		o.set("unit", m.Unit)
+		ms.set(m.Name, o)
+	}
+	doc := newObject()
+	doc.set("metadata", meta)
+	doc.set("metrics", ms)
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(doc)
+}
+
+// jsonNum is v rounded for the file; an infinite cv is written as null.
+func jsonNum(v float64) any {
+	if math.IsInf(v, 0) || math.IsNaN(v) {
+		return nil
+	}
+	return roundTo(v)
+}
+
+// AggregateCSV writes profile_export_aiperf_aggregate.csv: one row per
+// metric with its statistics (numbers "%.2f", cv "%.4f"), CRLF line ends.
+func AggregateCSV(w io.Writer, r Repeats) error {
+	cw := newCSV(w)
+	if err := cw.Write([]string{"metric", "unit", "mean", "std", "min", "max", "cv", "se", "ci_low", "ci_high", "t_critical"}); err != nil {
+		return err
+	}
+	for _, m := range r.Metrics() {
+		s := m.Spread
+		if err := cw.Write([]string{m.Name, m.Unit, sweepNum(s.Mean, 2), sweepNum(s.Std, 2), sweepNum(s.Min, 2), sweepNum(s.Max, 2),
+			sweepNum(s.CV, 4), sweepNum(s.SE, 2), sweepNum(s.Lo, 2), sweepNum(s.Hi, 2), sweepNum(s.TCritical, 4)}); err != nil {
+			return err
+		}
+	}
+	cw.Flush()
+	return cw.Error()
+}
+
+// consoleRepeatMetrics are the metrics the console shows with their
+// intervals, in order, with their labels.
+var consoleRepeatMetrics = []struct{ name, label string }{
+	{"request_throughput_avg", "Request throughput"},
+	{"output_token_throughput_avg", "Output token throughput"},
+	{"time_to_first_token_avg", "TTFT avg"},
+	{"time_to_first_token_p50", "TTFT p50"},
+	{"time_to_first_token_p99", "TTFT p99"},
+	{"inter_token_latency_avg", "ITL avg"},
+	{"inter_token_latency_p99", "ITL p99"},
+	{"request_latency_avg", "Request latency avg"},
+	{"request_latency_p99", "Request latency p99"},
+}
+
+// ConsoleRepeats prints the repeated runs' table: each headline metric's
+// mean with the interval's half width beside it ("41.2 ms ± 1.3 (95%
+// CI)"), its coefficient of variation and each run's value.
+func ConsoleRepeats(w io.Writer, title string, r Repeats) {
+	labels, _, failed := r.ok()
+	byName := map[string]RepeatMetric{}
+	for _, m := range r.Metrics() {
+		byName[m.Name] = m
+	}
+	level := strconv.FormatFloat(100*r.Level, 'f', -1, 64) + "% CI"
+	fmt.Fprintf(w, "\n%s\n%d runs (%s)\n", title, len(r.Summaries), strings.Join(labels, ", "))
+	rows := [][]string{{"metric", "mean ± " + level, "cv", "runs"}}
+	for _, c := range consoleRepeatMetrics {
+		m, ok := byName[c.name]
+		if !ok {
+			continue
+		}
+		s := m.Spread
+		runs := make([]string, len(m.Values))
+		for i, v := range m.Values {
+			runs[i] = short(v)
+		}
+		rows = append(rows, []string{c.label, fmt.Sprintf("%s %s ± %s (%s)", short(s.Mean), m.Unit, short((s.Hi-s.Lo)/2), level),
+			fmt.Sprintf("%.1f%%", 100*s.CV), strings.Join(runs, " ")})
+	}
+	widths := make([]int, len(rows[0]))
+	for _, row := range rows {
+		for i, c := range row {
+			widths[i] = max(widths[i], len([]rune(c)))
+		}
+	}
+	for n, row := range rows {
+		var b strings.Builder
+		for i, c := range row {
+			if i == len(row)-1 {
+				b.WriteString(c)
+				break
+			}
+			fmt.Fprintf(&b, "%-*s  ", widths[i], c)
+		}
+		fmt.Fprintln(w, strings.TrimRight(b.String(), " "))
+		if n == 0 {
+			fmt.Fprintln(w, strings.Repeat("─", len([]rune(b.String()))))
+		}
+	}
+	for _, f := range failed {
+		fmt.Fprintf(w, "%s failed: %s (left out)\n", f.Label, f.Error)
+	}
+}
