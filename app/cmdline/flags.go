@@ -2,6 +2,7 @@ package cmdline
 
 import (
 	"errors"
+	"fmt"
 	"math"
 	"net/http"
 	"strconv"
@@ -206,10 +207,29 @@ var options = []option{
 
 // ProfileFlags binds every option to c: parsing the command line fills c,
 // the defaults included.
-func ProfileFlags(c *Config) []cli.Flag {
+func ProfileFlags(c *Config) []cli.Flag { return flagsFor(c, nil) }
+
+// notInSearch names the profile flags a search refuses or has no use for
+// (repeats, sweeps, trace replay, ramps that would blur a probe): search still parses them, so each
+// answers with its reason, but its --help leaves them out.
+var notInSearch = map[string]bool{
+	"num-profile-runs": true, "sweep-mode": true, "knee-factor": true, "fixed-schedule": true, "no-fixed-schedule": true,
+	"fixed-schedule-auto-offset": true, "fixed-schedule-start-offset": true, "fixed-schedule-end-offset": true,
+	"concurrency-ramp-duration": true, "request-rate-ramp-duration": true,
+}
+
+// SearchFlags is ProfileFlags for surge search: the same options bound to
+// c, those in notInSearch hidden from its --help.
+func SearchFlags(c *Config) []cli.Flag { return flagsFor(c, notInSearch) }
+
+// flagsFor binds every option to c, hiding those named in hide.
+func flagsFor(c *Config, hide map[string]bool) []cli.Flag {
 	out := make([]cli.Flag, 0, len(options)+len(foreignOptions))
 	taken := map[string]bool{}
 	for _, o := range options {
+		if hide[o.flag.Names()[0]] {
+			o.flag = hidden(o.flag)
+		}
 		out = append(out, bind(o, o.field(c)))
 		for _, n := range o.flag.Names() {
 			taken[n] = true
@@ -218,6 +238,29 @@ func ProfileFlags(c *Config) []cli.Flag {
 	out = append(out, &boolFlag{cli.BoolFlag{Name: HelpAIPerfFlag,
 		Usage: "list AIPerf's flags that surge accepts without implementing, and what it does with each"}})
 	return append(out, foreignFlags(c, taken)...)
+}
+
+// hidden returns a copy of f that --help leaves out.
+func hidden(f cli.Flag) cli.Flag {
+	switch f := f.(type) {
+	case *cli.StringFlag:
+		g := *f
+		g.Hidden = true
+		return &g
+	case *cli.IntFlag:
+		g := *f
+		g.Hidden = true
+		return &g
+	case *cli.BoolFlag:
+		g := *f
+		g.Hidden = true
+		return &g
+	case *cli.Float64Flag:
+		g := *f
+		g.Hidden = true
+		return &g
+	}
+	panic(fmt.Sprintf("cmdline: cannot hide %T", f))
 }
 
 // bind returns a copy of o's flag that parses into field. Durations and

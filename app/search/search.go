@@ -49,7 +49,7 @@ func command(version string, run func(context.Context, cmdline.Config) error) *c
 	return &cli.Command{
 		Name:         "search",
 		Usage:        "find the highest request rate (--request-rate START; none: a short pilot picks it) or concurrency (--concurrency START) the server sustains within --slo",
-		Flags:        append(cmdline.ProfileFlags(cfg), searchOptions(cfg.Search)...),
+		Flags:        append(cmdline.SearchFlags(cfg), searchOptions(cfg.Search)...),
 		OnUsageError: cmdline.OnUsageError,
 		Action: func(cc *cli.Context) error {
 			if cc.Bool(cmdline.HelpAIPerfFlag) {
