@@ -409,8 +409,11 @@ func wantFor(cc *cli.Context, name string, err error) string {
 		case *boolFlag, *switchFlag, *cli.BoolFlag:
 			return "want true or false"
 		case *ValueFlag:
-			if _, ok := f.Value.(*DurationValue); ok {
+			switch f.Value.(type) {
+			case *DurationValue:
 				return "want a number (or inf)"
+			case *sweepValue:
+				return err.Error()
 			}
 		}
 	}

@@ -135,7 +135,7 @@ func TestConfigFileErrors(t *testing.T) {
 		{"unknown section", "loadgne:\n  concurrency: 4\n", []string{":1: unknown key loadgne (did you mean loadgen?)"}},
 		{"wrong type", "isl: 5\nrequest-count: ten\n", []string{":2: request-count: \"ten\": want an integer"}},
 		{"wrong type in a section", "loadgen:\n  benchmark_duration: soon\n", []string{":2: loadgen.benchmark_duration: \"soon\": want a number"}},
-		{"a list for one value", "isl: [1, 2]\n", []string{":1: isl: \"1,2\": want an integer"}},
+		{"a list for one value", "isl-block-size: [1, 2]\n", []string{":1: isl-block-size: \"1,2\": want an integer"}},
 		{"a mapping for one value", "osl:\n  mean: 3\n", []string{":2: osl: want a value, got a mapping"}},
 		{"a switch given a list", "streaming: [true]\n", []string{":1: streaming: want true or false, got a list"}},
 		{"a switch given a word", "streaming: maybe\n", []string{":1: streaming: \"maybe\": want true or false"}},

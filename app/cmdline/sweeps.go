@@ -58,7 +58,10 @@ func (v *sweepValue) Set(text string) error {
 			}
 		}
 		if err != nil {
-			return errors.New("parse error")
+			if _, isInt := v.s.first.(*int); isInt {
+				return errors.New("want an integer, or a comma list of them")
+			}
+			return errors.New("want a number, or a comma list of them")
 		}
 		vals = append(vals, x)
 	}
