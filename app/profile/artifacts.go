@@ -402,19 +402,20 @@ func valueOf(v export.SweepValue) any {
 var runMarkers = []string{FileInputs, FileInputs + ".partial", FileState, FileGPUTelemetry, FileServerMetrics,
 	FolderSweepAggregate, "report.html"}
 
-// moveAside moves an earlier run out of dir before a run writes there: to
+// MoveAside moves an earlier run out of dir before a run writes there: to
 // dir-1, or the first of dir-2, dir-3, … that is free, which it returns
 // ("" when dir is new, empty or holds no run's files: nothing to keep).
 // A rerun of the same command (in CI, say) then never fails, leaves the
 // newest run where the command names it, keeps every earlier one, and
 // leaves no stale file of the old run (a report.html) beside the new.
-func moveAside(dir string, files exportFiles) (string, error) {
+// flag names the folder's flag in errors.
+func MoveAside(dir, flag string, files exportFiles) (string, error) {
 	entries, err := os.ReadDir(dir)
 	if errors.Is(err, os.ErrNotExist) {
 		return "", nil
 	}
 	if err != nil {
-		return "", fmt.Errorf("--output-artifact-dir: %w", err)
+		return "", fmt.Errorf("%s: %w", flag, err)
 	}
 	// The per-request files are no sign of their own: a run opens
 	// inputs.json.partial beside them, which a killed run leaves.
@@ -433,11 +434,11 @@ func moveAside(dir string, files exportFiles) (string, error) {
 			continue
 		}
 		if err := os.Rename(clean, to); err != nil {
-			return "", fmt.Errorf("--output-artifact-dir %s holds an earlier run, which could not be moved aside to %s: %w (move or remove it, or give another folder)", dir, to, err)
+			return "", fmt.Errorf("%s %s holds an earlier run, which could not be moved aside to %s: %w (move or remove it, or give another folder)", flag, dir, to, err)
 		}
 		return to, nil
 	}
-	return "", fmt.Errorf("--output-artifact-dir %s holds an earlier run and %s-1 … -9999 are taken: remove some", dir, clean)
+	return "", fmt.Errorf("%s %s holds an earlier run and %s-1 … -9999 are taken: remove some", flag, dir, clean)
 }
 
 func fileExists(path string) bool {

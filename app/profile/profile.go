@@ -328,7 +328,7 @@ func (p *prepared) execute(ctx context.Context, log io.Writer) (o *outcome, err 
 	if o.dir == "" {
 		o.dir = filepath.Join("artifacts", p.artifactName()+p.shardDir())
 	}
-	moved, err := moveAside(o.dir, p.exports.files)
+	moved, err := MoveAside(o.dir, "--output-artifact-dir", p.exports.files)
 	if err != nil {
 		return nil, err
 	}

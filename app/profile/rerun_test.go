@@ -84,7 +84,7 @@ func TestMoveAside(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		to, err := moveAside(dir, files)
+		to, err := MoveAside(dir, "--output-artifact-dir", files)
 		if err != nil {
 			t.Errorf("%s: %v", tc.name, err)
 			continue
@@ -103,7 +103,7 @@ func TestMoveAside(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer os.Chmod(filepath.Dir(dir), 0o755)
-	if _, err := moveAside(dir, files); (err == nil || !strings.Contains(err.Error(), "--output-artifact-dir")) && os.Getuid() != 0 {
+	if _, err := MoveAside(dir, "--output-artifact-dir", files); (err == nil || !strings.Contains(err.Error(), "--output-artifact-dir")) && os.Getuid() != 0 {
 		t.Errorf("an unmovable run folder: %v, want an error naming --output-artifact-dir", err)
 	}
 }

@@ -89,6 +89,13 @@ func Merge(dirs []string, outDir string, w io.Writer) error {
 		return err
 	}
 	res := merge.Merge(shards)
+	moved, err := profile.MoveAside(outDir, "-o", profile.ExportNames(""))
+	if err != nil {
+		return err
+	}
+	if moved != "" {
+		fmt.Fprintf(w, "%s held an earlier export: moved it to %s\n", outDir, moved)
+	}
 	if err := os.MkdirAll(outDir, 0o755); err != nil {
 		return fmt.Errorf("-o: %w", err)
 	}

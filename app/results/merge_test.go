@@ -82,6 +82,19 @@ func TestMergeShardedSweep(t *testing.T) {
 	if !strings.Contains(console.String(), filepath.Join(out, "concurrency_4")+string(filepath.Separator)) {
 		t.Errorf("the console does not list the run folders:\n%s", console.String())
 	}
+
+	// Merging again into the same -o keeps the first merge: it moves
+	// aside to OUT-1, whole, and the console says so.
+	console.Reset()
+	if err := Merge([]string{filepath.Join(root, "s0"), filepath.Join(root, "s1")}, out, &console); err != nil {
+		t.Fatal(err)
+	}
+	if want := out + " held an earlier export: moved it to " + out + "-1"; !strings.Contains(console.String(), want) {
+		t.Errorf("a second merge into -o does not say it moved the first:\n%s", console.String())
+	}
+	if n := apptest.RunAvg(t, apptest.ReadExport(t, out+"-1"), "request_count"); n != 16 {
+		t.Errorf("the moved first merge: request_count %v, want 16", n)
+	}
 }
 
 func TestMain(m *testing.M) { apptest.Main(m) }
