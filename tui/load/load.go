@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	tea "github.com/charmbracelet/bubbletea"
+	"github.com/charmbracelet/x/ansi"
 
 	"github.com/surgebench/surge/metrics"
 	"github.com/surgebench/surge/tui/internal/text"
@@ -120,16 +121,31 @@ func (m Model) View(width int) string {
 		line1 = live + "  " + line1
 	}
 
-	line3 := "sched lag p50 " + text.Ms(s.Lag.P50) + "  p99 " + text.Ms(s.Lag.P99) + " ms"
-	if s.Lag.P99 > LagLimitMs {
-		line3 = text.Warn.Render(line3 + "  ! p99 > " + strconv.Itoa(LagLimitMs) + " ms: load generator behind")
-	}
-	if s.ReadDelay.Count > 0 {
-		rd := "  read delay p50 " + text.Ms(s.ReadDelay.P50) + "  p99 " + text.Ms(s.ReadDelay.P99) + " ms"
+	// Both gauges' p50 and p99 where they fit, else the p99s alone (the
+	// warnings judge p99): a cut line would hide the read delay.
+	lag := func(p50 bool) string {
+		l := "sched lag p99 " + text.Ms(s.Lag.P99) + " ms"
+		if p50 {
+			l = "sched lag p50 " + text.Ms(s.Lag.P50) + "  p99 " + text.Ms(s.Lag.P99) + " ms"
+		}
+		if s.Lag.P99 > LagLimitMs {
+			l = text.Warn.Render(l + "  ! p99 > " + strconv.Itoa(LagLimitMs) + " ms: load generator behind")
+		}
+		if s.ReadDelay.Count == 0 {
+			return l
+		}
+		rd := "  read delay p99 " + text.Ms(s.ReadDelay.P99) + " ms"
+		if p50 {
+			rd = "  read delay p50 " + text.Ms(s.ReadDelay.P50) + "  p99 " + text.Ms(s.ReadDelay.P99) + " ms"
+		}
 		if s.ReadDelay.P99 > ReadDelayLimitMs {
 			rd = text.Warn.Render(rd + "  ! client saturated")
 		}
-		line3 += rd
+		return l + rd
+	}
+	line3 := lag(true)
+	if ansi.StringWidth(line3) > width {
+		line3 = lag(false)
 	}
 	return text.Fit(line1, width) + "\n" + text.Fit(line2, width) + "\n" + text.Fit(line3, width)
 }

@@ -1,6 +1,7 @@
 package load
 
 import (
+	"cmp"
 	"strings"
 	"testing"
 
@@ -13,20 +14,23 @@ func TestUpdateView(t *testing.T) {
 		msg     Msg
 		want    []string
 		notWant string
+		width   int // 100 when 0
 	}{
 		{"capped", Msg{Started: 10, Finished: 8, Failed: 1, InFlight: 2, Concurrency: 4, Lag: metrics.Quantiles{P50: 0.1, P99: 0.5}},
-			[]string{"in-flight 2 / 4", "ok 7", "err 1", "p99 0.50 ms"}, "behind"},
-		{"uncapped", Msg{InFlight: 3}, []string{"no concurrency cap"}, "behind"},
-		{"prefill capped", Msg{InFlight: 6, Concurrency: 8, InPrefill: 2, PrefillCap: 2}, []string{"in-flight 6 / 8", "prefill 2 / 2"}, "behind"},
-		{"in prefill", Msg{InFlight: 3, InPrefill: 1}, []string{"in-flight 3", "prefill 1"}, "/ 0"},
-		{"lagging", Msg{Lag: metrics.Quantiles{P50: 4, P99: 25}}, []string{"p99 25.0 ms", "behind"}, "read delay"},
-		{"read delay", Msg{ReadDelay: metrics.Quantiles{Count: 9, P50: 0.05, P99: 0.4}}, []string{"read delay p50 0.05  p99 0.40 ms"}, "saturated"},
-		{"saturated client", Msg{ReadDelay: metrics.Quantiles{Count: 9, P50: 0.5, P99: 3}}, []string{"read delay", "saturated"}, ""},
+			[]string{"in-flight 2 / 4", "ok 7", "err 1", "p99 0.50 ms"}, "behind", 0},
+		{"uncapped", Msg{InFlight: 3}, []string{"no concurrency cap"}, "behind", 0},
+		{"prefill capped", Msg{InFlight: 6, Concurrency: 8, InPrefill: 2, PrefillCap: 2}, []string{"in-flight 6 / 8", "prefill 2 / 2"}, "behind", 0},
+		{"in prefill", Msg{InFlight: 3, InPrefill: 1}, []string{"in-flight 3", "prefill 1"}, "/ 0", 0},
+		{"lagging", Msg{Lag: metrics.Quantiles{P50: 4, P99: 25}}, []string{"p99 25.0 ms", "behind"}, "read delay", 0},
+		{"read delay", Msg{ReadDelay: metrics.Quantiles{Count: 9, P50: 0.05, P99: 0.4}}, []string{"read delay p50 0.05  p99 0.40 ms"}, "saturated", 0},
+		{"saturated client", Msg{ReadDelay: metrics.Quantiles{Count: 9, P50: 0.5, P99: 3}}, []string{"read delay", "saturated"}, "", 0},
+		{"narrow: the p99s alone, uncut", Msg{Lag: metrics.Quantiles{P50: 0.12, P99: 1.53}, ReadDelay: metrics.Quantiles{Count: 9, P50: 0.05, P99: 0.4}},
+			[]string{"sched lag p99 1.53 ms  read delay p99 0.40 ms"}, "…", 48},
 	}
 	for _, tt := range tests {
 		var m Model
 		m, _ = m.Update(tt.msg)
-		v := m.View(100)
+		v := m.View(cmp.Or(tt.width, 100))
 		for _, w := range tt.want {
 			if !strings.Contains(v, w) {
 				t.Errorf("%s: missing %q in\n%s", tt.name, w, v)

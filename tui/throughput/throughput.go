@@ -105,7 +105,9 @@ func scale(cols []column) (lo, hi float64) {
 	if top <= 0 || low < 0.4*top {
 		return 0, hi
 	}
-	step := niceCeil((top - low) / 3)
+	// A band under a quarter of the top is drawn a quarter high: a steady
+	// run's 1% jitter must not fill the chart as if it were a swing.
+	step := niceCeil(max(top-low, top/4) / 3)
 	lo = max(0, math.Floor(low/step)*step-step)
 	hi = math.Ceil(top/step) * step
 	return lo, hi

@@ -17,6 +17,27 @@ func TestNiceCeil(t *testing.T) {
 	}
 }
 
+func TestScale(t *testing.T) {
+	for _, tt := range []struct {
+		name   string
+		tok    []float64
+		lo, hi float64
+	}{
+		{"empty", nil, 0, 0},
+		{"a ramp from zero", []float64{0, 100, 200, 300, 400}, 0, 400},
+		{"a steady run's jitter is drawn flat", []float64{193, 195, 197, 194, 196, 195, 194, 197, 193, 195}, 160, 200},
+		{"a real swing in a narrow band", []float64{600, 700, 800, 900, 1000, 950, 650, 700, 800, 900}, 480, 1080},
+	} {
+		cols := make([]column, len(tt.tok))
+		for i, v := range tt.tok {
+			cols[i].tok = v
+		}
+		if lo, hi := scale(cols); lo != tt.lo || hi != tt.hi {
+			t.Errorf("%s: axis %v–%v, want %v–%v", tt.name, lo, hi, tt.lo, tt.hi)
+		}
+	}
+}
+
 func TestView(t *testing.T) {
 	var m Model
 	pts := make([]metrics.Point, 300)
