@@ -159,7 +159,8 @@ func (m Model) View(width, height int) string {
 			case r == 0:
 				axis = text.Right(text.Num(lo), 5) + "┤"
 			case chartH >= 6 && r == chartH/2:
-				axis = text.Right(text.Num(lo+(top-lo)*float64(r*8+4)/float64(chartH*8)), 5) + "┤"
+				// The axis's round midpoint, which this row's band holds.
+				axis = text.Right(text.Num((lo+top)/2), 5) + "┤"
 			}
 			b.WriteString(text.Dim.Render(axis))
 			var row strings.Builder
