@@ -136,6 +136,10 @@ type Config struct {
 	// SweepMode combines several lists: grid (every combination, the
 	// default) or zip (the i-th value of each) (--sweep-mode).
 	SweepMode string
+	// SweepSameSeed seeds every value of a sweep from --random-seed
+	// alone (--parameter-sweep-same-seed); by default value i gets
+	// --random-seed + i, as AIPerf seeds them.
+	SweepSameSeed bool
 	// NumProfileRuns repeats the whole plan (--num-profile-runs; 0 or 1:
 	// once), ProfileRunCooldown waits between the runs and
 	// ConfidenceLevel sets the aggregate's intervals (--confidence-level).
@@ -588,7 +592,6 @@ func redactHeaders(headers http.Header) [][2]string {
 	return out
 }
 
-// redactValue shows whether a secret was given, never the secret.
 // Retries is --connection-retries as a count: 0 or 1 (the default), or
 // -1 when it is neither.
 func (c *Config) Retries() int {
@@ -601,6 +604,17 @@ func (c *Config) Retries() int {
 	return -1
 }
 
+// ValueSeed is the seed of a sweep's value i: --random-seed + i, as AIPerf
+// seeds a sweep's values, or --random-seed alone with
+// --parameter-sweep-same-seed.
+func (c *Config) ValueSeed(i int) uint64 {
+	if c.SweepSameSeed {
+		return c.Seed
+	}
+	return c.Seed + uint64(i)
+}
+
+// redactValue shows whether a secret was given, never the secret.
 func redactValue(secret string) string {
 	if secret != "" {
 		return Redacted

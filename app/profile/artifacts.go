@@ -352,7 +352,7 @@ func (p *prepared) reportSweep(o *outcome, base export.Run, subs []string) ([]st
 		info["variation_values"] = map[string]any{p.plan.mode: valueOf(v)}
 		if sw := p.plan.sweep; sw != nil {
 			info["variation_values"], info["variation_label"] = sw.variation(i), sw.label(i)
-			run.InputConfig = sw.inputConfig(i, run.InputConfig, p.c.Seed)
+			run.InputConfig = sw.inputConfig(i, run.InputConfig, p.c.ValueSeed(i))
 		}
 		delete(info, "stage_values")
 		delete(info, "stage_folders")

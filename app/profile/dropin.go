@@ -66,10 +66,11 @@ func (c *config) addSystemPrompt(ds *datasets.Dataset) error {
 // valuePools are the synthetic prompts of a sweep's values, one pool of
 // size conversations per value, as AIPerf builds each value's dataset
 // anew with seed --random-seed + the value's index: a prefix cache sees
-// no prompt of an earlier value again. n 0: one pool for the whole run.
+// no prompt of an earlier value again (with --parameter-sweep-same-seed,
+// every value the same prompts). n 0: one pool for the whole run.
 type valuePools struct {
 	n, size  int
-	seed     uint64
+	seed     func(value int) uint64
 	strategy string
 }
 
@@ -87,7 +88,7 @@ func (c *config) loadValueDatasets(ctx context.Context, ds **datasets.Dataset, t
 	var all *datasets.Dataset
 	for i := range values {
 		vc := *c
-		vc.Seed = c.Seed + uint64(i)
+		vc.Seed = c.ValueSeed(i)
 		d, err := vc.loadDataset(ctx, tok, c.NumDatasetEntries, log)
 		if err != nil {
 			return valuePools{}, err
@@ -106,7 +107,7 @@ func (c *config) loadValueDatasets(ctx context.Context, ds **datasets.Dataset, t
 	if strategy == "" {
 		strategy = datasets.DefaultSampling(all.Type)
 	}
-	return valuePools{n: values, size: c.NumDatasetEntries, seed: c.Seed, strategy: strategy}, nil
+	return valuePools{n: values, size: c.NumDatasetEntries, seed: c.ValueSeed, strategy: strategy}, nil
 }
 
 // assign points each profile stage at its value's pool (the warmup takes
@@ -125,7 +126,7 @@ func (vp valuePools) assign(stages []loadgen.Stage) {
 		base, size := pool*vp.size, vp.size
 		pick := func(k int) int { return k }
 		if vp.strategy != datasets.SampleSequential {
-			pick = datasets.NewSampler(vp.strategy, size, vp.seed+uint64(pool)).Pick
+			pick = datasets.NewSampler(vp.strategy, size, vp.seed(pool)).Pick
 		}
 		stages[i].Conversation = func(k int) int { return base + pick(k)%size }
 	}

@@ -139,9 +139,9 @@ func (p *prepared) prepareLive() (*liveSession, error) {
 		if len(load.concs) > 0 {
 			ls.live.Cap = load.concs[0]
 		}
-		pattern, smooth, seed := c.ArrivalPattern, c.Smoothness, c.Seed
+		pattern, smooth, seed := c.ArrivalPattern, c.Smoothness, c.ValueSeed
 		ls.live.Arrival = func(rate float64, stage int) (schedule.Schedule, error) {
-			return schedule.Arrival(pattern, rate, smooth, seed+uint64(stage))
+			return schedule.Arrival(pattern, rate, smooth, seed(stage))
 		}
 	}
 	for _, st := range p.plan.stages {

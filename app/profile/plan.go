@@ -205,7 +205,7 @@ func (c *config) plan(ds *datasets.Dataset, l load) (*plan, error) {
 			if c.RateRamp > 0 {
 				opts = append(opts, schedule.RampUp(c.RateRamp))
 			}
-			sched, err := schedule.Arrival(c.ArrivalPattern, r, c.Smoothness, c.Seed+uint64(i), opts...)
+			sched, err := schedule.Arrival(c.ArrivalPattern, r, c.Smoothness, c.ValueSeed(i), opts...)
 			if err != nil {
 				return nil, &cmdline.UsageError{Err: cmdline.ForFlags(err, map[string]string{"rate": "--request-rate", "smoothness": "--arrival-smoothness", "pattern": "--arrival-pattern"})}
 			}

@@ -265,7 +265,7 @@ func (c *config) planSweep(ctx context.Context, tok datasets.Tokenizer, l load, 
 	for i := range sw.points {
 		vc, vl := *c, l
 		vc.SweepLists = nil
-		vc.Seed = c.Seed + uint64(i)
+		vc.Seed = c.ValueSeed(i)
 		if i > 0 {
 			vc.WarmupCount = 0
 		}
@@ -343,7 +343,7 @@ func (sw *sweep) labels() []string {
 }
 
 // inputConfig is point i's input_config: the run's, with each swept
-// flag's value and the seed the point was planned with.
+// flag's value and seed, the seed the point was planned with.
 func (sw *sweep) inputConfig(i int, ic any, seed uint64) any {
 	m, ok := ic.(map[string]any)
 	if !ok {
@@ -354,5 +354,5 @@ func (sw *sweep) inputConfig(i int, ic any, seed uint64) any {
 			m = cmdline.WithPath(m, path, valueOf(export.SweepValue{Value: sw.points[i][j], Integer: d.integer}))
 		}
 	}
-	return cmdline.WithPath(m, cmdline.PathOf("random-seed"), seed+uint64(i))
+	return cmdline.WithPath(m, cmdline.PathOf("random-seed"), seed)
 }

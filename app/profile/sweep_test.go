@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -177,4 +178,61 @@ func TestSweepUsageErrors(t *testing.T) {
 			t.Errorf("%q: err %v, want a usage error with %q", tc.args, err, tc.want)
 		}
 	}
+}
+
+// TestSweepSameSeed: by default a sweep's values get prompts of their own
+// (seeded --random-seed + the value's index, as AIPerf), so a prefix cache
+// sees nothing of an earlier value again; --parameter-sweep-same-seed
+// sends every value the same prompts and says so in each point's
+// input_config.
+func TestSweepSameSeed(t *testing.T) {
+	for _, tc := range []struct {
+		flag string
+		same bool
+	}{{"", false}, {"--parameter-sweep-same-seed", true}} {
+		args := []string{"--concurrency", "1,2", "--request-count", "3", "--isl", "16", "--osl", "2", "--num-dataset-entries", "3"}
+		if tc.flag != "" {
+			args = append(args, tc.flag)
+		}
+		dir, _ := sweepRun(t, args...)
+		a, b := bodies(t, filepath.Join(dir, "concurrency_1")), bodies(t, filepath.Join(dir, "concurrency_2"))
+		if len(a) != 3 || len(b) != 3 {
+			t.Fatalf("%q: %d and %d request bodies, want 3 each", tc.flag, len(a), len(b))
+		}
+		if alike := slices.Equal(a, b); alike != tc.same {
+			t.Errorf("%q: the two values' request bodies alike: %v, want %v\n%q\n%q", tc.flag, alike, tc.same, a, b)
+		}
+	}
+	// In a list-flag sweep the point's input_config carries its seed.
+	dir, _ := sweepRun(t, "--isl", "16,48", "--request-count", "2", "--osl", "2", "--parameter-sweep-same-seed")
+	ic := apptest.ReadExport(t, filepath.Join(dir, "isl_48"))["input_config"].(map[string]any)
+	if v, _ := cmdline.PathValue(ic, "input.random_seed"); v != 3.0 {
+		t.Errorf("isl_48 with --parameter-sweep-same-seed: input_config seed %v, want 3", v)
+	}
+}
+
+// bodies are the request bodies of the run in dir's inputs.json, sorted
+// (a session's id names its value, so it is left out).
+func bodies(t *testing.T, dir string) []string {
+	t.Helper()
+	var in struct {
+		Data []struct {
+			Payloads []json.RawMessage `json:"payloads"`
+		} `json:"data"`
+	}
+	b, err := os.ReadFile(filepath.Join(dir, FileInputs))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(b, &in); err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, s := range in.Data {
+		for _, p := range s.Payloads {
+			out = append(out, string(p))
+		}
+	}
+	slices.Sort(out)
+	return out
 }
