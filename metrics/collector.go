@@ -161,6 +161,9 @@ func (c *Collector) Started(p Phase) { c.started[p].Add(1) }
 // SetPhase tells snapshots which phase is being issued.
 func (c *Collector) SetPhase(p Phase) { c.phase.Store(int32(p)) }
 
+// Phase is the phase being issued now.
+func (c *Collector) Phase() Phase { return Phase(c.phase.Load()) }
+
 // SetStage tells snapshots which stage is in progress.
 func (c *Collector) SetStage(i int) { c.stage.Store(int64(i)) }
 

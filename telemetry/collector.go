@@ -40,6 +40,8 @@ type Collector struct {
 	srvSink    io.Writer
 	onSample   func(gpus []GPUSample, server []ServerSample)
 	urls       []string
+	// measuring says whether the run is past its warmup (nil: always).
+	measuring func() bool
 
 	mu         sync.Mutex
 	gpuSamples []GPUSample
@@ -51,7 +53,10 @@ type Collector struct {
 	firstFams, lastFams map[string][]Family
 	// srvStore keeps what ServerExport needs of every scrape.
 	srvStore srvStore
-	sinkErr  error
+	// from is when the measured window began: the run's start, or the
+	// last scrape taken during the warmup.
+	from    time.Time
+	sinkErr error
 	// skipped counts, by source, the ticks that skipped it because its
 	// previous scrape was still in flight.
 	skipped map[string]int64
@@ -172,6 +177,13 @@ func ServerSink(w io.Writer) Option { return func(c *Collector) { c.srvSink = w 
 func OnSample(f func(gpus []GPUSample, server []ServerSample)) Option {
 	return func(c *Collector) { c.onSample = f }
 }
+
+// Measuring tells the collector whether the run is past its warmup. A
+// sample taken during the warmup is a baseline, not part of the run: the
+// summaries and the server export leave out every sample until then, and
+// counters and histograms count their increase from the warmup's last
+// scrape. The JSONL sinks and OnSample still see every sample.
+func Measuring(f func() bool) Option { return func(c *Collector) { c.measuring = f } }
 
 // New builds a Collector.
 func New(opts ...Option) *Collector {
@@ -405,31 +417,55 @@ func (c *Collector) round(ctx context.Context, gst []tracked, final bool, timeou
 // keep stores samples, writes them to the sinks and hands them to
 // onSample.
 func (c *Collector) keep(gpus []GPUSample, servers []ServerSample) {
+	baseline := c.measuring != nil && !c.measuring()
 	c.mu.Lock()
-	c.gpuSamples = append(c.gpuSamples, gpus...)
 	c.writeLines(c.gpuSink, gpus)
 	c.writeLines(c.srvSink, servers)
+	if baseline && (len(gpus) > 0 || len(servers) > 0) {
+		// The warmup's: what came before is dropped, and the window
+		// starts here.
+		c.gpuSamples, c.srvSamples = c.gpuSamples[:0], c.srvSamples[:0]
+		for _, g := range gpus {
+			c.from = latest(c.from, g.WallNs)
+		}
+		for _, s := range servers {
+			c.from = latest(c.from, s.WallNs)
+		}
+	}
+	if !baseline {
+		c.gpuSamples = append(c.gpuSamples, gpus...)
+	}
 	for i := range servers {
 		s := &servers[i]
-		c.srvStore.add(s)
+		c.srvStore.add(s, baseline)
 		if s.Families != nil {
 			if c.firstFams == nil {
 				c.firstFams, c.lastFams = map[string][]Family{}, map[string][]Family{}
 			}
-			if _, ok := c.firstFams[s.URL]; !ok {
+			if _, ok := c.firstFams[s.URL]; !ok || baseline {
 				c.firstFams[s.URL] = s.Families
 			}
 			c.lastFams[s.URL] = s.Families
 			s.Families = nil
 		}
 	}
-	c.srvSamples = append(c.srvSamples, servers...)
+	if !baseline {
+		c.srvSamples = append(c.srvSamples, servers...)
+	}
 	c.mu.Unlock()
 	if c.onSample != nil && (len(gpus) > 0 || len(servers) > 0) {
 		c.cbMu.Lock()
 		defer c.cbMu.Unlock()
 		c.onSample(gpus, servers)
 	}
+}
+
+// latest is the later of t and the wall time ns.
+func latest(t time.Time, ns int64) time.Time {
+	if u := time.Unix(0, ns); u.After(t) {
+		return u
+	}
+	return t
 }
 
 // fail reports a source's error once and, if it never answered, turns it

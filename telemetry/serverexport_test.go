@@ -369,6 +369,52 @@ func BenchmarkServerStoreAdd(b *testing.B) {
 	b.ReportAllocs()
 	for i := 0; b.Loop(); i++ {
 		s := ServerSample{URL: "http://s/metrics", WallNs: int64(i), Families: fams}
-		st.add(&s)
+		st.add(&s, false)
+	}
+}
+
+// TestWarmupIsTheBaseline: the scrapes taken during the warmup are not the
+// run's. A gauge's statistics cover the scrapes after it, a counter's and
+// a histogram's increase starts at the warmup's last scrape, in the server
+// export and in telemetry_data alike; the JSONL sink keeps every scrape.
+func TestWarmupIsTheBaseline(t *testing.T) {
+	t.Parallel()
+	ss := scrapes()
+	measuring := true
+	var sink bytes.Buffer
+	c := New(ServerMetrics("http://s:8000/metrics"), Start(time.Unix(0, ss[0].WallNs)), ServerSink(&sink),
+		Measuring(func() bool { return measuring }))
+	// Scrape 0 before the warmup starts, 1 and 2 during it, 3 and 4 after.
+	for i, s := range ss {
+		measuring = i == 0 || i >= 3
+		c.keep(nil, []ServerSample{s})
+	}
+	m := c.ServerExport()
+	f := func(v float64) *float64 { return &v }
+	stats := func(name string) SeriesStats { return m.Metrics[name].Series[0].Stats }
+	if g := stats("vllm:num_requests_running"); *g.Avg != 4 || *g.Min != 4 {
+		t.Errorf("gauge avg %v min %v, want 4 and 4 (the readings after the warmup)", *g.Avg, *g.Min)
+	}
+	// Counter 150 at the warmup's last scrape, 400 at the end; the
+	// histogram 5 observations then, 12 at the end.
+	if d := cmp.Diff(SeriesStats{Total: f(250), Rate: f(125)}, stats("vllm:generation_tokens_total")); d != "" {
+		t.Errorf("counter (-want +got):\n%s", d)
+	}
+	if h := stats("vllm:e2e_request_latency_seconds"); *h.Count != 7 || math.Abs(*h.Sum-6) > 1e-9 {
+		t.Errorf("histogram count %d sum %v, want 7 and 6", *h.Count, *h.Sum)
+	}
+	if m.Start.Before(time.Unix(0, ss[0].WallNs)) || m.Start.Equal(time.Unix(0, ss[0].WallNs)) {
+		t.Errorf("export start %v is the run's start, want the warmup's end", m.Start)
+	}
+	d := c.Summary()
+	sv := d.Servers["http://s:8000/metrics"]
+	if got := sv.Series[`vllm:generation_tokens_total{model_name="m"}`]; got.Delta == nil || *got.Delta != 250 {
+		t.Errorf("telemetry_data counter increase %+v, want 250", got)
+	}
+	if n := len(c.ServerSamples()); n != 2 {
+		t.Errorf("%d scrapes kept for the summaries, want the 2 after the warmup", n)
+	}
+	if n := strings.Count(sink.String(), "\n"); n != 5 {
+		t.Errorf("%d JSONL lines, want all 5 scrapes", n)
 	}
 }

@@ -156,8 +156,10 @@ type histPoint struct {
 	buckets    []Bucket
 }
 
-// add stores one scrape.
-func (st *srvStore) add(s *ServerSample) {
+// add stores one scrape; a baseline (the warmup's) only sets where the
+// counters' and histograms' increases start and drops the gauge readings
+// so far.
+func (st *srvStore) add(s *ServerSample, baseline bool) {
 	if st.eps == nil {
 		st.eps = map[string]*epStore{}
 	}
@@ -169,6 +171,13 @@ func (st *srvStore) add(s *ServerSample) {
 	}
 	ep.fetches++
 	ep.lastFet = s.WallNs
+	if baseline {
+		for _, fs := range ep.fams {
+			for _, ss := range fs.series {
+				ss.reset()
+			}
+		}
+	}
 	ep.latency += s.Took
 	h := fnv.New64a()
 	for _, f := range s.Families {
@@ -195,7 +204,9 @@ func (st *srvStore) add(s *ServerSample) {
 				ss = &seriesStore{labels: x.Labels, stride: 1}
 				fs.series[key] = ss
 			}
-			ss.add(typ, s.WallNs, x)
+			if !baseline || typ != TypeGauge {
+				ss.add(typ, s.WallNs, x)
+			}
 			h.Write([]byte(f.Name))
 			h.Write([]byte(key))
 			// Each on its own: a gauge's Sum and Count are NaN.
@@ -264,6 +275,12 @@ func (ss *seriesStore) add(typ string, ns int64, x Sample) {
 	}
 }
 
+// reset forgets the series' readings: the next is its first.
+func (ss *seriesStore) reset() {
+	ss.vals, ss.n, ss.stride = nil, 0, 1
+	ss.seen, ss.stepped = false, false
+}
+
 // point records a counter's or histogram's reading as the last, the first
 // if none came before, noting a reset (a value that went down).
 func (ss *seriesStore) point(p histPoint) {
@@ -285,6 +302,9 @@ func (c *Collector) ServerExport() *ServerExport {
 		return nil
 	}
 	m.Start = c.start
+	if !c.from.IsZero() {
+		m.Start = c.from // the warmup's scrapes were the baseline
+	}
 	for _, s := range c.servers {
 		m.Configured = append(m.Configured, sourceName(s))
 	}

@@ -443,7 +443,9 @@ func (p *prepared) execute(ctx context.Context, log io.Writer) (o *outcome, err 
 		return nil, &cmdline.UsageError{Err: err}
 	}
 
-	tel, err := c.startTelemetry(ctx, target, o.dir, o.start, logw)
+	// The warmup's scrapes are the baseline, as its records are left out.
+	measuring := func() bool { return col.Phase() == metrics.Profile }
+	tel, err := c.startTelemetry(ctx, target, o.dir, o.start, measuring, logw)
 	if err != nil {
 		return nil, err
 	}

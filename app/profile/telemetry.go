@@ -37,8 +37,9 @@ type telemetryRun struct {
 
 // startTelemetry starts the samplers the flags ask for. Sources that are
 // not there (no NVML, no /metrics) are reported once and skipped; the run
-// goes on without them.
-func (c *config) startTelemetry(ctx context.Context, target, dir string, start time.Time, log io.Writer) (*telemetryRun, error) {
+// goes on without them. measuring says whether the run is past its
+// warmup: the samples before are the summaries' baseline, not their data.
+func (c *config) startTelemetry(ctx context.Context, target, dir string, start time.Time, measuring func() bool, log io.Writer) (*telemetryRun, error) {
 	logf := func(format string, args ...any) { fmt.Fprintf(log, format+"\n", args...) }
 	var gpus []telemetry.GPUSource
 	if !c.NoGPUTelemetry {
@@ -80,7 +81,7 @@ func (c *config) startTelemetry(ctx context.Context, target, dir string, start t
 	t := &telemetryRun{done: make(chan error, 1)}
 	opts := []telemetry.Option{
 		telemetry.Start(start), telemetry.GPU(gpus...), telemetry.ServerMetrics(servers...),
-		telemetry.Logf(logf), telemetry.OnSample(t.live.record),
+		telemetry.Logf(logf), telemetry.OnSample(t.live.record), telemetry.Measuring(measuring),
 	}
 	if c.GPUInterval > 0 {
 		opts = append(opts, telemetry.Interval(c.GPUInterval))

@@ -2,6 +2,7 @@ package profile
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -16,6 +17,7 @@ import (
 	"github.com/surgebench/surge/app/internal/apptest"
 	"github.com/surgebench/surge/datasets"
 	"github.com/surgebench/surge/examples/mockserver"
+	"github.com/surgebench/surge/telemetry"
 )
 
 // TestWarmupPlan: the warmup stage's bound (count, time or both) and load
@@ -252,5 +254,67 @@ func TestConfigFileRunsProfile(t *testing.T) {
 		if v, _ := cmdline.PathValue(ic, path); v != want {
 			t.Errorf("input_config %s = %v, want %v", path, v, want)
 		}
+	}
+}
+
+// TestWarmupLeftOutOfServerMetrics: the server's counters count from the
+// warmup's last scrape, so the warmup's tokens are not in the run's
+// server_metrics_export.json (the mock counts every token it streams),
+// but for those of its last moments.
+func TestWarmupLeftOutOfServerMetrics(t *testing.T) {
+	t.Parallel()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	mock, err := mockserver.Start(ctx, "127.0.0.1:0", mockserver.Config{TTFT: 10 * time.Millisecond, ITL: 2 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer mock.Close(context.Background())
+	dir := t.TempDir()
+	// About 160 warmup requests of 5 tokens (1 s, 3 at once), then 5
+	// profile requests of 5.
+	args := []string{"--url", mock.URL(), "-m", "mock", "--streaming", "--concurrency", "1", "--request-count", "5",
+		"--isl", "16", "--osl", "5", "--warmup-duration", "1", "--warmup-request-count", "100000", "--warmup-concurrency", "3",
+		"--server-metrics-interval", "0.05", "--ui", "none", "--no-gpu-telemetry", "--output-artifact-dir", dir}
+	if _, err := Run(ctx, parseArgs(t, args...), io.Discard, io.Discard); err != nil {
+		t.Fatal(err)
+	}
+	recs := phaseRecords(t, dir)
+	warm, prof := recs["warmup"], recs["profiling"]
+	// The baseline is the warmup's last scrape, up to an interval (longer
+	// on a busy machine) before it ends: the warmup requests that ended
+	// in its last 250 ms, or after, may count.
+	late := 0
+	for _, w := range warm {
+		if w[1] > prof[0][0]-int64(250*time.Millisecond) {
+			late++
+		}
+	}
+	if late > len(warm)/2 {
+		t.Fatalf("%d of %d warmup requests in its last 250 ms: too few before them for the test to tell", late, len(warm))
+	}
+	b, err := os.ReadFile(filepath.Join(dir, telemetry.ServerMetricsJSONFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var export struct {
+		Metrics map[string]struct {
+			Series []struct {
+				Stats struct {
+					Total *float64 `json:"total"`
+				} `json:"stats"`
+			} `json:"series"`
+		} `json:"metrics"`
+	}
+	if err := json.Unmarshal(b, &export); err != nil {
+		t.Fatal(err)
+	}
+	s := export.Metrics["vllm:generation_tokens_total"].Series
+	if len(s) != 1 || s[0].Stats.Total == nil {
+		t.Fatalf("vllm:generation_tokens_total: %+v, want one series with a total", s)
+	}
+	if got, most := *s[0].Stats.Total, float64(5*(len(prof)+late)); got < 5 || got > most {
+		t.Errorf("server generation tokens in the run %v, want the profile's 25 and at most the last %d warmup requests' (≤ %v), not all %d warmup requests' %d",
+			got, late, most, len(warm), 5*len(warm))
 	}
 }
