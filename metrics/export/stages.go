@@ -3,6 +3,7 @@ package export
 import (
 	"fmt"
 	"io"
+	"math"
 	"slices"
 	"strconv"
 	"strings"
@@ -21,15 +22,17 @@ func ConsoleStages(w io.Writer, s *metrics.Summary) {
 	if mode == "" {
 		mode = "stage"
 	}
-	header := []string{mode, "requests", "errors", "req/s", "out tok/s", "TTFT p50", "TTFT p95", "ITL p50", "latency p95", ""}
+	// Short headings and three significant digits: the table fits 80
+	// columns (96 with the intervals).
+	header := []string{mode, "reqs", "err", "req/s", "out tok/s", "TTFT p50", "TTFT p95", "ITL p50", "lat p95", ""}
 	// The intervals the knee is judged on, where the stages have them.
 	withCI := false
 	for _, st := range s.Stages {
 		withCI = withCI || st.OutputTokenThroughputCI != nil
 	}
 	if withCI {
-		header = slices.Insert(header, 5, "± (95%)")
-		header = slices.Insert(header, 8, "p95 95% CI")
+		header = slices.Insert(header, 5, "±95%")
+		header = slices.Insert(header, 8, "p95 CI")
 	}
 	rows := [][]string{header}
 	for i, st := range s.Stages {
@@ -46,8 +49,8 @@ func ConsoleStages(w io.Writer, s *metrics.Summary) {
 		}
 		row := []string{value,
 			strconv.FormatInt(st.RequestCount, 10), strconv.FormatInt(st.ErrorRequestCount, 10),
-			short(st.RequestThroughput), short(st.OutputTokenThroughput),
-			short(st.TTFT.P50), short(st.TTFT.P95), short(st.ITL.P50), short(st.Latency.P95), mark}
+			sig3(st.RequestThroughput), sig3(st.OutputTokenThroughput),
+			sig3(st.TTFT.P50), sig3(st.TTFT.P95), sig3(st.ITL.P50), sig3(st.Latency.P95), mark}
 		if withCI {
 			tput, p95 := "", ""
 			if ci := st.OutputTokenThroughputCI; ci != nil && st.OutputTokenThroughput > 0 {
@@ -58,7 +61,7 @@ func ConsoleStages(w io.Writer, s *metrics.Summary) {
 				ci = st.LatencyP95CI
 			}
 			if ci != nil {
-				p95 = short(ci.Lo) + "–" + short(ci.Hi)
+				p95 = sig3(ci.Lo) + "–" + sig3(ci.Hi)
 			}
 			row = slices.Insert(row, 5, tput)
 			row = slices.Insert(row, 8, p95)
@@ -99,4 +102,20 @@ func ConsoleStages(w io.Writer, s *metrics.Summary) {
 		fmt.Fprintf(w, "Knee: %s; at %s %s the intervals could not tell whether latency had blown up and throughput stopped paying off\n",
 			v, mode, strconv.FormatFloat(s.Stages[v.At].Value, 'f', -1, 64))
 	}
+}
+
+// sig3 writes v with three significant digits, whole numbers from 100 up
+// (1234.5 → 1235, 21.24 → 21.2, 5.004 → 5.00).
+func sig3(v float64) string {
+	switch a := math.Abs(v); {
+	case math.IsNaN(v) || math.IsInf(v, 0):
+		return short(v)
+	case a >= 99.95 || v == 0:
+		return strconv.FormatFloat(v, 'f', 0, 64)
+	case a >= 9.995:
+		return strconv.FormatFloat(v, 'f', 1, 64)
+	case a >= 0.9995:
+		return strconv.FormatFloat(v, 'f', 2, 64)
+	}
+	return strconv.FormatFloat(v, 'g', 3, 64)
 }

@@ -2,6 +2,7 @@ package export
 
 import (
 	"bytes"
+	"math"
 	"strings"
 	"testing"
 
@@ -51,9 +52,21 @@ func TestConsoleStagesInconclusive(t *testing.T) {
 	var b bytes.Buffer
 	ConsoleStages(&b, s)
 	golden(t, "console_stages_inconclusive.txt", b.Bytes())
-	for _, want := range []string{"±20%", "16–26", "Knee: inconclusive: run more requests per stage (", "at concurrency 4"} {
+	for _, want := range []string{"±20%", "16.0–26.0", "Knee: inconclusive: run more requests per stage (", "at concurrency 4"} {
 		if !strings.Contains(b.String(), want) {
 			t.Errorf("table does not say %q:\n%s", want, b.String())
+		}
+	}
+}
+
+func TestSig3(t *testing.T) {
+	for _, tt := range []struct {
+		in   float64
+		want string
+	}{{0, "0"}, {9585.39, "9585"}, {194.94, "195"}, {99.96, "100"}, {21.24, "21.2"}, {9.996, "10.0"}, {5.004, "5.00"},
+		{0.1234, "0.123"}, {-21.24, "-21.2"}, {math.NaN(), "-"}, {math.Inf(1), "inf"}} {
+		if got := sig3(tt.in); got != tt.want {
+			t.Errorf("sig3(%v) = %q, want %q", tt.in, got, tt.want)
 		}
 	}
 }
