@@ -201,8 +201,12 @@ func load(ctx context.Context, o Options) (*Dataset, *Report, error) {
 			return nil, nil, err
 		}
 		rep.Source, rep.Type, d.Type = "synthetic", TypeSynthetic, TypeSynthetic
-		head := fmt.Sprintf("dataset: synthetic, prompts of ISL %d±%g tokens, OSL %d±%g, seed %d",
-			o.Synthetic.ISL, o.Synthetic.ISLStddev, o.Synthetic.OSL, o.Synthetic.OSLStddev, o.Seed)
+		osl := fmt.Sprintf("OSL %d±%g", o.Synthetic.OSL, o.Synthetic.OSLStddev)
+		if o.Synthetic.OSL <= 0 {
+			osl = "OSL the server's default" // no cap is sent
+		}
+		head := fmt.Sprintf("dataset: synthetic, prompts of ISL %d±%g tokens, %s, seed %d",
+			o.Synthetic.ISL, o.Synthetic.ISLStddev, osl, o.Seed)
 		switch so := o.Synthetic; {
 		case so.SeqDist != nil:
 			head = fmt.Sprintf("dataset: synthetic, ISL,OSL pairs drawn from %s (weights in %%), seed %d", so.SeqDist, o.Seed)
