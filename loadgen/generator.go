@@ -475,7 +475,7 @@ func (g *Generator) issue(ctx, reqCtx context.Context, wg *sync.WaitGroup, st St
 				if ti >= next.Turns {
 					return slot{}, false
 				}
-				if d := conv.Turns[ti].Delay; d > 0 && !sleep(reqCtx, d) {
+				if d := conv.Turns[ti].Delay; d > 0 && !Sleep(reqCtx, d) {
 					return slot{}, false
 				}
 				g.issued.Add(1)
@@ -603,7 +603,7 @@ func (g *Generator) issueUsers(ctx, reqCtx context.Context, wg *sync.WaitGroup, 
 				intended := stageStart + int64(at)
 				// Sleeping on the stage context stops issuing at the duration
 				// or an interrupt; the request itself runs on reqCtx.
-				if wait := time.Duration(intended - g.now()); wait > 0 && !sleep(ctx, wait) {
+				if wait := time.Duration(intended - g.now()); wait > 0 && !Sleep(ctx, wait) {
 					return slot{}, false
 				}
 				g.issued.Add(1)

@@ -134,7 +134,8 @@ func rawBody(rec *metrics.Record, b []byte) {
 	}
 }
 
-func sleep(ctx context.Context, d time.Duration) bool {
+// Sleep waits d, or until ctx ends: false then.
+func Sleep(ctx context.Context, d time.Duration) bool {
 	t := time.NewTimer(d)
 	defer t.Stop()
 	select {

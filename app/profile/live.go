@@ -554,17 +554,6 @@ func (p *pilot) seen() int {
 	return len(p.lat) + p.failed
 }
 
-func sleepCtx(ctx context.Context, d time.Duration) bool {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return true
-	case <-ctx.Done():
-		return false
-	}
-}
-
 // run sends the pilot and returns the start rate: one stream's rate, at
 // least lowest (the lowest rate a probe can judge).
 func (p *pilot) run(ctx context.Context, gen *loadgen.Generator, lowest float64, logw io.Writer) (float64, error) {
@@ -576,7 +565,7 @@ func (p *pilot) run(ctx context.Context, gen *loadgen.Generator, lowest float64,
 	// The collector hands records on after the requests end: wait for the
 	// pilot's (briefly; the stage's time limit may have sent fewer).
 	for wait := time.Now().Add(2 * time.Second); time.Now().Before(wait) && p.seen() < pilotRequests; {
-		if !sleepCtx(ctx, 10*time.Millisecond) {
+		if !loadgen.Sleep(ctx, 10*time.Millisecond) {
 			return 0, ctx.Err()
 		}
 	}

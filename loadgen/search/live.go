@@ -102,7 +102,7 @@ func (l *Live) Probe(ctx context.Context, value float64) (Probe, error) {
 			return Probe{}, err
 		}
 		for l.InFlight() > 0 {
-			if !sleepCtx(ctx, tick) {
+			if !loadgen.Sleep(ctx, tick) {
 				return Probe{}, ctx.Err()
 			}
 		}
@@ -140,7 +140,7 @@ func (l *Live) Probe(ctx context.Context, value float64) (Probe, error) {
 		if ok {
 			break
 		}
-		if !sleepCtx(ctx, 10*time.Millisecond) {
+		if !loadgen.Sleep(ctx, 10*time.Millisecond) {
 			return Probe{}, ctx.Err()
 		}
 	}
@@ -149,7 +149,7 @@ func (l *Live) Probe(ctx context.Context, value float64) (Probe, error) {
 	}
 	judgeFrom := stageAt + int64(settle)
 	for {
-		if !sleepCtx(ctx, tick) {
+		if !loadgen.Sleep(ctx, tick) {
 			return Probe{}, ctx.Err()
 		}
 		now := l.Now()
@@ -186,15 +186,4 @@ func (l *Live) samplesOf(stage int, from int64) []Sample {
 	}
 	slices.SortFunc(out, func(a, b Sample) int { return cmp.Compare(a.EndNs, b.EndNs) })
 	return out
-}
-
-func sleepCtx(ctx context.Context, d time.Duration) bool {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return true
-	case <-ctx.Done():
-		return false
-	}
 }
