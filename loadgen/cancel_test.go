@@ -254,3 +254,39 @@ func TestPrefillCapHolds(t *testing.T) {
 		}
 	}
 }
+
+// TestWarmupPrefillCap: the warmup waits on its own prefill cap when it
+// has one, else on the profile's; the profile never on the warmup's. By
+// the mock's own count of requests before their first token.
+func TestWarmupPrefillCap(t *testing.T) {
+	t.Parallel()
+	for _, tt := range []struct {
+		name       string
+		warm, prof int
+		phase      metrics.Phase
+		wantPeak   func(int64) bool
+	}{
+		{"the warmup's own cap", 1, 3, metrics.Warmup, func(p int64) bool { return p == 1 }},
+		{"the profile's cap in the warmup", 0, 2, metrics.Warmup, func(p int64) bool { return p == 2 }},
+		{"no cap of the warmup's in the profile", 1, 0, metrics.Profile, func(p int64) bool { return p > 2 }},
+	} {
+		srv := mockserver.New(mockserver.Config{TTFT: 100 * time.Millisecond, ITL: 5 * time.Millisecond})
+		ts := httptest.NewServer(srv)
+		col := metrics.NewCollector()
+		g, err := New(ts.URL, chat(true), testDataset(t, 8), col,
+			WithPrefillConcurrency(tt.prof), WithWarmupPrefillConcurrency(tt.warm))
+		if err != nil {
+			t.Fatal(err)
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+		if err := g.Run(ctx, []Stage{{Phase: tt.phase, Limit: schedule.Constant(8), Count: 8}}); err != nil {
+			t.Fatal(err)
+		}
+		cancel()
+		col.Close()
+		ts.Close()
+		if st := srv.Stats(); !tt.wantPeak(st.PrefillingPeak) || st.Completed != 8 {
+			t.Errorf("%s: the server held up to %d requests before their first token, completed %d", tt.name, st.PrefillingPeak, st.Completed)
+		}
+	}
+}

@@ -121,8 +121,11 @@ type Generator struct {
 	cancel *cancelPlan
 	// prefill holds a slot per request not yet past its first token
 	// (nil: no cap); inPrefill counts those requests, capped or not.
-	prefill   chan struct{}
-	inPrefill atomic.Int64
+	prefill chan struct{}
+	// warmPrefill, when set, caps the warmup's requests in prefill
+	// instead of prefill.
+	warmPrefill chan struct{}
+	inPrefill   atomic.Int64
 	// streams reuses what reading a response needs (the SSE reader and its
 	// 64 KiB buffer, the decoder, the text buffers) across requests.
 	streams sync.Pool

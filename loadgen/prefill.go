@@ -1,6 +1,10 @@
 package loadgen
 
-import "context"
+import (
+	"context"
+
+	"github.com/surgebench/surge/metrics"
+)
 
 // WithPrefillConcurrency caps the requests sent but not yet past their
 // first token at n (0: no cap), as a server's prefill queue sees them: a
@@ -8,12 +12,23 @@ import "context"
 // its first text event, or at its end when it has none (a failure, a
 // cancellation, a response that does not stream). The wait is the
 // record's PrefillWaitNs; it runs before the request timeout starts, and
-// holds the request's concurrency slot. All phases are capped, warmup
-// included.
+// holds the request's concurrency slot. The warmup is capped too, unless
+// WithWarmupPrefillConcurrency gives it a cap of its own.
 func WithPrefillConcurrency(n int) Option {
 	return func(g *Generator) {
 		if n > 0 {
 			g.prefill = make(chan struct{}, n)
+		}
+	}
+}
+
+// WithWarmupPrefillConcurrency caps the warmup's requests in prefill at n
+// apart from the profile's (0: the profile's cap, if any). A warmup
+// request still in prefill when the profile starts keeps its warmup slot.
+func WithWarmupPrefillConcurrency(n int) Option {
+	return func(g *Generator) {
+		if n > 0 {
+			g.warmPrefill = make(chan struct{}, n)
 		}
 	}
 }
@@ -24,15 +39,27 @@ func WithPrefillConcurrency(n int) Option {
 func (g *Generator) InPrefill() int64 { return g.inPrefill.Load() }
 
 // prefillSlot is one request's hold on the prefill count (and on a slot
-// of the cap, when set), given back once.
-type prefillSlot struct{ held bool }
+// of cap, when set), given back once.
+type prefillSlot struct {
+	held bool
+	cap  chan struct{}
+}
 
-// enterPrefill takes a prefill slot for a request about to be sent,
-// waiting while the cap is reached; false when ctx ended first.
-func (g *Generator) enterPrefill(ctx context.Context, p *prefillSlot) bool {
-	if g.prefill != nil {
+// prefillCap is the cap a request of phase p waits on (nil: none).
+func (g *Generator) prefillCap(p metrics.Phase) chan struct{} {
+	if p == metrics.Warmup && g.warmPrefill != nil {
+		return g.warmPrefill
+	}
+	return g.prefill
+}
+
+// enterPrefill takes a prefill slot for a request of phase about to be
+// sent, waiting while its cap is reached; false when ctx ended first.
+func (g *Generator) enterPrefill(ctx context.Context, phase metrics.Phase, p *prefillSlot) bool {
+	p.cap = g.prefillCap(phase)
+	if p.cap != nil {
 		select {
-		case g.prefill <- struct{}{}:
+		case p.cap <- struct{}{}:
 		case <-ctx.Done():
 			return false
 		}
@@ -51,7 +78,7 @@ func (g *Generator) leavePrefill(p *prefillSlot) {
 	}
 	p.held = false
 	g.inPrefill.Add(-1)
-	if g.prefill != nil {
-		<-g.prefill
+	if p.cap != nil {
+		<-p.cap
 	}
 }

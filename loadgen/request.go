@@ -189,13 +189,13 @@ func (g *Generator) do(ctx context.Context, conv *datasets.Conversation, session
 	// the client's, not the server's.
 	var pf prefillSlot
 	wait := g.now()
-	if !g.enterPrefill(ctx, &pf) {
+	if !g.enterPrefill(ctx, phase, &pf) {
 		rec.SentNs, rec.EndNs = g.now(), g.now()
 		rec.Err = g.transportError(ctx, ctx, url, ctx.Err())
 		return rec
 	}
 	defer g.leavePrefill(&pf)
-	if g.prefill != nil {
+	if pf.cap != nil {
 		rec.PrefillWaitNs = g.now() - wait
 	}
 	rctx, cancel := context.WithTimeout(ctx, g.timeout)

@@ -96,7 +96,7 @@ func BenchmarkReadStreamOneTokenPerRead(b *testing.B) {
 				src.i = 0
 				rec := &metrics.Record{Streamed: true, RequestedOSL: tokens}
 				var pf prefillSlot
-				g.enterPrefill(ctx, &pf)
+				g.enterPrefill(ctx, metrics.Profile, &pf)
 				g.readStream(ctx, ctx, body, rec, &pf)
 				if len(rec.TokenNs) != tokens || rec.Err != nil || pf.held {
 					b.Fatalf("%d tokens, %v", len(rec.TokenNs), rec.Err)

@@ -124,10 +124,12 @@ type Config struct {
 	// CancellationRate is --request-cancellation-rate, the percentage of
 	// profile requests cancelled on purpose CancellationDelay after their
 	// send (--request-cancellation-delay); PrefillConcurrency is
-	// --prefill-concurrency (0: no cap).
-	CancellationRate   float64
-	CancellationDelay  time.Duration
-	PrefillConcurrency int
+	// --prefill-concurrency (0: no cap), and WarmupPrefillConcurrency the
+	// warmup's own (--warmup-prefill-concurrency; 0: the profile's).
+	CancellationRate         float64
+	CancellationDelay        time.Duration
+	PrefillConcurrency       int
+	WarmupPrefillConcurrency int
 
 	// SweepLists holds the list flags given several values (--isl
 	// 128,512): the flag's name → its values, the field of its own holding

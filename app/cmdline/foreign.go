@@ -125,7 +125,6 @@ var foreignOptions = []foreignOption{
 	noted("agentic-cache-warmup-duration", fValue, "loadgen.agentic_cache_warmup_duration", "has no agentic replay, the only mode it applies to"),
 	noted("agentic-warmup-grace-period", fValue, "loadgen.agentic_warmup_grace_period", "has no agentic replay, the only mode it applies to"),
 	refused("num-warmup-sessions", fValue, "loadgen.warmup_num_sessions", "warms up by request count (--warmup-request-count)"),
-	refused("warmup-prefill-concurrency", fValue, "loadgen.warmup_prefill_concurrency", "caps the warmup with --prefill-concurrency too"),
 	refused("warmup-arrival-pattern", fValue, "loadgen.warmup_arrival_pattern", "warms up closed-loop"),
 	noted("warmup-grace-period", fValue, "loadgen.warmup_grace_period", "lets every warmup request finish, while the profile starts"),
 	refused("warmup-concurrency-ramp-duration", fValue, "loadgen.warmup_concurrency_ramp_duration", "does not ramp its warmup"),

@@ -8,8 +8,9 @@ import (
 )
 
 // validateLoadControl checks --request-cancellation-* and
-// --prefill-concurrency against the run (AIPerf's bounds: a percentage, a
-// delay ≥ 0; a prefill cap that streams and is at most the concurrency).
+// --prefill-concurrency and --warmup-prefill-concurrency against the run
+// (AIPerf's bounds: a percentage, a delay ≥ 0; a prefill cap that streams
+// and is at most the concurrency).
 func (p *prepared) validateLoadControl(concs []int) error {
 	c := &p.c
 	switch {
@@ -19,10 +20,22 @@ func (p *prepared) validateLoadControl(concs []int) error {
 		return cmdline.Usagef("--request-cancellation-delay must be ≥ 0 seconds, got %g", c.CancellationDelay.Seconds())
 	case c.PrefillConcurrency < 0:
 		return cmdline.Usagef("--prefill-concurrency must be ≥ 1 (0: no cap), got %d", c.PrefillConcurrency)
-	case c.PrefillConcurrency == 0:
+	case c.WarmupPrefillConcurrency < 0:
+		return cmdline.Usagef("--warmup-prefill-concurrency must be ≥ 1 (0: --prefill-concurrency's), got %d", c.WarmupPrefillConcurrency)
+	case c.WarmupPrefillConcurrency > 0 && c.WarmupCount == 0 && c.WarmupDuration == 0:
+		return cmdline.Usagef("--warmup-prefill-concurrency caps the warmup's prefill: bound the warmup with --warmup-request-count or --warmup-duration")
+	case c.WarmupPrefillConcurrency > 0 && c.WarmupConcurrency > 0 && c.WarmupPrefillConcurrency > c.WarmupConcurrency:
+		return cmdline.Usagef("--warmup-prefill-concurrency %d is more than --warmup-concurrency %d: at most the requests in flight can be in prefill", c.WarmupPrefillConcurrency, c.WarmupConcurrency)
+	case c.PrefillConcurrency == 0 && c.WarmupPrefillConcurrency == 0:
 		return nil
 	case !c.Streaming || !p.ep.Info().Streams:
-		return cmdline.Usagef("--prefill-concurrency needs --streaming and an endpoint type that streams: a request's first token ends its prefill")
+		flag := "--prefill-concurrency"
+		if c.PrefillConcurrency == 0 {
+			flag = "--warmup-prefill-concurrency"
+		}
+		return cmdline.Usagef("%s needs --streaming and an endpoint type that streams: a request's first token ends its prefill", flag)
+	case c.PrefillConcurrency == 0:
+		return nil
 	case len(concs) > 0 && c.PrefillConcurrency > slices.Min(concs):
 		return cmdline.Usagef("--prefill-concurrency %d is more than --concurrency %d: at most the requests in flight can be in prefill", c.PrefillConcurrency, slices.Min(concs))
 	}
@@ -39,6 +52,9 @@ func (p *prepared) loadControlOptions() []loadgen.Option {
 	}
 	if c.PrefillConcurrency > 0 {
 		opts = append(opts, loadgen.WithPrefillConcurrency(c.PrefillConcurrency))
+	}
+	if c.WarmupPrefillConcurrency > 0 {
+		opts = append(opts, loadgen.WithWarmupPrefillConcurrency(c.WarmupPrefillConcurrency))
 	}
 	return opts
 }

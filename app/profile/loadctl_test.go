@@ -172,6 +172,10 @@ func TestLoadControlFlagsRejected(t *testing.T) {
 		{[]string{"--streaming", "--prefill-concurrency", "-1"}, "--prefill-concurrency"},
 		{[]string{"--prefill-concurrency", "2"}, "--streaming"},
 		{[]string{"--streaming", "--concurrency", "4,1", "--prefill-concurrency", "2"}, "more than --concurrency 1"},
+		{[]string{"--streaming", "--warmup-prefill-concurrency", "2"}, "bound the warmup"},
+		{[]string{"--streaming", "--warmup-request-count", "4", "--warmup-prefill-concurrency", "-2"}, "--warmup-prefill-concurrency must be ≥ 1"},
+		{[]string{"--streaming", "--warmup-request-count", "4", "--warmup-concurrency", "2", "--warmup-prefill-concurrency", "3"}, "more than --warmup-concurrency 2"},
+		{[]string{"--warmup-request-count", "4", "--warmup-prefill-concurrency", "1"}, "--warmup-prefill-concurrency needs --streaming"},
 	} {
 		c := parseArgs(t, append([]string{"--url", "127.0.0.1:1", "--ui", "none", "--output-artifact-dir", t.TempDir(),
 			"--no-gpu-telemetry", "--no-server-metrics"}, tc.args...)...)

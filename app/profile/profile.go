@@ -474,6 +474,9 @@ func (p *prepared) execute(ctx context.Context, log io.Writer) (o *outcome, err 
 	frame := func() tui.Frame {
 		f := p.live.frame(tel.live.frame(col.Snapshot()))
 		f.InPrefill, f.PrefillCap = gen.InPrefill(), c.PrefillConcurrency
+		if c.WarmupPrefillConcurrency > 0 && col.Phase() == metrics.Warmup {
+			f.PrefillCap = c.WarmupPrefillConcurrency
+		}
 		return f
 	}
 	uiErr := present(ctx, p.uiMode, info, frame, log, interrupt.ask, func() {
