@@ -2,8 +2,10 @@ package loadgen
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"net/http/httptest"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -287,6 +289,44 @@ func TestWarmupPrefillCap(t *testing.T) {
 		ts.Close()
 		if st := srv.Stats(); !tt.wantPeak(st.PrefillingPeak) || st.Completed != 8 {
 			t.Errorf("%s: the server held up to %d requests before their first token, completed %d", tt.name, st.PrefillingPeak, st.Completed)
+		}
+	}
+}
+
+// TestPrefillRamp: with a ramp the profile's prefill cap starts at 1 and
+// reaches its value by the ramp's end; without, it holds from the start.
+// The mock's prefill takes 300 ms and the ramp opens a slot every 300 ms.
+func TestPrefillRamp(t *testing.T) {
+	t.Parallel()
+	for _, ramp := range []time.Duration{900 * time.Millisecond, 0} {
+		srv := mockserver.New(mockserver.Config{TTFT: 300 * time.Millisecond, ITL: time.Millisecond})
+		ts := httptest.NewServer(srv)
+		sink := &collectSink{}
+		col := metrics.NewCollector(metrics.WithSink(sink))
+		g, err := New(ts.URL, chat(true), testDataset(t, 16), col, WithPrefillConcurrency(4), WithPrefillConcurrencyRamp(ramp))
+		if err != nil {
+			t.Fatal(err)
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+		if err := g.Run(ctx, []Stage{{Limit: schedule.Constant(16), Count: 16}}); err != nil {
+			t.Fatal(err)
+		}
+		cancel()
+		col.Close()
+		ts.Close()
+		first := slices.MinFunc(sink.recs, func(a, b *metrics.Record) int { return cmp.Compare(a.SentNs, b.SentNs) }).SentNs
+		early := 0
+		for _, r := range sink.recs {
+			if r.SentNs < first+int64(150*time.Millisecond) {
+				early++
+			}
+		}
+		st := srv.Stats()
+		switch {
+		case ramp > 0 && (early != 1 || st.PrefillingPeak != 4):
+			t.Errorf("ramp %s: %d requests sent in the first 150 ms (want 1), up to %d in prefill (want 4 by the ramp's end)", ramp, early, st.PrefillingPeak)
+		case ramp == 0 && (early < 2 || st.PrefillingPeak != 4):
+			t.Errorf("no ramp: %d requests sent in the first 150 ms (want 4), up to %d in prefill (want 4)", early, st.PrefillingPeak)
 		}
 	}
 }

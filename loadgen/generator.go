@@ -125,6 +125,10 @@ type Generator struct {
 	// warmPrefill, when set, caps the warmup's requests in prefill
 	// instead of prefill.
 	warmPrefill chan struct{}
+	// prefillRamp, when set, opens prefill's held slots over the ramp; it
+	// starts with the profile (rampOnce).
+	prefillRamp func(ctx context.Context)
+	rampOnce    sync.Once
 	inPrefill   atomic.Int64
 	// streams reuses what reading a response needs (the SSE reader and its
 	// 64 KiB buffer, the decoder, the text buffers) across requests.
@@ -323,6 +327,7 @@ func (g *Generator) Run(ctx context.Context, stages []Stage) error {
 		profileStage := 0
 		if st.Phase == metrics.Profile {
 			profileStage = i - countWarmup(stages[:i])
+			g.startPrefillRamp(ctx)
 		}
 		g.col.SetPhase(st.Phase)
 		g.col.SetStage(profileStage)

@@ -60,6 +60,7 @@ func (g *Generator) RunLive(ctx context.Context, l Live) error {
 	grp := newDrainGroup(ctx)
 	defer grp.cancel()
 	g.col.SetPhase(metrics.Profile)
+	g.startPrefillRamp(ctx)
 	first := g.issued.Load()
 	stage := 0
 	for ctx.Err() == nil {

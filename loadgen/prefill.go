@@ -2,6 +2,7 @@ package loadgen
 
 import (
 	"context"
+	"time"
 
 	"github.com/surgebench/surge/metrics"
 )
@@ -30,6 +31,47 @@ func WithWarmupPrefillConcurrency(n int) Option {
 		if n > 0 {
 			g.warmPrefill = make(chan struct{}, n)
 		}
+	}
+}
+
+// WithPrefillConcurrencyRamp raises the profile's prefill cap (of
+// WithPrefillConcurrency, given before it) from 1 to its value over d,
+// from the profile's start, in the steps of schedule.ConcurrencyRamp. The
+// warmup, unless capped apart, keeps the whole cap: it gets a cap of its
+// own of the same size.
+func WithPrefillConcurrencyRamp(d time.Duration) Option {
+	return func(g *Generator) {
+		n := cap(g.prefill)
+		if d <= 0 || n <= 1 {
+			return
+		}
+		if g.warmPrefill == nil {
+			g.warmPrefill = make(chan struct{}, n)
+		}
+		// The slots above 1 are held from the start and given back
+		// as the ramp goes.
+		for range n - 1 {
+			g.prefill <- struct{}{}
+		}
+		g.prefillRamp = func(ctx context.Context) {
+			// Increment k lands at k/(n−1) of d, as
+			// schedule.ConcurrencyRamp steps.
+			start := time.Now()
+			for open := 1; open < n; open++ {
+				if !Sleep(ctx, time.Until(start.Add(time.Duration(float64(d)*float64(open)/float64(n-1))))) {
+					return
+				}
+				<-g.prefill
+			}
+		}
+	}
+}
+
+// startPrefillRamp starts the prefill ramp, once, as the profile starts;
+// it ends with ctx, the run's.
+func (g *Generator) startPrefillRamp(ctx context.Context) {
+	if g.prefillRamp != nil {
+		g.rampOnce.Do(func() { go g.prefillRamp(ctx) })
 	}
 }
 

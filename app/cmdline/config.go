@@ -130,6 +130,9 @@ type Config struct {
 	CancellationDelay        time.Duration
 	PrefillConcurrency       int
 	WarmupPrefillConcurrency int
+	// PrefillRamp raises the prefill cap from 1 over the profile's start
+	// (--prefill-concurrency-ramp-duration).
+	PrefillRamp time.Duration
 
 	// SweepLists holds the list flags given several values (--isl
 	// 128,512): the flag's name → its values, the field of its own holding

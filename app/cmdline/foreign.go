@@ -111,7 +111,6 @@ var foreignOptions = []foreignOption{
 	refused("synthesis-max-isl", fValue, "input.synthesis.max_isl", "replays every trace row (no ISL filter)"),
 	refused("synthesis-max-osl", fValue, "input.synthesis.max_osl", "replays every trace row (no OSL cap)"),
 	// Load generator
-	refused("prefill-concurrency-ramp-duration", fValue, "loadgen.prefill_concurrency_ramp_duration", "holds --prefill-concurrency from the start (no ramp)"),
 	refused("request-rate-series", fValue, "loadgen.request_rate_series", "takes a rate, a ramp (--request-rate-ramp-duration) or a stage list (--request-rate 5,10,20), not a series file"),
 	noted("trajectory-start-min-ratio", fValue, "loadgen.trajectory_start_min_ratio", "has no agentic replay, the only mode it applies to"),
 	noted("trajectory-start-max-ratio", fValue, "loadgen.trajectory_start_max_ratio", "has no agentic replay, the only mode it applies to"),

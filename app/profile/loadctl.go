@@ -5,6 +5,7 @@ import (
 
 	"github.com/surgebench/surge/app/cmdline"
 	"github.com/surgebench/surge/loadgen"
+	"github.com/surgebench/surge/loadgen/schedule"
 )
 
 // validateLoadControl checks --request-cancellation-* and
@@ -26,6 +27,8 @@ func (p *prepared) validateLoadControl(concs []int) error {
 		return cmdline.Usagef("--warmup-prefill-concurrency caps the warmup's prefill: bound the warmup with --warmup-request-count or --warmup-duration")
 	case c.WarmupPrefillConcurrency > 0 && c.WarmupConcurrency > 0 && c.WarmupPrefillConcurrency > c.WarmupConcurrency:
 		return cmdline.Usagef("--warmup-prefill-concurrency %d is more than --warmup-concurrency %d: at most the requests in flight can be in prefill", c.WarmupPrefillConcurrency, c.WarmupConcurrency)
+	case c.PrefillRamp != 0 && c.PrefillConcurrency == 0:
+		return cmdline.Usagef("--prefill-concurrency-ramp-duration ramps --prefill-concurrency: give it")
 	case c.PrefillConcurrency == 0 && c.WarmupPrefillConcurrency == 0:
 		return nil
 	case !c.Streaming || !p.ep.Info().Streams:
@@ -38,6 +41,9 @@ func (p *prepared) validateLoadControl(concs []int) error {
 		return nil
 	case len(concs) > 0 && c.PrefillConcurrency > slices.Min(concs):
 		return cmdline.Usagef("--prefill-concurrency %d is more than --concurrency %d: at most the requests in flight can be in prefill", c.PrefillConcurrency, slices.Min(concs))
+	}
+	if err := schedule.ValidateRamp("--prefill-concurrency-ramp-duration", c.PrefillRamp, c.Duration); err != nil {
+		return &cmdline.UsageError{Err: err}
 	}
 	return nil
 }
@@ -55,6 +61,9 @@ func (p *prepared) loadControlOptions() []loadgen.Option {
 	}
 	if c.WarmupPrefillConcurrency > 0 {
 		opts = append(opts, loadgen.WithWarmupPrefillConcurrency(c.WarmupPrefillConcurrency))
+	}
+	if c.PrefillRamp > 0 {
+		opts = append(opts, loadgen.WithPrefillConcurrencyRamp(c.PrefillRamp)) // after the caps it ramps
 	}
 	return opts
 }

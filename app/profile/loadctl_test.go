@@ -176,6 +176,9 @@ func TestLoadControlFlagsRejected(t *testing.T) {
 		{[]string{"--streaming", "--warmup-request-count", "4", "--warmup-prefill-concurrency", "-2"}, "--warmup-prefill-concurrency must be ≥ 1"},
 		{[]string{"--streaming", "--warmup-request-count", "4", "--warmup-concurrency", "2", "--warmup-prefill-concurrency", "3"}, "more than --warmup-concurrency 2"},
 		{[]string{"--warmup-request-count", "4", "--warmup-prefill-concurrency", "1"}, "--warmup-prefill-concurrency needs --streaming"},
+		{[]string{"--streaming", "--prefill-concurrency-ramp-duration", "2"}, "give it"},
+		{[]string{"--streaming", "--prefill-concurrency", "2", "--prefill-concurrency-ramp-duration", "-1"}, "--prefill-concurrency-ramp-duration must be ≥ 0"},
+		{[]string{"--streaming", "--prefill-concurrency", "2", "--benchmark-duration", "3", "--prefill-concurrency-ramp-duration", "5"}, "longer than the run's duration"},
 	} {
 		c := parseArgs(t, append([]string{"--url", "127.0.0.1:1", "--ui", "none", "--output-artifact-dir", t.TempDir(),
 			"--no-gpu-telemetry", "--no-server-metrics"}, tc.args...)...)
