@@ -130,8 +130,8 @@ type Config struct {
 	CancellationDelay        time.Duration
 	PrefillConcurrency       int
 	WarmupPrefillConcurrency int
-	// PrefillRamp raises the prefill cap from 1 over the profile's start
-	// (--prefill-concurrency-ramp-duration).
+	// PrefillRamp is how long the prefill cap takes to rise from 1 to its
+	// value, from the profile's start (--prefill-concurrency-ramp-duration).
 	PrefillRamp time.Duration
 
 	// SweepLists holds the list flags given several values (--isl
