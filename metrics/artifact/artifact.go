@@ -131,13 +131,15 @@ type Range struct {
 	Hi float64 `json:"hi"`
 }
 
-// Knee is a sweep's knee and recommended operating point.
+// Knee is a sweep's knee and recommended operating point; a stage index
+// the summary does not give is -1 (an inconclusive verdict names none).
 type Knee struct {
 	Mode             string  `json:"mode"`
 	KneeStage        int     `json:"knee_stage"`
 	KneeValue        float64 `json:"knee_value"`
 	RecommendedStage int     `json:"recommended_stage"`
 	RecommendedValue float64 `json:"recommended_value"`
+	Inconclusive     bool    `json:"inconclusive"`
 }
 
 // ErrorCount is one line of the error summary.
@@ -307,7 +309,12 @@ func ParseSummary(b []byte) (*Summary, error) {
 		}
 	}
 	opt("stages", &s.Stages)
-	opt("knee", &s.Knee)
+	if v, ok := raw["knee"]; ok {
+		k := Knee{KneeStage: -1, RecommendedStage: -1}
+		if json.Unmarshal(v, &k) == nil && string(v) != "null" {
+			s.Knee = &k
+		}
+	}
 	opt("warnings", &s.Warnings)
 	opt("error_summary", &s.Errors)
 	opt("input_config", &s.InputConfig)

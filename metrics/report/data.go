@@ -6,6 +6,7 @@
 package report
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"math"
@@ -694,6 +695,20 @@ func scatterChart(runs []*artifact.Run) (Chart, bool) {
 // stage order, each point labelled with its swept value, with the 95%
 // intervals the summary gives and the knee and the recommended operating
 // point marked.
+// curveOrder is the order a sweep's curve joins its stages: by value for
+// one swept parameter (a search probes values out of order), else as run.
+func curveOrder(st []artifact.Stage) []int {
+	order := make([]int, len(st))
+	for j := range order {
+		order[j] = j
+	}
+	if slices.ContainsFunc(st, func(s artifact.Stage) bool { return s.Label != "" }) {
+		return order
+	}
+	slices.SortStableFunc(order, func(a, b int) int { return cmp.Compare(st[a].Value, st[b].Value) })
+	return order
+}
+
 func sweepCharts(runs []*artifact.Run) []Chart {
 	ttft := Chart{ID: "sweep-ttft", Group: "sweep", Title: "sweep: output throughput vs TTFT p95", XLabel: "output throughput (tokens/s)", YLabel: "TTFT p95 (ms)"}
 	lat := Chart{ID: "sweep-latency", Group: "sweep", Title: "sweep: output throughput vs request latency p95", XLabel: "output throughput (tokens/s)", YLabel: "request latency p95 (ms)"}
@@ -722,7 +737,8 @@ func sweepCharts(runs []*artifact.Run) []Chart {
 		} {
 			line := Series{Label: r.Name, Run: i, Style: Line}
 			intervals := false
-			for _, s := range st {
+			for _, j := range curveOrder(st) {
+				s := st[j]
 				line.X = append(line.X, Num(s.OutputTokenThroughput))
 				line.Y = append(line.Y, Num(c.y(s)))
 				label := s.Label
