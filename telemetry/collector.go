@@ -279,8 +279,8 @@ func (c *Collector) Run(ctx context.Context) error {
 }
 
 // serverLoop starts a scrape of every server source each period until ctx
-// ends, then waits for the scrapes in flight (cancelled with ctx) and
-// records how many ticks each source skipped.
+// ends, waits for the scrapes in flight (cancelled with ctx), scrapes each
+// source once more and records how many ticks each source skipped.
 func (c *Collector) serverLoop(ctx context.Context, every time.Duration, sst []tracked) {
 	var wg sync.WaitGroup
 	defer func() {
@@ -302,11 +302,23 @@ func (c *Collector) serverLoop(ctx context.Context, every time.Duration, sst []t
 		c.serverTick(ctx, every, sst, &wg)
 		select {
 		case <-ctx.Done():
+			// One last scrape of each source, once those in flight
+			// ended, on a context of its own: the counters' values at
+			// the run's end close its totals (a run shorter than the
+			// interval had only its first scrape).
+			wg.Wait()
+			fctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), finalScrapeTimeout)
+			defer cancel()
+			c.serverTick(fctx, every, sst, &wg)
 			return
 		case <-tick.C:
 		}
 	}
 }
+
+// finalScrapeTimeout bounds the scrape at the run's end: the server is
+// idle by then, and an interrupted run must not wait long.
+const finalScrapeTimeout = 2 * time.Second
 
 // serverTick starts a scrape of each live server source, in a goroutine of
 // its own; a source whose previous scrape is still in flight is skipped

@@ -475,3 +475,30 @@ func surgeOf[R, S any](recs []R, f func(R) S) []S {
 	}
 	return out
 }
+
+// TestServerScrapedAtTheEnd: a run shorter than the scrape interval still
+// gets its counters' increase: the server is scraped once more as the run
+// ends (it was scraped only at the start before).
+func TestServerScrapedAtTheEnd(t *testing.T) {
+	t.Parallel()
+	var n atomic.Int64
+	srv := ServerSourceFunc(func(context.Context) (ServerSample, error) {
+		// 10 more tokens each scrape: 10 at the start, 20 at the end.
+		v := float64(10 * n.Add(1))
+		return ServerSample{URL: "func://s", Families: []Family{{Name: "vllm:generation_tokens_total", Type: TypeCounter,
+			Samples: []Sample{{Value: v}}}}}, nil
+	})
+	c := New(ServerInterval(time.Hour), ServerSources(srv))
+	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+	defer cancel()
+	if err := c.Run(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if k := len(c.ServerSamples()); k != 2 {
+		t.Fatalf("%d scrapes, want the first and the closing one", k)
+	}
+	st := c.ServerExport().Metrics["vllm:generation_tokens_total"].Series[0].Stats
+	if st.Total == nil || *st.Total != 10 {
+		t.Errorf("counter total %v, want the 10 between the run's first and closing scrapes", st.Total)
+	}
+}
