@@ -79,7 +79,7 @@ func (a *aggregate) dist(t Tag) *dist {
 // add folds one record (and its computed values when it succeeded) in.
 func (a *aggregate) add(r *Record, v *Values, good bool) {
 	if r.IntendedNs > 0 {
-		a.dist(lagTag).add(float64(r.Issued()-r.IntendedNs) / nsPerMs)
+		a.dist(lagTag).add(float64(r.LagNs()) / nsPerMs)
 		if a.firstIntended == 0 || r.IntendedNs < a.firstIntended {
 			a.firstIntended = r.IntendedNs
 		}

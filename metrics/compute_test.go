@@ -335,3 +335,25 @@ func TestComputeLatencyEnd(t *testing.T) {
 		}
 	}
 }
+
+// TestLagLeavesOutTheCapsWaits: a request the prefill cap or a concurrency
+// slot held is not the client falling behind; what is left is.
+func TestLagLeavesOutTheCapsWaits(t *testing.T) {
+	for _, tt := range []struct {
+		name                  string
+		intended, issued      int64
+		slotWait, prefillWait int64
+		want                  int64
+	}{
+		{"on time", 100 * ms, 100 * ms, 0, 0, 0},
+		{"the client late", 100 * ms, 112 * ms, 0, 0, 12 * ms},
+		{"held by the prefill cap", 100 * ms, 586 * ms, 0, 486 * ms, 0},
+		{"held by a concurrency slot, then late", 100 * ms, 350 * ms, 245 * ms, 0, 5 * ms},
+		{"both caps", 100 * ms, 400 * ms, 100 * ms, 200 * ms, 0},
+	} {
+		r := Record{IntendedNs: tt.intended, IssuedNs: tt.issued, SentNs: tt.issued, SlotWaitNs: tt.slotWait, PrefillWaitNs: tt.prefillWait}
+		if got := r.LagNs(); got != tt.want {
+			t.Errorf("%s: lag %d ns, want %d", tt.name, got, tt.want)
+		}
+	}
+}

@@ -274,5 +274,13 @@ func (r *Record) Issued() int64 {
 	return r.SentNs
 }
 
+// LagNs is the scheduler's lag on the request: its send after its intended
+// time, less the waits a cap imposed (a concurrency slot under a request
+// rate, a prefill slot), which are the load's shape, not the client
+// falling behind. Only for a request with an intended time.
+func (r *Record) LagNs() int64 {
+	return max(r.Issued()-r.IntendedNs-r.SlotWaitNs-r.PrefillWaitNs, 0)
+}
+
 // Failed reports whether the request ended in an error.
 func (r *Record) Failed() bool { return r.Err != nil }

@@ -309,7 +309,7 @@ func (j *JSONL) metadata(r *metrics.Record, v *metrics.Values, good bool) (lineM
 		sg.CancelAfterNs = &r.CancelAfterNs
 	}
 	if r.IntendedNs > 0 {
-		sg.LagNs = issued - r.IntendedNs
+		sg.LagNs = r.LagNs()
 	}
 	if r.Err != nil {
 		return md, sg
