@@ -53,7 +53,9 @@ type tokenizerSource struct {
 // (unless --use-server-token-count). A Hub id that cannot be had (offline
 // and not cached, not on the Hub, a format surge does not read) costs one
 // line on log: the embedded Qwen3 builds the prompts and the counts come
-// from the server's usage, as before the run knew its model.
+// from the server's usage, as before the run knew its model. So does any
+// tokenizer derived from the model name: only an explicit --tokenizer that
+// fails is a usage error.
 func (c *config) loadTokenizer(ctx context.Context, l cmdline.Logger) (builder datasets.Tokenizer, counter metrics.TokenCounter, src tokenizerSource, err error) {
 	name := strings.TrimSpace(c.Tokenizer)
 	explicit := name != ""
@@ -61,8 +63,13 @@ func (c *config) loadTokenizer(ctx context.Context, l cmdline.Logger) (builder d
 		name = c.Model
 	}
 	src = tokenizerSource{Name: name}
+	path, isPath := tokenizerPath(name)
+	if !explicit {
+		path, isPath = modelTokenizerPath(name)
+	}
 	var tok *tokenizer.Tokenizer
-	switch path, isPath := tokenizerPath(name); {
+	var perr error // a tokenizer wanted but not to be had: the fallback
+	switch {
 	case builtinNames[strings.ToLower(name)]:
 		src.Source = tokBuiltin
 		if c.UseServerTokenCount {
@@ -77,8 +84,8 @@ func (c *config) loadTokenizer(ctx context.Context, l cmdline.Logger) (builder d
 		}
 	case isPath:
 		src.Source, src.Path = tokPath, path
-		if tok, err = tokenizer.Load(path); err != nil {
-			return nil, nil, src, &cmdline.UsageError{Err: fmt.Errorf("--tokenizer: %w", err)}
+		if tok, perr = tokenizer.Load(path); perr != nil && explicit {
+			return nil, nil, src, &cmdline.UsageError{Err: fmt.Errorf("--tokenizer: %w", perr)}
 		}
 	case !hub.IsRepoID(name) && explicit:
 		return nil, nil, src, cmdline.Usagef("--tokenizer %q: no such file or folder, and not a Hugging Face model id (org/name)", name)
@@ -86,7 +93,6 @@ func (c *config) loadTokenizer(ctx context.Context, l cmdline.Logger) (builder d
 		o := hub.Options{Revision: c.TokenizerRevision}
 		src.Revision = o.FromEnv().Revision
 		var where hub.Where
-		var perr error
 		if !hub.IsRepoID(name) {
 			perr = fmt.Errorf("%q is not a Hugging Face model id", name)
 		} else if src.Path, where, perr = hub.Find(ctx, name, o); perr == nil {
@@ -94,15 +100,15 @@ func (c *config) loadTokenizer(ctx context.Context, l cmdline.Logger) (builder d
 			l.Debugf("tokenizer %s@%s from %s", name, src.Revision, src.Path)
 			tok, perr = tokenizer.Load(src.Path)
 		}
-		if perr != nil {
-			src.Source, src.Path, src.Counts = tokFallback, "", "usage"
-			how := "--tokenizer " + name
-			if !explicit {
-				how = "the tokenizer of model " + name
-			}
-			l.Warnf("warning: %s: %v: prompts are built with the embedded Qwen3 tokenizer and token counts come from the server's usage (give --tokenizer PATH, or --tokenizer builtin to skip this look-up)", how, perr)
-			return nil, nil, src, nil
+	}
+	if perr != nil {
+		src.Source, src.Path, src.Counts = tokFallback, "", "usage"
+		how := "--tokenizer " + name
+		if !explicit {
+			how = "the tokenizer of model " + name
 		}
+		l.Warnf("warning: %s: %v: prompts are built with the embedded Qwen3 tokenizer and token counts come from the server's usage (give --tokenizer PATH, or --tokenizer builtin to skip this look-up)", how, perr)
+		return nil, nil, src, nil
 	}
 	switch {
 	case c.UseServerTokenCount:
@@ -119,16 +125,49 @@ func (c *config) loadTokenizer(ctx context.Context, l cmdline.Logger) (builder d
 // tokenizerPath reports whether --tokenizer names a file or folder: one
 // that exists, or a value written as a path (./x, /x, ~/x, x.json).
 func tokenizerPath(name string) (string, bool) {
-	if rest, ok := strings.CutPrefix(name, "~/"); ok {
-		if home, err := os.UserHomeDir(); err == nil {
-			name = filepath.Join(home, rest)
-		}
-	}
+	name = homePath(name)
 	if _, err := os.Stat(name); err == nil {
 		return name, true
 	}
 	return name, filepath.IsAbs(name) || strings.HasPrefix(name, "./") || strings.HasPrefix(name, "../") ||
-		strings.HasSuffix(name, ".json") || strings.HasSuffix(name, ".json.gz")
+		jsonName(name)
+}
+
+// modelTokenizerPath reports whether a model name, standing in for
+// --tokenizer, names a local tokenizer: a folder holding tokenizer.json or
+// an existing .json file. Servers list models by names that may match
+// other files in the working directory (llama.cpp's model.gguf), which are
+// no tokenizer and are not read.
+func modelTokenizerPath(name string) (string, bool) {
+	name = homePath(name)
+	st, err := os.Stat(name)
+	switch {
+	case err != nil:
+		return name, false
+	case !st.IsDir():
+		return name, jsonName(name)
+	}
+	for _, f := range []string{tokenizer.FileName, tokenizer.FileName + ".gz"} {
+		if _, err := os.Stat(filepath.Join(name, f)); err == nil {
+			return name, true
+		}
+	}
+	return name, false
+}
+
+// homePath expands a leading ~/ as a shell would.
+func homePath(name string) string {
+	if rest, ok := strings.CutPrefix(name, "~/"); ok {
+		if home, err := os.UserHomeDir(); err == nil {
+			return filepath.Join(home, rest)
+		}
+	}
+	return name
+}
+
+// jsonName reports whether name is a tokenizer file's (plain or gzip).
+func jsonName(name string) bool {
+	return strings.HasSuffix(name, ".json") || strings.HasSuffix(name, ".json.gz")
 }
 
 // datasetFlags names the flags behind datasets.Options' fields.

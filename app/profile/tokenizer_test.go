@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"github.com/surgebench/surge/app/cmdline"
 	"github.com/surgebench/surge/app/internal/apptest"
 	"io"
@@ -152,6 +153,78 @@ func TestTokenizerPathsAndBuiltin(t *testing.T) {
 		var ue *cmdline.UsageError
 		if _, _, _, err := (&config{c}).loadTokenizer(context.Background(), l); !errors.As(err, &ue) || !strings.Contains(err.Error(), "--tokenizer") {
 			t.Errorf("--tokenizer %q: %v, want a usage error naming the flag", bad, err)
+		}
+	}
+}
+
+// TestTokenizerFromLocalNames: a model name (-m or the server's) that
+// matches a local file or folder is read only when it is a tokenizer, and
+// is never fatal: llama.cpp lists its model as model.gguf, which may sit in
+// the working directory. An explicit --tokenizer that fails is a usage
+// error naming the flag.
+func TestTokenizerFromLocalNames(t *testing.T) {
+	qwen := qwenBytes(t)
+	ts, _ := hubServer(t, qwen, "")
+	online(t, ts, "") // the test Hub: 404 for any other model
+	t.Chdir(t.TempDir())
+	for name, data := range map[string][]byte{
+		"model.gguf":             []byte("GGUF\x03\x00\x00\x00"),
+		"bad.json":               []byte("not json"),
+		"qwen/tokenizer.json.gz": qwen,
+		"empty/config.json":      []byte("{}"),
+		"gguf-dir/model.gguf":    []byte("GGUF"),
+		"org/model/README.md":    []byte("no tokenizer here"),
+	} {
+		if err := os.MkdirAll(filepath.Dir(name), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(name, data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, tc := range []struct {
+		c      cmdline.Config
+		source string // "" for a usage error
+		warn   string // in the one warning line; "" for none
+	}{
+		// Derived from the model name: the GGUF is not read; the name goes
+		// to the (test) Hub, which has no such model.
+		{cmdline.Config{Model: "model.gguf"}, tokFallback, "the tokenizer of model model.gguf: "},
+		{cmdline.Config{Model: "./model.gguf"}, tokFallback, "the tokenizer of model ./model.gguf: "},
+		{cmdline.Config{Model: "gguf-dir"}, tokFallback, "the tokenizer of model gguf-dir: "},
+		{cmdline.Config{Model: "empty"}, tokFallback, "the tokenizer of model empty: "},
+		// A tokenizer file that fails to load warns as the Hub does.
+		{cmdline.Config{Model: "bad.json"}, tokFallback, "the tokenizer of model bad.json: tokenizer bad.json: line 1"},
+		{cmdline.Config{Model: "qwen"}, tokPath, ""},
+		// A folder without tokenizer.json is no tokenizer: the Hub id is.
+		{cmdline.Config{Model: "org/model"}, tokDownload, ""},
+		// Explicit: a usage error naming the flag.
+		{cmdline.Config{Model: "m", Tokenizer: "model.gguf"}, "", ""},
+		{cmdline.Config{Model: "m", Tokenizer: "bad.json"}, "", ""},
+		{cmdline.Config{Model: "m", Tokenizer: "qwen"}, tokPath, ""},
+	} {
+		what := fmt.Sprintf("-m %s --tokenizer %q", tc.c.Model, tc.c.Tokenizer)
+		var log bytes.Buffer
+		b, counter, src, err := (&config{tc.c}).loadTokenizer(context.Background(), cmdline.Logger{W: &log, Level: 2})
+		var ue *cmdline.UsageError
+		switch {
+		case tc.source == "":
+			if !errors.As(err, &ue) || !strings.HasPrefix(err.Error(), "--tokenizer: ") {
+				t.Errorf("%s: %v, want a usage error naming --tokenizer", what, err)
+			}
+			continue
+		case err != nil || src.Source != tc.source:
+			t.Errorf("%s: %+v %v, want %s and no error", what, src, err, tc.source)
+		case tc.source == tokFallback && (b != nil || counter != nil || src.Path != "" || src.Counts != "usage"):
+			t.Errorf("%s: %+v, builder %v, counter %v; want the embedded prompts and usage counts", what, src, b != nil, counter != nil)
+		case tc.source != tokFallback && counter == nil:
+			t.Errorf("%s: %+v, no counter", what, src)
+		}
+		lines := strings.Split(strings.TrimSpace(log.String()), "\n")
+		if tc.warn == "" && log.Len() != 0 ||
+			tc.warn != "" && (len(lines) != 1 || !strings.Contains(lines[0], tc.warn) || !strings.Contains(lines[0], "embedded Qwen3")) ||
+			strings.Contains(log.String(), "GGUF") || strings.Contains(log.String(), "--tokenizer:") {
+			t.Errorf("%s: log %q, want one line with %q", what, log.String(), tc.warn)
 		}
 	}
 }
