@@ -814,6 +814,9 @@ func telemetryCharts(runs []*artifact.Run, prefix, group string, samples func(*a
 			}
 		case strings.HasSuffix(f, "_bytes"):
 			scale, ylabel = 1.0/(1<<30), "GiB"
+		case strings.HasSuffix(f, "_ns"):
+			title = strings.ReplaceAll(strings.TrimSuffix(f, "_ns"), "_", " ") + " (ms)"
+			scale, ylabel = 1e-6, "ms"
 		default:
 			ylabel = gaugeUnit(f)
 		}
@@ -826,9 +829,18 @@ func telemetryCharts(runs []*artifact.Run, prefix, group string, samples func(*a
 				}
 			}
 			at := func(smp artifact.Sample) (float64, bool) { return smp.AtSec, true }
-			if sps, stages := spans(runs, r); stages != nil && len(bySource) > 0 && wallClocked(samples(r)) {
-				c.XLabel, c.XStages = stageAxis, stages
-				at = func(smp artifact.Sample) (float64, bool) { return onStages(sps, smp.WallNs) }
+			if sps, stages := spans(runs, r); len(sps) > 0 && len(bySource) > 0 && wallClocked(samples(r)) {
+				if stages != nil {
+					c.XLabel, c.XStages = stageAxis, stages
+					at = func(smp artifact.Sample) (float64, bool) { return onStages(sps, smp.WallNs) }
+				} else if sp := sps[0]; overlaps(samples(r), sp) {
+					// On the client charts' clock: from the first
+					// profile request, the warmup's samples left out.
+					at = func(smp artifact.Sample) (float64, bool) {
+						sec := float64(smp.WallNs-sp.origin) / 1e9
+						return sec, sec >= 0
+					}
+				}
 			}
 			for _, src := range sortedKeys(bySource) {
 				ss := bySource[src]
@@ -877,6 +889,16 @@ func wallClocked(ss []artifact.Sample) bool {
 		}
 	}
 	return len(ss) > 0
+}
+
+// overlaps says whether some sample's wall-clock time falls in sp: the
+// samples and the records then share a clock (not so for samples from
+// another host's clock).
+func overlaps(ss []artifact.Sample, sp span) bool {
+	return slices.ContainsFunc(ss, func(s artifact.Sample) bool {
+		sec := float64(s.WallNs-sp.origin) / 1e9
+		return sec >= 0 && sec <= sp.dur
+	})
 }
 
 // onStages places a wall-clock time on a stage-normalized axis; ok is
