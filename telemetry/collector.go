@@ -308,8 +308,9 @@ func (c *Collector) serverLoop(ctx context.Context, every time.Duration, sst []t
 			// interval had only its first scrape).
 			wg.Wait()
 			fctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), finalScrapeTimeout)
-			defer cancel()
 			c.serverTick(fctx, every, sst, &wg)
+			wg.Wait()
+			cancel()
 			return
 		case <-tick.C:
 		}

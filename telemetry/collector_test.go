@@ -482,7 +482,14 @@ func surgeOf[R, S any](recs []R, f func(R) S) []S {
 func TestServerScrapedAtTheEnd(t *testing.T) {
 	t.Parallel()
 	var n atomic.Int64
-	srv := ServerSourceFunc(func(context.Context) (ServerSample, error) {
+	srv := ServerSourceFunc(func(ctx context.Context) (ServerSample, error) {
+		// An answer that takes a moment, as over HTTP: the scrape's
+		// context must outlive it.
+		select {
+		case <-time.After(20 * time.Millisecond):
+		case <-ctx.Done():
+			return ServerSample{}, ctx.Err()
+		}
 		// 10 more tokens each scrape: 10 at the start, 20 at the end.
 		v := float64(10 * n.Add(1))
 		return ServerSample{URL: "func://s", Families: []Family{{Name: "vllm:generation_tokens_total", Type: TypeCounter,
