@@ -20,9 +20,9 @@ import (
 // Repeated runs (--num-profile-runs), laid out as AIPerf lays them out.
 const (
 	// FolderProfileRuns holds one folder per run, run_0001 on.
-	FolderProfileRuns = "profile_runs"
+	FolderProfileRuns = artifact.ProfileRunsDir
 	// FolderAggregate holds the statistics over the runs.
-	FolderAggregate = "aggregate"
+	FolderAggregate = artifact.AggregateDir
 	// maxProfileRuns is AIPerf's bound on --num-profile-runs.
 	maxProfileRuns = 10
 	// repeatSeed seeds every run when --random-seed is not given (AIPerf's
@@ -156,20 +156,15 @@ func writeAggregate(agg string, reps export.Repeats) error {
 		WriteFile(filepath.Join(agg, export.AggregateCSVFile), func(w io.Writer) error { return export.AggregateCSV(w, reps) }))
 }
 
-// writeRepeatsReport writes report.html over the runs (--report): each
-// run's folder read back as surge report reads it, side by side, and the
-// runs' spread per headline metric with its interval.
+// writeRepeatsReport writes report.html over the runs (--report): the
+// page `surge report` writes for the folder (runreport.BuildRepeats), of
+// the runs this invocation made.
 func writeRepeatsReport(out io.Writer, dir string, labels []string, level float64) error {
-	var runs []*artifact.Run
-	for _, l := range labels {
-		r, err := artifact.Load(filepath.Join(dir, FolderProfileRuns, l))
-		if err != nil {
-			return fmt.Errorf("--report: %w", err)
-		}
-		runs = append(runs, r)
+	runs, err := artifact.LoadRepeats(dir, labels)
+	if err != nil {
+		return fmt.Errorf("--report: %w", err)
 	}
-	d := runreport.Build(runs)
-	d.Charts = append(d.Charts, runreport.RepeatCharts(runs, level)...)
+	d := runreport.BuildRepeats(runs, level)
 	path := filepath.Join(dir, "report.html")
 	if err := WriteFile(path, func(w io.Writer) error { return runreport.WriteHTML(w, d) }); err != nil {
 		return fmt.Errorf("--report: %w", err)

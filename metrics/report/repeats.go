@@ -8,6 +8,16 @@ import (
 	"github.com/surgebench/surge/metrics/stats"
 )
 
+// BuildRepeats is the report of repeated runs of one plan
+// (--num-profile-runs, as `surge profile --report` and `surge report`
+// on its folder draw it): the runs side by side, as Build draws them, then
+// their spread (RepeatCharts) at the aggregate's confidence level.
+func BuildRepeats(runs []*artifact.Run, level float64) Data {
+	d := Build(runs)
+	d.Charts = append(d.Charts, RepeatCharts(runs, level)...)
+	return d
+}
+
 // RepeatCharts draw the spread of repeated runs of one plan
 // (--num-profile-runs): per headline metric, each run's value as a point
 // against its run number, with the runs' mean and the bounds of its
