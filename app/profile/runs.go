@@ -53,7 +53,7 @@ func (c *config) validateRepeats() error {
 // the warmup before the first run only, every run seeded alike; waits
 // --profile-run-cooldown-seconds between runs; then writes aggregate/
 // (mean, std and a confidence interval per metric, AIPerf's files) and
-// prints each headline metric with its interval. The result is the last
+// prints each headline metric with its interval, per value for a sweep. The result is the last
 // run's, with the folder the aggregate's parent.
 func runRepeated(ctx context.Context, cc cmdline.Config, out, log io.Writer) (*Result, error) {
 	c := config{cc}
@@ -131,11 +131,25 @@ func runRepeated(ctx context.Context, cc cmdline.Config, out, log io.Writer) (*R
 		return nil, errors.Join(append(errs, ctx.Err())...)
 	}
 	errs = append(errs, writeAggregate(filepath.Join(base, FolderAggregate), reps))
-	for _, sub := range subs {
+	var stages []export.RepeatStage
+	for j, sub := range subs {
 		errs = append(errs, writeAggregate(filepath.Join(base, FolderAggregate, sub), *perValue[sub]))
+		st := export.RepeatStage{Repeats: *perValue[sub]}
+		if j < len(last.Summary.Stages) {
+			ss := last.Summary.Stages[j]
+			st.Mode, st.Value, st.Label = ss.Mode, ss.Value, ss.Label
+		}
+		stages = append(stages, st)
 	}
-	export.ConsoleRepeats(out, fmt.Sprintf("surge profile: %d runs of one plan", c.NumProfileRuns), reps)
-	fmt.Fprintf(out, "\nAggregate in %s\n", filepath.Join(base, FolderAggregate))
+	title := fmt.Sprintf("surge profile: %d runs of one plan", c.NumProfileRuns)
+	if len(stages) > 0 {
+		// Per value: the pooled table would mix the values' loads.
+		export.ConsoleRepeatStages(out, title, stages)
+		fmt.Fprintf(out, "\nAggregate in %s, each value's in its folder there\n", filepath.Join(base, FolderAggregate))
+	} else {
+		export.ConsoleRepeats(out, title, reps)
+		fmt.Fprintf(out, "\nAggregate in %s\n", filepath.Join(base, FolderAggregate))
+	}
 	if c.Report {
 		errs = append(errs, writeRepeatsReport(out, base, reps.Labels, level))
 	}
