@@ -45,7 +45,7 @@ func TestReportRepeatedSweep(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, s := range []string{"runs: TTFT p99 (mean and 90% CI)", "sweep: output throughput vs TTFT p95", `"name":"run_0002"`} {
+	for _, s := range []string{"runs: TTFT p99 per concurrency (mean and 90% CI)", "sweep: output throughput vs TTFT p95", `"name":"run_0002"`} {
 		if !bytes.Contains(got, []byte(s)) {
 			t.Errorf("surge report's page lacks %q", s)
 		}
