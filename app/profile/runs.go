@@ -20,9 +20,9 @@ import (
 // Repeated runs (--num-profile-runs), laid out as AIPerf lays them out.
 const (
 	// FolderProfileRuns holds one folder per run, run_0001 on.
-	FolderProfileRuns = "profile_runs"
+	FolderProfileRuns = artifact.ProfileRunsDir
 	// FolderAggregate holds the statistics over the runs.
-	FolderAggregate = "aggregate"
+	FolderAggregate = artifact.AggregateDir
 	// maxProfileRuns is AIPerf's bound on --num-profile-runs.
 	maxProfileRuns = 10
 	// repeatSeed seeds every run when --random-seed is not given (AIPerf's
@@ -53,7 +53,7 @@ func (c *config) validateRepeats() error {
 // the warmup before the first run only, every run seeded alike; waits
 // --profile-run-cooldown-seconds between runs; then writes aggregate/
 // (mean, std and a confidence interval per metric, AIPerf's files) and
-// prints each headline metric with its interval. The result is the last
+// prints each headline metric with its interval, per value for a sweep. The result is the last
 // run's, with the folder the aggregate's parent.
 func runRepeated(ctx context.Context, cc cmdline.Config, out, log io.Writer) (*Result, error) {
 	c := config{cc}
@@ -131,11 +131,25 @@ func runRepeated(ctx context.Context, cc cmdline.Config, out, log io.Writer) (*R
 		return nil, errors.Join(append(errs, ctx.Err())...)
 	}
 	errs = append(errs, writeAggregate(filepath.Join(base, FolderAggregate), reps))
-	for _, sub := range subs {
+	var stages []export.RepeatStage
+	for j, sub := range subs {
 		errs = append(errs, writeAggregate(filepath.Join(base, FolderAggregate, sub), *perValue[sub]))
+		st := export.RepeatStage{Repeats: *perValue[sub]}
+		if j < len(last.Summary.Stages) {
+			ss := last.Summary.Stages[j]
+			st.Mode, st.Value, st.Label = ss.Mode, ss.Value, ss.Label
+		}
+		stages = append(stages, st)
 	}
-	export.ConsoleRepeats(out, fmt.Sprintf("surge profile: %d runs of one plan", c.NumProfileRuns), reps)
-	fmt.Fprintf(out, "\nAggregate in %s\n", filepath.Join(base, FolderAggregate))
+	title := fmt.Sprintf("surge profile: %d runs of one plan", c.NumProfileRuns)
+	if len(stages) > 0 {
+		// Per value: the pooled table would mix the values' loads.
+		export.ConsoleRepeatStages(out, title, stages)
+		fmt.Fprintf(out, "\nAggregate in %s, each value's in its folder there\n", filepath.Join(base, FolderAggregate))
+	} else {
+		export.ConsoleRepeats(out, title, reps)
+		fmt.Fprintf(out, "\nAggregate in %s\n", filepath.Join(base, FolderAggregate))
+	}
 	if c.Report {
 		errs = append(errs, writeRepeatsReport(out, base, reps.Labels, level))
 	}
@@ -156,20 +170,15 @@ func writeAggregate(agg string, reps export.Repeats) error {
 		WriteFile(filepath.Join(agg, export.AggregateCSVFile), func(w io.Writer) error { return export.AggregateCSV(w, reps) }))
 }
 
-// writeRepeatsReport writes report.html over the runs (--report): each
-// run's folder read back as surge report reads it, side by side, and the
-// runs' spread per headline metric with its interval.
+// writeRepeatsReport writes report.html over the runs (--report): the
+// page `surge report` writes for the folder (runreport.BuildRepeats), of
+// the runs this invocation made.
 func writeRepeatsReport(out io.Writer, dir string, labels []string, level float64) error {
-	var runs []*artifact.Run
-	for _, l := range labels {
-		r, err := artifact.Load(filepath.Join(dir, FolderProfileRuns, l))
-		if err != nil {
-			return fmt.Errorf("--report: %w", err)
-		}
-		runs = append(runs, r)
+	runs, err := artifact.LoadRepeats(dir, labels)
+	if err != nil {
+		return fmt.Errorf("--report: %w", err)
 	}
-	d := runreport.Build(runs)
-	d.Charts = append(d.Charts, runreport.RepeatCharts(runs, level)...)
+	d := runreport.BuildRepeats(runs, level)
 	path := filepath.Join(dir, "report.html")
 	if err := WriteFile(path, func(w io.Writer) error { return runreport.WriteHTML(w, d) }); err != nil {
 		return fmt.Errorf("--report: %w", err)

@@ -97,13 +97,33 @@ func TestRepeatedRunsUsageErrors(t *testing.T) {
 
 // TestRepeatedSweep: a sweep run twice has its value folders in each
 // run's folder and, per value, the aggregate over the runs in
-// aggregate/<value>/, as AIPerf lays a repeated sweep out.
+// aggregate/<value>/, as AIPerf lays a repeated sweep out; the console
+// shows per value the headline metrics' intervals, not the pooled table.
 func TestRepeatedSweep(t *testing.T) {
 	dir := t.TempDir()
 	c := parseArgs(t, "--ui", "none", "--streaming", "--no-gpu-telemetry", "--no-server-metrics", "--output-artifact-dir", dir,
 		"--num-profile-runs", "2", "--isl", "16,48", "--osl", "2", "--request-count", "2")
-	if _, err := Run(t.Context(), c, io.Discard, io.Discard); err != nil {
+	var out strings.Builder
+	if _, err := Run(t.Context(), c, &out, io.Discard); err != nil {
 		t.Fatal(err)
+	}
+	rows := map[string]string{}
+	for _, l := range strings.Split(out.String(), "\n") {
+		if f := strings.Fields(l); len(f) > 0 {
+			rows[f[0]] = l
+		}
+	}
+	if h := rows["isl"]; !strings.Contains(h, "out tok/s") || !strings.Contains(h, "TTFT p95") || !strings.Contains(h, "req/s") {
+		t.Errorf("no per-value header (isl … out tok/s, TTFT p95, req/s):\n%s", out.String())
+	}
+	for _, v := range []string{"16", "48"} {
+		// runs, then three metrics each with its half width.
+		if f := strings.Fields(rows[v]); len(f) != 11 || f[1] != "2" || strings.Count(rows[v], " ± ") != 3 {
+			t.Errorf("isl %s: row %q, want 2 runs and three means ± half widths", v, rows[v])
+		}
+	}
+	if strings.Contains(out.String(), "Request throughput") {
+		t.Errorf("the pooled table is printed for a sweep:\n%s", out.String())
 	}
 	for _, run := range []string{"run_0001", "run_0002"} {
 		if _, err := os.Stat(filepath.Join(dir, FolderProfileRuns, run, "isl_48", FileJSON)); err != nil {

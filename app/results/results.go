@@ -38,18 +38,18 @@ func ReportCommand() *cli.Command {
 			if err != nil {
 				return err
 			}
-			runs, err := artifact.LoadAll(dirs)
+			d, dir, err := loadReport(dirs)
 			if err != nil {
 				return &cmdline.UsageError{Err: err}
 			}
 			out := cc.String("output")
 			if out == "" {
-				out = runs[0].Dir + "/report.html"
+				out = dir + "/report.html"
 				if format == runreport.FormatPNG {
-					out = runs[0].Dir + "/report-png"
+					out = dir + "/report-png"
 				}
 			}
-			paths, err := runreport.Write(out, format, runs)
+			paths, err := runreport.WriteData(out, format, d)
 			if err != nil {
 				return err
 			}
@@ -59,6 +59,29 @@ func ReportCommand() *cli.Command {
 			return nil
 		},
 	}
+}
+
+// loadReport reads the runs of dirs into the report's data, and the
+// folder the report goes in by default (the first run's). A folder of
+// repeated runs (--num-profile-runs) named alone gets the page `surge
+// profile --report` wrote for it: its runs with their spread.
+func loadReport(dirs []string) (runreport.Data, string, error) {
+	if len(dirs) == 1 && artifact.RepeatLabels(dirs[0]) != nil {
+		runs, err := artifact.LoadRepeats(dirs[0], nil)
+		if err != nil {
+			return runreport.Data{}, "", err
+		}
+		return runreport.BuildRepeats(runs, artifact.RepeatLevel(dirs[0])), dirs[0], nil
+	}
+	runs, err := artifact.LoadAll(dirs)
+	if err != nil {
+		return runreport.Data{}, "", err
+	}
+	dir := runs[0].Dir
+	if artifact.RepeatLabels(dirs[0]) != nil {
+		dir = dirs[0] // not its first run's folder
+	}
+	return runreport.Build(runs), dir, nil
 }
 
 // compareConfig is `surge compare`'s flags.

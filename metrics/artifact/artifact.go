@@ -559,8 +559,9 @@ func (r *Run) Unit(tag string) string {
 	return ""
 }
 
-// LoadAll loads every folder of dirs, in order, and names the runs uniquely
-// (a second "run" becomes "run#2").
+// LoadAll loads every folder of dirs, in order, a folder of repeated runs
+// as its runs, and names the runs uniquely (a second "run" becomes
+// "run#2").
 func LoadAll(dirs []string) ([]*Run, error) {
 	if len(dirs) == 0 {
 		return nil, errors.New("no run folder given")
@@ -568,14 +569,31 @@ func LoadAll(dirs []string) ([]*Run, error) {
 	runs := make([]*Run, 0, len(dirs))
 	seen := map[string]int{}
 	for _, d := range dirs {
-		r, err := Load(d)
-		if err != nil {
-			return nil, err
+		var batch []*Run
+		if labels := RepeatLabels(d); labels != nil {
+			// A folder of repeated runs stands for its runs, named
+			// <folder>/run_0001 so two such folders' runs stay apart.
+			rs, err := LoadRepeats(d, labels)
+			if err != nil {
+				return nil, err
+			}
+			for _, r := range rs {
+				r.Name = filepath.Base(d) + "/" + r.Name
+			}
+			batch = rs
+		} else {
+			r, err := Load(d)
+			if err != nil {
+				return nil, err
+			}
+			batch = []*Run{r}
 		}
-		if seen[r.Name]++; seen[r.Name] > 1 {
-			r.Name = fmt.Sprintf("%s#%d", r.Name, seen[r.Name])
+		for _, r := range batch {
+			if seen[r.Name]++; seen[r.Name] > 1 {
+				r.Name = fmt.Sprintf("%s#%d", r.Name, seen[r.Name])
+			}
+			runs = append(runs, r)
 		}
-		runs = append(runs, r)
 	}
 	return runs, nil
 }

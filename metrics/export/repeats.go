@@ -209,3 +209,114 @@ func ConsoleRepeats(w io.Writer, title string, r Repeats) {
 		fmt.Fprintf(w, "%s failed: %s (left out)\n", f.Label, f.Error)
 	}
 }
+
+// RepeatStage is one value of a repeated sweep: the stage as the stage
+// table names it (its mode, value and, for a point of several parameters,
+// label) and its summaries over the runs.
+type RepeatStage struct {
+	Mode  string
+	Value float64
+	Label string
+	Repeats
+}
+
+// ConsoleRepeatStages prints a repeated sweep's stage table: per value the
+// runs that completed a request there and, over them, the mean ± half the
+// interval of output token throughput, TTFT p95 (request latency p95 when
+// a value has no TTFT: not streamed) and request throughput. The runs'
+// pooled table is not printed for a sweep: its numbers mix the values'
+// loads, so their interval describes no load the sweep ran.
+func ConsoleRepeatStages(w io.Writer, title string, stages []RepeatStage) {
+	if len(stages) == 0 {
+		return
+	}
+	type cell struct{ name, head string }
+	lat := cell{"time_to_first_token_p95", "TTFT p95"}
+	byStage := make([]map[string]RepeatMetric, len(stages))
+	for i, st := range stages {
+		byStage[i] = map[string]RepeatMetric{}
+		for _, m := range st.Metrics() {
+			byStage[i][m.Name] = m
+		}
+		if _, ok := byStage[i][lat.name]; !ok && len(byStage[i]) > 0 {
+			lat = cell{"request_latency_p95", "lat p95"}
+		}
+	}
+	cols := []cell{{"output_token_throughput_avg", "out tok/s"}, lat, {"request_throughput_avg", "req/s"}}
+	mode := stages[0].Mode
+	if mode == "" {
+		mode = "stage"
+	}
+	// A metric's cells are its mean and half width, the ± aligned.
+	type cellText struct{ mean, hw string }
+	var rows [][]cellText
+	var notes []string
+	for i, st := range stages {
+		labels, _, failed := st.ok()
+		name := stageName(st.Value, st.Label)
+		row := []cellText{{mean: name}, {mean: strconv.Itoa(len(labels))}}
+		for _, c := range cols {
+			m, ok := byStage[i][c.name]
+			switch {
+			case !ok:
+				row = append(row, cellText{mean: "-"})
+			case m.Spread.N < 2:
+				row = append(row, cellText{mean: sig3(m.Spread.Mean)}) // no interval of one run
+			default:
+				row = append(row, cellText{sig3(m.Spread.Mean), sig3((m.Spread.Hi - m.Spread.Lo) / 2)})
+			}
+		}
+		rows = append(rows, row)
+		for _, f := range failed {
+			notes = append(notes, fmt.Sprintf("%s %s: %s failed: %s (left out)", mode, name, f.Label, f.Error))
+		}
+	}
+	header := []string{mode, "runs"}
+	for _, c := range cols {
+		header = append(header, c.head)
+	}
+	meanW, hwW := make([]int, len(header)), make([]int, len(header))
+	for _, r := range rows {
+		for i, c := range r {
+			meanW[i], hwW[i] = max(meanW[i], len([]rune(c.mean))), max(hwW[i], len([]rune(c.hw)))
+		}
+	}
+	widths := make([]int, len(header))
+	for i, h := range header {
+		widths[i] = meanW[i]
+		if hwW[i] > 0 {
+			widths[i] += 3 + hwW[i]
+		}
+		widths[i] = max(widths[i], len([]rune(h)))
+	}
+	level := strconv.FormatFloat(100*stages[0].Level, 'f', -1, 64) + "% CI"
+	fmt.Fprintf(w, "\n%s\n%d runs (%s)\n", title, len(stages[0].Summaries), strings.Join(stages[0].Labels, ", "))
+	fmt.Fprintf(w, "\nStages over the runs: mean ± half the %s (latencies in ms)\n", level)
+	var b strings.Builder
+	fmt.Fprintf(&b, "%-*s", widths[0], header[0])
+	for i, h := range header[1:] {
+		fmt.Fprintf(&b, "  %*s", widths[i+1], h)
+	}
+	fmt.Fprintln(w, b.String())
+	fmt.Fprintln(w, strings.Repeat("─", len([]rune(b.String()))))
+	for _, r := range rows {
+		b.Reset()
+		fmt.Fprintf(&b, "%-*s", widths[0], r[0].mean)
+		for i, c := range r[1:] {
+			i++
+			cell := fmt.Sprintf("%*s", meanW[i], c.mean)
+			if hwW[i] > 0 {
+				hw := ""
+				if c.hw != "" {
+					hw = " ± " + c.hw
+				}
+				cell += fmt.Sprintf("%-*s", 3+hwW[i], hw)
+			}
+			fmt.Fprintf(&b, "  %*s", widths[i], cell)
+		}
+		fmt.Fprintln(w, strings.TrimRight(b.String(), " "))
+	}
+	for _, n := range notes {
+		fmt.Fprintln(w, n)
+	}
+}

@@ -43,11 +43,7 @@ func ConsoleStages(w io.Writer, s *metrics.Summary) {
 		case i == s.Knee || st.Knee:
 			mark = "← knee"
 		}
-		value := strconv.FormatFloat(st.Value, 'f', -1, 64)
-		if st.Label != "" {
-			value = st.Label
-		}
-		row := []string{value,
+		row := []string{stageName(st.Value, st.Label),
 			strconv.FormatInt(st.RequestCount, 10), strconv.FormatInt(st.ErrorRequestCount, 10),
 			sig3(st.RequestThroughput), sig3(st.OutputTokenThroughput),
 			sig3(st.TTFT.P50), sig3(st.TTFT.P95), sig3(st.ITL.P50), sig3(st.Latency.P95), mark}
@@ -102,6 +98,15 @@ func ConsoleStages(w io.Writer, s *metrics.Summary) {
 		fmt.Fprintf(w, "Knee: %s; at %s %s the intervals could not tell whether latency had blown up and throughput stopped paying off\n",
 			v, mode, strconv.FormatFloat(s.Stages[v.At].Value, 'f', -1, 64))
 	}
+}
+
+// stageName names a stage's row: its value, or the label of a point of
+// several parameters ("concurrency=1, isl=128").
+func stageName(value float64, label string) string {
+	if label != "" {
+		return label
+	}
+	return strconv.FormatFloat(value, 'f', -1, 64)
 }
 
 // sig3 writes v with three significant digits, whole numbers from 100 up

@@ -70,3 +70,50 @@ func TestSig3(t *testing.T) {
 		}
 	}
 }
+
+// TestConsoleRepeatStages: a repeated sweep's table has one row per value,
+// each headline metric's mean over the runs ± half its interval (the mean
+// alone from one run), TTFT p95 or, not streamed, latency p95; a run that
+// failed at a value is left out and named.
+func TestConsoleRepeatStages(t *testing.T) {
+	sum := func(tput, rps, p95 float64, ttft bool) *metrics.Summary {
+		s := &metrics.Summary{Metrics: map[metrics.Tag]metrics.Distribution{metrics.RequestLatency: {Unit: "ms", P95: 2 * p95}},
+			Run: map[metrics.Tag]float64{metrics.RequestCount: 8, metrics.OutputTokenThroughput: tput, metrics.RequestThroughput: rps}}
+		if ttft {
+			s.Metrics[metrics.TTFT] = metrics.Distribution{Unit: "ms", P95: p95}
+		}
+		return s
+	}
+	failed := &metrics.Summary{Run: map[metrics.Tag]float64{metrics.ErrorRequestCount: 8}}
+	labels := []string{"run_0001", "run_0002", "run_0003"}
+	stages := func(ttft bool) []RepeatStage {
+		return []RepeatStage{
+			{Mode: "concurrency", Value: 1, Repeats: Repeats{Labels: labels, Level: 0.95,
+				Summaries: []*metrics.Summary{sum(500, 60, 7, ttft), sum(520, 62, 7.4, ttft), sum(510, 61, 7.2, ttft)}}},
+			{Mode: "concurrency", Value: 2, Repeats: Repeats{Labels: labels, Level: 0.95,
+				Summaries: []*metrics.Summary{sum(1000, 120, 8, ttft), sum(1100, 130, 9, ttft), failed}}},
+			{Mode: "concurrency", Value: 4, Repeats: Repeats{Labels: labels, Level: 0.95,
+				Summaries: []*metrics.Summary{sum(1500, 180, 20, ttft), failed, failed}}},
+		}
+	}
+	var b bytes.Buffer
+	ConsoleRepeatStages(&b, "surge profile: 3 runs of one plan", stages(true))
+	golden(t, "console_repeat_stages.txt", b.Bytes())
+	// Means 510, 1050 and 1500 tokens/s; t(0.975, 2) = 4.303 × 10/√3 = 24.8.
+	for _, want := range []string{"mean ± half the 95% CI", "TTFT p95", "\n1               3   510 ± 24.8",
+		"\n2               2  1050 ± 635 ", "\n4               1  1500         20.0 ", "concurrency 2: run_0003 failed: All 8 requests failed (left out)"} {
+		if !strings.Contains(b.String(), want) {
+			t.Errorf("table does not say %q:\n%s", want, b.String())
+		}
+	}
+	for _, l := range strings.Split(b.String(), "\n") {
+		if len([]rune(l)) > 100 {
+			t.Errorf("line wider than 100 columns: %q", l)
+		}
+	}
+	b.Reset()
+	ConsoleRepeatStages(&b, "not streamed", stages(false))
+	if s := b.String(); strings.Contains(s, "TTFT") || !strings.Contains(s, "lat p95") || !strings.Contains(s, "14.4 ± ") {
+		t.Errorf("not streamed, want latency p95:\n%s", s)
+	}
+}

@@ -17,7 +17,11 @@ const (
 // folder of PNG files (one per chart) for FormatPNG. It returns the paths
 // written.
 func Write(out, format string, runs []*artifact.Run) ([]string, error) {
-	d := Build(runs)
+	return WriteData(out, format, Build(runs))
+}
+
+// WriteData writes the report d to out as Write does.
+func WriteData(out, format string, d Data) ([]string, error) {
 	switch format {
 	case FormatHTML, "":
 		f, err := os.Create(out)
