@@ -279,9 +279,14 @@ func (c *Collector) Run(ctx context.Context) error {
 }
 
 // serverLoop starts a scrape of every server source each period until ctx
-// ends, waits for the scrapes in flight (cancelled with ctx), scrapes each
-// source once more and records how many ticks each source skipped.
+// ends, then closes the run's readings: a scrape in flight gets up to
+// finalScrapeTimeout more to answer, and every other source is scraped
+// once more; it records how many ticks each source skipped.
 func (c *Collector) serverLoop(ctx context.Context, every time.Duration, sst []tracked) {
+	// Scrapes outlive ctx by up to finalScrapeTimeout: one in flight as
+	// the run ends is its source's closing reading.
+	sctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	defer cancel()
 	var wg sync.WaitGroup
 	defer func() {
 		wg.Wait()
@@ -299,18 +304,29 @@ func (c *Collector) serverLoop(ctx context.Context, every time.Duration, sst []t
 	tick := time.NewTicker(every)
 	defer tick.Stop()
 	for {
-		c.serverTick(ctx, every, sst, &wg)
+		c.serverTick(sctx, every, sst, &wg)
 		select {
 		case <-ctx.Done():
-			// One last scrape of each source, once those in flight
-			// ended, on a context of its own: the counters' values at
-			// the run's end close its totals (a run shorter than the
-			// interval had only its first scrape).
+			// The counters' values at the run's end close its totals (a
+			// run shorter than the interval had only its first scrape);
+			// a source still answering is not asked twice at once.
+			stop := time.AfterFunc(finalScrapeTimeout, cancel)
+			defer stop.Stop()
+			for i := range sst {
+				t := &sst[i]
+				if !t.busy.CompareAndSwap(false, true) {
+					continue // its answer, when it comes, closes the run
+				}
+				if t.off { // written by the last scrape before it cleared busy
+					t.busy.Store(false)
+					continue
+				}
+				wg.Go(func() {
+					defer t.busy.Store(false)
+					c.scrapeServer(sctx, every, t, c.servers[i])
+				})
+			}
 			wg.Wait()
-			fctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), finalScrapeTimeout)
-			c.serverTick(fctx, every, sst, &wg)
-			wg.Wait()
-			cancel()
 			return
 		case <-tick.C:
 		}
