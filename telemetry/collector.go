@@ -304,7 +304,7 @@ func (c *Collector) serverLoop(ctx context.Context, every time.Duration, sst []t
 	tick := time.NewTicker(every)
 	defer tick.Stop()
 	for {
-		c.serverTick(sctx, every, sst, &wg)
+		c.serverTick(sctx, every, sst, &wg, false)
 		select {
 		case <-ctx.Done():
 			// The counters' values at the run's end close its totals (a
@@ -312,20 +312,7 @@ func (c *Collector) serverLoop(ctx context.Context, every time.Duration, sst []t
 			// a source still answering is not asked twice at once.
 			stop := time.AfterFunc(finalScrapeTimeout, cancel)
 			defer stop.Stop()
-			for i := range sst {
-				t := &sst[i]
-				if !t.busy.CompareAndSwap(false, true) {
-					continue // its answer, when it comes, closes the run
-				}
-				if t.off { // written by the last scrape before it cleared busy
-					t.busy.Store(false)
-					continue
-				}
-				wg.Go(func() {
-					defer t.busy.Store(false)
-					c.scrapeServer(sctx, every, t, c.servers[i])
-				})
-			}
+			c.serverTick(sctx, every, sst, &wg, true)
 			wg.Wait()
 			return
 		case <-tick.C:
@@ -339,12 +326,15 @@ const finalScrapeTimeout = 2 * time.Second
 
 // serverTick starts a scrape of each live server source, in a goroutine of
 // its own; a source whose previous scrape is still in flight is skipped
-// this tick (counted), not scraped twice at once.
-func (c *Collector) serverTick(ctx context.Context, every time.Duration, sst []tracked, wg *sync.WaitGroup) {
+// this tick (counted, unless closing: that answer closes the run), not
+// scraped twice at once.
+func (c *Collector) serverTick(ctx context.Context, every time.Duration, sst []tracked, wg *sync.WaitGroup, closing bool) {
 	for i := range sst {
 		t := &sst[i]
 		if !t.busy.CompareAndSwap(false, true) {
-			t.skipped++ // the loop's own field
+			if !closing {
+				t.skipped++ // the loop's own field
+			}
 			continue
 		}
 		if t.off { // written by the last scrape before it cleared busy
