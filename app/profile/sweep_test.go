@@ -195,7 +195,7 @@ func TestSweepSameSeed(t *testing.T) {
 			args = append(args, tc.flag)
 		}
 		dir, _ := sweepRun(t, args...)
-		a, b := bodies(t, filepath.Join(dir, "concurrency_1")), bodies(t, filepath.Join(dir, "concurrency_2"))
+		a, b := inputsPayloads(t, filepath.Join(dir, "concurrency_1")), inputsPayloads(t, filepath.Join(dir, "concurrency_2"))
 		if len(a) != 3 || len(b) != 3 {
 			t.Fatalf("%q: %d and %d request bodies, want 3 each", tc.flag, len(a), len(b))
 		}
@@ -209,30 +209,4 @@ func TestSweepSameSeed(t *testing.T) {
 	if v, _ := cmdline.PathValue(ic, "input.random_seed"); v != 3.0 {
 		t.Errorf("isl_48 with --parameter-sweep-same-seed: input_config seed %v, want 3", v)
 	}
-}
-
-// bodies are the request bodies of the run in dir's inputs.json, sorted
-// (a session's id names its value, so it is left out).
-func bodies(t *testing.T, dir string) []string {
-	t.Helper()
-	var in struct {
-		Data []struct {
-			Payloads []json.RawMessage `json:"payloads"`
-		} `json:"data"`
-	}
-	b, err := os.ReadFile(filepath.Join(dir, FileInputs))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := json.Unmarshal(b, &in); err != nil {
-		t.Fatal(err)
-	}
-	var out []string
-	for _, s := range in.Data {
-		for _, p := range s.Payloads {
-			out = append(out, string(p))
-		}
-	}
-	slices.Sort(out)
-	return out
 }
