@@ -18,6 +18,7 @@ import (
 	"github.com/surgebench/surge/app/profile"
 	"github.com/surgebench/surge/app/results"
 	"github.com/surgebench/surge/app/search"
+	"github.com/surgebench/surge/app/spec"
 	"github.com/surgebench/surge/examples/mockserver"
 )
 
@@ -83,7 +84,11 @@ func profileCommand(code *int) *cli.Command {
 			cfg.StdoutTTY = term.IsTerminal(os.Stdout.Fd())
 			cfg.Signals = true
 			cfg.JobIndex = os.Getenv(cmdline.JobIndexEnv)
-			c, err := profile.RunCommand(cc.Context, *cfg, os.Stdout, os.Stderr)
+			s, err := spec.Parse(*cfg)
+			if err != nil {
+				return err
+			}
+			c, err := profile.RunCommand(cc.Context, s, os.Stdout, os.Stderr)
 			*code = c
 			return err
 		},

@@ -123,7 +123,7 @@ func TestForeignFlagsSayWhatSurgeDoes(t *testing.T) {
 			value = []string{"someting-else"}
 		}
 		c := Config{Foreign: map[string][]string{name: value}}
-		notes, err := c.foreignNotes()
+		notes, err := c.ForeignNotes()
 		switch {
 		case o.refuse && o.isNeutral(value):
 			t.Errorf("--%s: no non-neutral sample", name)
@@ -137,33 +137,9 @@ func TestForeignFlagsSayWhatSurgeDoes(t *testing.T) {
 		}
 		for _, n := range o.neutral {
 			c := Config{Foreign: map[string][]string{name: {n}}}
-			if notes, err := c.foreignNotes(); err != nil || len(notes) > 0 {
+			if notes, err := c.ForeignNotes(); err != nil || len(notes) > 0 {
 				t.Errorf("--%s %s (neutral): notes %q, error %v; want silence", name, n, notes, err)
 			}
-		}
-	}
-}
-
-func TestForeignFlagsThroughTheCommand(t *testing.T) {
-	// Noted once; a neutral value says nothing; notes go quiet at WARNING.
-	for _, tc := range []struct {
-		args  []string
-		notes int
-	}{
-		{[]string{"--workers-max", "8", "--zmq-host", "10.0.0.1"}, 2},
-		{[]string{"--workers-max", "8", "--log-level", "warning"}, 0},
-		{[]string{"--request-cancellation-rate", "0", "--num-profile-runs", "1", "--url-strategy", "round_robin"}, 0},
-	} {
-		c := parseProfile(t, tc.args...)
-		var log bytes.Buffer
-		if _, err := c.ResolveAIPerf(&log); err != nil {
-			t.Fatalf("%v: %v", tc.args, err)
-		}
-		if n := strings.Count(log.String(), "note: "); n != tc.notes {
-			t.Errorf("%v: %d notes, want %d:\n%s", tc.args, n, tc.notes, log.String())
-		}
-		if tc.notes > 0 && !strings.Contains(log.String(), "--workers-max 8 is AIPerf's") {
-			t.Errorf("%v: the note does not repeat the value as given:\n%s", tc.args, log.String())
 		}
 	}
 }
@@ -241,21 +217,16 @@ func TestLogLevels(t *testing.T) {
 		{Config{}, "INFO"}, {Config{LogLevel: "debug"}, "DEBUG"}, {Config{Verbose: true, LogLevel: "error"}, "DEBUG"},
 		{Config{ExtraVerbose: true}, "TRACE"}, {Config{LogLevel: "Warning"}, "WARNING"},
 	} {
-		if lvl, err := tc.c.level(); err != nil || logLevels[lvl] != tc.want {
+		if lvl, err := tc.c.Level(); err != nil || logLevels[lvl] != tc.want {
 			t.Errorf("%+v: level %v %v, want %s", tc.c, lvl, err, tc.want)
 		}
 	}
 	var ue *UsageError
-	if _, err := (&Config{LogLevel: "loud"}).level(); !errors.As(err, &ue) {
+	if _, err := (&Config{LogLevel: "loud"}).Level(); !errors.As(err, &ue) {
 		t.Errorf("--log-level loud: %v, want a usage error", err)
 	}
-	// -v on a terminal shows the simple UI, as AIPerf's does.
-	c := Config{Verbose: true, StdoutTTY: true}
 	var log bytes.Buffer
-	l, err := c.ResolveAIPerf(&log)
-	if err != nil || c.UI != "simple" {
-		t.Errorf("-v on a terminal: ui %q, %v", c.UI, err)
-	}
+	l := Logger{W: &log, Level: 1}
 	l.Debugf("shown %d", 1)
 	Logger{W: &log, Level: 2}.Debugf("hidden")
 	if log.String() != "debug: shown 1\n" {

@@ -366,10 +366,10 @@ func (v *foreignValue) IsBoolFlag() bool { return v.kind == argSwitch }
 // TakesMany makes a list flag take every value up to the next flag.
 func (v *foreignValue) TakesMany() bool { return v.kind == argMany }
 
-// foreignNotes judges the AIPerf-only flags c was given, in the table's
+// ForeignNotes judges the AIPerf-only flags c was given, in the table's
 // order: an error for the first whose value would change what is measured,
 // else one note for each whose value is not neutral.
-func (c *Config) foreignNotes() (notes []string, err error) {
+func (c *Config) ForeignNotes() (notes []string, err error) {
 	for i := range foreignOptions {
 		o := &foreignOptions[i]
 		vals, ok := c.Foreign[o.names()[0]]

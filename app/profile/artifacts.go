@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"math"
 	"os"
 	"path/filepath"
 	"slices"
@@ -14,6 +13,7 @@ import (
 	"time"
 
 	"github.com/surgebench/surge/app/cmdline"
+	"github.com/surgebench/surge/app/spec"
 	"github.com/surgebench/surge/metrics"
 	"github.com/surgebench/surge/metrics/export"
 )
@@ -32,30 +32,26 @@ const FolderSweepAggregate = "sweep_aggregate"
 // "concurrency8", "concurrency_sweep_1_2_4", "concurrency4-request_rate10.0",
 // "fixed_schedule" or "user_centric-users8-qps2.0".
 func (p *prepared) artifactName() string {
-	model := p.c.Model
-	if len(p.c.Models) > 0 {
-		model = p.c.Models[0]
-	}
-	if len(p.c.Models) > 1 {
+	t := &p.s.Target
+	model := t.Model()
+	if len(t.Models) > 1 {
 		model += "_multi"
 	}
 	model = strings.NewReplacer("/", "_", `\`, "_").Replace(model)
 	stimulus := p.plan.stimulus()
-	if s := p.c.Search; s != nil && s.AutoStart {
+	if s := p.s.Live.Search; s != nil && s.AutoStart {
 		stimulus = "request_rate_search" // the start is the pilot's, unknown here
 	}
-	return fmt.Sprintf("%s-%s-%s-%s", model, serviceKind, p.kind, stimulus)
+	return fmt.Sprintf("%s-%s-%s-%s", model, serviceKind, p.s.Endpoint.Kind, stimulus)
 }
 
 // stimulus is the load part of the artifact folder name (see artifactName).
 func (p *plan) stimulus() string {
 	if sw := p.sweep; sw != nil {
-		for _, d := range sw.dims {
-			if d.name == ModeConcurrency || d.name == ModeRequestRate || d.name == "num_users" || d.name == "user_centric_rate" {
-				return sw.stimulus()
-			}
+		if sw.SweepsLoad() {
+			return sw.Stimulus()
 		}
-		return p.loadStimulus + "-" + sw.stimulus()
+		return p.loadStimulus + "-" + sw.Stimulus()
 	}
 	join := func(vs []float64, format func(float64) string) string {
 		parts := make([]string, len(vs))
@@ -67,24 +63,24 @@ func (p *plan) stimulus() string {
 	switch p.mode {
 	case ModeConcurrency:
 		if len(p.values) > 1 {
-			return "concurrency_sweep_" + join(p.values, intText)
+			return "concurrency_sweep_" + join(p.values, spec.IntText)
 		}
-		return "concurrency" + join(p.values, intText)
+		return "concurrency" + join(p.values, spec.IntText)
 	case ModeRequestRate:
 		var parts []string
 		if p.rateCap > 0 {
 			parts = append(parts, "concurrency"+strconv.Itoa(p.rateCap))
 		}
 		if len(p.values) > 1 {
-			parts = append(parts, "request_rate_sweep_"+join(p.values, pyFloat))
+			parts = append(parts, "request_rate_sweep_"+join(p.values, spec.PyFloat))
 		} else {
-			parts = append(parts, "request_rate"+join(p.values, pyFloat))
+			parts = append(parts, "request_rate"+join(p.values, spec.PyFloat))
 		}
 		return strings.Join(parts, "-")
 	case ModeFixedSchedule:
 		return "fixed_schedule"
 	case ModeUserCentric:
-		return fmt.Sprintf("user_centric-users%d-qps%s", p.users, join(p.values, pyFloat))
+		return fmt.Sprintf("user_centric-users%d-qps%s", p.users, join(p.values, spec.PyFloat))
 	}
 	return p.dirMode()
 }
@@ -93,19 +89,19 @@ func (p *plan) stimulus() string {
 // it: the parameter and its value, "concurrency_10" or "request_rate_5.0".
 func (p *plan) stageFolder(i int) string {
 	if p.sweep != nil {
-		return p.sweep.folder(i)
+		return p.sweep.Folder(i)
 	}
 	if p.mode == ModeConcurrency {
-		return "concurrency_" + intText(p.values[i])
+		return "concurrency_" + spec.IntText(p.values[i])
 	}
-	return p.mode + "_" + pyFloat(p.values[i])
+	return p.mode + "_" + spec.PyFloat(p.values[i])
 }
 
 // stageFolders are the sweep's run folders, one per value; nil when the
 // run is not a planned sweep (one value, or a live session whose stages
 // follow a controller).
 func (p *prepared) stageFolders() []string {
-	if len(p.plan.values) < 2 || p.c.Search != nil || p.c.ControlAddr != "" {
+	if len(p.plan.values) < 2 || p.s.Live.Search != nil || p.s.Live.ControlAddr != "" {
 		return nil
 	}
 	out := make([]string, len(p.plan.values))
@@ -113,18 +109,6 @@ func (p *prepared) stageFolders() []string {
 		out[i] = p.plan.stageFolder(i)
 	}
 	return out
-}
-
-func intText(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) }
-
-// pyFloat formats v as Python's str(float) does for the values a rate
-// takes: always with a decimal point ("10.0", "2.5").
-func pyFloat(v float64) string {
-	s := strconv.FormatFloat(v, 'f', -1, 64)
-	if !strings.ContainsAny(s, ".eEnN") && !math.IsInf(v, 0) {
-		s += ".0"
-	}
-	return s
 }
 
 // runFolders hold a run's per-request files: profile_export.jsonl,
@@ -295,12 +279,12 @@ func (f *runFolders) close() {
 // sweep), variation_index, variation_values and the redacted cli_command.
 func (p *prepared) addRunInfo(info map[string]any, benchmarkID string) {
 	info["benchmark_id"] = benchmarkID
-	info["random_seed"] = p.c.Seed
+	info["random_seed"] = p.s.Seed()
 	info["trial"] = 0
 	info["variation_label"] = "base"
 	info["variation_index"] = 0
 	info["variation_values"] = map[string]any{}
-	info["cli_command"] = cliCommand(os.Args, p.c.SecretValues(p.headers))
+	info["cli_command"] = cliCommand(os.Args, p.s.Secrets)
 }
 
 // cliCommand is the command line as run_info shows it: each argument
@@ -324,7 +308,7 @@ func cliCommand(args, secrets []string) string {
 // stageValue is stage i's value as AIPerf's files carry it.
 func (p *plan) stageValue(i int) export.SweepValue {
 	if p.sweep != nil {
-		return p.sweep.value(i)
+		return p.sweep.Value(i)
 	}
 	return export.SweepValue{Label: p.stageFolder(i), Value: p.values[i], Integer: p.mode == ModeConcurrency}
 }
@@ -349,10 +333,10 @@ func (p *prepared) reportSweep(o *outcome, base export.Run, subs []string) ([]st
 		p.addRunInfo(info, run.BenchmarkID)
 		info["sweep_id"] = sweepID
 		info["run_label"], info["variation_label"], info["variation_index"] = sub, sub, i
-		info["variation_values"] = map[string]any{p.plan.mode: valueOf(v)}
+		info["variation_values"] = map[string]any{p.plan.mode: spec.ValueOf(v)}
 		if sw := p.plan.sweep; sw != nil {
-			info["variation_values"], info["variation_label"] = sw.variation(i), sw.label(i)
-			run.InputConfig = sw.inputConfig(i, run.InputConfig, p.c.ValueSeed(i))
+			info["variation_values"], info["variation_label"] = sw.Variation(i), sw.Label(i)
+			run.InputConfig = sw.InputConfig(i, run.InputConfig, p.s.ValueSeed(i))
 		}
 		delete(info, "stage_values")
 		delete(info, "stage_folders")
@@ -367,7 +351,7 @@ func (p *prepared) reportSweep(o *outcome, base export.Run, subs []string) ([]st
 			}
 		}
 		dir := filepath.Join(o.dir, sub)
-		errs = append(errs, WriteExports(dir, p.exports.files, s, st, run))
+		errs = append(errs, WriteExports(dir, p.s.Exports.Files, s, st, run))
 		v.Summary = s
 		sw.Values = append(sw.Values, v)
 	}
@@ -390,13 +374,6 @@ func WriteSweepAggregate(dir string, sw export.Sweep, s *metrics.Summary) error 
 		WriteFile(filepath.Join(agg, export.SweepCSVFile), func(w io.Writer) error { return export.SweepCSV(w, sw) }))
 }
 
-func valueOf(v export.SweepValue) any {
-	if v.Integer {
-		return int64(v.Value)
-	}
-	return v.Value
-}
-
 // runMarkers are the names that make a folder an earlier run's: surge's
 // and AIPerf's files, a sweep's aggregate, the report written into it.
 var runMarkers = []string{FileInputs, FileInputs + ".partial", FileState, FileGPUTelemetry, FileServerMetrics,
@@ -409,7 +386,7 @@ var runMarkers = []string{FileInputs, FileInputs + ".partial", FileState, FileGP
 // newest run where the command names it, keeps every earlier one, and
 // leaves no stale file of the old run (a report.html) beside the new.
 // flag names the folder's flag in errors.
-func MoveAside(dir, flag string, files exportFiles) (string, error) {
+func MoveAside(dir, flag string, files spec.Files) (string, error) {
 	entries, err := os.ReadDir(dir)
 	if errors.Is(err, os.ErrNotExist) {
 		return "", nil

@@ -3,6 +3,7 @@ package profile
 import (
 	"bytes"
 	"encoding/json"
+	"github.com/surgebench/surge/app/spec"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -37,11 +38,8 @@ func TestArtifactNames(t *testing.T) {
 		{"m", endpoint.Chat, plan{mode: ModeUserCentric, values: []float64{2}, users: 8}, "m-openai-chat-user_centric-users8-qps2.0"},
 		{"a/b,c", endpoint.Chat, plan{mode: ModeConcurrency, values: []float64{1}}, "a_b_multi-openai-chat-concurrency1"},
 	} {
-		c := cmdline.Config{Model: tc.model, Models: strings.Split(tc.model, ",")}
-		if err := c.ResolveTargets(); err != nil {
-			t.Fatal(err)
-		}
-		p := &prepared{c: config{c}, kind: tc.kind, plan: &tc.plan}
+		s := specFor(t, cmdline.Config{Model: tc.model, Models: strings.Split(tc.model, ","), EndpointType: string(tc.kind)})
+		p := &prepared{s: s, plan: &tc.plan}
 		if got := p.artifactName(); got != tc.want {
 			t.Errorf("%s %s %+v: %q, want %q", tc.model, tc.kind, tc.plan, got, tc.want)
 		}
@@ -81,16 +79,16 @@ func TestSweepRunFolders(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "sweep")
 	c := apptest.RunConfig(srv.URL, dir)
 	c.Concurrency, c.RequestCount, c.WarmupCount = "1,2,4", 6, 2
-	c.ExportLevel = levelRaw
+	c.ExportLevel = spec.LevelRaw
 	var out bytes.Buffer
-	if _, err := Run(t.Context(), c, &out, io.Discard); err != nil {
+	if _, err := runConfig(t.Context(), c, &out, io.Discard); err != nil {
 		t.Fatal(err)
 	}
 	subs := []string{"concurrency_1", "concurrency_2", "concurrency_4"}
 	var benchIDs []string
 	for i, sub := range subs {
 		d := filepath.Join(dir, sub)
-		for _, f := range []string{FileJSON, FileCSV, FileJSONL, FileInputs, FileState, fileRaw} {
+		for _, f := range []string{spec.FileJSON, spec.FileCSV, spec.FileJSONL, FileInputs, FileState, spec.FileRaw} {
 			if _, err := os.Stat(filepath.Join(d, f)); err != nil {
 				t.Errorf("%s: %v", sub, err)
 			}
@@ -122,7 +120,7 @@ func TestSweepRunFolders(t *testing.T) {
 				break
 			}
 		}
-		raw := apptest.JSONLines(t, filepath.Join(d, fileRaw))
+		raw := apptest.JSONLines(t, filepath.Join(d, spec.FileRaw))
 		if len(raw) != want {
 			t.Errorf("%s: %d raw records, want %d", sub, len(raw), want)
 		}
@@ -146,7 +144,7 @@ func TestSweepRunFolders(t *testing.T) {
 	if st, _ := top["stages"].([]any); len(st) != 3 {
 		t.Errorf("the sweep's summary lists %d stages, want 3", len(st))
 	}
-	for _, f := range []string{FileJSONL, fileRaw} {
+	for _, f := range []string{spec.FileJSONL, spec.FileRaw} {
 		if _, err := os.Stat(filepath.Join(dir, f)); err == nil {
 			t.Errorf("%s is also at the top of the sweep (want it in the run folders only)", f)
 		}

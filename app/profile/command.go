@@ -10,15 +10,16 @@ import (
 	"syscall"
 
 	"github.com/surgebench/surge/app/cmdline"
+	"github.com/surgebench/surge/app/spec"
 )
 
 // RunCommand is Run as `surge profile` and `surge search` run it: under
 // SIGINT/SIGTERM, the summary to out and notices to log, and the exit code
 // its result earns (0 when the error alone decides it).
-func RunCommand(ctx context.Context, c cmdline.Config, out, log io.Writer) (code int, err error) {
+func RunCommand(ctx context.Context, s *spec.Spec, out, log io.Writer) (code int, err error) {
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	res, err := Run(ctx, c, out, log)
+	res, err := Run(ctx, s, out, log)
 	switch {
 	case res == nil && err != nil && ctx.Err() != nil && errors.Is(err, ctx.Err()):
 		return cmdline.ExitInterrupted, err // before the run started (loading the dataset)

@@ -6,12 +6,10 @@ import (
 	"fmt"
 	"io"
 	"math/rand/v2"
-	"os"
-	"path/filepath"
-	"strings"
 	"time"
 
 	"github.com/surgebench/surge/app/cmdline"
+	"github.com/surgebench/surge/app/spec"
 	"github.com/surgebench/surge/datasets"
 	"github.com/surgebench/surge/datasets/tokenizer"
 	"github.com/surgebench/surge/datasets/tokenizer/hub"
@@ -26,11 +24,6 @@ const (
 	tokDownload = "download" // fetched from the Hub into that cache
 	tokFallback = "fallback" // wanted but not to be had: prompts only
 )
-
-// builtinNames resolve to the embedded tokenizer without a look at the
-// Hub: "builtin" as AIPerf spells it, the embedded mock's model, and
-// AIPerf's placeholder model names.
-var builtinNames = map[string]bool{"builtin": true, "mock": true, "mock-model": true, "test-model": true, "fake-model": true}
 
 // tokenizerSource is how the run's tokenizer was found (run_info).
 type tokenizerSource struct {
@@ -56,23 +49,16 @@ type tokenizerSource struct {
 // from the server's usage, as before the run knew its model. So does any
 // tokenizer derived from the model name: only an explicit --tokenizer that
 // fails is a usage error.
-func (c *config) loadTokenizer(ctx context.Context, l cmdline.Logger) (builder datasets.Tokenizer, counter metrics.TokenCounter, src tokenizerSource, err error) {
-	name := strings.TrimSpace(c.Tokenizer)
-	explicit := name != ""
-	if !explicit {
-		name = c.Model
-	}
+func loadTokenizer(ctx context.Context, t *spec.Tokenizer, l cmdline.Logger) (builder datasets.Tokenizer, counter metrics.TokenCounter, src tokenizerSource, err error) {
+	name := t.Name
 	src = tokenizerSource{Name: name}
-	path, isPath := tokenizerPath(name)
-	if !explicit {
-		path, isPath = modelTokenizerPath(name)
-	}
+	path, isPath := t.Path()
 	var tok *tokenizer.Tokenizer
 	var perr error // a tokenizer wanted but not to be had: the fallback
 	switch {
-	case builtinNames[strings.ToLower(name)]:
+	case t.Builtin():
 		src.Source = tokBuiltin
-		if c.UseServerTokenCount {
+		if t.UseServerCount {
 			// Prompts need only the embedded tokenizer's view of the
 			// corpus, which datasets has precomputed: no parse of its
 			// tables (≈ 0.5 s of start-up).
@@ -84,13 +70,11 @@ func (c *config) loadTokenizer(ctx context.Context, l cmdline.Logger) (builder d
 		}
 	case isPath:
 		src.Source, src.Path = tokPath, path
-		if tok, perr = tokenizer.Load(path); perr != nil && explicit {
+		if tok, perr = tokenizer.Load(path); perr != nil && t.Explicit {
 			return nil, nil, src, &cmdline.UsageError{Err: fmt.Errorf("--tokenizer: %w", perr)}
 		}
-	case !hub.IsRepoID(name) && explicit:
-		return nil, nil, src, cmdline.Usagef("--tokenizer %q: no such file or folder, and not a Hugging Face model id (org/name)", name)
 	default:
-		o := hub.Options{Revision: c.TokenizerRevision}
+		o := hub.Options{Revision: t.Revision}
 		src.Revision = o.FromEnv().Revision
 		var where hub.Where
 		if !hub.IsRepoID(name) {
@@ -104,70 +88,22 @@ func (c *config) loadTokenizer(ctx context.Context, l cmdline.Logger) (builder d
 	if perr != nil {
 		src.Source, src.Path, src.Counts = tokFallback, "", "usage"
 		how := "--tokenizer " + name
-		if !explicit {
+		if !t.Explicit {
 			how = "the tokenizer of model " + name
 		}
 		l.Warnf("warning: %s: %v: prompts are built with the embedded Qwen3 tokenizer and token counts come from the server's usage (give --tokenizer PATH, or --tokenizer builtin to skip this look-up)", how, perr)
 		return nil, nil, src, nil
 	}
 	switch {
-	case c.UseServerTokenCount:
+	case t.UseServerCount:
 		src.Counts = "usage"
 		return tok, nil, src, nil
-	case c.RetokenizeOutput:
+	case t.Retokenize:
 		src.Counts = "tokenizer"
 	default:
 		src.Counts = "usage, else tokenizer"
 	}
 	return tok, tok, src, nil
-}
-
-// tokenizerPath reports whether --tokenizer names a file or folder: one
-// that exists, or a value written as a path (./x, /x, ~/x, x.json).
-func tokenizerPath(name string) (string, bool) {
-	name = homePath(name)
-	if _, err := os.Stat(name); err == nil {
-		return name, true
-	}
-	return name, filepath.IsAbs(name) || strings.HasPrefix(name, "./") || strings.HasPrefix(name, "../") ||
-		jsonName(name)
-}
-
-// modelTokenizerPath reports whether a model name, standing in for
-// --tokenizer, names a local tokenizer: a folder holding tokenizer.json or
-// an existing .json file. Servers list models by names that may match
-// other files in the working directory (llama.cpp's model.gguf), which are
-// no tokenizer and are not read.
-func modelTokenizerPath(name string) (string, bool) {
-	name = homePath(name)
-	st, err := os.Stat(name)
-	switch {
-	case err != nil:
-		return name, false
-	case !st.IsDir():
-		return name, jsonName(name)
-	}
-	for _, f := range []string{tokenizer.FileName, tokenizer.FileName + ".gz"} {
-		if _, err := os.Stat(filepath.Join(name, f)); err == nil {
-			return name, true
-		}
-	}
-	return name, false
-}
-
-// homePath expands a leading ~/ as a shell would.
-func homePath(name string) string {
-	if rest, ok := strings.CutPrefix(name, "~/"); ok {
-		if home, err := os.UserHomeDir(); err == nil {
-			return filepath.Join(home, rest)
-		}
-	}
-	return name
-}
-
-// jsonName reports whether name is a tokenizer file's (plain or gzip).
-func jsonName(name string) bool {
-	return strings.HasSuffix(name, ".json") || strings.HasSuffix(name, ".json.gz")
 }
 
 // datasetFlags names the flags behind datasets.Options' fields.
@@ -182,37 +118,24 @@ var datasetFlags = map[string]string{
 	"Synthetic.RangeRatio": "--random-range-ratio", "Synthetic.SeqDist": "--seq-dist", "PromptCorpus": "--prompt-corpus",
 }
 
-// loadDataset builds the workload; count is how many synthetic
-// conversations the run needs.
-// Cancelling ctx (Ctrl-C) stops the load soon after.
-func (c *config) loadDataset(ctx context.Context, tok datasets.Tokenizer, count int, log io.Writer) (*datasets.Dataset, error) {
-	rankings := c.rankings()
-	isl, islStddev, err := c.queryLength(rankings)
-	if err != nil {
-		return nil, err
-	}
-	audio, err := c.audioOptions()
-	if err != nil {
-		return nil, err
-	}
-	var seqDist *datasets.SeqDist
-	if c.SeqDist != "" {
-		if seqDist, err = datasets.ParseSeqDist(c.SeqDist); err != nil {
-			return nil, cmdline.Usagef("--seq-dist %q: %v", c.SeqDist, err)
-		}
-	}
+// loadDataset builds the workload of s; count is how many synthetic
+// conversations the run needs. Cancelling ctx (Ctrl-C) stops the load
+// soon after.
+func loadDataset(ctx context.Context, s *spec.Spec, tok datasets.Tokenizer, count int, log io.Writer) (*datasets.Dataset, error) {
+	d, td := &s.Dataset, &s.Load.TurnDelay
+	isl, islStddev := d.QueryLength()
 	progress := newDownloadLine(log)
 	ds, report, err := datasets.LoadContext(ctx, datasets.Options{
-		InputFile: c.InputFile, CustomDatasetType: c.CustomDatasetType, PublicDataset: c.PublicDataset,
-		ISLBlockSize: c.ISLBlockSize, Tokenizer: tok, Seed: c.Seed, TurnDelayRatio: c.TurnDelayRatio, NoTurnDelays: c.NoTurnDelays,
-		PromptCorpus: c.PromptCorpus, Progress: progress.update,
+		InputFile: d.InputFile, CustomDatasetType: d.Type, PublicDataset: d.Public,
+		ISLBlockSize: d.ISLBlockSize, Tokenizer: tok, Seed: s.Seed(), TurnDelayRatio: td.Ratio, NoTurnDelays: td.None,
+		PromptCorpus: d.PromptCorpus, Progress: progress.update,
 		Synthetic: datasets.SyntheticOptions{
-			Count: count, ISL: isl, ISLStddev: islStddev, OSL: c.OSL, OSLStddev: c.OSLStddev,
-			RangeRatio: c.RangeRatio, SeqDist: seqDist,
-			PrefixPoolSize: c.PrefixPoolSize, PrefixLength: c.PrefixLength,
-			SharedSystemPromptLength: c.SharedSystemPromptLength, Tokenizer: tok,
-			Turns: c.TurnsMean, TurnsStddev: c.TurnsStddev, TurnDelay: c.TurnDelayMean, TurnDelayStddev: c.TurnDelayStd,
-			Images: c.imageOptions(), Audio: audio,
+			Count: count, ISL: isl, ISLStddev: islStddev, OSL: d.OSL, OSLStddev: d.OSLStddev,
+			RangeRatio: d.RangeRatio, SeqDist: d.SeqDist,
+			PrefixPoolSize: d.PrefixPoolSize, PrefixLength: d.PrefixLength,
+			SharedSystemPromptLength: d.SharedSystemPromptLength, Tokenizer: tok,
+			Turns: d.TurnsMean, TurnsStddev: d.TurnsStddev, TurnDelay: td.Mean, TurnDelayStddev: td.Stddev,
+			Images: d.Images, Audio: d.Audio,
 		},
 	})
 	progress.end()
@@ -231,17 +154,18 @@ func (c *config) loadDataset(ctx context.Context, tok datasets.Tokenizer, count 
 			fmt.Fprintln(log, l)
 		}
 	}
-	if rankings {
-		if err := c.addPassages(ds, tok, log); err != nil {
+	if d.Rankings {
+		if err := addPassages(s, ds, tok, log); err != nil {
 			return nil, err
 		}
 	}
-	if err := c.addSystemPrompt(ds); err != nil {
-		return nil, err
-	}
+	addSystemPrompt(ds, d.SystemPrompt)
 	return ds, nil
 }
 
+// assignModels gives every turn of ds one of several models, as AIPerf's
+// --model-selection-strategy does: round_robin sends the n-th prompt (the
+// dataset's turns in order) to model n mod count, random draws one for
 // each (seeded). One model needs nothing: the endpoint names it.
 func assignModels(ds *datasets.Dataset, models []string, strategy string, seed uint64) {
 	if len(models) < 2 {

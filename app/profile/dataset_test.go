@@ -32,7 +32,7 @@ func TestMultiTurnFileSendsWholeSessions(t *testing.T) {
 	}
 	c := apptest.RunConfig(srv.URL, filepath.Join(dir, "out"))
 	c.Concurrency, c.RequestCount, c.InputFile, c.CustomDatasetType = "1", 4, file, "multi_turn"
-	if _, err := Run(t.Context(), c, io.Discard, io.Discard); err != nil {
+	if _, err := runConfig(t.Context(), c, io.Discard, io.Discard); err != nil {
 		t.Fatal(err)
 	}
 	// Records reach the file as their shards write them: order them by send.
@@ -81,7 +81,7 @@ func TestMultiTurnFileSendsWholeSessions(t *testing.T) {
 // send order.
 func sessionsOf(t *testing.T, c cmdline.Config) []string {
 	t.Helper()
-	if _, err := Run(t.Context(), c, io.Discard, io.Discard); err != nil {
+	if _, err := runConfig(t.Context(), c, io.Discard, io.Discard); err != nil {
 		t.Fatal(err)
 	}
 	lines := apptest.RecordLines(t, c.ArtifactDir)
@@ -147,7 +147,7 @@ func TestConversationFlagErrors(t *testing.T) {
 	} {
 		c := apptest.RunConfig("http://127.0.0.1:1", t.TempDir())
 		tc.set(&c)
-		_, err := Prepare(c, io.Discard)
+		_, err := prepareConfig(c, io.Discard)
 		var ue *cmdline.UsageError
 		if !errors.As(err, &ue) || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("got %v, want a usage error %q", err, tc.want)

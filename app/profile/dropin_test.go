@@ -30,7 +30,7 @@ func TestSweepValuesGetTheirOwnPrompts(t *testing.T) {
 	t.Parallel()
 	c := apptest.RunConfig("http://127.0.0.1:1", t.TempDir())
 	c.Concurrency, c.NumDatasetEntries, c.Seed, c.SamplingStrategy = "1,2", 3, 5, "sequential"
-	p, err := Prepare(c, io.Discard)
+	p, err := prepareConfig(c, io.Discard)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -52,7 +52,7 @@ func TestSweepValuesGetTheirOwnPrompts(t *testing.T) {
 	// Value 1's pool is what a run seeded 6 builds.
 	one := apptest.RunConfig("http://127.0.0.1:1", t.TempDir())
 	one.Concurrency, one.NumDatasetEntries, one.Seed = "2", 3, 6
-	q, err := Prepare(one, io.Discard)
+	q, err := prepareConfig(one, io.Discard)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -85,14 +85,14 @@ func TestSystemPromptFlags(t *testing.T) {
 	if err := os.WriteFile(empty, nil, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(big, []byte(strings.Repeat("x", maxSystemPrompt+1)), 0o600); err != nil {
+	if err := os.WriteFile(big, []byte(strings.Repeat("x", 1<<20+1)), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	prep := func(set func(*cmdline.Config)) (*prepared, error) {
 		c := apptest.RunConfig("http://127.0.0.1:1", t.TempDir())
 		c.NumDatasetEntries = 2
 		set(&c)
-		return Prepare(c, io.Discard)
+		return prepareConfig(c, io.Discard)
 	}
 	for _, tc := range []struct {
 		name string
@@ -140,7 +140,7 @@ func TestTurnDelayRatioZeroRemovesDelays(t *testing.T) {
 	}{{false, false}, {true, true}} {
 		c := apptest.RunConfig("http://127.0.0.1:1", t.TempDir())
 		c.NumDatasetEntries, c.TurnsMean, c.TurnDelayMean, c.TurnDelayRatio, c.NoTurnDelays = 2, 3, 50e6, 0, tc.noDelays
-		p, err := Prepare(c, io.Discard)
+		p, err := prepareConfig(c, io.Discard)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/surgebench/surge/app/spec"
 	"io"
 	"net/http/httptest"
 	"os"
@@ -35,7 +36,7 @@ func TestRunMixedFailuresExportsEveryRecord(t *testing.T) {
 	defer ts.Close()
 	dir := t.TempDir()
 	var out, log bytes.Buffer
-	res, err := Run(context.Background(), apptest.RunConfig(ts.URL, dir), &out, &log)
+	res, err := runConfig(context.Background(), apptest.RunConfig(ts.URL, dir), &out, &log)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -76,7 +77,7 @@ func TestRunEveryRequestFailed(t *testing.T) {
 	ts := httptest.NewServer(&apptest.Server{FailEvery: 1})
 	defer ts.Close()
 	dir := t.TempDir()
-	res, err := Run(context.Background(), apptest.RunConfig(ts.URL, dir), io.Discard, io.Discard)
+	res, err := runConfig(context.Background(), apptest.RunConfig(ts.URL, dir), io.Discard, io.Discard)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -99,7 +100,7 @@ func TestRunFailureThresholdAbortsEarly(t *testing.T) {
 	c := apptest.RunConfig(ts.URL, dir)
 	c.RequestCount, c.FailedThreshold = 1000, 0.5
 	var out bytes.Buffer
-	res, err := Run(context.Background(), c, &out, io.Discard)
+	res, err := runConfig(context.Background(), c, &out, io.Discard)
 	if !errors.Is(err, loadgen.ErrFailureThreshold) {
 		t.Fatalf("error %v, want ErrFailureThreshold", err)
 	}
@@ -140,7 +141,7 @@ func TestRunCancelledWritesEveryExport(t *testing.T) {
 		cancelledAt <- time.Now()
 		cancel()
 	}()
-	res, err := Run(ctx, c, io.Discard, io.Discard)
+	res, err := runConfig(ctx, c, io.Discard, io.Discard)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -150,7 +151,7 @@ func TestRunCancelledWritesEveryExport(t *testing.T) {
 	if !res.Cancelled {
 		t.Error("Result.Cancelled false after ctx was cancelled")
 	}
-	for _, f := range []string{FileJSON, FileCSV, FileJSONL, FileInputs} {
+	for _, f := range []string{spec.FileJSON, spec.FileCSV, spec.FileJSONL, FileInputs} {
 		if st, err := os.Stat(filepath.Join(dir, f)); err != nil || st.Size() == 0 {
 			t.Errorf("%s not written: %v", f, err)
 		}
@@ -184,7 +185,7 @@ func TestInterruptDrainsTheEmbeddedMock(t *testing.T) {
 	defer cancel()
 	go func() {
 		for {
-			b, _ := os.ReadFile(filepath.Join(dir, FileJSONL))
+			b, _ := os.ReadFile(filepath.Join(dir, spec.FileJSONL))
 			if bytes.Count(b, []byte("\n")) >= 8 {
 				cancel()
 				return
@@ -192,7 +193,7 @@ func TestInterruptDrainsTheEmbeddedMock(t *testing.T) {
 			time.Sleep(10 * time.Millisecond)
 		}
 	}()
-	res, err := Run(ctx, c, io.Discard, io.Discard)
+	res, err := runConfig(ctx, c, io.Discard, io.Discard)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -225,9 +226,9 @@ func secretsRun(t *testing.T, key, hdr, errorBody string) map[string][]byte {
 	c := apptest.RunConfig(target, dir)
 	c.APIKey, c.Headers = key, []string{"X-Api-Key: " + hdr, "X-Custom-Token: custom-SECRET-tok"}
 	c.ExtraInputs = []string{"password:extra-SECRET-pw", "temperature:0"}
-	c.ExportLevel = levelRaw // the raw dump holds every body and response too
+	c.ExportLevel = spec.LevelRaw // the raw dump holds every body and response too
 	var out, log bytes.Buffer
-	if _, err := Run(context.Background(), c, &out, &log); err != nil {
+	if _, err := runConfig(context.Background(), c, &out, &log); err != nil {
 		t.Fatal(err)
 	}
 	srv.Mu.Lock()
@@ -306,7 +307,7 @@ func TestSecretsInBadFlagsNotEchoed(t *testing.T) {
 	for _, h := range []string{"Authorization Bearer sk-live-SECRET-789", "X-Api-Key=sk-live-SECRET-789", "X-Api-Key: sk-live-SECRET-789\r\nX: y"} {
 		c := apptest.RunConfig("http://127.0.0.1:1", t.TempDir())
 		c.Headers = []string{h}
-		_, err := Run(context.Background(), c, io.Discard, io.Discard)
+		_, err := runConfig(context.Background(), c, io.Discard, io.Discard)
 		var ue *cmdline.UsageError
 		if !errors.As(err, &ue) {
 			t.Errorf("--header %q: error %v, want a usage error", h, err)
@@ -369,7 +370,7 @@ func startProfile(t *testing.T, url, dir string, lines int) *profileProc {
 	t.Cleanup(func() { _ = p.cmd.Process.Kill(); _ = p.wait() })
 	deadline := time.Now().Add(8 * time.Second)
 	for {
-		b, _ := os.ReadFile(filepath.Join(dir, FileJSONL))
+		b, _ := os.ReadFile(filepath.Join(dir, spec.FileJSONL))
 		if bytes.Count(b, []byte("\n")) >= lines {
 			return p
 		}
@@ -425,7 +426,7 @@ func TestSIGTERMDrainsAndExports(t *testing.T) {
 	if !errors.As(err, &ee) || ee.ExitCode() != 130 {
 		t.Errorf("exit %v, want status 130; stderr:\n%s", err, p.stderr.String())
 	}
-	for _, f := range []string{FileJSON, FileCSV, FileJSONL, FileInputs} {
+	for _, f := range []string{spec.FileJSON, spec.FileCSV, spec.FileJSONL, FileInputs} {
 		if st, err := os.Stat(filepath.Join(dir, f)); err != nil || st.Size() == 0 {
 			t.Errorf("%s not written: %v", f, err)
 		}
@@ -457,7 +458,7 @@ func TestRunReportsTimestampsAndTransport(t *testing.T) {
 		dir := t.TempDir()
 		c := apptest.RunConfig(srv.URL, dir)
 		c.Timestamps = mode
-		if _, err := Run(context.Background(), c, io.Discard, io.Discard); err != nil {
+		if _, err := runConfig(context.Background(), c, io.Discard, io.Discard); err != nil {
 			t.Fatal(err)
 		}
 		m := apptest.ReadExport(t, dir)
@@ -484,7 +485,7 @@ func TestRunReportsTimestampsAndTransport(t *testing.T) {
 	c := apptest.RunConfig(srv.URL, t.TempDir())
 	c.Timestamps = "wall"
 	var ue *cmdline.UsageError
-	if _, err := Run(context.Background(), c, io.Discard, io.Discard); !errors.As(err, &ue) {
+	if _, err := runConfig(context.Background(), c, io.Discard, io.Discard); !errors.As(err, &ue) {
 		t.Errorf("--timestamps wall: %v, want a usage error", err)
 	}
 }
@@ -514,7 +515,7 @@ func TestRunJudgesTheCalibrationsCores(t *testing.T) {
 				t.Fatal(err)
 			}
 			dir := t.TempDir()
-			if _, err := Run(context.Background(), apptest.RunConfig(srv.URL, dir), io.Discard, io.Discard); err != nil {
+			if _, err := runConfig(context.Background(), apptest.RunConfig(srv.URL, dir), io.Discard, io.Discard); err != nil {
 				t.Fatal(err)
 			}
 			m := apptest.ReadExport(t, dir)

@@ -4,10 +4,10 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"strings"
 	"sync"
 
 	"github.com/surgebench/surge/app/cmdline"
+	"github.com/surgebench/surge/app/spec"
 	"github.com/surgebench/surge/loadgen"
 	"github.com/surgebench/surge/metrics/export"
 )
@@ -16,37 +16,14 @@ import (
 // the response bound, connection retries, the open-file limit, the control
 // port's token and write faults.
 
-// maxResponseMiB bounds --max-response-mib (16 GiB: past any answer, and
-// still a bound).
-const maxResponseMiB = 16 << 10
-
-// minControlToken is the shortest --control-token taken.
-const minControlToken = 16
-
-// validateEdges checks the edges' flags.
-func (c *config) validateEdges() error {
-	switch {
-	case c.MaxResponseMiB < 0 || c.MaxResponseMiB > maxResponseMiB:
-		return cmdline.Usagef("--max-response-mib must be between 1 and %d, got %d", maxResponseMiB, c.MaxResponseMiB)
-	case c.Retries() < 0:
-		return cmdline.Usagef("--connection-retries %q: want 0 or 1", c.ConnectionRetries)
-	case c.ControlToken != "" && len(c.ControlToken) < minControlToken:
-		return cmdline.Usagef("--control-token is %d characters: want at least %d (or leave it out for a random one)", len(c.ControlToken), minControlToken)
-	case strings.ContainsFunc(c.ControlToken, func(r rune) bool { return r <= ' ' || r >= 0x7f }):
-		return cmdline.Usagef("--control-token: printable ASCII only, no spaces")
-	}
-	return nil
-}
-
 // edgeOptions are the generator's options for the edges.
-func (p *prepared) edgeOptions() []loadgen.Option {
-	c := &p.c
+func edgeOptions(r *spec.Request) []loadgen.Option {
 	opts := []loadgen.Option{
-		loadgen.WithMaxResponseBytes(int64(c.MaxResponseMiB) << 20), // 0: the default
-		loadgen.WithConnectionRetries(c.Retries()),
+		loadgen.WithMaxResponseBytes(r.MaxResponseBytes), // 0: the default
+		loadgen.WithConnectionRetries(r.Retries),
 	}
-	if c.FollowRedirects {
-		opts = append(opts, loadgen.WithFollowRedirects(headerNames(p.headers)...))
+	if r.FollowRedirects {
+		opts = append(opts, loadgen.WithFollowRedirects(headerNames(r.Headers)...))
 	}
 	return opts
 }
@@ -78,17 +55,17 @@ func headerNames(h http.Header) []string {
 // checkFDLimit raises the open-file limit to its hard bound and warns, before
 // anything is sent, when the concurrency still cannot fit: requests past it
 // would fail on the client's side (client_fd_exhausted).
-func (p *prepared) checkFDLimit(log io.Writer) {
-	if p.maxConc <= 0 {
+func checkFDLimit(maxConc int, l cmdline.Logger, log io.Writer) {
+	if maxConc <= 0 {
 		return
 	}
-	lim, err := loadgen.RaiseFDLimit(p.maxConc)
+	lim, err := loadgen.RaiseFDLimit(maxConc)
 	if err != nil {
-		p.log.Debugf("raising the open-file limit: %v", err)
+		l.Debugf("raising the open-file limit: %v", err)
 	}
 	if !lim.Fits() {
 		fmt.Fprintf(log, "warning: --concurrency %d may not fit: %s; requests past it fail on the client's side (client_fd_exhausted): raise ulimit -n (the hard limit too) or lower the concurrency\n",
-			p.maxConc, lim)
+			maxConc, lim)
 	}
 }
 

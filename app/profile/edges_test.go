@@ -34,7 +34,7 @@ func TestEdgeFlagsRejected(t *testing.T) {
 	} {
 		c := apptest.RunConfig("127.0.0.1:1", t.TempDir())
 		tc.edit(&c)
-		_, err := Run(context.Background(), c, io.Discard, io.Discard)
+		_, err := runConfig(context.Background(), c, io.Discard, io.Discard)
 		var ue *cmdline.UsageError
 		if !errors.As(err, &ue) || !strings.Contains(err.Error(), tc.says) {
 			t.Errorf("%s: %v, want a usage error naming it", tc.says, err)
@@ -74,7 +74,7 @@ func TestRedirectsEndToEnd(t *testing.T) {
 		c := apptest.RunConfig(target.URL, dir)
 		c.APIKey, c.Headers, c.FollowRedirects = "sk-redirect-secret", []string{"X-Org-Token:org-secret-value"}, follow
 		var out strings.Builder
-		res, err := Run(context.Background(), c, &out, io.Discard)
+		res, err := runConfig(context.Background(), c, &out, io.Discard)
 		if err != nil {
 			t.Fatalf("follow %v: %v", follow, err)
 		}
@@ -132,7 +132,7 @@ func TestWriteFaultStopsTheRun(t *testing.T) {
 	c.RequestCount, c.Duration = 0, 60*time.Second
 	var log strings.Builder
 	began := time.Now()
-	res, err := Run(context.Background(), c, io.Discard, &syncWriter{w: &log})
+	res, err := runConfig(context.Background(), c, io.Discard, &syncWriter{w: &log})
 	if d := time.Since(began); d > 30*time.Second {
 		t.Errorf("the run went on for %s after its file failed", d)
 	}

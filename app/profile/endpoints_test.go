@@ -37,7 +37,7 @@ func TestEveryEndpointTypeAgainstTheMock(t *testing.T) {
 				// Sessions with their own connection and id work for every type.
 				c.ConnectionReuse, c.SessionHeader = "sticky-user-sessions", "X-Correlation-ID"
 				var out, log bytes.Buffer
-				res, err := Run(context.Background(), c, &out, &log)
+				res, err := runConfig(context.Background(), c, &out, &log)
 				if err != nil {
 					t.Fatalf("%v\n%s", err, log.String())
 				}
@@ -160,7 +160,7 @@ func TestUnservedEndpointNamesTypeAndPath(t *testing.T) {
 	c := apptest.RunConfig("mock", dir)
 	c.EndpointType, c.CustomEndpoint, c.Streaming = "chat", "/v1/nowhere", false
 	var out, log bytes.Buffer
-	res, err := Run(context.Background(), c, &out, &log)
+	res, err := runConfig(context.Background(), c, &out, &log)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -206,7 +206,7 @@ func TestEndpointFlagErrors(t *testing.T) {
 		c := apptest.RunConfig("mock", t.TempDir())
 		c.ReasoningFormat, c.RankingsPassagesMean, c.RankingsPassageTokens = "auto", 1, 550
 		tc.mod(&c)
-		_, err := Run(context.Background(), c, &bytes.Buffer{}, &bytes.Buffer{})
+		_, err := runConfig(context.Background(), c, &bytes.Buffer{}, &bytes.Buffer{})
 		var ue *cmdline.UsageError
 		if err == nil || !errors.As(err, &ue) || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("error %v, want a usage error containing %q", err, tc.want)
@@ -227,7 +227,7 @@ func TestWrongShapeIsOneCountedError(t *testing.T) {
 	defer ts.Close()
 	dir := t.TempDir()
 	var out, log bytes.Buffer
-	if _, err := Run(context.Background(), apptest.RunConfig(ts.URL, dir), &out, &log); err != nil {
+	if _, err := runConfig(context.Background(), apptest.RunConfig(ts.URL, dir), &out, &log); err != nil {
 		t.Fatal(err)
 	}
 	sum, _ := json.Marshal(apptest.ReadExport(t, dir)["error_summary"])
@@ -270,7 +270,7 @@ func TestEveryEndpointTypeNamesAWrongShapeOnce(t *testing.T) {
 				dir := t.TempDir()
 				c := endpointConfig(t, k, streaming, ts.URL, dir)
 				var out bytes.Buffer
-				if _, err := Run(context.Background(), c, &out, io.Discard); err != nil {
+				if _, err := runConfig(context.Background(), c, &out, io.Discard); err != nil {
 					t.Fatal(err)
 				}
 				var errs []struct {

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"github.com/surgebench/surge/app/cmdline"
 	"github.com/surgebench/surge/app/internal/apptest"
+	"github.com/surgebench/surge/app/spec"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
@@ -29,7 +30,7 @@ func TestExportFlags(t *testing.T) {
 	c := apptest.RunConfig(ts.URL, dir)
 	c.ExportPrefix, c.SliceDuration = "nightly.json", "25ms"
 	var out, log bytes.Buffer
-	if _, err := Run(context.Background(), c, &out, &log); err != nil {
+	if _, err := runConfig(context.Background(), c, &out, &log); err != nil {
 		t.Fatal(err)
 	}
 	names := func() []string {
@@ -84,53 +85,13 @@ func TestExportFlags(t *testing.T) {
 	dir2 := t.TempDir()
 	c = apptest.RunConfig(ts.URL, dir2)
 	c.ExportLevel = "summary"
-	if _, err := Run(context.Background(), c, &out, &log); err != nil {
+	if _, err := runConfig(context.Background(), c, &out, &log); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := os.Stat(filepath.Join(dir2, FileJSONL)); !errors.Is(err, os.ErrNotExist) {
-		t.Errorf("--export-level summary wrote %s (%v)", FileJSONL, err)
+	if _, err := os.Stat(filepath.Join(dir2, spec.FileJSONL)); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("--export-level summary wrote %s (%v)", spec.FileJSONL, err)
 	}
-	if _, err := os.Stat(filepath.Join(dir2, FileJSON)); err != nil {
+	if _, err := os.Stat(filepath.Join(dir2, spec.FileJSON)); err != nil {
 		t.Errorf("--export-level summary: %v", err)
 	}
-}
-
-func TestExportFlagErrors(t *testing.T) {
-	t.Parallel()
-	for _, tc := range []struct{ level, slice, prefix, want string }{
-		{level: "all", want: `--export-level "all": want summary, records or raw`},
-		{slice: "soon", want: `--slice-duration: "soon" is not seconds or a duration such as 30s, 5m, 2h`},
-		{slice: "-1", want: `--slice-duration: "-1": want a duration > 0`},
-		{slice: "0s", want: `--slice-duration: "0s": want a duration > 0`},
-		{prefix: "out/run", want: `--profile-export-prefix "out/run": a file name, not a path (the folder is --output-artifact-dir)`},
-	} {
-		c := cmdline.Config{ExportLevel: tc.level, SliceDuration: tc.slice, ExportPrefix: tc.prefix}
-		_, err := (&config{c}).exports()
-		var ue *cmdline.UsageError
-		if !errors.As(err, &ue) || err.Error() != tc.want {
-			t.Errorf("%+v: %v, want usage error %q", tc, err, tc.want)
-		}
-	}
-	for in, want := range map[string]time.Duration{"30": 30 * time.Second, "0.5": 500 * time.Millisecond, "5m": 5 * time.Minute, "2h": 2 * time.Hour} {
-		if d, err := parseSliceDuration(in); err != nil || d != want {
-			t.Errorf("parseSliceDuration(%q) = %v, %v; want %v", in, d, err, want)
-		}
-	}
-	for in, want := range map[string]string{"": "profile_export_aiperf.json", "foo": "foo.json", "foo.csv": "foo.json", "foo_raw.jsonl": "foo.json", "foo_timeslices.csv": "foo.json"} {
-		if got := ExportNames(in).JSON; got != want {
-			t.Errorf("exportNames(%q).JSON = %q, want %q", in, got, want)
-		}
-	}
-}
-
-func FuzzParseSliceDuration(f *testing.F) {
-	for _, s := range []string{"30", "0.5", "5m", "2h", "1h30m", "-1", "0", "1e400", "NaN", "inf", "9223372036s"} {
-		f.Add(s)
-	}
-	f.Fuzz(func(t *testing.T, s string) {
-		d, err := parseSliceDuration(s)
-		if err == nil && d <= 0 {
-			t.Fatalf("parseSliceDuration(%q) = %v without an error", s, d)
-		}
-	})
 }

@@ -42,7 +42,7 @@ func (p *prepared) fingerprint(inputConfig map[string]any, server *fingerprint.S
 	f := &fingerprint.Fingerprint{
 		Config:     fingerprint.Config(inputConfig),
 		Dataset:    datasetSum(p.ds),
-		Surge:      p.c.Version,
+		Surge:      p.s.Version,
 		ServerInfo: server,
 	}
 	// The tokenizer that built the prompts; without one, the embedded

@@ -3,6 +3,7 @@ package profile
 import (
 	"bytes"
 	"context"
+	"github.com/surgebench/surge/app/spec"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
@@ -18,12 +19,12 @@ import (
 func fingerprintOf(t *testing.T, c cmdline.Config) map[string]any {
 	t.Helper()
 	var out, log bytes.Buffer
-	if _, err := Run(context.Background(), c, &out, &log); err != nil {
+	if _, err := runConfig(context.Background(), c, &out, &log); err != nil {
 		t.Fatalf("%v\n%s", err, log.String())
 	}
 	fp, ok := apptest.ReadExport(t, c.ArtifactDir)["fingerprint"].(map[string]any)
 	if !ok {
-		t.Fatalf("%s has no fingerprint object", FileJSON)
+		t.Fatalf("%s has no fingerprint object", spec.FileJSON)
 	}
 	for _, k := range []string{"workload", "config", "dataset", "tokenizer"} {
 		if s, _ := fp[k].(string); !strings.HasPrefix(s, "sha256:") {

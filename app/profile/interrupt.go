@@ -30,7 +30,7 @@ type interrupt struct {
 // own signal context ends the run's context at the first as well).
 func (p *prepared) interrupts(stop, abort func(), inFlight func() int64, log io.Writer) *interrupt {
 	in := &interrupt{stop: stop, abort: abort, inFlight: inFlight, log: log, done: make(chan struct{})}
-	if !p.c.Signals {
+	if !p.s.Signals {
 		return in
 	}
 	in.sigs = make(chan os.Signal, 2)

@@ -54,7 +54,7 @@ func TestInterruptWhileLoadingDataset(t *testing.T) {
 	defer cancel()
 	result := make(chan error, 1)
 	go func() {
-		_, err := Run(ctx, c, io.Discard, io.Discard)
+		_, err := runConfig(ctx, c, io.Discard, io.Discard)
 		result <- err
 	}()
 	<-wrote

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -14,9 +13,9 @@ import (
 	"time"
 
 	"github.com/surgebench/surge/app/cmdline"
+	"github.com/surgebench/surge/app/spec"
 	"github.com/surgebench/surge/loadgen"
 	"github.com/surgebench/surge/loadgen/controlport"
-	"github.com/surgebench/surge/loadgen/endpoint"
 	"github.com/surgebench/surge/loadgen/schedule"
 	"github.com/surgebench/surge/loadgen/search"
 	"github.com/surgebench/surge/loadgen/stop"
@@ -44,7 +43,7 @@ type liveSession struct {
 	tripped *stop.Trip
 
 	objectives []search.Objective
-	flags      *cmdline.SearchConfig
+	search     *spec.Search
 	prober     *search.Live
 	scfg       search.Config
 	status     struct {
@@ -59,37 +58,29 @@ type liveSession struct {
 // liveEligible says whether the plan can be steered: one profile stage of
 // a constant concurrency or a request rate.
 func (p *prepared) liveEligible() bool {
-	c := &p.c
-	return len(p.plan.values) == 1 && c.ConcurrencyRamp == 0 && c.RateRamp == 0 &&
+	l := &p.s.Load
+	return len(p.plan.values) == 1 && l.ConcurrencyRamp == 0 && l.RateRamp == 0 &&
 		(p.plan.mode == ModeConcurrency || p.plan.mode == ModeRequestRate)
 }
 
-// prepareLive checks the live flags (in prepare: bad ones are usage
-// errors before anything starts) and returns the session, nil when the run
-// is neither live nor watched.
+// prepareLive returns the session, nil when the run is neither live nor
+// watched. The spec checked the live flags; a trace whose timestamps made
+// the plan a fixed schedule is refused here.
 func (p *prepared) prepareLive() (*liveSession, error) {
-	c := &p.c
+	s := p.s
+	lv := &s.Live
 	ls := &liveSession{}
-	if c.StopOn != "" {
-		conds, err := stop.Parse("--stop-on", c.StopOn)
-		if err != nil {
-			return nil, &cmdline.UsageError{Err: err}
-		}
-		ls.conds = conds
-		ls.watch.w = stop.NewWatch(conds)
+	if lv.StopOn != nil {
+		ls.conds = lv.StopOn
+		ls.watch.w = stop.NewWatch(lv.StopOn)
 	}
 	// A shard's dashboard only watches: its keys would steer one host.
-	wantLive := c.Search != nil || c.ControlAddr != "" || p.uiMode == tui.ModeDashboard && p.Shard.Whole()
-	if c.ControlAddr != "" {
-		if _, err := controlport.ListenAddr(c.ControlAddr); err != nil {
-			return nil, &cmdline.UsageError{Err: err}
-		}
-	}
+	wantLive := lv.Search != nil || lv.ControlAddr != "" || s.UI == tui.ModeDashboard && s.Shard.Whole()
 	if wantLive && !p.liveEligible() {
 		switch {
-		case c.Search != nil:
+		case lv.Search != nil:
 			return nil, cmdline.Usagef("surge search probes one --concurrency or --request-rate start value: no stage lists, ramps, traces or user-centric mode")
-		case c.ControlAddr != "":
+		case lv.ControlAddr != "":
 			return nil, cmdline.Usagef("--control-addr steers one --concurrency or --request-rate: not a sweep, ramp, trace replay or user-centric run")
 		}
 		wantLive = false // the dashboard just shows a plan it cannot steer
@@ -104,42 +95,21 @@ func (p *prepared) prepareLive() (*liveSession, error) {
 	if p.plan.mode == ModeRequestRate {
 		mode = loadgen.ControlRequestRate
 	}
-	var lowest float64 // the search's lowest value (0: the library's)
-	if s := c.Search; s != nil {
-		var err error
-		if ls.objectives, err = search.ParseObjectives("--slo", s.SLO); err != nil {
-			return nil, &cmdline.UsageError{Err: err}
-		}
-		if s.MinProbe < 0 || s.MaxProbe < 0 || (s.MaxProbe > 0 && s.MaxProbe < s.MinProbe) {
-			return nil, cmdline.Usagef("--probe-duration and --probe-max-duration must be ≥ 0, the maximum no shorter than the minimum")
-		}
-		if mode == loadgen.ControlRequestRate {
-			// Below this rate a probe cannot finish the requests a verdict
-			// needs: the search would halve on, failing for want of
-			// samples, into the controller's bound.
-			j := search.Judging{MinDuration: s.MinProbe, MaxDuration: s.MaxProbe}
-			lowest = j.LowestRate()
-			if s.Max > 0 && s.Max < lowest {
-				return nil, cmdline.Usagef("--search-max %g is below %g/s, the lowest rate at which a probe finishes the requests a verdict needs within --probe-max-duration (a longer one allows lower rates)", s.Max, lowest)
-			}
-			if value < lowest && !s.AutoStart {
-				p.log.Notef("search: --request-rate %g is below %g/s, the lowest rate at which a probe finishes the requests a verdict needs within --probe-max-duration: starting there (a longer --probe-max-duration allows lower rates)", value, lowest)
-				value = lowest
-			}
-		}
+	sr := lv.Search
+	if sr != nil {
+		value = sr.Start
 	}
 	ctl, err := loadgen.NewController(mode, value)
 	if err != nil {
 		return nil, &cmdline.UsageError{Err: err}
 	}
 	ls.ctl = ctl
-	ls.live = loadgen.Live{Control: ctl, Duration: c.Duration, Count: p.plan.total}
+	ls.live = loadgen.Live{Control: ctl, Duration: s.Load.Duration, Count: p.plan.total}
 	if mode == loadgen.ControlRequestRate {
-		load, _ := c.parseLoad()
-		if len(load.concs) > 0 {
-			ls.live.Cap = load.concs[0]
+		if len(s.Load.Concs) > 0 {
+			ls.live.Cap = s.Load.Concs[0]
 		}
-		pattern, smooth, seed := c.ArrivalPattern, c.Smoothness, c.ValueSeed
+		pattern, smooth, seed := s.Load.Pattern, s.Load.Smoothness, s.ValueSeed
 		ls.live.Arrival = func(rate float64, stage int) (schedule.Schedule, error) {
 			return schedule.Arrival(pattern, rate, smooth, seed(stage))
 		}
@@ -149,14 +119,12 @@ func (p *prepared) prepareLive() (*liveSession, error) {
 			ls.warmup = append(ls.warmup, st)
 		}
 	}
-	if s := c.Search; s != nil {
-		ls.flags = s
+	if sr != nil {
+		ls.search = sr
+		ls.objectives = sr.Objectives
 		ls.live.Count, ls.live.Duration = 0, 0 // the search decides when it is done
-		ls.scfg = search.Config{Start: value, Min: lowest, Max: s.Max, Resolution: s.Resolution, Integer: mode == loadgen.ControlConcurrency, MaxProbes: s.MaxProbes}
-		if s.Max > 0 && s.Max < value && !s.AutoStart {
-			return nil, cmdline.Usagef("--search-max %g is below the start value %g", s.Max, value)
-		}
-		if s.AutoStart {
+		ls.scfg = search.Config{Start: value, Min: sr.Lowest, Max: sr.Max, Resolution: sr.Resolution, Integer: mode == loadgen.ControlConcurrency, MaxProbes: sr.MaxProbes}
+		if sr.AutoStart {
 			ls.pilot = &pilot{}
 		}
 	}
@@ -212,7 +180,7 @@ func (ls *liveSession) sinks(clock func() int64) []metrics.Option {
 	}
 	var out []metrics.Option
 	if ls.objectives != nil {
-		s := ls.flags
+		s := ls.search
 		ls.prober = search.NewLive(ls.ctl, search.Judging{Objectives: ls.objectives, MinDuration: s.MinProbe, MaxDuration: s.MaxProbe}, clock)
 		ls.prober.OnUpdate = func(pr search.Probe) {
 			ls.status.Lock()
@@ -493,29 +461,6 @@ func joinObjectives(objs []search.Objective) string {
 
 // controlMax is the largest value the live controller takes (either mode).
 const controlMax = 1e6
-
-// streamedTags are the objectives only a streamed response measures.
-var streamedTags = []metrics.Tag{metrics.TTFT, metrics.TTFTFromSend, metrics.TTFO, metrics.TTST,
-	metrics.ITL, metrics.ICL, metrics.PerUser, metrics.PrefillPerUser, metrics.DecodeDuration}
-
-// needsStreaming refuses, before anything is loaded or sent, a search
-// whose objectives need token timing on a run that does not stream: every
-// probe would fail for want of the metric.
-func needsStreaming(slo string, streams bool, kind endpoint.Kind) error {
-	objs, err := search.ParseObjectives("--slo", slo)
-	if err != nil || streams {
-		return nil // prepareLive reports a bad --slo
-	}
-	for _, o := range objs {
-		if slices.Contains(streamedTags, metrics.Tag(o.Tag)) {
-			if kind.Info().Streams {
-				return cmdline.Usagef("--slo %s needs --streaming: TTFT and ITL are measured on streamed responses only", o.Tag)
-			}
-			return cmdline.Usagef("--slo %s: endpoint type %s does not stream, so it has no TTFT or ITL: use request_latency or error_rate", o.Tag, kind)
-		}
-	}
-	return nil
-}
 
 // pilot is the short probe that picks a request-rate search's start when
 // none was given: a few requests one at a time (warmup records in the

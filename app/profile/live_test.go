@@ -47,7 +47,7 @@ func TestSearchCommandFindsMaxRunning(t *testing.T) {
 	c.Concurrency, c.OSL, c.RequestCount = "1", 16, 500
 	c.Search = &cmdline.SearchConfig{SLO: "time_to_first_token:p95:90", MinProbe: 2 * time.Second, MaxProbe: 6 * time.Second}
 	var out strings.Builder
-	res, err := Run(context.Background(), c, &out, io.Discard)
+	res, err := runConfig(context.Background(), c, &out, io.Discard)
 	if err != nil {
 		t.Fatalf("%v\n%s", err, out.String())
 	}
@@ -105,7 +105,7 @@ func TestControlPortSteersAProfile(t *testing.T) {
 	c.ControlToken = "test-token-0123456789"
 	done := make(chan error, 1)
 	go func() {
-		_, err := Run(context.Background(), c, io.Discard, io.Discard)
+		_, err := runConfig(context.Background(), c, io.Discard, io.Discard)
 		done <- err
 	}()
 	var st struct {
@@ -163,7 +163,7 @@ func TestStopOnEndsTheRun(t *testing.T) {
 	c.Concurrency, c.RequestCount, c.Duration, c.OSL = "6", 0, 60*time.Second, 16
 	c.StopOn = "time_to_first_token:p50:100@2s"
 	began := time.Now()
-	res, err := Run(context.Background(), c, io.Discard, io.Discard)
+	res, err := runConfig(context.Background(), c, io.Discard, io.Discard)
 	if !errors.Is(err, ErrStopCondition) {
 		t.Fatalf("err %v, want ErrStopCondition", err)
 	}
@@ -197,7 +197,7 @@ func TestLiveFlagsRejected(t *testing.T) {
 	} {
 		c := apptest.RunConfig("127.0.0.1:1", t.TempDir())
 		tc.edit(&c)
-		_, err := Run(context.Background(), c, io.Discard, io.Discard)
+		_, err := runConfig(context.Background(), c, io.Discard, io.Discard)
 		var ue *cmdline.UsageError
 		if !errors.As(err, &ue) || !strings.Contains(err.Error(), tc.says) {
 			t.Errorf("%+v: %v, want a usage error naming %s", c.LiveConfig, err, tc.says)

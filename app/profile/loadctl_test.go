@@ -37,7 +37,7 @@ func runIn(t *testing.T, url, dir string, args ...string) string {
 	base := []string{"--url", url, "--model", "mock", "--streaming", "--ui", "none", "--output-artifact-dir", dir,
 		"--no-gpu-telemetry", "--no-server-metrics", "--tokenizer", "builtin"}
 	var out bytes.Buffer
-	if _, err := Run(context.Background(), parseArgs(t, append(base, args...)...), &out, io.Discard); err != nil {
+	if _, err := runConfig(context.Background(), parseArgs(t, append(base, args...)...), &out, io.Discard); err != nil {
 		t.Fatal(err)
 	}
 	return out.String()
@@ -182,7 +182,7 @@ func TestLoadControlFlagsRejected(t *testing.T) {
 	} {
 		c := parseArgs(t, append([]string{"--url", "127.0.0.1:1", "--ui", "none", "--output-artifact-dir", t.TempDir(),
 			"--no-gpu-telemetry", "--no-server-metrics"}, tc.args...)...)
-		_, err := Run(context.Background(), c, io.Discard, io.Discard)
+		_, err := runConfig(context.Background(), c, io.Discard, io.Discard)
 		var ue *cmdline.UsageError
 		if !errors.As(err, &ue) || !strings.Contains(err.Error(), tc.says) {
 			t.Errorf("%v: %v, want a usage error naming %s", tc.args, err, tc.says)
@@ -199,7 +199,7 @@ func TestEveryRequestCancelledIsNotAFailedRun(t *testing.T) {
 	c := parseArgs(t, "--url", m.URL(), "--model", "mock", "--streaming", "--ui", "none", "--output-artifact-dir", dir,
 		"--no-gpu-telemetry", "--no-server-metrics", "--tokenizer", "builtin", "--request-count", "4", "--osl", "4",
 		"--request-cancellation-rate", "100", "--request-cancellation-delay", "0")
-	res, err := Run(context.Background(), c, io.Discard, io.Discard)
+	res, err := runConfig(context.Background(), c, io.Discard, io.Discard)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -3,10 +3,9 @@ package profile
 import (
 	"crypto/sha256"
 	"fmt"
-	"strconv"
-	"strings"
 
 	"github.com/surgebench/surge/app/cmdline"
+	"github.com/surgebench/surge/app/spec"
 	"github.com/surgebench/surge/datasets"
 	"github.com/surgebench/surge/datasets/media"
 	"github.com/surgebench/surge/loadgen/endpoint"
@@ -23,84 +22,6 @@ var mediaFlags = map[string]string{
 	"Synthetic.Audio.Format": "--audio-format", "Synthetic.Audio.SampleRates": "--audio-sample-rates",
 	"Synthetic.Audio.Depths": "--audio-depths", "Synthetic.Audio.Channels": "--audio-num-channels",
 	"Synthetic.Audio.BatchSize": "--audio-batch-size", "Synthetic.Audio.MaxCacheBytes": "--audio-length-stddev",
-}
-
-// imageOptions are --image-* as the datasets library takes them.
-func (c *config) imageOptions() media.ImageOptions {
-	return media.ImageOptions{
-		WidthMean: c.ImageWidthMean, WidthStddev: c.ImageWidthStddev,
-		HeightMean: c.ImageHeightMean, HeightStddev: c.ImageHeightStddev,
-		Format: c.ImageFormat, BatchSize: c.ImageBatchSize, Source: c.ImageSource, Sampling: c.ImageSourceSampling,
-	}
-}
-
-// audioOptions are --audio-* as the datasets library takes them; the
-// lists are parsed here (kHz and bits).
-func (c *config) audioOptions() (media.AudioOptions, error) {
-	o := media.AudioOptions{LengthMean: c.AudioLengthMean, LengthStddev: c.AudioLengthStddev,
-		Format: c.AudioFormat, Channels: c.AudioChannels, BatchSize: c.AudioBatchSize}
-	for _, s := range splitList(c.AudioSampleRates) {
-		r, err := strconv.ParseFloat(s, 64)
-		if err != nil {
-			return o, cmdline.Usagef("--audio-sample-rates %q: want numbers in kHz, e.g. 16 44.1", s)
-		}
-		o.SampleRates = append(o.SampleRates, r)
-	}
-	for _, s := range splitList(c.AudioDepths) {
-		d, err := strconv.Atoi(s)
-		if err != nil {
-			return o, cmdline.Usagef("--audio-depths %q: want bits, e.g. 16 24", s)
-		}
-		o.Depths = append(o.Depths, d)
-	}
-	return o, nil
-}
-
-// splitList is a list flag's values, each also split at commas.
-func splitList(vs []string) []string {
-	var out []string
-	for _, v := range vs {
-		for _, s := range strings.Split(v, ",") {
-			if s = strings.TrimSpace(s); s != "" {
-				out = append(out, s)
-			}
-		}
-	}
-	return out
-}
-
-// validateMedia checks the synthetic media flags against the rest of the
-// run: they shape synthetic prompts (a dataset file names its own media)
-// and only a type that sends media can carry them.
-func (c *config) validateMedia(kind endpoint.Kind) error {
-	if c.MockPrefillPerImage < 0 || c.MockPrefillPerAudioSecond < 0 {
-		return cmdline.Usagef("--mock-prefill-per-image and --mock-prefill-per-audio-second must be ≥ 0")
-	}
-	imo, ao := c.imageOptions(), media.AudioOptions{LengthMean: c.AudioLengthMean, BatchSize: c.AudioBatchSize}
-	var flag string
-	switch {
-	case imo.Enabled():
-		flag = "--image-width-mean"
-	case ao.Enabled():
-		flag = "--audio-length-mean"
-	default:
-		return nil
-	}
-	switch {
-	case c.InputFile != "" || c.PublicDataset != "":
-		return cmdline.Usagef("%s: synthetic images and audio go with synthetic prompts; a dataset file names its own (its image/images/audio fields)", flag)
-	case !kind.Info().Media:
-		return cmdline.Usagef("%s: endpoint type %s cannot send images or audio (use --endpoint-type chat)", flag, kind)
-	}
-	return nil
-}
-
-// syntheticMedia reports whether synthetic turns carry media (then --isl
-// may be 0: media alone, as AIPerf allows).
-func (c *config) syntheticMedia() bool {
-	imo := c.imageOptions()
-	ao := media.AudioOptions{LengthMean: c.AudioLengthMean, BatchSize: c.AudioBatchSize}
-	return imo.Enabled() || ao.Enabled()
 }
 
 // checkMedia refuses a dataset with media for a type that cannot send it.
@@ -135,9 +56,9 @@ func (m mediaDigests) of(p *media.Part) []byte {
 }
 
 // mockMediaLine describes the embedded mock's media prices for the log.
-func (c *config) mockMediaLine() string {
-	if c.MockPrefillPerImage == 0 && c.MockPrefillPerAudioSecond == 0 {
+func mockMediaLine(t *spec.Target) string {
+	if t.MockPrefillPerImage == 0 && t.MockPrefillPerAudioSecond == 0 {
 		return ""
 	}
-	return fmt.Sprintf(", prefill %s per image and %s per second of audio", c.MockPrefillPerImage, c.MockPrefillPerAudioSecond)
+	return fmt.Sprintf(", prefill %s per image and %s per second of audio", t.MockPrefillPerImage, t.MockPrefillPerAudioSecond)
 }

@@ -45,12 +45,12 @@ func TestMediaEndToEnd(t *testing.T) {
 	t.Parallel()
 	const prefill = 60 * time.Millisecond
 	withImages, textOnly := t.TempDir(), t.TempDir()
-	if _, err := Run(context.Background(), mediaRun(withImages, prefill), io.Discard, io.Discard); err != nil {
+	if _, err := runConfig(context.Background(), mediaRun(withImages, prefill), io.Discard, io.Discard); err != nil {
 		t.Fatal(err)
 	}
 	c := apptest.RunConfig("", textOnly)
 	c.MockPrefillPerImage = prefill
-	if _, err := Run(context.Background(), c, io.Discard, io.Discard); err != nil {
+	if _, err := runConfig(context.Background(), c, io.Discard, io.Discard); err != nil {
 		t.Fatal(err)
 	}
 	floor := float64((20*time.Millisecond + 2*prefill).Milliseconds()) // the mock's TTFT and two images
@@ -105,7 +105,7 @@ func TestMediaInputsHashedAtSummary(t *testing.T) {
 	dir := t.TempDir()
 	c := mediaRun(dir, 0)
 	c.ExportLevel = "summary"
-	if _, err := Run(context.Background(), c, io.Discard, io.Discard); err != nil {
+	if _, err := runConfig(context.Background(), c, io.Discard, io.Discard); err != nil {
 		t.Fatal(err)
 	}
 	inputs, err := os.ReadFile(filepath.Join(dir, FileInputs))
@@ -130,7 +130,7 @@ func TestMediaDatasetFile(t *testing.T) {
 	c := apptest.RunConfig("", filepath.Join(dir, "out"))
 	c.InputFile, c.CustomDatasetType = file, "single_turn"
 	var log bytes.Buffer
-	if _, err := Run(context.Background(), c, io.Discard, &log); err != nil {
+	if _, err := runConfig(context.Background(), c, io.Discard, &log); err != nil {
 		t.Fatal(err)
 	}
 	counts := map[float64]int{}
@@ -166,7 +166,7 @@ func TestMediaFlagErrors(t *testing.T) {
 	} {
 		c := mediaRun(t.TempDir(), 0)
 		tc.set(&c)
-		_, err := Run(context.Background(), c, io.Discard, io.Discard)
+		_, err := runConfig(context.Background(), c, io.Discard, io.Discard)
 		var ue *cmdline.UsageError
 		if !errors.As(err, &ue) || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%s: error %v, want a usage error with %q", tc.name, err, tc.want)
@@ -181,7 +181,7 @@ func TestMediaAloneAndAudio(t *testing.T) {
 	c := apptest.RunConfig("", dir)
 	c.ISL, c.AudioLengthMean, c.AudioBatchSize, c.AudioChannels, c.AudioFormat = 0, 0.5, 1, 2, "wav"
 	c.AudioSampleRates, c.AudioDepths = []string{"8", "16"}, []string{"16,24"}
-	if _, err := Run(context.Background(), c, io.Discard, io.Discard); err != nil {
+	if _, err := runConfig(context.Background(), c, io.Discard, io.Discard); err != nil {
 		t.Fatal(err)
 	}
 	if got := apptest.RunAvg(t, apptest.ReadExport(t, dir), "audio_duration"); got < 0.49 || got > 0.51 {

@@ -84,14 +84,15 @@ func isControl(r rune) bool { return r < 0x20 || r == 0x7f }
 // when it names none, the fallback stays and log says why. With
 // --wait-for-model-timeout the server may still be starting: it is asked
 // again until that passes.
-func (p *prepared) modelFromServer(ctx context.Context, c *config, log io.Writer) {
-	if !c.ModelFromServer || c.embeddedMock() || len(c.Models) > 1 {
+func (p *prepared) modelFromServer(ctx context.Context, log io.Writer) {
+	t := &p.s.Target
+	if !t.ModelFromServer || t.Mock || len(t.Models) > 1 {
 		return
 	}
-	target := c.URL
-	headers := p.headers.Clone()
-	p.ep.SetHeaders(headers)
-	deadline := time.Now().Add(c.WaitTimeout)
+	target := t.URL
+	headers := p.s.Request.Headers.Clone()
+	p.s.Endpoint.SetHeaders(headers)
+	deadline := time.Now().Add(t.Wait.Timeout)
 	var ids []string
 	var err error
 	for {
@@ -100,12 +101,12 @@ func (p *prepared) modelFromServer(ctx context.Context, c *config, log io.Writer
 		}
 		select {
 		case <-ctx.Done():
-		case <-time.After(max(c.WaitInterval, time.Second)):
+		case <-time.After(max(t.Wait.Interval, time.Second)):
 		}
 	}
 	where := cmdline.RedactURL(target)
 	if err != nil {
-		fmt.Fprintf(log, "warning: no --model given and %s/v1/models named none (%v): sending model %q\n", strings.TrimRight(where, "/"), err, c.Model)
+		fmt.Fprintf(log, "warning: no --model given and %s/v1/models named none (%v): sending model %q\n", strings.TrimRight(where, "/"), err, t.Model())
 		return
 	}
 	name := ids[0]
@@ -119,7 +120,5 @@ func (p *prepared) modelFromServer(ctx context.Context, c *config, log io.Writer
 		}
 		fmt.Fprintf(log, "model: %s, the first of the %d the server lists (%s%s; give --model to pick another)\n", name, len(ids), strings.Join(shown, ", "), more)
 	}
-	c.Model, c.Models = name, []string{name}
-	p.c.Model, p.c.Models = name, []string{name}
-	p.ep.Model = name
+	p.s = p.s.WithModel(name)
 }

@@ -65,7 +65,7 @@ func TestModelFromServer(t *testing.T) {
 			c := apptest.RunConfig(ts.URL, t.TempDir())
 			c.Model, c.ModelFromServer, c.APIKey, c.RequestCount, c.Tokenizer = "mock", tc.discoverable, "sk-test-key", 4, "builtin"
 			var log bytes.Buffer
-			p, err := Prepare(c, &log)
+			p, err := prepareConfig(c, &log)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -89,7 +89,7 @@ func TestModelFromServer(t *testing.T) {
 			}
 			// The whole run: header and exports name the server's model.
 			var out bytes.Buffer
-			if _, err := Run(context.Background(), c, &out, &log); err != nil {
+			if _, err := runConfig(context.Background(), c, &out, &log); err != nil {
 				t.Fatal(err)
 			}
 			if want := "surge profile: served-model @"; !strings.Contains(out.String(), want) {

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/surgebench/surge/app/cmdline"
+	"github.com/surgebench/surge/app/spec"
 	"github.com/surgebench/surge/datasets"
 	"github.com/surgebench/surge/loadgen"
 	"github.com/surgebench/surge/loadgen/schedule"
@@ -14,10 +15,10 @@ import (
 
 // Load modes, as exports and the dashboard name them.
 const (
-	ModeConcurrency   = "concurrency"
-	ModeRequestRate   = "request_rate"
-	ModeFixedSchedule = "fixed_schedule"
-	ModeUserCentric   = "user_centric"
+	ModeConcurrency   = spec.ModeConcurrency
+	ModeRequestRate   = spec.ModeRequestRate
+	ModeFixedSchedule = spec.ModeFixedSchedule
+	ModeUserCentric   = spec.ModeUserCentric
 )
 
 // plan is the load a run will apply: its stages and how to describe them.
@@ -35,12 +36,12 @@ type plan struct {
 	// rateCap is the concurrency cap under a request rate (0: none), and
 	// users the user-centric users: both name the artifact folder.
 	rateCap, users int
-	// sweep, when set, is a sweep over list flags (sweep.go): each profile
-	// stage is one of its points, mode its parameter's name ("isl") or
-	// "variation", and values the points' values (their indexes for
-	// several parameters); loadMode and loadStimulus are the load the
-	// first point applies.
-	sweep                  *sweep
+	// sweep, when set, is a sweep over list flags: each profile stage is
+	// one of its points, mode its parameter's name ("isl") or "variation",
+	// and values the points' values (their indexes for several
+	// parameters); loadMode and loadStimulus are the load the first point
+	// applies.
+	sweep                  *spec.Sweep
 	loadMode, loadStimulus string
 }
 
@@ -52,67 +53,25 @@ const defaultRequestCount = 10
 // concurrency) when the concurrency drives it (0: a rate drives it, 10).
 func defaultCount(conc int) int { return max(defaultRequestCount, 2*conc) }
 
-// defaultCount is the default request count of stage i of l.
-func (l load) defaultCount(i int) int {
+// defaultStageCount is the default request count of stage i of l.
+func defaultStageCount(l *spec.Load, i int) int {
 	switch {
-	case len(l.rates) > 0 || len(l.concs) == 0:
+	case len(l.Rates) > 0 || len(l.Concs) == 0:
 		return defaultCount(0)
-	case i < len(l.concs):
-		return defaultCount(l.concs[i])
+	case i < len(l.Concs):
+		return defaultCount(l.Concs[i])
 	}
-	return defaultCount(l.concs[0])
+	return defaultCount(l.Concs[0])
 }
 
-// load is --concurrency and --request-rate parsed: each a value or a stage
-// list.
-type load struct {
-	concs []int
-	rates []float64
-}
-
-// parseLoad reads --concurrency and --request-rate, each a value or a list.
-func (c *config) parseLoad() (l load, err error) {
-	if c.Concurrency != "" {
-		if l.concs, err = schedule.ParseIntStages("--concurrency", c.Concurrency); err != nil {
-			return load{}, &cmdline.UsageError{Err: err}
-		}
-	}
-	if c.RequestRate != "" {
-		if l.rates, err = schedule.ParseStages("--request-rate", c.RequestRate); err != nil {
-			return load{}, &cmdline.UsageError{Err: err}
-		}
-	}
-	// A fixed cap under a rate sweep, or a fixed rate under a concurrency
-	// sweep, are both fine; two sweeps are not.
-	if len(l.concs) > 1 && len(l.rates) > 1 {
-		return load{}, cmdline.Usagef("--concurrency and --request-rate cannot both list stages: sweep one of them")
-	}
-	return l, nil
-}
-
-// fixedFlags names the flags behind schedule.Fixed's parameters.
-var fixedFlags = map[string]string{
-	"trace": "--fixed-schedule", "start offset": "--fixed-schedule-start-offset", "end offset": "--fixed-schedule-end-offset",
-	"window": "--fixed-schedule-start-offset/--fixed-schedule-end-offset",
-}
-
-// plan builds the stages of l. ds is needed for fixed schedules (trace
-// timestamps) and to size warmups.
-func (c *config) plan(ds *datasets.Dataset, l load) (*plan, error) {
-	concs, rates := l.concs, l.rates
-	if c.SmoothnessSet && c.Smoothness <= 0 {
-		return nil, cmdline.Usagef("--arrival-smoothness must be > 0, got %g", c.Smoothness)
-	}
-	for _, r := range []struct {
-		flag string
-		d    time.Duration
-	}{{"--concurrency-ramp-duration", c.ConcurrencyRamp}, {"--request-rate-ramp-duration", c.RateRamp}} {
-		if err := schedule.ValidateRamp(r.flag, r.d, c.Duration); err != nil {
-			return nil, &cmdline.UsageError{Err: err}
-		}
-	}
-	count := c.RequestCount
-	if count == 0 && c.Duration == 0 && c.ConversationNum == 0 {
+// buildPlan builds the stages of s's load. ds is needed for fixed
+// schedules (trace timestamps) and to size warmups; the spec checked every
+// flag, so its errors are about the dataset.
+func buildPlan(s *spec.Spec, ds *datasets.Dataset) (*plan, error) {
+	l := &s.Load
+	concs, rates := l.Concs, l.Rates
+	count := l.RequestCount
+	if count == 0 && l.Duration == 0 && l.ConversationNum == 0 {
 		count = defaultRequestCount
 	}
 	p := &plan{total: count}
@@ -126,37 +85,23 @@ func (c *config) plan(ds *datasets.Dataset, l load) (*plan, error) {
 		return concs[0]
 	}
 	profile := func(limit schedule.Limit, sched schedule.Schedule) loadgen.Stage {
-		return loadgen.Stage{Phase: metrics.Profile, Limit: limit, Schedule: sched, Count: count, SessionCount: c.ConversationNum, Duration: c.Duration}
-	}
-	ratio := c.TurnDelayRatio
-	if ratio == 0 && !c.NoTurnDelays {
-		ratio = 1 // a Config built without the command line
+		return loadgen.Stage{Phase: metrics.Profile, Limit: limit, Schedule: sched, Count: count, SessionCount: l.ConversationNum, Duration: l.Duration}
 	}
 
 	switch {
-	case c.UserCentricRate > 0 || c.NumUsers > 0:
-		if len(rates) > 0 || c.FixedSchedule {
-			return nil, cmdline.Usagef("--user-centric-rate cannot be combined with --request-rate or --fixed-schedule")
-		}
-		if c.ConversationNum > 0 {
-			return nil, cmdline.Usagef("--conversation-num does not bound user-centric runs: give --request-count or --benchmark-duration")
-		}
-		users, err := schedule.Users(c.UserCentricRate, max(c.NumUsers, 0), c.Seed,
-			time.Duration(float64(c.TurnDelayMean)*ratio), time.Duration(float64(c.TurnDelayStd)*ratio))
+	case l.UserCentricRate > 0 || l.NumUsers > 0:
+		users, err := schedule.Users(l.UserCentricRate, max(l.NumUsers, 0), s.Seed(),
+			l.TurnDelay.Scaled(l.TurnDelay.Mean), l.TurnDelay.Scaled(l.TurnDelay.Stddev))
 		if err != nil {
-			return nil, &cmdline.UsageError{Err: cmdline.ForFlags(err, map[string]string{"rate": "--user-centric-rate", "users": "--num-users",
-				"think mean": "--conversation-turn-delay-mean", "think stddev": "--conversation-turn-delay-stddev"})}
+			return nil, &cmdline.UsageError{Err: err} // the spec checked it
 		}
-		p.mode, p.values, p.target, p.users = ModeUserCentric, []float64{c.UserCentricRate}, 0, users.N()
+		p.mode, p.values, p.target, p.users = ModeUserCentric, []float64{l.UserCentricRate}, 0, users.N()
 		st := profile(nil, nil)
 		st.Users = users
 		p.stages = append(p.stages, st)
 
-	case c.FixedSchedule || (ds.HasTimestamps() && len(rates) == 0 && !c.NoFixedSchedule):
-		if len(rates) > 0 {
-			return nil, cmdline.Usagef("--fixed-schedule replays the trace's timestamps: drop --request-rate")
-		}
-		if c.SamplingStrategy != "" {
+	case l.Fixed.On || (ds.HasTimestamps() && len(rates) == 0 && !l.Fixed.Off):
+		if s.Dataset.Sampling != "" {
 			return nil, cmdline.Usagef("--dataset-sampling-strategy does not apply to a fixed schedule: the trace's rows are replayed in timestamp order")
 		}
 		offsets, err := schedule.TraceOffsets(len(ds.Conversations), func(i int) (time.Duration, bool) {
@@ -164,21 +109,21 @@ func (c *config) plan(ds *datasets.Dataset, l load) (*plan, error) {
 			return t.Timestamp, t.HasTimestamp
 		})
 		if err != nil {
-			return nil, &cmdline.UsageError{Err: fmt.Errorf("%s: %w", ds.Name, cmdline.ForFlags(err, fixedFlags))}
+			return nil, &cmdline.UsageError{Err: fmt.Errorf("%s: %w", ds.Name, cmdline.ForFlags(err, spec.FixedFlags()))}
 		}
 		var opts []schedule.FixedOption
-		if c.AutoOffset {
+		if l.Fixed.AutoOffset {
 			opts = append(opts, schedule.AutoOffset())
 		}
-		if c.StartOffset > 0 {
-			opts = append(opts, schedule.StartOffset(c.StartOffset))
+		if l.Fixed.Start > 0 {
+			opts = append(opts, schedule.StartOffset(l.Fixed.Start))
 		}
-		if c.EndOffset > 0 {
-			opts = append(opts, schedule.EndOffset(c.EndOffset))
+		if l.Fixed.End > 0 {
+			opts = append(opts, schedule.EndOffset(l.Fixed.End))
 		}
 		replay, err := schedule.Fixed(offsets, opts...)
 		if err != nil {
-			return nil, &cmdline.UsageError{Err: cmdline.ForFlags(err, fixedFlags)}
+			return nil, &cmdline.UsageError{Err: cmdline.ForFlags(err, spec.FixedFlags())}
 		}
 		st := profile(schedule.Constant(capAt(0)), replay)
 		// The trace's rows are the sessions, in timestamp order; a session
@@ -188,26 +133,23 @@ func (c *config) plan(ds *datasets.Dataset, l load) (*plan, error) {
 		for _, r := range replay.Rows() {
 			st.Count += len(ds.Conversations[r].Turns)
 		}
-		if c.RequestCount > 0 {
-			st.Count = min(st.Count, c.RequestCount)
+		if l.RequestCount > 0 {
+			st.Count = min(st.Count, l.RequestCount)
 		}
 		st.Conversation = replay.Row
 		p.mode, p.values, p.total = ModeFixedSchedule, []float64{float64(replay.Len())}, st.Count
 		p.stages = append(p.stages, st)
 
 	case len(rates) > 0:
-		if len(rates) > 1 && c.RateRamp > 0 {
-			return nil, cmdline.Usagef("--request-rate-ramp-duration applies to one rate, not a stage list")
-		}
 		p.mode, p.values, p.target, p.rateCap = ModeRequestRate, rates, rates[0], capAt(0)
 		for i, r := range rates {
 			var opts []schedule.Option
-			if c.RateRamp > 0 {
-				opts = append(opts, schedule.RampUp(c.RateRamp))
+			if l.RateRamp > 0 {
+				opts = append(opts, schedule.RampUp(l.RateRamp))
 			}
-			sched, err := schedule.Arrival(c.ArrivalPattern, r, c.Smoothness, c.ValueSeed(i), opts...)
+			sched, err := schedule.Arrival(l.Pattern, r, l.Smoothness, s.ValueSeed(i), opts...)
 			if err != nil {
-				return nil, &cmdline.UsageError{Err: cmdline.ForFlags(err, map[string]string{"rate": "--request-rate", "smoothness": "--arrival-smoothness", "pattern": "--arrival-pattern"})}
+				return nil, &cmdline.UsageError{Err: err} // the spec checked it
 			}
 			p.stages = append(p.stages, profile(schedule.Constant(capAt(0)), sched))
 		}
@@ -216,18 +158,15 @@ func (c *config) plan(ds *datasets.Dataset, l load) (*plan, error) {
 		if len(concs) == 0 {
 			concs = []int{1}
 		}
-		if len(concs) > 1 && c.ConcurrencyRamp > 0 {
-			return nil, cmdline.Usagef("--concurrency-ramp-duration applies to one concurrency, not a stage list")
-		}
 		p.mode = ModeConcurrency
 		for _, n := range concs {
 			limit := schedule.Constant(n)
-			if c.ConcurrencyRamp > 0 {
-				limit = schedule.ConcurrencyRamp(n, c.ConcurrencyRamp)
+			if l.ConcurrencyRamp > 0 {
+				limit = schedule.ConcurrencyRamp(n, l.ConcurrencyRamp)
 			}
 			p.values = append(p.values, float64(n))
 			st := profile(limit, nil)
-			if c.RequestCount == 0 && st.Count > 0 {
+			if l.RequestCount == 0 && st.Count > 0 {
 				st.Count = defaultCount(n)
 			}
 			p.stages = append(p.stages, st)
@@ -240,26 +179,26 @@ func (c *config) plan(ds *datasets.Dataset, l load) (*plan, error) {
 			p.total += st.Count
 		}
 	}
-	if c.WarmupCount > 0 || c.WarmupDuration > 0 {
-		warm, err := c.warmupStage(p.stages[0], p.target, l.concs)
+	if l.Warmup.Enabled() {
+		warm, err := warmupStage(s, p.stages[0], p.target)
 		if err != nil {
 			return nil, err
 		}
 		p.stages = append([]loadgen.Stage{warm}, p.stages...)
 	}
 	if p.mode != ModeFixedSchedule {
-		strategy := c.SamplingStrategy
+		strategy := s.Dataset.Sampling
 		if strategy == "" {
 			strategy = datasets.DefaultSampling(ds.Type)
 		}
 		if strategy != datasets.SampleSequential {
-			pick := datasets.NewSampler(strategy, len(ds.Conversations), c.Seed).Pick
+			pick := datasets.NewSampler(strategy, len(ds.Conversations), s.Seed()).Pick
 			for i := range p.stages {
 				p.stages[i].Pick = pick
 			}
 		}
 	}
-	if c.ConversationNum > 0 && c.RequestCount == 0 && c.Duration == 0 {
+	if l.ConversationNum > 0 && l.RequestCount == 0 && l.Duration == 0 {
 		p.total = loadgen.PlannedRequests(p.stages, ds, loadgen.Shard{})
 	}
 	return p, nil

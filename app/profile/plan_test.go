@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"github.com/surgebench/surge/app/spec"
 	"io"
 	"os"
 	"path/filepath"
@@ -46,10 +47,7 @@ func TestBadLoadFlagsNameTheFlag(t *testing.T) {
 	for _, tc := range cases {
 		c := cmdline.Config{Model: "m", ISL: 8, Timeout: time.Second, Concurrency: "1"}
 		tc.mod(&c)
-		err := (&config{c}).validate()
-		if err == nil {
-			_, err = planOf(&c, synthetic)
-		}
+		_, err := planOf(&c, synthetic)
 		var ue *cmdline.UsageError
 		if err == nil || !errors.As(err, &ue) || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%s: error %v, want a usage error naming %s", tc.name, err, tc.want)
@@ -141,7 +139,7 @@ func TestMockServerTelemetryEndToEnd(t *testing.T) {
 	c := cmdline.Config{Model: "mock", URL: mock.URL(), EndpointType: "chat", Streaming: true, Concurrency: "4", RequestCount: 16,
 		ISL: 16, OSL: 16, Timeout: 10 * time.Second, Grace: time.Second, UI: "none", ArtifactDir: dir,
 		NoGPUTelemetry: true, GPUInterval: 50 * time.Millisecond, Version: "test"}
-	res, err := Run(context.Background(), c, io.Discard, io.Discard)
+	res, err := runConfig(context.Background(), c, io.Discard, io.Discard)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -175,7 +173,7 @@ func TestMockServerTelemetryEndToEnd(t *testing.T) {
 		t.Error("no sample saw a running request on the mock")
 	}
 	var doc map[string]any
-	b, _ = os.ReadFile(filepath.Join(dir, FileJSON))
+	b, _ = os.ReadFile(filepath.Join(dir, spec.FileJSON))
 	if err := json.Unmarshal(b, &doc); err != nil {
 		t.Fatal(err)
 	}
@@ -228,7 +226,7 @@ func TestMooncakeTraceReplay(t *testing.T) {
 		FixedSchedule: true, EndOffset: 2 * time.Second, ISL: 1, Timeout: 30 * time.Second, Grace: time.Second,
 		UI: "none", ArtifactDir: dir, NoGPUTelemetry: true, NoServerMetrics: true, Version: "test",
 		ExtraInputs: []string{"max_completion_tokens:4"}} // short answers keep the test quick
-	res, err := Run(context.Background(), c, io.Discard, io.Discard)
+	res, err := runConfig(context.Background(), c, io.Discard, io.Discard)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -250,7 +248,7 @@ func TestSameSeedSameBodies(t *testing.T) {
 		c := cmdline.Config{Model: "mock", EndpointType: "chat", Streaming: true, Concurrency: "2", RequestCount: 6,
 			ISL: 64, ISLStddev: 16, OSL: 4, OSLStddev: 2, Seed: seed, Timeout: 10 * time.Second, Grace: time.Second,
 			UI: "none", ArtifactDir: dir, NoGPUTelemetry: true, NoServerMetrics: true, Version: "test"}
-		if _, err := Run(context.Background(), c, io.Discard, io.Discard); err != nil {
+		if _, err := runConfig(context.Background(), c, io.Discard, io.Discard); err != nil {
 			t.Fatal(err)
 		}
 		b, err := os.ReadFile(filepath.Join(dir, FileInputs))
@@ -296,7 +294,7 @@ func TestSimpleUIPrintsProgress(t *testing.T) {
 	c := cmdline.Config{Model: "mock", EndpointType: "chat", Streaming: true, Concurrency: "2", RequestCount: 8,
 		ISL: 16, OSL: 48, Timeout: 10 * time.Second, Grace: time.Second, UI: "simple",
 		ArtifactDir: t.TempDir(), NoGPUTelemetry: true, NoServerMetrics: true, Version: "test"}
-	if _, err := Run(context.Background(), c, io.Discard, &syncWriter{w: &log}); err != nil {
+	if _, err := runConfig(context.Background(), c, io.Discard, &syncWriter{w: &log}); err != nil {
 		t.Fatal(err)
 	}
 	if !strings.Contains(log.String(), "8/8 req") {
@@ -316,14 +314,17 @@ func (s *syncWriter) Write(p []byte) (int, error) {
 	return s.w.Write(p)
 }
 
-// planOf parses c's load flags and plans them, as prepare does.
+// planOf parses c into a spec and plans it over ds, as prepare does.
 func planOf(c *cmdline.Config, ds *datasets.Dataset) (*plan, error) {
-	pc := &config{*c}
-	l, err := pc.parseLoad()
+	pc := *c
+	if pc.EndpointType == "" {
+		pc.EndpointType = "chat"
+	}
+	s, err := spec.Parse(pc)
 	if err != nil {
 		return nil, err
 	}
-	return pc.plan(ds, l)
+	return buildPlan(s, ds)
 }
 
 // TestLibraryFieldsBecomeFlags: the schedule package names its parameters;
@@ -336,7 +337,7 @@ func TestLibraryFieldsBecomeFlags(t *testing.T) {
 		want string
 	}{
 		{func(c *cmdline.Config) { c.RequestRate, c.ArrivalPattern = "10", "bursty" }, `--arrival-pattern must be constant, poisson or gamma, got "bursty"`},
-		{func(c *cmdline.Config) { c.UserCentricRate, c.NumUsers, c.TurnDelayMean = 2, 3, -time.Millisecond }, "--conversation-turn-delay-mean must be ≥ 0, got -1ms"},
+		{func(c *cmdline.Config) { c.UserCentricRate, c.NumUsers = 2, 0 }, "--num-users must be ≥ 1, got 0"},
 		{func(c *cmdline.Config) { c.FixedSchedule = true }, "synthetic: --fixed-schedule needs a timestamp on every row: row 1 has none"},
 	}
 	for _, tc := range cases {
@@ -365,7 +366,8 @@ func TestDatasetOptionsBecomeFlags(t *testing.T) {
 		{cmdline.Config{ISL: 8, CustomDatasetType: "mooncake_trace"}, "--custom-dataset-type mooncake_trace needs an input file"},
 		{cmdline.Config{ISL: 8, PrefixPoolSize: 2}, "--prompt-prefix-pool-size and the prefix length must be given together"},
 	} {
-		_, err := (&config{tc.c}).loadDataset(context.Background(), nil, 1, io.Discard)
+		tc.c.Model, tc.c.Timeout = "m", time.Second
+		_, err := loadDataset(context.Background(), specFor(t, tc.c), nil, 1, io.Discard)
 		var ue *cmdline.UsageError
 		if !errors.As(err, &ue) || err.Error() != tc.want {
 			t.Errorf("error %v, want the usage error %q", err, tc.want)

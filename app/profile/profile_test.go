@@ -10,10 +10,8 @@ import (
 
 	"github.com/surgebench/surge/app/internal/apptest"
 	"github.com/surgebench/surge/datasets"
-	"github.com/surgebench/surge/loadgen/endpoint"
 	"github.com/surgebench/surge/metrics"
 	"github.com/surgebench/surge/telemetry"
-	"github.com/surgebench/surge/tui"
 )
 
 // TestExecuteCleansUpOnEarlyError: a run that fails after its exports were
@@ -21,17 +19,13 @@ import (
 // writer and every other goroutine it started. Not parallel: parallel tests
 // wait until it is done, so the goroutines it counts are its own.
 func TestExecuteCleansUpOnEarlyError(t *testing.T) {
-	c := apptest.RunConfig("http://127.0.0.1:1", t.TempDir())
-	l, err := (&config{c}).parseLoad()
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := specFor(t, apptest.RunConfig("http://127.0.0.1:1", t.TempDir()))
 	empty := &datasets.Dataset{Name: "empty"}
-	pl, err := (&config{c}).plan(&datasets.Dataset{Name: "x", Conversations: []datasets.Conversation{{ID: "a", Turns: []datasets.Turn{{Text: "x"}}}}}, l)
+	pl, err := buildPlan(s, &datasets.Dataset{Name: "x", Conversations: []datasets.Conversation{{ID: "a", Turns: []datasets.Turn{{Text: "x"}}}}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	p := &prepared{c: config{c}, kind: endpoint.Chat, ep: &endpoint.Endpoint{Kind: endpoint.Chat}, uiMode: tui.ModeNone, ds: empty, plan: pl, maxConc: 4}
+	p := &prepared{s: s, ds: empty, plan: pl}
 	if _, err := p.execute(context.Background(), io.Discard); err == nil {
 		t.Fatal("execute accepted an empty dataset")
 	}

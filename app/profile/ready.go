@@ -13,46 +13,25 @@ import (
 	"time"
 
 	"github.com/surgebench/surge/app/cmdline"
+	"github.com/surgebench/surge/app/spec"
 	"github.com/surgebench/surge/datasets"
 	"github.com/surgebench/surge/loadgen"
 	"github.com/surgebench/surge/loadgen/endpoint"
 	"golang.org/x/time/rate"
 )
 
-// readiness is --wait-for-model-*: probe every server until it serves
-// the model, before the run starts.
-type readiness struct {
-	timeout, interval time.Duration
-	mode              string
-}
-
-// validate checks the flags, as AIPerf does: the mode and interval only
-// with a timeout.
-func (r readiness) validate(modeSet, intervalSet bool) error {
-	switch {
-	case r.timeout < 0:
-		return cmdline.Usagef("--wait-for-model-timeout must be ≥ 0, got %s", r.timeout)
-	case r.timeout == 0 && (modeSet || intervalSet):
-		return cmdline.Usagef("--wait-for-model-mode and --wait-for-model-interval need --wait-for-model-timeout (seconds to wait)")
-	case r.timeout > 0 && r.interval <= 0:
-		return cmdline.Usagef("--wait-for-model-interval must be > 0, got %s", r.interval)
-	case !slices.Contains([]string{cmdline.ProbeInference, cmdline.ProbeModels, cmdline.ProbeBoth}, r.mode):
-		return cmdline.Usagef("--wait-for-model-mode %q: want inference, models or both", r.mode)
-	}
-	return nil
-}
-
-// wait probes each of targets until it answers or r.timeout passes (an
-// error naming the server and its last answer). model is the model the
-// models probe looks for.
-func (r readiness) wait(ctx context.Context, targets []string, ep *endpoint.Endpoint, models []string, headers http.Header, l cmdline.Logger) error {
-	if r.timeout <= 0 {
+// waitReady probes each of targets until it answers or r.Timeout passes
+// (an error naming the server and its last answer); nothing when no
+// --wait-for-model-timeout was given. models are the models the models
+// probe looks for.
+func waitReady(ctx context.Context, r spec.Readiness, targets []string, ep *endpoint.Endpoint, models []string, headers http.Header, l cmdline.Logger) error {
+	if r.Timeout <= 0 {
 		return nil
 	}
-	client := &http.Client{Timeout: min(r.timeout, 30*time.Second)}
+	client := &http.Client{Timeout: min(r.Timeout, 30*time.Second)}
 	for _, t := range targets {
-		ctx, cancel := context.WithTimeout(ctx, r.timeout)
-		err := r.waitOne(ctx, client, t, ep, models, headers, l)
+		ctx, cancel := context.WithTimeout(ctx, r.Timeout)
+		err := readiness(r).waitOne(ctx, client, t, ep, models, headers, l)
 		cancel()
 		if err != nil {
 			return err
@@ -60,6 +39,10 @@ func (r readiness) wait(ctx context.Context, targets []string, ep *endpoint.Endp
 	}
 	return nil
 }
+
+// readiness is --wait-for-model-*: probe a server until it serves the
+// model.
+type readiness spec.Readiness
 
 // notReadyEvery is how often the same "not ready" answer is logged again.
 const notReadyEvery = 10 * time.Second
@@ -73,7 +56,7 @@ func (r readiness) waitOne(ctx context.Context, client *http.Client, target stri
 	for {
 		why := r.probe(ctx, client, target, ep, models, headers)
 		if why == "" {
-			l.Notef("%s is ready (%s probe, after %.1f s)", cmdline.RedactURL(target), r.mode, time.Since(start).Seconds())
+			l.Notef("%s is ready (%s probe, after %.1f s)", cmdline.RedactURL(target), r.Mode, time.Since(start).Seconds())
 			return nil
 		}
 		if ctx.Err() == nil || last == "" {
@@ -87,20 +70,20 @@ func (r readiness) waitOne(ctx context.Context, client *http.Client, target stri
 		}
 		select {
 		case <-ctx.Done():
-			return fmt.Errorf("--wait-for-model-timeout: %s was not ready within %s (%s probe): %s", cmdline.RedactURL(target), r.timeout, r.mode, last)
-		case <-time.After(r.interval):
+			return fmt.Errorf("--wait-for-model-timeout: %s was not ready within %s (%s probe): %s", cmdline.RedactURL(target), r.Timeout, r.Mode, last)
+		case <-time.After(r.Interval):
 		}
 	}
 }
 
 // probe returns "" when the server is ready, else what it answered.
 func (r readiness) probe(ctx context.Context, client *http.Client, target string, ep *endpoint.Endpoint, models []string, headers http.Header) string {
-	if r.mode == cmdline.ProbeModels || r.mode == cmdline.ProbeBoth {
+	if r.Mode == cmdline.ProbeModels || r.Mode == cmdline.ProbeBoth {
 		if why := probeModelList(ctx, client, target, models, headers); why != "" {
 			return why
 		}
 	}
-	if r.mode == cmdline.ProbeModels {
+	if r.Mode == cmdline.ProbeModels {
 		return ""
 	}
 	u, err := loadgen.RequestURL(target, ep.Path())

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/surgebench/surge/app/spec"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -51,8 +52,8 @@ func TestWaitForModel(t *testing.T) {
 	quiet := cmdline.Logger{W: io.Discard, Level: 2}
 	for _, mode := range []string{cmdline.ProbeInference, cmdline.ProbeModels, cmdline.ProbeBoth} {
 		ts, n := warmingServer(t, 2, "a", "b")
-		r := readiness{timeout: 10 * time.Second, interval: 10 * time.Millisecond, mode: mode}
-		if err := r.wait(context.Background(), []string{ts.URL}, ep, []string{"a", "b"}, http.Header{}, quiet); err != nil {
+		r := spec.Readiness{Timeout: 10 * time.Second, Interval: 10 * time.Millisecond, Mode: mode}
+		if err := waitReady(context.Background(), r, []string{ts.URL}, ep, []string{"a", "b"}, http.Header{}, quiet); err != nil {
 			t.Errorf("%s: %v", mode, err)
 		}
 		if n.Load() < 3 {
@@ -61,9 +62,9 @@ func TestWaitForModel(t *testing.T) {
 	}
 	// Never ready: an error naming the server and why, once the time is up.
 	ts, _ := warmingServer(t, 1<<30)
-	r := readiness{timeout: 200 * time.Millisecond, interval: 20 * time.Millisecond, mode: cmdline.ProbeInference}
+	r := spec.Readiness{Timeout: 200 * time.Millisecond, Interval: 20 * time.Millisecond, Mode: cmdline.ProbeInference}
 	start := time.Now()
-	err := r.wait(context.Background(), []string{ts.URL}, ep, []string{"a"}, http.Header{}, quiet)
+	err := waitReady(context.Background(), r, []string{ts.URL}, ep, []string{"a"}, http.Header{}, quiet)
 	if err == nil || !strings.Contains(err.Error(), ts.URL) || !strings.Contains(err.Error(), "HTTP 503") {
 		t.Errorf("never ready: %v", err)
 	}
@@ -72,12 +73,12 @@ func TestWaitForModel(t *testing.T) {
 	}
 	// The models probe waits for every model.
 	ts, _ = warmingServer(t, 0, "a")
-	r.mode = cmdline.ProbeModels
-	if err := r.wait(context.Background(), []string{ts.URL}, ep, []string{"a", "b"}, http.Header{}, quiet); err == nil || !strings.Contains(err.Error(), `"b"`) {
+	r.Mode = cmdline.ProbeModels
+	if err := waitReady(context.Background(), r, []string{ts.URL}, ep, []string{"a", "b"}, http.Header{}, quiet); err == nil || !strings.Contains(err.Error(), `"b"`) {
 		t.Errorf("model b missing: %v", err)
 	}
 	// No timeout: no probe.
-	if err := (readiness{}).wait(context.Background(), []string{"http://127.0.0.1:1"}, ep, nil, nil, quiet); err != nil {
+	if err := waitReady(context.Background(), spec.Readiness{}, []string{"http://127.0.0.1:1"}, ep, nil, nil, quiet); err != nil {
 		t.Errorf("no timeout: %v", err)
 	}
 }
@@ -91,7 +92,7 @@ func TestWaitForModelFlags(t *testing.T) {
 	for _, args := range [][]string{{"--wait-for-model-mode", "models"}, {"--wait-for-model-timeout", "5", "--wait-for-model-mode", "ping"},
 		{"--wait-for-model-timeout", "5", "--wait-for-model-interval", "0"}} {
 		var ue *cmdline.UsageError
-		if _, err := Prepare(parseArgs(t, args...), io.Discard); !errors.As(err, &ue) || !strings.Contains(err.Error(), "--wait-for-model") {
+		if _, err := prepareConfig(parseArgs(t, args...), io.Discard); !errors.As(err, &ue) || !strings.Contains(err.Error(), "--wait-for-model") {
 			t.Errorf("%q: %v, want a usage error naming the flag", args, err)
 		}
 	}
@@ -114,8 +115,8 @@ func TestWaitForModelLogsEachAnswerOnce(t *testing.T) {
 	var log strings.Builder
 	debug := cmdline.Logger{W: &log, Level: 1}
 	ep := &endpoint.Endpoint{Kind: endpoint.Chat, Model: "a"}
-	r := readiness{timeout: 400 * time.Millisecond, interval: 5 * time.Millisecond, mode: cmdline.ProbeInference}
-	if err := r.wait(context.Background(), []string{ts.URL}, ep, []string{"a"}, http.Header{}, debug); err == nil {
+	r := spec.Readiness{Timeout: 400 * time.Millisecond, Interval: 5 * time.Millisecond, Mode: cmdline.ProbeInference}
+	if err := waitReady(context.Background(), r, []string{ts.URL}, ep, []string{"a"}, http.Header{}, debug); err == nil {
 		t.Fatal("a server that never serves was judged ready")
 	}
 	if n.Load() < 12 {

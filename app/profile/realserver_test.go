@@ -32,7 +32,7 @@ func runArgs(t *testing.T, url string, args ...string) (*Result, map[string]any,
 	base := []string{"--url", url, "--model", "mock", "--streaming", "--ui", "none", "--output-artifact-dir", dir,
 		"--no-gpu-telemetry", "--no-server-metrics", "--tokenizer", "builtin"}
 	var out, log bytes.Buffer
-	res, err := Run(context.Background(), parseArgs(t, append(base, args...)...), &out, &log)
+	res, err := runConfig(context.Background(), parseArgs(t, append(base, args...)...), &out, &log)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -130,7 +130,7 @@ func TestRealServerFlags(t *testing.T) {
 		{[]string{"--retokenize-output", "--use-server-token-count"}, "--retokenize-output and --use-server-token-count"},
 		{[]string{"--server-metrics-timeout", "-1"}, "--server-metrics-timeout"},
 	} {
-		_, err := Run(context.Background(), parseArgs(t, append(tc.args, "--ui", "none", "--output-artifact-dir", t.TempDir())...), nil, nil)
+		_, err := runConfig(context.Background(), parseArgs(t, append(tc.args, "--ui", "none", "--output-artifact-dir", t.TempDir())...), nil, nil)
 		var ue *cmdline.UsageError
 		if !errors.As(err, &ue) || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%v: %v, want a usage error naming %s", tc.args, err, tc.want)

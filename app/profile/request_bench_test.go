@@ -75,7 +75,7 @@ func perRun(b *testing.B, n int, cfg func(n int) cmdline.Config, unit string) {
 		var m0, m1 runtime.MemStats
 		runtime.ReadMemStats(&m0)
 		c0 := cpuTime()
-		res, err := Run(context.Background(), cfg(n), io.Discard, io.Discard)
+		res, err := runConfig(context.Background(), cfg(n), io.Discard, io.Discard)
 		cpu = cpuTime() - c0
 		runtime.ReadMemStats(&m1)
 		if n > 1 {

@@ -3,6 +3,7 @@ package profile
 import (
 	"bytes"
 	"context"
+	"github.com/surgebench/surge/app/spec"
 	"os"
 	"path/filepath"
 	"strings"
@@ -22,7 +23,7 @@ func TestRerunMovesTheEarlierRunAside(t *testing.T) {
 	run := func() string {
 		t.Helper()
 		var out, log bytes.Buffer
-		if _, err := Run(context.Background(), c, &out, &log); err != nil {
+		if _, err := runConfig(context.Background(), c, &out, &log); err != nil {
 			t.Fatalf("%v\n%s", err, log.String())
 		}
 		return log.String()
@@ -38,10 +39,10 @@ func TestRerunMovesTheEarlierRunAside(t *testing.T) {
 		if log := run(); !strings.Contains(log, dir+" held an earlier run: moved it to "+want) {
 			t.Errorf("rerun %d: log does not say it moved the earlier run to %s:\n%s", n+1, want, log)
 		}
-		if _, err := os.Stat(filepath.Join(want, FileJSON)); err != nil {
+		if _, err := os.Stat(filepath.Join(want, spec.FileJSON)); err != nil {
 			t.Errorf("rerun %d: the earlier run is not in %s: %v", n+1, want, err)
 		}
-		if _, err := os.Stat(filepath.Join(dir, FileJSON)); err != nil {
+		if _, err := os.Stat(filepath.Join(dir, spec.FileJSON)); err != nil {
 			t.Errorf("rerun %d: the new run is not in %s: %v", n+1, dir, err)
 		}
 		if _, err := os.Stat(stale); err == nil {
@@ -55,7 +56,7 @@ func TestRerunMovesTheEarlierRunAside(t *testing.T) {
 
 func TestMoveAside(t *testing.T) {
 	t.Parallel()
-	files := exportFiles{JSON: FileJSON, CSV: FileCSV, JSONL: FileJSONL}
+	files := spec.Files{JSON: spec.FileJSON, CSV: spec.FileCSV, JSONL: spec.FileJSONL}
 	for _, tc := range []struct {
 		name  string
 		files []string // in the folder before the run
@@ -64,10 +65,10 @@ func TestMoveAside(t *testing.T) {
 		{"new", nil, false},
 		{"empty", []string{}, false},
 		{"not a run", []string{"notes.txt"}, false},
-		{"a run", []string{FileJSON, FileCSV}, true},
+		{"a run", []string{spec.FileJSON, spec.FileCSV}, true},
 		{"a killed run", []string{FileInputs + ".partial"}, true},
 		{"a report alone", []string{"report.html"}, true},
-		{"a sweep", []string{"concurrency_1/" + FileJSON}, true},
+		{"a sweep", []string{"concurrency_1/" + spec.FileJSON}, true},
 	} {
 		dir := filepath.Join(t.TempDir(), "run")
 		if tc.files != nil {
@@ -96,7 +97,7 @@ func TestMoveAside(t *testing.T) {
 	// A run folder that cannot be renamed (the working directory itself)
 	// is refused with a message naming the flag, not written into.
 	dir := t.TempDir()
-	if err := os.WriteFile(filepath.Join(dir, FileJSON), []byte("{}"), 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(dir, spec.FileJSON), []byte("{}"), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	if err := os.Chmod(filepath.Dir(dir), 0o555); err != nil {

@@ -9,7 +9,7 @@ import (
 	"path/filepath"
 	"time"
 
-	"github.com/surgebench/surge/app/cmdline"
+	"github.com/surgebench/surge/app/spec"
 	"github.com/surgebench/surge/metrics"
 	"github.com/surgebench/surge/metrics/artifact"
 	runreport "github.com/surgebench/surge/metrics/report"
@@ -23,30 +23,10 @@ const (
 	FolderProfileRuns = artifact.ProfileRunsDir
 	// FolderAggregate holds the statistics over the runs.
 	FolderAggregate = artifact.AggregateDir
-	// maxProfileRuns is AIPerf's bound on --num-profile-runs.
-	maxProfileRuns = 10
 	// repeatSeed seeds every run when --random-seed is not given (AIPerf's
 	// set_consistent_seed), so the runs send the same requests.
 	repeatSeed = 42
 )
-
-// validateRepeats checks the repeated-run flags (and --sweep-mode, given
-// without a list to combine).
-func (c *config) validateRepeats() error {
-	switch {
-	case c.NumProfileRuns < 0 || c.NumProfileRuns > maxProfileRuns:
-		return cmdline.Usagef("--num-profile-runs must be between 1 and %d, got %d", maxProfileRuns, c.NumProfileRuns)
-	case c.ProfileRunCooldown < 0:
-		return cmdline.Usagef("--profile-run-cooldown-seconds must be ≥ 0, got %s", c.ProfileRunCooldown)
-	case c.ConfidenceLevel != 0 && (c.ConfidenceLevel <= 0 || c.ConfidenceLevel >= 1):
-		return cmdline.Usagef("--confidence-level must be between 0 and 1 (exclusive), got %g", c.ConfidenceLevel)
-	case c.SweepMode != "" && c.SweepMode != cmdline.SweepGrid && c.SweepMode != cmdline.SweepZip:
-		return cmdline.Usagef("--sweep-mode %q: want grid or zip", c.SweepMode)
-	case c.NumProfileRuns > 1 && (c.Search != nil || c.ControlAddr != ""):
-		return cmdline.Usagef("--num-profile-runs repeats a planned run: not with a live or search session")
-	}
-	return nil
-}
 
 // runRepeated runs the whole plan c.NumProfileRuns times, each into
 // profile_runs/run_NNNN/ under the artifact folder with its own exports,
@@ -55,43 +35,32 @@ func (c *config) validateRepeats() error {
 // (mean, std and a confidence interval per metric, AIPerf's files) and
 // prints each headline metric with its interval, per value for a sweep. The result is the last
 // run's, with the folder the aggregate's parent.
-func runRepeated(ctx context.Context, cc cmdline.Config, out, log io.Writer) (*Result, error) {
-	c := config{cc}
-	if err := c.validateRepeats(); err != nil {
-		return nil, err
+func runRepeated(ctx context.Context, s *spec.Spec, out, log io.Writer) (*Result, error) {
+	if s.SeedDrawn() {
+		s = s.WithSeed(repeatSeed)
+		fmt.Fprintf(log, "note: --num-profile-runs %d without --random-seed: every run is seeded %d, so each sends the same requests\n", s.Load.Repeats.N, repeatSeed)
 	}
-	if c.SeedDrawn {
-		c.Seed, c.SeedDrawn = repeatSeed, false
-		fmt.Fprintf(log, "note: --num-profile-runs %d without --random-seed: every run is seeded %d, so each sends the same requests\n", c.NumProfileRuns, repeatSeed)
-	}
-	level := c.ConfidenceLevel
-	if level == 0 {
-		level = 0.95
-	}
-	base := c.ArtifactDir
+	rp := s.Load.Repeats
+	level := rp.Level
+	base := s.Exports.Dir
 	reps := export.Repeats{Level: level}
 	// A repeated sweep: each value's summaries over the runs, by folder.
 	var subs []string
 	perValue := map[string]*export.Repeats{}
 	var last *Result
 	var errs []error
-	for i := range c.NumProfileRuns {
-		if i > 0 && c.ProfileRunCooldown > 0 {
-			fmt.Fprintf(log, "cooling down %s before run %d\n", c.ProfileRunCooldown, i+1)
+	for i := range rp.N {
+		if i > 0 && rp.Cooldown > 0 {
+			fmt.Fprintf(log, "cooling down %s before run %d\n", rp.Cooldown, i+1)
 			select {
 			case <-ctx.Done():
-			case <-time.After(c.ProfileRunCooldown):
+			case <-time.After(rp.Cooldown):
 			}
 		}
 		if ctx.Err() != nil {
 			break
 		}
-		rc := c.Config
-		rc.NumProfileRuns = 1
-		if i > 0 {
-			rc.WarmupCount = 0 // AIPerf's profile_run_disable_warmup_after_first
-		}
-		p, err := prepareCtx(ctx, rc, log)
+		p, err := prepareCtx(ctx, s.Repeat(i), log)
 		if err != nil {
 			return last, err
 		}
@@ -99,8 +68,7 @@ func runRepeated(ctx context.Context, cc cmdline.Config, out, log io.Writer) (*R
 			base = filepath.Join("artifacts", p.artifactName())
 		}
 		label := fmt.Sprintf("run_%04d", i+1)
-		p.c.ArtifactDir = filepath.Join(base, FolderProfileRuns, label)
-		p.c.Report = false
+		p.s = p.s.WithArtifactDir(filepath.Join(base, FolderProfileRuns, label))
 		o, err := p.execute(ctx, log)
 		if err != nil {
 			return last, err
@@ -108,7 +76,7 @@ func runRepeated(ctx context.Context, cc cmdline.Config, out, log io.Writer) (*R
 		// Each run's own console is its exports; the aggregate's is shown.
 		res, err := p.report(o, io.Discard)
 		fmt.Fprintf(out, "%s: %d requests, %d errors → %s\n", label, int64(res.Summary.Run[metrics.RequestCount]),
-			int64(res.Summary.Run[metrics.ErrorRequestCount]), p.c.ArtifactDir)
+			int64(res.Summary.Run[metrics.ErrorRequestCount]), p.s.Exports.Dir)
 		reps.Labels, reps.Summaries = append(reps.Labels, label), append(reps.Summaries, res.Summary)
 		subs = p.stageFolders()
 		for j, sub := range subs {
@@ -141,7 +109,7 @@ func runRepeated(ctx context.Context, cc cmdline.Config, out, log io.Writer) (*R
 		}
 		stages = append(stages, st)
 	}
-	title := fmt.Sprintf("surge profile: %d runs of one plan", c.NumProfileRuns)
+	title := fmt.Sprintf("surge profile: %d runs of one plan", rp.N)
 	if len(stages) > 0 {
 		// Per value: the pooled table would mix the values' loads.
 		export.ConsoleRepeatStages(out, title, stages)
@@ -150,7 +118,7 @@ func runRepeated(ctx context.Context, cc cmdline.Config, out, log io.Writer) (*R
 		export.ConsoleRepeats(out, title, reps)
 		fmt.Fprintf(out, "\nAggregate in %s\n", filepath.Join(base, FolderAggregate))
 	}
-	if c.Report {
+	if s.Exports.Report {
 		errs = append(errs, writeRepeatsReport(out, base, reps.Labels, level))
 	}
 	res := *last

@@ -2,6 +2,7 @@ package profile
 
 import (
 	"errors"
+	"github.com/surgebench/surge/app/spec"
 	"io"
 	"math"
 	"os"
@@ -25,7 +26,7 @@ func TestRepeatedRunsEndToEnd(t *testing.T) {
 		"--num-profile-runs", "3", "--confidence-level", "0.9", "--profile-run-cooldown-seconds", "0.05",
 		"--request-count", "3", "--warmup-request-count", "1", "--isl", "16", "--osl", "3", "--report")
 	var out strings.Builder
-	res, err := Run(t.Context(), c, &out, io.Discard)
+	res, err := runConfig(t.Context(), c, &out, io.Discard)
 	if err != nil {
 		t.Fatalf("%v\n%s", err, out.String())
 	}
@@ -87,7 +88,7 @@ func TestRepeatedRunsUsageErrors(t *testing.T) {
 		{[]string{"--num-profile-runs", "2", "--profile-run-cooldown-seconds", "-1"}, "--profile-run-cooldown-seconds must be ≥ 0"},
 	} {
 		c := parseArgs(t, append([]string{"--ui", "none", "--output-artifact-dir", t.TempDir()}, tc.args...)...)
-		_, err := Run(t.Context(), c, io.Discard, io.Discard)
+		_, err := runConfig(t.Context(), c, io.Discard, io.Discard)
 		var ue *cmdline.UsageError
 		if !errors.As(err, &ue) || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%q: err %v, want a usage error with %q", tc.args, err, tc.want)
@@ -104,7 +105,7 @@ func TestRepeatedSweep(t *testing.T) {
 	c := parseArgs(t, "--ui", "none", "--streaming", "--no-gpu-telemetry", "--no-server-metrics", "--output-artifact-dir", dir,
 		"--num-profile-runs", "2", "--isl", "16,48", "--osl", "2", "--request-count", "2")
 	var out strings.Builder
-	if _, err := Run(t.Context(), c, &out, io.Discard); err != nil {
+	if _, err := runConfig(t.Context(), c, &out, io.Discard); err != nil {
 		t.Fatal(err)
 	}
 	rows := map[string]string{}
@@ -126,7 +127,7 @@ func TestRepeatedSweep(t *testing.T) {
 		t.Errorf("the pooled table is printed for a sweep:\n%s", out.String())
 	}
 	for _, run := range []string{"run_0001", "run_0002"} {
-		if _, err := os.Stat(filepath.Join(dir, FolderProfileRuns, run, "isl_48", FileJSON)); err != nil {
+		if _, err := os.Stat(filepath.Join(dir, FolderProfileRuns, run, "isl_48", spec.FileJSON)); err != nil {
 			t.Error(err)
 		}
 	}

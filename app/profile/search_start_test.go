@@ -45,7 +45,7 @@ func TestSearchPicksItsStart(t *testing.T) {
 	t.Parallel()
 	c, dir := searchConfig(t, "time_to_first_token:p95:2000")
 	var out, log bytes.Buffer
-	if _, err := Run(context.Background(), c, &out, &log); err != nil {
+	if _, err := runConfig(context.Background(), c, &out, &log); err != nil {
 		t.Fatalf("%v\n%s\n%s", err, out.String(), log.String())
 	}
 	if !strings.Contains(log.String(), "search: pilot of 4 requests one at a time") {
@@ -75,7 +75,7 @@ func TestSearchEndsWithAVerdict(t *testing.T) {
 	c, dir := searchConfig(t, "time_to_first_token:p95:1")
 	c.RequestRate, c.Search.AutoStart, c.Search.MaxProbes = "0.01", false, 6
 	var out, log bytes.Buffer
-	if _, err := Run(context.Background(), c, &out, &log); err != nil {
+	if _, err := runConfig(context.Background(), c, &out, &log); err != nil {
 		t.Fatalf("%v\n%s\n%s", err, out.String(), log.String())
 	}
 	if !strings.Contains(log.String(), "--request-rate 0.01 is below 10/s") {
@@ -107,7 +107,7 @@ func TestSearchNeedsStreamingOnlyForTokenTiming(t *testing.T) {
 		c := apptest.RunConfig("127.0.0.1:1", t.TempDir())
 		c.EndpointType, c.Streaming, c.Concurrency = tc.kind, tc.streaming, "1"
 		c.Search = &cmdline.SearchConfig{SLO: tc.slo}
-		_, err := Prepare(c, io.Discard)
+		_, err := prepareConfig(c, io.Discard)
 		var ue *cmdline.UsageError
 		switch {
 		case tc.says == "" && err != nil:
@@ -125,7 +125,7 @@ func TestSearchMaxBelowTheLowestJudgedRate(t *testing.T) {
 	c := apptest.RunConfig("127.0.0.1:1", t.TempDir())
 	c.Concurrency, c.RequestRate = "", "1"
 	c.Search = &cmdline.SearchConfig{SLO: "error_rate:0.01", MinProbe: time.Second, Max: 5, AutoStart: true}
-	_, err := Prepare(c, io.Discard)
+	_, err := prepareConfig(c, io.Discard)
 	var ue *cmdline.UsageError
 	if !errors.As(err, &ue) || !strings.Contains(err.Error(), "--search-max 5 is below 10/s") {
 		t.Errorf("%v, want a usage error naming --search-max and 10/s", err)

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/surgebench/surge/app/spec"
 	"io"
 	"math"
 	"os"
@@ -146,8 +147,8 @@ func TestShardProcessesMergeIntoTheWholeRun(t *testing.T) {
 	if err := os.CopyFS(other, os.DirFS(dirs[2])); err != nil {
 		t.Fatal(err)
 	}
-	b, _ := os.ReadFile(filepath.Join(other, FileJSON))
-	if err := os.WriteFile(filepath.Join(other, FileJSON), bytes.Replace(b, []byte(`"random_seed": 7`), []byte(`"random_seed": 8`), 1), 0o644); err != nil {
+	b, _ := os.ReadFile(filepath.Join(other, spec.FileJSON))
+	if err := os.WriteFile(filepath.Join(other, spec.FileJSON), bytes.Replace(b, []byte(`"random_seed": 7`), []byte(`"random_seed": 8`), 1), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	out, err := surge("merge", dirs[0], dirs[1], other, "-o", filepath.Join(root, "refused"))
@@ -186,7 +187,7 @@ func TestShardFlagsAreCheckedUpFront(t *testing.T) {
 	for _, tc := range cases {
 		c := apptest.RunConfig("http://127.0.0.1:1", t.TempDir())
 		tc.set(&c)
-		_, err := Prepare(c, io.Discard)
+		_, err := prepareConfig(c, io.Discard)
 		var ue *cmdline.UsageError
 		if !errors.As(err, &ue) || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%s: error %v, want a usage error naming %q", tc.name, err, tc.want)
@@ -195,9 +196,9 @@ func TestShardFlagsAreCheckedUpFront(t *testing.T) {
 	// JOB_COMPLETION_INDEX with --shards is shard i of N.
 	c := apptest.RunConfig("http://127.0.0.1:1", t.TempDir())
 	c.Shards, c.JobIndex, c.Concurrency = 3, "2", "6"
-	p, err := Prepare(c, io.Discard)
-	if err != nil || p.Shard.String() != "2/3" || p.plan.total != 4 {
-		t.Errorf("--shards 3 with index 2: %v, shard %v, %d requests planned (want 2/3, 4 of 12)", err, p.Shard, p.plan.total)
+	p, err := prepareConfig(c, io.Discard)
+	if err != nil || p.s.Shard.String() != "2/3" || p.plan.total != 4 {
+		t.Errorf("--shards 3 with index 2: %v, shard %v, %d requests planned (want 2/3, 4 of 12)", err, p.s.Shard, p.plan.total)
 	}
 }
 
@@ -210,11 +211,11 @@ func TestLateShardSaysByHowMuch(t *testing.T) {
 	dir := t.TempDir()
 	c := apptest.RunConfig(srv, dir)
 	c.Shard, c.StartAt = "1/2", time.Now().Add(time.Hour).UTC().Format(time.RFC3339)
-	p, err := Prepare(c, io.Discard)
+	p, err := prepareConfig(c, io.Discard)
 	if err != nil {
 		t.Fatal(err)
 	}
-	p.StartAt = time.Now().Add(-250 * time.Millisecond) // as if preparing had taken that much too long
+	p.s.StartAt = time.Now().Add(-250 * time.Millisecond) // as if preparing had taken that much too long
 	var log bytes.Buffer
 	o, err := p.execute(context.Background(), &log)
 	if err != nil {

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/surgebench/surge/app/spec"
 	"io"
 	"os"
 	"path/filepath"
@@ -26,7 +27,7 @@ func sweepRun(t *testing.T, args ...string) (string, string) {
 	c := parseArgs(t, append([]string{"--ui", "none", "--streaming", "--no-gpu-telemetry", "--no-server-metrics",
 		"--output-artifact-dir", dir, "--random-seed", "3"}, args...)...)
 	var out bytes.Buffer
-	if _, err := Run(context.Background(), c, &out, io.Discard); err != nil {
+	if _, err := runConfig(context.Background(), c, &out, io.Discard); err != nil {
 		t.Fatalf("%q: %v\n%s", args, err, out.String())
 	}
 	return dir, out.String()
@@ -109,7 +110,7 @@ func TestSweepGridAndZip(t *testing.T) {
 	want := []string{"variation_0000_concurrency_1_isl_16", "variation_0001_concurrency_1_isl_48",
 		"variation_0002_concurrency_2_isl_16", "variation_0003_concurrency_2_isl_48"}
 	for _, f := range want {
-		if _, err := os.Stat(filepath.Join(dir, f, FileJSON)); err != nil {
+		if _, err := os.Stat(filepath.Join(dir, f, spec.FileJSON)); err != nil {
 			t.Errorf("grid: %v", err)
 		}
 	}
@@ -172,7 +173,7 @@ func TestSweepUsageErrors(t *testing.T) {
 		{[]string{"--sweep-mode", "diagonal", "--concurrency", "1,2"}, "--sweep-mode \"diagonal\": want grid or zip"},
 	} {
 		c := parseArgs(t, append([]string{"--ui", "none", "--output-artifact-dir", t.TempDir()}, tc.args...)...)
-		_, err := Prepare(c, io.Discard)
+		_, err := prepareConfig(c, io.Discard)
 		var ue *cmdline.UsageError
 		if !errors.As(err, &ue) || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%q: err %v, want a usage error with %q", tc.args, err, tc.want)

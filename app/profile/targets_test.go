@@ -7,7 +7,6 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
-	"strings"
 	"sync"
 	"testing"
 
@@ -16,23 +15,6 @@ import (
 	"github.com/surgebench/surge/app/internal/apptest"
 	"github.com/surgebench/surge/datasets"
 )
-
-func TestTelemetryURLsAsAIPerfGivesThem(t *testing.T) {
-	got, err := gpuTelemetryURLs([]string{"", "pynvml", "dashboard", "node1:9400", "http://node2:9401/metrics", "node1:9400"})
-	if d := cmp.Diff([]string{"http://node1:9400/metrics", "http://node2:9401/metrics"}, got); err != nil || d != "" {
-		t.Errorf("--gpu-telemetry: %v (-want +got)\n%s", err, d)
-	}
-	for _, bad := range []string{"amdsmi", "custom_gpu_metrics.csv", "ftp://x"} {
-		var ue *cmdline.UsageError
-		if _, err := gpuTelemetryURLs([]string{bad}); !errors.As(err, &ue) || !strings.Contains(err.Error(), "--gpu-telemetry") {
-			t.Errorf("--gpu-telemetry %s: %v, want a usage error naming the flag", bad, err)
-		}
-	}
-	got, err = metricsURLs("--server-metrics", []string{"node1:8081", "https://node2:9090/custom/metrics"})
-	if d := cmp.Diff([]string{"http://node1:8081/metrics", "https://node2:9090/custom/metrics"}, got); err != nil || d != "" {
-		t.Errorf("--server-metrics: %v (-want +got)\n%s", err, d)
-	}
-}
 
 // modelServer is an apptest.Server that also counts the models it was asked
 // for.
@@ -75,7 +57,7 @@ func TestSeveralURLsAndModels(t *testing.T) {
 	// for 8 requests, each sent once (AIPerf's default 100 would sample).
 	c := parseArgs(t, "-m", "a,b", "--url", urls[0], urls[1], "--request-count", "8", "--concurrency", "2", "--num-dataset-entries", "8",
 		"--streaming", "--isl", "16", "--ui", "none", "--output-artifact-dir", dir, "--no-gpu-telemetry", "--no-server-metrics")
-	if _, err := Run(context.Background(), c, io.Discard, io.Discard); err != nil {
+	if _, err := runConfig(context.Background(), c, io.Discard, io.Discard); err != nil {
 		t.Fatal(err)
 	}
 	total := map[string]int{}
@@ -106,7 +88,7 @@ func TestSeveralURLsAndModels(t *testing.T) {
 	for _, bad := range [][]string{{"--url", "mock", urls[0]}, {"-m", "a,b", "--model-selection-strategy", "weighted"}, {"--url", "--streaming"}} {
 		c := parseArgs(t, bad...)
 		var ue *cmdline.UsageError
-		if _, err := Prepare(c, io.Discard); !errors.As(err, &ue) {
+		if _, err := prepareConfig(c, io.Discard); !errors.As(err, &ue) {
 			t.Errorf("%q: %v, want a usage error", bad, err)
 		}
 	}

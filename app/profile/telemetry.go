@@ -8,11 +8,11 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"strings"
 	"sync"
 	"time"
 
 	"github.com/surgebench/surge/app/cmdline"
+	"github.com/surgebench/surge/app/spec"
 	"github.com/surgebench/surge/loadgen"
 	"github.com/surgebench/surge/metrics"
 	"github.com/surgebench/surge/metrics/export"
@@ -35,32 +35,28 @@ type telemetryRun struct {
 	files  []*os.File
 }
 
-// startTelemetry starts the samplers the flags ask for. Sources that are
+// startTelemetry starts the samplers tc asks for; targets are the
+// servers requests go to, whose own /metrics are scraped. Sources that are
 // not there (no NVML, no /metrics) are reported once and skipped; the run
 // goes on without them. measuring says whether the run is past its
 // warmup: the samples before are the summaries' baseline, not their data.
-func (c *config) startTelemetry(ctx context.Context, target, dir string, start time.Time, measuring func() bool, log io.Writer) (*telemetryRun, error) {
+func startTelemetry(ctx context.Context, tc *spec.Telemetry, targets []string, dir string, start time.Time, measuring func() bool, log io.Writer) (*telemetryRun, error) {
 	logf := func(format string, args ...any) { fmt.Fprintf(log, format+"\n", args...) }
 	var gpus []telemetry.GPUSource
-	if !c.NoGPUTelemetry {
+	if !tc.NoGPU {
 		if src, err := telemetry.NVML(); err != nil {
 			logf("GPU telemetry: %v", err)
 		} else {
 			gpus = append(gpus, src)
 		}
 	}
-	dcgm, err := gpuTelemetryURLs(c.GPUTelemetryURLs)
-	if err != nil {
-		return nil, err
-	}
-	for _, u := range dcgm {
+	for _, u := range tc.DCGM {
 		gpus = append(gpus, telemetry.DCGM(u, nil))
 	}
 	var servers []string
-	if !c.NoServerMetrics {
+	if !tc.NoServerMetrics {
 		// As AIPerf: each target's own /metrics, and any --server-metrics
 		// besides.
-		targets := append([]string{target}, c.URLs[min(1, len(c.URLs)):]...)
 		for _, t := range targets {
 			u, err := loadgen.BaseURL(t)
 			if err != nil {
@@ -68,11 +64,7 @@ func (c *config) startTelemetry(ctx context.Context, target, dir string, start t
 			}
 			servers = append(servers, telemetry.MetricsURL(u))
 		}
-		more, err := metricsURLs("--server-metrics", c.ServerMetricsURLs)
-		if err != nil {
-			return nil, err
-		}
-		for _, m := range more {
+		for _, m := range tc.ServerMetrics {
 			if !slices.Contains(servers, m) {
 				servers = append(servers, m)
 			}
@@ -83,14 +75,14 @@ func (c *config) startTelemetry(ctx context.Context, target, dir string, start t
 		telemetry.Start(start), telemetry.GPU(gpus...), telemetry.ServerMetrics(servers...),
 		telemetry.Logf(logf), telemetry.OnSample(t.live.record), telemetry.Measuring(measuring),
 	}
-	if c.GPUInterval > 0 {
-		opts = append(opts, telemetry.Interval(c.GPUInterval))
+	if tc.GPUInterval > 0 {
+		opts = append(opts, telemetry.Interval(tc.GPUInterval))
 	}
-	if c.ServerInterval > 0 {
-		opts = append(opts, telemetry.ServerInterval(c.ServerInterval))
+	if tc.ServerInterval > 0 {
+		opts = append(opts, telemetry.ServerInterval(tc.ServerInterval))
 	}
-	if c.ServerTimeout > 0 {
-		opts = append(opts, telemetry.ServerTimeout(c.ServerTimeout))
+	if tc.ServerTimeout > 0 {
+		opts = append(opts, telemetry.ServerTimeout(tc.ServerTimeout))
 	}
 	if len(gpus) > 0 {
 		f, err := os.Create(filepath.Join(dir, FileGPUTelemetry))
@@ -126,50 +118,6 @@ func writeServerExports(dir string, m *telemetry.ServerExport, run export.Run) e
 	return errors.Join(
 		WriteFile(filepath.Join(dir, telemetry.ServerMetricsJSONFile), func(w io.Writer) error { return m.WriteJSON(w, h) }),
 		WriteFile(filepath.Join(dir, telemetry.ServerMetricsCSVFile), func(w io.Writer) error { return m.WriteCSV(w, h) }))
-}
-
-// metricsURLs reads a list of Prometheus endpoints as AIPerf does: the
-// scheme optional (http), a bare host:port meaning its /metrics; empty
-// items (a bare flag) and repeats are dropped.
-func metricsURLs(flag string, raw []string) ([]string, error) {
-	var out []string
-	for _, r := range raw {
-		if strings.TrimSpace(r) == "" {
-			continue
-		}
-		u, err := loadgen.BaseURL(r)
-		if err != nil {
-			return nil, cmdline.Usagef("%s: %w", flag, err)
-		}
-		s := u.String()
-		if u.Path == "" || u.Path == "/" {
-			s = telemetry.MetricsURL(u)
-		}
-		if !slices.Contains(out, s) {
-			out = append(out, s)
-		}
-	}
-	return out, nil
-}
-
-// gpuTelemetryURLs reads --gpu-telemetry: DCGM exporter URLs, and AIPerf's
-// words for what surge does anyway (pynvml: the local GPUs, which NVML
-// samples unless --no-gpu-telemetry; dashboard: the dashboard shows GPUs
-// whenever there are readings); a bare flag asks for the default.
-func gpuTelemetryURLs(raw []string) ([]string, error) {
-	var urls []string
-	for _, r := range raw {
-		switch w := strings.ToLower(strings.TrimSpace(r)); {
-		case w == "" || w == "pynvml" || w == "nvml" || w == "dashboard":
-		case w == "amdsmi":
-			return nil, cmdline.Usagef("--gpu-telemetry amdsmi: surge samples NVIDIA GPUs only (NVML, DCGM exporters)")
-		case strings.HasSuffix(w, ".csv"):
-			return nil, cmdline.Usagef("--gpu-telemetry %s: surge reads no custom GPU metrics file; it records NVML's and DCGM's own fields", r)
-		default:
-			urls = append(urls, r)
-		}
-	}
-	return metricsURLs("--gpu-telemetry", urls)
 }
 
 // stop ends sampling and returns the summary for telemetry_data (nil when

@@ -70,14 +70,14 @@ func TestTokenizerByModelName(t *testing.T) {
 
 	// The mock's model is the embedded tokenizer: no look at the Hub.
 	c := cmdline.Config{Model: "mock"}
-	b, counter, src, err := (&config{c}).loadTokenizer(context.Background(), l)
+	b, counter, src, err := loadTokenizerOf(c, l)
 	if err != nil || b == nil || counter == nil || src.Source != tokBuiltin || hits.Load() != 0 {
 		t.Errorf("mock: %+v %v after %d Hub requests; want builtin, counting, none", src, err, hits.Load())
 	}
 	// A Hub id: downloaded once (the token sent), then from the cache.
 	c = cmdline.Config{Model: "org/model"}
 	for i, want := range []string{tokDownload, tokCache} {
-		b, counter, src, err = (&config{c}).loadTokenizer(context.Background(), l)
+		b, counter, src, err = loadTokenizerOf(c, l)
 		if err != nil || b == nil || counter == nil || src.Source != want || src.Revision != "main" {
 			t.Errorf("org/model, try %d: %+v %v; want %s, counting", i, src, err, want)
 		}
@@ -90,7 +90,7 @@ func TestTokenizerByModelName(t *testing.T) {
 	}
 	// --use-server-token-count: the tokenizer builds, the server counts.
 	c.UseServerTokenCount = true
-	if b, counter, src, err = (&config{c}).loadTokenizer(context.Background(), l); err != nil || b == nil || counter != nil || src.Counts != "usage" {
+	if b, counter, src, err = loadTokenizerOf(c, l); err != nil || b == nil || counter != nil || src.Counts != "usage" {
 		t.Errorf("--use-server-token-count: builder %v counter %v %+v %v", b != nil, counter, src, err)
 	}
 	if strings.Contains(log.String(), token) {
@@ -104,7 +104,7 @@ func TestTokenizerFallsBackOffline(t *testing.T) {
 	t.Setenv("HF_HUB_OFFLINE", "1")
 	var log bytes.Buffer
 	c := cmdline.Config{Model: "org/model"}
-	b, counter, src, err := (&config{c}).loadTokenizer(context.Background(), cmdline.Logger{W: &log, Level: 2})
+	b, counter, src, err := loadTokenizerOf(c, cmdline.Logger{W: &log, Level: 2})
 	if err != nil || b != nil || counter != nil || src.Source != tokFallback || src.Counts != "usage" {
 		t.Errorf("offline, not cached: %+v %v; want the fallback (embedded prompts, usage counts)", src, err)
 	}
@@ -119,13 +119,13 @@ func TestTokenizerFallsBackOffline(t *testing.T) {
 	t.Setenv("HF_HUB_OFFLINE", "")
 	log.Reset()
 	c = cmdline.Config{Model: "org/other"}
-	if _, _, src, err := (&config{c}).loadTokenizer(context.Background(), cmdline.Logger{W: &log, Level: 2}); err != nil || src.Source != tokFallback ||
+	if _, _, src, err := loadTokenizerOf(c, cmdline.Logger{W: &log, Level: 2}); err != nil || src.Source != tokFallback ||
 		!strings.Contains(log.String(), "HTTP 404") {
 		t.Errorf("not on the Hub: %+v %v\n%s", src, err, log.String())
 	}
 	// --log-level WARNING still says it; ERROR does not.
 	log.Reset()
-	if _, _, _, _ = (&config{c}).loadTokenizer(context.Background(), cmdline.Logger{W: &log, Level: 6}); log.Len() != 0 {
+	if _, _, _, _ = loadTokenizerOf(c, cmdline.Logger{W: &log, Level: 6}); log.Len() != 0 {
 		t.Errorf("--log-level ERROR printed %q", log.String())
 	}
 }
@@ -144,14 +144,14 @@ func TestTokenizerPathsAndBuiltin(t *testing.T) {
 		{cmdline.Config{Model: "org/model", Tokenizer: "builtin"}, tokBuiltin},
 		{cmdline.Config{Model: "Qwen/Qwen3-8B", Tokenizer: "BUILTIN"}, tokBuiltin},
 	} {
-		if _, counter, src, err := (&config{tc.c}).loadTokenizer(context.Background(), l); err != nil || counter == nil || src.Source != tc.want {
+		if _, counter, src, err := loadTokenizerOf(tc.c, l); err != nil || counter == nil || src.Source != tc.want {
 			t.Errorf("%+v: %+v %v, want %s", tc.c, src, err, tc.want)
 		}
 	}
 	for _, bad := range []string{"./missing/tokenizer.json", filepath.Join(dir, "none.json"), "not an id"} {
 		c := cmdline.Config{Model: "m", Tokenizer: bad}
 		var ue *cmdline.UsageError
-		if _, _, _, err := (&config{c}).loadTokenizer(context.Background(), l); !errors.As(err, &ue) || !strings.Contains(err.Error(), "--tokenizer") {
+		if _, _, _, err := loadTokenizerOf(c, l); !errors.As(err, &ue) || !strings.Contains(err.Error(), "--tokenizer") {
 			t.Errorf("--tokenizer %q: %v, want a usage error naming the flag", bad, err)
 		}
 	}
@@ -205,7 +205,7 @@ func TestTokenizerFromLocalNames(t *testing.T) {
 	} {
 		what := fmt.Sprintf("-m %s --tokenizer %q", tc.c.Model, tc.c.Tokenizer)
 		var log bytes.Buffer
-		b, counter, src, err := (&config{tc.c}).loadTokenizer(context.Background(), cmdline.Logger{W: &log, Level: 2})
+		b, counter, src, err := loadTokenizerOf(tc.c, cmdline.Logger{W: &log, Level: 2})
 		var ue *cmdline.UsageError
 		switch {
 		case tc.source == "":
@@ -249,7 +249,7 @@ func TestRunInfoSaysWhichTokenizer(t *testing.T) {
 		if tc.flag != "" {
 			args = append(args, tc.flag)
 		}
-		if _, err := Run(context.Background(), parseArgs(t, args...), io.Discard, io.Discard); err != nil {
+		if _, err := runConfig(context.Background(), parseArgs(t, args...), io.Discard, io.Discard); err != nil {
 			t.Fatal(err)
 		}
 		m := apptest.ReadExport(t, dir)

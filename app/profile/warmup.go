@@ -4,6 +4,7 @@ import (
 	"math"
 
 	"github.com/surgebench/surge/app/cmdline"
+	"github.com/surgebench/surge/app/spec"
 	"github.com/surgebench/surge/loadgen"
 	"github.com/surgebench/surge/loadgen/schedule"
 	"github.com/surgebench/surge/metrics"
@@ -13,53 +14,31 @@ import (
 // not the first profile stage's.
 const warmupSeed = 0x5741524d // "WARM"
 
-// validateWarmup checks the warmup flags. As AIPerf's, a warmup needs a
-// bound (a count or a duration); its load alone starts none.
-func (c *config) validateWarmup() error {
-	switch {
-	case c.WarmupDuration < 0:
-		return cmdline.Usagef("--warmup-duration must be ≥ 0, got %g", c.WarmupDuration.Seconds())
-	case c.WarmupDuration == cmdline.Forever:
-		return cmdline.Usagef("--warmup-duration must be finite (the warmup must end)")
-	case c.WarmupConcurrency < 0:
-		return cmdline.Usagef("--warmup-concurrency must be ≥ 1, got %d", c.WarmupConcurrency)
-	case c.WarmupRate < 0 || math.IsNaN(c.WarmupRate) || math.IsInf(c.WarmupRate, 0):
-		return cmdline.Usagef("--warmup-request-rate must be > 0, got %g", c.WarmupRate)
-	case (c.WarmupConcurrency > 0 || c.WarmupRate > 0) && c.WarmupCount == 0 && c.WarmupDuration == 0:
-		flag := "--warmup-concurrency"
-		if c.WarmupRate > 0 {
-			flag = "--warmup-request-rate"
-		}
-		return cmdline.Usagef("%s sets the warmup's load: bound the warmup with --warmup-request-count or --warmup-duration", flag)
-	}
-	return nil
-}
-
 // warmupStage is the stage before the first profile stage, first: by
 // count, by time, or both (whichever ends first, as AIPerf's). Its load is
 // --warmup-request-rate (open loop, capped by --warmup-concurrency or the
 // --concurrency given), else --warmup-concurrency (closed loop), else the
 // first stage's: its concurrency, or for an open-loop stage a closed loop
-// with about one second of the target rate in flight. concs is
-// --concurrency as given (none: no cap).
-func (c *config) warmupStage(first loadgen.Stage, target float64, concs []int) (loadgen.Stage, error) {
+// with about one second of the target rate in flight.
+func warmupStage(s *spec.Spec, first loadgen.Stage, target float64) (loadgen.Stage, error) {
+	w, l := s.Load.Warmup, &s.Load
 	capFirst := 0
-	if len(concs) > 0 {
-		capFirst = concs[0]
+	if len(l.Concs) > 0 {
+		capFirst = l.Concs[0]
 	}
-	warm := loadgen.Stage{Phase: metrics.Warmup, Limit: first.Limit, Users: first.Users, Count: c.WarmupCount, Duration: c.WarmupDuration}
+	warm := loadgen.Stage{Phase: metrics.Warmup, Limit: first.Limit, Users: first.Users, Count: w.Count, Duration: w.Duration}
 	switch {
-	case c.WarmupRate > 0:
-		sched, err := schedule.Arrival(c.ArrivalPattern, c.WarmupRate, c.Smoothness, c.Seed+warmupSeed)
+	case w.Rate > 0:
+		sched, err := schedule.Arrival(l.Pattern, w.Rate, l.Smoothness, s.Seed()+warmupSeed)
 		if err != nil {
-			return warm, &cmdline.UsageError{Err: cmdline.ForFlags(err, map[string]string{"rate": "--warmup-request-rate", "smoothness": "--arrival-smoothness", "pattern": "--arrival-pattern"})}
+			return warm, &cmdline.UsageError{Err: err} // the spec checked it
 		}
 		warm.Users, warm.Schedule, warm.Limit = nil, sched, schedule.Constant(capFirst)
-		if c.WarmupConcurrency > 0 {
-			warm.Limit = schedule.Constant(c.WarmupConcurrency)
+		if w.Concurrency > 0 {
+			warm.Limit = schedule.Constant(w.Concurrency)
 		}
-	case c.WarmupConcurrency > 0:
-		warm.Users, warm.Limit = nil, schedule.Constant(c.WarmupConcurrency)
+	case w.Concurrency > 0:
+		warm.Users, warm.Limit = nil, schedule.Constant(w.Concurrency)
 	case first.Schedule != nil && capFirst == 0:
 		warm.Limit = schedule.Constant(int(math.Max(1, math.Min(32, target))))
 	}
@@ -69,13 +48,13 @@ func (c *config) warmupStage(first loadgen.Stage, target float64, concs []int) (
 // warmupConversations is how many conversations the warmup takes: its
 // count, or for a warmup bounded by time alone a guess from its rate (a
 // closed loop's: 100 a second); past the guess they cycle.
-func (c *config) warmupConversations() int {
-	if c.WarmupCount > 0 || c.WarmupDuration == 0 {
-		return c.WarmupCount
+func warmupConversations(w spec.Warmup) int {
+	if w.Count > 0 || w.Duration == 0 {
+		return w.Count
 	}
-	rate := c.WarmupRate
+	rate := w.Rate
 	if rate == 0 {
 		rate = 100
 	}
-	return int(min(rate*c.WarmupDuration.Seconds()*1.1+1, maxPrompts))
+	return int(min(rate*w.Duration.Seconds()*1.1+1, maxPrompts))
 }

@@ -49,10 +49,6 @@ func TestWarmupPlan(t *testing.T) {
 	} {
 		c := cmdline.Config{Model: "m", ISL: 8, Timeout: time.Second, ArrivalPattern: "constant", Smoothness: 1}
 		tc.mod(&c)
-		if err := (&config{c}).validateWarmup(); err != nil {
-			t.Errorf("%s: %v", tc.name, err)
-			continue
-		}
 		p, err := planOf(&c, synthetic)
 		if err != nil {
 			t.Errorf("%s: %v", tc.name, err)
@@ -88,7 +84,7 @@ func TestBadWarmupFlagsNameTheFlag(t *testing.T) {
 		{[]string{"--warmup-request-rate", "4"}, "--warmup-request-rate sets the warmup's load"},
 		{[]string{"--warmup-duration", "1", "--warmup-request-rate", "4", "--arrival-pattern", "bursty"}, "--arrival-pattern"},
 	} {
-		_, err := Run(context.Background(), parseArgs(t, append(tc.args, "--ui", "none", "--output-artifact-dir", t.TempDir())...), io.Discard, io.Discard)
+		_, err := runConfig(context.Background(), parseArgs(t, append(tc.args, "--ui", "none", "--output-artifact-dir", t.TempDir())...), io.Discard, io.Discard)
 		var ue *cmdline.UsageError
 		if err == nil || !errors.As(err, &ue) || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%v: got %v, want a usage error saying %q", tc.args, err, tc.want)
@@ -185,7 +181,7 @@ func TestWarmupEndToEnd(t *testing.T) {
 			dir := t.TempDir()
 			args := append([]string{"--url", mock.URL(), "-m", "mock", "--streaming", "--concurrency", "1", "--request-count", fmt.Sprint(profileCount),
 				"--isl", "16", "--osl", "5", "--ui", "none", "--no-gpu-telemetry", "--no-server-metrics", "--output-artifact-dir", dir}, tc.args...)
-			res, err := Run(ctx, parseArgs(t, args...), io.Discard, io.Discard)
+			res, err := runConfig(ctx, parseArgs(t, args...), io.Discard, io.Discard)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -240,7 +236,7 @@ func TestConfigFileRunsProfile(t *testing.T) {
 		t.Fatal(err)
 	}
 	out := filepath.Join(dir, "out")
-	_, err := Run(context.Background(), parseArgs(t, "-f", cfg, "--request-count", "3", "--output-artifact-dir", out), io.Discard, io.Discard)
+	_, err := runConfig(context.Background(), parseArgs(t, "-f", cfg, "--request-count", "3", "--output-artifact-dir", out), io.Discard, io.Discard)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -276,7 +272,7 @@ func TestWarmupLeftOutOfServerMetrics(t *testing.T) {
 	args := []string{"--url", mock.URL(), "-m", "mock", "--streaming", "--concurrency", "1", "--request-count", "5",
 		"--isl", "16", "--osl", "5", "--warmup-duration", "1", "--warmup-request-count", "100000", "--warmup-concurrency", "3",
 		"--server-metrics-interval", "0.05", "--ui", "none", "--no-gpu-telemetry", "--output-artifact-dir", dir}
-	if _, err := Run(ctx, parseArgs(t, args...), io.Discard, io.Discard); err != nil {
+	if _, err := runConfig(ctx, parseArgs(t, args...), io.Discard, io.Discard); err != nil {
 		t.Fatal(err)
 	}
 	recs := phaseRecords(t, dir)

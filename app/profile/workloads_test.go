@@ -75,7 +75,7 @@ func TestTraceFormatsEndToEnd(t *testing.T) {
 			c.InputFile, c.CustomDatasetType = path, tc.kind
 			c.FixedSchedule, c.AutoOffset, c.EndOffset, c.TurnDelayRatio = true, true, tc.window, 0.001
 			var log bytes.Buffer
-			res, err := Run(context.Background(), c, io.Discard, &log)
+			res, err := runConfig(context.Background(), c, io.Discard, &log)
 			if err != nil {
 				t.Fatalf("%v\n%s", err, log.String())
 			}
@@ -90,7 +90,7 @@ func TestTraceFormatsEndToEnd(t *testing.T) {
 			c = workloadConfig(t.TempDir())
 			c.InputFile, c.CustomDatasetType, c.NoFixedSchedule = path, tc.kind, true
 			c.Concurrency, c.RequestCount, c.TurnDelayRatio = "3", 9, 0.001
-			res, err = Run(context.Background(), c, io.Discard, io.Discard)
+			res, err = runConfig(context.Background(), c, io.Discard, io.Discard)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -113,7 +113,7 @@ func TestInputsJSONReplayEndToEnd(t *testing.T) {
 	first := t.TempDir()
 	c := workloadConfig(first)
 	c.Concurrency, c.RequestCount, c.TurnsMean, c.ISL, c.OSL = "2", 8, 2, 24, 3
-	if _, err := Run(context.Background(), c, io.Discard, io.Discard); err != nil {
+	if _, err := runConfig(context.Background(), c, io.Discard, io.Discard); err != nil {
 		t.Fatal(err)
 	}
 	sent := inputsPayloads(t, first)
@@ -125,7 +125,7 @@ func TestInputsJSONReplayEndToEnd(t *testing.T) {
 	c.InputFile, c.Concurrency, c.RequestCount = filepath.Join(first, FileInputs), "2", 8
 	c.ExtraInputs = nil // the bodies are sent as recorded
 	var log bytes.Buffer
-	res, err := Run(context.Background(), c, io.Discard, &log)
+	res, err := runConfig(context.Background(), c, io.Discard, &log)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -144,7 +144,7 @@ func TestInputsJSONReplayEndToEnd(t *testing.T) {
 	third := t.TempDir()
 	c = workloadConfig(third)
 	c.InputFile, c.CustomDatasetType, c.RequestCount, c.ExtraInputs = raw, "raw_payload", 2, nil
-	if _, err := Run(context.Background(), c, io.Discard, io.Discard); err != nil {
+	if _, err := runConfig(context.Background(), c, io.Discard, io.Discard); err != nil {
 		t.Fatal(err)
 	}
 	if got := inputsPayloads(t, third); !slices.Equal(got, []string{body, body}) {
@@ -187,7 +187,7 @@ func TestShareGPTDownloadEndToEnd(t *testing.T) {
 		c := workloadConfig(t.TempDir())
 		c.PublicDataset, c.Concurrency, c.RequestCount = "sharegpt", "1", 3
 		var log bytes.Buffer
-		res, err := Run(context.Background(), c, io.Discard, &log)
+		res, err := runConfig(context.Background(), c, io.Discard, &log)
 		if err != nil {
 			t.Fatalf("%v\n%s", err, log.String())
 		}
@@ -212,7 +212,7 @@ func TestShareGPTDownloadEndToEnd(t *testing.T) {
 	t.Setenv("HF_HUB_OFFLINE", "1")
 	c := workloadConfig(t.TempDir())
 	c.PublicDataset, c.RequestCount = "sharegpt", 1
-	_, err := Run(context.Background(), c, io.Discard, io.Discard)
+	_, err := runConfig(context.Background(), c, io.Discard, io.Discard)
 	if err == nil || !strings.Contains(err.Error(), "--public-dataset sharegpt") || !strings.Contains(err.Error(), "--input-file") && !strings.Contains(err.Error(), "input file") {
 		t.Errorf("offline: %v", err)
 	}
@@ -224,7 +224,7 @@ func TestLengthFlagsEndToEnd(t *testing.T) {
 	t.Parallel()
 	records := func(c cmdline.Config) []map[string]any {
 		t.Helper()
-		if _, err := Run(context.Background(), c, io.Discard, io.Discard); err != nil {
+		if _, err := runConfig(context.Background(), c, io.Discard, io.Discard); err != nil {
 			t.Fatal(err)
 		}
 		return apptest.RecordLines(t, c.ArtifactDir)
@@ -266,12 +266,12 @@ func TestLengthFlagsEndToEnd(t *testing.T) {
 
 	c = workloadConfig(t.TempDir())
 	c.SeqDist = "40,3:50"
-	if _, err := Run(context.Background(), c, io.Discard, io.Discard); err == nil || !strings.Contains(err.Error(), "--seq-dist") || !strings.Contains(err.Error(), "sum to 50") {
+	if _, err := runConfig(context.Background(), c, io.Discard, io.Discard); err == nil || !strings.Contains(err.Error(), "--seq-dist") || !strings.Contains(err.Error(), "sum to 50") {
 		t.Errorf("bad --seq-dist: %v", err)
 	}
 	c = workloadConfig(t.TempDir())
 	c.RangeRatio = 1.5
-	if _, err := Run(context.Background(), c, io.Discard, io.Discard); err == nil || !strings.Contains(err.Error(), "--random-range-ratio") {
+	if _, err := runConfig(context.Background(), c, io.Discard, io.Discard); err == nil || !strings.Contains(err.Error(), "--random-range-ratio") {
 		t.Errorf("bad --random-range-ratio: %v", err)
 	}
 }

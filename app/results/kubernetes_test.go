@@ -12,6 +12,7 @@ import (
 
 	"github.com/surgebench/surge/app/cmdline"
 	"github.com/surgebench/surge/app/profile"
+	runspec "github.com/surgebench/surge/app/spec"
 	"github.com/urfave/cli/v2"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -161,12 +162,15 @@ func TestKubernetesExample(t *testing.T) {
 	}
 	// Plan it (a small count: the flags are the point, not the prompts).
 	cfg.RequestCount, cfg.WarmupCount = min(cfg.RequestCount, 40), min(cfg.WarmupCount, 4)
-	p, err := profile.Prepare(cfg, &bytes.Buffer{})
+	rs, err := runspec.Parse(cfg)
 	if err != nil {
 		t.Fatalf("shard 1 of the example: %v", err)
 	}
-	if p.Shard.String() != "1/"+n || p.StartAt.IsZero() || len(p.Slos) == 0 {
-		t.Errorf("shard %v, start %v, goodput %v: want 1/%s, the start instant and the plan's objectives", p.Shard, p.StartAt, p.Slos, n)
+	if _, err := profile.Prepare(rs, &bytes.Buffer{}); err != nil {
+		t.Fatalf("shard 1 of the example: %v", err)
+	}
+	if rs.Shard.String() != "1/"+n || rs.StartAt.IsZero() || len(rs.Goodput) == 0 {
+		t.Errorf("shard %v, start %v, goodput %v: want 1/%s, the start instant and the plan's objectives", rs.Shard, rs.StartAt, rs.Goodput, n)
 	}
 
 	// The merge waits for every shard's export, then merges them all, from

@@ -12,6 +12,7 @@ import (
 
 	"github.com/surgebench/surge/app/cmdline"
 	"github.com/surgebench/surge/app/profile"
+	"github.com/surgebench/surge/app/spec"
 	"github.com/surgebench/surge/metrics/export"
 	"github.com/surgebench/surge/metrics/fingerprint"
 	"github.com/surgebench/surge/metrics/merge"
@@ -89,7 +90,7 @@ func Merge(dirs []string, outDir string, w io.Writer) error {
 		return err
 	}
 	res := merge.Merge(shards)
-	moved, err := profile.MoveAside(outDir, "-o", profile.ExportNames(""))
+	moved, err := profile.MoveAside(outDir, "-o", spec.ExportFiles(""))
 	if err != nil {
 		return err
 	}
@@ -109,13 +110,13 @@ func Merge(dirs []string, outDir string, w io.Writer) error {
 	subs := shards[0].RunFolders
 	if len(subs) == 0 {
 		return errors.Join(
-			profile.WriteFile(filepath.Join(outDir, profile.FileJSONL), func(w io.Writer) error { return merge.WriteRecords(w, shards) }),
+			profile.WriteFile(filepath.Join(outDir, spec.FileJSONL), func(w io.Writer) error { return merge.WriteRecords(w, shards) }),
 			profile.WriteFile(filepath.Join(outDir, profile.FileInputs), func(w io.Writer) error { return merge.WriteInputs(w, shards) }),
-			profile.Report(w, outDir, profile.ExportNames(""), title, res.Summary, res.State, res.Run, nil),
+			profile.Report(w, outDir, spec.ExportFiles(""), title, res.Summary, res.State, res.Run, nil),
 		)
 	}
 	folders, err := mergeSweep(dirs, subs, outDir, res)
-	return errors.Join(err, profile.Report(w, outDir, profile.ExportNames(""), title, res.Summary, res.State, res.Run, folders))
+	return errors.Join(err, profile.Report(w, outDir, spec.ExportFiles(""), title, res.Summary, res.State, res.Run, folders))
 }
 
 // loadShards reads and checks the shard folders dirs; what is not the N
@@ -165,9 +166,9 @@ func mergeSweep(dirs, subs []string, outDir string, whole *merge.Result) ([]stri
 			return nil, err
 		}
 		errs = append(errs,
-			profile.WriteFile(filepath.Join(dir, profile.FileJSONL), func(w io.Writer) error { return merge.WriteRecords(w, shards) }),
+			profile.WriteFile(filepath.Join(dir, spec.FileJSONL), func(w io.Writer) error { return merge.WriteRecords(w, shards) }),
 			profile.WriteFile(filepath.Join(dir, profile.FileInputs), func(w io.Writer) error { return merge.WriteInputs(w, shards) }),
-			profile.WriteExports(dir, profile.ExportNames(""), res.Summary, res.State, res.Run))
+			profile.WriteExports(dir, spec.ExportFiles(""), res.Summary, res.State, res.Run))
 		v, _ := values[i].(float64)
 		sw.Values = append(sw.Values, export.SweepValue{Label: sub, Value: v, Integer: mode == profile.ModeConcurrency, Summary: res.Summary})
 	}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/surgebench/surge/app/internal/apptest"
 	"github.com/surgebench/surge/app/profile"
+	"github.com/surgebench/surge/app/spec"
 	"github.com/surgebench/surge/metrics/export"
 )
 
@@ -30,7 +31,7 @@ func TestMergeShardedSweep(t *testing.T) {
 		c := apptest.RunConfig(srv.URL, filepath.Join(root, dir))
 		c.Concurrency, c.RequestCount, c.Seed = "2,4", 8, 3
 		c.Shard = shard
-		if _, err := profile.Run(t.Context(), c, io.Discard, io.Discard); err != nil {
+		if _, err := profile.Run(t.Context(), apptest.Spec(t, c), io.Discard, io.Discard); err != nil {
 			t.Fatalf("%s: %v", dir, err)
 		}
 	}
@@ -69,7 +70,7 @@ func TestMergeShardedSweep(t *testing.T) {
 			t.Error(err)
 		}
 	}
-	if _, err := os.Stat(filepath.Join(out, profile.FileJSONL)); err == nil {
+	if _, err := os.Stat(filepath.Join(out, spec.FileJSONL)); err == nil {
 		t.Error("the merged sweep has records at its top (want them in the run folders only)")
 	}
 	top := apptest.ReadExport(t, out)

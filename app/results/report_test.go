@@ -29,7 +29,7 @@ func TestReportRepeatedSweep(t *testing.T) {
 	c := apptest.RunConfig(srv.URL, dir)
 	c.Concurrency, c.RequestCount, c.Seed = "1,2", 4, 3
 	c.NumProfileRuns, c.ConfidenceLevel, c.Report = 2, 0.9, true
-	if _, err := profile.Run(t.Context(), c, io.Discard, io.Discard); err != nil {
+	if _, err := profile.Run(t.Context(), apptest.Spec(t, c), io.Discard, io.Discard); err != nil {
 		t.Fatal(err)
 	}
 	want, err := os.ReadFile(filepath.Join(dir, "report.html"))

@@ -8,6 +8,7 @@ import (
 	"github.com/charmbracelet/x/term"
 	"github.com/surgebench/surge/app/cmdline"
 	"github.com/surgebench/surge/app/profile"
+	"github.com/surgebench/surge/app/spec"
 	"github.com/urfave/cli/v2"
 )
 
@@ -34,16 +35,16 @@ func searchOptions(s *cmdline.SearchConfig) []cli.Flag {
 // is given) or concurrency (--concurrency START) the server sustains
 // within --slo, by probes that each become a stage of the exports.
 func SearchCommand(version string, code *int) *cli.Command {
-	return command(version, func(ctx context.Context, cfg cmdline.Config) error {
-		c, err := profile.RunCommand(ctx, cfg, os.Stdout, os.Stderr)
+	return command(version, func(ctx context.Context, s *spec.Spec) error {
+		c, err := profile.RunCommand(ctx, s, os.Stdout, os.Stderr)
 		*code = c
 		return err
 	})
 }
 
 // command is `surge search` with the run it ends in: the flags read, a
-// search's defaults applied, then run.
-func command(version string, run func(context.Context, cmdline.Config) error) *cli.Command {
+// search's defaults applied, the spec parsed, then run.
+func command(version string, run func(context.Context, *spec.Spec) error) *cli.Command {
 	cfg := &cmdline.Config{Version: version}
 	cfg.Search = &cmdline.SearchConfig{}
 	return &cli.Command{
@@ -77,7 +78,11 @@ func command(version string, run func(context.Context, cmdline.Config) error) *c
 			if cfg.RequestCount == 0 {
 				cfg.RequestCount = 2000 // distinct prompts to cycle through, not a bound
 			}
-			return run(cc.Context, *cfg)
+			s, err := spec.Parse(*cfg)
+			if err != nil {
+				return err
+			}
+			return run(cc.Context, s)
 		},
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -12,15 +13,16 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/surgebench/surge/app/cmdline"
+	"github.com/surgebench/surge/app/spec"
 )
 
 // searchArgs runs `surge search args…` up to the run and returns the
-// configuration the run would get.
-func searchArgs(t *testing.T, args ...string) (cmdline.Config, error) {
+// spec the run would get.
+func searchArgs(t *testing.T, args ...string) (*spec.Spec, error) {
 	t.Helper()
-	var got cmdline.Config
-	cmd := command("test", func(_ context.Context, c cmdline.Config) error {
-		got = c
+	got := &spec.Spec{}
+	cmd := command("test", func(_ context.Context, s *spec.Spec) error {
+		got = s
 		return nil
 	})
 	app := &cli.App{Name: "surge", Writer: io.Discard, ErrWriter: io.Discard, Commands: []*cli.Command{cmd}}
@@ -39,7 +41,7 @@ func TestSearchFlagsAndDefaults(t *testing.T) {
 		count   int
 	}{
 		// A rate search is a steady rate unless asked otherwise.
-		{[]string{"--slo", "time_to_first_token:p95:200", "--request-rate", "2", "--probe-duration", "3", "--max-probes", "5"}, "constant", 2000},
+		{[]string{"--slo", "time_to_first_token:p95:200", "--streaming", "--request-rate", "2", "--probe-duration", "3", "--max-probes", "5"}, "constant", 2000},
 		{[]string{"--slo", "error_rate:0.01", "--request-rate", "2", "--arrival-pattern", "poisson"}, "poisson", 2000},
 		// A concurrency search keeps the profile's default pattern.
 		{[]string{"--slo", "error_rate:0.01", "--concurrency", "1", "--request-count", "50"}, "poisson", 50},
@@ -48,19 +50,20 @@ func TestSearchFlagsAndDefaults(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%q: %v", tc.args, err)
 		}
-		if c.Search == nil || c.Search.SLO == "" || c.ArrivalPattern != tc.pattern || c.RequestCount != tc.count || c.Version != "test" {
-			t.Errorf("%q: search %+v, pattern %q, count %d", tc.args, c.Search, c.ArrivalPattern, c.RequestCount)
+		sr := c.Live.Search
+		if sr == nil || len(sr.Objectives) == 0 || c.Load.Pattern != tc.pattern || c.Load.RequestCount != tc.count || c.Version != "test" {
+			t.Errorf("%q: search %+v, pattern %q, count %d", tc.args, sr, c.Load.Pattern, c.Load.RequestCount)
 		}
-		if tc.args[len(tc.args)-2] == "--max-probes" && (c.Search.MinProbe != 3*time.Second || c.Search.MaxProbes != 5) {
-			t.Errorf("%q: probe %s, max probes %d", tc.args, c.Search.MinProbe, c.Search.MaxProbes)
+		if tc.args[len(tc.args)-2] == "--max-probes" && (sr.MinProbe != 3*time.Second || sr.MaxProbes != 5) {
+			t.Errorf("%q: probe %s, max probes %d", tc.args, sr.MinProbe, sr.MaxProbes)
 		}
 	}
 	// No start: a rate search whose start the pilot picks.
 	c, err := searchArgs(t, "--slo", "error_rate:0.01")
-	if err != nil || !c.Search.AutoStart || c.RequestRate != "1" || c.Concurrency != "" || c.ArrivalPattern != "constant" {
-		t.Errorf("no start: %v, auto %v, rate %q, concurrency %q, pattern %q", err, c.Search != nil && c.Search.AutoStart, c.RequestRate, c.Concurrency, c.ArrivalPattern)
+	if err != nil || !c.Live.Search.AutoStart || !slices.Equal(c.Load.Rates, []float64{1}) || c.Load.Concs != nil || c.Load.Pattern != "constant" {
+		t.Errorf("no start: %v, search %+v, rates %v, concurrency %v, pattern %q", err, c.Live.Search, c.Load.Rates, c.Load.Concs, c.Load.Pattern)
 	}
-	if c, _ := searchArgs(t, "--slo", "error_rate:0.01", "--concurrency", "2"); c.Search.AutoStart {
+	if c, _ := searchArgs(t, "--slo", "error_rate:0.01", "--concurrency", "2"); c.Live.Search.AutoStart {
 		t.Error("--concurrency 2: the pilot would pick a start that was given")
 	}
 	if _, err := searchArgs(t, "--request-rate", "2"); err == nil {
@@ -80,8 +83,8 @@ func TestSearchReadsAConfigFile(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c.Search.SLO != "error_rate:0.01" || c.Search.MaxProbes != 6 || c.RequestRate != "2" || c.ArrivalPattern != "poisson" {
-		t.Errorf("search %+v, rate %q, pattern %q; want the file's SLO, rate and pattern and 6 probes", c.Search, c.RequestRate, c.ArrivalPattern)
+	if sr := c.Live.Search; len(sr.Objectives) != 1 || sr.Objectives[0].Tag != "error_rate" || sr.MaxProbes != 6 || !slices.Equal(c.Load.Rates, []float64{2}) || c.Load.Pattern != "poisson" {
+		t.Errorf("search %+v, rates %v, pattern %q; want the file's SLO, rate and pattern and 6 probes", sr, c.Load.Rates, c.Load.Pattern)
 	}
 	if err := os.WriteFile(path, []byte("sloo: error_rate:0.01\n"), 0o600); err != nil {
 		t.Fatal(err)

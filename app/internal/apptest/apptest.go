@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"github.com/surgebench/surge/app/cmdline"
+	"github.com/surgebench/surge/app/spec"
 	"github.com/surgebench/surge/examples/mockserver"
 	"github.com/surgebench/surge/metrics/artifact"
 	"github.com/surgebench/surge/metrics/fingerprint"
@@ -225,4 +226,15 @@ func MockForTest(t *testing.T) string {
 	}
 	t.Cleanup(func() { cancel(); _ = mock.Close(context.Background()) })
 	return mock.URL()
+}
+
+// Spec is c parsed as `surge profile` parses it, failing the test on a
+// usage error.
+func Spec(t testing.TB, c cmdline.Config) *spec.Spec {
+	t.Helper()
+	s, err := spec.Parse(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
 }

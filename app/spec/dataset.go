@@ -1,0 +1,307 @@
+package spec
+
+import (
+	"io"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/surgebench/surge/app/cmdline"
+	"github.com/surgebench/surge/datasets"
+	"github.com/surgebench/surge/datasets/media"
+	"github.com/surgebench/surge/datasets/tokenizer"
+	"github.com/surgebench/surge/datasets/tokenizer/hub"
+)
+
+// Dataset is what to send: a file, a public dataset or synthetic prompts
+// of a shape, and what every conversation adds (a system prompt, rankings
+// passages).
+type Dataset struct {
+	InputFile, Type, Public string
+	ISLBlockSize            int
+	// ISL and OSL (with their spreads) shape synthetic prompts and output
+	// caps; for the rankings types the query's length comes from
+	// QueryTokens when given (QueryLength).
+	ISL, OSL                     int
+	ISLStddev, OSLStddev         float64
+	RangeRatio                   float64
+	SeqDist                      *datasets.SeqDist
+	PromptCorpus                 string
+	PrefixPoolSize, PrefixLength int
+	SharedSystemPromptLength     int
+	Images                       media.ImageOptions
+	Audio                        media.AudioOptions
+	// TurnsMean and TurnsStddev shape synthetic conversations.
+	TurnsMean, TurnsStddev int
+	// Entries is --num-dataset-entries (0: one conversation per session).
+	Entries int
+	// Sampling is --dataset-sampling-strategy ("": the dataset type's
+	// default).
+	Sampling string
+	// SystemPrompt is --system-prompt, or --system-prompt-file's text.
+	SystemPrompt string
+	// Rankings is set for the rankings types, which rank Passages
+	// (generated where the dataset gives none).
+	Rankings bool
+	Passages datasets.PassageOptions
+	// QueryTokens and QueryTokensStddev are a synthetic rankings query's
+	// length (0: --isl, --isl-stddev).
+	QueryTokens, QueryTokensStddev int
+}
+
+// Synthetic reports whether the prompts are synthetic (no file, no public
+// dataset, not rankings).
+func (d *Dataset) Synthetic() bool { return d.InputFile == "" && d.Public == "" && !d.Rankings }
+
+// QueryLength is the synthetic prompt length: for the rankings types the
+// --rankings-query-prompt-token-* flags, each defaulting to its --isl
+// counterpart.
+func (d *Dataset) QueryLength() (mean int, stddev float64) {
+	if !d.Rankings {
+		return d.ISL, d.ISLStddev
+	}
+	mean, stddev = d.ISL, d.ISLStddev
+	if d.QueryTokens > 0 {
+		mean = d.QueryTokens
+	}
+	if d.QueryTokens > 0 || d.QueryTokensStddev > 0 {
+		stddev = float64(d.QueryTokensStddev)
+	}
+	return mean, stddev
+}
+
+// maxSystemPrompt bounds --system-prompt-file.
+const maxSystemPrompt = 1 << 20
+
+// parseDataset reads the dataset flags: the source, the synthetic shape
+// (media and --seq-dist parsed), the system prompt (its file read here).
+func parseDataset(s *Spec, c *cmdline.Config) error {
+	d := &s.Dataset
+	*d = Dataset{InputFile: c.InputFile, Type: c.CustomDatasetType, Public: c.PublicDataset, ISLBlockSize: c.ISLBlockSize,
+		ISL: c.ISL, OSL: c.OSL, ISLStddev: c.ISLStddev, OSLStddev: c.OSLStddev, RangeRatio: c.RangeRatio,
+		PromptCorpus: c.PromptCorpus, PrefixPoolSize: c.PrefixPoolSize, PrefixLength: c.PrefixLength,
+		SharedSystemPromptLength: c.SharedSystemPromptLength, Images: imageOptions(c),
+		TurnsMean: c.TurnsMean, TurnsStddev: c.TurnsStddev, Entries: c.NumDatasetEntries, Sampling: c.SamplingStrategy,
+		Rankings: s.Endpoint.Info().Rankings, QueryTokens: c.RankingsQueryTokens, QueryTokensStddev: c.RankingsQueryTokensStddev,
+		Passages: datasets.PassageOptions{Count: c.RankingsPassagesMean, CountStddev: c.RankingsPassagesStddev,
+			ISL: c.RankingsPassageTokens, ISLStddev: c.RankingsPassageTokensStddev}}
+	if d.Rankings && (c.RankingsQueryTokens < 0 || c.RankingsQueryTokensStddev < 0) {
+		return cmdline.Usagef("--rankings-query-prompt-token-mean and -stddev must not be negative")
+	}
+	var err error
+	if d.Audio, err = audioOptions(c); err != nil {
+		return err
+	}
+	if c.SeqDist != "" {
+		if d.SeqDist, err = datasets.ParseSeqDist(c.SeqDist); err != nil {
+			return cmdline.Usagef("--seq-dist %q: %v", c.SeqDist, err)
+		}
+	}
+	d.SystemPrompt, err = systemPrompt(c)
+	return err
+}
+
+// systemPrompt is --system-prompt, or the text of --system-prompt-file
+// (one of the two: both is a usage error naming them).
+func systemPrompt(c *cmdline.Config) (string, error) {
+	switch {
+	case c.SystemPrompt != "" && c.SystemPromptFile != "":
+		return "", cmdline.Usagef("--system-prompt and --system-prompt-file: give one")
+	case c.SystemPromptFile == "":
+		return c.SystemPrompt, nil
+	}
+	f, err := os.Open(c.SystemPromptFile)
+	if err != nil {
+		return "", cmdline.Usagef("--system-prompt-file: %w", err)
+	}
+	defer f.Close()
+	b, err := io.ReadAll(io.LimitReader(f, maxSystemPrompt+1))
+	switch {
+	case err != nil:
+		return "", cmdline.Usagef("--system-prompt-file %s: %w", c.SystemPromptFile, err)
+	case len(b) > maxSystemPrompt:
+		return "", cmdline.Usagef("--system-prompt-file %s: larger than %d bytes", c.SystemPromptFile, maxSystemPrompt)
+	case !utf8.Valid(b):
+		return "", cmdline.Usagef("--system-prompt-file %s: not UTF-8 text", c.SystemPromptFile)
+	case len(b) == 0:
+		return "", cmdline.Usagef("--system-prompt-file %s: empty", c.SystemPromptFile)
+	}
+	return string(b), nil
+}
+
+// imageOptions are --image-* as the datasets library takes them.
+func imageOptions(c *cmdline.Config) media.ImageOptions {
+	return media.ImageOptions{
+		WidthMean: c.ImageWidthMean, WidthStddev: c.ImageWidthStddev,
+		HeightMean: c.ImageHeightMean, HeightStddev: c.ImageHeightStddev,
+		Format: c.ImageFormat, BatchSize: c.ImageBatchSize, Source: c.ImageSource, Sampling: c.ImageSourceSampling,
+	}
+}
+
+// audioOptions are --audio-* as the datasets library takes them; the lists
+// are parsed here (kHz and bits).
+func audioOptions(c *cmdline.Config) (media.AudioOptions, error) {
+	o := media.AudioOptions{LengthMean: c.AudioLengthMean, LengthStddev: c.AudioLengthStddev,
+		Format: c.AudioFormat, Channels: c.AudioChannels, BatchSize: c.AudioBatchSize}
+	for _, s := range splitList(c.AudioSampleRates) {
+		r, err := strconv.ParseFloat(s, 64)
+		if err != nil {
+			return o, cmdline.Usagef("--audio-sample-rates %q: want numbers in kHz, e.g. 16 44.1", s)
+		}
+		o.SampleRates = append(o.SampleRates, r)
+	}
+	for _, s := range splitList(c.AudioDepths) {
+		d, err := strconv.Atoi(s)
+		if err != nil {
+			return o, cmdline.Usagef("--audio-depths %q: want bits, e.g. 16 24", s)
+		}
+		o.Depths = append(o.Depths, d)
+	}
+	return o, nil
+}
+
+// splitList is a list flag's values, each also split at commas.
+func splitList(vs []string) []string {
+	var out []string
+	for _, v := range vs {
+		for _, s := range strings.Split(v, ",") {
+			if s = strings.TrimSpace(s); s != "" {
+				out = append(out, s)
+			}
+		}
+	}
+	return out
+}
+
+// parseMedia checks the synthetic media flags against the rest of the
+// run: they shape synthetic prompts (a dataset file names its own media)
+// and only a type that sends media can carry them.
+func parseMedia(s *Spec, c *cmdline.Config) error {
+	if c.MockPrefillPerImage < 0 || c.MockPrefillPerAudioSecond < 0 {
+		return cmdline.Usagef("--mock-prefill-per-image and --mock-prefill-per-audio-second must be ≥ 0")
+	}
+	imo, ao := imageOptions(c), media.AudioOptions{LengthMean: c.AudioLengthMean, BatchSize: c.AudioBatchSize}
+	var flag string
+	switch {
+	case imo.Enabled():
+		flag = "--image-width-mean"
+	case ao.Enabled():
+		flag = "--audio-length-mean"
+	default:
+		return nil
+	}
+	kind := s.Endpoint.Kind
+	switch {
+	case c.InputFile != "" || c.PublicDataset != "":
+		return cmdline.Usagef("%s: synthetic images and audio go with synthetic prompts; a dataset file names its own (its image/images/audio fields)", flag)
+	case !kind.Info().Media:
+		return cmdline.Usagef("%s: endpoint type %s cannot send images or audio (use --endpoint-type chat)", flag, kind)
+	}
+	return nil
+}
+
+// syntheticMedia reports whether synthetic turns carry media (then --isl
+// may be 0: media alone, as AIPerf allows).
+func syntheticMedia(c *cmdline.Config) bool {
+	imo := imageOptions(c)
+	ao := media.AudioOptions{LengthMean: c.AudioLengthMean, BatchSize: c.AudioBatchSize}
+	return imo.Enabled() || ao.Enabled()
+}
+
+// Tokenizer is how prompts are built and tokens counted: --tokenizer (the
+// model's own when not given) and the counting flags.
+type Tokenizer struct {
+	// Name is --tokenizer, else the model's name (Explicit false).
+	Name     string
+	Explicit bool
+	// Revision is the Hub revision of a tokenizer named by its model id.
+	Revision string
+	// UseServerCount counts tokens from the server's usage, ISL included;
+	// Retokenize counts output with the tokenizer even where usage says.
+	UseServerCount, Retokenize bool
+}
+
+// builtinNames resolve to the embedded tokenizer without a look at the
+// Hub: "builtin" as AIPerf spells it, the embedded mock's model, and
+// AIPerf's placeholder model names.
+var builtinNames = map[string]bool{"builtin": true, "mock": true, "mock-model": true, "test-model": true, "fake-model": true}
+
+// Builtin reports whether the name is the embedded Qwen3's.
+func (t *Tokenizer) Builtin() bool { return builtinNames[strings.ToLower(t.Name)] }
+
+// Path is where the tokenizer lies when its name is a file or folder: an
+// explicit --tokenizer written as a path, or a model name that names a
+// local tokenizer.
+func (t *Tokenizer) Path() (string, bool) {
+	if t.Explicit {
+		return tokenizerPath(t.Name)
+	}
+	return modelTokenizerPath(t.Name)
+}
+
+// parseTokenizer checks an explicit --tokenizer: a file or folder, or a
+// Hugging Face model id (a name derived from the model is never an error:
+// the run falls back to the embedded tokenizer).
+func parseTokenizer(s *Spec, c *cmdline.Config) error {
+	name := strings.TrimSpace(c.Tokenizer)
+	t := Tokenizer{Name: name, Explicit: name != "", Revision: c.TokenizerRevision,
+		UseServerCount: c.UseServerTokenCount, Retokenize: c.RetokenizeOutput}
+	if !t.Explicit {
+		t.Name = c.Model
+	}
+	if _, isPath := t.Path(); t.Explicit && !t.Builtin() && !isPath && !hub.IsRepoID(name) {
+		return cmdline.Usagef("--tokenizer %q: no such file or folder, and not a Hugging Face model id (org/name)", name)
+	}
+	s.Tokenizer = t
+	return nil
+}
+
+// tokenizerPath reports whether --tokenizer names a file or folder: one
+// that exists, or a value written as a path (./x, /x, ~/x, x.json).
+func tokenizerPath(name string) (string, bool) {
+	name = homePath(name)
+	if _, err := os.Stat(name); err == nil {
+		return name, true
+	}
+	return name, filepath.IsAbs(name) || strings.HasPrefix(name, "./") || strings.HasPrefix(name, "../") ||
+		jsonName(name)
+}
+
+// modelTokenizerPath reports whether a model name, standing in for
+// --tokenizer, names a local tokenizer: a folder holding tokenizer.json or
+// an existing .json file. Servers list models by names that may match
+// other files in the working directory (llama.cpp's model.gguf), which are
+// no tokenizer and are not read.
+func modelTokenizerPath(name string) (string, bool) {
+	name = homePath(name)
+	st, err := os.Stat(name)
+	switch {
+	case err != nil:
+		return name, false
+	case !st.IsDir():
+		return name, jsonName(name)
+	}
+	for _, f := range []string{tokenizer.FileName, tokenizer.FileName + ".gz"} {
+		if _, err := os.Stat(filepath.Join(name, f)); err == nil {
+			return name, true
+		}
+	}
+	return name, false
+}
+
+// homePath expands a leading ~/ as a shell would.
+func homePath(name string) string {
+	if rest, ok := strings.CutPrefix(name, "~/"); ok {
+		if home, err := os.UserHomeDir(); err == nil {
+			return filepath.Join(home, rest)
+		}
+	}
+	return name
+}
+
+// jsonName reports whether name is a tokenizer file's (plain or gzip).
+func jsonName(name string) bool {
+	return strings.HasSuffix(name, ".json") || strings.HasSuffix(name, ".json.gz")
+}

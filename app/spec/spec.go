@@ -1,0 +1,195 @@
+// Package spec turns the command line's settings (cmdline.Config) into
+// one typed, validated run Spec: what `surge profile` and `surge search`
+// execute. Every usage error is found here, before anything else happens
+// (no network, no dataset load; only the files a flag names are read, such
+// as --system-prompt-file and --endpoint-template @file), and names its
+// flag.
+package spec
+
+import (
+	"io"
+	"net/http"
+	"time"
+
+	"github.com/surgebench/surge/app/cmdline"
+	"github.com/surgebench/surge/loadgen"
+	"github.com/surgebench/surge/loadgen/endpoint"
+	"github.com/surgebench/surge/metrics"
+	"github.com/surgebench/surge/tui"
+)
+
+// Spec is one run as the command line asked for it, parsed and checked.
+// A run reads it and never changes it: the few things a run learns (the
+// model a server names, a repeat's seed) make a new Spec (With*).
+type Spec struct {
+	// Version is surge's version for the exports.
+	Version string
+
+	Target Target
+	// Endpoint builds and reads every request: type, path, model, body
+	// options (its Model is the first of Target.Models).
+	Endpoint *endpoint.Endpoint
+	// Streaming is --streaming as given (the endpoint streams only when
+	// its type can: Endpoint.Streams).
+	Streaming bool
+	Request   Request
+	Load      Load
+	Dataset   Dataset
+	Tokenizer Tokenizer
+	// Goodput is --goodput's SLOs (none: every successful request is
+	// good).
+	Goodput   []metrics.SLO
+	Exports   Exports
+	Telemetry Telemetry
+	Live      Live
+	// Shard is this host's part of the plan (the zero Shard: all of it),
+	// StartAt the instant to start issuing (zero: at once).
+	Shard   loadgen.Shard
+	StartAt time.Time
+
+	// UI is the run's interface; LogLevel an index into AIPerf's levels
+	// (Logger).
+	UI       tui.Mode
+	LogLevel int
+	// Signals makes the run take SIGINT and SIGTERM itself (the first
+	// drains, the second cancels in-flight requests).
+	Signals bool
+	// Notes are INFO lines for the start of the run (AIPerf flags surge
+	// does not implement, a start raised to what a search can judge);
+	// Warnings are printed whatever the log level.
+	Notes, Warnings []string
+	// Secrets are every credential the run was given, replaced wherever
+	// text is copied out (bodies, server messages, the command line).
+	Secrets []string
+
+	// given is the command line's Config, kept for input_config: the
+	// exports show what was asked for, in the flags' own terms.
+	given cmdline.Config
+}
+
+// Parse checks every setting of c and returns the run it describes. Its
+// errors are *cmdline.UsageError (exit code 2) naming the flag at fault.
+// c is as the command line filled it (defaults included), or a literal
+// whose zero values mean the defaults.
+func Parse(c cmdline.Config) (*Spec, error) {
+	s := &Spec{Version: c.Version, Signals: c.Signals, given: c}
+	steps := []func(*Spec, *cmdline.Config) error{
+		parseLog, parseTarget, parseEndpointKind, parseBounds, parseRepeats, parseEdges, parseMedia,
+		parseShard, parseExports, parseRequest, parseTelemetry, parseUI, parseEndpoint, parseGoodput,
+		parseTokenizer, parseLoad, parseLoadControl, parseSharding, parseSweep, parsePlan, parseDataset, parseLive,
+	}
+	for _, step := range steps {
+		if err := step(s, &c); err != nil {
+			return nil, err
+		}
+	}
+	s.given = c
+	s.Secrets = c.SecretValues(s.Request.Headers)
+	return s, nil
+}
+
+// parseLog reads the log level and judges AIPerf's flags surge does not
+// implement (refused, or one note each). A verbose run on a terminal shows
+// --ui simple, as AIPerf's does, so its lines are not hidden under the
+// dashboard.
+func parseLog(s *Spec, c *cmdline.Config) error {
+	lvl, err := c.Level()
+	if err != nil {
+		return err
+	}
+	s.LogLevel = lvl
+	if (cmdline.Logger{Level: lvl}).Enabled("DEBUG") && c.UI == "" && c.StdoutTTY {
+		c.UI = "simple"
+	}
+	s.Notes, err = c.ForeignNotes()
+	return err
+}
+
+func parseUI(s *Spec, c *cmdline.Config) (err error) {
+	if s.UI, err = tui.ParseMode(c.UI, c.StdoutTTY); err != nil {
+		return cmdline.Usagef("--ui %w", err)
+	}
+	return nil
+}
+
+func parseGoodput(s *Spec, c *cmdline.Config) (err error) {
+	if s.Goodput, err = metrics.ParseGoodput(c.Goodput); err != nil {
+		return cmdline.Usagef("--goodput: %w", err)
+	}
+	return nil
+}
+
+// Logger writes the run's notes and debug lines to w as --log-level
+// allows.
+func (s *Spec) Logger(w io.Writer) cmdline.Logger { return cmdline.Logger{W: w, Level: s.LogLevel} }
+
+// InputConfig is the configuration as the exports show it (AIPerf's
+// input_config), secrets redacted, the headers as sent.
+func (s *Spec) InputConfig() map[string]any { return s.given.InputConfig(s.Request.Headers) }
+
+// ModelLabel names the models for titles: "a" or "a,b".
+func (s *Spec) ModelLabel() string { return s.given.ModelLabel() }
+
+// ValueSeed is the seed of a sweep's value i: --random-seed + i, as AIPerf
+// seeds a sweep's values, or --random-seed alone with
+// --parameter-sweep-same-seed.
+func (s *Spec) ValueSeed(i int) uint64 { return s.given.ValueSeed(i) }
+
+// Seed is --random-seed (drawn for the run when not given: SeedDrawn).
+func (s *Spec) Seed() uint64 { return s.given.Seed }
+
+// SeedDrawn reports whether the seed was drawn for this run rather than
+// given.
+func (s *Spec) SeedDrawn() bool { return s.given.SeedDrawn }
+
+// WithModel is s sending model name: the one a server named when no
+// --model was given.
+func (s *Spec) WithModel(name string) *Spec {
+	t := s.clone()
+	t.given.Model, t.given.Models = name, []string{name}
+	t.Target.Models = []string{name}
+	t.Endpoint.Model = name
+	if !t.Tokenizer.Explicit {
+		t.Tokenizer.Name = name // the model's own tokenizer builds the prompts
+	}
+	return t
+}
+
+// WithSeed is s seeded seed, as if --random-seed had given it.
+func (s *Spec) WithSeed(seed uint64) *Spec {
+	t := s.clone()
+	t.given.Seed, t.given.SeedDrawn = seed, false
+	return t
+}
+
+// Repeat is the spec of run i (from 0) of --num-profile-runs: one run of
+// the plan, the warmup count before the first only (AIPerf's
+// profile_run_disable_warmup_after_first).
+func (s *Spec) Repeat(i int) *Spec {
+	t := s.clone()
+	t.given.NumProfileRuns, t.Load.Repeats.N = 1, 1
+	if i > 0 {
+		t.given.WarmupCount, t.Load.Warmup.Count = 0, 0
+	}
+	return t
+}
+
+// WithArtifactDir is s writing its exports into dir, without the report
+// (a repeat's folder).
+func (s *Spec) WithArtifactDir(dir string) *Spec {
+	t := s.clone()
+	t.Exports.Dir, t.Exports.Report = dir, false
+	return t
+}
+
+// clone copies s deeply enough that a With* change leaves s as it was.
+func (s *Spec) clone() *Spec {
+	t := *s
+	ep := *s.Endpoint
+	t.Endpoint = &ep
+	t.Request.Headers = s.Request.Headers.Clone()
+	if t.Request.Headers == nil {
+		t.Request.Headers = http.Header{}
+	}
+	return &t
+}
