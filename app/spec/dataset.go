@@ -2,6 +2,7 @@ package spec
 
 import (
 	"io"
+	"math"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -181,6 +182,22 @@ func splitList(vs []string) []string {
 func parseMedia(s *Spec, c *cmdline.Config) error {
 	if c.MockPrefillPerImage < 0 || c.MockPrefillPerAudioSecond < 0 {
 		return cmdline.Usagef("--mock-prefill-per-image and --mock-prefill-per-audio-second must be ≥ 0")
+	}
+	// A negative size or half a size would leave the media off without a
+	// word, the run measuring text alone.
+	for _, f := range []struct {
+		flag string
+		v    float64
+	}{{"--image-width-mean", c.ImageWidthMean}, {"--image-width-stddev", c.ImageWidthStddev},
+		{"--image-height-mean", c.ImageHeightMean}, {"--image-height-stddev", c.ImageHeightStddev},
+		{"--audio-length-mean", c.AudioLengthMean}, {"--audio-length-stddev", c.AudioLengthStddev},
+		{"--image-batch-size", float64(c.ImageBatchSize)}, {"--audio-batch-size", float64(c.AudioBatchSize)}} {
+		if f.v < 0 || math.IsNaN(f.v) || math.IsInf(f.v, 0) {
+			return cmdline.Usagef("%s must be ≥ 0, got %g", f.flag, f.v)
+		}
+	}
+	if (c.ImageWidthMean > 0) != (c.ImageHeightMean > 0) {
+		return cmdline.Usagef("--image-width-mean %g and --image-height-mean %g: images need both (each > 0)", c.ImageWidthMean, c.ImageHeightMean)
 	}
 	imo, ao := imageOptions(c), media.AudioOptions{LengthMean: c.AudioLengthMean, BatchSize: c.AudioBatchSize}
 	var flag string
