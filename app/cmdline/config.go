@@ -237,6 +237,10 @@ type Config struct {
 	// implement, by canonical name (foreign.go).
 	Foreign map[string][]string
 	Report  bool // --report: report.html in ArtifactDir at the end
+	// AutoPlot is --auto-plot: the charts as PNG files in ArtifactDir's
+	// plots/ at the end; NoAutoPlot is AIPerf's --no-auto-plot (the
+	// default, said outright).
+	AutoPlot, NoAutoPlot bool
 	// ExportPrefix is --profile-export-prefix, ExportLevel --export-level
 	// (summary, records or raw) and SliceDuration --slice-duration (seconds
 	// or a duration such as 30s; "": no timeslices), as given.

@@ -203,10 +203,17 @@ var options = []option{
 	{flag: &cli.BoolFlag{Category: catOutput, Name: "verbose", Aliases: []string{"v"}, Usage: "--log-level DEBUG"}, path: "service.verbose", field: func(c *Config) any { return &c.Verbose }},
 	{flag: &cli.BoolFlag{Category: catOutput, Name: "extra-verbose", Aliases: []string{"vv"}, Usage: "--log-level TRACE"}, path: "service.extra_verbose", field: func(c *Config) any { return &c.ExtraVerbose }},
 	{flag: &cli.BoolFlag{Category: catOutput, Name: "report", Usage: "also write report.html (as surge report does) in the export folder at the end"}, path: "output.report", field: func(c *Config) any { return &c.Report }},
+	{flag: &cli.BoolFlag{Category: catOutput, Name: "auto-plot", Usage: "also draw the report's charts as PNG files into plots/ in the export folder at the end, as AIPerf's --auto-plot"}, path: "output.auto_plot", field: func(c *Config) any { return &c.AutoPlot },
+		export: plotted},
+	{flag: &cli.BoolFlag{Category: catOutput, Hidden: true, Name: "no-auto-plot", Usage: "draw no PNG charts (the default)"}, path: "output.no_auto_plot", field: func(c *Config) any { return &c.NoAutoPlot }},
 	{flag: &cli.StringFlag{Category: catOutput, Name: "profile-export-prefix", Aliases: []string{"profile-export-file"}, Usage: "base name of the exports: foo writes foo.json, foo.csv, foo.jsonl, foo_raw.jsonl, foo_timeslices.{json,csv} (a known suffix such as .json is dropped)"}, path: "output.profile_export_prefix", field: func(c *Config) any { return &c.ExportPrefix }},
 	{flag: &cli.StringFlag{Category: catOutput, Name: "export-level", Aliases: []string{"profile-export-level"}, Value: "records", Usage: "summary (the summary files only), records (and the per-request JSONL) or raw (and <base>_raw.jsonl: every request body and response event as sent and read)"}, path: "output.export_level", field: func(c *Config) any { return &c.ExportLevel }},
 	{flag: &cli.StringFlag{Category: catOutput, Name: "slice-duration", Usage: "also summarise each window of this length (seconds, or 30s, 5m, 2h) into <base>_timeslices.{json,csv}, as AIPerf's timeslices"}, path: "output.slice_duration", field: func(c *Config) any { return &c.SliceDuration }},
 }
+
+// plotted is output.auto_plot as input_config shows it: whether the run
+// drew its charts, whichever of the two switches was given.
+func plotted(c *Config, _ http.Header) any { return c.AutoPlot && !c.NoAutoPlot }
 
 // ProfileFlags binds every option to c: parsing the command line fills c,
 // the defaults included.

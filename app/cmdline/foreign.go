@@ -130,8 +130,6 @@ var foreignOptions = []foreignOption{
 	refused("warmup-prefill-concurrency-ramp-duration", fValue, "loadgen.warmup_prefill_concurrency_ramp_duration", "holds --prefill-concurrency from the start (no ramp)"),
 	refused("warmup-request-rate-ramp-duration", fValue, "loadgen.warmup_request_rate_ramp_duration", "does not ramp its warmup"),
 	// Output: files and uploads.
-	noted("auto-plot", fSwitch, "output.auto_plot", "plots nothing at the end: surge report DIR writes the charts", "false"),
-	noted("no-auto-plot", fSwitch, "output.auto_plot", "plots nothing at the end", "true", "false"),
 	noted("plot-required", fSwitch, "output.plot_required", "plots nothing at the end: surge report DIR writes the charts", "false"),
 	noted("export-outputs-json", fSwitch, "output.export_outputs_json", "writes no outputs.json", "false"),
 	noted("otel-url", fValue, "output.otel_url", "streams nothing over OpenTelemetry"),

@@ -72,12 +72,13 @@ func TestFingerprintSameWorkload(t *testing.T) {
 }
 
 // TestProfileReportAndServerFingerprint: against the embedded mock the
-// fingerprint names the model it serves, and --report leaves a report.html
-// that surge report's reader accepts, fingerprint included.
+// fingerprint names the model it serves, --report leaves a report.html
+// that surge report's reader accepts, fingerprint included, and
+// --auto-plot the same charts as PNG files in plots/.
 func TestProfileReportAndServerFingerprint(t *testing.T) {
 	t.Parallel()
 	c := apptest.RunConfig("", t.TempDir())
-	c.Model, c.Report = "mock-model", true
+	c.Model, c.Report, c.AutoPlot = "mock-model", true, true
 	fp := fingerprintOf(t, c)
 	info, _ := fp["server_info"].(map[string]any)
 	if models, _ := info["models"].([]any); len(models) != 1 || models[0] != "mock-model" {
@@ -92,6 +93,15 @@ func TestProfileReportAndServerFingerprint(t *testing.T) {
 	}
 	if !strings.Contains(string(page), fp["workload"].(string)) {
 		t.Errorf("report.html does not show the workload hash %v", fp["workload"])
+	}
+	pngs, _ := filepath.Glob(filepath.Join(c.ArtifactDir, PlotsDir, "*.png"))
+	if len(pngs) < 2 {
+		t.Fatalf("--auto-plot drew %d charts into %s, want the report's", len(pngs), PlotsDir)
+	}
+	for _, p := range pngs {
+		if b, err := os.ReadFile(p); err != nil || !bytes.HasPrefix(b, []byte("\x89PNG\r\n")) {
+			t.Errorf("%s is no PNG (%v)", p, err)
+		}
 	}
 	run, err := artifact.Load(c.ArtifactDir)
 	if err != nil {

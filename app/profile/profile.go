@@ -493,8 +493,8 @@ func (p *prepared) report(o *outcome, out io.Writer) (*Result, error) {
 	}
 	errs = append(errs, writeServerExports(o.dir, o.serverExport, run))
 	errs = append(errs, Report(out, o.dir, s.Exports.Files, title, o.summary, o.state, run, folders))
-	if s.Exports.Report {
-		errs = append(errs, writeRunReport(out, o.dir))
+	if s.Exports.Report || s.Exports.Plots {
+		errs = append(errs, writeRunReport(out, o.dir, s.Exports))
 	}
 	if err := p.live.conclude(out); err != nil {
 		errs = append(errs, err)
@@ -673,17 +673,47 @@ func WriteFile(path string, write func(io.Writer) error) error {
 	return os.Rename(tmp, path)
 }
 
-// writeRunReport writes report.html into a finished run's folder (surge
-// profile --report), read back from its exports as surge report reads it.
-func writeRunReport(out io.Writer, dir string) error {
+// writeRunReport writes report.html (--report) and the charts as PNG
+// files in plots/ (--auto-plot) into a finished run's folder, read back
+// from its exports as surge report reads it.
+func writeRunReport(out io.Writer, dir string, e spec.Exports) error {
 	run, err := artifact.Load(dir)
 	if err != nil {
-		return fmt.Errorf("--report: %w", err)
+		return fmt.Errorf("%s: %w", reportFlag(e), err)
 	}
-	paths, err := runreport.Write(filepath.Join(dir, "report.html"), runreport.FormatHTML, []*artifact.Run{run})
-	if err != nil {
-		return fmt.Errorf("--report: %w", err)
+	return writeReportData(out, dir, e, runreport.Build([]*artifact.Run{run}))
+}
+
+// writeReportData writes d as e asks: report.html, plots/*.png.
+func writeReportData(out io.Writer, dir string, e spec.Exports, d runreport.Data) error {
+	var paths []string
+	if e.Report {
+		path := filepath.Join(dir, "report.html")
+		if err := WriteFile(path, func(w io.Writer) error { return runreport.WriteHTML(w, d) }); err != nil {
+			return fmt.Errorf("--report: %w", err)
+		}
+		paths = append(paths, path)
 	}
-	fmt.Fprintf(out, "  %s\n", paths[0])
+	if e.Plots {
+		pngs, err := runreport.WritePNGs(filepath.Join(dir, PlotsDir), d)
+		if err != nil {
+			return fmt.Errorf("--auto-plot: %w", err)
+		}
+		paths = append(paths, pngs...)
+	}
+	for _, p := range paths {
+		fmt.Fprintf(out, "  %s\n", p)
+	}
 	return nil
+}
+
+// PlotsDir is where --auto-plot draws a run's charts, AIPerf's folder.
+const PlotsDir = "plots"
+
+// reportFlag names the flag that asked for the report, for its errors.
+func reportFlag(e spec.Exports) string {
+	if e.Report {
+		return "--report"
+	}
+	return "--auto-plot"
 }

@@ -118,8 +118,8 @@ func runRepeated(ctx context.Context, s *spec.Spec, out, log io.Writer) (*Result
 		export.ConsoleRepeats(out, title, reps)
 		fmt.Fprintf(out, "\nAggregate in %s\n", filepath.Join(base, FolderAggregate))
 	}
-	if s.Exports.Report {
-		errs = append(errs, writeRepeatsReport(out, base, reps.Labels, level))
+	if s.Exports.Report || s.Exports.Plots {
+		errs = append(errs, writeRepeatsReport(out, base, reps.Labels, level, s.Exports))
 	}
 	res := *last
 	res.Dir = base
@@ -138,19 +138,13 @@ func writeAggregate(agg string, reps export.Repeats) error {
 		WriteFile(filepath.Join(agg, export.AggregateCSVFile), func(w io.Writer) error { return export.AggregateCSV(w, reps) }))
 }
 
-// writeRepeatsReport writes report.html over the runs (--report): the
-// page `surge report` writes for the folder (runreport.BuildRepeats), of
-// the runs this invocation made.
-func writeRepeatsReport(out io.Writer, dir string, labels []string, level float64) error {
+// writeRepeatsReport writes report.html (--report) and plots/
+// (--auto-plot) over the runs: the page `surge report` writes for the
+// folder (runreport.BuildRepeats), of the runs this invocation made.
+func writeRepeatsReport(out io.Writer, dir string, labels []string, level float64, e spec.Exports) error {
 	runs, err := artifact.LoadRepeats(dir, labels)
 	if err != nil {
-		return fmt.Errorf("--report: %w", err)
+		return fmt.Errorf("%s: %w", reportFlag(e), err)
 	}
-	d := runreport.BuildRepeats(runs, level)
-	path := filepath.Join(dir, "report.html")
-	if err := WriteFile(path, func(w io.Writer) error { return runreport.WriteHTML(w, d) }); err != nil {
-		return fmt.Errorf("--report: %w", err)
-	}
-	fmt.Fprintf(out, "  %s\n", path)
-	return nil
+	return writeReportData(out, dir, e, runreport.BuildRepeats(runs, level))
 }

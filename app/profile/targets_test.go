@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"sync"
+	"sync/atomic"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -126,4 +127,31 @@ func parseArgs(t *testing.T, args ...string) cmdline.Config {
 		t.Fatalf("%v: %v", args, err)
 	}
 	return c
+}
+
+// TestUsageErrorsComeBeforeTheServer: a bad value is refused before any
+// request reaches the server, the /v1/models look-up of a run without
+// --model included (it used to come first, and wait up to 3 s).
+func TestUsageErrorsComeBeforeTheServer(t *testing.T) {
+	var hits atomic.Int64
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		hits.Add(1)
+		http.NotFound(w, r)
+	}))
+	defer srv.Close()
+	for _, args := range [][]string{
+		{"--request-cancellation-rate", "200"},
+		{"--prefill-concurrency", "4", "--concurrency", "2", "--streaming"},
+		{"--concurrency", "1,2", "--concurrency-ramp-duration", "5"},
+		{"--isl", "16,0", "--request-count", "2"},
+	} {
+		c := parseArgs(t, append([]string{"--url", srv.URL}, args...)...)
+		var ue *cmdline.UsageError
+		if _, err := runConfig(context.Background(), c, io.Discard, io.Discard); !errors.As(err, &ue) {
+			t.Errorf("%q: %v, want a usage error", args, err)
+		}
+	}
+	if n := hits.Load(); n != 0 {
+		t.Errorf("the server saw %d requests before the usage errors", n)
+	}
 }

@@ -37,8 +37,9 @@ type Exports struct {
 	// Slice is --slice-duration (0: no timeslices).
 	Slice time.Duration
 	Files Files
-	// Report writes report.html at the end (--report).
-	Report bool
+	// Report writes report.html at the end (--report), Plots the charts as
+	// PNG files into plots/ (--auto-plot).
+	Report, Plots bool
 }
 
 // Files are the file names of a run's exports: AIPerf's defaults, or
@@ -82,6 +83,12 @@ func parseExports(s *Spec, c *cmdline.Config) error {
 	case LevelSummary, LevelRecords, LevelRaw:
 	default:
 		return cmdline.Usagef("--export-level %q: want summary, records or raw", c.ExportLevel)
+	}
+	switch {
+	case c.AutoPlot && c.NoAutoPlot:
+		return cmdline.Usagef("--auto-plot and --no-auto-plot: give one")
+	case c.AutoPlot:
+		e.Plots = true
 	}
 	if strings.ContainsAny(c.ExportPrefix, `/\`) {
 		return cmdline.Usagef("--profile-export-prefix %q: a file name, not a path (the folder is --output-artifact-dir)", c.ExportPrefix)

@@ -175,10 +175,10 @@ func (s *Spec) Repeat(i int) *Spec {
 }
 
 // WithArtifactDir is s writing its exports into dir, without the report
-// (a repeat's folder).
+// or the plots (a repeat's folder: they are drawn over all the runs).
 func (s *Spec) WithArtifactDir(dir string) *Spec {
 	t := s.clone()
-	t.Exports.Dir, t.Exports.Report = dir, false
+	t.Exports.Dir, t.Exports.Report, t.Exports.Plots = dir, false, false
 	return t
 }
 

@@ -133,3 +133,51 @@ func TestVerboseOnATerminalIsSimple(t *testing.T) {
 		t.Errorf("input_config ui_type %v, want the simple UI it ran", ic)
 	}
 }
+
+// TestAutoPlot: --auto-plot asks for the PNG charts, --no-auto-plot is the
+// default said outright, both together are refused; input_config keeps
+// whether the run plots under AIPerf's output.auto_plot.
+func TestAutoPlot(t *testing.T) {
+	t.Setenv("OPENAI_API_KEY", "")
+	for _, tc := range []struct {
+		args  []string
+		plots bool
+	}{{nil, false}, {[]string{"--auto-plot"}, true}, {[]string{"--no-auto-plot"}, false}} {
+		s, err := parseArgs(t, tc.args...)
+		if err != nil {
+			t.Fatalf("%v: %v", tc.args, err)
+		}
+		ic, _ := cmdline.PathValue(s.InputConfig(), "output.auto_plot")
+		if s.Exports.Plots != tc.plots || ic != tc.plots {
+			t.Errorf("%v: plots %v, input_config %v; want %v", tc.args, s.Exports.Plots, ic, tc.plots)
+		}
+	}
+	var ue *cmdline.UsageError
+	if _, err := parseArgs(t, "--auto-plot", "--no-auto-plot"); !errors.As(err, &ue) || !strings.Contains(err.Error(), "--auto-plot and --no-auto-plot") {
+		t.Errorf("both: %v, want a usage error naming both", err)
+	}
+}
+
+// TestMediaFlagsThatWouldBeIgnored: a negative or half-given image size
+// would leave the images off and measure text alone: refused, naming the
+// flag, before anything runs.
+func TestMediaFlagsThatWouldBeIgnored(t *testing.T) {
+	t.Setenv("OPENAI_API_KEY", "")
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--image-width-mean", "-1", "--image-height-mean", "100"}, "--image-width-mean must be ≥ 0, got -1"},
+		{[]string{"--image-width-mean", "100"}, "images need both"},
+		{[]string{"--image-width-mean", "64", "--image-height-mean", "64", "--image-height-stddev", "-3"}, "--image-height-stddev must be ≥ 0"},
+		{[]string{"--audio-length-mean", "-2"}, "--audio-length-mean must be ≥ 0"},
+	} {
+		var ue *cmdline.UsageError
+		if _, err := parseArgs(t, tc.args...); !errors.As(err, &ue) || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%v: %v, want a usage error %q", tc.args, err, tc.want)
+		}
+	}
+	if _, err := parseArgs(t, "--image-width-mean", "64", "--image-height-mean", "64"); err != nil {
+		t.Errorf("both sizes: %v", err)
+	}
+}
