@@ -149,7 +149,7 @@ func TestHelpShowsSurge(t *testing.T) {
 		}
 		lines := strings.Count(out, "\n")
 		last := args[len(args)-1]
-		limit := 150
+		limit := 160
 		if last == "--help-aiperf" {
 			limit = 250
 		}
