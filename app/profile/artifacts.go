@@ -377,7 +377,7 @@ func WriteSweepAggregate(dir string, sw export.Sweep, s *metrics.Summary) error 
 // runMarkers are the names that make a folder an earlier run's: surge's
 // and AIPerf's files, a sweep's aggregate, the report written into it.
 var runMarkers = []string{FileInputs, FileInputs + ".partial", FileState, FileGPUTelemetry, FileServerMetrics,
-	FolderSweepAggregate, "report.html", PlotsDir}
+	FolderSweepAggregate, spec.FileReport, spec.DirPlots}
 
 // MoveAside moves an earlier run out of dir before a run writes there: to
 // dir-1, or the first of dir-2, dir-3, … that is free, which it returns

@@ -94,9 +94,9 @@ func TestProfileReportAndServerFingerprint(t *testing.T) {
 	if !strings.Contains(string(page), fp["workload"].(string)) {
 		t.Errorf("report.html does not show the workload hash %v", fp["workload"])
 	}
-	pngs, _ := filepath.Glob(filepath.Join(c.ArtifactDir, PlotsDir, "*.png"))
+	pngs, _ := filepath.Glob(filepath.Join(c.ArtifactDir, spec.DirPlots, "*.png"))
 	if len(pngs) < 2 {
-		t.Fatalf("--auto-plot drew %d charts into %s, want the report's", len(pngs), PlotsDir)
+		t.Fatalf("--auto-plot drew %d charts into %s, want the report's", len(pngs), spec.DirPlots)
 	}
 	for _, p := range pngs {
 		if b, err := os.ReadFile(p); err != nil || !bytes.HasPrefix(b, []byte("\x89PNG\r\n")) {

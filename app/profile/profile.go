@@ -59,10 +59,10 @@ func (r *Result) AllFailed() bool {
 
 // Export file names of surge's own beside AIPerf's (spec.Files).
 const (
-	FileInputs = "inputs.json"
+	FileInputs = spec.FileInputs
 	// FileState is surge's sidecar of the run's metrics state, which
 	// `surge merge` combines.
-	FileState = export.StateFile
+	FileState = spec.FileState
 )
 
 // Run benchmarks the target s names. Cancelling ctx stops issuing; the
@@ -688,14 +688,14 @@ func writeRunReport(out io.Writer, dir string, e spec.Exports) error {
 func writeReportData(out io.Writer, dir string, e spec.Exports, d runreport.Data) error {
 	var paths []string
 	if e.Report {
-		path := filepath.Join(dir, "report.html")
+		path := filepath.Join(dir, spec.FileReport)
 		if err := WriteFile(path, func(w io.Writer) error { return runreport.WriteHTML(w, d) }); err != nil {
 			return fmt.Errorf("--report: %w", err)
 		}
 		paths = append(paths, path)
 	}
 	if e.Plots {
-		pngs, err := runreport.WritePNGs(filepath.Join(dir, PlotsDir), d)
+		pngs, err := runreport.WritePNGs(filepath.Join(dir, spec.DirPlots), d)
 		if err != nil {
 			return fmt.Errorf("--auto-plot: %w", err)
 		}
@@ -706,9 +706,6 @@ func writeReportData(out io.Writer, dir string, e spec.Exports, d runreport.Data
 	}
 	return nil
 }
-
-// PlotsDir is where --auto-plot draws a run's charts, AIPerf's folder.
-const PlotsDir = "plots"
 
 // reportFlag names the flag that asked for the report, for its errors.
 func reportFlag(e spec.Exports) string {

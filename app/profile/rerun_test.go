@@ -68,7 +68,7 @@ func TestMoveAside(t *testing.T) {
 		{"a run", []string{spec.FileJSON, spec.FileCSV}, true},
 		{"a killed run", []string{FileInputs + ".partial"}, true},
 		{"a report alone", []string{"report.html"}, true},
-		{"plots alone", []string{PlotsDir + "/ttft.png"}, true},
+		{"plots alone", []string{spec.DirPlots + "/ttft.png"}, true},
 		{"a sweep", []string{"concurrency_1/" + spec.FileJSON}, true},
 	} {
 		dir := filepath.Join(t.TempDir(), "run")

@@ -22,8 +22,8 @@ import (
 
 // Telemetry export file names.
 const (
-	FileGPUTelemetry  = "gpu_telemetry_export.jsonl"
-	FileServerMetrics = "server_metrics_export.jsonl"
+	FileGPUTelemetry  = spec.FileGPUTelemetry
+	FileServerMetrics = spec.FileServerMetrics
 )
 
 // telemetryRun samples GPUs and server metrics for the length of a run.

@@ -10,6 +10,7 @@ import (
 
 	"github.com/surgebench/surge/app/cmdline"
 	"github.com/surgebench/surge/loadgen"
+	"github.com/surgebench/surge/metrics/export"
 	"github.com/surgebench/surge/telemetry"
 )
 
@@ -27,6 +28,15 @@ const (
 	FileJSONL = "profile_export.jsonl"
 	// FileRaw is AIPerf's raw dump, written at --export-level raw.
 	FileRaw = "profile_export_raw.jsonl"
+
+	// The files whose names no prefix changes.
+	FileInputs        = "inputs.json"
+	FileState         = export.StateFile
+	FileGPUTelemetry  = "gpu_telemetry_export.jsonl"
+	FileServerMetrics = "server_metrics_export.jsonl"
+	FileReport        = "report.html"
+	// DirPlots is where --auto-plot draws a run's charts, AIPerf's folder.
+	DirPlots = "plots"
 )
 
 // Exports is where and what a run writes.
@@ -73,6 +83,27 @@ func ExportFiles(prefix string) Files {
 		TimeslicesJSON: base + "_timeslices.json", TimeslicesCSV: base + "_timeslices.csv"}
 }
 
+// distinct refuses a prefix that names two of a run's files alike (foo
+// "inputs" would write the summary over inputs.json): each file is
+// written whole, so one would be lost.
+func (f Files) distinct(prefix string) error {
+	files := []struct{ name, what string }{
+		{FileInputs, "request bodies"}, {FileState, "state sidecar"}, {FileGPUTelemetry, "GPU telemetry"},
+		{FileServerMetrics, "server metrics"}, {telemetry.ServerMetricsJSONFile, "server metrics summary"},
+		{telemetry.ServerMetricsCSVFile, "server metrics CSV"}, {FileReport, "report"}, {DirPlots, "plots"},
+		{f.JSON, "summary JSON"}, {f.CSV, "summary CSV"}, {f.JSONL, "per-request records"}, {f.Raw, "raw dump"},
+		{f.TimeslicesJSON, "timeslices JSON"}, {f.TimeslicesCSV, "timeslices CSV"},
+	}
+	seen := map[string]string{}
+	for _, x := range files {
+		if other, ok := seen[x.name]; ok {
+			return cmdline.Usagef("--profile-export-prefix %q would write the %s over %s (the %s): choose another prefix", prefix, x.what, x.name, other)
+		}
+		seen[x.name] = x.what
+	}
+	return nil
+}
+
 // parseExports reads --export-level, --slice-duration and
 // --profile-export-prefix.
 func parseExports(s *Spec, c *cmdline.Config) error {
@@ -92,6 +123,9 @@ func parseExports(s *Spec, c *cmdline.Config) error {
 	}
 	if strings.ContainsAny(c.ExportPrefix, `/\`) {
 		return cmdline.Usagef("--profile-export-prefix %q: a file name, not a path (the folder is --output-artifact-dir)", c.ExportPrefix)
+	}
+	if err := e.Files.distinct(c.ExportPrefix); err != nil {
+		return err
 	}
 	if v := strings.TrimSpace(c.SliceDuration); v != "" {
 		d, err := parseSliceDuration(v)

@@ -181,3 +181,28 @@ func TestMediaFlagsThatWouldBeIgnored(t *testing.T) {
 		t.Errorf("both sizes: %v", err)
 	}
 }
+
+// TestExportNamesCannotCollide: a prefix that would write one of a run's
+// files over another is refused, naming both.
+func TestExportNamesCannotCollide(t *testing.T) {
+	for prefix, want := range map[string]string{
+		"inputs":                     `"inputs" would write the summary JSON over inputs.json (the request bodies)`,
+		"profile_export_surge_state": "summary JSON over profile_export_surge_state.json (the state sidecar)",
+		"server_metrics_export":      "(the server metrics summary)",
+		"gpu_telemetry_export.csv":   "per-request records over gpu_telemetry_export.jsonl (the GPU telemetry)",
+	} {
+		c := base()
+		c.ExportPrefix = prefix
+		var ue *cmdline.UsageError
+		if _, err := Parse(c); !errors.As(err, &ue) || !strings.Contains(err.Error(), want) {
+			t.Errorf("--profile-export-prefix %s: %v, want a usage error naming %q", prefix, err, want)
+		}
+	}
+	for _, ok := range []string{"", "run1", "inputs_v2"} {
+		c := base()
+		c.ExportPrefix = ok
+		if _, err := Parse(c); err != nil {
+			t.Errorf("--profile-export-prefix %q: %v", ok, err)
+		}
+	}
+}
