@@ -541,9 +541,7 @@ func (c *Config) SecretValues(headers http.Header) []string {
 	}
 	if pairs, err := extraPairs(c.ExtraInputs); err == nil {
 		for _, p := range pairs {
-			if IsSecretName(p.key) {
-				out = append(out, fmt.Sprint(p.value))
-			}
+			out = appendSecrets(out, p.key, p.value, false)
 		}
 	}
 	for _, raw := range c.URLs {
@@ -569,6 +567,60 @@ func (c *Config) SecretValues(headers http.Header) []string {
 	// Empty strings and one-letter values would redact every occurrence
 	// of nothing, or of a letter.
 	return slices.DeleteFunc(out, func(s string) bool { return len(s) < 2 })
+}
+
+// appendSecrets appends the values under a secret key in v, at any depth
+// of its objects and arrays ({"auth": {"password": …}}), each as text and
+// as a JSON body carries it (quotes and backslashes escaped).
+func appendSecrets(out []string, key string, v any, secret bool) []string {
+	secret = secret || IsSecretHeader(key)
+	switch x := v.(type) {
+	case map[string]any:
+		for _, k := range slices.Sorted(maps.Keys(x)) {
+			out = appendSecrets(out, k, x[k], secret)
+		}
+	case []any:
+		for _, y := range x {
+			out = appendSecrets(out, key, y, secret)
+		}
+	case string:
+		if secret {
+			out = append(out, x)
+			if b, _ := json.Marshal(x); string(b[1:len(b)-1]) != x {
+				out = append(out, string(b[1:len(b)-1]))
+			}
+		}
+	case nil:
+	default:
+		if secret {
+			out = append(out, fmt.Sprint(x))
+		}
+	}
+	return out
+}
+
+// redactNested is v with every value under a secret key replaced by
+// Redacted, at any depth.
+func redactNested(v any) any {
+	switch x := v.(type) {
+	case map[string]any:
+		out := make(map[string]any, len(x))
+		for k, y := range x {
+			if IsSecretHeader(k) {
+				out[k] = Redacted
+			} else {
+				out[k] = redactNested(y)
+			}
+		}
+		return out
+	case []any:
+		out := make([]any, len(x))
+		for i, y := range x {
+			out[i] = redactNested(y)
+		}
+		return out
+	}
+	return v
 }
 
 // redactHeaderItem shows a malformed --header item without its value.
@@ -633,7 +685,8 @@ func redactValue(secret string) string {
 
 // redactExtras is --extra-inputs as exports show them, as AIPerf lists
 // them: [key, value] pairs in the order given (JSON values parsed),
-// values whose key looks like a secret replaced by Redacted.
+// values whose key looks like a secret replaced by Redacted, at any depth
+// of an object or array value.
 func redactExtras(items []string) [][2]any {
 	pairs, err := extraPairs(items)
 	if err != nil {
@@ -641,7 +694,7 @@ func redactExtras(items []string) [][2]any {
 	}
 	out := make([][2]any, len(pairs))
 	for i, p := range pairs {
-		out[i] = [2]any{p.key, p.value}
+		out[i] = [2]any{p.key, redactNested(p.value)}
 		if IsSecretHeader(p.key) {
 			out[i][1] = Redacted
 		}

@@ -119,6 +119,32 @@ func TestRedactExtrasPerItem(t *testing.T) {
 	}
 }
 
+// TestNestedSecretsAreRedacted: a secret inside an --extra-inputs object
+// or array is redacted in input_config and listed among the secrets the
+// bodies and the command line are cleaned of, as the body spells it.
+func TestNestedSecretsAreRedacted(t *testing.T) {
+	t.Parallel()
+	items := []string{`{"options": {"auth": {"password": "pw-1234"}, "top_k": 5}, "tools": [{"api_key": "k-5678"}]}`, `meta:{"note":"q\"uote-secret","x_token":"t-\"9"}`}
+	got := redactExtras(items)
+	want := [][2]any{
+		{"options", map[string]any{"auth": Redacted, "top_k": 5.0}},
+		{"tools", []any{map[string]any{"api_key": Redacted}}},
+		{"meta", map[string]any{"note": `q"uote-secret`, "x_token": Redacted}},
+	}
+	if d := cmp.Diff(want, got); d != "" {
+		t.Errorf("input_config (-want +got)\n%s", d)
+	}
+	secrets := (&Config{ExtraInputs: items}).SecretValues(http.Header{})
+	for _, s := range []string{"pw-1234", "k-5678", `t-"9`, `t-\"9`} {
+		if !slices.Contains(secrets, s) {
+			t.Errorf("secrets %q lack %q", secrets, s)
+		}
+	}
+	if slices.Contains(secrets, `q"uote-secret`) {
+		t.Errorf("secrets %q hold a value under no secret key", secrets)
+	}
+}
+
 func TestIsSecretName(t *testing.T) {
 	t.Parallel()
 	for name, want := range map[string]bool{

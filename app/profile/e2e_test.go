@@ -225,7 +225,7 @@ func secretsRun(t *testing.T, key, hdr, errorBody string) map[string][]byte {
 	target := strings.Replace(ts.URL, "http://", "http://surge:url-SECRET-pw@", 1) + "/v1?api_key=query-SECRET-q&api-version=1"
 	c := apptest.RunConfig(target, dir)
 	c.APIKey, c.Headers = key, []string{"X-Api-Key: " + hdr, "X-Custom-Token: custom-SECRET-tok"}
-	c.ExtraInputs = []string{"password:extra-SECRET-pw", "temperature:0"}
+	c.ExtraInputs = []string{"password:extra-SECRET-pw", "temperature:0", `{"options": {"auth": {"password": "nested-SECRET-pw"}}}`}
 	c.ExportLevel = spec.LevelRaw // the raw dump holds every body and response too
 	var out, log bytes.Buffer
 	if _, err := runConfig(context.Background(), c, &out, &log); err != nil {
