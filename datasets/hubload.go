@@ -197,7 +197,7 @@ func loadHub(ctx context.Context, o Options, rep *Report) (*Dataset, error) {
 		}
 		dset.Conversations = append(dset.Conversations, cs...)
 		if conv.done(len(dset.Conversations), want) {
-			return hf.Stop
+			return hf.ErrStop
 		}
 		return nil
 	})

@@ -1,7 +1,6 @@
 package datasets
 
 import (
-	"fmt"
 	"sort"
 	"strings"
 )
@@ -186,17 +185,4 @@ func PublicNames() []string {
 // refusal is the error for a refused name.
 func (d PublicDataset) refusal() error {
 	return optionErrorf("PublicDataset", "%s: refused: %s (%s)", d.Name, d.Refused, d.Fix)
-}
-
-// String is the dataset's place on the Hub: repo[/subset]:split[@revision].
-func (d PublicDataset) String() string {
-	s := d.Repo
-	if d.Subset != "" {
-		s += " (" + d.Subset + ")"
-	}
-	s += ", " + d.Split
-	if d.Revision != "" {
-		s += fmt.Sprintf(" @%.12s", d.Revision)
-	}
-	return s
 }

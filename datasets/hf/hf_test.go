@@ -178,7 +178,7 @@ func TestReadFormats(t *testing.T) {
 			if _, ok := r["f"].(float64); !ok {
 				t.Errorf("f is %T", r["f"])
 			}
-			return Stop
+			return ErrStop
 		})
 }
 
@@ -204,7 +204,7 @@ func TestReadStopsEarly(t *testing.T) {
 		n := 0
 		err := Read(context.Background(), plan, o, ReadOptions{}, func(_ string, _ int, _ Row) error {
 			if n++; n == rows {
-				return Stop
+				return ErrStop
 			}
 			return nil
 		})

@@ -68,8 +68,8 @@ const (
 // or string for binary columns (image and audio bytes).
 type Row map[string]any
 
-// Stop, returned by a row callback, ends Read early and without error.
-var Stop = errors.New("hf: stop reading")
+// ErrStop, returned by a row callback, ends Read early and without error.
+var ErrStop = errors.New("hf: stop reading")
 
 // ReadOptions shape Read.
 type ReadOptions struct {
@@ -80,7 +80,7 @@ type ReadOptions struct {
 }
 
 // Read reads the plan's rows in file order, handing each to fn with its
-// file and its row number there (from 1), until fn returns Stop (nil is
+// file and its row number there (from 1), until fn returns ErrStop (nil is
 // returned) or an error (returned), or the files end. Files are opened
 // through the Hub cache at the plan's revision as they are reached:
 // JSON, JSON Lines and CSV read as they download (a file left before its
@@ -93,7 +93,7 @@ func Read(ctx context.Context, plan *Plan, o hub.Options, ro ReadOptions, fn fun
 	}
 	for _, f := range plan.Files {
 		err := readFile(ctx, plan, f.Path, o, ro, fn)
-		if errors.Is(err, Stop) {
+		if errors.Is(err, ErrStop) {
 			return nil
 		}
 		if err != nil {
@@ -120,7 +120,7 @@ func readFile(ctx context.Context, plan *Plan, file string, o hub.Options, ro Re
 	}
 	bad := func(err error) error {
 		var he *Error
-		if errors.Is(err, Stop) || errors.As(err, &he) || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		if errors.Is(err, ErrStop) || errors.As(err, &he) || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
 			return err
 		}
 		return &Error{Dataset: plan.Repo, File: file, Row: n + 1, Msg: err.Error(), Fix: "the file is not " + format.String() + " as its name says", Err: err}
