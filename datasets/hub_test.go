@@ -7,13 +7,13 @@ import (
 	"fmt"
 	"image"
 	"image/png"
+	"os"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/surgebench/surge/datasets/hf"
 	"github.com/surgebench/surge/datasets/hf/hftest"
-	"github.com/surgebench/surge/datasets/media"
 	"github.com/surgebench/surge/datasets/tokenizer/hub"
 )
 
@@ -194,6 +194,23 @@ func TestHFDatasetMultiTurn(t *testing.T) {
 	if !strings.Contains(rep.Lines[1], "kept 2 of 3 rows (empty prompt 1)") {
 		t.Errorf("report %v", rep.Lines)
 	}
+	// The same chat in a Parquet file: a list of structs.
+	type msg struct {
+		Role    string `parquet:"role"`
+		Content string `parquet:"content"`
+	}
+	type chatRow struct {
+		ID       int64 `parquet:"id"`
+		Messages []msg `parquet:"messages,list"`
+	}
+	h.Add("org/chatpq", "main", "data/train-0.parquet", hftest.Parquet(t, []chatRow{{ID: 2, Messages: []msg{{"user", "Ping"}, {"assistant", "Pong"}}}}, 0))
+	o.HF = HFOptions{Dataset: "org/chatpq", Columns: []string{"messages=messages"}}
+	if d, _, err = Load(o); err != nil {
+		t.Fatal(err)
+	}
+	if got := turns(d); got != "[data/train-0.parquet#1/0] \"Ping\" max=2\n" {
+		t.Errorf("Parquet chat got\n%s", got)
+	}
 	// MT-Bench: a prompt column holding a list of turns.
 	h.Add("HuggingFaceH4/mt_bench_prompts", "main", "raw/question.jsonl", []byte(`{"prompt": ["Write a haiku.", "Now make it rhyme."], "category": "writing"}`+"\n"))
 	o.HF = HFOptions{}
@@ -323,6 +340,14 @@ func TestPublicHubDatasets(t *testing.T) {
 			}
 		})
 	}
+	// Offline, a dataset read from the Parquet conversion reads from the
+	// cache.
+	t.Setenv("HF_HUB_OFFLINE", "1")
+	o.PublicDataset, o.HF = "librispeech", HFOptions{}
+	if d, _, err := Load(o); err != nil || len(d.Conversations) != 2 {
+		t.Errorf("offline librispeech: %v", err)
+	}
+	t.Setenv("HF_HUB_OFFLINE", "")
 	// A gated dataset without a token: one line, the dataset, the fix.
 	o.PublicDataset = "vision_arena"
 	_, _, err := Load(o)
@@ -490,5 +515,23 @@ func TestPublicDatasetsTable(t *testing.T) {
 	if len(seen) < 70 {
 		t.Errorf("%d names", len(seen))
 	}
-	_ = media.Image
+	// docs/workloads.md names each (the speed_bench_* and date-pinned
+	// SemiAnalysis names in one row each).
+	doc, err := os.ReadFile("../docs/workloads.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name := range seen {
+		switch {
+		case strings.HasPrefix(name, "speed_bench_"):
+			name = "speed_bench_*"
+		case strings.HasPrefix(name, "semianalysis_cc_traces_weka_with_subagents"):
+			name = "semianalysis_cc_traces_weka_with_subagents*"
+		case strings.HasPrefix(name, "semianalysis_cc_traces_weka_06"):
+			name = "semianalysis_cc_traces_weka_06*"
+		}
+		if !bytes.Contains(doc, []byte("`"+name+"`")) {
+			t.Errorf("docs/workloads.md does not list %s", name)
+		}
+	}
 }

@@ -103,6 +103,15 @@ func FormatOf(name string) (Format, bool) {
 func Resolve(ctx context.Context, src Source, o hub.Options) (*Plan, error) {
 	o.Revision = src.revision()
 	files, err := hub.Tree(ctx, hub.Dataset, src.Repo, o)
+	if errors.Is(err, hub.ErrNotCached) && src.Revision == "" {
+		// Offline, and nothing of main cached: a dataset read before from
+		// the Parquet conversion has that cached.
+		po := o
+		po.Revision = ParquetRevision
+		if pfiles, perr := hub.Tree(ctx, hub.Dataset, src.Repo, po); perr == nil {
+			return fromParquet(src, pfiles, src.Repo+" has nothing cached at main")
+		}
+	}
 	if err != nil {
 		return nil, hubError(src, "", "listing its files", err)
 	}
