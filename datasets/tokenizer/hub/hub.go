@@ -3,7 +3,8 @@
 // local Hugging Face cache first, in the layout huggingface_hub writes
 // ({models,datasets}--org--name/{refs,snapshots,blobs}), and otherwise by
 // downloading it once from the Hub into that cache, with bounded timeouts
-// so that an offline machine fails fast.
+// so that an offline machine fails fast. Tree lists a repository's files,
+// Open reads one as it downloads.
 package hub
 
 import (
