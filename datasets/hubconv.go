@@ -64,10 +64,13 @@ func newHubConv(d PublicDataset, filters []string, tok Tokenizer) (*hubConv, err
 
 // columnsFor is the Parquet columns to decode (nil: all).
 func (c *hubConv) columnsFor(plan *hf.Plan) []string {
-	if c.d.kind != hubColumns && c.d.kind != hubFirstMessage && c.d.kind != hubASR || c.d.template != "" {
+	if c.d.kind != hubColumns && c.d.kind != hubFirstMessage && c.d.kind != hubASR {
 		return nil
 	}
 	cols := c.d.columns.names()
+	if c.d.template != "" {
+		cols = templateFields(c.d.template)
+	}
 	for _, f := range c.filters {
 		cols = append(cols, f[0])
 	}

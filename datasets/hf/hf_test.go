@@ -285,9 +285,11 @@ func TestBadFiles(t *testing.T) {
 	h.Add("org/bad", "main", "d.csv", []byte("a,b\n1\n"))
 	h.Add("org/bad", "main", "e.arrow", []byte("x"))
 	h.Add("org/bad", "main", "f.jsonl.gz", []byte("not gzip"))
+	h.Add("org/bad", "main", "g.json", []byte("{\n  \"data\": [{\"q\": 1}]\n}\n"))
 	o := hubOpts(t, h)
 	for file, want := range map[string]string{
-		"a.jsonl":    "hf dataset org/bad, a.jsonl row 2: line 2: malformed JSON: unexpected EOF (the file is not JSON Lines as its name says)",
+		"a.jsonl":    "hf dataset org/bad, a.jsonl row 2: line 2: malformed JSON: unexpected EOF (surge reads JSON Lines files of one row an object)",
+		"g.json":     "hf dataset org/bad, g.json row 1: one JSON object over several lines, not a JSON array of rows or JSON Lines",
 		"b.json":     "hf dataset org/bad, b.json row 2: element 2 is not a JSON object",
 		"c.parquet":  "hf dataset org/bad, c.parquet: not a Parquet file",
 		"d.csv":      "hf dataset org/bad, d.csv row 1: record on line 2: wrong number of fields",

@@ -123,7 +123,7 @@ func readFile(ctx context.Context, plan *Plan, file string, o hub.Options, ro Re
 		if errors.Is(err, ErrStop) || errors.As(err, &he) || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
 			return err
 		}
-		return &Error{Dataset: plan.Repo, File: file, Row: n + 1, Msg: err.Error(), Fix: "the file is not " + format.String() + " as its name says", Err: err}
+		return &Error{Dataset: plan.Repo, File: file, Row: n + 1, Msg: err.Error(), Fix: "surge reads " + format.String() + " files of one row an object", Err: err}
 	}
 	if format == Parquet {
 		p, _, err := hub.Fetch(ctx, hub.Dataset, plan.Repo, file, o)
@@ -208,6 +208,9 @@ func readJSON(r io.Reader, format Format, each func(Row) error) error {
 			line++
 			if len(bytes.TrimSpace(b)) > 0 {
 				row, derr := decodeRow(b)
+				if derr != nil && format == JSON && line == 1 {
+					return errors.New("one JSON object over several lines, not a JSON array of rows or JSON Lines")
+				}
 				if derr != nil {
 					return fmt.Errorf("line %d: %v", line, derr)
 				}
