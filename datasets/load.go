@@ -88,6 +88,10 @@ type Options struct {
 	// NoTurnDelays removes every turn's delay: a ratio of 0 as AIPerf's
 	// multiplication has it (TurnDelayRatio's zero value leaves them).
 	NoTurnDelays bool
+	// HF reads a Hugging Face Hub dataset (HF.Dataset, mapped by
+	// HF.Columns), or sets the subset, split and filters of a
+	// PublicDataset read from the Hub (every name but sharegpt).
+	HF HFOptions
 }
 
 // Report describes a loaded dataset in lines for the run to print.
@@ -174,6 +178,21 @@ func load(ctx context.Context, o Options) (*Dataset, *Report, error) {
 	rep := &Report{Source: o.InputFile}
 	kind := o.CustomDatasetType
 
+	if o.HF.set() || o.PublicDataset != "" && o.PublicDataset != PublicShareGPT {
+		switch {
+		case o.PublicDataset == PublicShareGPT:
+			return nil, nil, optionErrorf("PublicDataset", "sharegpt reads its own file: the Hugging Face dataset options do not apply to it")
+		case kind != "":
+			return nil, nil, optionErrorf("CustomDatasetType", "excludes a Hugging Face dataset (give one of them)")
+		case o.InputFile != "":
+			return nil, nil, optionErrorf("InputFile", "excludes a Hugging Face dataset (give one of them)")
+		}
+		d, err := loadHub(ctx, o, rep)
+		if err != nil {
+			return nil, nil, err
+		}
+		return d, rep, nil
+	}
 	switch o.PublicDataset {
 	case "":
 	case PublicShareGPT:
@@ -188,8 +207,6 @@ func load(ctx context.Context, o Options) (*Dataset, *Report, error) {
 			}
 			rep.Source = p
 		}
-	default:
-		return nil, nil, optionErrorf("PublicDataset", "%q: unknown (known: %s)", o.PublicDataset, PublicShareGPT)
 	}
 
 	if rep.Source == "" {

@@ -93,22 +93,12 @@ func loadTree(ctx context.Context, o Options, rep *Report, kind string) (*Datase
 		if err != nil {
 			return nil, err
 		}
-		rows, st := wekaRows(traces)
-		if len(rows) == 0 {
-			return nil, inputErrorf(rep.Source, 0, "no model calls to replay")
-		}
-		p, err := newCorpusPrompter(o.Tokenizer, o.Seed, o.Synthetic.Corpus)
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w", kind, err)
-		}
-		bs := traces[0].BlockSize
-		d, bb, err := traceBlocksDataset(ctx, rep.Source, rows, bs, p, o.Seed)
+		d, calls, lines, err := wekaDataset(ctx, o, rep.Source, traces)
 		if err != nil {
 			return nil, err
 		}
-		rep.Rows = st.Calls
-		rep.Lines = append(rep.Lines, st.String(),
-			fmt.Sprintf("dataset: %d distinct full prefix blocks of %d tokens built once and shared; every turn carries its own context", len(bb.full), bs))
+		rep.Rows = calls
+		rep.Lines = append(rep.Lines, lines...)
 		return d, nil
 	case TypeRawPayload:
 		d, rows, err := readRawPayload(rep.Source)
@@ -119,4 +109,24 @@ func loadTree(ctx context.Context, o Options, rep *Report, kind string) (*Datase
 		return d, nil
 	}
 	return nil, optionErrorf("CustomDatasetType", "%q: not a directory type", kind)
+}
+
+// wekaDataset builds the conversations of WEKA traces of one block size,
+// the model calls read and the report's lines about them.
+func wekaDataset(ctx context.Context, o Options, source string, traces []*WekaTrace) (*Dataset, int, []string, error) {
+	rows, st := wekaRows(traces)
+	if len(rows) == 0 {
+		return nil, 0, nil, inputErrorf(source, 0, "no model calls to replay")
+	}
+	p, err := newCorpusPrompter(o.Tokenizer, o.Seed, o.Synthetic.Corpus)
+	if err != nil {
+		return nil, 0, nil, fmt.Errorf("%s: %w", TypeWeka, err)
+	}
+	bs := traces[0].BlockSize
+	d, bb, err := traceBlocksDataset(ctx, source, rows, bs, p, o.Seed)
+	if err != nil {
+		return nil, 0, nil, err
+	}
+	return d, st.Calls, []string{st.String(),
+		fmt.Sprintf("dataset: %d distinct full prefix blocks of %d tokens built once and shared; every turn carries its own context", len(bb.full), bs)}, nil
 }

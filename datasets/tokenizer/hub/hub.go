@@ -3,7 +3,8 @@
 // local Hugging Face cache first, in the layout huggingface_hub writes
 // ({models,datasets}--org--name/{refs,snapshots,blobs}), and otherwise by
 // downloading it once from the Hub into that cache, with bounded timeouts
-// so that an offline machine fails fast.
+// so that an offline machine fails fast. Tree lists a repository's files,
+// Open reads one as it downloads.
 package hub
 
 import (
@@ -221,6 +222,33 @@ func cached(dir, revision, file string) (string, bool) {
 func download(ctx context.Context, dir string, typ RepoType, repo, file string, o Options) (string, error) {
 	ctx, cancel := context.WithTimeout(ctx, o.Timeout)
 	defer cancel()
+	p, err := begin(ctx, dir, typ, repo, file, o)
+	if err != nil {
+		return "", err
+	}
+	defer p.abort()
+	if _, err := io.Copy(io.Discard, p); err != nil {
+		return "", err
+	}
+	return p.finish()
+}
+
+// pending is a download under way: its body is read through it, each byte
+// also written to a temporary blob that finish makes the cached file.
+type pending struct {
+	resp      *http.Response
+	tmp       *os.File
+	pw        *progressWriter
+	dir, file string
+	rev, etag string
+	o         Options
+	n         int64
+	eof       bool
+}
+
+// begin asks the Hub for the file and opens the temporary blob its bytes
+// go to; the caller reads the body through the pending download.
+func begin(ctx context.Context, dir string, typ RepoType, repo, file string, o Options) (*pending, error) {
 	kind := ""
 	if typ == Dataset {
 		kind = "datasets/"
@@ -232,7 +260,7 @@ func download(ctx context.Context, dir string, typ RepoType, repo, file string, 
 	u := fmt.Sprintf("%s/%s%s/resolve/%s/%s", o.Endpoint, kind, repo, url.PathEscape(o.Revision), strings.Join(parts, "/"))
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
 	if err != nil {
-		return "", err
+		return nil, err
 	}
 	if o.Token != "" {
 		req.Header.Set("Authorization", "Bearer "+o.Token)
@@ -253,22 +281,15 @@ func download(ctx context.Context, dir string, typ RepoType, repo, file string, 
 	}
 	resp, err := client.Do(req)
 	if err != nil {
-		return "", fmt.Errorf("downloading from %s: %w", o.Endpoint, unwrap(err, o.Token))
+		return nil, fmt.Errorf("downloading from %s: %w", o.Endpoint, unwrap(err, o.Token))
 	}
-	defer resp.Body.Close()
-	switch {
-	case resp.StatusCode == http.StatusUnauthorized || resp.StatusCode == http.StatusForbidden:
-		hint := fmt.Sprintf("no such %s, or a gated or private one: set HF_TOKEN to a token with access", typ)
-		if o.Token != "" {
-			hint = fmt.Sprintf("no such %s, or one HF_TOKEN has no access to", typ)
-		}
-		return "", fmt.Errorf("%s refused it (HTTP %d: %s)", o.Endpoint, resp.StatusCode, hint)
-	case resp.StatusCode == http.StatusNotFound:
-		return "", fmt.Errorf("%s has no %s for it (HTTP 404: not a Hub %s, or no such revision or file)", o.Endpoint, file, typ)
-	case resp.StatusCode != http.StatusOK:
-		return "", fmt.Errorf("%s answered HTTP %d", o.Endpoint, resp.StatusCode)
-	case resp.ContentLength > o.MaxBytes:
-		return "", fmt.Errorf("%s is %d bytes, more than the %d allowed", file, resp.ContentLength, o.MaxBytes)
+	if err := statusError(resp, o, typ, file); err != nil {
+		resp.Body.Close()
+		return nil, err
+	}
+	if resp.ContentLength > o.MaxBytes {
+		resp.Body.Close()
+		return nil, fmt.Errorf("%s is %d bytes, more than the %d allowed", file, resp.ContentLength, o.MaxBytes)
 	}
 	if first == nil {
 		first = resp.Header
@@ -279,57 +300,121 @@ func download(ctx context.Context, dir string, typ RepoType, repo, file string, 
 	}
 	etag := strings.Trim(strings.TrimPrefix(header(first, resp.Header, "X-Linked-Etag", "ETag"), "W/"), `"`)
 	if etag == "" || strings.ContainsAny(etag, `/\`) || etag == "." || etag == ".." {
-		etag = rev + "-" + strings.ReplaceAll(file, "/", "-")
+		etag = strings.ReplaceAll(rev, "/", "-") + "-" + strings.ReplaceAll(file, "/", "-")
 	}
-
 	blobs := filepath.Join(dir, "blobs")
 	if err := os.MkdirAll(blobs, 0o755); err != nil {
-		return "", err
+		resp.Body.Close()
+		return nil, err
 	}
 	tmp, err := os.CreateTemp(blobs, etag+".*.incomplete")
 	if err != nil {
-		return "", err
+		resp.Body.Close()
+		return nil, err
 	}
+	return &pending{resp: resp, tmp: tmp, pw: &progressWriter{w: tmp, total: resp.ContentLength, fn: o.Progress},
+		dir: dir, file: file, rev: rev, etag: etag, o: o}, nil
+}
+
+// statusError says why the Hub refused a request, nil when it did not.
+func statusError(resp *http.Response, o Options, typ RepoType, what string) error {
+	switch {
+	case resp.StatusCode == http.StatusUnauthorized || resp.StatusCode == http.StatusForbidden:
+		hint := fmt.Sprintf("no such %s, or a gated or private one: set HF_TOKEN to a token with access", typ)
+		if o.Token != "" {
+			hint = fmt.Sprintf("no such %s, or one HF_TOKEN has no access to", typ)
+		}
+		return &StatusError{Code: resp.StatusCode, Msg: fmt.Sprintf("%s refused it (HTTP %d: %s)", o.Endpoint, resp.StatusCode, hint)}
+	case resp.StatusCode == http.StatusNotFound:
+		return &StatusError{Code: resp.StatusCode, Msg: fmt.Sprintf("%s has no %s for it (HTTP 404: not a Hub %s, or no such revision or file)", o.Endpoint, what, typ)}
+	case resp.StatusCode != http.StatusOK:
+		return &StatusError{Code: resp.StatusCode, Msg: fmt.Sprintf("%s answered HTTP %d", o.Endpoint, resp.StatusCode)}
+	}
+	return nil
+}
+
+// StatusError is the Hub's refusal of a request: its HTTP status and what
+// it means (401 and 403: a private or gated repository, or none).
+type StatusError struct {
+	Code int
+	Msg  string
+}
+
+// Error says what the status means.
+func (e *StatusError) Error() string { return e.Msg }
+
+// Read reads the body, bounded by o.MaxBytes, writing it to the blob.
+func (p *pending) Read(b []byte) (int, error) {
+	if p.n > p.o.MaxBytes {
+		return 0, fmt.Errorf("%s is more than the %d bytes allowed", p.file, p.o.MaxBytes)
+	}
+	if room := p.o.MaxBytes + 1 - p.n; int64(len(b)) > room {
+		b = b[:room]
+	}
+	n, err := p.resp.Body.Read(b)
+	p.n += int64(n)
+	if n > 0 {
+		if _, werr := p.pw.Write(b[:n]); werr != nil {
+			return n, werr
+		}
+	}
+	if p.n > p.o.MaxBytes {
+		return n, fmt.Errorf("%s is more than the %d bytes allowed", p.file, p.o.MaxBytes)
+	}
+	if err == io.EOF {
+		p.eof = true
+	} else if err != nil {
+		err = fmt.Errorf("downloading from %s: %w", p.o.Endpoint, unwrap(err, p.o.Token))
+	}
+	return n, err
+}
+
+// abort drops the download: the body is closed, the temporary blob
+// removed (after finish, only the body is closed).
+func (p *pending) abort() {
+	p.resp.Body.Close()
+	if p.tmp != nil {
+		p.tmp.Close()
+		os.Remove(p.tmp.Name())
+	}
+}
+
+// finish stores the whole body read as the cached file and returns its
+// path in the snapshot.
+func (p *pending) finish() (string, error) {
+	if !p.eof {
+		return "", fmt.Errorf("%s: the download ended early", p.file)
+	}
+	tmp := p.tmp
+	p.tmp = nil
 	defer os.Remove(tmp.Name())
-	pw := &progressWriter{w: tmp, total: resp.ContentLength, fn: o.Progress}
-	n, err := io.Copy(pw, io.LimitReader(resp.Body, o.MaxBytes+1))
-	if err == nil && n > o.MaxBytes {
-		err = fmt.Errorf("%s is more than the %d bytes allowed", file, o.MaxBytes)
-	}
-	if err != nil {
-		tmp.Close()
-		return "", fmt.Errorf("downloading from %s: %w", o.Endpoint, unwrap(err, o.Token))
-	}
 	if err := tmp.Close(); err != nil {
 		return "", err
 	}
-	blob := filepath.Join(blobs, etag)
+	blob := filepath.Join(p.dir, "blobs", p.etag)
 	if err := os.Rename(tmp.Name(), blob); err != nil {
 		return "", err
 	}
-	snap := filepath.Join(dir, "snapshots", rev)
-	if err := os.MkdirAll(snap, 0o755); err != nil {
-		return "", err
-	}
-	path := filepath.Join(snap, filepath.FromSlash(file))
+	snap := filepath.Join(p.dir, "snapshots", filepath.FromSlash(p.rev))
+	path := filepath.Join(snap, filepath.FromSlash(p.file))
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return "", err
 	}
 	_ = os.Remove(path)
-	up := strings.Repeat("../", strings.Count(file, "/")+2)
-	if err := os.Symlink(filepath.FromSlash(up+"blobs/"+etag), path); err != nil {
+	up := strings.Repeat("../", strings.Count(p.file, "/")+strings.Count(p.rev, "/")+2)
+	if err := os.Symlink(filepath.FromSlash(up+"blobs/"+p.etag), path); err != nil {
 		// No symlinks here (some filesystems): a copy, as huggingface_hub
 		// makes then.
 		if err := copyFile(blob, path); err != nil {
 			return "", err
 		}
 	}
-	if rev != o.Revision {
-		ref := filepath.Join(dir, "refs", filepath.FromSlash(o.Revision))
+	if p.rev != p.o.Revision {
+		ref := filepath.Join(p.dir, "refs", filepath.FromSlash(p.o.Revision))
 		if err := os.MkdirAll(filepath.Dir(ref), 0o755); err != nil {
 			return "", err
 		}
-		if err := os.WriteFile(ref, []byte(rev), 0o644); err != nil {
+		if err := os.WriteFile(ref, []byte(p.rev), 0o644); err != nil {
 			return "", err
 		}
 	}
