@@ -111,6 +111,10 @@ type Config struct {
 
 	RequestCount    int           // --request-count
 	Duration        time.Duration // --benchmark-duration
+	// ZeroCount and ZeroDuration are set when --request-count or
+	// --benchmark-duration was given as 0 (the zero values otherwise mean
+	// "not given").
+	ZeroCount, ZeroDuration bool
 	Grace           time.Duration // --benchmark-grace-period
 	WarmupCount     int           // --warmup-request-count
 	FailedThreshold float64       // --failed-request-threshold (0: off)

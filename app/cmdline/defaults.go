@@ -18,6 +18,10 @@ func (c *Config) applyDefaults(isSet func(string) bool) {
 	}
 	c.NoTurnDelays = isSet("conversation-turn-delay-ratio") && c.TurnDelayRatio == 0
 	c.ModelFromServer = !isSet("model")
+	// A bound given as 0 is no bound: the spec refuses it rather than run
+	// AIPerf's default instead.
+	c.ZeroCount = isSet("request-count") && c.RequestCount == 0 && c.SweepLists["request-count"] == nil
+	c.ZeroDuration = isSet("benchmark-duration") && c.Duration == 0 && c.SweepLists["benchmark-duration"] == nil
 }
 
 // drawSeed draws a run's seed: below 2^53, so every JSON reader (and

@@ -105,6 +105,18 @@ type Repeats struct {
 // maxProfileRuns is AIPerf's bound on --num-profile-runs.
 const maxProfileRuns = 10
 
+// Bounds past any run one client can make: a value beyond them is a typo
+// or a unit mistake, refused before it can hang or exhaust the client.
+const (
+	// MaxConcurrency bounds requests in flight (and users): each holds a
+	// socket, and a process may open about a million files.
+	MaxConcurrency = 1_000_000
+	// MaxRate bounds requests a second: a microsecond apart.
+	MaxRate = 1_000_000
+	// MaxRequestCount bounds a stage's requests: at MaxRate, 35 years.
+	MaxRequestCount = 1 << 50
+)
+
 // parseBounds checks the counts, lengths and durations that bound a run.
 func parseBounds(s *Spec, c *cmdline.Config) error {
 	if err := checkBounds(c); err != nil {
@@ -127,8 +139,18 @@ func parseBounds(s *Spec, c *cmdline.Config) error {
 // too.
 func checkBounds(c *cmdline.Config) error {
 	switch {
-	case c.RequestCount < 0:
-		return cmdline.Usagef("--request-count must be ≥ 1, got %d", c.RequestCount)
+	case c.RequestCount < 0 || c.ZeroCount:
+		return cmdline.Usagef("--request-count must be ≥ 1, got %d (leave it out for AIPerf's default: max(10, 2 × concurrency))", c.RequestCount)
+	case c.RequestCount > MaxRequestCount:
+		return cmdline.Usagef("--request-count %d is more than one client can send (at most %d)", c.RequestCount, MaxRequestCount)
+	case c.ZeroDuration:
+		return cmdline.Usagef("--benchmark-duration must be > 0, got 0 (leave it out to bound the run by its request count)")
+	case c.ISL > datasets.MaxRequestTokens || c.OSL > datasets.MaxRequestTokens:
+		return cmdline.Usagef("--isl %d and --osl %d: each at most %d tokens (docs/datasets-limits.md)", c.ISL, c.OSL, datasets.MaxRequestTokens)
+	case c.NumUsers > MaxConcurrency || c.WarmupConcurrency > MaxConcurrency || c.PrefillConcurrency > MaxConcurrency:
+		return cmdline.Usagef("--num-users, --warmup-concurrency and --prefill-concurrency: at most %d (each in-flight request holds a socket)", MaxConcurrency)
+	case c.UserCentricRate > MaxRate || c.WarmupRate > MaxRate:
+		return cmdline.Usagef("--user-centric-rate and --warmup-request-rate: at most %d requests a second", MaxRate)
 	case c.WarmupCount < 0:
 		return cmdline.Usagef("--warmup-request-count must be ≥ 0, got %d", c.WarmupCount)
 	case c.Duration < 0:
@@ -248,6 +270,16 @@ func parseLoad(s *Spec, c *cmdline.Config) (err error) {
 	// sweep, are both fine; two sweeps are not.
 	if len(l.Concs) > 1 && len(l.Rates) > 1 {
 		return cmdline.Usagef("--concurrency and --request-rate cannot both list stages: sweep one of them")
+	}
+	for _, n := range l.Concs {
+		if n > MaxConcurrency {
+			return cmdline.Usagef("--concurrency %d is more than one client can hold in flight (at most %d: each request holds a socket)", n, MaxConcurrency)
+		}
+	}
+	for _, r := range l.Rates {
+		if r > MaxRate {
+			return cmdline.Usagef("--request-rate %g is more than one client can send (at most %d requests a second)", r, MaxRate)
+		}
 	}
 	return nil
 }

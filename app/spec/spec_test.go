@@ -206,3 +206,34 @@ func TestExportNamesCannotCollide(t *testing.T) {
 		}
 	}
 }
+
+// TestAbsurdValuesAreRefused: a zero bound given on purpose, a rate or
+// concurrency no client can apply, a count past any run: each refused
+// before anything runs, naming the flag (they hung or ran something else).
+func TestAbsurdValuesAreRefused(t *testing.T) {
+	t.Setenv("OPENAI_API_KEY", "")
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--request-count", "0"}, "--request-count must be ≥ 1, got 0"},
+		{[]string{"--benchmark-duration", "0"}, "--benchmark-duration must be > 0, got 0"},
+		{[]string{"--request-rate", "1e308"}, "--request-rate 1e+308 is more than one client can send"},
+		{[]string{"--concurrency", "1000000000"}, "--concurrency 1000000000 is more than one client can hold"},
+		{[]string{"--concurrency", "1,2000000"}, "--concurrency 2000000"},
+		{[]string{"--request-count", "99999999999999999"}, "is more than one client can send (at most"},
+		{[]string{"--isl", "999999999"}, "--isl 999999999"},
+		{[]string{"--request-count", "5,0"}, "request_count=0: --request-count must be ≥ 1"},
+		{[]string{"--user-centric-rate", "2e6", "--num-users", "4"}, "--user-centric-rate and --warmup-request-rate: at most"},
+	} {
+		var ue *cmdline.UsageError
+		if _, err := parseArgs(t, tc.args...); !errors.As(err, &ue) || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%v: %v, want a usage error %q", tc.args, err, tc.want)
+		}
+	}
+	for _, ok := range [][]string{{"--request-count", "99999999999"}, {"--concurrency", "1000"}, {"--request-rate", "5000"}} {
+		if _, err := parseArgs(t, ok...); err != nil {
+			t.Errorf("%v: %v", ok, err)
+		}
+	}
+}

@@ -178,9 +178,9 @@ func (sw *Sweep) point(i int, c cmdline.Config) cmdline.Config {
 		case "osl":
 			c.OSL = int(v)
 		case "request_count":
-			c.RequestCount = int(v)
+			c.RequestCount, c.ZeroCount = int(v), v == 0
 		case "benchmark_duration":
-			c.Duration = time.Duration(v * float64(time.Second))
+			c.Duration, c.ZeroDuration = time.Duration(v*float64(time.Second)), v == 0
 		case "num_users":
 			c.NumUsers = int(v)
 		case "user_centric_rate":
