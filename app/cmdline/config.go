@@ -109,15 +109,15 @@ type Config struct {
 	// type's default).
 	SamplingStrategy string
 
-	RequestCount    int           // --request-count
-	Duration        time.Duration // --benchmark-duration
+	RequestCount int           // --request-count
+	Duration     time.Duration // --benchmark-duration
 	// ZeroCount and ZeroDuration are set when --request-count or
 	// --benchmark-duration was given as 0 (the zero values otherwise mean
 	// "not given").
 	ZeroCount, ZeroDuration bool
-	Grace           time.Duration // --benchmark-grace-period
-	WarmupCount     int           // --warmup-request-count
-	FailedThreshold float64       // --failed-request-threshold (0: off)
+	Grace                   time.Duration // --benchmark-grace-period
+	WarmupCount             int           // --warmup-request-count
+	FailedThreshold         float64       // --failed-request-threshold (0: off)
 	// WarmupDuration, WarmupConcurrency and WarmupRate are the warmup's
 	// time bound and its own load (--warmup-duration, --warmup-concurrency,
 	// --warmup-request-rate; 0: none, the first stage's load).
