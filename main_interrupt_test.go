@@ -1,14 +1,21 @@
 package main
 
 import (
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/surgebench/surge/app/cmdline"
+	"github.com/surgebench/surge/app/spec"
 )
 
 // TestCtrlCWhileLoadingDataset: SIGINT while `surge profile` reads its
@@ -64,4 +71,149 @@ func TestCtrlCWhileLoadingDataset(t *testing.T) {
 	case <-time.After(20 * time.Second):
 		t.Fatal("surge did not exit within 20 s of SIGINT while loading its dataset")
 	}
+}
+
+// signalLimit is how soon a run must answer a signal it acts on at once:
+// the issue's second, with room for a busy two-core machine to schedule
+// the process.
+const signalLimit = 1500 * time.Millisecond
+
+// phaseServer is a server whose answers a phase of the run waits on: the
+// models list hangs (probing), a one-token probe gets 503 (waiting for the
+// model), and chat streams a token every 100 ms, so a run is still busy
+// when the test signals it. hits counts the requests of each path.
+type phaseServer struct {
+	hits      sync.Map // path → *atomic.Int64
+	hangModel bool
+	notReady  bool
+	release   chan struct{}
+}
+
+func (s *phaseServer) count(path string) int64 {
+	v, _ := s.hits.LoadOrStore(path, new(atomic.Int64))
+	return v.(*atomic.Int64).Load()
+}
+
+func (s *phaseServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	v, _ := s.hits.LoadOrStore(r.URL.Path, new(atomic.Int64))
+	v.(*atomic.Int64).Add(1)
+	_, _ = io.Copy(io.Discard, r.Body)
+	switch {
+	case r.URL.Path == "/v1/models" && s.hangModel:
+		select {
+		case <-s.release:
+		case <-r.Context().Done():
+		}
+		return
+	case r.URL.Path == "/v1/chat/completions" && s.notReady:
+		http.Error(w, "loading", http.StatusServiceUnavailable)
+		return
+	case r.URL.Path != "/v1/chat/completions":
+		http.NotFound(w, r)
+		return
+	}
+	w.Header().Set("Content-Type", "text/event-stream")
+	for i := range 100 {
+		select {
+		case <-r.Context().Done():
+			return
+		case <-s.release:
+			return
+		case <-time.After(100 * time.Millisecond):
+		}
+		fmt.Fprintf(w, "data: {\"choices\":[{\"delta\":{\"content\":\" t%d\"}}]}\n\n", i)
+		w.(http.Flusher).Flush()
+	}
+	fmt.Fprint(w, "data: [DONE]\n\n")
+}
+
+// TestSignalsInEveryPhase: SIGINT and SIGTERM act within a second in every
+// phase of a run: probing the server for its model, waiting for it to be
+// ready, the warmup and the profile. Before the run starts, the process
+// exits 130 with no artifacts; once it started, the first signal stops
+// issuing (no request is sent after it), the second cancels the requests
+// in flight, and the exports are still written.
+func TestSignalsInEveryPhase(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		server  phaseServer
+		args    []string
+		waitFor string // the path whose first request marks the phase
+		sig     syscall.Signal
+		started bool // the run started: two signals, exports written
+	}{
+		{"probing the model list", phaseServer{hangModel: true}, nil, "/v1/models", syscall.SIGTERM, false},
+		{"waiting for the model", phaseServer{notReady: true}, []string{"-m", "m", "--wait-for-model-timeout", "600", "--wait-for-model-interval", "0.05"}, "/v1/chat/completions", syscall.SIGINT, false},
+		{"warmup", phaseServer{}, []string{"-m", "m", "--warmup-request-count", "40", "--request-count", "40", "--concurrency", "2"}, "/v1/chat/completions", syscall.SIGINT, true},
+		{"profile", phaseServer{}, []string{"-m", "m", "--request-count", "40", "--concurrency", "2"}, "/v1/chat/completions", syscall.SIGTERM, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := &tc.server
+			s.release = make(chan struct{})
+			srv := httptest.NewServer(s)
+			defer srv.Close()
+			defer close(s.release)
+			dir := filepath.Join(t.TempDir(), "out")
+			args := append([]string{"surge", "profile", "--url", srv.URL, "--streaming", "--ui", "none", "--tokenizer", "builtin",
+				"--isl", "16", "--no-server-metrics", "--no-gpu-telemetry", "--output-artifact-dir", dir}, tc.args...)
+			code := make(chan int, 1)
+			go func() { code <- runQuiet(args) }()
+			for deadline := time.Now().Add(20 * time.Second); s.count(tc.waitFor) == 0; time.Sleep(5 * time.Millisecond) {
+				if time.Now().After(deadline) {
+					t.Fatalf("no request to %s within 20 s", tc.waitFor)
+				}
+			}
+			sent := time.Now()
+			if err := syscall.Kill(os.Getpid(), tc.sig); err != nil {
+				t.Fatal(err)
+			}
+			if tc.started {
+				// The first signal stops issuing: what was sent by then is
+				// all the server sees.
+				time.Sleep(signalLimit)
+				before := s.count(tc.waitFor)
+				time.Sleep(300 * time.Millisecond)
+				if after := s.count(tc.waitFor); after != before {
+					t.Errorf("%d requests sent more than %s after %v", after-before, signalLimit, tc.sig)
+				}
+				sent = time.Now()
+				if err := syscall.Kill(os.Getpid(), tc.sig); err != nil {
+					t.Fatal(err)
+				}
+			}
+			select {
+			case got := <-code:
+				took := time.Since(sent)
+				t.Logf("exited %d, %v after the last %v", got, took, tc.sig)
+				if got != cmdline.ExitInterrupted {
+					t.Errorf("exit %d, want %d", got, cmdline.ExitInterrupted)
+				}
+				if took > signalLimit {
+					t.Errorf("exited %v after %v, want within %v", took, tc.sig, signalLimit)
+				}
+			case <-time.After(20 * time.Second):
+				t.Fatalf("no exit within 20 s of %v", tc.sig)
+			}
+			_, err := os.Stat(filepath.Join(dir, spec.FileJSON))
+			switch {
+			case tc.started && err != nil:
+				t.Errorf("interrupted run wrote no summary: %v", err)
+			case !tc.started && err == nil:
+				t.Errorf("a run interrupted before it started wrote exports")
+			}
+		})
+	}
+}
+
+// runQuiet is run with stdout and stderr discarded.
+func runQuiet(args []string) int {
+	saved := [2]*os.File{os.Stdout, os.Stderr}
+	null, err := os.OpenFile(os.DevNull, os.O_WRONLY, 0)
+	if err != nil {
+		return run(args)
+	}
+	defer null.Close()
+	os.Stdout, os.Stderr = null, null
+	defer func() { os.Stdout, os.Stderr = saved[0], saved[1] }()
+	return run(args)
 }

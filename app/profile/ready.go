@@ -70,6 +70,10 @@ func (r readiness) waitOne(ctx context.Context, client *http.Client, target stri
 		}
 		select {
 		case <-ctx.Done():
+			if err := ctx.Err(); errors.Is(err, context.Canceled) {
+				// Interrupted, not timed out: the command exits 130.
+				return fmt.Errorf("interrupted while waiting for %s (%w)", cmdline.RedactURL(target), err)
+			}
 			return fmt.Errorf("--wait-for-model-timeout: %s was not ready within %s (%s probe): %s", cmdline.RedactURL(target), r.Timeout, r.Mode, last)
 		case <-time.After(r.Interval):
 		}
