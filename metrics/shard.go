@@ -69,6 +69,9 @@ type shard struct {
 	// for each: one wake-up less per request.
 	firstMu      sync.Mutex
 	firsts, took []sample
+
+	// keep holds the successful profile requests' exact headline values.
+	keep *rowKeeper
 }
 
 func newShard(c *Collector) *shard {
@@ -76,6 +79,7 @@ func newShard(c *Collector) *shard {
 		c: c, in: make(chan msg, shardQueue),
 		aggs: map[aggKey]*aggregate{}, slices: map[int64]*sliceAgg{}, liveTTFT: newDist(),
 		finishedBySec: map[int64]int64{}, errTypes: map[string]int64{},
+		keep: newRowKeeper(maxRows / len(c.shards)),
 	}
 }
 
@@ -131,6 +135,9 @@ func (s *shard) record(r *Record) {
 	a := s.agg(aggKey{r.Phase, r.Stage})
 	a.add(r, &v, good)
 	if r.Err == nil {
+		if r.Phase == Profile {
+			s.keep.add(rowOf(r, &v))
+		}
 		a.checks.add(r, &v, s.c.tok)
 		if v.Truncated && r.Phase == Profile {
 			s.c.truncatedLive(sentLength(r, s.c.tok), float64(r.Usage.PromptTokens))
