@@ -89,8 +89,8 @@ func TestSelect(t *testing.T) {
 	for _, n := range []int{1, 2, 3, 10, 257} {
 		for _, gen := range []func(int) float64{
 			func(int) float64 { return r.Float64() },
-			func(i int) float64 { return float64(i) },      // sorted
-			func(i int) float64 { return float64(n - i) },  // reversed
+			func(i int) float64 { return float64(i) },       // sorted
+			func(i int) float64 { return float64(n - i) },   // reversed
 			func(int) float64 { return float64(r.IntN(3)) }, // many equal
 		} {
 			xs := make([]float64, n)
