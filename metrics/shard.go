@@ -13,6 +13,7 @@ type msgKind uint8
 const (
 	msgRecord msgKind = iota
 	msgSnapshot
+	msgSample
 )
 
 // msg is what workers and the collector send a shard.
@@ -21,6 +22,8 @@ type msg struct {
 	rec   *Record
 	value int64
 	reply chan *view
+	// sample receives a msgSample's rows.
+	sample chan sampleReply
 }
 
 // shardQueue is deep enough that bursts of completions never block a
@@ -91,6 +94,8 @@ func (s *shard) run() {
 			s.record(m.rec)
 		case msgSnapshot:
 			m.reply <- s.view(m.value)
+		case msgSample:
+			m.sample <- s.sample(int(m.value))
 		}
 	}
 }

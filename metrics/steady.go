@@ -48,8 +48,7 @@ const minSteadyBins = 50
 // SteadyState is the part of a run between its warm-up transient (cold
 // connections, an empty batch, a cold prefix cache) and its drain (the
 // last requests finishing with less and less in flight), found in the data
-// by MSER-5 (stats.MSER) on the rate series, and the headline numbers of
-// the requests sent inside it.
+// (steadyOf), and the headline numbers of the requests sent inside it.
 type SteadyState struct {
 	// Found is false when the series never settled or the run is too
 	// short to tell (Reason says which); the window is then the whole run
@@ -96,42 +95,57 @@ func steadyBin(dur int64) int64 {
 	return max(binNs, dur/100/binNs*binNs)
 }
 
-// steadyOf finds the steady state of the requests e holds over [from, to).
+// steadyOf finds the steady state of the requests e holds over [from,
+// to). The warm-up is cut by MSER-5 (White 1997; White, Cobb & Spratt
+// 2000: stats.MSER) on the rate series and, where every bin saw requests,
+// on the per-bin mean TTFT; the later cut wins. The drain needs no
+// heuristic: the offered load ends with the last request sent, and the
+// window ends one mean request latency before it, so the requests it
+// counts ran under the full load. (MSER-5 run backwards from the end
+// finds the drain too, but on a series with slow swings it cuts far more:
+// the end of the load is known, so it is not guessed.)
 func steadyOf(e *rowSet, from, to int64, level float64) *SteadyState {
 	if e == nil || len(e.rows) == 0 || to <= from {
 		return nil
 	}
-	w := steadyBin(to - from)
+	var lastSent int64
+	var latSum float64
+	var latN int
+	for _, x := range e.rows {
+		lastSent = max(lastSent, x.sent)
+		if !math.IsNaN(float64(x.e2e)) {
+			latSum += float64(x.e2e)
+			latN++
+		}
+	}
+	end := lastSent
+	if latN > 0 {
+		end -= int64(latSum / float64(latN) * float64(time.Millisecond))
+	}
+	w := steadyBin(end - from)
 	s := &SteadyState{Method: steadyMethod, BinSec: float64(w) / 1e9, RunStartNs: from, RunEndNs: to, StartNs: from, EndNs: to}
-	tokens, done := e.rates(from, to, w)
+	if end <= from {
+		s.Reason = "the load ended within one request latency of its start"
+		return s
+	}
+	tokens, done := e.rates(from, end, w)
 	series := tokens
 	if sum(tokens) == 0 {
 		series = done // no output tokens (embeddings, rankings): completions
 	}
 	n := len(series)
 	if n < minSteadyBins {
-		s.Reason = fmt.Sprintf("the run (%.1f s) is too short to tell a warm-up from a steady state: %d bins of %s, want %d",
-			float64(to-from)/1e9, n, time.Duration(w), minSteadyBins)
+		s.Reason = fmt.Sprintf("the run (%.1f s under full load) is too short to tell a warm-up from a steady state (that takes %d bins of %s: %s)",
+			float64(end-from)/1e9, minSteadyBins, time.Duration(w), time.Duration(minSteadyBins*w))
 		return s
 	}
-	lat := e.latencySeries(from, w, n)
-	warm, ok := truncation(series, lat)
+	warm, ok := truncation(series, e.latencySeries(from, w, n))
 	if !ok {
 		s.Reason = "the rate series never settled: the load or the server was still changing over the run"
 		return s
 	}
-	drain, ok := truncation(reversed(series[warm:]), reversed(tail(lat, warm)))
-	if !ok {
-		s.Reason = "the rate series never settled before the run's end"
-		return s
-	}
 	s.Found = true
-	if warm > 0 {
-		s.StartNs = from + int64(warm)*w
-	}
-	if drain > 0 {
-		s.EndNs = from + int64(n-drain)*w
-	}
+	s.StartNs, s.EndNs = from+int64(warm)*w, end
 	s.fill(e, s.StartNs, s.EndNs, level)
 	return s
 }
@@ -236,22 +250,6 @@ func sum(xs []float64) float64 {
 		s += x
 	}
 	return s
-}
-
-func reversed(xs []float64) []float64 {
-	if xs == nil {
-		return nil
-	}
-	out := slices.Clone(xs)
-	slices.Reverse(out)
-	return out
-}
-
-func tail(xs []float64, from int) []float64 {
-	if xs == nil {
-		return nil
-	}
-	return xs[from:]
 }
 
 // applyTrim puts the steady state's headline numbers in the summary, and

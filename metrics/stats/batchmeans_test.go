@@ -1,6 +1,7 @@
 package stats
 
 import (
+	"encoding/json"
 	"math"
 	"math/rand/v2"
 	"testing"
@@ -142,5 +143,22 @@ func TestMSER(t *testing.T) {
 	}
 	if _, ok := MSER(xs[:45], 5); ok {
 		t.Error("MSER of 9 batches settled, want too short")
+	}
+}
+
+func TestIntervalJSON(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		iv   Interval
+		want string
+	}{
+		{Interval{1.5, 2}, `{"lo":1.5,"hi":2}`},
+		{Interval{3, math.Inf(1)}, `{"lo":3,"hi":null}`},
+		{Interval{math.Inf(-1), math.NaN()}, `{"lo":null,"hi":null}`},
+	} {
+		b, err := json.Marshal(c.iv)
+		if err != nil || string(b) != c.want {
+			t.Errorf("%v: %s, %v; want %s", c.iv, b, err, c.want)
+		}
 	}
 }
