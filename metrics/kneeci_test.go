@@ -226,7 +226,7 @@ func TestStageThroughputUnderDrift(t *testing.T) {
 		ci, v := st.OutputTokenThroughputCI, st.OutputTokenThroughput
 		bm = append(bm, span{ci.Lo, ci.Hi})
 		const cvOSL = 0.2887 // OSL is uniform on 32 … 96
-		rel := stats.Z(KneeLevel)*(cvOSL+st.Latency.Std/st.Latency.Avg)/math.Sqrt(float64(st.RequestCount)) +
+		rel := 1.959964*(cvOSL+st.Latency.Std/st.Latency.Avg)/math.Sqrt(float64(st.RequestCount)) +
 			st.Latency.Avg/1000/st.DurationSec
 		iid = append(iid, span{v * (1 - rel), v * (1 + rel)})
 		t.Logf("run %d: %.0f tokens/s, batch means %.0f–%.0f (%s), i.i.d. ±%.1f%%", run, v, ci.Lo, ci.Hi,

@@ -169,7 +169,9 @@ func precisionOf(e, all *rowSet, from, to int64, point map[Tag]float64, level fl
 // rateCIs are the throughputs' intervals by batch means over the rate
 // series of [from, to). A batch is at least one mean request latency
 // long: a request's tokens are spread over its own time, so bins closer
-// than that are correlated by construction.
+// than that are correlated by construction. Each interval is centred on
+// the throughput point gives; with point nil, on the series' own mean
+// (a live run's, whose summary is not computed yet).
 func rateCIs(e *rowSet, from, to int64, point map[Tag]float64, level float64) []RateCI {
 	tokens, done := e.rates(from, to, binNs)
 	minSize := 1
@@ -182,11 +184,14 @@ func rateCIs(e *rowSet, from, to int64, point map[Tag]float64, level float64) []
 		tag    Tag
 		series []float64
 	}{{OutputTokenThroughput, tokens}, {RequestThroughput, done}} {
+		bm := stats.BatchMeansCI(s.series, minSize, level)
 		v, ok := point[s.tag]
+		if point == nil {
+			v, ok = bm.Mean, true
+		}
 		if !ok || !(v > 0) {
 			continue
 		}
-		bm := stats.BatchMeansCI(s.series, minSize, level)
 		r := RateCI{Metric: s.tag, Value: v, Lo: math.Inf(-1), Hi: math.Inf(1), Batches: bm.Batches,
 			BatchSec: float64(int64(bm.Size)*binNs) / 1e9}
 		if !math.IsInf(bm.Half, 0) && bm.Mean > 0 {

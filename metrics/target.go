@@ -5,8 +5,6 @@ import (
 	"math"
 	"strconv"
 	"strings"
-
-	"github.com/surgebench/surge/metrics/stats"
 )
 
 // Target is a precision a run should reach before it stops: the interval
@@ -277,20 +275,8 @@ func (s *shard) sample(stage int) sampleReply {
 // rate series' whole bins, with their batch-means intervals.
 func (s *Sample) rates(level float64) map[Tag]RateCI {
 	from, _ := s.rows.span()
-	to := from + (s.now-from)/binNs*binNs
-	tokens, done := s.rows.rates(from, to, binNs)
-	if len(tokens) == 0 {
-		return nil
-	}
-	point := map[Tag]float64{}
-	if m, _ := stats.MeanVar(tokens); m > 0 {
-		point[OutputTokenThroughput] = m
-	}
-	if m, _ := stats.MeanVar(done); m > 0 {
-		point[RequestThroughput] = m
-	}
 	out := map[Tag]RateCI{}
-	for _, r := range rateCIs(s.rows, from, to, point, level) {
+	for _, r := range rateCIs(s.rows, from, s.now, nil, level) {
 		out[r.Metric] = r
 	}
 	return out
