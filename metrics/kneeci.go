@@ -132,15 +132,25 @@ func KneeSure(points []StageEstimate, factor float64) KneeVerdict {
 		// the gap between them: the gap of a stage at the threshold is
 		// near zero and noisy, and the requests it asks for would differ
 		// from run to run by orders of magnitude. The half-width is the
-		// median over the sweep's stages (estimated half-widths are noisy,
-		// and squared the noise doubles). At least double: less would not
-		// be worth another sweep.
+		// median over the sweep's stages that bound theirs (estimated
+		// half-widths are noisy, and squared the noise doubles); a p95
+		// bounded in no stage asks for the requests that bound it
+		// (stats.MinBounded: 72 at 95%), with a quarter more. At least
+		// double: less would not be worth another sweep.
 		need := 2.0
 		if lat == unsure {
-			need = max(need, sq(medianHalf(points, func(e StageEstimate) float64 { return relHalfOf(e.P95CI, e.P95TTFTms) })/latencyResolution))
+			h, bounded := medianHalf(points, func(e StageEstimate) float64 { return relHalfOf(e.P95CI, e.P95TTFTms) })
+			if !bounded {
+				need = max(need, 1.25*float64(stats.MinBounded(0.95, KneeLevel))/float64(n))
+			}
+			need = max(need, sq(h/latencyResolution))
 		}
 		if flat == unsure {
-			need = max(need, sq(medianHalf(points, func(e StageEstimate) float64 { return relHalfOf(e.ThroughputCI, e.Throughput) })/throughputResolution))
+			h, bounded := medianHalf(points, func(e StageEstimate) float64 { return relHalfOf(e.ThroughputCI, e.Throughput) })
+			if !bounded {
+				need = maxSuggestFactor // no stage lasted two batches of a request's length
+			}
+			need = max(need, sq(h/throughputResolution))
 		}
 		v.Suggested = roundUp2(float64(n) * min(need, maxSuggestFactor))
 		return v
@@ -150,16 +160,21 @@ func KneeSure(points []StageEstimate, factor float64) KneeVerdict {
 
 func sq(x float64) float64 { return x * x }
 
-// medianHalf is the median over the stages of a relative half-width (the
-// upper of the middle two of an even count; +Inf past the stages that
-// could bound theirs).
-func medianHalf(points []StageEstimate, half func(StageEstimate) float64) float64 {
-	hs := make([]float64, len(points))
-	for i, p := range points {
-		hs[i] = half(p)
+// medianHalf is the median of a relative half-width over the stages
+// whose interval is bounded (the upper of the middle two of an even
+// count); bounded is false when some stage's is not (0 when none is).
+func medianHalf(points []StageEstimate, half func(StageEstimate) float64) (h float64, bounded bool) {
+	var hs []float64
+	for _, p := range points {
+		if v := half(p); !math.IsInf(v, 0) && !math.IsNaN(v) {
+			hs = append(hs, v)
+		}
+	}
+	if len(hs) == 0 {
+		return 0, false
 	}
 	slices.Sort(hs)
-	return hs[len(hs)/2]
+	return hs[len(hs)/2], len(hs) == len(points)
 }
 
 // relHalfOf is an interval's half-width relative to its point (+Inf when

@@ -178,9 +178,10 @@ func consolePrecision(w io.Writer, width int, s *metrics.Summary) {
 		rows = append(rows, append([]string{d.Label()}, row...))
 		notes = append(notes, n...)
 		if steady {
-			if row, n := percentileRow(ss.Precision, t); row != nil {
+			// Its thin percentiles are the run's, a few requests fewer:
+			// the run's footnote says what they rest on.
+			if row, _ := percentileRow(ss.Precision, t); row != nil {
 				rows = append(rows, append([]string{"  steady state"}, row...))
-				notes = append(notes, n...)
 			}
 		}
 	}

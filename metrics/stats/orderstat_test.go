@@ -107,6 +107,24 @@ func TestSelect(t *testing.T) {
 	}
 }
 
+func TestMinBounded(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		p    float64
+		want int
+	}{{0.95, 72}, {0.99, 368}, {0.5, 6}} {
+		n := MinBounded(c.p, 0.95)
+		lo, hi := QuantileRanks(n, c.p, 0.95)
+		plo, phi := QuantileRanks(n-1, c.p, 0.95)
+		if n != c.want || lo < 1 || hi > float64(n) || (plo >= 1 && phi <= float64(n-1)) {
+			t.Errorf("MinBounded(%g) = %d (ranks %v, %v; at n−1 %v, %v), want %d", c.p, n, lo, hi, plo, phi, c.want)
+		}
+	}
+	if MinBounded(1, 0.95) != 0 {
+		t.Error("MinBounded(1) should be 0")
+	}
+}
+
 func TestTailSamples(t *testing.T) {
 	t.Parallel()
 	for _, c := range []struct {
