@@ -178,10 +178,15 @@ func consolePrecision(w io.Writer, width int, s *metrics.Summary) {
 		rows = append(rows, append([]string{d.Label()}, row...))
 		notes = append(notes, n...)
 		if steady {
-			// Its thin percentiles are the run's, a few requests fewer:
-			// the run's footnote says what they rest on.
-			if row, _ := percentileRow(ss.Precision, t); row != nil {
-				rows = append(rows, append([]string{"  steady state"}, row...))
+			// Where the run's row has a footnote the steady state's would
+			// repeat it with a few requests fewer.
+			if srow, sn := percentileRow(ss.Precision, t); srow != nil {
+				rows = append(rows, append([]string{"  steady state"}, srow...))
+				if len(n) == 0 {
+					for _, x := range sn {
+						notes = append(notes, "steady state: "+x)
+					}
+				}
 			}
 		}
 	}
