@@ -244,6 +244,7 @@ func TestStageThroughputUnderDrift(t *testing.T) {
 		return n
 	}
 	pairs := runs * (runs - 1) / 2
+	t.Logf("disjoint pairs of %d: batch means %d, i.i.d. %d", pairs, disjoint(bm), disjoint(iid))
 	if d := disjoint(bm); d*20 > pairs {
 		t.Errorf("batch means: %d of %d pairs of identical runs gave disjoint intervals, want at most 5%%", d, pairs)
 	}

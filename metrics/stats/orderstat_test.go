@@ -180,6 +180,7 @@ func TestQuantileIntervalCoverage(t *testing.T) {
 			}
 		}
 	}
+	t.Logf("pooled coverage %.2f%% over %d runs", 100*float64(pooled)/float64(total), total)
 	// Pooled, the runs pin the coverage more tightly (±0.3 points).
 	if cov := float64(pooled) / float64(total); cov < 0.942 || cov > 0.962 {
 		t.Errorf("pooled coverage %.2f%% over %d runs, want 94.2–96.2%%", 100*cov, total)
