@@ -106,13 +106,12 @@ func TestPrecisionExports(t *testing.T) {
 	if err := CSV(&b, s); err != nil {
 		t.Fatal(err)
 	}
-	rows, err := csv.NewReader(bytes.NewReader(b.Bytes())).ReadAll()
-	if err == nil {
+	if _, err := csv.NewReader(bytes.NewReader(b.Bytes())).ReadAll(); err == nil {
 		t.Fatal("the CSV's sections have different widths: encoding/csv should refuse to read it whole")
 	}
 	r := csv.NewReader(bytes.NewReader(b.Bytes()))
 	r.FieldsPerRecord = -1
-	rows, err = r.ReadAll()
+	rows, err := r.ReadAll()
 	if err != nil {
 		t.Fatal(err)
 	}
