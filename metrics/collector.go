@@ -73,6 +73,8 @@ type Collector struct {
 	origin time.Time
 	// slice is --slice-duration (0: no timeslices).
 	slice time.Duration
+	// trim is what the summary's headline numbers cover (WithTrim).
+	trim Trim
 }
 
 // Option configures a Collector.
@@ -322,12 +324,12 @@ func (c *Collector) timeline(now int64, reqPerSec map[int64]int64) []Point {
 }
 
 func (c *Collector) stageSummary(i int, a *aggregate) StageSummary {
-	return stageSummary(c.stageDefAt(i), a)
+	return stageSummary(c.stageDefAt(i), a, nil)
 }
 
 // stageSummary fills a stage's definition (index, mode, value) with the
 // statistics of its records.
-func stageSummary(s StageSummary, a *aggregate) StageSummary {
+func stageSummary(s StageSummary, a *aggregate, e *rowSet) StageSummary {
 	s.RequestCount = a.count
 	s.ErrorRequestCount = a.errors
 	s.TTFT = a.dist(TTFT).distribution("ms")
@@ -338,7 +340,7 @@ func stageSummary(s StageSummary, a *aggregate) StageSummary {
 		s.OutputTokenThroughput = a.outputTokens / s.DurationSec
 		s.RequestThroughput = float64(a.count) / s.DurationSec
 	}
-	stageIntervals(&s, a)
+	stageIntervals(&s, a, e)
 	return s
 }
 

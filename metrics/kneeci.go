@@ -3,6 +3,7 @@ package metrics
 import (
 	"fmt"
 	"math"
+	"slices"
 
 	"github.com/surgebench/surge/metrics/stats"
 )
@@ -12,47 +13,47 @@ import (
 const KneeLevel = 0.95
 
 // maxSuggestFactor bounds the requests per stage a verdict suggests, as a
-// multiple of the stage's own: a stage right at a threshold would
-// otherwise ask for ever more.
+// multiple of the stage's own.
 const maxSuggestFactor = 20
 
-// stageIntervals fills a stage's confidence intervals from its records'
-// aggregate. The p95s' are distribution-free (stats.QuantileCI read off
-// the digest). The throughput's half-width, relative to it, is
-//
-//	z·(cv(OSL) + cv(latency))/√n  +  mean latency / stage duration
-//
-// The first term is the per-request variation of tokens over time (their
-// correlation bounded by adding the two coefficients of variation); the
-// second the stage's ends: the first and last requests run with fewer
-// than the full load in flight, so a stage a few latencies long measures
-// its throughput only to about one latency in its length.
-func stageIntervals(s *StageSummary, a *aggregate) {
+// Resolutions of the knee's two comparisons: the requests per stage a
+// verdict suggests are those that bring each unsettled interval to within
+// this much of its value. A quarter of the 10% throughput gain, and a
+// tenth of the p95 latency bound.
+const (
+	throughputResolution = (kneeGain - 1) / 4
+	latencyResolution    = 0.10
+)
+
+// stageIntervals fills a stage's confidence intervals from the exact
+// values of its requests (e; none without them: a stage of a live
+// snapshot, or of a state read back from JSON). The p95s' are
+// distribution-free order-statistic intervals (stats.QuantileInterval).
+// The throughput's comes from batch means over the stage's rate series
+// (rateCIs): batches at least a request latency long, grown while their
+// means stay correlated, so drift inside the stage widens it where an
+// interval that treats requests as independent would not.
+func stageIntervals(s *StageSummary, a *aggregate, e *rowSet) {
+	if e == nil || len(e.rows) < 2 {
+		return
+	}
 	for _, x := range []struct {
 		tag Tag
 		out **stats.Interval
 	}{{TTFT, &s.TTFTP95CI}, {RequestLatency, &s.LatencyP95CI}} {
-		d := a.dists[x.tag]
-		if d == nil || d.n < 2 {
-			continue
+		if xs := e.column(x.tag); len(xs) >= 2 {
+			iv := stats.QuantileInterval(xs, 0.95, KneeLevel)
+			*x.out = &iv
 		}
-		lo, hi := stats.QuantileCI(d.n, 0.95, KneeLevel)
-		td := d.digest()
-		*x.out = &stats.Interval{Lo: td.Quantile(lo), Hi: td.Quantile(hi)}
 	}
-	osl, lat := a.dists[OSL], a.dists[RequestLatency]
-	if osl == nil || lat == nil || osl.n < 2 || lat.n < 2 || s.DurationSec <= 0 || !(s.OutputTokenThroughput > 0) {
+	if !(s.OutputTokenThroughput > 0) {
 		return
 	}
-	cv := func(d *dist) float64 {
-		if d.mean <= 0 {
-			return 0
+	for _, r := range rateCIs(e, a.okStart, a.okEnd, map[Tag]float64{OutputTokenThroughput: s.OutputTokenThroughput}, KneeLevel) {
+		if r.Metric == OutputTokenThroughput {
+			s.OutputTokenThroughputCI = &stats.Interval{Lo: r.Lo, Hi: r.Hi}
 		}
-		return d.std() / d.mean
 	}
-	rel := stats.Z(KneeLevel)*(cv(osl)+cv(lat))/math.Sqrt(float64(min(osl.n, lat.n))) + lat.mean/1000/s.DurationSec
-	t := s.OutputTokenThroughput
-	s.OutputTokenThroughputCI = &stats.Interval{Lo: max(0, t*(1-rel)), Hi: t * (1 + rel)}
 }
 
 // StageEstimate is a stage's point (Knee's input) with the confidence
@@ -85,23 +86,15 @@ const (
 	unsure
 )
 
-// judged is a comparison of two intervals, with what separates them: the
-// gap between the point estimates and the two half-widths together.
-type judged struct {
-	truth     truth
-	gap, half float64
-}
-
 // above judges x > k·y.
-func above(x, y stats.Interval, px, py, k float64) judged {
-	j := judged{truth: unsure, gap: math.Abs(px - k*py), half: (x.Hi-x.Lo)/2 + k*(y.Hi-y.Lo)/2}
+func above(x, y stats.Interval, k float64) truth {
 	switch {
 	case x.Lo > k*y.Hi:
-		j.truth = yes
+		return yes
 	case x.Hi <= k*y.Lo:
-		j.truth = no
+		return no
 	}
-	return j
+	return unsure
 }
 
 // KneeSure finds the knee as Knee does, but names it only where the
@@ -122,35 +115,80 @@ func KneeSure(points []StageEstimate, factor float64) KneeVerdict {
 	first := points[0]
 	for i := 1; i < len(points); i++ {
 		p, prev := points[i], points[i-1]
-		lat := above(p.P95CI, first.P95CI, p.P95TTFTms, first.P95TTFTms, factor)
+		lat := above(p.P95CI, first.P95CI, factor)
 		// Throughput[i] < 1.10 × Throughput[i−1] is Throughput[i−1] > Throughput[i]/1.10.
-		flat := above(prev.ThroughputCI, p.ThroughputCI, prev.Throughput, p.Throughput, 1/kneeGain)
+		flat := above(prev.ThroughputCI, p.ThroughputCI, 1/kneeGain)
 		switch {
-		case lat.truth == yes && flat.truth == yes:
+		case lat == yes && flat == yes:
 			v.Knee, v.Operating = i, i-1
 			return v
-		case lat.truth == no || flat.truth == no:
+		case lat == no || flat == no:
 			continue
 		}
 		v.Inconclusive, v.At = true, i
 		n := max(p.Requests, prev.Requests, first.Requests, 1)
 		// Half-widths shrink as 1/√n: enough requests to bring the
-		// widest unsettled comparison's under its gap.
+		// intervals of each unsettled comparison to its resolution. Not to
+		// the gap between them: the gap of a stage at the threshold is
+		// near zero and noisy, and the requests it asks for would differ
+		// from run to run by orders of magnitude. The half-width is the
+		// median over the sweep's stages that bound theirs (estimated
+		// half-widths are noisy, and squared the noise doubles); a p95
+		// bounded in no stage asks for the requests that bound it
+		// (stats.MinBounded: 72 at 95%), with a quarter more. At least
+		// double: less would not be worth another sweep.
 		need := 2.0
-		for _, j := range []judged{lat, flat} {
-			if j.truth != unsure {
-				continue
+		if lat == unsure {
+			h, bounded := medianHalf(points, func(e StageEstimate) float64 { return relHalfOf(e.P95CI, e.P95TTFTms) })
+			if !bounded {
+				need = max(need, 1.25*float64(stats.MinBounded(0.95, KneeLevel))/float64(n))
 			}
-			if j.gap <= 0 {
-				need = maxSuggestFactor
-				continue
-			}
-			need = max(need, 1.2*(j.half/j.gap)*(j.half/j.gap))
+			need = max(need, sq(h/latencyResolution))
 		}
-		v.Suggested = int64(math.Ceil(float64(n) * min(need, maxSuggestFactor)))
+		if flat == unsure {
+			h, bounded := medianHalf(points, func(e StageEstimate) float64 { return relHalfOf(e.ThroughputCI, e.Throughput) })
+			if !bounded {
+				need = maxSuggestFactor // no stage lasted two batches of a request's length
+			}
+			need = max(need, sq(h/throughputResolution))
+		}
+		v.Suggested = roundUp2(float64(n) * min(need, maxSuggestFactor))
 		return v
 	}
 	return v
+}
+
+func sq(x float64) float64 { return x * x }
+
+// medianHalf is the median of a relative half-width over the stages
+// whose interval is bounded (the upper of the middle two of an even
+// count); bounded is false when some stage's is not (0 when none is).
+func medianHalf(points []StageEstimate, half func(StageEstimate) float64) (h float64, bounded bool) {
+	var hs []float64
+	for _, p := range points {
+		if v := half(p); !math.IsInf(v, 0) && !math.IsNaN(v) {
+			hs = append(hs, v)
+		}
+	}
+	if len(hs) == 0 {
+		return 0, false
+	}
+	slices.Sort(hs)
+	return hs[len(hs)/2], len(hs) == len(points)
+}
+
+// relHalfOf is an interval's half-width relative to its point (+Inf when
+// unbounded or the point is 0).
+func relHalfOf(iv stats.Interval, v float64) float64 { return relHalf(v, iv.Lo, iv.Hi) }
+
+// roundUp2 rounds x up to two significant digits (1,234 → 1,300): a
+// suggestion is an estimate, and two runs should suggest the same.
+func roundUp2(x float64) int64 {
+	if !(x > 0) || math.IsInf(x, 0) {
+		return 0
+	}
+	scale := math.Pow(10, math.Floor(math.Log10(x))-1)
+	return int64(math.Ceil(math.Ceil(x/scale-1e-9)*scale - 1e-9))
 }
 
 // String words the verdict for the console.

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"testing"
 
 	"github.com/surgebench/surge/metrics/stats"
@@ -32,6 +33,12 @@ func (h *slotHeap) Pop() any {
 // 0% from stage to stage: concurrency 8 is close to the knee rule's 10%,
 // so few requests per stage cannot tell whether the knee is at 8 or 16.
 func simulateSweep(seed uint64, perStage int, values []float64) *Summary {
+	return simulateDrift(seed, perStage, values, nil)
+}
+
+// simulateDrift is simulateSweep on a server whose speed drifts: every
+// token takes drift(t) times as long at time t (nil: 1).
+func simulateDrift(seed uint64, perStage int, values []float64, drift func(t int64) float64) *Summary {
 	const slots = 6
 	r := rand.New(rand.NewPCG(seed, 7))
 	logn := func(sigma float64) float64 { return math.Exp(sigma*r.NormFloat64() - sigma*sigma/2) }
@@ -65,7 +72,11 @@ func simulateSweep(seed uint64, perStage int, values []float64) *Summary {
 				}
 			}
 			prefill := int64(20e6 * logn(0.3))
-			perToken := int64(10e6 * (1 + 0.25*float64(busy-1)) * logn(0.3))
+			slow := 1.0
+			if drift != nil {
+				slow = drift(begin)
+			}
+			perToken := int64(10e6 * (1 + 0.25*float64(busy-1)) * logn(0.3) * slow)
 			osl := 32 + r.IntN(65)
 			tokens := make([]int64, osl)
 			at := begin + prefill
@@ -174,6 +185,104 @@ func TestKneeSure(t *testing.T) {
 		}
 		if want := fmt.Sprintf("(%d suggested)", v.Suggested); v.Inconclusive && v.String() != "inconclusive: run more requests per stage "+want {
 			t.Errorf("%s: %q", tc.name, v.String())
+		}
+	}
+}
+
+// wander is a server speed that wanders as real machines do (thermal
+// limits, neighbours): the log of the time a token takes is an
+// Ornstein–Uhlenbeck process with memory tau and spread sd, on a 100 ms
+// grid over secs.
+func wander(r *rand.Rand, tau, sd float64, secs int) func(int64) float64 {
+	const dt = 0.1
+	xs := make([]float64, int(float64(secs)/dt))
+	a := math.Exp(-dt / tau)
+	x := sd * r.NormFloat64()
+	for i := range xs {
+		x = a*x + sd*math.Sqrt(1-a*a)*r.NormFloat64()
+		xs[i] = math.Exp(x)
+	}
+	return func(at int64) float64 { return xs[min(int(float64(at)/1e9/dt), len(xs)-1)] }
+}
+
+// TestStageThroughputUnderDrift is issue 50's drifting machine: the
+// server's speed wanders (20% spread, 10 s memory) and twelve runs of the
+// same 600-request stage at concurrency 4 (about 170 s each) catch it
+// wandering differently. The batch-means intervals see the drift inside
+// each stage and widen with it: pairs of runs whose intervals do not
+// overlap stay rare. The interval that treated the requests as
+// independent (the coefficients of variation of OSL and latency over √n,
+// plus one latency over the stage's length: this file's formula before
+// batch means) kept its width whatever the drift, and a quarter of the
+// pairs did not overlap.
+func TestStageThroughputUnderDrift(t *testing.T) {
+	t.Parallel()
+	r := rand.New(rand.NewPCG(1, 1))
+	type span struct{ lo, hi float64 }
+	var bm, iid []span
+	const runs = 12
+	for run := range runs {
+		st := simulateDrift(uint64(run), 600, []float64{4, 5}, wander(r, 10, 0.2, 2000)).Stages[0]
+		ci, v := st.OutputTokenThroughputCI, st.OutputTokenThroughput
+		bm = append(bm, span{ci.Lo, ci.Hi})
+		const cvOSL = 0.2887 // OSL is uniform on 32 … 96
+		rel := 1.959964*(cvOSL+st.Latency.Std/st.Latency.Avg)/math.Sqrt(float64(st.RequestCount)) +
+			st.Latency.Avg/1000/st.DurationSec
+		iid = append(iid, span{v * (1 - rel), v * (1 + rel)})
+		t.Logf("run %d: %.0f tokens/s, batch means %.0f–%.0f (%s), i.i.d. ±%.1f%%", run, v, ci.Lo, ci.Hi,
+			FormatHalfWidth((ci.Hi-ci.Lo)/2/v), 100*rel)
+	}
+	disjoint := func(s []span) int {
+		n := 0
+		for i := range s {
+			for j := i + 1; j < len(s); j++ {
+				if s[i].hi < s[j].lo || s[j].hi < s[i].lo {
+					n++
+				}
+			}
+		}
+		return n
+	}
+	pairs := runs * (runs - 1) / 2
+	t.Logf("disjoint pairs of %d: batch means %d, i.i.d. %d", pairs, disjoint(bm), disjoint(iid))
+	if d := disjoint(bm); d*20 > pairs {
+		t.Errorf("batch means: %d of %d pairs of identical runs gave disjoint intervals, want at most 5%%", d, pairs)
+	}
+	if d := disjoint(iid); d*6 < pairs {
+		t.Errorf("i.i.d.: only %d of %d pairs disjoint: the drift is too weak to tell the methods apart", d, pairs)
+	}
+}
+
+// TestSuggestionStable: identical runs that cannot settle the knee suggest
+// about the same requests per stage (issue 50: 111 and 2,400 before).
+func TestSuggestionStable(t *testing.T) {
+	t.Parallel()
+	var got []int64
+	for seed := range uint64(8) {
+		s := simulateSweep(seed, 300, []float64{1, 2, 4, 8, 16})
+		s.MarkKnee(0)
+		if v := s.KneeVerdict; v.Inconclusive {
+			got = append(got, v.Suggested)
+		}
+	}
+	if len(got) < 3 {
+		t.Fatalf("%d inconclusive runs of 8 (%v): the case does not test the suggestion", len(got), got)
+	}
+	lo, hi := slices.Min(got), slices.Max(got)
+	if float64(hi) > 2*float64(lo) {
+		t.Errorf("suggestions %v: they differ by more than a factor of 2", got)
+	}
+	t.Logf("suggested requests per stage: %v", got)
+}
+
+func TestRoundUp2(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		x    float64
+		want int64
+	}{{1234, 1300}, {1200, 1200}, {99.1, 100}, {7.2, 8}, {0, 0}, {math.Inf(1), 0}} {
+		if got := roundUp2(c.x); got != c.want {
+			t.Errorf("roundUp2(%g) = %d, want %d", c.x, got, c.want)
 		}
 	}
 }

@@ -13,6 +13,7 @@ type msgKind uint8
 const (
 	msgRecord msgKind = iota
 	msgSnapshot
+	msgSample
 )
 
 // msg is what workers and the collector send a shard.
@@ -21,6 +22,8 @@ type msg struct {
 	rec   *Record
 	value int64
 	reply chan *view
+	// sample receives a msgSample's rows.
+	sample chan sampleReply
 }
 
 // shardQueue is deep enough that bursts of completions never block a
@@ -69,6 +72,9 @@ type shard struct {
 	// for each: one wake-up less per request.
 	firstMu      sync.Mutex
 	firsts, took []sample
+
+	// keep holds the successful profile requests' exact headline values.
+	keep *rowKeeper
 }
 
 func newShard(c *Collector) *shard {
@@ -76,6 +82,7 @@ func newShard(c *Collector) *shard {
 		c: c, in: make(chan msg, shardQueue),
 		aggs: map[aggKey]*aggregate{}, slices: map[int64]*sliceAgg{}, liveTTFT: newDist(),
 		finishedBySec: map[int64]int64{}, errTypes: map[string]int64{},
+		keep: newRowKeeper(maxRows / len(c.shards)),
 	}
 }
 
@@ -87,6 +94,8 @@ func (s *shard) run() {
 			s.record(m.rec)
 		case msgSnapshot:
 			m.reply <- s.view(m.value)
+		case msgSample:
+			m.sample <- s.sample(int(m.value))
 		}
 	}
 }
@@ -131,6 +140,9 @@ func (s *shard) record(r *Record) {
 	a := s.agg(aggKey{r.Phase, r.Stage})
 	a.add(r, &v, good)
 	if r.Err == nil {
+		if r.Phase == Profile {
+			s.keep.add(rowOf(r, &v))
+		}
 		a.checks.add(r, &v, s.c.tok)
 		if v.Truncated && r.Phase == Profile {
 			s.c.truncatedLive(sentLength(r, s.c.tok), float64(r.Usage.PromptTokens))

@@ -31,6 +31,11 @@ type State struct {
 	stages []StageSummary
 	// goodput is set when --goodput objectives judged the requests.
 	goodput bool
+	// exact holds the successful profile requests' exact headline values
+	// (nil for a state read back from JSON: its summary then has no
+	// intervals); trim is the collector's WithTrim.
+	exact *rowSet
+	trim  Trim
 }
 
 // State returns the collector's final state; it is nil before Close.
@@ -39,11 +44,13 @@ func (c *Collector) State() *State { return c.final }
 // collect merges the shards' aggregates into one state. The shards must
 // have stopped.
 func (c *Collector) collect() *State {
-	st := &State{aggs: map[aggKey]*aggregate{}, goodput: len(c.slos) > 0}
+	st := &State{aggs: map[aggKey]*aggregate{}, goodput: len(c.slos) > 0, exact: &rowSet{}, trim: c.trim}
 	for _, s := range c.shards {
 		for k, a := range s.aggs {
 			st.agg(k).merge(a)
 		}
+		st.exact.rows = append(st.exact.rows, s.keep.rows...)
+		st.exact.seen += s.keep.seen
 	}
 	st.Origin = c.origin
 	c.stageMu.Lock()
@@ -78,6 +85,17 @@ func (st *State) Summary() *Summary {
 	}
 	sum := summaryOf(profile)
 	finishRun(sum.Run, st.Origin, profile.okStart, profile.okEnd, st.goodput)
+	if st.exact != nil && len(st.exact.rows) > 0 {
+		sum.Precision = precisionOf(st.exact, st.exact, profile.okStart, profile.okEnd, sum.Run, PrecisionLevel)
+		if len(st.stages) <= 1 {
+			// A sweep's load changes from stage to stage: each stage's run
+			// folder (State.Stage) has its own steady state.
+			sum.SteadyState = steadyOf(st.exact, profile.okStart, profile.okEnd, PrecisionLevel)
+			if st.trim == TrimAuto {
+				sum.applyTrim()
+			}
+		}
+	}
 	if len(st.stages) > 1 {
 		slices.Sort(stageKeys)
 		for _, i := range stageKeys {
@@ -85,7 +103,7 @@ func (st *State) Summary() *Summary {
 			if i < len(st.stages) {
 				def = st.stages[i]
 			}
-			sum.Stages = append(sum.Stages, stageSummary(def, st.aggs[aggKey{Profile, i}]))
+			sum.Stages = append(sum.Stages, stageSummary(def, st.aggs[aggKey{Profile, i}], st.exact.stage(i)))
 		}
 	}
 	if warmup.count+warmup.errors > 0 {
@@ -98,7 +116,12 @@ func (st *State) Summary() *Summary {
 // had been a run of its own (the warmup goes with stage 0, which it
 // preceded): its Summary is the stage's full summary.
 func (st *State) Stage(i int) *State {
-	out := &State{Origin: st.Origin, aggs: map[aggKey]*aggregate{}, goodput: st.goodput}
+	out := &State{Origin: st.Origin, aggs: map[aggKey]*aggregate{}, goodput: st.goodput, exact: st.exact.stage(i), trim: st.trim}
+	if out.exact != nil {
+		for j := range out.exact.rows {
+			out.exact.rows[j].stage = 0
+		}
+	}
 	for k, a := range st.aggs {
 		if (k.phase == Profile && k.stage == i) || (k.phase == Warmup && i == 0) {
 			out.agg(aggKey{k.phase, 0}).merge(a)
@@ -143,6 +166,15 @@ func (st *State) Merge(o *State) {
 	if st.aggs == nil {
 		st.aggs = map[aggKey]*aggregate{}
 	}
+	switch {
+	case len(st.aggs) == 0 && st.exact == nil:
+		st.exact = o.exact // already a clone, shifted with o
+	case st.exact != nil && o.exact != nil:
+		st.exact.rows = append(st.exact.rows, o.exact.rows...)
+		st.exact.seen += o.exact.seen
+	default:
+		st.exact = nil // one side has no exact values: no intervals
+	}
 	for k, a := range o.aggs {
 		st.agg(k).merge(a)
 	}
@@ -161,6 +193,9 @@ func (st *State) clone() *State {
 		c.aggs[k] = n
 	}
 	c.stages = slices.Clone(st.stages)
+	if st.exact != nil {
+		c.exact = &rowSet{rows: slices.Clone(st.exact.rows), seen: st.exact.seen}
+	}
 	return &c
 }
 
@@ -175,6 +210,12 @@ func (st *State) shift(d int64) {
 	for _, a := range st.aggs {
 		for _, t := range []*int64{&a.firstSent, &a.lastSent, &a.lastEnd, &a.firstIntended, &a.lastIntended, &a.okStart, &a.okEnd} {
 			move(t)
+		}
+	}
+	if st.exact != nil {
+		for i := range st.exact.rows {
+			move(&st.exact.rows[i].sent)
+			move(&st.exact.rows[i].end)
 		}
 	}
 }

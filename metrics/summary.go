@@ -65,6 +65,14 @@ type Summary struct {
 	// KneeVerdict is MarkKnee's full answer: whether the stages' intervals
 	// settled it, and if not, how many requests per stage might.
 	KneeVerdict KneeVerdict
+	// Precision holds the confidence intervals of the headline numbers,
+	// from the exact values of the requests (nil for a summary computed
+	// from a state read back from JSON).
+	Precision *Precision
+	// SteadyState is the window between the run's warm-up and its drain,
+	// with its headline numbers (nil for a sweep: each stage's run folder
+	// has its own).
+	SteadyState *SteadyState
 	// readDelayAt is 1 + the index in Warnings of the client read delay
 	// warning (0: none), which AttributeLoad rewrites.
 	readDelayAt int

@@ -56,6 +56,15 @@ func midRun() Frame {
 	}
 }
 
+// withPrecision adds two precision targets to f, one of them met.
+func withPrecision(f Frame) Frame {
+	f.Precision = &metrics.PrecisionStatus{Requests: 338, Targets: []metrics.TargetStatus{
+		{Target: metrics.Target{Metric: metrics.TTFT, P: 99, Bound: 0.05}, HalfWidth: 0.081},
+		{Target: metrics.Target{Metric: metrics.OutputTokenThroughput, Bound: 0.05}, HalfWidth: 0.031, Met: true},
+	}}
+	return f
+}
+
 func stage(i int, v float64, knee bool) metrics.StageSummary {
 	tok := 95 * v * math.Min(1, 40/v)
 	return metrics.StageSummary{

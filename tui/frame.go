@@ -21,4 +21,7 @@ type Frame struct {
 	// (the generator's count); PrefillCap the cap on them (0: none).
 	InPrefill  int64
 	PrefillCap int
+	// Precision is the newest judgement of the run's precision targets
+	// (metrics.Checker; nil: the run has none), shown in its panel.
+	Precision *metrics.PrecisionStatus
 }

@@ -150,8 +150,9 @@ type gauge interface {
 	View(width, height int) string
 }
 
-// gauges are the gauge panels in order of importance.
-func (m model) gauges() []gauge { return []gauge{m.server, m.gpu} }
+// gauges are the gauge panels in order of importance: the precision
+// targets first (they say when the run ends).
+func (m model) gauges() []gauge { return []gauge{m.precision, m.server, m.gpu} }
 
 // side stacks the small panels in order of importance: load (unless it
 // sits by the latency table), errors, server gauges, GPUs. A panel that

@@ -14,6 +14,7 @@ import (
 	"github.com/surgebench/surge/tui/internal/eta"
 	"github.com/surgebench/surge/tui/latency"
 	"github.com/surgebench/surge/tui/load"
+	"github.com/surgebench/surge/tui/precision"
 	"github.com/surgebench/surge/tui/server"
 	"github.com/surgebench/surge/tui/stages"
 	"github.com/surgebench/surge/tui/throughput"
@@ -60,6 +61,7 @@ type model struct {
 	stages     stages.Model
 	gpu        gpu.Model
 	server     server.Model
+	precision  precision.Model
 
 	// lastStages is the newest snapshot's finished stages.
 	lastStages []metrics.StageSummary
@@ -224,5 +226,6 @@ func (m model) apply(s Frame) model {
 	m.stages, _ = m.stages.Update(stages.Msg{Stages: s.Stages, Current: s.Stage})
 	m.gpu, _ = m.gpu.Update(gpu.Msg{GPUs: s.GPUs})
 	m.server, _ = m.server.Update(server.Msg{Server: s.Server, InFlight: s.InFlight})
+	m.precision, _ = m.precision.Update(precision.Msg{Status: s.Precision})
 	return m
 }

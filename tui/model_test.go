@@ -41,6 +41,7 @@ func TestGolden(t *testing.T) {
 		{"empty_start", runInfo, 100, 30, nil},
 		{"mid_run", runInfo, 100, 30, []tea.Msg{snapshotMsg{midRun()}}},
 		{"mid_run_wide", runInfo, 140, 36, []tea.Msg{snapshotMsg{midRun()}}},
+		{"mid_run_precision", runInfo, 100, 30, []tea.Msg{snapshotMsg{withPrecision(midRun())}}},
 		{"finished_ramp_knee", rampInfo, 100, 32, []tea.Msg{snapshotMsg{finishedRamp()}, doneMsg{}}},
 		{"finished_ramp_detail", rampInfo, 100, 32, []tea.Msg{snapshotMsg{finishedRamp()}, key("tab"), doneMsg{}}},
 		{"error_burst", runInfo, 100, 30, []tea.Msg{snapshotMsg{errorBurst()}}},

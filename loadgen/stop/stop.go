@@ -119,10 +119,16 @@ type Trip struct {
 	Value float64
 	// Since is when the violation began (run clock).
 	Since time.Duration
+	// Precision is set, and Condition empty, when the run stopped because
+	// every precision target was reached (Watch.Precision).
+	Precision *metrics.PrecisionStatus
 }
 
 // Reason says in words why the run stopped.
 func (t Trip) Reason() string {
+	if t.Precision != nil {
+		return "--precision: every target reached: " + t.Precision.String()
+	}
 	name := t.Condition.Metric
 	if o := t.Condition.Objective; o != nil {
 		name = o.Name()
@@ -147,6 +153,8 @@ type Watch struct {
 	recent []sample
 	server map[string]float64
 	window int64 // the longest window, for pruning
+	// precise is the newest precision judgement (nil: none given).
+	precise *metrics.PrecisionStatus
 }
 
 // NewWatch starts watching conds.
@@ -191,8 +199,15 @@ func (w *Watch) Server(g Gauges) {
 	}
 }
 
+// Precision records the newest judgement of the run's precision targets
+// (metrics.Checker, once a second on the collector's Sample): the next
+// Check stops the run once it is Settled. A run may stop on precision
+// alone (NewWatch with no conditions).
+func (w *Watch) Precision(st metrics.PrecisionStatus) { w.precise = &st }
+
 // Check evaluates every condition at now (run clock) and returns the first
-// that has been violated for its whole window, or nil. Call it
+// that has been violated for its whole window, or nil; failing that, a
+// Trip for the precision targets once they are all reached. Call it
 // periodically (every second or so): a violation starts at the first
 // check that sees it and ends at the first that does not.
 func (w *Watch) Check(now int64) *Trip {
@@ -230,6 +245,9 @@ func (w *Watch) Check(now int64) *Trip {
 		if now-w.since[i] >= int64(c.Window) {
 			return &Trip{Condition: *c, Value: v, Since: time.Duration(w.since[i])}
 		}
+	}
+	if p := w.precise; p != nil && p.Settled {
+		return &Trip{Precision: p, Since: time.Duration(now)}
 	}
 	return nil
 }

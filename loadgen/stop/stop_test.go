@@ -162,3 +162,68 @@ func TestWatchServerMetric(t *testing.T) {
 		t.Fatalf("KV cache full for 2 s did not trip: %+v", tr)
 	}
 }
+
+// A watch with precision targets stops the run once a check finds them
+// all reached; a violated condition still wins.
+func TestPrecisionStops(t *testing.T) {
+	t.Parallel()
+	targets, err := metrics.ParseTargets([]string{"time_to_first_token:p50:±50%"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	k := metrics.NewChecker(targets, metrics.WithMinRequests(20))
+	c := metrics.NewCollector(metrics.WithShards(1))
+	w := NewWatch(nil)
+	add := func(from, n int) {
+		for i := from; i < from+n; i++ {
+			c.Add(&metrics.Record{Index: int64(i), Streamed: true, SentNs: int64(i) * 1e7, EndNs: int64(i)*1e7 + 5e7,
+				TokenNs: []int64{int64(i)*1e7 + 2e7 + int64(i%3)*1e6, int64(i)*1e7 + 5e7}})
+		}
+	}
+	judge := func(want int64) {
+		t.Helper()
+		for range 200 { // records reach their shard asynchronously
+			st := k.Check(c.Sample(-1))
+			if st.Requests == want {
+				w.Precision(st)
+				return
+			}
+			time.Sleep(2 * time.Millisecond)
+		}
+		t.Fatalf("the sample never held %d requests", want)
+	}
+	if trip := w.Check(0); trip != nil {
+		t.Fatalf("no judgement yet: %+v", trip)
+	}
+	add(0, 10)
+	judge(10)
+	if trip := w.Check(int64(time.Second)); trip != nil {
+		t.Fatalf("10 requests, below the minimum of 20: %+v", trip)
+	}
+	add(10, 30)
+	judge(40)
+	trip := w.Check(int64(2 * time.Second))
+	if trip == nil || trip.Precision == nil || !trip.Precision.Settled {
+		t.Fatalf("40 requests: %+v, want the precision trip", trip)
+	}
+	if r := trip.Reason(); !strings.HasPrefix(r, "--precision: every target reached: time_to_first_token:p50 ±") || !strings.Contains(r, "after 40 requests") {
+		t.Errorf("reason %q", r)
+	}
+	c.Close()
+
+	conds, err := Parse("--stop-on", "error_rate:0.1@1s")
+	if err != nil {
+		t.Fatal(err)
+	}
+	w = NewWatch(conds)
+	for i := range 10 {
+		w.Record(&metrics.Record{Phase: metrics.Profile, EndNs: int64(i) * 2e8, Err: &metrics.Error{Type: "x"}}, nil)
+	}
+	w.Precision(metrics.PrecisionStatus{Settled: true})
+	if trip := w.Check(int64(time.Second)); trip == nil || trip.Precision == nil {
+		t.Errorf("violation just begun, precision settled: %+v, want the precision trip", trip)
+	}
+	if trip := w.Check(int64(2 * time.Second)); trip == nil || trip.Precision != nil {
+		t.Errorf("violated condition and settled precision: %+v, want the condition", trip)
+	}
+}

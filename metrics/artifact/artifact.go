@@ -125,10 +125,32 @@ type Stage struct {
 	OutputTokenThroughputCI *Range `json:"output_token_throughput_ci"`
 }
 
-// Range is a confidence interval as the summary writes it.
+// Range is a confidence interval as the summary writes it; a side it
+// could not bound (null) reads as ±Inf.
 type Range struct {
 	Lo float64 `json:"lo"`
 	Hi float64 `json:"hi"`
+}
+
+// UnmarshalJSON reads a range, nulls as unbounded.
+func (r *Range) UnmarshalJSON(b []byte) error {
+	var j struct {
+		Lo, Hi *float64
+	}
+	if err := json.Unmarshal(b, &struct {
+		Lo **float64 `json:"lo"`
+		Hi **float64 `json:"hi"`
+	}{&j.Lo, &j.Hi}); err != nil {
+		return err
+	}
+	*r = Range{Lo: math.Inf(-1), Hi: math.Inf(1)}
+	if j.Lo != nil {
+		r.Lo = *j.Lo
+	}
+	if j.Hi != nil {
+		r.Hi = *j.Hi
+	}
+	return nil
 }
 
 // Knee is a sweep's knee and recommended operating point; a stage index
@@ -167,7 +189,11 @@ type Summary struct {
 	StartTime    string
 	EndTime      string
 	WasCancelled bool
-	Raw          map[string]json.RawMessage
+	// Precision and Steady are surge's intervals and steady state (nil:
+	// absent, as from AIPerf or an older surge).
+	Precision *Precision
+	Steady    *Steady
+	Raw       map[string]json.RawMessage
 }
 
 // Record is one request of the per-request JSONL.
@@ -327,6 +353,15 @@ func ParseSummary(b []byte) (*Summary, error) {
 	opt("start_time", &s.StartTime)
 	opt("end_time", &s.EndTime)
 	opt("was_cancelled", &s.WasCancelled)
+	if v, ok := raw["precision"]; ok {
+		var p Precision
+		if json.Unmarshal(v, &p) == nil {
+			s.Precision = &p
+		}
+	}
+	if v, ok := raw["steady_state"]; ok {
+		s.Steady = parseSteady(v)
+	}
 	return s, nil
 }
 

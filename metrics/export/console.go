@@ -101,6 +101,7 @@ func Console(w io.Writer, title string, s *metrics.Summary) {
 		}
 		fmt.Fprintln(w)
 	}
+	consolePrecision(w, widths[0], s)
 	if len(s.Errors) > 0 {
 		fmt.Fprintln(w, "\nErrors:")
 		for _, e := range s.Errors {
@@ -170,6 +171,8 @@ func short(v float64) string {
 	switch {
 	case math.IsInf(v, 1):
 		return "inf"
+	case math.IsInf(v, -1):
+		return "-inf"
 	case math.IsNaN(v):
 		return "-"
 

@@ -23,7 +23,8 @@ func stats(d metrics.Distribution) []float64 {
 // distributions (Metric,avg,min,max,sum,p1,…,p99,std), a blank line, then
 // the run-level metrics (Metric,Value), each section sorted by tag, every
 // number with two decimals, a metric's unit after its name except for
-// counts of requests, CRLF line ends (Python's csv module); then, with
+// counts of requests, CRLF line ends (Python's csv module); then surge's
+// section of confidence intervals (writePrecisionCSV) and, with
 // WithTelemetry, AIPerf's GPU telemetry section.
 func CSV(w io.Writer, s *metrics.Summary, opts ...CSVOption) error {
 	var cfg csvConfig
@@ -51,6 +52,7 @@ func CSV(w io.Writer, s *metrics.Summary, opts ...CSVOption) error {
 			_ = cw.Write([]string{r.def.Label(), csvNum(r.value)})
 		}
 	}
+	writePrecisionCSV(cw, s)
 	writeTelemetryCSV(cw, cfg.telemetry)
 	cw.Flush()
 	return cw.Error()
@@ -102,6 +104,8 @@ func csvNum(v float64) string {
 	switch {
 	case math.IsInf(v, 1):
 		return "inf"
+	case math.IsInf(v, -1):
+		return "-inf"
 	case math.IsNaN(v):
 		return ""
 	}

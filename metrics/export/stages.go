@@ -50,7 +50,7 @@ func ConsoleStages(w io.Writer, s *metrics.Summary) {
 		if withCI {
 			tput, p95 := "", ""
 			if ci := st.OutputTokenThroughputCI; ci != nil && st.OutputTokenThroughput > 0 {
-				tput = fmt.Sprintf("±%.0f%%", 100*(ci.Hi-ci.Lo)/2/st.OutputTokenThroughput)
+				tput = metrics.FormatHalfWidth((ci.Hi - ci.Lo) / 2 / st.OutputTokenThroughput)
 			}
 			ci := st.TTFTP95CI
 			if st.TTFT.Count == 0 {

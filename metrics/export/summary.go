@@ -84,6 +84,12 @@ func JSON(w io.Writer, s *metrics.Summary, run Run) error {
 	o.set("connection_retries", runMetric{Unit: "requests", Avg: float64(s.ConnectionRetries)})
 	o.set("achieved_request_rate", runMetric{Unit: "requests/sec", Avg: roundTo(s.SendRate)})
 	o.set("intended_request_rate", runMetric{Unit: "requests/sec", Avg: roundTo(s.IntendedRate)})
+	if s.Precision != nil {
+		o.set("precision", precisionValue(s.Precision))
+	}
+	if s.SteadyState != nil {
+		o.set("steady_state", steadyValue(s.SteadyState))
+	}
 	if s.Stages != nil {
 		o.set("stages", s.Stages)
 		o.set("knee", kneeOf(s))

@@ -73,6 +73,27 @@ type Chart struct {
 	// (stage i spans [i, i+1)); empty for a plain axis.
 	XStages []string `json:"x_stages,omitempty"`
 	Series  []Series `json:"series"`
+	// Shades are spans of the x axis drawn shaded: a run's warm-up and
+	// drain, outside its steady state.
+	Shades []Shade `json:"shades,omitempty"`
+}
+
+// Shade is a shaded span of a time chart.
+type Shade struct {
+	// Run is the index of the run it belongs to (its colour).
+	Run      int    `json:"run"`
+	From, To Num    `json:"-"`
+	Label    string `json:"label"`
+}
+
+// MarshalJSON writes the span's bounds by the names the page reads.
+func (s Shade) MarshalJSON() ([]byte, error) {
+	return json.Marshal(struct {
+		Run   int    `json:"run"`
+		From  Num    `json:"from"`
+		To    Num    `json:"to"`
+		Label string `json:"label"`
+	}{s.Run, s.From, s.To, s.Label})
 }
 
 // KV is one row of a key/value table.
@@ -94,6 +115,9 @@ type RunInfo struct {
 	Warnings    []string `json:"warnings"`
 	ErrorKinds  []KV     `json:"error_kinds"`
 	Stages      []Stage  `json:"stages,omitempty"`
+	// Steady says where the run's steady state was and what it measured,
+	// or why none was found ("": the summary does not say).
+	Steady string `json:"steady,omitempty"`
 }
 
 // Stage is one row of a sweep's stage table.
@@ -114,6 +138,10 @@ type Row struct {
 	Metric string `json:"metric"`
 	Unit   string `json:"unit"`
 	Values []Num  `json:"values"`
+	// CI is each value's confidence interval as the table shows it
+	// ("21.3–27.7 ±13%", † when the percentile rests on fewer than 10
+	// values beyond it; "": none), one per value; nil when no run has one.
+	CI []string `json:"ci,omitempty"`
 }
 
 // Data is everything the report shows.
@@ -233,6 +261,7 @@ func runInfo(r *artifact.Run) RunInfo {
 			}
 		}
 		ri.Stages = stageRows(s)
+		ri.Steady = steadyText(s)
 	}
 	for _, k := range sortedKeys(kinds) {
 		ri.ErrorKinds = append(ri.ErrorKinds, KV{k, strconv.Itoa(kinds[k])})
@@ -311,6 +340,13 @@ func summaryRows(runs []*artifact.Run) []Row {
 					v, _ = s.Get(stat)
 				}
 				row.Values = append(row.Values, Num(v))
+				ci := ""
+				if r.Summary != nil && r.Summary.Precision != nil {
+					if iv, ok := r.Summary.Precision.Percentiles[tag][stat]; ok {
+						ci = ciText(iv)
+					}
+				}
+				row.CI = append(row.CI, ci)
 				if row.Unit == "" {
 					row.Unit = r.Unit(tag)
 				}
@@ -335,12 +371,114 @@ func summaryRows(runs []*artifact.Run) []Row {
 				}
 			}
 			row.Values = append(row.Values, Num(v))
+			ci := ""
+			if r.Summary != nil && r.Summary.Precision != nil {
+				if iv, ok := r.Summary.Precision.Throughputs[tag]; ok {
+					ci = ciText(iv)
+				}
+			}
+			row.CI = append(row.CI, ci)
 		}
 		if any {
 			rows = append(rows, row)
 		}
 	}
+	for i := range rows {
+		if !slices.ContainsFunc(rows[i].CI, func(s string) bool { return s != "" }) {
+			rows[i].CI = nil
+		}
+	}
 	return rows
+}
+
+// ciText is an interval as the summary table shows it.
+func ciText(iv artifact.Interval) string {
+	var t string
+	switch lo, hi := math.IsInf(iv.Lo, -1), math.IsInf(iv.Hi, 1); {
+	case lo && hi:
+		t = "±∞"
+	case hi:
+		t = "≥ " + display(Num(iv.Lo)) + " ±∞"
+	case lo:
+		t = "≤ " + display(Num(iv.Hi)) + " ±∞"
+	default:
+		t = display(Num(iv.Lo)) + "–" + display(Num(iv.Hi)) + " " + halfText(iv.HalfWidthPct)
+	}
+	if iv.Thin {
+		t += " †"
+	}
+	return t
+}
+
+// halfText is a half-width in percent as "±4.2%", "±12%" or "±∞".
+func halfText(pct float64) string {
+	switch {
+	case math.IsInf(pct, 0) || math.IsNaN(pct):
+		return "±∞"
+	case pct < 10:
+		return "±" + strconv.FormatFloat(pct, 'f', 1, 64) + "%"
+	}
+	return "±" + strconv.FormatFloat(pct, 'f', 0, 64) + "%"
+}
+
+// steadyText says where a run's steady state was and what it measured.
+func steadyText(s *artifact.Summary) string {
+	ss := s.Steady
+	if ss == nil {
+		return ""
+	}
+	if !ss.Found {
+		return "no steady state found: " + ss.Reason
+	}
+	t := fmt.Sprintf("steady state %s–%s s of %s s (%s s of warm-up and %s s of drain cut, %s)",
+		display(Num(ss.StartSec)), display(Num(ss.EndSec)), display(Num(ss.RunSec)), display(Num(ss.WarmupSec)),
+		display(Num(ss.DrainSec)), ss.Method)
+	var parts []string
+	for _, m := range []struct{ tag, name string }{{tagTTFT, "TTFT"}, {tagITL, "ITL"}, {tagLatency, "latency"}} {
+		if st, ok := ss.Metrics[m.tag]; ok {
+			parts = append(parts, fmt.Sprintf("%s p50 %s p99 %s %s", m.name, display(Num(st.P50)), display(Num(st.P99)), st.Unit))
+		}
+	}
+	if st, ok := ss.Metrics["output_token_throughput"]; ok {
+		p := fmt.Sprintf("%s %s", display(Num(st.Avg)), st.Unit)
+		if ss.Precision != nil {
+			if iv, ok := ss.Precision.Throughputs["output_token_throughput"]; ok {
+				p += " " + halfText(iv.HalfWidthPct)
+			}
+		}
+		parts = append(parts, p)
+	}
+	if len(parts) > 0 {
+		t += ": " + strings.Join(parts, ", ")
+	}
+	if ss.Applied {
+		t += "; the summary's headline numbers are its own (trim auto)"
+	}
+	return t
+}
+
+// steadyShades are the spans of a run's timeline outside its steady state
+// (x in seconds from the timeline's origin, origin in wall-clock ns).
+func steadyShades(r *artifact.Run, run int, origin int64) []Shade {
+	s := r.Summary
+	if s == nil || s.Steady == nil || !s.Steady.Found {
+		return nil
+	}
+	ss := s.Steady
+	// The steady state's times run from the first request
+	// (min_request_timestamp); the timeline's from its first record.
+	off := 0.0
+	if m, ok := s.Metrics["min_request_timestamp"]; ok && m.Avg > 0 {
+		off = (m.Avg - float64(origin)) / 1e9
+	}
+	var out []Shade
+	if ss.StartSec > 0 {
+		out = append(out, Shade{Run: run, From: Num(off), To: Num(off + ss.StartSec), Label: "warm-up"})
+	}
+	if ss.RunSec > ss.EndSec {
+		out = append(out, Shade{Run: run, From: Num(off + ss.EndSec), To: Num(off + ss.RunSec), Label: "drain"})
+	}
+	return out
 }
 
 // stat4 returns tag's statistics from the summary, or computed from the
@@ -552,7 +690,8 @@ func spans(runs []*artifact.Run, r *artifact.Run) (out []span, stages []string) 
 // tokens spread evenly from its first token to its end), completed
 // requests/s, the average number in flight, and errors/s. A short run gets
 // bins under a second (rates stay per second). A sweep shown alone has
-// each stage on one unit of the axis.
+// each stage on one unit of the axis. A run with a steady state has its
+// warm-up and drain shaded.
 func timelineCharts(runs []*artifact.Run) []Chart {
 	tput := Chart{ID: "throughput", Group: "timelines", Title: "output token throughput per second", XLabel: "time (s)", YLabel: "tokens/s"}
 	reqs := Chart{ID: "requests", Group: "timelines", Title: "completed requests per second", XLabel: "time (s)", YLabel: "requests/s"}
@@ -610,6 +749,11 @@ func timelineCharts(runs []*artifact.Run) []Chart {
 		}
 		if len(series[0].X) == 0 {
 			continue
+		}
+		if stages == nil && len(sps) == 1 {
+			for _, c := range []*Chart{&tput, &reqs, &infl, &errc} {
+				c.Shades = append(c.Shades, steadyShades(r, i, sps[0].origin)...)
+			}
 		}
 		tput.Series = append(tput.Series, series[0])
 		reqs.Series = append(reqs.Series, series[1])
@@ -686,6 +830,9 @@ func scatterChart(runs []*artifact.Run) (Chart, bool) {
 		if len(s.X) > 0 {
 			c.YLabel = axis("TTFT", r.Unit(tagTTFT))
 			c.Series = append(c.Series, s)
+			if stages == nil && len(sps) == 1 {
+				c.Shades = append(c.Shades, steadyShades(r, i, sps[0].origin)...)
+			}
 		}
 	}
 	return c, len(c.Series) > 0

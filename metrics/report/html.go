@@ -24,7 +24,15 @@ var (
 	pageHTML string
 )
 
-var page = template.Must(template.New("report").Funcs(template.FuncMap{"num": display}).Parse(pageHTML))
+var page = template.Must(template.New("report").Funcs(template.FuncMap{"num": display, "at": at}).Parse(pageHTML))
+
+// at is xs[i], "" past its end (a row without intervals has none).
+func at(xs []string, i int) string {
+	if i < len(xs) {
+		return xs[i]
+	}
+	return ""
+}
 
 // display writes a table's number for reading: whole numbers as they are,
 // others to three significant digits (25.6, not 25.6133; 1,234 ms stays

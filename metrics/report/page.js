@@ -44,11 +44,23 @@
     }
     return o;
   }
-  // decorate draws what uPlot does not: stage boundaries, each sweep
-  // point's interval (error bars) and its swept value.
+  // decorate draws what uPlot does not: the spans outside a run's steady
+  // state (shaded, named), stage boundaries, each sweep point's interval
+  // (error bars) and its swept value.
   function decorate(u, c) {
     var ctx = u.ctx, px = uPlot.pxRatio || 1;
     ctx.save();
+    (c.shades || []).forEach(function (s) {
+      if (s.from == null || s.to == null) return;
+      var x0 = Math.max(u.bbox.left, u.valToPos(s.from, "x", true));
+      var x1 = Math.min(u.bbox.left + u.bbox.width, u.valToPos(s.to, "x", true));
+      if (x1 <= x0) return;
+      ctx.fillStyle = palette[s.run % palette.length] + "22";
+      ctx.fillRect(x0, u.bbox.top, x1 - x0, u.bbox.height);
+      ctx.fillStyle = "#555";
+      ctx.font = (11 * px) + "px system-ui, sans-serif";
+      ctx.fillText(s.label, x0 + 3 * px, u.bbox.top + 12 * px);
+    });
     if (c.x_stages) {
       ctx.strokeStyle = "#999";
       ctx.setLineDash([4 * px, 4 * px]);
@@ -170,6 +182,7 @@
         });
         ctx.restore();
         el.setAttribute("data-series", String(drawn));
+        el.setAttribute("data-shades", String((c.shades || []).length));
         el.setAttribute("data-drawn", "1");
       }]},
     };

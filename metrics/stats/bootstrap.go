@@ -1,6 +1,7 @@
 package stats
 
 import (
+	"encoding/json"
 	"math"
 	"math/rand/v2"
 	"slices"
@@ -10,6 +11,22 @@ import (
 type Interval struct {
 	Lo float64 `json:"lo"`
 	Hi float64 `json:"hi"`
+}
+
+// MarshalJSON writes the interval with null for a bound that is not a
+// finite number (a side the sample could not bound is ±Inf), which JSON
+// cannot hold.
+func (iv Interval) MarshalJSON() ([]byte, error) {
+	num := func(v float64) *float64 {
+		if math.IsInf(v, 0) || math.IsNaN(v) {
+			return nil
+		}
+		return &v
+	}
+	return json.Marshal(struct {
+		Lo *float64 `json:"lo"`
+		Hi *float64 `json:"hi"`
+	}{num(iv.Lo), num(iv.Hi)})
 }
 
 // ExcludesZero reports whether the interval lies wholly above or below 0.
