@@ -214,6 +214,7 @@ type (
 		Cancelled     int64 `json:"cancelled,omitempty"`
 		Good          int64 `json:"good"`
 		ConnRetries   int64 `json:"connection_retries"`
+		RetryDups     int64 `json:"connection_retry_duplicates,omitempty"`
 		OSLRequested  int64 `json:"osl_requested"`
 		OSLMismatched int64 `json:"osl_mismatched"`
 		FirstSent     int64 `json:"first_sent_ns"`
@@ -322,7 +323,7 @@ func (st *State) MarshalJSON() ([]byte, error) {
 			ICL: histToJSON(a.icl), ReadDelay: histToJSON(a.readDelay),
 			KernelStamps: a.kernelStamps, ReadStamps: a.readStamps, FirstShared: a.firstShared, Count: a.count, Errors: a.errors, Good: a.good,
 			Cancelled:   a.cancelled,
-			ConnRetries: a.connRetries, OSLRequested: a.oslRequested, OSLMismatched: a.oslMismatched,
+			ConnRetries: a.connRetries, RetryDups: a.retryDups, OSLRequested: a.oslRequested, OSLMismatched: a.oslMismatched,
 			FirstSent: a.firstSent, LastSent: a.lastSent, LastEnd: a.lastEnd, OKStart: a.okStart, OKEnd: a.okEnd,
 			FirstIntended: a.firstIntended, LastIntended: a.lastIntended,
 			InputTokens: a.inputTokens, OutputTokens: a.outputTokens, UsageOSL: a.usageOSL, TokenizerOSL: a.tokenizerOSL,
@@ -388,7 +389,7 @@ func (st *State) UnmarshalJSON(b []byte) error {
 			return fmt.Errorf("aggregate of unknown phase %q", j.Phase)
 		}
 		k.stage = j.Stage
-		for _, n := range []int64{j.KernelStamps, j.ReadStamps, j.FirstShared, j.Count, j.Errors, j.Good, j.ConnRetries, j.OSLRequested, j.OSLMismatched} {
+		for _, n := range []int64{j.KernelStamps, j.ReadStamps, j.FirstShared, j.Count, j.Errors, j.Good, j.ConnRetries, j.RetryDups, j.OSLRequested, j.OSLMismatched} {
 			if n < 0 || n > maxCount {
 				return fmt.Errorf("%s stage %d: a count of %d", j.Phase, j.Stage, n)
 			}
@@ -431,6 +432,7 @@ func (st *State) UnmarshalJSON(b []byte) error {
 		a.kernelStamps, a.readStamps, a.count, a.errors, a.good = j.KernelStamps, j.ReadStamps, j.Count, j.Errors, j.Good
 		a.firstShared, a.cancelled = j.FirstShared, j.Cancelled
 		a.connRetries, a.oslRequested, a.oslMismatched = j.ConnRetries, j.OSLRequested, j.OSLMismatched
+		a.retryDups = min(j.RetryDups, j.ConnRetries)
 		a.firstSent, a.lastSent, a.lastEnd = j.FirstSent, j.LastSent, j.LastEnd
 		a.okStart, a.okEnd = j.OKStart, j.OKEnd
 		if j.OKEnd == 0 && j.Count > 0 {

@@ -26,6 +26,10 @@ type Summary struct {
 	// because a pooled keep-alive connection had been closed by the server
 	// (failed records included); they are not errors.
 	ConnectionRetries int64
+	// RetryDuplicates counts those of them the server may have read before
+	// it closed the connection (Record.RetryDuplicate): the others it
+	// never saw twice.
+	RetryDuplicates int64
 	// SchedulerLag is actual minus intended send time, in ms.
 	SchedulerLag Distribution
 	// Stages summarises each sweep/ramp stage (nil for single-stage runs).
@@ -166,7 +170,7 @@ func summaryOf(a *aggregate) *Summary {
 	s := &Summary{Metrics: map[Tag]Distribution{}, Run: map[Tag]float64{}, StartNs: a.firstSent, EndNs: a.lastEnd,
 		SendRate: a.sendRate(), IntendedRate: a.intendedRate(), Knee: -1, Operating: -1,
 		KneeVerdict:       KneeVerdict{Knee: -1, Operating: -1, At: -1},
-		ConnectionRetries: a.connRetries}
+		ConnectionRetries: a.connRetries, RetryDuplicates: a.retryDups}
 	for _, d := range RequestDefs {
 		if x := a.dists[d.Tag]; x != nil && x.n > 0 {
 			s.Metrics[d.Tag] = x.distribution(d.Unit)

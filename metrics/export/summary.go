@@ -82,6 +82,9 @@ func JSON(w io.Writer, s *metrics.Summary, run Run) error {
 	}
 	o.set("scheduler_lag", s.SchedulerLag)
 	o.set("connection_retries", runMetric{Unit: "requests", Avg: float64(s.ConnectionRetries)})
+	if s.RetryDuplicates > 0 {
+		o.set("connection_retry_duplicates", runMetric{Unit: "requests", Avg: float64(s.RetryDuplicates)})
+	}
 	o.set("achieved_request_rate", runMetric{Unit: "requests/sec", Avg: roundTo(s.SendRate)})
 	o.set("intended_request_rate", runMetric{Unit: "requests/sec", Avg: roundTo(s.IntendedRate)})
 	if s.Stages != nil {
