@@ -31,6 +31,9 @@ type State struct {
 	stages []StageSummary
 	// goodput is set when --goodput objectives judged the requests.
 	goodput bool
+	// modelTokenizer is set when the tokenizer that counted tokens was the
+	// model's own (WithModelTokenizer).
+	modelTokenizer bool
 }
 
 // State returns the collector's final state; it is nil before Close.
@@ -39,7 +42,7 @@ func (c *Collector) State() *State { return c.final }
 // collect merges the shards' aggregates into one state. The shards must
 // have stopped.
 func (c *Collector) collect() *State {
-	st := &State{aggs: map[aggKey]*aggregate{}, goodput: len(c.slos) > 0}
+	st := &State{aggs: map[aggKey]*aggregate{}, goodput: len(c.slos) > 0, modelTokenizer: c.modelTokenizer}
 	for _, s := range c.shards {
 		for k, a := range s.aggs {
 			st.agg(k).merge(a)
@@ -76,7 +79,7 @@ func (st *State) Summary() *Summary {
 		profile.merge(a)
 		stageKeys = append(stageKeys, k.stage)
 	}
-	sum := summaryOf(profile)
+	sum := summaryOf(profile, st.modelTokenizer)
 	finishRun(sum.Run, st.Origin, profile.okStart, profile.okEnd, st.goodput)
 	if len(st.stages) > 1 {
 		slices.Sort(stageKeys)
@@ -89,7 +92,7 @@ func (st *State) Summary() *Summary {
 		}
 	}
 	if warmup.count+warmup.errors > 0 {
-		sum.Warmup = summaryOf(warmup)
+		sum.Warmup = summaryOf(warmup, st.modelTokenizer)
 	}
 	return sum
 }
@@ -98,7 +101,7 @@ func (st *State) Summary() *Summary {
 // had been a run of its own (the warmup goes with stage 0, which it
 // preceded): its Summary is the stage's full summary.
 func (st *State) Stage(i int) *State {
-	out := &State{Origin: st.Origin, aggs: map[aggKey]*aggregate{}, goodput: st.goodput}
+	out := &State{Origin: st.Origin, aggs: map[aggKey]*aggregate{}, goodput: st.goodput, modelTokenizer: st.modelTokenizer}
 	for k, a := range st.aggs {
 		if (k.phase == Profile && k.stage == i) || (k.phase == Warmup && i == 0) {
 			out.agg(aggKey{k.phase, 0}).merge(a)
@@ -195,6 +198,7 @@ type (
 		Origin      int64          `json:"origin_unix_ns"`
 		Compression float64        `json:"digest_compression"`
 		Goodput     bool           `json:"goodput,omitempty"`
+		ModelTok    bool           `json:"model_tokenizer,omitempty"`
 		Stages      []StageSummary `json:"stages,omitempty"`
 		Aggregates  []aggJSON      `json:"aggregates"`
 	}
@@ -308,7 +312,7 @@ func (j *histJSON) hist() (*hist, error) {
 
 // MarshalJSON writes the state's JSON form.
 func (st *State) MarshalJSON() ([]byte, error) {
-	out := stateJSON{Version: stateVersion, Compression: compression, Goodput: st.goodput, Stages: st.stages,
+	out := stateJSON{Version: stateVersion, Compression: compression, Goodput: st.goodput, ModelTok: st.modelTokenizer, Stages: st.stages,
 		Aggregates: []aggJSON{}}
 	if !st.Origin.IsZero() {
 		out.Origin = st.Origin.UnixNano()
@@ -370,7 +374,7 @@ func (st *State) UnmarshalJSON(b []byte) error {
 	if in.Version != stateVersion {
 		return fmt.Errorf("state version %d: this surge reads version %d", in.Version, stateVersion)
 	}
-	*st = State{aggs: map[aggKey]*aggregate{}, goodput: in.Goodput, stages: in.Stages}
+	*st = State{aggs: map[aggKey]*aggregate{}, goodput: in.Goodput, modelTokenizer: in.ModelTok, stages: in.Stages}
 	if in.Origin != 0 {
 		st.Origin = time.Unix(0, in.Origin).UTC()
 	}

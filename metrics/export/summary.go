@@ -82,6 +82,10 @@ func JSON(w io.Writer, s *metrics.Summary, run Run) error {
 	}
 	o.set("scheduler_lag", s.SchedulerLag)
 	o.set("connection_retries", runMetric{Unit: "requests", Avg: float64(s.ConnectionRetries)})
+	if n := s.EmptyResponses(); n > 0 {
+		// Counted among the errors too; the count alone says how many.
+		o.set("empty_response_count", runMetric{Unit: "requests", Avg: float64(n)})
+	}
 	if s.RetryDuplicates > 0 {
 		o.set("connection_retry_duplicates", runMetric{Unit: "requests", Avg: float64(s.RetryDuplicates)})
 	}
