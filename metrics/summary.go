@@ -55,6 +55,9 @@ type Summary struct {
 	FirstTokenShared, Streamed int64
 	// Warnings are caveats the console and export repeat.
 	Warnings []string
+	// ServerTokens is the server's own token count beside the run's (nil:
+	// not compared; CompareServerTokens sets it).
+	ServerTokens *TokenComparison
 	// StartNs and EndNs bound the profile phase (first send, last response).
 	StartNs, EndNs int64
 	// SendRate is the achieved issue rate (requests/s between the first and

@@ -68,6 +68,7 @@ func Console(w io.Writer, title string, s *metrics.Summary) {
 	}
 	consoleHTTP(w, widths[0], s)
 	consoleResent(w, s)
+	consoleServerTokens(w, s.ServerTokens)
 	if s.TokenSource != "" {
 		fmt.Fprintf(w, "Token counts from: %s", s.TokenSource)
 		if s.InputTokenSource != "" {
@@ -135,6 +136,47 @@ func consoleResent(w io.Writer, s *metrics.Summary) {
 		fmt.Fprintf(w, "%d it never read; %d it closed on after they were written and may have read, so saw them twice (--connection-retries 0 makes those errors; --connection-reuse-strategy never avoids reuse)\n",
 			unread, dups)
 	}
+}
+
+// consoleServerTokens prints the server's token counts beside surge's:
+// "Server counted X prompt / Y output tokens (its /metrics), surge Z / W
+// (±% / ±%)", then the prompt tokens its prefix cache served.
+func consoleServerTokens(w io.Writer, c *metrics.TokenComparison) {
+	if c == nil {
+		return
+	}
+	count := func(v *float64) string {
+		if v == nil {
+			return "?"
+		}
+		return strconv.FormatFloat(*v, 'f', 0, 64)
+	}
+	pct := func(client float64, server *float64) string {
+		d := metrics.DiffPct(client, server)
+		if math.IsNaN(d) {
+			return "-"
+		}
+		return fmt.Sprintf("%+.1f%%", d)
+	}
+	who := "its /metrics"
+	if len(c.Server.Families) > 0 {
+		who = strings.Join(c.Server.Families, ", ") + " /metrics"
+	}
+	fmt.Fprintf(w, "Server counted %s prompt / %s output tokens (%s), surge %s / %s (%s / %s)",
+		count(c.Server.Prompt), count(c.Server.Output), who, short(math.Round(c.ClientPrompt)), short(math.Round(c.ClientOutput)),
+		pct(c.ClientPrompt, c.Server.Prompt), pct(c.ClientOutput, c.Server.Output))
+	if c.Server.CachedPrompt != nil {
+		fmt.Fprintf(w, "; %s prompt tokens came from its prefix cache", count(c.Server.CachedPrompt))
+		if !math.IsNaN(c.ClientCachedPrompt) {
+			fmt.Fprintf(w, " (usage's cached_tokens: %s)", short(math.Round(c.ClientCachedPrompt)))
+		}
+	} else if !math.IsNaN(c.ClientCachedPrompt) && c.ClientCachedPrompt > 0 {
+		fmt.Fprintf(w, "; %s prompt tokens came from its cache by usage's cached_tokens", short(math.Round(c.ClientCachedPrompt)))
+	}
+	if c.Failed > 0 {
+		fmt.Fprintf(w, "; surge's output count leaves out the %d failed requests'", c.Failed)
+	}
+	fmt.Fprintln(w)
 }
 
 func describe(e metrics.Error) string {
