@@ -103,7 +103,7 @@ func TestCheckEndpointAnswers(t *testing.T) {
 		t.Errorf("without the key: %v", err)
 	}
 	h := http.Header{"Authorization": {"Bearer k"}}
-	if _, err := Check(context.Background(), Target{URL: auth.URL + "/v1/chat/completions", Endpoint: chat(), Header: h}); err != nil {
+	if _, err := Check(context.Background(), Target{URL: auth.URL + "/v1/chat/completions", Endpoint: chat(), Header: h}, Client(auth.Client())); err != nil {
 		t.Errorf("with the key: %v", err)
 	}
 }
