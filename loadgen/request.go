@@ -270,7 +270,22 @@ func (g *Generator) do(ctx context.Context, conv *datasets.Conversation, session
 	if limit, got := rec.RequestedOSL, rec.Usage.CompletionTokens; limit > 0 && rec.Usage.Present && got > limit+overrunSlack {
 		g.overrun(rec, got, "completion tokens by the server's usage")
 	}
+	if rec.Err == nil && !rec.NoOutput && len(rec.TokenNs) == 0 {
+		rec.Err = emptyResponse(resp.StatusCode)
+	}
 	return rec
+}
+
+// emptyResponse is the error of an answer that ended cleanly with no
+// output: no content, reasoning or tool-call text. AIPerf makes such a
+// record an error (its InvalidInferenceResultError: "no responses with
+// actual content"), and so does surge: a request with no first token has
+// no TTFT or ITL, and an OSL of 0 would pull the run's averages down
+// without a word. Servers end a stream empty when they failed without
+// saying so, or when the prompt left no room to generate.
+func emptyResponse(status int) *metrics.Error {
+	return &metrics.Error{Code: status, Type: metrics.ErrEmptyResponse,
+		Message: "the response ended without any output (no content, reasoning or tool-call text)"}
 }
 
 func isEventStream(ct string) bool {
@@ -314,7 +329,7 @@ func (g *Generator) readStream(rctx, ctx context.Context, body io.Reader, rec *m
 		rec.EndNs = ev.At
 		if rec.Raw != nil {
 			rec.Raw.Stream = true
-			rec.Raw.Events = append(rec.Raw.Events, metrics.RawEvent{AtNs: ev.At, Type: string(ev.Type), Data: bytes.Clone(ev.Data)})
+			rec.Raw.Events = append(rec.Raw.Events, metrics.RawEvent{AtNs: ev.At, Type: string(ev.Type), Data: bytes.Clone(ev.Data), ErrorField: ev.ErrorField})
 		}
 		d, perr := dec.Event(ev.Type, ev.Data, out)
 		if d.Done {
@@ -332,6 +347,9 @@ func (g *Generator) readStream(rctx, ctx context.Context, body io.Reader, rec *m
 			rec.Err = d.Err
 			if rec.Err.Code == 0 {
 				rec.Err.Code = http.StatusOK
+			}
+			if rec.Err.Type == "" || rec.Err.Type == "error" {
+				rec.Err.Type = endpoint.ErrStreamResponse // AIPerf's name
 			}
 			break
 		}
@@ -474,6 +492,8 @@ func (g *Generator) transportError(rctx, ctx context.Context, url string, err er
 		return fdError(err)
 	case errors.Is(err, errStaleNoRetry):
 		return &metrics.Error{Type: ErrConnection, Message: errStaleNoRetry.Error()}
+	case errors.Is(err, errUnreadNoRetry):
+		return &metrics.Error{Type: ErrConnection, Message: errUnreadNoRetry.Error()}
 	}
 	var dnsErr *net.DNSError
 	if errors.As(err, &dnsErr) {

@@ -25,11 +25,17 @@ import (
 // the pool (httptrace GotConn: Reused), not one byte of a response arrived
 // (no GotFirstResponseByte), the failure is the connection closing or
 // resetting (EOF, ECONNRESET, EPIPE, "server closed idle connection"), and
-// the request's context is live. A reused connection that closes before
-// any answer looks the same whether the server dropped it idle or read the
-// request first; that second case is retried too, on a fresh connection,
-// where a repeat failure is an error record. Everything after the first
-// response byte, and every failure on a fresh connection, is an error.
+// the request's context is live. The h1 transport tells whether the server
+// can have read the request (h1.ClosedError): not when no byte of it was
+// written, nor when the server's end reset the connection on its bytes
+// (what a socket its application had closed does: llama.cpp's server
+// closes the connection after every streamed answer while announcing
+// keep-alive); possibly when it closed after the request was written.
+// Such a retry is recorded as a possible duplicate (Record.RetryDuplicate),
+// as is every retry through another transport, which cannot tell. A
+// repeat failure on the fresh connection is an error record. Everything
+// after the first response byte, and every failure on a fresh connection,
+// is an error.
 
 // WithConnectionRetries sets how many times a request is re-sent on a
 // fresh connection after a reused one closed before any answer: 1 (the
@@ -42,8 +48,21 @@ func WithConnectionRetries(n int) Option { return func(g *Generator) { g.noRetry
 func (g *Generator) ConnectionRetries() int64 { return g.resent.Load() }
 
 // errStaleNoRetry marks a request that failed on a reused connection and
-// was not re-sent.
-var errStaleNoRetry = errors.New("the server closed a reused connection before answering (connection retries are off; it may have read the request)")
+// was not re-sent; errUnreadNoRetry one the server had not read.
+var (
+	errStaleNoRetry  = errors.New("the server closed a reused connection before answering (connection retries are off; it may have read the request)")
+	errUnreadNoRetry = errors.New("the server had closed a reused connection; it never read the request (connection retries are off; --connection-reuse-strategy never avoids reuse)")
+)
+
+// duplicate reports whether a send that failed with err, on a connection
+// the server closed, may have been read by the server.
+func duplicate(err error) bool {
+	var ce *h1.ClosedError
+	if errors.As(err, &ce) {
+		return ce.Duplicate()
+	}
+	return true // another transport cannot tell
+}
 
 // stale reports whether err is a pooled connection the server had closed,
 // failing before the server answered anything.
@@ -121,6 +140,9 @@ func (g *Generator) send(req *http.Request, rec *metrics.Record, tr *reqTrace) (
 		return resp, err
 	}
 	if g.noRetry {
+		if !duplicate(err) {
+			return nil, fmt.Errorf("%w: %w", errUnreadNoRetry, err)
+		}
 		return nil, fmt.Errorf("%w: %w", errStaleNoRetry, err)
 	}
 	body, berr := req.GetBody()
@@ -130,6 +152,7 @@ func (g *Generator) send(req *http.Request, rec *metrics.Record, tr *reqTrace) (
 	retry := req.Clone(rctx)
 	retry.Body = body
 	rec.ConnectionRetries++
+	rec.RetryDuplicate = duplicate(err)
 	g.resent.Add(1)
 	rec.IssuedNs = g.now()
 	return g.fresh.Do(retry)

@@ -123,9 +123,12 @@ func TestStaleKeepAliveIsRetriedNotFailed(t *testing.T) {
 		t.Errorf("summary counts %d connection retries, the records %d", s.ConnectionRetries, n)
 	}
 	// Every retry was a request the server never read: it read exactly
-	// one per record.
+	// one per record, and the transport saw the reset that says so.
 	if got := srv.read.Load(); got != 500 {
 		t.Errorf("server read %d requests for 500 records (%d retries)", got, n)
+	}
+	if s.RetryDuplicates != 0 {
+		t.Errorf("%d of %d retries counted as possible duplicates; the server read none of them", s.RetryDuplicates, n)
 	}
 	for _, r := range sink.recs {
 		if r.ConnectionRetries > 1 {
@@ -157,6 +160,11 @@ func TestStaleKeepAliveCountsRetries(t *testing.T) {
 	// other request is retried.
 	if s.ConnectionRetries < 8 || s.ConnectionRetries > 11 {
 		t.Errorf("%d connection retries over 20 requests, want ≈ 10 (every other one)", s.ConnectionRetries)
+	}
+	// The server read each dropped request in full before closing: each
+	// retry may have been its second sight of it.
+	if s.RetryDuplicates != s.ConnectionRetries {
+		t.Errorf("%d of %d retries counted as possible duplicates, want all", s.RetryDuplicates, s.ConnectionRetries)
 	}
 }
 

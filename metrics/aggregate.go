@@ -34,6 +34,9 @@ type aggregate struct {
 	// (Record.Cancelled).
 	cancelled   int64
 	connRetries int64
+	// retryDups counts the retries that may have been duplicates
+	// (Record.RetryDuplicate).
+	retryDups int64
 	// oslRequested counts the successful records that asked for an OSL,
 	// oslMismatched those that missed it (osl_mismatch_count).
 	oslRequested, oslMismatched  int64
@@ -93,6 +96,9 @@ func (a *aggregate) add(r *Record, v *Values, good bool) {
 		a.lastEnd = r.EndNs
 	}
 	a.connRetries += int64(r.ConnectionRetries)
+	if r.RetryDuplicate && r.ConnectionRetries > 0 {
+		a.retryDups++
+	}
 	if r.NoOutput {
 		a.noOutput++
 	}
@@ -189,6 +195,7 @@ func (a *aggregate) merge(o *aggregate) {
 	a.cancelled += o.cancelled
 	a.good += o.good
 	a.connRetries += o.connRetries
+	a.retryDups += o.retryDups
 	a.oslRequested += o.oslRequested
 	a.oslMismatched += o.oslMismatched
 	if o.firstSent > 0 && (a.firstSent == 0 || o.firstSent < a.firstSent) {

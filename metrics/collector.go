@@ -46,9 +46,11 @@ type Collector struct {
 
 	tok      TokenCounter
 	counting Counting
-	slos     []SLO
-	sinks    []RecordSink
-	now      func() int64
+	// modelTokenizer: tok is the model's own (WithModelTokenizer).
+	modelTokenizer bool
+	slos           []SLO
+	sinks          []RecordSink
+	now            func() int64
 
 	started  [2]atomic.Int64 // by phase
 	stage    atomic.Int64
@@ -82,6 +84,12 @@ type Option func(*Collector)
 
 // WithTokenizer counts ISL/OSL with tok instead of usage or SSE events.
 func WithTokenizer(tok TokenCounter) Option { return func(c *Collector) { c.tok = tok } }
+
+// WithModelTokenizer says that the tokenizer given to WithTokenizer is
+// the model's own (found from the model's name, or named by it), so a gap
+// between its counts and the server's is not a wrong tokenizer and the
+// summary does not suggest one.
+func WithModelTokenizer() Option { return func(c *Collector) { c.modelTokenizer = true } }
 
 // WithGoodput sets the objectives that make a request good.
 func WithGoodput(slos []SLO) Option { return func(c *Collector) { c.slos = slos } }

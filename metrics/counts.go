@@ -6,6 +6,7 @@ import (
 	"math"
 	"slices"
 	"strings"
+	"unicode/utf8"
 )
 
 // Counting says where token counts come from when a tokenizer is loaded
@@ -83,6 +84,10 @@ type countChecks struct {
 	Chunks             int64   `json:"chunks,omitempty"`
 	ChunkTokens        float64 `json:"chunk_tokens,omitempty"`
 	MultiTokenRequests int64   `json:"multi_token_requests,omitempty"`
+	// MultiTokenUTF8 counts those whose extra tokens fit in their text's
+	// multi-byte characters: each could be a token the server held back
+	// until the next one completed its character (heldBackBound).
+	MultiTokenUTF8 int64 `json:"multi_token_utf8,omitempty"`
 	// UsageChunks and MultiTokenChunks total Record's: chunks with
 	// per-chunk usage, and those among them with several tokens.
 	UsageChunks      int64 `json:"usage_chunks,omitempty"`
@@ -110,8 +115,11 @@ func (k *countChecks) add(r *Record, v *Values, tok TokenCounter) {
 	if r.Streamed && len(r.TokenNs) > 0 && !math.IsNaN(v.OSL) {
 		k.Chunks += int64(len(r.TokenNs))
 		k.ChunkTokens += v.OSL
-		if v.OSL > float64(len(r.TokenNs)) {
+		if extra := v.OSL - float64(len(r.TokenNs)); extra > 0 {
 			k.MultiTokenRequests++
+			if extra <= float64(heldBackBound(r.Text)+heldBackBound(r.ReasoningText)) {
+				k.MultiTokenUTF8++
+			}
 		}
 	}
 	k.UsageChunks += int64(r.UsageChunks)
@@ -120,7 +128,7 @@ func (k *countChecks) add(r *Record, v *Values, tok TokenCounter) {
 
 // valid checks counts read from outside: none negative or past maxCount.
 func (k *countChecks) valid() error {
-	counts := []int64{k.PromptChecked, k.Truncated, k.Chunks, k.MultiTokenRequests, k.UsageChunks, k.MultiTokenChunks}
+	counts := []int64{k.PromptChecked, k.Truncated, k.Chunks, k.MultiTokenRequests, k.MultiTokenUTF8, k.UsageChunks, k.MultiTokenChunks}
 	for _, n := range k.InputSources {
 		counts = append(counts, n)
 	}
@@ -141,6 +149,7 @@ func (k *countChecks) merge(o *countChecks) {
 	k.Chunks += o.Chunks
 	k.ChunkTokens += o.ChunkTokens
 	k.MultiTokenRequests += o.MultiTokenRequests
+	k.MultiTokenUTF8 += min(o.MultiTokenUTF8, o.MultiTokenRequests)
 	k.UsageChunks += o.UsageChunks
 	k.MultiTokenChunks += o.MultiTokenChunks
 	for s, n := range o.InputSources {
@@ -182,21 +191,47 @@ func TruncationWarning(truncated, checked int64, sentAvg, serverAvg float64, inp
 		truncated, checked, serverAvg, sentAvg, uses)
 }
 
+// heldBackBound is how many tokens of s a server can have held back, each
+// until the next completed a multi-byte UTF-8 character, and then sent
+// with it in one chunk (llama.cpp's server sends only whole characters): a
+// character of n bytes split over tokens hides at most n − 1 of them.
+func heldBackBound(s string) int {
+	n := 0
+	for _, r := range s {
+		if r >= utf8.RuneSelf {
+			n += utf8.RuneLen(r) - 1
+		}
+	}
+	return n
+}
+
 // chunkWarning says how many chunks carried more than one token, or, with
 // no per-chunk usage to tell, how many requests had more tokens than
-// chunks ("" when none did).
+// chunks, and the likely cause ("" when none did): a token held back until
+// the next completed a multi-byte character (llama.cpp's server does so)
+// when the extra tokens fit in the text's multi-byte characters, else
+// speculative decoding or batched sends.
 func (k *countChecks) chunkWarning() string {
 	const after = "ITL and per-user throughput are per token (the decode time over the tokens after the first chunk's), inter_chunk_latency per chunk"
 	if k.UsageChunks > 0 {
 		if k.MultiTokenChunks == 0 {
 			return ""
 		}
-		return fmt.Sprintf("%d of %d chunks carried more than one token (by the server's per-chunk usage): %s",
+		return fmt.Sprintf("%d of %d chunks carried more than one token (by the server's per-chunk usage: speculative decoding, batched sends, or a token held back until the next completed a multi-byte character): %s",
 			k.MultiTokenChunks, k.UsageChunks, after)
 	}
 	if k.MultiTokenRequests == 0 {
 		return ""
 	}
-	return fmt.Sprintf("%d requests had more tokens than chunks (%.0f tokens in %d chunks in all): some chunks carried several tokens (speculative decoding or batched sends); without per-chunk usage the first chunk counts as one token, so ITL may be a little short; %s",
-		k.MultiTokenRequests, k.ChunkTokens, k.Chunks, after)
+	var cause string
+	switch held := min(k.MultiTokenUTF8, k.MultiTokenRequests); {
+	case held == k.MultiTokenRequests:
+		cause = "their text has multi-byte characters, and a server that sends only whole characters (llama.cpp's) holds a token back until the next one completes its character, then sends both in one chunk"
+	case held == 0:
+		cause = "some chunks carried several tokens (speculative decoding or batched sends)"
+	default:
+		cause = fmt.Sprintf("in %d of them the extra tokens fit in their multi-byte characters (a token held back until the next completes its character, as llama.cpp's server does); the rest carried several tokens a chunk (speculative decoding or batched sends)", held)
+	}
+	return fmt.Sprintf("%d requests had more tokens than chunks (%.0f tokens in %d chunks in all): %s; without per-chunk usage the first chunk counts as one token, so ITL may be a little short; %s",
+		k.MultiTokenRequests, k.ChunkTokens, k.Chunks, cause, after)
 }

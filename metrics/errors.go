@@ -10,6 +10,24 @@ const ErrClientResources = "client_fd_exhausted"
 // server's.
 func (e Error) ClientSide() bool { return e.Type == ErrClientResources }
 
+// ErrEmptyResponse is the error type of a response that ended cleanly
+// with no output at all (no content, reasoning or tool-call text): AIPerf's
+// name for a record with no content responses. Such a request has no TTFT,
+// and an OSL of 0 would pull the averages down unseen.
+const ErrEmptyResponse = "InvalidInferenceResultError"
+
+// EmptyResponses counts the summary's failures that were responses with
+// no output (ErrEmptyResponse).
+func (s *Summary) EmptyResponses() int64 {
+	var n int64
+	for _, e := range s.Errors {
+		if e.Details.Type == ErrEmptyResponse {
+			n += e.Count
+		}
+	}
+	return n
+}
+
 // ErrRedirect is the error type of a 3xx response that came back
 // unfollowed (loadgen names it so).
 const ErrRedirect = "redirect"

@@ -212,7 +212,13 @@ type Record struct {
 	// a pooled keep-alive connection was closed before the server answered
 	// (0 or 1): a stale connection, not a server failure.
 	ConnectionRetries int
-	Err               *Error
+	// RetryDuplicate is set when the retried send had been written and the
+	// server closed the connection without resetting it on the request's
+	// bytes: it may have read the request, and then saw it twice. A send
+	// never written, or one the server's end reset unread (llama.cpp's
+	// close after every streamed answer), is not.
+	RetryDuplicate bool
+	Err            *Error
 	// Raw is the request and response as sent and read (--export-level
 	// raw); nil when not captured.
 	Raw *RawExchange
@@ -239,6 +245,9 @@ type RawEvent struct {
 	AtNs int64
 	Type string
 	Data []byte
+	// ErrorField is set for an event that came as an `error:` field line
+	// (llama.cpp's in-stream error), which the raw export writes back so.
+	ErrorField bool
 }
 
 // HTTPTiming is one request's transport phases in nanoseconds, measured

@@ -36,6 +36,9 @@ type State struct {
 	// intervals); trim is the collector's WithTrim.
 	exact *rowSet
 	trim  Trim
+	// modelTokenizer is set when the tokenizer that counted tokens was the
+	// model's own (WithModelTokenizer).
+	modelTokenizer bool
 }
 
 // State returns the collector's final state; it is nil before Close.
@@ -44,7 +47,7 @@ func (c *Collector) State() *State { return c.final }
 // collect merges the shards' aggregates into one state. The shards must
 // have stopped.
 func (c *Collector) collect() *State {
-	st := &State{aggs: map[aggKey]*aggregate{}, goodput: len(c.slos) > 0, exact: &rowSet{}, trim: c.trim}
+	st := &State{aggs: map[aggKey]*aggregate{}, goodput: len(c.slos) > 0, exact: &rowSet{}, trim: c.trim, modelTokenizer: c.modelTokenizer}
 	for _, s := range c.shards {
 		for k, a := range s.aggs {
 			st.agg(k).merge(a)
@@ -83,7 +86,7 @@ func (st *State) Summary() *Summary {
 		profile.merge(a)
 		stageKeys = append(stageKeys, k.stage)
 	}
-	sum := summaryOf(profile)
+	sum := summaryOf(profile, st.modelTokenizer)
 	finishRun(sum.Run, st.Origin, profile.okStart, profile.okEnd, st.goodput)
 	if st.exact != nil && len(st.exact.rows) > 0 {
 		sum.Precision = precisionOf(st.exact, st.exact, profile.okStart, profile.okEnd, sum.Run, PrecisionLevel)
@@ -107,7 +110,7 @@ func (st *State) Summary() *Summary {
 		}
 	}
 	if warmup.count+warmup.errors > 0 {
-		sum.Warmup = summaryOf(warmup)
+		sum.Warmup = summaryOf(warmup, st.modelTokenizer)
 	}
 	return sum
 }
@@ -116,7 +119,8 @@ func (st *State) Summary() *Summary {
 // had been a run of its own (the warmup goes with stage 0, which it
 // preceded): its Summary is the stage's full summary.
 func (st *State) Stage(i int) *State {
-	out := &State{Origin: st.Origin, aggs: map[aggKey]*aggregate{}, goodput: st.goodput, exact: st.exact.stage(i), trim: st.trim}
+	out := &State{Origin: st.Origin, aggs: map[aggKey]*aggregate{}, goodput: st.goodput, exact: st.exact.stage(i), trim: st.trim,
+		modelTokenizer: st.modelTokenizer}
 	if out.exact != nil {
 		for j := range out.exact.rows {
 			out.exact.rows[j].stage = 0
@@ -236,6 +240,7 @@ type (
 		Origin      int64          `json:"origin_unix_ns"`
 		Compression float64        `json:"digest_compression"`
 		Goodput     bool           `json:"goodput,omitempty"`
+		ModelTok    bool           `json:"model_tokenizer,omitempty"`
 		Stages      []StageSummary `json:"stages,omitempty"`
 		Aggregates  []aggJSON      `json:"aggregates"`
 	}
@@ -255,6 +260,7 @@ type (
 		Cancelled     int64 `json:"cancelled,omitempty"`
 		Good          int64 `json:"good"`
 		ConnRetries   int64 `json:"connection_retries"`
+		RetryDups     int64 `json:"connection_retry_duplicates,omitempty"`
 		OSLRequested  int64 `json:"osl_requested"`
 		OSLMismatched int64 `json:"osl_mismatched"`
 		FirstSent     int64 `json:"first_sent_ns"`
@@ -348,7 +354,7 @@ func (j *histJSON) hist() (*hist, error) {
 
 // MarshalJSON writes the state's JSON form.
 func (st *State) MarshalJSON() ([]byte, error) {
-	out := stateJSON{Version: stateVersion, Compression: compression, Goodput: st.goodput, Stages: st.stages,
+	out := stateJSON{Version: stateVersion, Compression: compression, Goodput: st.goodput, ModelTok: st.modelTokenizer, Stages: st.stages,
 		Aggregates: []aggJSON{}}
 	if !st.Origin.IsZero() {
 		out.Origin = st.Origin.UnixNano()
@@ -363,7 +369,7 @@ func (st *State) MarshalJSON() ([]byte, error) {
 			ICL: histToJSON(a.icl), ReadDelay: histToJSON(a.readDelay),
 			KernelStamps: a.kernelStamps, ReadStamps: a.readStamps, FirstShared: a.firstShared, Count: a.count, Errors: a.errors, Good: a.good,
 			Cancelled:   a.cancelled,
-			ConnRetries: a.connRetries, OSLRequested: a.oslRequested, OSLMismatched: a.oslMismatched,
+			ConnRetries: a.connRetries, RetryDups: a.retryDups, OSLRequested: a.oslRequested, OSLMismatched: a.oslMismatched,
 			FirstSent: a.firstSent, LastSent: a.lastSent, LastEnd: a.lastEnd, OKStart: a.okStart, OKEnd: a.okEnd,
 			FirstIntended: a.firstIntended, LastIntended: a.lastIntended,
 			InputTokens: a.inputTokens, OutputTokens: a.outputTokens, UsageOSL: a.usageOSL, TokenizerOSL: a.tokenizerOSL,
@@ -410,7 +416,7 @@ func (st *State) UnmarshalJSON(b []byte) error {
 	if in.Version != stateVersion {
 		return fmt.Errorf("state version %d: this surge reads version %d", in.Version, stateVersion)
 	}
-	*st = State{aggs: map[aggKey]*aggregate{}, goodput: in.Goodput, stages: in.Stages}
+	*st = State{aggs: map[aggKey]*aggregate{}, goodput: in.Goodput, modelTokenizer: in.ModelTok, stages: in.Stages}
 	if in.Origin != 0 {
 		st.Origin = time.Unix(0, in.Origin).UTC()
 	}
@@ -429,7 +435,7 @@ func (st *State) UnmarshalJSON(b []byte) error {
 			return fmt.Errorf("aggregate of unknown phase %q", j.Phase)
 		}
 		k.stage = j.Stage
-		for _, n := range []int64{j.KernelStamps, j.ReadStamps, j.FirstShared, j.Count, j.Errors, j.Good, j.ConnRetries, j.OSLRequested, j.OSLMismatched} {
+		for _, n := range []int64{j.KernelStamps, j.ReadStamps, j.FirstShared, j.Count, j.Errors, j.Good, j.ConnRetries, j.RetryDups, j.OSLRequested, j.OSLMismatched} {
 			if n < 0 || n > maxCount {
 				return fmt.Errorf("%s stage %d: a count of %d", j.Phase, j.Stage, n)
 			}
@@ -472,6 +478,7 @@ func (st *State) UnmarshalJSON(b []byte) error {
 		a.kernelStamps, a.readStamps, a.count, a.errors, a.good = j.KernelStamps, j.ReadStamps, j.Count, j.Errors, j.Good
 		a.firstShared, a.cancelled = j.FirstShared, j.Cancelled
 		a.connRetries, a.oslRequested, a.oslMismatched = j.ConnRetries, j.OSLRequested, j.OSLMismatched
+		a.retryDups = min(j.RetryDups, j.ConnRetries)
 		a.firstSent, a.lastSent, a.lastEnd = j.FirstSent, j.LastSent, j.LastEnd
 		a.okStart, a.okEnd = j.OKStart, j.OKEnd
 		if j.OKEnd == 0 && j.Count > 0 {

@@ -26,6 +26,10 @@ type Summary struct {
 	// because a pooled keep-alive connection had been closed by the server
 	// (failed records included); they are not errors.
 	ConnectionRetries int64
+	// RetryDuplicates counts those of them the server may have read before
+	// it closed the connection (Record.RetryDuplicate): the others it
+	// never saw twice.
+	RetryDuplicates int64
 	// SchedulerLag is actual minus intended send time, in ms.
 	SchedulerLag Distribution
 	// Stages summarises each sweep/ramp stage (nil for single-stage runs).
@@ -51,6 +55,9 @@ type Summary struct {
 	FirstTokenShared, Streamed int64
 	// Warnings are caveats the console and export repeat.
 	Warnings []string
+	// ServerTokens is the server's own token count beside the run's (nil:
+	// not compared; CompareServerTokens sets it).
+	ServerTokens *TokenComparison
 	// StartNs and EndNs bound the profile phase (first send, last response).
 	StartNs, EndNs int64
 	// SendRate is the achieved issue rate (requests/s between the first and
@@ -99,6 +106,31 @@ const ReadDelayWarnMs = 1
 // shared a read with the next above which a run is flagged: past 1% it
 // moves TTFT's p99.
 const SharedFirstWarn = 0.01
+
+// tokenizerWarning is the caveat for output counts where the tokenizer
+// and the server's usage differ by more than 10%. With a tokenizer not
+// known to be the model's, the likely cause is that it is another's; with
+// the model's own, re-tokenizing the streamed text is not what the model
+// generated (tokens the server counts but does not stream, such as a
+// closing special token or a template's, and text that merges otherwise
+// once detokenized).
+func tokenizerWarning(tok, usage float64, modelTokenizer bool, source string) string {
+	diff := fmt.Sprintf("output token counts disagree: the tokenizer counts %.0f, the server's usage %.0f (%+.1f%%)", tok, usage, 100*(tok-usage)/usage)
+	if !modelTokenizer {
+		return diff + "; is --tokenizer the model's?"
+	}
+	uses := "the server's counts"
+	if source == SourceTokenizer {
+		uses = "the tokenizer's (--retokenize-output)"
+	}
+	return diff + "; the tokenizer is the model's own, so the gap is in re-tokenizing the streamed text (tokens the server counts but does not stream, text that merges otherwise once detokenized); OSL uses " + uses
+}
+
+// EmptyResponsesWarning is the caveat for n responses that ended cleanly
+// with no output (ErrEmptyResponse).
+func EmptyResponsesWarning(n int64) string {
+	return fmt.Sprintf("%d responses ended with no tokens (200, no content, reasoning or tool-call text): counted as errors (AIPerf's InvalidInferenceResultError), outside latency, OSL and goodput", n)
+}
 
 // runLevel is what the run-level metrics are computed from: the counts,
 // the window's length, and the sums of the per-request metrics.
@@ -170,11 +202,13 @@ func (rl runLevel) metrics() map[Tag]float64 {
 	return run
 }
 
-func summaryOf(a *aggregate) *Summary {
+// summaryOf summarises a's records; modelTokenizer says the tokenizer that
+// counted them was the model's own.
+func summaryOf(a *aggregate, modelTokenizer bool) *Summary {
 	s := &Summary{Metrics: map[Tag]Distribution{}, Run: map[Tag]float64{}, StartNs: a.firstSent, EndNs: a.lastEnd,
 		SendRate: a.sendRate(), IntendedRate: a.intendedRate(), Knee: -1, Operating: -1,
 		KneeVerdict:       KneeVerdict{Knee: -1, Operating: -1, At: -1},
-		ConnectionRetries: a.connRetries}
+		ConnectionRetries: a.connRetries, RetryDuplicates: a.retryDups}
 	for _, d := range RequestDefs {
 		if x := a.dists[d.Tag]; x != nil && x.n > 0 {
 			s.Metrics[d.Tag] = x.distribution(d.Unit)
@@ -246,9 +280,10 @@ func summaryOf(a *aggregate) *Summary {
 		s.Warnings = append(s.Warnings, w)
 	}
 	if a.usageOSL > 0 && math.Abs(a.tokenizerOSL-a.usageOSL)/a.usageOSL > 0.10 {
-		s.Warnings = append(s.Warnings, fmt.Sprintf(
-			"output token counts disagree: tokenizer %.0f vs server usage %.0f (%.1f%%); is --tokenizer the model's?",
-			a.tokenizerOSL, a.usageOSL, 100*(a.tokenizerOSL-a.usageOSL)/a.usageOSL))
+		s.Warnings = append(s.Warnings, tokenizerWarning(a.tokenizerOSL, a.usageOSL, modelTokenizer, s.TokenSource))
+	}
+	if n := s.EmptyResponses(); n > 0 {
+		s.Warnings = append(s.Warnings, EmptyResponsesWarning(n))
 	}
 	if d, ok := s.Metrics[ClientReadDelay]; ok && d.P99 > ReadDelayWarnMs {
 		s.readDelayAt = len(s.Warnings) + 1

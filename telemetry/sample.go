@@ -82,6 +82,10 @@ type ServerSample struct {
 	GenerationTokens float64 `json:"generation_tokens_total"`
 	// PromptTokens is the server's cumulative prompt-token counter.
 	PromptTokens float64 `json:"prompt_tokens_total"`
+	// CachedPromptTokens is the server's cumulative count of prompt
+	// tokens served from its prefix cache (SGLang's cached_tokens; vLLM's
+	// prefix-cache hits are PrefixCacheHits).
+	CachedPromptTokens float64 `json:"cached_prompt_tokens_total"`
 	// Families is everything the endpoint exported at this scrape, known
 	// names or not. The JSONL line carries it; the samples a Collector
 	// keeps for the run drop it (only the first and last scrape's are

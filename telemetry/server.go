@@ -64,6 +64,8 @@ var serverMetrics = []serverMetric{
 	{names: []string{"vllm:prompt_tokens_total", "vllm:prompt_tokens", "sglang:prompt_tokens_total",
 		"llamacpp:prompt_tokens_total", "tgi_request_input_length", "prompt_tokens_total"},
 		agg: sum, set: func(s *ServerSample, v float64) { s.PromptTokens = v }},
+	{names: []string{"sglang:cached_tokens_total", "sglang:cached_tokens", "vllm:prompt_tokens_cached_total", "vllm:prompt_tokens_cached"},
+		agg: sum, set: func(s *ServerSample, v float64) { s.CachedPromptTokens = v }},
 }
 
 // familyPrefixes names a server family by its metric names' prefix (the
@@ -88,7 +90,7 @@ func familyOf(name string) string {
 func nanServerSample(url string) ServerSample {
 	n := math.NaN()
 	return ServerSample{URL: url, Running: n, Waiting: n, KVCacheUsage: n, PrefixCacheHitRate: n,
-		PrefixCacheHits: n, PrefixCacheQueries: n, GenerationTokens: n, PromptTokens: n}
+		PrefixCacheHits: n, PrefixCacheQueries: n, GenerationTokens: n, PromptTokens: n, CachedPromptTokens: n}
 }
 
 // normalize maps parsed families onto a ServerSample and reports how many

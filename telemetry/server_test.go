@@ -43,15 +43,15 @@ func TestServerNormalisesCaptures(t *testing.T) {
 		want ServerSample
 	}{
 		{"vllm.txt", ServerSample{Family: "vllm", Running: 46, Waiting: 8, KVCacheUsage: 0.375, PrefixCacheHitRate: 0.4,
-			PrefixCacheHits: 40000, PrefixCacheQueries: 100000, GenerationTokens: 85000, PromptTokens: 218700}},
+			PrefixCacheHits: 40000, PrefixCacheQueries: 100000, GenerationTokens: 85000, PromptTokens: 218700, CachedPromptTokens: nan}},
 		{"vllm_v0.txt", ServerSample{Family: "vllm", Running: 7, Waiting: 0, KVCacheUsage: 0.0823, PrefixCacheHitRate: 0.375,
-			PrefixCacheHits: nan, PrefixCacheQueries: nan, GenerationTokens: 12288, PromptTokens: 5521}},
+			PrefixCacheHits: nan, PrefixCacheQueries: nan, GenerationTokens: 12288, PromptTokens: 5521, CachedPromptTokens: nan}},
 		{"sglang.txt", ServerSample{Family: "sglang", Running: 162, Waiting: 2826, KVCacheUsage: 0.28, PrefixCacheHitRate: 0.007507552643049313,
-			PrefixCacheHits: nan, PrefixCacheQueries: nan, GenerationTokens: 7557572, PromptTokens: 8128537}},
+			PrefixCacheHits: nan, PrefixCacheQueries: nan, GenerationTokens: 7557572, PromptTokens: 8128537, CachedPromptTokens: nan}},
 		{"tgi.txt", ServerSample{Family: "tgi", Running: 28, Waiting: 4, KVCacheUsage: nan, PrefixCacheHitRate: nan,
-			PrefixCacheHits: nan, PrefixCacheQueries: nan, GenerationTokens: 412077, PromptTokens: 734512}},
+			PrefixCacheHits: nan, PrefixCacheQueries: nan, GenerationTokens: 412077, PromptTokens: 734512, CachedPromptTokens: nan}},
 		{"llamacpp.txt", ServerSample{Family: "llamacpp", Running: 4, Waiting: 1, KVCacheUsage: 0.1875, PrefixCacheHitRate: nan,
-			PrefixCacheHits: nan, PrefixCacheQueries: nan, GenerationTokens: 9120, PromptTokens: 18342}},
+			PrefixCacheHits: nan, PrefixCacheQueries: nan, GenerationTokens: 9120, PromptTokens: 18342, CachedPromptTokens: nan}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.file, func(t *testing.T) {

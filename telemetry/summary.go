@@ -3,6 +3,7 @@ package telemetry
 import (
 	"cmp"
 	"fmt"
+	"maps"
 	"math"
 	"net/url"
 	"slices"
@@ -80,6 +81,13 @@ type ServerSummary struct {
 	// the run (nil: not exported).
 	GenerationTokens *float64 `json:"generation_tokens,omitempty"`
 	PromptTokens     *float64 `json:"prompt_tokens,omitempty"`
+	// CachedPromptTokens is the increase of the prompt tokens the server
+	// served from its prefix cache: SGLang's cached_tokens counter, or
+	// vLLM's prefix-cache hits (counted in tokens); nil: not exported.
+	CachedPromptTokens *float64 `json:"cached_prompt_tokens,omitempty"`
+	// Family is the server family its metric names belong to (vllm,
+	// sglang, tgi, llamacpp, …; "" for generic names).
+	Family string `json:"family,omitempty"`
 	// PrefixCacheHitRate is hits/queries over the whole run from vLLM's
 	// counters (nil: not exported or no queries).
 	PrefixCacheHitRate *float64 `json:"prefix_cache_hit_rate_overall,omitempty"`
@@ -307,11 +315,18 @@ func summarize(gpus []GPUSample, servers []ServerSample) *Data {
 		addStats(sv.Metrics, "prefix_cache_hit_rate", "ratio", ss, func(s *ServerSample) float64 { return s.PrefixCacheHitRate })
 		sv.GenerationTokens = increase(ss, func(s *ServerSample) float64 { return s.GenerationTokens })
 		sv.PromptTokens = increase(ss, func(s *ServerSample) float64 { return s.PromptTokens })
+		sv.CachedPromptTokens = increase(ss, func(s *ServerSample) float64 { return s.CachedPromptTokens })
+		for _, s := range ss {
+			sv.Family = cmp.Or(sv.Family, s.Family)
+		}
 		hits := increase(ss, func(s *ServerSample) float64 { return s.PrefixCacheHits })
 		queries := increase(ss, func(s *ServerSample) float64 { return s.PrefixCacheQueries })
 		if hits != nil && queries != nil && *queries > 0 {
 			r := *hits / *queries
 			sv.PrefixCacheHitRate = &r
+		}
+		if sv.CachedPromptTokens == nil {
+			sv.CachedPromptTokens = hits // vLLM counts its hits in tokens
 		}
 		d.Servers[u] = sv
 	}
@@ -436,4 +451,45 @@ func energy(ss []GPUSample) (float64, string, bool) {
 		return 0, "", false
 	}
 	return j, EnergyPowerIntegral, true
+}
+
+// TokenTotals is what the servers' own /metrics counters say they
+// processed over the collection: prompt and generated tokens and the
+// prompt tokens served from a prefix cache, summed over the endpoints
+// that exported each (nil: none did), for a run to set beside its own
+// counts. Servers count differently: llama.cpp counts the prompt tokens it
+// evaluated (not those its cache reused) and only completed requests'
+// generated tokens; vLLM and SGLang every token, aborted requests' too.
+type TokenTotals struct {
+	Prompt, Output, CachedPrompt *float64
+	// Families names the server families that exported them, sorted.
+	Families []string
+}
+
+// TokenTotals sums the servers' token counters (ok false when no server
+// exported a prompt or a generation counter).
+func (d *Data) TokenTotals() (t TokenTotals, ok bool) {
+	if d == nil {
+		return t, false
+	}
+	add := func(dst **float64, v *float64) {
+		if v == nil {
+			return
+		}
+		if *dst == nil {
+			*dst = new(float64)
+		}
+		**dst += *v
+	}
+	for _, u := range slices.Sorted(maps.Keys(d.Servers)) {
+		sv := d.Servers[u]
+		add(&t.Prompt, sv.PromptTokens)
+		add(&t.Output, sv.GenerationTokens)
+		add(&t.CachedPrompt, sv.CachedPromptTokens)
+		if sv.Family != "" && !slices.Contains(t.Families, sv.Family) {
+			t.Families = append(t.Families, sv.Family)
+		}
+	}
+	slices.Sort(t.Families)
+	return t, t.Prompt != nil || t.Output != nil
 }

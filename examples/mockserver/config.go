@@ -38,6 +38,18 @@ type Config struct {
 	// OpenAI error body. Which requests fail is decided by Seed and the
 	// request's arrival order, so a run is reproducible.
 	ErrorRate float64
+	// StreamErrorRate is the fraction of streamed chat and completions
+	// requests that fail inside their stream, after StreamErrorAfter
+	// tokens, in StreamErrorShape's way (an engine's: a 200 and headers
+	// already sent, the failure is an event). Which requests fail is
+	// decided by Seed and the arrival order, apart from ErrorRate's.
+	StreamErrorRate float64
+	// StreamErrorShape is the engine whose in-stream failure is sent: one
+	// of StreamErrorShapes ("": ShapeVLLM).
+	StreamErrorShape string
+	// StreamErrorAfter is how many tokens a failing stream sends before
+	// its failure (0: none).
+	StreamErrorAfter int
 	// DefaultOutputTokens is the output length when the request has no
 	// max_tokens (default 128); such a request finishes with "stop",
 	// one with max_tokens with "length".
@@ -122,6 +134,10 @@ func (cfg Config) Validate() error {
 		return fmt.Errorf("mockserver: Config.DefaultOutputTokens %d is negative", cfg.DefaultOutputTokens)
 	case cfg.TokensPerChunk < 0:
 		return fmt.Errorf("mockserver: Config.TokensPerChunk %d is negative", cfg.TokensPerChunk)
+	case cfg.StreamErrorRate < 0 || cfg.StreamErrorRate > 1 || cfg.StreamErrorRate != cfg.StreamErrorRate:
+		return fmt.Errorf("mockserver: Config.StreamErrorRate %v is outside [0, 1]", cfg.StreamErrorRate)
+	case cfg.StreamErrorAfter < 0:
+		return fmt.Errorf("mockserver: Config.StreamErrorAfter %d is negative", cfg.StreamErrorAfter)
 	}
-	return nil
+	return validShape(cfg.StreamErrorShape)
 }

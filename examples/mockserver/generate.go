@@ -61,8 +61,21 @@ func (s *Server) stream(ctx context.Context, w http.ResponseWriter, g *generatio
 		}
 	}()
 	k := s.cfg.TokensPerChunk
+	failAt := -1 // the token before which the stream fails (-1: it does not)
+	if s.failsInStream(g.n) {
+		failAt = min(s.cfg.StreamErrorAfter, g.out)
+		if s.cfg.StreamErrorShape == ShapeEmpty {
+			failAt = 0
+		}
+	}
 	for i := 0; i < g.out; {
+		if i >= failAt && failAt >= 0 {
+			break
+		}
 		end := min(i+k, g.out)
+		if failAt >= 0 {
+			end = min(end, failAt)
+		}
 		reasoning := i < g.reasoning
 		if reasoning {
 			end = min(end, g.reasoning) // a chunk is all reasoning or all content
@@ -121,6 +134,16 @@ func (s *Server) stream(ctx context.Context, w http.ResponseWriter, g *generatio
 		i = end
 	}
 
+	if failAt >= 0 {
+		if failAt == 0 {
+			s.prefill.leave(g) // no first token will come
+		}
+		var err error
+		if ev, err = s.failStream(w, head, g, ev); err != nil {
+			return err
+		}
+		return errStreamFailed
+	}
 	ev = append(ev[:0], head...)
 	ev = append(ev, choiceOpen...)
 	if g.kind == chatAPI {

@@ -29,6 +29,7 @@ type Server struct {
 	requests     atomic.Uint64
 	completed    atomic.Uint64
 	injected     atomic.Uint64
+	streamErrors atomic.Uint64 // StreamErrorRate failures
 	badRequests  atomic.Uint64
 	canceled     atomic.Uint64
 	promptTokens atomic.Uint64
@@ -58,6 +59,10 @@ func New(cfg Config) *Server {
 	cfg.PrefillPerImage = max(cfg.PrefillPerImage, 0)
 	cfg.PrefillPerAudioSecond = max(cfg.PrefillPerAudioSecond, 0)
 	cfg.ErrorRate = min(max(cfg.ErrorRate, 0), 1)
+	cfg.StreamErrorRate = min(max(cfg.StreamErrorRate, 0), 1)
+	if validShape(cfg.StreamErrorShape) != nil {
+		cfg.StreamErrorShape = ShapeVLLM
+	}
 	cfg.MaxRunning = max(cfg.MaxRunning, 0)
 	s := &Server{cfg: cfg, created: time.Now().Unix()}
 	if cfg.WireLog != nil {
@@ -240,6 +245,9 @@ func (s *Server) serveCompletion(w http.ResponseWriter, r *http.Request, kind ap
 		err = s.stream(ctx, w, &g, req.IncludeUsage, req.ContinuousUsage)
 	} else {
 		err = s.respond(ctx, w, &g)
+	}
+	if errors.Is(err, errStreamFailed) {
+		return // counted as a stream error
 	}
 	if err != nil {
 		s.aborted(&g)

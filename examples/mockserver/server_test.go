@@ -305,6 +305,9 @@ func TestStartErrors(t *testing.T) {
 	}{
 		{"nonsense", Config{}, `address "nonsense"`},
 		{"127.0.0.1:0", Config{ErrorRate: 2}, "Config.ErrorRate"},
+		{"127.0.0.1:0", Config{StreamErrorRate: -1}, "Config.StreamErrorRate"},
+		{"127.0.0.1:0", Config{StreamErrorAfter: -1}, "Config.StreamErrorAfter"},
+		{"127.0.0.1:0", Config{StreamErrorShape: "nginx"}, `Config.StreamErrorShape "nginx" is not one of vllm, llamacpp`},
 		{"127.0.0.1:0", Config{ITL: -1}, "Config.ITL"},
 	} {
 		_, err := Start(t.Context(), tt.addr, tt.cfg)

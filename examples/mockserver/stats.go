@@ -21,6 +21,8 @@ type Stats struct {
 	Completed uint64 `json:"completed"`
 	// Errors counts injected HTTP 500 failures (Config.ErrorRate).
 	Errors uint64 `json:"errors"`
+	// StreamErrors counts streams failed inside (Config.StreamErrorRate).
+	StreamErrors uint64 `json:"stream_errors"`
 	// BadRequests counts requests answered 400.
 	BadRequests uint64 `json:"bad_requests"`
 	// Canceled counts requests whose client left before the end:
@@ -62,6 +64,7 @@ func (s *Server) Stats() Stats {
 		Requests:        s.requests.Load(),
 		Completed:       s.completed.Load(),
 		Errors:          s.injected.Load(),
+		StreamErrors:    s.streamErrors.Load(),
 		BadRequests:     s.badRequests.Load(),
 		Canceled:        s.canceled.Load(),
 		AbortedPrefill:  s.abortedPrefill.Load(),

@@ -23,6 +23,7 @@ func ParseChunk(data []byte, text, reasoning *[]byte) (Delta, error) {
 		isErrObject bool
 		known       bool
 		topErr      metrics.Error
+		tgiType     []byte
 	)
 	n, nr := len(*text), len(*reasoning)
 	s := scanner{b: data}
@@ -55,6 +56,13 @@ func ParseChunk(data []byte, text, reasoning *[]byte) (Delta, error) {
 		case "message", "type", "code":
 			// Kept in case they belong to an "object":"error" body.
 			return errorField(&s, &topErr, key)
+		case "error_type": // TGI's {"error":"…","error_type":"validation"}
+			if s.peek() != '"' {
+				return s.skip()
+			}
+			v, err := s.rawKey()
+			tgiType = v
+			return err
 		default:
 			return s.skip()
 		}
@@ -72,6 +80,9 @@ func ParseChunk(data []byte, text, reasoning *[]byte) (Delta, error) {
 	if isErrObject && d.Err == nil {
 		e := topErr // copied, so topErr itself stays on the stack
 		d.Err = &e
+	}
+	if d.Err != nil && (d.Err.Type == "" || d.Err.Type == "error") && len(tgiType) > 0 {
+		d.Err.Type = string(tgiType)
 	}
 	if d.Err != nil && d.Err.Type == "" {
 		d.Err.Type = "error"
@@ -109,8 +120,16 @@ func parseChoice(s *scanner, d *Delta, text, reasoning *[]byte) error {
 			d.Content = d.Content || len(*text) > n
 			return err
 		case "finish_reason":
-			if s.peek() == 'n' {
+			switch s.peek() {
+			case 'n':
 				return s.literal("null")
+			case '"':
+				d.Finished = true
+				v, err := s.rawKey()
+				if e := finishError(v); e != nil && d.Err == nil {
+					d.Err = e // "abort", "error": the answer failed
+				}
+				return err
 			}
 			d.Finished = true
 			return s.skip()
@@ -307,16 +326,19 @@ func errorField(s *scanner, e *metrics.Error, key []byte) error {
 		v, err := s.str(nil)
 		e.Type = string(v)
 		return err
-	case "code":
+	case "code", "http_status_code": // TGI's OpenAI routes say http_status_code
 		if s.peek() == '"' {
 			v, err := s.str(nil)
-			if n, convErr := strconv.Atoi(string(v)); convErr == nil {
-				e.Code = n
-			}
+			codeType(e, v)
 			return err
 		}
+		if s.peek() == 'n' {
+			return s.literal("null")
+		}
 		n, err := s.number()
-		e.Code = n
+		if string(key) == "code" || e.Code == 0 {
+			e.Code = n
+		}
 		return err
 	default:
 		return s.skip()

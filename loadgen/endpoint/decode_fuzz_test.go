@@ -42,12 +42,39 @@ func fuzzSeeds(f *testing.F) {
 		`[{"index":0,"score":1}]`,
 		`{"rankings":[{"index":0,"logit":1}]}`,
 		`{"error":{"message":"m","type":"t"}}`,
+		`{"error":{"message":"m","http_status_code":422}}`,
+		`{"error":"m","error_type":"validation"}`,
+		`{"choices":[{"index":0,"delta":{},"finish_reason":"abort"}]}`,
+		`{"type":"error","code":"server_error","message":"m"}`,
 		`[DONE]`,
 	} {
 		for k := range len(Kinds()) {
 			f.Add(uint8(k), []byte(s))
 		}
 	}
+}
+
+// FuzzStreamError reads error events of any shape: it never fails, and an
+// error always has a type and a message (the error summary's row).
+func FuzzStreamError(f *testing.F) {
+	for _, s := range []string{
+		`{"code":500,"message":"Input prompt is too big","type":"server_error"}`,
+		`{"error":{"code":400,"message":"m","type":"t"}}`,
+		`{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}`,
+		`{"type":"error","code":"rate_limit_exceeded","message":"m","param":null}`,
+		`{"error":"m","error_type":"validation"}`,
+		`{"error":{"message":"m","http_status_code":422}}`,
+		`{"object":"error","message":"m","code":"503"}`,
+		`not json`, ``, `{}`, `{"error":null}`,
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		e := StreamError(data)
+		if e == nil || e.Type == "" || e.Message == "" {
+			t.Fatalf("StreamError(%q) = %+v: no type or message", data, e)
+		}
+	})
 }
 
 // FuzzEvent runs every type's stream reader (through NewDecoder, reasoning

@@ -142,10 +142,13 @@ var streamCases = []struct {
 	}, streamResult{Text: `{"a":1}`, Tools: 1}},
 	{"responses: failed", Endpoint{Kind: Responses}, []ev{
 		{"response.failed", `{"type":"response.failed","response":{"id":"r","status":"failed","error":{"code":"server_error","message":"The model crashed"}}}`},
-	}, streamResult{Err: &metrics.Error{Type: "error", Message: "The model crashed"}}},
+	}, streamResult{Err: &metrics.Error{Type: "server_error", Message: "The model crashed"}}},
 	{"responses: error event", Endpoint{Kind: Responses}, []ev{
 		{"error", `{"type":"error","code":"rate_limit_exceeded","message":"Slow down","param":null}`},
-	}, streamResult{Err: &metrics.Error{Type: "error", Message: "Slow down"}}},
+	}, streamResult{Err: &metrics.Error{Type: "rate_limit_exceeded", Message: "Slow down"}}},
+	{"responses: error event without an SSE type", Endpoint{Kind: Responses}, []ev{
+		{"", `{"type":"error","code":"server_error","message":"Boom","param":null,"sequence_number":3}`},
+	}, streamResult{Err: &metrics.Error{Type: "server_error", Message: "Boom"}}},
 	{"responses: a chat stream is the wrong shape", Endpoint{Kind: Responses}, []ev{
 		{"", `{"choices":[{"delta":{"content":"a"}}]}`},
 	}, streamResult{DecodeErr: `response does not match endpoint type "responses": the first event has no "type" field`}},
@@ -181,6 +184,65 @@ var streamCases = []struct {
 	{"huggingface_generate: error event", Endpoint{Kind: HuggingFaceGenerate}, []ev{
 		{"", `{"error":"Input validation error: max_new_tokens too large","error_type":"validation"}`},
 	}, streamResult{Err: &metrics.Error{Type: "validation", Message: "Input validation error: max_new_tokens too large"}}},
+	// In-stream errors of each engine (the shapes streamerror.go lists).
+	// llama.cpp b4747 (examples/server/server.cpp, handle_completions_impl:
+	// server_sent_event(sink, "error", error_data), then data: [DONE];
+	// format_error_response in the same file): the sse Reader hands the
+	// error field over as an event of type "error".
+	{"chat: llama.cpp error field", Endpoint{Kind: Chat}, []ev{
+		{"error", `{"code":500,"message":"Input prompt is too big compared to KV size. Please try increasing KV size.","type":"server_error"}`},
+	}, streamResult{Err: &metrics.Error{Code: 500, Type: "server_error", Message: "Input prompt is too big compared to KV size. Please try increasing KV size."}}},
+	{"chat: llama.cpp error field after a token", Endpoint{Kind: Chat}, []ev{
+		{"", `{"choices":[{"finish_reason":null,"index":0,"delta":{"content":"a"}}],"object":"chat.completion.chunk"}`},
+		{"error", `{"code":503,"message":"Loading model","type":"unavailable_error"}`},
+	}, streamResult{Text: "a", Content: 1, Err: &metrics.Error{Code: 503, Type: "unavailable_error", Message: "Loading model"}}},
+	// llama.cpp since ggml-org/llama.cpp#16109 (September 2025,
+	// tools/server/server.cpp): data: {"error": {...}}.
+	{"chat: llama.cpp error as data", Endpoint{Kind: Chat}, []ev{
+		{"", `{"error":{"code":400,"message":"the request exceeds the available context size","type":"exceed_context_size_error"}}`},
+	}, streamResult{Err: &metrics.Error{Code: 400, Type: "exceed_context_size_error", Message: "the request exceeds the available context size"}}},
+	// vLLM (vllm/entrypoints/openai/engine/serving.py
+	// create_streaming_error_response: ErrorResponse(error=ErrorInfo(...)),
+	// yielded as data: then data: [DONE]).
+	{"chat: vLLM error object", Endpoint{Kind: Chat}, []ev{
+		{"", `{"error":{"message":"Internal server error","type":"InternalServerError","param":null,"code":500}}`},
+	}, streamResult{Err: &metrics.Error{Code: 500, Type: "InternalServerError", Message: "Internal server error"}}},
+	// SGLang (python/sglang/srt/entrypoints/openai/serving_chat.py: an
+	// abort with a status is create_streaming_error_response(message,
+	// code.name, code.value); serving_base.py nests ErrorResponse with
+	// object "error" under "error").
+	{"chat: SGLang error object", Endpoint{Kind: Chat}, []ev{
+		{"", `{"error":{"object":"error","message":"Request aborted: out of memory","type":"SERVICE_UNAVAILABLE","param":null,"code":503}}`},
+	}, streamResult{Err: &metrics.Error{Code: 503, Type: "SERVICE_UNAVAILABLE", Message: "Request aborted: out of memory"}}},
+	// SGLang's graceful abort (no status) falls through with
+	// finish_reason "abort" (same file); vLLM's FinishReason.ABORT
+	// and ERROR read "abort" and "error".
+	{"chat: finish_reason abort", Endpoint{Kind: Chat}, []ev{
+		{"", `{"choices":[{"index":0,"delta":{"content":"a"},"finish_reason":null}]}`},
+		{"", `{"choices":[{"index":0,"delta":{"content":""},"finish_reason":"abort","matched_stop":null}]}`},
+	}, streamResult{Text: "a", Content: 1, Err: &metrics.Error{Type: ErrFinishAbort, Message: `the server aborted the answer (finish_reason "abort")`}}},
+	{"completions: finish_reason error", Endpoint{Kind: Completions}, []ev{
+		{"", `{"choices":[{"index":0,"text":"","finish_reason":"error"}]}`},
+	}, streamResult{Err: &metrics.Error{Type: ErrFinishError, Message: `the server failed during generation (finish_reason "error")`}}},
+	// TGI's OpenAI routes (router/src/infer/mod.rs into_openai_event:
+	// OpenaiErrorEvent{error: APIError{message, http_status_code: 422}}).
+	{"chat: TGI error event", Endpoint{Kind: Chat}, []ev{
+		{"", `{"error":{"message":"Input validation error: inputs tokens + max_new_tokens must be <= 4096","http_status_code":422}}`},
+	}, streamResult{Err: &metrics.Error{Code: 422, Type: "error", Message: "Input validation error: inputs tokens + max_new_tokens must be <= 4096"}}},
+	// TGI before huggingface/text-generation-inference#2668 and on
+	// /generate_stream (router/src/server.rs: impl From<InferError> for
+	// Event, ErrorResponse{error, error_type}).
+	{"chat: TGI error with error_type", Endpoint{Kind: Chat}, []ev{
+		{"", `{"error":"Request failed during generation: Server error: CUDA out of memory","error_type":"generation"}`},
+	}, streamResult{Err: &metrics.Error{Type: "generation", Message: "Request failed during generation: Server error: CUDA out of memory"}}},
+	// An error event on any type: Anthropic's event: error reaches the
+	// chat decoder through a proxy as well.
+	{"chat: an event named error", Endpoint{Kind: Chat}, []ev{
+		{"error", `{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}`},
+	}, streamResult{Err: &metrics.Error{Type: "overloaded_error", Message: "Overloaded"}}},
+	{"chat: an error event that is not JSON", Endpoint{Kind: Chat}, []ev{
+		{"error", `upstream timed out`},
+	}, streamResult{Err: &metrics.Error{Type: ErrStreamResponse, Message: "upstream timed out"}}},
 	{"template: response field", Endpoint{Kind: Template, ResponseField: "output.chunks[0].text"}, []ev{
 		{"", `{"output":{"chunks":[{"text":"a"},{"text":"zzz"}]}}`},
 		{"", `{"output":{"chunks":[{"text":"b","n":1}]}}`},

@@ -73,6 +73,11 @@ func (d *ResponseDecoder) Event(typ, data []byte, out *Output) (Delta, error) {
 	if d.err != nil {
 		return Delta{}, d.err
 	}
+	if isErrorEvent(typ) {
+		// Whatever the type: an event the server named "error" (or
+		// llama.cpp's error field) is the answer's failure.
+		return Delta{Err: StreamError(data)}, nil
+	}
 	return d.top.Event(typ, data, out)
 }
 

@@ -19,5 +19,8 @@
 // through the dialer, WroteRequest, GotFirstResponseByte), cancellation
 // by the request's context, and HTTP parsing by net/http itself
 // (http.ReadResponse). It does not retry: a pooled connection the server
-// closed fails with the server's EOF or reset, for the caller to judge.
+// closed fails with a *ClosedError, which says whether the server can have
+// read the request, for the caller to judge. A response with "Connection:
+// close" (or an HTTP/1.0 one without keep-alive) never goes back to the
+// pool.
 package h1

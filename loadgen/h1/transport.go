@@ -113,6 +113,10 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		return nil, err
 	}
 	if err := c.writeRequest(req, t.DisableKeepAlives); err != nil {
+		if reused {
+			var nw *notWritten
+			err = classify(c.nc, err, !errors.As(err, &nw))
+		}
 		return fail(err)
 	}
 	if trace != nil && trace.WroteRequest != nil {
@@ -120,6 +124,10 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	}
 	resp, err := c.readResponse(req, trace)
 	if err != nil {
+		var na *noAnswer
+		if reused && errors.As(err, &na) && ctx.Err() == nil {
+			err = classify(c.nc, na.err, true)
+		}
 		return fail(err)
 	}
 	keep := !resp.Close && !req.Close && !t.DisableKeepAlives && resp.StatusCode != http.StatusSwitchingProtocols
@@ -264,7 +272,7 @@ func newConn(nc net.Conn) *conn {
 // responses but 101.
 func (c *conn) readResponse(req *http.Request, trace *httptrace.ClientTrace) (*http.Response, error) {
 	if _, err := c.br.Peek(1); err != nil {
-		return nil, err
+		return nil, &noAnswer{err}
 	}
 	if trace != nil && trace.GotFirstResponseByte != nil {
 		trace.GotFirstResponseByte()
@@ -279,6 +287,12 @@ func (c *conn) readResponse(req *http.Request, trace *httptrace.ClientTrace) (*h
 		}
 	}
 }
+
+// noAnswer is a failure before the response's first byte.
+type noAnswer struct{ err error }
+
+func (e *noAnswer) Error() string { return e.err.Error() }
+func (e *noAnswer) Unwrap() error { return e.err }
 
 // body is a response body on a connection the transport lends: read to
 // its end and closed, the connection goes back to the pool; closed earlier,

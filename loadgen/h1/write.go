@@ -70,9 +70,19 @@ func (c *conn) writeRequest(req *http.Request, closeAfter bool) error {
 	if err != nil {
 		return err
 	}
-	_, err = c.nc.Write(b)
+	n, err := c.nc.Write(b)
+	if err != nil && n == 0 {
+		return &notWritten{err}
+	}
 	return err
 }
+
+// notWritten is a write that failed before any byte of the request went
+// out.
+type notWritten struct{ err error }
+
+func (e *notWritten) Error() string { return e.err.Error() }
+func (e *notWritten) Unwrap() error { return e.err }
 
 // maxKeptWrite bounds the write buffer a connection keeps between requests
 // (net/http keeps 4 KiB; a chat body is a few KiB, a trace prompt can be

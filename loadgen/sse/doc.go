@@ -7,10 +7,14 @@
 // field without a colon has an empty value, exactly one space after the colon
 // is stripped, data lines are joined with "\n", a blank line dispatches, and
 // an event with no data line is dropped. "id" and "retry" are skipped (a
-// benchmark never reconnects) and unknown fields are ignored. Two deliberate
-// departures: bytes are passed through as they are, without replacing invalid
-// UTF-8 with U+FFFD (JSON decoding downstream rejects it anyway), and an
-// empty event type is reported as nil rather than "message".
+// benchmark never reconnects) and unknown fields are ignored, but for
+// "error": llama.cpp's server sent its in-stream errors as an `error:` field
+// line (until September 2025), which the spec would drop with its event, so
+// the Reader dispatches such an event with type "error", the field's value
+// as its data and Event.ErrorField set. Two more deliberate departures:
+// bytes are passed through as they are, without replacing invalid UTF-8
+// with U+FFFD (JSON decoding downstream rejects it anyway), and an empty
+// event type is reported as nil rather than "message".
 //
 // The Reader reads with one large buffer (64 KiB by default) and parses
 // every event it holds before reading again. An event with one data line that

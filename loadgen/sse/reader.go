@@ -25,8 +25,9 @@ const (
 var ErrEventTooLarge = errors.New("sse: event larger than the maximum event size")
 
 var (
-	bom    = []byte("\xEF\xBB\xBF")
-	noData = []byte{} // Data of an empty event that was copied out of buf
+	bom       = []byte("\xEF\xBB\xBF")
+	noData    = []byte{} // Data of an empty event that was copied out of buf
+	errorType = []byte("error")
 )
 
 // Event is one dispatched server-sent event. Data and Type alias the Reader's
@@ -46,6 +47,12 @@ type Event struct {
 	// ReadAt is the clock reading taken right after the Read call that
 	// completed the event. ReadAt − At is how late the client read it.
 	ReadAt int64
+	// ErrorField is set when the event's data came from a line with the
+	// field name "error" (llama.cpp's server wrote its in-stream errors as
+	// `error: {...}` until September 2025): the spec ignores such a
+	// field, which would turn a failed request into an empty success. The
+	// Reader reads it as the data of an event of type "error".
+	ErrorField bool
 }
 
 // Stamped is implemented by a source that knows when the bytes of its
@@ -130,6 +137,7 @@ type Reader struct {
 	aliased   bool
 	data      []byte // data lines joined, once there is more than one
 	typ       []byte
+	errField  bool // an "error" field line replaced the data
 
 	rerr  error // error from src, acted on once buf is parsed
 	err   error // sticky result
@@ -348,6 +356,7 @@ func (r *Reader) parse() (ev Event, ok bool) {
 			}
 			r.started = false
 			r.typ = r.typ[:0]
+			r.errField = false
 			continue
 		}
 		if line[0] == ':' {
@@ -369,9 +378,20 @@ func (r *Reader) parse() (ev Event, ok bool) {
 			}
 		case "event":
 			r.typ = append(r.typ[:0], value...)
+		case "error":
+			// Not a field of the spec: llama.cpp's in-stream error. Its
+			// value is the event's data from here on.
+			r.dataLines, r.dataLen = 0, 0
+			r.alias, r.aliased = nil, false
+			r.data = r.data[:0]
+			r.errField = true
+			if !r.addData(value) {
+				r.err = ErrEventTooLarge
+				return Event{}, false
+			}
 		}
 		// "id" and "retry" only matter for reconnecting, which a
-		// benchmark never does; unknown fields are ignored by the spec.
+		// benchmark never does; other unknown fields are ignored.
 	}
 }
 
@@ -411,6 +431,10 @@ func (r *Reader) dispatch() Event {
 	}
 	if len(r.typ) > 0 {
 		ev.Type = r.typ
+	}
+	if r.errField {
+		ev.Type, ev.ErrorField = errorType, true
+		r.errField = false
 	}
 	r.started = false
 	r.dataLines, r.dataLen = 0, 0

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"testing"
 	"testing/iotest"
@@ -160,6 +161,13 @@ func TestReaderSpec(t *testing.T) {
 		{name: "unterminated line over the limit", in: "data: ok\n\n:123456789012345", max: 14, want: []ev{{"", "ok"}}, err: ErrEventTooLarge},
 		{name: "joined data over the limit", in: "data: 12345\ndata: 12345\ndata: 12345\n\n", max: 14, err: ErrEventTooLarge},
 		{name: "many empty data lines over the limit", in: strings.Repeat("data\n", 20), max: 14, err: ErrEventTooLarge},
+		// llama.cpp's server (b4747, examples/server/utils.hpp
+		// server_sent_event) wrote its in-stream errors as an "error" field.
+		{name: "error field is an error event", in: "data: a\n\nerror: {\"code\":500}\n\ndata: [DONE]\n\n",
+			want: []ev{{"", "a"}, {"error", `{"code":500}`}, {"", "[DONE]"}}, err: io.EOF},
+		{name: "error field replaces the data before it", in: "data: a\nevent: x\nerror: e\ndata: b\n\n", want: []ev{{"error", "e\nb"}}, err: io.EOF},
+		{name: "error field resets per event", in: "error: e\n\ndata: b\n\n", want: []ev{{"error", "e"}, {"", "b"}}, err: io.EOF},
+		{name: "error field over the limit", in: "error: 123456789012345\n\n", max: 14, err: ErrEventTooLarge},
 	}
 	for _, tc := range tests {
 		for _, d := range deliveries {
@@ -185,6 +193,24 @@ func TestReaderSpec(t *testing.T) {
 				}
 			})
 		}
+	}
+}
+
+// TestReaderErrorField checks that only an event from an "error" field line
+// says so.
+func TestReaderErrorField(t *testing.T) {
+	t.Parallel()
+	rd := NewReader(strings.NewReader("event: error\ndata: x\n\nerror: y\n\n"), counter())
+	var got []bool
+	for {
+		e, err := rd.Next()
+		if err != nil {
+			break
+		}
+		got = append(got, e.ErrorField)
+	}
+	if want := []bool{false, true}; !slices.Equal(got, want) {
+		t.Errorf("ErrorField = %v, want %v", got, want)
 	}
 }
 
@@ -467,6 +493,7 @@ func refParse(in []byte, maxEvent int) ([]ev, error) {
 		hasData bool
 		typ     string
 		pending bool
+		errLine bool // an "error" field line (llama.cpp's) replaced the data
 	)
 	for len(in) > 0 {
 		i := bytes.IndexAny(in, "\r\n")
@@ -491,9 +518,13 @@ func refParse(in []byte, maxEvent int) ([]ev, error) {
 		switch {
 		case len(line) == 0:
 			if hasData {
-				out = append(out, ev{typ, string(data[:len(data)-1])})
+				t := typ
+				if errLine {
+					t = "error"
+				}
+				out = append(out, ev{t, string(data[:len(data)-1])})
 			}
-			data, hasData, typ, pending = nil, false, "", false
+			data, hasData, typ, pending, errLine = nil, false, "", false, false
 			continue
 		case line[0] == ':':
 			continue
@@ -512,6 +543,11 @@ func refParse(in []byte, maxEvent int) ([]ev, error) {
 			}
 		case "event":
 			typ = value
+		case "error":
+			data, hasData, errLine = append([]byte(value), '\n'), true, true
+			if len(data)-1 > maxEvent {
+				return out, ErrEventTooLarge
+			}
 		}
 	}
 	if pending {
@@ -544,6 +580,8 @@ func FuzzReader(f *testing.F) {
 		": only a comment",
 		"data: " + openAIEvent[6:],
 		"\xEF\xBB",
+		"error: {\"code\":500}\n\ndata: [DONE]\n\n",
+		"data: a\nerror: b\ndata: c\nevent: x\n\n",
 	}
 	for i, s := range seeds {
 		f.Add([]byte(s), []byte{byte(i), 3, 1, 7}, uint8(i*5), uint16(i*9))

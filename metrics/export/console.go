@@ -67,16 +67,8 @@ func Console(w io.Writer, title string, s *metrics.Summary) {
 		fmt.Fprintf(w, "%-*s  p50 %s  p99 %s\n", widths[0], "Scheduler Lag (ms)", short(s.SchedulerLag.P50), short(s.SchedulerLag.P99))
 	}
 	consoleHTTP(w, widths[0], s)
-	if s.ConnectionRetries > 0 {
-		sent := s.Run[metrics.RequestCount] + s.Run[metrics.ErrorRequestCount]
-		if float64(s.ConnectionRetries) > 0.01*sent {
-			// Past 1% the double sends can matter: say what they were.
-			fmt.Fprintf(w, "Re-sent requests: %d of %.0f (%.1f%%) were re-sent on a fresh connection after the server closed a reused one; a server that had read them saw them twice (connection retries 0 makes them errors)\n",
-				s.ConnectionRetries, sent, 100*float64(s.ConnectionRetries)/sent)
-		} else {
-			fmt.Fprintf(w, "Connection retries: %d (keep-alive connections the server had closed; each request resent once on a fresh connection)\n", s.ConnectionRetries)
-		}
-	}
+	consoleResent(w, s)
+	consoleServerTokens(w, s.ServerTokens)
 	if s.TokenSource != "" {
 		fmt.Fprintf(w, "Token counts from: %s", s.TokenSource)
 		if s.InputTokenSource != "" {
@@ -114,6 +106,78 @@ func Console(w io.Writer, title string, s *metrics.Summary) {
 	for _, warn := range s.Warnings {
 		fmt.Fprintf(w, "warning: %s\n", warn)
 	}
+}
+
+// consoleResent says what the requests re-sent on a fresh connection
+// were: ones the server never read (the connection was closed before the
+// request was written, or the server reset it on the request's bytes) are
+// no duplicates; ones it closed on after they were written it may have
+// read, and then saw twice. Past 1% of the requests they get a sentence
+// naming the flags that avoid them, below it a count.
+func consoleResent(w io.Writer, s *metrics.Summary) {
+	if s.ConnectionRetries <= 0 {
+		return
+	}
+	dups := min(s.RetryDuplicates, s.ConnectionRetries)
+	unread := s.ConnectionRetries - dups
+	sent := s.Run[metrics.RequestCount] + s.Run[metrics.ErrorRequestCount]
+	if float64(s.ConnectionRetries) <= 0.01*sent {
+		fmt.Fprintf(w, "Connection retries: %d (keep-alive connections the server had closed, each request re-sent once on a fresh connection; %d the server may have read first)\n",
+			s.ConnectionRetries, dups)
+		return
+	}
+	fmt.Fprintf(w, "Re-sent requests: %d of %.0f (%.1f%%) were re-sent on a fresh connection: the server had closed the reused one before answering; ",
+		s.ConnectionRetries, sent, 100*float64(s.ConnectionRetries)/sent)
+	switch {
+	case dups == 0:
+		fmt.Fprintf(w, "it never read them (the connection was closed before they were written, or reset on them), so none was sent twice (--connection-reuse-strategy never opens a connection per request)\n")
+	case unread == 0:
+		fmt.Fprintf(w, "it closed after they were written and may have read them, so a server that did saw them twice (--connection-retries 0 makes them errors; --connection-reuse-strategy never avoids reuse)\n")
+	default:
+		fmt.Fprintf(w, "%d it never read; %d it closed on after they were written and may have read, so saw them twice (--connection-retries 0 makes those errors; --connection-reuse-strategy never avoids reuse)\n",
+			unread, dups)
+	}
+}
+
+// consoleServerTokens prints the server's token counts beside surge's:
+// "Server counted X prompt / Y output tokens (its /metrics), surge Z / W
+// (±% / ±%)", then the prompt tokens its prefix cache served.
+func consoleServerTokens(w io.Writer, c *metrics.TokenComparison) {
+	if c == nil {
+		return
+	}
+	count := func(v *float64) string {
+		if v == nil {
+			return "?"
+		}
+		return strconv.FormatFloat(*v, 'f', 0, 64)
+	}
+	pct := func(client float64, server *float64) string {
+		d := metrics.DiffPct(client, server)
+		if math.IsNaN(d) {
+			return "-"
+		}
+		return fmt.Sprintf("%+.1f%%", d)
+	}
+	who := "its /metrics"
+	if len(c.Server.Families) > 0 {
+		who = strings.Join(c.Server.Families, ", ") + " /metrics"
+	}
+	fmt.Fprintf(w, "Server counted %s prompt / %s output tokens (%s), surge %s / %s (%s / %s)",
+		count(c.Server.Prompt), count(c.Server.Output), who, short(math.Round(c.ClientPrompt)), short(math.Round(c.ClientOutput)),
+		pct(c.ClientPrompt, c.Server.Prompt), pct(c.ClientOutput, c.Server.Output))
+	if c.Server.CachedPrompt != nil {
+		fmt.Fprintf(w, "; %s prompt tokens came from its prefix cache", count(c.Server.CachedPrompt))
+		if !math.IsNaN(c.ClientCachedPrompt) {
+			fmt.Fprintf(w, " (usage's cached_tokens: %s)", short(math.Round(c.ClientCachedPrompt)))
+		}
+	} else if !math.IsNaN(c.ClientCachedPrompt) && c.ClientCachedPrompt > 0 {
+		fmt.Fprintf(w, "; %s prompt tokens came from its cache by usage's cached_tokens", short(math.Round(c.ClientCachedPrompt)))
+	}
+	if c.Failed > 0 {
+		fmt.Fprintf(w, "; surge's output count leaves out the %d failed requests'", c.Failed)
+	}
+	fmt.Fprintln(w)
 }
 
 func describe(e metrics.Error) string {

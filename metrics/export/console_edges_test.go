@@ -20,8 +20,13 @@ func TestConsoleSaysWhoFailedAndWhatWasResent(t *testing.T) {
 	}{
 		{"few re-sends", metrics.Summary{Run: map[metrics.Tag]float64{metrics.RequestCount: 1000}, ConnectionRetries: 5},
 			[]string{"Connection retries: 5"}, []string{"Re-sent requests"}},
-		{"many re-sends", metrics.Summary{Run: map[metrics.Tag]float64{metrics.RequestCount: 900, metrics.ErrorRequestCount: 100}, ConnectionRetries: 260},
-			[]string{"Re-sent requests: 260 of 1000 (26.0%)", "saw them twice"}, []string{"Connection retries:"}},
+		{"many re-sends, none read", metrics.Summary{Run: map[metrics.Tag]float64{metrics.RequestCount: 900, metrics.ErrorRequestCount: 100}, ConnectionRetries: 260},
+			[]string{"Re-sent requests: 260 of 1000 (26.0%)", "it never read them", "none was sent twice", "--connection-reuse-strategy never"},
+			[]string{"Connection retries:", "saw them twice"}},
+		{"many re-sends, all possibly read", metrics.Summary{Run: map[metrics.Tag]float64{metrics.RequestCount: 1000}, ConnectionRetries: 40, RetryDuplicates: 40},
+			[]string{"Re-sent requests: 40 of 1000", "may have read them", "saw them twice", "--connection-retries 0"}, []string{"never read"}},
+		{"many re-sends, some possibly read", metrics.Summary{Run: map[metrics.Tag]float64{metrics.RequestCount: 1000}, ConnectionRetries: 40, RetryDuplicates: 15},
+			[]string{"25 it never read; 15 it closed on after they were written"}, nil},
 		{"client out of descriptors", metrics.Summary{Run: map[metrics.Tag]float64{metrics.RequestCount: 10, metrics.ErrorRequestCount: 7},
 			Errors: []metrics.ErrorCount{
 				{Details: metrics.Error{Type: metrics.ErrClientResources, Message: "out of file descriptors"}, Count: 5},

@@ -93,7 +93,7 @@ func fixture(t *testing.T, sink metrics.RecordSink) *metrics.Summary {
 	}
 	c.Add(&metrics.Record{Index: 11, Session: 11, RequestID: "rerr", CorrelationID: "serr", ConversationID: "c-err", IntendedNs: 200 * ms,
 		SentNs: 200 * ms, EndNs: 201 * ms, InputTokens: 120,
-		Err: &metrics.Error{Code: 500, Type: "server_error", Message: "mock: injected failure"}, RetryAfter: "2", ConnectionRetries: 1,
+		Err: &metrics.Error{Code: 500, Type: "server_error", Message: "mock: injected failure"}, RetryAfter: "2", ConnectionRetries: 1, RetryDuplicate: true,
 		Raw: &metrics.RawExchange{Body: []byte(`{"model":"m"}`), Status: 500, ContentType: "application/json",
 			Events: []metrics.RawEvent{{AtNs: 201 * ms, Data: []byte(`{"error":{"message":"mock: injected failure"}}`)}}}})
 	c.Add(&metrics.Record{Index: 12, Session: 12, RequestID: "rcancel", CorrelationID: "scancel", ConversationID: "c-cancel",

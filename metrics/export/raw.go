@@ -79,7 +79,13 @@ func (j *RawJSONL) WriteRecord(r *metrics.Record, v *metrics.Values, good bool) 
 			continue
 		}
 		m := sseMessage{PerfNs: e.AtNs, Packets: make([]ssePacket, 0, 2)}
-		if e.Type != "" {
+		switch {
+		case e.ErrorField:
+			// llama.cpp's `error: {...}` line, as the server sent it.
+			m.Packets = append(m.Packets, ssePacket{"error", string(e.Data)})
+			l.Responses = append(l.Responses, m)
+			continue
+		case e.Type != "":
 			m.Packets = append(m.Packets, ssePacket{"event", e.Type})
 		}
 		m.Packets = append(m.Packets, ssePacket{"data", string(e.Data)})

@@ -82,6 +82,16 @@ func JSON(w io.Writer, s *metrics.Summary, run Run) error {
 	}
 	o.set("scheduler_lag", s.SchedulerLag)
 	o.set("connection_retries", runMetric{Unit: "requests", Avg: float64(s.ConnectionRetries)})
+	if c := s.ServerTokens; c != nil {
+		o.set("server_token_counts", serverTokenCounts(c))
+	}
+	if n := s.EmptyResponses(); n > 0 {
+		// Counted among the errors too; the count alone says how many.
+		o.set("empty_response_count", runMetric{Unit: "requests", Avg: float64(n)})
+	}
+	if s.RetryDuplicates > 0 {
+		o.set("connection_retry_duplicates", runMetric{Unit: "requests", Avg: float64(s.RetryDuplicates)})
+	}
 	o.set("achieved_request_rate", runMetric{Unit: "requests/sec", Avg: roundTo(s.SendRate)})
 	o.set("intended_request_rate", runMetric{Unit: "requests/sec", Avg: roundTo(s.IntendedRate)})
 	if s.Precision != nil {
@@ -230,4 +240,41 @@ func round(d metrics.Distribution) metrics.Distribution {
 		*p = roundTo(*p)
 	}
 	return d
+}
+
+// tokenCounts is one side's token counts in server_token_counts (null:
+// unknown).
+type tokenCounts struct {
+	Prompt       *float64 `json:"prompt_tokens"`
+	Output       *float64 `json:"output_tokens"`
+	CachedPrompt *float64 `json:"cached_prompt_tokens"`
+}
+
+// serverTokenCounts is surge's server_token_counts: the server's own
+// counts (its /metrics counters' increase), surge's, and how far surge's
+// are off the server's in percent.
+func serverTokenCounts(c *metrics.TokenComparison) any {
+	num := func(v float64) *float64 {
+		if math.IsNaN(v) || math.IsInf(v, 0) {
+			return nil
+		}
+		return &v
+	}
+	return struct {
+		Server        tokenCounts `json:"server"`
+		Families      []string    `json:"server_families,omitempty"`
+		WithWarmup    bool        `json:"server_window_includes_warmup"`
+		Client        tokenCounts `json:"surge"`
+		PromptDiffPct *float64    `json:"prompt_diff_pct"`
+		OutputDiffPct *float64    `json:"output_diff_pct"`
+		Failed        int64       `json:"failed_requests"`
+	}{
+		Server:        tokenCounts{c.Server.Prompt, c.Server.Output, c.Server.CachedPrompt},
+		Families:      c.Server.Families,
+		WithWarmup:    c.Server.WithWarmup,
+		Client:        tokenCounts{num(c.ClientPrompt), num(c.ClientOutput), num(c.ClientCachedPrompt)},
+		PromptDiffPct: num(metrics.DiffPct(c.ClientPrompt, c.Server.Prompt)),
+		OutputDiffPct: num(metrics.DiffPct(c.ClientOutput, c.Server.Output)),
+		Failed:        c.Failed,
+	}
 }
