@@ -73,6 +73,8 @@ type Collector struct {
 	origin time.Time
 	// slice is --slice-duration (0: no timeslices).
 	slice time.Duration
+	// costPerHour is the server's price (0: none), WithCostPerHour.
+	costPerHour float64
 }
 
 // Option configures a Collector.

@@ -31,6 +31,8 @@ type State struct {
 	stages []StageSummary
 	// goodput is set when --goodput objectives judged the requests.
 	goodput bool
+	// costPerHour prices the run's tokens (0: no price).
+	costPerHour float64
 }
 
 // State returns the collector's final state; it is nil before Close.
@@ -39,7 +41,7 @@ func (c *Collector) State() *State { return c.final }
 // collect merges the shards' aggregates into one state. The shards must
 // have stopped.
 func (c *Collector) collect() *State {
-	st := &State{aggs: map[aggKey]*aggregate{}, goodput: len(c.slos) > 0}
+	st := &State{aggs: map[aggKey]*aggregate{}, goodput: len(c.slos) > 0, costPerHour: c.costPerHour}
 	for _, s := range c.shards {
 		for k, a := range s.aggs {
 			st.agg(k).merge(a)
@@ -77,7 +79,7 @@ func (st *State) Summary() *Summary {
 		stageKeys = append(stageKeys, k.stage)
 	}
 	sum := summaryOf(profile)
-	finishRun(sum.Run, st.Origin, profile.okStart, profile.okEnd, st.goodput)
+	finishRun(sum.Run, st.Origin, profile.okStart, profile.okEnd, st.goodput, st.costPerHour)
 	if len(st.stages) > 1 {
 		slices.Sort(stageKeys)
 		for _, i := range stageKeys {
@@ -98,7 +100,7 @@ func (st *State) Summary() *Summary {
 // had been a run of its own (the warmup goes with stage 0, which it
 // preceded): its Summary is the stage's full summary.
 func (st *State) Stage(i int) *State {
-	out := &State{Origin: st.Origin, aggs: map[aggKey]*aggregate{}, goodput: st.goodput}
+	out := &State{Origin: st.Origin, aggs: map[aggKey]*aggregate{}, goodput: st.goodput, costPerHour: st.costPerHour}
 	for k, a := range st.aggs {
 		if (k.phase == Profile && k.stage == i) || (k.phase == Warmup && i == 0) {
 			out.agg(aggKey{k.phase, 0}).merge(a)
@@ -107,9 +109,11 @@ func (st *State) Stage(i int) *State {
 	return out
 }
 
-// finishRun completes run-level metrics: goodput only with objectives, and
-// the window in wall-clock time when the run clock's origin is known.
-func finishRun(run map[Tag]float64, origin time.Time, firstSent, lastEnd int64, goodput bool) {
+// finishRun completes run-level metrics: goodput only with objectives, the
+// window in wall-clock time when the run clock's origin is known, and the
+// cost of the tokens when the run has a price.
+func finishRun(run map[Tag]float64, origin time.Time, firstSent, lastEnd int64, goodput bool, costPerHour float64) {
+	addCost(run, costPerHour)
 	if !goodput {
 		// Without --goodput every request would count as good; say nothing.
 		delete(run, Goodput)
@@ -150,6 +154,10 @@ func (st *State) Merge(o *State) {
 		st.stages = slices.Clone(o.stages)
 	}
 	st.goodput = st.goodput || o.goodput
+	if st.costPerHour == 0 {
+		// The shards of one plan priced one server.
+		st.costPerHour = o.costPerHour
+	}
 }
 
 func (st *State) clone() *State {
@@ -195,6 +203,7 @@ type (
 		Origin      int64          `json:"origin_unix_ns"`
 		Compression float64        `json:"digest_compression"`
 		Goodput     bool           `json:"goodput,omitempty"`
+		CostPerHour float64        `json:"cost_per_hour_usd,omitempty"`
 		Stages      []StageSummary `json:"stages,omitempty"`
 		Aggregates  []aggJSON      `json:"aggregates"`
 	}
@@ -307,7 +316,7 @@ func (j *histJSON) hist() (*hist, error) {
 
 // MarshalJSON writes the state's JSON form.
 func (st *State) MarshalJSON() ([]byte, error) {
-	out := stateJSON{Version: stateVersion, Compression: compression, Goodput: st.goodput, Stages: st.stages,
+	out := stateJSON{Version: stateVersion, Compression: compression, Goodput: st.goodput, CostPerHour: st.costPerHour, Stages: st.stages,
 		Aggregates: []aggJSON{}}
 	if !st.Origin.IsZero() {
 		out.Origin = st.Origin.UnixNano()
@@ -370,6 +379,9 @@ func (st *State) UnmarshalJSON(b []byte) error {
 		return fmt.Errorf("state version %d: this surge reads version %d", in.Version, stateVersion)
 	}
 	*st = State{aggs: map[aggKey]*aggregate{}, goodput: in.Goodput, stages: in.Stages}
+	if CheckCostPerHour(in.CostPerHour) == nil {
+		st.costPerHour = in.CostPerHour
+	}
 	if in.Origin != 0 {
 		st.Origin = time.Unix(0, in.Origin).UTC()
 	}
