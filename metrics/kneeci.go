@@ -44,15 +44,23 @@ func stageIntervals(s *StageSummary, a *aggregate) {
 	if osl == nil || lat == nil || osl.n < 2 || lat.n < 2 || s.DurationSec <= 0 || !(s.OutputTokenThroughput > 0) {
 		return
 	}
-	cv := func(d *dist) float64 {
-		if d.mean <= 0 {
+	iv := ThroughputCI(s.OutputTokenThroughput, s.DurationSec, min(osl.n, lat.n), osl.mean, osl.std(), lat.mean, lat.std())
+	s.OutputTokenThroughputCI = &iv
+}
+
+// ThroughputCI is the interval at KneeLevel of a throughput t measured
+// over durSec by n requests whose output lengths and latencies (ms) have
+// the given means and standard deviations: stageIntervals' for a stage,
+// and the history's for a whole run read back from its records.
+func ThroughputCI(t, durSec float64, n int64, oslMean, oslStd, latMeanMs, latStdMs float64) stats.Interval {
+	cv := func(mean, std float64) float64 {
+		if mean <= 0 {
 			return 0
 		}
-		return d.std() / d.mean
+		return std / mean
 	}
-	rel := stats.Z(KneeLevel)*(cv(osl)+cv(lat))/math.Sqrt(float64(min(osl.n, lat.n))) + lat.mean/1000/s.DurationSec
-	t := s.OutputTokenThroughput
-	s.OutputTokenThroughputCI = &stats.Interval{Lo: max(0, t*(1-rel)), Hi: t * (1 + rel)}
+	rel := stats.Z(KneeLevel)*(cv(oslMean, oslStd)+cv(latMeanMs, latStdMs))/math.Sqrt(float64(n)) + latMeanMs/1000/durSec
+	return stats.Interval{Lo: max(0, t*(1-rel)), Hi: t * (1 + rel)}
 }
 
 // StageEstimate is a stage's point (Knee's input) with the confidence
