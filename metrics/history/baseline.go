@@ -119,3 +119,28 @@ func (s *Store) Baseline(ctx context.Context, sel Selector, current []Row) (Row,
 	}
 	return Row{}, fmt.Errorf("%s: %w: it holds no %s", sel, ErrNoBaseline, what)
 }
+
+// ResolveBaseline is `surge compare --baseline SPEC RUN`'s baseline
+// folder: SPEC itself when it is a folder, else the run the history at
+// path picks for RUN (its folder read as FromArtifacts reads it), with
+// the row. A history that has none wraps ErrNoBaseline.
+func ResolveBaseline(ctx context.Context, path, spec, runDir string) (string, *Row, error) {
+	sel, ok, err := ParseSelector(spec)
+	if err != nil || !ok {
+		return spec, nil, err
+	}
+	current, err := FromArtifacts(runDir)
+	if err != nil {
+		return "", nil, err
+	}
+	s, err := Open(ctx, path)
+	if err != nil {
+		return "", nil, err
+	}
+	defer s.Close()
+	r, err := s.Baseline(ctx, sel, current)
+	if err != nil {
+		return "", nil, err
+	}
+	return r.Dir, &r, nil
+}

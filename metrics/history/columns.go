@@ -2,8 +2,10 @@ package history
 
 import (
 	"database/sql/driver"
+	"encoding/json"
 	"fmt"
 	"math"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -283,4 +285,48 @@ func (r *Row) targets() []any {
 		out = append(out, c.scan(r))
 	}
 	return out
+}
+
+// MarshalJSON writes the row with the database's column names (NULL
+// values as null), its id first and its statistics, when read, last.
+func (r Row) MarshalJSON() ([]byte, error) {
+	var b strings.Builder
+	b.WriteString(`{"id":`)
+	b.WriteString(strconv.FormatInt(r.ID, 10))
+	for _, c := range columns {
+		v := c.get(&r)
+		if vv, ok := v.(driver.Valuer); ok {
+			var err error
+			if v, err = vv.Value(); err != nil {
+				return nil, err
+			}
+		}
+		enc, err := json.Marshal(v)
+		if err != nil {
+			return nil, err
+		}
+		b.WriteString(`,"` + c.name + `":`)
+		b.Write(enc)
+	}
+	if r.Metrics != nil {
+		b.WriteString(`,"metrics":[`)
+		first := true
+		for _, m := range r.Metrics {
+			if num(m.Value) == nil {
+				continue
+			}
+			enc, err := json.Marshal(map[string]any{"metric": m.Metric, "stat": m.Stat, "value": m.Value, "unit": m.Unit})
+			if err != nil {
+				return nil, err
+			}
+			if !first {
+				b.WriteByte(',')
+			}
+			first = false
+			b.Write(enc)
+		}
+		b.WriteByte(']')
+	}
+	b.WriteByte('}')
+	return []byte(b.String()), nil
 }

@@ -92,7 +92,8 @@ func pct(f float64) string {
 }
 
 // mark is a change's sign in the table: ▲ worse, ▼ better, * significant
-// (a metric with no better way), ? not judged, nothing for noise.
+// (a metric with no better way), · significant but small, ? not judged,
+// nothing for noise.
 func mark(c *Change) string {
 	switch {
 	case c == nil:
@@ -101,6 +102,8 @@ func mark(c *Change) string {
 		return "?"
 	case !c.Significant:
 		return ""
+	case c.Small:
+		return "·"
 	case c.Better == "":
 		return "*"
 	case c.Worse:
@@ -187,7 +190,8 @@ func (t *Trend) WriteText(w io.Writer) error {
 	if len(t.Points) > 0 && !hasDistribution(t.Points[0].Row, t.Metric) {
 		how = "run-level values by whether the runs' intervals are disjoint"
 	}
-	fmt.Fprintf(w, "\nEach change is from the run above, tested at %g%%: %s. ▲ worse, ▼ better, * significant; unmarked: within the noise.\n", 100*t.Level, how)
+	fmt.Fprintf(w, "\nEach change is from the run above, tested at %g%%: %s.\n", 100*t.Level, how)
+	fmt.Fprintf(w, "▲ worse, ▼ better, * significant; · significant but under %s%%; unmarked: within the noise.\n", strconv.FormatFloat(100*t.MinChange, 'g', 3, 64))
 	for _, r := range reasons {
 		fmt.Fprintf(w, "? %s\n", r)
 	}
@@ -222,7 +226,7 @@ func (t *Trend) Report() report.Data {
 		change := report.Num(math.NaN())
 		if c := p.Change; c != nil {
 			change = report.Num(100 * c.Rel)
-			if c.Significant {
+			if c.Significant && !c.Small {
 				s := &better
 				if c.Worse || c.Better == "" {
 					s = &worse

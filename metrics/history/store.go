@@ -201,6 +201,8 @@ type Filter struct {
 	Model, Server string
 	// Label, Workload and LoadMode match exactly.
 	Label, Workload, LoadMode string
+	// LoadValue matches a run's (or stage's) load exactly (0: any).
+	LoadValue float64
 	// Kind is KindRun or KindStage ("": both).
 	Kind string
 	// Since and Until bound the runs' start (the row's recording time when
@@ -238,6 +240,10 @@ func (f Filter) where() (string, []any) {
 			conds = append(conds, eq.col+" = ?")
 			args = append(args, eq.v)
 		}
+	}
+	if f.LoadValue != 0 {
+		conds = append(conds, "runs.load_value = ?")
+		args = append(args, f.LoadValue)
 	}
 	if !f.Since.IsZero() {
 		conds = append(conds, startOf+" >= ?")

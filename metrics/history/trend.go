@@ -28,6 +28,9 @@ type TrendQuery struct {
 	// Bootstrap sets the change tests' resamples, level and seed (1000,
 	// 0.95, 1 by default).
 	Bootstrap stats.Bootstrap
+	// MinChange is the smallest relative change worth marking (0.05: 5%):
+	// a significant change below it is real but small (Change.Small).
+	MinChange float64
 }
 
 // ParseMetric reads METRIC[.STAT]; the statistic defaults to p50 for a
@@ -47,7 +50,9 @@ type Trend struct {
 	// Workload is the fingerprint the runs share ("" with AnyWorkload).
 	Workload string
 	Level    float64
-	Points   []Point
+	// MinChange is the query's: significant changes below it are small.
+	MinChange float64
+	Points    []Point
 	// Notes say what the trend left out or could not judge.
 	Notes []string
 }
@@ -75,6 +80,8 @@ type Change struct {
 	// a significant change the wrong way.
 	Better string
 	Worse  bool
+	// Small is set for a significant change under TrendQuery.MinChange.
+	Small bool
 	// How says which test judged, or why none could.
 	How string
 }
@@ -91,7 +98,7 @@ func (s *Store) Trend(ctx context.Context, q TrendQuery) (*Trend, error) {
 		f.Kind = KindRun
 	}
 	f.Metrics = true
-	t := &Trend{Metric: q.Metric, Stat: q.Stat}
+	t := &Trend{Metric: q.Metric, Stat: q.Stat, MinChange: q.MinChange}
 	if !q.AnyWorkload && f.Workload == "" {
 		newest := f
 		newest.Last, newest.Metrics = 1, false
@@ -176,6 +183,7 @@ func (s *Store) Trend(ctx context.Context, q TrendQuery) (*Trend, error) {
 		if c.Significant && c.Better != "" {
 			c.Worse = (c.Rel > 0) == (c.Better == "lower")
 		}
+		c.Small = c.Significant && math.Abs(c.Rel) < q.MinChange
 		b.Change = c
 	}
 	return t, nil

@@ -21,7 +21,7 @@ func TestTrend(t *testing.T) {
 	t.Parallel()
 	s := openTemp(t)
 	importInto(t, s, "slow", "fast", "other-isl", "merged")
-	tr, err := s.Trend(ctx(), TrendQuery{Metric: "time_to_first_token", Bootstrap: stats.Bootstrap{Iterations: 500, Level: 0.95, Seed: 1}})
+	tr, err := s.Trend(ctx(), TrendQuery{Metric: "time_to_first_token", Bootstrap: stats.Bootstrap{Iterations: 500, Level: 0.95, Seed: 1}, MinChange: 0.05})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -40,6 +40,14 @@ func TestTrend(t *testing.T) {
 		t.Fatal(err)
 	}
 	golden(t, "trend.txt", buf.Bytes())
+	// Past a 50% threshold the same drop is real but small.
+	big, err := s.Trend(ctx(), TrendQuery{Metric: "time_to_first_token", MinChange: 0.5})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c := big.Points[1].Change; !c.Significant || !c.Small || mark(c) != "·" {
+		t.Errorf("a 19%% drop under a 50%% threshold: %+v, want significant and small", c)
+	}
 
 	d := tr.Report()
 	if len(d.Charts) != 1 || len(d.Charts[0].Series) != 2 || d.Charts[0].Series[1].Label != "significantly better" ||
