@@ -116,7 +116,9 @@ func TestProbeEngines(t *testing.T) {
 // ErrNothingSaid with what each endpoint answered.
 func TestProbeSaysNothing(t *testing.T) {
 	t.Parallel()
-	_, err := Probe(context.Background(), fake(t, nil), auth)
+	client := &http.Client{}
+	defer client.CloseIdleConnections()
+	_, err := Probe(context.Background(), fake(t, nil), auth, WithClient(client))
 	if !errors.Is(err, ErrNothingSaid) || !strings.Contains(err.Error(), "GET /props: 404") {
 		t.Errorf("404 everywhere: %v", err)
 	}
