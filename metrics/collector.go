@@ -77,6 +77,8 @@ type Collector struct {
 	slice time.Duration
 	// trim is what the summary's headline numbers cover (WithTrim).
 	trim Trim
+	// costPerHour is the server's price (0: none), WithCostPerHour.
+	costPerHour float64
 }
 
 // Option configures a Collector.

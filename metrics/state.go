@@ -39,6 +39,8 @@ type State struct {
 	// modelTokenizer is set when the tokenizer that counted tokens was the
 	// model's own (WithModelTokenizer).
 	modelTokenizer bool
+	// costPerHour prices the run's tokens (0: no price).
+	costPerHour float64
 }
 
 // State returns the collector's final state; it is nil before Close.
@@ -47,7 +49,8 @@ func (c *Collector) State() *State { return c.final }
 // collect merges the shards' aggregates into one state. The shards must
 // have stopped.
 func (c *Collector) collect() *State {
-	st := &State{aggs: map[aggKey]*aggregate{}, goodput: len(c.slos) > 0, exact: &rowSet{}, trim: c.trim, modelTokenizer: c.modelTokenizer}
+	st := &State{aggs: map[aggKey]*aggregate{}, goodput: len(c.slos) > 0, exact: &rowSet{}, trim: c.trim, modelTokenizer: c.modelTokenizer,
+		costPerHour: c.costPerHour}
 	for _, s := range c.shards {
 		for k, a := range s.aggs {
 			st.agg(k).merge(a)
@@ -87,7 +90,7 @@ func (st *State) Summary() *Summary {
 		stageKeys = append(stageKeys, k.stage)
 	}
 	sum := summaryOf(profile, st.modelTokenizer)
-	finishRun(sum.Run, st.Origin, profile.okStart, profile.okEnd, st.goodput)
+	finishRun(sum.Run, st.Origin, profile.okStart, profile.okEnd, st.goodput, st.costPerHour)
 	if st.exact != nil && len(st.exact.rows) > 0 {
 		sum.Precision = precisionOf(st.exact, st.exact, profile.okStart, profile.okEnd, sum.Run, PrecisionLevel)
 		if len(st.stages) <= 1 {
@@ -120,7 +123,7 @@ func (st *State) Summary() *Summary {
 // preceded): its Summary is the stage's full summary.
 func (st *State) Stage(i int) *State {
 	out := &State{Origin: st.Origin, aggs: map[aggKey]*aggregate{}, goodput: st.goodput, exact: st.exact.stage(i), trim: st.trim,
-		modelTokenizer: st.modelTokenizer}
+		modelTokenizer: st.modelTokenizer, costPerHour: st.costPerHour}
 	if out.exact != nil {
 		for j := range out.exact.rows {
 			out.exact.rows[j].stage = 0
@@ -134,9 +137,11 @@ func (st *State) Stage(i int) *State {
 	return out
 }
 
-// finishRun completes run-level metrics: goodput only with objectives, and
-// the window in wall-clock time when the run clock's origin is known.
-func finishRun(run map[Tag]float64, origin time.Time, firstSent, lastEnd int64, goodput bool) {
+// finishRun completes run-level metrics: goodput only with objectives, the
+// window in wall-clock time when the run clock's origin is known, and the
+// cost of the tokens when the run has a price.
+func finishRun(run map[Tag]float64, origin time.Time, firstSent, lastEnd int64, goodput bool, costPerHour float64) {
+	addCost(run, costPerHour)
 	if !goodput {
 		// Without --goodput every request would count as good; say nothing.
 		delete(run, Goodput)
@@ -186,6 +191,10 @@ func (st *State) Merge(o *State) {
 		st.stages = slices.Clone(o.stages)
 	}
 	st.goodput = st.goodput || o.goodput
+	if st.costPerHour == 0 {
+		// The shards of one plan priced one server.
+		st.costPerHour = o.costPerHour
+	}
 }
 
 func (st *State) clone() *State {
@@ -241,6 +250,7 @@ type (
 		Compression float64        `json:"digest_compression"`
 		Goodput     bool           `json:"goodput,omitempty"`
 		ModelTok    bool           `json:"model_tokenizer,omitempty"`
+		CostPerHour float64        `json:"cost_per_hour_usd,omitempty"`
 		Stages      []StageSummary `json:"stages,omitempty"`
 		Aggregates  []aggJSON      `json:"aggregates"`
 	}
@@ -354,7 +364,7 @@ func (j *histJSON) hist() (*hist, error) {
 
 // MarshalJSON writes the state's JSON form.
 func (st *State) MarshalJSON() ([]byte, error) {
-	out := stateJSON{Version: stateVersion, Compression: compression, Goodput: st.goodput, ModelTok: st.modelTokenizer, Stages: st.stages,
+	out := stateJSON{Version: stateVersion, Compression: compression, Goodput: st.goodput, ModelTok: st.modelTokenizer, CostPerHour: st.costPerHour, Stages: st.stages,
 		Aggregates: []aggJSON{}}
 	if !st.Origin.IsZero() {
 		out.Origin = st.Origin.UnixNano()
@@ -417,6 +427,9 @@ func (st *State) UnmarshalJSON(b []byte) error {
 		return fmt.Errorf("state version %d: this surge reads version %d", in.Version, stateVersion)
 	}
 	*st = State{aggs: map[aggKey]*aggregate{}, goodput: in.Goodput, modelTokenizer: in.ModelTok, stages: in.Stages}
+	if CheckCostPerHour(in.CostPerHour) == nil {
+		st.costPerHour = in.CostPerHour
+	}
 	if in.Origin != 0 {
 		st.Origin = time.Unix(0, in.Origin).UTC()
 	}

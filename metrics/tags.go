@@ -180,6 +180,12 @@ const (
 	TotalUsageCacheRead  Tag = "total_usage_prompt_cache_read_tokens"
 	TotalUsageCacheWrite Tag = "total_usage_prompt_cache_write_tokens"
 	UsageCacheReadPct    Tag = "overall_usage_prompt_cache_read_pct"
+	// CostPerMOutputTokens and CostPerMTotalTokens are what a million
+	// output (or input and output) tokens cost at the run's throughput,
+	// given the server's price per hour (WithCostPerHour); absent without
+	// a price.
+	CostPerMOutputTokens Tag = "cost_per_1m_output_tokens"
+	CostPerMTotalTokens  Tag = "cost_per_1m_total_tokens"
 )
 
 // Def describes a metric for exports and the console.
@@ -305,7 +311,12 @@ var RunDefs = []Def{
 	hidden(TotalUsageCacheRead, "Total Usage Prompt Cache Read Tokens", "tokens", true),
 	hidden(TotalUsageCacheWrite, "Total Usage Prompt Cache Write Tokens", "tokens", false),
 	hidden(UsageCacheReadPct, "Overall Usage Prompt Cache Read %", "%", true),
+	def(CostPerMOutputTokens, "Output Token Cost", CostUnit, false),
+	def(CostPerMTotalTokens, "Total Token Cost", CostUnit, false),
 }
+
+// CostUnit is the unit of the cost metrics: US dollars per million tokens.
+const CostUnit = "USD/1M tokens"
 
 // defOf finds a per-request metric's definition.
 func defOf(t Tag) (Def, bool) {

@@ -183,7 +183,7 @@ func (a *sliceAgg) merge(o *sliceAgg) {
 }
 
 // summary computes the window's metrics.
-func (a *sliceAgg) summary(origin time.Time, goodput bool) (map[Tag]Distribution, map[Tag]float64) {
+func (a *sliceAgg) summary(origin time.Time, goodput bool, costPerHour float64) (map[Tag]Distribution, map[Tag]float64) {
 	out := map[Tag]Distribution{}
 	for _, d := range RequestDefs {
 		if x := a.dists[d.Tag]; x != nil && x.n > 0 {
@@ -202,7 +202,7 @@ func (a *sliceAgg) summary(origin time.Time, goodput bool) (map[Tag]Distribution
 		rl.dur = float64(a.lastEnd-a.firstSent) / 1e9
 	}
 	run := rl.metrics()
-	finishRun(run, origin, a.firstSent, a.lastEnd, goodput)
+	finishRun(run, origin, a.firstSent, a.lastEnd, goodput, costPerHour)
 	return out, run
 }
 
@@ -232,7 +232,7 @@ func (c *Collector) timeslices() []Timeslice {
 	d, origin := int64(c.slice), c.origin.UnixNano()
 	for _, k := range keys {
 		ts := Timeslice{Index: int(k - keys[0]), StartNs: k*d - origin, EndNs: (k+1)*d - origin}
-		ts.Metrics, ts.Run = merged[k].summary(c.origin, len(c.slos) > 0)
+		ts.Metrics, ts.Run = merged[k].summary(c.origin, len(c.slos) > 0, c.costPerHour)
 		out = append(out, ts)
 	}
 	return out

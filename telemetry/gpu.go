@@ -13,6 +13,12 @@ type GPUSource interface {
 	Sample(ctx context.Context) ([]GPUSample, error)
 }
 
+// DriverReporter is a GPUSource that also knows the GPU driver's version
+// (NVML's does).
+type DriverReporter interface {
+	DriverVersion() (string, error)
+}
+
 // GPUSourceFunc adapts a function to GPUSource.
 type GPUSourceFunc func(ctx context.Context) ([]GPUSample, error)
 

@@ -140,6 +140,26 @@ func (s *nvmlSource) read(d *nvmlDevice) GPUSample {
 	return g
 }
 
+// DriverVersion is the NVIDIA driver's version as NVML reports it
+// ("550.54.15"), for the run's record of what measured it.
+func (s *nvmlSource) DriverVersion() (v string, err error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.shut {
+		return "", fmt.Errorf("nvml: source closed")
+	}
+	defer func() {
+		if p := recover(); p != nil {
+			v, err = "", fmt.Errorf("nvml: %v", p)
+		}
+	}()
+	v, ret := s.lib.SystemGetDriverVersion()
+	if ret != nvml.SUCCESS {
+		return "", fmt.Errorf("nvml: driver version: %s", ret.Error())
+	}
+	return v, nil
+}
+
 // Close shuts NVML down. Further samples fail.
 func (s *nvmlSource) Close() error {
 	s.mu.Lock()

@@ -74,11 +74,21 @@ func TestNVMLMockReadings(t *testing.T) {
 	if d := cmp.Diff(want, got, cmpopts.EquateNaNs()); d != "" {
 		t.Errorf("samples (-want +got):\n%s", d)
 	}
+	dr, ok := src.(DriverReporter)
+	if !ok {
+		t.Fatal("the NVML source does not report the driver's version")
+	}
+	if v, err := dr.DriverVersion(); err != nil || v != lib.DriverVersion || v == "" {
+		t.Errorf("driver %q, %v; want the mock's %q", v, err, lib.DriverVersion)
+	}
 	if err := src.(interface{ Close() error }).Close(); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := src.Sample(context.Background()); err == nil {
 		t.Error("sample after Close succeeded")
+	}
+	if _, err := dr.DriverVersion(); err == nil {
+		t.Error("driver version after Close succeeded")
 	}
 }
 
@@ -135,5 +145,9 @@ func TestNVMLHost(t *testing.T) {
 	if err != nil || len(got) == 0 {
 		t.Fatalf("sample: %v, %d GPUs", err, len(got))
 	}
-	t.Logf("%+v", got[0])
+	driver, err := src.(DriverReporter).DriverVersion()
+	if err != nil || driver == "" {
+		t.Errorf("driver version %q, %v", driver, err)
+	}
+	t.Logf("driver %s, %+v", driver, got[0])
 }

@@ -32,7 +32,8 @@ var DefaultStats = []string{"p50", "p90", "p99"}
 // RunLevelMetrics are the run-level values shown (one value per run, so no
 // interval): from the summary export where it has them, else computed from
 // the records.
-var RunLevelMetrics = []string{"request_throughput", "output_token_throughput", "request_count", "error_request_count"}
+var RunLevelMetrics = []string{"request_throughput", "output_token_throughput", "request_count", "error_request_count",
+	"cost_per_1m_output_tokens", "cost_per_1m_total_tokens"}
 
 // Options configure Compare.
 type Options struct {
@@ -258,10 +259,12 @@ func stream(parts ...string) uint64 {
 	return h.Sum64()
 }
 
-// Better says which way a metric improves: latencies (ms) are better
-// lower, rates better higher, lengths neither.
+// Better says which way a metric improves: latencies (ms) and prices are
+// better lower, rates better higher, lengths neither.
 func Better(tag, unit string) string {
 	switch {
+	case strings.HasPrefix(unit, "USD") || strings.HasPrefix(tag, "cost_"):
+		return "lower"
 	case unit == "ms" || strings.Contains(tag, "latency") || strings.HasPrefix(tag, "time_to_"):
 		return "lower"
 	case strings.Contains(unit, "/s") || strings.Contains(tag, "throughput") || tag == "goodput":

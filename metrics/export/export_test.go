@@ -28,7 +28,7 @@ var fixtureStart = time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC)
 func fixture(t *testing.T, sink metrics.RecordSink) *metrics.Summary {
 	t.Helper()
 	opts := []metrics.Option{metrics.WithShards(1), metrics.WithClock(func() int64 { return 0 }), metrics.WithOrigin(fixtureStart),
-		metrics.WithSlices(50 * time.Millisecond)}
+		metrics.WithSlices(50 * time.Millisecond), metrics.WithCostPerHour(2.5)}
 	if sink != nil {
 		opts = append(opts, metrics.WithSink(sink))
 	}

@@ -69,6 +69,10 @@ var notWorkload = map[string]bool{
 	"control_addr": true, "timestamps": true, "start_at": true,
 	"log_level": true, "verbose": true, "extra_verbose": true,
 	"profile_export_prefix": true, "export_level": true, "slice_duration": true,
+	// Where the run is remembered, under what name, and what the server
+	// costs: none changes what was sent, so a labelled or priced run
+	// still matches its baseline (history:last-matching).
+	"history": true, "no_history": true, "history_label": true, "cost_per_hour": true, "cost_per_hour_usd": true,
 }
 
 // Flatten turns a nested configuration (input_config as AIPerf nests it:

@@ -169,6 +169,11 @@ func TestNestedConfigHashesItsWorkload(t *testing.T) {
 	if Config(nested) != Config(other) {
 		t.Error("runs that differ only in target and knee factor hash apart")
 	}
+	// Nor where it is remembered, under what label, at what price.
+	other["output"] = map[string]any{"history": "/tmp/h.db", "history_label": "nightly", "cost_per_hour_usd": 2.5}
+	if Config(nested) != Config(other) {
+		t.Error("a labelled, priced run hashes apart from its baseline")
+	}
 	other["loadgen"].(map[string]any)["concurrency"] = "16"
 	if Config(nested) == Config(other) {
 		t.Error("runs of different concurrency hash alike")

@@ -1,0 +1,340 @@
+package history
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/ncruces/go-sqlite3"
+	_ "github.com/ncruces/go-sqlite3/driver" // the pure-Go "sqlite3" database/sql driver
+)
+
+// Store is an open history database. Its methods are safe for concurrent
+// use; several processes may hold the same file open at once.
+type Store struct {
+	db   *sql.DB
+	path string
+	now  func() time.Time
+}
+
+// DefaultBusyTimeout is how long a write waits for another process's to
+// finish before it gives up.
+const DefaultBusyTimeout = 10 * time.Second
+
+type openConfig struct {
+	busy time.Duration
+	now  func() time.Time
+}
+
+// Option configures Open.
+type Option func(*openConfig)
+
+// WithBusyTimeout sets how long a statement waits for another writer
+// (default DefaultBusyTimeout).
+func WithBusyTimeout(d time.Duration) Option { return func(c *openConfig) { c.busy = d } }
+
+// WithClock sets the clock that dates the rows appended (default
+// time.Now).
+func WithClock(now func() time.Time) Option { return func(c *openConfig) { c.now = now } }
+
+// Open opens the history at path, creating it (and its folder) when
+// absent and migrating an older schema forward. A file that is not an
+// SQLite database wraps ErrCorrupt, another application's database
+// ErrNotHistory, one from a newer surge is a *SchemaError: each names the
+// file, and none is changed.
+func Open(ctx context.Context, path string, opts ...Option) (*Store, error) {
+	cfg := openConfig{busy: DefaultBusyTimeout, now: time.Now}
+	for _, o := range opts {
+		o(&cfg)
+	}
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return nil, fmt.Errorf("history %s: %w", path, err)
+	}
+	if err := os.MkdirAll(filepath.Dir(abs), 0o755); err != nil {
+		return nil, fmt.Errorf("history %s: %w", path, err)
+	}
+	q := url.Values{}
+	// The busy timeout first: the journal mode's change waits on it.
+	q.Add("_pragma", fmt.Sprintf("busy_timeout(%d)", cfg.busy.Milliseconds()))
+	q.Add("_pragma", "journal_mode(wal)")
+	q.Add("_pragma", "foreign_keys(1)")
+	q.Set("_txlock", "immediate")
+	dsn := (&url.URL{Scheme: "file", Path: abs, RawQuery: q.Encode()}).String()
+	db, err := sql.Open("sqlite3", dsn)
+	if err != nil {
+		return nil, fmt.Errorf("history %s: %w", path, err)
+	}
+	s := &Store{db: db, path: abs, now: cfg.now}
+	if err := s.migrate(ctx); err != nil {
+		db.Close()
+		return nil, err
+	}
+	return s, nil
+}
+
+// Path is the database file's absolute path.
+func (s *Store) Path() string { return s.path }
+
+// Close closes the database; the last process to close it folds the
+// write-ahead log back into the file.
+func (s *Store) Close() error { return s.db.Close() }
+
+// wrap names the file in err and marks a damaged one.
+func (s *Store) wrap(err error) error {
+	if err == nil {
+		return nil
+	}
+	if errors.Is(err, sqlite3.NOTADB) || errors.Is(err, sqlite3.CORRUPT) {
+		return fmt.Errorf("history %s: %w (%v): move it aside to start a new one", s.path, ErrCorrupt, err)
+	}
+	var se *SchemaError
+	if errors.As(err, &se) || errors.Is(err, ErrNotHistory) {
+		return err
+	}
+	return fmt.Errorf("history %s: %w", s.path, err)
+}
+
+// migrate brings the schema to the newest version in one transaction, so
+// two processes opening a new file at once create it once.
+func (s *Store) migrate(ctx context.Context) (err error) {
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return s.wrap(err)
+	}
+	defer func() {
+		if err != nil {
+			_ = tx.Rollback()
+		}
+	}()
+	var version, app, tables int
+	if err := tx.QueryRowContext(ctx, "PRAGMA user_version").Scan(&version); err != nil {
+		return s.wrap(err)
+	}
+	if err := tx.QueryRowContext(ctx, "PRAGMA application_id").Scan(&app); err != nil {
+		return s.wrap(err)
+	}
+	if err := tx.QueryRowContext(ctx, "SELECT count(*) FROM sqlite_schema").Scan(&tables); err != nil {
+		return s.wrap(err)
+	}
+	switch {
+	case app != 0 && app != applicationID, app == 0 && tables > 0:
+		return fmt.Errorf("history %s: %w (another application's SQLite file): point --history at another file", s.path, ErrNotHistory)
+	case version > len(migrations):
+		return &SchemaError{Path: s.path, Have: version, Max: len(migrations)}
+	case version == len(migrations):
+		return s.wrap(tx.Commit())
+	}
+	for i := version; i < len(migrations); i++ {
+		if _, err := tx.ExecContext(ctx, migrations[i]); err != nil {
+			return s.wrap(fmt.Errorf("migration %d: %w", i+1, err))
+		}
+	}
+	if _, err := tx.ExecContext(ctx, fmt.Sprintf("PRAGMA user_version = %d; PRAGMA application_id = %d", len(migrations), applicationID)); err != nil {
+		return s.wrap(err)
+	}
+	return s.wrap(tx.Commit())
+}
+
+// Append stores rows in one transaction and returns how many were new: a
+// row already recorded (the same run, repeat and stage) is left as it
+// was, so importing a folder twice records it once. Rows are dated now
+// where RecordedAt is zero; their IDs are set.
+func (s *Store) Append(ctx context.Context, rows []Row) (added int, err error) {
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return 0, s.wrap(err)
+	}
+	defer func() {
+		if err != nil {
+			_ = tx.Rollback()
+		}
+	}()
+	now := s.now()
+	for i := range rows {
+		r := &rows[i]
+		if r.RecordedAt.IsZero() {
+			r.RecordedAt = now
+		}
+		if r.RunUID == "" || r.Dir == "" || (r.Kind != KindRun && r.Kind != KindStage) {
+			return 0, fmt.Errorf("history: row %d has no run id, folder or kind", i)
+		}
+		res, err := tx.ExecContext(ctx, insertRun, r.values()...)
+		if err != nil {
+			return 0, s.wrap(err)
+		}
+		if n, _ := res.RowsAffected(); n == 0 {
+			err := tx.QueryRowContext(ctx, "SELECT id FROM runs WHERE run_uid = ? AND repeat_index = ? AND stage_index = ?",
+				r.RunUID, r.Repeat, r.Stage).Scan(&r.ID)
+			if err != nil {
+				return 0, s.wrap(err)
+			}
+			continue
+		}
+		if r.ID, err = res.LastInsertId(); err != nil {
+			return 0, s.wrap(err)
+		}
+		added++
+		for _, m := range r.Metrics {
+			if num(m.Value) == nil {
+				continue
+			}
+			if _, err := tx.ExecContext(ctx, "INSERT OR REPLACE INTO run_metrics (run_id, metric, stat, value, unit) VALUES (?, ?, ?, ?, ?)",
+				r.ID, m.Metric, m.Stat, m.Value, text(m.Unit)); err != nil {
+				return 0, s.wrap(err)
+			}
+		}
+	}
+	return added, s.wrap(tx.Commit())
+}
+
+// Filter selects rows. Empty fields select everything.
+type Filter struct {
+	// Model and Server match part of the model name, and of the target,
+	// engine, server version or GPU, ignoring case.
+	Model, Server string
+	// Label, Workload and LoadMode match exactly.
+	Label, Workload, LoadMode string
+	// LoadValue matches a run's (or stage's) load exactly (0: any).
+	LoadValue float64
+	// Kind is KindRun or KindStage ("": both).
+	Kind string
+	// Since and Until bound the runs' start (the row's recording time when
+	// the run did not say).
+	Since, Until time.Time
+	// Last keeps only the newest Last rows (0: all).
+	Last int
+	// Metrics reads each row's statistics too (Row.Metrics).
+	Metrics bool
+}
+
+// startOf is a row's time in SQL: its start, else when it was recorded.
+const startOf = "coalesce(runs.started_at, runs.recorded_at)"
+
+func (f Filter) where() (string, []any) {
+	var conds []string
+	var args []any
+	like := func(cols []string, v string) {
+		var ors []string
+		for _, c := range cols {
+			ors = append(ors, "instr(lower(coalesce("+c+", '')), lower(?)) > 0")
+			args = append(args, v)
+		}
+		conds = append(conds, "("+strings.Join(ors, " OR ")+")")
+	}
+	if f.Model != "" {
+		like([]string{"runs.model"}, f.Model)
+	}
+	if f.Server != "" {
+		like([]string{"runs.target", "runs.engine", "runs.server_version", "runs.gpu"}, f.Server)
+	}
+	for _, eq := range []struct{ col, v string }{{"runs.label", f.Label}, {"runs.workload_hash", f.Workload},
+		{"runs.load_mode", f.LoadMode}, {"runs.kind", f.Kind}} {
+		if eq.v != "" {
+			conds = append(conds, eq.col+" = ?")
+			args = append(args, eq.v)
+		}
+	}
+	if f.LoadValue != 0 {
+		conds = append(conds, "runs.load_value = ?")
+		args = append(args, f.LoadValue)
+	}
+	if !f.Since.IsZero() {
+		conds = append(conds, startOf+" >= ?")
+		args = append(args, formatTime(f.Since))
+	}
+	if !f.Until.IsZero() {
+		conds = append(conds, startOf+" < ?")
+		args = append(args, formatTime(f.Until))
+	}
+	if len(conds) == 0 {
+		return "", nil
+	}
+	return " WHERE " + strings.Join(conds, " AND "), args
+}
+
+// List returns the rows f selects, oldest first.
+func (s *Store) List(ctx context.Context, f Filter) ([]Row, error) {
+	where, args := f.where()
+	q := selectRuns + where + " ORDER BY " + startOf + ", runs.id"
+	if f.Last > 0 {
+		q = "SELECT * FROM (" + selectRuns + where + " ORDER BY " + startOf + " DESC, runs.id DESC LIMIT ?) AS runs ORDER BY " + startOf + ", runs.id"
+		args = append(args, f.Last)
+	}
+	rows, err := s.query(ctx, q, args...)
+	if err != nil || !f.Metrics {
+		return rows, err
+	}
+	for i := range rows {
+		if rows[i].Metrics, err = s.metrics(ctx, rows[i].ID); err != nil {
+			return nil, err
+		}
+	}
+	return rows, nil
+}
+
+// Get returns the row with id.
+func (s *Store) Get(ctx context.Context, id int64) (Row, error) {
+	rows, err := s.query(ctx, selectRuns+" WHERE runs.id = ?", id)
+	if err != nil {
+		return Row{}, err
+	}
+	if len(rows) == 0 {
+		return Row{}, fmt.Errorf("history %s: no run with id %d", s.path, id)
+	}
+	rows[0].Metrics, err = s.metrics(ctx, id)
+	return rows[0], err
+}
+
+func (s *Store) query(ctx context.Context, q string, args ...any) ([]Row, error) {
+	rs, err := s.db.QueryContext(ctx, q, args...)
+	if err != nil {
+		return nil, s.wrap(err)
+	}
+	defer rs.Close()
+	var out []Row
+	for rs.Next() {
+		var r Row
+		if err := rs.Scan(r.targets()...); err != nil {
+			return nil, s.wrap(err)
+		}
+		out = append(out, r)
+	}
+	return out, s.wrap(rs.Err())
+}
+
+func (s *Store) metrics(ctx context.Context, id int64) ([]Metric, error) {
+	rs, err := s.db.QueryContext(ctx, "SELECT metric, stat, value, unit FROM run_metrics WHERE run_id = ? ORDER BY metric, stat", id)
+	if err != nil {
+		return nil, s.wrap(err)
+	}
+	defer rs.Close()
+	var out []Metric
+	for rs.Next() {
+		var m Metric
+		if err := rs.Scan(&m.Metric, &m.Stat, nullFloat{&m.Value}, nullString{&m.Unit}); err != nil {
+			return nil, s.wrap(err)
+		}
+		out = append(out, m)
+	}
+	return out, s.wrap(rs.Err())
+}
+
+// SetLabel names the run that row id belongs to (all its rows: stages,
+// repeats); an empty label removes the name.
+func (s *Store) SetLabel(ctx context.Context, id int64, label string) error {
+	res, err := s.db.ExecContext(ctx, "UPDATE runs SET label = ? WHERE run_uid = (SELECT run_uid FROM runs WHERE id = ?)", text(label), id)
+	if err != nil {
+		return s.wrap(err)
+	}
+	if n, _ := res.RowsAffected(); n == 0 {
+		return fmt.Errorf("history %s: no run with id %d", s.path, id)
+	}
+	return nil
+}
