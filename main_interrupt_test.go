@@ -47,7 +47,7 @@ func TestCtrlCWhileLoadingDataset(t *testing.T) {
 	}()
 	code := make(chan int, 1)
 	go func() {
-		code <- run([]string{"surge", "profile", "--url", "http://127.0.0.1:9", "--model", "m", "--ui", "none",
+		code <- run([]string{"surge", "profile", "--url", "http://127.0.0.1:9", "--model", "m", "--ui", "none", "--skip-preflight",
 			"--input-file", fifo, "--custom-dataset-type", "mooncake_trace", "--output-artifact-dir", filepath.Join(dir, "out")})
 	}()
 	select {
@@ -85,6 +85,7 @@ const signalLimit = 1500 * time.Millisecond
 type phaseServer struct {
 	hits      sync.Map // path → *atomic.Int64
 	hangModel bool
+	hangChat  bool
 	notReady  bool
 	release   chan struct{}
 }
@@ -100,6 +101,12 @@ func (s *phaseServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	_, _ = io.Copy(io.Discard, r.Body)
 	switch {
 	case r.URL.Path == "/v1/models" && s.hangModel:
+		select {
+		case <-s.release:
+		case <-r.Context().Done():
+		}
+		return
+	case r.URL.Path == "/v1/chat/completions" && s.hangChat:
 		select {
 		case <-s.release:
 		case <-r.Context().Done():
@@ -129,26 +136,28 @@ func (s *phaseServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 
 // TestSignalsInEveryPhase: SIGINT and SIGTERM act within a second in every
 // phase of a run: probing the server for its model, waiting for it to be
-// ready, the warmup and the profile. Before the run starts, the process
+// ready, the preflight, the warmup and the profile. Before the run starts, the process
 // exits 130 with no artifacts; once it started, the first signal stops
 // issuing (no request is sent after it), the second cancels the requests
 // in flight, and the exports are still written.
 func TestSignalsInEveryPhase(t *testing.T) {
 	for _, tc := range []struct {
 		name    string
-		server  phaseServer
+		server  *phaseServer
 		args    []string
 		waitFor string // the path whose first request marks the phase
 		sig     syscall.Signal
 		started bool // the run started: two signals, exports written
 	}{
-		{"probing the model list", phaseServer{hangModel: true}, nil, "/v1/models", syscall.SIGTERM, false},
-		{"waiting for the model", phaseServer{notReady: true}, []string{"-m", "m", "--wait-for-model-timeout", "600", "--wait-for-model-interval", "0.05"}, "/v1/chat/completions", syscall.SIGINT, false},
-		{"warmup", phaseServer{}, []string{"-m", "m", "--warmup-request-count", "40", "--request-count", "40", "--concurrency", "2"}, "/v1/chat/completions", syscall.SIGINT, true},
-		{"profile", phaseServer{}, []string{"-m", "m", "--request-count", "40", "--concurrency", "2"}, "/v1/chat/completions", syscall.SIGTERM, true},
+		{"probing the model list", &phaseServer{hangModel: true}, nil, "/v1/models", syscall.SIGTERM, false},
+		{"waiting for the model", &phaseServer{notReady: true}, []string{"-m", "m", "--wait-for-model-timeout", "600", "--wait-for-model-interval", "0.05"}, "/v1/chat/completions", syscall.SIGINT, false},
+		{"preflight", &phaseServer{hangChat: true}, []string{"-m", "m"}, "/v1/chat/completions", syscall.SIGINT, false},
+		// The phases of the run: no preflight, whose request would come first.
+		{"warmup", &phaseServer{}, []string{"-m", "m", "--skip-preflight", "--warmup-request-count", "40", "--request-count", "40", "--concurrency", "2"}, "/v1/chat/completions", syscall.SIGINT, true},
+		{"profile", &phaseServer{}, []string{"-m", "m", "--skip-preflight", "--request-count", "40", "--concurrency", "2"}, "/v1/chat/completions", syscall.SIGTERM, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			s := &tc.server
+			s := tc.server
 			s.release = make(chan struct{})
 			srv := httptest.NewServer(s)
 			defer srv.Close()

@@ -32,6 +32,10 @@ type Config struct {
 	// URL is the first ("" or "mock": start the embedded mock server).
 	URLs []string
 	URL  string
+	// SkipPreflight is --skip-preflight: no check of the target before
+	// the run (it connects, sends one small request and learns which
+	// output-cap field the server honours).
+	SkipPreflight bool
 	// WaitTimeout, WaitMode and WaitInterval are --wait-for-model-*: probe
 	// each server until it serves the model before the run (0: do not).
 	WaitTimeout, WaitInterval time.Duration
@@ -203,11 +207,13 @@ type Config struct {
 	Seed       uint64
 
 	ExtraInputs []string
-	// UseLegacyMaxTokens sends chat output caps as max_tokens.
-	UseLegacyMaxTokens bool
-	Headers            []string
-	APIKey             string
-	Timeout            time.Duration
+	// UseLegacyMaxTokens sends chat output caps as max_tokens;
+	// LegacyMaxTokensSet is set when the flag was given either way (it
+	// then wins over what the preflight learns).
+	UseLegacyMaxTokens, LegacyMaxTokensSet bool
+	Headers                                []string
+	APIKey                                 string
+	Timeout                                time.Duration
 	// Timestamps is --timestamps: kernel (receive stamps) or read.
 	Timestamps string
 	Goodput    string

@@ -18,6 +18,7 @@ func (c *Config) applyDefaults(isSet func(string) bool) {
 	}
 	c.NoTurnDelays = isSet("conversation-turn-delay-ratio") && c.TurnDelayRatio == 0
 	c.ModelFromServer = !isSet("model")
+	c.LegacyMaxTokensSet = isSet("use-legacy-max-tokens")
 	// A bound given as 0 is no bound: the spec refuses it rather than run
 	// AIPerf's default instead.
 	c.ZeroCount = isSet("request-count") && c.RequestCount == 0 && c.SweepLists["request-count"] == nil

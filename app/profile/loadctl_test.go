@@ -34,8 +34,9 @@ func startMockServer(t *testing.T, cfg mockserver.Config) *mockserver.Running {
 // the console.
 func runIn(t *testing.T, url, dir string, args ...string) string {
 	t.Helper()
+	// No preflight: the mock's counts are the run's requests alone.
 	base := []string{"--url", url, "--model", "mock", "--streaming", "--ui", "none", "--output-artifact-dir", dir,
-		"--no-gpu-telemetry", "--no-server-metrics", "--tokenizer", "builtin"}
+		"--no-gpu-telemetry", "--no-server-metrics", "--tokenizer", "builtin", "--skip-preflight"}
 	var out bytes.Buffer
 	if _, err := runConfig(context.Background(), parseArgs(t, append(base, args...)...), &out, io.Discard); err != nil {
 		t.Fatal(err)

@@ -80,14 +80,16 @@ func parseModelList(b []byte) ([]string, error) {
 func isControl(r rune) bool { return r < 0x20 || r == 0x7f }
 
 // modelFromServer names the model when no --model was given and the
-// target is a real server: the first its /v1/models lists, said on log;
-// when it names none, the fallback stays and log says why. With
+// target is a real server: the first its /v1/models lists, said on log.
+// When it names none, the fallback stays and the returned warning says
+// why: the caller prints it once the preflight found the server there (a
+// server that is not is the one thing to say). With
 // --wait-for-model-timeout the server may still be starting: it is asked
 // again until that passes.
-func (p *prepared) modelFromServer(ctx context.Context, log io.Writer) {
+func (p *prepared) modelFromServer(ctx context.Context, log io.Writer) (warning string) {
 	t := &p.s.Target
 	if !t.ModelFromServer || t.Mock || len(t.Models) > 1 {
-		return
+		return ""
 	}
 	target := t.URL
 	headers := p.s.Request.Headers.Clone()
@@ -106,8 +108,7 @@ func (p *prepared) modelFromServer(ctx context.Context, log io.Writer) {
 	}
 	where := cmdline.RedactURL(target)
 	if err != nil {
-		fmt.Fprintf(log, "warning: no --model given and %s/v1/models named none (%v): sending model %q\n", strings.TrimRight(where, "/"), err, t.Model())
-		return
+		return fmt.Sprintf("warning: no --model given and %s/v1/models named none (%v): sending model %q", strings.TrimRight(where, "/"), err, t.Model())
 	}
 	name := ids[0]
 	if len(ids) == 1 {
@@ -121,4 +122,5 @@ func (p *prepared) modelFromServer(ctx context.Context, log io.Writer) {
 		fmt.Fprintf(log, "model: %s, the first of the %d the server lists (%s%s; give --model to pick another)\n", name, len(ids), strings.Join(shown, ", "), more)
 	}
 	p.s = p.s.WithModel(name)
+	return ""
 }

@@ -27,6 +27,7 @@ import (
 	"github.com/surgebench/surge/loadgen/calibrate"
 	"github.com/surgebench/surge/loadgen/cpuload"
 	"github.com/surgebench/surge/loadgen/heapfloor"
+	"github.com/surgebench/surge/loadgen/preflight"
 	"github.com/surgebench/surge/loadgen/wire"
 	"github.com/surgebench/surge/metrics"
 	"github.com/surgebench/surge/metrics/export"
@@ -95,6 +96,8 @@ type prepared struct {
 	plan    *plan
 	live    *liveSession   // nil: the run follows its plan, unwatched
 	log     cmdline.Logger // notes and debug lines, as --log-level allows
+	// preflight is what the check of the target learnt (nil: not run).
+	preflight *preflight.Result
 }
 
 // Prepare resolves s into a plan. It starts nothing and writes nothing but
@@ -114,7 +117,20 @@ func prepareCtx(ctx context.Context, s *spec.Spec, log io.Writer) (*prepared, er
 	for _, w := range s.Warnings {
 		fmt.Fprintf(log, "warning: %s\n", w)
 	}
-	p.modelFromServer(ctx, log) // before the tokenizer: the model's own builds the prompts
+	if !s.Target.Mock {
+		if err := waitReady(ctx, s.Target.Wait, s.Target.URLs, s.Endpoint, s.Target.Models, s.Request.Headers, p.log); err != nil {
+			return nil, err
+		}
+	}
+	// Before the tokenizer: the model's own builds the prompts; before the
+	// preflight, whose request names it.
+	modelNote := p.modelFromServer(ctx, log)
+	if err := p.checkTarget(ctx, log); err != nil {
+		return nil, err
+	}
+	if modelNote != "" {
+		fmt.Fprintln(log, modelNote)
+	}
 	s = p.s
 	var err error
 	if p.builder, p.counter, p.tokSrc, err = loadTokenizer(ctx, &s.Tokenizer, p.log); err != nil {
@@ -212,9 +228,6 @@ func (p *prepared) execute(ctx context.Context, log io.Writer) (o *outcome, err 
 	}
 	cleanup = append(cleanup, stopTarget)
 	o.target = target
-	if err := waitReady(ctx, s.Target.Wait, s.Target.Servers(target), s.Endpoint, s.Target.Models, s.Request.Headers, p.log); err != nil {
-		return nil, err
-	}
 	o.server = probeServer(ctx, target, s.Request.Headers)
 
 	if o.dir == "" {
@@ -437,6 +450,9 @@ func (p *prepared) report(o *outcome, out io.Writer) (*Result, error) {
 		o.summary.Warnings = append(o.summary.Warnings, redirectWarning(n, s.Request.FollowRedirects))
 	}
 	p.addRunInfo(run.RunInfo.(map[string]any), o.benchmarkID)
+	if pf := preflightInfo(p.preflight); pf != nil {
+		run.RunInfo.(map[string]any)["preflight"] = pf
+	}
 	if p.stageFolders() != nil {
 		run.RunInfo.(map[string]any)["sweep_id"] = o.benchmarkID
 		run.RunInfo.(map[string]any)["stage_folders"] = p.stageFolders()

@@ -29,8 +29,10 @@ func startMockOf(t *testing.T, cfg mockserver.Config) string {
 func runArgs(t *testing.T, url string, args ...string) (*Result, map[string]any, string, string) {
 	t.Helper()
 	dir := t.TempDir()
+	// No preflight: these runs meet the server as it is, not as the
+	// preflight adapts the run to it (the cap guard's test needs that).
 	base := []string{"--url", url, "--model", "mock", "--streaming", "--ui", "none", "--output-artifact-dir", dir,
-		"--no-gpu-telemetry", "--no-server-metrics", "--tokenizer", "builtin"}
+		"--no-gpu-telemetry", "--no-server-metrics", "--tokenizer", "builtin", "--skip-preflight"}
 	var out, log bytes.Buffer
 	res, err := runConfig(context.Background(), parseArgs(t, append(base, args...)...), &out, &log)
 	if err != nil {

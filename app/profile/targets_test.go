@@ -56,7 +56,7 @@ func TestSeveralURLsAndModels(t *testing.T) {
 	dir := t.TempDir()
 	// The models go round-robin over the dataset's entries: 8 entries
 	// for 8 requests, each sent once (AIPerf's default 100 would sample).
-	c := parseArgs(t, "-m", "a,b", "--url", urls[0], urls[1], "--request-count", "8", "--concurrency", "2", "--num-dataset-entries", "8",
+	c := parseArgs(t, "-m", "a,b", "--skip-preflight", "--url", urls[0], urls[1], "--request-count", "8", "--concurrency", "2", "--num-dataset-entries", "8",
 		"--streaming", "--isl", "16", "--ui", "none", "--output-artifact-dir", dir, "--no-gpu-telemetry", "--no-server-metrics")
 	if _, err := runConfig(context.Background(), c, io.Discard, io.Discard); err != nil {
 		t.Fatal(err)

@@ -155,6 +155,15 @@ func (s *Spec) WithModel(name string) *Spec {
 	return t
 }
 
+// WithLegacyMaxTokens is s sending its output cap as max_tokens (or not):
+// what a preflight learnt of a server that ignores the newer field.
+func (s *Spec) WithLegacyMaxTokens(legacy bool) *Spec {
+	t := s.clone()
+	t.Endpoint.LegacyMaxTokens = legacy
+	t.given.UseLegacyMaxTokens = legacy
+	return t
+}
+
 // WithSeed is s seeded seed, as if --random-seed had given it.
 func (s *Spec) WithSeed(seed uint64) *Spec {
 	t := s.clone()

@@ -26,6 +26,10 @@ type Target struct {
 	// Wait is --wait-for-model-*: probe each server until it serves the
 	// model (Wait.Timeout 0: do not).
 	Wait Readiness
+	// Preflight checks the first server before the run (not the embedded
+	// mock, not with --skip-preflight); what it learns of the server's
+	// dialect is applied unless a flag said it (LegacyMaxTokensGiven).
+	Preflight, LegacyMaxTokensGiven bool
 	// MockPrefillPerImage and MockPrefillPerAudioSecond price media in the
 	// embedded mock's TTFT.
 	MockPrefillPerImage, MockPrefillPerAudioSecond time.Duration
@@ -93,6 +97,7 @@ func parseTarget(s *Spec, c *cmdline.Config) error {
 	}
 	s.Target = Target{URLs: c.URLs, URL: c.URL, Mock: c.URL == "" || c.URL == "mock",
 		Models: c.Models, ModelSelection: c.ModelSelection, ModelFromServer: c.ModelFromServer,
+		Preflight: !c.SkipPreflight && c.URL != "" && c.URL != "mock", LegacyMaxTokensGiven: c.LegacyMaxTokensSet,
 		MockPrefillPerImage: c.MockPrefillPerImage, MockPrefillPerAudioSecond: c.MockPrefillPerAudioSecond}
 	return parseReadiness(&s.Target.Wait, c)
 }

@@ -88,6 +88,9 @@ func RunConfig(url, dir string) cmdline.Config {
 		Concurrency: "4", RequestCount: 12, Grace: 5 * time.Second, Timeout: 10 * time.Second,
 		ISL: 32, OSL: 8, UI: "none", ArtifactDir: dir, Version: "test",
 		NoGPUTelemetry: true, NoServerMetrics: true,
+		// The server counts what the run sends: no preflight request
+		// among them (preflight_test.go checks it on its own).
+		SkipPreflight: true,
 	}
 }
 
