@@ -119,7 +119,11 @@ func readBurstGPT(r io.Reader, file string) ([]BurstGPTRow, error) {
 // csvError turns an encoding/csv error into an *InputError at its line.
 func csvError(file string, err error) error {
 	var pe *csv.ParseError
-	if errors.As(err, &pe) {
+	var ie *InputError
+	switch {
+	case errors.As(err, &ie):
+		return ie // it says where (invalid UTF-8, a limit)
+	case errors.As(err, &pe):
 		return &InputError{File: file, Line: pe.StartLine, Msg: "malformed CSV: " + pe.Err.Error(), Err: err}
 	}
 	return &InputError{File: file, Msg: fmt.Sprintf("read: %v", err), Err: err}

@@ -80,6 +80,10 @@ type Conversation struct {
 
 // Dataset is a loaded workload. It is immutable once built and safe for
 // concurrent reads by all workers.
+//
+// Its conversations are either held (Conversations) or built on demand
+// (Source, Options.OnDemand): Len, Conversation and Turns read both, and
+// are what a consumer that must work at any size uses.
 type Dataset struct {
 	// Name says where the conversations came from ("synthetic", a file path).
 	Name string
@@ -87,13 +91,57 @@ type Dataset struct {
 	// TypeSynthetic ("" when built by hand).
 	Type          string
 	Conversations []Conversation
+	// Source, when set, builds the conversations as they are asked for
+	// instead (Conversations is then nil): the dataset holds what a
+	// conversation is made from, not its text.
+	Source Source
+}
+
+// Source builds a dataset's conversations on demand, each the same every
+// time it is asked for. Its methods are safe for concurrent use.
+type Source interface {
+	// Len is how many distinct conversations there are.
+	Len() int
+	// Turns is how many turns conversation i has, without building it.
+	Turns(i int) int
+	// UniformTurns is the turn count every conversation has, or 0 when
+	// they differ.
+	UniformTurns() int
+	// Conversation builds conversation i (0 ≤ i < Len()); the caller owns
+	// the result.
+	Conversation(i int) *Conversation
+}
+
+// Len is how many conversations the dataset has (held or built on demand).
+func (d *Dataset) Len() int {
+	if d.Source != nil {
+		return d.Source.Len()
+	}
+	return len(d.Conversations)
+}
+
+// Conversation is conversation i (0 ≤ i < Len()): the one held, or one
+// built now, which the caller must not expect to be shared.
+func (d *Dataset) Conversation(i int) *Conversation {
+	if d.Source != nil {
+		return d.Source.Conversation(i)
+	}
+	return &d.Conversations[i]
+}
+
+// Turns is how many turns conversation i has (nothing is built).
+func (d *Dataset) Turns(i int) int {
+	if d.Source != nil {
+		return d.Source.Turns(i)
+	}
+	return len(d.Conversations[i].Turns)
 }
 
 // HasTimestamps reports whether every conversation's first turn carries a
 // trace timestamp, so the run can replay it on a fixed schedule.
 func (d *Dataset) HasTimestamps() bool {
-	if len(d.Conversations) == 0 {
-		return false
+	if d.Source != nil || len(d.Conversations) == 0 {
+		return false // the on-demand datasets are synthetic: no timestamps
 	}
 	for _, c := range d.Conversations {
 		if len(c.Turns) == 0 || !c.Turns[0].HasTimestamp {

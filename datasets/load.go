@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"math"
 	"os"
@@ -88,6 +89,10 @@ type Options struct {
 	// NoTurnDelays removes every turn's delay: a ratio of 0 as AIPerf's
 	// multiplication has it (TurnDelayRatio's zero value leaves them).
 	NoTurnDelays bool
+	// AllowInvalidUTF8 reads input files that are not UTF-8 text instead of
+	// refusing them at the first such line (ErrInvalidUTF8 says what
+	// becomes of the bytes).
+	AllowInvalidUTF8 bool
 }
 
 // Report describes a loaded dataset in lines for the run to print.
@@ -260,6 +265,9 @@ func load(ctx context.Context, o Options) (*Dataset, *Report, error) {
 	// Every reader below reads through f: bounded by MaxFileBytes and
 	// stopped by ctx.
 	f := newBoundedReader(ctx, file)
+	if !o.AllowInvalidUTF8 {
+		f.checkUTF8(rep.Source)
+	}
 
 	// Mooncake and Azure prompts are cut from the corpus (newPrompter
 	// knows the default tokenizer's view of it without parsing it);
@@ -321,7 +329,11 @@ func load(ctx context.Context, o Options) (*Dataset, *Report, error) {
 		// A JSON array or nothing: refuse anything else (/dev/zero) before
 		// reading it whole.
 		br := bufio.NewReaderSize(f, 64<<10)
-		head, _ := br.Peek(64 << 10)
+		head, perr := br.Peek(64 << 10)
+		var ie *InputError
+		if errors.As(perr, &ie) {
+			return nil, nil, ie // not UTF-8
+		}
 		if head = bytes.TrimLeft(head, " \t\r\n"); len(head) > 0 && head[0] != '[' {
 			return nil, nil, inputErrorf(rep.Source, 1, "want a JSON array of conversations")
 		}

@@ -89,7 +89,7 @@ func loadTrace(ctx context.Context, o Options, rep *Report, kind string, f io.Re
 func loadTree(ctx context.Context, o Options, rep *Report, kind string) (*Dataset, error) {
 	switch kind {
 	case TypeWeka:
-		traces, err := readWeka(rep.Source)
+		traces, err := readWeka(ctx, rep.Source, o)
 		if err != nil {
 			return nil, err
 		}
@@ -111,7 +111,7 @@ func loadTree(ctx context.Context, o Options, rep *Report, kind string) (*Datase
 			fmt.Sprintf("dataset: %d distinct full prefix blocks of %d tokens built once and shared; every turn carries its own context", len(bb.full), bs))
 		return d, nil
 	case TypeRawPayload:
-		d, rows, err := readRawPayload(rep.Source)
+		d, rows, err := readRawPayload(ctx, rep.Source, o)
 		if err != nil {
 			return nil, err
 		}
