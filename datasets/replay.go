@@ -1,8 +1,8 @@
 package datasets
 
 import (
-	"context"
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
