@@ -15,9 +15,12 @@ type Turn struct {
 	// Text is the user content of this turn.
 	Text string
 	// Parts, when non-nil, replaces Text: the content is the concatenation
-	// of Parts. Traces use it to share prefix blocks between prompts without
-	// copying them (equal hash ids point at the same block string).
+	// of Parts. Synthetic prompts use it to share the corpus's text between
+	// prompts without copying it.
 	Parts []string
+	// Prompt, when set, replaces Text and Parts: a generated prompt kept as
+	// the blocks it is made of (traces), spelled out by Content.
+	Prompt *Prompt
 	// InputTokens is the prompt length in tokens when the source knows it
 	// (synthetic prompts, traces); 0 when unknown.
 	InputTokens int
@@ -161,6 +164,8 @@ func (t *Turn) Content() string {
 		return payloadText(t.Payload)
 	case t.Messages != nil:
 		return messagesText(t.Messages)
+	case t.Prompt != nil:
+		return t.Prompt.String()
 	case t.Parts == nil:
 		return t.Text
 	}

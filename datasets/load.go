@@ -301,15 +301,12 @@ func load(ctx context.Context, o Options) (*Dataset, *Report, error) {
 		if perr != nil {
 			return nil, nil, fmt.Errorf("%s: %w", kind, perr)
 		}
-		var bb *blockBuilder
+		var bb *blockStats
 		if d, bb, err = mooncakeDataset(ctx, rep.Source, rows, bs, p, o.Seed); err != nil {
 			return nil, nil, err
 		}
 		rep.Rows = len(rows)
-		rep.Lines = append(rep.Lines, fmt.Sprintf("dataset: %d distinct full prefix blocks of %d tokens built once and shared", len(bb.full), bs))
-		if bb.short > 0 {
-			rep.Lines = append(rep.Lines, fmt.Sprintf("dataset: %d blocks came out one token short (no clean cut)", bb.short))
-		}
+		rep.Lines = append(rep.Lines, bb.lines("")...)
 	case TypeAzure:
 		var rows []AzureRow
 		if rows, err = readAzure(f, rep.Source); err != nil {

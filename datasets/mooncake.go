@@ -251,90 +251,34 @@ func readMooncake(r io.Reader, file string, blockSize int) ([]MooncakeRow, error
 	return rows, nil
 }
 
-// block is one generated prefix block: a unique head and a body that
-// points into the prompter's ring.
-type block struct {
-	head   string
-	b0, b1 string
-}
-
-func (b *block) appendTo(parts []string) []string {
-	parts = append(parts, b.head)
-	if b.b0 != "" {
-		parts = append(parts, b.b0)
-	}
-	if b.b1 != "" {
-		parts = append(parts, b.b1)
-	}
-	return parts
-}
-
-// blockBuilder builds Mooncake blocks: each distinct hash id's full block
-// once (deterministic from the id and the seed), shared by every row that
-// names it.
-type blockBuilder struct {
-	p      *prompter
+// blockStats counts a trace's generated prompt blocks, for the report.
+type blockStats struct {
+	blocks int // named by its rows (hash ids, or input_length over the size)
+	short  int // that come out a token short (no clean cut)
 	size   int
-	digits int
-	seed   uint64
-	full   map[int64]*block
-	// short counts blocks that came out a token short (no clean cut).
-	short int
 }
 
-// build returns the block for id cut to n ≤ size tokens. A full block is
-// cached; a cut one is built for the row.
-func (bb *blockBuilder) build(id int64, n int) *block {
-	if n == bb.size {
-		if b, ok := bb.full[id]; ok {
-			return b
-		}
+// line is the report's line about the blocks.
+func (st *blockStats) lines(extra string) []string {
+	l := []string{fmt.Sprintf("dataset: %d prompt blocks of %d tokens (equal hash ids, equal text), spelled out as each request is sent%s", st.blocks, st.size, extra)}
+	if st.short > 0 {
+		l = append(l, fmt.Sprintf("dataset: %d blocks come out one token short (no clean cut)", st.short))
 	}
-	start := int(mix64(uint64(id)^bb.seed) % uint64(len(bb.p.starts)))
-	var buf [6]string
-	parts, got := bb.p.prompt(buf[:0], id, bb.digits, n, start)
-	if got != n {
-		bb.short++
-	}
-	b := &block{head: parts[0]}
-	rest := parts[1:]
-	if len(rest) > 0 {
-		b.b0 = rest[0]
-	}
-	if len(rest) > 1 {
-		b.b1 = rest[1]
-	}
-	if len(rest) > 2 {
-		// A block longer than the ring (huge --isl-block-size): keep it whole.
-		b.b0, b.b1 = joinParts(rest), ""
-	}
-	if n == bb.size {
-		bb.full[id] = b
-	}
-	return b
-}
-
-func joinParts(p []string) string {
-	n := 0
-	for _, s := range p {
-		n += len(s)
-	}
-	b := make([]byte, 0, n)
-	for _, s := range p {
-		b = append(b, s...)
-	}
-	return string(b)
+	return l
 }
 
 // mooncakeDataset turns trace rows into conversations. Rows with a
 // session_id become the turns of one conversation, in file order; the
-// conversations are in the order of their first rows.
+// conversations are in the order of their first rows. A generated prompt
+// is kept as its blocks (Prompt): each distinct hash id spells the same
+// text wherever it is named, and rows without hash ids get ids of their
+// own, after the trace's largest.
 //
 // Prompt lengths: every block is exactly its token count on its own and
 // blocks meet at a space before a word, so the prompt's total matches
 // input_length; where a tokenizer merges across a block boundary anyway the
 // total can drift by a token or so (measured in the tests).
-func mooncakeDataset(ctx context.Context, file string, rows []MooncakeRow, blockSize int, p *prompter, seed uint64) (*Dataset, *blockBuilder, error) {
+func mooncakeDataset(ctx context.Context, file string, rows []MooncakeRow, blockSize int, p *prompter, seed uint64) (*Dataset, *blockStats, error) {
 	var maxID int64 = -1
 	fresh := 0
 	for i := range rows {
@@ -347,12 +291,11 @@ func mooncakeDataset(ctx context.Context, file string, rows []MooncakeRow, block
 		}
 	}
 	next := maxID + 1
-	bb := &blockBuilder{p: p, size: blockSize, digits: p.digits(next + int64(fresh)), seed: seed,
-		full: make(map[int64]*block, int(min(next, 1<<20)))}
+	src := &blockSource{p: p, size: blockSize, digits: p.digits(next + int64(fresh)), seed: seed}
+	st := &blockStats{size: blockSize}
 
 	d := &Dataset{Name: file}
 	sessions := map[string]int{}
-	ids := make([]int64, 0, 64)
 	for i := range rows {
 		if err := canceled(ctx, i, file); err != nil {
 			return nil, nil, err
@@ -371,22 +314,14 @@ func mooncakeDataset(ctx context.Context, file string, rows []MooncakeRow, block
 			t.Text = r.Text
 		case !r.generated():
 		default:
-			ids = append(ids[:0], r.HashIDs...)
-			if len(ids) == 0 {
-				for n := (r.InputLength + blockSize - 1) / blockSize; n > 0; n-- {
-					ids = append(ids, next)
-					next++
-				}
+			pr := &Prompt{src: src, tokens: r.InputLength, ids: r.HashIDs}
+			if len(r.HashIDs) == 0 {
+				pr.ids, pr.first = nil, next
+				next += int64(pr.blocks())
 			}
-			parts := make([]string, 0, 2*len(ids)+1)
-			for j, h := range ids {
-				n := blockSize
-				if j == len(ids)-1 {
-					n = r.InputLength - (len(ids)-1)*blockSize
-				}
-				parts = bb.build(h, n).appendTo(parts)
-			}
-			t.Parts = parts
+			st.blocks += pr.blocks()
+			st.short += pr.short()
+			t.Prompt = pr
 		}
 		if r.SessionID != "" {
 			if ci, ok := sessions[r.SessionID]; ok {
@@ -399,5 +334,5 @@ func mooncakeDataset(ctx context.Context, file string, rows []MooncakeRow, block
 		}
 		d.Conversations = append(d.Conversations, Conversation{ID: fmt.Sprintf("trace-%d", r.Line), Turns: []Turn{t}})
 	}
-	return d, bb, nil
+	return d, st, nil
 }

@@ -32,7 +32,7 @@ func loadTrace(ctx context.Context, o Options, rep *Report, kind string, f io.Re
 			return nil, err
 		}
 		rep.Rows = len(rows)
-		rep.Lines = append(rep.Lines, fmt.Sprintf("dataset: %d distinct full prefix blocks of %d tokens built once and shared; every turn carries its own history", len(bb.full), bs))
+		rep.Lines = append(rep.Lines, bb.lines("; every turn carries its own history")...)
 		return d, nil
 	case TypeBurstGPT:
 		rows, err := readBurstGPT(f, file)
@@ -107,8 +107,8 @@ func loadTree(ctx context.Context, o Options, rep *Report, kind string) (*Datase
 			return nil, err
 		}
 		rep.Rows = st.Calls
-		rep.Lines = append(rep.Lines, st.String(),
-			fmt.Sprintf("dataset: %d distinct full prefix blocks of %d tokens built once and shared; every turn carries its own context", len(bb.full), bs))
+		rep.Lines = append(rep.Lines, st.String())
+		rep.Lines = append(rep.Lines, bb.lines("; every turn carries its own context")...)
 		return d, nil
 	case TypeRawPayload:
 		d, rows, err := readRawPayload(ctx, rep.Source, o)
