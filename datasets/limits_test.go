@@ -184,8 +184,14 @@ func (zeros) Read(p []byte) (int, error) {
 func TestEndlessInput(t *testing.T) {
 	readers := map[string]func(io.Reader) error{
 		"single_turn": func(r io.Reader) error { _, err := readSingleTurn(r, "zero"); return err },
-		"mooncake":    func(r io.Reader) error { _, err := readMooncake(r, "zero", 512); return err },
-		"azure":       func(r io.Reader) error { _, err := readAzure(r, "zero"); return err },
+		"mooncake": func(r io.Reader) error {
+			p, err := newPrompter(nil, 0)
+			if err == nil {
+				_, _, _, err = readMooncake(context.Background(), r, "zero", 512, p, 0)
+			}
+			return err
+		},
+		"azure": func(r io.Reader) error { _, err := readAzure(r, "zero"); return err },
 	}
 	for name, read := range readers {
 		var err error

@@ -89,6 +89,13 @@ type Options struct {
 	// NoTurnDelays removes every turn's delay: a ratio of 0 as AIPerf's
 	// multiplication has it (TurnDelayRatio's zero value leaves them).
 	NoTurnDelays bool
+	// OnDemand builds synthetic conversations (and random_pool draws) as
+	// the run asks for them (Dataset.Source) instead of all of them at
+	// Load: memory and start-up no longer grow with how many a run sends,
+	// and Synthetic.Count may be 0 (no end: OnDemandLen distinct ones).
+	// Synthetic images and audio are drawn in order and are refused. Files'
+	// rows are always held (a trace's prompts as their blocks, Prompt).
+	OnDemand bool
 	// AllowInvalidUTF8 reads input files that are not UTF-8 text instead of
 	// refusing them at the first such line (ErrInvalidUTF8 says what
 	// becomes of the bytes).
@@ -130,6 +137,14 @@ func LoadContext(ctx context.Context, o Options) (*Dataset, *Report, error) {
 	switch r := o.TurnDelayRatio; {
 	case r < 0 || math.IsNaN(r) || math.IsInf(r, 0):
 		return nil, nil, optionErrorf("TurnDelayRatio", "must be a finite number ≥ 0, got %g", r)
+	case d.Source != nil && (o.NoTurnDelays || r != 0 && r != 1):
+		if o.NoTurnDelays {
+			r = 0
+		}
+		if sc, ok := d.Source.(interface{ scaleDelays(float64) }); ok {
+			sc.scaleDelays(r)
+		}
+		rep.Lines = append(rep.Lines, fmt.Sprintf("dataset: turn delays scaled by %g", r))
 	case o.NoTurnDelays:
 		scaleDelays(d, 0)
 		rep.Lines = append(rep.Lines, "dataset: turn delays removed (ratio 0)")
@@ -201,7 +216,7 @@ func load(ctx context.Context, o Options) (*Dataset, *Report, error) {
 		if kind != "" {
 			return nil, nil, optionErrorf("CustomDatasetType", "%s needs an input file", kind)
 		}
-		d, err := synthetic(ctx, o.Synthetic)
+		d, err := synthetic(ctx, o.Synthetic, o.OnDemand)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -291,21 +306,16 @@ func load(ctx context.Context, o Options) (*Dataset, *Report, error) {
 			rep.Rows = len(d.Conversations)
 		}
 	case TypeRandomPool:
-		d, rep.Rows, err = readRandomPool(f, rep.Source, o.Synthetic.Count, o.Seed)
+		d, rep.Rows, err = readRandomPool(f, rep.Source, o.Synthetic.Count, o.Seed, o.OnDemand)
 	case TypeMooncake:
-		var rows []MooncakeRow
-		if rows, err = readMooncake(f, rep.Source, bs); err != nil {
-			return nil, nil, err
-		}
 		p, perr := newCorpusPrompter(o.Tokenizer, o.Seed, o.Synthetic.Corpus)
 		if perr != nil {
 			return nil, nil, fmt.Errorf("%s: %w", kind, perr)
 		}
 		var bb *blockStats
-		if d, bb, err = mooncakeDataset(ctx, rep.Source, rows, bs, p, o.Seed); err != nil {
+		if d, bb, rep.Rows, err = readMooncake(ctx, f, rep.Source, bs, p, o.Seed); err != nil {
 			return nil, nil, err
 		}
-		rep.Rows = len(rows)
 		rep.Lines = append(rep.Lines, bb.lines("")...)
 	case TypeAzure:
 		var rows []AzureRow
@@ -355,11 +365,23 @@ func load(ctx context.Context, o Options) (*Dataset, *Report, error) {
 
 // finish counts the dataset and puts the headline first.
 func (r *Report) finish(d *Dataset, headline string) {
-	r.Conversations = len(d.Conversations)
+	r.Conversations = d.Len()
+	var line string
+	if d.Source != nil {
+		if u := d.Source.UniformTurns(); u > 0 {
+			r.Turns = r.Conversations * u
+		}
+		line = fmt.Sprintf("%s → %d conversations, built as they are sent", headline, r.Conversations)
+		if r.Conversations == OnDemandLen {
+			line = headline + " → conversations built as they are sent, as many as the run sends, none repeated"
+		}
+		r.Lines = append([]string{line}, r.Lines...)
+		return
+	}
 	for _, c := range d.Conversations {
 		r.Turns += len(c.Turns)
 	}
-	line := fmt.Sprintf("%s → %d conversations, %d turns", headline, r.Conversations, r.Turns)
+	line = fmt.Sprintf("%s → %d conversations, %d turns", headline, r.Conversations, r.Turns)
 	if d.HasTimestamps() {
 		line += " (timestamped: replayable with --fixed-schedule)"
 	}

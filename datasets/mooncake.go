@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"strconv"
 	"time"
 )
 
@@ -226,29 +227,31 @@ func checkMillis(v float64) string {
 // millis converts milliseconds to a Duration, rounding to the nanosecond.
 func millis(v float64) time.Duration { return time.Duration(math.Round(v * float64(time.Millisecond))) }
 
-// readMooncake parses every line of a Mooncake trace, and refuses one
-// that names more than MaxTraceBlocks prompt blocks in all.
-func readMooncake(r io.Reader, file string, blockSize int) ([]MooncakeRow, error) {
-	var rows []MooncakeRow
-	blocks := 0
-	err := eachLine(r, file, func(line int, b []byte) error {
-		row, err := ParseMooncakeLine(file, line, b, blockSize)
+// readMooncake parses every line of a Mooncake trace into conversations
+// as it goes (no row is held once it is a turn), and refuses a trace that
+// names more than MaxTraceBlocks prompt blocks in all.
+func readMooncake(ctx context.Context, r io.Reader, file string, blockSize int, p *prompter, seed uint64) (*Dataset, *blockStats, int, error) {
+	b := newTraceBuilder(file, blockSize, p, seed)
+	rows := 0
+	err := eachLine(r, file, func(line int, ln []byte) error {
+		row, err := ParseMooncakeLine(file, line, ln, blockSize)
 		if err != nil {
 			return err
 		}
 		if row.generated() {
-			if blocks += max(len(row.HashIDs), (row.InputLength+blockSize-1)/blockSize); blocks > MaxTraceBlocks {
-				le := &LimitError{What: "prompt blocks in the trace", Got: int64(blocks), Limit: MaxTraceBlocks, Unit: "blocks"}
+			if b.st.blocks += max(len(row.HashIDs), (row.InputLength+blockSize-1)/blockSize); b.st.blocks > MaxTraceBlocks {
+				le := &LimitError{What: "prompt blocks in the trace", Got: int64(b.st.blocks), Limit: MaxTraceBlocks, Unit: "blocks"}
 				return &InputError{File: file, Line: line, Msg: le.Error(), Err: le}
 			}
 		}
-		rows = append(rows, row)
-		return nil
+		rows++
+		return b.add(ctx, &row)
 	})
 	if err != nil {
-		return nil, err
+		return nil, nil, 0, err
 	}
-	return rows, nil
+	d, st, err := b.finish(ctx)
+	return d, st, rows, err
 }
 
 // blockStats counts a trace's generated prompt blocks, for the report.
@@ -267,72 +270,109 @@ func (st *blockStats) lines(extra string) []string {
 	return l
 }
 
-// mooncakeDataset turns trace rows into conversations. Rows with a
-// session_id become the turns of one conversation, in file order; the
-// conversations are in the order of their first rows. A generated prompt
-// is kept as its blocks (Prompt): each distinct hash id spells the same
-// text wherever it is named, and rows without hash ids get ids of their
-// own, after the trace's largest.
+// traceBuilder turns trace rows into conversations, one row at a time.
+// Rows with a session_id become the turns of one conversation, in file
+// order; the conversations are in the order of their first rows. A
+// generated prompt is kept as its blocks (Prompt): each distinct hash id
+// spells the same text wherever it is named, and rows without hash ids
+// get ids of their own, after the trace's largest (known once every row
+// was read: finish sets it, before any prompt is spelled).
 //
 // Prompt lengths: every block is exactly its token count on its own and
 // blocks meet at a space before a word, so the prompt's total matches
 // input_length; where a tokenizer merges across a block boundary anyway the
 // total can drift by a token or so (measured in the tests).
-func mooncakeDataset(ctx context.Context, file string, rows []MooncakeRow, blockSize int, p *prompter, seed uint64) (*Dataset, *blockStats, error) {
-	var maxID int64 = -1
-	fresh := 0
-	for i := range rows {
-		r := &rows[i]
-		for _, h := range r.HashIDs {
-			maxID = max(maxID, h)
-		}
-		if r.generated() && len(r.HashIDs) == 0 {
-			fresh += (r.InputLength + blockSize - 1) / blockSize
-		}
-	}
-	next := maxID + 1
-	src := &blockSource{p: p, size: blockSize, digits: p.digits(next + int64(fresh)), seed: seed}
-	st := &blockStats{size: blockSize}
+type traceBuilder struct {
+	file     string
+	d        *Dataset
+	src      *blockSource
+	st       blockStats
+	sessions map[string]int
+	maxID    int64
+	fresh    []*Prompt // the prompts of blocks of their own, numbered from 0 until finish
+	next     int64
+	rows     int
+}
 
-	d := &Dataset{Name: file}
-	sessions := map[string]int{}
-	for i := range rows {
-		if err := canceled(ctx, i, file); err != nil {
+func newTraceBuilder(file string, blockSize int, p *prompter, seed uint64) *traceBuilder {
+	return &traceBuilder{file: file, d: &Dataset{Name: file}, src: &blockSource{p: p, size: blockSize, seed: seed},
+		st: blockStats{size: blockSize}, sessions: map[string]int{}, maxID: -1}
+}
+
+// add makes row a turn.
+func (b *traceBuilder) add(ctx context.Context, r *MooncakeRow) error {
+	if err := canceled(ctx, b.rows, b.file); err != nil {
+		return err
+	}
+	b.rows++
+	t := Turn{InputTokens: r.InputLength, MaxTokens: r.OutputLength, Extra: r.Extra,
+		Messages: r.Messages, MessagesDelta: r.Delta, Tools: r.Tools, Payload: r.Payload}
+	if r.HasTimestamp {
+		t.Timestamp, t.HasTimestamp = millis(r.Timestamp), true
+	}
+	if r.HasDelay {
+		t.Delay = millis(r.Delay)
+	}
+	switch {
+	case r.HasText:
+		t.Text = r.Text
+	case !r.generated():
+	default:
+		pr := &Prompt{src: b.src, tokens: r.InputLength, ids: r.HashIDs}
+		for _, h := range r.HashIDs {
+			b.maxID = max(b.maxID, h)
+		}
+		if len(r.HashIDs) == 0 {
+			pr.ids, pr.first = nil, b.next
+			b.next += int64(pr.blocks())
+			b.fresh = append(b.fresh, pr)
+		}
+		t.Prompt = pr
+	}
+	if r.SessionID != "" {
+		if ci, ok := b.sessions[r.SessionID]; ok {
+			b.d.Conversations[ci].Turns = append(b.d.Conversations[ci].Turns, t)
+			return nil
+		}
+		b.sessions[r.SessionID] = len(b.d.Conversations)
+		b.d.Conversations = append(b.d.Conversations, Conversation{ID: r.SessionID, Turns: []Turn{t}})
+		return nil
+	}
+	b.d.Conversations = append(b.d.Conversations, Conversation{ID: "trace-" + strconv.Itoa(r.Line), Turns: []Turn{t}})
+	return nil
+}
+
+// finish numbers the blocks of the prompts' own after the trace's ids,
+// sizes the heads for them all, and counts the blocks.
+func (b *traceBuilder) finish(ctx context.Context) (*Dataset, *blockStats, error) {
+	base := b.maxID + 1
+	for _, pr := range b.fresh {
+		pr.first += base
+	}
+	b.src.digits = b.src.p.digits(base + b.next)
+	b.st.blocks, b.st.short = 0, 0
+	for i := range b.d.Conversations {
+		if err := canceled(ctx, i, b.file); err != nil {
 			return nil, nil, err
 		}
-		r := &rows[i]
-		t := Turn{InputTokens: r.InputLength, MaxTokens: r.OutputLength, Extra: r.Extra,
-			Messages: r.Messages, MessagesDelta: r.Delta, Tools: r.Tools, Payload: r.Payload}
-		if r.HasTimestamp {
-			t.Timestamp, t.HasTimestamp = millis(r.Timestamp), true
-		}
-		if r.HasDelay {
-			t.Delay = millis(r.Delay)
-		}
-		switch {
-		case r.HasText:
-			t.Text = r.Text
-		case !r.generated():
-		default:
-			pr := &Prompt{src: src, tokens: r.InputLength, ids: r.HashIDs}
-			if len(r.HashIDs) == 0 {
-				pr.ids, pr.first = nil, next
-				next += int64(pr.blocks())
+		for j := range b.d.Conversations[i].Turns {
+			if pr := b.d.Conversations[i].Turns[j].Prompt; pr != nil {
+				b.st.blocks += pr.blocks()
+				b.st.short += pr.short()
 			}
-			st.blocks += pr.blocks()
-			st.short += pr.short()
-			t.Prompt = pr
 		}
-		if r.SessionID != "" {
-			if ci, ok := sessions[r.SessionID]; ok {
-				d.Conversations[ci].Turns = append(d.Conversations[ci].Turns, t)
-				continue
-			}
-			sessions[r.SessionID] = len(d.Conversations)
-			d.Conversations = append(d.Conversations, Conversation{ID: r.SessionID, Turns: []Turn{t}})
-			continue
-		}
-		d.Conversations = append(d.Conversations, Conversation{ID: fmt.Sprintf("trace-%d", r.Line), Turns: []Turn{t}})
 	}
-	return d, st, nil
+	return b.d, &b.st, nil
+}
+
+// mooncakeDataset turns trace rows read by another reader (Bailian,
+// WEKA) into conversations.
+func mooncakeDataset(ctx context.Context, file string, rows []MooncakeRow, blockSize int, p *prompter, seed uint64) (*Dataset, *blockStats, error) {
+	b := newTraceBuilder(file, blockSize, p, seed)
+	for i := range rows {
+		if err := b.add(ctx, &rows[i]); err != nil {
+			return nil, nil, err
+		}
+	}
+	return b.finish(ctx)
 }
