@@ -298,10 +298,14 @@ type syntheticSource struct{ g *synthGen }
 // Len is the Count asked for, or OnDemandLen.
 func (s *syntheticSource) Len() int { return s.g.n }
 
-// Turns draws conversation i's turn count (its shape stream's first draw).
+// Turns draws conversation i's turn count (its shape stream's first
+// draw), allocating nothing: planning asks for many.
 func (s *syntheticSource) Turns(i int) int {
-	shape, _ := s.g.streams(i)
-	return s.g.turns(shape)
+	if s.g.o.TurnsStddev == 0 {
+		return max(s.g.o.Turns, 1)
+	}
+	pcg := rand.NewPCG(s.g.o.Seed, mix64(uint64(i))^0x7075)
+	return s.g.turns(rand.New(pcg))
 }
 
 // UniformTurns is the fixed turn count, without a stddev.
