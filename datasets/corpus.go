@@ -247,22 +247,34 @@ func (p *prompter) resolve(startIdx, n int) (at, m int) {
 	return s, m
 }
 
-// writeSpan writes the ring's tokens [s, s+n) (wrapping) to b: what
-// appendSpan's parts spell.
-func (p *prompter) writeSpan(b *strings.Builder, s, n int) {
+// writeSpan writes the ring's tokens [s, s+n) (wrapping) to b, what
+// appendSpan's parts spell, stopping once b holds limit bytes.
+func (p *prompter) writeSpan(b *strings.Builder, s, n, limit int) {
+	put := func(str string) bool {
+		if room := limit - b.Len(); len(str) > room {
+			b.WriteString(str[:max(room, 0)])
+			return false
+		}
+		b.WriteString(str)
+		return true
+	}
 	R := p.ringTok
 	if s+n <= R {
-		b.WriteString(p.ring[p.off[s]:p.off[s+n]])
+		put(p.ring[p.off[s]:p.off[s+n]])
 		return
 	}
-	b.WriteString(p.ring[p.off[s]:])
+	if !put(p.ring[p.off[s]:]) {
+		return
+	}
 	n -= R - s
 	for n >= R {
-		b.WriteString(p.ring)
+		if !put(p.ring) {
+			return
+		}
 		n -= R
 	}
 	if n > 0 {
-		b.WriteString(p.ring[:p.off[n]])
+		put(p.ring[:p.off[n]])
 	}
 }
 

@@ -180,3 +180,30 @@ func (t *Turn) Content() string {
 	}
 	return b.String()
 }
+
+// ContentPrefix is the first max bytes of Content (all of it when
+// shorter), built without spelling out the rest: a fingerprint samples a
+// long prompt's start in the time of its start.
+func (t *Turn) ContentPrefix(max int) string {
+	switch {
+	case max <= 0:
+		return ""
+	case t.Prompt != nil:
+		return t.Prompt.prefix(max)
+	case t.Parts != nil && t.Body == nil && t.Payload == nil && t.Messages == nil:
+		var b strings.Builder
+		for _, p := range t.Parts {
+			if b.Len()+len(p) >= max {
+				b.WriteString(p[:max-b.Len()])
+				break
+			}
+			b.WriteString(p)
+		}
+		return b.String()
+	}
+	c := t.Content()
+	if len(c) > max {
+		c = c[:max]
+	}
+	return c
+}

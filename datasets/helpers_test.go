@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"flag"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -79,6 +80,6 @@ func golden(t *testing.T, name, got string) {
 func blockText(t *Turn, j int) string {
 	id, n := t.Prompt.block(j)
 	var b strings.Builder
-	t.Prompt.src.write(&b, id, n)
+	t.Prompt.src.write(&b, id, n, math.MaxInt)
 	return b.String()
 }

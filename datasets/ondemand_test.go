@@ -122,3 +122,35 @@ func TestHeldCountsAreBounded(t *testing.T) {
 		}
 	}
 }
+
+// TestContentPrefix: a turn's content prefix is the start of its content,
+// for generated prompts of blocks, prompts of parts, text and messages.
+func TestContentPrefix(t *testing.T) {
+	t.Parallel()
+	trace := writeFile(t, "t.jsonl", `{"input_length": 1200, "hash_ids": [4, 9, 1]}`+"\n"+`{"input_length": 300}`+"\n"+
+		`{"messages": [{"role": "user", "content": "hello there"}]}`+"\n"+`{"text_input": "plain text"}`+"\n")
+	azure := writeFile(t, "a.csv", "TIMESTAMP,ContextTokens,GeneratedTokens\n2023-11-16 18:15:46.6805900,9000,44\n")
+	var turns []Turn
+	for _, o := range []Options{
+		{InputFile: trace, CustomDatasetType: TypeMooncake},
+		{InputFile: azure, CustomDatasetType: TypeAzure},
+		{Synthetic: SyntheticOptions{Count: 2, ISL: 5000}},
+	} {
+		d, _, err := Load(o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i := range d.Len() {
+			turns = append(turns, d.Conversation(i).Turns...)
+		}
+	}
+	for k, tr := range turns {
+		full := tr.Content()
+		for _, n := range []int{0, 1, 7, 100, 2049, 5000, len(full), len(full) + 5} {
+			want := full[:min(n, len(full))]
+			if got := tr.ContentPrefix(n); got != want {
+				t.Errorf("turn %d, prefix of %d: %d bytes, want %d (%q…)", k, n, len(got), len(want), want[:min(len(want), 20)])
+			}
+		}
+	}
+}

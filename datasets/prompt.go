@@ -1,6 +1,9 @@
 package datasets
 
-import "strings"
+import (
+	"math"
+	"strings"
+)
 
 // Prompt is a generated prompt kept as what it is made of, not as text:
 // blocks of the corpus named by ids, spelled out when the text is needed
@@ -60,14 +63,23 @@ func (pr *Prompt) String() string {
 	b.Grow(pr.src.p.bytesFor(pr.tokens) + 16)
 	for j := range pr.blocks() {
 		id, n := pr.block(j)
-		pr.src.write(&b, id, n)
+		pr.src.write(&b, id, n, math.MaxInt)
 	}
 	return b.String()
 }
 
-// Tokens is the prompt's length in tokens as asked (a block without a
-// clean cut comes out one token short; Short counts them).
-func (pr *Prompt) Tokens() int { return pr.tokens }
+// prefix spells the prompt's first max bytes.
+func (pr *Prompt) prefix(max int) string {
+	var b strings.Builder
+	for j := range pr.blocks() {
+		if b.Len() >= max {
+			break
+		}
+		id, n := pr.block(j)
+		pr.src.write(&b, id, n, max)
+	}
+	return b.String()
+}
 
 // short is how many of the prompt's blocks come out a token short.
 func (pr *Prompt) short() int {
@@ -86,12 +98,18 @@ func (s *blockSource) start(id int64) int {
 	return int(mix64(uint64(id)^s.seed) % uint64(len(s.p.starts)))
 }
 
-// write spells block id of n tokens into b.
-func (s *blockSource) write(b *strings.Builder, id int64, n int) {
+// write spells block id of n tokens into b, up to limit bytes in b.
+func (s *blockSource) write(b *strings.Builder, id int64, n, limit int) {
 	k := min(n, s.digits)
 	s.p.writeHead(b, id, s.digits, k)
+	if b.Len() > limit {
+		cut := b.String()[:limit]
+		b.Reset()
+		b.WriteString(cut)
+		return
+	}
 	if at, m := s.p.resolve(s.start(id), n-k); m > 0 {
-		s.p.writeSpan(b, at, m)
+		s.p.writeSpan(b, at, m, limit)
 	}
 }
 
