@@ -1,6 +1,7 @@
 package datasets
 
 import (
+	"context"
 	_ "embed"
 	"fmt"
 	"math/rand/v2"
@@ -68,13 +69,20 @@ type corpusTokens struct {
 
 // tokenizeCorpus works out the embedded corpus's sentences and
 // single-token words under tok.
-func tokenizeCorpus(tok Tokenizer) (*corpusTokens, error) { return tokenizeText(tok, corpusText) }
+func tokenizeCorpus(tok Tokenizer) (*corpusTokens, error) {
+	return tokenizeText(context.Background(), tok, corpusText)
+}
 
 // tokenizeText works out the sentences (one a line) and single-token words
 // of text under tok.
-func tokenizeText(tok Tokenizer, text string) (*corpusTokens, error) {
+func tokenizeText(ctx context.Context, tok Tokenizer, text string) (*corpusTokens, error) {
 	ct := &corpusTokens{}
 	for _, line := range strings.Split(text, "\n") {
+		// A sentence costs a decode and an encode per token: a corpus of
+		// long lines (up to 64 MiB) looks at ctx every line.
+		if err := ctx.Err(); err != nil {
+			return nil, fmt.Errorf("prompt corpus: %w", err)
+		}
 		line = strings.TrimSpace(line)
 		if line == "" {
 			continue
@@ -130,7 +138,7 @@ func newPrompter(tok Tokenizer, seed uint64) (*prompter, error) {
 
 // newCorpusPrompter is newPrompter for corpus text ("": the embedded
 // corpus).
-func newCorpusPrompter(tok Tokenizer, seed uint64, text string) (*prompter, error) {
+func newCorpusPrompter(ctx context.Context, tok Tokenizer, seed uint64, text string) (*prompter, error) {
 	if text == "" {
 		return newPrompter(tok, seed)
 	}
@@ -138,7 +146,7 @@ func newCorpusPrompter(tok Tokenizer, seed uint64, text string) (*prompter, erro
 	if err != nil {
 		return nil, err
 	}
-	ct, err := tokenizeText(t, text)
+	ct, err := tokenizeText(ctx, t, text)
 	if err != nil {
 		return nil, err
 	}

@@ -171,6 +171,9 @@ const (
 // prompt is built, nothing is kept), other files are judged by their size,
 // synthetic prompts by their options. It stops soon after ctx is done.
 func Estimate(ctx context.Context, o Options) (*Footprint, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("estimating the dataset: %w", err)
+	}
 	o.Synthetic.Seed = o.Seed
 	if o.Synthetic.Tokenizer == nil {
 		o.Synthetic.Tokenizer = o.Tokenizer
@@ -179,7 +182,7 @@ func Estimate(ctx context.Context, o Options) (*Footprint, error) {
 	if err != nil {
 		return nil, err
 	}
-	p, err := newCorpusPrompter(o.Synthetic.Tokenizer, o.Seed, corpus)
+	p, err := newCorpusPrompter(ctx, o.Synthetic.Tokenizer, o.Seed, corpus)
 	if err != nil {
 		return nil, err
 	}

@@ -172,6 +172,9 @@ func scaleDelays(d *Dataset, r float64) {
 
 // load is Load before the delays are scaled.
 func load(ctx context.Context, o Options) (*Dataset, *Report, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, nil, fmt.Errorf("loading the dataset: %w", err)
+	}
 	o.Synthetic.Seed = o.Seed
 	corpus, err := promptCorpus(o.PromptCorpus)
 	if err != nil {
@@ -308,7 +311,7 @@ func load(ctx context.Context, o Options) (*Dataset, *Report, error) {
 	case TypeRandomPool:
 		d, rep.Rows, err = readRandomPool(f, rep.Source, o.Synthetic.Count, o.Seed, o.OnDemand)
 	case TypeMooncake:
-		p, perr := newCorpusPrompter(o.Tokenizer, o.Seed, o.Synthetic.Corpus)
+		p, perr := newCorpusPrompter(ctx, o.Tokenizer, o.Seed, o.Synthetic.Corpus)
 		if perr != nil {
 			return nil, nil, fmt.Errorf("%s: %w", kind, perr)
 		}
@@ -322,7 +325,7 @@ func load(ctx context.Context, o Options) (*Dataset, *Report, error) {
 		if rows, err = readAzure(f, rep.Source); err != nil {
 			return nil, nil, err
 		}
-		p, perr := newCorpusPrompter(o.Tokenizer, o.Seed, o.Synthetic.Corpus)
+		p, perr := newCorpusPrompter(ctx, o.Tokenizer, o.Seed, o.Synthetic.Corpus)
 		if perr != nil {
 			return nil, nil, fmt.Errorf("%s: %w", kind, perr)
 		}
@@ -345,7 +348,7 @@ func load(ctx context.Context, o Options) (*Dataset, *Report, error) {
 			return nil, nil, inputErrorf(rep.Source, 1, "want a JSON array of conversations")
 		}
 		var st ShareGPTStats
-		d, st, err = readShareGPT(br, rep.Source, tok)
+		d, st, err = readShareGPT(ctx, br, rep.Source, tok)
 		rep.ShareGPT = &st
 		rep.Rows = st.Total
 		if err == nil {

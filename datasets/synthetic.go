@@ -162,7 +162,7 @@ func synthetic(ctx context.Context, o SyntheticOptions, onDemand bool) (*Dataset
 	if err := tokensStddevOption("Synthetic.OSLStddev", o.OSLStddev); err != nil {
 		return nil, err
 	}
-	p, err := newCorpusPrompter(o.Tokenizer, o.Seed, o.Corpus)
+	p, err := newCorpusPrompter(ctx, o.Tokenizer, o.Seed, o.Corpus)
 	if err != nil {
 		return nil, fmt.Errorf("synthetic dataset: %w", err)
 	}

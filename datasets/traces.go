@@ -23,7 +23,7 @@ func loadTrace(ctx context.Context, o Options, rep *Report, kind string, f io.Re
 		if bs == 0 {
 			bs = BailianBlockSize
 		}
-		p, err := newCorpusPrompter(o.Tokenizer, o.Seed, o.Synthetic.Corpus)
+		p, err := newCorpusPrompter(ctx, o.Tokenizer, o.Seed, o.Synthetic.Corpus)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", kind, err)
 		}
@@ -39,7 +39,7 @@ func loadTrace(ctx context.Context, o Options, rep *Report, kind string, f io.Re
 		if err != nil {
 			return nil, err
 		}
-		p, err := newCorpusPrompter(o.Tokenizer, o.Seed, o.Synthetic.Corpus)
+		p, err := newCorpusPrompter(ctx, o.Tokenizer, o.Seed, o.Synthetic.Corpus)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", kind, err)
 		}
@@ -97,7 +97,7 @@ func loadTree(ctx context.Context, o Options, rep *Report, kind string) (*Datase
 		if len(rows) == 0 {
 			return nil, inputErrorf(rep.Source, 0, "no model calls to replay")
 		}
-		p, err := newCorpusPrompter(o.Tokenizer, o.Seed, o.Synthetic.Corpus)
+		p, err := newCorpusPrompter(ctx, o.Tokenizer, o.Seed, o.Synthetic.Corpus)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", kind, err)
 		}
