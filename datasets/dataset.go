@@ -143,8 +143,12 @@ func (d *Dataset) Turns(i int) int {
 // HasTimestamps reports whether every conversation's first turn carries a
 // trace timestamp, so the run can replay it on a fixed schedule.
 func (d *Dataset) HasTimestamps() bool {
-	if d.Source != nil || len(d.Conversations) == 0 {
-		return false // the on-demand datasets are synthetic: no timestamps
+	if d.Source != nil {
+		ts, ok := d.Source.(interface{ HasTimestamps() bool })
+		return ok && ts.HasTimestamps()
+	}
+	if len(d.Conversations) == 0 {
+		return false
 	}
 	for _, c := range d.Conversations {
 		if len(c.Turns) == 0 || !c.Turns[0].HasTimestamp {
@@ -152,6 +156,19 @@ func (d *Dataset) HasTimestamps() bool {
 		}
 	}
 	return true
+}
+
+// Timestamp is conversation i's first turn's trace timestamp (ok: it has
+// one), read without building the conversation where it is built on
+// demand: a fixed schedule reads every row's.
+func (d *Dataset) Timestamp(i int) (at time.Duration, ok bool) {
+	if ts, is := d.Source.(interface {
+		Timestamp(int) (time.Duration, bool)
+	}); is {
+		return ts.Timestamp(i)
+	}
+	t := &d.Conversation(i).Turns[0]
+	return t.Timestamp, t.HasTimestamp
 }
 
 // Content returns the turn's full user content: the text of its

@@ -299,6 +299,14 @@ func scanMooncake(ctx context.Context, file string, o Options, bs int, f *Footpr
 	}
 	f.Held = f.Conversations*convHeld + (f.Rows-inSessions)*rowHeld + inSessions*sessionRowHeld +
 		idHeld*ids + 8*literal + int64(len(sessions))*64
+	if o.OnDemand {
+		// Compact rows (a slice grown by append: a quarter more), their
+		// ids in one slice, a row's conversation while reading.
+		f.Held = f.Rows*traceRowBytes*5/4 + ids*8*5/4 + literal*(turnBytes+8*64)/64 + int64(len(sessions))*96
+		f.Peak = loadPeak(f.Held+f.Rows*8, f.Rows)
+		f.Conversations = 0
+		return nil
+	}
 	f.Peak = loadPeak(f.Held, f.Rows)
 	return nil
 }

@@ -111,6 +111,8 @@ func TestFootprintMatchesTheLoad(t *testing.T) {
 		{"50,000 short rows in sessions", mooncake(write("short.jsonl", 50000, func(i int) string {
 			return fmt.Sprintf(`{"session_id": "s%d", "timestamp": %d, "input_length": 700, "output_length": 8, "hash_ids": [%d, %d]}`, i%5000, i, i%7, i)
 		}))},
+		{"50,000 short rows in sessions, on demand", Options{OnDemand: true, InputFile: filepath.Join(dir, "short.jsonl"), CustomDatasetType: TypeMooncake}},
+		{"2,000 rows at the token limit, on demand", Options{OnDemand: true, InputFile: filepath.Join(dir, "long.jsonl"), CustomDatasetType: TypeMooncake}},
 		{"20,000 synthetic prompts of 3,000 tokens", Options{Synthetic: SyntheticOptions{Count: 20000, ISL: 3000}}},
 		{"20,000 synthetic prompts on demand", Options{OnDemand: true, Synthetic: SyntheticOptions{Count: 20000, ISL: 3000}}},
 	}

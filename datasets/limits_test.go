@@ -187,7 +187,7 @@ func TestEndlessInput(t *testing.T) {
 		"mooncake": func(r io.Reader) error {
 			p, err := newPrompter(nil, 0)
 			if err == nil {
-				_, _, _, err = readMooncake(context.Background(), r, "zero", 512, p, 0)
+				_, _, _, err = readMooncake(context.Background(), r, "zero", 512, p, 0, false)
 			}
 			return err
 		},

@@ -89,12 +89,14 @@ type Options struct {
 	// NoTurnDelays removes every turn's delay: a ratio of 0 as AIPerf's
 	// multiplication has it (TurnDelayRatio's zero value leaves them).
 	NoTurnDelays bool
-	// OnDemand builds synthetic conversations (and random_pool draws) as
-	// the run asks for them (Dataset.Source) instead of all of them at
-	// Load: memory and start-up no longer grow with how many a run sends,
-	// and Synthetic.Count may be 0 (no end: OnDemandLen distinct ones).
-	// Synthetic images and audio are drawn in order and are refused. Files'
-	// rows are always held (a trace's prompts as their blocks, Prompt).
+	// OnDemand builds conversations as the run asks for them
+	// (Dataset.Source) instead of all of them at Load: synthetic prompts
+	// and random_pool draws (memory and start-up no longer grow with how
+	// many a run sends, and Synthetic.Count may be 0: no end, OnDemandLen
+	// distinct ones; synthetic images and audio are drawn in order and are
+	// refused), and a Mooncake trace's turns, its rows kept compact (tens
+	// of bytes a row). Other files' rows are held as turns (a trace's
+	// prompts always as their blocks, Prompt).
 	OnDemand bool
 	// AllowInvalidUTF8 reads input files that are not UTF-8 text instead of
 	// refusing them at the first such line (ErrInvalidUTF8 says what
@@ -316,7 +318,7 @@ func load(ctx context.Context, o Options) (*Dataset, *Report, error) {
 			return nil, nil, fmt.Errorf("%s: %w", kind, perr)
 		}
 		var bb *blockStats
-		if d, bb, rep.Rows, err = readMooncake(ctx, f, rep.Source, bs, p, o.Seed); err != nil {
+		if d, bb, rep.Rows, err = readMooncake(ctx, f, rep.Source, bs, p, o.Seed, o.OnDemand); err != nil {
 			return nil, nil, err
 		}
 		rep.Lines = append(rep.Lines, bb.lines("")...)

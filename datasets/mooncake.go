@@ -3,10 +3,12 @@ package datasets
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"math"
 	"strconv"
+	"strings"
 	"time"
 )
 
@@ -49,38 +51,65 @@ type MooncakeRow struct {
 }
 
 type mooncakeJSON struct {
-	Timestamp    *float64         `json:"timestamp"`
-	Delay        *float64         `json:"delay"`
-	InputLength  *int             `json:"input_length"`
-	OutputLength *int             `json:"output_length"`
-	HashIDs      []int64          `json:"hash_ids"`
-	SessionID    *string          `json:"session_id"`
-	TextInput    *string          `json:"text_input"`
-	Text         *string          `json:"text"`
-	Messages     []map[string]any `json:"messages"`
-	Tools        []map[string]any `json:"tools"`
-	Payload      map[string]any   `json:"payload"`
-	MessageMode  *string          `json:"message_mode"`
-	Extra        map[string]any   `json:"extra"`
-	// hasX record which keys were present (null included), for AIPerf's
-	// "exactly one input" rule.
+	Timestamp    *float64       `json:"timestamp"`
+	Delay        *float64       `json:"delay"`
+	InputLength  *int           `json:"input_length"`
+	OutputLength *int           `json:"output_length"`
+	HashIDs      []int64        `json:"hash_ids"`
+	SessionID    *string        `json:"session_id"`
+	TextInput    *string        `json:"text_input"`
+	Text         *string        `json:"text"`
+	RawMessages  present        `json:"messages"`
+	RawTools     present        `json:"tools"`
+	RawPayload   present        `json:"payload"`
+	MessageMode  *string        `json:"message_mode"`
+	Extra        map[string]any `json:"extra"`
+	// Messages, Tools and Payload are decoded from the raw values (an
+	// explicit null or [] must not pass for "absent": AIPerf's "exactly
+	// one input" rule); hasX record which keys were given.
+	Messages                          []map[string]any
+	Tools                             []map[string]any
+	Payload                           map[string]any
 	hasMessages, hasTools, hasPayload bool
 }
 
-// UnmarshalJSON notes which of messages, tools and payload were given:
-// an explicit null or [] must not pass for "absent".
-func (j *mooncakeJSON) UnmarshalJSON(b []byte) error {
-	type plain mooncakeJSON
-	var keys map[string]json.RawMessage
-	if err := json.Unmarshal(b, &keys); err != nil {
+// present is a JSON value kept raw, and whether its key was given at all
+// (null included: encoding/json calls UnmarshalJSON for a null too).
+type present struct {
+	set bool
+	raw []byte
+}
+
+// UnmarshalJSON keeps the value.
+func (p *present) UnmarshalJSON(b []byte) error {
+	p.set, p.raw = true, b
+	return nil
+}
+
+// decodeMooncake reads a line in one pass; the rare rows that give
+// messages, tools or a payload decode those values on their own.
+func decodeMooncake(b []byte, j *mooncakeJSON) error {
+	if err := json.Unmarshal(b, j); err != nil {
 		return err
 	}
-	if err := json.Unmarshal(b, (*plain)(j)); err != nil {
-		return err
+	for _, f := range []struct {
+		key string
+		p   *present
+		has *bool
+		v   any
+	}{{"messages", &j.RawMessages, &j.hasMessages, &j.Messages}, {"tools", &j.RawTools, &j.hasTools, &j.Tools},
+		{"payload", &j.RawPayload, &j.hasPayload, &j.Payload}} {
+		if *f.has = f.p.set; !f.p.set {
+			continue
+		}
+		if err := json.Unmarshal(f.p.raw, f.v); err != nil {
+			var te *json.UnmarshalTypeError
+			if errors.As(err, &te) {
+				te.Field = strings.TrimSuffix(f.key+"."+te.Field, ".")
+			}
+			return err
+		}
 	}
-	_, j.hasMessages = keys["messages"]
-	_, j.hasTools = keys["tools"]
-	_, j.hasPayload = keys["payload"]
 	return nil
 }
 
@@ -89,7 +118,7 @@ func (j *mooncakeJSON) UnmarshalJSON(b []byte) error {
 // len*blockSize. Errors are *InputError for file:line.
 func ParseMooncakeLine(file string, line int, b []byte, blockSize int) (MooncakeRow, error) {
 	var j mooncakeJSON
-	if err := json.Unmarshal(b, &j); err != nil {
+	if err := decodeMooncake(b, &j); err != nil {
 		return MooncakeRow{}, jsonLineError(file, line, err)
 	}
 	r := MooncakeRow{Line: line, HashIDs: j.HashIDs, Extra: j.Extra}
@@ -230,8 +259,11 @@ func millis(v float64) time.Duration { return time.Duration(math.Round(v * float
 // readMooncake parses every line of a Mooncake trace into conversations
 // as it goes (no row is held once it is a turn), and refuses a trace that
 // names more than MaxTraceBlocks prompt blocks in all.
-func readMooncake(ctx context.Context, r io.Reader, file string, blockSize int, p *prompter, seed uint64) (*Dataset, *blockStats, int, error) {
+func readMooncake(ctx context.Context, r io.Reader, file string, blockSize int, p *prompter, seed uint64, onDemand bool) (*Dataset, *blockStats, int, error) {
 	b := newTraceBuilder(file, blockSize, p, seed)
+	if onDemand {
+		b.store = newTraceStore(b.src)
+	}
 	rows := 0
 	err := eachLine(r, file, func(line int, ln []byte) error {
 		row, err := ParseMooncakeLine(file, line, ln, blockSize)
@@ -292,6 +324,8 @@ type traceBuilder struct {
 	fresh    []*Prompt // the prompts of blocks of their own, numbered from 0 until finish
 	next     int64
 	rows     int
+	// store, when set, keeps the rows compact instead (Options.OnDemand).
+	store *traceStore
 }
 
 func newTraceBuilder(file string, blockSize int, p *prompter, seed uint64) *traceBuilder {
@@ -305,6 +339,13 @@ func (b *traceBuilder) add(ctx context.Context, r *MooncakeRow) error {
 		return err
 	}
 	b.rows++
+	if b.store != nil {
+		for _, h := range r.HashIDs {
+			b.maxID = max(b.maxID, h)
+		}
+		b.store.add(r, &b.next)
+		return nil
+	}
 	t := Turn{InputTokens: r.InputLength, MaxTokens: r.OutputLength, Extra: r.Extra,
 		Messages: r.Messages, MessagesDelta: r.Delta, Tools: r.Tools, Payload: r.Payload}
 	if r.HasTimestamp {
@@ -346,6 +387,13 @@ func (b *traceBuilder) add(ctx context.Context, r *MooncakeRow) error {
 // sizes the heads for them all, and counts the blocks.
 func (b *traceBuilder) finish(ctx context.Context) (*Dataset, *blockStats, error) {
 	base := b.maxID + 1
+	if b.store != nil {
+		b.src.digits = b.src.p.digits(base + b.next)
+		if err := b.store.finish(ctx, base, &b.st); err != nil {
+			return nil, nil, err
+		}
+		return &Dataset{Name: b.file, Source: b.store}, &b.st, nil
+	}
 	for _, pr := range b.fresh {
 		pr.first += base
 	}

@@ -18,6 +18,16 @@ import (
 func TestOnDemandIsTheHeldDataset(t *testing.T) {
 	t.Parallel()
 	pool := writeFile(t, "p.jsonl", "{\"text\": \"a\"}\n{\"text\": \"b\"}\n{\"text\": \"c\"}\n")
+	sessions := writeFile(t, "s.jsonl", `{"session_id": "a", "timestamp": 10, "input_length": 20, "output_length": 5, "hash_ids": [0, 1]}
+{"session_id": "b", "timestamp": 20, "text": "hello there", "output_length": 3}
+{"session_id": "a", "delay": 1500, "input_length": 40, "hash_ids": [0, 1, 2]}
+{"timestamp": 30.5, "input_length": 25}
+{"session_id": "d", "message_mode": "delta", "messages": [{"role": "user", "content": "next"}], "timestamp": 40}
+{"payload": {"prompt": "Hello", "max_tokens": 50}, "timestamp": 1000}
+{"input_length": 10, "hash_ids": [123], "extra": {"temperature": 0.5}, "timestamp": 1001}
+{"session_id": "b", "input_length": 33, "delay": 5}
+`)
+	unstamped := writeFile(t, "u.jsonl", `{"input_length": 20}`+"\n"+`{"input_length": 30, "timestamp": 5}`+"\n")
 	cases := []struct {
 		name    string
 		o       Options
@@ -29,6 +39,9 @@ func TestOnDemandIsTheHeldDataset(t *testing.T) {
 		{"fixed turns", Options{Seed: 4, NoTurnDelays: true, Synthetic: SyntheticOptions{Count: 10, ISL: 20, Turns: 2, TurnDelay: time.Second}}, 2},
 		{"prefixes and a system prompt", Options{Seed: 5, Synthetic: SyntheticOptions{Count: 20, ISL: 30, PrefixPoolSize: 3, PrefixLength: 12, SharedSystemPromptLength: 40}}, 1},
 		{"random pool", Options{Seed: 6, InputFile: pool, CustomDatasetType: TypeRandomPool, Synthetic: SyntheticOptions{Count: 40}}, 1},
+		{"mooncake trace", Options{Seed: 7, InputFile: "testdata/mooncake_head200.jsonl", CustomDatasetType: TypeMooncake}, 1},
+		{"mooncake sessions, texts, messages, payloads", Options{Seed: 8, InputFile: sessions, CustomDatasetType: TypeMooncake, ISLBlockSize: 16}, 0},
+		{"mooncake without timestamps", Options{InputFile: unstamped, CustomDatasetType: TypeMooncake}, 1},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -52,9 +65,16 @@ func TestOnDemandIsTheHeldDataset(t *testing.T) {
 			if got := lazy.Source.UniformTurns(); got != tc.uniform {
 				t.Errorf("UniformTurns %d, want %d", got, tc.uniform)
 			}
+			if held.HasTimestamps() != lazy.HasTimestamps() {
+				t.Errorf("HasTimestamps: held %v, on demand %v", held.HasTimestamps(), lazy.HasTimestamps())
+			}
 			for i := range held.Len() {
 				c := lazy.Conversation(i)
-				if diff := cmp.Diff(held.Conversation(i), c); diff != "" {
+				at, ok := lazy.Timestamp(i)
+				if wat, wok := held.Timestamp(i); at != wat || ok != wok {
+					t.Errorf("conversation %d: Timestamp %v %v, held %v %v", i, at, ok, wat, wok)
+				}
+				if diff := cmp.Diff(held.Conversation(i), c, samePrompt); diff != "" {
 					t.Fatalf("conversation %d (-held +on demand):\n%s", i, diff)
 				}
 				if n := lazy.Turns(i); n != len(c.Turns) || n != held.Turns(i) {
@@ -154,3 +174,8 @@ func TestContentPrefix(t *testing.T) {
 		}
 	}
 }
+
+// samePrompt compares generated prompts by their text.
+var samePrompt = cmp.Comparer(func(a, b *Prompt) bool {
+	return a == nil && b == nil || a != nil && b != nil && a.String() == b.String()
+})
