@@ -222,6 +222,9 @@ func Estimate(ctx context.Context, o Options) (*Footprint, error) {
 	if err := scanMooncake(ctx, file, o, bs, f); err != nil {
 		return nil, err
 	}
+	// The corpus the prompts are spelled from.
+	f.Held += corpusBytes(p)
+	f.Peak += 2 * corpusBytes(p)
 	f.PerRequest = requestBytes(p, f.MaxPromptTokens, 1)
 	return f, nil
 }
@@ -303,7 +306,7 @@ func scanMooncake(ctx context.Context, file string, o Options, bs int, f *Footpr
 		// Compact rows (a slice grown by append: a quarter more), their
 		// ids in one slice, a row's conversation while reading.
 		f.Held = f.Rows*traceRowBytes*5/4 + ids*8*5/4 + literal*(turnBytes+8*64)/64 + int64(len(sessions))*96
-		f.Peak = loadPeak(f.Held+f.Rows*8, f.Rows)
+		f.Peak = loadPeak(f.Held+f.Rows*(traceRowBytes+8), f.Rows) // the old rows while the slice grows
 		f.Conversations = 0
 		return nil
 	}
