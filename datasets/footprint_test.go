@@ -1,6 +1,7 @@
 package datasets
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -223,4 +224,32 @@ func TestBudget(t *testing.T) {
 			t.Errorf("default budget %d (%v), MemTotal %d", b, ok, total)
 		}
 	}
+}
+
+// FuzzEstimateLine: the estimate's quick look at a line never fails on
+// any bytes, and on a row the parser accepts with its keys at the top it
+// reads the parser's lengths.
+func FuzzEstimateLine(f *testing.F) {
+	for _, s := range []string{
+		`{"timestamp": 0, "input_length": 6758, "output_length": 500, "hash_ids": [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13]}`,
+		`{"session_id": "a", "delay": 5, "input_length": 3}`, `{"input_length": 10, "hash_ids": []}`,
+		`{"input_length":`, `{"hash_ids": [1, 2`, `{"session_id": "unterminated`, `"input_length": -`,
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		n, nok := jsonInt(b, `"input_length"`)
+		ids := jsonArrayLen(b, `"hash_ids"`)
+		_, _ = jsonString(b, `"session_id"`)
+		if ids < 0 {
+			t.Fatalf("%d hash ids", ids)
+		}
+		r, err := ParseMooncakeLine("f", 1, b, 1<<30)
+		if err != nil || !r.generated() || r.Extra != nil || bytes.Count(b, []byte(`"input_length"`)) != 1 || bytes.Count(b, []byte(`"hash_ids"`)) > 1 {
+			return
+		}
+		if !nok || n != int64(r.InputLength) || ids != int64(len(r.HashIDs)) {
+			t.Fatalf("%q: read input_length %d (%v), %d hash ids; the parser %d, %d", b, n, nok, ids, r.InputLength, len(r.HashIDs))
+		}
+	})
 }
