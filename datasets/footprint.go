@@ -3,9 +3,12 @@ package datasets
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
+	"io"
 	"math"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"unsafe"
@@ -199,8 +202,13 @@ func Estimate(ctx context.Context, o Options) (*Footprint, error) {
 	}
 	f := &Footprint{Source: file}
 	if st.IsDir() {
-		f.Held = 4 * dirBytes(file)
-		f.Peak = loadPeak(f.Held, f.Held/256)
+		size, c, err := dirCounts(ctx, file, o)
+		if err != nil {
+			return nil, err
+		}
+		f.Rows = c.lines
+		f.Held = sizeHeld(size, c)
+		f.Peak = loadPeak(f.Held, c.lines)
 		return f, nil
 	}
 	kind := o.CustomDatasetType
@@ -210,9 +218,13 @@ func Estimate(ctx context.Context, o Options) (*Footprint, error) {
 		}
 	}
 	if kind != TypeMooncake {
-		// Text and JSON held as Go strings and maps: a few times the file.
-		f.Held = 4 * st.Size()
-		f.Peak = loadPeak(f.Held, st.Size()/64)
+		c, err := countFile(ctx, file, o)
+		if err != nil {
+			return nil, err
+		}
+		f.Rows = c.lines
+		f.Held = sizeHeld(st.Size(), c)
+		f.Peak = loadPeak(f.Held, c.lines)
 		return f, nil
 	}
 	bs := o.ISLBlockSize
@@ -239,16 +251,68 @@ func guessFile(ctx context.Context, file string) (string, error) {
 	return guessType(ctx, fh, file)
 }
 
-// dirBytes is the size of a folder's files (one level).
-func dirBytes(dir string) int64 {
-	ents, _ := os.ReadDir(dir)
-	var n int64
-	for _, e := range ents {
-		if info, err := e.Info(); err == nil && info.Mode().IsRegular() {
-			n += info.Size()
+// counts are what a file's bytes say of what it holds.
+type counts struct {
+	lines   int64 // rows, or lines of a JSON document
+	objects int64 // JSON objects: each a turn, a message or a map at most
+}
+
+// sizeHeld is at most what a file of size bytes holds loaded, judged by
+// its bytes: its text as Go strings (twice: a string and its parse), each
+// of its JSON objects a turn or a map, each line a conversation. An
+// upper bound: filters (ShareGPT's) and shared values hold less.
+func sizeHeld(size int64, c counts) int64 {
+	return 2*size + c.objects*500 + c.lines*convHeld
+}
+
+// countFile counts a file's lines and JSON objects (its bytes read once,
+// through the bounded, cancellable reader).
+func countFile(ctx context.Context, file string, o Options) (counts, error) {
+	r, closeFile, err := openInput(ctx, file, o)
+	if err != nil {
+		return counts{}, err
+	}
+	defer closeFile()
+	buf := make([]byte, 256<<10)
+	var c counts
+	last := byte('\n')
+	for {
+		k, err := r.Read(buf)
+		if k > 0 {
+			c.lines += int64(bytes.Count(buf[:k], []byte{'\n'}))
+			c.objects += int64(bytes.Count(buf[:k], []byte{'{'}))
+			last = buf[k-1]
+		}
+		if errors.Is(err, io.EOF) {
+			if last != '\n' {
+				c.lines++ // a last line without its newline
+			}
+			return c, nil
+		}
+		if err != nil {
+			return counts{}, readError(file, int(c.lines)+1, err)
 		}
 	}
-	return n
+}
+
+// dirCounts is the size and counts of a folder's files (one level).
+func dirCounts(ctx context.Context, dir string, o Options) (size int64, all counts, err error) {
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return 0, counts{}, &InputError{File: dir, Msg: err.Error(), Err: err}
+	}
+	for _, e := range ents {
+		info, ierr := e.Info()
+		if ierr != nil || !info.Mode().IsRegular() {
+			continue
+		}
+		c, err := countFile(ctx, filepath.Join(dir, e.Name()), o)
+		if err != nil {
+			return 0, counts{}, err
+		}
+		size, all.lines, all.objects = size+info.Size(), all.lines+c.lines, all.objects+c.objects
+	}
+	return size, all, nil
 }
 
 // requestBytes is what a request of a prompt of tokens tokens (turns the

@@ -61,7 +61,8 @@ func measureLoad(t *testing.T, o Options) (peak, live int64, d *Dataset) {
 // TestFootprintMatchesTheLoad loads traces (generated here) and checks
 // the heap they take against the estimate made before: the peak while
 // loading and what the dataset keeps within the estimate plus 25%, and
-// the estimate not wildly above either (it refuses runs). The first is
+// the estimate not wildly above either (it refuses runs) where it comes
+// from the input's lengths (by a file's size alone it is a bound). The first is
 // docs/datasets-limits.md's case: 2,000 rows at the token limit, a
 // 120 KB file that asked for 8 GiB of prompt text before prompts were
 // kept as their blocks.
@@ -71,8 +72,13 @@ func TestFootprintMatchesTheLoad(t *testing.T) {
 	if testing.Short() {
 		t.Skip("measures loads of a few MB")
 	}
-	// The corpus table is the process's, built once: not the load's.
+	// The corpus table, the tokenizer and its bounded cache of pieces
+	// (a few MB, filled by ShareGPT's counting) are the process's, built
+	// once: not the load's.
 	if _, err := newPrompter(nil, 0); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := Load(Options{InputFile: "testdata/sharegpt_dummy.json", PublicDataset: PublicShareGPT}); err != nil {
 		t.Fatal(err)
 	}
 	dir := t.TempDir()
@@ -114,6 +120,14 @@ func TestFootprintMatchesTheLoad(t *testing.T) {
 		}))},
 		{"50,000 short rows in sessions, on demand", Options{OnDemand: true, InputFile: filepath.Join(dir, "short.jsonl"), CustomDatasetType: TypeMooncake}},
 		{"2,000 rows at the token limit, on demand", Options{OnDemand: true, InputFile: filepath.Join(dir, "long.jsonl"), CustomDatasetType: TypeMooncake}},
+		{"20,000 single-turn texts, by the file's size", Options{InputFile: write("texts.jsonl", 20000, func(i int) string {
+			return fmt.Sprintf(`{"text": "question %d: what is the capital of the country numbered %d?", "output_length": 20}`, i, i)
+		}), CustomDatasetType: TypeSingleTurn}},
+		{"multi-turn chats, by the file's size", Options{InputFile: write("chats.jsonl", 5000, func(i int) string {
+			return fmt.Sprintf(`{"session_id": "s%d", "turns": [{"text": "hello %d"}, {"text": "and then?", "delay": 100}, {"text": "bye %d", "role": "user"}]}`, i, i, i)
+		}), CustomDatasetType: TypeMultiTurn}},
+		{"ShareGPT, by the file's size", Options{InputFile: "testdata/sharegpt_dummy.json", PublicDataset: PublicShareGPT}},
+		{"a WEKA folder, by its files' size", Options{InputFile: "testdata/weka", CustomDatasetType: TypeWeka}},
 		{"20,000 synthetic prompts of 3,000 tokens", Options{Synthetic: SyntheticOptions{Count: 20000, ISL: 3000}}},
 		{"20,000 synthetic prompts on demand", Options{OnDemand: true, Synthetic: SyntheticOptions{Count: 20000, ISL: 3000}}},
 	}
@@ -127,7 +141,7 @@ func TestFootprintMatchesTheLoad(t *testing.T) {
 			peak, live, d := measureLoad(t, o)
 			t.Logf("estimate: held %s, peak %s, %s a request; measured: live %s, peak %s (%d rows)",
 				Bytes(est.Held), Bytes(est.Peak), Bytes(est.PerRequest), Bytes(live), Bytes(peak), est.Rows)
-			if est.Rows != int64(d.Len()) && est.Conversations != int64(d.Len()) && d.Source == nil {
+			if est.Exact && est.Rows != int64(d.Len()) && est.Conversations != int64(d.Len()) && d.Source == nil {
 				t.Errorf("estimate counts %d rows, %d conversations; the load has %d", est.Rows, est.Conversations, d.Len())
 			}
 			if float64(peak) > 1.25*float64(est.Peak) {
@@ -136,7 +150,7 @@ func TestFootprintMatchesTheLoad(t *testing.T) {
 			if float64(live) > 1.25*float64(est.Held) {
 				t.Errorf("the dataset holds %s, over the estimate %s + 25%%", Bytes(live), Bytes(est.Held))
 			}
-			if est.Peak > 4*max(peak, 1<<20) {
+			if est.Exact && est.Peak > 4*max(peak, 1<<20) {
 				t.Errorf("the estimate %s is over four times the peak %s", Bytes(est.Peak), Bytes(peak))
 			}
 		})
