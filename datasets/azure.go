@@ -118,17 +118,16 @@ func readAzure(r io.Reader, file string) ([]AzureRow, error) {
 // offset from the first row.
 func azureDataset(ctx context.Context, file string, rows []AzureRow, p *prompter, seed uint64) (*Dataset, error) {
 	d := &Dataset{Name: file, Conversations: make([]Conversation, len(rows))}
-	digits := p.digits(int64(len(rows)))
+	src := &blockSource{p: p, digits: p.digits(int64(len(rows))), seed: seed}
 	t0 := rows[0].Time
 	for i, r := range rows {
 		if err := canceled(ctx, i, file); err != nil {
 			return nil, err
 		}
-		start := int(mix64(uint64(i)^seed) % uint64(len(p.starts)))
-		parts, got := p.prompt(nil, int64(i), digits, r.ContextTokens, start)
+		pr := &Prompt{src: src, first: int64(i), tokens: r.ContextTokens}
 		d.Conversations[i] = Conversation{
 			ID: fmt.Sprintf("azure-%d", r.Line),
-			Turns: []Turn{{Parts: parts, InputTokens: got, MaxTokens: r.GeneratedTokens,
+			Turns: []Turn{{Prompt: pr, InputTokens: src.got(int64(i), r.ContextTokens), MaxTokens: r.GeneratedTokens,
 				Timestamp: r.Time.Sub(t0), HasTimestamp: true}},
 		}
 	}

@@ -239,7 +239,7 @@ func fitBlocks(rows []MooncakeRow, size int) {
 // traceBlocksDataset builds a trace's conversations from Mooncake-shaped
 // rows (prompts of prefix blocks shared by hash id), every turn standalone:
 // each row's length already counts its conversation's history.
-func traceBlocksDataset(ctx context.Context, file string, rows []MooncakeRow, size int, p *prompter, seed uint64) (*Dataset, *blockBuilder, error) {
+func traceBlocksDataset(ctx context.Context, file string, rows []MooncakeRow, size int, p *prompter, seed uint64) (*Dataset, *blockStats, error) {
 	fitBlocks(rows, size)
 	d, bb, err := mooncakeDataset(ctx, file, rows, size, p, seed)
 	if err != nil {

@@ -119,7 +119,11 @@ func readBurstGPT(r io.Reader, file string) ([]BurstGPTRow, error) {
 // csvError turns an encoding/csv error into an *InputError at its line.
 func csvError(file string, err error) error {
 	var pe *csv.ParseError
-	if errors.As(err, &pe) {
+	var ie *InputError
+	switch {
+	case errors.As(err, &ie):
+		return ie // it says where (invalid UTF-8, a limit)
+	case errors.As(err, &pe):
 		return &InputError{File: file, Line: pe.StartLine, Msg: "malformed CSV: " + pe.Err.Error(), Err: err}
 	}
 	return &InputError{File: file, Msg: fmt.Sprintf("read: %v", err), Err: err}
@@ -132,17 +136,16 @@ func csvError(file string, err error) error {
 // would send no cap at all), and zeros counts them.
 func burstGPTDataset(file string, rows []BurstGPTRow, p *prompter, seed uint64) (d *Dataset, zeros int) {
 	d = &Dataset{Name: file, Conversations: make([]Conversation, len(rows))}
-	digits := p.digits(int64(len(rows)))
+	src := &blockSource{p: p, digits: p.digits(int64(len(rows))), seed: seed}
 	for i, r := range rows {
 		in, out := r.RequestTokens, r.ResponseTokens
 		if in == 0 || out == 0 {
 			zeros++
 		}
-		start := int(mix64(uint64(i)^seed) % uint64(len(p.starts)))
-		parts, got := p.prompt(nil, int64(i), digits, max(in, 1), start)
+		pr := &Prompt{src: src, first: int64(i), tokens: max(in, 1)}
 		d.Conversations[i] = Conversation{
 			ID: fmt.Sprintf("burstgpt-%d", r.Line),
-			Turns: []Turn{{Parts: parts, InputTokens: got, MaxTokens: max(out, 1),
+			Turns: []Turn{{Prompt: pr, InputTokens: src.got(int64(i), pr.tokens), MaxTokens: max(out, 1),
 				Timestamp: millis(r.Timestamp * 1000), HasTimestamp: true}},
 		}
 	}

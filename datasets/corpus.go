@@ -1,6 +1,7 @@
 package datasets
 
 import (
+	"context"
 	_ "embed"
 	"fmt"
 	"math/rand/v2"
@@ -68,13 +69,20 @@ type corpusTokens struct {
 
 // tokenizeCorpus works out the embedded corpus's sentences and
 // single-token words under tok.
-func tokenizeCorpus(tok Tokenizer) (*corpusTokens, error) { return tokenizeText(tok, corpusText) }
+func tokenizeCorpus(tok Tokenizer) (*corpusTokens, error) {
+	return tokenizeText(context.Background(), tok, corpusText)
+}
 
 // tokenizeText works out the sentences (one a line) and single-token words
 // of text under tok.
-func tokenizeText(tok Tokenizer, text string) (*corpusTokens, error) {
+func tokenizeText(ctx context.Context, tok Tokenizer, text string) (*corpusTokens, error) {
 	ct := &corpusTokens{}
 	for _, line := range strings.Split(text, "\n") {
+		// A sentence costs a decode and an encode per token: a corpus of
+		// long lines (up to 64 MiB) looks at ctx every line.
+		if err := ctx.Err(); err != nil {
+			return nil, fmt.Errorf("prompt corpus: %w", err)
+		}
 		line = strings.TrimSpace(line)
 		if line == "" {
 			continue
@@ -130,7 +138,7 @@ func newPrompter(tok Tokenizer, seed uint64) (*prompter, error) {
 
 // newCorpusPrompter is newPrompter for corpus text ("": the embedded
 // corpus).
-func newCorpusPrompter(tok Tokenizer, seed uint64, text string) (*prompter, error) {
+func newCorpusPrompter(ctx context.Context, tok Tokenizer, seed uint64, text string) (*prompter, error) {
 	if text == "" {
 		return newPrompter(tok, seed)
 	}
@@ -138,7 +146,7 @@ func newCorpusPrompter(tok Tokenizer, seed uint64, text string) (*prompter, erro
 	if err != nil {
 		return nil, err
 	}
-	ct, err := tokenizeText(t, text)
+	ct, err := tokenizeText(ctx, t, text)
 	if err != nil {
 		return nil, err
 	}
@@ -196,16 +204,21 @@ func (p *prompter) digits(n int64) int {
 // head spells id in base len(words), least significant word first so that
 // neighbouring ids differ at their first token, using at most n words.
 func (p *prompter) head(id int64, d, n int) string {
+	var b strings.Builder
+	p.writeHead(&b, id, d, n)
+	return b.String()
+}
+
+// writeHead writes head(id, d, n) to b.
+func (p *prompter) writeHead(b *strings.Builder, id int64, d, n int) {
 	if n > d {
 		n = d
 	}
 	w := int64(len(p.words))
-	var b strings.Builder
 	for i := 0; i < n; i++ {
 		b.WriteString(p.words[id%w])
 		id /= w
 	}
-	return b.String()
 }
 
 // body appends to parts a span of the ring of n tokens that begins at a
@@ -214,22 +227,68 @@ func (p *prompter) head(id int64, d, n int) string {
 // holds: n, or n-1 (very rarely less) when no start gives a clean cut.
 // Spans longer than the ring wrap around, reusing the ring string itself.
 func (p *prompter) body(parts []string, startIdx, n int) ([]string, int) {
-	if n <= 0 {
+	s, m := p.resolve(startIdx, n)
+	if m <= 0 {
 		return parts, 0
+	}
+	return p.appendSpan(parts, s, m), m
+}
+
+// resolve is where body's span of n tokens from sentence startIdx on
+// begins in the ring, and how many tokens it has (see body).
+func (p *prompter) resolve(startIdx, n int) (at, m int) {
+	if n <= 0 {
+		return 0, 0
 	}
 	R := p.ringTok
 	for try := 0; try < len(p.starts); try++ {
 		s := int(p.starts[(startIdx+try)%len(p.starts)])
 		if p.off[(s+n)%R] >= 0 {
-			return p.appendSpan(parts, s, n), n
+			return s, n
 		}
 	}
 	s := int(p.starts[startIdx%len(p.starts)])
-	m := n - 1
+	m = n - 1
 	for m > 0 && p.off[(s+m)%R] < 0 {
 		m--
 	}
-	return p.appendSpan(parts, s, m), m
+	return s, m
+}
+
+// writeSpan writes the ring's tokens [s, s+n) (wrapping) to b, what
+// appendSpan's parts spell, stopping once b holds limit bytes.
+func (p *prompter) writeSpan(b *strings.Builder, s, n, limit int) {
+	put := func(str string) bool {
+		if room := limit - b.Len(); len(str) > room {
+			b.WriteString(str[:max(room, 0)])
+			return false
+		}
+		b.WriteString(str)
+		return true
+	}
+	R := p.ringTok
+	if s+n <= R {
+		put(p.ring[p.off[s]:p.off[s+n]])
+		return
+	}
+	if !put(p.ring[p.off[s]:]) {
+		return
+	}
+	n -= R - s
+	for n >= R {
+		if !put(p.ring) {
+			return
+		}
+		n -= R
+	}
+	if n > 0 {
+		put(p.ring[:p.off[n]])
+	}
+}
+
+// bytesFor is about how many bytes n tokens of the ring spell.
+func (p *prompter) bytesFor(n int) int {
+	return int(int64(n) * int64(len(p.ring)) / int64(max(p.ringTok, 1)))
 }
 
 // appendSpan appends the ring's tokens [s, s+n) (wrapping) as strings.

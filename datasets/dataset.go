@@ -15,9 +15,12 @@ type Turn struct {
 	// Text is the user content of this turn.
 	Text string
 	// Parts, when non-nil, replaces Text: the content is the concatenation
-	// of Parts. Traces use it to share prefix blocks between prompts without
-	// copying them (equal hash ids point at the same block string).
+	// of Parts. Synthetic prompts use it to share the corpus's text between
+	// prompts without copying it.
 	Parts []string
+	// Prompt, when set, replaces Text and Parts: a generated prompt kept as
+	// the blocks it is made of (traces), spelled out by Content.
+	Prompt *Prompt
 	// InputTokens is the prompt length in tokens when the source knows it
 	// (synthetic prompts, traces); 0 when unknown.
 	InputTokens int
@@ -80,6 +83,10 @@ type Conversation struct {
 
 // Dataset is a loaded workload. It is immutable once built and safe for
 // concurrent reads by all workers.
+//
+// Its conversations are either held (Conversations) or built on demand
+// (Source, Options.OnDemand): Len, Conversation and Turns read both, and
+// are what a consumer that must work at any size uses.
 type Dataset struct {
 	// Name says where the conversations came from ("synthetic", a file path).
 	Name string
@@ -87,11 +94,59 @@ type Dataset struct {
 	// TypeSynthetic ("" when built by hand).
 	Type          string
 	Conversations []Conversation
+	// Source, when set, builds the conversations as they are asked for
+	// instead (Conversations is then nil): the dataset holds what a
+	// conversation is made from, not its text.
+	Source Source
+}
+
+// Source builds a dataset's conversations on demand, each the same every
+// time it is asked for. Its methods are safe for concurrent use.
+type Source interface {
+	// Len is how many distinct conversations there are.
+	Len() int
+	// Turns is how many turns conversation i has, without building it.
+	Turns(i int) int
+	// UniformTurns is the turn count every conversation has, or 0 when
+	// they differ.
+	UniformTurns() int
+	// Conversation builds conversation i (0 ≤ i < Len()); the caller owns
+	// the result.
+	Conversation(i int) *Conversation
+}
+
+// Len is how many conversations the dataset has (held or built on demand).
+func (d *Dataset) Len() int {
+	if d.Source != nil {
+		return d.Source.Len()
+	}
+	return len(d.Conversations)
+}
+
+// Conversation is conversation i (0 ≤ i < Len()): the one held, or one
+// built now, which the caller must not expect to be shared.
+func (d *Dataset) Conversation(i int) *Conversation {
+	if d.Source != nil {
+		return d.Source.Conversation(i)
+	}
+	return &d.Conversations[i]
+}
+
+// Turns is how many turns conversation i has (nothing is built).
+func (d *Dataset) Turns(i int) int {
+	if d.Source != nil {
+		return d.Source.Turns(i)
+	}
+	return len(d.Conversations[i].Turns)
 }
 
 // HasTimestamps reports whether every conversation's first turn carries a
 // trace timestamp, so the run can replay it on a fixed schedule.
 func (d *Dataset) HasTimestamps() bool {
+	if d.Source != nil {
+		ts, ok := d.Source.(interface{ HasTimestamps() bool })
+		return ok && ts.HasTimestamps()
+	}
 	if len(d.Conversations) == 0 {
 		return false
 	}
@@ -101,6 +156,19 @@ func (d *Dataset) HasTimestamps() bool {
 		}
 	}
 	return true
+}
+
+// Timestamp is conversation i's first turn's trace timestamp (ok: it has
+// one), read without building the conversation where it is built on
+// demand: a fixed schedule reads every row's.
+func (d *Dataset) Timestamp(i int) (at time.Duration, ok bool) {
+	if ts, is := d.Source.(interface {
+		Timestamp(int) (time.Duration, bool)
+	}); is {
+		return ts.Timestamp(i)
+	}
+	t := &d.Conversation(i).Turns[0]
+	return t.Timestamp, t.HasTimestamp
 }
 
 // Content returns the turn's full user content: the text of its
@@ -113,6 +181,8 @@ func (t *Turn) Content() string {
 		return payloadText(t.Payload)
 	case t.Messages != nil:
 		return messagesText(t.Messages)
+	case t.Prompt != nil:
+		return t.Prompt.String()
 	case t.Parts == nil:
 		return t.Text
 	}
@@ -126,4 +196,31 @@ func (t *Turn) Content() string {
 		b.WriteString(p)
 	}
 	return b.String()
+}
+
+// ContentPrefix is the first max bytes of Content (all of it when
+// shorter), built without spelling out the rest: a fingerprint samples a
+// long prompt's start in the time of its start.
+func (t *Turn) ContentPrefix(max int) string {
+	switch {
+	case max <= 0:
+		return ""
+	case t.Prompt != nil:
+		return t.Prompt.prefix(max)
+	case t.Parts != nil && t.Body == nil && t.Payload == nil && t.Messages == nil:
+		var b strings.Builder
+		for _, p := range t.Parts {
+			if b.Len()+len(p) >= max {
+				b.WriteString(p[:max-b.Len()])
+				break
+			}
+			b.WriteString(p)
+		}
+		return b.String()
+	}
+	c := t.Content()
+	if len(c) > max {
+		c = c[:max]
+	}
+	return c
 }

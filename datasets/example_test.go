@@ -25,7 +25,7 @@ func ExampleLoad() {
 	fmt.Println(t.InputTokens, t.MaxTokens, t.HasTimestamp)
 	// Output:
 	// dataset: mooncake_trace testdata/mooncake_head200.jsonl: 200 rows → 200 conversations, 200 turns (timestamped: replayable with --fixed-schedule)
-	// dataset: 5015 distinct full prefix blocks of 512 tokens built once and shared
+	// dataset: 5537 prompt blocks of 512 tokens (equal hash ids, equal text), spelled out as each request is sent
 	// 6758 500 true
 }
 

@@ -2,6 +2,7 @@ package datasets
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"strings"
 	"testing"
@@ -128,7 +129,7 @@ func FuzzShareGPT(f *testing.F) {
 	}
 	tok := qwen(f)
 	f.Fuzz(func(t *testing.T, b []byte) {
-		d, st, err := readShareGPT(bytes.NewReader(b), "f.json", tok)
+		d, st, err := readShareGPT(context.Background(), bytes.NewReader(b), "f.json", tok)
 		checkInputError(t, err, "f.json:")
 		if err == nil && (len(d.Conversations) != st.Kept || st.Kept == 0) {
 			t.Fatalf("kept %d, %d conversations", st.Kept, len(d.Conversations))

@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"flag"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -43,8 +44,12 @@ func summary(d *Dataset) string {
 		for i := range c.Turns {
 			t := &c.Turns[i]
 			sum := sha256.Sum256([]byte(t.Content()))
+			parts := len(t.Parts)
+			if t.Prompt != nil {
+				parts = t.Prompt.blocks()
+			}
 			fmt.Fprintf(&b, "%s/%d in=%d max=%d ts=%v(%v) delay=%v parts=%d sha=%s\n", c.ID, i, t.InputTokens, t.MaxTokens,
-				t.Timestamp, t.HasTimestamp, t.Delay, len(t.Parts), hex.EncodeToString(sum[:6]))
+				t.Timestamp, t.HasTimestamp, t.Delay, parts, hex.EncodeToString(sum[:6]))
 		}
 	}
 	return b.String()
@@ -69,4 +74,12 @@ func golden(t *testing.T, name, got string) {
 	if diff := cmp.Diff(string(want), got); diff != "" {
 		t.Errorf("%s mismatch (-want +got):\n%s", p, diff)
 	}
+}
+
+// blockText spells block j of the turn's generated prompt.
+func blockText(t *Turn, j int) string {
+	id, n := t.Prompt.block(j)
+	var b strings.Builder
+	t.Prompt.src.write(&b, id, n, math.MaxInt)
+	return b.String()
 }

@@ -424,7 +424,7 @@ func TestPublicAgentTraces(t *testing.T) {
 	if len(d.Conversations) != 2 || len(d.Conversations[0].Turns) != 2 || d.Conversations[0].Turns[1].InputTokens != 192 || !d.Conversations[0].Turns[1].Standalone {
 		t.Errorf("weka: %s", summary(d))
 	}
-	if !strings.Contains(strings.Join(rep.Lines, "\n"), "distinct full prefix blocks of 64 tokens") {
+	if !strings.Contains(strings.Join(rep.Lines, "\n"), "prompt blocks of 64 tokens") {
 		t.Errorf("weka report %v", rep.Lines)
 	}
 }

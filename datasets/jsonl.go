@@ -5,7 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"math/rand/v2"
+	"strconv"
 	"strings"
 
 	"github.com/surgebench/surge/datasets/media"
@@ -305,7 +305,7 @@ func readMultiTurn(r io.Reader, file string) (*Dataset, error) {
 // count conversations from it uniformly at random with replacement, seeded;
 // count ≤ 0 takes each entry once, in file order. Drawn conversations
 // share their turns with the pool.
-func readRandomPool(r io.Reader, file string, count int, seed uint64) (*Dataset, int, error) {
+func readRandomPool(r io.Reader, file string, count int, seed uint64, onDemand bool) (*Dataset, int, error) {
 	var pool []Turn
 	files := media.NewFiles(0)
 	err := eachLine(r, file, func(line int, b []byte) error {
@@ -322,18 +322,56 @@ func readRandomPool(r io.Reader, file string, count int, seed uint64) (*Dataset,
 	if err != nil {
 		return nil, 0, err
 	}
-	rng := rand.New(rand.NewPCG(seed, 0x9001))
-	drawn := count > 0
-	if !drawn {
-		count = len(pool)
+	src := &poolSource{pool: pool, n: count, seed: seed, drawn: count > 0 || onDemand}
+	switch {
+	case onDemand && count == 0:
+		src.n = OnDemandLen
+	case !src.drawn:
+		src.n = len(pool)
+	case count > MaxHeldConversations && !onDemand:
+		return nil, 0, optionErrorf("Synthetic.Count", "%d random_pool draws are over the %d conversations held in memory: draw them as they are sent (on demand)", count, MaxHeldConversations)
 	}
-	d := &Dataset{Name: file, Conversations: make([]Conversation, count)}
+	if onDemand {
+		return &Dataset{Name: file, Source: src}, len(pool), nil
+	}
+	d := &Dataset{Name: file, Conversations: make([]Conversation, src.n)}
 	for i := range d.Conversations {
-		k := i
-		if drawn {
-			k = rng.IntN(len(pool))
-		}
-		d.Conversations[i] = Conversation{ID: fmt.Sprintf("pool-%d", i), Turns: pool[k : k+1 : k+1]}
+		d.Conversations[i] = Conversation{ID: fmt.Sprintf("pool-%d", i), Turns: src.turns(i)}
 	}
 	return d, len(pool), nil
+}
+
+// poolSource is a random pool's draws: conversation i is one of the pool's
+// entries drawn at random (by the seed and i), or entry i when the pool is
+// taken as it is.
+type poolSource struct {
+	pool  []Turn
+	n     int
+	seed  uint64
+	drawn bool
+}
+
+// turns is draw i: a one-turn slice of the pool.
+func (s *poolSource) turns(i int) []Turn {
+	k := i
+	if s.drawn {
+		k = int(mix64(s.seed^mix64(uint64(i)^0x9001)) % uint64(len(s.pool)))
+	}
+	return s.pool[k : k+1 : k+1]
+}
+
+// Len is the number of draws.
+func (s *poolSource) Len() int { return s.n }
+
+// Turns is 1: every draw is one entry.
+func (s *poolSource) Turns(int) int { return 1 }
+
+// UniformTurns is 1.
+func (s *poolSource) UniformTurns() int { return 1 }
+
+// Conversation is draw i.
+func (s *poolSource) Conversation(i int) *Conversation {
+	// A one-turn conversation's delay is never waited (it comes before a
+	// later turn): a turn delay ratio changes nothing here.
+	return &Conversation{ID: "pool-" + strconv.Itoa(i), Turns: s.turns(i)}
 }

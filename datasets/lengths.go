@@ -162,6 +162,16 @@ func (d *SeqDist) draw(rng *rand.Rand) (isl, osl int) {
 	return sampleLength(rng, p.ISL, p.ISLStddev, 1), sampleLength(rng, p.OSL, p.OSLStddev, 1)
 }
 
+// maxISL is about the longest ISL a draw gives: the largest pair's
+// mean plus three stddevs (capped at MaxRequestTokens).
+func (d *SeqDist) maxISL() int {
+	m := 0
+	for _, p := range d.Pairs {
+		m = max(m, p.ISL+int(math.Ceil(3*p.ISLStddev)))
+	}
+	return min(m, MaxRequestTokens)
+}
+
 // String writes the distribution in the semicolon form.
 func (d *SeqDist) String() string {
 	parts := make([]string, len(d.Pairs))

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"os"
 )
 
 // Limits on what a dataset may ask for. Every length read from a file or
@@ -109,6 +110,8 @@ type boundedReader struct {
 	r     io.Reader
 	n     int64
 	limit int64
+	// utf8, when set, refuses bytes that are not UTF-8 (by file:line).
+	utf8 *utf8Check
 }
 
 func newBoundedReader(ctx context.Context, r io.Reader) *boundedReader {
@@ -135,7 +138,45 @@ func (b *boundedReader) Read(p []byte) (int, error) {
 	if b.n > b.limit {
 		return n, &LimitError{What: "file", Got: b.n, Limit: b.limit, Unit: "bytes"}
 	}
+	if b.utf8 != nil {
+		if uerr := b.utf8.scan(p[:n]); uerr != nil {
+			return 0, uerr
+		}
+		if errors.Is(err, io.EOF) {
+			if uerr := b.utf8.end(); uerr != nil {
+				return 0, uerr
+			}
+		}
+	}
 	return n, err
+}
+
+// openInput opens one input file for reading through a boundedReader
+// (refusing bytes that are not UTF-8 unless o allows them); a read blocked
+// on it ends when ctx is done. closeFile closes it.
+func openInput(ctx context.Context, file string, o Options) (r *boundedReader, closeFile func(), err error) {
+	f, err := os.Open(file)
+	if err != nil {
+		return nil, nil, &InputError{File: file, Msg: fmt.Sprintf("cannot read the input file: %v", err), Err: err}
+	}
+	stop := context.AfterFunc(ctx, func() { f.Close() })
+	if st, err := f.Stat(); err == nil && st.Mode().IsRegular() && st.Size() > MaxFileBytes {
+		stop()
+		f.Close()
+		le := &LimitError{What: "file", Got: st.Size(), Limit: MaxFileBytes, Unit: "bytes"}
+		return nil, nil, &InputError{File: file, Msg: le.Error(), Err: le}
+	}
+	r = newBoundedReader(ctx, f)
+	if !o.AllowInvalidUTF8 {
+		r.checkUTF8(file)
+	}
+	return r, func() { stop(); f.Close() }, nil
+}
+
+// checkUTF8 makes b refuse bytes that are not UTF-8, naming file:line.
+func (b *boundedReader) checkUTF8(file string) *boundedReader {
+	b.utf8 = &utf8Check{file: file}
+	return b
 }
 
 // readError turns an error reading file at line into the error Load
@@ -148,6 +189,10 @@ func readError(file string, line int, err error) error {
 	var le *LimitError
 	if errors.As(err, &le) {
 		return &InputError{File: file, Line: line, Msg: le.Error(), Err: le}
+	}
+	var ie *InputError
+	if errors.As(err, &ie) {
+		return ie // it says where (invalid UTF-8)
 	}
 	return &InputError{File: file, Line: line, Msg: fmt.Sprintf("read: %v", err), Err: err}
 }

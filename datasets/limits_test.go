@@ -184,8 +184,14 @@ func (zeros) Read(p []byte) (int, error) {
 func TestEndlessInput(t *testing.T) {
 	readers := map[string]func(io.Reader) error{
 		"single_turn": func(r io.Reader) error { _, err := readSingleTurn(r, "zero"); return err },
-		"mooncake":    func(r io.Reader) error { _, err := readMooncake(r, "zero", 512); return err },
-		"azure":       func(r io.Reader) error { _, err := readAzure(r, "zero"); return err },
+		"mooncake": func(r io.Reader) error {
+			p, err := newPrompter(nil, 0)
+			if err == nil {
+				_, _, _, err = readMooncake(context.Background(), r, "zero", 512, p, 0, false)
+			}
+			return err
+		},
+		"azure": func(r io.Reader) error { _, err := readAzure(r, "zero"); return err },
 	}
 	for name, read := range readers {
 		var err error
@@ -259,14 +265,29 @@ func TestLoadCanceled(t *testing.T) {
 	done, cancel := context.WithCancel(context.Background())
 	cancel()
 	trace := writeFile(t, "t.jsonl", `{"input_length": 10}`+"\n")
+	corpus := writeFile(t, "corpus.txt", "One sentence of the corpus.\nAnother sentence, longer than the first one.\n")
+	share := writeFile(t, "g.json", `[{"conversations": [{"from": "human", "value": "hello there, how are you"}, {"from": "gpt", "value": "fine, thank you, and you"}]}]`)
+	raw := writeFile(t, "r.jsonl", `{"x": 1}`+"\n")
 	for name, o := range map[string]Options{
-		"synthetic": {Synthetic: SyntheticOptions{Count: 10, ISL: 10}},
-		"mooncake":  {InputFile: trace, CustomDatasetType: TypeMooncake},
-		"guessed":   {InputFile: trace},
+		"synthetic":     {Synthetic: SyntheticOptions{Count: 10, ISL: 10}},
+		"on demand":     {OnDemand: true, Synthetic: SyntheticOptions{ISL: 10}},
+		"mooncake":      {InputFile: trace, CustomDatasetType: TypeMooncake},
+		"guessed":       {InputFile: trace},
+		"a corpus file": {PromptCorpus: corpus, Tokenizer: qwen(t), Synthetic: SyntheticOptions{Count: 10, ISL: 10}},
+		"sharegpt":      {InputFile: share, PublicDataset: PublicShareGPT},
+		"raw_payload":   {InputFile: raw, CustomDatasetType: TypeRawPayload},
+		"weka":          {InputFile: "testdata/weka", CustomDatasetType: TypeWeka},
 	} {
 		if _, _, err := LoadContext(done, o); !errors.Is(err, context.Canceled) {
 			t.Errorf("%s: got %v, want context.Canceled", name, err)
 		}
+		if _, err := Estimate(done, o); !errors.Is(err, context.Canceled) {
+			t.Errorf("Estimate of %s: got %v, want context.Canceled", name, err)
+		}
+	}
+	if err := AddPassagesContext(done, &Dataset{Conversations: []Conversation{{Turns: []Turn{{Text: "q"}}}}},
+		PassageOptions{Count: 2, ISL: 8}); !errors.Is(err, context.Canceled) {
+		t.Errorf("passages: got %v, want context.Canceled", err)
 	}
 
 	for _, endless := range []bool{true, false} {
@@ -316,5 +337,35 @@ func TestLoadCanceled(t *testing.T) {
 				t.Fatal("the load did not stop within 20 s of the cancel")
 			}
 		})
+	}
+}
+
+// TestLongTraceLoadStopsAtOnce: loading the trace of the most blocks the
+// limits allow (2,000 rows at the token limit) stops soon after an
+// interrupt, wherever it is.
+func TestLongTraceLoadStopsAtOnce(t *testing.T) {
+	t.Parallel()
+	var b strings.Builder
+	for i := range 2000 {
+		fmt.Fprintf(&b, `{"timestamp": %d, "input_length": %d, "output_length": 8}`+"\n", i, MaxRequestTokens)
+	}
+	trace := writeFile(t, "long.jsonl", b.String())
+	for _, after := range []time.Duration{time.Millisecond, 20 * time.Millisecond, 100 * time.Millisecond} {
+		ctx, cancel := context.WithCancel(context.Background())
+		result := make(chan error, 1)
+		go func() {
+			_, _, err := LoadContext(ctx, Options{InputFile: trace, CustomDatasetType: TypeMooncake})
+			result <- err
+		}()
+		time.Sleep(after)
+		cancel()
+		stopped := time.Now()
+		err := <-result
+		if el := time.Since(stopped); el > 500*time.Millisecond {
+			t.Errorf("cancelled after %s: the load went on %s", after, el)
+		}
+		if err != nil && !errors.Is(err, context.Canceled) {
+			t.Errorf("cancelled after %s: %v", after, err)
+		}
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"math"
 	"os"
@@ -92,6 +93,19 @@ type Options struct {
 	// HF.Columns), or sets the subset, split and filters of a
 	// PublicDataset read from the Hub (every name but sharegpt).
 	HF HFOptions
+	// OnDemand builds conversations as the run asks for them
+	// (Dataset.Source) instead of all of them at Load: synthetic prompts
+	// and random_pool draws (memory and start-up no longer grow with how
+	// many a run sends, and Synthetic.Count may be 0: no end, OnDemandLen
+	// distinct ones; synthetic images and audio are drawn in order and are
+	// refused), and a Mooncake trace's turns, its rows kept compact (tens
+	// of bytes a row). Other files' rows are held as turns (a trace's
+	// prompts always as their blocks, Prompt).
+	OnDemand bool
+	// AllowInvalidUTF8 reads input files that are not UTF-8 text instead of
+	// refusing them at the first such line (ErrInvalidUTF8 says what
+	// becomes of the bytes).
+	AllowInvalidUTF8 bool
 }
 
 // Report describes a loaded dataset in lines for the run to print.
@@ -129,6 +143,14 @@ func LoadContext(ctx context.Context, o Options) (*Dataset, *Report, error) {
 	switch r := o.TurnDelayRatio; {
 	case r < 0 || math.IsNaN(r) || math.IsInf(r, 0):
 		return nil, nil, optionErrorf("TurnDelayRatio", "must be a finite number ≥ 0, got %g", r)
+	case d.Source != nil && (o.NoTurnDelays || r != 0 && r != 1):
+		if o.NoTurnDelays {
+			r = 0
+		}
+		if sc, ok := d.Source.(interface{ scaleDelays(float64) }); ok {
+			sc.scaleDelays(r)
+		}
+		rep.Lines = append(rep.Lines, fmt.Sprintf("dataset: turn delays scaled by %g", r))
 	case o.NoTurnDelays:
 		scaleDelays(d, 0)
 		rep.Lines = append(rep.Lines, "dataset: turn delays removed (ratio 0)")
@@ -156,6 +178,9 @@ func scaleDelays(d *Dataset, r float64) {
 
 // load is Load before the delays are scaled.
 func load(ctx context.Context, o Options) (*Dataset, *Report, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, nil, fmt.Errorf("loading the dataset: %w", err)
+	}
 	o.Synthetic.Seed = o.Seed
 	corpus, err := promptCorpus(o.PromptCorpus)
 	if err != nil {
@@ -213,7 +238,7 @@ func load(ctx context.Context, o Options) (*Dataset, *Report, error) {
 		if kind != "" {
 			return nil, nil, optionErrorf("CustomDatasetType", "%s needs an input file", kind)
 		}
-		d, err := synthetic(ctx, o.Synthetic)
+		d, err := synthetic(ctx, o.Synthetic, o.OnDemand)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -277,6 +302,9 @@ func load(ctx context.Context, o Options) (*Dataset, *Report, error) {
 	// Every reader below reads through f: bounded by MaxFileBytes and
 	// stopped by ctx.
 	f := newBoundedReader(ctx, file)
+	if !o.AllowInvalidUTF8 {
+		f.checkUTF8(rep.Source)
+	}
 
 	// Mooncake and Azure prompts are cut from the corpus (newPrompter
 	// knows the default tokenizer's view of it without parsing it);
@@ -300,31 +328,23 @@ func load(ctx context.Context, o Options) (*Dataset, *Report, error) {
 			rep.Rows = len(d.Conversations)
 		}
 	case TypeRandomPool:
-		d, rep.Rows, err = readRandomPool(f, rep.Source, o.Synthetic.Count, o.Seed)
+		d, rep.Rows, err = readRandomPool(f, rep.Source, o.Synthetic.Count, o.Seed, o.OnDemand)
 	case TypeMooncake:
-		var rows []MooncakeRow
-		if rows, err = readMooncake(f, rep.Source, bs); err != nil {
-			return nil, nil, err
-		}
-		p, perr := newCorpusPrompter(o.Tokenizer, o.Seed, o.Synthetic.Corpus)
+		p, perr := newCorpusPrompter(ctx, o.Tokenizer, o.Seed, o.Synthetic.Corpus)
 		if perr != nil {
 			return nil, nil, fmt.Errorf("%s: %w", kind, perr)
 		}
-		var bb *blockBuilder
-		if d, bb, err = mooncakeDataset(ctx, rep.Source, rows, bs, p, o.Seed); err != nil {
+		var bb *blockStats
+		if d, bb, rep.Rows, err = readMooncake(ctx, f, rep.Source, bs, p, o.Seed, o.OnDemand); err != nil {
 			return nil, nil, err
 		}
-		rep.Rows = len(rows)
-		rep.Lines = append(rep.Lines, fmt.Sprintf("dataset: %d distinct full prefix blocks of %d tokens built once and shared", len(bb.full), bs))
-		if bb.short > 0 {
-			rep.Lines = append(rep.Lines, fmt.Sprintf("dataset: %d blocks came out one token short (no clean cut)", bb.short))
-		}
+		rep.Lines = append(rep.Lines, bb.lines("")...)
 	case TypeAzure:
 		var rows []AzureRow
 		if rows, err = readAzure(f, rep.Source); err != nil {
 			return nil, nil, err
 		}
-		p, perr := newCorpusPrompter(o.Tokenizer, o.Seed, o.Synthetic.Corpus)
+		p, perr := newCorpusPrompter(ctx, o.Tokenizer, o.Seed, o.Synthetic.Corpus)
 		if perr != nil {
 			return nil, nil, fmt.Errorf("%s: %w", kind, perr)
 		}
@@ -338,12 +358,16 @@ func load(ctx context.Context, o Options) (*Dataset, *Report, error) {
 		// A JSON array or nothing: refuse anything else (/dev/zero) before
 		// reading it whole.
 		br := bufio.NewReaderSize(f, 64<<10)
-		head, _ := br.Peek(64 << 10)
+		head, perr := br.Peek(64 << 10)
+		var ie *InputError
+		if errors.As(perr, &ie) {
+			return nil, nil, ie // not UTF-8
+		}
 		if head = bytes.TrimLeft(head, " \t\r\n"); len(head) > 0 && head[0] != '[' {
 			return nil, nil, inputErrorf(rep.Source, 1, "want a JSON array of conversations")
 		}
 		var st ShareGPTStats
-		d, st, err = readShareGPT(br, rep.Source, tok)
+		d, st, err = readShareGPT(ctx, br, rep.Source, tok)
 		rep.ShareGPT = &st
 		rep.Rows = st.Total
 		if err == nil {
@@ -363,11 +387,23 @@ func load(ctx context.Context, o Options) (*Dataset, *Report, error) {
 
 // finish counts the dataset and puts the headline first.
 func (r *Report) finish(d *Dataset, headline string) {
-	r.Conversations = len(d.Conversations)
+	r.Conversations = d.Len()
+	var line string
+	if d.Source != nil {
+		if u := d.Source.UniformTurns(); u > 0 {
+			r.Turns = r.Conversations * u
+		}
+		line = fmt.Sprintf("%s → %d conversations, built as they are sent", headline, r.Conversations)
+		if r.Conversations == OnDemandLen {
+			line = headline + " → conversations built as they are sent, as many as the run sends, none repeated"
+		}
+		r.Lines = append([]string{line}, r.Lines...)
+		return
+	}
 	for _, c := range d.Conversations {
 		r.Turns += len(c.Turns)
 	}
-	line := fmt.Sprintf("%s → %d conversations, %d turns", headline, r.Conversations, r.Turns)
+	line = fmt.Sprintf("%s → %d conversations, %d turns", headline, r.Conversations, r.Turns)
 	if d.HasTimestamps() {
 		line += " (timestamped: replayable with --fixed-schedule)"
 	}

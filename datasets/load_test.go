@@ -158,10 +158,9 @@ func TestMooncakeGolden(t *testing.T) {
 		t.Errorf("first turn: %+v", t0)
 	}
 	// Equal hash ids are byte-identical blocks: every row starts with id 0.
-	first := d.Conversations[0].Turns[0].Parts[0] + d.Conversations[0].Turns[0].Parts[1]
+	first := blockText(&d.Conversations[0].Turns[0], 0)
 	for _, c := range d.Conversations[1:4] {
-		p := c.Turns[0].Parts
-		if p[0]+p[1] != first {
+		if blockText(&c.Turns[0], 0) != first || !strings.HasPrefix(c.Turns[0].Content(), first) {
 			t.Errorf("%s: block 0 differs from row 1's", c.ID)
 		}
 	}
@@ -224,7 +223,7 @@ func TestMooncakeSessionsAndText(t *testing.T) {
 	// Turn 2 of "a" repeats blocks 0 and 1 of turn 1 (a 16+4 cut of block 1
 	// against a full block 1): block 0 is the same text.
 	a := d.Conversations[0]
-	if a.Turns[0].Parts[0] != a.Turns[1].Parts[0] || !strings.HasPrefix(a.Turns[1].Content(), a.Turns[0].Parts[0]+a.Turns[0].Parts[1]) {
+	if b0 := blockText(&a.Turns[0], 0); b0 != blockText(&a.Turns[1], 0) || !strings.HasPrefix(a.Turns[1].Content(), b0) {
 		t.Errorf("shared block 0 differs")
 	}
 }
@@ -271,7 +270,7 @@ func TestMooncakeAIPerfInputs(t *testing.T) {
 	if p.Payload["prompt"] != "Hello" || !p.HasTimestamp || p.Timestamp != time.Second || p.Content() != "Hello" {
 		t.Errorf("payload row: %+v (content %q)", p, p.Content())
 	}
-	if g := d.Conversations[3].Turns[0]; g.InputTokens != 10 || g.Parts == nil {
+	if g := d.Conversations[3].Turns[0]; g.InputTokens != 10 || g.Prompt == nil {
 		t.Errorf("input_length row: %+v", g)
 	}
 }

@@ -3,9 +3,12 @@ package datasets
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"math"
+	"strconv"
+	"strings"
 	"time"
 )
 
@@ -48,38 +51,65 @@ type MooncakeRow struct {
 }
 
 type mooncakeJSON struct {
-	Timestamp    *float64         `json:"timestamp"`
-	Delay        *float64         `json:"delay"`
-	InputLength  *int             `json:"input_length"`
-	OutputLength *int             `json:"output_length"`
-	HashIDs      []int64          `json:"hash_ids"`
-	SessionID    *string          `json:"session_id"`
-	TextInput    *string          `json:"text_input"`
-	Text         *string          `json:"text"`
-	Messages     []map[string]any `json:"messages"`
-	Tools        []map[string]any `json:"tools"`
-	Payload      map[string]any   `json:"payload"`
-	MessageMode  *string          `json:"message_mode"`
-	Extra        map[string]any   `json:"extra"`
-	// hasX record which keys were present (null included), for AIPerf's
-	// "exactly one input" rule.
+	Timestamp    *float64       `json:"timestamp"`
+	Delay        *float64       `json:"delay"`
+	InputLength  *int           `json:"input_length"`
+	OutputLength *int           `json:"output_length"`
+	HashIDs      []int64        `json:"hash_ids"`
+	SessionID    *string        `json:"session_id"`
+	TextInput    *string        `json:"text_input"`
+	Text         *string        `json:"text"`
+	RawMessages  present        `json:"messages"`
+	RawTools     present        `json:"tools"`
+	RawPayload   present        `json:"payload"`
+	MessageMode  *string        `json:"message_mode"`
+	Extra        map[string]any `json:"extra"`
+	// Messages, Tools and Payload are decoded from the raw values (an
+	// explicit null or [] must not pass for "absent": AIPerf's "exactly
+	// one input" rule); hasX record which keys were given.
+	Messages                          []map[string]any
+	Tools                             []map[string]any
+	Payload                           map[string]any
 	hasMessages, hasTools, hasPayload bool
 }
 
-// UnmarshalJSON notes which of messages, tools and payload were given:
-// an explicit null or [] must not pass for "absent".
-func (j *mooncakeJSON) UnmarshalJSON(b []byte) error {
-	type plain mooncakeJSON
-	var keys map[string]json.RawMessage
-	if err := json.Unmarshal(b, &keys); err != nil {
+// present is a JSON value kept raw, and whether its key was given at all
+// (null included: encoding/json calls UnmarshalJSON for a null too).
+type present struct {
+	set bool
+	raw []byte
+}
+
+// UnmarshalJSON keeps the value.
+func (p *present) UnmarshalJSON(b []byte) error {
+	p.set, p.raw = true, b
+	return nil
+}
+
+// decodeMooncake reads a line in one pass; the rare rows that give
+// messages, tools or a payload decode those values on their own.
+func decodeMooncake(b []byte, j *mooncakeJSON) error {
+	if err := json.Unmarshal(b, j); err != nil {
 		return err
 	}
-	if err := json.Unmarshal(b, (*plain)(j)); err != nil {
-		return err
+	for _, f := range []struct {
+		key string
+		p   *present
+		has *bool
+		v   any
+	}{{"messages", &j.RawMessages, &j.hasMessages, &j.Messages}, {"tools", &j.RawTools, &j.hasTools, &j.Tools},
+		{"payload", &j.RawPayload, &j.hasPayload, &j.Payload}} {
+		if *f.has = f.p.set; !f.p.set {
+			continue
+		}
+		if err := json.Unmarshal(f.p.raw, f.v); err != nil {
+			var te *json.UnmarshalTypeError
+			if errors.As(err, &te) {
+				te.Field = strings.TrimSuffix(f.key+"."+te.Field, ".")
+			}
+			return err
+		}
 	}
-	_, j.hasMessages = keys["messages"]
-	_, j.hasTools = keys["tools"]
-	_, j.hasPayload = keys["payload"]
 	return nil
 }
 
@@ -88,7 +118,7 @@ func (j *mooncakeJSON) UnmarshalJSON(b []byte) error {
 // len*blockSize. Errors are *InputError for file:line.
 func ParseMooncakeLine(file string, line int, b []byte, blockSize int) (MooncakeRow, error) {
 	var j mooncakeJSON
-	if err := json.Unmarshal(b, &j); err != nil {
+	if err := decodeMooncake(b, &j); err != nil {
 		return MooncakeRow{}, jsonLineError(file, line, err)
 	}
 	r := MooncakeRow{Line: line, HashIDs: j.HashIDs, Extra: j.Extra}
@@ -226,178 +256,171 @@ func checkMillis(v float64) string {
 // millis converts milliseconds to a Duration, rounding to the nanosecond.
 func millis(v float64) time.Duration { return time.Duration(math.Round(v * float64(time.Millisecond))) }
 
-// readMooncake parses every line of a Mooncake trace, and refuses one
-// that names more than MaxTraceBlocks prompt blocks in all.
-func readMooncake(r io.Reader, file string, blockSize int) ([]MooncakeRow, error) {
-	var rows []MooncakeRow
-	blocks := 0
-	err := eachLine(r, file, func(line int, b []byte) error {
-		row, err := ParseMooncakeLine(file, line, b, blockSize)
+// readMooncake parses every line of a Mooncake trace into conversations
+// as it goes (no row is held once it is a turn), and refuses a trace that
+// names more than MaxTraceBlocks prompt blocks in all.
+func readMooncake(ctx context.Context, r io.Reader, file string, blockSize int, p *prompter, seed uint64, onDemand bool) (*Dataset, *blockStats, int, error) {
+	b := newTraceBuilder(file, blockSize, p, seed)
+	if onDemand {
+		b.store = newTraceStore(b.src)
+	}
+	rows := 0
+	err := eachLine(r, file, func(line int, ln []byte) error {
+		row, err := ParseMooncakeLine(file, line, ln, blockSize)
 		if err != nil {
 			return err
 		}
 		if row.generated() {
-			if blocks += max(len(row.HashIDs), (row.InputLength+blockSize-1)/blockSize); blocks > MaxTraceBlocks {
-				le := &LimitError{What: "prompt blocks in the trace", Got: int64(blocks), Limit: MaxTraceBlocks, Unit: "blocks"}
+			if b.st.blocks += max(len(row.HashIDs), (row.InputLength+blockSize-1)/blockSize); b.st.blocks > MaxTraceBlocks {
+				le := &LimitError{What: "prompt blocks in the trace", Got: int64(b.st.blocks), Limit: MaxTraceBlocks, Unit: "blocks"}
 				return &InputError{File: file, Line: line, Msg: le.Error(), Err: le}
 			}
 		}
-		rows = append(rows, row)
-		return nil
+		rows++
+		return b.add(ctx, &row)
 	})
 	if err != nil {
-		return nil, err
+		return nil, nil, 0, err
 	}
-	return rows, nil
+	d, st, err := b.finish(ctx)
+	return d, st, rows, err
 }
 
-// block is one generated prefix block: a unique head and a body that
-// points into the prompter's ring.
-type block struct {
-	head   string
-	b0, b1 string
-}
-
-func (b *block) appendTo(parts []string) []string {
-	parts = append(parts, b.head)
-	if b.b0 != "" {
-		parts = append(parts, b.b0)
-	}
-	if b.b1 != "" {
-		parts = append(parts, b.b1)
-	}
-	return parts
-}
-
-// blockBuilder builds Mooncake blocks: each distinct hash id's full block
-// once (deterministic from the id and the seed), shared by every row that
-// names it.
-type blockBuilder struct {
-	p      *prompter
+// blockStats counts a trace's generated prompt blocks, for the report.
+type blockStats struct {
+	blocks int // named by its rows (hash ids, or input_length over the size)
+	short  int // that come out a token short (no clean cut)
 	size   int
-	digits int
-	seed   uint64
-	full   map[int64]*block
-	// short counts blocks that came out a token short (no clean cut).
-	short int
 }
 
-// build returns the block for id cut to n ≤ size tokens. A full block is
-// cached; a cut one is built for the row.
-func (bb *blockBuilder) build(id int64, n int) *block {
-	if n == bb.size {
-		if b, ok := bb.full[id]; ok {
-			return b
-		}
+// line is the report's line about the blocks.
+func (st *blockStats) lines(extra string) []string {
+	l := []string{fmt.Sprintf("dataset: %d prompt blocks of %d tokens (equal hash ids, equal text), spelled out as each request is sent%s", st.blocks, st.size, extra)}
+	if st.short > 0 {
+		l = append(l, fmt.Sprintf("dataset: %d blocks come out one token short (no clean cut)", st.short))
 	}
-	start := int(mix64(uint64(id)^bb.seed) % uint64(len(bb.p.starts)))
-	var buf [6]string
-	parts, got := bb.p.prompt(buf[:0], id, bb.digits, n, start)
-	if got != n {
-		bb.short++
-	}
-	b := &block{head: parts[0]}
-	rest := parts[1:]
-	if len(rest) > 0 {
-		b.b0 = rest[0]
-	}
-	if len(rest) > 1 {
-		b.b1 = rest[1]
-	}
-	if len(rest) > 2 {
-		// A block longer than the ring (huge --isl-block-size): keep it whole.
-		b.b0, b.b1 = joinParts(rest), ""
-	}
-	if n == bb.size {
-		bb.full[id] = b
-	}
-	return b
+	return l
 }
 
-func joinParts(p []string) string {
-	n := 0
-	for _, s := range p {
-		n += len(s)
-	}
-	b := make([]byte, 0, n)
-	for _, s := range p {
-		b = append(b, s...)
-	}
-	return string(b)
-}
-
-// mooncakeDataset turns trace rows into conversations. Rows with a
-// session_id become the turns of one conversation, in file order; the
-// conversations are in the order of their first rows.
+// traceBuilder turns trace rows into conversations, one row at a time.
+// Rows with a session_id become the turns of one conversation, in file
+// order; the conversations are in the order of their first rows. A
+// generated prompt is kept as its blocks (Prompt): each distinct hash id
+// spells the same text wherever it is named, and rows without hash ids
+// get ids of their own, after the trace's largest (known once every row
+// was read: finish sets it, before any prompt is spelled).
 //
 // Prompt lengths: every block is exactly its token count on its own and
 // blocks meet at a space before a word, so the prompt's total matches
 // input_length; where a tokenizer merges across a block boundary anyway the
 // total can drift by a token or so (measured in the tests).
-func mooncakeDataset(ctx context.Context, file string, rows []MooncakeRow, blockSize int, p *prompter, seed uint64) (*Dataset, *blockBuilder, error) {
-	var maxID int64 = -1
-	fresh := 0
-	for i := range rows {
-		r := &rows[i]
-		for _, h := range r.HashIDs {
-			maxID = max(maxID, h)
-		}
-		if r.generated() && len(r.HashIDs) == 0 {
-			fresh += (r.InputLength + blockSize - 1) / blockSize
-		}
-	}
-	next := maxID + 1
-	bb := &blockBuilder{p: p, size: blockSize, digits: p.digits(next + int64(fresh)), seed: seed,
-		full: make(map[int64]*block, int(min(next, 1<<20)))}
+type traceBuilder struct {
+	file     string
+	d        *Dataset
+	src      *blockSource
+	st       blockStats
+	sessions map[string]int
+	maxID    int64
+	fresh    []*Prompt // the prompts of blocks of their own, numbered from 0 until finish
+	next     int64
+	rows     int
+	// store, when set, keeps the rows compact instead (Options.OnDemand).
+	store *traceStore
+}
 
-	d := &Dataset{Name: file}
-	sessions := map[string]int{}
-	ids := make([]int64, 0, 64)
-	for i := range rows {
-		if err := canceled(ctx, i, file); err != nil {
+func newTraceBuilder(file string, blockSize int, p *prompter, seed uint64) *traceBuilder {
+	return &traceBuilder{file: file, d: &Dataset{Name: file}, src: &blockSource{p: p, size: blockSize, seed: seed},
+		st: blockStats{size: blockSize}, sessions: map[string]int{}, maxID: -1}
+}
+
+// add makes row a turn.
+func (b *traceBuilder) add(ctx context.Context, r *MooncakeRow) error {
+	if err := canceled(ctx, b.rows, b.file); err != nil {
+		return err
+	}
+	b.rows++
+	if b.store != nil {
+		for _, h := range r.HashIDs {
+			b.maxID = max(b.maxID, h)
+		}
+		b.store.add(r, &b.next)
+		return nil
+	}
+	t := Turn{InputTokens: r.InputLength, MaxTokens: r.OutputLength, Extra: r.Extra,
+		Messages: r.Messages, MessagesDelta: r.Delta, Tools: r.Tools, Payload: r.Payload}
+	if r.HasTimestamp {
+		t.Timestamp, t.HasTimestamp = millis(r.Timestamp), true
+	}
+	if r.HasDelay {
+		t.Delay = millis(r.Delay)
+	}
+	switch {
+	case r.HasText:
+		t.Text = r.Text
+	case !r.generated():
+	default:
+		pr := &Prompt{src: b.src, tokens: r.InputLength, ids: r.HashIDs}
+		for _, h := range r.HashIDs {
+			b.maxID = max(b.maxID, h)
+		}
+		if len(r.HashIDs) == 0 {
+			pr.ids, pr.first = nil, b.next
+			b.next += int64(pr.blocks())
+			b.fresh = append(b.fresh, pr)
+		}
+		t.Prompt = pr
+	}
+	if r.SessionID != "" {
+		if ci, ok := b.sessions[r.SessionID]; ok {
+			b.d.Conversations[ci].Turns = append(b.d.Conversations[ci].Turns, t)
+			return nil
+		}
+		b.sessions[r.SessionID] = len(b.d.Conversations)
+		b.d.Conversations = append(b.d.Conversations, Conversation{ID: r.SessionID, Turns: []Turn{t}})
+		return nil
+	}
+	b.d.Conversations = append(b.d.Conversations, Conversation{ID: "trace-" + strconv.Itoa(r.Line), Turns: []Turn{t}})
+	return nil
+}
+
+// finish numbers the blocks of the prompts' own after the trace's ids,
+// sizes the heads for them all, and counts the blocks.
+func (b *traceBuilder) finish(ctx context.Context) (*Dataset, *blockStats, error) {
+	base := b.maxID + 1
+	if b.store != nil {
+		b.src.digits = b.src.p.digits(base + b.next)
+		if err := b.store.finish(ctx, base, &b.st); err != nil {
 			return nil, nil, err
 		}
-		r := &rows[i]
-		t := Turn{InputTokens: r.InputLength, MaxTokens: r.OutputLength, Extra: r.Extra,
-			Messages: r.Messages, MessagesDelta: r.Delta, Tools: r.Tools, Payload: r.Payload}
-		if r.HasTimestamp {
-			t.Timestamp, t.HasTimestamp = millis(r.Timestamp), true
-		}
-		if r.HasDelay {
-			t.Delay = millis(r.Delay)
-		}
-		switch {
-		case r.HasText:
-			t.Text = r.Text
-		case !r.generated():
-		default:
-			ids = append(ids[:0], r.HashIDs...)
-			if len(ids) == 0 {
-				for n := (r.InputLength + blockSize - 1) / blockSize; n > 0; n-- {
-					ids = append(ids, next)
-					next++
-				}
-			}
-			parts := make([]string, 0, 2*len(ids)+1)
-			for j, h := range ids {
-				n := blockSize
-				if j == len(ids)-1 {
-					n = r.InputLength - (len(ids)-1)*blockSize
-				}
-				parts = bb.build(h, n).appendTo(parts)
-			}
-			t.Parts = parts
-		}
-		if r.SessionID != "" {
-			if ci, ok := sessions[r.SessionID]; ok {
-				d.Conversations[ci].Turns = append(d.Conversations[ci].Turns, t)
-				continue
-			}
-			sessions[r.SessionID] = len(d.Conversations)
-			d.Conversations = append(d.Conversations, Conversation{ID: r.SessionID, Turns: []Turn{t}})
-			continue
-		}
-		d.Conversations = append(d.Conversations, Conversation{ID: fmt.Sprintf("trace-%d", r.Line), Turns: []Turn{t}})
+		return &Dataset{Name: b.file, Source: b.store}, &b.st, nil
 	}
-	return d, bb, nil
+	for _, pr := range b.fresh {
+		pr.first += base
+	}
+	b.src.digits = b.src.p.digits(base + b.next)
+	b.st.blocks, b.st.short = 0, 0
+	for i := range b.d.Conversations {
+		if err := canceled(ctx, i, b.file); err != nil {
+			return nil, nil, err
+		}
+		for j := range b.d.Conversations[i].Turns {
+			if pr := b.d.Conversations[i].Turns[j].Prompt; pr != nil {
+				b.st.blocks += pr.blocks()
+				b.st.short += pr.short()
+			}
+		}
+	}
+	return b.d, &b.st, nil
+}
+
+// mooncakeDataset turns trace rows read by another reader (Bailian,
+// WEKA) into conversations.
+func mooncakeDataset(ctx context.Context, file string, rows []MooncakeRow, blockSize int, p *prompter, seed uint64) (*Dataset, *blockStats, error) {
+	b := newTraceBuilder(file, blockSize, p, seed)
+	for i := range rows {
+		if err := b.add(ctx, &rows[i]); err != nil {
+			return nil, nil, err
+		}
+	}
+	return b.finish(ctx)
 }

@@ -1,6 +1,7 @@
 package datasets
 
 import (
+	"context"
 	"fmt"
 	"math/rand/v2"
 	"strings"
@@ -27,6 +28,11 @@ type PassageOptions struct {
 // (InputTokens) counts its passages too: a rankings request's ISL is the
 // query and every passage. Turns that came with passages keep them.
 func AddPassages(d *Dataset, o PassageOptions) error {
+	return AddPassagesContext(context.Background(), d, o)
+}
+
+// AddPassagesContext is AddPassages that stops soon after ctx is done.
+func AddPassagesContext(ctx context.Context, d *Dataset, o PassageOptions) error {
 	switch {
 	case o.Count <= 0:
 		return optionErrorf("Passages.Count", "must be positive, got %d", o.Count)
@@ -78,6 +84,9 @@ func AddPassages(d *Dataset, o PassageOptions) error {
 	digits := p.digits(int64(total))
 	id, k := int64(0), 0
 	for ci := range d.Conversations {
+		if err := canceled(ctx, ci, "rankings passages"); err != nil {
+			return err
+		}
 		for ti := range d.Conversations[ci].Turns {
 			t := &d.Conversations[ci].Turns[ti]
 			n := counts[k]

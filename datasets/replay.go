@@ -2,6 +2,7 @@ package datasets
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -48,7 +49,7 @@ func checkBody(b []byte) string {
 // every line is a whole request body, sent byte for byte as a
 // conversation of its own; or a directory whose every *.jsonl file is one
 // conversation, its lines the turns (files in name order).
-func readRawPayload(path string) (*Dataset, int, error) {
+func readRawPayload(ctx context.Context, path string, o Options) (*Dataset, int, error) {
 	st, err := os.Stat(path)
 	if err != nil {
 		return nil, 0, &InputError{File: path, Msg: fmt.Sprintf("cannot read the input file: %v", err), Err: err}
@@ -56,11 +57,11 @@ func readRawPayload(path string) (*Dataset, int, error) {
 	d := &Dataset{Name: path}
 	rows := 0
 	read := func(file string, each func(line int, t Turn)) error {
-		f, err := os.Open(file)
+		f, closeFile, err := openInput(ctx, file, o)
 		if err != nil {
-			return &InputError{File: file, Msg: fmt.Sprintf("cannot read the input file: %v", err), Err: err}
+			return err
 		}
-		defer f.Close()
+		defer closeFile()
 		return eachLine(f, file, func(line int, b []byte) error {
 			if msg := checkBody(b); msg != "" {
 				return inputErrorf(file, line, "%s", msg)

@@ -58,12 +58,20 @@ func NewSampler(strategy string, n int, seed uint64) *Sampler {
 	return &Sampler{strategy: strategy, n: max(n, 1), seed: seed, epoch: -1}
 }
 
+// shuffleHeld is the largest n whose shuffle passes are held as a table;
+// above it (a dataset built on demand) a pass's order is computed
+// position by position (shuffleAt).
+const shuffleHeld = 1 << 20
+
 // Pick is the conversation of session i (i ≥ 0).
 func (s *Sampler) Pick(i int) int {
 	switch s.strategy {
 	case SampleRandom:
 		return int(mix64(s.seed^mix64(uint64(i)+0x5a3)) % uint64(s.n))
 	case SampleShuffle:
+		if s.n > shuffleHeld {
+			return int(shuffleAt(uint64(s.n), mix64(s.seed^0x5f1e)^uint64(i/s.n), uint64(i%s.n)))
+		}
 		s.mu.Lock()
 		defer s.mu.Unlock()
 		if e := i / s.n; e != s.epoch {
@@ -80,4 +88,26 @@ func (s *Sampler) Pick(i int) int {
 		return s.perm[i%s.n]
 	}
 	return i % s.n
+}
+
+// shuffleAt is position k of a keyed permutation of [0, n): a four-round
+// Feistel network on the smallest even number of bits that holds n,
+// cycle-walked back into [0, n) (at most four steps on average). It holds
+// nothing, so a pass over a dataset of any size costs no table.
+func shuffleAt(n, key, k uint64) uint64 {
+	half := uint(1)
+	for uint64(1)<<(2*half) < n {
+		half++
+	}
+	mask := uint64(1)<<half - 1
+	for {
+		l, r := k>>half, k&mask
+		for round := uint64(0); round < 4; round++ {
+			l, r = r, l^(mix64(r^key^round<<56)&mask)
+		}
+		k = l<<half | r
+		if k < n {
+			return k
+		}
+	}
 }

@@ -1,6 +1,7 @@
 package datasets
 
 import (
+	"context"
 	"fmt"
 	"io"
 )
@@ -91,7 +92,7 @@ func sharegptPairs(msgs []ShareGPTMessage) [][2]string {
 // An entry is kept only when every pair passes the filter (prompts of
 // 4–1024 tokens, completions ≥ 4 tokens, prompt + completion ≤ 2048);
 // the stats count each dropped entry under the first bound a pair broke.
-func readShareGPT(r io.Reader, file string, tok Tokenizer) (*Dataset, ShareGPTStats, error) {
+func readShareGPT(ctx context.Context, r io.Reader, file string, tok Tokenizer) (*Dataset, ShareGPTStats, error) {
 	var st ShareGPTStats
 	s := newJSONStream(r, file)
 	if err := s.delim('[', "want a JSON array of conversations"); err != nil {
@@ -102,6 +103,9 @@ func readShareGPT(r io.Reader, file string, tok Tokenizer) (*Dataset, ShareGPTSt
 		var e ShareGPTEntry
 		line, err := s.value(&e)
 		if err != nil {
+			return nil, st, err
+		}
+		if err := canceled(ctx, st.Total, file); err != nil {
 			return nil, st, err
 		}
 		st.Total++

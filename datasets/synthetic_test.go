@@ -278,3 +278,28 @@ func TestTurnDelayRatio(t *testing.T) {
 		t.Error("a negative ratio was accepted")
 	}
 }
+
+// TestShuffleOfAnySize: past shuffleHeld conversations the shuffle holds
+// no table: each pass is still a permutation, passes differ, and a pick
+// out of order agrees.
+func TestShuffleOfAnySize(t *testing.T) {
+	t.Parallel()
+	for _, n := range []uint64{1, 2, 3, 1000, 1023, 1024, 1025} {
+		seen := make([]bool, n)
+		for k := range n {
+			v := shuffleAt(n, 7, k)
+			if v >= n || seen[v] {
+				t.Fatalf("n %d: position %d gives %d, out of range or twice", n, k, v)
+			}
+			seen[v] = true
+		}
+	}
+	s := NewSampler(SampleShuffle, OnDemandLen, 3)
+	a, b := s.Pick(5), s.Pick(OnDemandLen+5)
+	if a == b || a < 0 || a >= OnDemandLen || s.Pick(5) != a {
+		t.Errorf("picks %d, %d: want two passes' different, reproducible positions", a, b)
+	}
+	if s.perm != nil {
+		t.Error("a shuffle of 2^40 conversations built a table")
+	}
+}

@@ -23,7 +23,7 @@ func loadTrace(ctx context.Context, o Options, rep *Report, kind string, f io.Re
 		if bs == 0 {
 			bs = BailianBlockSize
 		}
-		p, err := newCorpusPrompter(o.Tokenizer, o.Seed, o.Synthetic.Corpus)
+		p, err := newCorpusPrompter(ctx, o.Tokenizer, o.Seed, o.Synthetic.Corpus)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", kind, err)
 		}
@@ -32,14 +32,14 @@ func loadTrace(ctx context.Context, o Options, rep *Report, kind string, f io.Re
 			return nil, err
 		}
 		rep.Rows = len(rows)
-		rep.Lines = append(rep.Lines, fmt.Sprintf("dataset: %d distinct full prefix blocks of %d tokens built once and shared; every turn carries its own history", len(bb.full), bs))
+		rep.Lines = append(rep.Lines, bb.lines("; every turn carries its own history")...)
 		return d, nil
 	case TypeBurstGPT:
 		rows, err := readBurstGPT(f, file)
 		if err != nil {
 			return nil, err
 		}
-		p, err := newCorpusPrompter(o.Tokenizer, o.Seed, o.Synthetic.Corpus)
+		p, err := newCorpusPrompter(ctx, o.Tokenizer, o.Seed, o.Synthetic.Corpus)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", kind, err)
 		}
@@ -89,7 +89,7 @@ func loadTrace(ctx context.Context, o Options, rep *Report, kind string, f io.Re
 func loadTree(ctx context.Context, o Options, rep *Report, kind string) (*Dataset, error) {
 	switch kind {
 	case TypeWeka:
-		traces, err := readWeka(rep.Source)
+		traces, err := readWeka(ctx, rep.Source, o)
 		if err != nil {
 			return nil, err
 		}
@@ -101,7 +101,7 @@ func loadTree(ctx context.Context, o Options, rep *Report, kind string) (*Datase
 		rep.Lines = append(rep.Lines, lines...)
 		return d, nil
 	case TypeRawPayload:
-		d, rows, err := readRawPayload(rep.Source)
+		d, rows, err := readRawPayload(ctx, rep.Source, o)
 		if err != nil {
 			return nil, err
 		}
@@ -118,7 +118,7 @@ func wekaDataset(ctx context.Context, o Options, source string, traces []*WekaTr
 	if len(rows) == 0 {
 		return nil, 0, nil, inputErrorf(source, 0, "no model calls to replay")
 	}
-	p, err := newCorpusPrompter(o.Tokenizer, o.Seed, o.Synthetic.Corpus)
+	p, err := newCorpusPrompter(ctx, o.Tokenizer, o.Seed, o.Synthetic.Corpus)
 	if err != nil {
 		return nil, 0, nil, fmt.Errorf("%s: %w", TypeWeka, err)
 	}
@@ -127,6 +127,5 @@ func wekaDataset(ctx context.Context, o Options, source string, traces []*WekaTr
 	if err != nil {
 		return nil, 0, nil, err
 	}
-	return d, st.Calls, []string{st.String(),
-		fmt.Sprintf("dataset: %d distinct full prefix blocks of %d tokens built once and shared; every turn carries its own context", len(bb.full), bs)}, nil
+	return d, st.Calls, append([]string{st.String()}, bb.lines("; every turn carries its own context")...), nil
 }

@@ -226,13 +226,13 @@ func TestWekaAgents(t *testing.T) {
 	// Growing context: each call's prompt opens with the previous call's
 	// full blocks.
 	for k := 1; k < 3; k++ {
-		prev, cur := root.Turns[k-1].Parts, root.Turns[k].Parts
-		if strings.Join(prev[:6], "") != strings.Join(cur[:6], "") {
+		prev, cur := &root.Turns[k-1], &root.Turns[k]
+		if blockText(prev, 0)+blockText(prev, 1) != blockText(cur, 0)+blockText(cur, 1) {
 			t.Errorf("call %d does not repeat call %d's leading blocks", k, k-1)
 		}
 	}
 	// Block 0 of trace-02 is not block 0 of trace-01 (local scope).
-	if d.Conversations[0].Turns[0].Parts[0] == d.Conversations[1].Turns[0].Parts[0] {
+	if blockText(&d.Conversations[0].Turns[0], 0) == blockText(&d.Conversations[1].Turns[0], 0) {
 		t.Errorf("hash id 0 is shared across traces")
 	}
 	if !strings.Contains(strings.Join(rep.Lines, "\n"), "calls after a tool use") {

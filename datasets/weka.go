@@ -1,6 +1,7 @@
 package datasets
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -265,7 +266,7 @@ func ParseWekaTrace(r io.Reader, file string) (*WekaTrace, error) {
 
 // readWeka reads a trace file, or every *.json file of a directory in name
 // order (one trace each).
-func readWeka(path string) ([]*WekaTrace, error) {
+func readWeka(ctx context.Context, path string, o Options) ([]*WekaTrace, error) {
 	st, err := os.Stat(path)
 	if err != nil {
 		return nil, &InputError{File: path, Msg: fmt.Sprintf("cannot read the input file: %v", err), Err: err}
@@ -283,12 +284,12 @@ func readWeka(path string) ([]*WekaTrace, error) {
 	var traces []*WekaTrace
 	ids := map[string]string{}
 	for _, name := range files {
-		f, err := os.Open(name)
+		f, closeFile, err := openInput(ctx, name, o)
 		if err != nil {
-			return nil, &InputError{File: name, Msg: fmt.Sprintf("cannot read the input file: %v", err), Err: err}
+			return nil, err
 		}
 		t, err := ParseWekaTrace(f, name)
-		f.Close()
+		closeFile()
 		if err != nil {
 			return nil, err
 		}

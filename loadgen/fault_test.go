@@ -365,3 +365,49 @@ func TestTrickleServerTimesOut(t *testing.T) {
 		}
 	}
 }
+
+// TestShortBody: a response whose connection closes before the length its
+// Content-Length declared says so, streamed or whole; a chunked stream cut
+// inside an event still says that.
+func TestShortBody(t *testing.T) {
+	t.Parallel()
+	events := tokenEvent(" a") + tokenEvent(" b")
+	whole := `{"choices":[{"message":{"content":"hello"},"finish_reason":"stop"}]}`
+	cases := []struct {
+		name      string
+		streaming bool
+		head      string // the response head, without its blank line
+		body      string
+		want      string
+	}{
+		{"SSE with a Content-Length", true, "Content-Type: text/event-stream\r\nContent-Length: 4096", events,
+			fmt.Sprintf("connection closed before the Content-Length was reached (%d of 4096 bytes)", len(events))},
+		{"JSON with a Content-Length", false, "Content-Type: application/json\r\nContent-Length: 4096", whole,
+			fmt.Sprintf("connection closed before the Content-Length was reached (%d of 4096 bytes)", len(whole))},
+		{"SSE cut inside an event, no length", true, "Content-Type: text/event-stream\r\nConnection: close", events + "data: {\"choi",
+			"stream cut in the middle of an event"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				_, _ = io.Copy(io.Discard, r.Body)
+				conn, bw, err := http.NewResponseController(w).Hijack()
+				if err != nil {
+					t.Errorf("hijack: %v", err)
+					return
+				}
+				fmt.Fprintf(bw, "HTTP/1.1 200 OK\r\n%s\r\n\r\n%s", tc.head, tc.body)
+				_ = bw.Flush()
+				_ = conn.Close()
+			}))
+			defer ts.Close()
+			s, sink := runOnce(t, ts.URL, chat(tc.streaming), []Stage{{Limit: schedule.Constant(1), Count: 2}})
+			checkOneErrorRecordEach(t, sink, 2)
+			want := metrics.Error{Code: 200, Type: ErrStream, Message: tc.want}
+			if diff := cmp.Diff([]metrics.ErrorCount{{Details: want, Count: 2}}, s.Errors); diff != "" {
+				t.Errorf("error summary (-want +got):\n%s", diff)
+			}
+		})
+	}
+}

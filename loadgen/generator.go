@@ -61,6 +61,7 @@ type Generator struct {
 	more     []string // WithTargets' servers, resolved by New
 	ep       *endpoint.Endpoint
 	ds       *datasets.Dataset
+	plan     *turnTable // the dataset's turn counts, for planning
 	col      Recorder
 	client   *http.Client
 	fresh    *http.Client // client without keep-alives, for connection retries
@@ -104,6 +105,9 @@ type Generator struct {
 	aborted        atomic.Bool
 
 	nextIndex atomic.Int64 // request index across the run
+	// ahead is the bytes of the bodies the lookahead built and the
+	// dispatcher has not handed out yet.
+	ahead atomic.Int64
 	// nextSession numbers the conversation runs as they start (session_num).
 	nextSession atomic.Int64
 	// issued counts requests handed to their goroutines; nextIndex lags it
@@ -220,7 +224,7 @@ func New(base string, ep *endpoint.Endpoint, ds *datasets.Dataset, col Recorder,
 	if err != nil {
 		return nil, err
 	}
-	if ds == nil || len(ds.Conversations) == 0 {
+	if ds == nil || ds.Len() == 0 {
 		return nil, errors.New("dataset has no conversations")
 	}
 	g := &Generator{urls: []string{u}, ep: ep, ds: ds, col: col, timeout: 10 * time.Minute, grace: 30 * time.Second,
@@ -243,6 +247,7 @@ func New(base string, ep *endpoint.Endpoint, ds *datasets.Dataset, col Recorder,
 		g.client = freshClient(g.client)
 	}
 	g.fresh = freshClient(g.client)
+	g.plan = newTurnTable(ds)
 	start := g.start
 	g.now = func() int64 { return int64(time.Since(start)) }
 	g.clock = wire.NewClock(start)
@@ -316,7 +321,7 @@ func (g *Generator) Run(ctx context.Context, stages []Stage) error {
 	// steady state, not with every slot opening at once), so the two share
 	// one drain.
 	var grp *drainGroup
-	firsts := firstConversations(stages, g.ds.Conversations)
+	firsts := g.plan.firsts(stages)
 	for i, st := range stages {
 		if ctx.Err() != nil {
 			break
@@ -530,12 +535,21 @@ const (
 	lookaheadBatch = 16
 )
 
+// LookaheadBytes bounds the request bodies the dispatcher's lookahead
+// builds ahead of their send time (and one more): past it, a start's body
+// is built by its worker. With the requests in flight, it is what the
+// plan's prompts cost a run in memory, whatever the plan's size.
+const LookaheadBytes = 64 << 20
+
 // lookahead prepares the stage's session starts (this shard's) in order,
 // ahead of the dispatcher, until the plan ends or ctx is done. A batch goes
 // out early when the dispatcher has nothing left (at the start, or when
 // preparing is slower than sending), so it never waits for a whole batch.
+// Bodies are built ahead while those not yet sent hold less than
+// LookaheadBytes.
 func (g *Generator) lookahead(ctx context.Context, st Stage, first int) iter.Seq[credit] {
 	ch := make(chan []credit, lookaheadDepth/lookaheadBatch)
+	ahead := &g.ahead
 	go func() {
 		defer close(ch)
 		var batch []credit
@@ -548,9 +562,12 @@ func (g *Generator) lookahead(ctx context.Context, st Stage, first int) iter.Seq
 			batch = make([]credit, 0, lookaheadBatch)
 			return true
 		}
-		for s := range st.Sessions(g.shard, g.ds.Conversations, first) {
-			c := credit{Session: s, conv: &g.ds.Conversations[s.Conversation]}
-			c.body, _ = g.ep.Body(c.conv.SystemPrompt, nil, &c.conv.Turns[0])
+		for s := range st.Sessions(g.shard, g.ds, first) {
+			c := credit{Session: s, conv: g.ds.Conversation(s.Conversation)}
+			if ahead.Load() < LookaheadBytes {
+				c.body, _ = g.ep.Body(c.conv.SystemPrompt, nil, &c.conv.Turns[0])
+				ahead.Add(int64(len(c.body)))
+			}
 			if batch = append(batch, c); (len(batch) == lookaheadBatch || len(ch) == 0) && !send() {
 				return
 			}
@@ -561,7 +578,12 @@ func (g *Generator) lookahead(ctx context.Context, st Stage, first int) iter.Seq
 	}()
 	return func(yield func(credit) bool) {
 		for batch := range ch {
-			for _, c := range batch {
+			for i := range batch {
+				c := batch[i]
+				batch[i] = credit{} // the worker holds it from here
+				if c.body != nil {
+					ahead.Add(-int64(len(c.body)))
+				}
 				if !yield(c) {
 					return
 				}
@@ -583,6 +605,9 @@ func (g *Generator) issueUsers(ctx, reqCtx context.Context, wg *sync.WaitGroup, 
 	n := plan.N()
 	var users sync.WaitGroup
 	for u := range n {
+		if u%1024 == 0 && ctx.Err() != nil {
+			break // a million users start in the time of an interrupt
+		}
 		if !g.shard.owns(u) {
 			continue
 		}
@@ -618,7 +643,7 @@ func (g *Generator) issueUsers(ctx, reqCtx context.Context, wg *sync.WaitGroup, 
 				return slot{intended: intended, scheduled: true}, ctx.Err() == nil
 			}
 			for j := 0; ctx.Err() == nil && left > 0; j++ {
-				conv := &g.ds.Conversations[st.conversation(u+j*n, first, len(g.ds.Conversations))]
+				conv := g.ds.Conversation(st.conversation(u+j*n, first, g.ds.Len()))
 				// The plan's session u + j·N, as its conversation counts it.
 				g.session(reqCtx, conv, st.Phase, stage, u+j*n, pace)
 			}

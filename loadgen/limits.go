@@ -3,6 +3,7 @@ package loadgen
 import (
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 
 	"github.com/surgebench/surge/metrics"
@@ -58,6 +59,18 @@ func (b *stampedBody) limit(p []byte) []byte {
 	}
 	return p
 }
+
+// shortBody is the error a body's read returns when the connection
+// closed before the body reached the length its Content-Length declared
+// (net/http says only io.ErrUnexpectedEOF, which a stream cut inside an
+// event also becomes).
+type shortBody struct{ got, want int64 }
+
+func (e *shortBody) Error() string {
+	return fmt.Sprintf("connection closed before the Content-Length was reached (%d of %d bytes)", e.got, e.want)
+}
+
+func (e *shortBody) Unwrap() error { return io.ErrUnexpectedEOF }
 
 // tooLargeError is the record's error for a body past its limit, or nil.
 func tooLargeError(err error) *metrics.Error {

@@ -243,7 +243,7 @@ func (g *Generator) do(ctx context.Context, conv *datasets.Conversation, session
 		return rec
 	}
 	defer resp.Body.Close()
-	resp.Body = tr.wrap(resp.Body)
+	resp.Body = tr.wrap(resp.Body, resp.ContentLength)
 	if rec.Raw != nil {
 		rec.Raw.Status, rec.Raw.ContentType = resp.StatusCode, resp.Header.Get("Content-Type")
 	}
@@ -507,6 +507,7 @@ func (g *Generator) streamError(rctx, ctx context.Context, err error) *metrics.E
 	if e := tooLargeError(err); e != nil {
 		return e
 	}
+	var short *shortBody
 	switch {
 	case ctx.Err() != nil:
 		return &metrics.Error{Code: http.StatusOK, Type: ErrCancelled, Message: g.cancelReason()}
@@ -514,6 +515,8 @@ func (g *Generator) streamError(rctx, ctx context.Context, err error) *metrics.E
 		return &metrics.Error{Code: http.StatusOK, Type: ErrTimeout, Message: fmt.Sprintf("response not finished within %s (--request-timeout-seconds)", g.timeout)}
 	case errors.Is(err, syscall.ECONNRESET):
 		return &metrics.Error{Code: http.StatusOK, Type: ErrStream, Message: "connection reset by the server mid-stream"}
+	case errors.As(err, &short):
+		return &metrics.Error{Code: http.StatusOK, Type: ErrStream, Message: short.Error()}
 	case errors.Is(err, io.ErrUnexpectedEOF):
 		return &metrics.Error{Code: http.StatusOK, Type: ErrStream, Message: "stream cut in the middle of an event"}
 	}

@@ -9,7 +9,6 @@ import (
 
 	"github.com/surgebench/surge/datasets"
 	"github.com/surgebench/surge/loadgen/schedule"
-	"github.com/surgebench/surge/metrics"
 )
 
 // Shard is one load host's part of a plan run from several hosts at once
@@ -118,14 +117,16 @@ type Session struct {
 	Turns int
 }
 
-// Sessions yields the session starts of st that shard sends, in order.
-// The whole plan is walked to find them: its schedule (consumed: iterate
-// once), its conversations (st.Conversation, or the dataset round robin
-// from the stage's first conversation) and its request count, which
+// Sessions yields the session starts of st that shard sends, in order,
+// as they are asked for: nothing is worked out ahead. The whole plan is
+// walked to find them, one start after another: its schedule (consumed:
+// iterate once), its conversations (st.Conversation, or the dataset round
+// robin from the stage's first conversation) and its request count, which
 // sessions reserve whole, one after another, so which requests a count
 // allows never depends on timing. Without a count the starts go on until
 // the schedule ends (or forever: the stage's duration stops them).
-func (st Stage) Sessions(shard Shard, convs []datasets.Conversation, first int) iter.Seq[Session] {
+func (st Stage) Sessions(shard Shard, ds *datasets.Dataset, first int) iter.Seq[Session] {
+	n := ds.Len()
 	return func(yield func(Session) bool) {
 		left := st.Count
 		for k := 0; (st.Count <= 0 || left > 0) && (st.SessionCount <= 0 || k < st.SessionCount); k++ {
@@ -137,8 +138,8 @@ func (st Stage) Sessions(shard Shard, convs []datasets.Conversation, first int) 
 				}
 				s.At = at
 			}
-			s.Conversation = st.conversation(k, first, len(convs))
-			s.Turns = len(convs[s.Conversation].Turns)
+			s.Conversation = st.conversation(k, first, n)
+			s.Turns = ds.Turns(s.Conversation)
 			if st.Count > 0 {
 				s.Turns = min(s.Turns, left)
 				left -= s.Turns
@@ -170,62 +171,4 @@ func userTurns(count, u, n int) int {
 		return 0
 	}
 	return (count-u-1)/n + 1
-}
-
-// firstConversations is where each stage starts in the run's sessions
-// (the dataset's conversations, round robin, or a Pick's): after the
-// sessions of the stages before it, so no prompt repeats across a run
-// while the dataset lasts. A stage bounded by time takes an equal share of
-// the dataset.
-func firstConversations(stages []Stage, convs []datasets.Conversation) []int {
-	out := make([]int, len(stages))
-	n := len(convs)
-	next := 0
-	for i, st := range stages {
-		out[i] = next
-		switch {
-		case st.Conversation != nil:
-			// The stage names its conversations (a trace's rows).
-		case st.Count <= 0 && st.SessionCount <= 0:
-			next += max(n/len(stages), 1)
-		case st.Users != nil:
-			next += st.Count // at most one session per request
-		default:
-			whole := st
-			whole.Schedule = nil
-			for range whole.Sessions(Shard{}, convs, out[i]) {
-				next++
-			}
-		}
-	}
-	return out
-}
-
-// PlannedRequests is how many profile requests shard sends of stages, or
-// 0 when a stage is bounded by time (its count is not known ahead).
-func PlannedRequests(stages []Stage, ds *datasets.Dataset, shard Shard) int {
-	firsts := firstConversations(stages, ds.Conversations)
-	total := 0
-	for i, st := range stages {
-		if st.Phase != metrics.Profile {
-			continue
-		}
-		if st.Count <= 0 && (st.SessionCount <= 0 || st.Users != nil) {
-			return 0
-		}
-		if st.Users != nil {
-			for u := range st.Users.N() {
-				if shard.owns(u) {
-					total += userTurns(st.Count, u, st.Users.N())
-				}
-			}
-			continue
-		}
-		whole := st
-		whole.Schedule = nil
-		for s := range whole.Sessions(shard, ds.Conversations, firsts[i]) {
-			total += s.Turns
-		}
-	}
-	return total
 }

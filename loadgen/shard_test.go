@@ -40,7 +40,7 @@ type planned struct {
 // walk lists the session starts shard sends of stages (at most horizon per
 // stage: stages bounded by time have no end), and each stage's users.
 func walk(stages []Stage, ds *datasets.Dataset, shard Shard, horizon int) (sessions []planned, users [][]int) {
-	firsts := firstConversations(stages, ds.Conversations)
+	firsts := newTurnTable(ds).firsts(stages)
 	for i, st := range stages {
 		if st.Users != nil {
 			var mine []int
@@ -52,7 +52,7 @@ func walk(stages []Stage, ds *datasets.Dataset, shard Shard, horizon int) (sessi
 			users = append(users, mine)
 			continue
 		}
-		for s := range st.Sessions(shard, ds.Conversations, firsts[i]) {
+		for s := range st.Sessions(shard, ds, firsts[i]) {
 			if s.Index >= horizon {
 				break
 			}
@@ -113,6 +113,13 @@ func TestShardsUnionIsTheWholePlan(t *testing.T) {
 			return []Stage{{Limit: schedule.Constant(4), Duration: time.Second}, {Limit: schedule.Constant(8), Duration: time.Second}}
 		}},
 		{"multi-turn", 4, func() []Stage { return []Stage{{Limit: schedule.Constant(6), Count: 77}} }},
+		{"multi-turn, sampled", 4, func() []Stage {
+			pick := datasets.NewSampler(datasets.SampleShuffle, 120, 7).Pick
+			return []Stage{{Limit: schedule.Constant(6), Count: 50, Pick: pick}, {Limit: schedule.Constant(6), Count: 50, Pick: pick}}
+		}},
+		{"a count of 10^11", 3, func() []Stage {
+			return []Stage{{Limit: schedule.Constant(5), Count: 99_999_999_999}, {Schedule: arrival("poisson", 40, 3), Count: 99_999_999_999}}
+		}},
 		{"multi-turn sweep", 3, func() []Stage {
 			return []Stage{{Limit: schedule.Constant(3), Count: 20}, {Limit: schedule.Constant(6), Count: 20}}
 		}},

@@ -132,9 +132,10 @@ func (t *reqTrace) sent(issued int64) int64 {
 	return issued
 }
 
-// wrap returns the response body, stamping each read with its arrival.
-func (t *reqTrace) wrap(body io.ReadCloser) *stampedBody {
-	t.body = stampedBody{ReadCloser: body, conn: t.conn, g: t.g, hide: t.g.stamps == ReadTimestamps, max: t.g.maxResponse}
+// wrap returns the response body, stamping each read with its arrival;
+// declared is its Content-Length (-1: unknown).
+func (t *reqTrace) wrap(body io.ReadCloser, declared int64) *stampedBody {
+	t.body = stampedBody{ReadCloser: body, conn: t.conn, g: t.g, hide: t.g.stamps == ReadTimestamps, max: t.g.maxResponse, declared: declared}
 	return &t.body
 }
 
@@ -206,6 +207,8 @@ type stampedBody struct {
 	hide bool
 	// total is the bytes read so far; past max (when > 0) reads fail.
 	total, max int64
+	// declared is the response's Content-Length (-1: none, chunked).
+	declared int64
 }
 
 // Read reads and notes when the bytes arrived. It takes no clock reading
@@ -216,6 +219,9 @@ func (b *stampedBody) Read(p []byte) (int, error) {
 		n -= int(b.total - b.max)
 		b.total = b.max
 		err = &tooLarge{b.max}
+	}
+	if err == io.ErrUnexpectedEOF && b.declared >= 0 {
+		err = &shortBody{got: b.total, want: b.declared}
 	}
 	if n > 0 {
 		b.bytes += int64(n)

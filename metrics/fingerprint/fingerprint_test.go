@@ -2,6 +2,7 @@ package fingerprint
 
 import (
 	"context"
+	"encoding/json"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -177,5 +178,81 @@ func TestNestedConfigHashesItsWorkload(t *testing.T) {
 	other["loadgen"].(map[string]any)["concurrency"] = "16"
 	if Config(nested) == Config(other) {
 		t.Error("runs of different concurrency hash alike")
+	}
+}
+
+// TestSampleIsBounded: a sample hashes at most SampleItems items of at
+// most SampleItemBytes, spread over the whole dataset (its first and a
+// late item count), and the number of items; in any order.
+func TestSampleIsBounded(t *testing.T) {
+	t.Parallel()
+	item := func(i int64) []byte { return []byte(strings.Repeat("x", int(i%7)) + string(rune('a'+i%26))) }
+	build := func(n int64, change int64, reverse bool) *Sample {
+		s := NewSample(n)
+		for k := range n {
+			i := k
+			if reverse {
+				i = n - 1 - k
+			}
+			if !s.Take(i) {
+				continue
+			}
+			b := item(i)
+			if i == change {
+				b = append(b, '!')
+			}
+			s.Add(i, "s", int(i), b)
+		}
+		return s
+	}
+	const n = 1_000_003
+	a := build(n, -1, false)
+	if a.Len() > SampleItems || a.Len() < SampleItems/2 {
+		t.Errorf("%d items hashed of %d, want at most %d", a.Len(), n, SampleItems)
+	}
+	if a.Sum() != build(n, -1, true).Sum() {
+		t.Error("the order of the items changed the hash")
+	}
+	if a.Sum() == build(n+1, -1, false).Sum() {
+		t.Error("one more item hashed alike")
+	}
+	if a.Sum() == build(n, 0, false).Sum() || a.Sum() == build(n, a.step*(SampleItems/2), false).Sum() {
+		t.Error("a sampled item's change hashed alike")
+	}
+	// An item is cut at SampleItemBytes.
+	long := func(tail byte) string {
+		s := NewSample(1)
+		b := make([]byte, SampleItemBytes+10)
+		b[len(b)-1] = tail
+		s.Add(0, "s", 0, b)
+		s.Add(5, "s", 5, []byte("not taken"))
+		return s.Sum()
+	}
+	if long('a') != long('b') {
+		t.Error("bytes past SampleItemBytes were hashed")
+	}
+	if NewSample(0).Sum() != "" {
+		t.Error("an empty sample has a hash")
+	}
+}
+
+// TestReadingStopsWhenCancelled: reading an inputs file stops once its
+// context is done.
+func TestReadingStopsWhenCancelled(t *testing.T) {
+	t.Parallel()
+	in := `{"data":[{"session_id":"a","payloads":[{"x":1}]}]}`
+	var d Dataset
+	if err := ReadInputsContext(context.Background(), strings.NewReader(in), &d); err != nil || d.Len() != 1 {
+		t.Fatalf("ReadInputsContext: %v, %d bodies", err, d.Len())
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if err := ReadInputsContext(ctx, strings.NewReader(in), &Dataset{}); err == nil {
+		t.Error("a cancelled read went on")
+	}
+	n := 0
+	err := EachSessionContext(ctx, strings.NewReader(in), func(json.RawMessage) error { n++; return nil })
+	if err == nil || n != 0 {
+		t.Errorf("EachSessionContext after cancel: %v, %d sessions", err, n)
 	}
 }
