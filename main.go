@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"slices"
+	"strings"
 	"syscall"
 	"time"
 
@@ -152,6 +154,9 @@ func mockServerCommand() *cli.Command {
 			&cli.IntFlag{Name: "max-running", Usage: "requests served at once; more wait in a queue (0: no limit)", Destination: &mc.MaxRunning},
 			&cli.StringFlag{Name: "model", Value: "mock", Usage: "model name /v1/models reports", Destination: &mc.Model},
 			&cli.Uint64Flag{Name: "seed", Usage: "seed for injected errors", Destination: &mc.Seed},
+			&cli.Float64Flag{Name: "stream-error-rate", Usage: "fraction of streamed requests that fail inside their stream (after a 200), in --stream-error-shape's way", Destination: &mc.StreamErrorRate},
+			&cli.StringFlag{Name: "stream-error-shape", Value: mockserver.ShapeVLLM, Usage: "the engine whose in-stream failure is sent: " + strings.Join(mockserver.StreamErrorShapes, ", "), Destination: &mc.StreamErrorShape},
+			&cli.IntFlag{Name: "stream-error-after", Usage: "tokens a failing stream sends before its error", Destination: &mc.StreamErrorAfter},
 			&cli.BoolFlag{Name: "ignore-max-completion-tokens", Usage: "ignore max_completion_tokens (honour only max_tokens), as some llama.cpp builds do", Destination: &mc.IgnoreMaxCompletionTokens},
 			&cli.IntFlag{Name: "context-tokens", Usage: "a slot's context: longer prompts are cut silently, as llama.cpp's server cuts them, and usage reports the cut length (0: no limit)", Destination: &mc.ContextTokens},
 			&cli.BoolFlag{Name: "log-aborts", Usage: "print a line on stderr for each request whose client disconnected before its end (before its first token or mid-stream)", Destination: &aborts},
@@ -160,6 +165,13 @@ func mockServerCommand() *cli.Command {
 		Action: func(cc *cli.Context) error {
 			if r := mc.ErrorRate; r < 0 || r > 1 {
 				return &cmdline.UsageError{Err: fmt.Errorf("--error-rate must be between 0 and 1, got %g", r)}
+			}
+			if r := mc.StreamErrorRate; r < 0 || r > 1 {
+				return &cmdline.UsageError{Err: fmt.Errorf("--stream-error-rate must be between 0 and 1, got %g", r)}
+			}
+			if !slices.Contains(mockserver.StreamErrorShapes, mc.StreamErrorShape) || mc.StreamErrorAfter < 0 {
+				return &cmdline.UsageError{Err: fmt.Errorf("--stream-error-shape %q (want one of %s) and --stream-error-after %d (want ≥ 0)",
+					mc.StreamErrorShape, strings.Join(mockserver.StreamErrorShapes, ", "), mc.StreamErrorAfter)}
 			}
 			if wireLog != "" {
 				f, err := os.Create(wireLog)

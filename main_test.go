@@ -21,6 +21,8 @@ func TestExitCodesForBadUsage(t *testing.T) {
 		{"profile", "--ui", "fancy"},
 		{"profile", "--ui", "none", "stray", "--concurrency", "4"}, // flags after a word would go unread
 		{"mock-server", "--error-rate", "2"},
+		{"mock-server", "--stream-error-rate", "1.5"},
+		{"mock-server", "--stream-error-shape", "nginx"},
 		// Refused AIPerf flag: the run does not start, whatever else was given.
 		{"profile", "--video-width", "64", "--request-count", "1", "--ui", "none"},
 		// A stray argument is exit 2, not a run of the rest.

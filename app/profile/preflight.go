@@ -38,14 +38,22 @@ func (p *prepared) checkTarget(ctx context.Context, log io.Writer) error {
 			return fmt.Errorf("interrupted while checking %s (%w)", cmdline.RedactURL(s.Target.URL), ctx.Err())
 		}
 		var pe *preflight.Error
-		if errors.As(err, &pe) {
-			msg := pe.Error()
-			for _, secret := range s.Secrets {
-				msg = strings.ReplaceAll(msg, secret, cmdline.Redacted)
-			}
+		if !errors.As(err, &pe) {
+			return err
+		}
+		msg := pe.Error()
+		for _, secret := range s.Secrets {
+			msg = strings.ReplaceAll(msg, secret, cmdline.Redacted)
+		}
+		if pe.Op == "connect" || pe.Status >= 400 && pe.Status < 500 {
+			// No connection, or a request the server refuses as made (a
+			// wrong path, model or key): every request of the run would
+			// fail alike.
 			return cmdline.Usagef("%s (--skip-preflight runs anyway)", msg)
 		}
-		return err
+		// A server error may pass; the run's records will say.
+		fmt.Fprintf(log, "warning: preflight: %s: running anyway, the server's dialect unlearnt\n", msg)
+		return nil
 	}
 	p.preflight = res
 	line := "preflight: " + res.String()

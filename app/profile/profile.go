@@ -289,6 +289,11 @@ func (p *prepared) execute(ctx context.Context, log io.Writer) (o *outcome, err 
 	}
 	if p.counter != nil {
 		colOpts = append(colOpts, metrics.WithTokenizer(p.counter))
+		if t := s.Tokenizer; p.tokSrc.Source != tokBuiltin && (!t.Explicit || t.Name == s.Target.Model()) {
+			// The model's own: a count that differs from the server's is
+			// not the tokenizer's doing.
+			colOpts = append(colOpts, metrics.WithModelTokenizer())
+		}
 	}
 	if len(p.plan.values) > 1 {
 		colOpts = append(colOpts, metrics.WithStages(p.plan.mode, p.plan.values))
@@ -469,6 +474,11 @@ func (p *prepared) report(o *outcome, out io.Writer) (*Result, error) {
 	if o.clockDrift > time.Millisecond && s.Request.Timestamps == loadgen.KernelTimestamps {
 		o.summary.Warnings = append(o.summary.Warnings, fmt.Sprintf(
 			"the wall clock moved %.1f ms against the monotonic clock during the run: kernel timestamps after the step are off by up to that much", float64(o.clockDrift)/1e6))
+	}
+	if tt, ok := o.telemetry.TokenTotals(); ok {
+		// The server's counters over the profile (the warmup's last scrape
+		// is their baseline) beside surge's own counts.
+		o.summary.CompareServerTokens(metrics.ServerTokens{Prompt: tt.Prompt, Output: tt.Output, CachedPrompt: tt.CachedPrompt, Families: tt.Families})
 	}
 	if o.telemetry != nil {
 		run.Telemetry = o.telemetry
