@@ -155,6 +155,9 @@ func TestSignalsInEveryPhase(t *testing.T) {
 		// The phases of the run: no preflight, whose request would come first.
 		{"warmup", &phaseServer{}, []string{"-m", "m", "--skip-preflight", "--warmup-request-count", "40", "--request-count", "40", "--concurrency", "2"}, "/v1/chat/completions", syscall.SIGINT, true},
 		{"profile", &phaseServer{}, []string{"-m", "m", "--skip-preflight", "--request-count", "40", "--concurrency", "2"}, "/v1/chat/completions", syscall.SIGTERM, true},
+		// A plan of 10^11 requests starts at once: nothing is counted or
+		// built ahead of the first request.
+		{"a plan of 10^11 requests", &phaseServer{}, []string{"-m", "m", "--skip-preflight", "--request-count", "99999999999", "--concurrency", "2"}, "/v1/chat/completions", syscall.SIGINT, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			s := tc.server
@@ -166,11 +169,17 @@ func TestSignalsInEveryPhase(t *testing.T) {
 			args := append([]string{"surge", "profile", "--url", srv.URL, "--streaming", "--ui", "none", "--tokenizer", "builtin",
 				"--isl", "16", "--no-server-metrics", "--no-gpu-telemetry", "--output-artifact-dir", dir}, tc.args...)
 			code := make(chan int, 1)
+			begin := time.Now()
 			go func() { code <- runQuiet(args) }()
 			for deadline := time.Now().Add(20 * time.Second); s.count(tc.waitFor) == 0; time.Sleep(5 * time.Millisecond) {
 				if time.Now().After(deadline) {
 					t.Fatalf("no request to %s within 20 s", tc.waitFor)
 				}
+			}
+			// Start-up is flat in the plan's size: loose for a busy machine,
+			// far below what counting 10^11 sessions took (minutes).
+			if took := time.Since(begin); took > 5*time.Second {
+				t.Errorf("the first request to %s came %v after the start", tc.waitFor, took)
 			}
 			sent := time.Now()
 			if err := syscall.Kill(os.Getpid(), tc.sig); err != nil {

@@ -160,7 +160,13 @@ type Config struct {
 	ProfileRunCooldown time.Duration
 	ConfidenceLevel    float64
 
-	InputFile         string // --input-file
+	InputFile string // --input-file
+	// AllowInvalidUTF8 reads dataset lines that are not UTF-8 instead of
+	// refusing them (--allow-invalid-utf8).
+	AllowInvalidUTF8 bool
+	// MaxMemory is --max-memory: the memory a run's dataset may take, as
+	// given ("": three quarters of the machine's).
+	MaxMemory         string
 	CustomDatasetType string // --custom-dataset-type
 	PublicDataset     string // --public-dataset
 	ISLBlockSize      int    // --isl-block-size

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"math/rand/v2"
+	"os"
 	"time"
 
 	"github.com/surgebench/surge/app/cmdline"
@@ -118,17 +119,36 @@ var datasetFlags = map[string]string{
 	"Synthetic.RangeRatio": "--random-range-ratio", "Synthetic.SeqDist": "--seq-dist", "PromptCorpus": "--prompt-corpus",
 }
 
+// onDemand reports whether s's conversations are built as the run asks
+// for them (synthetic prompts, random_pool draws, a Mooncake trace), so
+// memory and start-up do not grow with how many it sends: all but the
+// rankings types (passages are added to held conversations) and synthetic
+// images or audio (drawn in sequence).
+func onDemand(s *spec.Spec) bool {
+	d := &s.Dataset
+	return !d.Rankings && !d.Images.Enabled() && !d.Audio.Enabled()
+}
+
+// datasetCount is the synthetic conversations (or random_pool draws) s
+// builds: --num-dataset-entries, 0 for a new one per session (on demand:
+// no end), or, held, enough for every session of the plan.
+func datasetCount(s *spec.Spec) int {
+	if onDemand(s) {
+		return s.Dataset.Entries
+	}
+	return conversationsNeeded(s)
+}
+
 // loadDataset builds the workload of s; count is how many synthetic
-// conversations the run needs. Cancelling ctx (Ctrl-C) stops the load
-// soon after.
+// conversations it makes (datasetCount). Cancelling ctx (Ctrl-C) stops the
+// load soon after.
 func loadDataset(ctx context.Context, s *spec.Spec, tok datasets.Tokenizer, count int, log io.Writer) (*datasets.Dataset, error) {
 	d, td := &s.Dataset, &s.Load.TurnDelay
 	isl, islStddev := d.QueryLength()
-	progress := newDownloadLine(log)
-	ds, report, err := datasets.LoadContext(ctx, datasets.Options{
+	o := datasets.Options{
 		InputFile: d.InputFile, CustomDatasetType: d.Type, PublicDataset: d.Public,
 		ISLBlockSize: d.ISLBlockSize, Tokenizer: tok, Seed: s.Seed(), TurnDelayRatio: td.Ratio, NoTurnDelays: td.None,
-		PromptCorpus: d.PromptCorpus, Progress: progress.update,
+		PromptCorpus: d.PromptCorpus, OnDemand: onDemand(s), AllowInvalidUTF8: d.AllowInvalidUTF8,
 		Synthetic: datasets.SyntheticOptions{
 			Count: count, ISL: isl, ISLStddev: islStddev, OSL: d.OSL, OSLStddev: d.OSLStddev,
 			RangeRatio: d.RangeRatio, SeqDist: d.SeqDist,
@@ -137,7 +157,13 @@ func loadDataset(ctx context.Context, s *spec.Spec, tok datasets.Tokenizer, coun
 			Turns: d.TurnsMean, TurnsStddev: d.TurnsStddev, TurnDelay: td.Mean, TurnDelayStddev: td.Stddev,
 			Images: d.Images, Audio: d.Audio,
 		},
-	})
+	}
+	if err := checkMemory(ctx, s, o); err != nil {
+		return nil, err
+	}
+	progress := newDownloadLine(log)
+	o.Progress = progress.update
+	ds, report, err := datasets.LoadContext(ctx, o)
 	progress.end()
 	if err != nil && ctx.Err() != nil && errors.Is(err, ctx.Err()) {
 		return nil, fmt.Errorf("interrupted while loading the dataset (%w)", err)
@@ -155,34 +181,93 @@ func loadDataset(ctx context.Context, s *spec.Spec, tok datasets.Tokenizer, coun
 		}
 	}
 	if d.Rankings {
-		if err := addPassages(s, ds, tok, log); err != nil {
+		if err := addPassages(ctx, s, ds, tok, log); err != nil {
 			return nil, err
 		}
 	}
-	addSystemPrompt(ds, d.SystemPrompt)
-	return ds, nil
+	return addSystemPrompt(ds, d.SystemPrompt), nil
+}
+
+// checkMemory estimates, before loading, the memory the workload o needs
+// with the run's requests in flight, and refuses one over --max-memory
+// (default: three quarters of the machine's) with the numbers. What cannot
+// be estimated before it is read (a public dataset not downloaded yet)
+// is not refused here.
+func checkMemory(ctx context.Context, s *spec.Spec, o datasets.Options) error {
+	budget := s.Dataset.MaxMemory
+	if budget == 0 {
+		b, ok := datasets.DefaultMemoryBudget()
+		if !ok {
+			return nil
+		}
+		budget = b
+	}
+	if st, err := os.Stat(o.InputFile); o.InputFile != "" && (err != nil || !st.Mode().IsRegular()) {
+		return nil // a pipe is read once: by the load
+	}
+	f, err := datasets.Estimate(ctx, o)
+	if err != nil {
+		if ctx.Err() != nil {
+			return fmt.Errorf("interrupted while estimating the dataset (%w)", ctx.Err())
+		}
+		return nil // the load says what is wrong with the input, by file and line
+	}
+	// Beside this, the dispatcher builds bodies ahead up to its own bound
+	// (loadgen.LookaheadBytes), small beside any budget.
+	err = f.Check(s.Load.MaxConcurrency(), budget)
+	var be *datasets.BudgetError
+	if errors.As(err, &be) {
+		hint := "use --max-memory to allow more"
+		if d := &s.Dataset; d.InputFile != "" {
+			hint += ", or a smaller trace (--fixed-schedule-end-offset, fewer rows)"
+		}
+		if s.Load.MaxConcurrency() > 1 {
+			hint += ", or fewer requests in flight (--concurrency)"
+		}
+		return cmdline.Usagef("%v: %s", err, hint)
+	}
+	return err
 }
 
 // assignModels gives every turn of ds one of several models, as AIPerf's
 // --model-selection-strategy does: round_robin sends the n-th prompt (the
 // dataset's turns in order) to model n mod count, random draws one for
-// each (seeded). One model needs nothing: the endpoint names it.
-func assignModels(ds *datasets.Dataset, models []string, strategy string, seed uint64) {
+// each (seeded). One model needs nothing: the endpoint names it. A dataset
+// built on demand numbers its prompts by conversation and turn where every
+// conversation has as many turns (else by conversation plus turn), and
+// draws each from a seed of its own.
+func assignModels(ds *datasets.Dataset, models []string, strategy string, seed uint64) *datasets.Dataset {
 	if len(models) < 2 {
-		return
+		return ds
 	}
-	rng := rand.New(rand.NewPCG(seed, 0x6d6f64656c73)) // "models"
-	n := 0
-	for ci := range ds.Conversations {
-		for ti := range ds.Conversations[ci].Turns {
+	if ds.Source == nil {
+		rng := rand.New(rand.NewPCG(seed, 0x6d6f64656c73)) // "models"
+		n := 0
+		return datasets.Each(ds, func(_ int, c *datasets.Conversation) {
+			for ti := range c.Turns {
+				m := models[n%len(models)]
+				if strategy == "random" {
+					m = models[rng.IntN(len(models))]
+				}
+				c.Turns[ti].Model = m
+				n++
+			}
+		})
+	}
+	per := ds.Source.UniformTurns()
+	return datasets.Each(ds, func(i int, c *datasets.Conversation) {
+		for ti := range c.Turns {
+			n := i + ti
+			if per > 0 {
+				n = i*per + ti
+			}
 			m := models[n%len(models)]
 			if strategy == "random" {
-				m = models[rng.IntN(len(models))]
+				m = models[rand.New(rand.NewPCG(seed^0x6d6f64656c73, uint64(i)<<16|uint64(ti))).IntN(len(models))]
 			}
-			ds.Conversations[ci].Turns[ti].Model = m
-			n++
+			c.Turns[ti].Model = m
 		}
-	}
+	})
 }
 
 // downloadLine is the console's progress line for a public dataset's

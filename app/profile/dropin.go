@@ -14,18 +14,17 @@ import (
 // addSystemPrompt puts the system prompt flags' text at the head of every
 // conversation's system message: alone, or before a dataset's own (a
 // shared system prompt's) after a blank line.
-func addSystemPrompt(ds *datasets.Dataset, text string) {
+func addSystemPrompt(ds *datasets.Dataset, text string) *datasets.Dataset {
 	if text == "" {
-		return
+		return ds
 	}
-	for i := range ds.Conversations {
-		conv := &ds.Conversations[i]
+	return datasets.Each(ds, func(_ int, conv *datasets.Conversation) {
 		if conv.SystemPrompt == "" {
 			conv.SystemPrompt = text
 		} else {
 			conv.SystemPrompt = text + "\n\n" + conv.SystemPrompt
 		}
-	}
+	})
 }
 
 // valuePools are the synthetic prompts of a sweep's values, one pool of
@@ -46,31 +45,32 @@ func loadValueDatasets(ctx context.Context, s *spec.Spec, ds **datasets.Dataset,
 	l, d := &s.Load, &s.Dataset
 	values := max(len(l.Concs), len(l.Rates), 1)
 	if values < 2 || d.Entries == 0 || !d.Synthetic() || l.Fixed.On {
-		got, err := loadDataset(ctx, s, tok, conversationsNeeded(s), log)
+		got, err := loadDataset(ctx, s, tok, datasetCount(s), log)
 		*ds = got
 		return valuePools{}, err
 	}
-	var all *datasets.Dataset
+	parts := make([]*datasets.Dataset, values)
 	for i := range values {
 		got, err := loadDataset(ctx, s.WithSeed(s.ValueSeed(i)), tok, d.Entries, log)
 		if err != nil {
 			return valuePools{}, err
 		}
-		if all == nil {
-			all = got
-			continue
-		}
-		for _, conv := range got.Conversations {
-			conv.ID = fmt.Sprintf("%s-v%d", conv.ID, i)
-			all.Conversations = append(all.Conversations, conv)
-		}
+		parts[i] = got
 	}
-	*ds = all
+	*ds = datasets.Concat(parts[0].Name, parts[0].Type, parts, valueSuffix)
 	strategy := d.Sampling
 	if strategy == "" {
-		strategy = datasets.DefaultSampling(all.Type)
+		strategy = datasets.DefaultSampling(parts[0].Type)
 	}
 	return valuePools{n: values, size: d.Entries, seed: s.ValueSeed, strategy: strategy}, nil
+}
+
+// valueSuffix names value k's conversations apart from value 0's.
+func valueSuffix(k int) string {
+	if k == 0 {
+		return ""
+	}
+	return fmt.Sprintf("-v%d", k)
 }
 
 // assign points each profile stage at its value's pool (the warmup takes

@@ -34,7 +34,7 @@ func TestSweepValuesGetTheirOwnPrompts(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if n := len(p.ds.Conversations); n != 6 {
+	if n := p.ds.Len(); n != 6 {
 		t.Fatalf("%d conversations, want 3 per value", n)
 	}
 	v := 0
@@ -56,15 +56,15 @@ func TestSweepValuesGetTheirOwnPrompts(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(q.ds.Conversations) != 3 || q.plan.stages[len(q.plan.stages)-1].Conversation != nil {
-		t.Fatalf("one value: %d conversations, per-value pools %v", len(q.ds.Conversations), q.plan.stages[0].Conversation != nil)
+	if q.ds.Len() != 3 || q.plan.stages[len(q.plan.stages)-1].Conversation != nil {
+		t.Fatalf("one value: %d conversations, per-value pools %v", q.ds.Len(), q.plan.stages[0].Conversation != nil)
 	}
 	for i := range 3 {
-		if a, b := turnText(p.ds.Conversations[3+i].Turns[0]), turnText(q.ds.Conversations[i].Turns[0]); a != b {
+		if a, b := turnText(p.ds.Conversation(3 + i).Turns[0]), turnText(q.ds.Conversation(i).Turns[0]); a != b {
 			t.Errorf("value 1's prompt %d differs from seed 6's", i)
 		}
 	}
-	if turnText(p.ds.Conversations[0].Turns[0]) == turnText(p.ds.Conversations[3].Turns[0]) {
+	if turnText(p.ds.Conversation(0).Turns[0]) == turnText(p.ds.Conversation(3).Turns[0]) {
 		t.Error("values 0 and 1 start with the same prompt")
 	}
 }
@@ -107,8 +107,8 @@ func TestSystemPromptFlags(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s: %v", tc.name, err)
 		}
-		for _, conv := range p.ds.Conversations {
-			if !strings.HasPrefix(conv.SystemPrompt, tc.want) {
+		for i := range p.ds.Len() {
+			if conv := p.ds.Conversation(i); !strings.HasPrefix(conv.SystemPrompt, tc.want) {
 				t.Errorf("%s: system prompt %q, want it to start %q", tc.name, conv.SystemPrompt, tc.want)
 			}
 		}
@@ -145,8 +145,8 @@ func TestTurnDelayRatioZeroRemovesDelays(t *testing.T) {
 			t.Fatal(err)
 		}
 		var total int64
-		for _, conv := range p.ds.Conversations {
-			for _, tr := range conv.Turns {
+		for i := range p.ds.Len() {
+			for _, tr := range p.ds.Conversation(i).Turns {
 				total += int64(tr.Delay)
 			}
 		}

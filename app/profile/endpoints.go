@@ -1,6 +1,7 @@
 package profile
 
 import (
+	"context"
 	"fmt"
 	"io"
 
@@ -18,10 +19,10 @@ var rankingsFlags = map[string]string{
 
 // addPassages gives every turn without passages some to rank, for the
 // rankings types: generated texts of the --rankings-passages-* shape.
-func addPassages(s *spec.Spec, ds *datasets.Dataset, tok datasets.Tokenizer, log io.Writer) error {
+func addPassages(ctx context.Context, s *spec.Spec, ds *datasets.Dataset, tok datasets.Tokenizer, log io.Writer) error {
 	o := s.Dataset.Passages
 	o.Seed, o.Tokenizer = s.Seed(), tok
-	if err := datasets.AddPassages(ds, o); err != nil {
+	if err := datasets.AddPassagesContext(ctx, ds, o); err != nil {
 		return &cmdline.UsageError{Err: cmdline.ForFlags(err, rankingsFlags)}
 	}
 	fmt.Fprintf(log, "rankings: %d±%d passages of %d±%d tokens per query, where the dataset gives none\n",
@@ -30,8 +31,9 @@ func addPassages(s *spec.Spec, ds *datasets.Dataset, tok datasets.Tokenizer, log
 }
 
 // checkBodies builds every turn's body once when the dataset is the body
-// (--endpoint-type raw): a turn that is not one is bad input, refused
-// before anything is sent rather than failing each request on its own.
+// (--endpoint-type raw, a file: held): a turn that is not one is bad
+// input, refused before anything is sent rather than failing each request
+// on its own.
 func checkBodies(ds *datasets.Dataset, ep *endpoint.Endpoint) error {
 	if ep.Kind != endpoint.Raw {
 		return nil

@@ -56,25 +56,30 @@ func (p *prepared) fingerprint(inputConfig map[string]any, server *fingerprint.S
 	return f
 }
 
-// datasetSum hashes every turn of every conversation as the dataset defines
-// it (content, output cap, timing, extra fields, passages, media), not the bodies
-// sent: a multi-turn body carries the server's earlier answers, and a
+// datasetSum hashes the dataset as it defines its turns (content, output
+// cap, timing, extra fields, passages, media), not the bodies sent: a
+// multi-turn body carries the server's earlier answers, and a
 // duration-bound run sends as many as the server allows, so bodies would
-// differ between servers given the same workload.
+// differ between servers given the same workload. It hashes the count of
+// conversations and a bounded sample of them (fingerprint.Sample), each
+// turn's content by its start: a long trace or a dataset built on demand
+// costs no more than a short one.
 func datasetSum(ds *datasets.Dataset) string {
-	var d fingerprint.Dataset
+	smp := fingerprint.NewSample(int64(ds.Len()))
 	var buf []byte
 	digests := mediaDigests{}
 	field := func(b []byte) {
 		buf = binary.AppendUvarint(buf, uint64(len(b)))
 		buf = append(buf, b...)
 	}
-	for _, c := range ds.Conversations {
-		for i := range c.Turns {
-			t := &c.Turns[i]
-			buf = buf[:0]
-			field([]byte(c.SystemPrompt))
-			field([]byte(t.Content()))
+	for i := range smp.Taken() {
+		c := ds.Conversation(int(i))
+		buf = buf[:0]
+		field([]byte(c.SystemPrompt))
+		per := max(fingerprint.SampleItemBytes/max(len(c.Turns), 1)-64, 256) // the item's room, shared by its turns
+		for j := range c.Turns {
+			t := &c.Turns[j]
+			field([]byte(t.ContentPrefix(per)))
 			buf = binary.AppendVarint(buf, int64(t.MaxTokens))
 			buf = binary.AppendVarint(buf, int64(t.Delay))
 			buf = binary.AppendVarint(buf, int64(t.Timestamp))
@@ -85,11 +90,11 @@ func datasetSum(ds *datasets.Dataset) string {
 			for _, ps := range t.Passages {
 				field([]byte(ps))
 			}
-			for j := range t.Media {
-				field(digests.of(&t.Media[j]))
+			for k := range t.Media {
+				field(digests.of(&t.Media[k]))
 			}
-			d.Add(c.ID, i, buf)
 		}
+		smp.Add(i, c.ID, len(c.Turns), buf)
 	}
-	return d.Sum()
+	return smp.Sum()
 }

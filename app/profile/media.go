@@ -25,6 +25,7 @@ var mediaFlags = map[string]string{
 }
 
 // checkMedia refuses a dataset with media for a type that cannot send it.
+// A dataset built on demand has none: synthetic media are held.
 func checkMedia(ds *datasets.Dataset, ep *endpoint.Endpoint) error {
 	if ep.Info().Media {
 		return nil

@@ -3,7 +3,6 @@ package profile
 import (
 	"fmt"
 	"strconv"
-	"time"
 
 	"github.com/surgebench/surge/app/cmdline"
 	"github.com/surgebench/surge/app/spec"
@@ -104,10 +103,7 @@ func buildPlan(s *spec.Spec, ds *datasets.Dataset) (*plan, error) {
 		if s.Dataset.Sampling != "" {
 			return nil, cmdline.Usagef("--dataset-sampling-strategy does not apply to a fixed schedule: the trace's rows are replayed in timestamp order")
 		}
-		offsets, err := schedule.TraceOffsets(len(ds.Conversations), func(i int) (time.Duration, bool) {
-			t := ds.Conversations[i].Turns[0]
-			return t.Timestamp, t.HasTimestamp
-		})
+		offsets, err := schedule.TraceOffsets(ds.Len(), ds.Timestamp)
 		if err != nil {
 			return nil, &cmdline.UsageError{Err: fmt.Errorf("%s: %w", ds.Name, cmdline.ForFlags(err, spec.FixedFlags()))}
 		}
@@ -131,7 +127,7 @@ func buildPlan(s *spec.Spec, ds *datasets.Dataset) (*plan, error) {
 		// all, so the request count is their turns'.
 		st.Count = 0
 		for _, r := range replay.Rows() {
-			st.Count += len(ds.Conversations[r].Turns)
+			st.Count += ds.Turns(r)
 		}
 		if l.RequestCount > 0 {
 			st.Count = min(st.Count, l.RequestCount)
@@ -186,13 +182,15 @@ func buildPlan(s *spec.Spec, ds *datasets.Dataset) (*plan, error) {
 		}
 		p.stages = append([]loadgen.Stage{warm}, p.stages...)
 	}
-	if p.mode != ModeFixedSchedule {
+	// A dataset without end (a new conversation per session) is taken in
+	// order: there is nothing to shuffle.
+	if p.mode != ModeFixedSchedule && ds.Len() < datasets.OnDemandLen {
 		strategy := s.Dataset.Sampling
 		if strategy == "" {
 			strategy = datasets.DefaultSampling(ds.Type)
 		}
 		if strategy != datasets.SampleSequential {
-			pick := datasets.NewSampler(strategy, len(ds.Conversations), s.Seed()).Pick
+			pick := datasets.NewSampler(strategy, ds.Len(), s.Seed()).Pick
 			for i := range p.stages {
 				p.stages[i].Pick = pick
 			}

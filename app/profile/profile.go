@@ -150,7 +150,7 @@ func prepareCtx(ctx context.Context, s *spec.Spec, log io.Writer) (*prepared, er
 	if err := checkBodies(p.ds, s.Endpoint); err != nil {
 		return nil, err
 	}
-	assignModels(p.ds, s.Target.Models, s.Target.ModelSelection, s.Seed())
+	p.ds = assignModels(p.ds, s.Target.Models, s.Target.ModelSelection, s.Seed())
 	if len(s.Target.Models) > 1 {
 		p.log.Debugf("models %q share the prompts (%s)", s.Target.Models, s.Target.ModelSelection)
 	}
@@ -428,7 +428,7 @@ func (p *prepared) report(o *outcome, out io.Writer) (*Result, error) {
 		SurgeVersion: s.Version, Start: o.start, End: o.end, WasCancelled: res.Cancelled || res.Aborted || o.fault != nil,
 		InputConfig: s.InputConfig(),
 		RunInfo: map[string]any{"target_url": cmdline.RedactURL(o.target), "endpoint": s.Endpoint.Path(), "dataset": p.ds.Name,
-			"conversations": len(p.ds.Conversations), "mode": p.plan.mode, "stage_values": p.plan.values,
+			"conversations": conversationCount(p.ds), "mode": p.plan.mode, "stage_values": p.plan.values,
 			"timestamps": s.Request.Timestamps.String(), "kernel_timestamps_supported": wire.Supported,
 			"clock_drift_ms": float64(o.clockDrift) / 1e6,
 			"client_gc":      map[string]any{"cycles": o.gcCycles, "heap_floor_mib": o.heapFloor >> 20}},
@@ -534,6 +534,16 @@ func (p *prepared) report(o *outcome, out io.Writer) (*Result, error) {
 		return res, errors.Join(append(errs, o.fault)...)
 	}
 	return res, errors.Join(errs...)
+}
+
+// conversationCount is run_info.conversations: how many distinct
+// conversations the dataset has, or "on demand" for synthetic prompts
+// built without end (a new one per session).
+func conversationCount(ds *datasets.Dataset) any {
+	if n := ds.Len(); n < datasets.OnDemandLen {
+		return n
+	}
+	return "on demand"
 }
 
 // newBenchmarkID returns a random (version 4) UUID.

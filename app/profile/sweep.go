@@ -2,7 +2,6 @@ package profile
 
 import (
 	"context"
-	"fmt"
 	"io"
 
 	"github.com/surgebench/surge/app/spec"
@@ -19,7 +18,7 @@ import (
 // each drained before the next.
 func planSweep(ctx context.Context, s *spec.Spec, tok datasets.Tokenizer, log io.Writer) (*plan, *datasets.Dataset, error) {
 	sw := s.Load.Sweep
-	var all, shared *datasets.Dataset
+	var parts []*datasets.Dataset // the synthetic points' own prompts, or the one shared dataset
 	out := &plan{sweep: sw, mode: sw.Mode()}
 	for i := range sw.Points {
 		ps, err := s.Point(i)
@@ -27,33 +26,24 @@ func planSweep(ctx context.Context, s *spec.Spec, tok datasets.Tokenizer, log io
 			return nil, nil, err
 		}
 		synthetic := ps.Dataset.Synthetic()
-		ds := shared
-		if synthetic || ds == nil {
-			d, err := loadDataset(ctx, ps, tok, conversationsNeeded(ps), log)
-			if err != nil {
+		base := 0
+		var ds *datasets.Dataset
+		if synthetic || len(parts) == 0 {
+			if ds, err = loadDataset(ctx, ps, tok, datasetCount(ps), log); err != nil {
 				return nil, nil, err
 			}
-			ds = d
-			if !synthetic {
-				shared = d
+			for _, p := range parts {
+				base += p.Len()
 			}
+			parts = append(parts, ds)
+		} else {
+			ds = parts[0]
 		}
 		p, err := buildPlan(ps, ds)
 		if err != nil {
 			return nil, nil, err
 		}
-		base := 0
-		switch {
-		case all == nil:
-			all = ds
-		case synthetic:
-			base = len(all.Conversations)
-			for _, conv := range ds.Conversations {
-				conv.ID = fmt.Sprintf("%s-v%d", conv.ID, i)
-				all.Conversations = append(all.Conversations, conv)
-			}
-		}
-		size := len(ds.Conversations)
+		size := ds.Len()
 		for _, st := range p.stages {
 			inner := st.Conversation
 			if inner == nil {
@@ -75,6 +65,10 @@ func planSweep(ctx context.Context, s *spec.Spec, tok datasets.Tokenizer, log io
 			out.total += p.total
 		}
 		out.values = append(out.values, sw.Value(i).Value)
+	}
+	all := parts[0]
+	if len(parts) > 1 {
+		all = datasets.Concat(parts[0].Name, parts[0].Type, parts, valueSuffix)
 	}
 	return out, all, nil
 }

@@ -1,6 +1,7 @@
 package spec
 
 import (
+	"errors"
 	"io"
 	"math"
 	"os"
@@ -50,6 +51,12 @@ type Dataset struct {
 	// QueryTokens and QueryTokensStddev are a synthetic rankings query's
 	// length (0: --isl, --isl-stddev).
 	QueryTokens, QueryTokensStddev int
+	// AllowInvalidUTF8 reads input that is not UTF-8 instead of refusing
+	// it by file:line.
+	AllowInvalidUTF8 bool
+	// MaxMemory is the bytes the dataset and the requests in flight may
+	// take (0: three quarters of the machine's memory).
+	MaxMemory int64
 }
 
 // Synthetic reports whether the prompts are synthetic (no file, no public
@@ -87,11 +94,15 @@ func parseDataset(s *Spec, c *cmdline.Config) error {
 		TurnsMean: c.TurnsMean, TurnsStddev: c.TurnsStddev, Entries: c.NumDatasetEntries, Sampling: c.SamplingStrategy,
 		Rankings: s.Endpoint.Info().Rankings, QueryTokens: c.RankingsQueryTokens, QueryTokensStddev: c.RankingsQueryTokensStddev,
 		Passages: datasets.PassageOptions{Count: c.RankingsPassagesMean, CountStddev: c.RankingsPassagesStddev,
-			ISL: c.RankingsPassageTokens, ISLStddev: c.RankingsPassageTokensStddev}}
+			ISL: c.RankingsPassageTokens, ISLStddev: c.RankingsPassageTokensStddev},
+		AllowInvalidUTF8: c.AllowInvalidUTF8}
 	if d.Rankings && (c.RankingsQueryTokens < 0 || c.RankingsQueryTokensStddev < 0) {
 		return cmdline.Usagef("--rankings-query-prompt-token-mean and -stddev must not be negative")
 	}
 	var err error
+	if d.MaxMemory, err = parseBytes(c.MaxMemory); err != nil {
+		return cmdline.Usagef("--max-memory %q: %v", c.MaxMemory, err)
+	}
 	if d.Audio, err = audioOptions(c); err != nil {
 		return err
 	}
@@ -102,6 +113,32 @@ func parseDataset(s *Spec, c *cmdline.Config) error {
 	}
 	d.SystemPrompt, err = systemPrompt(c)
 	return err
+}
+
+// byteUnits are the suffixes parseBytes takes: powers of 1000 and of
+// 1024, in any case, with or without the B.
+var byteUnits = map[string]float64{"": 1, "b": 1, "k": 1e3, "kb": 1e3, "m": 1e6, "mb": 1e6, "g": 1e9, "gb": 1e9, "t": 1e12, "tb": 1e12,
+	"kib": 1 << 10, "mib": 1 << 20, "gib": 1 << 30, "tib": 1 << 40, "ki": 1 << 10, "mi": 1 << 20, "gi": 1 << 30, "ti": 1 << 40}
+
+// parseBytes reads a size such as 4GiB, 512MB, 2.5G or 1000000 ("": 0).
+func parseBytes(v string) (int64, error) {
+	v = strings.TrimSpace(v)
+	if v == "" {
+		return 0, nil
+	}
+	i := strings.IndexFunc(v, func(r rune) bool { return (r < '0' || r > '9') && r != '.' })
+	if i < 0 {
+		i = len(v)
+	}
+	n, err := strconv.ParseFloat(v[:i], 64)
+	unit, ok := byteUnits[strings.ToLower(strings.TrimSpace(v[i:]))]
+	switch {
+	case err != nil || !ok:
+		return 0, errors.New("want a size such as 4GiB, 512MiB or 8GB")
+	case n*unit < 64<<20 || n*unit > 1<<50:
+		return 0, errors.New("want between 64MiB and 1PiB")
+	}
+	return int64(n * unit), nil
 }
 
 // systemPrompt is --system-prompt, or the text of --system-prompt-file

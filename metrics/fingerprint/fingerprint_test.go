@@ -210,6 +210,16 @@ func TestSampleIsBounded(t *testing.T) {
 	if a.Len() > SampleItems || a.Len() < SampleItems/2 {
 		t.Errorf("%d items hashed of %d, want at most %d", a.Len(), n, SampleItems)
 	}
+	taken := 0
+	for i := range a.Taken() {
+		if !a.Take(i) {
+			t.Fatalf("Taken gave %d, which Take leaves out", i)
+		}
+		taken++
+	}
+	if taken != a.Len() {
+		t.Errorf("Taken gave %d items, the sample holds %d", taken, a.Len())
+	}
 	if a.Sum() != build(n, -1, true).Sum() {
 		t.Error("the order of the items changed the hash")
 	}

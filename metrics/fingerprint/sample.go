@@ -6,6 +6,7 @@ import (
 	"encoding/binary"
 	"encoding/json"
 	"io"
+	"iter"
 )
 
 // A dataset's fingerprint in bounded time. Dataset hashes every request
@@ -37,6 +38,18 @@ func NewSample(n int64) *Sample {
 // Take reports whether item i is in the sample: only those need to be
 // built and given to Add.
 func (s *Sample) Take(i int64) bool { return i >= 0 && i < s.n && i%s.step == 0 }
+
+// Taken are the items of the sample in order: a dataset of any size is
+// sampled in at most SampleItems steps.
+func (s *Sample) Taken() iter.Seq[int64] {
+	return func(yield func(int64) bool) {
+		for i := int64(0); i < s.n; i += s.step {
+			if !yield(i) {
+				return
+			}
+		}
+	}
+}
 
 // Add hashes item i (one Take chose), named by its session and turn, of
 // which item holds what the caller hashes; past SampleItemBytes it is cut.
