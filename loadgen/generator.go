@@ -57,6 +57,8 @@ type Stage struct {
 
 // Generator runs stages against one endpoint.
 type Generator struct {
+	// endStage ends the profile stage issuing now (EndStage).
+	endStage atomic.Pointer[context.CancelFunc]
 	urls     []string // request i goes to urls[i mod len]
 	more     []string // WithTargets' servers, resolved by New
 	ep       *endpoint.Endpoint
@@ -430,13 +432,28 @@ func (g *Generator) drain(ctx context.Context, wg *sync.WaitGroup, cancel contex
 }
 
 // startStage is how every stage begins: its clock origin and a context
-// that ends with the stage's duration (cancel releases it).
+// that ends with the stage's duration or EndStage (cancel releases it).
 func (g *Generator) startStage(ctx context.Context, st Stage) (stageCtx context.Context, cancel context.CancelFunc, start int64) {
-	start, cancel = g.now(), func() {}
+	start = g.now()
 	if st.Duration > 0 {
 		ctx, cancel = context.WithTimeout(ctx, st.Duration)
+	} else {
+		ctx, cancel = context.WithCancel(ctx)
+	}
+	if st.Phase == metrics.Profile {
+		g.endStage.Store(&cancel)
 	}
 	return ctx, cancel, start
+}
+
+// EndStage ends the profile stage under way as its duration would: it
+// stops issuing, and its requests in flight finish within the grace
+// period before the next stage starts (a stop condition met, such as the
+// precision a run asked for). It does nothing between stages.
+func (g *Generator) EndStage() {
+	if end := g.endStage.Load(); end != nil {
+		(*end)()
+	}
 }
 
 // issue runs one stage's dispatch loop: wait for the intended time, then

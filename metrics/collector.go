@@ -179,6 +179,9 @@ func (c *Collector) Phase() Phase { return Phase(c.phase.Load()) }
 // SetStage tells snapshots which stage is in progress.
 func (c *Collector) SetStage(i int) { c.stage.Store(int64(i)) }
 
+// Stage is the stage in progress (SetStage's).
+func (c *Collector) Stage() int { return int(c.stage.Load()) }
+
 // SetConcurrency reports the concurrency cap in force (0: unlimited).
 func (c *Collector) SetConcurrency(n int) { c.limit.Store(int64(n)) }
 

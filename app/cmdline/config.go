@@ -232,6 +232,12 @@ type Config struct {
 	ServerMetricsURLs []string      // --server-metrics (default: the target's /metrics)
 	NoServerMetrics   bool          // --no-server-metrics
 
+	// Precision is --precision: METRIC:STAT:±PCT targets the run keeps
+	// its load going until (each stage of a sweep); Trim is --trim (auto:
+	// the headline numbers are the steady state's; "" or none: the whole
+	// run's).
+	Precision []string
+	Trim      string
 	// LiveConfig holds --control-addr, --stop-on and `surge search`'s
 	// settings (live.go).
 	LiveConfig

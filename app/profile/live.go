@@ -42,6 +42,16 @@ type liveSession struct {
 	}
 	tripped *stop.Trip
 
+	// precision watches --precision's targets: the newest judgement (for
+	// the dashboard), and each profile stage's once reached or at its end.
+	precision struct {
+		sync.Mutex
+		checker *metrics.Checker
+		latest  *metrics.PrecisionStatus
+		stages  map[int]stageReach
+		last    int // the last stage whose targets were reached (−1: none)
+	}
+
 	objectives []search.Objective
 	search     *spec.Search
 	prober     *search.Live
@@ -70,9 +80,13 @@ func (p *prepared) prepareLive() (*liveSession, error) {
 	s := p.s
 	lv := &s.Live
 	ls := &liveSession{}
-	if lv.StopOn != nil {
+	if lv.StopOn != nil || lv.Precision != nil {
 		ls.conds = lv.StopOn
 		ls.watch.w = stop.NewWatch(lv.StopOn)
+	}
+	if lv.Precision != nil {
+		ls.precision.checker = metrics.NewChecker(lv.Precision)
+		ls.precision.stages, ls.precision.last = map[int]stageReach{}, -1
 	}
 	// A shard's dashboard only watches: its keys would steer one host.
 	wantLive := lv.Search != nil || lv.ControlAddr != "" || s.UI == tui.ModeDashboard && s.Shard.Whole()
@@ -86,7 +100,7 @@ func (p *prepared) prepareLive() (*liveSession, error) {
 		wantLive = false // the dashboard just shows a plan it cannot steer
 	}
 	if !wantLive {
-		if ls.conds == nil {
+		if ls.watch.w == nil {
 			return nil, nil
 		}
 		return ls, nil
@@ -239,11 +253,16 @@ func (ls *liveSession) liveState() tui.LiveState {
 	return tui.LiveState{Mode: st.Mode, Value: st.Value, Paused: st.Paused, Search: ls.searchLine()}
 }
 
-// frame adds the live state to a UI frame.
+// frame adds the live state and the precision targets' to a UI frame.
 func (ls *liveSession) frame(f tui.Frame) tui.Frame {
 	if ls != nil && ls.ctl != nil {
 		l := ls.liveState()
 		f.Live = &l
+	}
+	if ls != nil && ls.precision.checker != nil {
+		ls.precision.Lock()
+		f.Precision = ls.precision.latest
+		ls.precision.Unlock()
 	}
 	return f
 }
@@ -284,14 +303,20 @@ func num(v float64) string { return strconv.FormatFloat(v, 'g', 5, 64) }
 
 // run drives the session's load with gen until it ends; stopIssuing ends
 // issuing early (a stop condition).
-func (ls *liveSession) run(ctx context.Context, gen *loadgen.Generator, stages []loadgen.Stage, stopIssuing func(), logw io.Writer, server func() []telemetry.ServerSample) error {
+func (ls *liveSession) run(ctx context.Context, gen *loadgen.Generator, col *metrics.Collector, stages []loadgen.Stage, stopIssuing func(), logw io.Writer, server func() []telemetry.ServerSample) error {
 	if ls == nil {
 		return gen.Run(ctx, stages)
 	}
 	if ls.watch.w != nil {
 		watchCtx, endWatch := context.WithCancel(ctx)
 		defer endWatch()
-		go ls.watchLoop(watchCtx, gen.Now, stopIssuing, logw, server)
+		profiles := 0
+		for _, st := range stages {
+			if st.Phase == metrics.Profile {
+				profiles++
+			}
+		}
+		go ls.watchLoop(watchCtx, watched{now: gen.Now, col: col, profiles: profiles, endStage: gen.EndStage, stopIssuing: stopIssuing, server: server}, logw)
 	}
 	if ls.ctl == nil {
 		return gen.Run(ctx, stages)
@@ -346,9 +371,30 @@ func (ls *liveSession) run(ctx context.Context, gen *loadgen.Generator, stages [
 	return runErr
 }
 
-// watchLoop checks the stop conditions every second and stops issuing
-// once one trips.
-func (ls *liveSession) watchLoop(ctx context.Context, now func() int64, stopIssuing func(), logw io.Writer, server func() []telemetry.ServerSample) {
+// watched is what the watch loop reads and steers: the run clock, the
+// collector, how many profile stages there are, and how to end one or
+// the whole run.
+type watched struct {
+	now         func() int64
+	col         *metrics.Collector
+	profiles    int
+	endStage    func()
+	stopIssuing func()
+	server      func() []telemetry.ServerSample
+}
+
+// stageReach is where a stage's precision targets stood when it ended or
+// reached them.
+type stageReach struct {
+	status  metrics.PrecisionStatus
+	reached bool
+}
+
+// watchLoop checks the stop conditions and the precision targets every
+// second: a condition that holds stops issuing (exit code 1); the
+// targets reached end the stage, the next one starting, or after the last
+// the run (exit code 0).
+func (ls *liveSession) watchLoop(ctx context.Context, w watched, logw io.Writer) {
 	t := time.NewTicker(time.Second)
 	defer t.Stop()
 	for {
@@ -357,19 +403,80 @@ func (ls *liveSession) watchLoop(ctx context.Context, now func() int64, stopIssu
 			return
 		case <-t.C:
 		}
+		stage, judged := ls.judgePrecision(w)
 		ls.watch.Lock()
-		for _, s := range server() {
+		for _, s := range w.server() {
 			ls.watch.w.Server(s)
 		}
-		trip := ls.watch.w.Check(now())
+		if judged != nil {
+			ls.watch.w.Precision(*judged)
+		}
+		trip := ls.watch.w.Check(w.now())
+		if trip != nil && trip.Precision != nil && stage+1 < w.profiles {
+			// This stage is done: on to the next, judged afresh.
+			ls.watch.w.Precision(metrics.PrecisionStatus{})
+			ls.watch.Unlock()
+			ls.reach(stage, *trip.Precision, true)
+			fmt.Fprintf(logw, "stage %d: %s; next stage\n", stage+1, trip.Reason())
+			w.endStage()
+			continue
+		}
 		if trip != nil {
 			ls.tripped = trip
+			if trip.Precision != nil {
+				ls.reach(stage, *trip.Precision, true)
+			}
 		}
 		ls.watch.Unlock()
 		if trip != nil {
 			fmt.Fprintf(logw, "stopping: %s\n", trip.Reason())
-			stopIssuing()
+			w.stopIssuing()
 			return
+		}
+	}
+}
+
+// judgePrecision judges the precision targets on the profile stage under
+// way (nil: no targets, the warmup, or a stage already done).
+func (ls *liveSession) judgePrecision(w watched) (int, *metrics.PrecisionStatus) {
+	k := ls.precision.checker
+	stage := w.col.Stage()
+	ls.precision.Lock()
+	done := stage <= ls.precision.last
+	ls.precision.Unlock()
+	if k == nil || done || w.col.Phase() != metrics.Profile {
+		return stage, nil
+	}
+	st := k.Check(w.col.Sample(stage))
+	ls.precision.Lock()
+	ls.precision.latest = &st
+	ls.precision.Unlock()
+	return stage, &st
+}
+
+// reach records stage's precision: reached, or where it stood at its end.
+func (ls *liveSession) reach(stage int, st metrics.PrecisionStatus, reached bool) {
+	ls.precision.Lock()
+	defer ls.precision.Unlock()
+	ls.precision.stages[stage] = stageReach{status: st, reached: reached}
+	if reached {
+		ls.precision.last = max(ls.precision.last, stage)
+	}
+}
+
+// finishPrecision judges every profile stage that did not reach its
+// targets on all its requests, once the run is over and before the
+// collector closes: the console then says what precision each reached.
+func (ls *liveSession) finishPrecision(col *metrics.Collector, profiles int) {
+	if ls == nil || ls.precision.checker == nil {
+		return
+	}
+	for i := range profiles {
+		ls.precision.Lock()
+		_, done := ls.precision.stages[i]
+		ls.precision.Unlock()
+		if !done {
+			ls.reach(i, ls.precision.checker.Check(col.Sample(i)), false)
 		}
 	}
 }
@@ -390,9 +497,15 @@ func (ls *liveSession) annotate(s *metrics.Summary, info map[string]any) {
 	if ls == nil {
 		return
 	}
-	if t := ls.trip(); t != nil {
+	switch t := ls.trip(); {
+	case t != nil && t.Precision != nil:
+		info["stopped_by"] = "precision"
+	case t != nil:
 		s.Warnings = append(s.Warnings, "stopped early: "+t.Reason())
 		info["stopped_by"] = t.Condition.Raw
+	}
+	if ls.precision.checker != nil {
+		info["precision_targets"] = ls.precisionInfo()
 	}
 	if ls.ctl != nil {
 		st := ls.ctl.State()
@@ -434,11 +547,61 @@ func (ls *liveSession) conclude(out io.Writer) error {
 			fmt.Fprintf(out, "capacity: %s\n", r.Note)
 		}
 	}
-	if t := ls.trip(); t != nil {
+	ls.concludePrecision(out)
+	if t := ls.trip(); t != nil && t.Precision == nil {
 		// The summary's warnings already said so; the error sets exit 1.
 		return fmt.Errorf("%w: %s", ErrStopCondition, t.Reason())
 	}
 	return nil
+}
+
+// precisionInfo is run_info.precision_targets: each stage's targets, and
+// whether it reached them or its bound ended it first.
+func (ls *liveSession) precisionInfo() []map[string]any {
+	ls.precision.Lock()
+	defer ls.precision.Unlock()
+	var out []map[string]any
+	for i := range len(ls.precision.stages) {
+		r := ls.precision.stages[i]
+		targets := make([]map[string]any, len(r.status.Targets))
+		for j, t := range r.status.Targets {
+			targets[j] = map[string]any{"target": t.Target.String(), "value": finite(t.Value), "lo": finite(t.Lo), "hi": finite(t.Hi),
+				"half_width_pct": finite(100 * t.HalfWidth), "met": t.Met}
+		}
+		out = append(out, map[string]any{"stage": i, "reached": r.reached, "requests": r.status.Requests, "targets": targets})
+	}
+	return out
+}
+
+// finite is v for JSON: nil for an unbounded or unknown value.
+func finite(v float64) any {
+	if math.IsInf(v, 0) || math.IsNaN(v) {
+		return nil
+	}
+	return v
+}
+
+// concludePrecision says under the summary what precision each stage
+// reached: the targets met and ending it, or what its bound left them at.
+func (ls *liveSession) concludePrecision(out io.Writer) {
+	if ls.precision.checker == nil {
+		return
+	}
+	ls.precision.Lock()
+	defer ls.precision.Unlock()
+	n := len(ls.precision.stages)
+	for i := range n {
+		r := ls.precision.stages[i]
+		label := "precision"
+		if n > 1 {
+			label = fmt.Sprintf("stage %d precision", i+1)
+		}
+		if r.reached {
+			fmt.Fprintf(out, "%s reached: %s\n", label, r.status)
+		} else {
+			fmt.Fprintf(out, "%s not reached before the run's bound (--request-count or --benchmark-duration): %s\n", label, r.status)
+		}
+	}
 }
 
 func unitOf(mode string) string {

@@ -277,7 +277,7 @@ func (p *prepared) execute(ctx context.Context, log io.Writer) (o *outcome, err 
 		logw.hold()
 	}
 	colOpts := []metrics.Option{metrics.WithClock(clock), metrics.WithOrigin(o.start), metrics.WithGoodput(s.Goodput),
-		metrics.WithSlices(s.Exports.Slice), metrics.WithSink(folders),
+		metrics.WithSlices(s.Exports.Slice), metrics.WithSink(folders), metrics.WithTrim(s.Exports.Trim),
 		metrics.WithCounting(metrics.Counting{Retokenize: s.Tokenizer.Retokenize, ServerInput: s.Tokenizer.UseServerCount}),
 		// Caveats the collector finds as records come (a prompt the server
 		// cut): printed at once, as the generator's.
@@ -390,8 +390,9 @@ func (p *prepared) execute(ctx context.Context, log io.Writer) (o *outcome, err 
 		return f
 	}
 	uiErr := present(ctx, s.UI, info, frame, log, interrupt.ask, func() {
-		o.runErr = p.live.run(runCtx, gen, p.plan.stages, stopIssuing, logw, tel.live.servers)
+		o.runErr = p.live.run(runCtx, gen, col, p.plan.stages, stopIssuing, logw, tel.live.servers)
 	})
+	p.live.finishPrecision(col, len(p.plan.values))
 	interrupt.release() // no ask reads the collector once it is closed
 	telData, telErr := tel.stop()
 	o.serverExport = tel.col.ServerExport()

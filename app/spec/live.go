@@ -21,6 +21,9 @@ type Live struct {
 	ControlAddr, ControlToken string
 	// StopOn are --stop-on's conditions (none: the run follows its plan).
 	StopOn []stop.Condition
+	// Precision are --precision's targets: each stage keeps its load going
+	// until all are reached (none: the plan's bounds alone end it).
+	Precision []metrics.Target
 	// Search, when set, makes the run a capacity search (surge search).
 	Search *Search
 }
@@ -103,6 +106,9 @@ func parseLive(s *Spec, c *cmdline.Config) error {
 			return &cmdline.UsageError{Err: err}
 		}
 	}
+	if err := parsePrecision(s, c); err != nil {
+		return err
+	}
 	switch {
 	case c.Search != nil && !s.Steerable():
 		return cmdline.Usagef("surge search probes one --concurrency or --request-rate start value: no stage lists, ramps, traces or user-centric mode")
@@ -148,6 +154,39 @@ func parseLive(s *Spec, c *cmdline.Config) error {
 		return cmdline.Usagef("--search-max %g is below the start value %g", f.Max, sr.Start)
 	}
 	lv.Search = sr
+	return nil
+}
+
+// precisionCap bounds a run whose --precision targets are not reached,
+// when no count or duration was given to bound it.
+const precisionCap = 10 * time.Minute
+
+// parsePrecision reads --precision: the targets, which then make the
+// plan's bounds caps. A run given no bound gets precisionCap, said in a
+// note and kept in input_config (the run's real bound).
+func parsePrecision(s *Spec, c *cmdline.Config) error {
+	if len(c.Precision) == 0 {
+		return nil
+	}
+	targets, err := metrics.ParseTargets(c.Precision)
+	if err != nil {
+		return cmdline.Usagef("--precision: %w", err)
+	}
+	switch {
+	case c.Search != nil || c.ControlAddr != "":
+		return cmdline.Usagef("--precision ends a planned run's stages: not a search or a run steered live")
+	case !c.Streaming || !s.Endpoint.Info().Streams:
+		for _, t := range targets {
+			if slices.Contains(streamedTags, t.Metric) {
+				return cmdline.Usagef("--precision %s needs --streaming: TTFT and ITL are measured on streamed responses only", t)
+			}
+		}
+	}
+	s.Live.Precision = targets
+	if c.RequestCount == 0 && c.Duration == 0 && c.ConversationNum == 0 && c.SweepLists["request-count"] == nil && c.SweepLists["benchmark-duration"] == nil {
+		c.Duration, s.Load.Duration = precisionCap, precisionCap
+		s.Notes = append(s.Notes, fmt.Sprintf("--precision: each stage runs until every target is reached, or for at most %s (give --request-count or --benchmark-duration for another cap)", precisionCap))
+	}
 	return nil
 }
 

@@ -10,6 +10,7 @@ import (
 
 	"github.com/surgebench/surge/app/cmdline"
 	"github.com/surgebench/surge/loadgen"
+	"github.com/surgebench/surge/metrics"
 	"github.com/surgebench/surge/metrics/export"
 	"github.com/surgebench/surge/telemetry"
 )
@@ -50,6 +51,9 @@ type Exports struct {
 	// Report writes report.html at the end (--report), Plots the charts as
 	// PNG files into plots/ (--auto-plot).
 	Report, Plots bool
+	// Trim is --trim: the headline numbers the whole run's, or its steady
+	// state's.
+	Trim metrics.Trim
 }
 
 // Files are the file names of a run's exports: AIPerf's defaults, or
@@ -115,6 +119,11 @@ func parseExports(s *Spec, c *cmdline.Config) error {
 	default:
 		return cmdline.Usagef("--export-level %q: want summary, records or raw", c.ExportLevel)
 	}
+	trim, err := metrics.ParseTrim(c.Trim)
+	if err != nil {
+		return cmdline.Usagef("--%w", err)
+	}
+	e.Trim = trim
 	switch {
 	case c.AutoPlot && c.NoAutoPlot:
 		return cmdline.Usagef("--auto-plot and --no-auto-plot: give one")
