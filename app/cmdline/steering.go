@@ -23,6 +23,9 @@ type SearchConfig struct {
 	MinProbe   time.Duration // --probe-duration
 	MaxProbe   time.Duration // --probe-max-duration
 	MaxProbes  int           // --max-probes
+	// Settle ends a probe as soon as its requests settle its verdict
+	// (--settle; default on).
+	Settle bool
 	// AutoStart is set when neither --concurrency nor --request-rate was
 	// given: a short pilot picks the start rate of a request-rate search.
 	AutoStart bool

@@ -195,7 +195,7 @@ func (ls *liveSession) sinks(clock func() int64) []metrics.Option {
 	var out []metrics.Option
 	if ls.objectives != nil {
 		s := ls.search
-		ls.prober = search.NewLive(ls.ctl, search.Judging{Objectives: ls.objectives, MinDuration: s.MinProbe, MaxDuration: s.MaxProbe}, clock)
+		ls.prober = search.NewLive(ls.ctl, search.Judging{Objectives: ls.objectives, MinDuration: s.MinProbe, MaxDuration: s.MaxProbe, Settle: s.Settle}, clock)
 		ls.prober.OnUpdate = func(pr search.Probe) {
 			ls.status.Lock()
 			ls.status.running = &pr

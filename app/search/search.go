@@ -27,6 +27,7 @@ func searchOptions(s *cmdline.SearchConfig) []cli.Flag {
 		&cmdline.ValueFlag{GenericFlag: cli.GenericFlag{Category: catSearch, Name: "probe-duration", Value: cmdline.SecondsFlagValue(&s.MinProbe), Usage: "seconds each probe runs at least (default 5)"}},
 		&cmdline.ValueFlag{GenericFlag: cli.GenericFlag{Category: catSearch, Name: "probe-max-duration", Value: cmdline.SecondsFlagValue(&s.MaxProbe), Usage: "seconds a noisy probe may be extended to (default 4 × --probe-duration)"}},
 		&cli.IntFlag{Category: catSearch, Name: "max-probes", Value: 24, Destination: &s.MaxProbes, Usage: "most probes the search makes"},
+		&cli.BoolFlag{Category: catSearch, Name: "settle", Value: true, Destination: &s.Settle, Usage: "end a probe as soon as its requests settle the verdict (each objective's 95% interval clear of its limit), before --probe-duration; --settle=false runs every probe its full time"},
 	}
 }
 

@@ -39,6 +39,8 @@ type Search struct {
 	MinProbe, MaxProbe time.Duration
 	// AutoStart: a short pilot picks a request-rate search's start.
 	AutoStart bool
+	// Settle ends a probe once its requests settle its verdict.
+	Settle bool
 	// Lowest is the lowest rate a probe can judge (0: a concurrency
 	// search); Start the first probe's value, raised to Lowest.
 	Lowest, Start float64
@@ -126,7 +128,7 @@ func parseLive(s *Spec, c *cmdline.Config) error {
 		return cmdline.Usagef("--probe-duration and --probe-max-duration must be ≥ 0, the maximum no shorter than the minimum")
 	}
 	sr := &Search{Objectives: objs, Max: f.Max, Resolution: f.Resolution, MaxProbes: f.MaxProbes,
-		MinProbe: f.MinProbe, MaxProbe: f.MaxProbe, AutoStart: f.AutoStart}
+		MinProbe: f.MinProbe, MaxProbe: f.MaxProbe, AutoStart: f.AutoStart, Settle: f.Settle}
 	rate := len(s.Load.Rates) > 0
 	if rate {
 		sr.Start = s.Load.Rates[0]

@@ -5,6 +5,8 @@ import (
 	"math"
 	"slices"
 	"time"
+
+	"github.com/surgebench/surge/metrics/stats"
 )
 
 // Sample is one finished request of a probe, reduced to what the judge
@@ -68,6 +70,12 @@ type Judging struct {
 	OfferedRate float64
 	// KeepUp is the fraction of OfferedRate that must finish (0.85).
 	KeepUp float64
+	// Settle ends a probe once its MinRequests settle the verdict, before
+	// MinDuration: every objective's 95% interval (a percentile's
+	// distribution-free, an error rate's and a finishing rate's from
+	// their counts) clear of its limit on the side that passes, or one
+	// clear of it on the side that fails.
+	Settle bool
 }
 
 // chunks is how many consecutive parts a probe is split into to estimate
@@ -168,6 +176,13 @@ func (j Judging) Judge(samples []Sample, elapsed time.Duration) Judgement {
 			}
 		}
 	}
+	if j.Settle && n >= j.MinRequests && elapsed < j.MinDuration {
+		if v, limiting, reason, ok := j.settled(objs, samples, overall); ok {
+			out.Verdict, out.Stable, out.Limiting = v, true, limiting
+			out.Reason = reason + fmt.Sprintf(" (settled after %d requests, %s)", n, elapsed.Round(100*time.Millisecond))
+			return out
+		}
+	}
 	if n < j.MinRequests || elapsed < j.MinDuration {
 		out.Reason = fmt.Sprintf("collecting: %d of %d requests, %s of %s", n, j.MinRequests, elapsed.Round(100*time.Millisecond), j.MinDuration)
 		return out
@@ -217,6 +232,91 @@ func (j Judging) Judge(samples []Sample, elapsed time.Duration) Judgement {
 		out.Reason += fmt.Sprintf(" (unstable: variation %.0f%% after %s)", 100*out.Variation, j.MaxDuration)
 	}
 	return out
+}
+
+// settleLevel is the confidence a settled verdict rests on, settleZ its
+// normal quantile.
+const settleLevel = 0.95
+
+var settleZ = math.Sqrt2 * math.Erfinv(settleLevel)
+
+// settled reports whether samples settle the verdict already (ok): Fail
+// when an objective's interval lies wholly past its limit, Pass when
+// every objective's lies wholly within it. overall holds each
+// objective's value over samples.
+func (j Judging) settled(objs []Objective, samples []Sample, overall []float64) (v Verdict, limiting, reason string, ok bool) {
+	allMet := true
+	for i, o := range objs {
+		lo, hi := j.interval(o, i, samples)
+		if math.IsNaN(lo) || math.IsNaN(hi) {
+			return Undecided, "", "", false
+		}
+		within, past := hi <= o.Limit, lo > o.Limit
+		if o.HigherIsBetter {
+			within, past = lo >= o.Limit, hi < o.Limit
+		}
+		if past {
+			return Fail, o.Name(), fmt.Sprintf("%s %s misses its limit %g", o.Name(), fmtNum(overall[i]), o.Limit), true
+		}
+		allMet = allMet && within
+	}
+	if !allMet {
+		return Undecided, "", "", false
+	}
+	best := -1.0
+	for i, o := range objs {
+		if r := closeness(o, overall[i]); r > best {
+			best, limiting = r, o.Name()
+		}
+	}
+	return Pass, limiting, "every objective met", true
+}
+
+// interval is objective i's 95% interval over samples (NaN: none yet).
+func (j Judging) interval(o Objective, i int, samples []Sample) (lo, hi float64) {
+	switch o.Tag {
+	case ErrorRate:
+		f := 0
+		for _, s := range samples {
+			if s.Failed {
+				f++
+			}
+		}
+		return wilson(f, len(samples), settleZ)
+	case Throughput:
+		// The finishing rate's count over its span is Poisson: its
+		// interval from the count's.
+		n := len(samples)
+		span := float64(samples[n-1].EndNs-samples[0].EndNs) / 1e9
+		if n < 2 || !(span > 0) {
+			return math.NaN(), math.NaN()
+		}
+		d := settleZ * math.Sqrt(float64(n-1))
+		return (float64(n-1) - d) / span, (float64(n-1) + d) / span
+	}
+	xs := make([]float64, 0, len(samples))
+	for _, s := range samples {
+		if !s.Failed && i < len(s.Values) && !math.IsNaN(s.Values[i]) {
+			xs = append(xs, s.Values[i])
+		}
+	}
+	if len(xs) == 0 {
+		return math.NaN(), math.NaN()
+	}
+	iv := stats.QuantileInterval(xs, o.Percentile/100, settleLevel)
+	return iv.Lo, iv.Hi
+}
+
+// wilson is Wilson's score interval of a proportion f of n at z.
+func wilson(f, n int, z float64) (lo, hi float64) {
+	if n == 0 {
+		return math.NaN(), math.NaN()
+	}
+	p, nf := float64(f)/float64(n), float64(n)
+	den := 1 + z*z/nf
+	mid := (p + z*z/(2*nf)) / den
+	half := z * math.Sqrt(p*(1-p)/nf+z*z/(4*nf*nf)) / den
+	return max(0, mid-half), min(1, mid+half)
 }
 
 // objectives adds the implicit throughput objective of a rate probe.

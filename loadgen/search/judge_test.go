@@ -82,6 +82,12 @@ func samples(n int, f func(i int) float64) []Sample {
 	return out
 }
 
+// settle is j ending probes once their verdict is settled.
+func settle(j Judging) Judging {
+	j.Settle = true
+	return j
+}
+
 func TestJudge(t *testing.T) {
 	t.Parallel()
 	ttft := []Objective{{Tag: "time_to_first_token", Percentile: 95, Limit: 100}}
@@ -116,6 +122,15 @@ func TestJudge(t *testing.T) {
 		// probe's completions over its whole time (a third of those sent)
 		// would call that falling behind.
 		{name: "rate probe keeping up at long latencies", j: Judging{Objectives: ttft, MinDuration: time.Second, OfferedRate: 100}, samples: samples(100, steady(50, 5)), elapsed: 3 * time.Second, verdict: Pass, stable: true},
+		// Settle: the requests decide before the minimum duration when the
+		// intervals are clear of the limits.
+		// (a p95's upper bound needs some 60 values above the median: 100 here)
+		{name: "settled pass before the minimum", j: settle(j), samples: samples(100, steady(50, 5)), elapsed: time.Second, verdict: Pass, stable: true, reason: "settled after 100 requests"},
+		{name: "settled fail before the minimum", j: settle(j), samples: samples(60, steady(110, 5)), elapsed: time.Second, verdict: Fail, stable: true, reason: "settled"},
+		{name: "near the limit: not settled", j: settle(j), samples: samples(100, steady(90.25, 20.5)), elapsed: time.Second, verdict: Undecided, reason: "collecting"},
+		{name: "settle waits for the minimum requests", j: settle(j), samples: samples(30, steady(50, 5)), elapsed: time.Second, verdict: Undecided, reason: "collecting"},
+		{name: "a rate probe settles on its finishing rate", j: settle(Judging{Objectives: ttft, MinDuration: 5 * time.Second, OfferedRate: 100}), samples: samples(200, steady(50, 5)), elapsed: 2 * time.Second, verdict: Pass, stable: true, reason: "settled"},
+		{name: "a rate probe not yet settled", j: settle(Judging{Objectives: ttft, MinDuration: 5 * time.Second, OfferedRate: 100}), samples: samples(40, steady(50, 5)), elapsed: 500 * time.Millisecond, verdict: Undecided, reason: "collecting"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
