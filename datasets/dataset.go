@@ -76,6 +76,12 @@ type Conversation struct {
 	// SystemPrompt, when set, is sent as the first chat message.
 	SystemPrompt string
 	Turns        []Turn
+	// OpenLoop marks a recorded session whose later turns keep their own
+	// timestamps in a trace replay: each is sent at the first turn's send
+	// plus the recorded gap, or once the previous reply is in if that is
+	// later (Baseten's open-loop replay); otherwise a later turn follows
+	// the reply after its Delay.
+	OpenLoop bool
 }
 
 // Dataset is a loaded workload. It is immutable once built and safe for

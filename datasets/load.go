@@ -88,6 +88,9 @@ type Options struct {
 	// NoTurnDelays removes every turn's delay: a ratio of 0 as AIPerf's
 	// multiplication has it (TurnDelayRatio's zero value leaves them).
 	NoTurnDelays bool
+	// Replay reshapes a trace's timing and what its rows send; an option
+	// that does not apply to the dataset's type is an *OptionError.
+	Replay ReplayOptions
 }
 
 // Report describes a loaded dataset in lines for the run to print.
@@ -121,6 +124,16 @@ func LoadContext(ctx context.Context, o Options) (*Dataset, *Report, error) {
 	d, rep, err := load(ctx, o)
 	if err != nil {
 		return nil, nil, err
+	}
+	if err := o.Replay.Check(d.Type); err != nil {
+		return nil, nil, err
+	}
+	rep.Lines = append(rep.Lines, applyReplay(d, &o.Replay, o.Seed)...)
+	if len(d.Conversations) != rep.Conversations {
+		rep.Conversations, rep.Turns = len(d.Conversations), 0
+		for _, c := range d.Conversations {
+			rep.Turns += len(c.Turns)
+		}
 	}
 	switch r := o.TurnDelayRatio; {
 	case r < 0 || math.IsNaN(r) || math.IsInf(r, 0):

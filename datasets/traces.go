@@ -64,12 +64,12 @@ func loadTrace(ctx context.Context, o Options, rep *Report, kind string, f io.Re
 		if err != nil {
 			return nil, err
 		}
-		d, key := basetenDataset(file, rows)
+		d, key := basetenDataset(file, rows, &o.Replay)
 		rep.Rows = len(rows)
 		if key == "" {
 			key = "none (a session per row)"
 		}
-		rep.Lines = append(rep.Lines, "dataset: baseten sessions by "+key+"; every turn sends its recorded prompt, min_tokens = its recorded output")
+		rep.Lines = append(rep.Lines, "dataset: baseten sessions by "+key+"; every turn sends its recorded prompt"+basetenSends(&o.Replay))
 		return d, nil
 	case TypeInputsJSON:
 		d, rows, skipped, err := readInputsJSON(f, file)
@@ -93,8 +93,11 @@ func loadTree(ctx context.Context, o Options, rep *Report, kind string) (*Datase
 		if err != nil {
 			return nil, err
 		}
-		rows, st := wekaRows(traces)
+		rows, st := wekaRows(traces, &o.Replay)
 		if len(rows) == 0 {
+			if st.OverContext > 0 {
+				return nil, optionErrorf("Replay.MaxContext", "%d leaves none of the %d traces (each has a longer call context)", o.Replay.MaxContext, st.OverContext)
+			}
 			return nil, inputErrorf(rep.Source, 0, "no model calls to replay")
 		}
 		p, err := newCorpusPrompter(o.Tokenizer, o.Seed, o.Synthetic.Corpus)
@@ -119,4 +122,25 @@ func loadTree(ctx context.Context, o Options, rep *Report, kind string) (*Datase
 		return d, nil
 	}
 	return nil, optionErrorf("CustomDatasetType", "%q: not a directory type", kind)
+}
+
+// basetenSends says what a Baseten turn adds to its prompt and how it is
+// timed, for the load report.
+func basetenSends(r *ReplayOptions) string {
+	s := ""
+	if !r.NoMinTokens {
+		s += ", min_tokens = its recorded output"
+	}
+	if !r.OmitKVHints {
+		s += ", its recorded hash_ids and block_size"
+	}
+	switch {
+	case r.Strict:
+		s += "; every row its own session at its recorded time (open loop, strict)"
+	case r.ClosedLoop:
+		s += "; a later turn a think time after the previous reply (closed loop)"
+	default:
+		s += "; every turn at its recorded time, or after the previous reply if that is later (open loop)"
+	}
+	return s
 }

@@ -53,6 +53,10 @@ type Stage struct {
 	// multi-turn sessions back to back on the plan's pacing (user-centric
 	// mode).
 	Users *schedule.UserPlan
+	// Replay marks a trace replay on the trace's own clock: the later
+	// turns of an open-loop conversation (datasets.Conversation.OpenLoop)
+	// keep their recorded spacing from its first turn.
+	Replay bool
 }
 
 // Generator runs stages against one endpoint.
@@ -486,8 +490,18 @@ func (g *Generator) issue(ctx, reqCtx context.Context, wg *sync.WaitGroup, st St
 				if d := conv.Turns[ti].Delay; d > 0 && !Sleep(reqCtx, d) {
 					return slot{}, false
 				}
+				at := g.now()
+				if st.Replay && conv.OpenLoop {
+					// At the first turn's time plus the recorded gap, or
+					// now if the reply came after that.
+					due := intended + int64(conv.Turns[ti].Timestamp-conv.Turns[0].Timestamp)
+					if due > at && !Sleep(reqCtx, time.Duration(due-at)) {
+						return slot{}, false
+					}
+					at = max(due, at)
+				}
 				g.issued.Add(1)
-				return slot{intended: g.now()}, true
+				return slot{intended: at}, true
 			}
 			g.session(reqCtx, conv, st.Phase, stage, next.Index, pace)
 		})

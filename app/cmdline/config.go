@@ -221,6 +221,9 @@ type Config struct {
 	LiveConfig
 	// ShardConfig holds --shard, --shards and --start-at (shard.go).
 	ShardConfig
+	// TraceConfig holds AIPerf's trace replay and synthesis flags
+	// (trace.go).
+	TraceConfig
 
 	UI        string // --ui
 	StdoutTTY bool   // whether stdout is a terminal (picks the default UI)

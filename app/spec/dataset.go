@@ -50,6 +50,13 @@ type Dataset struct {
 	// QueryTokens and QueryTokensStddev are a synthetic rankings query's
 	// length (0: --isl, --isl-stddev).
 	QueryTokens, QueryTokensStddev int
+	// Replay reshapes a trace's replay (AIPerf's trace replay flags), and
+	// Wrap says whether a WEKA replay may reuse its traces.
+	Replay datasets.ReplayOptions
+	Wrap   Wrap
+	// CacheBust is where a marker a session defeats a prefix cache
+	// (--cache-bust; "": none).
+	CacheBust string
 }
 
 // Synthetic reports whether the prompts are synthetic (no file, no public

@@ -1,0 +1,167 @@
+package profile
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/surgebench/surge/app/cmdline"
+)
+
+// stampServer answers chat requests after Wait with a short stream and
+// keeps each request's arrival (from the first) and body.
+type stampServer struct {
+	Wait time.Duration
+	mu   sync.Mutex
+	t0   time.Time
+	at   []time.Duration
+	body []map[string]any
+}
+
+func (s *stampServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if r.Method != http.MethodPost || r.URL.Path != "/v1/chat/completions" {
+		http.NotFound(w, r) // the model and server look-ups
+		return
+	}
+	b, _ := io.ReadAll(r.Body)
+	var body map[string]any
+	_ = json.Unmarshal(b, &body)
+	s.mu.Lock()
+	now := time.Now()
+	if s.t0.IsZero() {
+		s.t0 = now
+	}
+	s.at = append(s.at, now.Sub(s.t0))
+	s.body = append(s.body, body)
+	s.mu.Unlock()
+	time.Sleep(s.Wait)
+	w.Header().Set("Content-Type", "text/event-stream")
+	fmt.Fprint(w, "data: {\"choices\":[{\"delta\":{\"content\":\" a\"}}]}\n\ndata: {\"choices\":[{\"delta\":{},\"finish_reason\":\"stop\"}]}\n\ndata: [DONE]\n\n")
+}
+
+// arrivals is every request's arrival from the first, in order.
+func (s *stampServer) arrivals() []time.Duration {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]time.Duration(nil), s.at...)
+}
+
+// traceRun runs args (a trace replay) against a stampServer answering
+// after wait, and returns the server.
+func traceRun(t *testing.T, wait time.Duration, args ...string) *stampServer {
+	t.Helper()
+	s := &stampServer{Wait: wait}
+	srv := httptest.NewServer(s)
+	t.Cleanup(srv.Close)
+	c := parseArgs(t, append([]string{"--url", srv.URL, "--model", "m", "--streaming", "--ui", "none", "--tokenizer", "builtin",
+		"--output-artifact-dir", t.TempDir(), "--no-gpu-telemetry", "--no-server-metrics"}, args...)...)
+	if _, err := runConfig(context.Background(), c, io.Discard, io.Discard); err != nil {
+		t.Fatalf("%v: %v", args, err)
+	}
+	return s
+}
+
+// TestReplaySpeedupEndToEnd: --replay-speedup 4 sends a trace's rows a
+// quarter as far apart as recorded (800 ms → 200 ms), judged by the
+// server's arrival stamps; --ignore-trace-delays sends them back to back.
+func TestReplaySpeedupEndToEnd(t *testing.T) {
+	t.Parallel()
+	trace := writeTrace(t, "m.jsonl", `{"timestamp": 0, "input_length": 20, "output_length": 2}
+{"timestamp": 800, "input_length": 20, "output_length": 2}
+{"timestamp": 1600, "input_length": 20, "output_length": 2}
+`)
+	at := traceRun(t, 0, "--input-file", trace, "--custom-dataset-type", "mooncake_trace", "--replay-speedup", "4").arrivals()
+	if len(at) != 3 || at[2] < 350*time.Millisecond || at[2] > 1000*time.Millisecond {
+		t.Errorf("--replay-speedup 4: arrivals %v, want the last about 400 ms after the first (1.6 s recorded)", at)
+	}
+	at = traceRun(t, 0, "--input-file", trace, "--custom-dataset-type", "mooncake_trace", "--ignore-trace-delays", "--concurrency", "3", "--request-count", "3").arrivals()
+	if len(at) != 3 || at[2] > 500*time.Millisecond {
+		t.Errorf("--ignore-trace-delays: arrivals %v, want them together", at)
+	}
+}
+
+// TestBasetenOpenLoopEndToEnd: a Baseten session's second turn, recorded
+// 600 ms after its first, is sent 600 ms after it in open loop (the first
+// reply took 300 ms), and 600 ms after that reply with
+// --no-open-loop-replay (no recorded duration: the whole gap is think
+// time). By default each body carries min_tokens and the recorded KV
+// hints; --omit-kv-hints and --no-force-min-tokens leave them out.
+func TestBasetenOpenLoopEndToEnd(t *testing.T) {
+	t.Parallel()
+	trace := writeTrace(t, "b.jsonl", `{"timestamp_start_unix_ms": 1000, "prompt": "hello there", "input_tokens": 2, "output_tokens": 3, "provided_session_id": "x", "total_hashes": [7], "block_size": 16}
+{"timestamp_start_unix_ms": 1600, "prompt": "hello there again", "input_tokens": 3, "output_tokens": 3, "provided_session_id": "x", "total_hashes": [7, 8], "block_size": 16}
+`)
+	wait := 300 * time.Millisecond
+	open := traceRun(t, wait, "--input-file", trace, "--custom-dataset-type", "baseten")
+	at := open.arrivals()
+	if len(at) != 2 || at[1] < 550*time.Millisecond || at[1] > 850*time.Millisecond {
+		t.Errorf("open loop: second turn %v after the first, want about 600 ms", at)
+	}
+	if b := open.body[1]; b["min_tokens"] != 3.0 || b["block_size"] != 16.0 || fmt.Sprint(b["hash_ids"]) != "[7 8]" {
+		t.Errorf("open loop body %v: want min_tokens 3 and the KV hints", b)
+	}
+	closed := traceRun(t, wait, "--input-file", trace, "--custom-dataset-type", "baseten", "--no-open-loop-replay", "--omit-kv-hints", "--no-force-min-tokens")
+	if at := closed.arrivals(); len(at) != 2 || at[1] < 880*time.Millisecond {
+		t.Errorf("closed loop: second turn %v after the first, want 300 ms reply + 600 ms think time", at)
+	}
+	for _, k := range []string{"min_tokens", "hash_ids", "block_size"} {
+		if _, ok := closed.body[1][k]; ok {
+			t.Errorf("closed loop body sends %s: %v", k, closed.body[1])
+		}
+	}
+}
+
+// TestTraceFlagsRefused: a replay flag a dataset type cannot honour is a
+// usage error naming the flag, before anything is sent, whether the type
+// is given or guessed from the file; a WEKA replay with more lanes than
+// traces needs --allow-dataset-wrap.
+func TestTraceFlagsRefused(t *testing.T) {
+	t.Parallel()
+	mc := writeTrace(t, "m.jsonl", `{"timestamp": 0, "input_length": 20, "output_length": 2}`+"\n")
+	weka := filepath.Join("..", "..", "datasets", "testdata", "weka")
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--input-file", mc, "--custom-dataset-type", "mooncake_trace", "--omit-kv-hints"}, "--omit-kv-hints applies to baseten only"},
+		{[]string{"--input-file", mc, "--no-open-loop-replay"}, "--no-open-loop-replay applies to baseten only"},
+		{[]string{"--input-file", mc, "--use-think-time-only"}, "--use-think-time-only applies to weka only"},
+		{[]string{"--replay-speedup", "2"}, "--replay-speedup applies to trace types only"},
+		{[]string{"--input-file", mc, "--allow-dataset-wrap", "--custom-dataset-type", "mooncake_trace"}, "--allow-dataset-wrap applies to a WEKA replay"},
+		{[]string{"--input-file", weka, "--custom-dataset-type", "weka", "--no-fixed-schedule", "--concurrency", "5"}, "dataset wrapping is disabled"},
+		{[]string{"--input-file", weka, "--custom-dataset-type", "weka", "--no-fixed-schedule", "--concurrency", "5", "--no-allow-dataset-wrap"}, "dataset wrapping is disabled"},
+		{[]string{"--input-file", mc, "--ignore-trace-delays", "--fixed-schedule"}, "--ignore-trace-delays drops the timestamps --fixed-schedule replays"},
+		{[]string{"--input-file", mc, "--trace-session-sample-ratio", "1.5"}, "--trace-session-sample-ratio"},
+	} {
+		c := parseArgs(t, append([]string{"--ui", "none", "--tokenizer", "builtin"}, tc.args...)...)
+		_, err := prepareConfig(c, io.Discard)
+		var ue *cmdline.UsageError
+		if !errors.As(err, &ue) || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%q: %v, want a usage error with %q", tc.args, err, tc.want)
+		}
+	}
+	c := parseArgs(t, "--ui", "none", "--tokenizer", "builtin", "--input-file", weka, "--custom-dataset-type", "weka", "--no-fixed-schedule", "--concurrency", "5", "--allow-dataset-wrap")
+	if _, err := prepareConfig(c, io.Discard); err != nil {
+		t.Errorf("--allow-dataset-wrap: %v", err)
+	}
+}
+
+// writeTrace writes a trace file for a test.
+func writeTrace(t *testing.T, name, content string) string {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), name)
+	if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
