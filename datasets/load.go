@@ -91,6 +91,9 @@ type Options struct {
 	// Replay reshapes a trace's timing and what its rows send; an option
 	// that does not apply to the dataset's type is an *OptionError.
 	Replay ReplayOptions
+	// Synthesis reshapes a trace's rows before their prompts are built;
+	// as Replay, it is refused for a type it cannot reshape.
+	Synthesis SynthesisOptions
 }
 
 // Report describes a loaded dataset in lines for the run to print.
@@ -127,6 +130,16 @@ func LoadContext(ctx context.Context, o Options) (*Dataset, *Report, error) {
 	}
 	if err := o.Replay.Check(d.Type); err != nil {
 		return nil, nil, err
+	}
+	if err := o.Synthesis.Check(d.Type); err != nil {
+		return nil, nil, err
+	}
+	switch d.Type {
+	case TypeAzure, TypeBurstGPT, TypeBaseten: // no hash ids: the built turns
+		rep.Lines = append(rep.Lines, synthesizeTurns(d, &o.Synthesis)...)
+	}
+	if len(d.Conversations) == 0 && o.Synthesis.MaxISL > 0 {
+		return nil, nil, optionErrorf("Synthesis.MaxISL", "%d leaves none of the trace's rows", o.Synthesis.MaxISL)
 	}
 	rep.Lines = append(rep.Lines, applyReplay(d, &o.Replay, o.Seed)...)
 	if len(d.Conversations) != rep.Conversations {
@@ -302,6 +315,9 @@ func load(ctx context.Context, o Options) (*Dataset, *Report, error) {
 		if rows, err = readMooncake(f, rep.Source, bs); err != nil {
 			return nil, nil, err
 		}
+		var lines []string
+		rows, lines = synthesizeRows(rows, bs, &o.Synthesis, o.Seed)
+		rep.Lines = append(rep.Lines, lines...)
 		p, perr := newCorpusPrompter(o.Tokenizer, o.Seed, o.Synthetic.Corpus)
 		if perr != nil {
 			return nil, nil, fmt.Errorf("%s: %w", kind, perr)

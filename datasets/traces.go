@@ -27,7 +27,9 @@ func loadTrace(ctx context.Context, o Options, rep *Report, kind string, f io.Re
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", kind, err)
 		}
-		d, bb, err := traceBlocksDataset(ctx, file, bailianSessions(rows), bs, p, o.Seed)
+		mrows, lines := synthesizeRows(bailianSessions(rows), bs, &o.Synthesis, o.Seed)
+		rep.Lines = append(rep.Lines, lines...)
+		d, bb, err := traceBlocksDataset(ctx, file, mrows, bs, p, o.Seed)
 		if err != nil {
 			return nil, err
 		}
@@ -105,6 +107,11 @@ func loadTree(ctx context.Context, o Options, rep *Report, kind string) (*Datase
 			return nil, fmt.Errorf("%s: %w", kind, err)
 		}
 		bs := traces[0].BlockSize
+		rows, lines := synthesizeRows(rows, bs, &o.Synthesis, o.Seed)
+		rep.Lines = append(rep.Lines, lines...)
+		if len(rows) == 0 {
+			return nil, optionErrorf("Synthesis.MaxISL", "%d leaves none of the %d model calls", o.Synthesis.MaxISL, st.Calls)
+		}
 		d, bb, err := traceBlocksDataset(ctx, rep.Source, rows, bs, p, o.Seed)
 		if err != nil {
 			return nil, err

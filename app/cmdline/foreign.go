@@ -86,14 +86,6 @@ var foreignOptions = []foreignOption{
 	noted("video-audio-num-channels", fValue, "input.video.audio.num_channels", "sends no video", "0"),
 	noted("video-audio-codec", fValue, "input.video.audio.codec", "sends no video"),
 	noted("video-audio-depth", fValue, "input.video.audio.depth", "sends no video"),
-	// Synthesis of traces.
-	refused("synthesis-speedup-ratio", fValue, "input.synthesis.speedup_ratio", "replays traces as recorded (no trace synthesis)", "1"),
-	refused("synthesis-prefix-len-multiplier", fValue, "input.synthesis.prefix_len_multiplier", "replays traces as recorded (no trace synthesis)", "1"),
-	refused("synthesis-prefix-root-multiplier", fValue, "input.synthesis.prefix_root_multiplier", "replays traces as recorded (no trace synthesis)", "1"),
-	refused("synthesis-prompt-len-multiplier", fValue, "input.synthesis.prompt_len_multiplier", "replays traces as recorded (no trace synthesis)", "1"),
-	refused("synthesis-output-len-multiplier", fValue, "input.synthesis.output_len_multiplier", "replays traces as recorded (no trace synthesis)", "1"),
-	refused("synthesis-max-isl", fValue, "input.synthesis.max_isl", "replays every trace row (no ISL filter)"),
-	refused("synthesis-max-osl", fValue, "input.synthesis.max_osl", "replays every trace row (no OSL cap)"),
 	// Load generator
 	refused("request-rate-series", fValue, "loadgen.request_rate_series", "takes a rate, a ramp (--request-rate-ramp-duration) or a stage list (--request-rate 5,10,20), not a series file"),
 	noted("trajectory-start-min-ratio", fValue, "loadgen.trajectory_start_min_ratio", "has no agentic replay, the only mode it applies to"),

@@ -42,6 +42,8 @@ type TraceConfig struct {
 	// OmitKVHints is --omit-kv-hints; ForceMinTokens and NoForceMinTokens
 	// are --force-min-tokens (the default) and --no-force-min-tokens.
 	OmitKVHints, ForceMinTokens, NoForceMinTokens bool
+	// SynthesisConfig holds the --synthesis-* flags (synthesis.go).
+	SynthesisConfig
 }
 
 // optionalNumber is a number flag AIPerf leaves None when not given, as

@@ -128,7 +128,7 @@ func loadDataset(ctx context.Context, s *spec.Spec, tok datasets.Tokenizer, coun
 	ds, report, err := datasets.LoadContext(ctx, datasets.Options{
 		InputFile: d.InputFile, CustomDatasetType: d.Type, PublicDataset: d.Public,
 		ISLBlockSize: d.ISLBlockSize, Tokenizer: tok, Seed: s.Seed(), TurnDelayRatio: td.Ratio, NoTurnDelays: td.None,
-		PromptCorpus: d.PromptCorpus, Progress: progress.update, Replay: d.Replay,
+		PromptCorpus: d.PromptCorpus, Progress: progress.update, Replay: d.Replay, Synthesis: d.Synthesis,
 		Synthetic: datasets.SyntheticOptions{
 			Count: count, ISL: isl, ISLStddev: islStddev, OSL: d.OSL, OSLStddev: d.OSLStddev,
 			RangeRatio: d.RangeRatio, SeqDist: d.SeqDist,
@@ -148,6 +148,9 @@ func loadDataset(ctx context.Context, s *spec.Spec, tok datasets.Tokenizer, coun
 			return nil, &cmdline.UsageError{Err: fe}
 		}
 		if fe := cmdline.ForFlags(err, spec.ReplayFlags()); fe != err {
+			return nil, &cmdline.UsageError{Err: fe}
+		}
+		if fe := cmdline.ForFlags(err, spec.SynthesisFlags()); fe != err {
 			return nil, &cmdline.UsageError{Err: fe}
 		}
 		return nil, &cmdline.UsageError{Err: cmdline.ForFlags(err, datasetFlags)}

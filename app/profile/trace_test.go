@@ -165,3 +165,32 @@ func writeTrace(t *testing.T, name, content string) string {
 	}
 	return p
 }
+
+// TestSynthesisEndToEnd: --synthesis-speedup-ratio 4 compresses a Mooncake
+// trace's clock, --synthesis-output-len-multiplier 3 triples every output
+// cap sent, --synthesis-max-isl leaves the long row out; a reshape of a
+// Baseten trace is refused naming its flag.
+func TestSynthesisEndToEnd(t *testing.T) {
+	t.Parallel()
+	trace := writeTrace(t, "m.jsonl", `{"timestamp": 0, "input_length": 20, "output_length": 2}
+{"timestamp": 800, "input_length": 900, "output_length": 2}
+{"timestamp": 1600, "input_length": 20, "output_length": 2}
+`)
+	s := traceRun(t, 0, "--input-file", trace, "--synthesis-speedup-ratio", "4", "--synthesis-output-len-multiplier", "3", "--synthesis-max-isl", "500")
+	at := s.arrivals()
+	if len(at) != 2 || at[1] < 350*time.Millisecond || at[1] > 1000*time.Millisecond {
+		t.Errorf("arrivals %v, want 2 about 400 ms apart", at)
+	}
+	for _, b := range s.body {
+		if b["max_completion_tokens"] != 6.0 {
+			t.Errorf("body caps the output at %v, want 6", b["max_completion_tokens"])
+		}
+	}
+	bt := writeTrace(t, "b.jsonl", `{"timestamp_start_unix_ms": 1000, "prompt": "hi", "input_tokens": 1, "output_tokens": 3}`+"\n")
+	c := parseArgs(t, "--ui", "none", "--tokenizer", "builtin", "--input-file", bt, "--synthesis-prompt-len-multiplier", "2")
+	_, err := prepareConfig(c, io.Discard)
+	var ue *cmdline.UsageError
+	if !errors.As(err, &ue) || !strings.Contains(err.Error(), "--synthesis-prompt-len-multiplier does not apply to a baseten trace") {
+		t.Errorf("baseten reshape: %v", err)
+	}
+}

@@ -54,6 +54,8 @@ type Dataset struct {
 	// Wrap says whether a WEKA replay may reuse its traces.
 	Replay datasets.ReplayOptions
 	Wrap   Wrap
+	// Synthesis reshapes a trace's rows (AIPerf's --synthesis-* flags).
+	Synthesis datasets.SynthesisOptions
 	// CacheBust is where a marker a session defeats a prefix cache
 	// (--cache-bust; "": none).
 	CacheBust string

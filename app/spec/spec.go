@@ -76,7 +76,7 @@ func Parse(c cmdline.Config) (*Spec, error) {
 	steps := []func(*Spec, *cmdline.Config) error{
 		parseLog, parseTarget, parseEndpointKind, parseBounds, parseRepeats, parseEdges, parseMedia,
 		parseShard, parseExports, parseRequest, parseTelemetry, parseUI, parseEndpoint, parseGoodput,
-		parseTokenizer, parseLoad, parseLoadControl, parseSharding, parseSweep, parsePlan, parseDataset, parseTrace, parseLive,
+		parseTokenizer, parseLoad, parseLoadControl, parseSharding, parseSweep, parsePlan, parseDataset, parseTrace, parseSynthesis, parseLive,
 	}
 	for _, step := range steps {
 		if err := step(s, &c); err != nil {

@@ -146,3 +146,47 @@ func seconds(flag, v string, zero bool) (time.Duration, bool, error) {
 	}
 	return time.Duration(f * float64(time.Second)), true, nil
 }
+
+// synthesisFlags names the flags behind datasets.SynthesisOptions' fields.
+var synthesisFlags = map[string]string{
+	"Synthesis.Speedup": "--synthesis-speedup-ratio", "Synthesis.PrefixLen": "--synthesis-prefix-len-multiplier",
+	"Synthesis.PromptLen": "--synthesis-prompt-len-multiplier", "Synthesis.OutputLen": "--synthesis-output-len-multiplier",
+	"Synthesis.PrefixRoot": "--synthesis-prefix-root-multiplier", "Synthesis.MaxISL": "--synthesis-max-isl",
+	"Synthesis.MaxOSL": "--synthesis-max-osl",
+}
+
+// SynthesisFlags names the flags behind datasets.SynthesisOptions'
+// fields, for the errors a dataset load returns about them.
+func SynthesisFlags() map[string]string { return synthesisFlags }
+
+// parseSynthesis reads the --synthesis-* flags into the dataset's
+// Synthesis, refused here for a type they cannot reshape when the type is
+// known before the load.
+func parseSynthesis(s *Spec, c *cmdline.Config) error {
+	o := &s.Dataset.Synthesis
+	var err error
+	for _, f := range []struct {
+		flag, v string
+		to      *float64
+	}{{"--synthesis-speedup-ratio", c.SynthSpeedup, &o.Speedup}, {"--synthesis-prefix-len-multiplier", c.SynthPrefixLen, &o.PrefixLen},
+		{"--synthesis-prompt-len-multiplier", c.SynthPromptLen, &o.PromptLen}, {"--synthesis-output-len-multiplier", c.SynthOutputLen, &o.OutputLen}} {
+		if *f.to, err = positive(f.flag, f.v); err != nil {
+			return err
+		}
+	}
+	switch {
+	case c.SynthPrefixRoot < 0:
+		return cmdline.Usagef("--synthesis-prefix-root-multiplier must be ≥ 1, got %d", c.SynthPrefixRoot)
+	case c.SynthMaxISL < 0:
+		return cmdline.Usagef("--synthesis-max-isl must be ≥ 1, got %d", c.SynthMaxISL)
+	case c.SynthMaxOSL < 0:
+		return cmdline.Usagef("--synthesis-max-osl must be ≥ 1, got %d", c.SynthMaxOSL)
+	}
+	o.PrefixRoot, o.MaxISL, o.MaxOSL = c.SynthPrefixRoot, c.SynthMaxISL, c.SynthMaxOSL
+	if kind := s.Dataset.knownType(); kind != "" {
+		if err := o.Check(kind); err != nil {
+			return &cmdline.UsageError{Err: cmdline.ForFlags(err, synthesisFlags)}
+		}
+	}
+	return nil
+}

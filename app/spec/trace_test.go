@@ -71,3 +71,41 @@ func TestTraceFlags(t *testing.T) {
 		}
 	}
 }
+
+// TestSynthesisFlags: the --synthesis-* flags fill the dataset's
+// Synthesis, input_config shows the multipliers (1 when not given), and
+// bad values or a dataset they cannot reshape are refused by flag.
+func TestSynthesisFlags(t *testing.T) {
+	t.Setenv("OPENAI_API_KEY", "")
+	s, err := parseArgs(t, "--input-file", "t.jsonl", "--custom-dataset-type", "mooncake_trace", "--synthesis-prefix-len-multiplier", "1.5",
+		"--synthesis-prefix-root-multiplier", "3", "--synthesis-max-isl", "4096", "--synthesis-max-osl", "100")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := (datasets.SynthesisOptions{PrefixLen: 1.5, PrefixRoot: 3, MaxISL: 4096, MaxOSL: 100}); s.Dataset.Synthesis != want {
+		t.Errorf("synthesis %+v, want %+v", s.Dataset.Synthesis, want)
+	}
+	ic := s.InputConfig()
+	for path, v := range map[string]any{"input.synthesis.prefix_len_multiplier": 1.5, "input.synthesis.speedup_ratio": 1.0,
+		"input.synthesis.prefix_root_multiplier": 3, "input.synthesis.max_isl": 4096} {
+		if got, _ := cmdline.PathValue(ic, path); got != v {
+			t.Errorf("input_config %s = %v, want %v", path, got, v)
+		}
+	}
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--synthesis-speedup-ratio", "0"}, "--synthesis-speedup-ratio \"0\": want a number > 0"},
+		{[]string{"--synthesis-max-isl", "-1"}, "--synthesis-max-isl must be ≥ 1"},
+		{[]string{"--synthesis-output-len-multiplier", "2"}, "--synthesis-output-len-multiplier reshapes a trace"},
+		{[]string{"--input-file", "x", "--custom-dataset-type", "azure_trace", "--synthesis-prefix-root-multiplier", "2"}, "no hash ids to reshape"},
+		{[]string{"--input-file", "x", "--custom-dataset-type", "baseten", "--synthesis-speedup-ratio", "2"}, "--synthesis-speedup-ratio does not apply to a Baseten replay"},
+	} {
+		_, err := parseArgs(t, tc.args...)
+		var ue *cmdline.UsageError
+		if !errors.As(err, &ue) || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%q: %v, want a usage error with %q", tc.args, err, tc.want)
+		}
+	}
+}
