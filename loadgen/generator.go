@@ -57,6 +57,11 @@ type Stage struct {
 	// turns of an open-loop conversation (datasets.Conversation.OpenLoop)
 	// keep their recorded spacing from its first turn.
 	Replay bool
+	// Drain makes the next stage wait for a warmup's requests, each given
+	// up to DrainGrace after issuing ended before it is cancelled (a
+	// warmup otherwise flows into the stage after it).
+	Drain      bool
+	DrainGrace time.Duration
 }
 
 // Generator runs stages against one endpoint.
@@ -133,7 +138,11 @@ type Generator struct {
 	// starts with the profile (rampOnce).
 	prefillRamp func(ctx context.Context)
 	rampOnce    sync.Once
-	inPrefill   atomic.Int64
+	// warmRamp, when set, opens warmPrefill's held slots as the warmup
+	// goes (warmOnce).
+	warmRamp  func(ctx context.Context)
+	warmOnce  sync.Once
+	inPrefill atomic.Int64
 	// streams reuses what reading a response needs (the SSE reader and its
 	// 64 KiB buffer, the decoder, the text buffers) across requests.
 	streams sync.Pool
@@ -332,6 +341,8 @@ func (g *Generator) Run(ctx context.Context, stages []Stage) error {
 		if st.Phase == metrics.Profile {
 			profileStage = i - countWarmup(stages[:i])
 			g.startPrefillRamp(ctx)
+		} else {
+			g.startWarmupRamp(ctx)
 		}
 		g.col.SetPhase(st.Phase)
 		g.col.SetStage(profileStage)
@@ -343,6 +354,12 @@ func (g *Generator) Run(ctx context.Context, stages []Stage) error {
 		}
 		// A warmup its own duration ended flows on too; an interrupt drains.
 		if st.Phase == metrics.Warmup && (!stopped || ctx.Err() == nil) && i+1 < len(stages) {
+			if !st.Drain {
+				continue
+			}
+			g.drainWithin(ctx, grp, st.DrainGrace)
+			grp.cancel()
+			grp = nil
 			continue
 		}
 		// Each profile stage drains before the next so its statistics are

@@ -224,6 +224,9 @@ type Config struct {
 	// TraceConfig holds AIPerf's trace replay and synthesis flags
 	// (trace.go).
 	TraceConfig
+	// WarmupConfig holds AIPerf's warmup flags beyond count, duration and
+	// load (warmup.go).
+	WarmupConfig
 
 	UI        string // --ui
 	StdoutTTY bool   // whether stdout is a terminal (picks the default UI)

@@ -211,7 +211,13 @@ var options = []option{
 	{flag: &cli.StringFlag{Category: catOutput, Name: "slice-duration", Usage: "also summarise each window of this length (seconds, or 30s, 5m, 2h) into <base>_timeslices.{json,csv}, as AIPerf's timeslices"}, path: "output.slice_duration", field: func(c *Config) any { return &c.SliceDuration }},
 }
 
-func init() { options = append(append(options, traceOptions()...), synthesisOptions()...) }
+// init adds the rows kept in files of their own (trace.go,
+// synthesis.go, warmup.go): they are options as the rest.
+func init() {
+	options = append(options, traceOptions()...)
+	options = append(options, synthesisOptions()...)
+	options = append(options, warmupOptions()...)
+}
 
 // plotted is output.auto_plot as input_config shows it: whether the run
 // drew its charts, whichever of the two switches was given.

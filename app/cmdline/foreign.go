@@ -94,16 +94,9 @@ var foreignOptions = []foreignOption{
 	noted("system-idle-gap-cap-seconds", fValue, "loadgen.system_idle_gap_cap_seconds", "has no agentic replay, the only mode it applies to"),
 	refused("scenario", fValue, "scenario", "has no named scenarios: give the settings as flags"),
 	noted("unsafe-override", fSwitch, "unsafe_override", "has no named scenarios", "false"),
-	// Warmup: surge warms up by count or time (--warmup-request-count,
-	// --warmup-duration), at its own load or the first stage's.
+	// The warmup of AIPerf's agentic replay.
 	noted("agentic-cache-warmup-duration", fValue, "loadgen.agentic_cache_warmup_duration", "has no agentic replay, the only mode it applies to"),
 	noted("agentic-warmup-grace-period", fValue, "loadgen.agentic_warmup_grace_period", "has no agentic replay, the only mode it applies to"),
-	refused("num-warmup-sessions", fValue, "loadgen.warmup_num_sessions", "warms up by request count (--warmup-request-count)"),
-	refused("warmup-arrival-pattern", fValue, "loadgen.warmup_arrival_pattern", "warms up closed-loop"),
-	noted("warmup-grace-period", fValue, "loadgen.warmup_grace_period", "lets every warmup request finish, while the profile starts"),
-	refused("warmup-concurrency-ramp-duration", fValue, "loadgen.warmup_concurrency_ramp_duration", "does not ramp its warmup"),
-	refused("warmup-prefill-concurrency-ramp-duration", fValue, "loadgen.warmup_prefill_concurrency_ramp_duration", "holds --prefill-concurrency from the start (no ramp)"),
-	refused("warmup-request-rate-ramp-duration", fValue, "loadgen.warmup_request_rate_ramp_duration", "does not ramp its warmup"),
 	// Output: files and uploads.
 	noted("plot-required", fSwitch, "output.plot_required", "plots nothing at the end: surge report DIR writes the charts", "false"),
 	noted("export-outputs-json", fSwitch, "output.export_outputs_json", "writes no outputs.json", "false"),

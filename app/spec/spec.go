@@ -169,7 +169,8 @@ func (s *Spec) Repeat(i int) *Spec {
 	t := s.clone()
 	t.given.NumProfileRuns, t.Load.Repeats.N = 1, 1
 	if i > 0 {
-		t.given.WarmupCount, t.Load.Warmup.Count = 0, 0
+		t.given.WarmupCount, t.given.WarmupDuration, t.given.WarmupSessions = 0, 0, 0
+		t.Load.Warmup = Warmup{}
 	}
 	return t
 }
