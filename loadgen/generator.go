@@ -142,6 +142,7 @@ type Generator struct {
 	// goes (warmOnce).
 	warmRamp  func(ctx context.Context)
 	warmOnce  sync.Once
+	hooks     StageHooks
 	inPrefill atomic.Int64
 	// streams reuses what reading a response needs (the SSE reader and its
 	// 64 KiB buffer, the decoder, the text buffers) across requests.
@@ -329,17 +330,24 @@ func (g *Generator) Run(ctx context.Context, stages []Stage) error {
 	// steady state, not with every slot opening at once), so the two share
 	// one drain.
 	var grp *drainGroup
+	var hookErrs []error
 	firsts := firstConversations(stages, g.ds.Conversations)
 	for i, st := range stages {
 		if ctx.Err() != nil {
 			break
 		}
-		if grp == nil {
-			grp = newDrainGroup(ctx)
-		}
 		profileStage := 0
 		if st.Phase == metrics.Profile {
 			profileStage = i - countWarmup(stages[:i])
+			if err := g.beforeStage(ctx, profileStage); err != nil {
+				hookErrs = append(hookErrs, err)
+				break
+			}
+		}
+		if grp == nil {
+			grp = newDrainGroup(ctx)
+		}
+		if st.Phase == metrics.Profile {
 			g.startPrefillRamp(ctx)
 		} else {
 			g.startWarmupRamp(ctx)
@@ -354,10 +362,11 @@ func (g *Generator) Run(ctx context.Context, stages []Stage) error {
 		}
 		// A warmup its own duration ended flows on too; an interrupt drains.
 		if st.Phase == metrics.Warmup && (!stopped || ctx.Err() == nil) && i+1 < len(stages) {
-			if !st.Drain {
+			drain, grace := g.warmupDrain(st)
+			if !drain {
 				continue
 			}
-			g.drainWithin(ctx, grp, st.DrainGrace)
+			g.drainWithin(ctx, grp, grace)
 			grp.cancel()
 			grp = nil
 			continue
@@ -367,6 +376,11 @@ func (g *Generator) Run(ctx context.Context, stages []Stage) error {
 		g.drain(ctx, &grp.wg, grp.cancel, stopped)
 		grp.cancel()
 		grp = nil
+		if st.Phase == metrics.Profile {
+			if err := g.afterStage(ctx, profileStage); err != nil {
+				hookErrs = append(hookErrs, err)
+			}
+		}
 	}
 	if grp != nil { // interrupted right after a warmup
 		g.drain(ctx, &grp.wg, grp.cancel, true)
@@ -374,10 +388,10 @@ func (g *Generator) Run(ctx context.Context, stages []Stage) error {
 	}
 	g.col.SetStage(len(stages) - countWarmup(stages))
 	if g.aborted.Load() {
-		return fmt.Errorf("%w: %d of %d finished requests failed (more than %.0f%%)",
-			ErrFailureThreshold, g.failed.Load(), g.finished.Load(), 100*g.failThreshold)
+		return errors.Join(append([]error{fmt.Errorf("%w: %d of %d finished requests failed (more than %.0f%%)",
+			ErrFailureThreshold, g.failed.Load(), g.finished.Load(), 100*g.failThreshold)}, hookErrs...)...)
 	}
-	return nil
+	return errors.Join(hookErrs...)
 }
 
 // count tallies a finished request and aborts the run when failures cross

@@ -227,6 +227,8 @@ type Config struct {
 	// WarmupConfig holds AIPerf's warmup flags beyond count, duration and
 	// load (warmup.go).
 	WarmupConfig
+	// HookConfig holds --reset-kv-cache and --server-profiler (hooks.go).
+	HookConfig
 
 	UI        string // --ui
 	StdoutTTY bool   // whether stdout is a terminal (picks the default UI)

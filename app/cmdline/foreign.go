@@ -50,13 +50,6 @@ func refused(names string, kind argKind, path, does string, neutral ...string) f
 var foreignOptions = []foreignOption{
 	// Endpoint
 	noted("url-strategy", fValue, "endpoint.url_selection_strategy", "spreads requests over several --url round-robin", "round_robin"),
-	refused("reset-kv-cache", fSwitch, "endpoint.reset_kv_cache", "does not reset the server's KV cache (a warm prefix cache changes TTFT): restart or reset the server yourself", "false"),
-	noted("reset-kv-cache-timeout-seconds", fValue, "endpoint.reset_kv_cache_timeout_seconds", "does not reset the server's KV cache"),
-	noted("reset-kv-cache-path", fValue, "endpoint.reset_kv_cache_path", "does not reset the server's KV cache"),
-	noted("server-profiler", fSwitch, "endpoint.server_profiler", "does not start or stop the server's profiler", "false"),
-	noted("server-profiler-timeout-seconds", fValue, "endpoint.server_profiler_timeout_seconds", "does not start or stop the server's profiler"),
-	noted("server-profiler-start-path", fValue, "endpoint.server_profiler_start_path", "does not start or stop the server's profiler"),
-	noted("server-profiler-stop-path", fValue, "endpoint.server_profiler_stop_path", "does not start or stop the server's profiler"),
 	refused("transport transport-type", fValue, "endpoint.transport", "speaks HTTP only", "http"),
 	refused("download-video-content", fSwitch, "endpoint.download_video_content", "benchmarks no video generation endpoints", "false"),
 	refused("request-content-type", fValue, "endpoint.request_content_type", "sends JSON bodies only", "application/json"),

@@ -327,6 +327,13 @@ func (p *prepared) execute(ctx context.Context, log io.Writer) (o *outcome, err 
 	if len(s.Target.URLs) > 1 {
 		genOpts = append(genOpts, loadgen.WithTargets(s.Target.URLs[1:]...))
 	}
+	if h := s.Hooks; h.Reset || h.Profiler {
+		hooks, err := serverHooks(h, s.Target.Servers(target), s.Request.Headers, p.log)
+		if err != nil {
+			return nil, err
+		}
+		genOpts = append(genOpts, loadgen.WithStageHooks(hooks))
+	}
 	genOpts = append(genOpts, edgeOptions(&s.Request)...)
 	genOpts = append(genOpts, loadControlOptions(s)...)
 	checkFDLimit(s.Load.MaxConcurrency(), p.log, logw)

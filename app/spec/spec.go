@@ -41,7 +41,9 @@ type Spec struct {
 	Goodput   []metrics.SLO
 	Exports   Exports
 	Telemetry Telemetry
-	Live      Live
+	// Hooks are the server control calls around each profile stage.
+	Hooks Hooks
+	Live  Live
 	// Shard is this host's part of the plan (the zero Shard: all of it),
 	// StartAt the instant to start issuing (zero: at once).
 	Shard   loadgen.Shard
@@ -76,7 +78,7 @@ func Parse(c cmdline.Config) (*Spec, error) {
 	steps := []func(*Spec, *cmdline.Config) error{
 		parseLog, parseTarget, parseEndpointKind, parseBounds, parseRepeats, parseEdges, parseMedia,
 		parseShard, parseExports, parseRequest, parseTelemetry, parseUI, parseEndpoint, parseGoodput,
-		parseTokenizer, parseLoad, parseLoadControl, parseSharding, parseSweep, parsePlan, parseDataset, parseTrace, parseSynthesis, parseLive,
+		parseTokenizer, parseLoad, parseLoadControl, parseSharding, parseSweep, parsePlan, parseDataset, parseTrace, parseSynthesis, parseHooks, parseLive,
 	}
 	for _, step := range steps {
 		if err := step(s, &c); err != nil {
