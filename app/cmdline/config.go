@@ -249,6 +249,9 @@ type Config struct {
 	// plots/ at the end; NoAutoPlot is AIPerf's --no-auto-plot (the
 	// default, said outright).
 	AutoPlot, NoAutoPlot bool
+	// ExportOutputs is --export-outputs-json: outputs.json, every
+	// response's text, at the end.
+	ExportOutputs bool
 	// ExportPrefix is --profile-export-prefix, ExportLevel --export-level
 	// (summary, records or raw) and SliceDuration --slice-duration (seconds
 	// or a duration such as 30s; "": no timeslices), as given.

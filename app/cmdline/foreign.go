@@ -92,7 +92,6 @@ var foreignOptions = []foreignOption{
 	noted("agentic-warmup-grace-period", fValue, "loadgen.agentic_warmup_grace_period", "has no agentic replay, the only mode it applies to"),
 	// Output: files and uploads.
 	noted("plot-required", fSwitch, "output.plot_required", "plots nothing at the end: surge report DIR writes the charts", "false"),
-	noted("export-outputs-json", fSwitch, "output.export_outputs_json", "writes no outputs.json", "false"),
 	noted("otel-url", fValue, "output.otel_url", "streams nothing over OpenTelemetry"),
 	noted("stream", fList, "output.stream", "streams nothing over OpenTelemetry"),
 	noted("otel-resource-attributes", fList, "output.otel_resource_attributes", "streams nothing over OpenTelemetry"),

@@ -259,6 +259,7 @@ func (p *prepared) execute(ctx context.Context, log io.Writer) (o *outcome, err 
 	for _, v := range s.Secrets {
 		folders.secrets = append(folders.secrets, []byte(v))
 	}
+	var closeOutputs func() error // outputs.json, written once the collector is closed
 	logw := &heldLog{w: log}
 	if s.UI == tui.ModeDashboard {
 		logw.hold()
@@ -282,6 +283,15 @@ func (p *prepared) execute(ctx context.Context, log io.Writer) (o *outcome, err 
 		if sw := p.plan.sweep; sw != nil && len(sw.Dims) > 1 {
 			colOpts = append(colOpts, metrics.WithStageLabels(sw.Labels()))
 		}
+	}
+	if s.Exports.Outputs {
+		outputs, err := export.NewOutputs(filepath.Join(o.dir, s.Exports.Files.Outputs), o.start, s.Secrets...)
+		if err != nil {
+			return nil, fmt.Errorf("--export-outputs-json: %w", err)
+		}
+		colOpts = append(colOpts, metrics.WithSink(outputs))
+		closeOutputs = outputs.Close
+		cleanup = append(cleanup, func() { _ = outputs.Close() }) // a run that stopped early
 	}
 	colOpts = append(colOpts, p.live.sinks(clock)...)
 	col := metrics.NewCollector(colOpts...)
@@ -401,6 +411,11 @@ func (p *prepared) execute(ctx context.Context, log io.Writer) (o *outcome, err 
 		}
 	}
 	o.errs = []error{uiErr, folders.finish(), telErr}
+	if closeOutputs != nil {
+		if err := closeOutputs(); err != nil {
+			o.errs = append(o.errs, fmt.Errorf("--export-outputs-json: %w", err))
+		}
+	}
 	return o, nil
 }
 

@@ -194,3 +194,50 @@ func TestSynthesisEndToEnd(t *testing.T) {
 		t.Errorf("baseten reshape: %v", err)
 	}
 }
+
+// TestExportOutputsJSON: --export-outputs-json writes outputs.json with
+// every profile response's text as the mock generated it, sorted by
+// session, and the warmup's apart; without the flag there is none; a
+// prefix names it <prefix>_outputs.json.
+func TestExportOutputsJSON(t *testing.T) {
+	t.Parallel()
+	run := func(args ...string) string {
+		dir := t.TempDir()
+		c := parseArgs(t, append([]string{"--model", "mock", "--streaming", "--ui", "none", "--tokenizer", "builtin", "--request-count", "5",
+			"--warmup-request-count", "2", "--isl", "8", "--osl", "3", "--output-artifact-dir", dir, "--no-gpu-telemetry", "--no-server-metrics"}, args...)...)
+		if _, err := runConfig(context.Background(), c, io.Discard, io.Discard); err != nil {
+			t.Fatal(err)
+		}
+		return dir
+	}
+	dir := run("--export-outputs-json")
+	b, err := os.ReadFile(filepath.Join(dir, "outputs.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc struct {
+		Schema string `json:"schema_version"`
+		Data   []struct {
+			Session int64  `json:"session_num"`
+			Text    string `json:"response_text"`
+		} `json:"data"`
+		Warmup []json.RawMessage `json:"warmup"`
+	}
+	if err := json.Unmarshal(b, &doc); err != nil {
+		t.Fatal(err)
+	}
+	if doc.Schema != "1.1" || len(doc.Data) != 5 || len(doc.Warmup) != 2 {
+		t.Fatalf("outputs.json: schema %q, %d profile and %d warmup entries", doc.Schema, len(doc.Data), len(doc.Warmup))
+	}
+	for i, d := range doc.Data {
+		if strings.TrimSpace(d.Text) == "" || (i > 0 && d.Session < doc.Data[i-1].Session) {
+			t.Errorf("entry %d: session %d, text %q", i, d.Session, d.Text)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(run(), "outputs.json")); !os.IsNotExist(err) {
+		t.Errorf("outputs.json without the flag: %v", err)
+	}
+	if _, err := os.Stat(filepath.Join(run("--export-outputs-json", "--profile-export-prefix", "foo"), "foo_outputs.json")); err != nil {
+		t.Errorf("with a prefix: %v", err)
+	}
+}

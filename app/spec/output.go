@@ -10,6 +10,7 @@ import (
 
 	"github.com/surgebench/surge/app/cmdline"
 	"github.com/surgebench/surge/loadgen"
+	"github.com/surgebench/surge/metrics/export"
 	"github.com/surgebench/surge/telemetry"
 )
 
@@ -38,8 +39,9 @@ type Exports struct {
 	Slice time.Duration
 	Files Files
 	// Report writes report.html at the end (--report), Plots the charts as
-	// PNG files into plots/ (--auto-plot).
-	Report, Plots bool
+	// PNG files into plots/ (--auto-plot), Outputs every response's text
+	// into outputs.json (--export-outputs-json).
+	Report, Plots, Outputs bool
 }
 
 // Files are the file names of a run's exports: AIPerf's defaults, or
@@ -47,11 +49,13 @@ type Exports struct {
 type Files struct {
 	JSON, CSV, JSONL, Raw         string
 	TimeslicesJSON, TimeslicesCSV string
+	// Outputs is --export-outputs-json's file.
+	Outputs string
 }
 
 // prefixSuffixes are the endings AIPerf drops from --profile-export-prefix
 // (longest first), so "foo.json" and "foo_timeslices.csv" give the base foo.
-var prefixSuffixes = []string{"_server_metrics.parquet", "_server_metrics.jsonl", "_server_metrics.json",
+var prefixSuffixes = []string{"_outputs.json", "_server_metrics.parquet", "_server_metrics.jsonl", "_server_metrics.json",
 	"_server_metrics.csv", "_gpu_telemetry.jsonl", "_timeslices.csv", "_timeslices.json", "_raw.jsonl",
 	".parquet", ".csv", ".json", ".jsonl"}
 
@@ -67,16 +71,17 @@ func ExportFiles(prefix string) Files {
 	}
 	if base == "" {
 		return Files{JSON: FileJSON, CSV: FileCSV, JSONL: FileJSONL, Raw: FileRaw,
-			TimeslicesJSON: "profile_export_aiperf_timeslices.json", TimeslicesCSV: "profile_export_aiperf_timeslices.csv"}
+			TimeslicesJSON: "profile_export_aiperf_timeslices.json", TimeslicesCSV: "profile_export_aiperf_timeslices.csv",
+			Outputs: export.OutputsFile}
 	}
 	return Files{JSON: base + ".json", CSV: base + ".csv", JSONL: base + ".jsonl", Raw: base + "_raw.jsonl",
-		TimeslicesJSON: base + "_timeslices.json", TimeslicesCSV: base + "_timeslices.csv"}
+		TimeslicesJSON: base + "_timeslices.json", TimeslicesCSV: base + "_timeslices.csv", Outputs: base + "_" + export.OutputsFile}
 }
 
 // parseExports reads --export-level, --slice-duration and
 // --profile-export-prefix.
 func parseExports(s *Spec, c *cmdline.Config) error {
-	e := Exports{Dir: c.ArtifactDir, Report: c.Report, Level: strings.ToLower(strings.TrimSpace(c.ExportLevel)), Files: ExportFiles(c.ExportPrefix)}
+	e := Exports{Dir: c.ArtifactDir, Report: c.Report, Outputs: c.ExportOutputs, Level: strings.ToLower(strings.TrimSpace(c.ExportLevel)), Files: ExportFiles(c.ExportPrefix)}
 	switch e.Level {
 	case "":
 		e.Level = LevelRecords
