@@ -229,6 +229,8 @@ type Config struct {
 	WarmupConfig
 	// HookConfig holds --reset-kv-cache and --server-profiler (hooks.go).
 	HookConfig
+	// MultiRunConfig holds --convergence-* (multirun.go).
+	MultiRunConfig
 
 	UI        string // --ui
 	StdoutTTY bool   // whether stdout is a terminal (picks the default UI)

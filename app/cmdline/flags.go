@@ -213,12 +213,13 @@ var options = []option{
 }
 
 // init adds the rows kept in files of their own (trace.go,
-// synthesis.go, warmup.go, hooks.go): they are options as the rest.
+// synthesis.go, warmup.go, hooks.go, multirun.go): they are options as the rest.
 func init() {
 	options = append(options, traceOptions()...)
 	options = append(options, synthesisOptions()...)
 	options = append(options, warmupOptions()...)
 	options = append(options, hookOptions()...)
+	options = append(options, multiRunOptions()...)
 }
 
 // plotted is output.auto_plot as input_config shows it: whether the run

@@ -49,6 +49,10 @@ func runRepeated(ctx context.Context, s *spec.Spec, out, log io.Writer) (*Result
 	perValue := map[string]*export.Repeats{}
 	var last *Result
 	var errs []error
+	var conv *convergence
+	if rp.Converge != nil {
+		conv = &convergence{c: rp.Converge, level: level, jsonl: s.Exports.Files.JSONL}
+	}
 	for i := range rp.N {
 		if i > 0 && rp.Cooldown > 0 {
 			fmt.Fprintf(log, "cooling down %s before run %d\n", rp.Cooldown, i+1)
@@ -94,6 +98,19 @@ func runRepeated(ctx context.Context, s *spec.Spec, out, log io.Writer) (*Result
 		if res.Cancelled || res.Aborted || res.WriteFault != nil {
 			break
 		}
+		if conv != nil {
+			conv.add(res.Summary, p.s.Exports.Dir)
+			done, how, err := conv.converged()
+			if err != nil {
+				errs = append(errs, err)
+				break
+			}
+			if done {
+				fmt.Fprintf(out, "%s converged after %d of at most %d runs: %s\n", conv.c.Metric, i+1, rp.N, how)
+				break
+			}
+			fmt.Fprintf(log, "%s not converged after %d runs: %s\n", conv.c.Metric, i+1, how)
+		}
 	}
 	if last == nil {
 		return nil, errors.Join(append(errs, ctx.Err())...)
@@ -109,7 +126,7 @@ func runRepeated(ctx context.Context, s *spec.Spec, out, log io.Writer) (*Result
 		}
 		stages = append(stages, st)
 	}
-	title := fmt.Sprintf("surge profile: %d runs of one plan", rp.N)
+	title := fmt.Sprintf("surge profile: %d runs of one plan", len(reps.Summaries))
 	if len(stages) > 0 {
 		// Per value: the pooled table would mix the values' loads.
 		export.ConsoleRepeatStages(out, title, stages)

@@ -114,6 +114,8 @@ type Repeats struct {
 	N        int
 	Cooldown time.Duration
 	Level    float64
+	// Converge, when set, stops the repeats early (--convergence-metric).
+	Converge *Convergence
 }
 
 // maxProfileRuns is AIPerf's bound on --num-profile-runs.
@@ -306,7 +308,11 @@ func parseRepeats(s *Spec, c *cmdline.Config) error {
 	case c.NumProfileRuns > 1 && (c.Search != nil || c.ControlAddr != ""):
 		return cmdline.Usagef("--num-profile-runs repeats a planned run: not with a live or search session")
 	}
-	s.Load.Repeats = Repeats{N: max(c.NumProfileRuns, 1), Cooldown: c.ProfileRunCooldown, Level: c.ConfidenceLevel}
+	cv, err := parseConvergence(c)
+	if err != nil {
+		return err
+	}
+	s.Load.Repeats = Repeats{N: max(c.NumProfileRuns, 1), Cooldown: c.ProfileRunCooldown, Level: c.ConfidenceLevel, Converge: cv}
 	if s.Load.Repeats.Level == 0 {
 		s.Load.Repeats.Level = 0.95
 	}
