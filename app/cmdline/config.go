@@ -231,6 +231,8 @@ type Config struct {
 	HookConfig
 	// MultiRunConfig holds --convergence-* (multirun.go).
 	MultiRunConfig
+	// NetworkConfig holds --network-latency-* (network.go).
+	NetworkConfig
 
 	UI        string // --ui
 	StdoutTTY bool   // whether stdout is a terminal (picks the default UI)

@@ -109,9 +109,6 @@ var foreignOptions = []foreignOption{
 	noted("export-http-trace", fSwitch, "output.export_http_trace", "always writes the http_req_* timings of every request to the JSONL, and no raw trace data", "false"),
 	noted("show-trace-timing", fSwitch, "output.show_trace_timing", "keeps the http_req_* timings in the JSON and JSONL exports, not on the console", "false"),
 	noted("server-metrics-formats", fList, "server_metrics_formats", "writes every scrape to server_metrics_export.jsonl and their summary to telemetry_data in the JSON export"),
-	noted("network-latency-automatic", fSwitch, "network_latency.automatic", "reports latencies as measured, with no network_adjusted_* metrics", "false"),
-	noted("network-latency-mean", fValue, "network_latency.mean", "reports latencies as measured, with no network_adjusted_* metrics"),
-	noted("network-latency-ping-interval", fValue, "network_latency.ping_interval", "measures no network round trips"),
 	// Multi-run, sweeps and searches.
 	noted("profile-run-disable-warmup-after-first", fSwitch, "multi_run.profile_run_disable_warmup_after_first", "warms up before the first of --num-profile-runs only", "true", "false"),
 	noted("no-profile-run-disable-warmup-after-first", fSwitch, "multi_run.profile_run_disable_warmup_after_first", "warms up before the first of --num-profile-runs only", "false"),

@@ -186,7 +186,9 @@ type outcome struct {
 	// benchmarkID identifies the run in its exports (AIPerf's
 	// benchmark_id: a random UUID).
 	benchmarkID string
-	errs        []error // the UI's, the exports' and telemetry's
+	// network is run_info's network_latency (nil: no adjustment).
+	network map[string]any
+	errs    []error // the UI's, the exports' and telemetry's
 }
 
 // execute starts the target, the exports, the collector, telemetry and the
@@ -358,6 +360,13 @@ func (p *prepared) execute(ctx context.Context, log io.Writer) (o *outcome, err 
 	if err != nil {
 		return nil, err
 	}
+	probe, err := startNetworkProbe(ctx, s, s.Target.Servers(target), o.dir, measuring)
+	if err != nil {
+		return nil, err
+	}
+	if probe != nil {
+		cleanup = append(cleanup, func() { _, _ = probe.p.Stop(); probe.file.Close() })
+	}
 
 	interrupt := p.interrupts(stopIssuing, abort, func() int64 { return col.Snapshot().InFlight }, logw)
 	defer interrupt.release()
@@ -395,6 +404,8 @@ func (p *prepared) execute(ctx context.Context, log io.Writer) (o *outcome, err 
 	telData, telErr := tel.stop()
 	o.serverExport = tel.col.ServerExport()
 	o.summary = closeCol()
+	netInfo, netErr := adjustForNetwork(s, probe, o.summary, logw)
+	o.network = netInfo
 	o.state = col.State()
 	o.state.Origin = o.start
 	o.clockDrift = gen.ClockDrift()
@@ -410,7 +421,7 @@ func (p *prepared) execute(ctx context.Context, log io.Writer) (o *outcome, err 
 			o.energy = j
 		}
 	}
-	o.errs = []error{uiErr, folders.finish(), telErr}
+	o.errs = []error{uiErr, folders.finish(), telErr, netErr}
 	if closeOutputs != nil {
 		if err := closeOutputs(); err != nil {
 			o.errs = append(o.errs, fmt.Errorf("--export-outputs-json: %w", err))
@@ -439,6 +450,9 @@ func (p *prepared) report(o *outcome, out io.Writer) (*Result, error) {
 		Extra: map[string]float64{},
 	}
 	run.RunInfo.(map[string]any)["tokenizer"] = p.tokSrc
+	if o.network != nil {
+		run.RunInfo.(map[string]any)["network_latency"] = o.network
+	}
 	if len(s.Target.URLs) > 1 {
 		run.RunInfo.(map[string]any)["target_urls"] = cmdline.RedactURLs(s.Target.URLs)
 	}

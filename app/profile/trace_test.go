@@ -241,3 +241,11 @@ func TestExportOutputsJSON(t *testing.T) {
 		t.Errorf("with a prefix: %v", err)
 	}
 }
+
+// newStampURL serves s for one test and returns its URL.
+func newStampURL(t *testing.T, s *stampServer) string {
+	t.Helper()
+	srv := httptest.NewServer(s)
+	t.Cleanup(srv.Close)
+	return srv.URL
+}
