@@ -109,6 +109,10 @@ type Config struct {
 	// type's default).
 	SamplingStrategy string
 
+	// RequestRateSeries is --request-rate-series as given: a JSON file of
+	// rate points, or an inline list ("": none).
+	RequestRateSeries string
+
 	RequestCount    int           // --request-count
 	Duration        time.Duration // --benchmark-duration
 	Grace           time.Duration // --benchmark-grace-period

@@ -80,7 +80,6 @@ var foreignOptions = []foreignOption{
 	noted("video-audio-codec", fValue, "input.video.audio.codec", "sends no video"),
 	noted("video-audio-depth", fValue, "input.video.audio.depth", "sends no video"),
 	// Load generator
-	refused("request-rate-series", fValue, "loadgen.request_rate_series", "takes a rate, a ramp (--request-rate-ramp-duration) or a stage list (--request-rate 5,10,20), not a series file"),
 	noted("trajectory-start-min-ratio", fValue, "loadgen.trajectory_start_min_ratio", "has no agentic replay, the only mode it applies to"),
 	noted("trajectory-start-max-ratio", fValue, "loadgen.trajectory_start_max_ratio", "has no agentic replay, the only mode it applies to"),
 	noted("burst-phase-starts", fSwitch, "loadgen.burst_phase_starts", "has no agentic replay, the only mode it applies to", "false"),

@@ -140,6 +140,18 @@ func buildPlan(s *spec.Spec, ds *datasets.Dataset) (*plan, error) {
 		p.mode, p.values, p.total = ModeFixedSchedule, []float64{float64(replay.Len())}, st.Count
 		p.stages = append(p.stages, st)
 
+	case len(l.RateSeries) > 0:
+		sched, err := schedule.Series(l.Pattern, l.RateSeries, l.Smoothness, s.ValueSeed(0))
+		if err != nil {
+			return nil, &cmdline.UsageError{Err: err} // the spec checked it
+		}
+		peak := 0.0
+		for _, pt := range l.RateSeries {
+			peak = max(peak, pt.QPS)
+		}
+		p.mode, p.values, p.target, p.rateCap = ModeRequestRate, []float64{peak}, max(l.RateSeries[0].QPS, 1), capAt(0)
+		p.stages = append(p.stages, profile(schedule.Constant(capAt(0)), sched))
+
 	case len(rates) > 0:
 		p.mode, p.values, p.target, p.rateCap = ModeRequestRate, rates, rates[0], capAt(0)
 		for i, r := range rates {

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/surgebench/surge/app/cmdline"
+	"github.com/surgebench/surge/app/spec"
 )
 
 // stampServer answers chat requests after Wait with a short stream and
@@ -248,4 +249,36 @@ func newStampURL(t *testing.T, s *stampServer) string {
 	srv := httptest.NewServer(s)
 	t.Cleanup(srv.Close)
 	return srv.URL
+}
+
+// TestRequestRateSeriesEndToEnd: --request-rate-series sends at the
+// series' rate (2/s constant: 500 ms apart, judged by the server's
+// stamps), from AIPerf's JSON file or an inline list; it excludes
+// --request-rate.
+func TestRequestRateSeriesEndToEnd(t *testing.T) {
+	t.Parallel()
+	file := writeTrace(t, "series.json", `{"points": [{"time_s": 0, "qps": 2}, {"time_s": 10, "qps": 2}]}`)
+	for _, series := range []string{file, "0:2,10:2"} {
+		at := traceRun(t, 0, "--request-rate-series", series, "--arrival-pattern", "constant", "--request-count", "3", "--isl", "8", "--osl", "2").arrivals()
+		if len(at) != 3 || at[1] < 400*time.Millisecond || at[1] > 700*time.Millisecond || at[2] < 900*time.Millisecond || at[2] > 1300*time.Millisecond {
+			t.Errorf("%s: arrivals %v, want 500 ms apart", series, at)
+		}
+	}
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--request-rate-series", "0:2", "--request-rate", "3"}, "drop --request-rate"},
+		{[]string{"--request-rate-series", "0:0,5:0"}, "every rate is 0"},
+		{[]string{"--request-rate-series", "5:1,2:1"}, "times must increase"},
+		{[]string{"--request-rate-series", "nope.json"}, "no such file"},
+		{[]string{"--request-rate-series", writeTrace(t, "bad.json", `{"points": [{"t": 0}]}`)}, "want a JSON object"},
+		{[]string{"--request-rate-series", "0:2", "--concurrency", "1,2"}, "one --concurrency cap"},
+	} {
+		_, err := spec.Parse(parseArgs(t, tc.args...))
+		var ue *cmdline.UsageError
+		if !errors.As(err, &ue) || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%v: %v, want a usage error saying %q", tc.args, err, tc.want)
+		}
+	}
 }

@@ -19,6 +19,9 @@ type Load struct {
 	// stage list each (at most one a list).
 	Concs []int
 	Rates []float64
+	// RateSeries, when set, is the profile's rate over time
+	// (--request-rate-series).
+	RateSeries []schedule.RatePoint
 	// Pattern, Smoothness (with SmoothnessSet when given) shape arrivals.
 	Pattern       string
 	Smoothness    float64
@@ -239,7 +242,7 @@ func checkWarmup(c *cmdline.Config) error {
 // prefill cap for its ramp), so none is accepted and left unused.
 func checkWarmupShape(c *cmdline.Config) error {
 	warm := c.WarmupCount > 0 || c.WarmupDuration > 0 || c.WarmupSessions > 0
-	rate := c.WarmupRate > 0 || (c.RequestRate != "" && c.WarmupConcurrency == 0)
+	rate := c.WarmupRate > 0 || ((c.RequestRate != "" || c.RequestRateSeries != "") && c.WarmupConcurrency == 0)
 	for _, f := range []struct {
 		flag string
 		set  bool

@@ -78,7 +78,7 @@ func Parse(c cmdline.Config) (*Spec, error) {
 	steps := []func(*Spec, *cmdline.Config) error{
 		parseLog, parseTarget, parseEndpointKind, parseBounds, parseRepeats, parseEdges, parseMedia,
 		parseShard, parseExports, parseRequest, parseTelemetry, parseUI, parseEndpoint, parseGoodput,
-		parseTokenizer, parseLoad, parseLoadControl, parseSharding, parseSweep, checkConvergenceSweep, parsePlan, parseDataset, parseTrace, parseSynthesis, parseHooks, parseLive,
+		parseTokenizer, parseLoad, parseRateSeries, parseLoadControl, parseSharding, parseSweep, checkConvergenceSweep, parsePlan, parseDataset, parseTrace, parseSynthesis, parseHooks, parseLive,
 	}
 	for _, step := range steps {
 		if err := step(s, &c); err != nil {
