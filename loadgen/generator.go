@@ -140,10 +140,14 @@ type Generator struct {
 	rampOnce    sync.Once
 	// warmRamp, when set, opens warmPrefill's held slots as the warmup
 	// goes (warmOnce).
-	warmRamp  func(ctx context.Context)
-	warmOnce  sync.Once
-	hooks     StageHooks
-	inPrefill atomic.Int64
+	warmRamp func(ctx context.Context)
+	warmOnce sync.Once
+	hooks    StageHooks
+	// perSession, when set, gives each session its conversation
+	// (WithSessionConversation); curStage is the stage being issued.
+	perSession func(c *datasets.Conversation, key string) *datasets.Conversation
+	curStage   atomic.Int64
+	inPrefill  atomic.Int64
 	// streams reuses what reading a response needs (the SSE reader and its
 	// 64 KiB buffer, the decoder, the text buffers) across requests.
 	streams sync.Pool
@@ -474,6 +478,7 @@ func (g *Generator) startStage(ctx context.Context, st Stage) (stageCtx context.
 // first conversation when it takes them round robin. It reports whether
 // issuing was cut short (interrupt or the stage's duration).
 func (g *Generator) issue(ctx, reqCtx context.Context, wg *sync.WaitGroup, st Stage, stage, first int) (stopped bool) {
+	g.curStage.Store(int64(stage))
 	ctx, cancel, stageStart := g.startStage(ctx, st)
 	defer cancel()
 	defer func() { stopped = ctx.Err() != nil }()
@@ -594,7 +599,7 @@ func (g *Generator) lookahead(ctx context.Context, st Stage, first int) iter.Seq
 			return true
 		}
 		for s := range st.Sessions(g.shard, g.ds.Conversations, first) {
-			c := credit{Session: s, conv: &g.ds.Conversations[s.Conversation]}
+			c := credit{Session: s, conv: g.sessionConv(&g.ds.Conversations[s.Conversation], st.Phase, s.Index)}
 			c.body, _ = g.ep.Body(c.conv.SystemPrompt, nil, &c.conv.Turns[0])
 			if batch = append(batch, c); (len(batch) == lookaheadBatch || len(ch) == 0) && !send() {
 				return
@@ -622,6 +627,7 @@ func (g *Generator) lookahead(ctx context.Context, st Stage, first int) iter.Seq
 // among the first Count) or the stage's duration is spent. User u's j-th
 // session sends the plan's session u + j·N (N users), counted from first.
 func (g *Generator) issueUsers(ctx, reqCtx context.Context, wg *sync.WaitGroup, st Stage, stage, first int) (stopped bool) {
+	g.curStage.Store(int64(stage))
 	ctx, cancel, stageStart := g.startStage(ctx, st)
 	defer cancel()
 	plan := st.Users
@@ -663,7 +669,7 @@ func (g *Generator) issueUsers(ctx, reqCtx context.Context, wg *sync.WaitGroup, 
 				return slot{intended: intended, scheduled: true}, ctx.Err() == nil
 			}
 			for j := 0; ctx.Err() == nil && left > 0; j++ {
-				conv := &g.ds.Conversations[st.conversation(u+j*n, first, len(g.ds.Conversations))]
+				conv := g.sessionConv(&g.ds.Conversations[st.conversation(u+j*n, first, len(g.ds.Conversations))], st.Phase, u+j*n)
 				// The plan's session u + j·N, as its conversation counts it.
 				g.session(reqCtx, conv, st.Phase, stage, u+j*n, pace)
 			}

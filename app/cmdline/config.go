@@ -109,6 +109,9 @@ type Config struct {
 	// type's default).
 	SamplingStrategy string
 
+	// CacheBust is --cache-bust: where a session's marker goes ("" or
+	// none: nowhere).
+	CacheBust string
 	// RequestRateSeries is --request-rate-series as given: a JSON file of
 	// rate points, or an inline list ("": none).
 	RequestRateSeries string

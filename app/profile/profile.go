@@ -134,6 +134,9 @@ func prepareCtx(ctx context.Context, s *spec.Spec, log io.Writer) (*prepared, er
 	if err := checkBodies(p.ds, s.Endpoint); err != nil {
 		return nil, err
 	}
+	if err := checkCacheBust(s, p.ds); err != nil {
+		return nil, err
+	}
 	assignModels(p.ds, s.Target.Models, s.Target.ModelSelection, s.Seed())
 	if len(s.Target.Models) > 1 {
 		p.log.Debugf("models %q share the prompts (%s)", s.Target.Models, s.Target.ModelSelection)
@@ -345,6 +348,13 @@ func (p *prepared) execute(ctx context.Context, log io.Writer) (o *outcome, err 
 			return nil, err
 		}
 		genOpts = append(genOpts, loadgen.WithStageHooks(hooks))
+	}
+	if s.Dataset.CacheBust != "" {
+		opt, err := cacheBustOption(s, p.builder)
+		if err != nil {
+			return nil, err
+		}
+		genOpts = append(genOpts, opt)
 	}
 	genOpts = append(genOpts, edgeOptions(&s.Request)...)
 	genOpts = append(genOpts, loadControlOptions(s)...)

@@ -10,6 +10,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"sync"
 	"testing"
@@ -280,5 +281,61 @@ func TestRequestRateSeriesEndToEnd(t *testing.T) {
 		if !errors.As(err, &ue) || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%v: %v, want a usage error saying %q", tc.args, err, tc.want)
 		}
+	}
+}
+
+// TestCacheBustEndToEnd: --cache-bust first_turn_prefix starts every
+// session's user message with a marker of its own (AIPerf's [rid:…]),
+// and system_suffix ends the system prompt with it; without the flag no
+// body has one. A recorded body cannot take a marker: refused. With
+// --cache-bust a WEKA replay may wrap its traces.
+func TestCacheBustEndToEnd(t *testing.T) {
+	t.Parallel()
+	firstUser := func(b map[string]any, role string) string {
+		for _, m := range b["messages"].([]any) {
+			if mm := m.(map[string]any); mm["role"] == role {
+				s, _ := mm["content"].(string)
+				return s
+			}
+		}
+		return ""
+	}
+	rid := regexp.MustCompile(`\[rid:[0-9a-f]{12}\]`)
+	s := traceRun(t, 0, "--cache-bust", "first_turn_prefix", "--concurrency", "2", "--request-count", "6", "--isl", "8", "--osl", "2", "--num-dataset-entries", "2")
+	seen := map[string]bool{}
+	for _, b := range s.body {
+		u := firstUser(b, "user")
+		m := rid.FindString(u)
+		if m == "" || !strings.HasPrefix(u, m+"\n\n") {
+			t.Errorf("first_turn_prefix: user message %q", u)
+		}
+		seen[m] = true
+	}
+	if len(seen) != 6 {
+		t.Errorf("%d distinct markers over 6 sessions of 2 conversations", len(seen))
+	}
+	s = traceRun(t, 0, "--cache-bust", "system_suffix", "--system-prompt", "be brief", "--request-count", "2", "--isl", "8", "--osl", "2")
+	for _, b := range s.body {
+		if sys := firstUser(b, "system"); !strings.HasPrefix(sys, "be brief\n\n[rid:") {
+			t.Errorf("system_suffix: system message %q", sys)
+		}
+	}
+	s = traceRun(t, 0, "--request-count", "2", "--isl", "8", "--osl", "2")
+	for _, b := range s.body {
+		if rid.MatchString(firstUser(b, "user")) {
+			t.Errorf("a marker without --cache-bust")
+		}
+	}
+	raw := writeTrace(t, "raw.jsonl", `{"model": "m", "messages": [{"role": "user", "content": "hi"}]}`+"\n")
+	c := parseArgs(t, "--ui", "none", "--tokenizer", "builtin", "--input-file", raw, "--custom-dataset-type", "raw_payload", "--cache-bust", "first_turn_prefix")
+	_, err := prepareConfig(c, io.Discard)
+	var ue *cmdline.UsageError
+	if !errors.As(err, &ue) || !strings.Contains(err.Error(), "a cache-bust marker cannot go into it") {
+		t.Errorf("raw payload: %v", err)
+	}
+	weka := filepath.Join("..", "..", "datasets", "testdata", "weka")
+	c = parseArgs(t, "--ui", "none", "--tokenizer", "builtin", "--input-file", weka, "--custom-dataset-type", "weka", "--no-fixed-schedule", "--concurrency", "5", "--cache-bust", "first_turn_prefix")
+	if _, err := prepareConfig(c, io.Discard); err != nil {
+		t.Errorf("weka wrap with --cache-bust: %v", err)
 	}
 }

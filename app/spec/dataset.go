@@ -57,7 +57,7 @@ type Dataset struct {
 	// Synthesis reshapes a trace's rows (AIPerf's --synthesis-* flags).
 	Synthesis datasets.SynthesisOptions
 	// CacheBust is where a marker a session defeats a prefix cache
-	// (--cache-bust; "": none).
+	// (--cache-bust: datasets.CacheBust*; "": none).
 	CacheBust string
 }
 

@@ -80,6 +80,13 @@ func parseTrace(s *Spec, c *cmdline.Config) error {
 	case c.IgnoreTraceDelays && c.FixedSchedule:
 		return cmdline.Usagef("--ignore-trace-delays drops the timestamps --fixed-schedule replays: give one")
 	}
+	cb, err := datasets.ParseCacheBust(c.CacheBust)
+	if err != nil {
+		return cmdline.Usagef("--cache-bust %w", err)
+	}
+	if cb != datasets.CacheBustNone {
+		s.Dataset.CacheBust = cb
+	}
 	r.ClosedLoop, r.Strict, r.IgnoreDelays = c.NoOpenLoop, c.OpenLoopStrict, c.IgnoreTraceDelays
 	r.MaxContext, r.ThinkTimeOnly = c.MaxContextLength, c.ThinkTimeOnly
 	r.OmitKVHints, r.NoMinTokens = c.OmitKVHints, c.NoForceMinTokens
