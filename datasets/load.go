@@ -94,6 +94,9 @@ type Options struct {
 	// Synthesis reshapes a trace's rows before their prompts are built;
 	// as Replay, it is refused for a type it cannot reshape.
 	Synthesis SynthesisOptions
+	// UserContextLength (> 0) gives every synthetic conversation a user
+	// context prompt of its own of that many tokens.
+	UserContextLength int
 }
 
 // Report describes a loaded dataset in lines for the run to print.
@@ -132,6 +135,9 @@ func LoadContext(ctx context.Context, o Options) (*Dataset, *Report, error) {
 		return nil, nil, err
 	}
 	if err := o.Synthesis.Check(d.Type); err != nil {
+		return nil, nil, err
+	}
+	if err := addUserContexts(d, &o); err != nil {
 		return nil, nil, err
 	}
 	switch d.Type {

@@ -600,7 +600,7 @@ func (g *Generator) lookahead(ctx context.Context, st Stage, first int) iter.Seq
 		}
 		for s := range st.Sessions(g.shard, g.ds.Conversations, first) {
 			c := credit{Session: s, conv: g.sessionConv(&g.ds.Conversations[s.Conversation], st.Phase, s.Index)}
-			c.body, _ = g.ep.Body(c.conv.SystemPrompt, nil, &c.conv.Turns[0])
+			c.body, _ = g.ep.Body(c.conv.SystemPrompt, contextHistory(c.conv), &c.conv.Turns[0])
 			if batch = append(batch, c); (len(batch) == lookaheadBatch || len(ch) == 0) && !send() {
 				return
 			}

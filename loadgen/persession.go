@@ -4,6 +4,7 @@ import (
 	"strconv"
 
 	"github.com/surgebench/surge/datasets"
+	"github.com/surgebench/surge/loadgen/endpoint"
 	"github.com/surgebench/surge/metrics"
 )
 
@@ -23,4 +24,13 @@ func (g *Generator) sessionConv(c *datasets.Conversation, phase metrics.Phase, i
 		return c
 	}
 	return g.perSession(c, phase.String()+"/"+strconv.FormatInt(g.curStage.Load(), 10)+"/"+strconv.Itoa(index))
+}
+
+// contextHistory is what a conversation's first request carries before
+// its turn: its user context as a user message (nil without one).
+func contextHistory(c *datasets.Conversation) []endpoint.Message {
+	if c.UserContext == "" {
+		return nil
+	}
+	return []endpoint.Message{{Role: "user", Content: c.UserContext}}
 }

@@ -63,7 +63,7 @@ func (g *Generator) session(ctx context.Context, conv *datasets.Conversation, ph
 	if g.bodies != nil {
 		defer g.bodies.EndSession(num, stage)
 	}
-	var history []endpoint.Message
+	history := contextHistory(conv)
 	var prevEnd int64
 	for ti := range conv.Turns {
 		turn := &conv.Turns[ti]

@@ -187,6 +187,7 @@ type Config struct {
 	// the embedded mock's TTFT (--mock-prefill-per-image, -audio-second).
 	MockPrefillPerImage, MockPrefillPerAudioSecond time.Duration
 	SharedSystemPromptLength                       int // --shared-system-prompt-length
+	UserContextLength                              int // --user-context-prompt-length
 	Tokenizer                                      string
 	// TokenizerRevision is the Hub revision of a tokenizer named by its
 	// model id (--tokenizer-revision; default main).

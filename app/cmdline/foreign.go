@@ -63,7 +63,6 @@ var foreignOptions = []foreignOption{
 	refused("dataset-filter", fList, "input.dataset_filter", "applies no public-dataset filters but ShareGPT's own"),
 	// Prompt
 	refused("prompt-batch-size batch-size-text batch-size b", fValue, "input.prompt.batch_size", "sends one text per embeddings or rankings request", "1"),
-	refused("user-context-prompt-length", fValue, "input.prompt.prefix_prompt.user_context_prompt_length", "has no per-session user context prompts (--shared-system-prompt-length and --prompt-prefix-* are what it has)"),
 	// Video inputs: AIPerf encodes its videos with FFmpeg; Go has no pure-Go
 	// video encoder to stand in (images and audio are options: flags.go).
 	noted("video-batch-size batch-size-video", fValue, "input.video.batch_size", "sends no video"),

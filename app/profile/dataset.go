@@ -115,7 +115,7 @@ var datasetFlags = map[string]string{
 	"Synthetic.Turns": "--conversation-turn-mean", "Synthetic.TurnsStddev": "--conversation-turn-stddev",
 	"Synthetic.TurnDelay": "--conversation-turn-delay-mean", "Synthetic.TurnDelayStddev": "--conversation-turn-delay-stddev",
 	"TurnDelayRatio": "--conversation-turn-delay-ratio", "Synthetic.Count": "--num-dataset-entries",
-	"Synthetic.RangeRatio": "--random-range-ratio", "Synthetic.SeqDist": "--seq-dist", "PromptCorpus": "--prompt-corpus",
+	"Synthetic.RangeRatio": "--random-range-ratio", "Synthetic.SeqDist": "--seq-dist", "PromptCorpus": "--prompt-corpus", "UserContextLength": "--user-context-prompt-length",
 }
 
 // loadDataset builds the workload of s; count is how many synthetic
@@ -128,7 +128,7 @@ func loadDataset(ctx context.Context, s *spec.Spec, tok datasets.Tokenizer, coun
 	ds, report, err := datasets.LoadContext(ctx, datasets.Options{
 		InputFile: d.InputFile, CustomDatasetType: d.Type, PublicDataset: d.Public,
 		ISLBlockSize: d.ISLBlockSize, Tokenizer: tok, Seed: s.Seed(), TurnDelayRatio: td.Ratio, NoTurnDelays: td.None,
-		PromptCorpus: d.PromptCorpus, Progress: progress.update, Replay: d.Replay, Synthesis: d.Synthesis,
+		PromptCorpus: d.PromptCorpus, Progress: progress.update, Replay: d.Replay, Synthesis: d.Synthesis, UserContextLength: d.UserContextLength,
 		Synthetic: datasets.SyntheticOptions{
 			Count: count, ISL: isl, ISLStddev: islStddev, OSL: d.OSL, OSLStddev: d.OSLStddev,
 			RangeRatio: d.RangeRatio, SeqDist: d.SeqDist,

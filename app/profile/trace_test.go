@@ -339,3 +339,42 @@ func TestCacheBustEndToEnd(t *testing.T) {
 		t.Errorf("weka wrap with --cache-bust: %v", err)
 	}
 }
+
+// TestUserContextEndToEnd: --user-context-prompt-length gives each of
+// the 3 synthetic conversations a user message of its own after the
+// system prompt and before the turns, in every request (a later turn's
+// too); with a file it is refused.
+func TestUserContextEndToEnd(t *testing.T) {
+	t.Parallel()
+	s := traceRun(t, 0, "--user-context-prompt-length", "20", "--num-dataset-entries", "3", "--request-count", "12", "--conversation-turn-mean", "2",
+		"--system-prompt", "be brief", "--isl", "8", "--osl", "2")
+	contexts := map[string]int{}
+	for _, b := range s.body {
+		msgs := b["messages"].([]any)
+		roles := ""
+		for _, m := range msgs {
+			roles += m.(map[string]any)["role"].(string)[:1]
+		}
+		if roles != "suu" && roles != "suuau" {
+			t.Errorf("message roles %q, want system, user context, then the turns", roles)
+			continue
+		}
+		contexts[msgs[1].(map[string]any)["content"].(string)]++
+	}
+	if len(contexts) != 3 {
+		t.Errorf("%d distinct user contexts over 3 conversations", len(contexts))
+	}
+	for ctx := range contexts {
+		if n := len(strings.Fields(ctx)); n < 8 {
+			t.Errorf("a user context of %d words, want about 20 tokens: %q", n, ctx)
+		}
+	}
+	mc := writeTrace(t, "m.jsonl", `{"timestamp": 0, "input_length": 20, "output_length": 2}`+"\n")
+	_, err := spec.Parse(parseArgs(t, "--input-file", mc, "--user-context-prompt-length", "20"))
+	if err == nil || !strings.Contains(err.Error(), "shapes synthetic prompts") {
+		t.Errorf("with a file: %v", err)
+	}
+	if _, err := spec.Parse(parseArgs(t, "--user-context-prompt-length", "20", "--prompt-prefix-pool-size", "2", "--prompt-prefix-length", "4")); err == nil {
+		t.Errorf("with a prefix pool: no error")
+	}
+}

@@ -32,8 +32,11 @@ type Dataset struct {
 	PromptCorpus                 string
 	PrefixPoolSize, PrefixLength int
 	SharedSystemPromptLength     int
-	Images                       media.ImageOptions
-	Audio                        media.AudioOptions
+	// UserContextLength gives every synthetic conversation a user context
+	// prompt of its own (--user-context-prompt-length; 0: none).
+	UserContextLength int
+	Images            media.ImageOptions
+	Audio             media.AudioOptions
 	// TurnsMean and TurnsStddev shape synthetic conversations.
 	TurnsMean, TurnsStddev int
 	// Entries is --num-dataset-entries (0: one conversation per session).
@@ -97,6 +100,16 @@ func parseDataset(s *Spec, c *cmdline.Config) error {
 		Rankings: s.Endpoint.Info().Rankings, QueryTokens: c.RankingsQueryTokens, QueryTokensStddev: c.RankingsQueryTokensStddev,
 		Passages: datasets.PassageOptions{Count: c.RankingsPassagesMean, CountStddev: c.RankingsPassagesStddev,
 			ISL: c.RankingsPassageTokens, ISLStddev: c.RankingsPassageTokensStddev}}
+	switch {
+	case c.UserContextLength < 0:
+		return cmdline.Usagef("--user-context-prompt-length must be ≥ 1, got %d", c.UserContextLength)
+	case c.UserContextLength == 0:
+	case c.PrefixPoolSize > 0 || c.PrefixLength > 0:
+		return cmdline.Usagef("--user-context-prompt-length and --prompt-prefix-pool-size/--prompt-prefix-length cannot be used together")
+	case !d.Synthetic():
+		return cmdline.Usagef("--user-context-prompt-length shapes synthetic prompts: not with an input file or public dataset")
+	}
+	d.UserContextLength = c.UserContextLength
 	if d.Rankings && (c.RankingsQueryTokens < 0 || c.RankingsQueryTokensStddev < 0) {
 		return cmdline.Usagef("--rankings-query-prompt-token-mean and -stddev must not be negative")
 	}
