@@ -188,6 +188,7 @@ type Config struct {
 	MockPrefillPerImage, MockPrefillPerAudioSecond time.Duration
 	SharedSystemPromptLength                       int // --shared-system-prompt-length
 	UserContextLength                              int // --user-context-prompt-length
+	TextBatchSize                                  int // --batch-size-text (0: 1)
 	Tokenizer                                      string
 	// TokenizerRevision is the Hub revision of a tokenizer named by its
 	// model id (--tokenizer-revision; default main).

@@ -62,7 +62,6 @@ var foreignOptions = []foreignOption{
 	refused("hf-weka-dataset", fValue, "input.hf_weka_dataset", "reads WEKA traces from local files only (--custom-dataset-type weka --input-file DIR)"),
 	refused("dataset-filter", fList, "input.dataset_filter", "applies no public-dataset filters but ShareGPT's own"),
 	// Prompt
-	refused("prompt-batch-size batch-size-text batch-size b", fValue, "input.prompt.batch_size", "sends one text per embeddings or rankings request", "1"),
 	// Video inputs: AIPerf encodes its videos with FFmpeg; Go has no pure-Go
 	// video encoder to stand in (images and audio are options: flags.go).
 	noted("video-batch-size batch-size-video", fValue, "input.video.batch_size", "sends no video"),

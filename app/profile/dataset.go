@@ -165,6 +165,11 @@ func loadDataset(ctx context.Context, s *spec.Spec, tok datasets.Tokenizer, coun
 			return nil, err
 		}
 	}
+	if d.TextBatch > 1 {
+		if err := addTextBatch(s, ds, tok, log); err != nil {
+			return nil, err
+		}
+	}
 	addSystemPrompt(ds, d.SystemPrompt)
 	return ds, nil
 }

@@ -378,3 +378,38 @@ func TestUserContextEndToEnd(t *testing.T) {
 		t.Errorf("with a prefix pool: no error")
 	}
 }
+
+// TestTextBatchEndToEnd: --batch-size-text 3 sends every embeddings
+// request with three texts; a chat endpoint refuses it.
+func TestTextBatchEndToEnd(t *testing.T) {
+	t.Parallel()
+	var mu sync.Mutex
+	var inputs []int
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path != "/v1/embeddings" {
+			http.NotFound(w, r)
+			return
+		}
+		var b struct {
+			Input []string `json:"input"`
+		}
+		_ = json.NewDecoder(r.Body).Decode(&b)
+		mu.Lock()
+		inputs = append(inputs, len(b.Input))
+		mu.Unlock()
+		w.Header().Set("Content-Type", "application/json")
+		fmt.Fprint(w, `{"data": [{"embedding": [0.1]}, {"embedding": [0.2]}, {"embedding": [0.3]}]}`)
+	}))
+	defer srv.Close()
+	c := parseArgs(t, "--url", srv.URL, "--model", "m", "--endpoint-type", "embeddings", "--ui", "none", "--tokenizer", "builtin", "--request-count", "4",
+		"--isl", "8", "--batch-size-text", "3", "--output-artifact-dir", t.TempDir(), "--no-gpu-telemetry", "--no-server-metrics")
+	if _, err := runConfig(context.Background(), c, io.Discard, io.Discard); err != nil {
+		t.Fatal(err)
+	}
+	if fmt.Sprint(inputs) != "[3 3 3 3]" {
+		t.Errorf("inputs a request %v, want 3 each", inputs)
+	}
+	if _, err := spec.Parse(parseArgs(t, "-b", "2")); err == nil || !strings.Contains(err.Error(), "batches the texts of an embeddings request") {
+		t.Errorf("chat with a batch: %v", err)
+	}
+}

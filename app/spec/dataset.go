@@ -14,6 +14,7 @@ import (
 	"github.com/surgebench/surge/datasets/media"
 	"github.com/surgebench/surge/datasets/tokenizer"
 	"github.com/surgebench/surge/datasets/tokenizer/hub"
+	"github.com/surgebench/surge/loadgen/endpoint"
 )
 
 // Dataset is what to send: a file, a public dataset or synthetic prompts
@@ -35,6 +36,9 @@ type Dataset struct {
 	// UserContextLength gives every synthetic conversation a user context
 	// prompt of its own (--user-context-prompt-length; 0: none).
 	UserContextLength int
+	// TextBatch is how many texts an embeddings request carries
+	// (--batch-size-text; 1: one).
+	TextBatch int
 	Images            media.ImageOptions
 	Audio             media.AudioOptions
 	// TurnsMean and TurnsStddev shape synthetic conversations.
@@ -110,6 +114,16 @@ func parseDataset(s *Spec, c *cmdline.Config) error {
 		return cmdline.Usagef("--user-context-prompt-length shapes synthetic prompts: not with an input file or public dataset")
 	}
 	d.UserContextLength = c.UserContextLength
+	d.TextBatch = max(c.TextBatchSize, 1)
+	switch kind := s.Endpoint.Kind; {
+	case c.TextBatchSize < 0:
+		return cmdline.Usagef("--batch-size-text must be ≥ 1, got %d", c.TextBatchSize)
+	case d.TextBatch == 1:
+	case kind != endpoint.Embeddings && kind != endpoint.NIMEmbeddings:
+		return cmdline.Usagef("--batch-size-text %d batches the texts of an embeddings request (embeddings, nim_embeddings): endpoint type %s sends one (a rankings request's inputs are its --rankings-passages-mean passages)", c.TextBatchSize, kind)
+	case !d.Synthetic():
+		return cmdline.Usagef("--batch-size-text %d batches synthetic texts: a dataset file gives each request's own", c.TextBatchSize)
+	}
 	if d.Rankings && (c.RankingsQueryTokens < 0 || c.RankingsQueryTokensStddev < 0) {
 		return cmdline.Usagef("--rankings-query-prompt-token-mean and -stddev must not be negative")
 	}
