@@ -7,20 +7,18 @@ import (
 )
 
 // StageHooks run around each profile stage of a planned run (Run): Before
-// once every stage before it has drained (the warmup drains first when a
-// hook is set, instead of flowing into the profile), After once the stage
-// itself has drained, even when the run was interrupted. A Before error
-// ends the run with it; After errors are returned with the run's.
+// once every stage before it has drained (with DrainWarmup the warmup
+// drains first too, instead of flowing into the profile), After once the
+// stage itself has drained, even when the run was interrupted. A Before
+// error ends the run with it; After errors are returned with the run's.
 type StageHooks struct {
 	Before, After func(ctx context.Context, stage int) error
+	DrainWarmup   bool
 }
 
 // WithStageHooks sets the hooks run around each profile stage: a
 // server's KV-cache reset, its profiler's start and stop.
 func WithStageHooks(h StageHooks) Option { return func(g *Generator) { g.hooks = h } }
-
-// hooked reports whether hooks are set.
-func (g *Generator) hooked() bool { return g.hooks.Before != nil || g.hooks.After != nil }
 
 // warmupDrain is how a warmup ends: whether the next stage waits for it,
 // and how long its requests get once it stops issuing.
@@ -28,7 +26,7 @@ func (g *Generator) warmupDrain(st Stage) (drain bool, grace time.Duration) {
 	switch {
 	case st.Drain:
 		return true, st.DrainGrace
-	case g.hooked():
+	case g.hooks.DrainWarmup:
 		return true, time.Duration(math.MaxInt64)
 	}
 	return false, 0

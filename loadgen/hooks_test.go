@@ -48,14 +48,14 @@ func TestStageHooks(t *testing.T) {
 		{Phase: metrics.Profile, Limit: limit, Count: 6},
 		{Phase: metrics.Profile, Limit: limit, Count: 6},
 	}
-	_, sink := runOnce(t, ts.URL, chat(true), stages, WithStageHooks(StageHooks{Before: hook("before", -1), After: hook("after", -1)}))
+	_, sink := runOnce(t, ts.URL, chat(true), stages, WithStageHooks(StageHooks{Before: hook("before", -1), After: hook("after", -1), DrainWarmup: true}))
 	if got := fmt.Sprint(calls); got != "[before0/0 after0/0 before1/0 after1/0]" || len(sink.recs) != 18 {
 		t.Errorf("hooks (stage/in flight) %s, %d records", got, len(sink.recs))
 	}
 
 	calls, served = nil, atomic.Int64{}
 	col := metrics.NewCollector()
-	g, err := New(ts.URL, chat(true), testDataset(t, 16), col, WithStageHooks(StageHooks{Before: hook("before", 1), After: hook("after", 0)}))
+	g, err := New(ts.URL, chat(true), testDataset(t, 16), col, WithStageHooks(StageHooks{Before: hook("before", 1), After: hook("after", 0), DrainWarmup: true}))
 	if err != nil {
 		t.Fatal(err)
 	}

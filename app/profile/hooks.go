@@ -28,9 +28,10 @@ const (
 
 // serverHooks are the control calls of s.Hooks to every server of the
 // run (each origin once, as AIPerf posts them), as loadgen stage hooks:
-// before each profile stage the KV-cache reset, then the profiler's
-// start; after it the profiler's stop. Calls are logged at DEBUG.
-func serverHooks(h spec.Hooks, servers []string, headers http.Header, log cmdline.Logger) (loadgen.StageHooks, error) {
+// before each profile stage the sweep's cooldown (from the second stage
+// on), the KV-cache reset, then the profiler's start; after it the
+// profiler's stop. Calls are logged at DEBUG.
+func serverHooks(h spec.Hooks, cooldown time.Duration, servers []string, headers http.Header, log cmdline.Logger) (loadgen.StageHooks, error) {
 	var origins []string
 	for _, srv := range servers {
 		u, err := loadgen.BaseURL(srv)
@@ -45,9 +46,23 @@ func serverHooks(h spec.Hooks, servers []string, headers http.Header, log cmdlin
 		headers: headers, log: log}
 	var hooks loadgen.StageHooks
 	if !h.Reset && !h.Profiler {
+		if cooldown > 0 {
+			// --parameter-sweep-cooldown-seconds alone.
+			hooks.Before = func(ctx context.Context, stage int) error {
+				if stage > 0 {
+					log.Debugf("cooling down %s before stage %d", cooldown, stage)
+					loadgen.Sleep(ctx, cooldown)
+				}
+				return nil
+			}
+		}
 		return hooks, nil
 	}
+	hooks.DrainWarmup = true // the reset and the profiler see no warmup request
 	hooks.Before = func(ctx context.Context, stage int) error {
+		if stage > 0 && !loadgen.Sleep(ctx, cooldown) {
+			return nil // interrupted: the run ends
+		}
 		if h.Reset {
 			for _, o := range origins {
 				if err := c.postRetry(ctx, o+h.ResetPath, h.ResetTimeout); err != nil {

@@ -342,8 +342,8 @@ func (p *prepared) execute(ctx context.Context, log io.Writer) (o *outcome, err 
 	if len(s.Target.URLs) > 1 {
 		genOpts = append(genOpts, loadgen.WithTargets(s.Target.URLs[1:]...))
 	}
-	if h := s.Hooks; h.Reset || h.Profiler {
-		hooks, err := serverHooks(h, s.Target.Servers(target), s.Request.Headers, p.log)
+	if h := s.Hooks; h.Reset || h.Profiler || s.Load.SweepCooldown > 0 {
+		hooks, err := serverHooks(h, s.Load.SweepCooldown, s.Target.Servers(target), s.Request.Headers, p.log)
 		if err != nil {
 			return nil, err
 		}

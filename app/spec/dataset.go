@@ -39,8 +39,8 @@ type Dataset struct {
 	// TextBatch is how many texts an embeddings request carries
 	// (--batch-size-text; 1: one).
 	TextBatch int
-	Images            media.ImageOptions
-	Audio             media.AudioOptions
+	Images    media.ImageOptions
+	Audio     media.AudioOptions
 	// TurnsMean and TurnsStddev shape synthetic conversations.
 	TurnsMean, TurnsStddev int
 	// Entries is --num-dataset-entries (0: one conversation per session).

@@ -54,6 +54,8 @@ type Load struct {
 	// or --request-rate list alone).
 	Sweep   *Sweep
 	Repeats Repeats
+	// SweepCooldown waits between a sweep's stages.
+	SweepCooldown time.Duration
 }
 
 // Fixed is the fixed schedule's flags: replay the dataset's timestamps.
@@ -119,6 +121,11 @@ type Repeats struct {
 	Level    float64
 	// Converge, when set, stops the repeats early (--convergence-metric).
 	Converge *Convergence
+	// WarmupEveryRun warms up before every run, not the first only;
+	// SeedPerRun draws each run's seed when none was given (instead of
+	// seeding all 42); VarySeed derives each run's seed from the run's
+	// and its number.
+	WarmupEveryRun, SeedPerRun, VarySeed bool
 }
 
 // maxProfileRuns is AIPerf's bound on --num-profile-runs.
@@ -311,11 +318,33 @@ func parseRepeats(s *Spec, c *cmdline.Config) error {
 	case c.NumProfileRuns > 1 && (c.Search != nil || c.ControlAddr != ""):
 		return cmdline.Usagef("--num-profile-runs repeats a planned run: not with a live or search session")
 	}
+	for _, p := range []struct {
+		on, off bool
+		yes, no string
+	}{{c.WarmupFirstOnly, c.WarmupEveryRun, "--profile-run-disable-warmup-after-first", "--no-profile-run-disable-warmup-after-first"},
+		{c.ConsistentSeed, c.NoConsistentSeed, "--set-consistent-seed", "--no-set-consistent-seed"},
+		{c.VarySeed, c.NoVarySeed, "--vary-seed-per-trial", "--no-vary-seed-per-trial"}} {
+		if p.on && p.off {
+			return cmdline.Usagef("%s and %s: give one", p.yes, p.no)
+		}
+	}
 	cv, err := parseConvergence(c)
 	if err != nil {
 		return err
 	}
-	s.Load.Repeats = Repeats{N: max(c.NumProfileRuns, 1), Cooldown: c.ProfileRunCooldown, Level: c.ConfidenceLevel, Converge: cv}
+	s.Load.Repeats = Repeats{N: max(c.NumProfileRuns, 1), Cooldown: c.ProfileRunCooldown, Level: c.ConfidenceLevel, Converge: cv,
+		WarmupEveryRun: c.WarmupEveryRun, SeedPerRun: c.NoConsistentSeed, VarySeed: c.VarySeed}
+	switch strings.ToLower(strings.TrimSpace(c.SweepOrder)) {
+	case "", "repeated":
+	case "independent":
+		return cmdline.Usagef("--parameter-sweep-mode independent: surge repeats a sweep whole, run after run (AIPerf's repeated mode), and does not run every trial of one value before the next")
+	default:
+		return cmdline.Usagef("--parameter-sweep-mode %q: want repeated (or independent, which surge refuses)", c.SweepOrder)
+	}
+	if c.SweepCooldown < 0 {
+		return cmdline.Usagef("--parameter-sweep-cooldown-seconds must be ≥ 0")
+	}
+	s.Load.SweepCooldown = c.SweepCooldown
 	if s.Load.Repeats.Level == 0 {
 		s.Load.Repeats.Level = 0.95
 	}

@@ -165,12 +165,12 @@ func (s *Spec) WithSeed(seed uint64) *Spec {
 }
 
 // Repeat is the spec of run i (from 0) of --num-profile-runs: one run of
-// the plan, the warmup count before the first only (AIPerf's
-// profile_run_disable_warmup_after_first).
+// the plan, the warmup before the first only (AIPerf's
+// profile_run_disable_warmup_after_first) unless WarmupEveryRun.
 func (s *Spec) Repeat(i int) *Spec {
 	t := s.clone()
 	t.given.NumProfileRuns, t.Load.Repeats.N = 1, 1
-	if i > 0 {
+	if i > 0 && !s.Load.Repeats.WarmupEveryRun {
 		t.given.WarmupCount, t.given.WarmupDuration, t.given.WarmupSessions = 0, 0, 0
 		t.Load.Warmup = Warmup{}
 	}
