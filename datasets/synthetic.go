@@ -16,6 +16,10 @@ import (
 type SyntheticOptions struct {
 	// Count is the number of single-turn conversations to build.
 	Count int
+	// Template is the chat template's wrapping to take off each turn's
+	// drawn ISL (--apply-chat-template), so that what the server's
+	// template makes of a turn is the length asked for.
+	Template TemplateOverhead
 	// ISL and ISLStddev give the prompt length in tokens (normal, ≥ 1).
 	ISL       int
 	ISLStddev float64
@@ -193,6 +197,7 @@ func synthetic(ctx context.Context, o SyntheticOptions) (*Dataset, error) {
 					osl = min(sampleLength(rng, o.OSL, o.OSLStddev, 1), MaxRequestTokens)
 				}
 			}
+			isl = o.Template.turnISL(isl, j)
 			var parts []string
 			total := 0
 			if len(prefixes) > 0 && j == 0 {

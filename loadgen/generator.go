@@ -79,6 +79,7 @@ type Generator struct {
 	hardStop context.Context // done: in-flight requests are cancelled at once (nil: never)
 	bodies   BodySink
 	raw      bool // capture requests and responses (WithRawCapture)
+	chatISL  bool // records carry the chat messages (WithChatMessages)
 	onWarn   func(msg string)
 	// overran is set once a response ran past its output cap (warned).
 	overran atomic.Bool
