@@ -196,6 +196,10 @@ type Config struct {
 	// UseServerTokenCount counts tokens from usage even with a tokenizer,
 	// ISL included (--use-server-token-count).
 	UseServerTokenCount bool
+	// ApplyChatTemplate counts ISL as the model's chat template renders a
+	// chat request's messages, and sizes synthetic prompts for it
+	// (--apply-chat-template).
+	ApplyChatTemplate bool
 	// RetokenizeOutput counts output with the tokenizer even when a
 	// response carries the server's usage (--retokenize-output).
 	RetokenizeOutput bool

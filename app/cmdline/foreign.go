@@ -56,7 +56,6 @@ var foreignOptions = []foreignOption{
 	refused("uuid-and-strip", fSwitch, "endpoint.uuid_and_strip", "does not strip repeated images for a server's media cache (it sends them whole each time)", "false"),
 	// Tokenizer
 	noted("tokenizer-trust-remote-code", fSwitch, "tokenizer.trust_remote_code", "reads tokenizer.json only and runs no code from the Hub", "false"),
-	refused("apply-chat-template", fSwitch, "tokenizer.apply_chat_template", "counts input tokens on the prompt text, without the chat template", "false"),
 	// Input
 	refused("hf-subset", fValue, "input.hf_dataset_subset", "reads public datasets from local files only (--public-dataset sharegpt --input-file FILE)"),
 	refused("hf-weka-dataset", fValue, "input.hf_weka_dataset", "reads WEKA traces from local files only (--custom-dataset-type weka --input-file DIR)"),

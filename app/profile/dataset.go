@@ -36,6 +36,8 @@ type tokenizerSource struct {
 	// only), tokenizer (--retokenize-output), or "usage, else tokenizer"
 	// (the default: a response's usage where it has one).
 	Counts string `json:"counts"`
+	// ChatTemplate is the model's chat template (--apply-chat-template).
+	ChatTemplate *chatTemplateInfo `json:"chat_template,omitempty"`
 }
 
 // loadTokenizer resolves --tokenizer, offline first: the model name when
@@ -133,7 +135,7 @@ func loadDataset(ctx context.Context, s *spec.Spec, tok datasets.Tokenizer, coun
 			Count: count, ISL: isl, ISLStddev: islStddev, OSL: d.OSL, OSLStddev: d.OSLStddev,
 			RangeRatio: d.RangeRatio, SeqDist: d.SeqDist,
 			PrefixPoolSize: d.PrefixPoolSize, PrefixLength: d.PrefixLength,
-			SharedSystemPromptLength: d.SharedSystemPromptLength, Tokenizer: tok,
+			SharedSystemPromptLength: d.SharedSystemPromptLength, Tokenizer: tok, Template: d.ChatOverhead,
 			Turns: d.TurnsMean, TurnsStddev: d.TurnsStddev, TurnDelay: td.Mean, TurnDelayStddev: td.Stddev,
 			Images: d.Images, Audio: d.Audio,
 		},

@@ -120,6 +120,11 @@ func prepareCtx(ctx context.Context, s *spec.Spec, log io.Writer) (*prepared, er
 	if p.builder, p.counter, p.tokSrc, err = loadTokenizer(ctx, &s.Tokenizer, p.log); err != nil {
 		return nil, err
 	}
+	if s.Tokenizer.ApplyChatTemplate {
+		if p.counter, err = applyChatTemplate(ctx, s, p.builder, &p.tokSrc); err != nil {
+			return nil, err
+		}
+	}
 	var pools valuePools
 	if s.Load.Sweep != nil {
 		if p.plan, p.ds, err = planSweep(ctx, s, p.builder, log); err != nil {
@@ -335,6 +340,9 @@ func (p *prepared) execute(ctx context.Context, log io.Writer) (o *outcome, err 
 	}
 	if s.Request.NoCapGuard {
 		genOpts = append(genOpts, loadgen.WithoutCapGuard())
+	}
+	if _, chat := p.counter.(chatCounter); chat {
+		genOpts = append(genOpts, loadgen.WithChatMessages())
 	}
 	if s.Load.FailedThreshold > 0 {
 		genOpts = append(genOpts, loadgen.WithFailureThreshold(s.Load.FailedThreshold, max(s.Load.MaxConcurrency(), 10)))

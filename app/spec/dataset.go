@@ -22,7 +22,11 @@ import (
 // passages).
 type Dataset struct {
 	InputFile, Type, Public string
-	ISLBlockSize            int
+	// ChatOverhead is the model's chat template's wrapping, taken off
+	// synthetic turns (--apply-chat-template). Parse leaves it zero: the
+	// run fills it in once it has read the template (app/profile).
+	ChatOverhead datasets.TemplateOverhead
+	ISLBlockSize int
 	// ISL and OSL (with their spreads) shape synthetic prompts and output
 	// caps; for the rankings types the query's length comes from
 	// QueryTokens when given (QueryLength).
@@ -274,6 +278,10 @@ type Tokenizer struct {
 	// UseServerCount counts tokens from the server's usage, ISL included;
 	// Retokenize counts output with the tokenizer even where usage says.
 	UseServerCount, Retokenize bool
+	// ApplyChatTemplate counts a chat request's ISL as the model's chat
+	// template renders its messages and takes the template's wrapping off
+	// synthetic prompts (--apply-chat-template).
+	ApplyChatTemplate bool
 }
 
 // builtinNames resolve to the embedded tokenizer without a look at the
@@ -300,9 +308,12 @@ func (t *Tokenizer) Path() (string, bool) {
 func parseTokenizer(s *Spec, c *cmdline.Config) error {
 	name := strings.TrimSpace(c.Tokenizer)
 	t := Tokenizer{Name: name, Explicit: name != "", Revision: c.TokenizerRevision,
-		UseServerCount: c.UseServerTokenCount, Retokenize: c.RetokenizeOutput}
+		UseServerCount: c.UseServerTokenCount, Retokenize: c.RetokenizeOutput, ApplyChatTemplate: c.ApplyChatTemplate}
 	if !t.Explicit {
 		t.Name = c.Model
+	}
+	if k := s.Endpoint.Kind; t.ApplyChatTemplate && k != endpoint.Chat && k != endpoint.Responses && k != endpoint.Messages {
+		return cmdline.Usagef("--apply-chat-template counts the messages of a chat request as the model's chat template renders them: --endpoint-type %s sends none (chat, responses and messages do)", k)
 	}
 	if _, isPath := t.Path(); t.Explicit && !t.Builtin() && !isPath && !hub.IsRepoID(name) {
 		return cmdline.Usagef("--tokenizer %q: no such file or folder, and not a Hugging Face model id (org/name)", name)

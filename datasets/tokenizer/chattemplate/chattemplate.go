@@ -25,6 +25,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/ardanlabs/jinja"
 )
@@ -36,6 +37,9 @@ const (
 	ConfigName   = "tokenizer_config.json"
 	TemplateName = "chat_template.jinja"
 )
+
+// ErrNoTemplate is the error of a model without a chat template.
+var ErrNoTemplate = errors.New("the model has no chat template")
 
 // Bounds on what is read from outside: tokenizer_config.json files are
 // tens of kilobytes, templates a few.
@@ -68,6 +72,9 @@ type Template struct {
 	tpl      *jinja.Template
 	vars     map[string]any // bos_token, eos_token … as the template sees them
 	specials []string       // special tokens' texts, longest first
+	byFirst  [256][]string  // specials by first byte, longest first
+	firsts   string         // the specials' first bytes, for IndexAny
+	nonASCII bool           // a special starts with a non-ASCII byte
 }
 
 // configJSON is what surge reads of tokenizer_config.json.
@@ -110,7 +117,7 @@ func Load(path string) (*Template, error) {
 		b, err := readBounded(j, maxTemplateBytes)
 		switch {
 		case errors.Is(err, os.ErrNotExist):
-			return nil, fmt.Errorf("chat template: %s has no chat_template and there is no %s beside it: the model has no chat template", file, TemplateName)
+			return nil, fmt.Errorf("chat template: %s has no chat_template and there is no %s beside it: %w", file, TemplateName, ErrNoTemplate)
 		case err != nil:
 			return nil, fmt.Errorf("chat template: %w", err)
 		}
@@ -207,6 +214,16 @@ func Parse(name string, config []byte, jinjaFile string) (*Template, error) {
 		}
 	}
 	sort.SliceStable(t.specials, func(i, j int) bool { return len(t.specials[i]) > len(t.specials[j]) })
+	for _, sp := range t.specials {
+		c := sp[0]
+		if t.byFirst[c] == nil {
+			// IndexAny works on runes: with a non-ASCII first byte
+			// every place is tried instead.
+			t.nonASCII = t.nonASCII || c >= utf8.RuneSelf
+			t.firsts += string(rune(c))
+		}
+		t.byFirst[c] = append(t.byFirst[c], sp)
+	}
 	return t, nil
 }
 
@@ -214,12 +231,12 @@ func Parse(name string, config []byte, jinjaFile string) (*Template, error) {
 // a list of named templates (older multi-template configs).
 func pickTemplate(raw json.RawMessage) (string, error) {
 	if len(raw) == 0 || string(raw) == "null" {
-		return "", errors.New("missing: the model has no chat template")
+		return "", fmt.Errorf("missing: %w", ErrNoTemplate)
 	}
 	var s string
 	if err := json.Unmarshal(raw, &s); err == nil {
 		if strings.TrimSpace(s) == "" {
-			return "", errors.New("empty: the model has no chat template")
+			return "", fmt.Errorf("empty: %w", ErrNoTemplate)
 		}
 		return s, nil
 	}
@@ -313,16 +330,25 @@ func (t *Template) CountText(tok Counter, text string) int {
 }
 
 // nextSpecial is the span of the leftmost special token in s, the longest
-// one at that place; start < 0 when there is none.
+// one at that place (Hugging Face's added-token matching); start < 0 when
+// there is none. Only places holding a special's first byte are tried.
 func (t *Template) nextSpecial(s string) (start, end int) {
-	best, bestEnd := -1, -1
-	for _, sp := range t.specials { // longest first: the first at a place wins
-		i := strings.Index(s, sp)
-		if i >= 0 && (best < 0 || i < best) {
-			best, bestEnd = i, i+len(sp)
+	for i := 0; i < len(s); {
+		if !t.nonASCII {
+			j := strings.IndexAny(s[i:], t.firsts)
+			if j < 0 {
+				return -1, -1
+			}
+			i += j
 		}
+		for _, sp := range t.byFirst[s[i]] { // longest first
+			if strings.HasPrefix(s[i:], sp) {
+				return i, i + len(sp)
+			}
+		}
+		i++
 	}
-	return best, bestEnd
+	return -1, -1
 }
 
 // probeSamples are the texts AIPerf's probe measures the template with.

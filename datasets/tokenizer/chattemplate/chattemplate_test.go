@@ -1,6 +1,8 @@
 package chattemplate
 
 import (
+	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -157,6 +159,42 @@ func TestCountTextSpecials(t *testing.T) {
 			t.Errorf("CountText(%q) = %d, want %d", c.text, got, c.want)
 		}
 	}
+	// A special that starts with a non-ASCII byte, and one that is a
+	// prefix of another: the longest at a place wins.
+	odd, err := Parse("odd", []byte(`{"chat_template": "x", "added_tokens_decoder": {"1": {"content": "«s»", "special": true}, "2": {"content": "<a", "special": true}, "3": {"content": "<ab>", "special": true}}}`), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for text, want := range map[string]int{
+		"«s»":        1,
+		"q«s»q":      tok.Count("q") + 1 + tok.Count("q"),
+		"<ab><a":     2,
+		"<ab«s»<a»":  3 + tok.Count("b") + tok.Count("»"),
+		"no special": tok.Count("no special"),
+	} {
+		if got := odd.CountText(tok, text); got != want {
+			t.Errorf("CountText(%q) = %d, want %d", text, got, want)
+		}
+	}
+}
+
+// BenchmarkCountText: a long history's special tokens are found without a
+// scan per special (Llama 3 has 256).
+func BenchmarkCountText(b *testing.B) {
+	tok, tpl := qwen3(b)
+	var msgs []Message
+	for i := range 50 {
+		msgs = append(msgs, Message{"user", strings.Repeat("some words of a question ", 40)}, Message{"assistant", fmt.Sprint("an answer ", i)})
+	}
+	text, err := tpl.Render(msgs)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	b.SetBytes(int64(len(text)))
+	for b.Loop() {
+		tpl.CountText(tok, text)
+	}
 }
 
 // TestLlama3Shared counts Llama 3's own template and tokenizer when the
@@ -251,6 +289,9 @@ func TestLoad(t *testing.T) {
 			_, err := Load(write(t, c.files))
 			if err == nil || !strings.Contains(err.Error(), c.want) {
 				t.Errorf("err = %v, want one saying %q", err, c.want)
+			}
+			if missing := strings.Contains(c.want, "no chat template") || c.want == "empty"; missing != errors.Is(err, ErrNoTemplate) {
+				t.Errorf("errors.Is(%v, ErrNoTemplate) = %v", err, !missing)
 			}
 		})
 	}
