@@ -4,6 +4,7 @@ go 1.26.0
 
 require (
 	github.com/NVIDIA/go-nvml v0.12.9-0
+	github.com/ardanlabs/jinja v1.8.0
 	github.com/caio/go-tdigest/v4 v4.1.0
 	github.com/charmbracelet/bubbles v1.0.0
 	github.com/charmbracelet/bubbletea v1.3.10

@@ -25,6 +25,10 @@ type BasetenRow struct {
 	ProvidedSessionID, PoorManSessionID string
 	// DurationE2EMs is the recorded end-to-end duration (-1: unknown).
 	DurationE2EMs int64
+	// TotalHashes and BlockSize are the recorded KV-cache block hashes
+	// and their block size (0: none), sent with the row as routing hints.
+	TotalHashes []int64
+	BlockSize   int
 }
 
 type basetenJSON struct {
@@ -84,6 +88,10 @@ func (j *basetenJSON) row(file string, line int) (BasetenRow, error) {
 			return r, inputErrorf(file, line, "duration_e2e_ms must not be negative, got %d", *j.DurationE2EMs)
 		}
 		r.DurationE2EMs = *j.DurationE2EMs
+	}
+	r.TotalHashes = j.TotalHashes
+	if j.BlockSize != nil {
+		r.BlockSize = *j.BlockSize
 	}
 	if j.PoorManSessionID != nil {
 		r.PoorManSessionID = strconv.FormatInt(*j.PoorManSessionID, 10)
@@ -156,11 +164,18 @@ func basetenSessionKey(rows []BasetenRow) string {
 // without the chosen id falls back to the other, then to a session of its
 // own), turns in start order, sessions in the order of their first start.
 // Timestamps count from the trace's first start. Each turn sends its
-// literal prompt, which holds the session's history, standalone, with its
-// recorded output as both cap and min_tokens (as AIPerf sends it); the
-// think time before a turn is the gap from the previous request's recorded
-// end (its start when the duration is unknown) to its start.
-func basetenDataset(file string, rows []BasetenRow) (*Dataset, string) {
+// literal prompt, which holds the session's history, standalone, capped at
+// its recorded output (at least 1), with min_tokens pinned to that cap and
+// the recorded total_hashes and block_size as KV-cache hints, as AIPerf
+// sends them (r.NoMinTokens, r.OmitKVHints leave them out).
+//
+// As AIPerf replays it, a session is open loop by default: every turn keeps
+// its recorded time (a later one waits for the previous reply if that comes
+// later). r.ClosedLoop sends a later turn a think time after the previous
+// reply instead: the gap from the previous request's recorded end (its
+// start when the duration is unknown) to its start. r.Strict sends every
+// row as a session of its own.
+func basetenDataset(file string, rows []BasetenRow, r *ReplayOptions) (*Dataset, string) {
 	key := basetenSessionKey(rows)
 	t0 := rows[0].StartMs
 	for _, r := range rows {
@@ -198,23 +213,49 @@ func basetenDataset(file string, rows []BasetenRow) (*Dataset, string) {
 		}
 		return ids[a] < ids[b]
 	})
-	d := &Dataset{Name: file, Conversations: make([]Conversation, len(ids))}
-	for ci, id := range ids {
+	d := &Dataset{Name: file, Conversations: make([]Conversation, 0, len(ids))}
+	for _, id := range ids {
 		g := groups[id]
-		c := Conversation{ID: "baseten-" + id, Turns: make([]Turn, len(g))}
+		c := Conversation{ID: "baseten-" + id, Turns: make([]Turn, len(g)), OpenLoop: !r.ClosedLoop && len(g) > 1}
 		for k, i := range g {
-			r := &rows[i]
-			t := Turn{Text: r.Prompt, InputTokens: r.InputTokens, MaxTokens: max(r.OutputTokens, 1), Standalone: true,
-				Timestamp: millis(float64(r.StartMs - t0)), HasTimestamp: true,
-				Extra: map[string]any{"min_tokens": r.OutputTokens}}
-			if k > 0 {
+			row := &rows[i]
+			t := Turn{Text: row.Prompt, InputTokens: row.InputTokens, MaxTokens: max(row.OutputTokens, 1), Standalone: true,
+				Timestamp: millis(float64(row.StartMs - t0)), HasTimestamp: true, Extra: basetenExtra(row, r)}
+			if k > 0 && r.ClosedLoop {
 				p := &rows[g[k-1]]
 				end := p.StartMs + max(p.DurationE2EMs, 0)
-				t.Delay = millis(float64(max(r.StartMs-end, 0)))
+				t.Delay = millis(float64(max(row.StartMs-end, 0)))
 			}
 			c.Turns[k] = t
 		}
-		d.Conversations[ci] = c
+		if r.Strict {
+			for k := range c.Turns {
+				d.Conversations = append(d.Conversations, Conversation{ID: fmt.Sprintf("%s#%d", c.ID, k), Turns: c.Turns[k : k+1 : k+1]})
+			}
+			continue
+		}
+		d.Conversations = append(d.Conversations, c)
 	}
 	return d, key
+}
+
+// basetenExtra is what a row adds to its request body: min_tokens (its
+// output cap) and its KV-cache hints, unless r leaves them out.
+func basetenExtra(row *BasetenRow, r *ReplayOptions) map[string]any {
+	e := map[string]any{}
+	if !r.NoMinTokens {
+		e["min_tokens"] = max(row.OutputTokens, 1)
+	}
+	if !r.OmitKVHints {
+		if len(row.TotalHashes) > 0 {
+			e["hash_ids"] = row.TotalHashes
+		}
+		if row.BlockSize > 0 {
+			e["block_size"] = row.BlockSize
+		}
+	}
+	if len(e) == 0 {
+		return nil
+	}
+	return e
 }

@@ -42,6 +42,13 @@ func readBasetenParquet(f *os.File, file string) (rows []BasetenRow, err error) 
 		}
 		col[lc.ColumnIndex] = n
 	}
+	// total_hashes is a list: its leaf column is the list's element.
+	for _, path := range [][]string{{"total_hashes", "list", "element"}, {"total_hashes", "list", "item"}, {"total_hashes", "array"}, {"total_hashes"}} {
+		if lc, ok := pf.Schema().Lookup(path...); ok {
+			col[lc.ColumnIndex] = "total_hashes"
+			break
+		}
+	}
 	buf := make([]parquet.Row, 64)
 	n := 0
 	for _, rg := range pf.RowGroups() {
@@ -104,6 +111,11 @@ func basetenParquetRow(file string, n int, row parquet.Row, col map[int]string) 
 				return BasetenRow{}, inputErrorf(file, 0, "row %d: column %q: want a string, got a %s", n, name, v.Kind())
 			}
 			j.Prompt = &str
+		case "total_hashes":
+			if num == nil {
+				return BasetenRow{}, bad(name, v)
+			}
+			j.TotalHashes = append(j.TotalHashes, *num)
 		case "provided_session_id":
 			if num != nil {
 				str = strconv.FormatInt(*num, 10)

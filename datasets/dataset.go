@@ -79,6 +79,16 @@ type Conversation struct {
 	// SystemPrompt, when set, is sent as the first chat message.
 	SystemPrompt string
 	Turns        []Turn
+	// UserContext, when set, is sent as a user message after the system
+	// prompt and before the turns, in every request of the conversation
+	// (AIPerf's user context prompt).
+	UserContext string
+	// OpenLoop marks a recorded session whose later turns keep their own
+	// timestamps in a trace replay: each is sent at the first turn's send
+	// plus the recorded gap, or once the previous reply is in if that is
+	// later (Baseten's open-loop replay); otherwise a later turn follows
+	// the reply after its Delay.
+	OpenLoop bool
 }
 
 // Dataset is a loaded workload. It is immutable once built and safe for

@@ -70,7 +70,7 @@ func FuzzBasetenLine(f *testing.F) {
 		if r.StartMs < 0 || r.InputTokens < 0 || r.OutputTokens < 0 {
 			t.Fatalf("accepted %+v", r)
 		}
-		d, _ := basetenDataset("f.jsonl", []BasetenRow{r})
+		d, _ := basetenDataset("f.jsonl", []BasetenRow{r}, &ReplayOptions{})
 		if tr := d.Conversations[0].Turns[0]; tr.MaxTokens < 1 || tr.Timestamp != 0 {
 			t.Fatalf("turn %+v", tr)
 		}
@@ -99,7 +99,7 @@ func FuzzWekaTrace(f *testing.F) {
 		if tr.ID == "" || tr.BlockSize <= 0 {
 			t.Fatalf("accepted %+v", tr)
 		}
-		rows, st := wekaRows([]*WekaTrace{tr})
+		rows, st := wekaRows([]*WekaTrace{tr}, &ReplayOptions{})
 		if len(rows) != st.Calls {
 			t.Fatalf("%d rows for %d calls", len(rows), st.Calls)
 		}

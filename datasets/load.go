@@ -106,6 +106,15 @@ type Options struct {
 	// refusing them at the first such line (ErrInvalidUTF8 says what
 	// becomes of the bytes).
 	AllowInvalidUTF8 bool
+	// Replay reshapes a trace's timing and what its rows send; an option
+	// that does not apply to the dataset's type is an *OptionError.
+	Replay ReplayOptions
+	// Synthesis reshapes a trace's rows before their prompts are built;
+	// as Replay, it is refused for a type it cannot reshape.
+	Synthesis SynthesisOptions
+	// UserContextLength (> 0) gives every synthetic conversation a user
+	// context prompt of its own of that many tokens.
+	UserContextLength int
 }
 
 // Report describes a loaded dataset in lines for the run to print.
@@ -139,6 +148,29 @@ func LoadContext(ctx context.Context, o Options) (*Dataset, *Report, error) {
 	d, rep, err := load(ctx, o)
 	if err != nil {
 		return nil, nil, err
+	}
+	if err := o.Replay.Check(d.Type); err != nil {
+		return nil, nil, err
+	}
+	if err := o.Synthesis.Check(d.Type); err != nil {
+		return nil, nil, err
+	}
+	if d, err = addUserContexts(ctx, d, &o); err != nil {
+		return nil, nil, err
+	}
+	switch d.Type {
+	case TypeAzure, TypeBurstGPT, TypeBaseten: // no hash ids: the built turns
+		rep.Lines = append(rep.Lines, synthesizeTurns(d, &o.Synthesis)...)
+	}
+	if len(d.Conversations) == 0 && o.Synthesis.MaxISL > 0 {
+		return nil, nil, optionErrorf("Synthesis.MaxISL", "%d leaves none of the trace's rows", o.Synthesis.MaxISL)
+	}
+	rep.Lines = append(rep.Lines, applyReplay(d, &o.Replay, o.Seed)...)
+	if len(d.Conversations) != rep.Conversations {
+		rep.Conversations, rep.Turns = len(d.Conversations), 0
+		for _, c := range d.Conversations {
+			rep.Turns += len(c.Turns)
+		}
 	}
 	switch r := o.TurnDelayRatio; {
 	case r < 0 || math.IsNaN(r) || math.IsInf(r, 0):
@@ -335,7 +367,21 @@ func load(ctx context.Context, o Options) (*Dataset, *Report, error) {
 			return nil, nil, fmt.Errorf("%s: %w", kind, perr)
 		}
 		var bb *blockStats
-		if d, bb, rep.Rows, err = readMooncake(ctx, f, rep.Source, bs, p, o.Seed, o.OnDemand); err != nil {
+		if o.Synthesis.any() {
+			// Synthesis reshapes the trace as a whole (its prefix tree, its
+			// timing): its rows are read first, then built, held.
+			var rows []MooncakeRow
+			if rows, err = readMooncakeRows(ctx, f, rep.Source, bs); err != nil {
+				return nil, nil, err
+			}
+			var lines []string
+			rows, lines = synthesizeRows(rows, bs, &o.Synthesis, o.Seed)
+			rep.Lines = append(rep.Lines, lines...)
+			if d, bb, err = mooncakeDataset(ctx, rep.Source, rows, bs, p, o.Seed); err != nil {
+				return nil, nil, err
+			}
+			rep.Rows = len(rows)
+		} else if d, bb, rep.Rows, err = readMooncake(ctx, f, rep.Source, bs, p, o.Seed, o.OnDemand); err != nil {
 			return nil, nil, err
 		}
 		rep.Lines = append(rep.Lines, bb.lines("")...)

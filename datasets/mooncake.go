@@ -286,6 +286,32 @@ func readMooncake(ctx context.Context, r io.Reader, file string, blockSize int, 
 	return d, st, rows, err
 }
 
+// readMooncakeRows reads every row of a Mooncake trace (for a reshaping
+// that needs them all: synthesis), refusing one that names more than
+// MaxTraceBlocks prompt blocks in all.
+func readMooncakeRows(ctx context.Context, r io.Reader, file string, blockSize int) ([]MooncakeRow, error) {
+	var rows []MooncakeRow
+	blocks := 0
+	err := eachLine(r, file, func(line int, ln []byte) error {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		row, err := ParseMooncakeLine(file, line, ln, blockSize)
+		if err != nil {
+			return err
+		}
+		if row.generated() {
+			if blocks += max(len(row.HashIDs), (row.InputLength+blockSize-1)/blockSize); blocks > MaxTraceBlocks {
+				le := &LimitError{What: "prompt blocks in the trace", Got: int64(blocks), Limit: MaxTraceBlocks, Unit: "blocks"}
+				return &InputError{File: file, Line: line, Msg: le.Error(), Err: le}
+			}
+		}
+		rows = append(rows, row)
+		return nil
+	})
+	return rows, err
+}
+
 // blockStats counts a trace's generated prompt blocks, for the report.
 type blockStats struct {
 	blocks int // named by its rows (hash ids, or input_length over the size)

@@ -17,6 +17,10 @@ import (
 type SyntheticOptions struct {
 	// Count is the number of single-turn conversations to build.
 	Count int
+	// Template is the chat template's wrapping to take off each turn's
+	// drawn ISL (--apply-chat-template), so that what the server's
+	// template makes of a turn is the length asked for.
+	Template TemplateOverhead
 	// ISL and ISLStddev give the prompt length in tokens (normal, ≥ 1).
 	ISL       int
 	ISLStddev float64
@@ -273,6 +277,7 @@ func (g *synthGen) build(i int, c *Conversation) {
 				osl = min(sampleLength(rng, o.OSL, o.OSLStddev, 1), MaxRequestTokens)
 			}
 		}
+		isl = o.Template.turnISL(isl, j)
 		var parts []string
 		total := 0
 		if len(g.prefixes) > 0 && j == 0 {

@@ -27,7 +27,9 @@ func loadTrace(ctx context.Context, o Options, rep *Report, kind string, f io.Re
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", kind, err)
 		}
-		d, bb, err := traceBlocksDataset(ctx, file, bailianSessions(rows), bs, p, o.Seed)
+		mrows, lines := synthesizeRows(bailianSessions(rows), bs, &o.Synthesis, o.Seed)
+		rep.Lines = append(rep.Lines, lines...)
+		d, bb, err := traceBlocksDataset(ctx, file, mrows, bs, p, o.Seed)
 		if err != nil {
 			return nil, err
 		}
@@ -64,12 +66,12 @@ func loadTrace(ctx context.Context, o Options, rep *Report, kind string, f io.Re
 		if err != nil {
 			return nil, err
 		}
-		d, key := basetenDataset(file, rows)
+		d, key := basetenDataset(file, rows, &o.Replay)
 		rep.Rows = len(rows)
 		if key == "" {
 			key = "none (a session per row)"
 		}
-		rep.Lines = append(rep.Lines, "dataset: baseten sessions by "+key+"; every turn sends its recorded prompt, min_tokens = its recorded output")
+		rep.Lines = append(rep.Lines, "dataset: baseten sessions by "+key+"; every turn sends its recorded prompt"+basetenSends(&o.Replay))
 		return d, nil
 	case TypeInputsJSON:
 		d, rows, skipped, err := readInputsJSON(f, file)
@@ -114,8 +116,11 @@ func loadTree(ctx context.Context, o Options, rep *Report, kind string) (*Datase
 // wekaDataset builds the conversations of WEKA traces of one block size,
 // the model calls read and the report's lines about them.
 func wekaDataset(ctx context.Context, o Options, source string, traces []*WekaTrace) (*Dataset, int, []string, error) {
-	rows, st := wekaRows(traces)
+	rows, st := wekaRows(traces, &o.Replay)
 	if len(rows) == 0 {
+		if st.OverContext > 0 {
+			return nil, 0, nil, optionErrorf("Replay.MaxContext", "%d leaves none of the %d traces (each has a longer call context)", o.Replay.MaxContext, st.OverContext)
+		}
 		return nil, 0, nil, inputErrorf(source, 0, "no model calls to replay")
 	}
 	p, err := newCorpusPrompter(ctx, o.Tokenizer, o.Seed, o.Synthetic.Corpus)
@@ -123,9 +128,34 @@ func wekaDataset(ctx context.Context, o Options, source string, traces []*WekaTr
 		return nil, 0, nil, fmt.Errorf("%s: %w", TypeWeka, err)
 	}
 	bs := traces[0].BlockSize
+	rows, lines := synthesizeRows(rows, bs, &o.Synthesis, o.Seed)
+	if len(rows) == 0 {
+		return nil, 0, nil, optionErrorf("Synthesis.MaxISL", "%d leaves none of the %d model calls", o.Synthesis.MaxISL, st.Calls)
+	}
 	d, bb, err := traceBlocksDataset(ctx, source, rows, bs, p, o.Seed)
 	if err != nil {
 		return nil, 0, nil, err
 	}
-	return d, st.Calls, append([]string{st.String()}, bb.lines("; every turn carries its own context")...), nil
+	return d, st.Calls, append(append(lines, st.String()), bb.lines("; every turn carries its own context")...), nil
+}
+
+// basetenSends says what a Baseten turn adds to its prompt and how it is
+// timed, for the load report.
+func basetenSends(r *ReplayOptions) string {
+	s := ""
+	if !r.NoMinTokens {
+		s += ", min_tokens = its recorded output"
+	}
+	if !r.OmitKVHints {
+		s += ", its recorded hash_ids and block_size"
+	}
+	switch {
+	case r.Strict:
+		s += "; every row its own session at its recorded time (open loop, strict)"
+	case r.ClosedLoop:
+		s += "; a later turn a think time after the previous reply (closed loop)"
+	default:
+		s += "; every turn at its recorded time, or after the previous reply if that is later (open loop)"
+	}
+	return s
 }

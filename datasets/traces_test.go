@@ -240,14 +240,13 @@ func TestWekaAgents(t *testing.T) {
 	}
 }
 
-// TestBasetenSessions: sessions by the repeated id, min_tokens sent with
-// each turn, think time from the previous request's recorded end.
+// TestBasetenSessions: sessions by the repeated id, min_tokens and the
+// recorded KV hints sent with each turn; open loop by default (every turn
+// keeps its recorded time), closed loop on request (the think time from
+// the previous request's recorded end).
 func TestBasetenSessions(t *testing.T) {
 	t.Parallel()
-	path := writeFile(t, "b.jsonl", `{"timestamp_start_unix_ms": 5000, "prompt": "A", "input_tokens": 1, "output_tokens": 4, "provided_session_id": "x", "poor_man_session_id": 1, "duration_e2e_ms": 700}
-{"timestamp_start_unix_ms": 1000, "prompt": "B", "input_tokens": 1, "output_tokens": 0, "provided_session_id": null, "poor_man_session_id": 2}
-{"timestamp_start_unix_ms": 9000, "prompt": "A more", "input_tokens": 2, "output_tokens": 8, "provided_session_id": "x", "total_hashes": [1, 2], "block_size": 32}
-`)
+	path := writeFile(t, "b.jsonl", basetenTwoSessions)
 	d, rep, err := Load(Options{InputFile: path, Tokenizer: qwen(t)})
 	if err != nil {
 		t.Fatal(err)
@@ -256,14 +255,32 @@ func TestBasetenSessions(t *testing.T) {
 		t.Fatalf("type %s, %d conversations", rep.Type, len(d.Conversations))
 	}
 	b, x := d.Conversations[0], d.Conversations[1]
-	if b.ID != "baseten-m:2" || b.Turns[0].Timestamp != 0 || b.Turns[0].MaxTokens != 1 {
+	if b.ID != "baseten-m:2" || b.Turns[0].Timestamp != 0 || b.Turns[0].MaxTokens != 1 || b.Turns[0].Extra["min_tokens"] != 1 || b.OpenLoop {
 		t.Errorf("first session %+v", b)
 	}
-	if x.ID != "baseten-p:x" || len(x.Turns) != 2 || x.Turns[0].Timestamp != 4*time.Second ||
-		x.Turns[1].Delay != 3300*time.Millisecond || x.Turns[1].Extra["min_tokens"] != 8 || !x.Turns[1].Standalone {
+	if x.ID != "baseten-p:x" || len(x.Turns) != 2 || x.Turns[0].Timestamp != 4*time.Second || !x.OpenLoop ||
+		x.Turns[1].Timestamp != 8*time.Second || x.Turns[1].Delay != 0 || x.Turns[1].Extra["min_tokens"] != 8 || !x.Turns[1].Standalone {
 		t.Errorf("session x %+v", x)
 	}
+	if h, _ := x.Turns[1].Extra["hash_ids"].([]int64); len(h) != 2 || x.Turns[1].Extra["block_size"] != 32 {
+		t.Errorf("KV hints %v", x.Turns[1].Extra)
+	}
+
+	d, _, err = Load(Options{InputFile: path, Tokenizer: qwen(t), Replay: ReplayOptions{ClosedLoop: true}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if x := d.Conversations[1]; x.OpenLoop || x.Turns[1].Delay != 3300*time.Millisecond {
+		t.Errorf("closed loop: session x %+v", x)
+	}
 }
+
+// basetenTwoSessions is a Baseten trace of a session of two turns (x) and
+// one of a single row.
+const basetenTwoSessions = `{"timestamp_start_unix_ms": 5000, "prompt": "A", "input_tokens": 1, "output_tokens": 4, "provided_session_id": "x", "poor_man_session_id": 1, "duration_e2e_ms": 700}
+{"timestamp_start_unix_ms": 1000, "prompt": "B", "input_tokens": 1, "output_tokens": 0, "provided_session_id": null, "poor_man_session_id": 2}
+{"timestamp_start_unix_ms": 9000, "prompt": "A more", "input_tokens": 2, "output_tokens": 8, "provided_session_id": "x", "total_hashes": [1, 2], "block_size": 32}
+`
 
 // TestTraceBadInput: every format's errors name file:line.
 func TestTraceBadInput(t *testing.T) {

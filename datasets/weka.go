@@ -47,6 +47,9 @@ type WekaRequest struct {
 	Stop string
 	// APITime is the server's time for the call in seconds (-1: unknown).
 	APITime float64
+	// ThinkTime is the client's recorded delay before the call in seconds
+	// (-1: not recorded).
+	ThinkTime float64
 	// AgentID and Calls are a subagent's id and calls.
 	AgentID string
 	Calls   []WekaRequest
@@ -128,7 +131,7 @@ func parseWekaRequest(file string, line int, raw []byte, where string, nested bo
 	if j.T == nil {
 		return WekaRequest{}, inputErrorf(file, line, `%s: missing required field "t"`, where)
 	}
-	r := WekaRequest{Line: line, Type: j.Type, T: *j.T, Stop: j.Stop, APITime: -1}
+	r := WekaRequest{Line: line, Type: j.Type, T: *j.T, Stop: j.Stop, APITime: -1, ThinkTime: -1}
 	if msg := checkSeconds(r.T); msg != "" {
 		return r, inputErrorf(file, line, "%s: t %v: %s", where, r.T, msg)
 	}
@@ -175,6 +178,9 @@ func parseWekaRequest(file string, line int, raw []byte, where string, nested bo
 	}
 	if j.APITime != nil && !math.IsNaN(*j.APITime) && !math.IsInf(*j.APITime, 0) {
 		r.APITime = max(*j.APITime, 0)
+	}
+	if j.ThinkTime != nil && !math.IsNaN(*j.ThinkTime) && !math.IsInf(*j.ThinkTime, 0) {
+		r.ThinkTime = max(*j.ThinkTime, 0)
 	}
 	return r, nil
 }
@@ -315,6 +321,23 @@ type wekaStats struct {
 	Subagents, Dropped int
 	// ToolResults counts calls that follow a call that stopped for a tool.
 	ToolResults int
+	// OverContext counts the traces left out for a call context longer
+	// than ReplayOptions.MaxContext; Shortened the idle gaps within a
+	// trace that ReplayOptions.TraceIdleGapCap shortened.
+	OverContext, Shortened int
+}
+
+// wekaPeak is a trace's largest call context: input plus output tokens of
+// its longest call, its subagents' included.
+func wekaPeak(t *WekaTrace) int {
+	peak := 0
+	for _, r := range t.Requests {
+		peak = max(peak, r.In+r.Out)
+		for _, c := range r.Calls {
+			peak = max(peak, c.In+c.Out)
+		}
+	}
+	return peak
 }
 
 // wekaRows lays the traces out as Mooncake rows, one conversation per agent:
@@ -322,8 +345,11 @@ type wekaStats struct {
 // start order. Hash ids are renumbered per trace (their scope is local).
 // A conversation's first call carries its start as the replay timestamp;
 // the think time before a later call is the idle gap from the previous
-// call's end (start + api_time) to its start, as AIPerf replays it.
-func wekaRows(traces []*WekaTrace) ([]MooncakeRow, wekaStats) {
+// call's end (start + api_time) to its start, as AIPerf replays it (with
+// r.ThinkTimeOnly its recorded think_time, where it has one). r.MaxContext
+// leaves out the traces whose largest call context exceeds it;
+// r.TraceIdleGapCap first shortens the gaps between a trace's call starts.
+func wekaRows(traces []*WekaTrace, r *ReplayOptions) ([]MooncakeRow, wekaStats) {
 	var rows []MooncakeRow
 	var st wekaStats
 	var next int64
@@ -345,6 +371,9 @@ func wekaRows(traces []*WekaTrace) ([]MooncakeRow, wekaStats) {
 			if k > 0 {
 				p := &calls[k-1]
 				m.Delay, m.HasDelay = max(c.T-(p.T+max(p.APITime, 0)), 0)*1000, true
+				if r.ThinkTimeOnly && c.ThinkTime >= 0 {
+					m.Delay = c.ThinkTime * 1000
+				}
 				if p.Stop == "tool_use" {
 					st.ToolResults++
 				}
@@ -359,38 +388,51 @@ func wekaRows(traces []*WekaTrace) ([]MooncakeRow, wekaStats) {
 	}
 	var children []child
 	for _, t := range traces {
+		if r.MaxContext > 0 && wekaPeak(t) > r.MaxContext {
+			st.OverContext++
+			continue
+		}
 		ns := map[int64]int64{}
 		var top []WekaRequest
+		var mine []child
 		used := map[string]int{}
-		for _, r := range t.Requests {
-			if r.Type != "subagent" {
-				top = append(top, r)
+		for _, q := range t.Requests {
+			if q.Type != "subagent" {
+				top = append(top, q)
 				continue
 			}
 			if len(top) == 0 {
 				st.Dropped++
 				continue
 			}
-			calls := make([]WekaRequest, len(r.Calls))
-			copy(calls, r.Calls)
+			calls := make([]WekaRequest, len(q.Calls))
+			copy(calls, q.Calls)
 			for i := range calls {
 				// Older captures give a subagent's call times from its
 				// spawn; current ones from the trace's start.
-				if calls[i].T+1e-6 < r.T {
-					calls[i].T += r.T
+				if calls[i].T+1e-6 < q.T {
+					calls[i].T += q.T
 				}
 			}
 			sort.SliceStable(calls, func(a, b int) bool { return calls[a].T < calls[b].T })
-			sid := t.ID + "::sa:" + r.AgentID
+			sid := t.ID + "::sa:" + q.AgentID
 			if n := used[sid]; n > 0 {
 				sid += fmt.Sprintf("#%d", n+1)
 			}
-			used[t.ID+"::sa:"+r.AgentID]++
+			used[t.ID+"::sa:"+q.AgentID]++
 			if len(calls) > 0 {
 				st.Subagents++
-				children = append(children, child{sid, calls, ns})
+				mine = append(mine, child{sid, calls, ns})
 			}
 		}
+		if r.TraceIdleGapCapSet {
+			lists := [][]WekaRequest{top}
+			for _, c := range mine {
+				lists = append(lists, c.calls)
+			}
+			st.Shortened += capTraceGaps(lists, r.TraceIdleGapCap.Seconds())
+		}
+		children = append(children, mine...)
 		agent(t.ID, top, ns)
 	}
 	for _, c := range children {
@@ -399,11 +441,64 @@ func wekaRows(traces []*WekaTrace) ([]MooncakeRow, wekaStats) {
 	return rows, st
 }
 
+// capTraceGaps shortens every gap between consecutive call starts of one
+// trace (all its agents' calls together) to at most capSec, moving each
+// call's start onto the shortened timeline; it counts the gaps shortened.
+func capTraceGaps(lists [][]WekaRequest, capSec float64) int {
+	var starts []float64
+	for _, l := range lists {
+		for _, c := range l {
+			starts = append(starts, c.T)
+		}
+	}
+	if len(starts) < 2 {
+		return 0
+	}
+	sort.Float64s(starts)
+	moved := make(map[float64]float64, len(starts))
+	n := 0
+	prevOld, prevNew := starts[0], starts[0]
+	moved[starts[0]] = starts[0]
+	for _, s := range starts[1:] {
+		gap := s - prevOld
+		if gap > capSec {
+			gap = capSec
+			n++
+		}
+		prevOld, prevNew = s, prevNew+gap
+		moved[s] = prevNew
+	}
+	for _, l := range lists {
+		for i := range l {
+			l[i].T = moved[l[i].T]
+		}
+	}
+	return n
+}
+
 // String is the line the run prints about a WEKA load.
 func (s wekaStats) String() string {
 	line := fmt.Sprintf("weka: %d model calls, %d subagents as conversations of their own, %d calls after a tool use", s.Calls, s.Subagents, s.ToolResults)
 	if s.Dropped > 0 {
 		line += fmt.Sprintf(", %d subagents dropped (no top-level call before them)", s.Dropped)
 	}
+	if s.OverContext > 0 {
+		line += fmt.Sprintf(", %d traces left out for a call context over the limit", s.OverContext)
+	}
+	if s.Shortened > 0 {
+		line += fmt.Sprintf(", %d idle gaps within a trace shortened", s.Shortened)
+	}
 	return strings.TrimSpace(line)
+}
+
+// WekaTraces counts a WEKA dataset's traces: its conversations but the
+// subagents' (a subagent replays as a conversation of its own).
+func WekaTraces(d *Dataset) int {
+	n := 0
+	for _, c := range d.Conversations {
+		if !strings.Contains(c.ID, "::sa:") {
+			n++
+		}
+	}
+	return n
 }

@@ -53,6 +53,15 @@ type Stage struct {
 	// multi-turn sessions back to back on the plan's pacing (user-centric
 	// mode).
 	Users *schedule.UserPlan
+	// Replay marks a trace replay on the trace's own clock: the later
+	// turns of an open-loop conversation (datasets.Conversation.OpenLoop)
+	// keep their recorded spacing from its first turn.
+	Replay bool
+	// Drain makes the next stage wait for a warmup's requests, each given
+	// up to DrainGrace after issuing ended before it is cancelled (a
+	// warmup otherwise flows into the stage after it).
+	Drain      bool
+	DrainGrace time.Duration
 }
 
 // Generator runs stages against one endpoint.
@@ -73,6 +82,7 @@ type Generator struct {
 	hardStop context.Context // done: in-flight requests are cancelled at once (nil: never)
 	bodies   BodySink
 	raw      bool // capture requests and responses (WithRawCapture)
+	chatISL  bool // records carry the chat messages (WithChatMessages)
 	onWarn   func(msg string)
 	// overran is set once a response ran past its output cap (warned).
 	overran atomic.Bool
@@ -135,7 +145,16 @@ type Generator struct {
 	// starts with the profile (rampOnce).
 	prefillRamp func(ctx context.Context)
 	rampOnce    sync.Once
-	inPrefill   atomic.Int64
+	// warmRamp, when set, opens warmPrefill's held slots as the warmup
+	// goes (warmOnce).
+	warmRamp func(ctx context.Context)
+	warmOnce sync.Once
+	hooks    StageHooks
+	// perSession, when set, gives each session its conversation
+	// (WithSessionConversation); curStage is the stage being issued.
+	perSession func(c *datasets.Conversation, key string) *datasets.Conversation
+	curStage   atomic.Int64
+	inPrefill  atomic.Int64
 	// streams reuses what reading a response needs (the SSE reader and its
 	// 64 KiB buffer, the decoder, the text buffers) across requests.
 	streams sync.Pool
@@ -323,18 +342,27 @@ func (g *Generator) Run(ctx context.Context, stages []Stage) error {
 	// steady state, not with every slot opening at once), so the two share
 	// one drain.
 	var grp *drainGroup
+	var hookErrs []error
 	firsts := g.plan.firsts(stages)
 	for i, st := range stages {
 		if ctx.Err() != nil {
 			break
 		}
-		if grp == nil {
-			grp = newDrainGroup(ctx)
-		}
 		profileStage := 0
 		if st.Phase == metrics.Profile {
 			profileStage = i - countWarmup(stages[:i])
+			if err := g.beforeStage(ctx, profileStage); err != nil {
+				hookErrs = append(hookErrs, err)
+				break
+			}
+		}
+		if grp == nil {
+			grp = newDrainGroup(ctx)
+		}
+		if st.Phase == metrics.Profile {
 			g.startPrefillRamp(ctx)
+		} else {
+			g.startWarmupRamp(ctx)
 		}
 		g.col.SetPhase(st.Phase)
 		g.col.SetStage(profileStage)
@@ -346,6 +374,13 @@ func (g *Generator) Run(ctx context.Context, stages []Stage) error {
 		}
 		// A warmup its own duration ended flows on too; an interrupt drains.
 		if st.Phase == metrics.Warmup && (!stopped || ctx.Err() == nil) && i+1 < len(stages) {
+			drain, grace := g.warmupDrain(st)
+			if !drain {
+				continue
+			}
+			g.drainWithin(ctx, grp, grace)
+			grp.cancel()
+			grp = nil
 			continue
 		}
 		// Each profile stage drains before the next so its statistics are
@@ -353,6 +388,11 @@ func (g *Generator) Run(ctx context.Context, stages []Stage) error {
 		g.drain(ctx, &grp.wg, grp.cancel, stopped)
 		grp.cancel()
 		grp = nil
+		if st.Phase == metrics.Profile {
+			if err := g.afterStage(ctx, profileStage); err != nil {
+				hookErrs = append(hookErrs, err)
+			}
+		}
 	}
 	if grp != nil { // interrupted right after a warmup
 		g.drain(ctx, &grp.wg, grp.cancel, true)
@@ -360,10 +400,10 @@ func (g *Generator) Run(ctx context.Context, stages []Stage) error {
 	}
 	g.col.SetStage(len(stages) - countWarmup(stages))
 	if g.aborted.Load() {
-		return fmt.Errorf("%w: %d of %d finished requests failed (more than %.0f%%)",
-			ErrFailureThreshold, g.failed.Load(), g.finished.Load(), 100*g.failThreshold)
+		return errors.Join(append([]error{fmt.Errorf("%w: %d of %d finished requests failed (more than %.0f%%)",
+			ErrFailureThreshold, g.failed.Load(), g.finished.Load(), 100*g.failThreshold)}, hookErrs...)...)
 	}
-	return nil
+	return errors.Join(hookErrs...)
 }
 
 // count tallies a finished request and aborts the run when failures cross
@@ -461,6 +501,7 @@ func (g *Generator) EndStage() {
 // first conversation when it takes them round robin. It reports whether
 // issuing was cut short (interrupt or the stage's duration).
 func (g *Generator) issue(ctx, reqCtx context.Context, wg *sync.WaitGroup, st Stage, stage, first int) (stopped bool) {
+	g.curStage.Store(int64(stage))
 	ctx, cancel, stageStart := g.startStage(ctx, st)
 	defer cancel()
 	defer func() { stopped = ctx.Err() != nil }()
@@ -508,8 +549,18 @@ func (g *Generator) issue(ctx, reqCtx context.Context, wg *sync.WaitGroup, st St
 				if d := conv.Turns[ti].Delay; d > 0 && !Sleep(reqCtx, d) {
 					return slot{}, false
 				}
+				at := g.now()
+				if st.Replay && conv.OpenLoop {
+					// At the first turn's time plus the recorded gap, or
+					// now if the reply came after that.
+					due := intended + int64(conv.Turns[ti].Timestamp-conv.Turns[0].Timestamp)
+					if due > at && !Sleep(reqCtx, time.Duration(due-at)) {
+						return slot{}, false
+					}
+					at = max(due, at)
+				}
 				g.issued.Add(1)
-				return slot{intended: g.now()}, true
+				return slot{intended: at}, true
 			}
 			g.session(reqCtx, conv, st.Phase, stage, next.Index, pace)
 		})
@@ -580,9 +631,9 @@ func (g *Generator) lookahead(ctx context.Context, st Stage, first int) iter.Seq
 			return true
 		}
 		for s := range st.Sessions(g.shard, g.ds, first) {
-			c := credit{Session: s, conv: g.ds.Conversation(s.Conversation)}
+			c := credit{Session: s, conv: g.sessionConv(g.ds.Conversation(s.Conversation), st.Phase, s.Index)}
 			if ahead.Load() < LookaheadBytes {
-				c.body, _ = g.ep.Body(c.conv.SystemPrompt, nil, &c.conv.Turns[0])
+				c.body, _ = g.ep.Body(c.conv.SystemPrompt, contextHistory(c.conv), &c.conv.Turns[0])
 				ahead.Add(int64(len(c.body)))
 			}
 			if batch = append(batch, c); (len(batch) == lookaheadBatch || len(ch) == 0) && !send() {
@@ -616,6 +667,7 @@ func (g *Generator) lookahead(ctx context.Context, st Stage, first int) iter.Seq
 // among the first Count) or the stage's duration is spent. User u's j-th
 // session sends the plan's session u + j·N (N users), counted from first.
 func (g *Generator) issueUsers(ctx, reqCtx context.Context, wg *sync.WaitGroup, st Stage, stage, first int) (stopped bool) {
+	g.curStage.Store(int64(stage))
 	ctx, cancel, stageStart := g.startStage(ctx, st)
 	defer cancel()
 	plan := st.Users
@@ -660,7 +712,7 @@ func (g *Generator) issueUsers(ctx, reqCtx context.Context, wg *sync.WaitGroup, 
 				return slot{intended: intended, scheduled: true}, ctx.Err() == nil
 			}
 			for j := 0; ctx.Err() == nil && left > 0; j++ {
-				conv := g.ds.Conversation(st.conversation(u+j*n, first, g.ds.Len()))
+				conv := g.sessionConv(g.ds.Conversation(st.conversation(u+j*n, first, g.ds.Len())), st.Phase, u+j*n)
 				// The plan's session u + j·N, as its conversation counts it.
 				g.session(reqCtx, conv, st.Phase, stage, u+j*n, pace)
 			}

@@ -48,22 +48,7 @@ func WithPrefillConcurrencyRamp(d time.Duration) Option {
 		if g.warmPrefill == nil {
 			g.warmPrefill = make(chan struct{}, n)
 		}
-		// The slots above 1 are held from the start and given back
-		// as the ramp goes.
-		for range n - 1 {
-			g.prefill <- struct{}{}
-		}
-		g.prefillRamp = func(ctx context.Context) {
-			// Increment k lands at k/(n−1) of d, as
-			// schedule.ConcurrencyRamp steps.
-			start := time.Now()
-			for open := 1; open < n; open++ {
-				if !Sleep(ctx, time.Until(start.Add(time.Duration(float64(d)*float64(open)/float64(n-1))))) {
-					return
-				}
-				<-g.prefill
-			}
-		}
+		g.prefillRamp = rampCap(g.prefill, d)
 	}
 }
 

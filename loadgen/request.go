@@ -63,7 +63,7 @@ func (g *Generator) session(ctx context.Context, conv *datasets.Conversation, ph
 	if g.bodies != nil {
 		defer g.bodies.EndSession(num, stage)
 	}
-	var history []endpoint.Message
+	history := contextHistory(conv)
 	var prevEnd int64
 	for ti := range conv.Turns {
 		turn := &conv.Turns[ti]
@@ -160,6 +160,7 @@ func (g *Generator) do(ctx context.Context, conv *datasets.Conversation, session
 		rec.InputText = turn.Content()
 	}
 	mediaStats(rec, history, turn)
+	g.chatMessages(rec, conv, history, turn)
 	if info := g.ep.Info(); !info.ProducesTokens || len(turn.Passages) > 0 {
 		rec.NoOutput = !info.ProducesTokens
 		rec.Inputs = g.ep.Inputs(turn)

@@ -326,13 +326,25 @@ const (
 )
 
 // inputLength is the prompt's length in tokens and where it came from: the
-// server's usage when server is set and it sent one, else the dataset's
-// count, the tokenizer's, the server's usage (NaN, "" when none knows).
+// server's usage when server is set and it sent one, else the chat
+// template's count of the messages (--apply-chat-template), else the
+// dataset's count, the tokenizer's, the server's usage (NaN, "" when none
+// knows).
 func inputLength(r *Record, tok TokenCounter, server bool) (float64, string) {
 	usage := r.Usage.Present && r.Usage.Has(UsagePromptField)
-	switch {
-	case server && usage:
+	if server && usage {
 		return float64(r.Usage.PromptTokens), InputFromUsage
+	}
+	if n, ok := chatLength(r, tok); ok {
+		if n > 0 {
+			return n, InputFromTokenizer
+		}
+		if usage {
+			return float64(r.Usage.PromptTokens), InputFromUsage
+		}
+		return math.NaN(), ""
+	}
+	switch {
 	case r.InputTokens > 0:
 		return float64(r.InputTokens), InputFromDataset
 	case tok != nil && r.InputText != "":

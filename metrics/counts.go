@@ -47,6 +47,12 @@ func TruncationMargin(sent float64) float64 { return max(8, 0.25*sent) }
 // sentLength is the prompt's length as surge counted what it sent (the
 // dataset's count, else the tokenizer's), NaN when unknown.
 func sentLength(r *Record, tok TokenCounter) float64 {
+	if n, ok := chatLength(r, tok); ok {
+		if n > 0 {
+			return n
+		}
+		return math.NaN()
+	}
 	switch {
 	case r.InputTokens > 0:
 		return float64(r.InputTokens)
@@ -104,7 +110,7 @@ func (k *countChecks) add(r *Record, v *Values, tok TokenCounter) {
 		}
 		k.InputSources[v.InputSource]++
 	}
-	if r.Usage.Present && r.Usage.Has(UsagePromptField) && !r.NoOutput && (r.InputTokens > 0 || r.InputText != "") {
+	if r.Usage.Present && r.Usage.Has(UsagePromptField) && !r.NoOutput && (r.InputTokens > 0 || r.InputText != "" || r.Chat != nil) {
 		k.PromptChecked++
 	}
 	if v.Truncated {

@@ -191,6 +191,12 @@ type Record struct {
 	// InputText is the prompt text, for counting ISL with a tokenizer when
 	// the dataset did not know it.
 	InputText string
+	// Chat, when set (--apply-chat-template), is the chat request's
+	// messages: a ChatCounter counts ISL on them as the model's chat
+	// template renders them, in place of InputTokens and InputText.
+	Chat []ChatMessage
+	// chatTokens caches Chat's count (0: not counted yet, -1: failed).
+	chatTokens int
 	// Images and AudioSeconds count the images and the seconds of audio
 	// the request carried (its history's included: they are sent again);
 	// MediaBytes is their size in the body, base64 included. ISL counts

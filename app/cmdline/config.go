@@ -113,6 +113,13 @@ type Config struct {
 	// type's default).
 	SamplingStrategy string
 
+	// CacheBust is --cache-bust: where a session's marker goes ("" or
+	// none: nowhere).
+	CacheBust string
+	// RequestRateSeries is --request-rate-series as given: a JSON file of
+	// rate points, or an inline list ("": none).
+	RequestRateSeries string
+
 	RequestCount int           // --request-count
 	Duration     time.Duration // --benchmark-duration
 	// ZeroCount and ZeroDuration are set when --request-count or
@@ -194,6 +201,8 @@ type Config struct {
 	// the embedded mock's TTFT (--mock-prefill-per-image, -audio-second).
 	MockPrefillPerImage, MockPrefillPerAudioSecond time.Duration
 	SharedSystemPromptLength                       int // --shared-system-prompt-length
+	UserContextLength                              int // --user-context-prompt-length
+	TextBatchSize                                  int // --batch-size-text (0: 1)
 	Tokenizer                                      string
 	// TokenizerRevision is the Hub revision of a tokenizer named by its
 	// model id (--tokenizer-revision; default main).
@@ -201,6 +210,10 @@ type Config struct {
 	// UseServerTokenCount counts tokens from usage even with a tokenizer,
 	// ISL included (--use-server-token-count).
 	UseServerTokenCount bool
+	// ApplyChatTemplate counts ISL as the model's chat template renders a
+	// chat request's messages, and sizes synthetic prompts for it
+	// (--apply-chat-template).
+	ApplyChatTemplate bool
 	// RetokenizeOutput counts output with the tokenizer even when a
 	// response carries the server's usage (--retokenize-output).
 	RetokenizeOutput bool
@@ -243,6 +256,18 @@ type Config struct {
 	LiveConfig
 	// ShardConfig holds --shard, --shards and --start-at (shard.go).
 	ShardConfig
+	// TraceConfig holds AIPerf's trace replay and synthesis flags
+	// (trace.go).
+	TraceConfig
+	// WarmupConfig holds AIPerf's warmup flags beyond count, duration and
+	// load (warmup.go).
+	WarmupConfig
+	// HookConfig holds --reset-kv-cache and --server-profiler (hooks.go).
+	HookConfig
+	// MultiRunConfig holds --convergence-* (multirun.go).
+	MultiRunConfig
+	// NetworkConfig holds --network-latency-* (network.go).
+	NetworkConfig
 
 	UI        string // --ui
 	StdoutTTY bool   // whether stdout is a terminal (picks the default UI)
@@ -263,6 +288,9 @@ type Config struct {
 	// plots/ at the end; NoAutoPlot is AIPerf's --no-auto-plot (the
 	// default, said outright).
 	AutoPlot, NoAutoPlot bool
+	// ExportOutputs is --export-outputs-json: outputs.json, every
+	// response's text, at the end.
+	ExportOutputs bool
 	// ExportPrefix is --profile-export-prefix, ExportLevel --export-level
 	// (summary, records or raw) and SliceDuration --slice-duration (seconds
 	// or a duration such as 30s; "": no timeslices), as given.

@@ -27,7 +27,7 @@ func TestFlagsFillTheConfig(t *testing.T) {
 	want := Config{Models: []string{"mock"}, ModelFromServer: true, ModelSelection: "round_robin", TokenizerRevision: "main", WaitInterval: 5 * time.Second, WaitMode: "inference", EndpointType: "chat", ArrivalPattern: "poisson", Smoothness: 1, KneeFactor: 2,
 		Grace: 30 * time.Second, ISL: 550, Timeout: 21600 * time.Second, GPUInterval: time.Second, ServerTimeout: 5 * time.Second, Timestamps: "kernel",
 		ReasoningFormat: "auto", RankingsPassagesMean: 1, RankingsPassageTokens: 550, ConnectionReuse: "pooled", MaxResponseMiB: 64, ConnectionRetries: "1", TurnDelayRatio: 1, TurnsMean: 1, ExportLevel: "records",
-		NumDatasetEntries: 100, SeedDrawn: true, Seed: def.Seed,
+		NumDatasetEntries: 100, CacheBust: "none", TextBatchSize: 1, SeedDrawn: true, Seed: def.Seed,
 		ImageFormat: "png", ImageSource: "noise", ImageSourceSampling: "random-with-replacement", ImageBatchSize: 1,
 		AudioFormat: "wav", AudioSampleRates: []string{"16"}, AudioDepths: []string{"16"}, AudioChannels: 1, AudioBatchSize: 1, SweepMode: "grid", NumProfileRuns: 1, ConfidenceLevel: 0.95} // the seed is drawn: TestAIPerfDefaults
 	if d := cmp.Diff(want, def); d != "" {

@@ -37,6 +37,8 @@ type tokenizerSource struct {
 	// only), tokenizer (--retokenize-output), or "usage, else tokenizer"
 	// (the default: a response's usage where it has one).
 	Counts string `json:"counts"`
+	// ChatTemplate is the model's chat template (--apply-chat-template).
+	ChatTemplate *chatTemplateInfo `json:"chat_template,omitempty"`
 }
 
 // loadTokenizer resolves --tokenizer, offline first: the model name when
@@ -116,17 +118,18 @@ var datasetFlags = map[string]string{
 	"Synthetic.Turns": "--conversation-turn-mean", "Synthetic.TurnsStddev": "--conversation-turn-stddev",
 	"Synthetic.TurnDelay": "--conversation-turn-delay-mean", "Synthetic.TurnDelayStddev": "--conversation-turn-delay-stddev",
 	"TurnDelayRatio": "--conversation-turn-delay-ratio", "Synthetic.Count": "--num-dataset-entries",
-	"Synthetic.RangeRatio": "--random-range-ratio", "Synthetic.SeqDist": "--seq-dist", "PromptCorpus": "--prompt-corpus",
+	"Synthetic.RangeRatio": "--random-range-ratio", "Synthetic.SeqDist": "--seq-dist", "PromptCorpus": "--prompt-corpus", "UserContextLength": "--user-context-prompt-length",
 }
 
 // onDemand reports whether s's conversations are built as the run asks
 // for them (synthetic prompts, random_pool draws, a Mooncake trace), so
 // memory and start-up do not grow with how many it sends: all but the
-// rankings types (passages are added to held conversations) and synthetic
-// images or audio (drawn in sequence).
+// rankings types and embeddings batches (their passages and texts are
+// added to held conversations) and synthetic images or audio (drawn in
+// sequence).
 func onDemand(s *spec.Spec) bool {
 	d := &s.Dataset
-	return !d.Rankings && !d.Images.Enabled() && !d.Audio.Enabled()
+	return !d.Rankings && !d.Images.Enabled() && !d.Audio.Enabled() && d.TextBatch <= 1
 }
 
 // datasetCount is the synthetic conversations (or random_pool draws) s
@@ -149,11 +152,12 @@ func loadDataset(ctx context.Context, s *spec.Spec, tok datasets.Tokenizer, coun
 		InputFile: d.InputFile, CustomDatasetType: d.Type, PublicDataset: d.Public,
 		ISLBlockSize: d.ISLBlockSize, Tokenizer: tok, Seed: s.Seed(), TurnDelayRatio: td.Ratio, NoTurnDelays: td.None,
 		PromptCorpus: d.PromptCorpus, OnDemand: onDemand(s), AllowInvalidUTF8: d.AllowInvalidUTF8,
+		Replay: d.Replay, Synthesis: d.Synthesis, UserContextLength: d.UserContextLength,
 		Synthetic: datasets.SyntheticOptions{
 			Count: count, ISL: isl, ISLStddev: islStddev, OSL: d.OSL, OSLStddev: d.OSLStddev,
 			RangeRatio: d.RangeRatio, SeqDist: d.SeqDist,
 			PrefixPoolSize: d.PrefixPoolSize, PrefixLength: d.PrefixLength,
-			SharedSystemPromptLength: d.SharedSystemPromptLength, Tokenizer: tok,
+			SharedSystemPromptLength: d.SharedSystemPromptLength, Tokenizer: tok, Template: d.ChatOverhead,
 			Turns: d.TurnsMean, TurnsStddev: d.TurnsStddev, TurnDelay: td.Mean, TurnDelayStddev: td.Stddev,
 			Images: d.Images, Audio: d.Audio,
 		},
@@ -173,6 +177,12 @@ func loadDataset(ctx context.Context, s *spec.Spec, tok datasets.Tokenizer, coun
 		if fe := cmdline.ForFlags(err, mediaFlags); fe != err {
 			return nil, &cmdline.UsageError{Err: fe}
 		}
+		if fe := cmdline.ForFlags(err, spec.ReplayFlags()); fe != err {
+			return nil, &cmdline.UsageError{Err: fe}
+		}
+		if fe := cmdline.ForFlags(err, spec.SynthesisFlags()); fe != err {
+			return nil, &cmdline.UsageError{Err: fe}
+		}
 		return nil, &cmdline.UsageError{Err: cmdline.ForFlags(err, datasetFlags)}
 	}
 	if report != nil {
@@ -182,6 +192,11 @@ func loadDataset(ctx context.Context, s *spec.Spec, tok datasets.Tokenizer, coun
 	}
 	if d.Rankings {
 		if err := addPassages(ctx, s, ds, tok, log); err != nil {
+			return nil, err
+		}
+	}
+	if d.TextBatch > 1 {
+		if err := addTextBatch(s, ds, tok, log); err != nil {
 			return nil, err
 		}
 	}

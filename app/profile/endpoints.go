@@ -47,3 +47,16 @@ func checkBodies(ds *datasets.Dataset, ep *endpoint.Endpoint) error {
 	}
 	return nil
 }
+
+// addTextBatch gives every synthetic embeddings turn the rest of its
+// --batch-size-text batch: more texts of --isl tokens, sent with it as the
+// request's inputs (a known ISL counts them all).
+func addTextBatch(s *spec.Spec, ds *datasets.Dataset, tok datasets.Tokenizer, log io.Writer) error {
+	d := &s.Dataset
+	o := datasets.PassageOptions{Count: d.TextBatch - 1, ISL: d.ISL, ISLStddev: int(d.ISLStddev), Seed: s.Seed() ^ 0x6261746368, Tokenizer: tok} // "batch"
+	if err := datasets.AddPassages(ds, o); err != nil {
+		return &cmdline.UsageError{Err: cmdline.ForFlags(err, map[string]string{"Passages.Count": "--batch-size-text", "Passages.ISL": "--isl", "Passages.ISLStddev": "--isl-stddev"})}
+	}
+	fmt.Fprintf(log, "embeddings: %d texts of %d±%g tokens a request (--batch-size-text)\n", d.TextBatch, d.ISL, d.ISLStddev)
+	return nil
+}

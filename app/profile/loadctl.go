@@ -22,5 +22,8 @@ func loadControlOptions(s *spec.Spec) []loadgen.Option {
 	if l.PrefillRamp > 0 {
 		opts = append(opts, loadgen.WithPrefillConcurrencyRamp(l.PrefillRamp)) // after the caps it ramps
 	}
+	if l.Warmup.PrefillRamp > 0 {
+		opts = append(opts, loadgen.WithWarmupPrefillRamp(l.Warmup.PrefillRamp))
+	}
 	return opts
 }

@@ -132,9 +132,21 @@ func buildPlan(s *spec.Spec, ds *datasets.Dataset) (*plan, error) {
 		if l.RequestCount > 0 {
 			st.Count = min(st.Count, l.RequestCount)
 		}
-		st.Conversation = replay.Row
+		st.Conversation, st.Replay = replay.Row, true
 		p.mode, p.values, p.total = ModeFixedSchedule, []float64{float64(replay.Len())}, st.Count
 		p.stages = append(p.stages, st)
+
+	case len(l.RateSeries) > 0:
+		sched, err := schedule.Series(l.Pattern, l.RateSeries, l.Smoothness, s.ValueSeed(0))
+		if err != nil {
+			return nil, &cmdline.UsageError{Err: err} // the spec checked it
+		}
+		peak := 0.0
+		for _, pt := range l.RateSeries {
+			peak = max(peak, pt.QPS)
+		}
+		p.mode, p.values, p.target, p.rateCap = ModeRequestRate, []float64{peak}, max(l.RateSeries[0].QPS, 1), capAt(0)
+		p.stages = append(p.stages, profile(schedule.Constant(capAt(0)), sched))
 
 	case len(rates) > 0:
 		p.mode, p.values, p.target, p.rateCap = ModeRequestRate, rates, rates[0], capAt(0)
@@ -167,6 +179,9 @@ func buildPlan(s *spec.Spec, ds *datasets.Dataset) (*plan, error) {
 			}
 			p.stages = append(p.stages, st)
 		}
+	}
+	if err := checkWrap(s, ds, p); err != nil {
+		return nil, err
 	}
 	if p.total > 0 {
 		// Bounded by counts: the stages' counts summed.
@@ -213,4 +228,28 @@ func (p *plan) dirMode() string {
 		s += strconv.FormatFloat(v, 'f', -1, 64)
 	}
 	return s
+}
+
+// checkWrap refuses, as AIPerf does, a WEKA replay whose --concurrency
+// lanes outnumber its traces when the plan would send more sessions than
+// it has: the lanes would replay the same traces, byte for byte, into the
+// server's prefix cache. --allow-dataset-wrap allows it, and so does
+// --cache-bust unless --no-allow-dataset-wrap says otherwise.
+func checkWrap(s *spec.Spec, ds *datasets.Dataset, p *plan) error {
+	if ds.Type != datasets.TypeWeka || p.mode != ModeConcurrency || s.Dataset.Wrap == spec.WrapAllowed {
+		return nil
+	}
+	if s.Dataset.Wrap == spec.WrapUnset && s.Dataset.CacheBust != "" {
+		return nil
+	}
+	traces := datasets.WekaTraces(ds)
+	if s.Load.MaxConcurrency() <= traces || (s.Load.ConversationNum > 0 && s.Load.ConversationNum <= traces) {
+		return nil
+	}
+	hint := " or --cache-bust first_turn_prefix (a marker a session keeps the reused prompts distinct)"
+	if s.Dataset.Wrap == spec.WrapRefused {
+		hint = " (--no-allow-dataset-wrap refuses it even with --cache-bust)"
+	}
+	return cmdline.Usagef("--concurrency %d over %d WEKA traces: dataset wrapping is disabled, so the lanes would need more traces than there are; give --allow-dataset-wrap%s, a lower --concurrency, or --conversation-num ≤ %d",
+		s.Load.MaxConcurrency(), traces, hint, traces)
 }

@@ -136,6 +136,11 @@ func prepareCtx(ctx context.Context, s *spec.Spec, log io.Writer) (*prepared, er
 	if p.builder, p.counter, p.tokSrc, err = loadTokenizer(ctx, &s.Tokenizer, p.log); err != nil {
 		return nil, err
 	}
+	if s.Tokenizer.ApplyChatTemplate {
+		if p.counter, err = applyChatTemplate(ctx, s, p.builder, &p.tokSrc); err != nil {
+			return nil, err
+		}
+	}
 	var pools valuePools
 	if s.Load.Sweep != nil {
 		if p.plan, p.ds, err = planSweep(ctx, s, p.builder, log); err != nil {
@@ -148,6 +153,9 @@ func prepareCtx(ctx context.Context, s *spec.Spec, log io.Writer) (*prepared, er
 		return nil, err
 	}
 	if err := checkBodies(p.ds, s.Endpoint); err != nil {
+		return nil, err
+	}
+	if err := checkCacheBust(s, p.ds); err != nil {
 		return nil, err
 	}
 	p.ds = assignModels(p.ds, s.Target.Models, s.Target.ModelSelection, s.Seed())
@@ -202,7 +210,9 @@ type outcome struct {
 	// benchmarkID identifies the run in its exports (AIPerf's
 	// benchmark_id: a random UUID).
 	benchmarkID string
-	errs        []error // the UI's, the exports' and telemetry's
+	// network is run_info's network_latency (nil: no adjustment).
+	network map[string]any
+	errs    []error // the UI's, the exports' and telemetry's
 }
 
 // execute starts the target, the exports, the collector, telemetry and the
@@ -272,6 +282,7 @@ func (p *prepared) execute(ctx context.Context, log io.Writer) (o *outcome, err 
 	for _, v := range s.Secrets {
 		folders.secrets = append(folders.secrets, []byte(v))
 	}
+	var closeOutputs func() error // outputs.json, written once the collector is closed
 	logw := &heldLog{w: log}
 	if s.UI == tui.ModeDashboard {
 		logw.hold()
@@ -300,6 +311,15 @@ func (p *prepared) execute(ctx context.Context, log io.Writer) (o *outcome, err 
 		if sw := p.plan.sweep; sw != nil && len(sw.Dims) > 1 {
 			colOpts = append(colOpts, metrics.WithStageLabels(sw.Labels()))
 		}
+	}
+	if s.Exports.Outputs {
+		outputs, err := export.NewOutputs(filepath.Join(o.dir, s.Exports.Files.Outputs), o.start, s.Secrets...)
+		if err != nil {
+			return nil, fmt.Errorf("--export-outputs-json: %w", err)
+		}
+		colOpts = append(colOpts, metrics.WithSink(outputs))
+		closeOutputs = outputs.Close
+		cleanup = append(cleanup, func() { _ = outputs.Close() }) // a run that stopped early
 	}
 	colOpts = append(colOpts, p.live.sinks(clock)...)
 	col := metrics.NewCollector(colOpts...)
@@ -339,11 +359,28 @@ func (p *prepared) execute(ctx context.Context, log io.Writer) (o *outcome, err 
 	if s.Request.NoCapGuard {
 		genOpts = append(genOpts, loadgen.WithoutCapGuard())
 	}
+	if _, chat := p.counter.(chatCounter); chat {
+		genOpts = append(genOpts, loadgen.WithChatMessages())
+	}
 	if s.Load.FailedThreshold > 0 {
 		genOpts = append(genOpts, loadgen.WithFailureThreshold(s.Load.FailedThreshold, max(s.Load.MaxConcurrency(), 10)))
 	}
 	if len(s.Target.URLs) > 1 {
 		genOpts = append(genOpts, loadgen.WithTargets(s.Target.URLs[1:]...))
+	}
+	if h := s.Hooks; h.Reset || h.Profiler || s.Load.SweepCooldown > 0 {
+		hooks, err := serverHooks(h, s.Load.SweepCooldown, s.Target.Servers(target), s.Request.Headers, p.log)
+		if err != nil {
+			return nil, err
+		}
+		genOpts = append(genOpts, loadgen.WithStageHooks(hooks))
+	}
+	if s.Dataset.CacheBust != "" {
+		opt, err := cacheBustOption(s, p.builder)
+		if err != nil {
+			return nil, err
+		}
+		genOpts = append(genOpts, opt)
 	}
 	genOpts = append(genOpts, edgeOptions(&s.Request)...)
 	genOpts = append(genOpts, loadControlOptions(s)...)
@@ -358,6 +395,13 @@ func (p *prepared) execute(ctx context.Context, log io.Writer) (o *outcome, err 
 	tel, err := startTelemetry(ctx, &s.Telemetry, s.Target.Servers(target), o.dir, o.start, measuring, logw)
 	if err != nil {
 		return nil, err
+	}
+	probe, err := startNetworkProbe(ctx, s, s.Target.Servers(target), o.dir, measuring)
+	if err != nil {
+		return nil, err
+	}
+	if probe != nil {
+		cleanup = append(cleanup, func() { _, _ = probe.p.Stop(); probe.file.Close() })
 	}
 
 	interrupt := p.interrupts(stopIssuing, abort, func() int64 { return col.Snapshot().InFlight }, logw)
@@ -397,6 +441,8 @@ func (p *prepared) execute(ctx context.Context, log io.Writer) (o *outcome, err 
 	telData, telErr := tel.stop()
 	o.serverExport = tel.col.ServerExport()
 	o.summary = closeCol()
+	netInfo, netErr := adjustForNetwork(s, probe, o.summary, logw)
+	o.network = netInfo
 	o.state = col.State()
 	o.state.Origin = o.start
 	o.clockDrift = gen.ClockDrift()
@@ -412,7 +458,12 @@ func (p *prepared) execute(ctx context.Context, log io.Writer) (o *outcome, err 
 			o.energy = j
 		}
 	}
-	o.errs = []error{uiErr, folders.finish(), telErr}
+	o.errs = []error{uiErr, folders.finish(), telErr, netErr}
+	if closeOutputs != nil {
+		if err := closeOutputs(); err != nil {
+			o.errs = append(o.errs, fmt.Errorf("--export-outputs-json: %w", err))
+		}
+	}
 	return o, nil
 }
 
@@ -436,6 +487,9 @@ func (p *prepared) report(o *outcome, out io.Writer) (*Result, error) {
 		Extra: map[string]float64{},
 	}
 	run.RunInfo.(map[string]any)["tokenizer"] = p.tokSrc
+	if o.network != nil {
+		run.RunInfo.(map[string]any)["network_latency"] = o.network
+	}
 	if len(s.Target.URLs) > 1 {
 		run.RunInfo.(map[string]any)["target_urls"] = cmdline.RedactURLs(s.Target.URLs)
 	}

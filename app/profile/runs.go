@@ -2,9 +2,12 @@ package profile
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"time"
@@ -36,11 +39,14 @@ const (
 // prints each headline metric with its interval, per value for a sweep. The result is the last
 // run's, with the folder the aggregate's parent.
 func runRepeated(ctx context.Context, s *spec.Spec, out, log io.Writer) (*Result, error) {
-	if s.SeedDrawn() {
-		s = s.WithSeed(repeatSeed)
-		fmt.Fprintf(log, "note: --num-profile-runs %d without --random-seed: every run is seeded %d, so each sends the same requests\n", s.Load.Repeats.N, repeatSeed)
-	}
 	rp := s.Load.Repeats
+	switch {
+	case s.SeedDrawn() && rp.SeedPerRun:
+		fmt.Fprintf(log, "note: --num-profile-runs %d with --no-set-consistent-seed: each run draws its own seed, so each sends other requests\n", rp.N)
+	case s.SeedDrawn():
+		s = s.WithSeed(repeatSeed)
+		fmt.Fprintf(log, "note: --num-profile-runs %d without --random-seed: every run is seeded %d, so each sends the same requests\n", rp.N, repeatSeed)
+	}
 	level := rp.Level
 	base := s.Exports.Dir
 	reps := export.Repeats{Level: level}
@@ -49,6 +55,10 @@ func runRepeated(ctx context.Context, s *spec.Spec, out, log io.Writer) (*Result
 	perValue := map[string]*export.Repeats{}
 	var last *Result
 	var errs []error
+	var conv *convergence
+	if rp.Converge != nil {
+		conv = &convergence{c: rp.Converge, level: level, jsonl: s.Exports.Files.JSONL}
+	}
 	for i := range rp.N {
 		if i > 0 && rp.Cooldown > 0 {
 			fmt.Fprintf(log, "cooling down %s before run %d\n", rp.Cooldown, i+1)
@@ -60,7 +70,7 @@ func runRepeated(ctx context.Context, s *spec.Spec, out, log io.Writer) (*Result
 		if ctx.Err() != nil {
 			break
 		}
-		p, err := prepareCtx(ctx, s.Repeat(i), log)
+		p, err := prepareCtx(ctx, repeatSpec(s, i), log)
 		if err != nil {
 			return last, err
 		}
@@ -94,6 +104,19 @@ func runRepeated(ctx context.Context, s *spec.Spec, out, log io.Writer) (*Result
 		if res.Cancelled || res.Aborted || res.WriteFault != nil {
 			break
 		}
+		if conv != nil {
+			conv.add(res.Summary, p.s.Exports.Dir)
+			done, how, err := conv.converged()
+			if err != nil {
+				errs = append(errs, err)
+				break
+			}
+			if done {
+				fmt.Fprintf(out, "%s converged after %d of at most %d runs: %s\n", conv.c.Metric, i+1, rp.N, how)
+				break
+			}
+			fmt.Fprintf(log, "%s not converged after %d runs: %s\n", conv.c.Metric, i+1, how)
+		}
 	}
 	if last == nil {
 		return nil, errors.Join(append(errs, ctx.Err())...)
@@ -109,7 +132,7 @@ func runRepeated(ctx context.Context, s *spec.Spec, out, log io.Writer) (*Result
 		}
 		stages = append(stages, st)
 	}
-	title := fmt.Sprintf("surge profile: %d runs of one plan", rp.N)
+	title := fmt.Sprintf("surge profile: %d runs of one plan", len(reps.Summaries))
 	if len(stages) > 0 {
 		// Per value: the pooled table would mix the values' loads.
 		export.ConsoleRepeatStages(out, title, stages)
@@ -147,4 +170,22 @@ func writeRepeatsReport(out io.Writer, dir string, labels []string, level float6
 		return fmt.Errorf("%s: %w", reportFlag(e), err)
 	}
 	return writeReportData(out, dir, e, runreport.BuildRepeats(runs, level))
+}
+
+// repeatSpec is run i's spec: the run of the plan (Spec.Repeat), seeded
+// as the multi-run flags ask: a seed drawn for each run
+// (--no-set-consistent-seed without --random-seed), or one derived from
+// the run's seed and its number (--vary-seed-per-trial, AIPerf's SHA-256
+// over them), else the run's own.
+func repeatSpec(s *spec.Spec, i int) *spec.Spec {
+	t := s.Repeat(i)
+	rp := s.Load.Repeats
+	switch {
+	case rp.VarySeed:
+		sum := sha256.Sum256([]byte(fmt.Sprintf("%d:%d", s.Seed(), i)))
+		t = t.WithSeed(binary.BigEndian.Uint64(sum[:8]) >> 11) // below 2^53, exact in JSON
+	case rp.SeedPerRun && s.SeedDrawn():
+		t = t.WithSeed(rand.Uint64N(1 << 53))
+	}
+	return t
 }

@@ -26,10 +26,25 @@ func warmupStage(s *spec.Spec, first loadgen.Stage, target float64) (loadgen.Sta
 	if len(l.Concs) > 0 {
 		capFirst = l.Concs[0]
 	}
-	warm := loadgen.Stage{Phase: metrics.Warmup, Limit: first.Limit, Users: first.Users, Count: w.Count, Duration: w.Duration}
+	warm := loadgen.Stage{Phase: metrics.Warmup, Limit: first.Limit, Users: first.Users, Count: w.Count, Duration: w.Duration,
+		SessionCount: w.Sessions, Drain: w.Drain, DrainGrace: w.Grace}
+	rate := w.Rate
+	if rate == 0 && w.Concurrency == 0 && first.Schedule != nil && (w.Pattern != "" || w.RateRamp > 0) {
+		// Its own pattern or ramp: open loop at the first stage's rate,
+		// as AIPerf's warmup takes the profile's.
+		rate = target
+	}
 	switch {
-	case w.Rate > 0:
-		sched, err := schedule.Arrival(l.Pattern, w.Rate, l.Smoothness, s.Seed()+warmupSeed)
+	case rate > 0:
+		pattern := l.Pattern
+		if w.Pattern != "" {
+			pattern = w.Pattern
+		}
+		var opts []schedule.Option
+		if w.RateRamp > 0 {
+			opts = append(opts, schedule.RampUp(w.RateRamp))
+		}
+		sched, err := schedule.Arrival(pattern, rate, l.Smoothness, s.Seed()+warmupSeed, opts...)
 		if err != nil {
 			return warm, &cmdline.UsageError{Err: err} // the spec checked it
 		}
@@ -42,6 +57,13 @@ func warmupStage(s *spec.Spec, first loadgen.Stage, target float64) (loadgen.Sta
 	case first.Schedule != nil && capFirst == 0:
 		warm.Limit = schedule.Constant(int(math.Max(1, math.Min(32, target))))
 	}
+	if w.ConcurrencyRamp > 0 {
+		n := w.Concurrency
+		if n == 0 {
+			n = capFirst
+		}
+		warm.Users, warm.Limit = nil, schedule.ConcurrencyRamp(n, w.ConcurrencyRamp)
+	}
 	return warm, nil
 }
 
@@ -49,6 +71,9 @@ func warmupStage(s *spec.Spec, first loadgen.Stage, target float64) (loadgen.Sta
 // count, or for a warmup bounded by time alone a guess from its rate (a
 // closed loop's: 100 a second); past the guess they cycle.
 func warmupConversations(w spec.Warmup) int {
+	if w.Sessions > 0 && (w.Count == 0 || w.Sessions < w.Count) {
+		return w.Sessions
+	}
 	if w.Count > 0 || w.Duration == 0 {
 		return w.Count
 	}

@@ -15,6 +15,7 @@ import (
 	"github.com/surgebench/surge/datasets/media"
 	"github.com/surgebench/surge/datasets/tokenizer"
 	"github.com/surgebench/surge/datasets/tokenizer/hub"
+	"github.com/surgebench/surge/loadgen/endpoint"
 )
 
 // Dataset is what to send: a file, a public dataset or synthetic prompts
@@ -22,7 +23,11 @@ import (
 // passages).
 type Dataset struct {
 	InputFile, Type, Public string
-	ISLBlockSize            int
+	// ChatOverhead is the model's chat template's wrapping, taken off
+	// synthetic turns (--apply-chat-template). Parse leaves it zero: the
+	// run fills it in once it has read the template (app/profile).
+	ChatOverhead datasets.TemplateOverhead
+	ISLBlockSize int
 	// ISL and OSL (with their spreads) shape synthetic prompts and output
 	// caps; for the rankings types the query's length comes from
 	// QueryTokens when given (QueryLength).
@@ -33,8 +38,14 @@ type Dataset struct {
 	PromptCorpus                 string
 	PrefixPoolSize, PrefixLength int
 	SharedSystemPromptLength     int
-	Images                       media.ImageOptions
-	Audio                        media.AudioOptions
+	// UserContextLength gives every synthetic conversation a user context
+	// prompt of its own (--user-context-prompt-length; 0: none).
+	UserContextLength int
+	// TextBatch is how many texts an embeddings request carries
+	// (--batch-size-text; 1: one).
+	TextBatch int
+	Images    media.ImageOptions
+	Audio     media.AudioOptions
 	// TurnsMean and TurnsStddev shape synthetic conversations.
 	TurnsMean, TurnsStddev int
 	// Entries is --num-dataset-entries (0: one conversation per session).
@@ -57,6 +68,15 @@ type Dataset struct {
 	// MaxMemory is the bytes the dataset and the requests in flight may
 	// take (0: three quarters of the machine's memory).
 	MaxMemory int64
+	// Replay reshapes a trace's replay (AIPerf's trace replay flags), and
+	// Wrap says whether a WEKA replay may reuse its traces.
+	Replay datasets.ReplayOptions
+	Wrap   Wrap
+	// Synthesis reshapes a trace's rows (AIPerf's --synthesis-* flags).
+	Synthesis datasets.SynthesisOptions
+	// CacheBust is where a marker a session defeats a prefix cache
+	// (--cache-bust: datasets.CacheBust*; "": none).
+	CacheBust string
 }
 
 // Synthetic reports whether the prompts are synthetic (no file, no public
@@ -96,6 +116,26 @@ func parseDataset(s *Spec, c *cmdline.Config) error {
 		Passages: datasets.PassageOptions{Count: c.RankingsPassagesMean, CountStddev: c.RankingsPassagesStddev,
 			ISL: c.RankingsPassageTokens, ISLStddev: c.RankingsPassageTokensStddev},
 		AllowInvalidUTF8: c.AllowInvalidUTF8}
+	switch {
+	case c.UserContextLength < 0:
+		return cmdline.Usagef("--user-context-prompt-length must be ≥ 1, got %d", c.UserContextLength)
+	case c.UserContextLength == 0:
+	case c.PrefixPoolSize > 0 || c.PrefixLength > 0:
+		return cmdline.Usagef("--user-context-prompt-length and --prompt-prefix-pool-size/--prompt-prefix-length cannot be used together")
+	case !d.Synthetic():
+		return cmdline.Usagef("--user-context-prompt-length shapes synthetic prompts: not with an input file or public dataset")
+	}
+	d.UserContextLength = c.UserContextLength
+	d.TextBatch = max(c.TextBatchSize, 1)
+	switch kind := s.Endpoint.Kind; {
+	case c.TextBatchSize < 0:
+		return cmdline.Usagef("--batch-size-text must be ≥ 1, got %d", c.TextBatchSize)
+	case d.TextBatch == 1:
+	case kind != endpoint.Embeddings && kind != endpoint.NIMEmbeddings:
+		return cmdline.Usagef("--batch-size-text %d batches the texts of an embeddings request (embeddings, nim_embeddings): endpoint type %s sends one (a rankings request's inputs are its --rankings-passages-mean passages)", c.TextBatchSize, kind)
+	case !d.Synthetic():
+		return cmdline.Usagef("--batch-size-text %d batches synthetic texts: a dataset file gives each request's own", c.TextBatchSize)
+	}
 	if d.Rankings && (c.RankingsQueryTokens < 0 || c.RankingsQueryTokensStddev < 0) {
 		return cmdline.Usagef("--rankings-query-prompt-token-mean and -stddev must not be negative")
 	}
@@ -275,6 +315,10 @@ type Tokenizer struct {
 	// UseServerCount counts tokens from the server's usage, ISL included;
 	// Retokenize counts output with the tokenizer even where usage says.
 	UseServerCount, Retokenize bool
+	// ApplyChatTemplate counts a chat request's ISL as the model's chat
+	// template renders its messages and takes the template's wrapping off
+	// synthetic prompts (--apply-chat-template).
+	ApplyChatTemplate bool
 }
 
 // builtinNames resolve to the embedded tokenizer without a look at the
@@ -301,9 +345,12 @@ func (t *Tokenizer) Path() (string, bool) {
 func parseTokenizer(s *Spec, c *cmdline.Config) error {
 	name := strings.TrimSpace(c.Tokenizer)
 	t := Tokenizer{Name: name, Explicit: name != "", Revision: c.TokenizerRevision,
-		UseServerCount: c.UseServerTokenCount, Retokenize: c.RetokenizeOutput}
+		UseServerCount: c.UseServerTokenCount, Retokenize: c.RetokenizeOutput, ApplyChatTemplate: c.ApplyChatTemplate}
 	if !t.Explicit {
 		t.Name = c.Model
+	}
+	if k := s.Endpoint.Kind; t.ApplyChatTemplate && k != endpoint.Chat && k != endpoint.Responses && k != endpoint.Messages {
+		return cmdline.Usagef("--apply-chat-template counts the messages of a chat request as the model's chat template renders them: --endpoint-type %s sends none (chat, responses and messages do)", k)
 	}
 	if _, isPath := t.Path(); t.Explicit && !t.Builtin() && !isPath && !hub.IsRepoID(name) {
 		return cmdline.Usagef("--tokenizer %q: no such file or folder, and not a Hugging Face model id (org/name)", name)

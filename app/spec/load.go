@@ -3,6 +3,7 @@ package spec
 import (
 	"math"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/surgebench/surge/app/cmdline"
@@ -18,6 +19,9 @@ type Load struct {
 	// stage list each (at most one a list).
 	Concs []int
 	Rates []float64
+	// RateSeries, when set, is the profile's rate over time
+	// (--request-rate-series).
+	RateSeries []schedule.RatePoint
 	// Pattern, Smoothness (with SmoothnessSet when given) shape arrivals.
 	Pattern       string
 	Smoothness    float64
@@ -50,6 +54,8 @@ type Load struct {
 	// or --request-rate list alone).
 	Sweep   *Sweep
 	Repeats Repeats
+	// SweepCooldown waits between a sweep's stages.
+	SweepCooldown time.Duration
 }
 
 // Fixed is the fixed schedule's flags: replay the dataset's timestamps.
@@ -89,10 +95,23 @@ type Warmup struct {
 	Concurrency        int
 	Rate               float64
 	PrefillConcurrency int
+	// Sessions bounds it by sessions too (--num-warmup-sessions).
+	Sessions int
+	// Pattern is its arrivals under a rate ("": the profile's).
+	Pattern string
+	// ConcurrencyRamp, RateRamp and PrefillRamp ramp its load up (0:
+	// none).
+	ConcurrencyRamp, RateRamp, PrefillRamp time.Duration
+	// Drain holds the profile back until the warmup's requests are done,
+	// each given Grace after the warmup stops issuing
+	// (--warmup-grace-period; without it the warmup flows into the
+	// profile).
+	Drain bool
+	Grace time.Duration
 }
 
 // Enabled reports whether the run warms up.
-func (w Warmup) Enabled() bool { return w.Count > 0 || w.Duration > 0 }
+func (w Warmup) Enabled() bool { return w.Count > 0 || w.Duration > 0 || w.Sessions > 0 }
 
 // Repeats is --num-profile-runs: the whole plan N times (1: once),
 // Cooldown apart, summarised with Level intervals.
@@ -100,6 +119,13 @@ type Repeats struct {
 	N        int
 	Cooldown time.Duration
 	Level    float64
+	// Converge, when set, stops the repeats early (--convergence-metric).
+	Converge *Convergence
+	// WarmupEveryRun warms up before every run, not the first only;
+	// SeedPerRun draws each run's seed when none was given (instead of
+	// seeding all 42); VarySeed derives each run's seed from the run's
+	// and its number.
+	WarmupEveryRun, SeedPerRun, VarySeed bool
 }
 
 // maxProfileRuns is AIPerf's bound on --num-profile-runs.
@@ -118,7 +144,7 @@ const (
 )
 
 // parseBounds checks the counts, lengths and durations that bound a run.
-func parseBounds(s *Spec, c *cmdline.Config) error {
+func parseBounds(s *Spec, c *cmdline.Config) (err error) {
 	if err := checkBounds(c); err != nil {
 		return err
 	}
@@ -126,7 +152,14 @@ func parseBounds(s *Spec, c *cmdline.Config) error {
 	l.RequestCount, l.ConversationNum, l.Duration = c.RequestCount, c.ConversationNum, c.Duration
 	l.FailedThreshold, l.KneeFactor = c.FailedThreshold, c.KneeFactor
 	l.Warmup = Warmup{Count: c.WarmupCount, Duration: c.WarmupDuration, Concurrency: c.WarmupConcurrency,
-		Rate: c.WarmupRate, PrefillConcurrency: c.WarmupPrefillConcurrency}
+		Rate: c.WarmupRate, PrefillConcurrency: c.WarmupPrefillConcurrency, Sessions: c.WarmupSessions,
+		Pattern: c.WarmupPattern, ConcurrencyRamp: c.WarmupConcurrencyRamp, RateRamp: c.WarmupRateRamp, PrefillRamp: c.WarmupPrefillRamp}
+	if c.WarmupGrace != "" {
+		l.Warmup.Drain = true
+		if l.Warmup.Grace, err = warmupGrace(c.WarmupGrace); err != nil {
+			return err
+		}
+	}
 	l.UserCentricRate, l.NumUsers = c.UserCentricRate, c.NumUsers
 	l.TurnDelay = TurnDelay{Mean: c.TurnDelayMean, Stddev: c.TurnDelayStd, Ratio: c.TurnDelayRatio, None: c.NoTurnDelays}
 	l.Pattern, l.Smoothness, l.SmoothnessSet = c.ArrivalPattern, c.Smoothness, c.SmoothnessSet
@@ -220,14 +253,76 @@ func checkWarmup(c *cmdline.Config) error {
 		return cmdline.Usagef("--warmup-concurrency must be ≥ 1, got %d", c.WarmupConcurrency)
 	case c.WarmupRate < 0 || math.IsNaN(c.WarmupRate) || math.IsInf(c.WarmupRate, 0):
 		return cmdline.Usagef("--warmup-request-rate must be > 0, got %g", c.WarmupRate)
-	case (c.WarmupConcurrency > 0 || c.WarmupRate > 0) && c.WarmupCount == 0 && c.WarmupDuration == 0:
+	case c.WarmupSessions < 0:
+		return cmdline.Usagef("--num-warmup-sessions must be ≥ 1, got %d", c.WarmupSessions)
+	case (c.WarmupConcurrency > 0 || c.WarmupRate > 0) && c.WarmupCount == 0 && c.WarmupDuration == 0 && c.WarmupSessions == 0:
 		flag := "--warmup-concurrency"
 		if c.WarmupRate > 0 {
 			flag = "--warmup-request-rate"
 		}
-		return cmdline.Usagef("%s sets the warmup's load: bound the warmup with --warmup-request-count or --warmup-duration", flag)
+		return cmdline.Usagef("%s sets the warmup's load: bound the warmup with --warmup-request-count, --warmup-duration or --num-warmup-sessions", flag)
+	}
+	return checkWarmupShape(c)
+}
+
+// checkWarmupShape checks the warmup's own pattern, ramps and grace: each
+// needs a warmup, and a load of the kind it shapes (a rate for the
+// pattern and the rate ramp, a concurrency for the concurrency ramp, a
+// prefill cap for its ramp), so none is accepted and left unused.
+func checkWarmupShape(c *cmdline.Config) error {
+	warm := c.WarmupCount > 0 || c.WarmupDuration > 0 || c.WarmupSessions > 0
+	rate := c.WarmupRate > 0 || ((c.RequestRate != "" || c.RequestRateSeries != "") && c.WarmupConcurrency == 0)
+	for _, f := range []struct {
+		flag string
+		set  bool
+	}{{"--warmup-arrival-pattern", c.WarmupPattern != ""}, {"--warmup-concurrency-ramp-duration", c.WarmupConcurrencyRamp != 0},
+		{"--warmup-request-rate-ramp-duration", c.WarmupRateRamp != 0}, {"--warmup-prefill-concurrency-ramp-duration", c.WarmupPrefillRamp != 0},
+		{"--warmup-grace-period", c.WarmupGrace != ""}} {
+		if f.set && !warm {
+			return cmdline.Usagef("%s shapes the warmup: give one with --warmup-request-count, --warmup-duration or --num-warmup-sessions", f.flag)
+		}
+	}
+	for _, r := range []struct {
+		flag string
+		d    time.Duration
+	}{{"--warmup-concurrency-ramp-duration", c.WarmupConcurrencyRamp}, {"--warmup-request-rate-ramp-duration", c.WarmupRateRamp},
+		{"--warmup-prefill-concurrency-ramp-duration", c.WarmupPrefillRamp}} {
+		if err := schedule.ValidateRamp(r.flag, r.d, c.WarmupDuration); err != nil {
+			return &cmdline.UsageError{Err: err}
+		}
+	}
+	switch {
+	case c.WarmupPattern != "" && !rate:
+		return cmdline.Usagef("--warmup-arrival-pattern shapes a warmup under a rate: give --warmup-request-rate (or a --request-rate the warmup takes)")
+	case c.WarmupRateRamp != 0 && !rate:
+		return cmdline.Usagef("--warmup-request-rate-ramp-duration ramps a warmup under a rate: give --warmup-request-rate (or a --request-rate the warmup takes)")
+	case c.WarmupConcurrencyRamp != 0 && c.WarmupRate > 0:
+		return cmdline.Usagef("--warmup-concurrency-ramp-duration ramps a closed-loop warmup: not with --warmup-request-rate")
+	case c.WarmupConcurrencyRamp != 0 && c.WarmupConcurrency == 0 && c.Concurrency == "":
+		return cmdline.Usagef("--warmup-concurrency-ramp-duration ramps the warmup's concurrency: give --warmup-concurrency or --concurrency")
+	case c.WarmupPrefillRamp != 0 && c.WarmupPrefillConcurrency == 0 && c.PrefillConcurrency == 0:
+		return cmdline.Usagef("--warmup-prefill-concurrency-ramp-duration ramps the warmup's prefill cap: give --warmup-prefill-concurrency or --prefill-concurrency")
+	}
+	if c.WarmupPattern != "" {
+		if _, err := schedule.Arrival(c.WarmupPattern, 1, max(c.Smoothness, 1), 0); err != nil {
+			return cmdline.Usagef("--warmup-arrival-pattern %q: want constant, poisson or gamma", c.WarmupPattern)
+		}
+	}
+	if c.WarmupGrace != "" {
+		_, err := warmupGrace(c.WarmupGrace)
+		return err
 	}
 	return nil
+}
+
+// warmupGrace reads --warmup-grace-period: seconds ≥ 0, or inf (every
+// warmup request finishes).
+func warmupGrace(v string) (time.Duration, error) {
+	if strings.EqualFold(strings.TrimSpace(v), "inf") {
+		return cmdline.Forever, nil
+	}
+	d, _, err := seconds("--warmup-grace-period", v, true)
+	return d, err
 }
 
 // parseRepeats checks the repeated-run flags (and --sweep-mode, given
@@ -245,7 +340,33 @@ func parseRepeats(s *Spec, c *cmdline.Config) error {
 	case c.NumProfileRuns > 1 && (c.Search != nil || c.ControlAddr != ""):
 		return cmdline.Usagef("--num-profile-runs repeats a planned run: not with a live or search session")
 	}
-	s.Load.Repeats = Repeats{N: max(c.NumProfileRuns, 1), Cooldown: c.ProfileRunCooldown, Level: c.ConfidenceLevel}
+	for _, p := range []struct {
+		on, off bool
+		yes, no string
+	}{{c.WarmupFirstOnly, c.WarmupEveryRun, "--profile-run-disable-warmup-after-first", "--no-profile-run-disable-warmup-after-first"},
+		{c.ConsistentSeed, c.NoConsistentSeed, "--set-consistent-seed", "--no-set-consistent-seed"},
+		{c.VarySeed, c.NoVarySeed, "--vary-seed-per-trial", "--no-vary-seed-per-trial"}} {
+		if p.on && p.off {
+			return cmdline.Usagef("%s and %s: give one", p.yes, p.no)
+		}
+	}
+	cv, err := parseConvergence(c)
+	if err != nil {
+		return err
+	}
+	s.Load.Repeats = Repeats{N: max(c.NumProfileRuns, 1), Cooldown: c.ProfileRunCooldown, Level: c.ConfidenceLevel, Converge: cv,
+		WarmupEveryRun: c.WarmupEveryRun, SeedPerRun: c.NoConsistentSeed, VarySeed: c.VarySeed}
+	switch strings.ToLower(strings.TrimSpace(c.SweepOrder)) {
+	case "", "repeated":
+	case "independent":
+		return cmdline.Usagef("--parameter-sweep-mode independent: surge repeats a sweep whole, run after run (AIPerf's repeated mode), and does not run every trial of one value before the next")
+	default:
+		return cmdline.Usagef("--parameter-sweep-mode %q: want repeated (or independent, which surge refuses)", c.SweepOrder)
+	}
+	if c.SweepCooldown < 0 {
+		return cmdline.Usagef("--parameter-sweep-cooldown-seconds must be ≥ 0")
+	}
+	s.Load.SweepCooldown = c.SweepCooldown
 	if s.Load.Repeats.Level == 0 {
 		s.Load.Repeats.Level = 0.95
 	}

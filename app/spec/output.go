@@ -49,8 +49,9 @@ type Exports struct {
 	Slice time.Duration
 	Files Files
 	// Report writes report.html at the end (--report), Plots the charts as
-	// PNG files into plots/ (--auto-plot).
-	Report, Plots bool
+	// PNG files into plots/ (--auto-plot), Outputs every response's text
+	// into outputs.json (--export-outputs-json).
+	Report, Plots, Outputs bool
 	// Trim is --trim: the headline numbers the whole run's, or its steady
 	// state's.
 	Trim metrics.Trim
@@ -61,11 +62,14 @@ type Exports struct {
 type Files struct {
 	JSON, CSV, JSONL, Raw         string
 	TimeslicesJSON, TimeslicesCSV string
+	// Outputs is --export-outputs-json's file; NetworkLatency the
+	// probes of --network-latency-automatic.
+	Outputs, NetworkLatency string
 }
 
 // prefixSuffixes are the endings AIPerf drops from --profile-export-prefix
 // (longest first), so "foo.json" and "foo_timeslices.csv" give the base foo.
-var prefixSuffixes = []string{"_server_metrics.parquet", "_server_metrics.jsonl", "_server_metrics.json",
+var prefixSuffixes = []string{"_network_latency.jsonl", "_outputs.json", "_server_metrics.parquet", "_server_metrics.jsonl", "_server_metrics.json",
 	"_server_metrics.csv", "_gpu_telemetry.jsonl", "_timeslices.csv", "_timeslices.json", "_raw.jsonl",
 	".parquet", ".csv", ".json", ".jsonl"}
 
@@ -81,10 +85,12 @@ func ExportFiles(prefix string) Files {
 	}
 	if base == "" {
 		return Files{JSON: FileJSON, CSV: FileCSV, JSONL: FileJSONL, Raw: FileRaw,
-			TimeslicesJSON: "profile_export_aiperf_timeslices.json", TimeslicesCSV: "profile_export_aiperf_timeslices.csv"}
+			TimeslicesJSON: "profile_export_aiperf_timeslices.json", TimeslicesCSV: "profile_export_aiperf_timeslices.csv",
+			Outputs: export.OutputsFile, NetworkLatency: "profile_export_network_latency.jsonl"}
 	}
 	return Files{JSON: base + ".json", CSV: base + ".csv", JSONL: base + ".jsonl", Raw: base + "_raw.jsonl",
-		TimeslicesJSON: base + "_timeslices.json", TimeslicesCSV: base + "_timeslices.csv"}
+		TimeslicesJSON: base + "_timeslices.json", TimeslicesCSV: base + "_timeslices.csv", Outputs: base + "_" + export.OutputsFile,
+		NetworkLatency: base + "_network_latency.jsonl"}
 }
 
 // distinct refuses a prefix that names two of a run's files alike (foo
@@ -97,6 +103,7 @@ func (f Files) distinct(prefix string) error {
 		{telemetry.ServerMetricsCSVFile, "server metrics CSV"}, {FileReport, "report"}, {DirPlots, "plots"},
 		{f.JSON, "summary JSON"}, {f.CSV, "summary CSV"}, {f.JSONL, "per-request records"}, {f.Raw, "raw dump"},
 		{f.TimeslicesJSON, "timeslices JSON"}, {f.TimeslicesCSV, "timeslices CSV"},
+		{f.Outputs, "outputs"}, {f.NetworkLatency, "network latency probes"},
 	}
 	seen := map[string]string{}
 	for _, x := range files {
@@ -111,7 +118,7 @@ func (f Files) distinct(prefix string) error {
 // parseExports reads --export-level, --slice-duration and
 // --profile-export-prefix.
 func parseExports(s *Spec, c *cmdline.Config) error {
-	e := Exports{Dir: c.ArtifactDir, Report: c.Report, Level: strings.ToLower(strings.TrimSpace(c.ExportLevel)), Files: ExportFiles(c.ExportPrefix)}
+	e := Exports{Dir: c.ArtifactDir, Report: c.Report, Outputs: c.ExportOutputs, Level: strings.ToLower(strings.TrimSpace(c.ExportLevel)), Files: ExportFiles(c.ExportPrefix)}
 	switch e.Level {
 	case "":
 		e.Level = LevelRecords
@@ -178,6 +185,45 @@ type Telemetry struct {
 	// the endpoints scraped besides each target's own.
 	NoServerMetrics bool
 	ServerMetrics   []string
+	// Network is the round trip the network-adjusted latencies subtract.
+	Network Network
+}
+
+// Network is AIPerf's network latency adjustment: a round trip probed
+// every Interval during the profile (Auto), or given (MeanMs, when
+// MeanSet).
+type Network struct {
+	Auto     bool
+	Interval time.Duration
+	MeanMs   float64
+	MeanSet  bool
+}
+
+// Adjusts reports whether the run reports network-adjusted latencies.
+func (n Network) Adjusts() bool { return n.Auto || n.MeanSet }
+
+// parseNetwork reads --network-latency-*: probing or a given mean, not
+// both; the interval with probing only.
+func parseNetwork(c *cmdline.Config) (Network, error) {
+	n := Network{Auto: c.NetworkAuto, Interval: c.NetworkInterval}
+	if v := strings.TrimSpace(c.NetworkMean); v != "" {
+		f, err := strconv.ParseFloat(v, 64)
+		if err != nil || f < 0 || math.IsNaN(f) || math.IsInf(f, 0) {
+			return n, cmdline.Usagef("--network-latency-mean %q: want milliseconds ≥ 0", c.NetworkMean)
+		}
+		n.MeanMs, n.MeanSet = f, true
+	}
+	switch {
+	case n.Auto && n.MeanSet:
+		return n, cmdline.Usagef("--network-latency-automatic and --network-latency-mean: give one (probe the round trip, or give it)")
+	case n.Interval < 0:
+		return n, cmdline.Usagef("--network-latency-ping-interval must be > 0")
+	case n.Interval > 0 && !n.Auto:
+		return n, cmdline.Usagef("--network-latency-ping-interval paces --network-latency-automatic's probes: give it")
+	case n.Interval == 0:
+		n.Interval = time.Second
+	}
+	return n, nil
 }
 
 func parseTelemetry(s *Spec, c *cmdline.Config) error {
@@ -189,8 +235,12 @@ func parseTelemetry(s *Spec, c *cmdline.Config) error {
 	if err != nil {
 		return err
 	}
+	network, err := parseNetwork(c)
+	if err != nil {
+		return err
+	}
 	s.Telemetry = Telemetry{NoGPU: c.NoGPUTelemetry, DCGM: dcgm, GPUInterval: c.GPUInterval, ServerInterval: c.ServerInterval,
-		ServerTimeout: c.ServerTimeout, NoServerMetrics: c.NoServerMetrics, ServerMetrics: more}
+		ServerTimeout: c.ServerTimeout, NoServerMetrics: c.NoServerMetrics, ServerMetrics: more, Network: network}
 	return nil
 }
 

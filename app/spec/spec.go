@@ -41,7 +41,9 @@ type Spec struct {
 	Goodput   []metrics.SLO
 	Exports   Exports
 	Telemetry Telemetry
-	Live      Live
+	// Hooks are the server control calls around each profile stage.
+	Hooks Hooks
+	Live  Live
 	// Shard is this host's part of the plan (the zero Shard: all of it),
 	// StartAt the instant to start issuing (zero: at once).
 	Shard   loadgen.Shard
@@ -76,7 +78,7 @@ func Parse(c cmdline.Config) (*Spec, error) {
 	steps := []func(*Spec, *cmdline.Config) error{
 		parseLog, parseTarget, parseEndpointKind, parseBounds, parseRepeats, parseEdges, parseMedia,
 		parseShard, parseExports, parseRequest, parseTelemetry, parseUI, parseEndpoint, parseGoodput,
-		parseTokenizer, parseLoad, parseLoadControl, parseSharding, parseSweep, parsePlan, parseDataset, parseLive,
+		parseTokenizer, parseLoad, parseRateSeries, parseLoadControl, parseSharding, parseSweep, checkConvergenceSweep, parsePlan, parseDataset, parseTrace, parseSynthesis, parseHooks, parseLive,
 	}
 	for _, step := range steps {
 		if err := step(s, &c); err != nil {
@@ -172,13 +174,14 @@ func (s *Spec) WithSeed(seed uint64) *Spec {
 }
 
 // Repeat is the spec of run i (from 0) of --num-profile-runs: one run of
-// the plan, the warmup count before the first only (AIPerf's
-// profile_run_disable_warmup_after_first).
+// the plan, the warmup before the first only (AIPerf's
+// profile_run_disable_warmup_after_first) unless WarmupEveryRun.
 func (s *Spec) Repeat(i int) *Spec {
 	t := s.clone()
 	t.given.NumProfileRuns, t.Load.Repeats.N = 1, 1
-	if i > 0 {
-		t.given.WarmupCount, t.Load.Warmup.Count = 0, 0
+	if i > 0 && !s.Load.Repeats.WarmupEveryRun {
+		t.given.WarmupCount, t.given.WarmupDuration, t.given.WarmupSessions = 0, 0, 0
+		t.Load.Warmup = Warmup{}
 	}
 	return t
 }

@@ -47,6 +47,8 @@ type Server struct {
 	aborts                        *abortLog // nil: not logged
 
 	bufs sync.Pool // *[]byte, event and body scratch
+	// control counts the KV-cache resets and profiler calls (control.go).
+	control controlCounts
 }
 
 // New returns a server for cfg, with defaults filled in for zero fields
@@ -109,6 +111,9 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			_ = json.NewEncoder(w).Encode(s.Stats())
 		}
 	default:
+		if s.serveControl(w, r) {
+			return
+		}
 		if api, ok := otherRoutes[r.URL.Path]; ok {
 			if allow(w, r, http.MethodPost) {
 				s.serveOther(w, r, api)

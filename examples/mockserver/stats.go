@@ -54,6 +54,12 @@ type Stats struct {
 	TTFTMeanMS float64 `json:"ttft_mean_ms"`
 	TTFTP50MS  float64 `json:"ttft_p50_ms"`
 	TTFTP99MS  float64 `json:"ttft_p99_ms"`
+	// ResetPrefixCache, FlushCache, StartProfile and StopProfile count
+	// the control calls (control.go).
+	ResetPrefixCache uint64 `json:"reset_prefix_cache"`
+	FlushCache       uint64 `json:"flush_cache"`
+	StartProfile     uint64 `json:"start_profile"`
+	StopProfile      uint64 `json:"stop_profile"`
 }
 
 // Stats returns the counters and TTFT quantiles so far. It may be called
@@ -81,6 +87,11 @@ func (s *Server) Stats() Stats {
 		TTFTMeanMS:      t.Mean,
 		TTFTP50MS:       t.P50,
 		TTFTP99MS:       t.P99,
+
+		ResetPrefixCache: s.control.resets.Load(),
+		FlushCache:       s.control.flushes.Load(),
+		StartProfile:     s.control.starts.Load(),
+		StopProfile:      s.control.stops.Load(),
 	}
 }
 

@@ -56,6 +56,8 @@ type arrival struct {
 	d, r0, a    float64
 	lamD        float64 // Λ(d)
 	err         error   // option error, reported by Arrival
+	// series, when set, replaces the rate and the ramp (Series).
+	series *rateSeries
 }
 
 // Option configures an arrival schedule built by Arrival.
@@ -192,9 +194,16 @@ func (a *arrival) Next() (time.Duration, bool) {
 	}
 	a.n++
 	var t float64
-	if a.ramp {
+	switch {
+	case a.series != nil:
+		var ok bool
+		if t, ok = a.series.inv(a.e); !ok {
+			a.rate = 0
+			return 0, false
+		}
+	case a.ramp:
 		t = a.invLambda(a.e)
-	} else {
+	default:
 		t = a.e / a.rate
 	}
 	if !(t < maxSeconds) {

@@ -80,7 +80,7 @@ func csvMetrics(m map[metrics.Tag]metrics.Distribution, run map[metrics.Tag]floa
 		}
 	}
 	var runs []csvRun
-	for _, d := range metrics.RunDefs {
+	for _, d := range slices.Concat(metrics.RunDefs, []metrics.Def{metrics.NetworkRTTDef}) {
 		if v, ok := run[d.Tag]; ok {
 			runs = append(runs, csvRun{d, v})
 		}

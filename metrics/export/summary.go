@@ -167,6 +167,7 @@ func errorSummary(s *metrics.Summary) []metrics.ErrorCount {
 func distDefs() []metrics.Def {
 	defs := append([]metrics.Def{}, metrics.RequestDefs...)
 	defs = append(defs, metrics.AdjustedDefs...)
+	defs = append(defs, metrics.NetworkAdjustedDefs...)
 	defs = append(defs, metrics.HTTPDefs...)
 	return append(defs, metrics.ClientReadDelayDef)
 }
@@ -180,7 +181,7 @@ func addMetricsOf(o *object, dists map[metrics.Tag]metrics.Distribution, run map
 			o.set(string(d.Tag), distValue(dist))
 		}
 	}
-	for _, d := range metrics.RunDefs {
+	for _, d := range slices.Concat(metrics.RunDefs, []metrics.Def{metrics.NetworkRTTDef}) {
 		if v, ok := run[d.Tag]; ok {
 			o.set(string(d.Tag), runMetric{Unit: d.Unit, Avg: roundTo(v)})
 		}
