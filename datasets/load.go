@@ -369,7 +369,8 @@ func load(ctx context.Context, o Options) (*Dataset, *Report, error) {
 		var bb *blockStats
 		if o.Synthesis.any() {
 			// Synthesis reshapes the trace as a whole (its prefix tree, its
-			// timing): its rows are read first, then built, held.
+			// timing): its rows are read first, then built, held (and so is
+			// a trace whose replay options reshape its conversations).
 			var rows []MooncakeRow
 			if rows, err = readMooncakeRows(ctx, f, rep.Source, bs); err != nil {
 				return nil, nil, err
@@ -381,7 +382,7 @@ func load(ctx context.Context, o Options) (*Dataset, *Report, error) {
 				return nil, nil, err
 			}
 			rep.Rows = len(rows)
-		} else if d, bb, rep.Rows, err = readMooncake(ctx, f, rep.Source, bs, p, o.Seed, o.OnDemand); err != nil {
+		} else if d, bb, rep.Rows, err = readMooncake(ctx, f, rep.Source, bs, p, o.Seed, o.OnDemand && !o.Replay.any()); err != nil {
 			return nil, nil, err
 		}
 		rep.Lines = append(rep.Lines, bb.lines("")...)

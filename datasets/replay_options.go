@@ -116,6 +116,10 @@ func (r *ReplayOptions) Check(kind string) error {
 	return nil
 }
 
+// any reports whether r changes the replay at all: a trace read on
+// demand is then read whole, for applyReplay reshapes its conversations.
+func (r *ReplayOptions) any() bool { return *r != ReplayOptions{} }
+
 // speedup is the divisor of the trace's clock (1: real time).
 func (r *ReplayOptions) speedup() float64 {
 	if r.Speedup == 0 {

@@ -68,7 +68,7 @@ func TestApplyChatTemplateRefusals(t *testing.T) {
 		if err := os.WriteFile(filepath.Join(dir, "tokenizer_config.json"), []byte(tc.config), 0o600); err != nil {
 			t.Fatal(err)
 		}
-		c := parseArgs(t, "--url", url, "--model", "mock", "--ui", "none", "--output-artifact-dir", t.TempDir(), "--no-gpu-telemetry",
+		c := parseArgs(t, "--url", url, "--skip-preflight", "--model", "mock", "--ui", "none", "--output-artifact-dir", t.TempDir(), "--no-gpu-telemetry",
 			"--no-server-metrics", "--tokenizer", dir, "--request-count", "1", "--apply-chat-template")
 		var out, log strings.Builder
 		_, err := runConfig(t.Context(), c, &out, &log)

@@ -30,7 +30,7 @@ func TestServerHooksEndToEnd(t *testing.T) {
 	} {
 		mock := mockserver.New(mockserver.Config{TTFT: time.Millisecond, ITL: time.Millisecond})
 		srv := httptest.NewServer(mock)
-		c := parseArgs(t, append([]string{"--url", srv.URL, "--model", "mock", "--streaming", "--ui", "none", "--tokenizer", "builtin",
+		c := parseArgs(t, append([]string{"--url", srv.URL, "--skip-preflight", "--model", "mock", "--streaming", "--ui", "none", "--tokenizer", "builtin",
 			"--concurrency", "1,2", "--request-count", "4", "--warmup-request-count", "3", "--isl", "8", "--osl", "2",
 			"--output-artifact-dir", t.TempDir(), "--no-gpu-telemetry", "--no-server-metrics"}, tc.args...)...)
 		_, err := runConfig(context.Background(), c, io.Discard, io.Discard)
@@ -67,7 +67,7 @@ func TestResetRetries(t *testing.T) {
 			}
 			mock.ServeHTTP(w, r)
 		}))
-		c := parseArgs(t, "--url", srv.URL, "--model", "mock", "--ui", "none", "--tokenizer", "builtin", "--request-count", "2",
+		c := parseArgs(t, "--url", srv.URL, "--skip-preflight", "--model", "mock", "--ui", "none", "--tokenizer", "builtin", "--request-count", "2",
 			"--isl", "8", "--osl", "2", "--output-artifact-dir", t.TempDir(), "--no-gpu-telemetry", "--no-server-metrics", "--reset-kv-cache")
 		_, err := runConfig(context.Background(), c, io.Discard, io.Discard)
 		srv.Close()

@@ -65,7 +65,7 @@ func traceRun(t *testing.T, wait time.Duration, args ...string) *stampServer {
 	s := &stampServer{Wait: wait}
 	srv := httptest.NewServer(s)
 	t.Cleanup(srv.Close)
-	c := parseArgs(t, append([]string{"--url", srv.URL, "--model", "m", "--streaming", "--ui", "none", "--tokenizer", "builtin",
+	c := parseArgs(t, append([]string{"--url", srv.URL, "--skip-preflight", "--model", "m", "--streaming", "--ui", "none", "--tokenizer", "builtin",
 		"--output-artifact-dir", t.TempDir(), "--no-gpu-telemetry", "--no-server-metrics"}, args...)...)
 	if _, err := runConfig(context.Background(), c, io.Discard, io.Discard); err != nil {
 		t.Fatalf("%v: %v", args, err)
@@ -401,7 +401,7 @@ func TestTextBatchEndToEnd(t *testing.T) {
 		fmt.Fprint(w, `{"data": [{"embedding": [0.1]}, {"embedding": [0.2]}, {"embedding": [0.3]}]}`)
 	}))
 	defer srv.Close()
-	c := parseArgs(t, "--url", srv.URL, "--model", "m", "--endpoint-type", "embeddings", "--ui", "none", "--tokenizer", "builtin", "--request-count", "4",
+	c := parseArgs(t, "--url", srv.URL, "--skip-preflight", "--model", "m", "--endpoint-type", "embeddings", "--ui", "none", "--tokenizer", "builtin", "--request-count", "4",
 		"--isl", "8", "--batch-size-text", "3", "--output-artifact-dir", t.TempDir(), "--no-gpu-telemetry", "--no-server-metrics")
 	if _, err := runConfig(context.Background(), c, io.Discard, io.Discard); err != nil {
 		t.Fatal(err)
