@@ -31,6 +31,8 @@ func main() {
 
 func run(args []string) int {
 	code := cmdline.ExitOK
+	// Flags in the order people set them, wrapped to the terminal.
+	cli.HelpPrinter = cmdline.PrintHelp
 	app := &cli.App{
 		Name:    "surge",
 		Usage:   "benchmark OpenAI-compatible LLM inference servers",
@@ -71,7 +73,7 @@ func profileCommand(code *int) *cli.Command {
 	cfg := &cmdline.Config{Version: version}
 	return &cli.Command{
 		Name:         "profile",
-		Usage:        "run a benchmark against a server (default: the embedded mock server)",
+		Usage:        "benchmark a server (no --url: the embedded mock server)",
 		Flags:        cmdline.ProfileFlags(cfg),
 		OnUsageError: cmdline.OnUsageError,
 		Action: func(cc *cli.Context) error {
@@ -100,8 +102,11 @@ func calibrateCommand() *cli.Command {
 	var noSave bool
 	itls := cli.NewStringSlice("10ms", "5ms", "2ms")
 	return &cli.Command{
-		Name:         "calibrate",
-		Usage:        "find the streaming load this machine's client can time honestly (read delay p99 < 1 ms, ≤ 1% of first tokens read with the next) and keep it, with the cores it measured with (GOMAXPROCS, CPUs), for run_info: a run on other cores is warned",
+		Name:  "calibrate",
+		Usage: "find and keep the streaming load this machine can time honestly",
+		Description: "Searches the streaming load this machine's client can time honestly (read delay p99 < 1 ms, ≤ 1% of\n" +
+			"first tokens read with the next) and keeps it, with the cores it measured with (GOMAXPROCS, CPUs),\n" +
+			"for run_info: a run on other cores is warned.",
 		OnUsageError: cmdline.OnUsageError,
 		Flags: []cli.Flag{
 			&cli.StringSliceFlag{Name: "itl", Value: itls, Usage: "per-stream token gaps to try"},
