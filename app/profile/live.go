@@ -20,6 +20,7 @@ import (
 	"github.com/surgebench/surge/loadgen/search"
 	"github.com/surgebench/surge/loadgen/stop"
 	"github.com/surgebench/surge/metrics"
+	"github.com/surgebench/surge/metrics/export"
 	"github.com/surgebench/surge/telemetry"
 	"github.com/surgebench/surge/tui"
 )
@@ -167,7 +168,7 @@ func (ls *liveSession) start(ctx context.Context, addr, token string, inFlight f
 	fmt.Fprintf(logw, "live control on %s/control (GET state; POST set, step, double, halve, pause, resume), token %s: send it as Authorization: Bearer <token>, %s or ?token=\n",
 		port.URL(), shown, controlport.TokenHeader)
 	if controlport.Exposed(addr) {
-		fmt.Fprintf(logw, "warning: --control-addr %s accepts connections from other machines: anyone who can reach it and has the token steers the run\n", addr)
+		fmt.Fprint(logw, export.FormatWarning(fmt.Sprintf("--control-addr %s accepts connections from other machines: anyone who can reach it and has the token steers the run", addr), false))
 	}
 	return nil
 }

@@ -12,6 +12,7 @@ import (
 
 	"github.com/surgebench/surge/app/cmdline"
 	"github.com/surgebench/surge/loadgen"
+	"github.com/surgebench/surge/metrics/export"
 )
 
 // maxModelList bounds the /v1/models answer read for the model name: a
@@ -106,7 +107,7 @@ func (p *prepared) modelFromServer(ctx context.Context, log io.Writer) {
 	}
 	where := cmdline.RedactURL(target)
 	if err != nil {
-		fmt.Fprintf(log, "warning: no --model given and %s/v1/models named none (%v): sending model %q\n", strings.TrimRight(where, "/"), err, t.Model())
+		fmt.Fprint(log, export.FormatWarning(fmt.Sprintf("no --model given and %s/v1/models named none (%v): sending model %q", strings.TrimRight(where, "/"), err, t.Model()), p.verbose()))
 		return
 	}
 	name := ids[0]

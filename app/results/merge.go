@@ -13,6 +13,7 @@ import (
 	"github.com/surgebench/surge/app/cmdline"
 	"github.com/surgebench/surge/app/profile"
 	"github.com/surgebench/surge/app/spec"
+	"github.com/surgebench/surge/metrics"
 	"github.com/surgebench/surge/metrics/export"
 	"github.com/surgebench/surge/metrics/fingerprint"
 	"github.com/surgebench/surge/metrics/merge"
@@ -107,16 +108,32 @@ func Merge(dirs []string, outDir string, w io.Writer) error {
 	}
 	info := res.Run.RunInfo.(map[string]any)
 	title := fmt.Sprintf("surge merge: %d shards of %v @ %v (%v)", len(shards), model, info["target_url"], info["mode"])
+	opts := []export.ConsoleOption{export.JudgedKnee(judgedKnee(info["mode"], res.Summary))}
 	subs := shards[0].RunFolders
 	if len(subs) == 0 {
 		return errors.Join(
 			profile.WriteFile(filepath.Join(outDir, spec.FileJSONL), func(w io.Writer) error { return merge.WriteRecords(w, shards) }),
 			profile.WriteFile(filepath.Join(outDir, profile.FileInputs), func(w io.Writer) error { return merge.WriteInputs(w, shards) }),
-			profile.Report(w, outDir, spec.ExportFiles(""), title, res.Summary, res.State, res.Run, nil),
+			profile.Report(w, outDir, spec.ExportFiles(""), title, res.Summary, res.State, res.Run, nil, opts...),
 		)
 	}
 	folders, err := mergeSweep(dirs, subs, outDir, res)
-	return errors.Join(err, profile.Report(w, outDir, spec.ExportFiles(""), title, res.Summary, res.State, res.Run, folders))
+	return errors.Join(err, profile.Report(w, outDir, spec.ExportFiles(""), title, res.Summary, res.State, res.Run, folders, opts...))
+}
+
+// judgedKnee reports whether a merged run's stages have a knee to judge,
+// as a one-host run of the plan judges it: stages of one load parameter
+// (a grid's points carry labels).
+func judgedKnee(mode any, s *metrics.Summary) bool {
+	if mode != profile.ModeConcurrency && mode != profile.ModeRequestRate || len(s.Stages) < 2 {
+		return false
+	}
+	for _, st := range s.Stages {
+		if st.Label != "" {
+			return false
+		}
+	}
+	return true
 }
 
 // loadShards reads and checks the shard folders dirs; what is not the N
