@@ -494,7 +494,7 @@ func (p *prepared) report(o *outcome, out io.Writer) (*Result, error) {
 	if s.Exports.Report || s.Exports.Plots {
 		errs = append(errs, writeRunReport(out, o.dir, s.Exports))
 	}
-	if err := p.live.conclude(out); err != nil {
+	if err := p.live.conclude(out, o.summary); err != nil {
 		errs = append(errs, err)
 	}
 	if aborted {
