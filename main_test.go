@@ -228,6 +228,7 @@ func TestMistakesAreAnswered(t *testing.T) {
 		{[]string{"profil"}, `unknown command "profil" (did you mean profile?)`},
 		{[]string{"comapre", "A", "B"}, `unknown command "comapre" (did you mean compare?)`},
 		{[]string{"help", "profil"}, "No help topic"},
+		{[]string{"profile", "--measurement-interval", "10000"}, "--measurement-interval is GenAI-Perf's flag, not surge's or AIPerf's: --benchmark-duration SECONDS"},
 	} {
 		code, _, stderr := captured(t, tc.args...)
 		if code != cmdline.ExitUsage {

@@ -489,8 +489,11 @@ func (p *prepared) report(o *outcome, out io.Writer) (*Result, error) {
 		errs = append(errs, err)
 	}
 	errs = append(errs, writeServerExports(o.dir, o.serverExport, run))
-	errs = append(errs, Report(out, o.dir, s.Exports.Files, title, o.summary, o.state, run, folders,
-		export.Verbose(p.verbose()), export.JudgedKnee(p.judgesKnee())))
+	opts := []export.ConsoleOption{export.Verbose(p.verbose()), export.JudgedKnee(p.judgesKnee())}
+	if info := s.Endpoint.Info(); !s.Streaming && info.Streams && info.ProducesTokens {
+		opts = append(opts, export.Note("TTFT and ITL need --streaming (this run read each answer whole)"))
+	}
+	errs = append(errs, Report(out, o.dir, s.Exports.Files, title, o.summary, o.state, run, folders, opts...))
 	if s.Exports.Report || s.Exports.Plots {
 		errs = append(errs, writeRunReport(out, o.dir, s.Exports))
 	}

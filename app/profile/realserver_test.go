@@ -138,3 +138,27 @@ func TestRealServerFlags(t *testing.T) {
 		}
 	}
 }
+
+// TestStreamingHint: a run of a streaming endpoint type without --streaming
+// says, in one line of its summary, that TTFT and ITL need it; a streamed
+// run and a type that cannot stream (embeddings) do not.
+func TestStreamingHint(t *testing.T) {
+	t.Parallel()
+	url := startMockOf(t, mockserver.Config{})
+	const hint = "TTFT and ITL need --streaming"
+	for _, tc := range []struct {
+		kind   string
+		stream bool
+		want   int
+	}{{"chat", false, 1}, {"completions", false, 1}, {"chat", true, 0}, {"embeddings", false, 0}} {
+		c := apptest.RunConfig(url, t.TempDir())
+		c.EndpointType, c.Streaming, c.RequestCount = tc.kind, tc.stream, 4
+		var out, log strings.Builder
+		if _, err := runConfig(context.Background(), c, &out, &log); err != nil {
+			t.Fatal(err)
+		}
+		if n := strings.Count(out.String()+log.String(), hint); n != tc.want {
+			t.Errorf("%s, streaming %v: the hint %d times, want %d:\n%s", tc.kind, tc.stream, n, tc.want, out.String())
+		}
+	}
+}

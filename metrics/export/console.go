@@ -14,8 +14,15 @@ import (
 type ConsoleOption func(*consoleOptions)
 
 type consoleOptions struct {
-	verbose bool // each warning's full text under its line
-	knee    bool // the sweep's knee was judged: say what was found
+	verbose bool     // each warning's full text under its line
+	knee    bool     // the sweep's knee was judged: say what was found
+	notes   []string // one-line hints after the run's lines
+}
+
+// Note adds a one-line hint under the run's lines (before the errors and
+// warnings): what the run could have measured, and the flag that does.
+func Note(line string) ConsoleOption {
+	return func(o *consoleOptions) { o.notes = append(o.notes, line) }
 }
 
 // Verbose adds each warning's full text under its one line (-v).
@@ -137,6 +144,9 @@ func Console(w io.Writer, title string, s *metrics.Summary, opts ...ConsoleOptio
 			fmt.Fprintf(w, "; %d of %d first tokens read with the next", s.FirstTokenShared, s.Streamed)
 		}
 		fmt.Fprintln(w)
+	}
+	for _, n := range o.notes {
+		fmt.Fprintln(w, n)
 	}
 	if len(s.Errors) > 0 {
 		fmt.Fprintln(w, "\nErrors:")
