@@ -19,6 +19,7 @@ import (
 	"github.com/surgebench/surge/app/results"
 	"github.com/surgebench/surge/app/search"
 	"github.com/surgebench/surge/app/spec"
+	"github.com/surgebench/surge/datasets/tokenizer"
 	"github.com/surgebench/surge/examples/mockserver"
 )
 
@@ -146,8 +147,9 @@ func mockServerCommand() *cli.Command {
 		Flags: []cli.Flag{
 			&cli.IntFlag{Name: "port", Value: 8000, Usage: "port on 127.0.0.1", Destination: &port},
 			&cli.StringFlag{Name: "host", Value: "127.0.0.1", Usage: "address to listen on", Destination: &host},
-			&cli.DurationFlag{Name: "ttft", Value: 20 * time.Millisecond, Usage: "time to first token", Destination: &mc.TTFT},
-			&cli.DurationFlag{Name: "itl", Value: 5 * time.Millisecond, Usage: "gap between tokens", Destination: &mc.ITL},
+			&cli.DurationFlag{Name: "ttft", Value: mockserver.DefaultTTFT, Usage: "time to first token (before the prompt's prefill)", Destination: &mc.TTFT},
+			&cli.DurationFlag{Name: "prefill-per-token", Value: mockserver.DefaultPrefillPerToken, Usage: "time added to TTFT per prompt token, as a server's prefill grows with the prompt (0: none)", Destination: &mc.PrefillPerToken},
+			&cli.DurationFlag{Name: "itl", Value: mockserver.DefaultITL, Usage: "gap between tokens", Destination: &mc.ITL},
 			&cli.DurationFlag{Name: "prefill-per-image", Usage: "time added to TTFT per image part (a vision encoder's)", Destination: &mc.PrefillPerImage},
 			&cli.DurationFlag{Name: "prefill-per-audio-second", Usage: "time added to TTFT per second of audio", Destination: &mc.PrefillPerAudioSecond},
 			&cli.IntFlag{Name: "reasoning-tokens", Usage: "first K output tokens are reasoning content", Destination: &mc.ReasoningTokens},
@@ -166,6 +168,16 @@ func mockServerCommand() *cli.Command {
 			if r := mc.ErrorRate; r < 0 || r > 1 {
 				return &cmdline.UsageError{Err: fmt.Errorf("--error-rate must be between 0 and 1, got %g", r)}
 			}
+			if mc.PrefillPerToken < 0 {
+				return &cmdline.UsageError{Err: fmt.Errorf("--prefill-per-token must not be negative, got %v", mc.PrefillPerToken)}
+			}
+			// Prompt tokens counted as surge's embedded tokenizer counts them
+			// (the prompts surge builds for the mock are built with it).
+			tok, err := tokenizer.Default()
+			if err != nil {
+				return err
+			}
+			mc.Tokenizer = tok
 			if wireLog != "" {
 				f, err := os.Create(wireLog)
 				if err != nil {

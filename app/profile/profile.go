@@ -22,6 +22,7 @@ import (
 	runreport "github.com/surgebench/surge/metrics/report"
 
 	"github.com/surgebench/surge/datasets"
+	"github.com/surgebench/surge/datasets/tokenizer"
 	"github.com/surgebench/surge/examples/mockserver"
 	"github.com/surgebench/surge/loadgen"
 	"github.com/surgebench/surge/loadgen/calibrate"
@@ -567,12 +568,20 @@ func startTarget(ctx context.Context, s *spec.Spec, log io.Writer) (url string, 
 	}
 	// Not stopped by ctx: an interrupt drains the requests in flight, so the
 	// mock must outlive it; the run's cleanup closes it.
-	mock, err := mockserver.Start(context.WithoutCancel(ctx), "127.0.0.1:0", mockserver.Config{TTFT: 20 * time.Millisecond, ITL: 5 * time.Millisecond, Model: t.Model(),
-		PrefillPerImage: t.MockPrefillPerImage, PrefillPerAudioSecond: t.MockPrefillPerAudioSecond})
+	// It counts prompt tokens with surge's embedded tokenizer, which
+	// builds the prompts a run sends it: its usage agrees with their ISL.
+	tok, err := tokenizer.Default()
+	if err != nil {
+		return "", nil, err
+	}
+	mock, err := mockserver.Start(context.WithoutCancel(ctx), "127.0.0.1:0", mockserver.Config{
+		TTFT: mockserver.DefaultTTFT, ITL: mockserver.DefaultITL, PrefillPerToken: mockserver.DefaultPrefillPerToken, Tokenizer: tok,
+		Model: t.Model(), PrefillPerImage: t.MockPrefillPerImage, PrefillPerAudioSecond: t.MockPrefillPerAudioSecond})
 	if err != nil {
 		return "", nil, fmt.Errorf("starting the embedded mock server: %w", err)
 	}
-	fmt.Fprintf(log, "no --url given: benchmarking the embedded mock server at %s (TTFT 20ms, ITL 5ms%s)\n", mock.URL(), mockMediaLine(t))
+	fmt.Fprintf(log, "no --url given: benchmarking the embedded mock server at %s (TTFT %s + %s per prompt token, ITL %s%s)\n",
+		mock.URL(), mockserver.DefaultTTFT, mockserver.DefaultPrefillPerToken, mockserver.DefaultITL, mockMediaLine(t))
 	return mock.URL(), func() { _ = mock.Close(context.Background()) }, nil
 }
 

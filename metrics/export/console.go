@@ -128,13 +128,7 @@ func Console(w io.Writer, title string, s *metrics.Summary, opts ...ConsoleOptio
 		}
 		fmt.Fprintln(w)
 	}
-	// The server's prompt count beside surge's: a template adds a few
-	// tokens, a prompt cut to the server's context loses many.
-	isl, ok1 := s.Metrics[metrics.ISL]
-	up, ok2 := s.Metrics[metrics.UsagePrompt]
-	if ok1 && ok2 && s.InputTokenSource != metrics.InputFromUsage {
-		fmt.Fprintf(w, "Input sequence length: avg %s by surge's count, %s by the server's (usage_prompt_tokens)\n", short(isl.Avg), short(up.Avg))
-	}
+	consoleInputCounts(w, s)
 	if s.TimestampSource != "" {
 		fmt.Fprintf(w, "Token times from: %s", s.TimestampSource)
 		if d, ok := s.Metrics[metrics.ClientReadDelay]; ok {
@@ -163,6 +157,23 @@ func Console(w io.Writer, title string, s *metrics.Summary, opts ...ConsoleOptio
 		}
 		fmt.Fprint(w, formatWarning(warn, o.verbose))
 	}
+}
+
+// consoleInputCounts says, where the server's prompt counts (usage) differ
+// from surge's, which the metrics use and why: one line, none when they
+// agree (the embedded mock counts with surge's tokenizer).
+func consoleInputCounts(w io.Writer, s *metrics.Summary) {
+	isl, ok1 := s.Metrics[metrics.ISL]
+	up, ok2 := s.Metrics[metrics.UsagePrompt]
+	if !ok1 || !ok2 || s.InputTokenSource == metrics.InputFromUsage || short(isl.Avg) == short(up.Avg) {
+		return
+	}
+	why := "its chat template adds tokens"
+	if up.Avg < isl.Avg {
+		why = "another tokenizer, or prompts it cut"
+	}
+	fmt.Fprintf(w, "Input sequence length: the metrics use surge's count, avg %s (the prompts as sent); the server's usage says %s (%s)\n",
+		short(isl.Avg), short(up.Avg), why)
 }
 
 func describe(e metrics.Error) string {

@@ -101,3 +101,29 @@ func TestConsoleSweep(t *testing.T) {
 		t.Errorf("want the knee named once (under the stages) and the lag warning once:\n%s", out)
 	}
 }
+
+// TestConsoleInputCounts: where the server's prompt counts differ from
+// surge's, one line says the metrics use surge's and why they may differ;
+// where they agree, or the metrics use the server's, nothing.
+func TestConsoleInputCounts(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		isl, usage float64
+		source     string
+		want       string
+	}{
+		{550, 562, metrics.InputFromDataset, "the metrics use surge's count, avg 550 (the prompts as sent); the server's usage says 562 (its chat template adds tokens)\n"},
+		{550, 300, metrics.InputFromDataset, "the server's usage says 300 (another tokenizer, or prompts it cut)\n"},
+		{550, 550, metrics.InputFromDataset, ""},
+		{550, 562, metrics.InputFromUsage, ""},
+	} {
+		s := metrics.Summary{InputTokenSource: tc.source, Metrics: map[metrics.Tag]metrics.Distribution{
+			metrics.ISL: {Avg: tc.isl}, metrics.UsagePrompt: {Avg: tc.usage}}}
+		var b strings.Builder
+		Console(&b, "t", &s)
+		got := strings.Count(b.String(), "Input sequence length:")
+		if tc.want == "" && got != 0 || tc.want != "" && (got != 1 || !strings.Contains(b.String(), tc.want)) {
+			t.Errorf("ISL %v, usage %v (%s): want %q:\n%s", tc.isl, tc.usage, tc.source, tc.want, b.String())
+		}
+	}
+}
