@@ -9,6 +9,9 @@ package main
 //   - A trailing `# exit N` says the exit status the command must have
 //     (0 when not said). A trailing `&` runs it in the background until
 //     the file's last command has run (a `surge mock-server`).
+//   - Consecutive commands with one `--start-at` value are shards run on
+//     several hosts at once: they run at once, from an instant a few
+//     seconds ahead (the documented value has long passed).
 //   - Commands of other programs (go install, go test, kubectl, bash) go
 //     in ```bash blocks, which are not run; a surge command there fails
 //     this test. ```text blocks are output.
@@ -29,6 +32,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 )
@@ -169,6 +173,7 @@ func parseCommand(at, line string) (docCommand, error) {
 type docRun struct {
 	dir, repo string
 	ports     map[string]string // a port the document names → the one used
+	startAt   string            // --start-at's value for the shards running now ("": none)
 }
 
 // caps bound a value flag's number in a rewritten command.
@@ -237,7 +242,10 @@ func (d *docRun) rewrite(args []string) ([]string, error) {
 		case name == "ui" || name == "ui-type":
 			values = []string{"none"}
 		case name == "start-at":
-			continue // no wait for a clock time
+			if d.startAt == "" {
+				continue
+			}
+			values = []string{d.startAt}
 		case caps[name] > 0 && len(values) == 1:
 			if f, err := strconv.ParseFloat(values[0], 64); err == nil && f > caps[name] {
 				values = []string{strconv.FormatFloat(caps[name], 'g', -1, 64)}
@@ -392,7 +400,19 @@ func TestDocCommandsRun(t *testing.T) {
 					_ = c.Wait()
 				}
 			}()
-			for _, c := range cmds {
+			for i := 0; i < len(cmds); i++ {
+				c := cmds[i]
+				if at := startAt(c.args); at != "" {
+					// Shards of one plan: every command up to the first
+					// with another --start-at runs at once.
+					j := i + 1
+					for j < len(cmds) && startAt(cmds[j].args) == at {
+						j++
+					}
+					d.runAtOnce(ctx, t, bin, env, cmds[i:j])
+					i = j - 1
+					continue
+				}
 				args, err := d.rewrite(c.args)
 				if err != nil {
 					t.Fatalf("%s: %v", c.at, err)
@@ -424,6 +444,50 @@ func TestDocCommandsRun(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// startAt is the --start-at value of a documented command ("" if none).
+func startAt(args []string) string {
+	for i, a := range args {
+		if v, ok := strings.CutPrefix(a, "--start-at="); ok {
+			return v
+		}
+		if a == "--start-at" && i+1 < len(args) {
+			return args[i+1]
+		}
+	}
+	return ""
+}
+
+// runAtOnce runs cmds (shards of one plan) at once, as their hosts would,
+// with --start-at a few seconds ahead, and checks each exit status.
+func (d *docRun) runAtOnce(ctx context.Context, t *testing.T, bin string, env []string, cmds []docCommand) {
+	t.Helper()
+	d.startAt = time.Now().Add(time.Duration(3+len(cmds)) * time.Second).UTC().Format(time.RFC3339Nano)
+	defer func() { d.startAt = "" }()
+	outs := make([][]byte, len(cmds))
+	runs := make([]*exec.Cmd, len(cmds))
+	var wg sync.WaitGroup
+	for k, c := range cmds {
+		args, err := d.rewrite(c.args)
+		if err != nil {
+			t.Fatalf("%s: %v", c.at, err)
+		}
+		tctx, stop := context.WithTimeout(ctx, 60*time.Second)
+		runs[k] = exec.CommandContext(tctx, bin, args...)
+		runs[k].Dir, runs[k].Env = d.dir, env
+		wg.Go(func() {
+			defer stop()
+			outs[k], _ = runs[k].CombinedOutput()
+		})
+	}
+	wg.Wait()
+	for k, c := range cmds {
+		if got := runs[k].ProcessState.ExitCode(); got != c.exit {
+			t.Errorf("%s: surge %s\nexited %d, want %d (run at once with the shards beside it):\n%s",
+				c.at, strings.Join(runs[k].Args[1:], " "), got, c.exit, tail(outs[k], 1500))
+		}
 	}
 }
 

@@ -28,17 +28,19 @@ func MergeCommand() *cli.Command {
 		Description: "Counts and sums add exactly; percentiles come from the shards' per-request records (exact), or from\n" +
 			"their merged t-digests when a shard has no profile_export.jsonl; durations and throughputs cover the\n" +
 			"union of the shards' windows; a sweep's run folders merge value by value. Shards of different plans\n" +
-			"(seed, flags, version) are refused.",
+			"(seed, flags, version) are refused, and so are shards that did not run at once (their windows, start to\n" +
+			"end, lie apart: run them with one --start-at), unless --force.",
 		OnUsageError: cmdline.OnUsageError,
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Usage: "folder to write the merged export to (required)"},
+			&cli.BoolFlag{Name: "force", Usage: "merge shards that did not run at once (a warning says how low the throughputs then read)"},
 		},
 		Action: func(cc *cli.Context) error {
 			dirs, out, err := mergeArgs(cc.Args().Slice(), cc.String("output"))
 			if err != nil {
 				return err
 			}
-			return Merge(dirs, out, os.Stdout)
+			return Merge(dirs, out, os.Stdout, cc.Bool("force"))
 		},
 	}
 }
@@ -83,14 +85,23 @@ func mergeArgs(args []string, out string) (dirs []string, outDir string, err err
 // Merge combines the shard exports in dirs into one export in outDir, in
 // the same files and shapes as a single run's, and prints its summary to
 // w. Folders that are not the N shards of one plan are a usage error naming
-// the difference. A sweep's run folders are merged one by one, and its
-// sweep_aggregate written from them, as a single run lays them out.
-func Merge(dirs []string, outDir string, w io.Writer) error {
+// the difference; so are shards that did not run at once, unless force
+// (merge.Windows), and a merge of shards that ran apart warns by how much.
+// A sweep's run folders are merged one by one, and its sweep_aggregate
+// written from them, as a single run lays them out.
+func Merge(dirs []string, outDir string, w io.Writer, force bool) error {
 	shards, err := loadShards(dirs)
 	if err != nil {
 		return err
 	}
+	apart, err := merge.Windows(shards, force)
+	if err != nil {
+		return &cmdline.UsageError{Err: err}
+	}
 	res := merge.Merge(shards)
+	if apart != "" {
+		res.Summary.Warnings = append(res.Summary.Warnings, apart)
+	}
 	moved, err := profile.MoveAside(outDir, "-o", spec.ExportFiles(""))
 	if err != nil {
 		return err

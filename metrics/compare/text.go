@@ -26,7 +26,7 @@ func WriteText(w io.Writer, res *Result, outcomes []Outcome) error {
 	tw.Flush()
 	fmt.Fprintf(ew, "%g%% intervals from %d bootstrap resamples (seed %d); distributions by the Mann–Whitney U test (two-sided)\n",
 		100*res.Level, res.Iterations, res.Seed)
-	fmt.Fprintf(ew, "* significant; n<N too few requests to judge. A percentile (a tail) can move significantly while the\n" +
+	fmt.Fprint(ew, "* significant; n<N too few requests to judge. A percentile (a tail) can move significantly while the\n"+
 		"distribution as a whole does not: the rank test weighs every request\n")
 	for _, c := range res.Comparisons {
 		title := fmt.Sprintf("%s vs %s", c.B, c.A)

@@ -143,7 +143,8 @@ var WarningKinds = []WarningKind{
 	wkind("shard-late", `^started (\S+) late for --start-at (\S+):`,
 		tmpl("started $1 late for --start-at: its schedule runs that far behind the others'")),
 	wkind("shard-late", `^shards started late for --start-at: (.*)`, tmpl("shards started late for --start-at: $1")),
-	wkind("shard-windows", `^the shards' windows do not overlap as one plan's: (.*)`, tmpl("shards ran apart: $1")),
+	wkind("shard-windows", `^the shards' windows do not overlap as one plan's: (.*?) \(shard .*; the throughputs, over the \S+ s, read up to (\d+)% low`,
+		tmpl("the shards ran apart: $1; the throughputs read up to $2% low")),
 	wkind("digests", `^percentiles from the shards' merged t-digests`,
 		tmpl("percentiles from the shards' merged t-digests (a shard has no profile_export.jsonl)")),
 }

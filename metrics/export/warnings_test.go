@@ -69,6 +69,8 @@ var warningTexts = []struct{ text, code, line string }{
 	{"shards started late for --start-at: shard 0 by 12 ms, shard 2 by 1234 ms", "shard-late", "shards started late for --start-at: shard 0 by 12 ms, shard 2 by 1234 ms"},
 	{"shard 1/3: scheduler lag p99 12.0 ms exceeds 10 ms: the client fell behind its schedule",
 		"sched-lag", "shard 1/3: scheduler lag p99 12.0 ms > 10 ms: the client fell behind its schedule"},
+	{"the shards' windows do not overlap as one plan's: they ran 8.0 s together of 10.5 s (shard 0 0.0–10.0 s, shard 1 2.5–10.5 s); the throughputs, over the 10.5 s, read up to 5% low",
+		"shard-windows", "the shards ran apart: they ran 8.0 s together of 10.5 s; the throughputs read up to 5% low"},
 	{"percentiles from the shards' merged t-digests (not every shard has its profile_export.jsonl)",
 		"digests", "percentiles from the shards' merged t-digests (a shard has no profile_export.jsonl)"},
 	{"a caveat no row knows yet, long enough: with its detail after the colon that the line leaves out",
