@@ -9,6 +9,11 @@ package main
 //   - A trailing `# exit N` says the exit status the command must have
 //     (0 when not said). A trailing `&` runs it in the background until
 //     the file's last command has run (a `surge mock-server`).
+//   - A file the README hands to a flag (--input-file, -f) is named by its
+//     path in the repository (testdata/docs/… for examples), so that a
+//     reader can run the command as it is.
+//   - A `surge mock-server` does not take the port the real-server recipes
+//     use (realServerPort), so a reader's server and the mock can both run.
 //   - Consecutive commands with one `--start-at` value are shards run on
 //     several hosts at once: they run at once, from an instant a few
 //     seconds ahead (the documented value has long passed).
@@ -319,8 +324,16 @@ func freePort() (string, error) {
 	return strconv.Itoa(l.Addr().(*net.TCPAddr).Port), nil
 }
 
+// realServerPort is the port the docs' real-server recipes use (vLLM's
+// and SGLang's default): a documented mock-server takes another.
+const realServerPort = "8000"
+
+// fileFlags take a file a reader must have.
+var fileFlags = map[string]bool{"input-file": true, "f": true, "config": true}
+
 // TestDocsFollowTheRule: every surge command in the docs is in a block the
-// test runs, and parses.
+// test runs, and parses; the README's files are the repository's, and no
+// documented mock takes the real server's port.
 func TestDocsFollowTheRule(t *testing.T) {
 	n := 0
 	for _, f := range docFiles(t) {
@@ -333,6 +346,21 @@ func TestDocsFollowTheRule(t *testing.T) {
 			t.Error(err)
 		}
 		n += len(cmds)
+		for _, c := range cmds {
+			for i, a := range c.args {
+				name := strings.TrimLeft(a, "-")
+				if i+1 >= len(c.args) || !strings.HasPrefix(a, "-") {
+					continue
+				}
+				v := c.args[i+1]
+				if c.args[0] == "mock-server" && name == "port" && v == realServerPort {
+					t.Errorf("%s: a mock on port %s, the real-server recipes' port: give it another", c.at, v)
+				}
+				if _, err := os.Stat(v); f == "README.md" && fileFlags[name] && err != nil {
+					t.Errorf("%s: --%s %s is no file of the repository: name a shipped example (testdata/docs/…)", c.at, name, v)
+				}
+			}
+		}
 	}
 	if n < 10 {
 		t.Errorf("%d runnable commands in the docs, want the README's recipes at least", n)
