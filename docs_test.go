@@ -4,8 +4,8 @@ package main
 //
 // The rule, for whoever writes docs:
 //   - A ```sh block is run. Each of its commands (a line, with "\" lines
-//     joined) must start with `surge ` or `go run . `; a line starting
-//     with # is a comment.
+//     joined) must start with `surge `, `./surge ` or `go run . `; a line
+//     starting with # is a comment.
 //   - A trailing `# exit N` says the exit status the command must have
 //     (0 when not said). A trailing `&` runs it in the background until
 //     the file's last command has run (a `surge mock-server`).
@@ -77,7 +77,7 @@ func parseDoc(name, text string) (cmds []docCommand, errs []error) {
 			}
 			continue
 		}
-		isSurge := strings.HasPrefix(trimmed, "surge ") || strings.HasPrefix(trimmed, "go run . ")
+		isSurge := strings.HasPrefix(trimmed, "surge ") || strings.HasPrefix(trimmed, "./surge ") || strings.HasPrefix(trimmed, "go run . ")
 		switch fence {
 		case "bash", "shell", "console", "none":
 			if isSurge {
@@ -156,12 +156,12 @@ func parseCommand(at, line string) (docCommand, error) {
 		c.background, words = true, words[:n-1]
 	}
 	switch {
-	case len(words) > 0 && words[0] == "surge":
+	case len(words) > 0 && (words[0] == "surge" || words[0] == "./surge"):
 		c.args = words[1:]
 	case len(words) > 2 && words[0] == "go" && words[1] == "run" && words[2] == ".":
 		c.args = words[3:]
 	default:
-		return c, fmt.Errorf("%s: a ```sh block runs surge commands only (`surge …` or `go run . …`), got %q", at, line)
+		return c, fmt.Errorf("%s: a ```sh block runs surge commands only (`surge …`, `./surge …` or `go run . …`), got %q", at, line)
 	}
 	if rest, ok := strings.CutPrefix(strings.TrimSpace(comment), "# exit "); ok {
 		n, err := strconv.Atoi(strings.Fields(rest)[0])
@@ -365,6 +365,10 @@ func TestDocsFollowTheRule(t *testing.T) {
 	if n < 10 {
 		t.Errorf("%d runnable commands in the docs, want the README's recipes at least", n)
 	}
+	// The README is for users; reference goes to docs/.
+	if b, err := os.ReadFile("README.md"); err != nil || strings.Count(string(b), "\n") > 250 {
+		t.Errorf("README.md has %d lines, more than 250: move reference to docs/ (%v)", strings.Count(string(b), "\n"), err)
+	}
 }
 
 func TestParseCommand(t *testing.T) {
@@ -374,6 +378,7 @@ func TestParseCommand(t *testing.T) {
 	}{
 		{`surge profile --goodput "time_to_first_token:500 inter_token_latency:50"`, docCommand{args: []string{"profile", "--goodput", "time_to_first_token:500 inter_token_latency:50"}}},
 		{`go run . profile --streaming  # the quick start`, docCommand{args: []string{"profile", "--streaming"}}},
+		{`./surge profile --streaming`, docCommand{args: []string{"profile", "--streaming"}}},
 		{`surge compare a b --fail-on 'x>+5%'   # exit 1`, docCommand{args: []string{"compare", "a", "b", "--fail-on", "x>+5%"}, exit: 1}},
 		{`surge mock-server --port 8000 &`, docCommand{args: []string{"mock-server", "--port", "8000"}, background: true}},
 	} {
