@@ -4,11 +4,19 @@ package main
 //
 // The rule, for whoever writes docs:
 //   - A ```sh block is run. Each of its commands (a line, with "\" lines
-//     joined) must start with `surge ` or `go run . `; a line starting
-//     with # is a comment.
+//     joined) must start with `surge `, `./surge ` or `go run . `; a line
+//     starting with # is a comment.
 //   - A trailing `# exit N` says the exit status the command must have
 //     (0 when not said). A trailing `&` runs it in the background until
 //     the file's last command has run (a `surge mock-server`).
+//   - A file the README hands to a flag (--input-file, -f) is named by its
+//     path in the repository (testdata/docs/… for examples), so that a
+//     reader can run the command as it is.
+//   - A `surge mock-server` does not take the port the real-server recipes
+//     use (realServerPort), so a reader's server and the mock can both run.
+//   - Consecutive commands with one `--start-at` value are shards run on
+//     several hosts at once: they run at once, from an instant a few
+//     seconds ahead (the documented value has long passed).
 //   - Commands of other programs (go install, go test, kubectl, bash) go
 //     in ```bash blocks, which are not run; a surge command there fails
 //     this test. ```text blocks are output.
@@ -29,6 +37,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 )
@@ -68,7 +77,7 @@ func parseDoc(name, text string) (cmds []docCommand, errs []error) {
 			}
 			continue
 		}
-		isSurge := strings.HasPrefix(trimmed, "surge ") || strings.HasPrefix(trimmed, "go run . ")
+		isSurge := strings.HasPrefix(trimmed, "surge ") || strings.HasPrefix(trimmed, "./surge ") || strings.HasPrefix(trimmed, "go run . ")
 		switch fence {
 		case "bash", "shell", "console", "none":
 			if isSurge {
@@ -147,12 +156,12 @@ func parseCommand(at, line string) (docCommand, error) {
 		c.background, words = true, words[:n-1]
 	}
 	switch {
-	case len(words) > 0 && words[0] == "surge":
+	case len(words) > 0 && (words[0] == "surge" || words[0] == "./surge"):
 		c.args = words[1:]
 	case len(words) > 2 && words[0] == "go" && words[1] == "run" && words[2] == ".":
 		c.args = words[3:]
 	default:
-		return c, fmt.Errorf("%s: a ```sh block runs surge commands only (`surge …` or `go run . …`), got %q", at, line)
+		return c, fmt.Errorf("%s: a ```sh block runs surge commands only (`surge …`, `./surge …` or `go run . …`), got %q", at, line)
 	}
 	if rest, ok := strings.CutPrefix(strings.TrimSpace(comment), "# exit "); ok {
 		n, err := strconv.Atoi(strings.Fields(rest)[0])
@@ -169,6 +178,7 @@ func parseCommand(at, line string) (docCommand, error) {
 type docRun struct {
 	dir, repo string
 	ports     map[string]string // a port the document names → the one used
+	startAt   string            // --start-at's value for the shards running now ("": none)
 }
 
 // caps bound a value flag's number in a rewritten command.
@@ -237,7 +247,10 @@ func (d *docRun) rewrite(args []string) ([]string, error) {
 		case name == "ui" || name == "ui-type":
 			values = []string{"none"}
 		case name == "start-at":
-			continue // no wait for a clock time
+			if d.startAt == "" {
+				continue
+			}
+			values = []string{d.startAt}
 		case caps[name] > 0 && len(values) == 1:
 			if f, err := strconv.ParseFloat(values[0], 64); err == nil && f > caps[name] {
 				values = []string{strconv.FormatFloat(caps[name], 'g', -1, 64)}
@@ -311,8 +324,16 @@ func freePort() (string, error) {
 	return strconv.Itoa(l.Addr().(*net.TCPAddr).Port), nil
 }
 
+// realServerPort is the port the docs' real-server recipes use (vLLM's
+// and SGLang's default): a documented mock-server takes another.
+const realServerPort = "8000"
+
+// fileFlags take a file a reader must have.
+var fileFlags = map[string]bool{"input-file": true, "f": true, "config": true}
+
 // TestDocsFollowTheRule: every surge command in the docs is in a block the
-// test runs, and parses.
+// test runs, and parses; the README's files are the repository's, and no
+// documented mock takes the real server's port.
 func TestDocsFollowTheRule(t *testing.T) {
 	n := 0
 	for _, f := range docFiles(t) {
@@ -325,9 +346,28 @@ func TestDocsFollowTheRule(t *testing.T) {
 			t.Error(err)
 		}
 		n += len(cmds)
+		for _, c := range cmds {
+			for i, a := range c.args {
+				name := strings.TrimLeft(a, "-")
+				if i+1 >= len(c.args) || !strings.HasPrefix(a, "-") {
+					continue
+				}
+				v := c.args[i+1]
+				if c.args[0] == "mock-server" && name == "port" && v == realServerPort {
+					t.Errorf("%s: a mock on port %s, the real-server recipes' port: give it another", c.at, v)
+				}
+				if _, err := os.Stat(v); f == "README.md" && fileFlags[name] && err != nil {
+					t.Errorf("%s: --%s %s is no file of the repository: name a shipped example (testdata/docs/…)", c.at, name, v)
+				}
+			}
+		}
 	}
 	if n < 10 {
 		t.Errorf("%d runnable commands in the docs, want the README's recipes at least", n)
+	}
+	// The README is for users; reference goes to docs/.
+	if b, err := os.ReadFile("README.md"); err != nil || strings.Count(string(b), "\n") > 250 {
+		t.Errorf("README.md has %d lines, more than 250: move reference to docs/ (%v)", strings.Count(string(b), "\n"), err)
 	}
 }
 
@@ -338,6 +378,7 @@ func TestParseCommand(t *testing.T) {
 	}{
 		{`surge profile --goodput "time_to_first_token:500 inter_token_latency:50"`, docCommand{args: []string{"profile", "--goodput", "time_to_first_token:500 inter_token_latency:50"}}},
 		{`go run . profile --streaming  # the quick start`, docCommand{args: []string{"profile", "--streaming"}}},
+		{`./surge profile --streaming`, docCommand{args: []string{"profile", "--streaming"}}},
 		{`surge compare a b --fail-on 'x>+5%'   # exit 1`, docCommand{args: []string{"compare", "a", "b", "--fail-on", "x>+5%"}, exit: 1}},
 		{`surge mock-server --port 8000 &`, docCommand{args: []string{"mock-server", "--port", "8000"}, background: true}},
 	} {
@@ -392,7 +433,19 @@ func TestDocCommandsRun(t *testing.T) {
 					_ = c.Wait()
 				}
 			}()
-			for _, c := range cmds {
+			for i := 0; i < len(cmds); i++ {
+				c := cmds[i]
+				if at := startAt(c.args); at != "" {
+					// Shards of one plan: every command up to the first
+					// with another --start-at runs at once.
+					j := i + 1
+					for j < len(cmds) && startAt(cmds[j].args) == at {
+						j++
+					}
+					d.runAtOnce(ctx, t, bin, env, cmds[i:j])
+					i = j - 1
+					continue
+				}
 				args, err := d.rewrite(c.args)
 				if err != nil {
 					t.Fatalf("%s: %v", c.at, err)
@@ -424,6 +477,50 @@ func TestDocCommandsRun(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// startAt is the --start-at value of a documented command ("" if none).
+func startAt(args []string) string {
+	for i, a := range args {
+		if v, ok := strings.CutPrefix(a, "--start-at="); ok {
+			return v
+		}
+		if a == "--start-at" && i+1 < len(args) {
+			return args[i+1]
+		}
+	}
+	return ""
+}
+
+// runAtOnce runs cmds (shards of one plan) at once, as their hosts would,
+// with --start-at a few seconds ahead, and checks each exit status.
+func (d *docRun) runAtOnce(ctx context.Context, t *testing.T, bin string, env []string, cmds []docCommand) {
+	t.Helper()
+	d.startAt = time.Now().Add(time.Duration(3+len(cmds)) * time.Second).UTC().Format(time.RFC3339Nano)
+	defer func() { d.startAt = "" }()
+	outs := make([][]byte, len(cmds))
+	runs := make([]*exec.Cmd, len(cmds))
+	var wg sync.WaitGroup
+	for k, c := range cmds {
+		args, err := d.rewrite(c.args)
+		if err != nil {
+			t.Fatalf("%s: %v", c.at, err)
+		}
+		tctx, stop := context.WithTimeout(ctx, 60*time.Second)
+		runs[k] = exec.CommandContext(tctx, bin, args...)
+		runs[k].Dir, runs[k].Env = d.dir, env
+		wg.Go(func() {
+			defer stop()
+			outs[k], _ = runs[k].CombinedOutput()
+		})
+	}
+	wg.Wait()
+	for k, c := range cmds {
+		if got := runs[k].ProcessState.ExitCode(); got != c.exit {
+			t.Errorf("%s: surge %s\nexited %d, want %d (run at once with the shards beside it):\n%s",
+				c.at, strings.Join(runs[k].Args[1:], " "), got, c.exit, tail(outs[k], 1500))
+		}
 	}
 }
 

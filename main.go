@@ -21,6 +21,7 @@ import (
 	"github.com/surgebench/surge/app/results"
 	"github.com/surgebench/surge/app/search"
 	"github.com/surgebench/surge/app/spec"
+	"github.com/surgebench/surge/datasets/tokenizer"
 	"github.com/surgebench/surge/examples/mockserver"
 )
 
@@ -33,6 +34,8 @@ func main() {
 
 func run(args []string) int {
 	code := cmdline.ExitOK
+	// Flags in the order people set them, wrapped to the terminal.
+	cli.HelpPrinter = cmdline.PrintHelp
 	app := &cli.App{
 		Name:    "surge",
 		Usage:   "benchmark OpenAI-compatible LLM inference servers",
@@ -73,7 +76,7 @@ func profileCommand(code *int) *cli.Command {
 	cfg := &cmdline.Config{Version: version}
 	return &cli.Command{
 		Name:         "profile",
-		Usage:        "run a benchmark against a server (default: the embedded mock server)",
+		Usage:        "benchmark a server (no --url: the embedded mock server)",
 		Flags:        cmdline.ProfileFlags(cfg),
 		OnUsageError: cmdline.OnUsageError,
 		Action: func(cc *cli.Context) error {
@@ -102,8 +105,11 @@ func calibrateCommand() *cli.Command {
 	var noSave bool
 	itls := cli.NewStringSlice("10ms", "5ms", "2ms")
 	return &cli.Command{
-		Name:         "calibrate",
-		Usage:        "find the streaming load this machine's client can time honestly (read delay p99 < 1 ms, ≤ 1% of first tokens read with the next) and keep it, with the cores it measured with (GOMAXPROCS, CPUs), for run_info: a run on other cores is warned",
+		Name:  "calibrate",
+		Usage: "find and keep the streaming load this machine can time honestly",
+		Description: "Searches the streaming load this machine's client can time honestly (read delay p99 < 1 ms, ≤ 1% of\n" +
+			"first tokens read with the next) and keeps it, with the cores it measured with (GOMAXPROCS, CPUs),\n" +
+			"for run_info: a run on other cores is warned.",
 		OnUsageError: cmdline.OnUsageError,
 		Flags: []cli.Flag{
 			&cli.StringSliceFlag{Name: "itl", Value: itls, Usage: "per-stream token gaps to try"},
@@ -143,8 +149,9 @@ func mockServerCommand() *cli.Command {
 		Flags: []cli.Flag{
 			&cli.IntFlag{Name: "port", Value: 8000, Usage: "port on 127.0.0.1", Destination: &port},
 			&cli.StringFlag{Name: "host", Value: "127.0.0.1", Usage: "address to listen on", Destination: &host},
-			&cli.DurationFlag{Name: "ttft", Value: 20 * time.Millisecond, Usage: "time to first token", Destination: &mc.TTFT},
-			&cli.DurationFlag{Name: "itl", Value: 5 * time.Millisecond, Usage: "gap between tokens", Destination: &mc.ITL},
+			&cli.DurationFlag{Name: "ttft", Value: mockserver.DefaultTTFT, Usage: "time to first token (before the prompt's prefill)", Destination: &mc.TTFT},
+			&cli.DurationFlag{Name: "prefill-per-token", Value: mockserver.DefaultPrefillPerToken, Usage: "time added to TTFT per prompt token, as a server's prefill grows with the prompt (0: none)", Destination: &mc.PrefillPerToken},
+			&cli.DurationFlag{Name: "itl", Value: mockserver.DefaultITL, Usage: "gap between tokens", Destination: &mc.ITL},
 			&cli.DurationFlag{Name: "prefill-per-image", Usage: "time added to TTFT per image part (a vision encoder's)", Destination: &mc.PrefillPerImage},
 			&cli.DurationFlag{Name: "prefill-per-audio-second", Usage: "time added to TTFT per second of audio", Destination: &mc.PrefillPerAudioSecond},
 			&cli.IntFlag{Name: "reasoning-tokens", Usage: "first K output tokens are reasoning content", Destination: &mc.ReasoningTokens},
@@ -173,6 +180,16 @@ func mockServerCommand() *cli.Command {
 				return &cmdline.UsageError{Err: fmt.Errorf("--stream-error-shape %q (want one of %s) and --stream-error-after %d (want ≥ 0)",
 					mc.StreamErrorShape, strings.Join(mockserver.StreamErrorShapes, ", "), mc.StreamErrorAfter)}
 			}
+			if mc.PrefillPerToken < 0 {
+				return &cmdline.UsageError{Err: fmt.Errorf("--prefill-per-token must not be negative, got %v", mc.PrefillPerToken)}
+			}
+			// Prompt tokens counted as surge's embedded tokenizer counts them
+			// (the prompts surge builds for the mock are built with it).
+			tok, err := tokenizer.Default()
+			if err != nil {
+				return err
+			}
+			mc.Tokenizer = tok
 			if wireLog != "" {
 				f, err := os.Create(wireLog)
 				if err != nil {

@@ -172,3 +172,17 @@ func stage0(i int, v, sec float64) metrics.StageSummary {
 	s.RequestThroughput, s.OutputTokenThroughput = 40/sec, 40/sec*120
 	return s
 }
+
+// liveInfo and liveFrame are a live run (the dashboard's keys steer it)
+// at concurrency 16, its client lagging: the load panel's longest lines.
+var liveInfo = Info{Model: "Qwen/Qwen3-8B", URL: "http://127.0.0.1:8000", Endpoint: "chat", Mode: "concurrency", Target: "16",
+	Duration: 2 * time.Minute, Control: func(Action) (LiveState, error) { return LiveState{Mode: "concurrency", Value: 16}, nil }}
+
+func liveFrame() Frame {
+	f := midRun()
+	f.Concurrency, f.InFlight, f.InPrefill, f.PrefillCap = 16, 16, 0, 0
+	f.SchedulerLag = q(0.12, 4.1, 12.53, 348)
+	f.ReadDelay = q(0.05, 0.9, 3.4, 9000)
+	f.Live = &LiveState{Mode: "concurrency", Value: 16}
+	return f
+}

@@ -14,13 +14,14 @@ import (
 // overlay (FullHelp) and the footer (short help, see footer) are both
 // rendered from these bindings, so a key and its help cannot drift apart.
 type keyMap struct {
-	Stop, Next, Prev, Help, Close binding.Binding
+	Stop, Next, Prev, Zoom, Help, Close binding.Binding
 }
 
 var keys = keyMap{
 	Stop:  binding.NewBinding(binding.WithKeys("q", "ctrl+c"), binding.WithHelp("q, ctrl+c", "stop: send no new requests, let in-flight ones finish within the grace period, write the exports; again: cancel them now")),
 	Next:  binding.NewBinding(binding.WithKeys("tab"), binding.WithHelp("tab", "switch between the overview and the stages & errors view")),
 	Prev:  binding.NewBinding(binding.WithKeys("shift+tab"), binding.WithHelp("shift+tab", "switch back")),
+	Zoom:  binding.NewBinding(binding.WithKeys("z"), binding.WithHelp("z", "zoom the throughput axis to the data's band; again: from 0")),
 	Help:  binding.NewBinding(binding.WithKeys("?"), binding.WithHelp("?", "show or hide this help")),
 	Close: binding.NewBinding(binding.WithKeys("esc"), binding.WithHelp("esc", "close this help")),
 }
@@ -38,7 +39,7 @@ func (k keyMap) ShortHelp() []binding.Binding {
 // FullHelp is the ? overlay: one column of every key, then the live
 // controls.
 func (k keyMap) FullHelp() [][]binding.Binding {
-	return [][]binding.Binding{{k.Stop, k.Next, k.Prev, k.Help, k.Close}}
+	return [][]binding.Binding{{k.Stop, k.Next, k.Prev, k.Zoom, k.Help, k.Close}}
 }
 
 // liveHelp is FullHelp with the live-control keys (a live run's overlay).

@@ -104,9 +104,9 @@ func (m model) overview(w, h int) []string {
 	if n := m.stages.Len(); n > 0 {
 		stagesH = max(0, min(n+2, max(4, rest/3), rest))
 	}
-	// The chart stops growing at its most useful height and the side
-	// panels at their content: what is left goes to the stage table, then
-	// stays blank at the bottom.
+	// The chart gets its most useful height and the side panels their
+	// content first, then the stage table its rows; the chart takes what is
+	// left, so no row stays blank.
 	sideW, chartW := w, w
 	if w >= twoCol {
 		chartW = w * 11 / 20
@@ -122,6 +122,7 @@ func (m model) overview(w, h int) []string {
 	if n := m.stages.Len(); n > 0 {
 		stagesH = max(0, min(n+2, rest-mid))
 	}
+	mid = max(0, rest-stagesH)
 
 	if w >= twoCol {
 		lw := w * 11 / 20

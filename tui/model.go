@@ -175,6 +175,8 @@ func (m model) key(k tea.KeyMsg) (tea.Model, tea.Cmd) {
 			}
 			return stoppedMsg{}
 		}
+	case binding.Matches(k, keys.Zoom):
+		m.throughput, _ = m.throughput.Update(throughput.ZoomMsg{})
 	case binding.Matches(k, keys.Help):
 		m.help = !m.help
 	case binding.Matches(k, keys.Close):

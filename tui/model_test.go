@@ -55,6 +55,12 @@ func TestGolden(t *testing.T) {
 		{"sweep_200x60", sweepInfo, 200, 60, sweepFrames(33)},
 		{"sweep_120x40", sweepInfo, 120, 40, sweepFrames(33)},
 		{"sweep_80x24", sweepInfo, 80, 24, sweepFrames(25)},
+		// A wide terminal: the chart takes the rows the stage table leaves.
+		{"sweep_160x45", sweepInfo, 160, 45, sweepFrames(33)},
+		// z zooms the throughput axis to the data's band.
+		{"mid_run_zoomed", runInfo, 100, 30, []tea.Msg{snapshotMsg{midRun()}, key("z")}},
+		// A live run at 100 columns: the load panel's lines whole.
+		{"live_100x32", liveInfo, 100, 32, []tea.Msg{snapshotMsg{liveFrame()}}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -77,6 +83,58 @@ func checkFrame(t *testing.T, v string, w, h int) {
 		if lw := ansi.StringWidth(l); lw > w {
 			t.Errorf("line %d is %d cells wide, terminal has %d: %q", i+1, lw, w, l)
 		}
+	}
+}
+
+// TestNoBlankRows: the overview fills the terminal, from 80×24 to
+// 200×60, with or without a stage table: no row between the header and the
+// footer is blank.
+func TestNoBlankRows(t *testing.T) {
+	for _, f := range []struct {
+		info Info
+		snap Frame
+	}{{runInfo, midRun()}, {rampInfo, fullSnapshot()}, {liveInfo, liveFrame()}} {
+		m := newModel(f.info, nil).apply(f.snap)
+		for _, sz := range [][2]int{{80, 24}, {100, 30}, {100, 32}, {120, 40}, {140, 36}, {160, 45}, {200, 60}} {
+			next, _ := m.Update(tea.WindowSizeMsg{Width: sz[0], Height: sz[1]})
+			lines := strings.Split(next.(model).View(), "\n")
+			for i, l := range lines[:len(lines)-1] {
+				if strings.TrimSpace(ansi.Strip(l)) == "" {
+					t.Errorf("%s at %d×%d: row %d is blank:\n%s", f.info.Target, sz[0], sz[1], i+1, strings.Join(lines, "\n"))
+					break
+				}
+			}
+		}
+	}
+}
+
+// TestThroughputAxisFromZero: the chart's axis starts at 0 (a steady
+// run's bars stand on it); z zooms it to the data's band, z again goes
+// back.
+func TestThroughputAxisFromZero(t *testing.T) {
+	m := newModel(runInfo, nil).apply(midRun())
+	next, _ := m.Update(tea.WindowSizeMsg{Width: 100, Height: 30})
+	m = next.(model)
+	axisLow := func(m model) string {
+		lines := strings.Split(ansi.Strip(m.View()), "\n")
+		for i, l := range lines {
+			if strings.HasPrefix(l, "req/s") {
+				return strings.TrimSpace(strings.SplitN(lines[i-1], "┤", 2)[0])
+			}
+		}
+		t.Fatalf("no chart:\n%s", m.View())
+		return ""
+	}
+	if got := axisLow(m); got != "0" {
+		t.Errorf("axis from %q, want 0", got)
+	}
+	next, _ = m.Update(key("z"))
+	if got := axisLow(next.(model)); got == "0" || !strings.Contains(next.(model).View(), "zoomed (z)") {
+		t.Errorf("z: axis from %q, want the band's floor and the chart saying it is zoomed", got)
+	}
+	next, _ = next.Update(key("z"))
+	if got := axisLow(next.(model)); got != "0" {
+		t.Errorf("z again: axis from %q, want 0", got)
 	}
 }
 

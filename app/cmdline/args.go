@@ -151,10 +151,14 @@ func flagKinds(flags []cli.Flag) map[string]argKind {
 }
 
 // unknownFlag is the error for a flag token no flag of the command takes,
-// with the nearest name when one is close.
+// with the nearest name when one is close, or what to use instead of a
+// GenAI-Perf flag.
 func unknownFlag(a string, kinds map[string]argKind) error {
 	name, _ := flagName(a)
 	given, _, _ := strings.Cut(a, "=")
+	if hint := genaiPerf[name]; hint != "" {
+		return fmt.Errorf("%s is GenAI-Perf's flag, not surge's or AIPerf's: %s", given, hint)
+	}
 	var long []string
 	for n := range kinds {
 		if len(n) > 1 {

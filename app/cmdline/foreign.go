@@ -210,17 +210,17 @@ func WriteAIPerfHelp(w io.Writer) error {
 			taken[n] = true
 		}
 	}
+	width := helpWidth(w)
 	var b strings.Builder
-	b.WriteString(catAIPerf + ".\n" +
-		"refused: a value that would change what is measured exits 2; noted: accepted with one note on stderr.\n" +
-		"A neutral value (listed) is accepted silently.\n\n")
+	b.WriteString(wrapText(catAIPerf+". refused: a value that would change what is measured exits 2; "+
+		"noted: accepted with one note on stderr. A neutral value (listed) is accepted silently.", width, 0, 0))
+	b.WriteByte('\n')
 	for i := range foreignOptions {
 		o := &foreignOptions[i]
 		if taken[o.names()[0]] {
 			continue
 		}
-		b.WriteString(o.helpLine())
-		b.WriteByte('\n')
+		b.WriteString(wrapText(strings.TrimLeft(o.helpLine(), " "), width, 2, 6))
 	}
 	_, err := io.WriteString(w, b.String())
 	return err

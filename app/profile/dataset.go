@@ -7,6 +7,7 @@ import (
 	"io"
 	"math/rand/v2"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/surgebench/surge/app/cmdline"
@@ -15,6 +16,7 @@ import (
 	"github.com/surgebench/surge/datasets/tokenizer"
 	"github.com/surgebench/surge/datasets/tokenizer/hub"
 	"github.com/surgebench/surge/metrics"
+	"github.com/surgebench/surge/metrics/export"
 )
 
 // Tokenizer sources, as run_info.tokenizer.source says them.
@@ -94,7 +96,7 @@ func loadTokenizer(ctx context.Context, t *spec.Tokenizer, l cmdline.Logger) (bu
 		if !t.Explicit {
 			how = "the tokenizer of model " + name
 		}
-		l.Warnf("warning: %s: %v: prompts are built with the embedded Qwen3 tokenizer and token counts come from the server's usage (give --tokenizer PATH, or --tokenizer builtin to skip this look-up)", how, perr)
+		l.Warnf("%s", strings.TrimSuffix(export.FormatWarning(fmt.Sprintf("%s: %v: prompts are built with the embedded Qwen3 tokenizer and token counts come from the server's usage (give --tokenizer PATH, or --tokenizer builtin to skip this look-up)", how, perr), l.Enabled("DEBUG")), "\n"))
 		return nil, nil, src, nil
 	}
 	switch {

@@ -1,9 +1,11 @@
 package profile
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"io"
+	"strings"
 
 	"github.com/surgebench/surge/app/spec"
 	"github.com/surgebench/surge/datasets"
@@ -50,13 +52,26 @@ func loadValueDatasets(ctx context.Context, s *spec.Spec, ds **datasets.Dataset,
 		return valuePools{}, err
 	}
 	parts := make([]*datasets.Dataset, values)
+	// One dataset line for the stages' pools, which differ by seed only.
+	var first bytes.Buffer
 	for i := range values {
-		got, err := loadDataset(ctx, s.WithSeed(s.ValueSeed(i)), tok, d.Entries, log)
+		w := io.Discard
+		if i == 0 {
+			w = &first
+		}
+		got, err := loadDataset(ctx, s.WithSeed(s.ValueSeed(i)), tok, d.Entries, w)
 		if err != nil {
 			return valuePools{}, err
 		}
 		parts[i] = got
 	}
+	head, rest, _ := strings.Cut(first.String(), "\n")
+	if seed := fmt.Sprintf(", seed %d → ", s.ValueSeed(0)); strings.Contains(head, seed) {
+		head = strings.Replace(head, seed, fmt.Sprintf(", seeds %d to %d → ", s.ValueSeed(0), s.ValueSeed(values-1)), 1) + " per stage"
+	} else {
+		head += fmt.Sprintf(" (one pool per stage, seeds %d to %d)", s.ValueSeed(0), s.ValueSeed(values-1))
+	}
+	fmt.Fprintf(log, "%s\n%s", head, rest)
 	*ds = datasets.Concat(parts[0].Name, parts[0].Type, parts, valueSuffix)
 	strategy := d.Sampling
 	if strategy == "" {

@@ -25,14 +25,20 @@ func turnText(tr datasets.Turn) string {
 // TestSweepValuesGetTheirOwnPrompts: as AIPerf, each value of a sweep
 // builds its --num-dataset-entries prompts anew, seeded --random-seed +
 // the value's index, so no value replays another's prompts (a prefix
-// cache would serve them); one value keeps its single pool.
+// cache would serve them), and the log says so in one dataset line; one
+// value keeps its single pool.
 func TestSweepValuesGetTheirOwnPrompts(t *testing.T) {
 	t.Parallel()
 	c := apptest.RunConfig("http://127.0.0.1:1", t.TempDir())
 	c.Concurrency, c.NumDatasetEntries, c.Seed, c.SamplingStrategy = "1,2", 3, 5, "sequential"
-	p, err := prepareConfig(c, io.Discard)
+	var log strings.Builder
+	p, err := prepareConfig(c, &log)
 	if err != nil {
 		t.Fatal(err)
+	}
+	if n := strings.Count(log.String(), "dataset:"); n != 1 || !strings.Contains(log.String(), ", seeds 5 to 6 → 3 conversations") ||
+		!strings.Contains(log.String(), " per stage\n") {
+		t.Errorf("want one dataset line naming both seeds, got:\n%s", log.String())
 	}
 	if n := p.ds.Len(); n != 6 {
 		t.Fatalf("%d conversations, want 3 per value", n)

@@ -64,8 +64,8 @@ func checkFDLimit(maxConc int, l cmdline.Logger, log io.Writer) {
 		l.Debugf("raising the open-file limit: %v", err)
 	}
 	if !lim.Fits() {
-		fmt.Fprintf(log, "warning: --concurrency %d may not fit: %s; requests past it fail on the client's side (client_fd_exhausted): raise ulimit -n (the hard limit too) or lower the concurrency\n",
-			maxConc, lim)
+		fmt.Fprint(log, export.FormatWarning(fmt.Sprintf("--concurrency %d may not fit: %s; requests past it fail on the client's side (client_fd_exhausted): raise ulimit -n (the hard limit too) or lower the concurrency",
+			maxConc, lim), l.Enabled("DEBUG")))
 	}
 }
 

@@ -79,7 +79,7 @@ func TestRedirectsEndToEnd(t *testing.T) {
 			t.Fatalf("follow %v: %v", follow, err)
 		}
 		// Its own line in the summary, naming the flag that follows them.
-		if got := strings.Contains(out.String(), "warning: 12 responses were redirects (not followed: --follow-redirects)\n"); got == follow {
+		if got := strings.Contains(out.String(), "warning [redirect]: 12 redirects not followed (--follow-redirects follows them)\n"); got == follow {
 			t.Errorf("follow %v: redirect line shown %v:\n%s", follow, got, out.String())
 		}
 		lines := apptest.RecordLines(t, dir)

@@ -11,6 +11,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+	"unicode/utf8"
 
 	"github.com/surgebench/surge/app/cmdline"
 	"github.com/surgebench/surge/app/spec"
@@ -20,6 +21,7 @@ import (
 	"github.com/surgebench/surge/loadgen/search"
 	"github.com/surgebench/surge/loadgen/stop"
 	"github.com/surgebench/surge/metrics"
+	"github.com/surgebench/surge/metrics/export"
 	"github.com/surgebench/surge/telemetry"
 	"github.com/surgebench/surge/tui"
 )
@@ -181,7 +183,7 @@ func (ls *liveSession) start(ctx context.Context, addr, token string, inFlight f
 	fmt.Fprintf(logw, "live control on %s/control (GET state; POST set, step, double, halve, pause, resume), token %s: send it as Authorization: Bearer <token>, %s or ?token=\n",
 		port.URL(), shown, controlport.TokenHeader)
 	if controlport.Exposed(addr) {
-		fmt.Fprintf(logw, "warning: --control-addr %s accepts connections from other machines: anyone who can reach it and has the token steers the run\n", addr)
+		fmt.Fprint(logw, export.FormatWarning(fmt.Sprintf("--control-addr %s accepts connections from other machines: anyone who can reach it and has the token steers the run", addr), false))
 	}
 	return nil
 }
@@ -290,6 +292,35 @@ func (ls *liveSession) searchLine() string {
 		}
 	}
 	return line
+}
+
+// writeColumns prints rows in columns, two spaces apart, indented by two:
+// the first two and the last left-aligned, the numbers between right.
+func writeColumns(out io.Writer, rows [][]string) {
+	var width []int
+	for _, r := range rows {
+		for i, c := range r {
+			if i >= len(width) {
+				width = append(width, 0)
+			}
+			width[i] = max(width[i], utf8.RuneCountInString(c))
+		}
+	}
+	for _, r := range rows {
+		var b strings.Builder
+		for i, c := range r {
+			pad := strings.Repeat(" ", width[i]-utf8.RuneCountInString(c))
+			switch {
+			case i == len(r)-1:
+				b.WriteString("  " + c)
+			case i < 3:
+				b.WriteString("  " + c + pad)
+			default:
+				b.WriteString("  " + pad + c)
+			}
+		}
+		fmt.Fprintln(out, b.String())
+	}
 }
 
 func bound(v float64) string {
@@ -521,18 +552,34 @@ func (ls *liveSession) annotate(s *metrics.Summary, info map[string]any) {
 	}
 }
 
-// conclude prints the search's result under the summary and returns the
-// stop condition's error (exit code 1) if one ended the run.
-func (ls *liveSession) conclude(out io.Writer) error {
+// conclude prints the search's result under the summary s and returns
+// the stop condition's error (exit code 1) if one ended the run. Its
+// probes count requests as the stage table does (each stage's finished
+// and failed ones), beside those the verdict judged: the ones sent after
+// the probe's first second.
+func (ls *liveSession) conclude(out io.Writer, s *metrics.Summary) error {
 	if ls == nil {
 		return nil
 	}
 	if r := ls.result; r != nil {
 		mode := ls.ctl.State().Mode
 		fmt.Fprintf(out, "\nCapacity search (%s, SLO %s):\n", mode, joinObjectives(ls.objectives))
+		var t [][]string
+		t = append(t, []string{"stage", mode, "verdict", "reqs", "err", "judged", "time", "why"})
 		for _, pr := range r.Probes {
-			fmt.Fprintf(out, "  stage %2d  %-10s %-4s %5d req %5.1fs  %s\n", pr.Stage, num(pr.Value), pr.Verdict, pr.Requests, pr.DurationSec, pr.Reason)
+			reqs, errs := "-", "-"
+			for _, st := range s.Stages {
+				if st.Index == pr.Stage {
+					reqs, errs = strconv.FormatInt(st.RequestCount, 10), strconv.FormatInt(st.ErrorRequestCount, 10)
+				}
+			}
+			if len(s.Stages) == 0 { // one probe: the run's summary is its stage's
+				reqs, errs = strconv.FormatFloat(s.Run[metrics.RequestCount], 'f', 0, 64), strconv.FormatFloat(s.Run[metrics.ErrorRequestCount], 'f', 0, 64)
+			}
+			t = append(t, []string{strconv.Itoa(pr.Stage), num(pr.Value), pr.Verdict.String(), reqs, errs, strconv.Itoa(pr.Requests),
+				strconv.FormatFloat(pr.DurationSec, 'f', 1, 64) + "s", pr.Reason})
 		}
+		writeColumns(out, t)
 		switch {
 		case r.Found:
 			fmt.Fprintf(out, "capacity: %s %s (passes; %s fails: within +%s), limited by %s\n",

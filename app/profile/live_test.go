@@ -69,10 +69,35 @@ func TestSearchCommandFindsMaxRunning(t *testing.T) {
 	if !strings.Contains(out.String(), want) {
 		t.Errorf("console does not say %q:\n%s", want, out.String())
 	}
+	// A search's stages are probes: no knee is judged. Its table counts
+	// each probe's requests as the stage table counts its stage's.
+	if strings.Contains(out.String(), "nee") {
+		t.Errorf("a search judged a knee:\n%s", out.String())
+	}
 	probes := s["probes"].([]any)
 	stages, _ := m["stages"].([]any)
+	_, capTable, _ := strings.Cut(out.String(), "Capacity search")
+	capRows := strings.Split(capTable, "\n")
+	if len(capRows) < 2+len(probes) {
+		t.Fatalf("the capacity table has %d lines for %d probes:\n%s", len(capRows), len(probes), out.String())
+	}
+	capRows = capRows[2 : 2+len(probes)]
 	if len(probes) == 1 {
-		return // a one-stage run has no stages: its summary is the probe's
+		// A one-stage run has no stages: its summary is the probe's.
+		if pr := strings.Fields(capRows[0]); len(pr) < 5 || pr[3] != fmt.Sprint(apptest.RunAvg(t, m, "request_count")) {
+			t.Errorf("the probe's row %v does not count the run's %v requests", pr, apptest.RunAvg(t, m, "request_count"))
+		}
+		return
+	}
+	_, stageTable, _ := strings.Cut(out.String(), "Stages (latencies in ms)\n")
+	stageRows := strings.Split(stageTable, "\n")
+	if len(stageRows) < 2+len(probes) {
+		t.Fatalf("the stage table has %d lines for %d probes:\n%s", len(stageRows), len(probes), out.String())
+	}
+	for i, row := range stageRows[2 : 2+len(probes)] {
+		if st, pr := strings.Fields(row), strings.Fields(capRows[i]); len(st) < 3 || len(pr) < 5 || st[1] != pr[3] || st[2] != pr[4] {
+			t.Errorf("stage %d: the stage table's row %v, the search's %v: want the same requests and errors:\n%s", i, st, pr, out.String())
+		}
 	}
 	if len(stages) != len(probes) {
 		t.Fatalf("%d stages for %d probes", len(stages), len(probes))

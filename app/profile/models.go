@@ -12,6 +12,7 @@ import (
 
 	"github.com/surgebench/surge/app/cmdline"
 	"github.com/surgebench/surge/loadgen"
+	"github.com/surgebench/surge/metrics/export"
 )
 
 // maxModelList bounds the /v1/models answer read for the model name: a
@@ -108,7 +109,7 @@ func (p *prepared) modelFromServer(ctx context.Context, log io.Writer) (warning 
 	}
 	where := cmdline.RedactURL(target)
 	if err != nil {
-		return fmt.Sprintf("warning: no --model given and %s/v1/models named none (%v): sending model %q", strings.TrimRight(where, "/"), err, t.Model())
+		return export.FormatWarning(fmt.Sprintf("no --model given and %s/v1/models named none (%v): sending model %q", strings.TrimRight(where, "/"), err, t.Model()), p.verbose())
 	}
 	name := ids[0]
 	if len(ids) == 1 {

@@ -22,6 +22,7 @@ import (
 	runreport "github.com/surgebench/surge/metrics/report"
 
 	"github.com/surgebench/surge/datasets"
+	"github.com/surgebench/surge/datasets/tokenizer"
 	"github.com/surgebench/surge/examples/mockserver"
 	"github.com/surgebench/surge/loadgen"
 	"github.com/surgebench/surge/loadgen/calibrate"
@@ -115,7 +116,7 @@ func prepareCtx(ctx context.Context, s *spec.Spec, log io.Writer) (*prepared, er
 		p.log.Notef("%s", n)
 	}
 	for _, w := range s.Warnings {
-		fmt.Fprintf(log, "warning: %s\n", w)
+		fmt.Fprint(log, export.FormatWarning(w, p.verbose()))
 	}
 	if !s.Target.Mock {
 		if err := waitReady(ctx, s.Target.Wait, s.Target.URLs, s.Endpoint, s.Target.Models, s.Request.Headers, p.log); err != nil {
@@ -129,7 +130,7 @@ func prepareCtx(ctx context.Context, s *spec.Spec, log io.Writer) (*prepared, er
 		return nil, err
 	}
 	if modelNote != "" {
-		fmt.Fprintln(log, modelNote)
+		fmt.Fprint(log, modelNote)
 	}
 	s = p.s
 	var err error
@@ -291,8 +292,9 @@ func (p *prepared) execute(ctx context.Context, log io.Writer) (o *outcome, err 
 		metrics.WithSlices(s.Exports.Slice), metrics.WithSink(folders), metrics.WithTrim(s.Exports.Trim),
 		metrics.WithCounting(metrics.Counting{Retokenize: s.Tokenizer.Retokenize, ServerInput: s.Tokenizer.UseServerCount}),
 		// Caveats the collector finds as records come (a prompt the server
-		// cut): printed at once, as the generator's.
-		metrics.WithLiveWarning(func(msg string) { fmt.Fprintf(logw, "warning: %s\n", msg) })}
+		// cut) show on the dashboard and are printed once, with the
+		// summary's; the debug log says when each came.
+		metrics.WithLiveWarning(p.liveWarning)}
 	if meter, err := cpuload.Start(); err == nil {
 		// Which side kept the CPU busy, for the read delay warning (not
 		// measured where /proc/stat is missing).
@@ -346,12 +348,8 @@ func (p *prepared) execute(ctx context.Context, log io.Writer) (o *outcome, err 
 		loadgen.WithConnectionReuse(s.Request.Reuse),
 		loadgen.WithSessionHeader(s.Request.SessionHeader),
 		loadgen.WithShard(s.Shard),
-		// Live: printed at once (after the dashboard leaves, while it runs)
-		// and shown on the dashboard; the summary's warnings repeat it.
-		loadgen.WithWarning(func(msg string) {
-			fmt.Fprintf(logw, "warning: %s\n", msg)
-			col.Warn(msg)
-		}),
+		// As the collector's own.
+		loadgen.WithWarning(func(msg string) { p.liveWarning(msg); col.Warn(msg) }),
 	}
 	if s.Exports.Level == spec.LevelRaw {
 		genOpts = append(genOpts, loadgen.WithRawCapture())
@@ -473,7 +471,7 @@ func (p *prepared) report(o *outcome, out io.Writer) (*Result, error) {
 	s := p.s
 	aborted := errors.Is(o.runErr, loadgen.ErrFailureThreshold)
 	res := &Result{Summary: o.summary, Dir: o.dir, Cancelled: o.cancelled, Aborted: aborted, WriteFault: o.fault}
-	judge(s.Load.KneeFactor, o.summary, p.plan)
+	judge(s.Load.KneeFactor, o.summary, p.plan, p.judgesKnee())
 
 	run := export.Run{
 		BenchmarkID:  o.benchmarkID,
@@ -573,11 +571,15 @@ func (p *prepared) report(o *outcome, out io.Writer) (*Result, error) {
 		errs = append(errs, err)
 	}
 	errs = append(errs, writeServerExports(o.dir, o.serverExport, run))
-	errs = append(errs, Report(out, o.dir, s.Exports.Files, title, o.summary, o.state, run, folders))
+	opts := []export.ConsoleOption{export.Verbose(p.verbose()), export.JudgedKnee(p.judgesKnee())}
+	if info := s.Endpoint.Info(); !s.Streaming && info.Streams && info.ProducesTokens {
+		opts = append(opts, export.Note("TTFT and ITL need --streaming (this run read each answer whole)"))
+	}
+	errs = append(errs, Report(out, o.dir, s.Exports.Files, title, o.summary, o.state, run, folders, opts...))
 	if s.Exports.Report || s.Exports.Plots {
 		errs = append(errs, writeRunReport(out, o.dir, s.Exports))
 	}
-	if err := p.live.conclude(out); err != nil {
+	if err := p.live.conclude(out, o.summary); err != nil {
 		errs = append(errs, err)
 	}
 	if aborted {
@@ -657,21 +659,28 @@ func startTarget(ctx context.Context, s *spec.Spec, log io.Writer) (url string, 
 	}
 	// Not stopped by ctx: an interrupt drains the requests in flight, so the
 	// mock must outlive it; the run's cleanup closes it.
-	mock, err := mockserver.Start(context.WithoutCancel(ctx), "127.0.0.1:0", mockserver.Config{TTFT: 20 * time.Millisecond, ITL: 5 * time.Millisecond, Model: t.Model(),
-		PrefillPerImage: t.MockPrefillPerImage, PrefillPerAudioSecond: t.MockPrefillPerAudioSecond})
+	// It counts prompt tokens with surge's embedded tokenizer, which
+	// builds the prompts a run sends it: its usage agrees with their ISL.
+	tok, err := tokenizer.Default()
+	if err != nil {
+		return "", nil, err
+	}
+	mock, err := mockserver.Start(context.WithoutCancel(ctx), "127.0.0.1:0", mockserver.Config{
+		TTFT: mockserver.DefaultTTFT, ITL: mockserver.DefaultITL, PrefillPerToken: mockserver.DefaultPrefillPerToken, Tokenizer: tok,
+		Model: t.Model(), PrefillPerImage: t.MockPrefillPerImage, PrefillPerAudioSecond: t.MockPrefillPerAudioSecond})
 	if err != nil {
 		return "", nil, fmt.Errorf("starting the embedded mock server: %w", err)
 	}
-	fmt.Fprintf(log, "no --url given: benchmarking the embedded mock server at %s (TTFT 20ms, ITL 5ms%s)\n", mock.URL(), mockMediaLine(t))
+	fmt.Fprintf(log, "no --url given: benchmarking the embedded mock server at %s (TTFT %s + %s per prompt token, ITL %s%s)\n",
+		mock.URL(), mockserver.DefaultTTFT, mockserver.DefaultPrefillPerToken, mockserver.DefaultITL, mockMediaLine(t))
 	return mock.URL(), func() { _ = mock.Close(context.Background()) }, nil
 }
 
-// Report writes the summary exports, prints the console table and lists
-// every file of the run.
-func Report(out io.Writer, dir string, files spec.Files, title string, s *metrics.Summary, st *metrics.State, run export.Run, folders []string) error {
+// Report writes the summary exports, prints the console summary (opts:
+// how) and lists every file of the run.
+func Report(out io.Writer, dir string, files spec.Files, title string, s *metrics.Summary, st *metrics.State, run export.Run, folders []string, opts ...export.ConsoleOption) error {
 	err := WriteExports(dir, files, s, st, run)
-	export.Console(out, title, s)
-	export.ConsoleStages(out, s)
+	export.Console(out, title, s, opts...)
 	fmt.Fprintf(out, "\nExports in %s:\n", dir)
 	for _, f := range []string{files.JSON, files.CSV, files.JSONL, files.Raw, files.TimeslicesJSON, files.TimeslicesCSV, FileInputs, FileState, FileGPUTelemetry, FileServerMetrics,
 		telemetry.ServerMetricsJSONFile, telemetry.ServerMetricsCSVFile} {
@@ -702,15 +711,29 @@ func WriteExports(dir string, files spec.Files, s *metrics.Summary, st *metrics.
 	return errors.Join(err, WriteFile(filepath.Join(dir, FileState), func(w io.Writer) error { return json.NewEncoder(w).Encode(st) }))
 }
 
-// judge marks the knee of a sweep (by --knee-factor) and adds the
-// warnings the schedule earns: an achieved rate under 95% of the target.
-func judge(knee float64, s *metrics.Summary, p *plan) {
-	// A sweep over prompts, counts or users has no knee to judge.
-	if p.sweep == nil && s.MarkKnee(knee) {
+// judgesKnee reports whether the run's stages have a knee to judge: a
+// load's stage list has; a sweep over prompts, counts or users has not,
+// nor a search, whose stages are probes.
+func (p *prepared) judgesKnee() bool {
+	return p.plan.sweep == nil && p.s.Live.Search == nil && len(p.plan.values) > 1
+}
+
+// liveWarning logs, at debug level, a caveat found while the run goes on
+// (the summary prints it).
+func (p *prepared) liveWarning(msg string) { p.log.Debugf("live warning: %s", msg) }
+
+// verbose reports whether the console prints each warning's full text (-v).
+func (p *prepared) verbose() bool { return p.log.Enabled("DEBUG") }
+
+// judge marks the knee of a sweep (by --knee-factor) when it has one to
+// judge, and adds the warnings the schedule earns: an achieved rate under
+// 95% of the target.
+func judge(knee float64, s *metrics.Summary, p *plan, kneeJudged bool) {
+	if kneeJudged && s.MarkKnee(knee) {
 		s.Warnings = append(s.Warnings, fmt.Sprintf(
 			"knee at %s %g: p95 TTFT rose more than %g× over the first stage while throughput gained < 10%%; recommended operating point: %s %g",
 			p.mode, s.Stages[s.Knee].Value, kneeFactor(knee), p.mode, s.Stages[s.Operating].Value))
-	} else if v := s.KneeVerdict; p.sweep == nil && v.Inconclusive {
+	} else if v := s.KneeVerdict; kneeJudged && v.Inconclusive {
 		s.Warnings = append(s.Warnings, fmt.Sprintf(
 			"knee %s: at %s %g the stages' 95%% intervals could not tell whether p95 TTFT rose more than %g× and throughput gained < 10%%; no knee or operating point is named",
 			v, p.mode, s.Stages[v.At].Value, kneeFactor(knee)))

@@ -43,8 +43,9 @@ func runArgs(t *testing.T, url string, args ...string) (*Result, map[string]any,
 
 // TestTruncatedPromptEndToEnd: a mock with llama.cpp's 1,024-token slot
 // cuts 1,300-token prompts (about 1,170 of its words) to about 650 without
-// an error, as llama.cpp cut 1,100-token prompts to 599. The run warns while it goes, counts every cut prompt, and puts the
-// server's count beside surge's.
+// an error, as llama.cpp cut 1,100-token prompts to 599. The run counts
+// every cut prompt, warns once (in the summary: the dashboard shows it
+// live) and puts the server's count beside surge's.
 func TestTruncatedPromptEndToEnd(t *testing.T) {
 	t.Parallel()
 	url := startMockOf(t, mockserver.Config{ContextTokens: 1024})
@@ -52,11 +53,11 @@ func TestTruncatedPromptEndToEnd(t *testing.T) {
 	if got := apptest.RunAvg(t, m, "prompt_truncated_count"); got != 6 {
 		t.Errorf("prompt_truncated_count %v, want 6", got)
 	}
-	if !strings.Contains(log, "warning: the server cut a prompt") {
-		t.Errorf("no live warning in the log:\n%s", log)
+	if strings.Contains(log, "cut") || strings.Count(out, "warning [prompt-cut]") != 1 {
+		t.Errorf("the cut prompts are not warned of once, in the summary:\nlog %s\nsummary %s", log, out)
 	}
-	for _, want := range []string{"the server cut the prompt of 6 of 6 requests", "context length",
-		"Input sequence length: avg 1300 by surge's count", "Prompt Truncated Count"} {
+	for _, want := range []string{"the server cut 6 of 6 prompts", "context length",
+		"Input sequence length: the metrics use surge's count, avg 1300 (the prompts as sent); the server's usage says 6", "Prompt Truncated Count"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("console does not say %q:\n%s", want, out)
 		}
@@ -81,8 +82,8 @@ func TestPerChunkUsageEndToEnd(t *testing.T) {
 	for _, tc := range []struct {
 		flag, want string
 	}{
-		{"--per-chunk-usage", "12 of 12 chunks carried more than one token"},
-		{"", "4 requests had more tokens than chunks (36 tokens in 12 chunks"},
+		{"--per-chunk-usage", "warning [chunks]: 12 of 12 chunks carried several tokens"},
+		{"", "warning [chunks]: 4 requests had more tokens than chunks"},
 	} {
 		args := []string{"--isl", "16", "--osl", "9", "--request-count", "4"}
 		if tc.flag != "" {
@@ -108,8 +109,8 @@ func TestCapGuardEndToEnd(t *testing.T) {
 	if !res.AllFailed() || apptest.RunAvg(t, m, "error_request_count") != 4 {
 		t.Errorf("error_request_count %v, want every request ended by the guard", apptest.RunAvg(t, m, "error_request_count"))
 	}
-	if !strings.Contains(out, "output_cap_exceeded") || !strings.Contains(log, "--use-legacy-max-tokens") {
-		t.Errorf("the console does not name the guard's error, or the log the fix:\n%s\n%s", out, log)
+	if !strings.Contains(out, "output_cap_exceeded") || strings.Count(out+log, "--use-legacy-max-tokens") != 1 {
+		t.Errorf("the console does not name the guard's error, or the fix once:\n%s\n%s", out, log)
 	}
 	_, m, _, _ = runArgs(t, url, "--isl", "16", "--osl", "8", "--request-count", "4", "--no-cap-guard")
 	if osl := apptest.RunAvg(t, m, "output_sequence_length"); osl != 400 {
@@ -136,6 +137,30 @@ func TestRealServerFlags(t *testing.T) {
 		var ue *cmdline.UsageError
 		if !errors.As(err, &ue) || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%v: %v, want a usage error naming %s", tc.args, err, tc.want)
+		}
+	}
+}
+
+// TestStreamingHint: a run of a streaming endpoint type without --streaming
+// says, in one line of its summary, that TTFT and ITL need it; a streamed
+// run and a type that cannot stream (embeddings) do not.
+func TestStreamingHint(t *testing.T) {
+	t.Parallel()
+	url := startMockOf(t, mockserver.Config{})
+	const hint = "TTFT and ITL need --streaming"
+	for _, tc := range []struct {
+		kind   string
+		stream bool
+		want   int
+	}{{"chat", false, 1}, {"completions", false, 1}, {"chat", true, 0}, {"embeddings", false, 0}} {
+		c := apptest.RunConfig(url, t.TempDir())
+		c.EndpointType, c.Streaming, c.RequestCount = tc.kind, tc.stream, 4
+		var out, log strings.Builder
+		if _, err := runConfig(context.Background(), c, &out, &log); err != nil {
+			t.Fatal(err)
+		}
+		if n := strings.Count(out.String()+log.String(), hint); n != tc.want {
+			t.Errorf("%s, streaming %v: the hint %d times, want %d:\n%s", tc.kind, tc.stream, n, tc.want, out.String())
 		}
 	}
 }

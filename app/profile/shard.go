@@ -43,11 +43,8 @@ func (p *prepared) waitForStart(ctx context.Context, log io.Writer) time.Duratio
 			return 0
 		}
 	}
-	late := max(time.Since(at), 0)
-	if late > lateWarnAfter {
-		fmt.Fprintf(log, "warning: %s\n", p.lateWarning(late))
-	}
-	return late
+	// A late start is a warning of the summary's (report).
+	return max(time.Since(at), 0)
 }
 
 func (p *prepared) lateWarning(late time.Duration) string {

@@ -221,7 +221,8 @@ func TestLateShardSaysByHowMuch(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := p.report(o, io.Discard); err != nil {
+	var out bytes.Buffer
+	if _, err := p.report(o, &out); err != nil {
 		t.Fatal(err)
 	}
 	m := apptest.ReadExport(t, dir)
@@ -229,8 +230,10 @@ func TestLateShardSaysByHowMuch(t *testing.T) {
 	if late := info["late_ms"].(float64); late < 250 || late > 60_000 {
 		t.Errorf("late_ms %v, want ≥ 250", late)
 	}
-	if !strings.Contains(log.String(), "shard 1/2: started") || !strings.Contains(fmt.Sprint(m["warnings"]), "late for --start-at") {
-		t.Errorf("no lateness said: log %q, warnings %v", log.String(), m["warnings"])
+	// Said once, in the summary.
+	if strings.Count(out.String(), "warning [shard-late]: shard 1/2: started ") != 1 || strings.Contains(log.String(), "late") ||
+		!strings.Contains(fmt.Sprint(m["warnings"]), "late for --start-at") {
+		t.Errorf("lateness not said once in the summary: log %q, summary %q, warnings %v", log.String(), out.String(), m["warnings"])
 	}
 	if apptest.RunAvg(t, m, "request_count") != 6 {
 		t.Errorf("shard 1/2 sent %v requests, want 6 of 12", apptest.RunAvg(t, m, "request_count"))

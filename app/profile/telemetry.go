@@ -168,8 +168,12 @@ func (l *liveTelemetry) servers() []telemetry.ServerSample {
 	return slices.Clone(l.server)
 }
 
-// frame is snap with the latest readings, as the dashboard draws it.
+// frame is snap with the latest readings, as the dashboard draws it: its
+// newest warning (the one the dashboard shows) as the summary's one line.
 func (l *liveTelemetry) frame(snap metrics.Snapshot) tui.Frame {
+	if n := len(snap.Warnings); n > 0 {
+		snap.Warnings = append(snap.Warnings[:n-1:n-1], export.ClassifyWarning(snap.Warnings[n-1]).Line)
+	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return tui.Frame{Snapshot: snap, GPUs: slices.Clone(l.gpus), Server: slices.Clone(l.server)}

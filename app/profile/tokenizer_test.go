@@ -119,8 +119,9 @@ func TestTokenizerFallsBackOffline(t *testing.T) {
 	t.Setenv("HF_HUB_OFFLINE", "")
 	log.Reset()
 	c = cmdline.Config{Model: "org/other"}
-	if _, _, src, err := loadTokenizerOf(c, cmdline.Logger{W: &log, Level: 2}); err != nil || src.Source != tokFallback ||
-		!strings.Contains(log.String(), "HTTP 404") {
+	// (-v: the warning's full text under its line.)
+	if _, _, src, err := loadTokenizerOf(c, cmdline.Logger{W: &log, Level: 1}); err != nil || src.Source != tokFallback ||
+		!strings.Contains(log.String(), "HTTP 404") || !strings.HasPrefix(log.String(), "warning [tokenizer]: embedded Qwen3 tokenizer used, not org/other's: ") {
 		t.Errorf("not on the Hub: %+v %v\n%s", src, err, log.String())
 	}
 	// --log-level WARNING still says it; ERROR does not.
@@ -189,12 +190,12 @@ func TestTokenizerFromLocalNames(t *testing.T) {
 	}{
 		// Derived from the model name: the GGUF is not read; the name goes
 		// to the (test) Hub, which has no such model.
-		{cmdline.Config{Model: "model.gguf"}, tokFallback, "the tokenizer of model model.gguf: "},
-		{cmdline.Config{Model: "./model.gguf"}, tokFallback, "the tokenizer of model ./model.gguf: "},
-		{cmdline.Config{Model: "gguf-dir"}, tokFallback, "the tokenizer of model gguf-dir: "},
-		{cmdline.Config{Model: "empty"}, tokFallback, "the tokenizer of model empty: "},
+		{cmdline.Config{Model: "model.gguf"}, tokFallback, "not model.gguf's: "},
+		{cmdline.Config{Model: "./model.gguf"}, tokFallback, "not ./model.gguf's: "},
+		{cmdline.Config{Model: "gguf-dir"}, tokFallback, "not gguf-dir's: "},
+		{cmdline.Config{Model: "empty"}, tokFallback, "not empty's: "},
 		// A tokenizer file that fails to load warns as the Hub does.
-		{cmdline.Config{Model: "bad.json"}, tokFallback, "the tokenizer of model bad.json: tokenizer bad.json: line 1"},
+		{cmdline.Config{Model: "bad.json"}, tokFallback, "not bad.json's: tokenizer bad.json: line 1"},
 		{cmdline.Config{Model: "qwen"}, tokPath, ""},
 		// A folder without tokenizer.json is no tokenizer: the Hub id is.
 		{cmdline.Config{Model: "org/model"}, tokDownload, ""},

@@ -13,6 +13,7 @@ import (
 	"github.com/surgebench/surge/app/cmdline"
 	"github.com/surgebench/surge/app/profile"
 	"github.com/surgebench/surge/app/spec"
+	"github.com/surgebench/surge/metrics"
 	"github.com/surgebench/surge/metrics/export"
 	"github.com/surgebench/surge/metrics/fingerprint"
 	"github.com/surgebench/surge/metrics/merge"
@@ -22,22 +23,24 @@ import (
 func MergeCommand() *cli.Command {
 	return &cli.Command{
 		Name:      "merge",
-		Usage:     "combine the exports of the N shards of one plan (surge profile --shard i/N) into one export",
+		Usage:     "merge the exports of one plan's N shards (--shard i/N) into one",
 		ArgsUsage: "DIR... -o OUT",
 		Description: "Counts and sums add exactly; percentiles come from the shards' per-request records (exact), or from\n" +
 			"their merged t-digests when a shard has no profile_export.jsonl; durations and throughputs cover the\n" +
 			"union of the shards' windows; a sweep's run folders merge value by value. Shards of different plans\n" +
-			"(seed, flags, version) are refused.",
+			"(seed, flags, version) are refused, and so are shards that did not run at once (their windows, start to\n" +
+			"end, lie apart: run them with one --start-at), unless --force.",
 		OnUsageError: cmdline.OnUsageError,
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Usage: "folder to write the merged export to (required)"},
+			&cli.BoolFlag{Name: "force", Usage: "merge shards that did not run at once (a warning says how low the throughputs then read)"},
 		},
 		Action: func(cc *cli.Context) error {
 			dirs, out, err := mergeArgs(cc.Args().Slice(), cc.String("output"))
 			if err != nil {
 				return err
 			}
-			return Merge(dirs, out, os.Stdout)
+			return Merge(dirs, out, os.Stdout, cc.Bool("force"))
 		},
 	}
 }
@@ -82,14 +85,23 @@ func mergeArgs(args []string, out string) (dirs []string, outDir string, err err
 // Merge combines the shard exports in dirs into one export in outDir, in
 // the same files and shapes as a single run's, and prints its summary to
 // w. Folders that are not the N shards of one plan are a usage error naming
-// the difference. A sweep's run folders are merged one by one, and its
-// sweep_aggregate written from them, as a single run lays them out.
-func Merge(dirs []string, outDir string, w io.Writer) error {
+// the difference; so are shards that did not run at once, unless force
+// (merge.Windows), and a merge of shards that ran apart warns by how much.
+// A sweep's run folders are merged one by one, and its sweep_aggregate
+// written from them, as a single run lays them out.
+func Merge(dirs []string, outDir string, w io.Writer, force bool) error {
 	shards, err := loadShards(dirs)
 	if err != nil {
 		return err
 	}
+	apart, err := merge.Windows(shards, force)
+	if err != nil {
+		return &cmdline.UsageError{Err: err}
+	}
 	res := merge.Merge(shards)
+	if apart != "" {
+		res.Summary.Warnings = append(res.Summary.Warnings, apart)
+	}
 	moved, err := profile.MoveAside(outDir, "-o", spec.ExportFiles(""))
 	if err != nil {
 		return err
@@ -107,16 +119,32 @@ func Merge(dirs []string, outDir string, w io.Writer) error {
 	}
 	info := res.Run.RunInfo.(map[string]any)
 	title := fmt.Sprintf("surge merge: %d shards of %v @ %v (%v)", len(shards), model, info["target_url"], info["mode"])
+	opts := []export.ConsoleOption{export.JudgedKnee(judgedKnee(info["mode"], res.Summary))}
 	subs := shards[0].RunFolders
 	if len(subs) == 0 {
 		return errors.Join(
 			profile.WriteFile(filepath.Join(outDir, spec.FileJSONL), func(w io.Writer) error { return merge.WriteRecords(w, shards) }),
 			profile.WriteFile(filepath.Join(outDir, profile.FileInputs), func(w io.Writer) error { return merge.WriteInputs(w, shards) }),
-			profile.Report(w, outDir, spec.ExportFiles(""), title, res.Summary, res.State, res.Run, nil),
+			profile.Report(w, outDir, spec.ExportFiles(""), title, res.Summary, res.State, res.Run, nil, opts...),
 		)
 	}
 	folders, err := mergeSweep(dirs, subs, outDir, res)
-	return errors.Join(err, profile.Report(w, outDir, spec.ExportFiles(""), title, res.Summary, res.State, res.Run, folders))
+	return errors.Join(err, profile.Report(w, outDir, spec.ExportFiles(""), title, res.Summary, res.State, res.Run, folders, opts...))
+}
+
+// judgedKnee reports whether a merged run's stages have a knee to judge,
+// as a one-host run of the plan judges it: stages of one load parameter
+// (a grid's points carry labels).
+func judgedKnee(mode any, s *metrics.Summary) bool {
+	if mode != profile.ModeConcurrency && mode != profile.ModeRequestRate || len(s.Stages) < 2 {
+		return false
+	}
+	for _, st := range s.Stages {
+		if st.Label != "" {
+			return false
+		}
+	}
+	return true
 }
 
 // loadShards reads and checks the shard folders dirs; what is not the N

@@ -2,14 +2,19 @@ package results
 
 import (
 	"bytes"
+	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 
+	"github.com/surgebench/surge/app/cmdline"
 	"github.com/surgebench/surge/app/internal/apptest"
 	"github.com/surgebench/surge/app/profile"
 	"github.com/surgebench/surge/app/spec"
@@ -26,22 +31,38 @@ func TestMergeShardedSweep(t *testing.T) {
 	srv := httptest.NewServer(&apptest.Server{Tokens: 3})
 	defer srv.Close()
 	root := t.TempDir()
-	run := func(dir, shard string) {
-		t.Helper()
+	run := func(dir, shard, startAt string) error {
 		c := apptest.RunConfig(srv.URL, filepath.Join(root, dir))
 		c.Concurrency, c.RequestCount, c.Seed = "2,4", 8, 3
-		c.Shard = shard
-		if _, err := profile.Run(t.Context(), apptest.Spec(t, c), io.Discard, io.Discard); err != nil {
-			t.Fatalf("%s: %v", dir, err)
+		c.Shard, c.StartAt = shard, startAt
+		s, err := spec.Parse(c)
+		if err != nil {
+			return err
 		}
+		_, err = profile.Run(t.Context(), s, io.Discard, io.Discard)
+		return err
 	}
-	run("whole", "")
-	run("s0", "0/2")
-	run("s1", "1/2")
+	if err := run("whole", "", ""); err != nil {
+		t.Fatal(err)
+	}
+	// The shards run at once, from one instant, as on two hosts.
+	startAt := time.Now().Add(time.Second).UTC().Format(time.RFC3339Nano)
+	var wg sync.WaitGroup
+	errs := make([]error, 2)
+	for i := range errs {
+		wg.Go(func() { errs[i] = run(fmt.Sprintf("s%d", i), fmt.Sprintf("%d/2", i), startAt) })
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		t.Fatal(err)
+	}
 	out := filepath.Join(root, "merged")
 	var console bytes.Buffer
-	if err := Merge([]string{filepath.Join(root, "s0"), filepath.Join(root, "s1")}, out, &console); err != nil {
+	if err := Merge([]string{filepath.Join(root, "s0"), filepath.Join(root, "s1")}, out, &console, false); err != nil {
 		t.Fatal(err)
+	}
+	if strings.Contains(console.String(), "apart") {
+		t.Errorf("shards run at once are said to have run apart:\n%s", console.String())
 	}
 	for _, sub := range []string{"concurrency_2", "concurrency_4"} {
 		got, whole := filepath.Join(out, sub), filepath.Join(root, "whole", sub)
@@ -87,7 +108,7 @@ func TestMergeShardedSweep(t *testing.T) {
 	// Merging again into the same -o keeps the first merge: it moves
 	// aside to OUT-1, whole, and the console says so.
 	console.Reset()
-	if err := Merge([]string{filepath.Join(root, "s0"), filepath.Join(root, "s1")}, out, &console); err != nil {
+	if err := Merge([]string{filepath.Join(root, "s0"), filepath.Join(root, "s1")}, out, &console, false); err != nil {
 		t.Fatal(err)
 	}
 	if want := out + " held an earlier export: moved it to " + out + "-1"; !strings.Contains(console.String(), want) {
@@ -99,3 +120,68 @@ func TestMergeShardedSweep(t *testing.T) {
 }
 
 func TestMain(m *testing.M) { apptest.Main(m) }
+
+// TestMergeRefusesShardsRunApart: a shard run ten minutes after the other
+// (its export's window moved so) is refused, exit 2, naming both windows;
+// --force merges them and the summary warns, once, by how much the
+// throughputs read low.
+func TestMergeRefusesShardsRunApart(t *testing.T) {
+	t.Parallel()
+	srv := httptest.NewServer(&apptest.Server{Tokens: 3})
+	defer srv.Close()
+	root := t.TempDir()
+	startAt := time.Now().Add(time.Second).UTC().Format(time.RFC3339Nano)
+	var wg sync.WaitGroup
+	errs := make([]error, 2)
+	for i := range errs {
+		wg.Go(func() {
+			c := apptest.RunConfig(srv.URL, filepath.Join(root, fmt.Sprint("s", i)))
+			c.RequestCount, c.Seed, c.Shard, c.StartAt = 8, 3, fmt.Sprintf("%d/2", i), startAt
+			_, errs[i] = profile.Run(t.Context(), apptest.Spec(t, c), io.Discard, io.Discard)
+		})
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		t.Fatal(err)
+	}
+	// Move shard 1's window ten minutes on, as if run after shard 0.
+	file := filepath.Join(root, "s1", spec.FileJSON)
+	b, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var m map[string]any
+	if err := json.Unmarshal(b, &m); err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range []string{"start_time", "end_time"} {
+		at, err := time.Parse(time.RFC3339Nano, m[k].(string))
+		if err != nil {
+			t.Fatal(err)
+		}
+		m[k] = at.Add(10 * time.Minute).Format(time.RFC3339Nano)
+	}
+	if b, err = json.Marshal(m); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(file, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	dirs := []string{filepath.Join(root, "s0"), filepath.Join(root, "s1")}
+	var console bytes.Buffer
+	err = Merge(dirs, filepath.Join(root, "refused"), &console, false)
+	var ue *cmdline.UsageError
+	if !errors.As(err, &ue) || !strings.Contains(err.Error(), "the shards did not run at once") || !strings.Contains(err.Error(), "shard 1 600.") ||
+		!strings.Contains(err.Error(), "--force") {
+		t.Errorf("shards run apart: %v, want a usage error naming their windows", err)
+	}
+	if _, err := os.Stat(filepath.Join(root, "refused")); err == nil {
+		t.Error("a refused merge wrote its folder")
+	}
+	if err := Merge(dirs, filepath.Join(root, "forced"), &console, true); err != nil {
+		t.Fatal(err)
+	}
+	if n := strings.Count(console.String(), "warning [shard-windows]: the shards ran apart: they did not run together; the throughputs read up to"); n != 1 {
+		t.Errorf("--force: the warning %d times, want once:\n%s", n, console.String())
+	}
+}

@@ -22,7 +22,7 @@ import (
 func ReportCommand() *cli.Command {
 	return &cli.Command{
 		Name:         "report",
-		Usage:        "write an HTML report (or PNG charts) of one or more runs' artifact folders",
+		Usage:        "write an HTML report (or PNG charts) of runs' artifact folders",
 		ArgsUsage:    "DIR...",
 		OnUsageError: cmdline.OnUsageError,
 		Flags: []cli.Flag{
@@ -100,8 +100,9 @@ func CompareCommand() *cli.Command {
 	var c compareConfig
 	return &cli.Command{
 		Name:  "compare",
-		Usage: "judge whether runs differ: per metric each run's value, the change from the first run, bootstrap intervals, a rank test and a verdict",
-		Description: "The first folder is the baseline. Exit status: 0 no --fail-on rule failed; 1 a rule failed (a significant\n" +
+		Usage: "judge whether runs differ: intervals, a rank test, a verdict",
+		Description: "Per metric, each run's value, the change from the first run, bootstrap intervals, a rank test and a\n" +
+			"verdict.\n\nThe first folder is the baseline. Exit status: 0 no --fail-on rule failed; 1 a rule failed (a significant\n" +
 			"change past its limit); 2 bad usage, or runs whose workload fingerprints differ (without --force).",
 		ArgsUsage:    "BASELINE DIR...",
 		OnUsageError: cmdline.OnUsageError,

@@ -12,22 +12,19 @@ import (
 	"github.com/urfave/cli/v2"
 )
 
-// catSearch groups `surge search`'s own flags in --help.
-const catSearch = "Search"
-
 // searchOptions are `surge search`'s flags beyond profile's (which it
 // takes too: the target, the workload, the start value as --concurrency or
 // --request-rate).
 func searchOptions(s *cmdline.SearchConfig) []cli.Flag {
 	return []cli.Flag{
-		&cli.StringFlag{Category: catSearch, Name: "slo", Destination: &s.SLO,
+		&cli.StringFlag{Category: cmdline.CatSearch, Name: "slo", Destination: &s.SLO,
 			Usage: "required (on the command line or in -f's file): objectives every probe must meet, --goodput's syntax with a percentile: \"time_to_first_token:p95:200 inter_token_latency:p99:30 error_rate:0.01\" (default p95)"},
-		&cli.Float64Flag{Category: catSearch, Name: "search-max", Destination: &s.Max, Usage: "highest value probed (default 1024 × the start)"},
-		&cli.Float64Flag{Category: catSearch, Name: "search-resolution", Value: 0.05, Destination: &s.Resolution, Usage: "stop once the lowest failing value is within this fraction of the highest passing one"},
-		&cmdline.ValueFlag{GenericFlag: cli.GenericFlag{Category: catSearch, Name: "probe-duration", Value: cmdline.SecondsFlagValue(&s.MinProbe), Usage: "seconds each probe runs at least (default 5)"}},
-		&cmdline.ValueFlag{GenericFlag: cli.GenericFlag{Category: catSearch, Name: "probe-max-duration", Value: cmdline.SecondsFlagValue(&s.MaxProbe), Usage: "seconds a noisy probe may be extended to (default 4 × --probe-duration)"}},
-		&cli.IntFlag{Category: catSearch, Name: "max-probes", Value: 24, Destination: &s.MaxProbes, Usage: "most probes the search makes"},
-		&cli.BoolFlag{Category: catSearch, Name: "settle", Value: true, Destination: &s.Settle, Usage: "end a probe as soon as its requests settle the verdict (each objective's 95% interval clear of its limit), before --probe-duration; --settle=false runs every probe its full time"},
+		&cli.Float64Flag{Category: cmdline.CatSearch, Name: "search-max", Destination: &s.Max, Usage: "highest value probed (default 1024 × the start)"},
+		&cli.Float64Flag{Category: cmdline.CatSearch, Name: "search-resolution", Value: 0.05, Destination: &s.Resolution, Usage: "stop once the lowest failing value is within this fraction of the highest passing one"},
+		&cmdline.ValueFlag{GenericFlag: cli.GenericFlag{Category: cmdline.CatSearch, Name: "probe-duration", Value: cmdline.SecondsFlagValue(&s.MinProbe), Usage: "seconds each probe runs at least (default 5)"}},
+		&cmdline.ValueFlag{GenericFlag: cli.GenericFlag{Category: cmdline.CatSearch, Name: "probe-max-duration", Value: cmdline.SecondsFlagValue(&s.MaxProbe), Usage: "seconds a noisy probe may be extended to (default 4 × --probe-duration)"}},
+		&cli.IntFlag{Category: cmdline.CatSearch, Name: "max-probes", Value: 24, Destination: &s.MaxProbes, Usage: "most probes the search makes"},
+		&cli.BoolFlag{Category: cmdline.CatSearch, Name: "settle", Value: true, Destination: &s.Settle, Usage: "end a probe as soon as its requests settle the verdict (each objective's 95% interval clear of its limit), before --probe-duration; --settle=false runs every probe its full time"},
 	}
 }
 
@@ -49,8 +46,10 @@ func command(version string, run func(context.Context, *spec.Spec) error) *cli.C
 	cfg := &cmdline.Config{Version: version}
 	cfg.Search = &cmdline.SearchConfig{}
 	return &cli.Command{
-		Name:         "search",
-		Usage:        "find the highest request rate (--request-rate START; none: a short pilot picks it) or concurrency (--concurrency START) the server sustains within --slo",
+		Name:  "search",
+		Usage: "find the highest load a server sustains within --slo",
+		Description: "Finds the highest request rate (--request-rate START; none: a short pilot picks it) or concurrency\n" +
+			"(--concurrency START) the server sustains within --slo: each probe is a stage of the exports.",
 		Flags:        append(cmdline.SearchFlags(cfg), searchOptions(cfg.Search)...),
 		OnUsageError: cmdline.OnUsageError,
 		Action: func(cc *cli.Context) error {

@@ -80,7 +80,7 @@ func (s *Server) serveOther(w http.ResponseWriter, r *http.Request, api otherAPI
 		writeError(w, http.StatusBadRequest, "invalid_request_error", "mock: body is not a JSON object: "+err.Error())
 		return
 	}
-	prompt, items, err := countOther(api, &req)
+	prompt, items, err := s.count.countOther(api, &req)
 	if err != nil {
 		s.badRequests.Add(1)
 		writeError(w, http.StatusBadRequest, "invalid_request_error", "mock: "+err.Error())
@@ -107,7 +107,7 @@ func (s *Server) serveOther(w http.ResponseWriter, r *http.Request, api otherAPI
 	}
 	defer s.adm.release()
 	s.promptTokens.Add(uint64(prompt))
-	g := generation{n: n, arrival: arrival, first: time.Now().Add(s.cfg.TTFT), finish: "length",
+	g := generation{n: n, arrival: arrival, first: time.Now().Add(s.cfg.TTFT + s.promptPrefill(prompt)), finish: "length",
 		words: splitmix64(s.cfg.Seed + n), prompt: prompt, model: req.Model}
 	if g.model == "" {
 		g.model = s.cfg.Model
@@ -140,43 +140,43 @@ func (s *Server) serveOther(w http.ResponseWriter, r *http.Request, api otherAPI
 
 // countOther counts the prompt's words and, for embeddings and rankings,
 // the inputs or passages, rejecting bodies the real API would.
-func countOther(api otherAPI, req *otherRequest) (prompt, items int, err error) {
+func (c *counter) countOther(api otherAPI, req *otherRequest) (prompt, items int, err error) {
 	switch api {
 	case responsesAPI:
 		if isNull(req.Input) {
 			return 0, 0, fmt.Errorf("%w: input is required", errBadRequest)
 		}
-		if p, err := countPrompt(req.Input); err == nil {
+		if p, err := c.countPrompt(req.Input); err == nil {
 			return p, 0, nil
 		}
-		p, err := countMessages(req.Input, nil)
+		p, err := c.countMessages(req.Input, nil)
 		return p, 0, err
 	case messagesAPI:
 		if req.MaxTokens == nil {
 			return 0, 0, fmt.Errorf("%w: max_tokens: Field required", errBadRequest)
 		}
-		p, err := countMessages(req.Messages, nil)
+		p, err := c.countMessages(req.Messages, nil)
 		return p, 0, err
 	case tgiAPI, tgiStreamAPI:
 		if req.Inputs == "" {
 			return 0, 0, fmt.Errorf("%w: inputs is required", errBadRequest)
 		}
-		return countWords(req.Inputs), 0, nil
+		return c.count(req.Inputs), 0, nil
 	case embeddingsAPI:
 		if !isNull(req.Messages) {
-			p, err := countMessages(req.Messages, nil)
+			p, err := c.countMessages(req.Messages, nil)
 			return p, 1, err
 		}
 		var one string
 		if json.Unmarshal(req.Input, &one) == nil {
-			return countWords(one), 1, nil
+			return c.count(one), 1, nil
 		}
 		var many []string
 		if err := json.Unmarshal(req.Input, &many); err != nil || len(many) == 0 {
 			return 0, 0, fmt.Errorf("%w: input must be a string or a non-empty array of strings", errBadRequest)
 		}
 		for _, t := range many {
-			prompt += countWords(t)
+			prompt += c.count(t)
 		}
 		return prompt, len(many), nil
 	}
@@ -191,7 +191,7 @@ func countOther(api otherAPI, req *otherRequest) (prompt, items int, err error) 
 		}
 		q = nq.Text
 	}
-	prompt = countWords(q)
+	prompt = c.count(q)
 	var passages int
 	switch api {
 	case cohereRerankAPI:
@@ -199,7 +199,7 @@ func countOther(api otherAPI, req *otherRequest) (prompt, items int, err error) 
 	case teiRerankAPI:
 		passages = len(req.Texts)
 		for _, t := range req.Texts {
-			prompt += countWords(t)
+			prompt += c.count(t)
 		}
 	case nimRankingAPI:
 		passages = len(req.Passages)

@@ -17,6 +17,16 @@ const (
 	DefaultMaxOutputTokens = 131072
 )
 
+// The timing surge's embedded mock and `surge mock-server` have by
+// default (a Config's zero value has none): a first token after 20 ms plus
+// 20 µs per prompt token (2,048 tokens: +41 ms, as a small model's prefill
+// grows), then one token every 5 ms.
+const (
+	DefaultTTFT            = 20 * time.Millisecond
+	DefaultITL             = 5 * time.Millisecond
+	DefaultPrefillPerToken = 20 * time.Microsecond
+)
+
 // Config sets the mock's timing, output shape and failure behaviour. The
 // zero value is a usable server: no delays, 128 tokens per answer, one
 // token per event, no failures.
@@ -26,6 +36,15 @@ type Config struct {
 	TTFT time.Duration
 	// ITL is the gap between tokens; 0 sends them as fast as possible.
 	ITL time.Duration
+	// PrefillPerToken adds to a request's TTFT (its answer's time, for
+	// embeddings and rankings) for each prompt token (after ContextTokens'
+	// cut), so TTFT grows with the prompt as a server's prefill does.
+	PrefillPerToken time.Duration
+	// Tokenizer, when set, counts the prompt tokens usage reports (and
+	// that PrefillPerToken and ContextTokens act on); nil counts words.
+	// surge's embedded mock counts with surge's embedded tokenizer, so its
+	// usage agrees with the prompt lengths surge built.
+	Tokenizer Tokenizer
 	// PrefillPerImage and PrefillPerAudioSecond add to a chat request's
 	// TTFT for each image part and each second of audio it carries (a
 	// vision or audio encoder's time), so TTFT moves with the media.
@@ -120,6 +139,8 @@ func (cfg Config) Validate() error {
 		return fmt.Errorf("mockserver: Config.TTFT %v is negative", cfg.TTFT)
 	case cfg.ITL < 0:
 		return fmt.Errorf("mockserver: Config.ITL %v is negative", cfg.ITL)
+	case cfg.PrefillPerToken < 0:
+		return fmt.Errorf("mockserver: Config.PrefillPerToken %v is negative", cfg.PrefillPerToken)
 	case cfg.PrefillPerImage < 0:
 		return fmt.Errorf("mockserver: Config.PrefillPerImage %v is negative", cfg.PrefillPerImage)
 	case cfg.PrefillPerAudioSecond < 0:

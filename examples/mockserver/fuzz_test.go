@@ -37,7 +37,7 @@ func FuzzParseRequest(f *testing.F) {
 		if completions {
 			kind = completionsAPI
 		}
-		r, err := parseRequest(body, kind, 64)
+		r, err := words.parseRequest(body, kind, 64)
 		if err != nil {
 			if !errors.Is(err, errBadRequest) {
 				t.Fatalf("error %v does not wrap errBadRequest", err)
@@ -98,7 +98,7 @@ func FuzzOtherRequest(f *testing.F) {
 		if json.Unmarshal(body, &req) != nil {
 			return
 		}
-		prompt, items, err := countOther(otherAPI(api%uint8(nimRankingAPI+1)), &req)
+		prompt, items, err := words.countOther(otherAPI(api%uint8(nimRankingAPI+1)), &req)
 		if err == nil && (prompt < 0 || items < 0) {
 			t.Fatalf("counted %d words, %d items for %q", prompt, items, body)
 		}

@@ -162,7 +162,7 @@ func TestWavLength(t *testing.T) {
 
 func TestPrefillConfigValidate(t *testing.T) {
 	t.Parallel()
-	for _, cfg := range []Config{{PrefillPerImage: -1}, {PrefillPerAudioSecond: -time.Second}} {
+	for _, cfg := range []Config{{PrefillPerImage: -1}, {PrefillPerAudioSecond: -time.Second}, {PrefillPerToken: -time.Microsecond}} {
 		if err := cfg.Validate(); err == nil || !strings.Contains(err.Error(), "Prefill") {
 			t.Errorf("%+v: %v", cfg, err)
 		}
@@ -178,7 +178,7 @@ func BenchmarkParseMediaRequest(b *testing.B) {
 	body := []byte(mediaBody(true, imagePartJSON("data:image/png;base64,"+strings.Repeat("QUJD", 1<<18))))
 	b.SetBytes(int64(len(body)))
 	for b.Loop() {
-		if _, err := parseRequest(body, chatAPI, 1000); err != nil {
+		if _, err := words.parseRequest(body, chatAPI, 1000); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -69,7 +69,7 @@ var errBadRequest = errors.New("invalid request")
 
 // parseRequest decodes body for the given endpoint. Errors wrap
 // errBadRequest and name the offending field.
-func parseRequest(body []byte, kind apiKind, maxOutput int) (request, error) {
+func (c *counter) parseRequest(body []byte, kind apiKind, maxOutput int) (request, error) {
 	var w wireRequest
 	if err := json.Unmarshal(body, &w); err != nil {
 		return request{}, fmt.Errorf("%w: body is not a JSON object: %w", errBadRequest, err)
@@ -108,9 +108,9 @@ func parseRequest(body []byte, kind apiKind, maxOutput int) (request, error) {
 	var err error
 	switch kind {
 	case chatAPI:
-		r.PromptTokens, err = countMessages(w.Messages, &r.Media)
+		r.PromptTokens, err = c.countMessages(w.Messages, &r.Media)
 	case completionsAPI:
-		r.PromptTokens, err = countPrompt(w.Prompt)
+		r.PromptTokens, err = c.countPrompt(w.Prompt)
 	}
 	if err != nil {
 		return request{}, err
@@ -126,7 +126,7 @@ func isNull(raw json.RawMessage) bool {
 
 // countMessages counts the words in a chat request's messages, and its
 // media into m (nil: the parts are another API's, only text is read).
-func countMessages(raw json.RawMessage, m *mediaLoad) (int, error) {
+func (c *counter) countMessages(raw json.RawMessage, m *mediaLoad) (int, error) {
 	if isNull(raw) {
 		return 0, fmt.Errorf("%w: messages is required", errBadRequest)
 	}
@@ -143,11 +143,11 @@ func countMessages(raw json.RawMessage, m *mediaLoad) (int, error) {
 		if m.Role == "" {
 			return 0, fmt.Errorf("%w: messages[%d].role is required", errBadRequest, i)
 		}
-		c, err := countContent(m.Content, media)
+		k, err := c.countContent(m.Content, media)
 		if err != nil {
 			return 0, fmt.Errorf("%w: messages[%d].content: %w", errBadRequest, i, err)
 		}
-		n += c
+		n += k
 	}
 	return n, nil
 }
@@ -155,7 +155,7 @@ func countMessages(raw json.RawMessage, m *mediaLoad) (int, error) {
 // countContent counts words in a message content: a string, null (an
 // assistant turn with tool calls) or an array of parts, of which only
 // text parts count; image and audio parts are checked and counted into m.
-func countContent(raw json.RawMessage, m *mediaLoad) (int, error) {
+func (c *counter) countContent(raw json.RawMessage, m *mediaLoad) (int, error) {
 	if isNull(raw) {
 		return 0, nil
 	}
@@ -165,7 +165,7 @@ func countContent(raw json.RawMessage, m *mediaLoad) (int, error) {
 		if err := json.Unmarshal(raw, &s); err != nil {
 			return 0, err
 		}
-		return countWords(s), nil
+		return c.count(s), nil
 	case '[':
 		var parts []wirePart
 		if err := json.Unmarshal(raw, &parts); err != nil {
@@ -178,7 +178,7 @@ func countContent(raw json.RawMessage, m *mediaLoad) (int, error) {
 					return 0, err
 				}
 			}
-			n += countWords(parts[i].Text)
+			n += c.count(parts[i].Text)
 		}
 		return n, nil
 	}
@@ -187,20 +187,20 @@ func countContent(raw json.RawMessage, m *mediaLoad) (int, error) {
 
 // countPrompt counts a completions prompt: a string, an array of strings,
 // an array of token ids or an array of such arrays.
-func countPrompt(raw json.RawMessage) (int, error) {
+func (c *counter) countPrompt(raw json.RawMessage) (int, error) {
 	if isNull(raw) {
 		return 0, fmt.Errorf("%w: prompt is required", errBadRequest)
 	}
 	var s string
 	if json.Unmarshal(raw, &s) == nil {
-		return countWords(s), nil
+		return c.count(s), nil
 	}
 	var ss []string
 	if json.Unmarshal(raw, &ss) == nil {
 		if len(ss) != 1 {
 			return 0, fmt.Errorf("%w: prompt: the mock supports one prompt per request, got %d", errBadRequest, len(ss))
 		}
-		return countWords(ss[0]), nil
+		return c.count(ss[0]), nil
 	}
 	var ids []int64
 	if json.Unmarshal(raw, &ids) == nil {
@@ -214,22 +214,4 @@ func countPrompt(raw json.RawMessage) (int, error) {
 		return len(idss[0]), nil
 	}
 	return 0, fmt.Errorf("%w: prompt must be a string, an array of strings or an array of token ids", errBadRequest)
-}
-
-// countWords counts whitespace-separated words without allocating.
-func countWords(s string) int {
-	n := 0
-	in := false
-	for i := 0; i < len(s); i++ {
-		switch s[i] {
-		case ' ', '\t', '\n', '\r', '\v', '\f':
-			in = false
-		default:
-			if !in {
-				n++
-				in = true
-			}
-		}
-	}
-	return n
 }

@@ -23,7 +23,8 @@ const maxBodyBytes = 64 << 20
 type Server struct {
 	cfg     Config
 	adm     admission
-	created int64 // Unix seconds, reported by /v1/models
+	count   *counter // prompt tokens (the config's tokenizer, or words)
+	created int64    // Unix seconds, reported by /v1/models
 
 	seq          atomic.Uint64 // numbers completion requests in arrival order
 	requests     atomic.Uint64
@@ -58,6 +59,7 @@ func New(cfg Config) *Server {
 	cfg = cfg.withDefaults()
 	cfg.TTFT = max(cfg.TTFT, 0)
 	cfg.ITL = max(cfg.ITL, 0)
+	cfg.PrefillPerToken = max(cfg.PrefillPerToken, 0)
 	cfg.PrefillPerImage = max(cfg.PrefillPerImage, 0)
 	cfg.PrefillPerAudioSecond = max(cfg.PrefillPerAudioSecond, 0)
 	cfg.ErrorRate = min(max(cfg.ErrorRate, 0), 1)
@@ -66,7 +68,7 @@ func New(cfg Config) *Server {
 		cfg.StreamErrorShape = ShapeVLLM
 	}
 	cfg.MaxRunning = max(cfg.MaxRunning, 0)
-	s := &Server{cfg: cfg, created: time.Now().Unix()}
+	s := &Server{cfg: cfg, created: time.Now().Unix(), count: newCounter(cfg.Tokenizer)}
 	if cfg.WireLog != nil {
 		s.wire = &wireLog{w: cfg.WireLog}
 	}
@@ -181,12 +183,13 @@ func (s *Server) serveCompletion(w http.ResponseWriter, r *http.Request, kind ap
 	body, err := readBody(http.MaxBytesReader(w, r.Body, maxBodyBytes), (*bp)[:0])
 	*bp = body[:0]
 	wireArrival := arrivalOf(r.Context()) // the body's last segment is read now
+	read := time.Now()                    // TTFT runs from here (or from admission, after a wait)
 	if err != nil {
 		s.badRequests.Add(1)
 		writeError(w, http.StatusBadRequest, "invalid_request_error", "mock: reading body: "+err.Error())
 		return
 	}
-	req, err := parseRequest(body, kind, s.cfg.MaxOutputTokens)
+	req, err := s.count.parseRequest(body, kind, s.cfg.MaxOutputTokens)
 	if err != nil {
 		s.badRequests.Add(1)
 		writeError(w, http.StatusBadRequest, "invalid_request_error", "mock: "+err.Error())
@@ -213,6 +216,12 @@ func (s *Server) serveCompletion(w http.ResponseWriter, r *http.Request, kind ap
 		return
 	}
 	defer s.adm.release()
+	admitted := time.Now()
+	if s.cfg.MaxRunning == 0 {
+		// Never queued: reading and counting the prompt is part of the
+		// prefill time, not added to it.
+		admitted = read
+	}
 	req.PromptTokens = cutPrompt(req.PromptTokens, s.cfg.ContextTokens)
 	s.promptTokens.Add(uint64(req.PromptTokens))
 	s.images.Add(uint64(req.Media.Images))
@@ -226,7 +235,7 @@ func (s *Server) serveCompletion(w http.ResponseWriter, r *http.Request, kind ap
 		arrival:    arrival,
 		wireAt:     wireArrival,
 		id:         r.Header.Get("X-Request-Id"),
-		first:      time.Now().Add(s.cfg.TTFT + s.mediaPrefill(&req.Media)),
+		first:      admitted.Add(s.cfg.TTFT + s.promptPrefill(req.PromptTokens) + s.mediaPrefill(&req.Media)),
 		out:        req.MaxTokens,
 		finish:     "length",
 		words:      splitmix64(s.cfg.Seed + n),
@@ -266,6 +275,9 @@ func (s *Server) serveCompletion(w http.ResponseWriter, r *http.Request, kind ap
 		s.finishLength.Add(1)
 	}
 }
+
+// promptPrefill is the time a prompt of n tokens adds to TTFT.
+func (s *Server) promptPrefill(n int) time.Duration { return time.Duration(n) * s.cfg.PrefillPerToken }
 
 // mediaPrefill is the time a request's images and audio add to its TTFT.
 func (s *Server) mediaPrefill(m *mediaLoad) time.Duration {

@@ -6,6 +6,8 @@ import (
 	"flag"
 	"os"
 	"path/filepath"
+	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
@@ -166,6 +168,29 @@ func TestGolden(t *testing.T) {
 	var text bytes.Buffer
 	if err := WriteText(&text, res, outcomes); err != nil {
 		t.Fatal(err)
+	}
+	// fast's ITL p99 moved significantly, its distribution did not: the
+	// verdict says so rather than leave the two side by side.
+	if !strings.Contains(text.String(), "fast's ITL distribution is not significantly different (Mann–Whitney p = 0.204), but its p99 is ") ||
+		!strings.Contains(text.String(), "a percentile moved, not the distribution as a whole") {
+		t.Errorf("the ITL verdict does not explain its significant p99:\n%s", text.String())
+	}
+	// One format per column: values with two decimals, changes with one.
+	value, change := regexp.MustCompile(`^\d+\.\d\d$`), regexp.MustCompile(`^[+−]\d+\.\d%$`)
+	rows := 0
+	for _, l := range strings.Split(text.String(), "\n") {
+		f := strings.Fields(l)
+		i := slices.Index(f, "p99")
+		if i < 0 || i+3 >= len(f) || !strings.HasPrefix(l, "   ") {
+			continue // not a table's p99 row (a verdict's "p99 16% lower")
+		}
+		rows++
+		if !value.MatchString(f[i+1]) || !value.MatchString(f[i+2]) || !change.MatchString(f[i+3]) {
+			t.Errorf("row %q: want values like 21.72 and changes like +5.6%%", l)
+		}
+	}
+	if rows != 10 {
+		t.Errorf("%d p99 rows, want 10 (5 metrics × 2 comparisons)", rows)
 	}
 	for _, g := range []struct {
 		file string

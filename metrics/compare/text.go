@@ -24,8 +24,10 @@ func WriteText(w io.Writer, res *Result, outcomes []Outcome) error {
 		fmt.Fprintf(tw, "  %s\t%s\t%d requests, %d failed\tworkload %s\n", r.Name, r.Dir, r.Requests, r.Failed, wl)
 	}
 	tw.Flush()
-	fmt.Fprintf(ew, "%g%% intervals from %d bootstrap resamples (seed %d); distributions by the Mann–Whitney U test (two-sided); * significant, n<N too few requests to judge\n",
+	fmt.Fprintf(ew, "%g%% intervals from %d bootstrap resamples (seed %d); distributions by the Mann–Whitney U test (two-sided)\n",
 		100*res.Level, res.Iterations, res.Seed)
+	fmt.Fprint(ew, "* significant; n<N too few requests to judge. A percentile (a tail) can move significantly while the\n"+
+		"distribution as a whole does not: the rank test weighs every request\n")
 	for _, c := range res.Comparisons {
 		title := fmt.Sprintf("%s vs %s", c.B, c.A)
 		if c.Stage != "" {
@@ -44,11 +46,11 @@ func WriteText(w io.Writer, res *Result, outcomes []Outcome) error {
 				if finite(float64(s.RelLo)) {
 					ci = fmt.Sprintf("%s … %s", pct(s.RelLo), pct(s.RelHi))
 				} else if finite(float64(s.AbsLo)) {
-					ci = fmt.Sprintf("%s … %s", num(s.AbsLo), num(s.AbsHi))
+					ci = fmt.Sprintf("%s … %s", signedNum(s.AbsLo), signedNum(s.AbsHi))
 				}
 				change := pct(s.Rel)
 				if !finite(float64(s.Rel)) {
-					change = num(s.Abs)
+					change = signedNum(s.Abs)
 				}
 				mark := star(s.Significant)
 				if s.TooFew {
@@ -67,9 +69,16 @@ func WriteText(w io.Writer, res *Result, outcomes []Outcome) error {
 			}
 			change := pct(r.Rel)
 			if !finite(float64(r.Rel)) {
-				change = num(r.Abs)
+				change = signedNum(r.Abs)
 			}
-			t.row(name, "run", num(r.A), num(r.B), change, "one value per run", "")
+			a, b := num(r.A), num(r.B)
+			if r.Unit == "requests" { // a count: whole
+				a, b = count(r.A), count(r.B)
+				if !finite(float64(r.Rel)) {
+					change = signed(count(r.Abs))
+				}
+			}
+			t.row(name, "run", a, b, change, "one value per run", "")
 		}
 		t.write(ew)
 		for _, m := range c.Metrics {
@@ -104,28 +113,42 @@ func star(b bool) string {
 	return ""
 }
 
-// num shows a value with four significant digits (the table's precision).
+// num shows a value in the table's one format: two decimals (three
+// significant digits for a value too small for them).
 func num(n Num) string {
 	f := float64(n)
 	switch {
 	case !finite(f):
 		return "–"
-	case f != 0 && (math.Abs(f) >= 1e6 || math.Abs(f) < 1e-3):
-		return fmt.Sprintf("%.3e", f)
+	case f != 0 && math.Abs(f) < 0.005:
+		return fmt.Sprintf("%.2e", f)
 	}
-	s := fmt.Sprintf("%.4g", f)
-	if strings.Contains(s, "e") {
-		return fmt.Sprintf("%.0f", f)
-	}
-	return s
+	return fmt.Sprintf("%.2f", f)
 }
 
+// count shows a count, whole.
+func count(n Num) string {
+	if !finite(float64(n)) {
+		return "–"
+	}
+	return fmt.Sprintf("%.0f", float64(n))
+}
+
+// signedNum is num with its sign: a change.
+func signedNum(n Num) string {
+	if !finite(float64(n)) {
+		return "–"
+	}
+	return signed(num(n))
+}
+
+// pct shows a relative change in the table's one format: one decimal.
 func pct(n Num) string {
 	f := 100 * float64(n)
 	if !finite(f) {
 		return "–"
 	}
-	return signed(fmt.Sprintf("%.*f%%", max(1, precision(f)), f))
+	return signed(fmt.Sprintf("%.1f%%", f))
 }
 
 // errWriter keeps the first write error so the writer can be used freely.

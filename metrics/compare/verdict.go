@@ -91,19 +91,25 @@ func metricVerdict(b, tag, unit string, m Metric, level float64) string {
 	default:
 		head = fmt.Sprintf("%s's %s distribution is not significantly different (Mann–Whitney p = %s)", b, shortName(tag), pValue(float64(mw.P)))
 	}
-	var moved, still []string
+	var moved, movedIs, still []string
 	for _, s := range m.Stats {
 		if s.TooFew {
 			continue
 		}
 		if s.Significant {
 			// The stat's own sentence without its subject.
-			moved = append(moved, s.Stat+" "+strings.TrimPrefix(s.Verdict, fmt.Sprintf("%s's %s %s is ", b, shortName(tag), s.Stat)))
+			rest := strings.TrimPrefix(s.Verdict, fmt.Sprintf("%s's %s %s is ", b, shortName(tag), s.Stat))
+			moved = append(moved, s.Stat+" "+rest)
+			movedIs = append(movedIs, "its "+s.Stat+" is "+rest)
 		} else {
 			still = append(still, s.Stat)
 		}
 	}
-	if len(moved) > 0 {
+	switch {
+	case len(moved) > 0 && !mw.Significant && finite(float64(mw.P)):
+		// Said, not left to look like a contradiction.
+		head += ", but " + strings.Join(movedIs, "; ") + ": a percentile moved, not the distribution as a whole"
+	case len(moved) > 0:
 		head += "; " + strings.Join(moved, "; ")
 	}
 	if len(still) > 0 && len(moved) > 0 {

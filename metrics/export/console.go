@@ -10,9 +10,44 @@ import (
 	"github.com/surgebench/surge/metrics"
 )
 
-// Console prints the summary table (metric rows × avg/min/max/p99/p90/p50/
-// std), the run-level metrics, errors and warnings.
-func Console(w io.Writer, title string, s *metrics.Summary) {
+// ConsoleOption changes what Console prints.
+type ConsoleOption func(*consoleOptions)
+
+type consoleOptions struct {
+	verbose bool     // each warning's full text under its line
+	knee    bool     // the sweep's knee was judged: say what was found
+	notes   []string // one-line hints after the run's lines
+}
+
+// Note adds a one-line hint under the run's lines (before the errors and
+// warnings): what the run could have measured, and the flag that does.
+func Note(line string) ConsoleOption {
+	return func(o *consoleOptions) { o.notes = append(o.notes, line) }
+}
+
+// Verbose adds each warning's full text under its one line (-v).
+func Verbose(on bool) ConsoleOption { return func(o *consoleOptions) { o.verbose = on } }
+
+// JudgedKnee says the stages' knee was judged (a concurrency or rate
+// sweep): the stage table ends with what was found, a knee or none, and
+// the knee's warnings are not repeated below it.
+func JudgedKnee(on bool) ConsoleOption { return func(o *consoleOptions) { o.knee = on } }
+
+// Console prints a run's summary: a sweep's stage table first, then the
+// summary table (metric rows × avg/min/max/p99/p90/p50/std; a sweep's
+// pooled over its stages, and labelled so), the run-level metrics, errors
+// and warnings, each warning once on one line. A run whose every request
+// failed prints no empty table.
+func Console(w io.Writer, title string, s *metrics.Summary, opts ...ConsoleOption) {
+	var o consoleOptions
+	for _, opt := range opts {
+		opt(&o)
+	}
+	fmt.Fprintf(w, "\n%s\n", title)
+	sweep := len(s.Stages) >= 2
+	if sweep {
+		ConsoleStages(w, s, opts...)
+	}
 	cols := []string{"avg", "min", "max", "p99", "p90", "p50", "std"}
 	rows := [][]string{}
 	for _, d := range consoleDefs() {
@@ -36,7 +71,11 @@ func Console(w io.Writer, title string, s *metrics.Summary) {
 	for i, c := range cols {
 		widths[i+1] = max(widths[i+1], len(c))
 	}
-	fmt.Fprintf(w, "\n%s\n", title)
+	for _, d := range metrics.RunDefs {
+		if _, ok := s.Run[d.Tag]; ok && !d.NoConsole {
+			widths[0] = max(widths[0], len(d.Label()))
+		}
+	}
 	line := func(cells []string) {
 		var b strings.Builder
 		for i, c := range cells {
@@ -48,16 +87,21 @@ func Console(w io.Writer, title string, s *metrics.Summary) {
 		}
 		fmt.Fprintln(w, strings.TrimRight(b.String(), " "))
 	}
-	line(append([]string{"Metric"}, cols...))
-	total := widths[0]
-	for _, wd := range widths[1:] {
-		total += wd + 2
+	if sweep {
+		fmt.Fprintf(w, "\nAll %d stages pooled\n", len(s.Stages))
 	}
-	fmt.Fprintln(w, strings.Repeat("─", total))
-	for _, r := range rows {
-		line(r)
+	if len(rows) > 0 {
+		line(append([]string{"Metric"}, cols...))
+		total := widths[0]
+		for _, wd := range widths[1:] {
+			total += wd + 2
+		}
+		fmt.Fprintln(w, strings.Repeat("─", total))
+		for _, r := range rows {
+			line(r)
+		}
+		fmt.Fprintln(w)
 	}
-	fmt.Fprintln(w)
 	for _, d := range metrics.RunDefs {
 		if v, ok := s.Run[d.Tag]; ok && !d.NoConsole {
 			fmt.Fprintf(w, "%-*s  %s\n", widths[0], d.Label(), short(v))
@@ -76,13 +120,7 @@ func Console(w io.Writer, title string, s *metrics.Summary) {
 		}
 		fmt.Fprintln(w)
 	}
-	// The server's prompt count beside surge's: a template adds a few
-	// tokens, a prompt cut to the server's context loses many.
-	isl, ok1 := s.Metrics[metrics.ISL]
-	up, ok2 := s.Metrics[metrics.UsagePrompt]
-	if ok1 && ok2 && s.InputTokenSource != metrics.InputFromUsage {
-		fmt.Fprintf(w, "Input sequence length: avg %s by surge's count, %s by the server's (usage_prompt_tokens)\n", short(isl.Avg), short(up.Avg))
-	}
+	consoleInputCounts(w, s)
 	if s.TimestampSource != "" {
 		fmt.Fprintf(w, "Token times from: %s", s.TimestampSource)
 		if d, ok := s.Metrics[metrics.ClientReadDelay]; ok {
@@ -94,6 +132,9 @@ func Console(w io.Writer, title string, s *metrics.Summary) {
 		fmt.Fprintln(w)
 	}
 	consolePrecision(w, widths[0], s)
+	for _, n := range o.notes {
+		fmt.Fprintln(w, n)
+	}
 	if len(s.Errors) > 0 {
 		fmt.Fprintln(w, "\nErrors:")
 		for _, e := range s.Errors {
@@ -103,8 +144,11 @@ func Console(w io.Writer, title string, s *metrics.Summary) {
 			fmt.Fprintf(w, "  %d of these failed on the client's side (out of file descriptors), not the server's\n", n)
 		}
 	}
-	for _, warn := range s.Warnings {
-		fmt.Fprintf(w, "warning: %s\n", warn)
+	for _, warn := range Warnings(s.Warnings) {
+		if warn.InTable && sweep && o.knee {
+			continue
+		}
+		fmt.Fprint(w, formatWarning(warn, o.verbose))
 	}
 }
 
@@ -178,6 +222,23 @@ func consoleServerTokens(w io.Writer, c *metrics.TokenComparison) {
 		fmt.Fprintf(w, "; surge's output count leaves out the %d failed requests'", c.Failed)
 	}
 	fmt.Fprintln(w)
+}
+
+// consoleInputCounts says, where the server's prompt counts (usage) differ
+// from surge's, which the metrics use and why: one line, none when they
+// agree (the embedded mock counts with surge's tokenizer).
+func consoleInputCounts(w io.Writer, s *metrics.Summary) {
+	isl, ok1 := s.Metrics[metrics.ISL]
+	up, ok2 := s.Metrics[metrics.UsagePrompt]
+	if !ok1 || !ok2 || s.InputTokenSource == metrics.InputFromUsage || short(isl.Avg) == short(up.Avg) {
+		return
+	}
+	why := "its chat template adds tokens"
+	if up.Avg < isl.Avg {
+		why = "another tokenizer, or prompts it cut"
+	}
+	fmt.Fprintf(w, "Input sequence length: the metrics use surge's count, avg %s (the prompts as sent); the server's usage says %s (%s)\n",
+		short(isl.Avg), short(up.Avg), why)
 }
 
 func describe(e metrics.Error) string {

@@ -51,3 +51,84 @@ func TestConsoleSaysWhoFailedAndWhatWasResent(t *testing.T) {
 		}
 	}
 }
+
+// TestConsoleAllFailed: a run whose every request failed prints its counts
+// and errors, and no empty table.
+func TestConsoleAllFailed(t *testing.T) {
+	t.Parallel()
+	s := metrics.Summary{Run: map[metrics.Tag]float64{metrics.RequestCount: 0, metrics.ErrorRequestCount: 8},
+		Errors: []metrics.ErrorCount{{Details: metrics.Error{Type: "connection_error", Message: "connection refused: localhost:9"}, Count: 8}}}
+	var b strings.Builder
+	Console(&b, "surge profile: x @ localhost:9", &s)
+	out := b.String()
+	for _, no := range []string{"Metric", "───", "avg"} {
+		if strings.Contains(out, no) {
+			t.Errorf("an all-failed run prints %q:\n%s", no, out)
+		}
+	}
+	for _, want := range []string{"Error Request Count  8\n", "8 × connection_error: connection refused"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("an all-failed run lacks %q:\n%s", want, out)
+		}
+	}
+}
+
+// TestConsoleSweep: a sweep's console opens with its stage table (the
+// knee named under it), then the table pooled over its stages, labelled;
+// the knee's warning is not repeated, the others are printed once.
+func TestConsoleSweep(t *testing.T) {
+	t.Parallel()
+	st := func(v, tput, p95 float64) metrics.StageSummary {
+		return metrics.StageSummary{Mode: "concurrency", Value: v, RequestCount: 16, RequestThroughput: tput / 100,
+			OutputTokenThroughput: tput, TTFT: metrics.Distribution{P50: p95 * 0.9, P95: p95}, ITL: metrics.Distribution{P50: 5}}
+	}
+	s := metrics.Summary{
+		Metrics: map[metrics.Tag]metrics.Distribution{metrics.TTFT: {Unit: "ms", Avg: 30, Min: 20, Max: 95, P99: 94, P90: 90, P50: 22, Std: 20}},
+		Run:     map[metrics.Tag]float64{metrics.RequestCount: 48, metrics.RequestThroughput: 12.5},
+		Stages:  []metrics.StageSummary{st(1, 100, 20), st(2, 200, 22), st(4, 205, 90)},
+		Knee:    2, Operating: 1,
+		Warnings: []string{
+			"knee at concurrency 4: p95 TTFT rose more than 2× over the first stage while throughput gained < 10%; recommended operating point: concurrency 2",
+			"scheduler lag p99 12.0 ms exceeds 10 ms: the client fell behind its schedule",
+			"scheduler lag p99 12.0 ms exceeds 10 ms: the client fell behind its schedule",
+		},
+	}
+	s.Stages[2].Knee = true
+	var b strings.Builder
+	Console(&b, "surge profile: mock @ http://127.0.0.1:1 (chat, concurrency 1,2,4)", &s, JudgedKnee(true))
+	out := b.String()
+	golden(t, "console_sweep.txt", []byte(out))
+	stages, pooled := strings.Index(out, "Stages (latencies in ms)"), strings.Index(out, "All 3 stages pooled")
+	if stages < 0 || pooled < stages || strings.Index(out, "Metric") < pooled {
+		t.Errorf("want the stage table, then the pooled one labelled:\n%s", out)
+	}
+	if strings.Count(out, "nee at") != 1 || strings.Count(out, "[sched-lag]") != 1 {
+		t.Errorf("want the knee named once (under the stages) and the lag warning once:\n%s", out)
+	}
+}
+
+// TestConsoleInputCounts: where the server's prompt counts differ from
+// surge's, one line says the metrics use surge's and why they may differ;
+// where they agree, or the metrics use the server's, nothing.
+func TestConsoleInputCounts(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		isl, usage float64
+		source     string
+		want       string
+	}{
+		{550, 562, metrics.InputFromDataset, "the metrics use surge's count, avg 550 (the prompts as sent); the server's usage says 562 (its chat template adds tokens)\n"},
+		{550, 300, metrics.InputFromDataset, "the server's usage says 300 (another tokenizer, or prompts it cut)\n"},
+		{550, 550, metrics.InputFromDataset, ""},
+		{550, 562, metrics.InputFromUsage, ""},
+	} {
+		s := metrics.Summary{InputTokenSource: tc.source, Metrics: map[metrics.Tag]metrics.Distribution{
+			metrics.ISL: {Avg: tc.isl}, metrics.UsagePrompt: {Avg: tc.usage}}}
+		var b strings.Builder
+		Console(&b, "t", &s)
+		got := strings.Count(b.String(), "Input sequence length:")
+		if tc.want == "" && got != 0 || tc.want != "" && (got != 1 || !strings.Contains(b.String(), tc.want)) {
+			t.Errorf("ISL %v, usage %v (%s): want %q:\n%s", tc.isl, tc.usage, tc.source, tc.want, b.String())
+		}
+	}
+}

@@ -13,8 +13,14 @@ import (
 
 // ConsoleStages prints a sweep's stage table: one row per value with its
 // requests, errors, throughputs and latencies, the recommended operating
-// point and the knee marked. It prints nothing for a run of one stage.
-func ConsoleStages(w io.Writer, s *metrics.Summary) {
+// point and the knee marked, and (JudgedKnee) a line saying what the
+// knee judgement found: a knee, none, or that the intervals could not
+// tell. It prints nothing for a run of one stage.
+func ConsoleStages(w io.Writer, s *metrics.Summary, opts ...ConsoleOption) {
+	var o consoleOptions
+	for _, opt := range opts {
+		opt(&o)
+	}
 	if len(s.Stages) < 2 {
 		return
 	}
@@ -94,10 +100,29 @@ func ConsoleStages(w io.Writer, s *metrics.Summary) {
 			fmt.Fprintln(w, strings.Repeat("─", total))
 		}
 	}
-	if v := s.KneeVerdict; v.Inconclusive && v.At >= 0 && v.At < len(s.Stages) {
-		fmt.Fprintf(w, "Knee: %s; at %s %s the intervals could not tell whether latency had blown up and throughput stopped paying off\n",
-			v, mode, strconv.FormatFloat(s.Stages[v.At].Value, 'f', -1, 64))
+	if o.knee {
+		fmt.Fprintln(w, kneeLine(s, mode))
 	}
+}
+
+// kneeGain is the throughput gain over the previous stage under which a
+// stage stops paying off (metrics.Knee's rule).
+const kneeGain = 1.10
+
+// kneeLine says what the knee judgement of s's stages found.
+func kneeLine(s *metrics.Summary, mode string) string {
+	value := func(i int) string { return mode + " " + stageName(s.Stages[i].Value, s.Stages[i].Label) }
+	n := len(s.Stages)
+	switch v := s.KneeVerdict; {
+	case s.Knee >= 0 && s.Knee < n && s.Operating >= 0 && s.Operating < n:
+		return fmt.Sprintf("Knee at %s: recommended operating point %s", value(s.Knee), value(s.Operating))
+	case v.Inconclusive && v.At >= 0 && v.At < n:
+		return fmt.Sprintf("Knee inconclusive at %s: run more requests per stage (%d suggested)", value(v.At), v.Suggested)
+	case s.Stages[n-1].OutputTokenThroughput >= kneeGain*s.Stages[n-2].OutputTokenThroughput:
+		return fmt.Sprintf("No knee: throughput still rising at the last stage (%s)", stageName(s.Stages[n-1].Value, s.Stages[n-1].Label))
+	}
+	return fmt.Sprintf("No knee: p95 TTFT had not risen past --knee-factor × the first stage's by the last stage (%s)",
+		stageName(s.Stages[n-1].Value, s.Stages[n-1].Label))
 }
 
 // stageName names a stage's row: its value, or the label of a point of

@@ -11,7 +11,7 @@ import (
 )
 
 // TestConsoleStages: one row per value, the operating point and the knee
-// marked; nothing for a run of one stage.
+// marked and named under the table; nothing for a run of one stage.
 func TestConsoleStages(t *testing.T) {
 	st := func(v float64, reqs int64, p95 float64) metrics.StageSummary {
 		return metrics.StageSummary{Mode: "concurrency", Value: v, RequestCount: reqs, RequestThroughput: float64(reqs) / 2,
@@ -20,11 +20,11 @@ func TestConsoleStages(t *testing.T) {
 	s := &metrics.Summary{Stages: []metrics.StageSummary{st(1, 16, 20), st(2, 16, 22), st(4, 16, 90)}, Knee: 2, Operating: 1}
 	s.Stages[2].Knee = true
 	var b bytes.Buffer
-	ConsoleStages(&b, s)
+	ConsoleStages(&b, s, JudgedKnee(true))
 	golden(t, "console_stages.txt", b.Bytes())
 	lines := strings.Split(strings.TrimSpace(b.String()), "\n")
-	if len(lines) != 6 || !strings.HasSuffix(lines[4], "← operating point") || !strings.HasSuffix(lines[5], "← knee") ||
-		!strings.HasPrefix(lines[1], "concurrency") {
+	if len(lines) != 7 || !strings.HasSuffix(lines[4], "← operating point") || !strings.HasSuffix(lines[5], "← knee") ||
+		!strings.HasPrefix(lines[1], "concurrency") || lines[6] != "Knee at concurrency 4: recommended operating point concurrency 2" {
 		t.Errorf("stage table:\n%s", b.String())
 	}
 	b.Reset()
@@ -50,11 +50,41 @@ func TestConsoleStagesInconclusive(t *testing.T) {
 		t.Fatalf("verdict %+v, want inconclusive", s.KneeVerdict)
 	}
 	var b bytes.Buffer
-	ConsoleStages(&b, s)
+	ConsoleStages(&b, s, JudgedKnee(true))
 	golden(t, "console_stages_inconclusive.txt", b.Bytes())
-	for _, want := range []string{"±20%", "16.0–26.0", "Knee: inconclusive: run more requests per stage (", "at concurrency 4"} {
+	for _, want := range []string{"±20%", "16.0–26.0", "\nKnee inconclusive at concurrency 4: run more requests per stage ("} {
 		if !strings.Contains(b.String(), want) {
 			t.Errorf("table does not say %q:\n%s", want, b.String())
+		}
+	}
+}
+
+// TestConsoleStagesNoKnee: a judged sweep with no knee says why, once:
+// throughput still rising at its last stage, or latency never blowing up;
+// a sweep whose knee was not judged (prompt lengths) says nothing of it.
+func TestConsoleStagesNoKnee(t *testing.T) {
+	st := func(v, tput float64) metrics.StageSummary {
+		return metrics.StageSummary{Mode: "concurrency", Value: v, RequestCount: 16, OutputTokenThroughput: tput,
+			TTFT: metrics.Distribution{P95: 20}}
+	}
+	for _, tc := range []struct {
+		tput  []float64
+		judge bool
+		want  string
+	}{
+		{[]float64{100, 200, 400}, true, "No knee: throughput still rising at the last stage (32)\n"},
+		{[]float64{100, 200, 205}, true, "No knee: p95 TTFT had not risen past --knee-factor × the first stage's by the last stage (32)\n"},
+		{[]float64{100, 200, 400}, false, ""},
+	} {
+		s := &metrics.Summary{Knee: -1, Operating: -1, KneeVerdict: metrics.KneeVerdict{Knee: -1, Operating: -1, At: -1}}
+		for i, v := range []float64{8, 16, 32} {
+			s.Stages = append(s.Stages, st(v, tc.tput[i]))
+		}
+		var b bytes.Buffer
+		ConsoleStages(&b, s, JudgedKnee(tc.judge))
+		out := b.String()
+		if !strings.HasSuffix(out, tc.want) || strings.Count(out, "nee") > strings.Count(tc.want, "nee") {
+			t.Errorf("throughputs %v, judged %v: want the table to end %q:\n%s", tc.tput, tc.judge, tc.want, out)
 		}
 	}
 }

@@ -189,6 +189,65 @@ func Check(shards []*Shard) ([]*Shard, error) {
 	return sorted, nil
 }
 
+// Apart bounds how far apart shards may have run: a plan's shards run at
+// once, so the union of their windows (first start to last end) is about
+// the longest shard's. Past ApartWarn × the longest, Windows warns, with
+// the numbers; past ApartRefuse × (or windows that do not meet at all),
+// it refuses: the merged throughputs, over the union, would read a third
+// low or worse (shards run one after another read 1/N).
+const (
+	ApartWarn   = 1.05
+	ApartRefuse = 1.5
+)
+
+// Windows checks that shards ran at once, as one plan's shards do: it
+// returns a *PlanError when their windows lie too far apart (see Apart;
+// with force, a warning instead), and a warning (one for the merged
+// summary) when they overlap less than they should. Each shard's window
+// is its start_time to end_time.
+func Windows(shards []*Shard, force bool) (warning string, err error) {
+	if len(shards) < 2 {
+		return "", nil
+	}
+	first, lastStart, firstEnd, last := shards[0].Start, shards[0].Start, shards[0].End, shards[0].End
+	var longest time.Duration
+	for _, s := range shards {
+		if s.Start.Before(first) {
+			first = s.Start
+		}
+		if s.Start.After(lastStart) {
+			lastStart = s.Start
+		}
+		if s.End.Before(firstEnd) {
+			firstEnd = s.End
+		}
+		if s.End.After(last) {
+			last = s.End
+		}
+		longest = max(longest, s.End.Sub(s.Start))
+	}
+	union, together := last.Sub(first), firstEnd.Sub(lastStart)
+	if longest <= 0 || float64(union) <= ApartWarn*float64(longest) {
+		return "", nil
+	}
+	var spans []string
+	for _, s := range shards {
+		spans = append(spans, fmt.Sprintf("shard %d %.1f–%.1f s", s.Index, s.Start.Sub(first).Seconds(), s.End.Sub(first).Seconds()))
+	}
+	low := 100 * (1 - float64(longest)/float64(union))
+	if (together <= 0 || float64(union) > ApartRefuse*float64(longest)) && !force {
+		return "", planErrorf("the shards did not run at once, as one plan's shards do: %s (from the first start); merged over those %.1f s, "+
+			"the throughputs would read %.0f%% low. Start every shard at one instant (--start-at, docs/sharding.md), or merge anyway with --force",
+			strings.Join(spans, ", "), union.Seconds(), low)
+	}
+	ran := "they did not run together"
+	if together > 0 {
+		ran = fmt.Sprintf("they ran %.1f s together of %.1f s", together.Seconds(), union.Seconds())
+	}
+	return fmt.Sprintf("the shards' windows do not overlap as one plan's: %s (%s); the throughputs, over the %.1f s, read up to %.0f%% low",
+		ran, strings.Join(spans, ", "), union.Seconds(), low), nil
+}
+
 // samePlan compares what decides the requests a shard sends: every
 // workload flag but the shard's own, surge's version and the dataset.
 func samePlan(a, b *Shard) error {

@@ -2,6 +2,7 @@ package merge
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -199,5 +200,48 @@ func TestCheckRefusesWhatIsNotOnePlan(t *testing.T) {
 	}
 	if shards, err = Check(shards); err == nil && (shards[0].Dir != s0 || shards[2].Dir != url) {
 		t.Errorf("Check did not order the shards by index: %s, %s, %s", shards[0].Dir, shards[1].Dir, shards[2].Dir)
+	}
+}
+
+// TestWindowsMustOverlap: a plan's shards run at once. Shards that ran
+// one after another (their windows do not meet) or far apart are refused,
+// naming each shard's window and how low the throughputs would read;
+// with force, or a little apart, they merge with a warning saying so;
+// shards that ran together pass silently.
+func TestWindowsMustOverlap(t *testing.T) {
+	t.Parallel()
+	at := time.Date(2026, 5, 1, 12, 0, 0, 0, time.UTC)
+	shards := func(starts ...float64) []*Shard {
+		var out []*Shard
+		for i, s := range starts {
+			start := at.Add(time.Duration(s * float64(time.Second)))
+			out = append(out, &Shard{Index: i, Count: len(starts), Start: start, End: start.Add(10 * time.Second)})
+		}
+		return out
+	}
+	for _, tc := range []struct {
+		name   string
+		starts []float64
+		force  bool
+		err    string
+		warn   string
+	}{
+		{"together", []float64{0, 0.02, 0.3}, false, "", ""},
+		{"one after another", []float64{0, 10, 20}, false,
+			"the shards did not run at once, as one plan's shards do: shard 0 0.0–10.0 s, shard 1 10.0–20.0 s, shard 2 20.0–30.0 s (from the first start); merged over those 30.0 s, the throughputs would read 67% low", ""},
+		{"far apart", []float64{0, 6}, false, "merged over those 16.0 s, the throughputs would read 38% low", ""},
+		{"forced", []float64{0, 10, 20}, true, "", "they did not run together (shard 0 0.0–10.0 s, shard 1 10.0–20.0 s, shard 2 20.0–30.0 s); the throughputs, over the 30.0 s, read up to 67% low"},
+		{"a little apart", []float64{0, 2}, false, "", "they ran 8.0 s together of 12.0 s (shard 0 0.0–10.0 s, shard 1 2.0–12.0 s); the throughputs, over the 12.0 s, read up to 17% low"},
+	} {
+		warn, err := Windows(shards(tc.starts...), tc.force)
+		var pe *PlanError
+		switch {
+		case tc.err != "" && (!errors.As(err, &pe) || !strings.Contains(err.Error(), tc.err) || !strings.Contains(err.Error(), "--start-at")):
+			t.Errorf("%s: %v, want a plan error saying %q", tc.name, err, tc.err)
+		case tc.err == "" && err != nil:
+			t.Errorf("%s: %v", tc.name, err)
+		case tc.warn == "" && warn != "" || !strings.Contains(warn, tc.warn):
+			t.Errorf("%s: warning %q, want %q", tc.name, warn, tc.warn)
+		}
 	}
 }

@@ -4,7 +4,6 @@ package load
 
 import (
 	"strconv"
-	"strings"
 
 	tea "github.com/charmbracelet/bubbletea"
 	"github.com/charmbracelet/x/ansi"
@@ -76,39 +75,22 @@ func (m Model) Update(msg tea.Msg) (Model, tea.Cmd) {
 // Height is the number of lines View renders.
 const Height = 3
 
-// View renders the panel in three lines of width cells.
+// View renders the panel in three lines of width cells. A line that would
+// not fit takes a shorter form (the in-flight bar shrinks, then goes; the
+// gauges keep their p99s, then their short names) before anything is cut.
 func (m Model) View(width int) string {
 	s := m.last
-	var prefill string // the bar leaves it room
+	var prefill string
 	if s.PrefillCap > 0 || s.InPrefill > 0 {
 		prefill = "  prefill " + strconv.FormatInt(s.InPrefill, 10)
 		if s.PrefillCap > 0 {
 			prefill += " / " + strconv.Itoa(s.PrefillCap)
 		}
 	}
-	var b strings.Builder
-	b.WriteString("in-flight ")
-	b.WriteString(text.Bold.Render(strconv.FormatInt(s.InFlight, 10)))
-	if s.Concurrency > 0 {
-		b.WriteString(" / " + strconv.Itoa(s.Concurrency) + " ")
-		used := "in-flight " + strconv.FormatInt(s.InFlight, 10) + " / " + strconv.Itoa(s.Concurrency) + " " + prefill
-		bw := min(30, width-len(used))
-		b.WriteString(text.Good.Render(text.Bar(float64(s.InFlight)/float64(s.Concurrency), bw)))
-	} else {
-		b.WriteString(text.Dim.Render("  no concurrency cap"))
-	}
-	b.WriteString(prefill)
-	line1 := b.String()
-
-	ok := s.Finished - s.Failed
-	errs := strconv.FormatInt(s.Failed, 10)
-	if s.Failed > 0 {
-		errs = text.Bad.Render(errs)
-	}
-	line2 := "sent " + strconv.FormatInt(s.Started, 10) + "  ok " + text.Good.Render(strconv.FormatInt(ok, 10)) + "  err " + errs
+	var live string
 	if l := m.live; l != nil {
 		// The live setting leads its line: a key's change shows here at once.
-		live := "live " + l.Live.Mode + " " + text.Bold.Render(strconv.FormatFloat(l.Live.Value, 'g', 6, 64))
+		live = "live " + l.Live.Mode + " " + text.Bold.Render(strconv.FormatFloat(l.Live.Value, 'g', 6, 64))
 		if l.Live.Paused {
 			live += " " + text.Warn.Render("paused")
 		}
@@ -118,34 +100,64 @@ func (m Model) View(width int) string {
 		if l.Live.Search != "" {
 			live += "  " + l.Live.Search
 		}
-		line1 = live + "  " + line1
+		live += "  "
+	}
+	flight := "in-flight " + text.Bold.Render(strconv.FormatInt(s.InFlight, 10))
+	line1 := live + flight + text.Dim.Render("  no concurrency cap") + prefill
+	if s.Concurrency > 0 {
+		line1 = live + flight + " / " + strconv.Itoa(s.Concurrency) + prefill
+		// The bar takes the room the words leave, up to 30 cells.
+		if bw := min(30, width-ansi.StringWidth(line1)-1); bw >= 4 {
+			bar := text.Good.Render(text.Bar(float64(s.InFlight)/float64(s.Concurrency), bw))
+			line1 = live + flight + " / " + strconv.Itoa(s.Concurrency) + " " + bar + prefill
+		}
 	}
 
+	ok := s.Finished - s.Failed
+	errs := strconv.FormatInt(s.Failed, 10)
+	if s.Failed > 0 {
+		errs = text.Bad.Render(errs)
+	}
+	line2 := "sent " + strconv.FormatInt(s.Started, 10) + "  ok " + text.Good.Render(strconv.FormatInt(ok, 10)) + "  err " + errs
+
 	// Both gauges' p50 and p99 where they fit, else the p99s alone (the
-	// warnings judge p99): a cut line would hide the read delay.
-	lag := func(p50 bool) string {
-		l := "sched lag p99 " + text.Ms(s.Lag.P99) + " ms"
-		if p50 {
-			l = "sched lag p50 " + text.Ms(s.Lag.P50) + "  p99 " + text.Ms(s.Lag.P99) + " ms"
+	// warnings judge p99), else shorter names: a cut line would hide the
+	// read delay.
+	gauges := func(form int) string {
+		lagName, rdName, ms := "sched lag", "read delay", " ms"
+		if form == 2 {
+			lagName, rdName, ms = "lag", "read", ""
+		}
+		l := lagName + " p99 " + text.Ms(s.Lag.P99) + ms
+		if form == 0 {
+			l = lagName + " p50 " + text.Ms(s.Lag.P50) + "  p99 " + text.Ms(s.Lag.P99) + ms
 		}
 		if s.Lag.P99 > LagLimitMs {
-			l = text.Warn.Render(l + "  ! p99 > " + strconv.Itoa(LagLimitMs) + " ms: load generator behind")
+			flag := "  ! p99 > " + strconv.Itoa(LagLimitMs) + " ms: load generator behind"
+			if form > 0 {
+				flag = " !"
+			}
+			l = text.Warn.Render(l + flag)
 		}
 		if s.ReadDelay.Count == 0 {
 			return l
 		}
-		rd := "  read delay p99 " + text.Ms(s.ReadDelay.P99) + " ms"
-		if p50 {
-			rd = "  read delay p50 " + text.Ms(s.ReadDelay.P50) + "  p99 " + text.Ms(s.ReadDelay.P99) + " ms"
+		rd := "  " + rdName + " p99 " + text.Ms(s.ReadDelay.P99) + " ms"
+		if form == 0 {
+			rd = "  " + rdName + " p50 " + text.Ms(s.ReadDelay.P50) + "  p99 " + text.Ms(s.ReadDelay.P99) + " ms"
 		}
 		if s.ReadDelay.P99 > ReadDelayLimitMs {
-			rd = text.Warn.Render(rd + "  ! client saturated")
+			flag := "  ! client saturated"
+			if form > 0 {
+				flag = " !"
+			}
+			rd = text.Warn.Render(rd + flag)
 		}
 		return l + rd
 	}
-	line3 := lag(true)
-	if ansi.StringWidth(line3) > width {
-		line3 = lag(false)
+	line3 := gauges(0)
+	for form := 1; form <= 2 && ansi.StringWidth(line3) > width; form++ {
+		line3 = gauges(form)
 	}
 	return text.Fit(line1, width) + "\n" + text.Fit(line2, width) + "\n" + text.Fit(line3, width)
 }

@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/charmbracelet/x/ansi"
+
 	"github.com/surgebench/surge/metrics"
 )
 
@@ -38,6 +40,32 @@ func TestUpdateView(t *testing.T) {
 		}
 		if tt.notWant != "" && strings.Contains(v, tt.notWant) {
 			t.Errorf("%s: unexpected %q in\n%s", tt.name, tt.notWant, v)
+		}
+	}
+}
+
+// TestViewFitsUncut: from the 43 columns the panel has on a 100-column
+// dashboard up, a live run's lines take their shorter forms rather than
+// be cut (no "…"), and never pass the width.
+func TestViewFitsUncut(t *testing.T) {
+	msg := Msg{Started: 1234, Finished: 1200, Failed: 3, InFlight: 16, Concurrency: 16,
+		Lag: metrics.Quantiles{P50: 0.12, P99: 12.53}, ReadDelay: metrics.Quantiles{Count: 9, P50: 0.05, P99: 3.4}}
+	for _, live := range []bool{false, true} {
+		var m Model
+		m, _ = m.Update(msg)
+		if live {
+			m, _ = m.Update(LiveMsg{Live: Live{Mode: "concurrency", Value: 16}})
+		}
+		for width := 43; width <= 160; width++ {
+			v := m.View(width)
+			for _, l := range strings.Split(v, "\n") {
+				if strings.Contains(l, "…") || ansi.StringWidth(l) > width {
+					t.Errorf("live %v, %d columns: line %q cut or too wide", live, width, l)
+				}
+			}
+			if !strings.Contains(v, "p99 12.5") || !strings.Contains(v, "p99 3.40 ms") || !strings.Contains(v, "16 / 16") {
+				t.Errorf("live %v, %d columns: a gauge or the in-flight count lost:\n%s", live, width, v)
+			}
 		}
 	}
 }

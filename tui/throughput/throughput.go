@@ -22,16 +22,25 @@ type Msg struct {
 	StageStarts []int
 }
 
+// ZoomMsg toggles the axis between zero-based (the default: bars compare
+// as their values do) and zoomed to the data's band (a steady run's small
+// swings, readable).
+type ZoomMsg struct{}
+
 // Model is the chart's state.
 type Model struct {
 	points []metrics.Point
 	starts []int
+	zoom   bool
 }
 
-// Update applies Msg and ignores other messages.
+// Update applies Msg and ZoomMsg and ignores other messages.
 func (m Model) Update(msg tea.Msg) (Model, tea.Cmd) {
-	if msg, ok := msg.(Msg); ok {
+	switch msg := msg.(type) {
+	case Msg:
 		m.points, m.starts = msg.Timeline, msg.StageStarts
+	case ZoomMsg:
+		m.zoom = !m.zoom
 	}
 	return m, nil
 }
@@ -41,13 +50,14 @@ var eighths = []string{" ", "▁", "▂", "▃", "▄", "▅", "▆", "▇", "�
 
 const axisW = 6 // "2.4k ┤"
 
-// maxRows caps the chart's height: more rows add no reading, only a wall
-// of blocks.
-const maxRows = 16
+// usefulRows is the chart's height past which more rows add little
+// reading: the layout gives the chart this much before the other panels'
+// extra rows, and whatever is left over after them.
+const usefulRows = 16
 
-// MaxHeight is the most lines View uses: the summary line, the chart and
-// the requests/s line.
-const MaxHeight = 1 + maxRows
+// MaxHeight is the height (the summary line and usefulRows) the layout
+// gives the chart first; View fills any height it is given.
+const MaxHeight = 1 + usefulRows
 
 // column is one column of the chart: the mean of the seconds it covers,
 // and whether a stage began in them.
@@ -85,10 +95,11 @@ func (m Model) columns(cols int) (out []column, per int) {
 	return out, per
 }
 
-// scale is the chart's axis: from the data's range, not from zero, when
-// the data sit in a narrow band (a steady run would otherwise be a solid
-// block); values under the floor are drawn as the lowest eighth.
-func scale(cols []column) (lo, hi float64) {
+// scale is the chart's axis: from zero to a round number over the top;
+// zoomed, from the data's range when the data sit in a narrow band (a
+// steady run would otherwise be a solid block), values under the floor
+// drawn as the lowest eighth.
+func scale(cols []column, zoom bool) (lo, hi float64) {
 	if len(cols) == 0 {
 		return 0, 0
 	}
@@ -102,7 +113,7 @@ func scale(cols []column) (lo, hi float64) {
 	// floor to zero.
 	low := v[len(v)/10]
 	hi = niceCeil(top)
-	if top <= 0 || low < 0.4*top {
+	if !zoom || top <= 0 || low < 0.4*top {
 		return 0, hi
 	}
 	// A band under a quarter of the top is drawn a quarter high: a steady
@@ -133,14 +144,17 @@ func (m Model) View(width, height int) string {
 	if per > 1 {
 		head += text.Dim.Render("  " + strconv.Itoa(per) + " s/col")
 	}
+	lo, top := scale(cols, m.zoom)
+	if lo > 0 {
+		head += text.Warn.Render("  zoomed (z)")
+	}
 	b.WriteString(text.Fit(head, width))
-	chartH := min(height-1, maxRows)
+	chartH := height - 1
 	withReq := chartH >= 4
 	if withReq {
 		chartH--
 	}
 	if chartH > 0 {
-		lo, top := scale(cols)
 		levels := make([]int, len(cols))
 		for i, c := range cols {
 			if top > lo {
@@ -161,6 +175,11 @@ func (m Model) View(width, height int) string {
 			case chartH >= 6 && r == chartH/2:
 				// The axis's round midpoint, which this row's band holds.
 				axis = text.Right(text.Num((lo+top)/2), 5) + "┤"
+			case chartH >= 20 && r == chartH/4:
+				// A tall chart's quarters, on the rows whose bands hold them.
+				axis = text.Right(text.Num(lo+(top-lo)/4), 5) + "┤"
+			case chartH >= 20 && r == 3*chartH/4:
+				axis = text.Right(text.Num(lo+(top-lo)*3/4), 5) + "┤"
 			}
 			b.WriteString(text.Dim.Render(axis))
 			var row strings.Builder

@@ -1,0 +1,222 @@
+package export
+
+import (
+	"regexp"
+	"strings"
+	"unicode/utf8"
+)
+
+// MaxWarningWidth bounds a warning's console line, "warning [code]: "
+// included: one line on a 120-column terminal.
+const MaxWarningWidth = 119
+
+// Warning is one caveat as the console prints it: a short code (its row
+// in docs/warnings.md), one line, and the full text the summary keeps (the
+// JSON's warnings, and the console's with -v).
+type Warning struct {
+	Code, Line, Text string
+	// InTable is set when a sweep's stage table says it already (the knee).
+	InTable bool
+}
+
+// String is the console's line: "warning [code]: line".
+func (w Warning) String() string {
+	s := "warning [" + w.Code + "]: " + w.Line
+	if utf8.RuneCountInString(s) > MaxWarningWidth {
+		r := []rune(s)
+		s = strings.TrimRight(string(r[:MaxWarningWidth-1]), " ,;:") + "…"
+	}
+	return s
+}
+
+// A WarningKind is one code: the warning texts it covers (Match, on the
+// full text) and the line the console prints for them. To add a warning,
+// add a row here and to docs/warnings.md (TestWarningKindsAreDocumented
+// checks both); a text no row matches still prints, as code "other", cut
+// to one line.
+type WarningKind struct {
+	Code  string
+	Match *regexp.Regexp
+	// Line builds the console's line from Match's groups (m[0] the match).
+	Line func(m []string) string
+	// Last: only the last warning of this code is printed (a live caveat
+	// that the summary's own, counted one restates).
+	Last bool
+	// InTable: a sweep's stage table says it, so the console does not
+	// repeat it among the warnings.
+	InTable bool
+}
+
+var groupRef = regexp.MustCompile(`\$\d`)
+
+// tmpl is a Line that expands $1… in t with Match's groups.
+func tmpl(t string) func([]string) string {
+	return func(m []string) string {
+		return groupRef.ReplaceAllStringFunc(t, func(g string) string {
+			if i := int(g[1] - '0'); i < len(m) {
+				return m[i]
+			}
+			return g
+		})
+	}
+}
+
+func wkind(code, match string, line func([]string) string) WarningKind {
+	return WarningKind{Code: code, Match: regexp.MustCompile(match), Line: line}
+}
+
+// busy shortens the machine-load clause of a read delay warning.
+var busy = map[string]string{
+	"the client was saturated":                                 "the client was saturated",
+	"this machine was busy":                                    "this machine was busy",
+	"the client was late although the machine was mostly idle": "the client was late on an idle machine",
+}
+
+// WarningKinds are the codes, in docs/warnings.md's order; the first row
+// whose Match matches a text names it.
+var WarningKinds = []WarningKind{
+	// The client's own timing.
+	wkind("read-delay", `^client read delay p99 (\S+) ms exceeds (\d+) ms: (the client was saturated|this machine was busy|the client was late although the machine was mostly idle)(.*--timestamps kernel)?`,
+		func(m []string) string {
+			s := "client read delay p99 " + m[1] + " ms > " + m[2] + " ms: " + busy[m[3]]
+			if m[4] != "" {
+				return s + "; latencies include it (--timestamps kernel)"
+			}
+			return s + " (kernel stamps keep it out)"
+		}),
+	wkind("first-shared", `^(\d+) of (\d+) first tokens \((\S+)\) were read together with the next token`,
+		tmpl("$1 of $2 first tokens ($3) read with the next: their TTFT may be late by up to one ITL")),
+	wkind("sched-lag", `^scheduler lag p99 (\S+) ms exceeds (\d+) ms`,
+		tmpl("scheduler lag p99 $1 ms > $2 ms: the client fell behind its schedule")),
+	wkind("rate-behind", `^achieved request rate (\S+) is (\S+) of the schedule's (\S+) \(--request-rate (\S+)\)`,
+		tmpl("achieved request rate $1 is $2 of the schedule's $3: the client fell behind")),
+	wkind("cores", `^the client calibration \((\S+) tokens/s timed honestly\) was measured with (.+?); this run's client has (.+?):`,
+		tmpl("calibrated with $2, this run has $3: run surge calibrate on these cores")),
+	wkind("clock-step", `^the wall clock moved (\S+) ms against the monotonic clock`,
+		tmpl("the wall clock stepped $1 ms during the run: kernel timestamps after it are off by that")),
+	wkind("fd-limit", `^--concurrency (\d+) may not fit:`,
+		tmpl("--concurrency $1 may not fit the open-file limit: raise ulimit -n or lower it")),
+	// Token counts.
+	{Code: "prompt-cut", Match: regexp.MustCompile(`^the server cut (?:a prompt: it counted (\d+) prompt tokens|the prompt of (\d+) of (\d+) requests: it counted (\d+) prompt tokens on average) \(usage\.prompt_tokens\) where surge sent (\d+)`),
+		Line: func(m []string) string {
+			if m[1] != "" {
+				return "the server cut a prompt: " + m[5] + " tokens sent, " + m[1] + " kept (its context length?)"
+			}
+			return "the server cut " + m[2] + " of " + m[3] + " prompts: avg " + m[5] + " tokens sent, " + m[4] + " kept (its context length?)"
+		}, Last: true},
+	wkind("osl-count", `^output token counts disagree: tokenizer (\S+) vs server usage (\S+) \((\S+)\)`,
+		tmpl("output token counts disagree: tokenizer $1 vs server usage $2 ($3): is --tokenizer the model's?")),
+	wkind("chunks", `^(\d+) of (\d+) chunks carried more than one token`,
+		tmpl("$1 of $2 chunks carried several tokens: ITL is per token, inter_chunk_latency per chunk")),
+	wkind("chunks", `^(\d+) requests had more tokens than chunks`,
+		tmpl("$1 requests had more tokens than chunks: without per-chunk usage ITL may be a little short")),
+	wkind("over-cap", `^responses run past the requested output length: request \S+ asked for (\d+) tokens \((\S+)\), got (\d+)(.*--use-legacy-max-tokens)?`,
+		func(m []string) string {
+			s := "answers ran past their cap: asked " + m[1] + " by " + m[2] + ", got " + m[3]
+			if m[4] != "" {
+				return s + "; try --use-legacy-max-tokens"
+			}
+			return s + "; check the server's output limit"
+		}),
+	wkind("tokenizer", `(?s)^(?:the tokenizer of model|--tokenizer) (\S+): (.*): prompts are built with the embedded Qwen3 tokenizer`,
+		tmpl("embedded Qwen3 tokenizer used, not $1's: $2")),
+	// The target and the transport.
+	wkind("no-model", `(?s)^no --model given and (\S+)/v1/models named none \((.*)\): sending model "([^"]*)"`,
+		tmpl(`no --model given and $1/v1/models named none ($2): sending model "$3"`)),
+	wkind("no-stream", `^--streaming: endpoint type (\S+) does not stream`,
+		tmpl("--streaming: endpoint type $1 does not stream; its requests are read whole")),
+	wkind("redirect", `^(\d+) (?:responses were redirects|response was a redirect) not followed`,
+		tmpl("$1 redirects not followed: following would resend them as GETs without a body")),
+	wkind("redirect", `^(\d+) (?:responses were redirects|response was a redirect) \(not followed`,
+		tmpl("$1 redirects not followed (--follow-redirects follows them)")),
+	wkind("cross-origin", `^the server redirected a request to another origin, (\S+):`,
+		tmpl("a request was redirected to $1: its answers are in the results")),
+	wkind("control-open", `^--control-addr (\S+) accepts connections from other machines`,
+		tmpl("--control-addr $1 accepts other machines: anyone with its token steers the run")),
+	// The plan and its stages.
+	{Code: "knee", Match: regexp.MustCompile(`^knee at (\S+) (\S+): .*recommended operating point: (\S+) (\S+)$`),
+		Line: tmpl("knee at $1 $2; recommended operating point: $3 $4"), InTable: true},
+	{Code: "knee-unsure", Match: regexp.MustCompile(`^knee inconclusive: run more requests per stage \((\d+) suggested\): at (\S+) (\S+)`),
+		Line: tmpl("knee inconclusive at $2 $3: run more requests per stage ($1 suggested)"), InTable: true},
+	wkind("stopped", `^stopped early: (.*)`, tmpl("stopped early: $1")),
+	// Shards.
+	wkind("shard-late", `^started (\S+) late for --start-at (\S+):`,
+		tmpl("started $1 late for --start-at: its schedule runs that far behind the others'")),
+	wkind("shard-late", `^shards started late for --start-at: (.*)`, tmpl("shards started late for --start-at: $1")),
+	wkind("shard-windows", `^the shards' windows do not overlap as one plan's: (.*?) \(shard .*; the throughputs, over the \S+ s, read up to (\d+)% low`,
+		tmpl("the shards ran apart: $1; the throughputs read up to $2% low")),
+	wkind("digests", `^percentiles from the shards' merged t-digests`,
+		tmpl("percentiles from the shards' merged t-digests (a shard has no profile_export.jsonl)")),
+}
+
+// shardPrefix is the "shard i/N: " a merged export's warnings carry from
+// their shard (and a shard's own lateness).
+var shardPrefix = regexp.MustCompile(`^shard \d+/\d+: `)
+
+// ClassifyWarning is text's code and console line (code "other", the
+// text cut at its first clause, when no WarningKind matches).
+func ClassifyWarning(text string) Warning {
+	w, _ := classify(text)
+	return w
+}
+
+func classify(text string) (Warning, *WarningKind) {
+	prefix := shardPrefix.FindString(text)
+	body := text[len(prefix):]
+	for i := range WarningKinds {
+		k := &WarningKinds[i]
+		if m := k.Match.FindStringSubmatch(body); m != nil {
+			return Warning{Code: k.Code, Line: prefix + k.Line(m), Text: text, InTable: k.InTable}, k
+		}
+	}
+	return Warning{Code: "other", Line: prefix + firstClause(body), Text: text}, nil
+}
+
+// firstClause is the start of s up to its first ": " or "; " when that
+// says something (20 characters or more), else s.
+func firstClause(s string) string {
+	for _, sep := range []string{": ", "; "} {
+		if i := strings.Index(s, sep); i >= 20 {
+			return s[:i]
+		}
+	}
+	return s
+}
+
+// Warnings are texts as the console prints them: each line once, and of a
+// code that keeps its Last only the last.
+func Warnings(texts []string) []Warning {
+	var out []Warning
+	last := map[string]int{} // code → index in out, for Last kinds
+	seen := map[string]bool{}
+	for _, t := range texts {
+		w, k := classify(t)
+		if seen[w.Line] {
+			continue
+		}
+		seen[w.Line] = true
+		if k != nil && k.Last {
+			if i, ok := last[w.Code]; ok {
+				out[i] = w
+				continue
+			}
+			last[w.Code] = len(out)
+		}
+		out = append(out, w)
+	}
+	return out
+}
+
+// FormatWarning is text as the console prints it: its line and, verbose
+// (-v), the full text indented under it.
+func FormatWarning(text string, verbose bool) string {
+	return formatWarning(ClassifyWarning(text), verbose)
+}
+
+func formatWarning(w Warning, verbose bool) string {
+	s := w.String() + "\n"
+	if verbose && w.Text != w.Line {
+		s += "    " + w.Text + "\n"
+	}
+	return s
+}
