@@ -127,6 +127,7 @@ func wekaDataset(ctx context.Context, o Options, source string, traces []*WekaTr
 	if err != nil {
 		return nil, 0, nil, err
 	}
+	threadWeka(d, rows, bb)
 	return d, st.Calls, []string{st.String(),
 		fmt.Sprintf("dataset: %d distinct full prefix blocks of %d tokens built once and shared; every turn carries its own context", len(bb.full), bs)}, nil
 }
