@@ -240,3 +240,17 @@ func checkToolResults(d *Dataset) string {
 	}
 	return tc.line()
 }
+
+// MarshalJSON writes the call in OpenAI's chat shape: {"id", "type":
+// "function", "function": {"name", "arguments"}}.
+func (c ToolCall) MarshalJSON() ([]byte, error) {
+	type fn struct {
+		Name      string `json:"name"`
+		Arguments string `json:"arguments"`
+	}
+	return json.Marshal(struct {
+		ID       string `json:"id"`
+		Type     string `json:"type"`
+		Function fn     `json:"function"`
+	}{c.ID, "function", fn{c.Name, c.Arguments}})
+}

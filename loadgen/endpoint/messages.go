@@ -31,7 +31,10 @@ func (messages) Info() Info {
 func (messages) Body(e *Endpoint, r *Request) ([]byte, error) {
 	body := make(map[string]any, 6+len(e.Extra)+len(r.Turn.Extra))
 	body["model"] = e.ModelFor(r.Turn)
-	body["messages"] = chatMessages(r, false)
+	body["messages"] = anthropicMessages(chatMessages(r, false))
+	if len(r.Turn.Tools) > 0 {
+		body["tools"] = anthropicTools(r.Turn.Tools)
+	}
 	if r.System != "" {
 		body["system"] = r.System
 	}

@@ -20,7 +20,10 @@ func (responses) Info() Info {
 func (responses) Body(e *Endpoint, r *Request) ([]byte, error) {
 	body := make(map[string]any, 6+len(e.Extra)+len(r.Turn.Extra))
 	body["model"] = e.ModelFor(r.Turn)
-	body["input"] = chatMessages(r, false)
+	body["input"] = responsesInput(chatMessages(r, false))
+	if len(r.Turn.Tools) > 0 {
+		body["tools"] = responsesTools(r.Turn.Tools)
+	}
 	if r.System != "" {
 		body["instructions"] = r.System
 	}
