@@ -93,6 +93,15 @@ type Decoder interface {
 // event.
 type Output struct {
 	Text, Reasoning []byte
+	// Tools collects the response's function calls; their names and
+	// arguments are not in Text.
+	Tools ToolCalls
+}
+
+// Reset empties o for another response, keeping its buffers.
+func (o *Output) Reset() {
+	o.Text, o.Reasoning = o.Text[:0], o.Reasoning[:0]
+	o.Tools.Reset()
 }
 
 // Delta is what one event (or a whole response) carried, apart from the

@@ -109,3 +109,70 @@ func goldenFile(t *testing.T, p string, got []byte) {
 		t.Errorf("%s differs:\n%s\nwant\n%s", p, got, want)
 	}
 }
+
+// TestBodyToolCalls: a whole response's calls are collected, with their
+// ids, in each API's shape; their text is not the reply's.
+func TestBodyToolCalls(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		kind       Kind
+		body, text string
+		calls      string
+	}{
+		{Chat, `{"choices":[{"message":{"role":"assistant","content":"Let me look.","tool_calls":[{"id":"c1","type":"function","function":{"name":"f","arguments":"{\"a\":1}"}},{"id":"c2","type":"function","function":{"name":"g","arguments":"oops"}}]},"finish_reason":"tool_calls"}]}`,
+			"Let me look.", `c1 f {"a":1}; c2 g oops`},
+		{Responses, `{"id":"r","status":"completed","output":[{"type":"message","role":"assistant","content":[{"type":"output_text","text":"On it."}]},{"type":"function_call","id":"fc_1","call_id":"call_1","name":"f","arguments":"{}"}]}`,
+			"On it.", `call_1 f {}`},
+		{Messages, `{"type":"message","role":"assistant","content":[{"type":"text","text":"Sure."},{"type":"tool_use","id":"toolu_1","name":"f","input":{"q":"x"}}],"stop_reason":"tool_use"}`,
+			"Sure.", `toolu_1 f {"q":"x"}`},
+	} {
+		e := &Endpoint{Kind: tc.kind}
+		var out Output
+		d, err := e.NewDecoder().Body([]byte(tc.body), &out)
+		if err != nil || !d.ToolCall {
+			t.Fatalf("%s: %+v, %v", tc.kind, d, err)
+		}
+		if string(out.Text) != tc.text || formatCalls(out.Tools.Calls()) != tc.calls {
+			t.Errorf("%s: text %q calls %q, want %q %q", tc.kind, out.Text, formatCalls(out.Tools.Calls()), tc.text, tc.calls)
+		}
+	}
+	if !ValidArguments("") || !ValidArguments(`{"a":1}`) || ValidArguments("oops") || ValidArguments(`{"a":`) {
+		t.Error("ValidArguments")
+	}
+}
+
+// BenchmarkToolCallDeltas decodes a streamed call's argument deltas with a
+// pooled Output: collecting them must not allocate.
+func BenchmarkToolCallDeltas(b *testing.B) {
+	streams := map[Kind][]string{
+		Chat: {`{"choices":[{"delta":{"role":"assistant","tool_calls":[{"index":0,"id":"call_1","type":"function","function":{"name":"get_weather","arguments":""}}]}}]}`,
+			`{"choices":[{"delta":{"tool_calls":[{"index":0,"function":{"arguments":"{\"city\":"}}]}}]}`,
+			`{"choices":[{"delta":{"tool_calls":[{"index":0,"function":{"arguments":"\"Paris\"}"}}]}}]}`},
+		Responses: {`{"type":"response.output_item.added","output_index":0,"item":{"type":"function_call","id":"fc_1","call_id":"call_1","name":"get_weather","arguments":""}}`,
+			`{"type":"response.function_call_arguments.delta","item_id":"fc_1","output_index":0,"delta":"{\"city\":"}`,
+			`{"type":"response.function_call_arguments.delta","item_id":"fc_1","output_index":0,"delta":"\"Paris\"}"}`},
+		Messages: {`{"type":"content_block_start","index":0,"content_block":{"type":"tool_use","id":"toolu_1","name":"get_weather","input":{}}}`,
+			`{"type":"content_block_delta","index":0,"delta":{"type":"input_json_delta","partial_json":"{\"city\":"}}`,
+			`{"type":"content_block_delta","index":0,"delta":{"type":"input_json_delta","partial_json":"\"Paris\"}"}}`},
+	}
+	for _, k := range []Kind{Chat, Responses, Messages} {
+		var events [][]byte
+		for _, e := range streams[k] {
+			events = append(events, []byte(e))
+		}
+		b.Run(string(k), func(b *testing.B) {
+			d := (&Endpoint{Kind: k}).NewDecoder()
+			var out Output
+			b.ReportAllocs()
+			for b.Loop() {
+				d.Reset()
+				out.Reset()
+				for _, e := range events {
+					if _, err := d.Event(nil, e, &out); err != nil {
+						b.Fatal(err)
+					}
+				}
+			}
+		})
+	}
+}
