@@ -133,6 +133,8 @@ type Generator struct {
 	// streams reuses what reading a response needs (the SSE reader and its
 	// 64 KiB buffer, the decoder, the text buffers) across requests.
 	streams sync.Pool
+	// agentic is the tool loop's and session arrivals' state (tools.go).
+	agentic agentic
 }
 
 // Option configures a Generator.
@@ -161,9 +163,11 @@ func WithAbort(ctx context.Context) Option { return func(g *Generator) { g.hardS
 // inputs.json). Its methods are called from worker goroutines; the calls
 // of one session come from one goroutine, in turn order.
 type BodySink interface {
-	// Body is the request body of turn turn of conversation, sent in
-	// session (the run's sessions are numbered from 0 as they start) of
-	// profile stage stage (a warmup's sessions count as stage 0's).
+	// Body is the request body of the session's turn-th request (its
+	// turn of conversation, or past it when a tool loop answered calls
+	// with requests of its own), sent in session (the run's sessions are
+	// numbered from 0 as they start) of profile stage stage (a warmup's
+	// sessions count as stage 0's).
 	Body(session int64, stage int, conversation string, turn int, body []byte)
 	// EndSession says session, of stage, sends nothing more.
 	EndSession(session int64, stage int)
