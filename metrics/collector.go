@@ -75,6 +75,8 @@ type Collector struct {
 	slice time.Duration
 	// trim is what the summary's headline numbers cover (WithTrim).
 	trim Trim
+	// sessions follows the profile's sessions (sessions.go).
+	sessions *sessionTracker
 }
 
 // Option configures a Collector.
@@ -130,7 +132,7 @@ func WithStageLabels(labels []string) Option {
 
 // NewCollector starts the shard goroutines. Close stops them.
 func NewCollector(opts ...Option) *Collector {
-	c := &Collector{}
+	c := &Collector{sessions: newSessionTracker()}
 	for _, o := range opts {
 		o(c)
 	}
@@ -359,6 +361,7 @@ func (c *Collector) Close() *Summary {
 	c.final = c.collect()
 	s := c.final.Summary()
 	s.Timeslices = c.timeslices()
+	s.Sessions = c.sessions.summary()
 	if c.load != nil {
 		if l, err := c.load(); err == nil {
 			s.AttributeLoad(l)

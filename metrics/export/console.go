@@ -101,6 +101,7 @@ func Console(w io.Writer, title string, s *metrics.Summary) {
 		}
 		fmt.Fprintln(w)
 	}
+	consoleSessions(w, s.Sessions)
 	consolePrecision(w, widths[0], s)
 	if len(s.Errors) > 0 {
 		fmt.Fprintln(w, "\nErrors:")
