@@ -53,6 +53,13 @@ type Stage struct {
 	// multi-turn sessions back to back on the plan's pacing (user-centric
 	// mode).
 	Users *schedule.UserPlan
+	// Admission makes Limit an admission ceiling for Schedule's session
+	// starts (session arrivals): a start that finds it reached is turned
+	// away and counted (RejectedSessions), not queued.
+	Admission bool
+	// Lanes, when set, replaces the other ways of issuing: agentic
+	// replay's lanes (lanes.go).
+	Lanes *LanePart
 }
 
 // Generator runs stages against one endpoint.
@@ -336,7 +343,9 @@ func (g *Generator) Run(ctx context.Context, stages []Stage) error {
 		g.col.SetPhase(st.Phase)
 		g.col.SetStage(profileStage)
 		var stopped bool
-		if st.Users != nil {
+		if st.Lanes != nil {
+			stopped = g.issueLanes(ctx, grp.ctx, &grp.wg, st, profileStage)
+		} else if st.Users != nil {
 			stopped = g.issueUsers(ctx, grp.ctx, &grp.wg, st, profileStage, firsts[i])
 		} else {
 			stopped = g.issue(ctx, grp.ctx, &grp.wg, st, profileStage, firsts[i])
@@ -464,7 +473,11 @@ func (g *Generator) issue(ctx, reqCtx context.Context, wg *sync.WaitGroup, st St
 			}
 		}
 		slotStart := g.now()
-		if !g.acquire(ctx, limit, stageStart) {
+		if st.Admission {
+			if !g.admit(limit, stageStart) {
+				continue
+			}
+		} else if !g.acquire(ctx, limit, stageStart) {
 			return
 		}
 		slotWait := g.now() - slotStart

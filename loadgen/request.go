@@ -58,6 +58,22 @@ type pacer func(ti int, prevEnd int64) (slot, bool)
 // with the turn picks the requests cancelled on purpose. With a tool loop,
 // a reply that calls tools is answered (tools.go) before the next turn.
 func (g *Generator) session(ctx context.Context, conv *datasets.Conversation, phase metrics.Phase, stage, key int, pace pacer) {
+	g.sessionRun(ctx, conv, phase, stage, key, pace, sessionOpts{})
+}
+
+// sessionOpts shape a session's run.
+type sessionOpts struct {
+	// from is the first turn sent (a trajectory resumed mid-way: its turns
+	// carry their context).
+	from int
+	// maxTokens, when > 0, caps every turn's output (priming a cache).
+	maxTokens int
+}
+
+// sessionRun is session with opts. It returns the first turn it did not
+// send (len(conv.Turns) when it sent them all) and whether a request
+// failed.
+func (g *Generator) sessionRun(ctx context.Context, conv *datasets.Conversation, phase metrics.Phase, stage, key int, pace pacer, o sessionOpts) (next int, failed bool) {
 	ctx, endSession := g.startSession(ctx)
 	defer endSession()
 	num, corr := g.nextSession.Add(1)-1, sessionID(ctx)
@@ -102,11 +118,16 @@ func (g *Generator) session(ctx context.Context, conv *datasets.Conversation, ph
 	}
 	loop := g.agentic.tools
 	seq := 0 // the session's requests so far
-	for ti := range conv.Turns {
+	for ti := o.from; ti < len(conv.Turns); ti++ {
 		turn := &conv.Turns[ti]
+		if o.maxTokens > 0 {
+			t := *turn
+			t.MaxTokens = o.maxTokens
+			turn = &t
+		}
 		at, ok := pace(ti, prevEnd)
 		if !ok {
-			return
+			return ti, false
 		}
 		rec := g.do(ctx, conv, num, ti, seq, history, turn, phase, stage, at.intended, at.body, g.cancelAfter(phase, stage, key, ti))
 		seq++
@@ -114,7 +135,7 @@ func (g *Generator) session(ctx context.Context, conv *datasets.Conversation, ph
 		rec.TurnKind, rec.UnknownToolResults = turnKind(ti, 0, turn), unknownResults(history, turn)
 		prevEnd = rec.EndNs
 		if !done(rec, turn.InputTokens, turn.Standalone) {
-			return
+			return ti + 1, true
 		}
 		answer := loop != nil && len(rec.ToolCalls) > 0 && !turn.Standalone
 		if (ti+1 < len(conv.Turns) || answer) && !turn.Standalone {
@@ -123,7 +144,7 @@ func (g *Generator) session(ctx context.Context, conv *datasets.Conversation, ph
 		for round := 1; answer && len(rec.ToolCalls) > 0 && round <= loop.MaxRounds; round++ {
 			start := g.now()
 			if loop.Delay > 0 && !Sleep(ctx, loop.Delay) {
-				return
+				return ti + 1, false
 			}
 			waited := g.now() - start
 			earlier, next := g.toolRound(rec.ToolCalls, turn)
@@ -134,11 +155,12 @@ func (g *Generator) session(ctx context.Context, conv *datasets.Conversation, ph
 			rec.TurnKind, rec.ToolRound, rec.ToolWaitNs = metrics.TurnToolResult, round, waited
 			prevEnd = rec.EndNs
 			if !done(rec, next.InputTokens, false) {
-				return
+				return ti + 1, true
 			}
 			history = append(append(history, endpoint.TurnMessages(next)...), reply(rec))
 		}
 	}
+	return len(conv.Turns), false
 }
 
 // replyTokens is a reply's length in tokens: the server's count when it

@@ -10,6 +10,7 @@ import (
 
 	"github.com/surgebench/surge/datasets"
 	"github.com/surgebench/surge/loadgen/endpoint"
+	"github.com/surgebench/surge/loadgen/schedule"
 	"github.com/surgebench/surge/metrics"
 )
 
@@ -197,3 +198,25 @@ func classifyOverflow(e *metrics.Error) {
 		}
 	}
 }
+
+// admit takes a concurrency slot if the cap in force allows one now: a
+// session arrival that finds the ceiling reached is turned away and
+// counted, not queued (AIPerf's --session-arrival-rate with a
+// --concurrency ceiling).
+func (g *Generator) admit(limit schedule.Limit, stageStart int64) bool {
+	capNow := 0
+	if limit != nil {
+		capNow = limit(time.Duration(g.now() - stageStart))
+	}
+	g.col.SetConcurrency(capNow)
+	if capNow > 0 && g.inFlight.Load() >= int64(capNow) {
+		g.agentic.rejected.Add(1)
+		return false
+	}
+	g.inFlight.Add(1)
+	return true
+}
+
+// RejectedSessions is how many session starts an admission ceiling turned
+// away (Stage.Admission).
+func (g *Generator) RejectedSessions() int64 { return g.agentic.rejected.Load() }
