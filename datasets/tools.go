@@ -254,3 +254,53 @@ func (c ToolCall) MarshalJSON() ([]byte, error) {
 		Function fn     `json:"function"`
 	}{c.ID, "function", fn{c.Name, c.Arguments}})
 }
+
+// AgentTools are the functions a client-side tool loop offers on turns
+// that bring none: a coding agent's usual few, as OpenAI tool definitions.
+func AgentTools() []map[string]any {
+	fn := func(name, desc string, params map[string]any) map[string]any {
+		return map[string]any{"type": "function", "function": map[string]any{"name": name, "description": desc,
+			"parameters": map[string]any{"type": "object", "properties": params, "required": []any{firstKey(params)}}}}
+	}
+	str := func(desc string) map[string]any { return map[string]any{"type": "string", "description": desc} }
+	return []map[string]any{
+		fn("read_file", "Read a file of the repository.", map[string]any{"path": str("The file's path.")}),
+		fn("search_code", "Search the repository for a pattern.", map[string]any{"pattern": str("A regular expression.")}),
+		fn("run_command", "Run a shell command in the repository and return its output.", map[string]any{"command": str("The command line.")}),
+	}
+}
+
+// firstKey is the one key of a one-parameter schema.
+func firstKey(m map[string]any) string {
+	for k := range m {
+		return k
+	}
+	return ""
+}
+
+// ToolResults builds n distinct texts of exactly tokens tokens each under
+// tok (nil: the embedded tokenizer), cut from the prompt corpus as
+// synthetic prompts are, for a tool loop's results: each opens with a
+// head of its own, so two results never share a cached prefix by chance.
+func ToolResults(tok Tokenizer, seed uint64, tokens, n int) ([]string, error) {
+	switch {
+	case tokens < 1:
+		return nil, optionErrorf("ToolResultTokens", "must be positive, got %d", tokens)
+	case n < 1:
+		return nil, optionErrorf("ToolResults", "must be positive, got %d", n)
+	}
+	if err := tokensOption("ToolResultTokens", tokens); err != nil {
+		return nil, err
+	}
+	p, err := newCorpusPrompter(tok, seed^0x746f6f6c, "")
+	if err != nil {
+		return nil, fmt.Errorf("tool results: %w", err)
+	}
+	digits := p.digits(int64(n)) + 2 // an id space apart from prompts'
+	out := make([]string, n)
+	for i := range out {
+		parts, _ := p.prompt(nil, int64(i), digits, tokens, int(mix64(seed+uint64(i))%uint64(len(p.starts))))
+		out[i] = joinParts(parts)
+	}
+	return out, nil
+}

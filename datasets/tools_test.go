@@ -134,3 +134,28 @@ func TestWekaToolThread(t *testing.T) {
 		t.Errorf("the last turn's messages hold %d tokens, its recorded context %d", n, last.InputTokens)
 	}
 }
+
+// TestToolResults: a tool loop's results are distinct, each of exactly
+// the tokens asked for, the same for the same seed.
+func TestToolResults(t *testing.T) {
+	t.Parallel()
+	tok := qwen(t)
+	rs, err := ToolResults(tok, 5, 40, 6)
+	if err != nil {
+		t.Fatal(err)
+	}
+	again, _ := ToolResults(tok, 5, 40, 6)
+	seen := map[string]bool{}
+	for i, r := range rs {
+		if n := len(tok.Encode(r)); n < 39 || n > 40 || seen[r] || r != again[i] {
+			t.Errorf("result %d: %d tokens, repeated %v: %q", i, n, seen[r], r)
+		}
+		seen[r] = true
+	}
+	if _, err := ToolResults(tok, 5, 0, 1); err == nil {
+		t.Error("0 tokens accepted")
+	}
+	if tools := AgentTools(); len(OpenAIToolDefs(tools)) != 3 {
+		t.Errorf("agent tools %v", tools)
+	}
+}

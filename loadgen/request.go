@@ -80,6 +80,11 @@ func (g *Generator) sessionRun(ctx context.Context, conv *datasets.Conversation,
 	if g.bodies != nil {
 		defer g.bodies.EndSession(num, stage)
 	}
+	if g.agentic.cacheBust {
+		c := *conv
+		c.SystemPrompt = cacheMarker(corr) + c.SystemPrompt
+		conv = &c
+	}
 	var history []endpoint.Message
 	var prevEnd int64
 	// The context so far, in tokens: the earlier inputs and replies (-1:
@@ -129,7 +134,11 @@ func (g *Generator) sessionRun(ctx context.Context, conv *datasets.Conversation,
 		if !ok {
 			return ti, false
 		}
-		rec := g.do(ctx, conv, num, ti, seq, history, turn, phase, stage, at.intended, at.body, g.cancelAfter(phase, stage, key, ti))
+		body := at.body
+		if g.agentic.cacheBust {
+			body = nil // built ahead without the session's marker
+		}
+		rec := g.do(ctx, conv, num, ti, seq, history, turn, phase, stage, at.intended, body, g.cancelAfter(phase, stage, key, ti))
 		seq++
 		rec.SlotWaitNs, rec.Scheduled = at.slotWait, at.scheduled
 		rec.TurnKind, rec.UnknownToolResults = turnKind(ti, 0, turn), unknownResults(history, turn)

@@ -54,9 +54,20 @@ func WithToolLoop(l ToolLoop) Option {
 	return func(g *Generator) { g.agentic.tools = &l }
 }
 
+// WithCacheBust opens each session's context with a marker of its own
+// (AIPerf's first_turn_prefix cache bust): the session's id before its
+// system prompt. A conversation replayed again then shares no prefix with
+// its earlier replays, so a server's prefix cache cannot serve one from
+// the other, while each session's own turns still share theirs.
+func WithCacheBust() Option { return func(g *Generator) { g.agentic.cacheBust = true } }
+
+// cacheMarker is the text a cache-busted session's context opens with.
+func cacheMarker(session string) string { return "session " + session + "\n\n" }
+
 // agentic is the generator's state for agent workloads.
 type agentic struct {
-	tools *ToolLoop // nil: no tool loop
+	tools     *ToolLoop // nil: no tool loop
+	cacheBust bool
 	// results counts the tool results sent, to pick the next text.
 	results atomic.Int64
 	// loopRequests counts the requests the loop sent, and rejected the

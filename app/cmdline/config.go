@@ -225,6 +225,8 @@ type Config struct {
 	LiveConfig
 	// ShardConfig holds --shard, --shards and --start-at (shard.go).
 	ShardConfig
+	// AgenticConfig holds the agent workload's flags (agentic.go).
+	AgenticConfig
 
 	UI        string // --ui
 	StdoutTTY bool   // whether stdout is a terminal (picks the default UI)

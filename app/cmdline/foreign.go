@@ -112,17 +112,9 @@ var foreignOptions = []foreignOption{
 	refused("synthesis-max-osl", fValue, "input.synthesis.max_osl", "replays every trace row (no OSL cap)"),
 	// Load generator
 	refused("request-rate-series", fValue, "loadgen.request_rate_series", "takes a rate, a ramp (--request-rate-ramp-duration) or a stage list (--request-rate 5,10,20), not a series file"),
-	noted("trajectory-start-min-ratio", fValue, "loadgen.trajectory_start_min_ratio", "has no agentic replay, the only mode it applies to"),
-	noted("trajectory-start-max-ratio", fValue, "loadgen.trajectory_start_max_ratio", "has no agentic replay, the only mode it applies to"),
-	noted("burst-phase-starts", fSwitch, "loadgen.burst_phase_starts", "has no agentic replay, the only mode it applies to", "false"),
 	noted("trace-idle-gap-cap-seconds", fValue, "loadgen.trace_idle_gap_cap_seconds", "has no Weka trace replay, the only one it applies to"),
-	noted("system-idle-gap-cap-seconds", fValue, "loadgen.system_idle_gap_cap_seconds", "has no agentic replay, the only mode it applies to"),
-	refused("scenario", fValue, "scenario", "has no named scenarios: give the settings as flags"),
-	noted("unsafe-override", fSwitch, "unsafe_override", "has no named scenarios", "false"),
 	// Warmup: surge warms up by count or time (--warmup-request-count,
 	// --warmup-duration), at its own load or the first stage's.
-	noted("agentic-cache-warmup-duration", fValue, "loadgen.agentic_cache_warmup_duration", "has no agentic replay, the only mode it applies to"),
-	noted("agentic-warmup-grace-period", fValue, "loadgen.agentic_warmup_grace_period", "has no agentic replay, the only mode it applies to"),
 	refused("num-warmup-sessions", fValue, "loadgen.warmup_num_sessions", "warms up by request count (--warmup-request-count)"),
 	refused("warmup-arrival-pattern", fValue, "loadgen.warmup_arrival_pattern", "warms up closed-loop"),
 	noted("warmup-grace-period", fValue, "loadgen.warmup_grace_period", "lets every warmup request finish, while the profile starts"),

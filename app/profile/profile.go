@@ -95,6 +95,10 @@ type prepared struct {
 	plan    *plan
 	live    *liveSession   // nil: the run follows its plan, unwatched
 	log     cmdline.Logger // notes and debug lines, as --log-level allows
+	// toolResults are the tool loop's result texts (agentic.go), replay
+	// the agentic replay's lanes (nil: none).
+	toolResults []string
+	replay      *loadgen.Replay
 }
 
 // Prepare resolves s into a plan. It starts nothing and writes nothing but
@@ -135,6 +139,9 @@ func prepareCtx(ctx context.Context, s *spec.Spec, log io.Writer) (*prepared, er
 		return nil, err
 	}
 	assignModels(p.ds, s.Target.Models, s.Target.ModelSelection, s.Seed())
+	if err := p.prepareAgentic(); err != nil {
+		return nil, err
+	}
 	if len(s.Target.Models) > 1 {
 		p.log.Debugf("models %q share the prompts (%s)", s.Target.Models, s.Target.ModelSelection)
 	}
@@ -146,6 +153,7 @@ func prepareCtx(ctx context.Context, s *spec.Spec, log io.Writer) (*prepared, er
 			return nil, err
 		}
 		pools.assign(p.plan.stages)
+		p.replay = p.plan.replay
 	}
 	if !s.Shard.Whole() && p.plan.total > 0 {
 		p.plan.total = loadgen.PlannedRequests(p.plan.stages, p.ds, s.Shard)
@@ -186,6 +194,9 @@ type outcome struct {
 	// benchmarkID identifies the run in its exports (AIPerf's
 	// benchmark_id: a random UUID).
 	benchmarkID string
+	// loopRequests and rejected are the tool loop's requests and the
+	// session starts an admission ceiling turned away.
+	loopRequests, rejected int64
 	errs        []error // the UI's, the exports' and telemetry's
 }
 
@@ -329,6 +340,7 @@ func (p *prepared) execute(ctx context.Context, log io.Writer) (o *outcome, err 
 	}
 	genOpts = append(genOpts, edgeOptions(&s.Request)...)
 	genOpts = append(genOpts, loadControlOptions(s)...)
+	genOpts = append(genOpts, p.agenticOptions()...)
 	checkFDLimit(s.Load.MaxConcurrency(), p.log, logw)
 	gen, err := loadgen.New(target, ep, p.ds, col, genOpts...)
 	if err != nil {
@@ -381,6 +393,7 @@ func (p *prepared) execute(ctx context.Context, log io.Writer) (o *outcome, err 
 	o.state = col.State()
 	o.state.Origin = o.start
 	o.clockDrift = gen.ClockDrift()
+	o.loopRequests, o.rejected = gen.ToolLoopRequests(), gen.RejectedSessions()
 	logw.release()
 	o.end = time.Now()
 	o.gcCycles = heapfloor.Cycles() - gcBefore
@@ -437,6 +450,7 @@ func (p *prepared) report(o *outcome, out io.Writer) (*Result, error) {
 		o.summary.Warnings = append(o.summary.Warnings, redirectWarning(n, s.Request.FollowRedirects))
 	}
 	p.addRunInfo(run.RunInfo.(map[string]any), o.benchmarkID)
+	p.agenticRunInfo(run.RunInfo.(map[string]any), o.summary, o)
 	if p.stageFolders() != nil {
 		run.RunInfo.(map[string]any)["sweep_id"] = o.benchmarkID
 		run.RunInfo.(map[string]any)["stage_folders"] = p.stageFolders()
@@ -566,8 +580,10 @@ func startTarget(ctx context.Context, s *spec.Spec, log io.Writer) (url string, 
 	}
 	// Not stopped by ctx: an interrupt drains the requests in flight, so the
 	// mock must outlive it; the run's cleanup closes it.
-	mock, err := mockserver.Start(context.WithoutCancel(ctx), "127.0.0.1:0", mockserver.Config{TTFT: 20 * time.Millisecond, ITL: 5 * time.Millisecond, Model: t.Model(),
-		PrefillPerImage: t.MockPrefillPerImage, PrefillPerAudioSecond: t.MockPrefillPerAudioSecond})
+	cfg := mockserver.Config{TTFT: 20 * time.Millisecond, ITL: 5 * time.Millisecond, Model: t.Model(),
+		PrefillPerImage: t.MockPrefillPerImage, PrefillPerAudioSecond: t.MockPrefillPerAudioSecond}
+	mockAgent(&cfg, &s.Agentic)
+	mock, err := mockserver.Start(context.WithoutCancel(ctx), "127.0.0.1:0", cfg)
 	if err != nil {
 		return "", nil, fmt.Errorf("starting the embedded mock server: %w", err)
 	}

@@ -42,6 +42,9 @@ type Spec struct {
 	Exports   Exports
 	Telemetry Telemetry
 	Live      Live
+	// Agentic is the agent workload: tool loop, session arrivals, agentic
+	// replay, scenario (agentic.go).
+	Agentic Agentic
 	// Shard is this host's part of the plan (the zero Shard: all of it),
 	// StartAt the instant to start issuing (zero: at once).
 	Shard   loadgen.Shard
@@ -76,7 +79,7 @@ func Parse(c cmdline.Config) (*Spec, error) {
 	steps := []func(*Spec, *cmdline.Config) error{
 		parseLog, parseTarget, parseEndpointKind, parseBounds, parseRepeats, parseEdges, parseMedia,
 		parseShard, parseExports, parseRequest, parseTelemetry, parseUI, parseEndpoint, parseGoodput,
-		parseTokenizer, parseLoad, parseLoadControl, parseSharding, parseSweep, parsePlan, parseDataset, parseLive,
+		parseTokenizer, parseLoad, parseLoadControl, parseSharding, parseSweep, parsePlan, parseDataset, parseAgentic, parseLive,
 	}
 	for _, step := range steps {
 		if err := step(s, &c); err != nil {

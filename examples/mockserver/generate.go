@@ -179,12 +179,13 @@ func appendRunningUsage(b []byte, prompt, done int) []byte {
 
 // appendUsage appends g's usage object.
 func appendUsage(b []byte, g *generation) []byte {
+	out := g.completion()
 	b = append(b, `{"prompt_tokens":`...)
 	b = strconv.AppendInt(b, int64(g.prompt), 10)
 	b = append(b, `,"total_tokens":`...)
-	b = strconv.AppendInt(b, int64(g.prompt+g.out), 10)
+	b = strconv.AppendInt(b, int64(g.prompt+out), 10)
 	b = append(b, `,"completion_tokens":`...)
-	b = strconv.AppendInt(b, int64(g.out), 10)
+	b = strconv.AppendInt(b, int64(out), 10)
 	b = append(b, `,"completion_tokens_details":{"reasoning_tokens":`...)
 	b = strconv.AppendInt(b, int64(g.reasoning), 10)
 	if g.agent != nil && g.agent.cached >= 0 {

@@ -391,27 +391,29 @@ func countResponsesInput(raw json.RawMessage) (int, error) {
 	return n, nil
 }
 
-// toolArgs is the pieces of a call's arguments, one per chunk of k of
-// its out words: a JSON object {"query": "<words>"}, cut off before its
-// end when broken.
+// toolArgs is the pieces of a call's arguments, a JSON object
+// {"query": "<words>"}: its syntax a piece a token, then its words k a
+// piece, then its close (left off when broken: not JSON). With the event
+// that names the call, the pieces are g.completion() tokens.
 func toolArgs(g *generation, k int, broken bool) []string {
-	var pieces []string
-	for i := 0; i < g.out; i += k {
-		var b []byte
-		if i == 0 {
-			b = append(b, `{"query":"`...)
-		}
-		b = appendWords(b, g.words, i, min(i+k, g.out))
-		if i+k >= g.out && !broken {
-			b = append(b, `"}`...)
-		}
-		pieces = append(pieces, string(b))
+	words := toolWords(g)
+	pieces := []string{`{"`, `query`, `":"`}
+	for i := 0; i < words; i += k {
+		pieces = append(pieces, string(appendWords(nil, g.words, i, min(i+k, words))))
 	}
-	if len(pieces) == 0 {
-		pieces = []string{"{}"}
+	if !broken {
+		pieces = append(pieces, `"}`)
 	}
 	return pieces
 }
+
+// toolSyntax is the tokens of a call that are not its arguments' words:
+// the event naming it, the arguments' {"query":" and "}.
+const toolSyntax = 5
+
+// toolWords is how many words a call's arguments carry: its output less
+// the call's syntax, so the call keeps within the request's output cap.
+func toolWords(g *generation) int { return max(g.out-toolSyntax, 1) }
 
 // quote is s as a JSON string.
 func quote(s string) string {
@@ -448,26 +450,30 @@ func (s *Server) streamToolCall(ctx context.Context, w http.ResponseWriter, api 
 	if err != nil {
 		return err
 	}
+	// The event naming the call is its first token, at TTFT; the
+	// arguments' pieces follow a token slot apart.
 	var timer *time.Timer
+	if err := sleepUntil(ctx, &timer, g.due(0, s.cfg.ITL)); err != nil {
+		return err
+	}
+	s.prefill.leave(g)
+	switch api {
+	case chatAgent:
+		err = write("", head+fmt.Sprintf(`{"index":0,"delta":{"role":"assistant","content":null,"tool_calls":[{"index":0,"id":%s,"type":"function","function":{"name":%s,"arguments":""}}]},"logprobs":null,"finish_reason":null}]}`, quote(c.id), quote(c.name)))
+	case responsesAgent:
+		err = write("response.output_item.added", fmt.Sprintf(`{"type":"response.output_item.added","sequence_number":1,"output_index":0,"item":{"type":"function_call","id":"fc_mock%s","call_id":%s,"name":%s,"arguments":"","status":"in_progress"}}`, id, quote(c.id), quote(c.name)))
+	default:
+		err = write("content_block_start", fmt.Sprintf(`{"type":"content_block_start","index":0,"content_block":{"type":"tool_use","id":%s,"name":%s,"input":{}}}`, quote(c.id), quote(c.name)))
+	}
+	if err != nil {
+		return fmt.Errorf("mock: writing event: %w", err)
+	}
+	s.ttft.record(time.Since(g.arrival))
+	s.genTokens.Add(1)
 	args := ""
 	for j, p := range pieces {
-		if err := sleepUntil(ctx, &timer, g.due(j*s.cfg.TokensPerChunk, s.cfg.ITL)); err != nil {
+		if err := sleepUntil(ctx, &timer, g.due(j+1, s.cfg.ITL)); err != nil {
 			return err
-		}
-		if j == 0 {
-			s.prefill.leave(g)
-			switch api {
-			case chatAgent:
-				err = write("", head+fmt.Sprintf(`{"index":0,"delta":{"role":"assistant","content":null,"tool_calls":[{"index":0,"id":%s,"type":"function","function":{"name":%s,"arguments":""}}]},"logprobs":null,"finish_reason":null}]}`, quote(c.id), quote(c.name)))
-			case responsesAgent:
-				err = write("response.output_item.added", fmt.Sprintf(`{"type":"response.output_item.added","sequence_number":1,"output_index":0,"item":{"type":"function_call","id":"fc_mock%s","call_id":%s,"name":%s,"arguments":"","status":"in_progress"}}`, id, quote(c.id), quote(c.name)))
-			default:
-				err = write("content_block_start", fmt.Sprintf(`{"type":"content_block_start","index":0,"content_block":{"type":"tool_use","id":%s,"name":%s,"input":{}}}`, quote(c.id), quote(c.name)))
-			}
-			if err != nil {
-				return err
-			}
-			s.ttft.record(time.Since(g.arrival))
 		}
 		args += p
 		switch api {
@@ -481,7 +487,7 @@ func (s *Server) streamToolCall(ctx context.Context, w http.ResponseWriter, api 
 		if err != nil {
 			return fmt.Errorf("mock: writing event: %w", err)
 		}
-		s.genTokens.Add(uint64(min(s.cfg.TokensPerChunk, g.out-j*s.cfg.TokensPerChunk)))
+		s.genTokens.Add(uint64(max(countWords(p), 1)))
 	}
 	switch api {
 	case chatAgent:
@@ -500,7 +506,7 @@ func (s *Server) streamToolCall(ctx context.Context, w http.ResponseWriter, api 
 		err = write("response.completed", fmt.Sprintf(`{"type":"response.completed","response":{"id":"resp_mock%s","object":"response","status":"completed","model":%s,"output":[%s],"usage":%s,"error":null}}`, id, quote(g.model), item, responsesUsage(g)))
 	default:
 		_ = write("content_block_stop", `{"type":"content_block_stop","index":0}`)
-		_ = write("message_delta", fmt.Sprintf(`{"type":"message_delta","delta":{"stop_reason":"tool_use","stop_sequence":null},"usage":{"output_tokens":%d}}`, g.out))
+		_ = write("message_delta", fmt.Sprintf(`{"type":"message_delta","delta":{"stop_reason":"tool_use","stop_sequence":null},"usage":{"output_tokens":%d}}`, g.completion()))
 		err = write("message_stop", `{"type":"message_stop"}`)
 	}
 	return err
@@ -515,7 +521,7 @@ func (s *Server) respondToolCall(ctx context.Context, w http.ResponseWriter, api
 	}
 	c := g.agent.call
 	var args string
-	for _, p := range toolArgs(g, max(g.out, 1), c.broken) {
+	for _, p := range toolArgs(g, toolWords(g), c.broken) {
 		args += p
 	}
 	id := strconv.FormatUint(g.n, 10)
@@ -533,7 +539,7 @@ func (s *Server) respondToolCall(ctx context.Context, w http.ResponseWriter, api
 			input = "{}" // Anthropic's input is always an object
 		}
 		body = fmt.Sprintf(`{"id":"msg_mock%s","type":"message","role":"assistant","model":%s,"content":[{"type":"tool_use","id":%s,"name":%s,"input":%s}],"stop_reason":"tool_use","stop_sequence":null,"usage":{"input_tokens":%d,"output_tokens":%d%s}}`,
-			id, quote(g.model), quote(c.id), quote(c.name), input, g.prompt, g.out, anthropicCache(g))
+			id, quote(g.model), quote(c.id), quote(c.name), input, g.prompt, g.completion(), anthropicCache(g))
 	}
 	w.Header().Set("Content-Type", "application/json")
 	if _, err := fmt.Fprintln(w, body); err != nil {
@@ -550,7 +556,7 @@ func responsesUsage(g *generation) string {
 	if g.agent != nil && g.agent.cached >= 0 {
 		cache = fmt.Sprintf(`,"input_tokens_details":{"cached_tokens":%d}`, g.agent.cached)
 	}
-	return fmt.Sprintf(`{"input_tokens":%d,"output_tokens":%d,"total_tokens":%d%s,"output_tokens_details":{"reasoning_tokens":%d}}`, g.prompt, g.out, g.prompt+g.out, cache, g.reasoning)
+	return fmt.Sprintf(`{"input_tokens":%d,"output_tokens":%d,"total_tokens":%d%s,"output_tokens_details":{"reasoning_tokens":%d}}`, g.prompt, g.completion(), g.prompt+g.completion(), cache, g.reasoning)
 }
 
 // anthropicCache is the cache_read_input_tokens member of g's Anthropic
@@ -590,4 +596,14 @@ func cacheUsage(g *generation, usage map[string]any) map[string]any {
 		usage["cache_read_input_tokens"] = g.agent.cached
 	}
 	return usage
+}
+
+// completion is g's output in tokens as its usage reports it: its words,
+// or a call's words and syntax when it answers with one (a token a piece,
+// as it streams them).
+func (g *generation) completion() int {
+	if g.agent != nil && g.agent.call != nil {
+		return toolWords(g) + toolSyntax
+	}
+	return g.out
 }
