@@ -197,7 +197,7 @@ type outcome struct {
 	// loopRequests and rejected are the tool loop's requests and the
 	// session starts an admission ceiling turned away.
 	loopRequests, rejected int64
-	errs        []error // the UI's, the exports' and telemetry's
+	errs                   []error // the UI's, the exports' and telemetry's
 }
 
 // execute starts the target, the exports, the collector, telemetry and the
