@@ -150,7 +150,17 @@ func (g *Generator) sessionRun(ctx context.Context, conv *datasets.Conversation,
 		if (ti+1 < len(conv.Turns) || answer) && !turn.Standalone {
 			history = append(append(history, endpoint.TurnMessages(turn)...), reply(rec))
 		}
-		for round := 1; answer && len(rec.ToolCalls) > 0 && round <= loop.MaxRounds; round++ {
+		for round := 1; answer && len(rec.ToolCalls) > 0; round++ {
+			if round > loop.MaxRounds {
+				// The bound ends the loop, not the tools: their results go
+				// into the history, as a harness's would, so the next turn
+				// does not follow calls left unanswered.
+				if ti+1 < len(conv.Turns) {
+					earlier, last := g.toolRound(rec.ToolCalls, turn)
+					history = append(append(history, earlier...), endpoint.TurnMessages(last)...)
+				}
+				break
+			}
 			start := g.now()
 			if loop.Delay > 0 && !Sleep(ctx, loop.Delay) {
 				return ti + 1, false

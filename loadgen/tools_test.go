@@ -124,10 +124,13 @@ func TestToolLoop(t *testing.T) {
 					}
 					prev = r.ContextTokens
 				}
-				// The session's last body carries every result before it.
+				// The session's last body carries every result before it:
+				// the first turn's two rounds, and the results of the calls
+				// its bound left (answered in the history before the next
+				// turn), then the second turn's two.
 				body := log.bodies[sess][len(rs)-1]
-				if n := bytes.Count(body, []byte("result ")); n != 4 {
-					t.Errorf("session %d: last body holds %d tool results, want 4: %s", sess, n, body)
+				if n := bytes.Count(body, []byte("result ")); n != 5 {
+					t.Errorf("session %d: last body holds %d tool results, want 5: %s", sess, n, body)
 				}
 			}
 		})

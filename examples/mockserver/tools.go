@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"slices"
 	"strconv"
 	"sync/atomic"
 	"time"
@@ -131,17 +132,20 @@ func readAgent(api agentAPI, body []byte) (msgs []json.RawMessage, names []strin
 		}
 	}
 	calls := map[string]bool{}
+	// pending are the calls of the last assistant turn not answered yet:
+	// as the APIs require, they are answered before anything else comes.
+	pending := map[string]bool{}
 	uses := false
 	for i, raw := range msgs {
 		var r int
 		var err error
 		switch api {
 		case chatAgent:
-			r, err = chatToolMessage(raw, calls)
+			r, err = chatToolMessage(raw, calls, pending)
 		case responsesAgent:
-			r, err = responsesItem(raw, calls)
+			r, err = responsesItem(raw, calls, pending)
 		default:
-			r, err = anthropicMessage(raw, calls, &uses)
+			r, err = anthropicMessage(raw, calls, pending, &uses)
 		}
 		if err != nil {
 			where := "messages"
@@ -189,9 +193,21 @@ func toolName(api agentAPI, raw json.RawMessage) (string, error) {
 	return t.Name, nil
 }
 
+// unanswered is the error of a message that comes while calls of the
+// assistant's last turn wait for their results.
+func unanswered(pending map[string]bool) error {
+	var ids []string
+	for id := range pending {
+		ids = append(ids, id)
+	}
+	slices.Sort(ids)
+	return fmt.Errorf("the assistant's tool calls %q must be answered by tool results before anything else", ids)
+}
+
 // chatToolMessage checks an OpenAI chat message's tool calls (recording
-// their ids in calls) or its tool result; it returns 1 for a result.
-func chatToolMessage(raw json.RawMessage, calls map[string]bool) (int, error) {
+// their ids in calls, and in pending until answered) or its tool result;
+// it returns 1 for a result.
+func chatToolMessage(raw json.RawMessage, calls, pending map[string]bool) (int, error) {
 	var m struct {
 		Role       string            `json:"role"`
 		ToolCalls  []json.RawMessage `json:"tool_calls"`
@@ -202,6 +218,9 @@ func chatToolMessage(raw json.RawMessage, calls map[string]bool) (int, error) {
 	}
 	if len(m.ToolCalls) > 0 && m.Role != "assistant" {
 		return 0, fmt.Errorf("tool_calls in a %q message (only the assistant's make calls)", m.Role)
+	}
+	if m.Role != "tool" && len(pending) > 0 {
+		return 0, unanswered(pending)
 	}
 	for j, c := range m.ToolCalls {
 		var tc struct {
@@ -215,7 +234,7 @@ func chatToolMessage(raw json.RawMessage, calls map[string]bool) (int, error) {
 		if json.Unmarshal(c, &tc) != nil || tc.ID == "" || tc.Type != "function" || tc.Function == nil || tc.Function.Name == "" || tc.Function.Arguments == nil {
 			return 0, fmt.Errorf(`tool_calls[%d]: want {"id", "type": "function", "function": {"name", "arguments": a string}}`, j)
 		}
-		calls[tc.ID] = true
+		calls[tc.ID], pending[tc.ID] = true, true
 	}
 	if m.Role != "tool" {
 		return 0, nil
@@ -226,12 +245,13 @@ func chatToolMessage(raw json.RawMessage, calls map[string]bool) (int, error) {
 	case !calls[*m.ToolCallID]:
 		return 0, fmt.Errorf("tool_call_id %q answers no tool call of an earlier message: messages with role 'tool' must be a response to a preceding message with 'tool_calls'", *m.ToolCallID)
 	}
+	delete(pending, *m.ToolCallID)
 	return 1, nil
 }
 
 // responsesItem checks a Responses API input item: a function_call
 // (recording its call_id) or a function_call_output answering one.
-func responsesItem(raw json.RawMessage, calls map[string]bool) (int, error) {
+func responsesItem(raw json.RawMessage, calls, pending map[string]bool) (int, error) {
 	var it struct {
 		Type      string  `json:"type"`
 		CallID    string  `json:"call_id"`
@@ -247,7 +267,7 @@ func responsesItem(raw json.RawMessage, calls map[string]bool) (int, error) {
 		if it.CallID == "" || it.Name == "" || it.Arguments == nil {
 			return 0, errors.New(`a function_call needs its call_id, name and arguments (a string)`)
 		}
-		calls[it.CallID] = true
+		calls[it.CallID], pending[it.CallID] = true, true
 	case "function_call_output":
 		switch {
 		case it.Output == nil:
@@ -255,7 +275,12 @@ func responsesItem(raw json.RawMessage, calls map[string]bool) (int, error) {
 		case !calls[it.CallID]:
 			return 0, fmt.Errorf("no tool call found for function call output with call_id %q", it.CallID)
 		}
+		delete(pending, it.CallID)
 		return 1, nil
+	default:
+		if len(pending) > 0 {
+			return 0, unanswered(pending)
+		}
 	}
 	return 0, nil
 }
@@ -263,7 +288,7 @@ func responsesItem(raw json.RawMessage, calls map[string]bool) (int, error) {
 // anthropicMessage checks a Messages API message's tool_use blocks
 // (recording their ids) and tool_result blocks; uses is set when either
 // appears.
-func anthropicMessage(raw json.RawMessage, calls map[string]bool, uses *bool) (int, error) {
+func anthropicMessage(raw json.RawMessage, calls, pending map[string]bool, uses *bool) (int, error) {
 	var m struct {
 		Role    string          `json:"role"`
 		Content json.RawMessage `json:"content"`
@@ -279,7 +304,13 @@ func anthropicMessage(raw json.RawMessage, calls map[string]bool, uses *bool) (i
 		ToolUseID string          `json:"tool_use_id"`
 	}
 	if len(m.Content) == 0 || bytes.TrimSpace(m.Content)[0] != '[' || json.Unmarshal(m.Content, &blocks) != nil {
+		if len(pending) > 0 {
+			return 0, unanswered(pending) // the results belong in the message after the calls
+		}
 		return 0, nil // text content
+	}
+	if m.Role != "user" && len(pending) > 0 {
+		return 0, unanswered(pending)
 	}
 	results := 0
 	for j, b := range blocks {
@@ -292,7 +323,7 @@ func anthropicMessage(raw json.RawMessage, calls map[string]bool, uses *bool) (i
 			if b.ID == "" || b.Name == "" || len(bytes.TrimSpace(b.Input)) == 0 || bytes.TrimSpace(b.Input)[0] != '{' {
 				return 0, fmt.Errorf("content[%d]: a tool_use block needs its id, name and input (an object)", j)
 			}
-			calls[b.ID] = true
+			calls[b.ID], pending[b.ID] = true, true
 		case "tool_result":
 			*uses = true
 			if m.Role != "user" {
@@ -301,8 +332,12 @@ func anthropicMessage(raw json.RawMessage, calls map[string]bool, uses *bool) (i
 			if !calls[b.ToolUseID] {
 				return 0, fmt.Errorf("content[%d]: unexpected tool_use_id found in tool_result blocks: %s. Each tool_result block must have a corresponding tool_use block in the previous message", j, b.ToolUseID)
 			}
+			delete(pending, b.ToolUseID)
 			results++
 		}
+	}
+	if m.Role == "user" && len(pending) > 0 {
+		return 0, unanswered(pending) // the user's message answers only some
 	}
 	return results, nil
 }

@@ -132,6 +132,7 @@ func TestToolMessagesChecked(t *testing.T) {
 		{"responses: unknown id", "/v1/responses", `{"model":"m","max_output_tokens":2,"input":[{"role":"user","content":"w?"},{"type":"function_call_output","call_id":"c9","output":"rain"}]}`, 400, "no tool call found"},
 		{"messages: answered", "/v1/messages", `{"model":"m","max_tokens":2,"tools":[{"name":"get_weather","input_schema":{"type":"object"}}],"messages":[{"role":"user","content":"w?"},{"role":"assistant","content":[{"type":"tool_use","id":"t1","name":"get_weather","input":{}}]},{"role":"user","content":[{"type":"tool_result","tool_use_id":"t1","content":"rain"}]}]}`, 200, ""},
 		{"messages: unknown id", "/v1/messages", `{"model":"m","max_tokens":2,"tools":[{"name":"get_weather","input_schema":{"type":"object"}}],"messages":[{"role":"user","content":[{"type":"tool_result","tool_use_id":"t9","content":"rain"}]}]}`, 400, "unexpected tool_use_id"},
+		{"chat: a call left unanswered", "/v1/chat/completions", `{"model":"m","max_tokens":2,"tools":` + weatherTool + `,"messages":[{"role":"assistant","tool_calls":[{"id":"c1","type":"function","function":{"name":"get_weather","arguments":"{}"}}]},{"role":"user","content":"and?"}]}`, 400, "must be answered"},
 		{"messages: tools not declared", "/v1/messages", `{"model":"m","max_tokens":2,"messages":[{"role":"assistant","content":[{"type":"tool_use","id":"t1","name":"f","input":{}}]}]}`, 400, "must define tools"},
 	} {
 		resp := post(t, context.Background(), ts.URL+tc.path, tc.body)
@@ -141,8 +142,8 @@ func TestToolMessagesChecked(t *testing.T) {
 			t.Errorf("%s: %d %s, want %d with %q", tc.name, resp.StatusCode, b, tc.status, tc.want)
 		}
 	}
-	if st := s.Stats(); st.ToolResults != 3 || st.ToolRejected != 6 {
-		t.Errorf("tool results %d, rejected %d; want 3 and 6", st.ToolResults, st.ToolRejected)
+	if st := s.Stats(); st.ToolResults != 3 || st.ToolRejected != 7 {
+		t.Errorf("tool results %d, rejected %d; want 3 and 7", st.ToolResults, st.ToolRejected)
 	}
 }
 
