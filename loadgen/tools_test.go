@@ -167,8 +167,8 @@ func TestToolLoopBadInput(t *testing.T) {
 			overflows++
 		}
 	}
-	if overflows != 3 {
-		t.Fatalf("%d overflows in %d records, want one per session", overflows, len(recs))
+	if overflows != 3 || s.Sessions == nil || s.Sessions.ContextOverflows != 3 {
+		t.Fatalf("%d overflows in %d records, want one per session (sessions %+v)", overflows, len(recs), s.Sessions)
 	}
 
 	stray := &datasets.Dataset{Name: "stray", Conversations: []datasets.Conversation{{ID: "s", Turns: []datasets.Turn{{
