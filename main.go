@@ -165,6 +165,10 @@ func mockServerCommand() *cli.Command {
 			&cli.StringFlag{Name: "stream-error-shape", Value: mockserver.ShapeVLLM, Usage: "the engine whose in-stream failure is sent: " + strings.Join(mockserver.StreamErrorShapes, ", "), Destination: &mc.StreamErrorShape},
 			&cli.IntFlag{Name: "stream-error-after", Usage: "tokens a failing stream sends before its error", Destination: &mc.StreamErrorAfter},
 			&cli.BoolFlag{Name: "ignore-max-completion-tokens", Usage: "ignore max_completion_tokens (honour only max_tokens), as some llama.cpp builds do", Destination: &mc.IgnoreMaxCompletionTokens},
+			&cli.Float64Flag{Name: "tool-call-rate", Usage: "fraction of answers to requests that offer tools that call one", Destination: &mc.ToolCallRate},
+			&cli.Float64Flag{Name: "bad-tool-args-rate", Usage: "fraction of its tool calls whose arguments are cut off (not JSON)", Destination: &mc.BadToolArgsRate},
+			&cli.BoolFlag{Name: "prefix-cache", Usage: "report the prompt tokens of leading messages seen before as cached (usage's cached_tokens)", Destination: &mc.PrefixCache},
+			&cli.IntFlag{Name: "max-model-len", Usage: "the model's window in tokens: a prompt and output cap past it is refused as vLLM refuses it (0: none)", Destination: &mc.MaxModelLen},
 			&cli.IntFlag{Name: "context-tokens", Usage: "a slot's context: longer prompts are cut silently, as llama.cpp's server cuts them, and usage reports the cut length (0: no limit)", Destination: &mc.ContextTokens},
 			&cli.BoolFlag{Name: "log-aborts", Usage: "print a line on stderr for each request whose client disconnected before its end (before its first token or mid-stream)", Destination: &aborts},
 			&cli.StringFlag{Name: "wire-log", Usage: "write one JSON line per streamed request: kernel arrival time of its bytes and first-token flush time (the wire truth for TTFT)", Destination: &wireLog},
@@ -179,6 +183,17 @@ func mockServerCommand() *cli.Command {
 			if !slices.Contains(mockserver.StreamErrorShapes, mc.StreamErrorShape) || mc.StreamErrorAfter < 0 {
 				return &cmdline.UsageError{Err: fmt.Errorf("--stream-error-shape %q (want one of %s) and --stream-error-after %d (want ≥ 0)",
 					mc.StreamErrorShape, strings.Join(mockserver.StreamErrorShapes, ", "), mc.StreamErrorAfter)}
+			}
+			for _, r := range []struct {
+				flag string
+				v    float64
+			}{{"--tool-call-rate", mc.ToolCallRate}, {"--bad-tool-args-rate", mc.BadToolArgsRate}} {
+				if !(r.v >= 0 && r.v <= 1) {
+					return &cmdline.UsageError{Err: fmt.Errorf("%s must be between 0 and 1, got %g", r.flag, r.v)}
+				}
+			}
+			if mc.MaxModelLen < 0 {
+				return &cmdline.UsageError{Err: fmt.Errorf("--max-model-len must not be negative, got %d", mc.MaxModelLen)}
 			}
 			if mc.PrefillPerToken < 0 {
 				return &cmdline.UsageError{Err: fmt.Errorf("--prefill-per-token must not be negative, got %v", mc.PrefillPerToken)}

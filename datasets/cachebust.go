@@ -61,7 +61,8 @@ func CheckCacheBust(d *Dataset) error {
 // prompt, else in a system message of the first turn's, else (there is
 // none) as a first-turn target; a first-turn target in the first user
 // message (text, message or the first of its content parts). Later turns
-// carry the first in their history. tokens, the marker's length, is added
+// carry the first in their history; one that carries its whole context
+// (Standalone: a trace's) opens with a prefix marker too. tokens, the marker's length, is added
 // to the first turn's known input length. c itself is not changed: every
 // session gets its own marker.
 func MarkConversation(c *Conversation, target, marker string, tokens int) *Conversation {
@@ -88,12 +89,37 @@ func MarkConversation(c *Conversation, target, marker string, tokens int) *Conve
 		}
 	}
 	m.Turns = append([]Turn(nil), c.Turns...)
-	t := &m.Turns[0]
+	markTurn(&m.Turns[0], marker, prefix, tokens)
+	if prefix {
+		// A later turn that carries its whole context opens with the
+		// first turn's, so it opens with the marker too (a suffix's place
+		// inside it is not known).
+		for k := 1; k < len(m.Turns); k++ {
+			if t := &m.Turns[k]; t.Standalone {
+				markStandalone(t, marker, tokens)
+			}
+		}
+	}
+	return &m
+}
+
+// markTurn places marker in t's own message (first or last).
+func markTurn(t *Turn, marker string, prefix bool, tokens int) {
+	place := func(s string) string {
+		if prefix {
+			return marker + s
+		}
+		return s + marker
+	}
 	switch {
 	case t.Messages != nil:
 		if msgs, ok := markMessage(t.Messages, "user", marker, prefix); ok {
 			t.Messages = msgs
 		}
+	case t.Prompt != nil:
+		// Spelt out for this session only: a trace's prompt is kept as
+		// blocks shared by every session that sends it.
+		t.Text, t.Prompt = place(t.Prompt.String()), nil
 	case t.Parts != nil:
 		parts := make([]string, 0, len(t.Parts)+1)
 		if prefix {
@@ -108,7 +134,29 @@ func MarkConversation(c *Conversation, target, marker string, tokens int) *Conve
 	if t.InputTokens > 0 {
 		t.InputTokens += tokens
 	}
-	return &m
+}
+
+// markStandalone puts marker before a standalone turn's context: its
+// thread's first user message when it has a thread, else its own message.
+func markStandalone(t *Turn, marker string, tokens int) {
+	for i := range t.Thread {
+		if t.Thread[i].Role != "user" {
+			continue
+		}
+		th := append([]Message(nil), t.Thread...)
+		msg := &th[i]
+		if msg.Parts != nil {
+			msg.Parts = append([]string{marker}, msg.Parts...)
+		} else {
+			msg.Text = marker + msg.Text
+		}
+		t.Thread = th
+		if t.InputTokens > 0 {
+			t.InputTokens += tokens
+		}
+		return
+	}
+	markTurn(t, marker, true, tokens)
 }
 
 // markMessage returns msgs with marker in the first message of role (its

@@ -81,3 +81,39 @@ func TestMarkConversation(t *testing.T) {
 		t.Errorf("a recorded body took a marker")
 	}
 }
+
+// TestMarkTracePrompt: a trace's turn, kept as shared blocks, takes the
+// marker in a copy spelt out for the session; a later turn that carries
+// its whole context opens with it too, in its thread when it has one;
+// the shared prompt and thread are kept.
+func TestMarkTracePrompt(t *testing.T) {
+	t.Parallel()
+	path := writeFile(t, "trace.jsonl", `{"timestamp": 0, "input_length": 40, "output_length": 4, "hash_ids": [0, 1]}`+"\n")
+	d, _, err := Load(Options{InputFile: path, CustomDatasetType: TypeMooncake, ISLBlockSize: 20})
+	if err != nil {
+		t.Fatal(err)
+	}
+	first := d.Conversation(0).Turns[0]
+	if first.Prompt == nil {
+		t.Fatal("the trace's turn is not kept as blocks")
+	}
+	text := first.Content()
+	thread := []Message{{Role: "user", Parts: []string{text}}, {Role: "assistant", Text: "ok"}}
+	c := &Conversation{Turns: []Turn{first,
+		{Prompt: first.Prompt, Standalone: true, InputTokens: 40},
+		{Thread: thread, Text: "next", Standalone: true},
+		{Text: "with history"}}}
+	const m = "[rid:x]\n\n"
+	got := MarkConversation(c, CacheBustFirstTurnPrefix, m, 5)
+	for i, want := range []string{m + text, m + text, m + text + "\nok\nnext", "with history"} {
+		if s := got.Turns[i].Content(); s != want {
+			t.Errorf("turn %d: %q, want %q", i, s, want)
+		}
+	}
+	if got.Turns[0].InputTokens != first.InputTokens+5 || got.Turns[1].InputTokens != 45 {
+		t.Errorf("input tokens %d, %d", got.Turns[0].InputTokens, got.Turns[1].InputTokens)
+	}
+	if c.Turns[0].Prompt == nil || c.Turns[0].Content() != text || thread[0].Parts[0] != text {
+		t.Errorf("the shared prompt or thread changed")
+	}
+}

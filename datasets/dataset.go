@@ -52,8 +52,18 @@ type Turn struct {
 	// earlier turns and the server's replies (message_mode "delta").
 	Messages      []map[string]any
 	MessagesDelta bool
-	// Tools are OpenAI tool definitions sent with Messages.
+	// Tools are OpenAI tool definitions the model may call, sent with the
+	// turn (with Messages or any other content).
 	Tools []map[string]any
+	// Thread, when set, is the context sent before the turn's own message,
+	// laid out as typed messages (a trace's calls as an agent made them:
+	// its tool calls and their results), after any history. Turns of one
+	// conversation share its messages; nothing changes them.
+	Thread []Message
+	// ToolCallID, with Role "tool", makes the turn's message the result of
+	// that call of the message before it (Thread's last, or the server's
+	// reply in the history).
+	ToolCallID string
 	// Payload, when set, is the whole request body, sent whatever the
 	// endpoint type (Mooncake's "payload"), re-encoded from its fields.
 	Payload map[string]any
@@ -184,6 +194,18 @@ func (d *Dataset) Timestamp(i int) (at time.Duration, ok bool) {
 // Content returns the turn's full user content: the text of its
 // messages or payload when it has them (what its input tokens count).
 func (t *Turn) Content() string {
+	if t.Thread != nil && t.Body == nil && t.Payload == nil && t.Messages == nil {
+		var b strings.Builder
+		threadText(&b, t.Thread)
+		b.WriteString(t.MessageText())
+		return b.String()
+	}
+	return t.MessageText()
+}
+
+// MessageText is the content of the turn's own message: Content without
+// the Thread before it.
+func (t *Turn) MessageText() string {
 	switch {
 	case t.Body != nil:
 		return bodyText(t.Body)

@@ -78,6 +78,8 @@ func FuzzSingleTurnLine(f *testing.F) {
 		`{"texts": ["a", "b"], "delay": 250}`, `{"texts": [{"name": "query", "contents": ["q"]}, {"name": "passages", "contents": ["p1", "p2"]}]}`, `{"text": "x", "role": "system"}`, `{"image": "a.png"}`, `{"text": 3}`, `"x"`,
 		`{"texts": [{"name": "text_field_A", "contents": ["Hello", "World"]}, {"name": "text_field_B", "contents": ["Hi there"]}]}`,
 		`{"text": "x", "role": "assistant", "session_id": "s"}`, `{"texts": [{"name": "passages", "contents": []}]}`,
+		`{"messages": [{"role": "user", "content": "Weather?"}, {"role": "assistant", "content": null, "tool_calls": [{"id": "c1", "type": "function", "function": {"name": "w", "arguments": "{}"}}]}, {"role": "tool", "tool_call_id": "c1", "content": "sun"}], "tools": [{"type": "function", "function": {"name": "w"}}], "parallel_tool_calls": false}`,
+		`{"messages": [], "tools": [1]}`, `{"messages": [{"role": "tool"}], "text": "x"}`, `{"text": "x", "tools": []}`,
 	} {
 		f.Add([]byte(s))
 	}
@@ -86,6 +88,12 @@ func FuzzSingleTurnLine(f *testing.F) {
 		checkInputError(t, err, "f.jsonl:7: ")
 		if err == nil && (tr.MaxTokens < 0 || tr.Delay < 0 || tr.Timestamp < 0) {
 			t.Fatalf("accepted negative values: %+v", tr)
+		}
+		if err == nil && tr.Messages != nil && (checkMessages(tr.Messages) != nil || tr.Text != "") {
+			t.Fatalf("accepted messages that are not a chat: %+v", tr)
+		}
+		if err == nil && tr.Tools != nil && checkTools(tr.Tools) != nil {
+			t.Fatalf("accepted tools that are not definitions: %+v", tr.Tools)
 		}
 	})
 }

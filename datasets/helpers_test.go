@@ -48,8 +48,20 @@ func summary(d *Dataset) string {
 			if t.Prompt != nil {
 				parts = t.Prompt.blocks()
 			}
-			fmt.Fprintf(&b, "%s/%d in=%d max=%d ts=%v(%v) delay=%v parts=%d sha=%s\n", c.ID, i, t.InputTokens, t.MaxTokens,
+			fmt.Fprintf(&b, "%s/%d in=%d max=%d ts=%v(%v) delay=%v parts=%d sha=%s", c.ID, i, t.InputTokens, t.MaxTokens,
 				t.Timestamp, t.HasTimestamp, t.Delay, parts, hex.EncodeToString(sum[:6]))
+			if t.Thread != nil {
+				// A context laid out as messages: their roles, then the turn's.
+				b.WriteString(" thread=")
+				for _, m := range t.Thread {
+					b.WriteString(m.Role[:1])
+					if len(m.ToolCalls) > 0 {
+						b.WriteString("*")
+					}
+				}
+				fmt.Fprintf(&b, " role=%s %s", t.Role, t.ToolCallID)
+			}
+			b.WriteString("\n")
 		}
 	}
 	return b.String()

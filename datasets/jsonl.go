@@ -27,6 +27,12 @@ type turnJSON struct {
 	Audios       json.RawMessage `json:"audios"`
 	SessionID    *string         `json:"session_id"`
 	Turns        []turnJSON      `json:"turns"`
+	// Messages and Tools are OpenAI's chat-file form (as its fine-tuning
+	// files have it): the messages sent as given, tool calls and tool
+	// results included, with the functions the model may call.
+	Messages          []map[string]any `json:"messages"`
+	Tools             []map[string]any `json:"tools"`
+	ParallelToolCalls *bool            `json:"parallel_tool_calls"`
 }
 
 // namedTexts is AIPerf's Text object in "texts": a named group of
@@ -130,6 +136,17 @@ func (j *turnJSON) toTurn(file string, line int, where string, files *media.File
 		return t, inputErrorf(file, line, "%s%v", where, err)
 	}
 	switch {
+	case j.Messages != nil:
+		switch {
+		case j.Text != nil || j.Texts != nil:
+			return t, inputErrorf(file, line, `%s"messages" excludes "text" and "texts" (the messages carry the content)`, where)
+		case len(t.Media) > 0:
+			return t, inputErrorf(file, line, `%s"messages" excludes "image" and "audio": give them as the messages' content parts`, where)
+		}
+		if err := checkMessages(j.Messages); err != nil {
+			return t, inputErrorf(file, line, "%s%v", where, err)
+		}
+		t.Messages = j.Messages
 	case j.Text == nil && j.Texts == nil && len(t.Media) > 0:
 		// An image or audio turn without text, as AIPerf allows.
 	case j.Text != nil && j.Texts != nil:
@@ -142,7 +159,13 @@ func (j *turnJSON) toTurn(file string, line int, where string, files *media.File
 			return t, inputErrorf(file, line, "%s%v", where, err)
 		}
 	default:
-		return t, inputErrorf(file, line, `%smissing required field "text" (or "texts")`, where)
+		return t, inputErrorf(file, line, `%smissing required field "text" (or "texts", or "messages")`, where)
+	}
+	if j.Tools != nil {
+		if err := checkTools(j.Tools); err != nil {
+			return t, inputErrorf(file, line, "%s%v", where, err)
+		}
+		t.Tools = j.Tools
 	}
 	if j.Timestamp != nil && j.Delay != nil {
 		return t, inputErrorf(file, line, `%sgive "timestamp" or "delay", not both`, where)
@@ -170,6 +193,14 @@ func (j *turnJSON) toTurn(file string, line int, where string, files *media.File
 	}
 	if len(j.Extra) > 0 {
 		t.Extra = j.Extra
+	}
+	if j.ParallelToolCalls != nil {
+		if t.Extra == nil {
+			t.Extra = map[string]any{}
+		}
+		if _, ok := t.Extra["parallel_tool_calls"]; !ok {
+			t.Extra["parallel_tool_calls"] = *j.ParallelToolCalls
+		}
 	}
 	t.Role = j.Role
 	return t, nil

@@ -172,6 +172,9 @@ func LoadContext(ctx context.Context, o Options) (*Dataset, *Report, error) {
 			rep.Turns += len(c.Turns)
 		}
 	}
+	if line := checkToolResults(d); line != "" {
+		rep.Lines = append(rep.Lines, line)
+	}
 	switch r := o.TurnDelayRatio; {
 	case r < 0 || math.IsNaN(r) || math.IsInf(r, 0):
 		return nil, nil, optionErrorf("TurnDelayRatio", "must be a finite number ≥ 0, got %g", r)

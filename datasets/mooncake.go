@@ -48,6 +48,9 @@ type MooncakeRow struct {
 	Payload map[string]any
 	// Extra holds request body fields merged into this row's request.
 	Extra map[string]any
+	// AfterToolUse marks a WEKA call whose session's call before it
+	// stopped to use a tool: its new context is that tool's result.
+	AfterToolUse bool
 }
 
 type mooncakeJSON struct {

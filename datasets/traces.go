@@ -136,6 +136,7 @@ func wekaDataset(ctx context.Context, o Options, source string, traces []*WekaTr
 	if err != nil {
 		return nil, 0, nil, err
 	}
+	threadWeka(d, rows, bb)
 	return d, st.Calls, append(append(lines, st.String()), bb.lines("; every turn carries its own context")...), nil
 }
 

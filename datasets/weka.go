@@ -376,6 +376,7 @@ func wekaRows(traces []*WekaTrace, r *ReplayOptions) ([]MooncakeRow, wekaStats) 
 				}
 				if p.Stop == "tool_use" {
 					st.ToolResults++
+					m.AfterToolUse = true
 				}
 			}
 			rows = append(rows, m)
@@ -478,7 +479,7 @@ func capTraceGaps(lists [][]WekaRequest, capSec float64) int {
 
 // String is the line the run prints about a WEKA load.
 func (s wekaStats) String() string {
-	line := fmt.Sprintf("weka: %d model calls, %d subagents as conversations of their own, %d calls after a tool use", s.Calls, s.Subagents, s.ToolResults)
+	line := fmt.Sprintf("weka: %d model calls, %d subagents as conversations of their own, %d calls after a tool use (sent as tool results)", s.Calls, s.Subagents, s.ToolResults)
 	if s.Dropped > 0 {
 		line += fmt.Sprintf(", %d subagents dropped (no top-level call before them)", s.Dropped)
 	}

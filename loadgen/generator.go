@@ -62,6 +62,13 @@ type Stage struct {
 	// warmup otherwise flows into the stage after it).
 	Drain      bool
 	DrainGrace time.Duration
+	// Admission makes Limit an admission ceiling for Schedule's session
+	// starts (session arrivals): a start that finds it reached is turned
+	// away and counted (RejectedSessions), not queued.
+	Admission bool
+	// Lanes, when set, replaces the other ways of issuing: agentic
+	// replay's lanes (lanes.go).
+	Lanes *LanePart
 }
 
 // Generator runs stages against one endpoint.
@@ -158,6 +165,8 @@ type Generator struct {
 	// streams reuses what reading a response needs (the SSE reader and its
 	// 64 KiB buffer, the decoder, the text buffers) across requests.
 	streams sync.Pool
+	// agentic is the tool loop's and session arrivals' state (tools.go).
+	agentic agentic
 }
 
 // Option configures a Generator.
@@ -186,9 +195,11 @@ func WithAbort(ctx context.Context) Option { return func(g *Generator) { g.hardS
 // inputs.json). Its methods are called from worker goroutines; the calls
 // of one session come from one goroutine, in turn order.
 type BodySink interface {
-	// Body is the request body of turn turn of conversation, sent in
-	// session (the run's sessions are numbered from 0 as they start) of
-	// profile stage stage (a warmup's sessions count as stage 0's).
+	// Body is the request body of the session's turn-th request (its
+	// turn of conversation, or past it when a tool loop answered calls
+	// with requests of its own), sent in session (the run's sessions are
+	// numbered from 0 as they start) of profile stage stage (a warmup's
+	// sessions count as stage 0's).
 	Body(session int64, stage int, conversation string, turn int, body []byte)
 	// EndSession says session, of stage, sends nothing more.
 	EndSession(session int64, stage int)
@@ -367,7 +378,9 @@ func (g *Generator) Run(ctx context.Context, stages []Stage) error {
 		g.col.SetPhase(st.Phase)
 		g.col.SetStage(profileStage)
 		var stopped bool
-		if st.Users != nil {
+		if st.Lanes != nil {
+			stopped = g.issueLanes(ctx, grp.ctx, &grp.wg, st, profileStage)
+		} else if st.Users != nil {
 			stopped = g.issueUsers(ctx, grp.ctx, &grp.wg, st, profileStage, firsts[i])
 		} else {
 			stopped = g.issue(ctx, grp.ctx, &grp.wg, st, profileStage, firsts[i])
@@ -523,7 +536,11 @@ func (g *Generator) issue(ctx, reqCtx context.Context, wg *sync.WaitGroup, st St
 			}
 		}
 		slotStart := g.now()
-		if !g.acquire(ctx, limit, stageStart) {
+		if st.Admission {
+			if !g.admit(limit, stageStart) {
+				continue
+			}
+		} else if !g.acquire(ctx, limit, stageStart) {
 			return
 		}
 		slotWait := g.now() - slotStart

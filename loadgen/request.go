@@ -55,8 +55,25 @@ type pacer func(ti int, prevEnd int64) (slot, bool)
 // session runs one conversation's turns in order, each turn carrying the
 // earlier turns and the server's live replies. key is the session's place
 // among the stage's session starts (the plan's, shards included), which
-// with the turn picks the requests cancelled on purpose.
+// with the turn picks the requests cancelled on purpose. With a tool loop,
+// a reply that calls tools is answered (tools.go) before the next turn.
 func (g *Generator) session(ctx context.Context, conv *datasets.Conversation, phase metrics.Phase, stage, key int, pace pacer) {
+	g.sessionRun(ctx, conv, phase, stage, key, pace, sessionOpts{})
+}
+
+// sessionOpts shape a session's run.
+type sessionOpts struct {
+	// from is the first turn sent (a trajectory resumed mid-way: its turns
+	// carry their context).
+	from int
+	// maxTokens, when > 0, caps every turn's output (priming a cache).
+	maxTokens int
+}
+
+// sessionRun is session with opts. It returns the first turn it did not
+// send (len(conv.Turns) when it sent them all) and whether a request
+// failed.
+func (g *Generator) sessionRun(ctx context.Context, conv *datasets.Conversation, phase metrics.Phase, stage, key int, pace pacer, o sessionOpts) (next int, failed bool) {
 	ctx, endSession := g.startSession(ctx)
 	defer endSession()
 	num, corr := g.nextSession.Add(1)-1, sessionID(ctx)
@@ -65,36 +82,108 @@ func (g *Generator) session(ctx context.Context, conv *datasets.Conversation, ph
 	}
 	history := contextHistory(conv)
 	var prevEnd int64
-	for ti := range conv.Turns {
-		turn := &conv.Turns[ti]
-		at, ok := pace(ti, prevEnd)
-		if !ok {
-			return
-		}
-		rec := g.do(ctx, conv, num, ti, history, turn, phase, stage, at.intended, at.body, g.cancelAfter(phase, stage, key, ti))
-		rec.SlotWaitNs, rec.Scheduled = at.slotWait, at.scheduled
+	// The context so far, in tokens: the earlier inputs and replies (-1:
+	// a part of it had no known length).
+	sofar := 0
+	// done records a finished request: whether the session goes on.
+	done := func(rec *metrics.Record, input int, standalone bool) bool {
 		rec.Session, rec.CorrelationID = num, corr
 		if rec.Err != nil && rec.Err.Type == ErrCancelled {
 			rec.Cancelled = true
 			rec.CancelledNs = rec.EndNs
 		}
+		if standalone {
+			sofar = 0 // the turn carries its whole context
+		}
+		if sofar >= 0 && input > 0 {
+			sofar += input
+			rec.ContextTokens = sofar
+		} else {
+			sofar = -1
+		}
+		if out := replyTokens(rec); sofar >= 0 && out >= 0 {
+			sofar += out
+		} else {
+			sofar = -1
+		}
 		g.redact(rec)
-		reply, failed := rec.Text, rec.Err != nil
+		failed := rec.Err != nil
 		// A cancellation on purpose is not the server's failure.
 		planned := rec.CancelPlanned && rec.Cancelled
-		prevEnd = rec.EndNs
 		g.col.Add(rec)
 		if phase == metrics.Profile {
 			g.count(failed && !planned)
 		}
-		if failed {
-			return
+		return !failed
+	}
+	loop := g.agentic.tools
+	seq := 0 // the session's requests so far
+	for ti := o.from; ti < len(conv.Turns); ti++ {
+		turn := &conv.Turns[ti]
+		if o.maxTokens > 0 {
+			t := *turn
+			t.MaxTokens = o.maxTokens
+			turn = &t
 		}
-		if ti+1 < len(conv.Turns) {
-			history = append(append(history, endpoint.TurnMessages(turn)...),
-				endpoint.Message{Role: "assistant", Content: reply})
+		at, ok := pace(ti, prevEnd)
+		if !ok {
+			return ti, false
+		}
+		rec := g.do(ctx, conv, num, ti, seq, history, turn, phase, stage, at.intended, at.body, g.cancelAfter(phase, stage, key, ti))
+		seq++
+		rec.SlotWaitNs, rec.Scheduled = at.slotWait, at.scheduled
+		rec.TurnKind, rec.UnknownToolResults = turnKind(ti, 0, turn), unknownResults(history, turn)
+		prevEnd = rec.EndNs
+		if !done(rec, turn.InputTokens, turn.Standalone) {
+			return ti + 1, true
+		}
+		answer := loop != nil && len(rec.ToolCalls) > 0 && !turn.Standalone
+		if (ti+1 < len(conv.Turns) || answer) && !turn.Standalone {
+			history = append(append(history, endpoint.TurnMessages(turn)...), reply(rec))
+		}
+		for round := 1; answer && len(rec.ToolCalls) > 0; round++ {
+			if round > loop.MaxRounds {
+				// The bound ends the loop, not the tools: their results go
+				// into the history, as a harness's would, so the next turn
+				// does not follow calls left unanswered.
+				if ti+1 < len(conv.Turns) {
+					earlier, last := g.toolRound(rec.ToolCalls, turn)
+					history = append(append(history, earlier...), endpoint.TurnMessages(last)...)
+				}
+				break
+			}
+			start := g.now()
+			if loop.Delay > 0 && !Sleep(ctx, loop.Delay) {
+				return ti + 1, false
+			}
+			waited := g.now() - start
+			earlier, next := g.toolRound(rec.ToolCalls, turn)
+			history = append(history, earlier...)
+			g.agentic.loopRequests.Add(1)
+			rec = g.do(ctx, conv, num, ti, seq, history, next, phase, stage, g.now(), nil, -1)
+			seq++
+			rec.TurnKind, rec.ToolRound, rec.ToolWaitNs = metrics.TurnToolResult, round, waited
+			prevEnd = rec.EndNs
+			if !done(rec, next.InputTokens, false) {
+				return ti + 1, true
+			}
+			history = append(append(history, endpoint.TurnMessages(next)...), reply(rec))
 		}
 	}
+	return len(conv.Turns), false
+}
+
+// replyTokens is a reply's length in tokens: the server's count when it
+// sent one, else its token events (a floor when chunks carry several);
+// -1 for a reply that failed.
+func replyTokens(rec *metrics.Record) int {
+	switch {
+	case rec.Err != nil:
+		return -1
+	case rec.Usage.Present && rec.Usage.Has(metrics.UsageCompletionField):
+		return rec.Usage.CompletionTokens
+	}
+	return len(rec.TokenNs)
 }
 
 // redact removes configured secrets from what the record will export.
@@ -147,9 +236,11 @@ func Sleep(ctx context.Context, d time.Duration) bool {
 }
 
 // do sends one request and reads its response into a record.
-// body is the request body when it was built ahead (nil: build it now);
+// ti is the dataset turn, seq the request's place in its session (the
+// turn, or past it when a tool loop sent requests of its own); body is
+// the request body when it was built ahead (nil: build it now);
 // cancelAfter, when ≥ 0, cancels the request that long after it was sent.
-func (g *Generator) do(ctx context.Context, conv *datasets.Conversation, session int64, ti int, history []endpoint.Message, turn *datasets.Turn, phase metrics.Phase, stage int, intended int64, body []byte, cancelAfter time.Duration) *metrics.Record {
+func (g *Generator) do(ctx context.Context, conv *datasets.Conversation, session int64, ti, seq int, history []endpoint.Message, turn *datasets.Turn, phase metrics.Phase, stage int, intended int64, body []byte, cancelAfter time.Duration) *metrics.Record {
 	idx := g.nextIndex.Add(1) - 1
 	rec := &metrics.Record{
 		Index: idx, RequestID: requestID(), ConversationID: conv.ID, TurnIndex: ti,
@@ -180,7 +271,7 @@ func (g *Generator) do(ctx context.Context, conv *datasets.Conversation, session
 		return rec
 	}
 	if g.bodies != nil {
-		g.bodies.Body(session, stage, conv.ID, ti, body)
+		g.bodies.Body(session, stage, conv.ID, seq, body)
 	}
 	if g.raw {
 		rec.Raw = &metrics.RawExchange{Body: body}
@@ -253,6 +344,7 @@ func (g *Generator) do(ctx context.Context, conv *datasets.Conversation, session
 		rec.EndNs = g.now()
 		rawBody(rec, b)
 		rec.Err = endpoint.ParseErrorBody(resp.StatusCode, b)
+		classifyOverflow(rec.Err)
 		if resp.StatusCode == http.StatusNotFound || resp.StatusCode == http.StatusMethodNotAllowed {
 			// The usual cause is a type or path this server does not serve.
 			rec.Err.Message = fmt.Sprintf("the server does not serve endpoint type %s at POST %s: %s", g.ep.Kind, req.URL.Path, rec.Err.Message)
@@ -352,6 +444,7 @@ func (g *Generator) readStream(rctx, ctx context.Context, body io.Reader, rec *m
 			if rec.Err.Type == "" || rec.Err.Type == "error" {
 				rec.Err.Type = endpoint.ErrStreamResponse // AIPerf's name
 			}
+			classifyOverflow(rec.Err)
 			break
 		}
 		if d.Usage.Present {
@@ -392,6 +485,7 @@ func (g *Generator) readStream(rctx, ctx context.Context, body io.Reader, rec *m
 		}
 	}
 	rec.Text, rec.ReasoningText = string(out.Text), string(out.Reasoning)
+	toolCalls(rec, out)
 }
 
 // stream is what reading one response needs, pooled across requests: the
@@ -411,7 +505,7 @@ func (g *Generator) stream(body io.Reader) *stream {
 	}
 	st.rd.Reset(body)
 	st.dec.Reset()
-	st.out.Text, st.out.Reasoning = st.out.Text[:0], st.out.Reasoning[:0]
+	st.out.Reset()
 	return st
 }
 
@@ -458,11 +552,13 @@ func (g *Generator) readWhole(rctx, ctx context.Context, resp *http.Response, re
 		return
 	case d.Err != nil:
 		rec.Err = d.Err
+		classifyOverflow(rec.Err)
 		return
 	}
 	rec.Streamed = false
 	rec.Usage = d.Usage
 	rec.Text, rec.ReasoningText = string(out.Text), string(out.Reasoning)
+	toolCalls(rec, out)
 	if d.Content || d.Reasoning || d.ToolCall {
 		rec.TokenNs = []int64{rec.EndNs}
 		g.col.Tokens(rec.Index, rec.EndNs, max(1, d.Usage.CompletionTokens))

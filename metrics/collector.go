@@ -79,6 +79,8 @@ type Collector struct {
 	trim Trim
 	// costPerHour is the server's price (0: none), WithCostPerHour.
 	costPerHour float64
+	// sessions follows the profile's sessions (sessions.go).
+	sessions *sessionTracker
 }
 
 // Option configures a Collector.
@@ -140,7 +142,7 @@ func WithStageLabels(labels []string) Option {
 
 // NewCollector starts the shard goroutines. Close stops them.
 func NewCollector(opts ...Option) *Collector {
-	c := &Collector{}
+	c := &Collector{sessions: newSessionTracker()}
 	for _, o := range opts {
 		o(c)
 	}
@@ -372,6 +374,7 @@ func (c *Collector) Close() *Summary {
 	c.final = c.collect()
 	s := c.final.Summary()
 	s.Timeslices = c.timeslices()
+	s.Sessions = c.sessions.summary()
 	if c.load != nil {
 		if l, err := c.load(); err == nil {
 			s.AttributeLoad(l)

@@ -150,7 +150,10 @@ func (d *dist) distribution(unit string) Distribution {
 	if d.n == 0 {
 		return Distribution{Unit: unit}
 	}
-	q := d.digest().Quantile
+	td := d.digest()
+	// A digest of few distinct values (a count metric's) interpolates past
+	// its extremes: a quantile is never outside what was seen.
+	q := func(p float64) float64 { return min(max(td.Quantile(p), d.min), d.max) }
 	return Distribution{
 		Unit: unit, Count: d.n,
 		Avg: d.mean, Min: d.min, Max: d.max,

@@ -223,3 +223,26 @@ func TestAdjustedNearestRank(t *testing.T) {
 		t.Errorf("count %d std %v, want 12 and undefined", a.Count, a.Std)
 	}
 }
+
+// TestQuantilesWithinExtremes: a digest of two distinct values (a count
+// metric of two kinds of request) must not report a quantile past them.
+func TestQuantilesWithinExtremes(t *testing.T) {
+	t.Parallel()
+	d := newDist()
+	for i := range 45 {
+		v := 550.0
+		if i%3 == 2 {
+			v = 64 // as a tool loop's results come among a session's turns
+		}
+		d.add(v)
+	}
+	for range 300 {
+		d.add(64)
+	}
+	dd := d.distribution("tokens")
+	for _, q := range []float64{dd.P1, dd.P5, dd.P10, dd.P25, dd.P50, dd.P75, dd.P90, dd.P95, dd.P99} {
+		if q < 64 || q > 550 {
+			t.Fatalf("a quantile of %v outside [64, 550]: %+v", q, dd)
+		}
+	}
+}

@@ -212,6 +212,29 @@ type Record struct {
 	// PrefillWaitNs is how long it then waited for a prefill slot
 	// (--prefill-concurrency), before it was sent.
 	PrefillWaitNs int64
+	// TurnKind is what the request sends in its session: its first
+	// request, a user's next turn, or tool results.
+	TurnKind TurnKind
+	// ToolRound numbers the requests the client's tool loop sent after a
+	// dataset turn (0: the turn itself); ToolWaitNs is the time the loop
+	// spent producing the tool results this request carries (its
+	// synthetic tools' delay).
+	ToolRound  int
+	ToolWaitNs int64
+	// ToolCalls are the function calls the response made, in order;
+	// ToolCallErrors counts those whose arguments are not JSON. Their
+	// names and arguments are in Text too (output the usage counts);
+	// ReplyText, set when there were calls, is the reply without them.
+	ToolCalls      []ToolCall
+	ToolCallErrors int
+	ReplyText      string
+	// UnknownToolResults counts the tool results the request sent that
+	// answer no earlier tool call of its messages.
+	UnknownToolResults int
+	// ContextTokens is the client's count of the whole context the request
+	// carried (its session's earlier turns and replies, then its own
+	// input): 0 when a part of it had no known length.
+	ContextTokens int
 	// RetryAfter is the server's Retry-After header on a 429/503.
 	RetryAfter string
 	// ConnectionRetries counts sends repeated on a fresh connection because
@@ -299,3 +322,32 @@ func (r *Record) LagNs() int64 {
 
 // Failed reports whether the request ended in an error.
 func (r *Record) Failed() bool { return r.Err != nil }
+
+// TurnKind is what a request sends in its session.
+type TurnKind uint8
+
+// The kinds of turn.
+const (
+	// TurnFirst is a session's first request.
+	TurnFirst TurnKind = iota
+	// TurnUser is a later turn whose new message is a user's.
+	TurnUser
+	// TurnToolResult is a turn whose new messages are tool results.
+	TurnToolResult
+)
+
+// String names the kind as exports do.
+func (k TurnKind) String() string {
+	switch k {
+	case TurnUser:
+		return "user"
+	case TurnToolResult:
+		return "tool_result"
+	}
+	return "first"
+}
+
+// ToolCall is one function call a response made.
+type ToolCall struct {
+	ID, Name, Arguments string
+}

@@ -161,6 +161,9 @@ func (s *shard) record(r *Record) {
 	if len(s.recent) >= pruneEvery {
 		s.prune(s.c.now())
 	}
+	if r.Phase == Profile {
+		s.c.sessions.add(r, &v)
+	}
 	for _, sink := range s.c.sinks {
 		sink.WriteRecord(r, &v, good)
 	}

@@ -80,6 +80,10 @@ type Summary struct {
 	// with its headline numbers (nil for a sweep: each stage's run folder
 	// has its own).
 	SteadyState *SteadyState
+	// Sessions summarises the sessions, their tool calls and the context
+	// their requests carried (nil: single requests, no tools, no cache
+	// report; and for a summary computed from a state read back).
+	Sessions *Sessions
 	// readDelayAt is 1 + the index in Warnings of the client read delay
 	// warning (0: none), which AttributeLoad rewrites.
 	readDelayAt int

@@ -18,6 +18,7 @@ func (c *Config) FromContext(cc *cli.Context) error {
 		return err
 	}
 	c.SmoothnessSet = cc.IsSet("arrival-smoothness")
+	c.AgenticConfig.given(cc.IsSet)
 	c.applyDefaults(cc.IsSet)
 	if c.SmoothnessSet && !cc.IsSet("arrival-pattern") {
 		// As AIPerf: a smoothness alone asks for gamma arrivals.

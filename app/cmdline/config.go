@@ -268,6 +268,8 @@ type Config struct {
 	MultiRunConfig
 	// NetworkConfig holds --network-latency-* (network.go).
 	NetworkConfig
+	// AgenticConfig holds the agent workload's flags (agentic.go).
+	AgenticConfig
 
 	UI        string // --ui
 	StdoutTTY bool   // whether stdout is a terminal (picks the default UI)

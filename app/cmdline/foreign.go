@@ -76,15 +76,6 @@ var foreignOptions = []foreignOption{
 	refused("video-audio-codec", fValue, "input.video.audio.codec", "sends no video (AIPerf encodes its videos with FFmpeg; surge has no pure-Go video encoder)"),
 	refused("video-audio-depth", fValue, "input.video.audio.depth", "sends no video (AIPerf encodes its videos with FFmpeg; surge has no pure-Go video encoder)", "16"),
 	// Load generator
-	noted("trajectory-start-min-ratio", fValue, "loadgen.trajectory_start_min_ratio", "has no agentic replay, the only mode it applies to"),
-	noted("trajectory-start-max-ratio", fValue, "loadgen.trajectory_start_max_ratio", "has no agentic replay, the only mode it applies to"),
-	noted("burst-phase-starts", fSwitch, "loadgen.burst_phase_starts", "has no agentic replay, the only mode it applies to", "false"),
-	noted("system-idle-gap-cap-seconds", fValue, "loadgen.system_idle_gap_cap_seconds", "has no agentic replay, the only mode it applies to"),
-	refused("scenario", fValue, "scenario", "has no named scenarios: give the settings as flags"),
-	noted("unsafe-override", fSwitch, "unsafe_override", "has no named scenarios", "false"),
-	// The warmup of AIPerf's agentic replay.
-	noted("agentic-cache-warmup-duration", fValue, "loadgen.agentic_cache_warmup_duration", "has no agentic replay, the only mode it applies to"),
-	noted("agentic-warmup-grace-period", fValue, "loadgen.agentic_warmup_grace_period", "has no agentic replay, the only mode it applies to"),
 	// Output: files and uploads.
 	noted("plot-required", fSwitch, "output.plot_required", "fails the run when --auto-plot cannot draw its charts, with or without it", "false"),
 	refused("otel-url", fValue, "output.otel_url", "streams nothing over OpenTelemetry: surge has no OTLP exporter, its results are its export files"),

@@ -41,12 +41,6 @@ var notedAllowed = map[string]string{
 	"accuracy-enable-cot": "only with --accuracy-benchmark", "accuracy-no-enable-cot": "only with --accuracy-benchmark",
 	"accuracy-grader": "only with --accuracy-benchmark", "accuracy-system-prompt": "only with --accuracy-benchmark",
 	"accuracy-verbose": "only with --accuracy-benchmark",
-	"unsafe-override":  "only with --scenario",
-	// AIPerf's agentic replay (AGENTIC_REPLAY), which surge does not run:
-	// these act on it alone (its own issue).
-	"trajectory-start-min-ratio": "agentic replay only", "trajectory-start-max-ratio": "agentic replay only",
-	"burst-phase-starts": "agentic replay only", "system-idle-gap-cap-seconds": "agentic replay only",
-	"agentic-cache-warmup-duration": "agentic replay only", "agentic-warmup-grace-period": "agentic replay only",
 	// AIPerf's own processes and services.
 	"record-processor-service-count": "AIPerf's process layout", "api-port": "AIPerf's metrics API",
 	"api-host": "AIPerf's metrics API", "stats-interval": "console display only",

@@ -42,6 +42,8 @@ type plan struct {
 	// applies.
 	sweep                  *spec.Sweep
 	loadMode, loadStimulus string
+	// replay is agentic replay's lanes (nil: another mode).
+	replay *loadgen.Replay
 }
 
 // defaultRequestCount is AIPerf's least default request count: a stage
@@ -88,6 +90,16 @@ func buildPlan(s *spec.Spec, ds *datasets.Dataset) (*plan, error) {
 	}
 
 	switch {
+	case s.Agentic.Replay != nil:
+		if err := replayPlan(p, s, ds, profile(nil, nil), max(capAt(0), 1)); err != nil {
+			return nil, err
+		}
+
+	case s.Agentic.SessionArrival != nil:
+		if err := sessionArrivalPlan(p, s, profile(nil, nil), capAt(0)); err != nil {
+			return nil, err
+		}
+
 	case l.UserCentricRate > 0 || l.NumUsers > 0:
 		users, err := schedule.Users(l.UserCentricRate, max(l.NumUsers, 0), s.Seed(),
 			l.TurnDelay.Scaled(l.TurnDelay.Mean), l.TurnDelay.Scaled(l.TurnDelay.Stddev))

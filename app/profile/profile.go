@@ -99,6 +99,10 @@ type prepared struct {
 	log     cmdline.Logger // notes and debug lines, as --log-level allows
 	// preflight is what the check of the target learnt (nil: not run).
 	preflight *preflight.Result
+	// toolResults are the tool loop's result texts (agentic.go), replay
+	// the agentic replay's lanes (nil: none).
+	toolResults []string
+	replay      *loadgen.Replay
 }
 
 // Prepare resolves s into a plan. It starts nothing and writes nothing but
@@ -160,6 +164,9 @@ func prepareCtx(ctx context.Context, s *spec.Spec, log io.Writer) (*prepared, er
 		return nil, err
 	}
 	p.ds = assignModels(p.ds, s.Target.Models, s.Target.ModelSelection, s.Seed())
+	if err := p.prepareAgentic(ctx); err != nil {
+		return nil, err
+	}
 	if len(s.Target.Models) > 1 {
 		p.log.Debugf("models %q share the prompts (%s)", s.Target.Models, s.Target.ModelSelection)
 	}
@@ -171,6 +178,7 @@ func prepareCtx(ctx context.Context, s *spec.Spec, log io.Writer) (*prepared, er
 			return nil, err
 		}
 		pools.assign(p.plan.stages)
+		p.replay = p.plan.replay
 	}
 	if !s.Shard.Whole() && p.plan.total > 0 {
 		p.plan.total = loadgen.PlannedRequests(p.plan.stages, p.ds, s.Shard)
@@ -213,7 +221,10 @@ type outcome struct {
 	benchmarkID string
 	// network is run_info's network_latency (nil: no adjustment).
 	network map[string]any
-	errs    []error // the UI's, the exports' and telemetry's
+	// loopRequests and rejected are the tool loop's requests and the
+	// session starts an admission ceiling turned away.
+	loopRequests, rejected int64
+	errs                   []error // the UI's, the exports' and telemetry's
 }
 
 // execute starts the target, the exports, the collector, telemetry and the
@@ -382,6 +393,7 @@ func (p *prepared) execute(ctx context.Context, log io.Writer) (o *outcome, err 
 	}
 	genOpts = append(genOpts, edgeOptions(&s.Request)...)
 	genOpts = append(genOpts, loadControlOptions(s)...)
+	genOpts = append(genOpts, p.agenticOptions()...)
 	checkFDLimit(s.Load.MaxConcurrency(), p.log, logw)
 	gen, err := loadgen.New(target, ep, p.ds, col, genOpts...)
 	if err != nil {
@@ -444,6 +456,7 @@ func (p *prepared) execute(ctx context.Context, log io.Writer) (o *outcome, err 
 	o.state = col.State()
 	o.state.Origin = o.start
 	o.clockDrift = gen.ClockDrift()
+	o.loopRequests, o.rejected = gen.ToolLoopRequests(), gen.RejectedSessions()
 	logw.release()
 	o.end = time.Now()
 	o.gcCycles = heapfloor.Cycles() - gcBefore
@@ -511,6 +524,7 @@ func (p *prepared) report(o *outcome, out io.Writer) (*Result, error) {
 	if pf := preflightInfo(p.preflight); pf != nil {
 		run.RunInfo.(map[string]any)["preflight"] = pf
 	}
+	p.agenticRunInfo(run.RunInfo.(map[string]any), o.summary, o)
 	if p.stageFolders() != nil {
 		run.RunInfo.(map[string]any)["sweep_id"] = o.benchmarkID
 		run.RunInfo.(map[string]any)["stage_folders"] = p.stageFolders()
@@ -665,9 +679,10 @@ func startTarget(ctx context.Context, s *spec.Spec, log io.Writer) (url string, 
 	if err != nil {
 		return "", nil, err
 	}
-	mock, err := mockserver.Start(context.WithoutCancel(ctx), "127.0.0.1:0", mockserver.Config{
-		TTFT: mockserver.DefaultTTFT, ITL: mockserver.DefaultITL, PrefillPerToken: mockserver.DefaultPrefillPerToken, Tokenizer: tok,
-		Model: t.Model(), PrefillPerImage: t.MockPrefillPerImage, PrefillPerAudioSecond: t.MockPrefillPerAudioSecond})
+	cfg := mockserver.Config{TTFT: mockserver.DefaultTTFT, ITL: mockserver.DefaultITL, PrefillPerToken: mockserver.DefaultPrefillPerToken, Tokenizer: tok,
+		Model: t.Model(), PrefillPerImage: t.MockPrefillPerImage, PrefillPerAudioSecond: t.MockPrefillPerAudioSecond}
+	mockAgent(&cfg, &s.Agentic)
+	mock, err := mockserver.Start(context.WithoutCancel(ctx), "127.0.0.1:0", cfg)
 	if err != nil {
 		return "", nil, fmt.Errorf("starting the embedded mock server: %w", err)
 	}

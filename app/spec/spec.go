@@ -44,6 +44,9 @@ type Spec struct {
 	// Hooks are the server control calls around each profile stage.
 	Hooks Hooks
 	Live  Live
+	// Agentic is the agent workload: tool loop, session arrivals, agentic
+	// replay, scenario (agentic.go).
+	Agentic Agentic
 	// Shard is this host's part of the plan (the zero Shard: all of it),
 	// StartAt the instant to start issuing (zero: at once).
 	Shard   loadgen.Shard
@@ -78,7 +81,7 @@ func Parse(c cmdline.Config) (*Spec, error) {
 	steps := []func(*Spec, *cmdline.Config) error{
 		parseLog, parseTarget, parseEndpointKind, parseBounds, parseRepeats, parseEdges, parseMedia,
 		parseShard, parseExports, parseRequest, parseTelemetry, parseUI, parseEndpoint, parseGoodput,
-		parseTokenizer, parseLoad, parseRateSeries, parseLoadControl, parseSharding, parseSweep, checkConvergenceSweep, parsePlan, parseDataset, parseTrace, parseSynthesis, parseHooks, parseLive,
+		parseTokenizer, parseLoad, parseRateSeries, parseLoadControl, parseSharding, parseSweep, checkConvergenceSweep, parsePlan, parseDataset, parseTrace, parseSynthesis, parseHooks, parseAgentic, parseLive,
 	}
 	for _, step := range steps {
 		if err := step(s, &c); err != nil {

@@ -86,6 +86,19 @@ func (s *Server) serveOther(w http.ResponseWriter, r *http.Request, api otherAPI
 		writeError(w, http.StatusBadRequest, "invalid_request_error", "mock: "+err.Error())
 		return
 	}
+	var agent *agentPlan
+	if a, ok := agentAPIs[api]; ok {
+		out := 0
+		for _, v := range []*int{req.MaxTokens, req.MaxOutputTokens} {
+			if v != nil {
+				out = *v
+			}
+		}
+		if agent, err = s.agent(a, body, prompt, out, n); err != nil {
+			s.writeAgentError(w, err)
+			return
+		}
+	}
 	if s.shouldFail(n) {
 		s.injected.Add(1)
 		writeError(w, http.StatusInternalServerError, "server_error", injectedFailure)
@@ -108,7 +121,7 @@ func (s *Server) serveOther(w http.ResponseWriter, r *http.Request, api otherAPI
 	defer s.adm.release()
 	s.promptTokens.Add(uint64(prompt))
 	g := generation{n: n, arrival: arrival, first: time.Now().Add(s.cfg.TTFT + s.promptPrefill(prompt)), finish: "length",
-		words: splitmix64(s.cfg.Seed + n), prompt: prompt, model: req.Model}
+		words: splitmix64(s.cfg.Seed + n), prompt: prompt, model: req.Model, agent: agent}
 	if g.model == "" {
 		g.model = s.cfg.Model
 	}
@@ -126,6 +139,10 @@ func (s *Server) serveOther(w http.ResponseWriter, r *http.Request, api otherAPI
 	switch {
 	case api >= embeddingsAPI:
 		err = s.answerVectors(ctx, w, api, &g, items)
+	case agent != nil && agent.call != nil && stream:
+		err = s.streamToolCall(ctx, w, agentAPIs[api], &g, false)
+	case agent != nil && agent.call != nil:
+		err = s.respondToolCall(ctx, w, agentAPIs[api], &g)
 	case stream:
 		err = s.streamOther(ctx, w, api, &g)
 	default:
@@ -146,10 +163,7 @@ func (c *counter) countOther(api otherAPI, req *otherRequest) (prompt, items int
 		if isNull(req.Input) {
 			return 0, 0, fmt.Errorf("%w: input is required", errBadRequest)
 		}
-		if p, err := c.countPrompt(req.Input); err == nil {
-			return p, 0, nil
-		}
-		p, err := c.countMessages(req.Input, nil)
+		p, err := c.countResponsesInput(req.Input)
 		return p, 0, err
 	case messagesAPI:
 		if req.MaxTokens == nil {
@@ -284,7 +298,7 @@ func (s *Server) streamOther(ctx context.Context, w http.ResponseWriter, api oth
 		}
 	case messagesAPI:
 		msg := map[string]any{"id": "msg_mock" + id, "type": "message", "role": "assistant", "content": []any{}, "model": g.model,
-			"stop_reason": nil, "stop_sequence": nil, "usage": map[string]int{"input_tokens": g.prompt, "output_tokens": 1}}
+			"stop_reason": nil, "stop_sequence": nil, "usage": cacheUsage(g, map[string]any{"input_tokens": g.prompt, "output_tokens": 1})}
 		if err := send("message_start", map[string]any{"type": "message_start", "message": msg}); err != nil {
 			return err
 		}
@@ -348,7 +362,7 @@ func (s *Server) streamOther(ctx context.Context, w http.ResponseWriter, api oth
 			status = "incomplete"
 		}
 		err = send("response."+status, map[string]any{"type": "response." + status, "sequence_number": g.out + 1,
-			"response": map[string]any{"id": "resp_mock" + id, "object": "response", "status": status, "model": g.model, "usage": usage, "error": nil}})
+			"response": map[string]any{"id": "resp_mock" + id, "object": "response", "status": status, "model": g.model, "usage": cacheUsage(g, usage), "error": nil}})
 	case messagesAPI:
 		if block >= 0 {
 			_ = send("content_block_stop", map[string]any{"type": "content_block_stop", "index": block})
@@ -398,8 +412,8 @@ func (s *Server) respondOther(ctx context.Context, w http.ResponseWriter, api ot
 			status = "incomplete"
 		}
 		body = map[string]any{"id": "resp_mock" + id, "object": "response", "status": status, "model": g.model, "output": output, "error": nil,
-			"usage": map[string]any{"input_tokens": g.prompt, "output_tokens": g.out, "total_tokens": g.prompt + g.out,
-				"output_tokens_details": map[string]int{"reasoning_tokens": g.reasoning}}}
+			"usage": cacheUsage(g, map[string]any{"input_tokens": g.prompt, "output_tokens": g.out, "total_tokens": g.prompt + g.out,
+				"output_tokens_details": map[string]int{"reasoning_tokens": g.reasoning}})}
 	case messagesAPI:
 		var blocks []any
 		if g.reasoning > 0 {
@@ -407,7 +421,7 @@ func (s *Server) respondOther(ctx context.Context, w http.ResponseWriter, api ot
 		}
 		blocks = append(blocks, map[string]any{"type": "text", "text": content})
 		body = map[string]any{"id": "msg_mock" + id, "type": "message", "role": "assistant", "model": g.model, "content": blocks,
-			"stop_reason": anthropicStop(g.finish), "stop_sequence": nil, "usage": map[string]int{"input_tokens": g.prompt, "output_tokens": g.out}}
+			"stop_reason": anthropicStop(g.finish), "stop_sequence": nil, "usage": cacheUsage(g, map[string]any{"input_tokens": g.prompt, "output_tokens": g.out})}
 	default:
 		body = map[string]any{"generated_text": content, "details": map[string]any{"finish_reason": tgiFinish(g.finish), "generated_tokens": g.out, "seed": nil}}
 	}

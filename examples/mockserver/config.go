@@ -105,6 +105,22 @@ type Config struct {
 	// was flushed (see wirelog.go): the wire truth a client's TTFT can be
 	// judged against. Writes are serialised; the writer needs no lock.
 	WireLog io.Writer
+	// ToolCallRate is the fraction of answers to requests that offer
+	// tools (chat, Responses, Anthropic Messages) that call one of them
+	// instead of answering with text, decided by Seed and the request's
+	// arrival order; BadToolArgsRate the fraction of those calls whose
+	// arguments are cut off (not JSON). Requests that send tool calls and
+	// results back are checked either way (tools.go).
+	ToolCallRate, BadToolArgsRate float64
+	// PrefixCache reports, in each answer's usage, the prompt tokens of
+	// the leading messages the mock saw before as cached
+	// (prompt_tokens_details.cached_tokens, the Responses API's
+	// input_tokens_details, Anthropic's cache_read_input_tokens).
+	PrefixCache bool
+	// MaxModelLen, when > 0, is the model's window: a chat, Responses or
+	// Messages request whose prompt and output cap pass it is refused
+	// with 400, as vLLM refuses it.
+	MaxModelLen int
 	// AbortLog, when set, receives one line per chat or completions
 	// request whose client disconnected before its end, saying whether
 	// before its first token or mid-stream (Stats counts them). Writes
@@ -159,6 +175,12 @@ func (cfg Config) Validate() error {
 		return fmt.Errorf("mockserver: Config.StreamErrorRate %v is outside [0, 1]", cfg.StreamErrorRate)
 	case cfg.StreamErrorAfter < 0:
 		return fmt.Errorf("mockserver: Config.StreamErrorAfter %d is negative", cfg.StreamErrorAfter)
+	case cfg.ToolCallRate < 0 || cfg.ToolCallRate > 1 || cfg.ToolCallRate != cfg.ToolCallRate:
+		return fmt.Errorf("mockserver: Config.ToolCallRate %v is outside [0, 1]", cfg.ToolCallRate)
+	case cfg.BadToolArgsRate < 0 || cfg.BadToolArgsRate > 1 || cfg.BadToolArgsRate != cfg.BadToolArgsRate:
+		return fmt.Errorf("mockserver: Config.BadToolArgsRate %v is outside [0, 1]", cfg.BadToolArgsRate)
+	case cfg.MaxModelLen < 0:
+		return fmt.Errorf("mockserver: Config.MaxModelLen %d is negative", cfg.MaxModelLen)
 	}
 	return validShape(cfg.StreamErrorShape)
 }

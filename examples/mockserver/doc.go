@@ -8,6 +8,14 @@
 // server-sent event per chunk of tokens, a final chunk carrying
 // finish_reason, an optional usage-only chunk, then "data: [DONE]".
 //
+// Agent traffic (tools.go): a request that offers tools is answered with a
+// call of one of them for a seeded fraction of answers (Config.ToolCallRate),
+// streamed in its API's shape (chat, Responses, Anthropic Messages); tool
+// calls and results sent back are checked and counted (Stats), a result for
+// a call the conversation never made refused with 400. Config.PrefixCache
+// reports cached prompt tokens, Config.MaxModelLen refuses prompts past the
+// window as vLLM does.
+//
 // Token i of a request is due at arrival+TTFT+i*ITL, on absolute deadlines
 // with one timer per request, so a slow write never drifts the schedule and
 // ten thousand idle streams cost ten thousand goroutines and timers, nothing

@@ -44,6 +44,9 @@ func startStream(w http.ResponseWriter) error {
 // With continuous set every text chunk carries the running usage (vLLM's
 // continuous_usage_stats): a chunk of several tokens shows as such.
 func (s *Server) stream(ctx context.Context, w http.ResponseWriter, g *generation, includeUsage, continuous bool) error {
+	if g.agent != nil && g.agent.call != nil {
+		return s.streamToolCall(ctx, w, chatAgent, g, includeUsage)
+	}
 	fl := w.(http.Flusher) // startStream checked
 	hp := s.bufs.Get().(*[]byte)
 	defer s.bufs.Put(hp)
@@ -199,14 +202,19 @@ func appendRunningUsage(b []byte, prompt, done int) []byte {
 
 // appendUsage appends g's usage object.
 func appendUsage(b []byte, g *generation) []byte {
+	out := g.completion()
 	b = append(b, `{"prompt_tokens":`...)
 	b = strconv.AppendInt(b, int64(g.prompt), 10)
 	b = append(b, `,"total_tokens":`...)
-	b = strconv.AppendInt(b, int64(g.prompt+g.out), 10)
+	b = strconv.AppendInt(b, int64(g.prompt+out), 10)
 	b = append(b, `,"completion_tokens":`...)
-	b = strconv.AppendInt(b, int64(g.out), 10)
+	b = strconv.AppendInt(b, int64(out), 10)
 	b = append(b, `,"completion_tokens_details":{"reasoning_tokens":`...)
 	b = strconv.AppendInt(b, int64(g.reasoning), 10)
+	if g.agent != nil && g.agent.cached >= 0 {
+		b = append(b, `},"prompt_tokens_details":{"cached_tokens":`...)
+		b = strconv.AppendInt(b, int64(g.agent.cached), 10)
+	}
 	return append(b, "}}"...)
 }
 
@@ -236,6 +244,9 @@ type (
 
 // respond sends g as one JSON body once its last token is due.
 func (s *Server) respond(ctx context.Context, w http.ResponseWriter, g *generation) error {
+	if g.agent != nil && g.agent.call != nil {
+		return s.respondToolCall(ctx, w, chatAgent, g)
+	}
 	var timer *time.Timer
 	if err := sleepUntil(ctx, &timer, g.due(g.out-1, s.cfg.ITL)); err != nil {
 		return err

@@ -46,6 +46,8 @@ type Server struct {
 	prefill                       prefillGauge
 	abortedPrefill, abortedStream atomic.Uint64
 	aborts                        *abortLog // nil: not logged
+	// agents counts the agent traffic and holds the prefix cache (tools.go).
+	agents agentCounters
 
 	bufs sync.Pool // *[]byte, event and body scratch
 	// control counts the KV-cache resets and profiler calls (control.go).
@@ -195,6 +197,13 @@ func (s *Server) serveCompletion(w http.ResponseWriter, r *http.Request, kind ap
 		writeError(w, http.StatusBadRequest, "invalid_request_error", "mock: "+err.Error())
 		return
 	}
+	var agent *agentPlan
+	if kind == chatAPI {
+		if agent, err = s.agent(chatAgent, body, req.PromptTokens, req.MaxTokens, n); err != nil {
+			s.writeAgentError(w, err)
+			return
+		}
+	}
 	if s.shouldFail(n) {
 		s.injected.Add(1)
 		writeError(w, http.StatusInternalServerError, "server_error", injectedFailure)
@@ -241,6 +250,7 @@ func (s *Server) serveCompletion(w http.ResponseWriter, r *http.Request, kind ap
 		words:      splitmix64(s.cfg.Seed + n),
 		prompt:     req.PromptTokens,
 		model:      req.Model,
+		agent:      agent,
 	}
 	if s.cfg.IgnoreMaxCompletionTokens {
 		g.out = req.LegacyMaxTokens
@@ -306,6 +316,8 @@ type generation struct {
 	words     uint64 // word offset
 	prompt    int
 	model     string
+	// agent, when set, is what the request's tools ask of the answer.
+	agent *agentPlan
 	// prefilling is set until the first token is flushed (prefillGauge);
 	// sent counts the tokens flushed.
 	prefilling bool

@@ -48,6 +48,17 @@ type Stats struct {
 	// Images and AudioClips count the media parts of chat requests.
 	Images     uint64 `json:"images"`
 	AudioClips uint64 `json:"audio_clips"`
+	// ToolCalls counts the function calls the mock answered with;
+	// ToolResults the tool results requests sent back that answered one
+	// of their conversation's calls; ToolRejected the requests refused
+	// for a malformed tool call or result (a result for an unknown call
+	// included); ContextOverflows those refused for passing MaxModelLen;
+	// CachedTokens the prompt tokens the prefix cache reported.
+	ToolCalls        uint64 `json:"tool_calls"`
+	ToolResults      uint64 `json:"tool_results"`
+	ToolRejected     uint64 `json:"tool_rejected"`
+	ContextOverflows uint64 `json:"context_overflows"`
+	CachedTokens     uint64 `json:"cached_tokens"`
 	// TTFTCount is the number of TTFT samples; the rest are in ms, with
 	// quantiles resolved to 0.4%.
 	TTFTCount  uint64  `json:"ttft_count"`
@@ -67,26 +78,31 @@ type Stats struct {
 func (s *Server) Stats() Stats {
 	t := s.ttft.summary()
 	return Stats{
-		Requests:        s.requests.Load(),
-		Completed:       s.completed.Load(),
-		Errors:          s.injected.Load(),
-		StreamErrors:    s.streamErrors.Load(),
-		BadRequests:     s.badRequests.Load(),
-		Canceled:        s.canceled.Load(),
-		AbortedPrefill:  s.abortedPrefill.Load(),
-		AbortedStream:   s.abortedStream.Load(),
-		Prefilling:      s.prefill.now.Load(),
-		PrefillingPeak:  s.prefill.peak.Load(),
-		Running:         s.adm.running.Load(),
-		Waiting:         s.adm.waiting.Load(),
-		PromptTokens:    s.promptTokens.Load(),
-		GeneratedTokens: s.genTokens.Load(),
-		Images:          s.images.Load(),
-		AudioClips:      s.audioClips.Load(),
-		TTFTCount:       t.Count,
-		TTFTMeanMS:      t.Mean,
-		TTFTP50MS:       t.P50,
-		TTFTP99MS:       t.P99,
+		Requests:         s.requests.Load(),
+		Completed:        s.completed.Load(),
+		Errors:           s.injected.Load(),
+		StreamErrors:     s.streamErrors.Load(),
+		BadRequests:      s.badRequests.Load(),
+		Canceled:         s.canceled.Load(),
+		AbortedPrefill:   s.abortedPrefill.Load(),
+		AbortedStream:    s.abortedStream.Load(),
+		Prefilling:       s.prefill.now.Load(),
+		PrefillingPeak:   s.prefill.peak.Load(),
+		Running:          s.adm.running.Load(),
+		Waiting:          s.adm.waiting.Load(),
+		PromptTokens:     s.promptTokens.Load(),
+		GeneratedTokens:  s.genTokens.Load(),
+		Images:           s.images.Load(),
+		AudioClips:       s.audioClips.Load(),
+		ToolCalls:        s.agents.calls.Load(),
+		ToolResults:      s.agents.results.Load(),
+		ToolRejected:     s.agents.rejected.Load(),
+		ContextOverflows: s.agents.overflows.Load(),
+		CachedTokens:     s.agents.cached.Load(),
+		TTFTCount:        t.Count,
+		TTFTMeanMS:       t.Mean,
+		TTFTP50MS:        t.P50,
+		TTFTP99MS:        t.P99,
 
 		ResetPrefixCache: s.control.resets.Load(),
 		FlushCache:       s.control.flushes.Load(),

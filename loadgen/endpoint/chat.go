@@ -56,9 +56,9 @@ func (openAIDecoder) Event(_, data []byte, out *Output) (Delta, error) {
 	if isDone(data) {
 		return Delta{Done: true}, nil
 	}
-	return ParseChunk(data, &out.Text, &out.Reasoning)
+	return parseChunk(data, &out.Text, &out.Reasoning, &out.Tools)
 }
 
 func (openAIDecoder) Body(data []byte, out *Output) (Delta, error) {
-	return ParseChunk(data, &out.Text, &out.Reasoning)
+	return parseChunk(data, &out.Text, &out.Reasoning, &out.Tools)
 }

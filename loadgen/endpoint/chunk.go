@@ -18,7 +18,17 @@ import (
 // chunk with none of choices, usage or error is a *ShapeError (a shared
 // value: read it, do not change it).
 func ParseChunk(data []byte, text, reasoning *[]byte) (Delta, error) {
+	return parseChunk(data, text, reasoning, nil)
+}
+
+// parseChunk is ParseChunk collecting tool calls into tools instead of
+// appending them to text (nil: to text).
+func parseChunk(data []byte, text, reasoning *[]byte, tools *ToolCalls) (Delta, error) {
 	var d Delta
+	mark := 0
+	if tools != nil {
+		mark = tools.mark()
+	}
 	var (
 		isErrObject bool
 		known       bool
@@ -35,7 +45,7 @@ func ParseChunk(data []byte, text, reasoning *[]byte) (Delta, error) {
 				if i != 0 {
 					return s.skip()
 				}
-				return parseChoice(&s, &d, text, reasoning)
+				return parseChoice(&s, &d, text, reasoning, tools)
 			})
 		case "usage":
 			known = true
@@ -72,6 +82,9 @@ func ParseChunk(data []byte, text, reasoning *[]byte) (Delta, error) {
 	}
 	if err != nil {
 		*text, *reasoning = (*text)[:n], (*reasoning)[:nr]
+		if tools != nil {
+			tools.drop(mark)
+		}
 		return Delta{}, syntaxError(data)
 	}
 	if !known && !isErrObject {
@@ -108,11 +121,11 @@ func excerpt(b []byte) string {
 	return strconv.Quote(string(b))
 }
 
-func parseChoice(s *scanner, d *Delta, text, reasoning *[]byte) error {
+func parseChoice(s *scanner, d *Delta, text, reasoning *[]byte, tools *ToolCalls) error {
 	return s.object(func(key []byte) error {
 		switch string(key) {
 		case "delta", "message":
-			return parseMessage(s, d, text, reasoning)
+			return parseMessage(s, d, text, reasoning, tools)
 		case "text":
 			n := len(*text)
 			var err error
@@ -139,7 +152,7 @@ func parseChoice(s *scanner, d *Delta, text, reasoning *[]byte) error {
 	})
 }
 
-func parseMessage(s *scanner, d *Delta, text, reasoning *[]byte) error {
+func parseMessage(s *scanner, d *Delta, text, reasoning *[]byte, tools *ToolCalls) error {
 	if s.peek() == 'n' {
 		return s.literal("null")
 	}
@@ -165,6 +178,9 @@ func parseMessage(s *scanner, d *Delta, text, reasoning *[]byte) error {
 			d.Reasoning = d.Reasoning || len(*reasoning) > n
 			return err
 		case "tool_calls":
+			if tools != nil {
+				return collectToolCalls(s, d, tools)
+			}
 			return parseToolCalls(s, d, text)
 		default:
 			return s.skip()
@@ -202,6 +218,60 @@ func parseToolCalls(s *scanner, d *Delta, text *[]byte) error {
 				}
 			})
 		})
+	})
+}
+
+// collectToolCalls reads a tool_calls array into tools: a streamed
+// delta's calls name themselves by "index" (an id and a name come first,
+// then the arguments in pieces); a whole message's are in array order.
+func collectToolCalls(s *scanner, d *Delta, tools *ToolCalls) error {
+	if s.peek() != '[' {
+		return s.skip()
+	}
+	return s.array(func(i int) error {
+		d.ToolCall = true
+		if s.peek() != '{' {
+			return s.skip()
+		}
+		mark, call := tools.mark(), int32(i)
+		str := func(field uint8) error {
+			if c := s.peek(); c != '"' && c != 'n' {
+				return s.skip()
+			}
+			_, err := tools.str(s, call, field)
+			return err
+		}
+		err := s.object(func(key []byte) error {
+			switch string(key) {
+			case "index":
+				if s.peek() == 'n' {
+					return s.literal("null")
+				}
+				n, err := s.number()
+				call = int32(n)
+				return err
+			case "id":
+				return str(toolID)
+			case "function":
+				if s.peek() != '{' {
+					return s.skip()
+				}
+				return s.object(func(key []byte) error {
+					switch string(key) {
+					case "name":
+						return str(toolName)
+					case "arguments":
+						return str(toolArgs)
+					default:
+						return s.skip()
+					}
+				})
+			default:
+				return s.skip()
+			}
+		})
+		tools.setCall(mark, call)
+		return err
 	})
 }
 

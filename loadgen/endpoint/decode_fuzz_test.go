@@ -3,6 +3,7 @@ package endpoint
 import (
 	"bytes"
 	"encoding/json"
+	"slices"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -164,15 +165,21 @@ func FuzzResponsesEvent(f *testing.F) {
 		}
 		typ, _ := ref.Type.(string)
 		delta, _ := ref.Delta.(string)
-		var wantText, wantReasoning string
+		var wantText, wantReasoning, wantArgs string
 		switch typ {
-		case "response.output_text.delta", "response.refusal.delta", "response.function_call_arguments.delta", "response.custom_tool_call_input.delta":
+		case "response.output_text.delta", "response.refusal.delta":
 			wantText = delta
+		case "response.function_call_arguments.delta", "response.custom_tool_call_input.delta":
+			wantArgs = delta
 		case "response.reasoning_text.delta", "response.reasoning_summary_text.delta":
 			wantReasoning = delta
 		}
-		if string(out.Text) != wantText || string(out.Reasoning) != wantReasoning {
-			t.Fatalf("got %q %q, encoding/json says %q %q for %q", out.Text, out.Reasoning, wantText, wantReasoning, data)
+		var args string
+		for _, c := range out.Tools.Calls() {
+			args += c.Arguments
+		}
+		if string(out.Text) != wantText || string(out.Reasoning) != wantReasoning || args != wantArgs {
+			t.Fatalf("got %q %q %q, encoding/json says %q %q %q for %q", out.Text, out.Reasoning, args, wantText, wantReasoning, wantArgs, data)
 		}
 	})
 }
@@ -192,7 +199,7 @@ func FuzzMessagesEvent(f *testing.F) {
 		if err != nil || json.Unmarshal(data, &ref) != nil || unmodelled(data, "type", "delta", "text", "thinking", "partial_json") {
 			return
 		}
-		var wantText, wantReasoning string
+		var wantText, wantReasoning, wantArgs string
 		if ref.Type == "content_block_delta" {
 			switch ref.Delta["type"] {
 			case "text_delta":
@@ -200,11 +207,15 @@ func FuzzMessagesEvent(f *testing.F) {
 			case "thinking_delta":
 				wantReasoning, _ = ref.Delta["thinking"].(string)
 			case "input_json_delta":
-				wantText, _ = ref.Delta["partial_json"].(string)
+				wantArgs, _ = ref.Delta["partial_json"].(string)
 			}
 		}
-		if string(out.Text) != wantText || string(out.Reasoning) != wantReasoning {
-			t.Fatalf("got %q %q, encoding/json says %q %q for %q", out.Text, out.Reasoning, wantText, wantReasoning, data)
+		var args string
+		for _, c := range out.Tools.Calls() {
+			args += c.Arguments
+		}
+		if string(out.Text) != wantText || string(out.Reasoning) != wantReasoning || args != wantArgs {
+			t.Fatalf("got %q %q %q, encoding/json says %q %q %q for %q", out.Text, out.Reasoning, args, wantText, wantReasoning, wantArgs, data)
 		}
 	})
 }
@@ -382,4 +393,71 @@ func splitEvents(t *testing.T, format ReasoningFormat, parts []string) string {
 		t.Fatal(err)
 	}
 	return string(out.Text) + "|" + string(out.Reasoning)
+}
+
+// FuzzToolCallChunk checks the chat reader's tool calls against
+// encoding/json: each call's arguments are its pieces' concatenation.
+func FuzzToolCallChunk(f *testing.F) {
+	f.Add([]byte(`{"choices":[{"delta":{"tool_calls":[{"index":0,"id":"c","function":{"name":"f","arguments":"{\"a\""}},{"index":1,"function":{"arguments":"[1]"}}]}}]}`))
+	f.Add([]byte(`{"choices":[{"message":{"tool_calls":[{"id":"c","type":"function","function":{"name":"f","arguments":"{}"}}]}}]}`))
+	f.Add([]byte(`{"choices":[{"delta":{"tool_calls":[{"function":{"arguments":null},"index":2}]}}]}`))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		var out Output
+		_, err := openAIDecoder{}.Event(nil, data, &out)
+		var ref struct {
+			Choices []struct {
+				Delta, Message *struct {
+					ToolCalls []struct {
+						Index    *float64 `json:"index"`
+						Function *struct {
+							Arguments any `json:"arguments"`
+						} `json:"function"`
+					} `json:"tool_calls"`
+				}
+			} `json:"choices"`
+		}
+		if err != nil || json.Unmarshal(data, &ref) != nil ||
+			unmodelled(data, "choices", "delta", "message", "tool_calls", "index", "function", "arguments", "id", "name") {
+			if err != nil && !out.Tools.Empty() {
+				t.Fatalf("a rejected chunk left tool call pieces: %q", data)
+			}
+			return
+		}
+		want := map[int32]string{}
+		if len(ref.Choices) > 0 {
+			msg := ref.Choices[0].Delta
+			if msg == nil {
+				msg = ref.Choices[0].Message
+			}
+			if msg != nil {
+				for i, c := range msg.ToolCalls {
+					k := int32(i)
+					if c.Index != nil {
+						k = int32(*c.Index)
+					}
+					a := ""
+					if c.Function != nil {
+						a, _ = c.Function.Arguments.(string)
+					}
+					want[k] += a
+				}
+			}
+		}
+		var got, exp []string
+		for _, c := range out.Tools.Calls() {
+			if c.Arguments != "" {
+				got = append(got, c.Arguments)
+			}
+		}
+		for _, a := range want {
+			if a != "" {
+				exp = append(exp, a)
+			}
+		}
+		slices.Sort(got)
+		slices.Sort(exp)
+		if !slices.Equal(got, exp) {
+			t.Fatalf("arguments %q, encoding/json says %q for %q", got, exp, data)
+		}
+	})
 }

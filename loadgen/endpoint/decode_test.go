@@ -2,10 +2,12 @@ package endpoint
 
 import (
 	"errors"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/surgebench/surge/datasets"
 	"github.com/surgebench/surge/metrics"
 )
 
@@ -14,9 +16,11 @@ type ev struct{ typ, data string }
 
 // streamResult is what decoding a whole stream gave.
 type streamResult struct {
-	Text, Reasoning      string
-	Content, Reasons     int // events that carried content / reasoning
-	Tools                int
+	Text, Reasoning  string
+	Content, Reasons int // events that carried content / reasoning
+	Tools            int
+	// Calls are the tool calls put together, "id name args" each.
+	Calls                string
 	Finished, Done       bool
 	Usage                metrics.Usage
 	Err                  *metrics.Error
@@ -67,7 +71,17 @@ func decodeWith(d *ResponseDecoder, events []ev, out *Output) streamResult {
 		}
 	}
 	r.Text, r.Reasoning = string(out.Text), string(out.Reasoning)
+	r.Calls = formatCalls(out.Tools.Calls())
 	return r
+}
+
+// formatCalls writes calls as "id name args", joined by "; ".
+func formatCalls(calls []datasets.ToolCall) string {
+	var parts []string
+	for _, c := range calls {
+		parts = append(parts, c.ID+" "+c.Name+" "+c.Arguments)
+	}
+	return strings.Join(parts, "; ")
 }
 
 // streamCases are streams as each server documents them.
@@ -91,7 +105,13 @@ var streamCases = []struct {
 		{"", `{"choices":[{"delta":{"tool_calls":[{"index":0,"function":{"arguments":"\"Paris\"}"}}]}}]}`},
 		{"", `{"choices":[{"delta":{},"finish_reason":"tool_calls"}]}`},
 		{"", `[DONE]`},
-	}, streamResult{Text: `get_weather{"city":"Paris"}`, Tools: 3, Finished: true, Done: true}},
+	}, streamResult{Calls: `call_1 get_weather {"city":"Paris"}`, Tools: 3, Finished: true, Done: true}},
+	{"chat: parallel tool calls, interleaved", Endpoint{Kind: Chat}, []ev{
+		{"", `{"choices":[{"delta":{"content":"Both.","tool_calls":[{"index":0,"id":"a","function":{"name":"f","arguments":"{\"x\""}}]}}]}`},
+		{"", `{"choices":[{"delta":{"tool_calls":[{"id":"b","index":1,"function":{"name":"g","arguments":"[1"}}]}}]}`},
+		{"", `{"choices":[{"delta":{"tool_calls":[{"index":0,"function":{"arguments":":1}"}},{"index":1,"function":{"arguments":"]"}}]}}]}`},
+		{"", `{"choices":[{"delta":{},"finish_reason":"tool_calls"}]}`},
+	}, streamResult{Text: "Both.", Content: 1, Calls: `a f {"x":1}; b g [1]`, Tools: 3, Finished: true}},
 	{"chat: <think> opening the content is reasoning (auto)", Endpoint{Kind: Chat}, []ev{
 		{"", `{"choices":[{"delta":{"content":"<thi"}}]}`},
 		{"", `{"choices":[{"delta":{"content":"nk>\nplan"}}]}`},
@@ -139,7 +159,15 @@ var streamCases = []struct {
 		Usage: metrics.Usage{Present: true, PromptTokens: 9, CompletionTokens: 12, ReasoningTokens: 4, TotalTokens: 21, Fields: metrics.UsagePromptField | metrics.UsageCompletionField | metrics.UsageTotalField | metrics.UsageReasoningField | metrics.UsageCacheReadField}}},
 	{"responses: function call arguments", Endpoint{Kind: Responses}, []ev{
 		{"response.function_call_arguments.delta", `{"type":"response.function_call_arguments.delta","item_id":"fc_1","output_index":0,"delta":"{\"a\":1}"}`},
-	}, streamResult{Text: `{"a":1}`, Tools: 1}},
+	}, streamResult{Calls: `  {"a":1}`, Tools: 1}},
+	{"responses: a function call item and its arguments", Endpoint{Kind: Responses}, []ev{
+		{"response.output_item.added", `{"type":"response.output_item.added","output_index":1,"item":{"type":"function_call","id":"fc_1","call_id":"call_9","name":"get_weather","arguments":"","status":"in_progress"}}`},
+		{"response.function_call_arguments.delta", `{"type":"response.function_call_arguments.delta","item_id":"fc_1","output_index":1,"delta":"{\"city\":"}`},
+		{"response.function_call_arguments.delta", `{"type":"response.function_call_arguments.delta","item_id":"fc_1","output_index":1,"delta":"\"Oslo\"}"}`},
+		{"response.function_call_arguments.done", `{"type":"response.function_call_arguments.done","item_id":"fc_1","output_index":1,"arguments":"{\"city\":\"Oslo\"}"}`},
+		{"response.output_item.done", `{"type":"response.output_item.done","output_index":1,"item":{"type":"function_call","id":"fc_1","call_id":"call_9","name":"get_weather","arguments":"{\"city\":\"Oslo\"}","status":"completed"}}`},
+		{"response.completed", `{"type":"response.completed","response":{"id":"r","status":"completed","output":[{"type":"function_call","call_id":"call_9","name":"get_weather","arguments":"{}"}]}}`},
+	}, streamResult{Calls: `call_9 get_weather {"city":"Oslo"}`, Tools: 2, Finished: true, Done: true}},
 	{"responses: failed", Endpoint{Kind: Responses}, []ev{
 		{"response.failed", `{"type":"response.failed","response":{"id":"r","status":"failed","error":{"code":"server_error","message":"The model crashed"}}}`},
 	}, streamResult{Err: &metrics.Error{Type: "server_error", Message: "The model crashed"}}},
@@ -171,7 +199,7 @@ var streamCases = []struct {
 		{"content_block_start", `{"type":"content_block_start","index":0,"content_block":{"type":"tool_use","id":"toolu_1","name":"get_weather","input":{}}}`},
 		{"content_block_delta", `{"type":"content_block_delta","index":0,"delta":{"type":"input_json_delta","partial_json":"{\"loc"}}`},
 		{"content_block_delta", `{"type":"content_block_delta","index":0,"delta":{"type":"input_json_delta","partial_json":"\":1}"}}`},
-	}, streamResult{Text: `{"loc":1}`, Tools: 2}},
+	}, streamResult{Calls: `toolu_1 get_weather {"loc":1}`, Tools: 2}},
 	{"messages: overloaded error event", Endpoint{Kind: Messages}, []ev{
 		{"error", `{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}`},
 	}, streamResult{Err: &metrics.Error{Type: "overloaded_error", Message: "Overloaded"}}},
@@ -277,7 +305,7 @@ func TestDecodeBodies(t *testing.T) {
 		{"chat", Endpoint{Kind: Chat}, `{"choices":[{"message":{"role":"assistant","content":"<think>r</think>ok"},"finish_reason":"stop"}],"usage":{"prompt_tokens":3,"completion_tokens":4}}`,
 			Delta{Content: true, Reasoning: true, Finished: true, Usage: metrics.Usage{Present: true, PromptTokens: 3, CompletionTokens: 4, Fields: metrics.UsagePromptField | metrics.UsageCompletionField}}, "ok", "r", ""},
 		{"chat: tool calls", Endpoint{Kind: Chat}, `{"choices":[{"message":{"role":"assistant","content":null,"tool_calls":[{"id":"c","type":"function","function":{"name":"f","arguments":"{}"}}]},"finish_reason":"tool_calls"}]}`,
-			Delta{ToolCall: true, Finished: true}, "f{}", "", ""},
+			Delta{ToolCall: true, Finished: true}, "", "", ""},
 		{"responses", Endpoint{Kind: Responses}, `{"id":"resp_1","object":"response","status":"completed","output":[{"type":"reasoning","id":"rs","summary":[{"type":"summary_text","text":"sum"}]},{"type":"message","role":"assistant","content":[{"type":"output_text","text":"Hello","annotations":[]}]}],"usage":{"input_tokens":5,"output_tokens":7,"output_tokens_details":{"reasoning_tokens":2}},"error":null}`,
 			Delta{Content: true, Reasoning: true, Finished: true, Usage: metrics.Usage{Present: true, PromptTokens: 5, CompletionTokens: 7, ReasoningTokens: 2, Fields: metrics.UsagePromptField | metrics.UsageCompletionField | metrics.UsageReasoningField}}, "Hello", "sum", ""},
 		{"responses: wrong shape", Endpoint{Kind: Responses}, `{"choices":[]}`, Delta{}, "", "", `response does not match endpoint type "responses": the response body has no "output" field`},

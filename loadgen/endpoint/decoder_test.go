@@ -20,10 +20,10 @@ func TestDecoderReset(t *testing.T) {
 			}
 			// Leave the previous stream unfinished: its last event unread.
 			d.Reset()
-			out.Text, out.Reasoning = out.Text[:0], out.Reasoning[:0]
+			out.Reset()
 			decodeWith(d, prev.events[:len(prev.events)-1], &out)
 			d.Reset()
-			out.Text, out.Reasoning = out.Text[:0], out.Reasoning[:0]
+			out.Reset()
 			if diff := cmp.Diff(tc.want, decodeWith(d, tc.events, &out)); diff != "" {
 				t.Errorf("%s, reset after %q (-want +got)\n%s", tc.name, prev.name, diff)
 			}
@@ -37,7 +37,7 @@ func TestDecoderReset(t *testing.T) {
 		}
 		allocs := testing.AllocsPerRun(20, func() {
 			d.Reset()
-			out.Text, out.Reasoning = out.Text[:0], out.Reasoning[:0]
+			out.Reset()
 			for _, e := range events {
 				_, _ = d.Event(nil, e, &out)
 			}

@@ -93,6 +93,15 @@ type Decoder interface {
 // event.
 type Output struct {
 	Text, Reasoning []byte
+	// Tools collects the response's function calls; their names and
+	// arguments are not in Text.
+	Tools ToolCalls
+}
+
+// Reset empties o for another response, keeping its buffers.
+func (o *Output) Reset() {
+	o.Text, o.Reasoning = o.Text[:0], o.Reasoning[:0]
+	o.Tools.Reset()
 }
 
 // Delta is what one event (or a whole response) carried, apart from the
@@ -126,13 +135,19 @@ type Request struct {
 	Turn    *datasets.Turn
 }
 
-// Message is one chat message of a conversation's history.
+// Message is one chat message of a conversation's history. It marshals in
+// OpenAI's chat shape; the Responses and Anthropic Messages types render
+// its tool calls and results in theirs.
 type Message struct {
 	Role    string `json:"role"`
 	Content string `json:"content"`
+	// ToolCalls are an assistant message's function calls; ToolCallID is
+	// the call a role "tool" message is the result of.
+	ToolCalls  []datasets.ToolCall `json:"tool_calls,omitempty"`
+	ToolCallID string              `json:"tool_call_id,omitempty"`
 	// Raw, when set, is the message as a dataset gave it (tool calls,
-	// content parts), sent in its place by the chat-style types; Role and
-	// Content are its role and text for the others.
+	// content parts), sent in its place by the chat-style types; Role,
+	// Content, ToolCalls and ToolCallID are what the others render.
 	Raw map[string]any `json:"-"`
 	// Media are the message's images and audio, sent as content parts
 	// after its text by the types whose Info has Media.
@@ -140,20 +155,32 @@ type Message struct {
 }
 
 // TurnMessages is what turn adds to its conversation's messages: its
-// dataset messages, or one message of its role (user by default) with its
-// content.
+// dataset messages, or its Thread's messages and then one message of its
+// role (user by default) with its content (the result of ToolCallID when
+// the role is "tool").
 func TurnMessages(t *datasets.Turn) []Message {
 	if t.Messages == nil {
 		role := t.Role
 		if role == "" {
 			role = "user"
 		}
-		return []Message{{Role: role, Content: t.Content(), Media: t.Media}}
+		own := Message{Role: role, Content: t.MessageText(), Media: t.Media, ToolCallID: t.ToolCallID}
+		if t.Thread == nil {
+			return []Message{own}
+		}
+		out := make([]Message, 0, len(t.Thread)+1)
+		for i := range t.Thread {
+			m := &t.Thread[i]
+			out = append(out, Message{Role: m.Role, Content: m.Content(), ToolCalls: m.ToolCalls, ToolCallID: m.ToolCallID})
+		}
+		return append(out, own)
 	}
 	out := make([]Message, len(t.Messages))
 	for i, m := range t.Messages {
 		role, _ := m["role"].(string)
-		out[i] = Message{Role: role, Content: (&datasets.Turn{Messages: t.Messages[i : i+1]}).Content(), Raw: m}
+		id, _ := m["tool_call_id"].(string)
+		out[i] = Message{Role: role, Content: (&datasets.Turn{Messages: t.Messages[i : i+1]}).Content(), Raw: m,
+			ToolCalls: datasets.OpenAIToolCalls(m), ToolCallID: id}
 	}
 	return out
 }
@@ -447,8 +474,5 @@ func chatMessages(r *Request, withSystem bool) []Message {
 		msgs = append(msgs, Message{Role: "system", Content: r.System})
 	}
 	msgs = append(msgs, h...)
-	if r.Turn.Messages == nil && r.Turn.Role == "" {
-		return append(msgs, Message{Role: "user", Content: r.Turn.Content(), Media: r.Turn.Media})
-	}
 	return append(msgs, TurnMessages(r.Turn)...)
 }

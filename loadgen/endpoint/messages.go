@@ -31,7 +31,10 @@ func (messages) Info() Info {
 func (messages) Body(e *Endpoint, r *Request) ([]byte, error) {
 	body := make(map[string]any, 6+len(e.Extra)+len(r.Turn.Extra))
 	body["model"] = e.ModelFor(r.Turn)
-	body["messages"] = chatMessages(r, false)
+	body["messages"] = anthropicMessages(chatMessages(r, false))
+	if len(r.Turn.Tools) > 0 {
+		body["tools"] = anthropicTools(r.Turn.Tools)
+	}
 	if r.System != "" {
 		body["system"] = r.System
 	}
@@ -63,8 +66,14 @@ func (m *messagesDecoder) Event(_, data []byte, out *Output) (Delta, error) {
 		d          Delta
 		typ, dtype []byte
 		usage      metrics.Usage
+		// index is the event's content block; a tool_use block's id and
+		// name go to the tool calls from block on.
+		index     int32
+		blockType []byte
 	)
 	n, nr := len(out.Text), len(out.Reasoning)
+	tools := &out.Tools
+	mark, block := tools.mark(), -1
 	s := scanner{b: data}
 	err := s.object(func(key []byte) error {
 		switch string(key) {
@@ -118,6 +127,35 @@ func (m *messagesDecoder) Event(_, data []byte, out *Output) (Delta, error) {
 			e, err := parseErrorValue(&s)
 			d.Err = e
 			return err
+		case "index":
+			if s.peek() == 'n' {
+				return s.literal("null")
+			}
+			v, err := s.number()
+			index = int32(v)
+			return err
+		case "content_block":
+			if s.peek() != '{' {
+				return s.skip()
+			}
+			block = tools.mark()
+			return s.object(func(key []byte) error {
+				var err error
+				switch string(key) {
+				case "type":
+					if s.peek() != '"' {
+						return s.skip()
+					}
+					blockType, err = s.rawKey()
+				case "id":
+					_, err = toolString(&s, tools, toolID)
+				case "name":
+					_, err = toolString(&s, tools, toolName)
+				default:
+					err = s.skip()
+				}
+				return err
+			})
 		default:
 			return s.skip()
 		}
@@ -127,11 +165,21 @@ func (m *messagesDecoder) Event(_, data []byte, out *Output) (Delta, error) {
 	}
 	if err != nil {
 		out.Text, out.Reasoning = out.Text[:n], out.Reasoning[:nr]
+		tools.drop(mark)
 		return Delta{}, syntaxError(data)
 	}
 	if typ == nil {
 		out.Text, out.Reasoning = out.Text[:n], out.Reasoning[:nr]
+		tools.drop(mark)
 		return Delta{}, missing("type")
+	}
+	if block >= 0 {
+		// A tool_use block opens with its id and name.
+		if string(typ) == "content_block_start" && string(blockType) == "tool_use" {
+			tools.setCall(block, index)
+		} else {
+			tools.drop(block)
+		}
 	}
 	switch string(typ) {
 	case "content_block_delta":
@@ -141,6 +189,8 @@ func (m *messagesDecoder) Event(_, data []byte, out *Output) (Delta, error) {
 		case "thinking_delta":
 			d.Reasoning = len(out.Reasoning) > nr
 		case "input_json_delta":
+			tools.add(index, toolArgs, out.Text[n:])
+			out.Text = out.Text[:n]
 			d.ToolCall = true
 		default: // signature_delta and deltas of blocks not timed
 			out.Text, out.Reasoning = out.Text[:n], out.Reasoning[:nr]
@@ -175,6 +225,8 @@ type messageObject struct {
 		Text     string          `json:"text"`
 		Thinking string          `json:"thinking"`
 		Input    json.RawMessage `json:"input"`
+		ID       string          `json:"id"`
+		Name     string          `json:"name"`
 	} `json:"content"`
 	StopReason *string         `json:"stop_reason"`
 	Usage      json.RawMessage `json:"usage"`
@@ -194,7 +246,7 @@ func (m *messagesDecoder) Body(data []byte, out *Output) (Delta, error) {
 	if r.Content == nil {
 		return Delta{}, missing("content")
 	}
-	for _, c := range r.Content {
+	for i, c := range r.Content {
 		switch c.Type {
 		case "text":
 			out.Text = append(out.Text, c.Text...)
@@ -203,7 +255,9 @@ func (m *messagesDecoder) Body(data []byte, out *Output) (Delta, error) {
 			out.Reasoning = append(out.Reasoning, c.Thinking...)
 			d.Reasoning = d.Reasoning || c.Thinking != ""
 		case "tool_use":
-			out.Text = append(out.Text, c.Input...)
+			out.Tools.add(int32(i), toolID, []byte(c.ID))
+			out.Tools.add(int32(i), toolName, []byte(c.Name))
+			out.Tools.add(int32(i), toolArgs, c.Input)
 			d.ToolCall = true
 		}
 	}

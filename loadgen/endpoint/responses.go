@@ -20,7 +20,10 @@ func (responses) Info() Info {
 func (responses) Body(e *Endpoint, r *Request) ([]byte, error) {
 	body := make(map[string]any, 6+len(e.Extra)+len(r.Turn.Extra))
 	body["model"] = e.ModelFor(r.Turn)
-	body["input"] = chatMessages(r, false)
+	body["input"] = responsesInput(chatMessages(r, false))
+	if len(r.Turn.Tools) > 0 {
+		body["tools"] = responsesTools(r.Turn.Tools)
+	}
 	if r.System != "" {
 		body["instructions"] = r.System
 	}
@@ -47,8 +50,16 @@ func (responsesDecoder) Event(_, data []byte, out *Output) (Delta, error) {
 		typ    []byte
 		top    metrics.Error // the "error" event's own code and message
 		status []byte
+		// index is the event's output_index; item and itemType the
+		// function_call item an output_item event carries (its call_id and
+		// name go to the tool calls from item on).
+		index    int32
+		itemType []byte
 	)
 	n := len(out.Text)
+	tools := &out.Tools
+	mark := tools.mark()
+	item := -1
 	s := scanner{b: data}
 	err := s.object(func(key []byte) error {
 		switch string(key) {
@@ -91,6 +102,35 @@ func (responsesDecoder) Event(_, data []byte, out *Output) (Delta, error) {
 			})
 		case "code", "message":
 			return errorField(&s, &top, key)
+		case "output_index":
+			if s.peek() == 'n' {
+				return s.literal("null")
+			}
+			v, err := s.number()
+			index = int32(v)
+			return err
+		case "item":
+			if s.peek() != '{' {
+				return s.skip()
+			}
+			item = tools.mark()
+			return s.object(func(key []byte) error {
+				var err error
+				switch string(key) {
+				case "type":
+					if s.peek() != '"' {
+						return s.skip()
+					}
+					itemType, err = s.rawKey()
+				case "call_id":
+					_, err = toolString(&s, tools, toolID)
+				case "name":
+					_, err = toolString(&s, tools, toolName)
+				default:
+					err = s.skip()
+				}
+				return err
+			})
 		default:
 			return s.skip()
 		}
@@ -100,11 +140,22 @@ func (responsesDecoder) Event(_, data []byte, out *Output) (Delta, error) {
 	}
 	if err != nil {
 		out.Text = out.Text[:n]
+		tools.drop(mark)
 		return Delta{}, syntaxError(data)
 	}
 	if typ == nil {
 		out.Text = out.Text[:n]
+		tools.drop(mark)
 		return Delta{}, missing("type")
+	}
+	if item >= 0 {
+		// A function call's id and name come with the item that opens it;
+		// any other item's fields are not a call's.
+		if string(typ) == "response.output_item.added" && string(itemType) == "function_call" {
+			tools.setCall(item, index)
+		} else {
+			tools.drop(item)
+		}
 	}
 	grew := len(out.Text) > n
 	switch string(typ) {
@@ -115,6 +166,8 @@ func (responsesDecoder) Event(_, data []byte, out *Output) (Delta, error) {
 		out.Text = out.Text[:n]
 		d.Reasoning = grew
 	case "response.function_call_arguments.delta", "response.custom_tool_call_input.delta":
+		tools.add(index, toolArgs, out.Text[n:])
+		out.Text = out.Text[:n]
 		d.ToolCall = grew
 	case "response.completed", "response.incomplete":
 		out.Text = out.Text[:n]
@@ -155,6 +208,7 @@ type responseObject struct {
 		} `json:"summary"`
 		Name      string `json:"name"`
 		Arguments string `json:"arguments"`
+		CallID    string `json:"call_id"`
 	} `json:"output"`
 	Usage json.RawMessage `json:"usage"`
 	Error json.RawMessage `json:"error"`
@@ -175,7 +229,7 @@ func (responsesDecoder) Body(data []byte, out *Output) (Delta, error) {
 	if r.Output == nil {
 		return Delta{}, missing("output")
 	}
-	for _, item := range r.Output {
+	for i, item := range r.Output {
 		switch item.Type {
 		case "message":
 			for _, c := range item.Content {
@@ -195,8 +249,9 @@ func (responsesDecoder) Body(data []byte, out *Output) (Delta, error) {
 			}
 			d.Reasoning = d.Reasoning || len(out.Reasoning) > 0
 		case "function_call":
-			out.Text = append(out.Text, item.Name...)
-			out.Text = append(out.Text, item.Arguments...)
+			out.Tools.add(int32(i), toolID, []byte(item.CallID))
+			out.Tools.add(int32(i), toolName, []byte(item.Name))
+			out.Tools.add(int32(i), toolArgs, []byte(item.Arguments))
 			d.ToolCall = true
 		}
 	}

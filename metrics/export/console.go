@@ -131,6 +131,7 @@ func Console(w io.Writer, title string, s *metrics.Summary, opts ...ConsoleOptio
 		}
 		fmt.Fprintln(w)
 	}
+	consoleSessions(w, s.Sessions)
 	consolePrecision(w, widths[0], s)
 	for _, n := range o.notes {
 		fmt.Fprintln(w, n)

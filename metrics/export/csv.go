@@ -52,6 +52,7 @@ func CSV(w io.Writer, s *metrics.Summary, opts ...CSVOption) error {
 			_ = cw.Write([]string{r.def.Label(), csvNum(r.value)})
 		}
 	}
+	writeSessionsCSV(cw, s.Sessions)
 	writePrecisionCSV(cw, s)
 	writeTelemetryCSV(cw, cfg.telemetry)
 	cw.Flush()

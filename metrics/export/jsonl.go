@@ -123,6 +123,21 @@ type lineSurge struct {
 	FirstTokenShared bool  `json:"first_token_shared_read,omitempty"`
 	ConnectionReused *bool `json:"connection_reused,omitempty"`
 	Good             *bool `json:"good,omitempty"`
+	// TurnKind is what the request continued ("user", "tool_result";
+	// absent for a session's first request); ToolRound its tool loop
+	// round, ToolWaitNs the time its tool results took.
+	TurnKind   string `json:"turn_kind,omitempty"`
+	ToolRound  int    `json:"tool_round,omitempty"`
+	ToolWaitNs int64  `json:"tool_wait_ns,omitempty"`
+	// ToolCalls counts the calls the reply made, ToolCallErrors those
+	// whose arguments are not JSON; UnknownToolResults the results the
+	// request sent that answer no earlier call.
+	ToolCalls          int `json:"tool_calls,omitempty"`
+	ToolCallErrors     int `json:"tool_call_argument_errors,omitempty"`
+	UnknownToolResults int `json:"unknown_tool_results,omitempty"`
+	// ContextTokens is the client's count of the context the request
+	// carried (its session's earlier turns and replies and its input).
+	ContextTokens int `json:"context_tokens,omitempty"`
 }
 
 type line struct {
@@ -294,7 +309,12 @@ func (j *JSONL) metadata(r *metrics.Record, v *metrics.Values, good bool) (lineM
 		WasCancelled: r.Cancelled,
 	}
 	sg := lineSurge{Stage: r.Stage, IntendedNs: j.epoch(r.IntendedNs), SentNs: j.epoch(r.SentNs),
-		SlotWaitNs: r.SlotWaitNs, PrefillWaitNs: r.PrefillWaitNs, RetryAfter: r.RetryAfter, ConnRetries: r.ConnectionRetries}
+		SlotWaitNs: r.SlotWaitNs, PrefillWaitNs: r.PrefillWaitNs, RetryAfter: r.RetryAfter, ConnRetries: r.ConnectionRetries,
+		ToolRound: r.ToolRound, ToolWaitNs: r.ToolWaitNs, ToolCalls: len(r.ToolCalls), ToolCallErrors: r.ToolCallErrors,
+		UnknownToolResults: r.UnknownToolResults, ContextTokens: r.ContextTokens}
+	if r.TurnKind != metrics.TurnFirst {
+		sg.TurnKind = r.TurnKind.String()
+	}
 	if r.CorrelationID != "" {
 		md.CorrelationID = &r.CorrelationID
 	}

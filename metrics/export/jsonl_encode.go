@@ -213,6 +213,19 @@ func appendSurge(b []byte, md *lineSurge) ([]byte, error) {
 	if md.Good != nil {
 		b = strconv.AppendBool(append(b, `,"good":`...), *md.Good)
 	}
+	if md.TurnKind != "" {
+		str(`,"turn_kind":`, md.TurnKind)
+	}
+	for _, f := range [...]struct {
+		key string
+		v   int64
+	}{{`,"tool_round":`, int64(md.ToolRound)}, {`,"tool_wait_ns":`, md.ToolWaitNs}, {`,"tool_calls":`, int64(md.ToolCalls)},
+		{`,"tool_call_argument_errors":`, int64(md.ToolCallErrors)}, {`,"unknown_tool_results":`, int64(md.UnknownToolResults)},
+		{`,"context_tokens":`, int64(md.ContextTokens)}} {
+		if f.v != 0 {
+			b = strconv.AppendInt(append(b, f.key...), f.v, 10)
+		}
+	}
 	return append(b, '}'), err
 }
 

@@ -16,11 +16,11 @@ func TestGoldenRankingsExports(t *testing.T) {
 	c := metrics.NewCollector(metrics.WithShards(1), metrics.WithClock(func() int64 { return 0 }))
 	for i := range 8 {
 		sent := int64(100+10*i) * ms
-		c.Add(&metrics.Record{Index: int64(i), RequestID: "q" + string(rune('a'+i)), ConversationID: "c" + string(rune('0'+i)),
+		c.Add(&metrics.Record{Index: int64(i), Session: int64(i), RequestID: "q" + string(rune('a'+i)), ConversationID: "c" + string(rune('0'+i)),
 			SentNs: sent, EndNs: sent + int64(15+i)*ms, NoOutput: true, Inputs: 3 + i%2, InputTokens: 400 + 10*i,
 			Usage: metrics.Usage{Present: true, PromptTokens: 400 + 10*i}})
 	}
-	c.Add(&metrics.Record{Index: 8, RequestID: "qerr", ConversationID: "c-err", SentNs: 200 * ms, EndNs: 201 * ms,
+	c.Add(&metrics.Record{Index: 8, Session: 8, RequestID: "qerr", ConversationID: "c-err", SentNs: 200 * ms, EndNs: 201 * ms,
 		NoOutput: true, Inputs: 3, Err: &metrics.Error{Code: 500, Type: "server_error", Message: "mock: injected failure"}})
 	s := c.Close()
 

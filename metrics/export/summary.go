@@ -104,6 +104,9 @@ func JSON(w io.Writer, s *metrics.Summary, run Run) error {
 		o.set("stages", s.Stages)
 		o.set("knee", kneeOf(s))
 	}
+	if s.Sessions != nil {
+		o.set("sessions", sessionsValue(s.Sessions))
+	}
 	if s.Warmup != nil {
 		w := newObject()
 		addMetrics(w, s.Warmup)

@@ -139,6 +139,8 @@ var WarningKinds = []WarningKind{
 	{Code: "knee-unsure", Match: regexp.MustCompile(`^knee inconclusive: run more requests per stage \((\d+) suggested\): at (\S+) (\S+)`),
 		Line: tmpl("knee inconclusive at $2 $3: run more requests per stage ($1 suggested)"), InTable: true},
 	wkind("stopped", `^stopped early: (.*)`, tmpl("stopped early: $1")),
+	wkind("scenario-lock", `^--scenario (\S+) lock broken under --unsafe-override: `,
+		tmpl("--scenario $1 lock broken (--unsafe-override): not a valid submission")),
 	// Shards.
 	wkind("shard-late", `^started (\S+) late for --start-at (\S+):`,
 		tmpl("started $1 late for --start-at: its schedule runs that far behind the others'")),

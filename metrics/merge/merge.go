@@ -198,6 +198,10 @@ func Check(shards []*Shard) ([]*Shard, error) {
 const (
 	ApartWarn   = 1.05
 	ApartRefuse = 1.5
+	// ApartSlack is how far apart windows may lie whatever their length:
+	// shards started at one instant still start a process's start-up
+	// apart, which would otherwise refuse every short run.
+	ApartSlack = 500 * time.Millisecond
 )
 
 // Windows checks that shards ran at once, as one plan's shards do: it
@@ -227,7 +231,7 @@ func Windows(shards []*Shard, force bool) (warning string, err error) {
 		longest = max(longest, s.End.Sub(s.Start))
 	}
 	union, together := last.Sub(first), firstEnd.Sub(lastStart)
-	if longest <= 0 || float64(union) <= ApartWarn*float64(longest) {
+	if longest <= 0 || float64(union) <= ApartWarn*float64(longest) || union-longest <= ApartSlack {
 		return "", nil
 	}
 	var spans []string

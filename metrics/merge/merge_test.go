@@ -1,6 +1,7 @@
 package merge
 
 import (
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -211,11 +212,11 @@ func TestCheckRefusesWhatIsNotOnePlan(t *testing.T) {
 func TestWindowsMustOverlap(t *testing.T) {
 	t.Parallel()
 	at := time.Date(2026, 5, 1, 12, 0, 0, 0, time.UTC)
-	shards := func(starts ...float64) []*Shard {
+	shards := func(length time.Duration, starts ...float64) []*Shard {
 		var out []*Shard
 		for i, s := range starts {
 			start := at.Add(time.Duration(s * float64(time.Second)))
-			out = append(out, &Shard{Index: i, Count: len(starts), Start: start, End: start.Add(10 * time.Second)})
+			out = append(out, &Shard{Index: i, Count: len(starts), Start: start, End: start.Add(length)})
 		}
 		return out
 	}
@@ -225,15 +226,18 @@ func TestWindowsMustOverlap(t *testing.T) {
 		force  bool
 		err    string
 		warn   string
+		length time.Duration // each shard's (0: 10 s)
 	}{
-		{"together", []float64{0, 0.02, 0.3}, false, "", ""},
+		{"together", []float64{0, 0.02, 0.3}, false, "", "", 0},
+		{"short runs a start-up apart", []float64{0, 0.4}, false, "", "", 50 * time.Millisecond},
 		{"one after another", []float64{0, 10, 20}, false,
-			"the shards did not run at once, as one plan's shards do: shard 0 0.0–10.0 s, shard 1 10.0–20.0 s, shard 2 20.0–30.0 s (from the first start); merged over those 30.0 s, the throughputs would read 67% low", ""},
-		{"far apart", []float64{0, 6}, false, "merged over those 16.0 s, the throughputs would read 38% low", ""},
-		{"forced", []float64{0, 10, 20}, true, "", "they did not run together (shard 0 0.0–10.0 s, shard 1 10.0–20.0 s, shard 2 20.0–30.0 s); the throughputs, over the 30.0 s, read up to 67% low"},
-		{"a little apart", []float64{0, 2}, false, "", "they ran 8.0 s together of 12.0 s (shard 0 0.0–10.0 s, shard 1 2.0–12.0 s); the throughputs, over the 12.0 s, read up to 17% low"},
+			"the shards did not run at once, as one plan's shards do: shard 0 0.0–10.0 s, shard 1 10.0–20.0 s, shard 2 20.0–30.0 s (from the first start); merged over those 30.0 s, the throughputs would read 67% low", "", 0},
+		{"far apart", []float64{0, 6}, false, "merged over those 16.0 s, the throughputs would read 38% low", "", 0},
+		{"forced", []float64{0, 10, 20}, true, "", "they did not run together (shard 0 0.0–10.0 s, shard 1 10.0–20.0 s, shard 2 20.0–30.0 s); the throughputs, over the 30.0 s, read up to 67% low", 0},
+		{"a little apart", []float64{0, 2}, false, "", "they ran 8.0 s together of 12.0 s (shard 0 0.0–10.0 s, shard 1 2.0–12.0 s); the throughputs, over the 12.0 s, read up to 17% low", 0},
 	} {
-		warn, err := Windows(shards(tc.starts...), tc.force)
+		length := cmp.Or(tc.length, 10*time.Second)
+		warn, err := Windows(shards(length, tc.starts...), tc.force)
 		var pe *PlanError
 		switch {
 		case tc.err != "" && (!errors.As(err, &pe) || !strings.Contains(err.Error(), tc.err) || !strings.Contains(err.Error(), "--start-at")):

@@ -118,6 +118,9 @@ type RunInfo struct {
 	// Steady says where the run's steady state was and what it measured,
 	// or why none was found ("": the summary does not say).
 	Steady string `json:"steady,omitempty"`
+	// Sessions are what the run's sessions did (nil: the summary says
+	// nothing of them).
+	Sessions []KV `json:"sessions,omitempty"`
 }
 
 // Stage is one row of a sweep's stage table.
@@ -198,6 +201,9 @@ func Build(runs []*artifact.Run) Data {
 	if c, ok := scatterChart(runs); ok {
 		d.Charts = append(d.Charts, c)
 	}
+	if c, ok := contextChart(runs); ok {
+		d.Charts = append(d.Charts, c)
+	}
 	d.Charts = append(d.Charts, telemetryCharts(runs, "gpu", "GPU", func(r *artifact.Run) []artifact.Sample { return r.GPU })...)
 	d.Charts = append(d.Charts, telemetryCharts(runs, "server", "server", func(r *artifact.Run) []artifact.Sample { return r.Server })...)
 	return d
@@ -262,6 +268,9 @@ func runInfo(r *artifact.Run) RunInfo {
 		}
 		ri.Stages = stageRows(s)
 		ri.Steady = steadyText(s)
+		if ss := sessionsOf(r); ss != nil {
+			ri.Sessions = sessionRows(ss)
+		}
 	}
 	for _, k := range sortedKeys(kinds) {
 		ri.ErrorKinds = append(ri.ErrorKinds, KV{k, strconv.Itoa(kinds[k])})

@@ -1,0 +1,139 @@
+package endpoint
+
+import (
+	"encoding/json"
+	"slices"
+
+	"github.com/surgebench/surge/datasets"
+)
+
+// ToolCalls collects one response's function calls as their pieces arrive:
+// OpenAI's delta.tool_calls[i] (an id and a name, then the arguments a few
+// characters at a time), the Responses API's function_call items and
+// argument deltas, Anthropic's tool_use blocks and input_json_delta pieces.
+// Each piece is appended to one buffer and located by offsets, so a
+// ToolCalls whose buffers have grown (a pooled Output's) collects a
+// response's calls without allocating; Calls puts them together once the
+// response has ended.
+type ToolCalls struct {
+	buf    []byte
+	pieces []toolPiece
+}
+
+// toolPiece is one piece of a call: which call (the stream's own key: a
+// delta's index, an output_index, a content block index), which field,
+// and where its bytes are in buf.
+type toolPiece struct {
+	call       int32
+	field      uint8
+	start, end int32
+}
+
+// The fields of a call a piece belongs to.
+const (
+	toolID uint8 = iota
+	toolName
+	toolArgs
+)
+
+// Reset empties t, keeping its buffers.
+func (t *ToolCalls) Reset() { t.buf, t.pieces = t.buf[:0], t.pieces[:0] }
+
+// Empty reports whether no call has been seen.
+func (t *ToolCalls) Empty() bool { return len(t.pieces) == 0 }
+
+// mark is where the pieces of the object being read start: their call is
+// set, or they are dropped, when its end shows whose they are.
+func (t *ToolCalls) mark() int { return len(t.pieces) }
+
+// str reads the JSON string at s's cursor as a piece of field of call
+// (null: no piece). It reports whether the piece had any bytes.
+func (t *ToolCalls) str(s *scanner, call int32, field uint8) (bool, error) {
+	if s.peek() == 'n' {
+		return false, s.literal("null")
+	}
+	start := len(t.buf)
+	var err error
+	if t.buf, err = s.str(t.buf); err != nil {
+		t.buf = t.buf[:start]
+		return false, err
+	}
+	t.pieces = append(t.pieces, toolPiece{call: call, field: field, start: int32(start), end: int32(len(t.buf))})
+	return len(t.buf) > start, nil
+}
+
+// add appends b as a piece of field of call.
+func (t *ToolCalls) add(call int32, field uint8, b []byte) {
+	start := len(t.buf)
+	t.buf = append(t.buf, b...)
+	t.pieces = append(t.pieces, toolPiece{call: call, field: field, start: int32(start), end: int32(len(t.buf))})
+}
+
+// setCall gives the pieces since mark to call.
+func (t *ToolCalls) setCall(mark int, call int32) {
+	for i := mark; i < len(t.pieces); i++ {
+		t.pieces[i].call = call
+	}
+}
+
+// drop removes the pieces since mark (they were not a call's after all).
+func (t *ToolCalls) drop(mark int) {
+	if mark < len(t.pieces) {
+		t.buf = t.buf[:t.pieces[mark].start]
+		t.pieces = t.pieces[:mark]
+	}
+}
+
+// AppendText appends every call's name and arguments to dst: the output
+// the model generated for them, which a token count includes.
+func (t *ToolCalls) AppendText(dst []byte) []byte {
+	for _, p := range t.pieces {
+		if p.field != toolID {
+			dst = append(dst, t.buf[p.start:p.end]...)
+		}
+	}
+	return dst
+}
+
+// Calls puts the calls together, in the order they were first seen, each
+// field the concatenation of its pieces (nil when there were none).
+func (t *ToolCalls) Calls() []datasets.ToolCall {
+	if len(t.pieces) == 0 {
+		return nil
+	}
+	var keys []int32
+	for _, p := range t.pieces {
+		if !slices.Contains(keys, p.call) {
+			keys = append(keys, p.call)
+		}
+	}
+	out := make([]datasets.ToolCall, len(keys))
+	var fields [3][]byte
+	for i, k := range keys {
+		for f := range fields {
+			fields[f] = fields[f][:0]
+		}
+		for _, p := range t.pieces {
+			if p.call == k {
+				fields[p.field] = append(fields[p.field], t.buf[p.start:p.end]...)
+			}
+		}
+		out[i] = datasets.ToolCall{ID: string(fields[toolID]), Name: string(fields[toolName]), Arguments: string(fields[toolArgs])}
+	}
+	return out
+}
+
+// ValidArguments reports whether a call's arguments are usable: JSON, or
+// none at all (a call without parameters).
+func ValidArguments(args string) bool {
+	return args == "" || json.Valid([]byte(args))
+}
+
+// toolString reads the string at s's cursor as a piece of field of a call
+// not yet known (setCall names it); any other value is skipped.
+func toolString(s *scanner, t *ToolCalls, field uint8) (bool, error) {
+	if c := s.peek(); c != '"' && c != 'n' {
+		return false, s.skip()
+	}
+	return t.str(s, -1, field)
+}
