@@ -15,6 +15,7 @@ import (
 
 	"github.com/surgebench/surge/app/calibrate"
 	"github.com/surgebench/surge/app/cmdline"
+	apphistory "github.com/surgebench/surge/app/history"
 	"github.com/surgebench/surge/app/profile"
 	"github.com/surgebench/surge/app/results"
 	"github.com/surgebench/surge/app/search"
@@ -43,6 +44,8 @@ func run(args []string) int {
 			results.ReportCommand(),
 			results.MergeCommand(),
 			results.CompareCommand(),
+			summarised(apphistory.Command(), "list, import, label or prune the runs the local history holds"),
+			summarised(apphistory.TrendCommand(), "draw a metric across the history's runs, its significant changes marked"),
 		},
 		OnUsageError: cmdline.OnUsageError,
 		// urfave/cli would os.Exit(3) for `surge help nosuch`; run returns
@@ -65,6 +68,13 @@ func run(args []string) int {
 		}
 	}
 	return code
+}
+
+// summarised gives c the one-line summary `surge --help` lists it by
+// (under 80 columns; its --help keeps the whole description).
+func summarised(c *cli.Command, usage string) *cli.Command {
+	c.Usage = usage
+	return c
 }
 
 func profileCommand(code *int) *cli.Command {

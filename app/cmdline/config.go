@@ -231,6 +231,9 @@ type Config struct {
 	LiveConfig
 	// ShardConfig holds --shard, --shards and --start-at (shard.go).
 	ShardConfig
+	// HistoryConfig holds --history, --no-history, --history-label and
+	// --cost-per-hour (history.go).
+	HistoryConfig
 
 	UI        string // --ui
 	StdoutTTY bool   // whether stdout is a terminal (picks the default UI)
