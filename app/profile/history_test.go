@@ -16,6 +16,7 @@ import (
 	"github.com/surgebench/surge/app/internal/apptest"
 	"github.com/surgebench/surge/metrics"
 	"github.com/surgebench/surge/metrics/history"
+	"github.com/surgebench/surge/telemetry/serverinfo"
 )
 
 // historyRows lists every row (runs and stages) of the history at db.
@@ -182,5 +183,24 @@ func TestWriteCost(t *testing.T) {
 		if b.String() != tc.want {
 			t.Errorf("writeCost(%+v) = %q, want %q", tc.cost, b.String(), tc.want)
 		}
+	}
+}
+
+// TestWithGPUs: NVML's GPUs join what the server said, or stand alone
+// when it said nothing; without NVML the facts are as the server gave them.
+func TestWithGPUs(t *testing.T) {
+	gpus := []serverinfo.GPU{{Index: 0, Name: "NVIDIA H100 80GB HBM3", MemoryMiB: 81559, Driver: "550.54.15"}}
+	if f := withGPUs(nil, nil); f != nil {
+		t.Errorf("no facts, no GPUs: %+v, want nil", f)
+	}
+	if f := withGPUs(nil, gpus); f == nil || len(f.GPUs) != 1 || f.Engine != "" {
+		t.Errorf("GPUs alone: %+v", f)
+	}
+	said := &serverinfo.Facts{Engine: serverinfo.VLLM, Version: "0.8.5"}
+	if f := withGPUs(said, gpus); f != said || f.GPUs[0].Driver != "550.54.15" || f.Engine != serverinfo.VLLM {
+		t.Errorf("the server's facts with GPUs: %+v", f)
+	}
+	if f := withGPUs(&serverinfo.Facts{Engine: serverinfo.TGI}, nil); f.GPUs != nil {
+		t.Errorf("no NVML: %+v", f)
 	}
 }
