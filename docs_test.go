@@ -412,7 +412,10 @@ func TestDocCommandsRun(t *testing.T) {
 		t.Fatalf("go build: %v\n%s", err, out)
 	}
 	hf := t.TempDir()
-	env := append(os.Environ(), "HF_HUB_CACHE="+hf, "HF_HUB_OFFLINE=1", "SURGE_CALIBRATION_FILE="+filepath.Join(hf, "calibration.json"))
+	// XDG_DATA_HOME: a documented run with no --history writes the
+	// default history there, never the user's.
+	env := append(os.Environ(), "HF_HUB_CACHE="+hf, "HF_HUB_OFFLINE=1", "SURGE_CALIBRATION_FILE="+filepath.Join(hf, "calibration.json"),
+		"XDG_DATA_HOME="+hf)
 	for _, f := range docFiles(t) {
 		b, err := os.ReadFile(f)
 		if err != nil {

@@ -17,6 +17,7 @@ import (
 
 	"github.com/surgebench/surge/app/calibrate"
 	"github.com/surgebench/surge/app/cmdline"
+	apphistory "github.com/surgebench/surge/app/history"
 	"github.com/surgebench/surge/app/profile"
 	"github.com/surgebench/surge/app/results"
 	"github.com/surgebench/surge/app/search"
@@ -48,6 +49,8 @@ func run(args []string) int {
 			results.ReportCommand(),
 			results.MergeCommand(),
 			results.CompareCommand(),
+			apphistory.Command(),
+			apphistory.TrendCommand(),
 		},
 		OnUsageError: cmdline.OnUsageError,
 		// urfave/cli would os.Exit(3) for `surge help nosuch`; run returns

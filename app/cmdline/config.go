@@ -270,6 +270,9 @@ type Config struct {
 	NetworkConfig
 	// AgenticConfig holds the agent workload's flags (agentic.go).
 	AgenticConfig
+	// HistoryConfig holds --history, --no-history, --history-label and
+	// --cost-per-hour (history.go).
+	HistoryConfig
 
 	UI        string // --ui
 	StdoutTTY bool   // whether stdout is a terminal (picks the default UI)

@@ -220,6 +220,10 @@ var options = []option{
 	{flag: &cli.StringFlag{Category: catOutput, Name: "profile-export-prefix", Aliases: []string{"profile-export-file"}, Usage: "base name of the exports: foo writes foo.json, foo.csv, foo.jsonl, foo_raw.jsonl, foo_timeslices.{json,csv} (a known suffix such as .json is dropped)"}, path: "output.profile_export_prefix", field: func(c *Config) any { return &c.ExportPrefix }},
 	{flag: &cli.StringFlag{Category: catOutput, Name: "export-level", Aliases: []string{"profile-export-level"}, Value: "records", Usage: "summary (the summary files only), records (and the per-request JSONL) or raw (and <base>_raw.jsonl: every request body and response event as sent and read)"}, path: "output.export_level", field: func(c *Config) any { return &c.ExportLevel }},
 	{flag: &cli.StringFlag{Category: catOutput, Name: "slice-duration", Usage: "also summarise each window of this length (seconds, or 30s, 5m, 2h) into <base>_timeslices.{json,csv}, as AIPerf's timeslices"}, path: "output.slice_duration", field: func(c *Config) any { return &c.SliceDuration }},
+	{flag: &cli.StringFlag{Category: catOutput, Name: "history", Usage: "add the run to this history database (default: $XDG_DATA_HOME/surge/history.db; docs/history.md)"}, path: "output.history", field: func(c *Config) any { return &c.History }},
+	{flag: &cli.BoolFlag{Category: catOutput, Name: "no-history", Usage: "record the run in no history database"}, path: "output.no_history", field: func(c *Config) any { return &c.NoHistory }},
+	{flag: &cli.StringFlag{Category: catOutput, Name: "history-label", Usage: "the run's name in the history (compare --baseline history:label=NAME)"}, path: "output.history_label", field: func(c *Config) any { return &c.HistoryLabel }},
+	{flag: &cli.Float64Flag{Category: catOutput, Name: "cost-per-hour", Usage: "the server's price in US dollars an hour: exports add a million tokens' cost"}, path: "output.cost_per_hour_usd", field: func(c *Config) any { return &c.CostPerHour }},
 }
 
 // init adds the rows kept in files of their own (trace.go,

@@ -117,7 +117,7 @@ func Command() *cli.Command {
 	var pruneKeep int
 	return &cli.Command{
 		Name:      "history",
-		Usage:     "list the runs the local history holds (or: import DIR..., label ID NAME, --prune-older-than / --prune-keep)",
+		Usage:     "list, import, label or prune the runs the local history holds",
 		ArgsUsage: "[import DIR... | label ID NAME]",
 		Description: "Every surge profile run appends a row (docs/history.md). surge history lists them, oldest first;\n" +
 			"surge history import DIR... records older artifact folders (surge's or AIPerf's), --label naming them;\n" +
@@ -273,7 +273,7 @@ func TrendCommand() *cli.Command {
 	var c trendConfig
 	return &cli.Command{
 		Name:      "trend",
-		Usage:     "draw one metric across the runs the history holds, marking the changes that are significant",
+		Usage:     "chart a metric across past runs, marking its significant changes",
 		ArgsUsage: "METRIC[.STAT]",
 		Description: "METRIC is a metric tag (time_to_first_token, output_token_throughput, cost_per_1m_output_tokens), STAT\n" +
 			"avg or pN (default p50 for a per-request metric). Each change from the run before is tested: per-request\n" +

@@ -5,34 +5,46 @@ import (
 	"encoding/binary"
 	"encoding/json"
 	"net/http"
+	"sync"
 	"time"
 
 	"github.com/surgebench/surge/datasets"
 	"github.com/surgebench/surge/datasets/tokenizer"
 	"github.com/surgebench/surge/loadgen"
 	"github.com/surgebench/surge/metrics/fingerprint"
+	"github.com/surgebench/surge/telemetry/serverinfo"
 )
 
 // probeTimeout bounds asking the server what it is before the run: a
 // server that answers neither /v1/models nor /metrics costs no more.
 const probeTimeout = 3 * time.Second
 
-// probeServer asks the target what it is (/v1/models, its version header,
-// its /metrics families) for the fingerprint; nil when it says nothing.
-func probeServer(ctx context.Context, target string, headers http.Header) *fingerprint.Server {
+// probeServer asks the target what it is, both at once: for the
+// fingerprint (/v1/models, its version header, its /metrics families) and
+// for run_info.server, the history's engine and version (what the
+// engine's own endpoints say: serverinfo). Either is nil when the server
+// said nothing of it.
+func probeServer(ctx context.Context, target string, headers http.Header) (*fingerprint.Server, *serverinfo.Facts) {
 	u, err := loadgen.BaseURL(target)
 	if err != nil {
-		return nil
+		return nil, nil
 	}
 	ctx, cancel := context.WithTimeout(ctx, probeTimeout)
 	defer cancel()
 	client := &http.Client{Transport: loadgen.NewTransport(1)}
 	defer client.CloseIdleConnections()
-	s, err := fingerprint.Probe(ctx, client, u.Scheme+"://"+u.Host, headers)
+	base := u.Scheme + "://" + u.Host
+	var facts *serverinfo.Facts
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		facts, _ = serverinfo.Probe(ctx, base, serverinfo.WithClient(client), serverinfo.WithHeader(headers))
+	})
+	s, err := fingerprint.Probe(ctx, client, base, headers)
+	wg.Wait()
 	if err != nil {
-		return nil
+		s = nil
 	}
-	return s
+	return s, facts
 }
 
 // fingerprint hashes what the run measured: the workload part of the
@@ -97,4 +109,17 @@ func datasetSum(ds *datasets.Dataset) string {
 		smp.Add(i, c.ID, len(c.Turns), buf)
 	}
 	return smp.Sum()
+}
+
+// withGPUs adds the GPUs NVML named to what the server said (the server
+// is taken to run where the client reads NVML, as its GPU telemetry is).
+func withGPUs(f *serverinfo.Facts, gpus []serverinfo.GPU) *serverinfo.Facts {
+	if len(gpus) == 0 {
+		return f
+	}
+	if f == nil {
+		f = &serverinfo.Facts{}
+	}
+	f.GPUs = gpus
+	return f
 }

@@ -34,6 +34,7 @@ import (
 	"github.com/surgebench/surge/metrics/export"
 	"github.com/surgebench/surge/metrics/fingerprint"
 	"github.com/surgebench/surge/telemetry"
+	"github.com/surgebench/surge/telemetry/serverinfo"
 	"github.com/surgebench/surge/tui"
 )
 
@@ -71,6 +72,17 @@ const (
 // run then drains within the grace period and still writes every export.
 // The summary goes to out; notices and progress go to log.
 func Run(ctx context.Context, s *spec.Spec, out, log io.Writer) (*Result, error) {
+	res, err := runOnce(ctx, s, out, log)
+	if res != nil {
+		// After every export (a sweep's aggregate, the repeats' aggregate/):
+		// the history reads the run back from its folder.
+		remember(ctx, s, res.Dir, log)
+	}
+	return res, err
+}
+
+// runOnce is Run but for the history: the plan, or its repeats.
+func runOnce(ctx context.Context, s *spec.Spec, out, log io.Writer) (*Result, error) {
 	if s.Load.Repeats.N > 1 {
 		return runRepeated(ctx, s, out, log)
 	}
@@ -212,6 +224,7 @@ type outcome struct {
 	runErr           error               // the generator's
 	clockDrift       time.Duration       // wall clock against the run clock (a step moves kernel stamps)
 	server           *fingerprint.Server // what the target says it is (nil: nothing)
+	facts            *serverinfo.Facts   // its engine, version, settings and GPUs (nil: none said)
 	late             time.Duration       // how late the run started for --start-at
 	gcCycles         uint64              // the client's garbage collections during the run
 	heapFloor        int64               // the heap under which it did not collect (0: none)
@@ -250,7 +263,7 @@ func (p *prepared) execute(ctx context.Context, log io.Writer) (o *outcome, err 
 	}
 	cleanup = append(cleanup, stopTarget)
 	o.target = target
-	o.server = probeServer(ctx, target, s.Request.Headers)
+	o.server, o.facts = probeServer(ctx, target, s.Request.Headers)
 
 	if o.dir == "" {
 		o.dir = filepath.Join("artifacts", p.artifactName()+p.shardDir())
@@ -318,6 +331,9 @@ func (p *prepared) execute(ctx context.Context, log io.Writer) (o *outcome, err 
 			// not the tokenizer's doing.
 			colOpts = append(colOpts, metrics.WithModelTokenizer())
 		}
+	}
+	if s.CostPerHour > 0 {
+		colOpts = append(colOpts, metrics.WithCostPerHour(s.CostPerHour))
 	}
 	if len(p.plan.values) > 1 {
 		colOpts = append(colOpts, metrics.WithStages(p.plan.mode, p.plan.values))
@@ -413,6 +429,7 @@ func (p *prepared) execute(ctx context.Context, log io.Writer) (o *outcome, err 
 	if probe != nil {
 		cleanup = append(cleanup, func() { _, _ = probe.p.Stop(); probe.file.Close() })
 	}
+	o.facts = withGPUs(o.facts, tel.gpus)
 
 	interrupt := p.interrupts(stopIssuing, abort, func() int64 { return col.Snapshot().InFlight }, logw)
 	defer interrupt.release()
@@ -560,6 +577,15 @@ func (p *prepared) report(o *outcome, out io.Writer) (*Result, error) {
 	if o.runErr != nil && !aborted {
 		errs = append(errs, o.runErr)
 	}
+	if o.facts != nil {
+		run.RunInfo.(map[string]any)["server"] = o.facts
+		p.log.Debugf("the server says: %s", o.facts)
+	}
+	historyInfo(s, run.RunInfo.(map[string]any))
+	capCost := p.live.capacityCost(s.CostPerHour, o.summary)
+	if capCost != nil {
+		run.RunInfo.(map[string]any)["search_cost"] = capCost
+	}
 	p.live.annotate(o.summary, run.RunInfo.(map[string]any))
 	title := fmt.Sprintf("surge profile: %s @ %s (%s, %s %s)", s.ModelLabel(), cmdline.RedactURL(o.target), s.Endpoint.Kind, p.plan.mode, p.plan.targetLabel())
 	if !s.Shard.Whole() {
@@ -596,6 +622,7 @@ func (p *prepared) report(o *outcome, out io.Writer) (*Result, error) {
 	if err := p.live.conclude(out, o.summary); err != nil {
 		errs = append(errs, err)
 	}
+	writeCost(out, capCost)
 	if aborted {
 		fmt.Fprintf(out, "stopped early: %v (--failed-request-threshold %g)\n", o.runErr, s.Load.FailedThreshold)
 		return res, o.runErr

@@ -17,6 +17,7 @@ import (
 	"github.com/surgebench/surge/metrics"
 	"github.com/surgebench/surge/metrics/export"
 	"github.com/surgebench/surge/telemetry"
+	"github.com/surgebench/surge/telemetry/serverinfo"
 	"github.com/surgebench/surge/tui"
 )
 
@@ -33,6 +34,9 @@ type telemetryRun struct {
 	cancel context.CancelFunc
 	done   chan error
 	files  []*os.File
+	// gpus are NVML's GPUs (name, memory, driver) for run_info.server;
+	// nil without NVML.
+	gpus []serverinfo.GPU
 }
 
 // startTelemetry starts the samplers tc asks for; targets are the
@@ -43,11 +47,13 @@ type telemetryRun struct {
 func startTelemetry(ctx context.Context, tc *spec.Telemetry, targets []string, dir string, start time.Time, measuring func() bool, log io.Writer) (*telemetryRun, error) {
 	logf := func(format string, args ...any) { fmt.Fprintf(log, format+"\n", args...) }
 	var gpus []telemetry.GPUSource
+	var facts []serverinfo.GPU
 	if !tc.NoGPU {
 		if src, err := telemetry.NVML(); err != nil {
 			logf("GPU telemetry: %v", err)
 		} else {
 			gpus = append(gpus, src)
+			facts, _ = serverinfo.GPUs(ctx, src) // what the run ran on, for run_info.server
 		}
 	}
 	for _, u := range tc.DCGM {
@@ -70,7 +76,7 @@ func startTelemetry(ctx context.Context, tc *spec.Telemetry, targets []string, d
 			}
 		}
 	}
-	t := &telemetryRun{done: make(chan error, 1)}
+	t := &telemetryRun{done: make(chan error, 1), gpus: facts}
 	opts := []telemetry.Option{
 		telemetry.Start(start), telemetry.GPU(gpus...), telemetry.ServerMetrics(servers...),
 		telemetry.Logf(logf), telemetry.OnSample(t.live.record), telemetry.Measuring(measuring),

@@ -1,6 +1,7 @@
 package results
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -14,6 +15,7 @@ import (
 	"github.com/surgebench/surge/app/profile"
 	"github.com/surgebench/surge/app/spec"
 	"github.com/surgebench/surge/metrics"
+	"github.com/surgebench/surge/metrics/artifact"
 	"github.com/surgebench/surge/metrics/export"
 	"github.com/surgebench/surge/metrics/fingerprint"
 	"github.com/surgebench/surge/metrics/merge"
@@ -40,7 +42,11 @@ func MergeCommand() *cli.Command {
 			if err != nil {
 				return err
 			}
-			return Merge(dirs, out, os.Stdout, cc.Bool("force"))
+			if err := Merge(dirs, out, os.Stdout, cc.Bool("force")); err != nil {
+				return err
+			}
+			rememberMerged(cc.Context, out, os.Stderr)
+			return nil
 		},
 	}
 }
@@ -202,4 +208,25 @@ func mergeSweep(dirs, subs []string, outDir string, whole *merge.Result) ([]stri
 	}
 	errs = append(errs, profile.WriteSweepAggregate(outDir, sw, whole.Summary))
 	return append(append([]string{}, subs...), profile.FolderSweepAggregate), errors.Join(errs...)
+}
+
+// rememberMerged records the merged run in outDir in the history, as its
+// shards were told to (--history, --no-history, --history-label, kept in
+// their input_config): a shard records nothing itself, so the merged run
+// is the one row. What goes wrong is printed on log; the merge stands.
+func rememberMerged(ctx context.Context, outDir string, log io.Writer) {
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	run, err := artifact.Load(outDir)
+	if err != nil || run.Summary == nil {
+		fmt.Fprintf(log, "surge: the merged run is not in the history: %v\n", err)
+		return
+	}
+	cfg := fingerprint.Flatten(run.Summary.InputConfig)
+	var h spec.History
+	h.Path, _ = cfg["output.history"].(string)
+	h.Off, _ = cfg["output.no_history"].(bool)
+	h.Label, _ = cfg["output.history_label"].(string)
+	profile.Remember(ctx, h, outDir, log, func(format string, args ...any) { fmt.Fprintf(log, format+"\n", args...) })
 }

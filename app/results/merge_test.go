@@ -14,11 +14,14 @@ import (
 	"testing"
 	"time"
 
+	"github.com/urfave/cli/v2"
+
 	"github.com/surgebench/surge/app/cmdline"
 	"github.com/surgebench/surge/app/internal/apptest"
 	"github.com/surgebench/surge/app/profile"
 	"github.com/surgebench/surge/app/spec"
 	"github.com/surgebench/surge/metrics/export"
+	"github.com/surgebench/surge/metrics/history"
 )
 
 // TestMergeShardedSweep: two shards of a concurrency sweep merge into the
@@ -183,5 +186,44 @@ func TestMergeRefusesShardsRunApart(t *testing.T) {
 	}
 	if n := strings.Count(console.String(), "warning [shard-windows]: the shards ran apart: they did not run together; the throughputs read up to"); n != 1 {
 		t.Errorf("--force: the warning %d times, want once:\n%s", n, console.String())
+	}
+}
+
+// TestMergeRemembersTheRun: shards record nothing in the history; surge
+// merge records the merged run once, where and as the shards were told
+// (--history, --history-label in their input_config).
+func TestMergeRemembersTheRun(t *testing.T) {
+	t.Parallel()
+	srv := httptest.NewServer(&apptest.Server{Tokens: 3})
+	defer srv.Close()
+	root := t.TempDir()
+	db := filepath.Join(root, "runs.db")
+	for _, shard := range []string{"0/2", "1/2"} {
+		c := apptest.RunConfig(srv.URL, filepath.Join(root, "s"+shard[:1]))
+		c.RequestCount, c.Seed, c.Shard = 8, 3, shard
+		c.History, c.NoHistory, c.HistoryLabel = db, false, "sharded"
+		if _, err := profile.Run(t.Context(), apptest.Spec(t, c), io.Discard, io.Discard); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := os.Stat(db); err == nil {
+		t.Fatal("a shard wrote the history")
+	}
+	out := filepath.Join(root, "merged")
+	app := &cli.App{Name: "surge", Writer: io.Discard, Commands: []*cli.Command{MergeCommand()}}
+	if err := app.Run([]string{"surge", "merge", filepath.Join(root, "s0"), filepath.Join(root, "s1"), "-o", out}); err != nil {
+		t.Fatal(err)
+	}
+	s, err := history.Open(t.Context(), db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	rows, err := s.List(t.Context(), history.Filter{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rows) != 1 || rows[0].Label != "sharded" || rows[0].Dir != out || rows[0].Requests != 8 {
+		t.Errorf("the history holds %+v, want the merged run of 8 requests, labelled sharded", rows)
 	}
 }

@@ -1,6 +1,7 @@
 package results
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -93,6 +94,10 @@ type compareConfig struct {
 	Seed       uint64
 	Samples    int
 	Confidence float64
+	// Baseline is --baseline: a folder, or a run the history picks
+	// (history:last-matching, history:label=NAME, history:id=N); History
+	// is --history, the database it reads.
+	Baseline, History string
 }
 
 // CompareCommand wires `surge compare A B [C…]` to metrics/compare.
@@ -114,6 +119,8 @@ func CompareCommand() *cli.Command {
 			&cli.Uint64Flag{Name: "seed", Value: 1, Usage: "seed of the bootstrap (same seed and runs, same intervals)", Destination: &c.Seed},
 			&cli.IntFlag{Name: "bootstrap-samples", Value: 2000, Usage: "bootstrap resamples per interval", Destination: &c.Samples},
 			&cli.Float64Flag{Name: "confidence", Value: 0.95, Usage: "confidence level of the intervals and the rank test", Destination: &c.Confidence},
+			&cli.StringFlag{Name: "baseline", Usage: "judge the runs against this baseline as a regression gate (--fail-on's rules, else TTFT, ITL and latency against +10%): a folder, or history:last-matching, history:label=NAME or history:id=N from the history (docs/history.md)", Destination: &c.Baseline},
+			&cli.StringFlag{Name: "history", Usage: "the history database --baseline history:… reads (default $XDG_DATA_HOME/surge/history.db, else ~/.local/share/surge/history.db)", Destination: &c.History},
 		},
 		Action: func(cc *cli.Context) error {
 			dirs, err := positional(cc)
@@ -121,6 +128,16 @@ func CompareCommand() *cli.Command {
 				return err
 			}
 			c.FailOn, c.Metrics = cc.StringSlice("fail-on"), cc.StringSlice("metrics")
+			if c.Baseline != "" {
+				ctx := cc.Context
+				if ctx == nil {
+					ctx = context.Background()
+				}
+				return gateRuns(ctx, os.Stdout, dirs, c)
+			}
+			if c.History != "" {
+				return cmdline.Usagef("--history is the database --baseline history:… reads: give --baseline too")
+			}
 			return compareRuns(os.Stdout, dirs, c)
 		},
 	}
@@ -132,13 +149,11 @@ var errRegression = errors.New("a --fail-on rule failed")
 // compareRuns compares the runs in dirs (the first is the baseline) and
 // writes the result to w.
 func compareRuns(w io.Writer, dirs []string, c compareConfig) error {
-	switch {
-	case len(dirs) < 2:
+	if len(dirs) < 2 {
 		return &cmdline.UsageError{Err: fmt.Errorf("surge compare: name a baseline run folder and at least one more (got %d)", len(dirs))}
-	case c.Samples < 100:
-		return &cmdline.UsageError{Err: fmt.Errorf("--bootstrap-samples must be ≥ 100, got %d", c.Samples)}
-	case !(c.Confidence > 0.5 && c.Confidence < 1):
-		return &cmdline.UsageError{Err: fmt.Errorf("--confidence must be between 0.5 and 1 (0.95 is 95%%), got %g", c.Confidence)}
+	}
+	if err := c.checkBootstrap(); err != nil {
+		return err
 	}
 	rules, err := compare.ParseRules(strings.Join(c.FailOn, ","))
 	if err != nil {
@@ -218,4 +233,15 @@ func positional(cc *cli.Context) ([]string, error) {
 		return nil, &cmdline.UsageError{Err: fmt.Errorf("surge %s: name at least one run folder", cc.Command.Name)}
 	}
 	return args, nil
+}
+
+// checkBootstrap checks --bootstrap-samples and --confidence.
+func (c compareConfig) checkBootstrap() error {
+	switch {
+	case c.Samples < 100:
+		return &cmdline.UsageError{Err: fmt.Errorf("--bootstrap-samples must be ≥ 100, got %d", c.Samples)}
+	case !(c.Confidence > 0.5 && c.Confidence < 1):
+		return &cmdline.UsageError{Err: fmt.Errorf("--confidence must be between 0.5 and 1 (0.95 is 95%%), got %g", c.Confidence)}
+	}
+	return nil
 }

@@ -47,6 +47,10 @@ type Spec struct {
 	// Agentic is the agent workload: tool loop, session arrivals, agentic
 	// replay, scenario (agentic.go).
 	Agentic Agentic
+	// History is where the finished run is remembered; CostPerHour is the
+	// server's price in US dollars an hour (0: not priced).
+	History     History
+	CostPerHour float64
 	// Shard is this host's part of the plan (the zero Shard: all of it),
 	// StartAt the instant to start issuing (zero: at once).
 	Shard   loadgen.Shard
@@ -80,7 +84,7 @@ func Parse(c cmdline.Config) (*Spec, error) {
 	s := &Spec{Version: c.Version, Signals: c.Signals, given: c}
 	steps := []func(*Spec, *cmdline.Config) error{
 		parseLog, parseTarget, parseEndpointKind, parseBounds, parseRepeats, parseEdges, parseMedia,
-		parseShard, parseExports, parseRequest, parseTelemetry, parseUI, parseEndpoint, parseGoodput,
+		parseShard, parseExports, parseHistory, parseRequest, parseTelemetry, parseUI, parseEndpoint, parseGoodput,
 		parseTokenizer, parseLoad, parseRateSeries, parseLoadControl, parseSharding, parseSweep, checkConvergenceSweep, parsePlan, parseDataset, parseTrace, parseSynthesis, parseHooks, parseAgentic, parseLive,
 	}
 	for _, step := range steps {

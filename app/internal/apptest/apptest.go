@@ -91,6 +91,8 @@ func RunConfig(url, dir string) cmdline.Config {
 		// The server counts what the run sends: no preflight request
 		// among them (preflight_test.go checks it on its own).
 		SkipPreflight: true,
+		// A test that records its run names a history of its own.
+		HistoryConfig: cmdline.HistoryConfig{NoHistory: true},
 	}
 }
 
@@ -168,6 +170,10 @@ func Main(m *testing.M) {
 	}
 	os.Setenv("HF_HUB_CACHE", hf)
 	os.Setenv("HF_HUB_OFFLINE", "1")
+	// Nor does a run write the user's history: the default database
+	// (XDG_DATA_HOME/surge/history.db) is in the same temporary folder,
+	// for this process and the surge binaries it starts.
+	os.Setenv("XDG_DATA_HOME", hf)
 	code := m.Run()
 	_ = os.RemoveAll(hf)
 	if binDir != "" {

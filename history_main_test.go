@@ -1,0 +1,118 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/surgebench/surge/app/cmdline"
+	"github.com/surgebench/surge/examples/mockserver"
+)
+
+// mockAt starts the mock with ttft on a free loopback port.
+func mockAt(t *testing.T, ttft time.Duration) string {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	m, err := mockserver.Start(ctx, "127.0.0.1:0", mockserver.Config{TTFT: ttft, ITL: time.Millisecond, Model: "mock"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cancel(); _ = m.Close(context.Background()) })
+	return m.URL()
+}
+
+// TestHistoryTrendAndGate runs the whole command line: three runs on the
+// mock (the third on one slowed from 100 to 300 ms TTFT) each append
+// themselves to the history, surge history lists them and surge trend
+// draws them, the slowdown marked; the regression gate against
+// history:last-matching passes the unchanged run (exit 0) and fails the
+// slowed one (exit 1) with its verdict; the first run, with no baseline
+// yet, passes. Priced runs carry their cost in the export and the history.
+func TestHistoryTrendAndGate(t *testing.T) {
+	normal, slowed := mockAt(t, 100*time.Millisecond), mockAt(t, 300*time.Millisecond)
+	work := t.TempDir()
+	db := filepath.Join(work, "runs.db")
+	profile := func(url, dir string, extra ...string) {
+		t.Helper()
+		args := append([]string{"profile", "--url", url, "--model", "mock", "--streaming", "--concurrency", "4",
+			"--request-count", "40", "--isl", "32", "--osl", "8", "--random-seed", "7", "--ui", "none",
+			"--no-server-metrics", "--no-gpu-telemetry", "--skip-preflight", "--history", db, "--cost-per-hour", "2.5",
+			"--output-artifact-dir", filepath.Join(work, dir)}, extra...)
+		code, _, stderr := captured(t, args...)
+		if code != cmdline.ExitOK || !strings.Contains(stderr, "recorded as run") {
+			t.Fatalf("surge %v: exit %d\n%s", args, code, stderr)
+		}
+	}
+	gate := func(dir string) (int, string) {
+		t.Helper()
+		code, stdout, stderr := captured(t, "compare", "--history", db, "--baseline", "history:last-matching",
+			filepath.Join(work, dir), "--fail-on", "time_to_first_token.p50>+25%")
+		return code, stdout + stderr
+	}
+
+	profile(normal, "first", "--history-label", "before")
+	if code, out := gate("first"); code != cmdline.ExitOK || !strings.Contains(out, "nothing to judge yet") {
+		t.Errorf("the first run's gate: exit %d, want 0 with nothing to judge:\n%s", code, out)
+	}
+	profile(normal, "unchanged")
+	if code, out := gate("unchanged"); code != cmdline.ExitOK || !strings.Contains(out, "PASS: ") {
+		t.Errorf("the unchanged run's gate: exit %d, want 0 and PASS:\n%s", code, out)
+	}
+	profile(slowed, "slowed")
+	code, out := gate("slowed")
+	if code != cmdline.ExitFailed || !strings.Contains(out, "REGRESSION: ") || !strings.Contains(out, "time_to_first_token.p50 +") {
+		t.Errorf("the slowed run's gate: exit %d, want 1 and a REGRESSION verdict:\n%s", code, out)
+	}
+	t.Logf("slowed gate:\n%s", out[strings.Index(out, "REGRESSION"):])
+	code, stdout, _ := captured(t, "compare", "--history", db, "--baseline", "history:label=before", filepath.Join(work, "slowed"), "--json")
+	var g struct {
+		Failed  bool   `json:"failed"`
+		Verdict string `json:"verdict"`
+	}
+	if err := json.Unmarshal([]byte(stdout), &g); code != cmdline.ExitFailed || err != nil || !g.Failed || !strings.HasPrefix(g.Verdict, "REGRESSION") {
+		t.Errorf("--baseline history:label=before --json: exit %d, %v, %+v\n%s", code, err, g, stdout)
+	}
+
+	code, stdout, _ = captured(t, "history", "--history", db)
+	if code != cmdline.ExitOK || !strings.Contains(stdout, "3 of 3 runs shown") || !strings.Contains(stdout, "before") {
+		t.Errorf("surge history: exit %d\n%s", code, stdout)
+	}
+	for _, d := range []string{"first", "unchanged", "slowed"} {
+		if !strings.Contains(stdout, filepath.Join(work, d)) {
+			t.Errorf("surge history lacks %s:\n%s", d, stdout)
+		}
+	}
+	page := filepath.Join(work, "trend.html")
+	code, stdout, _ = captured(t, "trend", "time_to_first_token.p50", "--history", db, "--html", page)
+	if code != cmdline.ExitOK || !strings.Contains(stdout, "across 3 runs") || !strings.Contains(stdout, "▲ worse") {
+		t.Errorf("surge trend: exit %d, want 3 runs, the slowdown ▲ worse:\n%s", code, stdout)
+	}
+	if _, err := os.Stat(page); err != nil {
+		t.Errorf("surge trend --html: %v", err)
+	}
+	t.Logf("%s", stdout)
+
+	// The price: in the export and the history.
+	var exp map[string]any
+	b, err := os.ReadFile(filepath.Join(work, "first", "profile_export_aiperf.json"))
+	if err == nil {
+		err = json.Unmarshal(b, &exp)
+	}
+	cost, _ := exp["cost_per_1m_output_tokens"].(map[string]any)
+	if err != nil || cost == nil || !(cost["avg"].(float64) > 0) {
+		t.Errorf("the export's cost_per_1m_output_tokens: %v (%v)", cost, err)
+	}
+	code, stdout, _ = captured(t, "history", "--history", db, "--json", "--label", "before")
+	var row map[string]any
+	err = json.Unmarshal([]byte(stdout), &row)
+	price, _ := row["cost_per_hour_usd"].(float64)
+	perM, _ := row["cost_per_1m_output_tokens_usd"].(float64)
+	if code != 0 || err != nil || math.Abs(price-2.5) > 1e-3 || !(perM > 0) {
+		t.Errorf("the history's row: exit %d, %v: %v", code, err, row)
+	}
+}
