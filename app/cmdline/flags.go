@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/surgebench/surge/datasets"
 	"github.com/urfave/cli/v2"
 )
 
@@ -116,7 +117,13 @@ var options = []option{
 
 	{flag: &cli.StringFlag{Category: catWorkload, Name: "input-file", Usage: "dataset file or folder (JSONL, a trace, ShareGPT JSON, inputs.json, raw payloads; see --custom-dataset-type)"}, path: "input.file", field: func(c *Config) any { return &c.InputFile }},
 	{flag: &cli.StringFlag{Category: catWorkload, Name: "custom-dataset-type", Usage: "single_turn, multi_turn, random_pool, mooncake_trace, azure_trace, bailian_trace, burst_gpt_trace, baseten, weka, inputs_json or raw_payload (guessed when omitted; see docs/workloads.md)"}, path: "input.custom_dataset_type", field: func(c *Config) any { return &c.CustomDatasetType }},
-	{flag: &cli.StringFlag{Category: catWorkload, Name: "public-dataset", Usage: "sharegpt: downloaded once from the Hugging Face Hub into its cache (HF_ENDPOINT, HF_TOKEN, HF_HOME), or read from --input-file"}, path: "input.public_dataset", field: func(c *Config) any { return &c.PublicDataset }},
+	{flag: &cli.StringFlag{Category: catWorkload, Name: "public-dataset", Usage: "AIPerf's public datasets, downloaded once from the Hugging Face Hub into its cache (HF_ENDPOINT, HF_TOKEN, HF_HOME, HF_HUB_OFFLINE; sharegpt also from --input-file): " + strings.Join(datasets.PublicNames(), ", ") + " (what each sends, and the names surge refuses: docs/workloads.md)"}, path: "input.public_dataset", field: func(c *Config) any { return &c.PublicDataset }},
+	{flag: &cli.StringFlag{Category: catWorkload, Name: "hf-dataset", Usage: "any Hugging Face Hub dataset, ORG/NAME, its columns mapped by --hf-column (JSON, JSONL, CSV or Parquet files; only the rows the run sends are read)"}, path: "input.hf_dataset", field: func(c *Config) any { return &c.HFDataset }},
+	{flag: &cli.StringFlag{Category: catWorkload, Name: "hf-subset", Usage: "the Hub dataset's subset (config), overriding a public dataset's own"}, path: "input.hf_dataset_subset", field: func(c *Config) any { return &c.HFSubset }},
+	{flag: &cli.StringFlag{Category: catWorkload, Name: "hf-split", DefaultText: "train, or a public dataset's own", Usage: "the Hub dataset's split"}, path: "input.hf_dataset_split", field: func(c *Config) any { return &c.HFSplit }},
+	{flag: &cli.StringSliceFlag{Category: catWorkload, Name: "hf-column", Usage: "--hf-dataset's columns, ROLE=COLUMN (roles: " + strings.Join(datasets.ColumnRoles, ", ") + "; prompt or messages needed), several after one flag, comma-separated or repeated"}, path: "input.hf_dataset_columns", field: func(c *Config) any { return &c.HFColumns }, many: true, whole: true},
+	{flag: &cli.StringSliceFlag{Category: catWorkload, Name: "dataset-filter", Usage: "KEY=VALUE, several after one flag or repeated: --hf-dataset keeps the rows whose column KEY holds VALUE; a public dataset takes its own keys (exgentic: harness, source_model)"}, path: "input.dataset_filter", field: func(c *Config) any { return &c.DatasetFilters }, many: true, whole: true},
+	{flag: &cli.StringFlag{Category: catWorkload, Name: "hf-weka-dataset", Usage: "a Hub dataset of WEKA traces, ORG/NAME, replayed as --public-dataset weka_hf (AIPerf's)"}, path: "input.hf_weka_dataset", field: func(c *Config) any { return &c.HFWekaDataset }},
 	{flag: &cli.IntFlag{Category: catWorkload, Name: "isl-block-size", Aliases: []string{"prompt-input-tokens-block-size", "synthetic-input-tokens-block-size"}, Usage: "Mooncake hash block size in tokens (default 512)"}, path: "input.prompt.input_tokens.block_size", field: func(c *Config) any { return &c.ISLBlockSize }},
 	{flag: &cli.IntFlag{Category: catWorkload, Name: "isl", Aliases: []string{"prompt-input-tokens-mean", "synthetic-input-tokens-mean"}, Value: 550, Usage: "synthetic prompt length in tokens (mean), or a list to sweep (\"128,512\")"}, path: "input.prompt.input_tokens.mean", field: func(c *Config) any { return sweep(c, "isl", &c.ISL) }},
 	{flag: &cli.Float64Flag{Category: catWorkload, Name: "isl-stddev", Aliases: []string{"prompt-input-tokens-stddev", "synthetic-input-tokens-stddev"}, Usage: "synthetic prompt length standard deviation"}, path: "input.prompt.input_tokens.stddev", field: func(c *Config) any { return &c.ISLStddev }},

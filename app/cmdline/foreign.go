@@ -65,9 +65,6 @@ var foreignOptions = []foreignOption{
 	noted("tokenizer-trust-remote-code", fSwitch, "tokenizer.trust_remote_code", "reads tokenizer.json only and runs no code from the Hub", "false"),
 	refused("apply-chat-template", fSwitch, "tokenizer.apply_chat_template", "counts input tokens on the prompt text, without the chat template", "false"),
 	// Input
-	refused("hf-subset", fValue, "input.hf_dataset_subset", "reads public datasets from local files only (--public-dataset sharegpt --input-file FILE)"),
-	refused("hf-weka-dataset", fValue, "input.hf_weka_dataset", "has no Weka trace loader"),
-	refused("dataset-filter", fList, "input.dataset_filter", "applies no public-dataset filters but ShareGPT's own"),
 	refused("ignore-trace-delays", fSwitch, "input.ignore_trace_delays", "replays a trace's timestamps and delays as recorded", "false"),
 	noted("use-think-time-only", fSwitch, "input.use_think_time_only", "has no Weka trace loader, the only one it applies to", "false"),
 	refused("max-context-length", fValue, "input.max_context_length", "has no Weka trace loader"),

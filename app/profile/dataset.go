@@ -116,6 +116,19 @@ var datasetFlags = map[string]string{
 	"Synthetic.TurnDelay": "--conversation-turn-delay-mean", "Synthetic.TurnDelayStddev": "--conversation-turn-delay-stddev",
 	"TurnDelayRatio": "--conversation-turn-delay-ratio", "Synthetic.Count": "--num-dataset-entries",
 	"Synthetic.RangeRatio": "--random-range-ratio", "Synthetic.SeqDist": "--seq-dist", "PromptCorpus": "--prompt-corpus",
+	"HF.Dataset": "--hf-dataset", "HF.Subset": "--hf-subset", "HF.Split": "--hf-split", "HF.Columns": "--hf-column",
+	"HF.Filters": "--dataset-filter", "HF.Rows": "--request-count",
+}
+
+// hubRows is how many conversations a Hub dataset reads: as many as the
+// run sends (its warmup's included), or 0 when a duration alone bounds the
+// run, which leaves the library's default (and says so).
+func hubRows(s *spec.Spec) int {
+	l := &s.Load
+	if l.Duration > 0 && l.RequestCount == 0 && l.ConversationNum == 0 {
+		return 0
+	}
+	return sessionsNeeded(s)
 }
 
 // loadDataset builds the workload of s; count is how many synthetic
@@ -124,9 +137,15 @@ var datasetFlags = map[string]string{
 func loadDataset(ctx context.Context, s *spec.Spec, tok datasets.Tokenizer, count int, log io.Writer) (*datasets.Dataset, error) {
 	d, td := &s.Dataset, &s.Load.TurnDelay
 	isl, islStddev := d.QueryLength()
-	progress := newDownloadLine(log)
+	what := "the public dataset"
+	hf := d.HF
+	if hf.Dataset != "" || d.Public != "" && d.Public != datasets.PublicShareGPT {
+		hf.Rows = hubRows(s)
+		what = "the Hub dataset"
+	}
+	progress := newDownloadLine(log, what)
 	ds, report, err := datasets.LoadContext(ctx, datasets.Options{
-		InputFile: d.InputFile, CustomDatasetType: d.Type, PublicDataset: d.Public,
+		InputFile: d.InputFile, CustomDatasetType: d.Type, PublicDataset: d.Public, HF: hf,
 		ISLBlockSize: d.ISLBlockSize, Tokenizer: tok, Seed: s.Seed(), TurnDelayRatio: td.Ratio, NoTurnDelays: td.None,
 		PromptCorpus: d.PromptCorpus, Progress: progress.update,
 		Synthetic: datasets.SyntheticOptions{
@@ -190,13 +209,16 @@ func assignModels(ds *datasets.Dataset, models []string, strategy string, seed u
 // whole percent, closed with a newline when the download ends.
 type downloadLine struct {
 	w         io.Writer
+	what      string
 	last      time.Time
 	lastPct   int64
 	shown     bool
 	done, all int64
 }
 
-func newDownloadLine(w io.Writer) *downloadLine { return &downloadLine{w: w, lastPct: -1} }
+func newDownloadLine(w io.Writer, what string) *downloadLine {
+	return &downloadLine{w: w, what: what, lastPct: -1}
+}
 
 // update is datasets.Options.Progress.
 func (d *downloadLine) update(done, total int64) {
@@ -216,10 +238,10 @@ func (d *downloadLine) update(done, total int64) {
 func (d *downloadLine) print() {
 	const mib = 1 << 20
 	if d.all > 0 {
-		fmt.Fprintf(d.w, "\rdownloading the public dataset: %.1f of %.1f MiB (%d%%)", float64(d.done)/mib, float64(d.all)/mib, d.done*100/d.all)
+		fmt.Fprintf(d.w, "\rdownloading %s: %.1f of %.1f MiB (%d%%)", d.what, float64(d.done)/mib, float64(d.all)/mib, d.done*100/d.all)
 		return
 	}
-	fmt.Fprintf(d.w, "\rdownloading the public dataset: %.1f MiB", float64(d.done)/mib)
+	fmt.Fprintf(d.w, "\rdownloading %s: %.1f MiB", d.what, float64(d.done)/mib)
 }
 
 // end prints the final count and ends the line, if a download was shown.
