@@ -28,9 +28,14 @@ package main
 
 import (
 	"bufio"
+	"bytes"
 	"context"
+	"encoding/binary"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"image"
+	"image/png"
 	"net"
 	"os"
 	"os/exec"
@@ -40,6 +45,9 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/surgebench/surge/datasets"
+	"github.com/surgebench/surge/datasets/hf/hftest"
 )
 
 // docCommand is one runnable command of a document.
@@ -267,7 +275,13 @@ func (d *docRun) rewrite(args []string) ([]string, error) {
 		if !set["ui"] && !set["ui-type"] {
 			out = append(out, "--ui", "none")
 		}
-		if !set["osl"] && !set["input-file"] {
+		switch {
+		case set["input-file"]:
+		case set["public-dataset"] || set["hf-dataset"] || set["hf-weka-dataset"]:
+			// A Hub dataset's rows cap their own output, or leave it to the
+			// server (--osl shapes synthetic prompts only).
+			out = append(out, "--extra-inputs", "max_completion_tokens:8")
+		case !set["osl"]:
 			out = append(out, "--osl", "8")
 		}
 	}
@@ -416,6 +430,9 @@ func TestDocCommandsRun(t *testing.T) {
 	// default history there, never the user's.
 	env := append(os.Environ(), "HF_HUB_CACHE="+hf, "HF_HUB_OFFLINE=1", "SURGE_CALIBRATION_FILE="+filepath.Join(hf, "calibration.json"),
 		"XDG_DATA_HOME="+hf)
+	// workloads.md's Hub datasets come from a fake Hub holding small
+	// copies of the repositories its commands name.
+	fileEnv := map[string][]string{"docs/workloads.md": append(env, "HF_ENDPOINT="+docsHub(t).URL, "HF_HUB_OFFLINE=", "HF_TOKEN=", "HUGGING_FACE_HUB_TOKEN=")}
 	for _, f := range docFiles(t) {
 		b, err := os.ReadFile(f)
 		if err != nil {
@@ -424,6 +441,10 @@ func TestDocCommandsRun(t *testing.T) {
 		cmds, _ := parseDoc(f, string(b)) // TestDocsFollowTheRule reports the errors
 		if len(cmds) == 0 {
 			continue
+		}
+		env := env
+		if e, ok := fileEnv[f]; ok {
+			env = e
 		}
 		t.Run(f, func(t *testing.T) {
 			d := &docRun{dir: t.TempDir(), repo: repo, ports: map[string]string{}}
@@ -548,4 +569,102 @@ func tail(b []byte, n int) string {
 		b = b[len(b)-n:]
 	}
 	return string(b)
+}
+
+// docsHub is a fake Hugging Face Hub with a few rows of each repository
+// docs/workloads.md's commands read, laid out as the Hub lays them out.
+func docsHub(t *testing.T) *hftest.Hub {
+	h := hftest.New(t)
+	var pic bytes.Buffer
+	if err := png.Encode(&pic, image.NewRGBA(image.Rect(0, 0, 4, 4))); err != nil {
+		t.Fatal(err)
+	}
+	type blob struct {
+		Bytes []byte `parquet:"bytes"`
+		Path  string `parquet:"path"`
+	}
+	type mmstar struct {
+		Question string `parquet:"question"`
+		Image    blob   `parquet:"image"`
+		Answer   string `parquet:"answer"`
+	}
+	h.Add("Lin-Chen/MMStar", "main", "README.md", []byte("---\nconfigs:\n- config_name: val\n  data_files:\n  - split: val\n    path: mmstar.parquet\n---\n"))
+	h.Add("Lin-Chen/MMStar", "main", "mmstar.parquet", hftest.Parquet(t, []mmstar{
+		{"Which shape is shown?", blob{pic.Bytes(), "0.png"}, "A"}, {"What colour is it?", blob{pic.Bytes(), "1.png"}, "B"}}, 0))
+	type msg struct {
+		Content string `parquet:"content"`
+		Role    string `parquet:"role"`
+	}
+	type chat struct {
+		Prompt   string `parquet:"prompt"`
+		Messages []msg  `parquet:"messages,list"`
+	}
+	h.Add("HuggingFaceH4/ultrachat_200k", "main", "README.md", []byte("---\nconfigs:\n- config_name: default\n  data_files:\n  - split: train_sft\n    path: data/train_sft-*\n  - split: test_sft\n    path: data/test_sft-*\n---\n"))
+	h.Add("HuggingFaceH4/ultrachat_200k", "main", "data/train_sft-00000-of-00001.parquet", hftest.Parquet(t, []chat{
+		{"Name a river.", []msg{{"Name a river.", "user"}, {"The Nile.", "assistant"}, {"And a sea?", "user"}, {"The Baltic.", "assistant"}}}}, 0))
+	h.Add("HuggingFaceH4/ultrachat_200k", "main", "data/test_sft-00000-of-00001.parquet", hftest.Parquet(t, []chat{{"x", []msg{{"x", "user"}}}}, 0))
+	type qa struct {
+		Question string `parquet:"question"`
+		Answer   string `parquet:"answer"`
+	}
+	h.Add("openai/gsm8k", "main", "main/test-00000-of-00001.parquet", hftest.Parquet(t, []qa{
+		{"Tom has 3 apples and buys 2 more. How many has he?", "#### 5"}, {"A pen costs $2. What do 4 pens cost?", "#### 8"}}, 0))
+	type clip struct {
+		File  string `parquet:"file"`
+		Audio blob   `parquet:"audio"`
+		Text  string `parquet:"text"`
+	}
+	h.Add("openslr/librispeech_asr", "main", "librispeech_asr.py", []byte("# a loading script: the Hub's Parquet conversion has the rows\n"))
+	h.Add("openslr/librispeech_asr", hftest.ParquetRevision(), "other/test/0000.parquet", hftest.Parquet(t, []clip{
+		{"0.flac", blob{docsWAV(0.5), "0.wav"}, "A FEW WORDS"}}, 0))
+	var exgentic string
+	for _, d := range datasets.PublicDatasets() {
+		if d.Name == "exgentic" {
+			exgentic = d.Revision
+		}
+	}
+	call := func(start, end, text string, in, out int) map[string]any {
+		msgs, _ := json.Marshal([]any{
+			map[string]any{"role": "system", "parts": []any{map[string]any{"type": "text", "content": "You may call tools."}}},
+			map[string]any{"role": "user", "parts": []any{map[string]any{"type": "text", "content": text}}}})
+		return map[string]any{"type": "llm_call", "start_time": start, "end_time": end, "status": map[string]any{"code": 1},
+			"attributes": map[string]any{"gen_ai.usage.input_tokens": in, "gen_ai.usage.output_tokens": out, "gen_ai.input.messages": string(msgs),
+				"gen_ai.tool.definitions": `[{"type": "function", "name": "ls", "description": "list files", "parameters": {"type": "object"}}]`}}
+	}
+	var sessions bytes.Buffer
+	for i, harness := range []string{"tool_calling", "claude_code", "tool_calling"} {
+		row, _ := json.Marshal(map[string]any{"harness": harness, "session_id": fmt.Sprintf("s%d", i), "models": []string{"Kimi-K2.5"}, "spans": []any{
+			call("2026-01-01T00:00:00Z", "2026-01-01T00:00:01Z", "List the files.", 40, 4),
+			call("2026-01-01T00:00:01.1Z", "2026-01-01T00:00:02Z", "Now read main.go.", 60, 4)}})
+		sessions.Write(append(row, '\n'))
+	}
+	h.Add("Exgentic/agent-llm-traces", exgentic, "data/train-00000-of-00001.jsonl", sessions.Bytes())
+	var traces bytes.Buffer
+	for _, id := range []string{"a", "b"} {
+		row, _ := json.Marshal(map[string]any{"id": id, "block_size": 64, "hash_id_scope": "local", "models": []string{"m"}, "requests": []any{
+			map[string]any{"t": 0.0, "type": "n", "model": "m", "in": 128, "out": 4, "hash_ids": []int{1, 2}},
+			map[string]any{"t": 0.2, "type": "n", "model": "m", "in": 192, "out": 4, "hash_ids": []int{1, 2, 3}}}})
+		traces.Write(append(row, '\n'))
+	}
+	h.Add("semianalysisai/cc-traces-weka-no-subagents-051826", "main", "data/train-00000-of-00001.jsonl", traces.Bytes())
+	return h
+}
+
+// docsWAV is secs seconds of 16 kHz mono 16-bit silence as WAV.
+func docsWAV(secs float64) []byte {
+	n := int(secs * 16000)
+	b := make([]byte, 44+2*n)
+	copy(b, "RIFF")
+	binary.LittleEndian.PutUint32(b[4:], uint32(36+2*n))
+	copy(b[8:], "WAVEfmt ")
+	binary.LittleEndian.PutUint32(b[16:], 16)
+	binary.LittleEndian.PutUint16(b[20:], 1)
+	binary.LittleEndian.PutUint16(b[22:], 1)
+	binary.LittleEndian.PutUint32(b[24:], 16000)
+	binary.LittleEndian.PutUint32(b[28:], 32000)
+	binary.LittleEndian.PutUint16(b[32:], 2)
+	binary.LittleEndian.PutUint16(b[34:], 16)
+	copy(b[36:], "data")
+	binary.LittleEndian.PutUint32(b[40:], uint32(2*n))
+	return b
 }

@@ -174,9 +174,9 @@ func TestHelpShowsSurge(t *testing.T) {
 		last := args[len(args)-1]
 		// Wrapped to 80 columns a flag takes two lines on average (its
 		// names and usage, a second line for the rest of the usage): about
-		// 120 flags and their group headings fit 355 lines, AIPerf's 100
+		// 120 flags and their group headings fit 360 lines, AIPerf's 100
 		// unimplemented ones 270. More means the help grew a page.
-		limit := 355
+		limit := 360
 		if last == "--help-aiperf" {
 			limit = 270
 		}

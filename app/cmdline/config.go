@@ -177,6 +177,12 @@ type Config struct {
 	CustomDatasetType string // --custom-dataset-type
 	PublicDataset     string // --public-dataset
 	ISLBlockSize      int    // --isl-block-size
+	// HF*: a Hugging Face Hub dataset (--hf-dataset ORG/NAME, --hf-subset,
+	// --hf-split, --hf-column ROLE=COLUMN), or a public dataset's subset,
+	// split and filters (--dataset-filter KEY=VALUE); HFWekaDataset is
+	// AIPerf's --hf-weka-dataset (--public-dataset weka_hf of that repo).
+	HFDataset, HFSubset, HFSplit, HFWekaDataset string
+	HFColumns, DatasetFilters                   []string
 
 	ISL, OSL                     int     // --isl, --osl
 	ISLStddev, OSLStddev         float64 // --isl-stddev, --osl-stddev

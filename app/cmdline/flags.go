@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/surgebench/surge/datasets"
 	"github.com/urfave/cli/v2"
 )
 
@@ -122,7 +123,13 @@ var options = []option{
 	{flag: &cli.BoolFlag{Category: catWorkload, Name: "allow-invalid-utf8", Usage: "read dataset lines that are not UTF-8 (by default refused with file:line): JSON fields get U+FFFD for each bad byte, raw bodies are sent byte for byte"}, path: "input.allow_invalid_utf8", field: func(c *Config) any { return &c.AllowInvalidUTF8 }},
 	{flag: &cli.StringFlag{Category: catWorkload, Name: "max-memory", DefaultText: "3/4 of the machine's memory", Usage: "the memory the dataset and the requests in flight may take (e.g. 4GiB, 512MiB): a workload estimated to need more is refused before it loads"}, path: "input.max_memory", field: func(c *Config) any { return &c.MaxMemory }},
 	{flag: &cli.StringFlag{Category: catWorkload, Name: "custom-dataset-type", Usage: "single_turn, multi_turn, random_pool, mooncake_trace, azure_trace, bailian_trace, burst_gpt_trace, baseten, weka, inputs_json or raw_payload (guessed when omitted; see docs/workloads.md)"}, path: "input.custom_dataset_type", field: func(c *Config) any { return &c.CustomDatasetType }},
-	{flag: &cli.StringFlag{Category: catWorkload, Name: "public-dataset", Usage: "sharegpt: downloaded once from the Hugging Face Hub into its cache (HF_ENDPOINT, HF_TOKEN, HF_HOME), or read from --input-file"}, path: "input.public_dataset", field: func(c *Config) any { return &c.PublicDataset }},
+	{flag: &cli.StringFlag{Category: catWorkload, Name: "public-dataset", Usage: "one of AIPerf's public datasets (sharegpt, mmstar, aimo, …: docs/workloads.md), downloaded once from the Hugging Face Hub into its cache"}, path: "input.public_dataset", field: func(c *Config) any { return &c.PublicDataset }},
+	{flag: &cli.StringFlag{Category: catWorkload, Name: "hf-dataset", Usage: "any Hugging Face Hub dataset, ORG/NAME, its columns mapped by --hf-column (subsets, splits, filters: docs/workloads.md)"}, path: "input.hf_dataset", field: func(c *Config) any { return &c.HFDataset }},
+	{flag: &cli.StringFlag{Category: catWorkload, Hidden: true, Name: "hf-subset", Usage: "the Hub dataset's subset (config), overriding a public dataset's own"}, path: "input.hf_dataset_subset", field: func(c *Config) any { return &c.HFSubset }},
+	{flag: &cli.StringFlag{Category: catWorkload, Hidden: true, Name: "hf-split", DefaultText: "train, or a public dataset's own", Usage: "the Hub dataset's split"}, path: "input.hf_dataset_split", field: func(c *Config) any { return &c.HFSplit }},
+	{flag: &cli.StringSliceFlag{Category: catWorkload, Name: "hf-column", Usage: "--hf-dataset's columns, ROLE=COLUMN: " + strings.Join(datasets.ColumnRoles, ", ")}, path: "input.hf_dataset_columns", field: func(c *Config) any { return &c.HFColumns }, many: true, whole: true},
+	{flag: &cli.StringSliceFlag{Category: catWorkload, Hidden: true, Name: "dataset-filter", Usage: "KEY=VALUE, several after one flag or repeated: --hf-dataset keeps the rows whose column KEY holds VALUE; a public dataset takes its own keys (exgentic: harness, source_model)"}, path: "input.dataset_filter", field: func(c *Config) any { return &c.DatasetFilters }, many: true, whole: true},
+	{flag: &cli.StringFlag{Category: catWorkload, Hidden: true, Name: "hf-weka-dataset", Usage: "a Hub dataset of WEKA traces, ORG/NAME, replayed as --public-dataset weka_hf (AIPerf's)"}, path: "input.hf_weka_dataset", field: func(c *Config) any { return &c.HFWekaDataset }},
 	{flag: &cli.IntFlag{Category: catWorkload, Name: "isl-block-size", Aliases: []string{"prompt-input-tokens-block-size", "synthetic-input-tokens-block-size"}, Usage: "Mooncake hash block size in tokens (default 512)"}, path: "input.prompt.input_tokens.block_size", field: func(c *Config) any { return &c.ISLBlockSize }},
 	{flag: &cli.Float64Flag{Category: catWorkload, Name: "isl-stddev", Aliases: []string{"prompt-input-tokens-stddev", "synthetic-input-tokens-stddev"}, Usage: "synthetic prompt length standard deviation"}, path: "input.prompt.input_tokens.stddev", field: func(c *Config) any { return &c.ISLStddev }},
 	{flag: &cli.Float64Flag{Category: catWorkload, Name: "osl-stddev", Aliases: []string{"prompt-output-tokens-stddev", "output-tokens-stddev"}, Usage: "output token cap standard deviation"}, path: "input.prompt.output_tokens.stddev", field: func(c *Config) any { return &c.OSLStddev }},

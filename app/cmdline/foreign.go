@@ -57,9 +57,6 @@ var foreignOptions = []foreignOption{
 	// Tokenizer
 	noted("tokenizer-trust-remote-code", fSwitch, "tokenizer.trust_remote_code", "reads tokenizer.json only and runs no code from the Hub", "false"),
 	// Input
-	refused("hf-subset", fValue, "input.hf_dataset_subset", "reads public datasets from local files only (--public-dataset sharegpt --input-file FILE)"),
-	refused("hf-weka-dataset", fValue, "input.hf_weka_dataset", "reads WEKA traces from local files only (--custom-dataset-type weka --input-file DIR)"),
-	refused("dataset-filter", fList, "input.dataset_filter", "applies no public-dataset filters but ShareGPT's own"),
 	// Prompt
 	// Video inputs: AIPerf encodes its videos with FFmpeg; Go has no pure-Go
 	// video encoder to stand in (images and audio are options: flags.go).

@@ -121,6 +121,8 @@ var datasetFlags = map[string]string{
 	"Synthetic.TurnDelay": "--conversation-turn-delay-mean", "Synthetic.TurnDelayStddev": "--conversation-turn-delay-stddev",
 	"TurnDelayRatio": "--conversation-turn-delay-ratio", "Synthetic.Count": "--num-dataset-entries",
 	"Synthetic.RangeRatio": "--random-range-ratio", "Synthetic.SeqDist": "--seq-dist", "PromptCorpus": "--prompt-corpus", "UserContextLength": "--user-context-prompt-length",
+	"HF.Dataset": "--hf-dataset", "HF.Subset": "--hf-subset", "HF.Split": "--hf-split", "HF.Columns": "--hf-column",
+	"HF.Filters": "--dataset-filter", "HF.Rows": "--request-count",
 }
 
 // onDemand reports whether s's conversations are built as the run asks
@@ -144,14 +146,32 @@ func datasetCount(s *spec.Spec) int {
 	return conversationsNeeded(s)
 }
 
+// hubRows is how many conversations a Hub dataset reads: as many as the
+// run sends (its warmup's included), at most datasets.MaxHubRows (a longer
+// run sends them again, as it does any dataset's), or 0 when a duration
+// alone bounds the run, which leaves the library's default (and says so).
+func hubRows(s *spec.Spec) int {
+	l := &s.Load
+	if l.Duration > 0 && l.RequestCount == 0 && l.ConversationNum == 0 {
+		return 0
+	}
+	return min(sessionsNeeded(s), datasets.MaxHubRows)
+}
+
 // loadDataset builds the workload of s; count is how many synthetic
 // conversations it makes (datasetCount). Cancelling ctx (Ctrl-C) stops the
 // load soon after.
 func loadDataset(ctx context.Context, s *spec.Spec, tok datasets.Tokenizer, count int, log io.Writer) (*datasets.Dataset, error) {
 	d, td := &s.Dataset, &s.Load.TurnDelay
 	isl, islStddev := d.QueryLength()
+	hf := d.HF
+	what := "the public dataset"
+	if hf.Dataset != "" || d.Public != "" && d.Public != datasets.PublicShareGPT {
+		hf.Rows = hubRows(s)
+		what = "the Hub dataset"
+	}
 	o := datasets.Options{
-		InputFile: d.InputFile, CustomDatasetType: d.Type, PublicDataset: d.Public,
+		InputFile: d.InputFile, CustomDatasetType: d.Type, PublicDataset: d.Public, HF: hf,
 		ISLBlockSize: d.ISLBlockSize, Tokenizer: tok, Seed: s.Seed(), TurnDelayRatio: td.Ratio, NoTurnDelays: td.None,
 		PromptCorpus: d.PromptCorpus, OnDemand: onDemand(s), AllowInvalidUTF8: d.AllowInvalidUTF8,
 		Replay: d.Replay, Synthesis: d.Synthesis, UserContextLength: d.UserContextLength,
@@ -167,7 +187,7 @@ func loadDataset(ctx context.Context, s *spec.Spec, tok datasets.Tokenizer, coun
 	if err := checkMemory(ctx, s, o); err != nil {
 		return nil, err
 	}
-	progress := newDownloadLine(log)
+	progress := newDownloadLine(log, what)
 	o.Progress = progress.update
 	ds, report, err := datasets.LoadContext(ctx, o)
 	progress.end()
@@ -292,13 +312,16 @@ func assignModels(ds *datasets.Dataset, models []string, strategy string, seed u
 // whole percent, closed with a newline when the download ends.
 type downloadLine struct {
 	w         io.Writer
+	what      string
 	last      time.Time
 	lastPct   int64
 	shown     bool
 	done, all int64
 }
 
-func newDownloadLine(w io.Writer) *downloadLine { return &downloadLine{w: w, lastPct: -1} }
+func newDownloadLine(w io.Writer, what string) *downloadLine {
+	return &downloadLine{w: w, what: what, lastPct: -1}
+}
 
 // update is datasets.Options.Progress.
 func (d *downloadLine) update(done, total int64) {
@@ -318,10 +341,10 @@ func (d *downloadLine) update(done, total int64) {
 func (d *downloadLine) print() {
 	const mib = 1 << 20
 	if d.all > 0 {
-		fmt.Fprintf(d.w, "\rdownloading the public dataset: %.1f of %.1f MiB (%d%%)", float64(d.done)/mib, float64(d.all)/mib, d.done*100/d.all)
+		fmt.Fprintf(d.w, "\rdownloading %s: %.1f of %.1f MiB (%d%%)", d.what, float64(d.done)/mib, float64(d.all)/mib, d.done*100/d.all)
 		return
 	}
-	fmt.Fprintf(d.w, "\rdownloading the public dataset: %.1f MiB", float64(d.done)/mib)
+	fmt.Fprintf(d.w, "\rdownloading %s: %.1f MiB", d.what, float64(d.done)/mib)
 }
 
 // end prints the final count and ends the line, if a download was shown.

@@ -664,10 +664,16 @@ const maxPrompts = 200_000
 // it from the rate (or a generous guess for a closed loop); the
 // conversations then cycle if needed.
 func conversationsNeeded(s *spec.Spec) int {
-	l, d := &s.Load, &s.Dataset
-	if d.Entries > 0 {
+	if d := &s.Dataset; d.Entries > 0 {
 		return d.Entries
 	}
+	return sessionsNeeded(s)
+}
+
+// sessionsNeeded is one conversation for each session of the warmup and
+// every stage.
+func sessionsNeeded(s *spec.Spec) int {
+	l, d := &s.Load, &s.Dataset
 	stages := max(len(l.Concs), len(l.Rates), 1)
 	if l.ConversationNum > 0 && l.RequestCount == 0 {
 		return warmupConversations(l.Warmup) + l.ConversationNum*stages

@@ -6,6 +6,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -77,11 +78,24 @@ type Dataset struct {
 	// CacheBust is where a marker a session defeats a prefix cache
 	// (--cache-bust: datasets.CacheBust*; "": none).
 	CacheBust string
+	// HF is the Hugging Face Hub dataset (--hf-dataset, or
+	// --hf-weka-dataset with Public weka_hf) and the subset, split, columns
+	// and filters of it or of a public dataset; its Rows is the run's to
+	// say.
+	HF datasets.HFOptions
 }
 
 // Synthetic reports whether the prompts are synthetic (no file, no public
-// dataset, not rankings).
-func (d *Dataset) Synthetic() bool { return d.InputFile == "" && d.Public == "" && !d.Rankings }
+// or Hub dataset, not rankings).
+func (d *Dataset) Synthetic() bool {
+	return d.InputFile == "" && d.Public == "" && d.HF.Dataset == "" && !d.Rankings
+}
+
+// datasetGiven reports whether the flags name a dataset (a file, a public
+// or a Hub dataset), which brings its own prompts and media.
+func datasetGiven(c *cmdline.Config) bool {
+	return c.InputFile != "" || c.PublicDataset != "" || c.HFDataset != "" || c.HFWekaDataset != ""
+}
 
 // QueryLength is the synthetic prompt length: for the rankings types the
 // --rankings-query-prompt-token-* flags, each defaulting to its --isl
@@ -151,6 +165,9 @@ func parseDataset(s *Spec, c *cmdline.Config) error {
 			return cmdline.Usagef("--seq-dist %q: %v", c.SeqDist, err)
 		}
 	}
+	if err := parseHub(d, c); err != nil {
+		return err
+	}
 	d.SystemPrompt, err = systemPrompt(c)
 	return err
 }
@@ -179,6 +196,101 @@ func parseBytes(v string) (int64, error) {
 		return 0, errors.New("want between 64MiB and 1PiB")
 	}
 	return int64(n * unit), nil
+}
+
+// wekaHF is the public dataset --hf-weka-dataset selects.
+const wekaHF = "weka_hf"
+
+// parseHub checks the public dataset's name and the Hub dataset flags
+// against each other, so that a name surge refuses, a bad column mapping
+// or a flag that would not apply is a usage error before any download.
+func parseHub(d *Dataset, c *cmdline.Config) error {
+	d.HF = datasets.HFOptions{Dataset: c.HFDataset, Subset: c.HFSubset, Split: c.HFSplit, Columns: c.HFColumns, Filters: c.DatasetFilters}
+	if w := c.HFWekaDataset; w != "" {
+		switch {
+		case d.Public != "" && d.Public != wekaHF:
+			return cmdline.Usagef("--hf-weka-dataset %s reads --public-dataset %s, not %s: drop --public-dataset", w, wekaHF, d.Public)
+		case d.HF.Dataset != "" && d.HF.Dataset != w:
+			return cmdline.Usagef("--hf-weka-dataset %s and --hf-dataset %s: give one", w, d.HF.Dataset)
+		}
+		d.Public, d.HF.Dataset = wekaHF, w
+	}
+	hubFlag := ""
+	for _, f := range []struct {
+		flag string
+		set  bool
+	}{{"--hf-subset", c.HFSubset != ""}, {"--hf-split", c.HFSplit != ""}, {"--hf-column", len(c.HFColumns) > 0}, {"--dataset-filter", len(c.DatasetFilters) > 0}} {
+		if f.set {
+			hubFlag = f.flag
+			break
+		}
+	}
+	if d.HF.Dataset != "" && (!hub.IsRepoID(d.HF.Dataset) || !strings.Contains(d.HF.Dataset, "/")) {
+		return cmdline.Usagef("--hf-dataset %q: not a Hugging Face dataset id (ORG/NAME)", d.HF.Dataset)
+	}
+	var pub datasets.PublicDataset
+	if d.Public != "" {
+		var known bool
+		for _, p := range datasets.PublicDatasets() {
+			if p.Name == d.Public {
+				pub, known = p, true
+			}
+		}
+		switch {
+		case !known:
+			return cmdline.Usagef("--public-dataset %q: unknown (surge reads %s; docs/workloads.md lists AIPerf's every name)", d.Public, strings.Join(datasets.PublicNames(), ", "))
+		case pub.Refused != "":
+			return cmdline.Usagef("--public-dataset %s: refused: %s (%s)", pub.Name, pub.Refused, pub.Fix)
+		case pub.Name == datasets.PublicShareGPT && (hubFlag != "" || d.HF.Dataset != ""):
+			if hubFlag == "" {
+				hubFlag = "--hf-dataset"
+			}
+			return cmdline.Usagef("%s does not apply to --public-dataset sharegpt, which reads its own file", hubFlag)
+		case pub.Name == datasets.PublicShareGPT:
+			return nil
+		case c.InputFile != "" || c.CustomDatasetType != "":
+			return cmdline.Usagef("--public-dataset %s is read from the Hugging Face Hub: drop --input-file and --custom-dataset-type", pub.Name)
+		case len(c.HFColumns) > 0:
+			return cmdline.Usagef("--hf-column does not apply to --public-dataset %s, which maps its own columns (--hf-dataset %s maps others)", pub.Name, pub.Repo)
+		case pub.Repo == "" && d.HF.Dataset == "":
+			return cmdline.Usagef("--public-dataset %s reads the WEKA traces of a Hub dataset: name it with --hf-dataset ORG/NAME (or --hf-weka-dataset)", pub.Name)
+		case pub.Repo != "" && d.HF.Dataset != "":
+			return cmdline.Usagef("--hf-dataset %s: --public-dataset %s reads %s; give one of them", d.HF.Dataset, pub.Name, pub.Repo)
+		}
+		return checkFilters(c.DatasetFilters, pub.Name, pub.Filters)
+	}
+	if d.HF.Dataset == "" {
+		if hubFlag != "" {
+			return cmdline.Usagef("%s needs a Hub dataset: --hf-dataset ORG/NAME, or a --public-dataset read from the Hub", hubFlag)
+		}
+		return nil
+	}
+	if c.InputFile != "" || c.CustomDatasetType != "" {
+		return cmdline.Usagef("--hf-dataset %s and --input-file/--custom-dataset-type: give one dataset", d.HF.Dataset)
+	}
+	if _, err := datasets.ParseColumns(c.HFColumns); err != nil {
+		return cmdline.Usagef("--hf-column (for --hf-dataset %s): %w", d.HF.Dataset, err)
+	}
+	return checkFilters(c.DatasetFilters, "", nil)
+}
+
+// checkFilters checks --dataset-filter values: KEY=VALUE, and for a public
+// dataset one of the keys it takes (name "": --hf-dataset, any column).
+func checkFilters(filters []string, name string, keys []string) error {
+	for _, f := range filters {
+		k, _, ok := strings.Cut(f, "=")
+		k = strings.TrimSpace(k)
+		switch {
+		case !ok || k == "":
+			return cmdline.Usagef("--dataset-filter %q: want KEY=VALUE", f)
+		case name == "":
+		case len(keys) == 0:
+			return cmdline.Usagef("--dataset-filter: --public-dataset %s takes no filters (exgentic does; --hf-dataset filters rows by column)", name)
+		case !slices.Contains(keys, k):
+			return cmdline.Usagef("--dataset-filter %q: --public-dataset %s takes %s", f, name, strings.Join(keys, ", "))
+		}
+	}
+	return nil
 }
 
 // systemPrompt is --system-prompt, or the text of --system-prompt-file
@@ -288,7 +400,7 @@ func parseMedia(s *Spec, c *cmdline.Config) error {
 	}
 	kind := s.Endpoint.Kind
 	switch {
-	case c.InputFile != "" || c.PublicDataset != "":
+	case datasetGiven(c):
 		return cmdline.Usagef("%s: synthetic images and audio go with synthetic prompts; a dataset file names its own (its image/images/audio fields)", flag)
 	case !kind.Info().Media:
 		return cmdline.Usagef("%s: endpoint type %s cannot send images or audio (use --endpoint-type chat)", flag, kind)

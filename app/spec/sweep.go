@@ -93,10 +93,10 @@ func parseSweep(s *Spec, c *cmdline.Config) error {
 	case !s.Shard.Whole():
 		return cmdline.Usagef("%s lists values: sweep over one load host, or run one value per sharded run", sw.Flags())
 	}
-	if c.InputFile != "" || c.PublicDataset != "" {
+	if datasetGiven(c) {
 		for _, d := range sw.Dims {
 			if d.Name == "isl" || d.Name == "osl" {
-				return cmdline.Usagef("--%s lists values: it shapes synthetic prompts, and --input-file/--public-dataset gives the prompts", d.Flag)
+				return cmdline.Usagef("--%s lists values: it shapes synthetic prompts, and the dataset (--input-file, --public-dataset, --hf-dataset) gives the prompts", d.Flag)
 			}
 		}
 	}
