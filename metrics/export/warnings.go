@@ -118,6 +118,8 @@ var WarningKinds = []WarningKind{
 			}
 			return s + "; check the server's output limit"
 		}),
+	wkind("empty", `^(\d+) responses ended with no tokens`,
+		tmpl("$1 answers ended with no tokens: counted as errors, outside latency, OSL and goodput")),
 	wkind("tokenizer", `(?s)^(?:the tokenizer of model|--tokenizer) (\S+): (.*): prompts are built with the embedded Qwen3 tokenizer`,
 		tmpl("embedded Qwen3 tokenizer used, not $1's: $2")),
 	// The target and the transport.
@@ -133,12 +135,19 @@ var WarningKinds = []WarningKind{
 		tmpl("a request was redirected to $1: its answers are in the results")),
 	wkind("control-open", `^--control-addr (\S+) accepts connections from other machines`,
 		tmpl("--control-addr $1 accepts other machines: anyone with its token steers the run")),
+	wkind("network", `^network latency: no handshake probe succeeded`,
+		tmpl("network latency: no handshake probe succeeded, so no network_adjusted_* metrics")),
+	wkind("network", `^network latency: the (\S+) ms round trip subtracted exceeds some`,
+		tmpl("network latency: the $1 ms round trip exceeds some latencies (clamped at 0)")),
 	// The plan and its stages.
 	{Code: "knee", Match: regexp.MustCompile(`^knee at (\S+) (\S+): .*recommended operating point: (\S+) (\S+)$`),
 		Line: tmpl("knee at $1 $2; recommended operating point: $3 $4"), InTable: true},
 	{Code: "knee-unsure", Match: regexp.MustCompile(`^knee inconclusive: run more requests per stage \((\d+) suggested\): at (\S+) (\S+)`),
 		Line: tmpl("knee inconclusive at $2 $3: run more requests per stage ($1 suggested)"), InTable: true},
 	wkind("stopped", `^stopped early: (.*)`, tmpl("stopped early: $1")),
+	wkind("trim", `^trim auto: no steady state found`, tmpl("trim auto: no steady state found; the whole run is reported")),
+	wkind("trim", `^trim auto: .*: the (\d+) requests sent in (\S+) s of the run`,
+		tmpl("trim auto: latencies and throughputs are the steady state's ($1 requests, $2 s of the run)")),
 	wkind("scenario-lock", `^--scenario (\S+) lock broken under --unsafe-override: `,
 		tmpl("--scenario $1 lock broken (--unsafe-override): not a valid submission")),
 	// Shards.

@@ -3,24 +3,17 @@ package report
 import (
 	"fmt"
 	"os"
-
-	"github.com/surgebench/surge/metrics/artifact"
 )
 
-// Formats Write knows.
+// Formats WriteData knows.
 const (
 	FormatHTML = "html"
 	FormatPNG  = "png"
 )
 
-// Write writes the report of runs to out: one HTML file for FormatHTML, or a
+// WriteData writes the report d to out: one HTML file for FormatHTML, or a
 // folder of PNG files (one per chart) for FormatPNG. It returns the paths
 // written.
-func Write(out, format string, runs []*artifact.Run) ([]string, error) {
-	return WriteData(out, format, Build(runs))
-}
-
-// WriteData writes the report d to out as Write does.
 func WriteData(out, format string, d Data) ([]string, error) {
 	switch format {
 	case FormatHTML, "":
