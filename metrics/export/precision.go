@@ -228,6 +228,21 @@ func consolePrecision(w io.Writer, width int, s *metrics.Summary) {
 	}
 }
 
+// intervalCell is an interval as the console shows it: "21.0–27.0 ±12%",
+// or, with an end the data cannot bound, "≥ 21.0 ±∞", "≤ 27.0 ±∞" or "±∞"
+// (as the HTML report writes them).
+func intervalCell(lo, hi, half float64) string {
+	switch l, h := math.IsInf(lo, -1), math.IsInf(hi, 1); {
+	case l && h:
+		return "±∞"
+	case h:
+		return "≥ " + sig3(lo) + " ±∞"
+	case l:
+		return "≤ " + sig3(hi) + " ±∞"
+	}
+	return sig3(lo) + "–" + sig3(hi) + " " + metrics.FormatHalfWidth(half)
+}
+
 // percentileRow is one metric's p50, p90, p99 cells ("21.0–27.0 ±12%",
 // a thin one marked †) and the footnote of its thin ones ("Time to First
 // Token from 180 requests: p99 rests on 1 value above it (±40%)"); nil
@@ -242,7 +257,7 @@ func percentileRow(p *metrics.Precision, t metrics.Tag) ([]string, []string) {
 			continue
 		}
 		found, n = true, c.N
-		cell := sig3(c.Lo) + "–" + sig3(c.Hi) + " " + metrics.FormatHalfWidth(c.HalfWidth())
+		cell := intervalCell(c.Lo, c.Hi, c.HalfWidth())
 		if c.Thin() {
 			cell += " †"
 			values := "values"
