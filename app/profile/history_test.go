@@ -136,7 +136,7 @@ func TestServerFactsAndPrice(t *testing.T) {
 		t.Errorf("cost_per_1m_output_tokens %v at %v tokens/s and $3.6 an hour", perM, thr)
 	}
 	rows := historyRows(t, db)
-	if len(rows) != 1 || rows[0].Engine != "vllm" || rows[0].ServerVersion != "0.8.5.post1" || !(rows[0].CostPerMOutputTokens > 0) {
+	if len(rows) != 1 || rows[0].Engine != "vllm" || rows[0].ServerVersion != "0.8.5.post1" || !(rows[0].CostPerMOutputTokens > 0) || rows[0].CostPerHour != 3.6 {
 		t.Errorf("the history's rows %+v, want one with the engine, its version and the cost", rows)
 	}
 }

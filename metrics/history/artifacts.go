@@ -352,8 +352,14 @@ func fromSummary(row *Row, r *artifact.Run) {
 	h.LatencyP50, h.LatencyP95, h.LatencyP99 = get("request_latency", "p50"), get("request_latency", "p95"), get("request_latency", "p99")
 	h.CostPerMOutputTokens = get(string(metrics.CostPerMOutputTokens), "avg")
 	h.CostPerMTotalTokens = get(string(metrics.CostPerMTotalTokens), "avg")
-	// The price the costs came from: cost × tokens per hour.
+	// The price the run was given (input_config), else the one its costs
+	// came from: cost × tokens per hour (rounded as the exports are).
 	h.CostPerHour = h.CostPerMOutputTokens * h.OutputTokenThroughput * 3600 / 1e6
+	if r.Summary != nil {
+		if v, ok := fingerprint.Flatten(r.Summary.InputConfig)["output.cost_per_hour_usd"].(float64); ok && v > 0 {
+			h.CostPerHour = v
+		}
+	}
 }
 
 func zeroNaN(f float64) float64 {
