@@ -175,9 +175,11 @@ func answered(id string, msgs ...[]endpoint.Message) bool {
 const ErrContextOverflow = "context_overflow"
 
 // overflowPhrases are what servers say when a prompt passes the window
-// (vLLM, SGLang, TGI, OpenAI, Anthropic); AIPerf's allowlist and more.
+// (vLLM, SGLang, TGI, OpenAI, Anthropic, llama.cpp); AIPerf's allowlist
+// and more.
 var overflowPhrases = []string{"maximum context length", "context length", "context_length_exceeded",
-	"context window", "prompt is too long", "input is too long", "too many tokens", "reduce the length"}
+	"context window", "prompt is too long", "input is too long", "too many tokens", "reduce the length",
+	"exceeds the available context size"}
 
 // classifyOverflow retypes a server error that says the context passed
 // the model's window (a 400 or 413 the server answered, or an error in

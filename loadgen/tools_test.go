@@ -192,6 +192,8 @@ func TestClassifyOverflow(t *testing.T) {
 		{metrics.Error{Code: 400, Type: "invalid_request_error", Message: "Your input exceeds the context window of this model. code: context_length_exceeded"}, ErrContextOverflow},
 		{metrics.Error{Code: 413, Type: "Request Entity Too Large", Message: "Input is too long for requested model."}, ErrContextOverflow},
 		{metrics.Error{Code: 200, Type: "error", Message: "The input (5000 tokens) is longer than the model's context length (4096 tokens)."}, ErrContextOverflow},
+		// llama.cpp b4747 without context shift (a real server's answer).
+		{metrics.Error{Code: 400, Type: "invalid_request_error", Message: "the request exceeds the available context size. try increasing the context size or enable context shift"}, ErrContextOverflow},
 		{metrics.Error{Code: 400, Type: "invalid_request_error", Message: "tool_call_id answers no tool call"}, "invalid_request_error"},
 		{metrics.Error{Code: 500, Type: "server_error", Message: "maximum context length exceeded while paging"}, "server_error"},
 		{metrics.Error{Type: ErrTimeout, Message: "context length"}, ErrTimeout},
