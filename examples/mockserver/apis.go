@@ -120,7 +120,7 @@ func (s *Server) serveOther(w http.ResponseWriter, r *http.Request, api otherAPI
 	}
 	defer s.adm.release()
 	s.promptTokens.Add(uint64(prompt))
-	g := generation{n: n, arrival: arrival, first: time.Now().Add(s.cfg.TTFT + s.promptPrefill(prompt)), finish: "length",
+	g := generation{n: n, arrival: arrival, first: time.Now().Add(s.cfg.TTFT + s.promptPrefill(uncached(prompt, agent))), finish: "length",
 		words: splitmix64(s.cfg.Seed + n), prompt: prompt, model: req.Model, agent: agent}
 	if g.model == "" {
 		g.model = s.cfg.Model

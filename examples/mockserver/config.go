@@ -115,7 +115,9 @@ type Config struct {
 	// PrefixCache reports, in each answer's usage, the prompt tokens of
 	// the leading messages the mock saw before as cached
 	// (prompt_tokens_details.cached_tokens, the Responses API's
-	// input_tokens_details, Anthropic's cache_read_input_tokens).
+	// input_tokens_details, Anthropic's cache_read_input_tokens), and
+	// charges PrefillPerToken for the other prompt tokens only, as a
+	// server's prefix cache saves their prefill.
 	PrefixCache bool
 	// MaxModelLen, when > 0, is the model's window: a chat, Responses or
 	// Messages request whose prompt and output cap pass it is refused

@@ -244,7 +244,7 @@ func (s *Server) serveCompletion(w http.ResponseWriter, r *http.Request, kind ap
 		arrival:    arrival,
 		wireAt:     wireArrival,
 		id:         r.Header.Get("X-Request-Id"),
-		first:      admitted.Add(s.cfg.TTFT + s.promptPrefill(req.PromptTokens) + s.mediaPrefill(&req.Media)),
+		first:      admitted.Add(s.cfg.TTFT + s.promptPrefill(uncached(req.PromptTokens, agent)) + s.mediaPrefill(&req.Media)),
 		out:        req.MaxTokens,
 		finish:     "length",
 		words:      splitmix64(s.cfg.Seed + n),
@@ -284,6 +284,15 @@ func (s *Server) serveCompletion(w http.ResponseWriter, r *http.Request, kind ap
 	} else {
 		s.finishLength.Add(1)
 	}
+}
+
+// uncached is the prompt tokens a prefix cache did not hold (all of them
+// without PrefixCache).
+func uncached(prompt int, a *agentPlan) int {
+	if a == nil || a.cached <= 0 {
+		return prompt
+	}
+	return max(prompt-a.cached, 0)
 }
 
 // promptPrefill is the time a prompt of n tokens adds to TTFT.

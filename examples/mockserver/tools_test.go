@@ -238,3 +238,24 @@ func FuzzAgentBody(f *testing.F) {
 }
 
 func itoa(n int) string { b, _ := json.Marshal(n); return string(b) }
+
+// TestUncachedPrefill: with a prefix cache the prefill is charged for the
+// prompt tokens it did not hold; without one, for every token.
+func TestUncachedPrefill(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		prompt int
+		plan   *agentPlan
+		want   int
+	}{
+		{100, nil, 100},
+		{100, &agentPlan{cached: -1}, 100},
+		{100, &agentPlan{cached: 0}, 100},
+		{100, &agentPlan{cached: 70}, 30},
+		{100, &agentPlan{cached: 130}, 0},
+	} {
+		if got := uncached(tc.prompt, tc.plan); got != tc.want {
+			t.Errorf("uncached(%d, %+v) = %d, want %d", tc.prompt, tc.plan, got, tc.want)
+		}
+	}
+}
