@@ -30,7 +30,6 @@ import (
 	"bufio"
 	"bytes"
 	"context"
-	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -616,7 +615,7 @@ func docsHub(t *testing.T) *hftest.Hub {
 	}
 	h.Add("openslr/librispeech_asr", "main", "librispeech_asr.py", []byte("# a loading script: the Hub's Parquet conversion has the rows\n"))
 	h.Add("openslr/librispeech_asr", hftest.ParquetRevision(), "other/test/0000.parquet", hftest.Parquet(t, []clip{
-		{"0.flac", blob{docsWAV(0.5), "0.wav"}, "A FEW WORDS"}}, 0))
+		{"0.flac", blob{hftest.WAV(0.5), "0.wav"}, "A FEW WORDS"}}, 0))
 	var exgentic string
 	for _, d := range datasets.PublicDatasets() {
 		if d.Name == "exgentic" {
@@ -648,23 +647,4 @@ func docsHub(t *testing.T) *hftest.Hub {
 	}
 	h.Add("semianalysisai/cc-traces-weka-no-subagents-051826", "main", "data/train-00000-of-00001.jsonl", traces.Bytes())
 	return h
-}
-
-// docsWAV is secs seconds of 16 kHz mono 16-bit silence as WAV.
-func docsWAV(secs float64) []byte {
-	n := int(secs * 16000)
-	b := make([]byte, 44+2*n)
-	copy(b, "RIFF")
-	binary.LittleEndian.PutUint32(b[4:], uint32(36+2*n))
-	copy(b[8:], "WAVEfmt ")
-	binary.LittleEndian.PutUint32(b[16:], 16)
-	binary.LittleEndian.PutUint16(b[20:], 1)
-	binary.LittleEndian.PutUint16(b[22:], 1)
-	binary.LittleEndian.PutUint32(b[24:], 16000)
-	binary.LittleEndian.PutUint32(b[28:], 32000)
-	binary.LittleEndian.PutUint16(b[32:], 2)
-	binary.LittleEndian.PutUint16(b[34:], 16)
-	copy(b[36:], "data")
-	binary.LittleEndian.PutUint32(b[40:], uint32(2*n))
-	return b
 }

@@ -2,7 +2,6 @@ package datasets
 
 import (
 	"bytes"
-	"encoding/binary"
 	"encoding/json"
 	"fmt"
 	"image"
@@ -33,25 +32,6 @@ func pngBytes(t testing.TB, w, h int) []byte {
 		t.Fatal(err)
 	}
 	return buf.Bytes()
-}
-
-// wavBytes is a mono 16-bit WAV of secs seconds at 16 kHz.
-func wavBytes(secs float64) []byte {
-	n := int(secs * 16000)
-	b := make([]byte, 44+2*n)
-	copy(b, "RIFF")
-	binary.LittleEndian.PutUint32(b[4:], uint32(36+2*n))
-	copy(b[8:], "WAVEfmt ")
-	binary.LittleEndian.PutUint32(b[16:], 16)
-	binary.LittleEndian.PutUint16(b[20:], 1)
-	binary.LittleEndian.PutUint16(b[22:], 1)
-	binary.LittleEndian.PutUint32(b[24:], 16000)
-	binary.LittleEndian.PutUint32(b[28:], 32000)
-	binary.LittleEndian.PutUint16(b[32:], 2)
-	binary.LittleEndian.PutUint16(b[34:], 16)
-	copy(b[36:], "data")
-	binary.LittleEndian.PutUint32(b[40:], uint32(2*n))
-	return b
 }
 
 // turns writes a dataset's conversations one turn a line: text, cap,
@@ -140,7 +120,7 @@ func TestHFDatasetImagesAndAudio(t *testing.T) {
 	}
 	h.Add("org/pics", "main", "train.parquet", hftest.Parquet(t, rows, 0))
 	clip, _ := json.Marshal(map[string]any{"q": "Say it", "pics": []string{"https://example.com/a.jpg", "https://example.com/b.jpg"},
-		"clip": "data:audio/wav;base64," + b64(wavBytes(0.25))})
+		"clip": "data:audio/wav;base64," + b64(hftest.WAV(0.25))})
 	h.Add("org/mixed", "main", "train.jsonl", append(clip, '\n'))
 	o := hubOptions(t, h)
 	o.HF = HFOptions{Dataset: "org/pics", Columns: []string{"prompt=question", "image=image"}}
@@ -305,7 +285,7 @@ func TestPublicHubDatasets(t *testing.T) {
 	h.Add("openslr/librispeech_asr", "main", "librispeech_asr.py", []byte("# script"))
 	clips := make([]audioRow, 3)
 	for i, secs := range []float64{1.5, 31, 0.5} {
-		clips[i].Audio.Bytes, clips[i].Audio.Path, clips[i].Text = wavBytes(secs), fmt.Sprintf("%d.wav", i), "words"
+		clips[i].Audio.Bytes, clips[i].Audio.Path, clips[i].Text = hftest.WAV(secs), fmt.Sprintf("%d.wav", i), "words"
 	}
 	h.Add("openslr/librispeech_asr", hftest.ParquetRevision(), "clean/test/0000.parquet", hftest.Parquet(t, clips, 0))
 	h.Add("openslr/librispeech_asr", hftest.ParquetRevision(), "other/test/0000.parquet", hftest.Parquet(t, clips[:1], 0))

@@ -127,7 +127,7 @@ func TestServerErrorStreams(t *testing.T) {
 		texts int    // text events read before the failure
 		raw   string // the raw capture's error event: "error" (a field line) or its SSE type
 	}{
-		{"llamacpp-b4747-error-context.sse", endpoint.Chat, 400, "invalid_request_error", "the request exceeds the available context size", 0, "error-field"},
+		{"llamacpp-b4747-error-context.sse", endpoint.Chat, 400, ErrContextOverflow, "the request exceeds the available context size", 0, "error-field"},
 		{"llamacpp-b4747-error-midstream.sse", endpoint.Chat, 500, "server_error", "context shift is disabled", 53, "error-field"},
 		{"vllm-error.sse", endpoint.Chat, 500, "InternalServerError", "Internal server error", 1, ""},
 		{"sglang-error.sse", endpoint.Chat, 503, "SERVICE_UNAVAILABLE", "The request is aborted by the scheduler: out of memory", 0, ""},

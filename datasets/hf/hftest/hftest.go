@@ -9,6 +9,7 @@ package hftest
 import (
 	"bytes"
 	"crypto/sha256"
+	"encoding/binary"
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
@@ -236,3 +237,23 @@ func Parquet[T any](t testing.TB, rows []T, rowsPerGroup int) []byte {
 
 // ParquetRevision is the Hub's Parquet conversion branch.
 func ParquetRevision() string { return "refs/convert/parquet" }
+
+// WAV is secs seconds of 16 kHz mono 16-bit silence as a WAV file: an
+// audio column's bytes.
+func WAV(secs float64) []byte {
+	n := int(secs * 16000)
+	b := make([]byte, 44+2*n)
+	copy(b, "RIFF")
+	binary.LittleEndian.PutUint32(b[4:], uint32(36+2*n))
+	copy(b[8:], "WAVEfmt ")
+	binary.LittleEndian.PutUint32(b[16:], 16)
+	binary.LittleEndian.PutUint16(b[20:], 1) // PCM
+	binary.LittleEndian.PutUint16(b[22:], 1) // mono
+	binary.LittleEndian.PutUint32(b[24:], 16000)
+	binary.LittleEndian.PutUint32(b[28:], 32000)
+	binary.LittleEndian.PutUint16(b[32:], 2)
+	binary.LittleEndian.PutUint16(b[34:], 16)
+	copy(b[36:], "data")
+	binary.LittleEndian.PutUint32(b[40:], uint32(2*n))
+	return b
+}
