@@ -341,8 +341,10 @@ func TestLoadCanceled(t *testing.T) {
 }
 
 // TestLongTraceLoadStopsAtOnce: loading the trace of the most blocks the
-// limits allow (2,000 rows at the token limit) stops soon after an
-// interrupt, wherever it is.
+// limits allow (2,000 rows at the token limit) stops within a second of an
+// interrupt (the bound a run keeps in every phase), wherever it is; a
+// check every 256 rows keeps it to milliseconds on an idle machine, the
+// second allows for a busy one under the race detector.
 func TestLongTraceLoadStopsAtOnce(t *testing.T) {
 	t.Parallel()
 	var b strings.Builder
@@ -361,7 +363,7 @@ func TestLongTraceLoadStopsAtOnce(t *testing.T) {
 		cancel()
 		stopped := time.Now()
 		err := <-result
-		if el := time.Since(stopped); el > 500*time.Millisecond {
+		if el := time.Since(stopped); el > time.Second {
 			t.Errorf("cancelled after %s: the load went on %s", after, el)
 		}
 		if err != nil && !errors.Is(err, context.Canceled) {

@@ -53,7 +53,8 @@ func TestStageHooks(t *testing.T) {
 		t.Errorf("hooks (stage/in flight) %s, %d records", got, len(sink.recs))
 	}
 
-	calls, served = nil, atomic.Int64{}
+	calls = nil
+	served.Store(0)
 	col := metrics.NewCollector()
 	g, err := New(ts.URL, chat(true), testDataset(t, 16), col, WithStageHooks(StageHooks{Before: hook("before", 1), After: hook("after", 0), DrainWarmup: true}))
 	if err != nil {
