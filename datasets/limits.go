@@ -198,8 +198,10 @@ func readError(file string, line int, err error) error {
 }
 
 // every is how many rows or prompts a build loop makes between looks at
-// its context.
-const every = 256
+// its context: a look costs tens of nanoseconds, a row microseconds (a
+// millisecond or more under the race detector), so 32 keeps an interrupt
+// within milliseconds at any row size.
+const every = 32
 
 // canceled returns ctx's error every every'th i (nil otherwise), wrapped
 // with what was being built.

@@ -343,7 +343,7 @@ func TestLoadCanceled(t *testing.T) {
 // TestLongTraceLoadStopsAtOnce: loading the trace of the most blocks the
 // limits allow (2,000 rows at the token limit) stops within a second of an
 // interrupt (the bound a run keeps in every phase), wherever it is; a
-// check every 256 rows keeps it to milliseconds on an idle machine, the
+// check every 32 rows keeps it to milliseconds on an idle machine, the
 // second allows for a busy one under the race detector.
 func TestLongTraceLoadStopsAtOnce(t *testing.T) {
 	t.Parallel()

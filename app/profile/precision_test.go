@@ -7,9 +7,11 @@ import (
 	"io"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/surgebench/surge/app/cmdline"
 	"github.com/surgebench/surge/app/internal/apptest"
+	"github.com/surgebench/surge/examples/mockserver"
 )
 
 // TestPrecisionEndsEachStage: --precision keeps a stage's load going
@@ -18,7 +20,10 @@ import (
 // A cap that comes first ends the run and says how far it got.
 func TestPrecisionEndsEachStage(t *testing.T) {
 	t.Parallel()
-	srv := apptest.MockForTest(t)
+	// A server's TTFT of 20 ms, against which the client's own jitter on a
+	// busy machine (a millisecond or two) is small: the target is reached
+	// in a few hundred requests however loaded the machine is.
+	srv := agentMock(t, mockserver.Config{TTFT: 20 * time.Millisecond, ITL: time.Millisecond}).URL()
 	dir := t.TempDir()
 	c := parseArgs(t, "--url", srv, "-m", "mock", "--skip-preflight", "--streaming", "--ui", "none", "--output-artifact-dir", dir,
 		"--no-gpu-telemetry", "--no-server-metrics", "--tokenizer", "builtin", "--osl", "4", "--isl", "16",
