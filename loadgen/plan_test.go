@@ -185,11 +185,12 @@ func TestLookaheadBoundsItsBodies(t *testing.T) {
 	go func() {
 		done <- g.Run(ctx, []Stage{{Phase: metrics.Profile, Limit: schedule.Constant(1), Count: 1000}})
 	}()
-	// Wait for the lookahead to stop building (it is held).
+	// Wait for the lookahead to start, then to stop building (it is held):
+	// a busy machine may start it late.
 	last, still := int64(-1), 0
-	for still < 20 {
+	for deadline := time.Now().Add(30 * time.Second); still < 20 && time.Now().Before(deadline); {
 		time.Sleep(10 * time.Millisecond)
-		if n := g.ahead.Load(); n == last {
+		if n := g.ahead.Load(); n == last && n > 0 {
 			still++
 		} else {
 			last, still = n, 0

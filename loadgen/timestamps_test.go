@@ -23,6 +23,7 @@ type stampServer struct {
 	start  time.Time
 	tokens int
 	gap    time.Duration
+	first  time.Duration // before the first token (0: gap)
 	mu     sync.Mutex
 	writes map[string][][2]int64 // request id → per token [before, after]
 }
@@ -35,7 +36,11 @@ func (s *stampServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	fl.Flush()
 	var stamps [][2]int64
 	for i := range s.tokens {
-		time.Sleep(s.gap)
+		if i == 0 && s.first > 0 {
+			time.Sleep(s.first)
+		} else {
+			time.Sleep(s.gap)
+		}
 		before := int64(time.Since(s.start))
 		fmt.Fprintf(w, "data: {\"choices\":[{\"delta\":{\"content\":\" tok%d\"}}]}\n\n", i)
 		fl.Flush()
@@ -144,23 +149,25 @@ func TestKernelStampsIgnoreALateReader(t *testing.T) {
 // TestFirstTokenSharedRead: a first token the client reads together with
 // the next carries the later arrival (a read's stamp is its last
 // segment's), and the record and summary say so; one read on its own does
-// not. The late reader sleeps 200 ms after the role chunk while tokens
-// come 5 ms apart; the prompt one has 200 ms between tokens.
+// not. The late reader sleeps 300 ms after the role chunk while the
+// tokens come 100 ms after it, 5 ms apart (a busy machine may wake the
+// reader late, but not 100 ms late, so the role chunk is read alone); the
+// prompt one has 200 ms between tokens.
 func TestFirstTokenSharedRead(t *testing.T) {
 	t.Parallel()
 	cases := []struct {
-		name       string
-		gap, late  time.Duration
-		wantShared bool
+		name             string
+		first, gap, late time.Duration
+		wantShared       bool
 	}{
-		{"late reader", 5 * time.Millisecond, 200 * time.Millisecond, true},
-		{"prompt reader", 200 * time.Millisecond, 0, false},
+		{"late reader", 100 * time.Millisecond, 5 * time.Millisecond, 300 * time.Millisecond, true},
+		{"prompt reader", 0, 200 * time.Millisecond, 0, false},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			start := time.Now()
-			srv := &stampServer{start: start, tokens: 2, gap: tc.gap, writes: map[string][][2]int64{}}
+			srv := &stampServer{start: start, tokens: 2, first: tc.first, gap: tc.gap, writes: map[string][][2]int64{}}
 			ts := httptest.NewServer(srv)
 			defer ts.Close()
 			client := &http.Client{Transport: lateTransport{NewTransport(2), tc.late}}
