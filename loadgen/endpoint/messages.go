@@ -135,27 +135,10 @@ func (m *messagesDecoder) Event(_, data []byte, out *Output) (Delta, error) {
 			index = int32(v)
 			return err
 		case "content_block":
-			if s.peek() != '{' {
-				return s.skip()
-			}
 			block = tools.mark()
-			return s.object(func(key []byte) error {
-				var err error
-				switch string(key) {
-				case "type":
-					if s.peek() != '"' {
-						return s.skip()
-					}
-					blockType, err = s.rawKey()
-				case "id":
-					_, err = toolString(&s, tools, toolID)
-				case "name":
-					_, err = toolString(&s, tools, toolName)
-				default:
-					err = s.skip()
-				}
-				return err
-			})
+			var err error
+			blockType, err = toolHead(&s, tools, "id")
+			return err
 		default:
 			return s.skip()
 		}

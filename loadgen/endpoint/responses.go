@@ -110,27 +110,10 @@ func (responsesDecoder) Event(_, data []byte, out *Output) (Delta, error) {
 			index = int32(v)
 			return err
 		case "item":
-			if s.peek() != '{' {
-				return s.skip()
-			}
 			item = tools.mark()
-			return s.object(func(key []byte) error {
-				var err error
-				switch string(key) {
-				case "type":
-					if s.peek() != '"' {
-						return s.skip()
-					}
-					itemType, err = s.rawKey()
-				case "call_id":
-					_, err = toolString(&s, tools, toolID)
-				case "name":
-					_, err = toolString(&s, tools, toolName)
-				default:
-					err = s.skip()
-				}
-				return err
-			})
+			var err error
+			itemType, err = toolHead(&s, tools, "call_id")
+			return err
 		default:
 			return s.skip()
 		}

@@ -137,3 +137,31 @@ func toolString(s *scanner, t *ToolCalls, field uint8) (bool, error) {
 	}
 	return t.str(s, -1, field)
 }
+
+// toolHead reads the object at s's cursor that opens a call in Anthropic's
+// content_block or the Responses API's output item: its "type", and its id
+// (under idKey) and "name" as pieces of a call not yet known. Any other
+// value is skipped.
+func toolHead(s *scanner, t *ToolCalls, idKey string) (typ []byte, err error) {
+	if s.peek() != '{' {
+		return nil, s.skip()
+	}
+	err = s.object(func(key []byte) error {
+		var err error
+		switch string(key) {
+		case "type":
+			if s.peek() != '"' {
+				return s.skip()
+			}
+			typ, err = s.rawKey()
+		case idKey:
+			_, err = toolString(s, t, toolID)
+		case "name":
+			_, err = toolString(s, t, toolName)
+		default:
+			err = s.skip()
+		}
+		return err
+	})
+	return typ, err
+}
