@@ -18,20 +18,13 @@ import (
 // Under TLS it looks at the TCP connection below: a close_notify alert or
 // any record the client did not ask for is a byte to peek.
 func closedByPeer(nc net.Conn) bool {
-	if tc, ok := nc.(*tls.Conn); ok {
-		nc = tc.NetConn()
-	}
-	sc, ok := nc.(syscall.Conn)
+	rc, ok := rawConn(nc)
 	if !ok {
-		return false
-	}
-	rc, err := sc.SyscallConn()
-	if err != nil {
 		return false
 	}
 	var buf [1]byte
 	dead := false
-	err = rc.Read(func(fd uintptr) bool {
+	err := rc.Read(func(fd uintptr) bool {
 		for {
 			n, err := peek(fd, buf[:])
 			if err == unix.EINTR {
@@ -42,4 +35,17 @@ func closedByPeer(nc net.Conn) bool {
 		}
 	})
 	return dead || err != nil
+}
+
+// rawConn is the socket under nc, under TLS the TCP connection's.
+func rawConn(nc net.Conn) (syscall.RawConn, bool) {
+	if tc, ok := nc.(*tls.Conn); ok {
+		nc = tc.NetConn()
+	}
+	sc, ok := nc.(syscall.Conn)
+	if !ok {
+		return nil, false
+	}
+	rc, err := sc.SyscallConn()
+	return rc, err == nil
 }

@@ -1,9 +1,7 @@
 package h1
 
 import (
-	"crypto/tls"
 	"net"
-	"syscall"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -18,15 +16,8 @@ const tcpClose = 7
 // a closed socket. TCP_INFO's state is CLOSE once a reset came; CLOSE_WAIT
 // while only the peer's FIN did.
 func resetFollows(nc net.Conn, wait time.Duration) bool {
-	if tc, ok := nc.(*tls.Conn); ok {
-		nc = tc.NetConn()
-	}
-	sc, ok := nc.(syscall.Conn)
+	rc, ok := rawConn(nc)
 	if !ok {
-		return false
-	}
-	rc, err := sc.SyscallConn()
-	if err != nil {
 		return false
 	}
 	info := func() *unix.TCPInfo {

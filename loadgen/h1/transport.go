@@ -86,7 +86,7 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	}
 	ctx := req.Context()
 	trace := httptrace.ContextClientTrace(ctx)
-	addr := hostPort(req.URL)
+	addr := HostPort(req.URL)
 	if trace != nil && trace.GetConn != nil {
 		trace.GetConn(addr)
 	}
@@ -357,9 +357,9 @@ const (
 	drainMax  = 4 << 10
 )
 
-// hostPort is u's host with its port (80, or 443 for https, when it names
-// none).
-func hostPort(u *url.URL) string {
+// HostPort is the address u dials: its host with its port (80, or 443 for
+// https, when it names none).
+func HostPort(u *url.URL) string {
 	if u.Port() != "" {
 		return u.Host
 	}

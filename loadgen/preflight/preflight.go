@@ -30,6 +30,7 @@ import (
 
 	"github.com/surgebench/surge/datasets"
 	"github.com/surgebench/surge/loadgen/endpoint"
+	"github.com/surgebench/surge/loadgen/h1"
 	"github.com/surgebench/surge/loadgen/sse"
 	"github.com/surgebench/surge/metrics"
 )
@@ -229,7 +230,7 @@ func Check(ctx context.Context, t Target, opts ...Option) (*Result, error) {
 	if t.Endpoint == nil {
 		return nil, errors.New("preflight: no endpoint")
 	}
-	r := &Result{Addr: hostPort(u)}
+	r := &Result{Addr: h1.HostPort(u)}
 	if err := dial(ctx, r.Addr); err != nil {
 		return nil, err
 	}
@@ -241,17 +242,6 @@ func Check(ctx context.Context, t Target, opts ...Option) (*Result, error) {
 	}
 	r.Took = time.Since(start)
 	return r, nil
-}
-
-// hostPort is u's host with its port (80 or 443 when it names none).
-func hostPort(u *url.URL) string {
-	if u.Port() != "" {
-		return u.Host
-	}
-	if u.Scheme == "https" {
-		return net.JoinHostPort(u.Hostname(), "443")
-	}
-	return net.JoinHostPort(u.Hostname(), "80")
 }
 
 // dial opens and closes one TCP connection to addr.
@@ -367,7 +357,7 @@ func send(ctx context.Context, c *http.Client, u *url.URL, ep *endpoint.Endpoint
 		req.Header.Set("Accept", "text/event-stream")
 	}
 	fail := func(status int, msg string, err error) *Error {
-		return &Error{Op: "request", Addr: hostPort(u), Method: http.MethodPost, Path: u.Path, Status: status, Message: msg, Err: err}
+		return &Error{Op: "request", Addr: h1.HostPort(u), Method: http.MethodPost, Path: u.Path, Status: status, Message: msg, Err: err}
 	}
 	resp, err := c.Do(req)
 	if err != nil {
