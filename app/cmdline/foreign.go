@@ -35,6 +35,15 @@ const (
 	fList   = argMany
 )
 
+// What surge does instead, for the rows that share it.
+const (
+	noVideo  = "sends no video (AIPerf encodes its videos with FFmpeg; surge has no pure-Go video encoder)"
+	noOTel   = "streams nothing over OpenTelemetry: surge has no OTLP exporter, its results are its export files"
+	noMLflow = "uploads nothing to MLflow: surge has no MLflow client, its results are its export files"
+	noWandB  = "uploads nothing to Weights & Biases: surge has no W&B client, its results are its export files"
+	bySLO    = "searches with surge search --slo"
+)
+
 func noted(names string, kind argKind, path, does string, neutral ...string) foreignOption {
 	return foreignOption{name: names, kind: kind, path: path, does: does, neutral: neutral}
 }
@@ -60,35 +69,35 @@ var foreignOptions = []foreignOption{
 	// Prompt
 	// Video inputs: AIPerf encodes its videos with FFmpeg; Go has no pure-Go
 	// video encoder to stand in (images and audio are options: flags.go).
-	refused("video-batch-size batch-size-video", fValue, "input.video.batch_size", "sends no video (AIPerf encodes its videos with FFmpeg; surge has no pure-Go video encoder)", "1"),
-	refused("video-duration", fValue, "input.video.duration", "sends no video (AIPerf encodes its videos with FFmpeg; surge has no pure-Go video encoder)", "5"),
-	refused("video-fps", fValue, "input.video.fps", "sends no video (AIPerf encodes its videos with FFmpeg; surge has no pure-Go video encoder)", "4"),
-	refused("video-width", fValue, "input.video.width", "sends no video (AIPerf encodes its videos with FFmpeg; surge has no pure-Go video encoder)"),
-	refused("video-height", fValue, "input.video.height", "sends no video (AIPerf encodes its videos with FFmpeg; surge has no pure-Go video encoder)"),
-	refused("video-synth-type", fValue, "input.video.synth_type", "sends no video (AIPerf encodes its videos with FFmpeg; surge has no pure-Go video encoder)", "moving_shapes"),
-	refused("video-format", fValue, "input.video.format", "sends no video (AIPerf encodes its videos with FFmpeg; surge has no pure-Go video encoder)", "webm"),
-	refused("video-codec", fValue, "input.video.codec", "sends no video (AIPerf encodes its videos with FFmpeg; surge has no pure-Go video encoder)", "libvpx-vp9"),
-	refused("video-audio-sample-rate", fValue, "input.video.audio.sample_rate", "sends no video (AIPerf encodes its videos with FFmpeg; surge has no pure-Go video encoder)", "44100", "44.1"),
-	refused("video-audio-num-channels", fValue, "input.video.audio.num_channels", "sends no video (AIPerf encodes its videos with FFmpeg; surge has no pure-Go video encoder)", "0"),
-	refused("video-audio-codec", fValue, "input.video.audio.codec", "sends no video (AIPerf encodes its videos with FFmpeg; surge has no pure-Go video encoder)"),
-	refused("video-audio-depth", fValue, "input.video.audio.depth", "sends no video (AIPerf encodes its videos with FFmpeg; surge has no pure-Go video encoder)", "16"),
+	refused("video-batch-size batch-size-video", fValue, "input.video.batch_size", noVideo, "1"),
+	refused("video-duration", fValue, "input.video.duration", noVideo, "5"),
+	refused("video-fps", fValue, "input.video.fps", noVideo, "4"),
+	refused("video-width", fValue, "input.video.width", noVideo),
+	refused("video-height", fValue, "input.video.height", noVideo),
+	refused("video-synth-type", fValue, "input.video.synth_type", noVideo, "moving_shapes"),
+	refused("video-format", fValue, "input.video.format", noVideo, "webm"),
+	refused("video-codec", fValue, "input.video.codec", noVideo, "libvpx-vp9"),
+	refused("video-audio-sample-rate", fValue, "input.video.audio.sample_rate", noVideo, "44100", "44.1"),
+	refused("video-audio-num-channels", fValue, "input.video.audio.num_channels", noVideo, "0"),
+	refused("video-audio-codec", fValue, "input.video.audio.codec", noVideo),
+	refused("video-audio-depth", fValue, "input.video.audio.depth", noVideo, "16"),
 	// Load generator
 	// Output: files and uploads.
 	noted("plot-required", fSwitch, "output.plot_required", "fails the run when --auto-plot cannot draw its charts, with or without it", "false"),
-	refused("otel-url", fValue, "output.otel_url", "streams nothing over OpenTelemetry: surge has no OTLP exporter, its results are its export files"),
-	refused("stream", fList, "output.stream", "streams nothing over OpenTelemetry: surge has no OTLP exporter, its results are its export files"),
-	refused("otel-resource-attributes", fList, "output.otel_resource_attributes", "streams nothing over OpenTelemetry: surge has no OTLP exporter, its results are its export files"),
-	refused("gen-ai-provider", fValue, "output.gen_ai_provider", "streams nothing over OpenTelemetry: surge has no OTLP exporter, its results are its export files"),
-	refused("mlflow-tracking-uri", fValue, "output.mlflow.tracking_uri", "uploads nothing to MLflow: surge has no MLflow client, its results are its export files"),
-	refused("mlflow-experiment", fValue, "output.mlflow.experiment", "uploads nothing to MLflow: surge has no MLflow client, its results are its export files"),
-	refused("mlflow-run-name", fValue, "output.mlflow.run_name", "uploads nothing to MLflow: surge has no MLflow client, its results are its export files"),
-	refused("mlflow-tag", fList, "output.mlflow.tags", "uploads nothing to MLflow: surge has no MLflow client, its results are its export files"),
-	refused("mlflow-parent-run-id", fValue, "output.mlflow.parent_run_id", "uploads nothing to MLflow: surge has no MLflow client, its results are its export files"),
-	refused("mlflow-artifact-glob", fList, "output.mlflow.artifact_glob", "uploads nothing to MLflow: surge has no MLflow client, its results are its export files"),
-	refused("wandb-project", fValue, "output.wandb.project", "uploads nothing to Weights & Biases: surge has no W&B client, its results are its export files"),
-	refused("wandb-entity", fValue, "output.wandb.entity", "uploads nothing to Weights & Biases: surge has no W&B client, its results are its export files"),
-	refused("wandb-run-name", fValue, "output.wandb.run_name", "uploads nothing to Weights & Biases: surge has no W&B client, its results are its export files"),
-	refused("wandb-tag", fList, "output.wandb.tags", "uploads nothing to Weights & Biases: surge has no W&B client, its results are its export files"),
+	refused("otel-url", fValue, "output.otel_url", noOTel),
+	refused("stream", fList, "output.stream", noOTel),
+	refused("otel-resource-attributes", fList, "output.otel_resource_attributes", noOTel),
+	refused("gen-ai-provider", fValue, "output.gen_ai_provider", noOTel),
+	refused("mlflow-tracking-uri", fValue, "output.mlflow.tracking_uri", noMLflow),
+	refused("mlflow-experiment", fValue, "output.mlflow.experiment", noMLflow),
+	refused("mlflow-run-name", fValue, "output.mlflow.run_name", noMLflow),
+	refused("mlflow-tag", fList, "output.mlflow.tags", noMLflow),
+	refused("mlflow-parent-run-id", fValue, "output.mlflow.parent_run_id", noMLflow),
+	refused("mlflow-artifact-glob", fList, "output.mlflow.artifact_glob", noMLflow),
+	refused("wandb-project", fValue, "output.wandb.project", noWandB),
+	refused("wandb-entity", fValue, "output.wandb.entity", noWandB),
+	refused("wandb-run-name", fValue, "output.wandb.run_name", noWandB),
+	refused("wandb-tag", fList, "output.wandb.tags", noWandB),
 	noted("export-http-trace", fSwitch, "output.export_http_trace", "always writes the http_req_* timings of every request to the JSONL, and no raw trace data", "false"),
 	noted("show-trace-timing", fSwitch, "output.show_trace_timing", "keeps the http_req_* timings in the JSON and JSONL exports, not on the console", "false"),
 	noted("server-metrics-formats", fList, "server_metrics_formats", "writes every scrape to server_metrics_export.jsonl and their summary to telemetry_data in the JSON export"),
@@ -96,21 +105,21 @@ var foreignOptions = []foreignOption{
 	noted("no-parameter-sweep-same-seed", fSwitch, "sweep.same_seed", "takes --parameter-sweep-same-seed for the same seed at every value of a sweep", "true"),
 	noted("no-sweep-table", fSwitch, "sweep.no_sweep_table", "prints a sweep's stage table with the summary", "false"),
 	refused("search-space", fList, "search.space", "searches with surge search --slo (the highest load within SLOs), not by Bayesian optimisation"),
-	refused("search-metric", fValue, "search.metric", "searches with surge search --slo"),
-	noted("search-stat", fValue, "search.stat", "searches with surge search --slo"),
-	noted("search-direction", fValue, "search.direction", "searches with surge search --slo"),
-	noted("search-max-iterations", fValue, "search.max_iterations", "searches with surge search --slo"),
-	noted("search-initial-points", fValue, "search.initial_points", "searches with surge search --slo"),
-	noted("search-random-seed", fValue, "search.random_seed", "searches with surge search --slo"),
-	noted("search-planner", fValue, "search.planner", "searches with surge search --slo"),
-	noted("optuna-sampler", fValue, "search.optuna_sampler", "searches with surge search --slo"),
-	noted("optuna-acquisition", fValue, "search.optuna_acquisition", "searches with surge search --slo"),
-	noted("optuna-terminator", fValue, "search.optuna_terminator", "searches with surge search --slo"),
-	noted("search-percentile-pooling", fValue, "search.percentile_pooling", "searches with surge search --slo"),
-	noted("bo-constraint-mode", fValue, "search.constraint_mode", "searches with surge search --slo"),
+	refused("search-metric", fValue, "search.metric", bySLO),
+	noted("search-stat", fValue, "search.stat", bySLO),
+	noted("search-direction", fValue, "search.direction", bySLO),
+	noted("search-max-iterations", fValue, "search.max_iterations", bySLO),
+	noted("search-initial-points", fValue, "search.initial_points", bySLO),
+	noted("search-random-seed", fValue, "search.random_seed", bySLO),
+	noted("search-planner", fValue, "search.planner", bySLO),
+	noted("optuna-sampler", fValue, "search.optuna_sampler", bySLO),
+	noted("optuna-acquisition", fValue, "search.optuna_acquisition", bySLO),
+	noted("optuna-terminator", fValue, "search.optuna_terminator", bySLO),
+	noted("search-percentile-pooling", fValue, "search.percentile_pooling", bySLO),
+	noted("bo-constraint-mode", fValue, "search.constraint_mode", bySLO),
 	refused("variant sweep-variant", fList, "sweep.variants", "sweeps one flag at a time (--concurrency or --request-rate lists)"),
 	refused("search-sla", fList, "search.sla", "searches with surge search --slo \"time_to_first_token:p95:200 …\""),
-	refused("search-sla-tier", fList, "search.sla_tiers", "searches with surge search --slo"),
+	refused("search-sla-tier", fList, "search.sla_tiers", bySLO),
 	refused("search-recipe", fValue, "search.recipe", "has no search recipes: surge search --slo finds the highest load within SLOs"),
 	noted("ttft-sla-ms", fValue, "search.ttft_sla_ms", "has no search recipes (surge search --slo time_to_first_token:p95:MS)"),
 	noted("isl-osl-pairs", fValue, "search.isl_osl_pairs", "has no search recipes"),
