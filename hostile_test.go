@@ -42,8 +42,7 @@ var surfaces = []hostile.Surface{
 	{
 		Name: "benchmark requests, following redirects", Reads: hostile.Server, Serve: mock,
 		Pending: map[string]string{
-			"escapes in an error":         "issue 59: the sanitiser",
-			"redirect from https to http": "issue 59: the outbound policy",
+			"escapes in an error": "issue 59: the sanitiser",
 		},
 		Hostile: hostile.Match{Method: http.MethodPost, Paths: []string{"/v1/chat/completions"}},
 		Args: func(e *hostile.Env) []string {
@@ -54,12 +53,7 @@ var surfaces = []hostile.Surface{
 	{
 		Name: "preflight", Reads: hostile.Server, Serve: mock,
 		Pending: map[string]string{
-			"endless body":                  "issue 59: the bounded reader",
-			"escapes in an error":           "issue 59: the sanitiser",
-			"huge body with Content-Length": "issue 59: the bounded reader",
-			"redirect from https to http":   "issue 59: the outbound policy",
-			"redirect to another host":      "issue 59: the outbound policy",
-			"redirect to another port":      "issue 59: the outbound policy",
+			"escapes in an error": "issue 59: the sanitiser",
 		},
 		Hostile: hostile.Match{Method: http.MethodPost, Paths: []string{"/v1/chat/completions"}, First: 1},
 		Args:    func(e *hostile.Env) []string { return profileArgs(e, e.URL) },
@@ -67,13 +61,6 @@ var surfaces = []hostile.Surface{
 	},
 	{
 		Name: "readiness", Reads: hostile.Server, Serve: mock,
-		Pending: map[string]string{
-			"endless body":                  "issue 59: the bounded reader",
-			"huge body with Content-Length": "issue 59: the bounded reader",
-			"redirect from https to http":   "issue 59: the outbound policy",
-			"redirect to another host":      "issue 59: the outbound policy",
-			"redirect to another port":      "issue 59: the outbound policy",
-		},
 		Hostile: hostile.Match{Method: http.MethodGet, Paths: []string{"/v1/models"}},
 		Args: func(e *hostile.Env) []string {
 			return profileArgs(e, e.URL, "--skip-preflight", "--wait-for-model-timeout", "3", "--wait-for-model-mode", "models", "--wait-for-model-interval", "0.5")
@@ -82,60 +69,31 @@ var surfaces = []hostile.Surface{
 	},
 	{
 		Name: "model list", Reads: hostile.Server, Serve: mock,
-		Pending: map[string]string{
-			"endless body":                  "issue 59: the bounded reader",
-			"huge body with Content-Length": "issue 59: the bounded reader",
-			"redirect from https to http":   "issue 59: the outbound policy",
-			"redirect to another host":      "issue 59: the outbound policy",
-			"redirect to another port":      "issue 59: the outbound policy",
-		},
 		Hostile: hostile.Match{Method: http.MethodGet, Paths: []string{"/v1/models"}},
 		Args: func(e *hostile.Env) []string {
-			return withoutModel(profileArgs(e, e.URL, "--skip-preflight"))
+			return withoutModel(profileArgs(e, e.URL, "--skip-preflight", "-v"))
 		},
 		Limit: 1 << 20, Bound: 20 * time.Second, Exit: []int{0},
 	},
 	{
 		Name: "server facts", Reads: hostile.Server, Serve: mock,
-		Pending: map[string]string{
-			"endless body":                  "issue 59: the bounded reader",
-			"escapes in an answer":          "issue 59: the sanitiser",
-			"huge body with Content-Length": "issue 59: the bounded reader",
-			"redirect from https to http":   "issue 59: the outbound policy",
-			"redirect to another host":      "issue 59: the outbound policy",
-			"redirect to another port":      "issue 59: the outbound policy",
-		},
-		Hostile: hostile.Match{Method: http.MethodGet, Paths: []string{"/version", "/props", "/info", "/get_server_info", "/api/version"}},
+		Hostile: hostile.Match{Method: http.MethodGet, Paths: []string{"/v1/models", "/version", "/props", "/info", "/get_server_info", "/api/version"}},
 		Args:    func(e *hostile.Env) []string { return profileArgs(e, e.URL, "--skip-preflight", "-v") },
 		Limit:   1 << 20, Bound: 20 * time.Second, Exit: []int{0},
 	},
 	{
 		Name: "fingerprint and /metrics probe", Reads: hostile.Server, Serve: mock,
-		Pending: map[string]string{
-			"endless body":                  "issue 59: the bounded reader",
-			"huge body with Content-Length": "issue 59: the bounded reader",
-			"redirect from https to http":   "issue 59: the outbound policy",
-			"redirect to another host":      "issue 59: the outbound policy",
-			"redirect to another port":      "issue 59: the outbound policy",
-		},
 		Hostile: hostile.Match{Method: http.MethodGet, Paths: []string{"/metrics"}},
 		Args:    func(e *hostile.Env) []string { return profileArgs(e, e.URL, "--skip-preflight", "-v") },
 		Limit:   4 << 20, Bound: 20 * time.Second, Exit: []int{0},
 	},
 	{
 		Name: "/metrics scraper", Reads: hostile.Server, Serve: mock,
-		Pending: map[string]string{
-			"endless body":                  "issue 59: the bounded reader",
-			"huge body with Content-Length": "issue 59: the bounded reader",
-			"redirect from https to http":   "issue 59: the outbound policy",
-			"redirect to another host":      "issue 59: the outbound policy",
-			"redirect to another port":      "issue 59: the outbound policy",
-		},
 		Hostile: hostile.Match{Method: http.MethodGet, Paths: []string{"/metrics"}},
 		Args: func(e *hostile.Env) []string {
 			return withServerMetrics(profileArgs(e, e.URL, "--skip-preflight", "-v", "--server-metrics-timeout", "2"))
 		},
-		Limit: 64 << 20, Bound: 20 * time.Second, Exit: []int{0},
+		Limit: 16 << 20, Bound: 20 * time.Second, Exit: []int{0},
 	},
 	{
 		Name: "server profiler hooks", Reads: hostile.Server, Serve: mock,
@@ -152,17 +110,8 @@ var surfaces = []hostile.Surface{
 	{
 		Name: "Hub tokenizer download", Reads: hostile.Server, Serve: hubTokenizer,
 		Pending: map[string]string{
-			"429 storm":                     "issue 59: the Hub's redaction of HF_ENDPOINT's password",
-			"503 storm":                     "issue 59: the Hub's redaction of HF_ENDPOINT's password",
-			"closed mid-body":               "issue 59: the Hub's redaction of HF_ENDPOINT's password",
 			"endless body":                  "issue 59: the bounded reader",
-			"escapes in an error":           "issue 59: the Hub's redaction of HF_ENDPOINT's password",
 			"huge body with Content-Length": "issue 59: the bounded reader",
-			"redirect from https to http":   "issue 59: the outbound policy",
-			"redirect loop":                 "issue 59: the Hub's redaction of HF_ENDPOINT's password",
-			"redirect to another port":      "issue 59: the outbound policy",
-			"slow drip":                     "issue 59: the Hub's redaction of HF_ENDPOINT's password",
-			"stalled and interrupted":       "issue 59: the Hub's redaction of HF_ENDPOINT's password",
 		},
 		Args: func(e *hostile.Env) []string {
 			return profileArgs(e, "", "--tokenizer", "hostile/tok", "-v")
@@ -174,18 +123,8 @@ var surfaces = []hostile.Surface{
 	{
 		Name: "Hub dataset download", Reads: hostile.Server, Serve: hubDataset,
 		Pending: map[string]string{
-			"429 storm":                   "issue 59: the Hub's redaction of HF_ENDPOINT's password",
-			"503 storm":                   "issue 59: the Hub's redaction of HF_ENDPOINT's password",
-			"HTML instead of JSON":        "issue 59: the Hub's redaction of HF_ENDPOINT's password",
-			"closed mid-body":             "issue 59: the Hub's redaction of HF_ENDPOINT's password",
-			"escapes in an answer":        "issue 59: the Hub's redaction of HF_ENDPOINT's password",
-			"escapes in an error":         "issue 59: the Hub's redaction of HF_ENDPOINT's password",
-			"redirect from https to http": "issue 59: the outbound policy, the sanitiser",
-			"redirect loop":               "issue 59: the Hub's redaction of HF_ENDPOINT's password",
-			"redirect to another host":    "issue 59: the sanitiser",
-			"redirect to another port":    "issue 59: the outbound policy, the sanitiser",
-			"slow drip":                   "issue 59: the Hub's redaction of HF_ENDPOINT's password",
-			"stalled and interrupted":     "issue 59: the Hub's redaction of HF_ENDPOINT's password",
+			"redirect to another host": "issue 59: the Hub's progress line on a terminal only",
+			"redirect to another port": "issue 59: the Hub's progress line on a terminal only",
 		},
 		Args: func(e *hostile.Env) []string {
 			return profileArgs(e, "", "--hf-dataset", "hostile/ds", "--hf-column", "prompt=question")

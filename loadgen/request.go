@@ -18,6 +18,7 @@ import (
 
 	"github.com/surgebench/surge/datasets"
 	"github.com/surgebench/surge/datasets/media"
+	"github.com/surgebench/surge/internal/outbound"
 	"github.com/surgebench/surge/loadgen/endpoint"
 	"github.com/surgebench/surge/loadgen/sse"
 	"github.com/surgebench/surge/metrics"
@@ -591,6 +592,8 @@ func (g *Generator) transportError(rctx, ctx context.Context, url string, err er
 		return &metrics.Error{Type: ErrConnection, Message: errStaleNoRetry.Error()}
 	case errors.Is(err, errUnreadNoRetry):
 		return &metrics.Error{Type: ErrConnection, Message: errUnreadNoRetry.Error()}
+	case outbound.IsDowngrade(err):
+		return &metrics.Error{Type: ErrRedirect, Message: unwrapURLError(err)}
 	}
 	var dnsErr *net.DNSError
 	if errors.As(err, &dnsErr) {

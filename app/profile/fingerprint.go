@@ -8,8 +8,10 @@ import (
 	"sync"
 	"time"
 
+	"github.com/surgebench/surge/app/cmdline"
 	"github.com/surgebench/surge/datasets"
 	"github.com/surgebench/surge/datasets/tokenizer"
+	"github.com/surgebench/surge/internal/outbound"
 	"github.com/surgebench/surge/loadgen"
 	"github.com/surgebench/surge/metrics/fingerprint"
 	"github.com/surgebench/surge/telemetry/serverinfo"
@@ -24,24 +26,30 @@ const probeTimeout = 3 * time.Second
 // for run_info.server, the history's engine and version (what the
 // engine's own endpoints say: serverinfo). Either is nil when the server
 // said nothing of it.
-func probeServer(ctx context.Context, target string, headers http.Header) (*fingerprint.Server, *serverinfo.Facts) {
+func probeServer(ctx context.Context, target string, headers http.Header, l cmdline.Logger) (*fingerprint.Server, *serverinfo.Facts) {
 	u, err := loadgen.BaseURL(target)
 	if err != nil {
 		return nil, nil
 	}
 	ctx, cancel := context.WithTimeout(ctx, probeTimeout)
 	defer cancel()
-	client := &http.Client{Transport: loadgen.NewTransport(1)}
-	defer client.CloseIdleConnections()
+	client := outbound.NewClient()
 	base := u.Scheme + "://" + u.Host
 	var facts *serverinfo.Facts
 	var wg sync.WaitGroup
+	var factsErr error
 	wg.Go(func() {
-		facts, _ = serverinfo.Probe(ctx, base, serverinfo.WithClient(client), serverinfo.WithHeader(headers))
+		facts, factsErr = serverinfo.Probe(ctx, base, serverinfo.WithClient(client), serverinfo.WithHeader(headers))
 	})
 	s, err := fingerprint.Probe(ctx, client, base, headers)
 	wg.Wait()
 	if err != nil {
+		l.Debugf("fingerprint: what %s could not say of itself: %v", cmdline.RedactURL(base), err)
+	}
+	if factsErr != nil {
+		l.Debugf("server facts: %v", factsErr)
+	}
+	if s.Empty() {
 		s = nil
 	}
 	return s, facts

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/surgebench/surge/app/cmdline"
+	"github.com/surgebench/surge/internal/outbound"
 	"github.com/surgebench/surge/loadgen"
 	"github.com/surgebench/surge/metrics/export"
 )
@@ -34,23 +35,18 @@ func serverModels(ctx context.Context, target string, headers http.Header, timeo
 		return nil, err
 	}
 	req.Header = headers.Clone()
-	client := &http.Client{Transport: loadgen.NewTransport(1),
-		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
-	defer client.CloseIdleConnections()
+	client := outbound.NewClient(outbound.NoRedirects())
 	resp, err := client.Do(req)
 	if err != nil {
 		return nil, errors.New(unwrapErr(err))
 	}
-	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
+		resp.Body.Close()
 		return nil, fmt.Errorf("HTTP %d", resp.StatusCode)
 	}
-	b, err := io.ReadAll(io.LimitReader(resp.Body, maxModelList+1))
+	b, err := outbound.ReadBody(ctx, resp, maxModelList, "the answer")
 	if err != nil {
 		return nil, err
-	}
-	if len(b) > maxModelList {
-		return nil, fmt.Errorf("the answer is over %d KiB", maxModelList>>10)
 	}
 	return parseModelList(b)
 }

@@ -54,7 +54,7 @@ func TestModelFromServer(t *testing.T) {
 		{"none served", 404, `{"error": "no such route"}`, "mock", "/v1/models named none (HTTP 404): sending model \"mock\"", true},
 		{"empty list", 200, `{"data": []}`, "mock", "named none (it lists no model)", true},
 		{"not a list", 200, `<html>`, "mock", "named none (not a model list", true},
-		{"too large", 200, big, "mock", "named none (the answer is over 1024 KiB)", true},
+		{"too large", 200, big, "mock", "named none (the answer is over the 1 MiB lim", true},
 		{"--model given", 200, `{"data": [{"id": "served-model"}]}`, "mock", "", false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -5,10 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net/http"
 	"strings"
 
 	"github.com/surgebench/surge/app/cmdline"
+	"github.com/surgebench/surge/internal/outbound"
 	"github.com/surgebench/surge/loadgen"
 	"github.com/surgebench/surge/loadgen/preflight"
 )
@@ -30,7 +30,13 @@ func (p *prepared) checkTarget(ctx context.Context, log io.Writer) error {
 	}
 	headers := s.Request.Headers.Clone()
 	s.Endpoint.SetHeaders(headers)
-	client := &http.Client{Transport: loadgen.NewTransport(1)}
+	// The run's transport and redirect rule: what the probe meets is what
+	// the run's requests will.
+	opts := []outbound.Option{outbound.WithTransport(loadgen.NewTransport(1))}
+	if !s.Request.FollowRedirects {
+		opts = append(opts, outbound.NoRedirects())
+	}
+	client := outbound.NewClient(opts...)
 	defer client.CloseIdleConnections()
 	res, err := preflight.Check(ctx, preflight.Target{URL: u, Endpoint: s.Endpoint, Header: headers}, preflight.Client(client))
 	if err != nil {

@@ -8,7 +8,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net/http"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -263,7 +262,7 @@ func (p *prepared) execute(ctx context.Context, log io.Writer) (o *outcome, err 
 	}
 	cleanup = append(cleanup, stopTarget)
 	o.target = target
-	o.server, o.facts = probeServer(ctx, target, s.Request.Headers)
+	o.server, o.facts = probeServer(ctx, target, s.Request.Headers, p.log)
 
 	if o.dir == "" {
 		o.dir = filepath.Join("artifacts", p.artifactName()+p.shardDir())
@@ -368,7 +367,7 @@ func (p *prepared) execute(ctx context.Context, log io.Writer) (o *outcome, err 
 		loadgen.WithHeaders(s.Request.Headers),
 		loadgen.WithRequestTimeout(s.Request.Timeout),
 		loadgen.WithGracePeriod(s.Request.Grace),
-		loadgen.WithClient(&http.Client{Transport: tr}),
+		loadgen.WithTransport(tr),
 		loadgen.WithBodySink(folders),
 		loadgen.WithSecrets(s.Secrets...),
 		loadgen.WithTimestamps(s.Request.Timestamps),

@@ -33,6 +33,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/surgebench/surge/internal/outbound"
 )
 
 // Usage is what run reports about the child.
@@ -88,7 +90,7 @@ func main() {
 }
 
 func fetch(url string) error {
-	resp, err := http.Get(url)
+	resp, err := outbound.NewClient().Get(url)
 	if err != nil {
 		return err
 	}

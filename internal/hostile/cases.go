@@ -32,8 +32,9 @@ type Case struct {
 	// Endless: the input never ends. A surface with a Bound must end
 	// within it; one without is sent SIGINT once it reads the input.
 	Endless bool
-	// Interrupt: SIGINT once the surface reads the input, whatever its
-	// Bound: it exits 130 within InterruptWithin.
+	// Interrupt: SIGINT once the surface asked for the input, whatever its
+	// Bound: it exits 130 within InterruptWithin (unless it had already
+	// ended on its own, having no use for the rest).
 	Interrupt bool
 	// MayPass: exit 0 is as right as the surface's failure codes (the
 	// input is odd but usable).

@@ -50,7 +50,8 @@ const EndlessPrefix = `{"data":[{"id":"`
 // announced). every > 0 drips the body one byte per period.
 func Endless(max, declared int64, every time.Duration) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Content-Type", "application/json")
+		// A type no reader refuses on sight: each must bound the body.
+		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 		if declared > 0 {
 			w.Header().Set("Content-Length", strconv.FormatInt(declared, 10))
 		}

@@ -29,6 +29,8 @@ import (
 	"time"
 
 	"github.com/surgebench/surge/datasets"
+	"github.com/surgebench/surge/internal/bounded"
+	"github.com/surgebench/surge/internal/outbound"
 	"github.com/surgebench/surge/loadgen/endpoint"
 	"github.com/surgebench/surge/loadgen/h1"
 	"github.com/surgebench/surge/loadgen/sse"
@@ -216,9 +218,12 @@ func Client(c *http.Client) Option { return func(o *options) { o.client = c } }
 // endpoint answers with an error; what the probe could not learn in time
 // is in Result.Notes.
 func Check(ctx context.Context, t Target, opts ...Option) (*Result, error) {
-	o := options{timeout: DefaultTimeout, client: &http.Client{}}
+	o := options{timeout: DefaultTimeout}
 	for _, opt := range opts {
 		opt(&o)
+	}
+	if o.client == nil {
+		o.client = outbound.NewClient()
 	}
 	start := time.Now()
 	ctx, cancel := context.WithTimeout(ctx, o.timeout)
@@ -380,8 +385,12 @@ func send(ctx context.Context, c *http.Client, u *url.URL, ep *endpoint.Endpoint
 	var out endpoint.Output
 	a := &answer{completed: -1, usage: NotKnown}
 	if !strings.HasPrefix(strings.ToLower(resp.Header.Get("Content-Type")), "text/event-stream") {
-		b, err := io.ReadAll(io.LimitReader(resp.Body, maxProbeBody))
-		if err != nil {
+		b, err := outbound.ReadBody(ctx, resp, maxProbeBody, "the answer")
+		var tl *bounded.TooLargeError
+		switch {
+		case errors.As(err, &tl):
+			return nil, fail(resp.StatusCode, err.Error(), err)
+		case err != nil:
 			a.cut = true
 			return a, nil
 		}

@@ -17,7 +17,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"maps"
 	"net/http"
 	"slices"
@@ -25,6 +24,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/surgebench/surge/internal/outbound"
 )
 
 // Engine names.
@@ -133,8 +134,7 @@ func Probe(ctx context.Context, base string, opts ...Option) (*Facts, error) {
 	}
 	client := cfg.client
 	if client == nil {
-		client = &http.Client{}
-		defer client.CloseIdleConnections()
+		client = outbound.NewClient()
 	}
 	ctx, cancel := context.WithTimeout(ctx, cfg.timeout)
 	defer cancel()
@@ -199,17 +199,14 @@ func get(ctx context.Context, client *http.Client, url string, header http.Heade
 	if err != nil {
 		return nil, err
 	}
-	defer resp.Body.Close()
 	path := req.URL.Path
 	if resp.StatusCode != http.StatusOK {
+		resp.Body.Close()
 		return nil, fmt.Errorf("GET %s: %s", path, resp.Status)
 	}
-	b, err := io.ReadAll(io.LimitReader(resp.Body, limit+1))
+	b, err := outbound.ReadBody(ctx, resp, limit, "its answer")
 	if err != nil {
 		return nil, fmt.Errorf("GET %s: %w", path, err)
-	}
-	if int64(len(b)) > limit {
-		return nil, fmt.Errorf("GET %s: answer longer than %d bytes: not read", path, limit)
 	}
 	return b, nil
 }

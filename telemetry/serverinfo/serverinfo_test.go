@@ -166,7 +166,7 @@ func TestProbeBounded(t *testing.T) {
 
 	big := `{"build_info":"b1","chat_template":"` + strings.Repeat("x", 4096) + `"}`
 	_, err = Probe(context.Background(), fake(t, map[string]string{"/props": big}), auth, WithMaxBody(1024))
-	if !errors.Is(err, ErrNothingSaid) || !strings.Contains(err.Error(), "longer than 1024 bytes") {
+	if !errors.Is(err, ErrNothingSaid) || !strings.Contains(err.Error(), "over the 1 KiB limit") {
 		t.Errorf("an answer past the bound: %v", err)
 	}
 	f, err := Probe(context.Background(), fake(t, map[string]string{"/props": big}), auth)

@@ -12,7 +12,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"net/url"
 	"os"
@@ -20,6 +19,8 @@ import (
 	"regexp"
 	"strings"
 	"time"
+
+	"github.com/surgebench/surge/internal/outbound"
 )
 
 // FileName is the file Find looks for.
@@ -45,9 +46,6 @@ type Options struct {
 	Token string
 	// Offline looks in the cache only (default: $HF_HUB_OFFLINE is 1).
 	Offline bool
-	// Client is the HTTP client (default: one whose connections and
-	// response headers time out after 10 s).
-	Client *http.Client
 	// Timeout bounds the whole download (default 2 minutes).
 	Timeout time.Duration
 	// MaxBytes bounds the file's size (default 256 MiB); a larger one is
@@ -90,12 +88,6 @@ func (o Options) FromEnv() Options {
 	if v := strings.ToLower(os.Getenv("HF_HUB_OFFLINE")); v == "1" || v == "true" || v == "yes" || v == "on" {
 		o.Offline = true
 	}
-	if o.Client == nil {
-		d := &net.Dialer{Timeout: 10 * time.Second}
-		t := &http.Transport{Proxy: http.ProxyFromEnvironment, DialContext: d.DialContext,
-			TLSHandshakeTimeout: 10 * time.Second, ResponseHeaderTimeout: 10 * time.Second}
-		o.Client = &http.Client{Transport: t}
-	}
 	if o.Timeout <= 0 {
 		o.Timeout = 2 * time.Minute
 	}
@@ -103,6 +95,23 @@ func (o Options) FromEnv() Options {
 		o.MaxBytes = 256 << 20
 	}
 	return o
+}
+
+// client sends every request to the Hub: the outbound policy's (a
+// redirect to another origin carries no token, none leaves https for
+// http), its connections, handshakes and response headers bounded by
+// 10 s.
+var client = outbound.NewClient(outbound.WithTransport(outbound.NewTransport(outbound.TransportOptions{ResponseHeaderTimeout: 10 * time.Second})))
+
+// shown is the endpoint as errors and logs name it: without a user or
+// password it may carry (HF_ENDPOINT=https://user:pass@host).
+func (o Options) shown() string {
+	u, err := url.Parse(o.Endpoint)
+	if err != nil {
+		return "HF_ENDPOINT"
+	}
+	u.User = nil
+	return u.String()
 }
 
 // CacheDir is the hub cache huggingface_hub uses.
@@ -266,22 +275,16 @@ func begin(ctx context.Context, dir string, typ RepoType, repo, file string, o O
 		req.Header.Set("Authorization", "Bearer "+o.Token)
 	}
 	// The Hub answers with a redirect to its file store; its headers name
-	// the commit and the file's hash. Go drops the token on a redirect to
-	// another host.
+	// the commit and the file's hash. The token stays with the Hub's origin.
 	var first http.Header
-	client := *o.Client
-	client.CheckRedirect = func(r *http.Request, via []*http.Request) error {
+	req = req.WithContext(outbound.ObserveRedirects(ctx, func(r outbound.Redirect) {
 		if first == nil && r.Response != nil {
 			first = r.Response.Header
 		}
-		if len(via) >= 10 {
-			return errors.New("too many redirects")
-		}
-		return nil
-	}
+	}))
 	resp, err := client.Do(req)
 	if err != nil {
-		return nil, fmt.Errorf("downloading from %s: %w", o.Endpoint, unwrap(err, o.Token))
+		return nil, fmt.Errorf("downloading from %s: %w", o.shown(), unwrap(err, o))
 	}
 	if err := statusError(resp, o, typ, file); err != nil {
 		resp.Body.Close()
@@ -324,11 +327,11 @@ func statusError(resp *http.Response, o Options, typ RepoType, what string) erro
 		if o.Token != "" {
 			hint = fmt.Sprintf("no such %s, or one HF_TOKEN has no access to", typ)
 		}
-		return &StatusError{Code: resp.StatusCode, Msg: fmt.Sprintf("%s refused it (HTTP %d: %s)", o.Endpoint, resp.StatusCode, hint)}
+		return &StatusError{Code: resp.StatusCode, Msg: fmt.Sprintf("%s refused it (HTTP %d: %s)", o.shown(), resp.StatusCode, hint)}
 	case resp.StatusCode == http.StatusNotFound:
-		return &StatusError{Code: resp.StatusCode, Msg: fmt.Sprintf("%s has no %s for it (HTTP 404: not a Hub %s, or no such revision or file)", o.Endpoint, what, typ)}
+		return &StatusError{Code: resp.StatusCode, Msg: fmt.Sprintf("%s has no %s for it (HTTP 404: not a Hub %s, or no such revision or file)", o.shown(), what, typ)}
 	case resp.StatusCode != http.StatusOK:
-		return &StatusError{Code: resp.StatusCode, Msg: fmt.Sprintf("%s answered HTTP %d", o.Endpoint, resp.StatusCode)}
+		return &StatusError{Code: resp.StatusCode, Msg: fmt.Sprintf("%s answered HTTP %d", o.shown(), resp.StatusCode)}
 	}
 	return nil
 }
@@ -364,7 +367,7 @@ func (p *pending) Read(b []byte) (int, error) {
 	if err == io.EOF {
 		p.eof = true
 	} else if err != nil {
-		err = fmt.Errorf("downloading from %s: %w", p.o.Endpoint, unwrap(err, p.o.Token))
+		err = fmt.Errorf("downloading from %s: %w", p.o.shown(), unwrap(err, p.o))
 	}
 	return n, err
 }
@@ -433,14 +436,26 @@ func header(a, b http.Header, names ...string) string {
 	return ""
 }
 
-// unwrap drops net/http's `Get "url": ` prefix and any trace of the token.
-func unwrap(err error, token string) error {
+// unwrap drops net/http's `Get "url": ` prefix and any trace of the
+// token or of a password in the endpoint.
+func unwrap(err error, o Options) error {
 	var ue *url.Error
 	if errors.As(err, &ue) {
 		err = ue.Err
 	}
-	if token != "" && strings.Contains(err.Error(), token) {
-		return errors.New(strings.ReplaceAll(err.Error(), token, "<redacted>"))
+	secrets := []string{o.Token}
+	if u, perr := url.Parse(o.Endpoint); perr == nil && u.User != nil {
+		pw, _ := u.User.Password()
+		secrets = append(secrets, pw, u.User.String())
+	}
+	msg := err.Error()
+	for _, s := range secrets {
+		if s != "" {
+			msg = strings.ReplaceAll(msg, s, "<redacted>")
+		}
+	}
+	if msg != err.Error() {
+		return errors.New(msg)
 	}
 	return err
 }
