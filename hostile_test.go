@@ -109,10 +109,6 @@ var surfaces = []hostile.Surface{
 	},
 	{
 		Name: "Hub tokenizer download", Reads: hostile.Server, Serve: hubTokenizer,
-		Pending: map[string]string{
-			"endless body":                  "issue 59: the bounded reader",
-			"huge body with Content-Length": "issue 59: the bounded reader",
-		},
 		Args: func(e *hostile.Env) []string {
 			return profileArgs(e, "", "--tokenizer", "hostile/tok", "-v")
 		},
@@ -122,15 +118,20 @@ var surfaces = []hostile.Surface{
 	},
 	{
 		Name: "Hub dataset download", Reads: hostile.Server, Serve: hubDataset,
-		Pending: map[string]string{
-			"redirect to another host": "issue 59: the Hub's progress line on a terminal only",
-			"redirect to another port": "issue 59: the Hub's progress line on a terminal only",
-		},
 		Args: func(e *hostile.Env) []string {
 			return profileArgs(e, "", "--hf-dataset", "hostile/ds", "--hf-column", "prompt=question")
 		},
 		Rows:    `{"question": "an endless dataset's row"}` + "\n",
 		Environ: hub, Limit: 64 << 20, Bound: 0, Exit: []int{2}, Check: noPartialDownload,
+	},
+
+	{
+		Name: "Hub Parquet dataset", Reads: hostile.Server | hostile.Parquet, Serve: hubParquet,
+		Hostile: hostile.Match{Paths: []string{"/datasets/hostile/pq/resolve/main/data/train.parquet"}},
+		Args: func(e *hostile.Env) []string {
+			return profileArgs(e, "", "--hf-dataset", "hostile/pq", "--hf-column", "prompt=question")
+		},
+		Environ: hub, Limit: 4 << 30, Bound: 0, Exit: []int{2}, Check: noPartialDownload,
 	},
 
 	// Files.
@@ -423,6 +424,20 @@ func hubTokenizer(t *testing.T) http.Handler {
 			m.ServeHTTP(w, r)
 		}
 	})
+}
+
+// hubParquet serves a dataset repository of one Parquet file.
+func hubParquet(t *testing.T) http.Handler {
+	h := hftest.New(t)
+	type row struct {
+		Q string `parquet:"question"`
+	}
+	rows := make([]row, 8)
+	for i := range rows {
+		rows[i].Q = fmt.Sprintf("question %d", i)
+	}
+	h.Add("hostile/pq", "main", "data/train.parquet", hftest.Parquet(t, rows, 2))
+	return h
 }
 
 // hubDataset serves a dataset repository of one JSONL file.

@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/surgebench/surge/internal/bounded"
 )
 
 // Case is one misbehaviour: a server's answer or a file, made in a
@@ -154,6 +156,22 @@ var Cases = []Case{
 			}
 			return "same"
 		}}))
+	}},
+
+	// Parquet files a dataset reads.
+	{Name: "2 GiB junk Parquet", Needs: Server | Parquet, Setup: func(t *testing.T, e *Env, s *Surface) {
+		e.Answer(Junk(2 << 30))
+	}, Check: func(t *testing.T, e *Env, o *Outcome) {
+		if o.Served > 8<<20 {
+			t.Errorf("%s of a junk file was downloaded", bounded.Bytes(o.Served))
+		}
+	}},
+	{Name: "80 MiB Parquet row", Needs: Server | Parquet, Setup: func(t *testing.T, e *Env, s *Surface) {
+		e.Answer(ServeFile(HugeRowParquet(t, 80<<20)))
+	}, Check: func(t *testing.T, e *Env, o *Outcome) {
+		if !strings.Contains(o.Output, "64 MiB") {
+			t.Errorf("the refusal does not name the 64 MiB bound of a row")
+		}
 	}},
 
 	// Files.

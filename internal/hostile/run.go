@@ -316,7 +316,9 @@ wait:
 	for {
 		select {
 		case <-watch.C:
-			if rss := residentBytes(cmd.Process.Pid); rss > MaxRSS {
+			rss := residentBytes(cmd.Process.Pid)
+			o.MaxRSS = max(o.MaxRSS, rss)
+			if rss > MaxRSS {
 				_ = cmd.Process.Kill()
 				<-done
 				t.Errorf("surge %s: its memory reached %s, over %s: killed", quoted(args), bounded.Bytes(rss), bounded.Bytes(MaxRSS))
@@ -346,9 +348,6 @@ wait:
 	o.Took = time.Since(start)
 	if o.Interrupted {
 		o.AfterSignal = time.Since(signalled)
-	}
-	if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
-		o.MaxRSS = int64(ru.Maxrss) << 10 // KiB on Linux
 	}
 	o.Output = out.String()
 	if out.over {

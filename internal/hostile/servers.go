@@ -1,6 +1,7 @@
 package hostile
 
 import (
+	"bytes"
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
@@ -100,6 +101,32 @@ func Repeat(row string, limit int64) http.Handler {
 				return
 			}
 		}
+	})
+}
+
+// Junk serves size bytes of junk as a file does (ranges answered, its
+// length known), made as they are asked for: a file whose name says
+// Parquet and whose bytes are not.
+func Junk(size int64) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		http.ServeContent(w, r, "junk.parquet", time.Time{}, io.NewSectionReader(junkReader{}, 0, size))
+	})
+}
+
+// junkReader reads the same junk at every offset.
+type junkReader struct{}
+
+func (junkReader) ReadAt(p []byte, off int64) (int, error) {
+	for i := range p {
+		p[i] = "junk"[(off+int64(i))%4]
+	}
+	return len(p), nil
+}
+
+// ServeFile serves b as a file does (ranges answered, its length known).
+func ServeFile(b []byte) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		http.ServeContent(w, r, "file", time.Time{}, bytes.NewReader(b))
 	})
 }
 

@@ -20,6 +20,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/surgebench/surge/internal/bounded"
 	"github.com/surgebench/surge/internal/outbound"
 )
 
@@ -51,6 +52,10 @@ type Options struct {
 	// MaxBytes bounds the file's size (default 256 MiB); a larger one is
 	// refused, before its bytes when the Hub says its length.
 	MaxBytes int64
+	// RangesAbove is the length above which OpenAt reads a file by range
+	// requests rather than downloading it whole into the cache (default
+	// DefaultRangesAbove).
+	RangesAbove int64
 	// Progress, when set, is called as the download goes with the bytes
 	// written so far and the file's length (-1 when the Hub does not say).
 	Progress func(done, total int64)
@@ -93,6 +98,9 @@ func (o Options) FromEnv() Options {
 	}
 	if o.MaxBytes <= 0 {
 		o.MaxBytes = 256 << 20
+	}
+	if o.RangesAbove <= 0 {
+		o.RangesAbove = DefaultRangesAbove
 	}
 	return o
 }
@@ -258,16 +266,7 @@ type pending struct {
 // begin asks the Hub for the file and opens the temporary blob its bytes
 // go to; the caller reads the body through the pending download.
 func begin(ctx context.Context, dir string, typ RepoType, repo, file string, o Options) (*pending, error) {
-	kind := ""
-	if typ == Dataset {
-		kind = "datasets/"
-	}
-	parts := strings.Split(file, "/")
-	for i := range parts {
-		parts[i] = url.PathEscape(parts[i])
-	}
-	u := fmt.Sprintf("%s/%s%s/resolve/%s/%s", o.Endpoint, kind, repo, url.PathEscape(o.Revision), strings.Join(parts, "/"))
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, resolveURL(typ, repo, file, o), nil)
 	if err != nil {
 		return nil, err
 	}
@@ -292,7 +291,7 @@ func begin(ctx context.Context, dir string, typ RepoType, repo, file string, o O
 	}
 	if resp.ContentLength > o.MaxBytes {
 		resp.Body.Close()
-		return nil, fmt.Errorf("%s is %d bytes, more than the %d allowed", file, resp.ContentLength, o.MaxBytes)
+		return nil, &bounded.TooLargeError{What: file, Limit: o.MaxBytes, Size: resp.ContentLength}
 	}
 	if first == nil {
 		first = resp.Header
@@ -349,7 +348,7 @@ func (e *StatusError) Error() string { return e.Msg }
 // Read reads the body, bounded by o.MaxBytes, writing it to the blob.
 func (p *pending) Read(b []byte) (int, error) {
 	if p.n > p.o.MaxBytes {
-		return 0, fmt.Errorf("%s is more than the %d bytes allowed", p.file, p.o.MaxBytes)
+		return 0, &bounded.TooLargeError{What: p.file, Limit: p.o.MaxBytes}
 	}
 	if room := p.o.MaxBytes + 1 - p.n; int64(len(b)) > room {
 		b = b[:room]
@@ -362,7 +361,7 @@ func (p *pending) Read(b []byte) (int, error) {
 		}
 	}
 	if p.n > p.o.MaxBytes {
-		return n, fmt.Errorf("%s is more than the %d bytes allowed", p.file, p.o.MaxBytes)
+		return n, &bounded.TooLargeError{What: p.file, Limit: p.o.MaxBytes}
 	}
 	if err == io.EOF {
 		p.eof = true
