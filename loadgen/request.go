@@ -18,6 +18,7 @@ import (
 
 	"github.com/surgebench/surge/datasets"
 	"github.com/surgebench/surge/datasets/media"
+	"github.com/surgebench/surge/internal/bounded"
 	"github.com/surgebench/surge/internal/outbound"
 	"github.com/surgebench/surge/loadgen/endpoint"
 	"github.com/surgebench/surge/loadgen/sse"
@@ -341,7 +342,7 @@ func (g *Generator) do(ctx context.Context, conv *datasets.Conversation, session
 		rec.Raw.Status, rec.Raw.ContentType = resp.StatusCode, resp.Header.Get("Content-Type")
 	}
 	if resp.StatusCode != http.StatusOK {
-		b, _ := io.ReadAll(io.LimitReader(resp.Body, maxErrorBody))
+		b := bounded.Head(resp.Body, maxErrorBody)
 		rec.EndNs = g.now()
 		rawBody(rec, b)
 		rec.Err = endpoint.ParseErrorBody(resp.StatusCode, b)
@@ -530,7 +531,7 @@ const maxPrealloc = 4096
 // readWhole reads a non-streamed response (or a streamed request the
 // server answered with plain JSON).
 func (g *Generator) readWhole(rctx, ctx context.Context, resp *http.Response, rec *metrics.Record) {
-	b, err := io.ReadAll(resp.Body)
+	b, err := io.ReadAll(resp.Body) // bounded: the stamped body ends at --max-response-mib
 	rec.EndNs = g.now()
 	rawBody(rec, b)
 	if err != nil {

@@ -2,17 +2,19 @@ package cmdline
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"regexp"
 	"slices"
 	"strings"
 
 	"github.com/urfave/cli/v2"
 	"go.yaml.in/yaml/v3"
+
+	"github.com/surgebench/surge/internal/bounded"
 )
 
 // ConfigFlag names the YAML file of settings (-f, --config, as AIPerf's).
@@ -376,21 +378,10 @@ func (c *Config) applyConfigFile(cc *cli.Context) error {
 	return nil
 }
 
-// readBounded reads a file of at most MaxConfigBytes.
+// readBounded reads a file of at most MaxConfigBytes (a page of settings
+// is a few KiB).
 func readBounded(path string) ([]byte, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	data, err := io.ReadAll(io.LimitReader(f, MaxConfigBytes+1))
-	if err != nil {
-		return nil, err
-	}
-	if len(data) > MaxConfigBytes {
-		return nil, fmt.Errorf("%s: larger than %d KiB: a config file holds flag settings", path, MaxConfigBytes>>10)
-	}
-	return data, nil
+	return bounded.ReadFile(context.Background(), path, MaxConfigBytes)
 }
 
 // wantFor says what flag name wants, for a value its Set refused.

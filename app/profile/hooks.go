@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"slices"
 	"strings"
@@ -12,6 +11,7 @@ import (
 
 	"github.com/surgebench/surge/app/cmdline"
 	"github.com/surgebench/surge/app/spec"
+	"github.com/surgebench/surge/internal/bounded"
 	"github.com/surgebench/surge/internal/outbound"
 	"github.com/surgebench/surge/loadgen"
 )
@@ -145,7 +145,7 @@ func (c *hookClient) post(ctx context.Context, url string, timeout time.Duration
 		case http.StatusConflict, http.StatusLocked, http.StatusTooManyRequests, http.StatusServiceUnavailable:
 			return &hookError{msg: fmt.Sprintf("POST %s: %s", shown, resp.Status), retry: true}
 		}
-		body, _ := io.ReadAll(io.LimitReader(resp.Body, hookResponseBytes))
+		body := bounded.Head(resp.Body, hookResponseBytes)
 		return &hookError{msg: fmt.Sprintf("POST %s: %s %s", shown, resp.Status, strings.TrimSpace(string(body[:min(len(body), 200)])))}
 	}
 	return nil

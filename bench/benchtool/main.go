@@ -21,6 +21,7 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"flag"
@@ -34,6 +35,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/surgebench/surge/internal/bounded"
 	"github.com/surgebench/surge/internal/outbound"
 )
 
@@ -142,7 +144,7 @@ func run(argv []string) int {
 }
 
 func get(file, path string) (string, error) {
-	b, err := os.ReadFile(file)
+	b, err := bounded.ReadFile(context.Background(), file, 256<<20)
 	if err != nil {
 		return "", err
 	}

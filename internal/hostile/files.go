@@ -13,6 +13,8 @@ import (
 
 	_ "github.com/ncruces/go-sqlite3/driver" // the foreign database's driver
 	"github.com/parquet-go/parquet-go"
+
+	"github.com/surgebench/surge/internal/bounded"
 )
 
 // DevZeroLink makes path a symbolic link to /dev/zero: endless, and a
@@ -101,7 +103,7 @@ func ForeignSQLite(t testing.TB, path string) []byte {
 	if err := db.Close(); err != nil {
 		t.Fatal(err)
 	}
-	b, err := os.ReadFile(path)
+	b, err := bounded.ReadFile(context.Background(), path, 1<<20)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -2,6 +2,7 @@ package hostile
 
 import (
 	"bytes"
+	"context"
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/pem"
@@ -306,6 +307,12 @@ func (e *Env) run(t *testing.T, bin string, s *Surface, c *Case) *Outcome {
 		arrived = e.arrived
 	}
 	var signalled time.Time
+	var later <-chan time.Time
+	if c.InterruptAfter > 0 {
+		tm := time.NewTimer(c.InterruptAfter)
+		defer tm.Stop()
+		later = tm.C
+	}
 	kill := time.NewTimer(killAfter(s))
 	defer kill.Stop()
 	// The memory bound is kept while the command runs: an unbounded read
@@ -325,6 +332,11 @@ wait:
 				o.Code = -1
 				break wait
 			}
+		case <-later:
+			later = nil
+			signalled = time.Now()
+			o.Interrupted = true
+			_ = cmd.Process.Signal(syscall.SIGINT)
 		case <-arrived:
 			arrived = nil
 			// Let the surface take in what arrived before the signal.
@@ -342,6 +354,9 @@ wait:
 			break wait
 		case <-done:
 			o.Code = cmd.ProcessState.ExitCode()
+			if ws, ok := cmd.ProcessState.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+				o.Code = 128 + int(ws.Signal()) // as a shell tells it: 130 for SIGINT
+			}
 			break wait
 		}
 	}
@@ -369,7 +384,7 @@ wait:
 
 // residentBytes is a process's resident memory (Linux; 0 elsewhere).
 func residentBytes(pid int) int64 {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/statm", pid))
+	b, err := bounded.ReadFile(context.Background(), fmt.Sprintf("/proc/%d/statm", pid), 4<<10)
 	if err != nil {
 		return 0
 	}

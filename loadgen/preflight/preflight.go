@@ -377,7 +377,7 @@ func send(ctx context.Context, c *http.Client, u *url.URL, ep *endpoint.Endpoint
 		r.Family, r.FamilyFrom = LlamaCpp, "its Server header"
 	}
 	if resp.StatusCode/100 != 2 {
-		b, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
+		b := bounded.Head(resp.Body, 64<<10)
 		e := endpoint.ParseErrorBody(resp.StatusCode, b)
 		return nil, fail(resp.StatusCode, e.Message, nil)
 	}

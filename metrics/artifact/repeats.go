@@ -69,7 +69,7 @@ func RepeatLevel(dir string) float64 {
 			Level float64 `json:"confidence_level"`
 		} `json:"metadata"`
 	}
-	b, err := os.ReadFile(filepath.Join(dir, AggregateDir, AggregateFile))
+	b, err := ReadSummaryFile(filepath.Join(dir, AggregateDir, AggregateFile))
 	if err != nil || json.Unmarshal(b, &doc) != nil || !(doc.Metadata.Level > 0 && doc.Metadata.Level < 1) {
 		return 0.95
 	}

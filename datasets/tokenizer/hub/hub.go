@@ -220,7 +220,7 @@ func cached(dir, revision, file string) (string, bool) {
 	// Without refs/<revision>, the snapshot is named by the revision: a
 	// commit, or a branch from a Hub mirror that names no commit.
 	snap := revision
-	if b, err := os.ReadFile(filepath.Join(dir, "refs", revision)); err == nil {
+	if b, err := readRef(filepath.Join(dir, "refs", revision)); err == nil {
 		snap = strings.TrimSpace(string(b))
 	}
 	if !validFile(snap) || strings.Contains(snap, "/") && !strings.Contains(revision, "/") {
@@ -460,11 +460,25 @@ func unwrap(err error, o Options) error {
 }
 
 func copyFile(from, to string) error {
-	b, err := os.ReadFile(from)
+	in, err := os.Open(from)
 	if err != nil {
 		return err
 	}
-	return os.WriteFile(to, b, 0o644)
+	defer in.Close()
+	out, err := os.Create(to)
+	if err != nil {
+		return err
+	}
+	if _, err := io.Copy(out, in); err != nil {
+		out.Close()
+		return err
+	}
+	return out.Close()
+}
+
+// readRef reads a cache's refs/<revision> file: a commit's hash.
+func readRef(path string) ([]byte, error) {
+	return bounded.ReadFile(context.Background(), path, 4<<10)
 }
 
 // progressWriter reports the bytes written through it.

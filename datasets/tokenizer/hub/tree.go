@@ -153,7 +153,7 @@ func validRevision(rev string) bool { return validFile(rev) }
 // cachedTree lists the files of a revision's cached snapshot.
 func cachedTree(dir, revision string) ([]Entry, error) {
 	snap := revision
-	if b, err := os.ReadFile(filepath.Join(dir, "refs", filepath.FromSlash(revision))); err == nil {
+	if b, err := readRef(filepath.Join(dir, "refs", filepath.FromSlash(revision))); err == nil {
 		snap = strings.TrimSpace(string(b))
 	}
 	if !validFile(snap) {
