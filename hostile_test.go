@@ -29,8 +29,7 @@ var surfaces = []hostile.Surface{
 	{
 		Name: "benchmark requests", Reads: hostile.Server, Serve: mock,
 		Pending: map[string]string{
-			"escapes in an answer": "issue 59: the sanitiser",
-			"escapes in an error":  "issue 59: the sanitiser",
+			"escapes in an error": "issue 59: the sanitiser",
 		},
 		Hostile: hostile.Match{Method: http.MethodPost, Paths: []string{"/v1/chat/completions"}},
 		Args: func(e *hostile.Env) []string {
@@ -41,9 +40,6 @@ var surfaces = []hostile.Surface{
 	},
 	{
 		Name: "benchmark requests, following redirects", Reads: hostile.Server, Serve: mock,
-		Pending: map[string]string{
-			"escapes in an error": "issue 59: the sanitiser",
-		},
 		Hostile: hostile.Match{Method: http.MethodPost, Paths: []string{"/v1/chat/completions"}},
 		Args: func(e *hostile.Env) []string {
 			return profileArgs(e, e.URL, "--skip-preflight", "--max-response-mib", "1", "--follow-redirects")
@@ -52,9 +48,6 @@ var surfaces = []hostile.Surface{
 	},
 	{
 		Name: "preflight", Reads: hostile.Server, Serve: mock,
-		Pending: map[string]string{
-			"escapes in an error": "issue 59: the sanitiser",
-		},
 		Hostile: hostile.Match{Method: http.MethodPost, Paths: []string{"/v1/chat/completions"}, First: 1},
 		Args:    func(e *hostile.Env) []string { return profileArgs(e, e.URL) },
 		Limit:   1 << 20, Bound: 20 * time.Second, Exit: []int{0, 2},
@@ -97,9 +90,6 @@ var surfaces = []hostile.Surface{
 	},
 	{
 		Name: "server profiler hooks", Reads: hostile.Server, Serve: mock,
-		Pending: map[string]string{
-			"escapes in an error": "issue 59: the sanitiser",
-		},
 		Hostile: hostile.Match{Method: http.MethodPost, Paths: []string{"/start_profile", "/stop_profile"}},
 		Args: func(e *hostile.Env) []string {
 			return profileArgs(e, e.URL, "--skip-preflight", "--server-profiler", "--server-profiler-timeout-seconds", "3")
@@ -137,9 +127,6 @@ var surfaces = []hostile.Surface{
 	// Files.
 	{
 		Name: "history import", Reads: hostile.File, File: summary, Prepare: runFolder(cmpSlowAbs),
-		Pending: map[string]string{
-			"escapes in the name": "issue 59: the sanitiser",
-		},
 		Args: func(e *hostile.Env) []string {
 			return []string{"history", "import", "--history", filepath.Join(e.Out, "history.db"), filepath.Dir(e.Path)}
 		},
@@ -147,9 +134,6 @@ var surfaces = []hostile.Surface{
 	},
 	{
 		Name: "compare --baseline DIR", Reads: hostile.File, File: summary, Prepare: runFolder(cmpSlowAbs),
-		Pending: map[string]string{
-			"escapes in the name": "issue 59: the sanitiser",
-		},
 		Args: func(e *hostile.Env) []string {
 			return []string{"compare", "--baseline", filepath.Dir(e.Path), cmpFastAbs}
 		},
@@ -157,9 +141,6 @@ var surfaces = []hostile.Surface{
 	},
 	{
 		Name: "compare", Reads: hostile.File, File: summary, Prepare: runFolder(cmpSlowAbs),
-		Pending: map[string]string{
-			"escapes in the name": "issue 59: the sanitiser",
-		},
 		Args: func(e *hostile.Env) []string {
 			return []string{"compare", filepath.Dir(e.Path), cmpFastAbs}
 		},
@@ -167,9 +148,6 @@ var surfaces = []hostile.Surface{
 	},
 	{
 		Name: "report", Reads: hostile.File, File: summary, Prepare: runFolder(cmpSlowAbs),
-		Pending: map[string]string{
-			"escapes in the name": "issue 59: the sanitiser",
-		},
 		Args: func(e *hostile.Env) []string {
 			return []string{"report", "-o", filepath.Join(e.Out, "report.html"), filepath.Dir(e.Path)}
 		},
@@ -177,9 +155,6 @@ var surfaces = []hostile.Surface{
 	},
 	{
 		Name: "records read by report", Reads: hostile.File, File: "profile_export.jsonl", Prepare: runFolder(cmpSlowAbs),
-		Pending: map[string]string{
-			"escapes in the name": "issue 59: the sanitiser",
-		},
 		Args: func(e *hostile.Env) []string {
 			return []string{"report", "-o", filepath.Join(e.Out, "report.html"), filepath.Dir(e.Path)}
 		},
@@ -187,18 +162,12 @@ var surfaces = []hostile.Surface{
 	},
 	{
 		Name: "config file", Reads: hostile.File, File: "config.yaml",
-		Pending: map[string]string{
-			"escapes in the name": "issue 59: the sanitiser",
-		},
 		Args:    func(e *hostile.Env) []string { return profileArgs(e, "", "-f", e.Path) },
 		Escaped: fill(`model: "{{esc}}"` + "\n" + `"{{esc}}": 1` + "\n"),
 		Limit:   1 << 20, Exit: []int{2}, Bound: 20 * time.Second,
 	},
 	{
 		Name: "dataset file", Reads: hostile.File, File: "data.jsonl",
-		Pending: map[string]string{
-			"escapes in the name": "issue 59: the sanitiser",
-		},
 		Args: func(e *hostile.Env) []string {
 			return profileArgs(e, "", "--input-file", e.Path, "--custom-dataset-type", "single_turn")
 		},
@@ -207,9 +176,6 @@ var surfaces = []hostile.Surface{
 	},
 	{
 		Name: "system prompt file", Reads: hostile.File, File: "system.txt",
-		Pending: map[string]string{
-			"escapes in the name": "issue 59: the sanitiser",
-		},
 		Args: func(e *hostile.Env) []string {
 			return profileArgs(e, "", "--system-prompt-file", e.Path)
 		},
@@ -217,9 +183,6 @@ var surfaces = []hostile.Surface{
 	},
 	{
 		Name: "tokenizer file", Reads: hostile.File, File: "tokenizer.json",
-		Pending: map[string]string{
-			"escapes in the name": "issue 59: the sanitiser",
-		},
 		Args: func(e *hostile.Env) []string {
 			return profileArgs(e, "", "--tokenizer", e.Path)
 		},
@@ -227,9 +190,6 @@ var surfaces = []hostile.Surface{
 	},
 	{
 		Name: "prompt corpus", Reads: hostile.File, File: "corpus.txt",
-		Pending: map[string]string{
-			"escapes in the name": "issue 59: the sanitiser",
-		},
 		Args: func(e *hostile.Env) []string {
 			return profileArgs(e, "", "--prompt-corpus", e.Path)
 		},
@@ -239,9 +199,8 @@ var surfaces = []hostile.Surface{
 	{
 		Name: "history database", Reads: hostile.File | hostile.SQLite, File: "history.db",
 		Pending: map[string]string{
-			"escapes in the name":    "issue 59: the sanitiser",
-			"escapes in the content": "issue 59: the sanitiser",
-			"foreign SQLite":         "issue 59 (the gate helper): surge changes a database only once it is its own",
+			"escapes in the name": "issue 59: the sanitiser",
+			"foreign SQLite":      "issue 59 (the gate helper): surge changes a database only once it is its own",
 		},
 		Args: func(e *hostile.Env) []string {
 			return []string{"history", "--history", e.Path}
@@ -251,9 +210,8 @@ var surfaces = []hostile.Surface{
 	{
 		Name: "trend", Reads: hostile.File | hostile.SQLite, File: "history.db",
 		Pending: map[string]string{
-			"escapes in the name":    "issue 59: the sanitiser",
-			"escapes in the content": "issue 59: the sanitiser",
-			"foreign SQLite":         "issue 59 (the gate helper): surge changes a database only once it is its own",
+			"escapes in the name": "issue 59: the sanitiser",
+			"foreign SQLite":      "issue 59 (the gate helper): surge changes a database only once it is its own",
 		},
 		Args: func(e *hostile.Env) []string {
 			return []string{"trend", "--history", e.Path, "--any-workload", "time_to_first_token.p50"}

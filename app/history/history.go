@@ -15,6 +15,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/surgebench/surge/app/cmdline"
+	"github.com/surgebench/surge/internal/sanitize"
 	"github.com/surgebench/surge/metrics/history"
 	runreport "github.com/surgebench/surge/metrics/report"
 	"github.com/surgebench/surge/metrics/stats"
@@ -209,7 +210,7 @@ func run(ctx context.Context, w io.Writer, f *filters, args []string, c listConf
 	}
 	fmt.Fprintf(w, "%d of %d runs shown; %s, %s\n", len(rows), st.Runs, st.Path, history.MiB(st.Bytes))
 	if warn := st.Warning(); warn != "" {
-		fmt.Fprintln(w, warn)
+		fmt.Fprintln(w, sanitize.Line(warn))
 	}
 	return nil
 }
@@ -233,7 +234,7 @@ func importDirs(ctx context.Context, w io.Writer, f *filters, dirs []string) err
 		if err != nil {
 			return err
 		}
-		fmt.Fprintf(w, "%s: %d rows, %d new (ids %d–%d)\n", dirs[i], len(rows), n, rows[0].ID, rows[len(rows)-1].ID)
+		fmt.Fprintf(w, "%s: %d rows, %d new (ids %d–%d)\n", sanitize.Line(dirs[i]), len(rows), n, rows[0].ID, rows[len(rows)-1].ID)
 	}
 	return nil
 }

@@ -17,6 +17,7 @@ import (
 	"github.com/surgebench/surge/datasets"
 	"github.com/surgebench/surge/datasets/tokenizer"
 	"github.com/surgebench/surge/datasets/tokenizer/hub"
+	"github.com/surgebench/surge/internal/sanitize"
 	"github.com/surgebench/surge/metrics"
 	"github.com/surgebench/surge/metrics/export"
 )
@@ -211,7 +212,7 @@ func loadDataset(ctx context.Context, s *spec.Spec, tok datasets.Tokenizer, coun
 	}
 	if report != nil {
 		for _, l := range report.Lines {
-			fmt.Fprintln(log, l)
+			fmt.Fprintln(log, sanitize.Line(l)) // file and column names, shown escaped
 		}
 	}
 	if d.Rankings {

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/surgebench/surge/app/internal/apptest"
+	"github.com/surgebench/surge/internal/sanitize"
 )
 
 // modelListServer serves chat completions and, at /v1/models, list (with
@@ -118,7 +119,7 @@ func FuzzParseModelList(f *testing.F) {
 			t.Fatal("no error and no model")
 		}
 		for _, id := range ids {
-			if id == "" || len(id) > 512 || strings.ContainsFunc(id, isControl) {
+			if id == "" || len(id) > 512 || sanitize.Index(id) >= 0 {
 				t.Fatalf("id %q kept", id)
 			}
 		}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/surgebench/surge/app/cmdline"
 	"github.com/surgebench/surge/internal/outbound"
+	"github.com/surgebench/surge/internal/sanitize"
 	"github.com/surgebench/surge/loadgen"
 	"github.com/surgebench/surge/loadgen/preflight"
 )
@@ -51,6 +52,7 @@ func (p *prepared) checkTarget(ctx context.Context, log io.Writer) error {
 		for _, secret := range s.Secrets {
 			msg = strings.ReplaceAll(msg, secret, cmdline.Redacted)
 		}
+		msg = sanitize.Line(msg) // the server's message, shown escaped
 		if pe.Op == "connect" || pe.Status >= 400 && pe.Status < 500 {
 			// No connection, or a request the server refuses as made (a
 			// wrong path, model or key): every request of the run would
@@ -71,7 +73,7 @@ func (p *prepared) checkTarget(ctx context.Context, log io.Writer) error {
 			line += ": sending the output cap as max_completion_tokens"
 		}
 	}
-	fmt.Fprintln(log, line)
+	fmt.Fprintln(log, sanitize.Line(line))
 	for _, n := range res.Notes {
 		p.log.Debugf("preflight: %s", n)
 	}

@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/surgebench/surge/internal/sanitize"
 	"github.com/surgebench/surge/metrics"
 )
 
@@ -139,7 +140,7 @@ func Console(w io.Writer, title string, s *metrics.Summary, opts ...ConsoleOptio
 	if len(s.Errors) > 0 {
 		fmt.Fprintln(w, "\nErrors:")
 		for _, e := range s.Errors {
-			fmt.Fprintf(w, "  %6d × %s\n", e.Count, describe(e.Details))
+			fmt.Fprintf(w, "  %6d × %s\n", e.Count, sanitize.Line(describe(e.Details)))
 		}
 		if n := s.ClientSideErrors(); n > 0 {
 			fmt.Fprintf(w, "  %d of these failed on the client's side (out of file descriptors), not the server's\n", n)

@@ -4,6 +4,8 @@ import (
 	"regexp"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/surgebench/surge/internal/sanitize"
 )
 
 // MaxWarningWidth bounds a warning's console line, "warning [code]: "
@@ -224,10 +226,12 @@ func FormatWarning(text string, verbose bool) string {
 	return formatWarning(ClassifyWarning(text), verbose)
 }
 
+// formatWarning writes w, its outside strings (a server's message, a
+// model's name, a file's) with their control characters escaped.
 func formatWarning(w Warning, verbose bool) string {
-	s := w.String() + "\n"
+	s := sanitize.Line(w.String()) + "\n"
 	if verbose && w.Text != w.Line {
-		s += "    " + w.Text + "\n"
+		s += "    " + sanitize.Line(w.Text) + "\n"
 	}
 	return s
 }

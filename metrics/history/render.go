@@ -8,6 +8,7 @@ import (
 	"strings"
 	"text/tabwriter"
 
+	"github.com/surgebench/surge/internal/sanitize"
 	"github.com/surgebench/surge/metrics/report"
 )
 
@@ -26,7 +27,7 @@ func WriteList(w io.Writer, rows []Row) error {
 		}
 		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%d\t%d\t%s / %s\t%s\t%s\t%s\t%s\t%s\n", r.ID, when(r), kind, dash(r.Model), dash(server(r)),
 			dash(load(r)), r.Requests, r.Errors, short(r.TTFTP50), short(r.TTFTP99), short(r.ITLP50), short(r.OutputTokenThroughput),
-			short(r.CostPerMOutputTokens), dash(r.Label), r.Dir)
+			short(r.CostPerMOutputTokens), dash(r.Label), sanitize.Line(r.Dir))
 	}
 	return tw.Flush()
 }
@@ -58,11 +59,14 @@ func load(r Row) string {
 	return r.LoadMode + " " + strconv.FormatFloat(r.LoadValue, 'f', -1, 64)
 }
 
+// dash is a cell of outside text (a label, a model's or server's name):
+// a dash when empty, its control characters escaped (a label set by hand
+// or imported may carry terminal escapes; a tab would break the table).
 func dash(s string) string {
 	if s == "" {
 		return "–"
 	}
-	return s
+	return sanitize.Line(s)
 }
 
 // short writes a number to three significant digits (whole numbers past
@@ -196,7 +200,7 @@ func (t *Trend) WriteText(w io.Writer) error {
 		fmt.Fprintf(w, "? %s\n", r)
 	}
 	for _, n := range t.Notes {
-		fmt.Fprintf(w, "Note: %s\n", n)
+		fmt.Fprintf(w, "Note: %s\n", sanitize.Line(n))
 	}
 	return nil
 }
