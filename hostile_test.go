@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -89,6 +90,15 @@ var surfaces = []hostile.Surface{
 		Limit: 16 << 20, Bound: 20 * time.Second, Exit: []int{0},
 	},
 	{
+		Name: "DCGM exporter scrape", Reads: hostile.Server, Serve: mock,
+		Args: func(e *hostile.Env) []string {
+			// Long enough (a second) for the first scrape to be answered.
+			args := without(without(profileArgs(e, "", "-v", "--gpu-telemetry", e.URL+"/metrics", "--gpu-telemetry-interval", "0.2"), "--no-gpu-telemetry", 0), "--request-count", 1)
+			return append(args, "--request-count", "30")
+		},
+		Limit: 16 << 20, Bound: 20 * time.Second, Exit: []int{0},
+	},
+	{
 		Name: "server profiler hooks", Reads: hostile.Server, Serve: mock,
 		Hostile: hostile.Match{Method: http.MethodPost, Paths: []string{"/start_profile", "/stop_profile"}},
 		Args: func(e *hostile.Env) []string {
@@ -157,6 +167,13 @@ var surfaces = []hostile.Surface{
 		Name: "records read by report", Reads: hostile.File, File: "profile_export.jsonl", Prepare: runFolder(cmpSlowAbs),
 		Args: func(e *hostile.Env) []string {
 			return []string{"report", "-o", filepath.Join(e.Out, "report.html"), filepath.Dir(e.Path)}
+		},
+		Limit: 64 << 20, Exit: []int{2}, Bound: 30 * time.Second,
+	},
+	{
+		Name: "merge", Reads: hostile.File, File: "profile_export_surge_state.json", Prepare: shards,
+		Args: func(e *hostile.Env) []string {
+			return []string{"merge", "--force", filepath.Dir(e.Path), filepath.Join(e.Dir, "shard1"), "-o", filepath.Join(e.Out, "merged")}
 		},
 		Limit: 64 << 20, Exit: []int{2}, Bound: 30 * time.Second,
 	},
@@ -305,24 +322,75 @@ func profileArgs(e *hostile.Env, url string, more ...string) []string {
 	return append(args, more...)
 }
 
-// withoutModel drops --model from a run's arguments.
-func withoutModel(args []string) []string {
+// without drops flag, and the n values after it, from a run's arguments.
+func without(args []string, flag string, n int) []string {
 	for i, a := range args {
-		if a == "--model" {
-			return append(args[:i:i], args[i+2:]...)
+		if a == flag {
+			return append(args[:i:i], args[i+1+n:]...)
 		}
 	}
 	return args
 }
 
+// withoutModel drops --model from a run's arguments.
+func withoutModel(args []string) []string { return without(args, "--model", 1) }
+
 // withServerMetrics drops --no-server-metrics.
-func withServerMetrics(args []string) []string {
-	for i, a := range args {
-		if a == "--no-server-metrics" {
-			return append(args[:i:i], args[i+1:]...)
+func withServerMetrics(args []string) []string { return without(args, "--no-server-metrics", 0) }
+
+// shardExports are two shards' exports of one small run, made once.
+var shardExports struct {
+	once sync.Once
+	dirs [2]string
+	err  error
+}
+
+// shards puts shard 0's exports beside the case's file (not over it) and
+// shard 1's in e.Dir/shard1: what surge merge reads.
+func shards(t *testing.T, e *hostile.Env) {
+	shardExports.once.Do(func() {
+		// Under the folder TestMain removes.
+		base, err := os.MkdirTemp(os.Getenv("XDG_DATA_HOME"), "shards-")
+		if err != nil {
+			shardExports.err = err
+			return
+		}
+		for i := range shardExports.dirs {
+			dir := filepath.Join(base, fmt.Sprint(i))
+			shardExports.dirs[i] = dir
+			e.Surge(t, nil, "profile", "--request-count", "8", "--concurrency", "2", "--isl", "16", "--osl", "4", "--ui", "none",
+				"--no-gpu-telemetry", "--no-server-metrics", "--no-history", "--tokenizer", "builtin", "--random-seed", "7",
+				"--shard", fmt.Sprintf("%d/2", i), "--output-artifact-dir", dir)
+		}
+	})
+	if shardExports.err != nil {
+		t.Fatal(shardExports.err)
+	}
+	runFolder(shardExports.dirs[0])(t, e)
+	copyDir(t, shardExports.dirs[1], filepath.Join(e.Dir, "shard1"))
+}
+
+// copyDir copies a folder's files.
+func copyDir(t *testing.T, from, to string) {
+	if err := os.MkdirAll(to, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	entries, err := os.ReadDir(from)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, de := range entries {
+		if !de.Type().IsRegular() {
+			continue
+		}
+		b, err := os.ReadFile(filepath.Join(from, de.Name()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(to, de.Name()), b, 0o644); err != nil {
+			t.Fatal(err)
 		}
 	}
-	return args
 }
 
 // hub points the Hub at the case's server (a password in its URL), with

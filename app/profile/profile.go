@@ -720,7 +720,14 @@ func startTarget(ctx context.Context, s *spec.Spec, log io.Writer) (url string, 
 	}
 	fmt.Fprintf(log, "no --url given: benchmarking the embedded mock server at %s (TTFT %s + %s per prompt token, ITL %s%s)\n",
 		mock.URL(), mockserver.DefaultTTFT, mockserver.DefaultPrefillPerToken, mockserver.DefaultITL, mockMediaLine(t))
-	return mock.URL(), func() { _ = mock.Close(context.Background()) }, nil
+	return mock.URL(), func() {
+		// Bounded: net/http's Shutdown waits 5 s on a connection a client
+		// opened and sent nothing on (a request cancelled as it dialled,
+		// the preflight's reachability dial); what is left is closed.
+		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+		defer cancel()
+		_ = mock.Close(ctx)
+	}, nil
 }
 
 // Report writes the summary exports, prints the console summary (opts:

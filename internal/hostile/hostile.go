@@ -163,6 +163,7 @@ type Env struct {
 	arriving  atomic.Bool
 	matched   atomic.Int64
 	requests  atomic.Int64 // hostile answers given
+	inFlight  atomic.Int64 // hostile answers under way
 	servedMax atomic.Int64 // the largest hostile body written
 	foreign   []byte       // the foreign database's bytes
 }
@@ -177,6 +178,9 @@ type Outcome struct {
 	// AfterSignal how long it took to exit after it.
 	Took, AfterSignal time.Duration
 	Interrupted       bool
+	// Waiting says the command was waiting on the input when the signal
+	// came (a stalled answer still open, a FIFO): it must exit 130.
+	Waiting bool
 	// MaxRSS is its peak resident memory in bytes, sampled every 50 ms
 	// (0: unknown; getrusage's counts the test process's own, which a
 	// child inherits across fork and exec).

@@ -133,7 +133,7 @@ func ServeFile(b []byte) http.Handler {
 // Stall answers 200 headers and then nothing, until the client leaves.
 func Stall() http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Content-Type", "application/json")
+		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 		w.WriteHeader(http.StatusOK)
 		if fl, ok := w.(http.Flusher); ok {
 			fl.Flush()
