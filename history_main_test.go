@@ -108,8 +108,12 @@ func TestHistoryTrendAndGate(t *testing.T) {
 		t.Errorf("the export's cost_per_1m_output_tokens: %v (%v)", cost, err)
 	}
 	code, stdout, _ = captured(t, "history", "--history", db, "--json", "--label", "before")
+	var rows []map[string]any
+	err = json.Unmarshal([]byte(stdout), &rows)
 	var row map[string]any
-	err = json.Unmarshal([]byte(stdout), &row)
+	if len(rows) == 1 {
+		row = rows[0]
+	}
 	price, _ := row["cost_per_hour_usd"].(float64)
 	perM, _ := row["cost_per_1m_output_tokens_usd"].(float64)
 	if code != 0 || err != nil || math.Abs(price-2.5) > 1e-3 || !(perM > 0) {

@@ -90,6 +90,7 @@ func profileCommand(code *int) *cli.Command {
 				return err
 			}
 			cfg.StdoutTTY = term.IsTerminal(os.Stdout.Fd())
+			cfg.Columns = cmdline.TerminalColumns(os.Stdout)
 			cfg.Signals = true
 			cfg.JobIndex = os.Getenv(cmdline.JobIndexEnv)
 			s, err := spec.Parse(*cfg)

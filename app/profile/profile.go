@@ -132,7 +132,7 @@ func prepareCtx(ctx context.Context, s *spec.Spec, log io.Writer) (*prepared, er
 		p.log.Notef("%s", n)
 	}
 	for _, w := range s.Warnings {
-		fmt.Fprint(log, export.FormatWarning(w, p.verbose()))
+		fmt.Fprint(log, export.FormatWarning(w, p.verbose(), s.Columns))
 	}
 	if !s.Target.Mock {
 		if err := waitReady(ctx, s.Target.Wait, s.Target.URLs, s.Endpoint, s.Target.Models, s.Request.Headers, p.log); err != nil {
@@ -611,7 +611,7 @@ func (p *prepared) report(o *outcome, out io.Writer) (*Result, error) {
 		errs = append(errs, err)
 	}
 	errs = append(errs, writeServerExports(o.dir, o.serverExport, run))
-	opts := []export.ConsoleOption{export.Verbose(p.verbose()), export.JudgedKnee(p.judgesKnee())}
+	opts := []export.ConsoleOption{export.Verbose(p.verbose()), export.JudgedKnee(p.judgesKnee()), export.Width(s.Columns), export.Wide(s.Wide)}
 	if info := s.Endpoint.Info(); !s.Streaming && info.Streams && info.ProducesTokens {
 		opts = append(opts, export.Note("TTFT and ITL need --streaming (this run read each answer whole)"))
 	}

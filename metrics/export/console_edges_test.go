@@ -3,6 +3,7 @@ package export
 import (
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/surgebench/surge/metrics"
 )
@@ -40,12 +41,12 @@ func TestConsoleSaysWhoFailedAndWhatWasResent(t *testing.T) {
 		var b strings.Builder
 		Console(&b, "t", &tc.s)
 		for _, w := range tc.want {
-			if !strings.Contains(b.String(), w) {
+			if !hasProse(b.String(), w) {
 				t.Errorf("%s: console lacks %q:\n%s", tc.name, w, b.String())
 			}
 		}
 		for _, w := range tc.notWant {
-			if strings.Contains(b.String(), w) {
+			if hasProse(b.String(), w) {
 				t.Errorf("%s: console has %q:\n%s", tc.name, w, b.String())
 			}
 		}
@@ -58,17 +59,23 @@ func TestConsoleAllFailed(t *testing.T) {
 	t.Parallel()
 	s := metrics.Summary{Run: map[metrics.Tag]float64{metrics.RequestCount: 0, metrics.ErrorRequestCount: 8},
 		Errors: []metrics.ErrorCount{{Details: metrics.Error{Type: "connection_error", Message: "connection refused: localhost:9"}, Count: 8}}}
-	var b strings.Builder
-	Console(&b, "surge profile: x @ localhost:9", &s)
-	out := b.String()
-	for _, no := range []string{"Metric", "───", "avg"} {
-		if strings.Contains(out, no) {
-			t.Errorf("an all-failed run prints %q:\n%s", no, out)
+	for _, wide := range []bool{false, true} {
+		var b strings.Builder
+		Console(&b, "surge profile: x @ localhost:9", &s, Wide(wide))
+		out := b.String()
+		for _, no := range []string{"Metric", "───", "avg", "p50"} {
+			if strings.Contains(out, no) {
+				t.Errorf("wide %v: an all-failed run prints %q:\n%s", wide, no, out)
+			}
 		}
-	}
-	for _, want := range []string{"Error Request Count  8\n", "8 × connection_error: connection refused"} {
-		if !strings.Contains(out, want) {
-			t.Errorf("an all-failed run lacks %q:\n%s", want, out)
+		want := []string{"0 ok, 8 errors", "8 × connection_error: connection refused"}
+		if wide {
+			want[0] = "Error Request Count  8\n"
+		}
+		for _, want := range want {
+			if !strings.Contains(out, want) {
+				t.Errorf("wide %v: an all-failed run lacks %q:\n%s", wide, want, out)
+			}
 		}
 	}
 }
@@ -80,10 +87,11 @@ func TestConsoleSweep(t *testing.T) {
 	t.Parallel()
 	st := func(v, tput, p95 float64) metrics.StageSummary {
 		return metrics.StageSummary{Mode: "concurrency", Value: v, RequestCount: 16, RequestThroughput: tput / 100,
-			OutputTokenThroughput: tput, TTFT: metrics.Distribution{P50: p95 * 0.9, P95: p95}, ITL: metrics.Distribution{P50: 5}}
+			OutputTokenThroughput: tput, TTFT: metrics.Distribution{P50: p95 * 0.9, P95: p95, Count: 16}, ITL: metrics.Distribution{P50: 5, Count: 16},
+			Latency: metrics.Distribution{P95: 700, Count: 16}}
 	}
 	s := metrics.Summary{
-		Metrics: map[metrics.Tag]metrics.Distribution{metrics.TTFT: {Unit: "ms", Avg: 30, Min: 20, Max: 95, P99: 94, P90: 90, P50: 22, Std: 20}},
+		Metrics: map[metrics.Tag]metrics.Distribution{metrics.TTFT: {Unit: "ms", Avg: 30, Min: 20, Max: 95, P99: 94, P90: 90, P50: 22, Std: 20, Count: 48}},
 		Run:     map[metrics.Tag]float64{metrics.RequestCount: 48, metrics.RequestThroughput: 12.5},
 		Stages:  []metrics.StageSummary{st(1, 100, 20), st(2, 200, 22), st(4, 205, 90)},
 		Knee:    2, Operating: 1,
@@ -99,11 +107,18 @@ func TestConsoleSweep(t *testing.T) {
 	out := b.String()
 	golden(t, "console_sweep.txt", []byte(out))
 	stages, pooled := strings.Index(out, "Stages (latencies in ms)"), strings.Index(out, "All 3 stages pooled")
-	if stages < 0 || pooled < stages || strings.Index(out, "Metric") < pooled {
+	if stages < 0 || pooled < stages || strings.Index(out, "TTFT (ms)") < pooled {
 		t.Errorf("want the stage table, then the pooled one labelled:\n%s", out)
 	}
-	if strings.Count(out, "nee at") != 1 || strings.Count(out, "[sched-lag]") != 1 {
+	if strings.Count(out, "recommended operating point") != 1 || strings.Count(out, "[sched-lag]") != 1 {
 		t.Errorf("want the knee named once (under the stages) and the lag warning once:\n%s", out)
+	}
+	fitsWidth(t, out, DefaultWidth)
+	b.Reset()
+	Console(&b, "surge profile: mock @ http://127.0.0.1:1 (chat, concurrency 1,2,4)", &s, JudgedKnee(true), Wide(true))
+	golden(t, "console_sweep_wide.txt", []byte(b.String()))
+	if strings.Index(b.String(), "Metric") < strings.Index(b.String(), "All 3 stages pooled") || strings.Count(b.String(), "← knee") != 1 {
+		t.Errorf("--wide: want AIPerf's table under the pooled label, the knee marked in words:\n%s", b.String())
 	}
 }
 
@@ -127,8 +142,25 @@ func TestConsoleInputCounts(t *testing.T) {
 		var b strings.Builder
 		Console(&b, "t", &s)
 		got := strings.Count(b.String(), "Input sequence length:")
-		if tc.want == "" && got != 0 || tc.want != "" && (got != 1 || !strings.Contains(b.String(), tc.want)) {
+		if tc.want == "" && got != 0 || tc.want != "" && (got != 1 || !hasProse(b.String(), tc.want)) {
 			t.Errorf("ISL %v, usage %v (%s): want %q:\n%s", tc.isl, tc.usage, tc.source, tc.want, b.String())
+		}
+	}
+}
+
+// hasProse reports whether out says want, however its lines were wrapped:
+// both compared with their runs of spaces and newlines made one space.
+func hasProse(out, want string) bool {
+	return strings.Contains(strings.Join(strings.Fields(out), " "), strings.Join(strings.Fields(want), " "))
+}
+
+// fitsWidth checks that no line of out is wider than width, but for a
+// single word that is longer (a path, a URL).
+func fitsWidth(t *testing.T, out string, width int) {
+	t.Helper()
+	for _, l := range strings.Split(out, "\n") {
+		if n := utf8.RuneCountInString(l); n > width && strings.Contains(strings.TrimSpace(l), " ") {
+			t.Errorf("a line of %d columns, over %d: %q", n, width, l)
 		}
 	}
 }

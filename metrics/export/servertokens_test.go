@@ -51,7 +51,7 @@ func TestServerTokenCounts(t *testing.T) {
 			s.CompareServerTokens(tc.server)
 			var con strings.Builder
 			Console(&con, "t", s)
-			if !strings.Contains(con.String(), tc.line+"\n") {
+			if !hasProse(con.String(), tc.line+"\n") {
 				t.Errorf("console lacks\n%s\n%s", tc.line, con.String())
 			}
 			var b bytes.Buffer
