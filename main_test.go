@@ -2,7 +2,9 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"io"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
@@ -10,6 +12,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/surgebench/surge/app/cmdline"
+	"github.com/surgebench/surge/examples/mockserver"
 )
 
 // TestMain keeps every test off the user's history: the default database
@@ -41,6 +44,7 @@ func TestExitCodesForBadUsage(t *testing.T) {
 		{"mock-server", "--tool-call-rate", "-0.1"},
 		{"mock-server", "--bad-tool-args-rate", "2"},
 		{"mock-server", "--max-model-len", "-1"},
+		{"mock-server", "--hub", "/no/such/folder"},
 		// Refused AIPerf flag: the run does not start, whatever else was given.
 		{"profile", "--video-width", "64", "--request-count", "1", "--ui", "none"},
 		// A stray argument is exit 2, not a run of the rest.
@@ -357,5 +361,28 @@ func TestHistoryExitCodes(t *testing.T) {
 	code, _, stderr = captured(t, append([]string{"profile", "--no-history", "--output-artifact-dir", filepath.Join(dir, "quiet")}, run1...)...)
 	if code != cmdline.ExitOK || strings.Contains(stderr, "history") {
 		t.Errorf("--no-history: exit %d, stderr mentions the history:\n%s", code, stderr)
+	}
+}
+
+// TestMockServerHost: --host takes an IPv6 address bare or bracketed, and
+// the mock listens on it.
+func TestMockServerHost(t *testing.T) {
+	for host, want := range map[string]string{"::1": "[::1]:8100", "[::1]": "[::1]:8100", "127.0.0.1": "127.0.0.1:8100", "localhost": "localhost:8100"} {
+		if got := listenAddr(host, 8100); got != want {
+			t.Errorf("--host %s --port 8100: %q, want %q", host, got, want)
+		}
+	}
+	srv, err := mockserver.Start(t.Context(), listenAddr("::1", 0), mockserver.Config{})
+	if err != nil {
+		t.Skipf("no IPv6 loopback here: %v", err)
+	}
+	defer srv.Close(context.Background())
+	resp, err := http.Get(srv.URL() + "/health")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if !strings.HasPrefix(srv.URL(), "http://[::1]:") || resp.StatusCode != 200 {
+		t.Errorf("mock on ::1: %s answered %d", srv.URL(), resp.StatusCode)
 	}
 }
