@@ -39,6 +39,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -447,60 +448,137 @@ func TestDocCommandsRun(t *testing.T) {
 		}
 		t.Run(f, func(t *testing.T) {
 			d := &docRun{dir: t.TempDir(), repo: repo, ports: map[string]string{}}
-			ctx, cancel := context.WithCancel(context.Background())
-			defer cancel()
-			var bg []*exec.Cmd
-			defer func() {
-				for _, c := range bg {
-					_ = c.Process.Signal(os.Interrupt)
-					_ = c.Wait()
-				}
-			}()
-			for i := 0; i < len(cmds); i++ {
-				c := cmds[i]
-				if at := startAt(c.args); at != "" {
-					// Shards of one plan: every command up to the first
-					// with another --start-at runs at once.
-					j := i + 1
-					for j < len(cmds) && startAt(cmds[j].args) == at {
-						j++
-					}
-					d.runAtOnce(ctx, t, bin, env, cmds[i:j])
-					i = j - 1
-					continue
-				}
-				args, err := d.rewrite(c.args)
-				if err != nil {
-					t.Fatalf("%s: %v", c.at, err)
-				}
-				run := exec.CommandContext(ctx, bin, args...)
-				run.Dir, run.Env = d.dir, env
-				if c.background {
-					stderr, err := run.StderrPipe()
-					if err != nil {
-						t.Fatal(err)
-					}
-					if err := run.Start(); err != nil {
-						t.Fatalf("%s: %v", c.at, err)
-					}
-					bg = append(bg, run)
-					if err := waitListening(stderr); err != nil {
-						t.Fatalf("%s: surge %s: %v", c.at, strings.Join(args, " "), err)
-					}
-					continue
-				}
-				tctx, stop := context.WithTimeout(ctx, 60*time.Second)
-				run = exec.CommandContext(tctx, bin, args...)
-				run.Dir, run.Env = d.dir, env
-				out, _ := run.CombinedOutput()
-				stop()
-				if got := run.ProcessState.ExitCode(); got != c.exit {
-					t.Errorf("%s: surge %s\nexited %d, want %d (annotate a non-zero status with # exit N):\n%s",
-						c.at, strings.Join(args, " "), got, c.exit, tail(out, 1500))
-				}
-			}
+			d.runEach(t, bin, env, cmds)
 		})
 	}
+	// The CI jobs of docs/history.md, as a runner would run them.
+	b, err := os.ReadFile("docs/history.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	jobs := ciJobs("docs/history.md", string(b))
+	if len(jobs) < 2 {
+		t.Fatalf("docs/history.md: %d CI jobs found, want GitHub's and GitLab's", len(jobs))
+	}
+	for _, job := range jobs {
+		t.Run(job[0].at, func(t *testing.T) {
+			d := &docRun{dir: t.TempDir(), repo: repo, ports: map[string]string{}}
+			d.runEach(t, bin, env, job)
+		})
+	}
+}
+
+// runEach runs a document's commands in order in d's folder: a
+// background one until the last has run, shards of one plan at once, the
+// others one by one, each with the exit status it documents.
+func (d *docRun) runEach(t *testing.T, bin string, env []string, cmds []docCommand) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var bg []*exec.Cmd
+	defer func() {
+		for _, c := range bg {
+			_ = c.Process.Signal(os.Interrupt)
+			_ = c.Wait()
+		}
+	}()
+	for i := 0; i < len(cmds); i++ {
+		c := cmds[i]
+		if at := startAt(c.args); at != "" {
+			// Shards of one plan: every command up to the first
+			// with another --start-at runs at once.
+			j := i + 1
+			for j < len(cmds) && startAt(cmds[j].args) == at {
+				j++
+			}
+			d.runAtOnce(ctx, t, bin, env, cmds[i:j])
+			i = j - 1
+			continue
+		}
+		args, err := d.rewrite(c.args)
+		if err != nil {
+			t.Fatalf("%s: %v", c.at, err)
+		}
+		run := exec.CommandContext(ctx, bin, args...)
+		run.Dir, run.Env = d.dir, env
+		if c.background {
+			stderr, err := run.StderrPipe()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := run.Start(); err != nil {
+				t.Fatalf("%s: %v", c.at, err)
+			}
+			bg = append(bg, run)
+			if err := waitListening(stderr); err != nil {
+				t.Fatalf("%s: surge %s: %v", c.at, strings.Join(args, " "), err)
+			}
+			continue
+		}
+		tctx, stop := context.WithTimeout(ctx, 60*time.Second)
+		run = exec.CommandContext(tctx, bin, args...)
+		run.Dir, run.Env = d.dir, env
+		out, _ := run.CombinedOutput()
+		stop()
+		if got := run.ProcessState.ExitCode(); got != c.exit {
+			t.Errorf("%s: surge %s\nexited %d, want %d (annotate a non-zero status with # exit N):\n%s",
+				c.at, strings.Join(args, " "), got, c.exit, tail(out, 1500))
+		}
+	}
+}
+
+// ciVars are what a CI runner gives the documented jobs' variables.
+var ciVars = strings.NewReplacer("${{ github.sha }}", "0a1b2c3d", "${{ github.run_id }}", "42", "$CI_COMMIT_SHORT_SHA", "0a1b2c3",
+	"$CI_COMMIT_SHA", "0a1b2c3d4e5f", "$SERVER_URL", "http://localhost:8000", "$MODEL", "Qwen/Qwen3-8B")
+
+// ciJobs are the surge commands of each ```yaml block of a document (a
+// CI job), as the runner runs them: a folded `run: >` or a list item
+// continued on the lines under it joined into one line, the job's
+// variables given values.
+func ciJobs(name, text string) [][]docCommand {
+	var jobs [][]docCommand
+	var job []docCommand
+	in := false
+	lines := strings.Split(text, "\n")
+	for i := 0; i < len(lines); i++ {
+		trimmed := strings.TrimSpace(lines[i])
+		switch {
+		case trimmed == "```yaml":
+			in, job = true, nil
+			continue
+		case in && strings.HasPrefix(trimmed, "```"):
+			in = false
+			if len(job) > 0 {
+				jobs = append(jobs, job)
+			}
+			continue
+		case !in:
+			continue
+		}
+		indent := len(lines[i]) - len(strings.TrimLeft(lines[i], " "))
+		cmd := ""
+		switch {
+		case trimmed == "run: >":
+			cmd = ""
+		case strings.HasPrefix(trimmed, "run: surge "):
+			cmd = strings.TrimPrefix(trimmed, "run: ")
+		case strings.HasPrefix(trimmed, "- surge "):
+			cmd = strings.TrimPrefix(trimmed, "- ")
+		default:
+			continue
+		}
+		at := fmt.Sprintf("%s:%d", name, i+1)
+		// The lines under it, further in, continue it.
+		for i+1 < len(lines) && len(lines[i+1])-len(strings.TrimLeft(lines[i+1], " ")) > indent && strings.TrimSpace(lines[i+1]) != "" {
+			i++
+			cmd += " " + strings.TrimSpace(lines[i])
+		}
+		c, err := parseCommand(at, ciVars.Replace(strings.TrimSpace(cmd)))
+		if err != nil {
+			continue // not a surge command: TestDocsFollowTheRule leaves yaml alone
+		}
+		job = append(job, c)
+	}
+	return jobs
 }
 
 // startAt is the --start-at value of a documented command ("" if none).
@@ -647,4 +725,33 @@ func docsHub(t *testing.T) *hftest.Hub {
 	}
 	h.Add("semianalysisai/cc-traces-weka-no-subagents-051826", "main", "data/train-00000-of-00001.jsonl", traces.Bytes())
 	return h
+}
+
+// TestCIJobs: the CI jobs of docs/history.md are read as a runner reads
+// them: each job's profile, compare and prune, every line of a command
+// joined, its variables given values, and only its flags (no -o).
+func TestCIJobs(t *testing.T) {
+	b, err := os.ReadFile("docs/history.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	jobs := ciJobs("docs/history.md", string(b))
+	if len(jobs) != 2 {
+		t.Fatalf("%d CI jobs, want GitHub's and GitLab's", len(jobs))
+	}
+	for _, job := range jobs {
+		var verbs []string
+		for _, c := range job {
+			verbs = append(verbs, c.args[0])
+			if strings.Contains(strings.Join(c.args, " "), "$") {
+				t.Errorf("%s: a variable left: %q", c.at, c.args)
+			}
+		}
+		if got := strings.Join(verbs, " "); got != "profile compare history" {
+			t.Errorf("%s: %s, want profile compare history", job[0].at, got)
+		}
+		if p := job[0].args; !slices.Contains(p, "--output-artifact-dir") || !slices.Contains(p, "--request-count") {
+			t.Errorf("%s: %q", job[0].at, p)
+		}
+	}
 }

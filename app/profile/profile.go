@@ -615,6 +615,10 @@ func (p *prepared) report(o *outcome, out io.Writer) (*Result, error) {
 	if info := s.Endpoint.Info(); !s.Streaming && info.Streams && info.ProducesTokens {
 		opts = append(opts, export.Note("TTFT and ITL need --streaming (this run read each answer whole)"))
 	}
+	if n := sessionsEndedFirst(s, o.summary, len(p.plan.values), o.cancelled || aborted); n != "" {
+		opts = append(opts, export.Note(n))
+	}
+	opts = append(opts, export.BesidePrompt(p.besidePrompt()...))
 	errs = append(errs, Report(out, o.dir, s.Exports.Files, title, o.summary, o.state, run, folders, opts...))
 	if s.Exports.Report || s.Exports.Plots {
 		errs = append(errs, writeRunReport(out, o.dir, s.Exports))
@@ -632,6 +636,49 @@ func (p *prepared) report(o *outcome, out io.Writer) (*Result, error) {
 		return res, errors.Join(append(errs, o.fault)...)
 	}
 	return res, errors.Join(errs...)
+}
+
+// besidePrompt names what the run sends beside each turn's prompt, which
+// the ISL leaves out and a server's usage counts: the system prompt, the
+// user context, the conversation's history (a turn after the first sends
+// the ones before it).
+func (p *prepared) besidePrompt() []string {
+	d := &p.s.Dataset
+	var parts []string
+	if d.SystemPrompt != "" || d.SharedSystemPromptLength > 0 {
+		parts = append(parts, "the system prompt")
+	}
+	if d.UserContextLength > 0 {
+		parts = append(parts, "the user context")
+	}
+	history := d.TurnsMean > 1
+	if p.ds != nil {
+		for i := range min(p.ds.Len(), 1000) {
+			history = history || p.ds.Turns(i) > 1
+		}
+	}
+	if history {
+		parts = append(parts, "the conversation's history")
+	}
+	return parts
+}
+
+// sessionsEndedFirst is the note for a run whose --conversation-num
+// ended its stages before --request-count did (AIPerf's meaning: the
+// first bound reached ends a stage), "" when it did not or the run was
+// stopped.
+func sessionsEndedFirst(s *spec.Spec, sum *metrics.Summary, stages int, stopped bool) string {
+	l := &s.Load
+	if l.ConversationNum <= 0 || l.RequestCount <= 0 || stopped || sum == nil {
+		return ""
+	}
+	sent := int(sum.Run[metrics.RequestCount] + sum.Run[metrics.ErrorRequestCount])
+	want := l.RequestCount * max(stages, 1)
+	if sent >= want {
+		return ""
+	}
+	return fmt.Sprintf("--conversation-num %d ended the run after %d requests, before --request-count %d: as in AIPerf, the first bound reached ends a stage (raise or drop --conversation-num to send them all)",
+		l.ConversationNum, sent, want)
 }
 
 // conversationCount is run_info.conversations: how many distinct

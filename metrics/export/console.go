@@ -20,6 +20,7 @@ type consoleOptions struct {
 	notes   []string // one-line hints after the run's lines
 	width   int      // the terminal's columns (0: DefaultWidth)
 	wide    bool     // every metric's row, AIPerf's table
+	beside  []string // what surge sent beside each turn's prompt
 }
 
 func consoleOpts(opts []ConsoleOption) consoleOptions {
@@ -48,6 +49,14 @@ func JudgedKnee(on bool) ConsoleOption { return func(o *consoleOptions) { o.knee
 // table fit it, and every line of prose under them wraps at it (≤ 0:
 // DefaultWidth).
 func Width(columns int) ConsoleOption { return func(o *consoleOptions) { o.width = columns } }
+
+// BesidePrompt names what surge itself sent beside each turn's prompt,
+// which its ISL leaves out and the server's usage counts ("the system
+// prompt", "the conversation's history"): the note on the two counts
+// names them, not the chat template alone.
+func BesidePrompt(parts ...string) ConsoleOption {
+	return func(o *consoleOptions) { o.beside = append(o.beside, parts...) }
+}
 
 // Wide prints AIPerf's whole table (every metric × avg/min/max/p99/p90/
 // p50/std), the run-level metrics and every interval, however wide they
@@ -91,7 +100,7 @@ func Console(w io.Writer, title string, s *metrics.Summary, opts ...ConsoleOptio
 		}
 		fmt.Fprintln(lines)
 	}
-	consoleInputCounts(lines, s)
+	consoleInputCounts(lines, s, o.beside)
 	if s.TimestampSource != "" {
 		fmt.Fprintf(lines, "Token times from: %s", s.TimestampSource)
 		if d, ok := s.Metrics[metrics.ClientReadDelay]; ok {
@@ -299,19 +308,33 @@ func consoleServerTokens(w io.Writer, c *metrics.TokenComparison) {
 
 // consoleInputCounts says, where the server's prompt counts (usage) differ
 // from surge's, which the metrics use and why: one line, none when they
-// agree (the embedded mock counts with surge's tokenizer).
-func consoleInputCounts(w io.Writer, s *metrics.Summary) {
+// agree (the embedded mock counts with surge's tokenizer). What surge sent
+// beside the prompts (beside) is named as the first reason for more.
+func consoleInputCounts(w io.Writer, s *metrics.Summary, beside []string) {
 	isl, ok1 := s.Metrics[metrics.ISL]
 	up, ok2 := s.Metrics[metrics.UsagePrompt]
 	if !ok1 || !ok2 || s.InputTokenSource == metrics.InputFromUsage || short(isl.Avg) == short(up.Avg) {
 		return
 	}
+	what := "the prompts as sent"
 	why := "its chat template adds tokens"
+	if len(beside) > 0 {
+		what = "each turn's prompt"
+		why = "it also counts " + joinAnd(beside) + " surge sent, and any chat template's tokens"
+	}
 	if up.Avg < isl.Avg {
 		why = "another tokenizer, or prompts it cut"
 	}
-	fmt.Fprintf(w, "Input sequence length: the metrics use surge's count, avg %s (the prompts as sent); the server's usage says %s (%s)\n",
-		short(isl.Avg), short(up.Avg), why)
+	fmt.Fprintf(w, "Input sequence length: the metrics use surge's count, avg %s (%s); the server's usage says %s (%s)\n",
+		short(isl.Avg), what, short(up.Avg), why)
+}
+
+// joinAnd is "a", "a and b", "a, b and c".
+func joinAnd(parts []string) string {
+	if len(parts) < 2 {
+		return strings.Join(parts, "")
+	}
+	return strings.Join(parts[:len(parts)-1], ", ") + " and " + parts[len(parts)-1]
 }
 
 func describe(e metrics.Error) string {

@@ -131,16 +131,20 @@ func TestConsoleInputCounts(t *testing.T) {
 		isl, usage float64
 		source     string
 		want       string
+		beside     []string
 	}{
-		{550, 562, metrics.InputFromDataset, "the metrics use surge's count, avg 550 (the prompts as sent); the server's usage says 562 (its chat template adds tokens)\n"},
-		{550, 300, metrics.InputFromDataset, "the server's usage says 300 (another tokenizer, or prompts it cut)\n"},
-		{550, 550, metrics.InputFromDataset, ""},
-		{550, 562, metrics.InputFromUsage, ""},
+		// surge's own additions are named, not the template alone.
+		{550, 21562, metrics.InputFromDataset, "avg 550 (each turn's prompt); the server's usage says 21562 (it also counts the system prompt, the user context and the conversation's history surge sent, and any chat template's tokens)",
+			[]string{"the system prompt", "the user context", "the conversation's history"}},
+		{550, 562, metrics.InputFromDataset, "the metrics use surge's count, avg 550 (the prompts as sent); the server's usage says 562 (its chat template adds tokens)\n", nil},
+		{550, 300, metrics.InputFromDataset, "the server's usage says 300 (another tokenizer, or prompts it cut)\n", nil},
+		{550, 550, metrics.InputFromDataset, "", nil},
+		{550, 562, metrics.InputFromUsage, "", nil},
 	} {
 		s := metrics.Summary{InputTokenSource: tc.source, Metrics: map[metrics.Tag]metrics.Distribution{
 			metrics.ISL: {Avg: tc.isl}, metrics.UsagePrompt: {Avg: tc.usage}}}
 		var b strings.Builder
-		Console(&b, "t", &s)
+		Console(&b, "t", &s, BesidePrompt(tc.beside...))
 		got := strings.Count(b.String(), "Input sequence length:")
 		if tc.want == "" && got != 0 || tc.want != "" && (got != 1 || !hasProse(b.String(), tc.want)) {
 			t.Errorf("ISL %v, usage %v (%s): want %q:\n%s", tc.isl, tc.usage, tc.source, tc.want, b.String())
@@ -161,6 +165,59 @@ func fitsWidth(t *testing.T, out string, width int) {
 	for _, l := range strings.Split(out, "\n") {
 		if n := utf8.RuneCountInString(l); n > width && strings.Contains(strings.TrimSpace(l), " ") {
 			t.Errorf("a line of %d columns, over %d: %q", n, width, l)
+		}
+	}
+}
+
+// TestConsoleTrimMarked: under --trim auto the rows that are the steady
+// state's say so in the wide table (TTFT's, not TTFT From Send's, which
+// covers the whole run); the headline says whose numbers it shows.
+func TestConsoleTrimMarked(t *testing.T) {
+	t.Parallel()
+	d := func(p50 float64) metrics.Distribution {
+		return metrics.Distribution{Unit: "ms", Avg: p50, P50: p50, P90: p50, P99: p50, Count: 100}
+	}
+	s := metrics.Summary{
+		Metrics: map[metrics.Tag]metrics.Distribution{metrics.TTFT: d(20), metrics.TTFTFromSend: d(25), metrics.ITL: d(5)},
+		Run:     map[metrics.Tag]float64{metrics.RequestCount: 120, metrics.OutputTokenThroughput: 900, metrics.TotalTokenThroughput: 5000},
+		SteadyState: &metrics.SteadyState{Found: true, Applied: true, Requests: 100, Method: "MSER-5", BinSec: 0.1,
+			RunEndNs: 20e9, StartNs: 2e9, EndNs: 18e9, Metrics: map[metrics.Tag]metrics.Distribution{metrics.TTFT: d(20), metrics.ITL: d(5)}},
+	}
+	var wide strings.Builder
+	Console(&wide, "t", &s, Wide(true))
+	for _, want := range []string{"Time to First Token (steady state) (ms)", "Inter Token Latency (steady state) (ms)",
+		"Output Token Throughput (steady state) (tokens/sec)", "\nTime to First Token From Send (ms) ", "\nTotal Token Throughput (tokens/sec) ",
+		"the rows so marked are the steady state's 100 requests"} {
+		if !strings.Contains(wide.String(), want) {
+			t.Errorf("--wide lacks %q:\n%s", want, wide.String())
+		}
+	}
+	var fit strings.Builder
+	Console(&fit, "t", &s)
+	if !strings.Contains(fit.String(), "steady state, 100 requests") || strings.Contains(fit.String(), "TTFT from send") ||
+		!strings.Contains(fit.String(), "120 ok, 0 errors (the whole run)") {
+		t.Errorf("the headline does not say it is the steady state's, or mixes in a whole-run view:\n%s", fit.String())
+	}
+}
+
+// TestStagesDashWithoutStreaming: a stage that measured no TTFT or ITL (a
+// run that read each answer whole) shows "–" for them, never 0, in both
+// tables; its latency is measured and shown.
+func TestStagesDashWithoutStreaming(t *testing.T) {
+	t.Parallel()
+	st := func(v float64) metrics.StageSummary {
+		return metrics.StageSummary{Mode: "concurrency", Value: v, RequestCount: 8, OutputTokenThroughput: 100 * v, RequestThroughput: v,
+			Latency: metrics.Distribution{P95: 640, Count: 8}}
+	}
+	s := &metrics.Summary{Stages: []metrics.StageSummary{st(1), st(2)}, Knee: -1, Operating: -1}
+	for _, wide := range []bool{false, true} {
+		var b strings.Builder
+		ConsoleStages(&b, s, Wide(wide))
+		for _, row := range strings.Split(strings.TrimSpace(b.String()), "\n")[3:] {
+			f := strings.Fields(row)
+			if strings.Count(row, "–") != 3 || f[len(f)-1] == "0" || !strings.Contains(row, "640") {
+				t.Errorf("wide %v: row %q, want – for TTFT p50, p95 and ITL and the latency", wide, row)
+			}
 		}
 	}
 }
