@@ -493,7 +493,7 @@ func (t *Trend) Report() report.Data {
 		line.YLo, line.YHi = nil, nil
 	}
 	c := report.Chart{ID: "trend", Group: "trend", Title: fmt.Sprintf("%s across runs (%g%% tests)", name, 100*t.Level),
-		XLabel: "run", YLabel: strings.TrimSpace(name + " " + unitLabel(t.Unit)), Series: []report.Series{line}}
+		XLabel: "run", XWhole: true, YLabel: strings.TrimSpace(name + " " + unitLabel(t.Unit)), Series: []report.Series{line}}
 	for _, s := range []report.Series{worse, better} {
 		if len(s.X) > 0 {
 			c.Series = append(c.Series, s)
