@@ -4,8 +4,10 @@ package main
 //
 // The rule, for whoever writes docs:
 //   - A ```sh block is run. Each of its commands (a line, with "\" lines
-//     joined) must start with `surge `, `./surge ` or `go run . `; a line
-//     starting with # is a comment.
+//     joined) must start with `surge `, `./surge ` or `go run . `, after
+//     any VAR=value words (its environment: HF_ENDPOINT for a local Hub,
+//     its port the document's mock's); a line starting with # is a
+//     comment.
 //   - A trailing `# exit N` says the exit status the command must have
 //     (0 when not said). A trailing `&` runs it in the background until
 //     the file's last command has run (a `surge mock-server`).
@@ -39,6 +41,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -54,6 +57,7 @@ import (
 type docCommand struct {
 	at         string   // file:line
 	args       []string // after "surge"
+	env        []string // VAR=value words before it
 	exit       int
 	background bool
 }
@@ -85,7 +89,11 @@ func parseDoc(name, text string) (cmds []docCommand, errs []error) {
 			}
 			continue
 		}
-		isSurge := strings.HasPrefix(trimmed, "surge ") || strings.HasPrefix(trimmed, "./surge ") || strings.HasPrefix(trimmed, "go run . ")
+		bare := trimmed
+		for envWord.MatchString(bare) {
+			bare = strings.TrimLeft(envWord.ReplaceAllString(bare, ""), " ")
+		}
+		isSurge := strings.HasPrefix(bare, "surge ") || strings.HasPrefix(bare, "./surge ") || strings.HasPrefix(bare, "go run . ")
 		switch fence {
 		case "bash", "shell", "console", "none":
 			if isSurge {
@@ -163,6 +171,9 @@ func parseCommand(at, line string) (docCommand, error) {
 	if n := len(words); n > 0 && words[n-1] == "&" {
 		c.background, words = true, words[:n-1]
 	}
+	for len(words) > 0 && envWord.MatchString(words[0]+" ") {
+		c.env, words = append(c.env, words[0]), words[1:]
+	}
 	switch {
 	case len(words) > 0 && (words[0] == "surge" || words[0] == "./surge"):
 		c.args = words[1:]
@@ -180,6 +191,9 @@ func parseCommand(at, line string) (docCommand, error) {
 	}
 	return c, nil
 }
+
+// envWord is a VAR=value word that opens a command (its environment).
+var envWord = regexp.MustCompile(`^[A-Z_][A-Z0-9_]*=\S* `)
 
 // docRun is the state of one document's commands: its folder, and the
 // ports its background mock servers were moved to.
@@ -395,13 +409,14 @@ func TestParseCommand(t *testing.T) {
 		{`./surge profile --streaming`, docCommand{args: []string{"profile", "--streaming"}}},
 		{`surge compare a b --fail-on 'x>+5%'   # exit 1`, docCommand{args: []string{"compare", "a", "b", "--fail-on", "x>+5%"}, exit: 1}},
 		{`surge mock-server --port 8000 &`, docCommand{args: []string{"mock-server", "--port", "8000"}, background: true}},
+		{`HF_ENDPOINT=http://127.0.0.1:8101 A_B=1 surge profile --hf-dataset o/n`, docCommand{args: []string{"profile", "--hf-dataset", "o/n"}, env: []string{"HF_ENDPOINT=http://127.0.0.1:8101", "A_B=1"}}},
 	} {
 		got, err := parseCommand("x", tc.line)
 		if err != nil {
 			t.Errorf("%s: %v", tc.line, err)
 			continue
 		}
-		if fmt.Sprint(got.args) != fmt.Sprint(tc.want.args) || got.exit != tc.want.exit || got.background != tc.want.background {
+		if fmt.Sprint(got.args) != fmt.Sprint(tc.want.args) || fmt.Sprint(got.env) != fmt.Sprint(tc.want.env) || got.exit != tc.want.exit || got.background != tc.want.background {
 			t.Errorf("%s: got %+v, want %+v", tc.line, got, tc.want)
 		}
 	}
@@ -499,7 +514,7 @@ func (d *docRun) runEach(t *testing.T, bin string, env []string, cmds []docComma
 			t.Fatalf("%s: %v", c.at, err)
 		}
 		run := exec.CommandContext(ctx, bin, args...)
-		run.Dir, run.Env = d.dir, env
+		run.Dir, run.Env = d.dir, d.envFor(c, env)
 		if c.background {
 			stderr, err := run.StderrPipe()
 			if err != nil {
@@ -516,7 +531,7 @@ func (d *docRun) runEach(t *testing.T, bin string, env []string, cmds []docComma
 		}
 		tctx, stop := context.WithTimeout(ctx, 60*time.Second)
 		run = exec.CommandContext(tctx, bin, args...)
-		run.Dir, run.Env = d.dir, env
+		run.Dir, run.Env = d.dir, d.envFor(c, env)
 		out, _ := run.CombinedOutput()
 		stop()
 		if got := run.ProcessState.ExitCode(); got != c.exit {
@@ -524,6 +539,28 @@ func (d *docRun) runEach(t *testing.T, bin string, env []string, cmds []docComma
 				c.at, strings.Join(args, " "), got, c.exit, tail(out, 1500))
 		}
 	}
+}
+
+// envFor is the environment c runs in: the test's, then c's own VAR=value
+// words, an address among them moved to the document's mock on that port.
+// A command that names its own HF_ENDPOINT (a local Hub) may download
+// from it: the test's offline guard is lifted for it.
+func (d *docRun) envFor(c docCommand, env []string) []string {
+	if len(c.env) == 0 {
+		return env
+	}
+	out := slices.Clone(env)
+	for _, kv := range c.env {
+		k, v, _ := strings.Cut(kv, "=")
+		if u := d.url(v); u != "" {
+			v = u
+		}
+		if k == "HF_ENDPOINT" {
+			out = append(out, "HF_HUB_OFFLINE=")
+		}
+		out = append(out, k+"="+v)
+	}
+	return out
 }
 
 // ciVars are what a CI runner gives the documented jobs' variables.
@@ -610,7 +647,7 @@ func (d *docRun) runAtOnce(ctx context.Context, t *testing.T, bin string, env []
 		}
 		tctx, stop := context.WithTimeout(ctx, 60*time.Second)
 		runs[k] = exec.CommandContext(tctx, bin, args...)
-		runs[k].Dir, runs[k].Env = d.dir, env
+		runs[k].Dir, runs[k].Env = d.dir, d.envFor(c, env)
 		wg.Go(func() {
 			defer stop()
 			outs[k], _ = runs[k].CombinedOutput()

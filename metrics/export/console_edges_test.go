@@ -1,11 +1,14 @@
 package export
 
 import (
+	"fmt"
+	"os"
 	"strings"
 	"testing"
 	"unicode/utf8"
 
 	"github.com/surgebench/surge/metrics"
+	mstats "github.com/surgebench/surge/metrics/stats"
 )
 
 // TestConsoleSaysWhoFailedAndWhatWasResent: past 1% of requests the
@@ -218,6 +221,32 @@ func TestStagesDashWithoutStreaming(t *testing.T) {
 			if strings.Count(row, "–") != 3 || f[len(f)-1] == "0" || !strings.Contains(row, "640") {
 				t.Errorf("wide %v: row %q, want – for TTFT p50, p95 and ITL and the latency", wide, row)
 			}
+		}
+	}
+}
+
+// TestRequestsForAndTheDocs: how many requests a percentile takes to lose
+// its † (10 beyond it), and docs/precision.md's table says the same, with
+// the fewest that bound both its ends.
+func TestRequestsForAndTheDocs(t *testing.T) {
+	t.Parallel()
+	doc, err := os.ReadFile("../../docs/precision.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		p    float64
+		want int
+	}{{50, 20}, {90, 100}, {95, 200}, {99, 1000}, {99.9, 10000}} {
+		if got := RequestsFor(tc.p); got != tc.want {
+			t.Errorf("RequestsFor(%v) = %d, want %d", tc.p, got, tc.want)
+		}
+		if tc.p == 99.9 {
+			continue
+		}
+		row := fmt.Sprintf("| p%v | %s | %d |", tc.p, thousands(tc.want), mstats.MinBounded(tc.p/100, metrics.PrecisionLevel))
+		if !strings.Contains(string(doc), row) {
+			t.Errorf("docs/precision.md lacks the row %q", row)
 		}
 	}
 }
