@@ -214,6 +214,10 @@ type outcome struct {
 	telemetry  *telemetry.Data
 	// serverExport is the server-metrics summary (nil: no endpoint answered).
 	serverExport *telemetry.ServerExport
+	// runTokens are the servers' token counters over the whole run, the
+	// warmup's requests included (runTokensOK: a server exported them).
+	runTokens   telemetry.TokenTotals
+	runTokensOK bool
 	// telemetryBetween is telemetry_data over part of the run (a sweep's
 	// stage); nil without telemetry.
 	telemetryBetween func(from, to time.Duration) *telemetry.Data
@@ -467,6 +471,7 @@ func (p *prepared) execute(ctx context.Context, log io.Writer) (o *outcome, err 
 	interrupt.release() // no ask reads the collector once it is closed
 	telData, telErr := tel.stop()
 	o.serverExport = tel.col.ServerExport()
+	o.runTokens, o.runTokensOK = tel.col.RunTokenTotals()
 	o.summary = closeCol()
 	netInfo, netErr := adjustForNetwork(s, probe, o.summary, logw)
 	o.network = netInfo
@@ -559,10 +564,12 @@ func (p *prepared) report(o *outcome, out io.Writer) (*Result, error) {
 		o.summary.Warnings = append(o.summary.Warnings, fmt.Sprintf(
 			"the wall clock moved %.1f ms against the monotonic clock during the run: kernel timestamps after the step are off by up to that much", float64(o.clockDrift)/1e6))
 	}
-	if tt, ok := o.telemetry.TokenTotals(); ok {
-		// The server's counters over the profile (the warmup's last scrape
-		// is their baseline) beside surge's own counts.
-		o.summary.CompareServerTokens(metrics.ServerTokens{Prompt: tt.Prompt, Output: tt.Output, CachedPrompt: tt.CachedPrompt, Families: tt.Families})
+	if tt := o.runTokens; o.runTokensOK {
+		// The server's counters from before the first request to after the
+		// last, beside surge's counts of the same requests: the warmup's
+		// and the profile's.
+		o.summary.CompareServerTokens(metrics.ServerTokens{Prompt: tt.Prompt, Output: tt.Output, CachedPrompt: tt.CachedPrompt, Families: tt.Families,
+			WithWarmup: o.summary.Warmup != nil})
 	}
 	if o.telemetry != nil {
 		run.Telemetry = o.telemetry

@@ -303,6 +303,9 @@ func consoleServerTokens(w io.Writer, c *metrics.TokenComparison) {
 	if c.Failed > 0 {
 		fmt.Fprintf(w, "; surge's output count leaves out the %d failed requests'", c.Failed)
 	}
+	if c.Server.WithWarmup {
+		fmt.Fprint(w, "; both count the warmup's requests too")
+	}
 	fmt.Fprintln(w)
 }
 
