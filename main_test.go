@@ -19,6 +19,8 @@ import (
 // ($XDG_DATA_HOME/surge/history.db) is in a temporary folder, for this
 // process and every surge it starts.
 func TestMain(m *testing.M) {
+	// A shell's exported $COLUMNS would widen what the tests check at 80.
+	os.Unsetenv("COLUMNS")
 	dir, err := os.MkdirTemp("", "surge-main-")
 	if err != nil {
 		panic(err)
@@ -384,5 +386,36 @@ func TestMockServerHost(t *testing.T) {
 	resp.Body.Close()
 	if !strings.HasPrefix(srv.URL(), "http://[::1]:") || resp.StatusCode != 200 {
 		t.Errorf("mock on ::1: %s answered %d", srv.URL(), resp.StatusCode)
+	}
+}
+
+// TestFitsEightyColumns: at COLUMNS=80 a default streaming run's summary,
+// a sweep's stage table and surge history fit 80 columns (a path longer
+// than a line may stand alone); off a terminal, progress goes to stderr,
+// not into the summary.
+func TestFitsEightyColumns(t *testing.T) {
+	t.Setenv("COLUMNS", "80")
+	dir := t.TempDir()
+	db := filepath.Join(dir, "history.db")
+	for _, args := range [][]string{
+		{"profile", "--streaming", "--request-count", "40", "--concurrency", "4", "--osl", "8", "--history", db, "--output-artifact-dir", filepath.Join(dir, "one")},
+		{"profile", "--streaming", "--concurrency", "1,2,4", "--request-count", "12", "--osl", "8", "--history", db, "--output-artifact-dir", filepath.Join(dir, "sweep")},
+		{"history", "--history", db, "--stages"},
+	} {
+		code, out, _ := captured(t, args...)
+		if code != cmdline.ExitOK {
+			t.Fatalf("surge %v exited %d:\n%s", args, code, out)
+		}
+		for _, line := range strings.Split(out, "\n") {
+			if utf8.RuneCountInString(line) > 80 && strings.Contains(strings.TrimSpace(line), " ") {
+				t.Errorf("surge %s: a line of %d columns: %q", args[0], utf8.RuneCountInString(line), line)
+			}
+		}
+		if args[0] == "profile" && (!strings.Contains(out, "TTFT (ms)") || strings.Contains(out, "[ ")) {
+			t.Errorf("surge %v: no headline, or progress lines in the summary:\n%s", args, out)
+		}
+		if len(args) > 3 && args[3] == "1,2,4" && !strings.Contains(out, "Stages (latencies in ms)") {
+			t.Errorf("the sweep printed no stage table:\n%s", out)
+		}
 	}
 }

@@ -60,8 +60,12 @@ func helpWidth(w io.Writer) int {
 
 // TerminalColumns is the width output to f should fit: $COLUMNS when it
 // is set (to 40 or more), else the terminal's width when f is one, else 0
-// (unknown: the caller's default, 80 columns).
+// (unknown: the caller's default, 80 columns). Output that is no file (a
+// buffer) is 0 whatever $COLUMNS says.
 func TerminalColumns(f *os.File) int {
+	if f == nil {
+		return 0
+	}
 	if n, err := strconv.Atoi(strings.TrimSpace(os.Getenv("COLUMNS"))); err == nil && n >= 40 {
 		return n
 	}
