@@ -243,8 +243,11 @@ func TestListPruneAndJSON(t *testing.T) {
 	if _, code := surge(t, "history", "--history", db, "--json", "--jsonl"); code != cmdline.ExitUsage {
 		t.Errorf("--json --jsonl: exit %d, want %d", code, cmdline.ExitUsage)
 	}
-	// The list fits 80 columns, and says "1 row", never "1 rows".
+	// The list fits 80 columns.
 	out, code = surge(t, "history", "--history", db, "--stages")
+	if code != 0 {
+		t.Fatalf("surge history: exit %d\n%s", code, out)
+	}
 	for _, l := range strings.Split(strings.TrimSuffix(out, "\n"), "\n") {
 		if n := utf8.RuneCountInString(l); n > 80 && strings.Contains(strings.TrimSpace(l), " ") {
 			t.Errorf("surge history: a line of %d columns:\n%s", n, out)
