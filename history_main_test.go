@@ -78,7 +78,7 @@ func TestHistoryTrendAndGate(t *testing.T) {
 		t.Errorf("--baseline history:label=before --json: exit %d, %v, %+v\n%s", code, err, g, stdout)
 	}
 
-	code, stdout, _ = captured(t, "history", "--history", db)
+	code, stdout, _ = captured(t, "history", "--history", db, "--wide")
 	if code != cmdline.ExitOK || !strings.Contains(stdout, "3 of 3 runs shown") || !strings.Contains(stdout, "before") {
 		t.Errorf("surge history: exit %d\n%s", code, stdout)
 	}
