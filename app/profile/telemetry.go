@@ -108,6 +108,7 @@ func startTelemetry(ctx context.Context, tc *spec.Telemetry, targets []string, d
 		opts = append(opts, telemetry.ServerSink(f))
 	}
 	t.col = telemetry.New(opts...)
+	parent := ctx
 	ctx, t.cancel = context.WithCancel(context.WithoutCancel(ctx))
 	go func() { t.done <- t.col.Run(ctx) }()
 	// The servers' first token counters are read before the first request,
@@ -116,7 +117,7 @@ func startTelemetry(ctx context.Context, tc *spec.Telemetry, targets []string, d
 	select {
 	case <-t.col.Ready():
 	case <-time.After(firstScrapeWait):
-	case <-ctx.Done():
+	case <-parent.Done():
 	}
 	return t, nil
 }
