@@ -183,7 +183,7 @@ func (ls *liveSession) start(ctx context.Context, addr, token string, inFlight f
 	fmt.Fprintf(logw, "live control on %s/control (GET state; POST set, step, double, halve, pause, resume), token %s: send it as Authorization: Bearer <token>, %s or ?token=\n",
 		port.URL(), shown, controlport.TokenHeader)
 	if controlport.Exposed(addr) {
-		fmt.Fprint(logw, export.FormatWarning(fmt.Sprintf("--control-addr %s accepts connections from other machines: anyone who can reach it and has the token steers the run", addr), false))
+		fmt.Fprint(logw, export.FormatWarning(fmt.Sprintf("--control-addr %s accepts connections from other machines: anyone who can reach it and has the token steers the run", addr), false, 0))
 	}
 	return nil
 }
