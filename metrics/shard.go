@@ -3,7 +3,6 @@ package metrics
 import (
 	"math"
 	"slices"
-	"sync"
 	"sync/atomic"
 	"time"
 )
@@ -70,20 +69,21 @@ type shard struct {
 	// taken in yet. It takes them in with its next message (a record or a
 	// snapshot, 4 a second while anything shows them) instead of waking
 	// for each: one wake-up less per request.
-	firstMu      sync.Mutex
-	firsts, took []sample
+	firsts firstRing
 
 	// keep holds the successful profile requests' exact headline values.
 	keep *rowKeeper
 }
 
 func newShard(c *Collector) *shard {
-	return &shard{
+	s := &shard{
 		c: c, in: make(chan msg, shardQueue),
 		aggs: map[aggKey]*aggregate{}, slices: map[int64]*sliceAgg{}, liveTTFT: newDist(),
 		finishedBySec: map[int64]int64{}, errTypes: map[string]int64{},
 		keep: newRowKeeper(maxRows / len(c.shards)),
 	}
+	s.firsts.init()
+	return s
 }
 
 func (s *shard) run() {
@@ -95,27 +95,26 @@ func (s *shard) run() {
 		case msgSnapshot:
 			m.reply <- s.view(m.value)
 		case msgSample:
-			m.sample <- s.sample(int(m.value))
+			m.sample <- s.sample()
 		}
 	}
 }
 
-// firstToken queues a request's time to first token for the live TTFT.
-func (s *shard) firstToken(at, ttftNs int64) {
-	s.firstMu.Lock()
-	s.firsts = append(s.firsts, sample{at: at, tag: TTFT, v: float64(ttftNs) / nsPerMs})
-	s.firstMu.Unlock()
-}
+// firstToken queues a request's time to first token for the live TTFT,
+// without waiting: on a full queue the live sample is dropped (the record
+// brings the exact one).
+func (s *shard) firstToken(at, ttftNs int64) { s.firsts.put(at, ttftNs) }
 
 // takeFirsts takes in the queued first tokens.
 func (s *shard) takeFirsts() {
-	s.firstMu.Lock()
-	got := s.firsts
-	s.firsts, s.took = s.took[:0], got
-	s.firstMu.Unlock()
-	for _, x := range got {
-		s.liveTTFT.add(x.v)
-		s.recent = append(s.recent, x)
+	for {
+		at, ttft, ok := s.firsts.take()
+		if !ok {
+			return
+		}
+		v := float64(ttft) / nsPerMs
+		s.liveTTFT.add(v)
+		s.recent = append(s.recent, sample{at: at, tag: TTFT, v: v})
 	}
 }
 
