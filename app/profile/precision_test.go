@@ -96,7 +96,7 @@ func TestPrecisionCheckCadence(t *testing.T) {
 	for _, c := range []struct {
 		took, atLeast, atMost int64
 	}{
-		{took: sec / 1000, atLeast: 0, atMost: sec},                 // 1 ms: every tick
+		{took: sec / 1000, atLeast: 0, atMost: sec},                  // 1 ms: every tick
 		{took: sec / 10, atLeast: checkShare * sec / 10, atMost: -1}, // 100 ms: once in 5 s
 		{took: sec, atLeast: checkShare * sec, atMost: -1},
 	} {
