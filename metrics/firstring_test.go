@@ -4,7 +4,6 @@ import (
 	"slices"
 	"sync"
 	"testing"
-	"time"
 )
 
 // TestFirstRingKeepsOrderAndDropsWhenFull: what goes in comes out in
@@ -73,47 +72,4 @@ func TestFirstRingManyWriters(t *testing.T) {
 	if len(got) != writers*each || slices.Compact(got)[len(slices.Compact(got))-1] != writers*each-1 || len(slices.Compact(got)) != writers*each {
 		t.Errorf("took %d values (%d distinct), want each of the %d once", len(got), len(slices.Compact(got)), writers*each)
 	}
-}
-
-// TestLiveEventsNeverWaitForTheShard: the calls a stream makes while it
-// reads (Started, FirstToken, Tokens, Reasoning) neither wait for the
-// shard nor allocate, even with the shard stuck (a snapshot nobody reads
-// holds it): the hot path shares no lock with the shard or with the other
-// streams. The first tokens past what the ring holds are dropped from the
-// live view, not waited for.
-func TestLiveEventsNeverWaitForTheShard(t *testing.T) {
-	c := NewCollector(WithShards(1))
-	stuck := make(chan *view) // unbuffered and unread: the shard blocks on it
-	c.shards[0].in <- msg{kind: msgSnapshot, reply: stuck}
-	done := make(chan float64)
-	go func() {
-		i := int64(0)
-		live := func() {
-			c.Started(Profile)
-			c.FirstToken(i, Profile, int64(time.Millisecond))
-			c.Tokens(i, int64(time.Second), 1)
-			c.Reasoning(i)
-			i++
-		}
-		for range 2 * firstRingSize {
-			live()
-		}
-		done <- testing.AllocsPerRun(100, live)
-	}()
-	select {
-	case allocs := <-done:
-		if allocs != 0 {
-			t.Errorf("the live calls allocate %v times a request, want 0", allocs)
-		}
-	case <-time.After(time.Minute):
-		t.Fatal("a live call waited for the shard")
-	}
-	<-stuck
-	// The shard may have taken a few before it got stuck; past that, the
-	// ring's worth waited for it and the rest were dropped.
-	s := c.Snapshot()
-	if q := s.Run[string(TTFT)]; q.Count < firstRingSize || q.Count > 2*firstRingSize {
-		t.Errorf("live TTFT counts %d of %d first tokens, want the ring's %d (and those the shard took before it got stuck)", q.Count, 2*firstRingSize+101, firstRingSize)
-	}
-	c.Close()
 }
