@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/surgebench/surge/datasets"
+	"github.com/surgebench/surge/datasets/tokenizer"
 	"github.com/surgebench/surge/examples/mockserver"
 	"github.com/surgebench/surge/loadgen/endpoint"
 	"github.com/surgebench/surge/loadgen/schedule"
@@ -105,6 +106,18 @@ var chatBudget = budget{
 	recorderPerRequest: 3,
 }
 
+// budgetTokenizer counts with the embedded tokenizer, as a run does by
+// default, loading it at its first use.
+type budgetTokenizer struct{}
+
+func (budgetTokenizer) Count(text string) int {
+	tok, err := tokenizer.Default()
+	if err != nil {
+		panic(err)
+	}
+	return tok.Count(text)
+}
+
 // with is b changed by f: a case's differences from chatBudget, each with
 // its reason.
 func (b budget) with(f func(b *budget)) budget {
@@ -122,6 +135,7 @@ var budgetCases = []budgetCase{
 		b.allocsPerRequest++   // the reasoning text's string
 		b.recorderPerRequest++ // Reasoning, at the first reasoning token
 	})},
+	{name: "chat, tokens counted by the tokenizer", kind: endpoint.Chat, maxTokens: budgetTokens, col: []metrics.Option{metrics.WithTokenizer(budgetTokenizer{})}, budget: chatBudget},
 	{name: "completions", kind: endpoint.Completions, maxTokens: budgetTokens, budget: chatBudget},
 	{name: "responses", kind: endpoint.Responses, maxTokens: budgetTokens, budget: chatBudget},
 	{name: "messages", kind: endpoint.Messages, maxTokens: budgetTokens, budget: chatBudget.with(func(b *budget) {
@@ -302,7 +316,7 @@ func measureBudget(t *testing.T, bc budgetCase) budget {
 	srv := newLockstepServer(t, bc.mock, ep)
 	total := budgetWarm + budgetWindow + 1
 	rec := &budgetRecorder{m: newMeter(), next: srv.next, firsts: make([]counters, total), spans: make([]counters, total)}
-	col := metrics.NewCollector(metrics.WithSink(rec), metrics.WithShards(1))
+	col := metrics.NewCollector(append([]metrics.Option{metrics.WithSink(rec), metrics.WithShards(1)}, bc.col...)...)
 	rec.Recorder = col
 	ds := &datasets.Dataset{Name: "budget", Conversations: []datasets.Conversation{
 		{ID: "c", Turns: []datasets.Turn{{Text: "a prompt of a few words", InputTokens: 6, MaxTokens: bc.maxTokens}}},
