@@ -326,9 +326,12 @@ func (p *prepared) execute(ctx context.Context, log io.Writer) (o *outcome, err 
 	}
 	if p.counter != nil {
 		colOpts = append(colOpts, metrics.WithTokenizer(p.counter))
-		if t := s.Tokenizer; p.tokSrc.Source != tokBuiltin && (!t.Explicit || t.Name == s.Target.Model()) {
-			// The model's own: a count that differs from the server's is
-			// not the tokenizer's doing.
+		if p.tokSrc.Source != tokBuiltin {
+			// The model's own (found by its name), or the one --tokenizer
+			// gave, which the user named as the model's: a count that
+			// differs from the server's is not the tokenizer's doing, and
+			// asking whether --tokenizer is the model's would doubt a
+			// choice the user made.
 			colOpts = append(colOpts, metrics.WithModelTokenizer())
 		}
 	}
