@@ -142,8 +142,14 @@ func prepareCtx(ctx context.Context, s *spec.Spec, log io.Writer) (*prepared, er
 	// Before the tokenizer: the model's own builds the prompts; before the
 	// preflight, whose request names it.
 	modelNote := p.modelFromServer(ctx, log)
-	if err := p.checkTarget(ctx, log); err != nil {
-		return nil, err
+	// A probe of a type whose bodies are the dataset's own (rankings
+	// passages, raw bodies) is the dataset's first request: it waits for
+	// the dataset.
+	ownBody := preflight.OwnBody(s.Endpoint.Kind)
+	if !ownBody {
+		if err := p.checkTarget(ctx, log, nil); err != nil {
+			return nil, err
+		}
 	}
 	if modelNote != "" {
 		fmt.Fprint(log, modelNote)
@@ -168,6 +174,11 @@ func prepareCtx(ctx context.Context, s *spec.Spec, log io.Writer) (*prepared, er
 	}
 	if err := checkMedia(p.ds, s.Endpoint); err != nil {
 		return nil, err
+	}
+	if ownBody {
+		if err := p.checkTarget(ctx, log, p.firstTurn()); err != nil {
+			return nil, err
+		}
 	}
 	if err := checkBodies(p.ds, s.Endpoint); err != nil {
 		return nil, err
@@ -536,6 +547,9 @@ func (p *prepared) report(o *outcome, out io.Writer) (*Result, error) {
 	}
 	if o.late > lateWarnAfter {
 		o.summary.Warnings = append(o.summary.Warnings, p.lateWarning(o.late))
+	}
+	if w := goneWarning(p.preflight, o.summary, o.start); w != "" {
+		o.summary.Warnings = append(o.summary.Warnings, w)
 	}
 	if n := o.summary.Redirects(); n > 0 {
 		o.summary.Warnings = append(o.summary.Warnings, redirectWarning(n, s.Request.FollowRedirects))

@@ -134,6 +134,8 @@ var WarningKinds = []WarningKind{
 	// The target and the transport.
 	wkind("no-model", `(?s)^no --model given and (\S+)/v1/models named none \((.*)\): sending model "([^"]*)"`,
 		tmpl(`no --model given and $1/v1/models named none ($2): sending model "$3"`)),
+	wkind("server-gone", `^the server at (\S+) answered the preflight (\S+) s before the run, then refused (\d+) connections`,
+		tmpl("the server at $1 answered the preflight, then refused $3 connections: it went away")),
 	wkind("no-stream", `^--streaming: endpoint type (\S+) does not stream`,
 		tmpl("--streaming: endpoint type $1 does not stream; its requests are read whole")),
 	wkind("redirect", `^(\d+) (?:responses were redirects|response was a redirect) not followed`,

@@ -51,6 +51,8 @@ var warningTexts = []struct{ text, code, line string }{
 		"tokenizer", "embedded Qwen3 tokenizer used, not Qwen/Qwen3-235B-A22B-Instruct-2507's: Qwen/Qwen3-235B-A22B-Instruct-2507@main: downloading from https://huggingface.co: dial tcp: no such host"},
 	{`no --model given and http://127.0.0.1:8000/v1/models named none (HTTP 404: "not found"): sending model "mock"`,
 		"no-model", `no --model given and http://127.0.0.1:8000/v1/models named none (HTTP 404: "not found"): sending model "mock"`},
+	{"the server at 127.0.0.1:9990 answered the preflight 0.4 s before the run, then refused 30 connections: it went away after the preflight (stopped or crashed)",
+		"server-gone", "the server at 127.0.0.1:9990 answered the preflight, then refused 30 connections: it went away"},
 	{"--streaming: endpoint type embeddings does not stream; its requests are sent and read whole",
 		"no-stream", "--streaming: endpoint type embeddings does not stream; its requests are read whole"},
 	{"3 responses were redirects not followed: following would resend the request as a GET without its body",
