@@ -5,7 +5,6 @@ import (
 	"encoding/binary"
 	"encoding/json"
 	"net/http"
-	"sync"
 	"time"
 
 	"github.com/surgebench/surge/datasets"
@@ -16,14 +15,15 @@ import (
 )
 
 // probeTimeout bounds asking the server what it is before the run: a
-// server that answers neither /v1/models nor /metrics costs no more.
-const probeTimeout = 3 * time.Second
+// server that answers none of the paths asked costs no more.
+const probeTimeout = 4 * time.Second
 
-// probeServer asks the target what it is, both at once: for the
-// fingerprint (/v1/models, its version header, its /metrics families) and
-// for run_info.server, the history's engine and version (what the
-// engine's own endpoints say: serverinfo). Either is nil when the server
-// said nothing of it.
+// probeServer asks the target what it is, one request at a time, each on
+// a connection closed with its answer (a small server's few HTTP threads
+// must not be held): first for run_info.server, the history's engine and
+// version (what the engine's own endpoints say: serverinfo), then for the
+// fingerprint (/v1/models, its version header, its /metrics families).
+// Either is nil when the server said nothing of it.
 func probeServer(ctx context.Context, target string, headers http.Header) (*fingerprint.Server, *serverinfo.Facts) {
 	u, err := loadgen.BaseURL(target)
 	if err != nil {
@@ -31,16 +31,11 @@ func probeServer(ctx context.Context, target string, headers http.Header) (*fing
 	}
 	ctx, cancel := context.WithTimeout(ctx, probeTimeout)
 	defer cancel()
-	client := &http.Client{Transport: loadgen.NewTransport(1)}
+	client := probeClient()
 	defer client.CloseIdleConnections()
 	base := u.Scheme + "://" + u.Host
-	var facts *serverinfo.Facts
-	var wg sync.WaitGroup
-	wg.Go(func() {
-		facts, _ = serverinfo.Probe(ctx, base, serverinfo.WithClient(client), serverinfo.WithHeader(headers))
-	})
+	facts, _ := serverinfo.Probe(ctx, base, serverinfo.WithClient(client), serverinfo.WithHeader(headers))
 	s, err := fingerprint.Probe(ctx, client, base, headers)
-	wg.Wait()
 	if err != nil {
 		s = nil
 	}
