@@ -24,6 +24,7 @@ import (
 	"github.com/surgebench/surge/app/spec"
 	"github.com/surgebench/surge/datasets/tokenizer"
 	"github.com/surgebench/surge/examples/mockserver"
+	"github.com/surgebench/surge/internal/outbound"
 )
 
 // version is set at build time with -ldflags "-X main.version=…".
@@ -35,6 +36,7 @@ func main() {
 
 func run(args []string) int {
 	code := cmdline.ExitOK
+	outbound.SetVersion(version)
 	// Flags in the order people set them, wrapped to the terminal.
 	cli.HelpPrinter = cmdline.PrintHelp
 	app := &cli.App{
