@@ -11,20 +11,21 @@ import (
 
 	"github.com/surgebench/surge/app/cmdline"
 	"github.com/surgebench/surge/datasets"
+	"github.com/surgebench/surge/internal/outbound"
 	"github.com/surgebench/surge/loadgen"
 	"github.com/surgebench/surge/loadgen/preflight"
 	"github.com/surgebench/surge/metrics"
 )
 
 // probeClient is the client of the requests surge makes of a server
-// before its run (the preflight, the server's facts): the run's transport,
-// one request per connection (no connection left open to hold one of a
-// small server's few HTTP threads) and no redirect followed (the run's
-// credentials stay with the target).
+// before its run (the preflight, the server's facts), under the outbound
+// policy: the run's transport, one request per connection (no connection
+// left open to hold one of a small server's few HTTP threads) and no
+// redirect followed (a probe measures the server it was pointed at).
 func probeClient() *http.Client {
 	tr := loadgen.NewTransport(1)
 	tr.DisableKeepAlives = true
-	return &http.Client{Transport: tr, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	return outbound.NewClient(outbound.WithTransport(tr), outbound.NoRedirects())
 }
 
 // checkTarget checks the first server before anything of the run is

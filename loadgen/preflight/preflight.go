@@ -37,6 +37,8 @@ import (
 	"unicode"
 
 	"github.com/surgebench/surge/datasets"
+	"github.com/surgebench/surge/internal/outbound"
+	"github.com/surgebench/surge/internal/sanitize"
 	"github.com/surgebench/surge/loadgen/endpoint"
 	"github.com/surgebench/surge/loadgen/h1"
 	"github.com/surgebench/surge/loadgen/sse"
@@ -279,8 +281,8 @@ func Timeout(d time.Duration) Option {
 	}
 }
 
-// Client sends the probes (default: a client of its own). Its transport
-// should be the run's, so that TLS and proxies are as the run's.
+// Client sends the probes (default: outbound's, no redirect followed). Its
+// transport should be the run's, so that TLS and proxies are as the run's.
 func Client(c *http.Client) Option { return func(o *options) { o.client = c } }
 
 // Check sends one probe to t (two, for a chat server that ignores
@@ -289,9 +291,12 @@ func Client(c *http.Client) Option { return func(o *options) { o.client = c } }
 // answers with an error or as something else; what the probe could not
 // learn in time is in Result.Notes.
 func Check(ctx context.Context, t Target, opts ...Option) (*Result, error) {
-	o := options{timeout: DefaultTimeout, client: &http.Client{}}
+	o := options{timeout: DefaultTimeout}
 	for _, opt := range opts {
 		opt(&o)
+	}
+	if o.client == nil {
+		o.client = outbound.NewClient(outbound.NoRedirects())
 	}
 	start := time.Now()
 	ctx, cancel := context.WithTimeout(ctx, o.timeout)
@@ -611,31 +616,40 @@ func read(resp *http.Response, ep *endpoint.Endpoint, r *Result, fail func(strin
 	return a, nil
 }
 
-// printable is s on one line for a terminal: runs of white space and
-// control characters become one space, format characters (bidirectional
-// overrides) and invalid UTF-8 are dropped, and at most n characters are
-// kept ("…" marks a cut).
+// printable is the start of s for one terminal line: runs of white space
+// become one space, at most n characters are kept ("…" marks a cut), and
+// what remains goes through the one sanitiser (control and bidirectional
+// characters escaped).
 func printable(s string, n int) string {
 	out := make([]rune, 0, min(len(s), n))
-	gap := false
-	for _, c := range strings.ToValidUTF8(s, "") {
-		switch {
-		case unicode.IsSpace(c) || unicode.IsControl(c):
+	gap, cut := false, false
+	for _, c := range s {
+		if unicode.IsSpace(c) {
 			gap = len(out) > 0
 			continue
-		case !unicode.IsPrint(c):
-			continue // format characters (U+202E), unassigned ones
+		}
+		if len(out)+btoi(gap) >= n {
+			cut = true
+			break
 		}
 		if gap {
 			out = append(out, ' ')
 			gap = false
 		}
-		if len(out) >= n {
-			return string(out[:n]) + "…"
-		}
 		out = append(out, c)
 	}
-	return string(out)
+	line := sanitize.Line(string(out))
+	if cut {
+		line += "…"
+	}
+	return line
+}
+
+func btoi(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }
 
 // meta reads the model and the system_fingerprint of an answer's first

@@ -28,6 +28,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/surgebench/surge/internal/outbound"
 )
 
 // Engine names.
@@ -89,8 +91,8 @@ type config struct {
 // Option configures Probe.
 type Option func(*config)
 
-// WithClient sends the probe's requests through c (default: a client of
-// its own).
+// WithClient sends the probe's requests through c (default: outbound's
+// shared client).
 func WithClient(c *http.Client) Option { return func(o *config) { o.client = c } }
 
 // WithHeader sends h with every request (the run's credentials: the
@@ -143,7 +145,7 @@ func Probe(ctx context.Context, base string, opts ...Option) (*Facts, error) {
 	}
 	client := cfg.client
 	if client == nil {
-		client = &http.Client{Transport: &http.Transport{Proxy: http.ProxyFromEnvironment, DisableKeepAlives: true}}
+		client = outbound.NewClient()
 	}
 	ctx, cancel := context.WithTimeout(ctx, cfg.timeout)
 	defer cancel()
