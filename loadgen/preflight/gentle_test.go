@@ -326,3 +326,27 @@ func FuzzPrintable(f *testing.F) {
 		}
 	})
 }
+
+// TestCheckServerGoneDuringIt: a server that answers the first probe and
+// then goes away (a serial server that exits) is an error saying so, not
+// a plain "cannot connect".
+func TestCheckServerGoneDuringIt(t *testing.T) {
+	t.Parallel()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	mock := mockserver.New(mockserver.Config{IgnoreMaxCompletionTokens: true})
+	var once sync.Once
+	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		once.Do(func() { ln.Close() }) // no connection after this one
+		mock.ServeHTTP(w, r)
+	})}
+	go srv.Serve(ln)
+	defer srv.Close()
+	_, err = Check(context.Background(), Target{URL: "http://" + ln.Addr().String() + "/v1/chat/completions", Endpoint: chat()})
+	var pe *Error
+	if !errors.As(err, &pe) || pe.Op != OpConnect || !strings.Contains(err.Error(), "(connection refused, after it answered the preflight's first request: it went away during the preflight)") {
+		t.Errorf("got %v, want the connection refused after the first answer", err)
+	}
+}

@@ -495,7 +495,11 @@ func send(ctx context.Context, c *http.Client, u *url.URL, ep *endpoint.Endpoint
 		switch {
 		case err == nil:
 		case dialFailed(err) && ctx.Err() == nil:
-			return nil, &Error{Op: OpConnect, Addr: h1.HostPort(u), Kind: ep.Kind, Message: reason(err), Err: err}
+			msg := reason(err)
+			if r.Status != 0 {
+				msg += ", after it answered the preflight's first request: it went away during the preflight"
+			}
+			return nil, &Error{Op: OpConnect, Addr: h1.HostPort(u), Kind: ep.Kind, Message: msg, Err: err}
 		case errors.Is(err, context.DeadlineExceeded):
 			msg := "no answer in time (a server still loading its model answers late: --wait-for-model-timeout-seconds waits for it)"
 			if r.Busy > 0 {
