@@ -134,7 +134,9 @@ func (j Judging) LowestRate() float64 {
 
 // TooSlow reports whether a probe with n finished requests after elapsed
 // will not reach MinRequests within Patience: it reached Patience, or past
-// 1.5 × MaxDuration its finishing rate so far would not get there in time.
+// 1.5 × MaxDuration none finished, or its finishing rate so far (from
+// three requests, or from one or two past 3 × MaxDuration) would not get
+// there in time.
 func (j Judging) TooSlow(n int, elapsed time.Duration) bool {
 	j = j.withDefaults()
 	switch {
@@ -146,6 +148,8 @@ func (j Judging) TooSlow(n int, elapsed time.Duration) bool {
 		return false
 	case n == 0:
 		return true
+	case n < 3 && elapsed < 3*j.MaxDuration:
+		return false // too few to tell their rate from when they started
 	}
 	return float64(elapsed)*float64(j.MinRequests)/float64(n) > float64(j.Patience)
 }

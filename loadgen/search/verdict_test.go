@@ -75,7 +75,10 @@ func TestTooSlow(t *testing.T) {
 		{0, 5 * time.Second, false},  // before 1.5 × the maximum
 		{0, 6 * time.Second, true},   // nothing finished by then
 		{10, 6 * time.Second, false}, // 40 by 24 s at this rate
-		{2, 7 * time.Second, true},   // 40 by 140 s: past the patience
+		{2, 7 * time.Second, false},  // two: too few to project yet
+		{2, 13 * time.Second, true},  // 40 by 260 s: past the patience
+		{4, 13 * time.Second, true},  // 40 by 130 s: past it too
+		{5, 13 * time.Second, false}, // 40 by 104 s
 		{39, 2 * time.Minute, true},  // the patience spent
 		{40, time.Hour, false},       // enough: the judge decides
 	} {
