@@ -336,7 +336,9 @@ func TestCheckServerGoneDuringIt(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	mock := mockserver.New(mockserver.Config{IgnoreMaxCompletionTokens: true})
+	// Tokens 2 ms apart: the first probe is cut before its answer is all
+	// read, so its connection is not kept for the second.
+	mock := mockserver.New(mockserver.Config{IgnoreMaxCompletionTokens: true, ITL: 2 * time.Millisecond})
 	var once sync.Once
 	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		once.Do(func() { ln.Close() }) // no connection after this one
@@ -344,9 +346,9 @@ func TestCheckServerGoneDuringIt(t *testing.T) {
 	})}
 	go srv.Serve(ln)
 	defer srv.Close()
-	_, err = Check(context.Background(), Target{URL: "http://" + ln.Addr().String() + "/v1/chat/completions", Endpoint: chat()})
+	r, err := Check(context.Background(), Target{URL: "http://" + ln.Addr().String() + "/v1/chat/completions", Endpoint: chat()})
 	var pe *Error
 	if !errors.As(err, &pe) || pe.Op != OpConnect || !strings.Contains(err.Error(), "(connection refused, after it answered the preflight's first request: it went away during the preflight)") {
-		t.Errorf("got %v, want the connection refused after the first answer", err)
+		t.Errorf("got %v (%v), want the connection refused after the first answer", err, r)
 	}
 }
