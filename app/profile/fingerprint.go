@@ -7,8 +7,10 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/surgebench/surge/app/cmdline"
 	"github.com/surgebench/surge/datasets"
 	"github.com/surgebench/surge/datasets/tokenizer"
+	"github.com/surgebench/surge/internal/sanitize"
 	"github.com/surgebench/surge/loadgen"
 	"github.com/surgebench/surge/metrics/fingerprint"
 	"github.com/surgebench/surge/telemetry/serverinfo"
@@ -24,7 +26,7 @@ const probeTimeout = 4 * time.Second
 // version (what the engine's own endpoints say: serverinfo), then for the
 // fingerprint (/v1/models, its version header, its /metrics families).
 // Either is nil when the server said nothing of it.
-func probeServer(ctx context.Context, target string, headers http.Header) (*fingerprint.Server, *serverinfo.Facts) {
+func probeServer(ctx context.Context, target string, headers http.Header, log cmdline.Logger) (*fingerprint.Server, *serverinfo.Facts) {
 	u, err := loadgen.BaseURL(target)
 	if err != nil {
 		return nil, nil
@@ -34,7 +36,8 @@ func probeServer(ctx context.Context, target string, headers http.Header) (*fing
 	client := probeClient()
 	defer client.CloseIdleConnections()
 	base := u.Scheme + "://" + u.Host
-	facts, _ := serverinfo.Probe(ctx, base, serverinfo.WithClient(client), serverinfo.WithHeader(headers))
+	facts, _ := serverinfo.Probe(ctx, base, serverinfo.WithClient(client), serverinfo.WithHeader(headers),
+		serverinfo.WithSkipped(func(err error) { log.Debugf("server facts: %s: not read", sanitize.Line(err.Error())) }))
 	s, err := fingerprint.Probe(ctx, client, base, headers)
 	if err != nil {
 		s = nil

@@ -24,6 +24,7 @@ import (
 	"github.com/surgebench/surge/datasets"
 	"github.com/surgebench/surge/datasets/tokenizer"
 	"github.com/surgebench/surge/examples/mockserver"
+	"github.com/surgebench/surge/internal/sanitize"
 	"github.com/surgebench/surge/loadgen"
 	"github.com/surgebench/surge/loadgen/calibrate"
 	"github.com/surgebench/surge/loadgen/cpuload"
@@ -274,7 +275,7 @@ func (p *prepared) execute(ctx context.Context, log io.Writer) (o *outcome, err 
 	}
 	cleanup = append(cleanup, stopTarget)
 	o.target = target
-	o.server, o.facts = probeServer(ctx, target, s.Request.Headers)
+	o.server, o.facts = probeServer(ctx, target, s.Request.Headers, p.log)
 
 	if o.dir == "" {
 		o.dir = filepath.Join("artifacts", p.artifactName()+p.shardDir())
@@ -596,7 +597,7 @@ func (p *prepared) report(o *outcome, out io.Writer) (*Result, error) {
 	}
 	if o.facts != nil {
 		run.RunInfo.(map[string]any)["server"] = o.facts
-		p.log.Debugf("the server says: %s", o.facts)
+		p.log.Debugf("the server says: %s", sanitize.Line(o.facts.String()))
 	}
 	historyInfo(s, run.RunInfo.(map[string]any))
 	capCost := p.live.capacityCost(s.CostPerHour, o.summary)

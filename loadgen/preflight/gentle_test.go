@@ -210,6 +210,14 @@ func TestCheckForeignAnswers(t *testing.T) {
 			w.Header()["Content-Type"] = nil
 			w.WriteHeader(http.StatusNotFound)
 		}, OpAnswer, 404, `(no content type) ""`},
+		{"an answer past the bound", func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Content-Type", "application/json")
+			io.WriteString(w, `{"choices":[{"message":{"content":"`+strings.Repeat("a", 2<<20)+`"}}]}`)
+		}, OpAnswer, 200, `(application/json) (its answer is over the 1 MiB limit)`},
+		{"an event past the bound", func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Content-Type", "text/event-stream")
+			io.WriteString(w, "data: "+strings.Repeat("a", 2<<20)+"\n\n")
+		}, OpAnswer, 200, `(text/event-stream) (an event of its stream is over the 1 MiB limit)`},
 		{"500 page", func(w http.ResponseWriter, r *http.Request) {
 			w.Header().Set("Content-Type", "text/html")
 			w.WriteHeader(http.StatusBadGateway)

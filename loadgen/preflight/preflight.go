@@ -37,6 +37,7 @@ import (
 	"unicode"
 
 	"github.com/surgebench/surge/datasets"
+	"github.com/surgebench/surge/internal/bounded"
 	"github.com/surgebench/surge/internal/outbound"
 	"github.com/surgebench/surge/internal/sanitize"
 	"github.com/surgebench/surge/loadgen/endpoint"
@@ -249,7 +250,12 @@ func (e *Error) Error() string {
 		if ct == "" {
 			ct = "no content type"
 		}
-		return fmt.Sprintf("%s %s on %s answered %d (%s) \"%s\": not an OpenAI-compatible %s endpoint", e.Method, e.Path, e.Addr, e.Status, ct, e.Message, e.Kind)
+		what := "\"" + e.Message + "\""
+		var tl *bounded.TooLargeError
+		if errors.As(e.Err, &tl) {
+			what = "(" + e.Message + ")" // no probe's answer is that long
+		}
+		return fmt.Sprintf("%s %s on %s answered %d (%s) %s: not an OpenAI-compatible %s endpoint", e.Method, e.Path, e.Addr, e.Status, ct, what, e.Kind)
 	case e.Status != 0:
 		s := fmt.Sprintf("%s %s on %s answered %d %s", e.Method, e.Path, e.Addr, e.Status, http.StatusText(e.Status))
 		if e.Busy > 0 {
@@ -527,14 +533,14 @@ func send(ctx context.Context, c *http.Client, u *url.URL, ep *endpoint.Endpoint
 			}
 			continue
 		}
-		a, err := read(resp, ep, r, fail)
+		a, err := read(ctx, resp, ep, r, fail)
 		resp.Body.Close()
 		return a, err
 	}
 }
 
 // read reads the probe's answer.
-func read(resp *http.Response, ep *endpoint.Endpoint, r *Result, fail func(string, *http.Response, string, error) *Error) (*answer, error) {
+func read(ctx context.Context, resp *http.Response, ep *endpoint.Endpoint, r *Result, fail func(string, *http.Response, string, error) *Error) (*answer, error) {
 	r.Status = resp.StatusCode
 	if strings.Contains(strings.ToLower(resp.Header.Get("Server")), "llama.cpp") {
 		r.Family, r.FamilyFrom = LlamaCpp, "its Server header"
@@ -555,8 +561,12 @@ func read(resp *http.Response, ep *endpoint.Endpoint, r *Result, fail func(strin
 	var out endpoint.Output
 	a := &answer{completed: -1, usage: NotKnown}
 	if !strings.HasPrefix(strings.ToLower(resp.Header.Get("Content-Type")), "text/event-stream") {
-		b, err := io.ReadAll(io.LimitReader(resp.Body, maxProbeBody))
-		if err != nil {
+		b, err := outbound.ReadBody(ctx, resp, maxProbeBody, "its answer")
+		var tl *bounded.TooLargeError
+		switch {
+		case errors.As(err, &tl):
+			return nil, fail(OpAnswer, resp, tl.Error(), err)
+		case err != nil:
 			a.cut = true
 			return a, nil
 		}
@@ -579,6 +589,10 @@ func read(resp *http.Response, ep *endpoint.Endpoint, r *Result, fail func(strin
 	first := true
 	for {
 		ev, err := rd.Next()
+		if errors.Is(err, sse.ErrEventTooLarge) {
+			tl := &bounded.TooLargeError{What: "an event of its stream", Limit: maxProbeBody}
+			return nil, fail(OpAnswer, resp, tl.Error(), tl)
+		}
 		if err != nil {
 			if !errors.Is(err, io.EOF) {
 				a.cut = true // a timeout or a cut stream: what came counts

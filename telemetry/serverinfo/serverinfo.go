@@ -21,7 +21,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"maps"
 	"net/http"
 	"slices"
@@ -29,6 +28,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/surgebench/surge/internal/bounded"
 	"github.com/surgebench/surge/internal/outbound"
 )
 
@@ -86,6 +86,7 @@ type config struct {
 	header           http.Header
 	timeout, request time.Duration
 	maxBody          int64
+	skipped          func(error)
 }
 
 // Option configures Probe.
@@ -104,6 +105,11 @@ func WithTimeout(d time.Duration) Option { return func(o *config) { o.timeout = 
 
 // WithRequestTimeout bounds each request (default DefaultRequestTimeout).
 func WithRequestTimeout(d time.Duration) Option { return func(o *config) { o.request = d } }
+
+// WithSkipped calls f with each answer the probe could not use for its
+// size (a *bounded.TooLargeError naming the path and the bound), so the
+// caller can say why a fact is missing.
+func WithSkipped(f func(error)) Option { return func(o *config) { o.skipped = f } }
 
 // WithMaxBody bounds each answer read (default DefaultMaxBody); a longer
 // one is not read at all.
@@ -159,6 +165,10 @@ func Probe(ctx context.Context, base string, opts ...Option) (*Facts, error) {
 		b, err := get(ctx, client, base+path, cfg)
 		if err != nil {
 			errs = append(errs, err)
+			var tl *bounded.TooLargeError
+			if errors.As(err, &tl) && cfg.skipped != nil {
+				cfg.skipped(err)
+			}
 		}
 		return b
 	}
@@ -224,12 +234,9 @@ func get(ctx context.Context, client *http.Client, url string, cfg config) ([]by
 	if resp.StatusCode != http.StatusOK {
 		return nil, fmt.Errorf("GET %s: %s", path, resp.Status)
 	}
-	b, err := io.ReadAll(io.LimitReader(resp.Body, cfg.maxBody+1))
+	b, err := outbound.ReadBody(ctx, resp, cfg.maxBody, "the answer to GET "+path)
 	if err != nil {
-		return nil, fmt.Errorf("GET %s: %w", path, err)
-	}
-	if int64(len(b)) > cfg.maxBody {
-		return nil, fmt.Errorf("GET %s: answer longer than %d bytes: not read", path, cfg.maxBody)
+		return nil, err
 	}
 	return b, nil
 }

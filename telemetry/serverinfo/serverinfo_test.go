@@ -184,9 +184,13 @@ func TestProbeBounded(t *testing.T) {
 	}
 
 	big := `{"build_info":"b1","chat_template":"` + strings.Repeat("x", 4096) + `"}`
-	_, err = Probe(context.Background(), fake(t, map[string]string{"/props": big}), auth, WithMaxBody(1024))
-	if !errors.Is(err, ErrNothingSaid) || !strings.Contains(err.Error(), "longer than 1024 bytes") {
+	var skipped []error
+	_, err = Probe(context.Background(), fake(t, map[string]string{"/props": big}), auth, WithMaxBody(1024), WithSkipped(func(err error) { skipped = append(skipped, err) }))
+	if !errors.Is(err, ErrNothingSaid) || !strings.Contains(err.Error(), "the answer to GET /props is over the 1 KiB limit") {
 		t.Errorf("an answer past the bound: %v", err)
+	}
+	if len(skipped) != 1 || skipped[0].Error() != "the answer to GET /props is over the 1 KiB limit" {
+		t.Errorf("skipped %v, want the one answer past the bound", skipped)
 	}
 	f, err := Probe(context.Background(), fake(t, map[string]string{"/props": big}), auth)
 	if err != nil || f.Engine != LlamaCPP {
