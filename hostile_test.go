@@ -98,9 +98,6 @@ var surfaces = []hostile.Surface{
 		Pending: map[string]string{
 			"endless body":                  "issue 59: the bounded reader",
 			"huge body with Content-Length": "issue 59: the bounded reader",
-			"redirect from https to http":   "issue 59: the outbound policy",
-			"redirect to another host":      "issue 59: the outbound policy",
-			"redirect to another port":      "issue 59: the outbound policy",
 		},
 		Hostile: hostile.Match{Method: http.MethodGet, Paths: []string{"/metrics"}},
 		Args:    func(e *hostile.Env) []string { return profileArgs(e, e.URL, "--skip-preflight", "-v") },
