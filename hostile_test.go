@@ -53,14 +53,6 @@ var surfaces = []hostile.Surface{
 	},
 	{
 		Name: "preflight", Reads: hostile.Server, Serve: mock,
-		Pending: map[string]string{
-			"endless body":                  "issue 59: the bounded reader",
-			"escapes in an error":           "issue 59: the sanitiser",
-			"huge body with Content-Length": "issue 59: the bounded reader",
-			"redirect from https to http":   "issue 59: the outbound policy",
-			"redirect to another host":      "issue 59: the outbound policy",
-			"redirect to another port":      "issue 59: the outbound policy",
-		},
 		Hostile: hostile.Match{Method: http.MethodPost, Paths: []string{"/v1/chat/completions"}, First: 1},
 		Args:    func(e *hostile.Env) []string { return profileArgs(e, e.URL) },
 		Limit:   1 << 20, Bound: 20 * time.Second, Exit: []int{0, 2},
@@ -97,14 +89,6 @@ var surfaces = []hostile.Surface{
 	},
 	{
 		Name: "server facts", Reads: hostile.Server, Serve: mock,
-		Pending: map[string]string{
-			"endless body":                  "issue 59: the bounded reader",
-			"escapes in an answer":          "issue 59: the sanitiser",
-			"huge body with Content-Length": "issue 59: the bounded reader",
-			"redirect from https to http":   "issue 59: the outbound policy",
-			"redirect to another host":      "issue 59: the outbound policy",
-			"redirect to another port":      "issue 59: the outbound policy",
-		},
 		Hostile: hostile.Match{Method: http.MethodGet, Paths: []string{"/version", "/props", "/info", "/get_server_info", "/api/version"}},
 		Args:    func(e *hostile.Env) []string { return profileArgs(e, e.URL, "--skip-preflight", "-v") },
 		Limit:   1 << 20, Bound: 20 * time.Second, Exit: []int{0},
@@ -114,9 +98,6 @@ var surfaces = []hostile.Surface{
 		Pending: map[string]string{
 			"endless body":                  "issue 59: the bounded reader",
 			"huge body with Content-Length": "issue 59: the bounded reader",
-			"redirect from https to http":   "issue 59: the outbound policy",
-			"redirect to another host":      "issue 59: the outbound policy",
-			"redirect to another port":      "issue 59: the outbound policy",
 		},
 		Hostile: hostile.Match{Method: http.MethodGet, Paths: []string{"/metrics"}},
 		Args:    func(e *hostile.Env) []string { return profileArgs(e, e.URL, "--skip-preflight", "-v") },

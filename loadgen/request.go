@@ -360,6 +360,11 @@ func (g *Generator) do(ctx context.Context, conv *datasets.Conversation, session
 	} else {
 		g.readWhole(rctx, ctx, resp, rec)
 	}
+	// Warned of once the answer is whole, with its final count: the one
+	// the cap guard's error gives, when the guard ended it (it warned).
+	if limit, got := rec.RequestedOSL, len(rec.TokenNs); limit > 0 && got > limit+overrunSlack && (rec.Err == nil || rec.Err.Type != ErrOverCap) {
+		g.overrun(rec, got, "text events")
+	}
 	if limit, got := rec.RequestedOSL, rec.Usage.CompletionTokens; limit > 0 && rec.Usage.Present && got > limit+overrunSlack {
 		g.overrun(rec, got, "completion tokens by the server's usage")
 	}
@@ -473,9 +478,6 @@ func (g *Generator) readStream(rctx, ctx context.Context, body io.Reader, rec *m
 				rec.ReadDelayNs = append(rec.ReadDelayNs, sb.readDelay(ev))
 			}
 			g.col.Tokens(rec.Index, ev.At, chunkUsage(rec, &usageTokens, &d.Usage))
-			if limit := rec.RequestedOSL; limit > 0 && len(rec.TokenNs) == limit+overrunSlack+1 {
-				g.overrun(rec, len(rec.TokenNs), "text events so far")
-			}
 			if g.overCap(rec, usageTokens) {
 				break
 			}
@@ -672,6 +674,9 @@ func (g *Generator) overrun(rec *metrics.Record, got int, what string) {
 		return
 	}
 	field := g.ep.MaxTokensField()
+	if field == "" {
+		field = "the body's own field" // raw bodies and templates
+	}
 	msg := fmt.Sprintf("responses run past the requested output length: request %s asked for %d tokens (%s), got %d %s; the server likely ignores %s",
 		rec.RequestID, rec.RequestedOSL, field, got, what, field)
 	if field == "max_completion_tokens" {

@@ -92,8 +92,17 @@ var WarningKinds = []WarningKind{
 			}
 			return "the server cut " + m[2] + " of " + m[3] + " prompts: avg " + m[5] + " tokens sent, " + m[4] + " kept (its context length?)"
 		}, Last: true},
-	wkind("osl-count", `^output token counts disagree: tokenizer (\S+) vs server usage (\S+) \((\S+)\)`,
-		tmpl("output token counts disagree: tokenizer $1 vs server usage $2 ($3): is --tokenizer the model's?")),
+	// The token-count warnings' texts come from metrics' producers
+	// (TokenCountWarning, TruncationWarning, EmptyResponsesWarning), which
+	// warnings_test.go calls: a change of their words fails it.
+	wkind("osl-count", `^output token counts disagree: the tokenizer counts (\S+), the server's usage (\S+) \((\S+)\)(; the tokenizer that counted is not known)?`,
+		func(m []string) string {
+			s := "output tokens: tokenizer " + m[1] + " vs server usage " + m[2] + " (" + m[3] + ")"
+			if m[4] != "" {
+				return s + ": give the model's with --tokenizer"
+			}
+			return s + ": the streamed text re-tokenized"
+		}),
 	wkind("chunks", `^(\d+) of (\d+) chunks carried more than one token`,
 		tmpl("$1 of $2 chunks carried several tokens: ITL is per token, inter_chunk_latency per chunk")),
 	wkind("chunks", `^(\d+) requests had more tokens than chunks`,
@@ -113,6 +122,8 @@ var WarningKinds = []WarningKind{
 	// The target and the transport.
 	wkind("no-model", `(?s)^no --model given and (\S+)/v1/models named none \((.*)\): sending model "([^"]*)"`,
 		tmpl(`no --model given and $1/v1/models named none ($2): sending model "$3"`)),
+	wkind("server-gone", `^the server at (\S+) answered the preflight (\S+) s before the run, then refused (\d+) connections`,
+		tmpl("the server at $1 answered the preflight, then refused $3 connections: it went away")),
 	wkind("no-stream", `^--streaming: endpoint type (\S+) does not stream`,
 		tmpl("--streaming: endpoint type $1 does not stream; its requests are read whole")),
 	wkind("redirect", `^(\d+) (?:responses were redirects|response was a redirect) not followed`,
