@@ -18,6 +18,7 @@ import (
 	"github.com/surgebench/surge/app/calibrate"
 	"github.com/surgebench/surge/app/cmdline"
 	apphistory "github.com/surgebench/surge/app/history"
+	"github.com/surgebench/surge/app/peers/guidellm"
 	"github.com/surgebench/surge/app/peers/vllmbench"
 	"github.com/surgebench/surge/app/profile"
 	"github.com/surgebench/surge/app/results"
@@ -55,6 +56,7 @@ func run(args []string) int {
 			apphistory.Command(),
 			apphistory.TrendCommand(),
 			vllmbench.Command(version, &code),
+			guidellm.Command(version, &code),
 		},
 		OnUsageError: cmdline.OnUsageError,
 		// urfave/cli would os.Exit(3) for `surge help nosuch`; run returns
