@@ -31,7 +31,7 @@ type plan struct {
 	extras                           map[string]any
 	// timeout is each request's (seconds; 0: surge's default).
 	timeout float64
-	data                             dataSpec
+	data    dataSpec
 	// profile is the profile's kind: synchronous, concurrent,
 	// throughput, constant, poisson, async or sweep.
 	profile string

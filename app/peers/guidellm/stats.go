@@ -32,10 +32,10 @@ var percentileNames = []struct {
 // summary is a DistributionSummary.
 type summary struct {
 	mean, median, mode, variance, std float64
-	min, max                         float64
-	count                            int
-	totalSum                         float64
-	percentiles                      [11]float64
+	min, max                          float64
+	count                             int
+	totalSum                          float64
+	percentiles                       [11]float64
 }
 
 // object is the summary as GuideLLM writes it (its fields in order).
