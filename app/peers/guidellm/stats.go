@@ -60,14 +60,11 @@ func (s summary) object() *peers.Object {
 }
 
 // fromValues is DistributionSummary.from_values: count defaults to the
-// sum of the weights (rounded).
+// sum of the weights (rounded); no values is an empty summary of count
+// 0, whatever count says (as GuideLLM's).
 func fromValues(vals []weighted, count *int) summary {
 	if len(vals) == 0 {
-		c := 0
-		if count != nil {
-			c = *count
-		}
-		return summary{count: c}
+		return summary{}
 	}
 	n := 0
 	if count != nil {
