@@ -19,6 +19,7 @@ import (
 	"github.com/surgebench/surge/app/cmdline"
 	apphistory "github.com/surgebench/surge/app/history"
 	"github.com/surgebench/surge/app/peers/guidellm"
+	"github.com/surgebench/surge/app/peers/inferenceperf"
 	"github.com/surgebench/surge/app/peers/vllmbench"
 	"github.com/surgebench/surge/app/profile"
 	"github.com/surgebench/surge/app/results"
@@ -57,6 +58,7 @@ func run(args []string) int {
 			apphistory.TrendCommand(),
 			vllmbench.Command(version, &code),
 			guidellm.Command(version, &code),
+			inferenceperf.Command(version, &code),
 		},
 		OnUsageError: cmdline.OnUsageError,
 		// urfave/cli would os.Exit(3) for `surge help nosuch`; run returns

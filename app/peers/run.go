@@ -33,7 +33,7 @@ type Runner struct {
 // compare it with one of their own) as surge's own command line.
 func (r Runner) Run(ctx context.Context, args []string) (int, error) {
 	if !r.Quiet {
-		fmt.Fprintf(r.Log, "surge: running as: surge profile %s\n", Quote(args))
+		fmt.Fprintf(r.Log, "surge: running as: surge profile %s\n", Quote(Redacted(args)))
 	}
 	s, err := r.Spec(args)
 	if err != nil {
@@ -57,7 +57,23 @@ func (r Runner) Spec(args []string) (*spec.Spec, error) {
 			return s, nil
 		}
 	}
-	return nil, cmdline.Usagef("%v (in the translation: surge profile %s)", err, Quote(args))
+	return nil, cmdline.Usagef("%v (in the translation: surge profile %s)", err, Quote(Redacted(args)))
+}
+
+// secretFlags are the surge flags whose values may hold a credential.
+var secretFlags = map[string]bool{"--api-key": true, "--header": true, "-H": true}
+
+// Redacted is args with every credential-bearing value replaced, for
+// printing.
+func Redacted(args []string) []string {
+	out := append([]string(nil), args...)
+	for i := 0; i+1 < len(out); i++ {
+		if secretFlags[out[i]] {
+			out[i+1] = "<redacted>"
+			i++
+		}
+	}
+	return out
 }
 
 // Quote joins args as a shell would read them back: a word with a space,
