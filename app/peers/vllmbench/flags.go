@@ -11,7 +11,7 @@ var datasetNames = []string{"sharegpt", "burstgpt", "sonnet", "random", "random-
 // refuses it.
 var flags = []peers.Flag{
 	// Target.
-	{Name: "backend", Kind: peers.Value, Default: "openai", Usage: "openai and vllm send the Completions API (--endpoint-type completions), openai-chat the Chat Completions API (chat), streamed; the other backends are refused by name"},
+	{Name: "backend", Aliases: []string{"endpoint-type"}, Kind: peers.Value, Default: "openai", Usage: "openai and vllm send the Completions API (--endpoint-type completions), openai-chat the Chat Completions API (chat), streamed; the other backends are refused by name"},
 	{Name: "base-url", Kind: peers.Value, Usage: "the server (--url); the request URL is this plus --endpoint"},
 	{Name: "host", Kind: peers.Value, Default: "127.0.0.1", Usage: "the server's host when no --base-url"},
 	{Name: "port", Kind: peers.Value, Default: "8000", Usage: "the server's port when no --base-url"},
@@ -71,7 +71,7 @@ var flags = []peers.Flag{
 	{Name: "dataset-path", Kind: peers.Value, Usage: "the dataset's file, or its Hugging Face id (hf)"},
 	{Name: "no-stream", Kind: peers.Switch, Usage: "no effect: surge reads a Hub dataset's files as a stream either way and stops when it has its rows"},
 	{Name: "no-oversample", Kind: peers.Switch, Refused: "surge sends a file's prompts again when it has fewer than the requests (vLLM's default)"},
-	{Name: "skip-chat-template", Kind: peers.Switch, Refused: "surge sends a prompt as the dataset holds it and applies no chat template to it"},
+	{Name: "skip-chat-template", Kind: peers.Switch, Usage: "custom: send each prompt as the file holds it (without it vLLM wraps prompts in the chat template, which surge refuses)"},
 	{Name: "disable-shuffle", Kind: peers.Switch, Usage: "send a file's prompts in order (--dataset-sampling-strategy sequential)"},
 	{Name: "random-input-len", Kind: peers.Value, Default: "1024", Usage: "the prompt length in tokens (--isl)"},
 	{Name: "random-output-len", Kind: peers.Value, Default: "128", Usage: "the output length in tokens (--osl)"},
@@ -101,4 +101,15 @@ var flags = []peers.Flag{
 	{Name: "random-mm-num-mm-items-range-ratio", Kind: peers.Value, Default: "0", Usage: "0 only: surge sends the same number of images with every request"},
 	{Name: "random-mm-limit-mm-per-prompt", Kind: peers.Value, Usage: "checked against the images per request, as vLLM clamps them"},
 	{Name: "random-mm-bucket-config", Kind: peers.Value, Usage: "one image size only, {(H, W, 1): p} (--image-height-mean, --image-width-mean): surge draws every image of one size, not a mix, and sends no video"},
+
+	// Newer vLLM's flags surge does not take.
+	{Name: "plot-timeline", Kind: peers.Switch, Refused: "surge draws its own charts: surge report DIR (the requests' timeline is in profile_export.jsonl)"},
+	{Name: "timeline-itl-thresholds", Kind: peers.Value, Refused: "goes with --plot-timeline, refused"},
+	{Name: "plot-dataset-stats", Kind: peers.Switch, Refused: "surge draws its own charts: surge report DIR"},
+	{Name: "probe-request-rate", Kind: peers.Value, Refused: "surge sends no probe requests beside the workload"},
+	{Name: "enable-multimodal-chat", Kind: peers.Switch, Refused: "for vLLM's custom audio and image datasets, which surge refuses"},
+	{Name: "custom-ensure-client-side-data", Kind: peers.Switch, Refused: "for vLLM's custom image dataset, which surge refuses"},
+	{Name: "bfcl-categories", Kind: peers.Value, Refused: "surge has no reader for BFCL (surge's tool workloads: docs/agentic.md)"},
+	{Name: "speed-bench-category", Kind: peers.Value, Refused: "SPEED-Bench needs its prepare script; surge refuses it (docs/workloads.md)"},
+	{Name: "speed-bench-dataset-subset", Kind: peers.Value, Refused: "SPEED-Bench needs its prepare script; surge refuses it (docs/workloads.md)"},
 }

@@ -41,6 +41,7 @@ var refusedBackends = map[string]string{
 	"infinity-embeddings-clip":  "a pooling backend: run surge profile --endpoint-type embeddings",
 	"vllm-pooling":              "a pooling backend surge has no endpoint type for",
 	"vllm-rerank":               "a pooling backend: run surge profile --endpoint-type rankings",
+	"openai-responses":          "surge's responses endpoint reads the Responses stream its own way: run surge profile --endpoint-type responses",
 }
 
 // refusedDatasets are vLLM's datasets surge has no equivalent of.
@@ -49,6 +50,11 @@ var refusedDatasets = map[string]string{
 	"random-rerank": "for vLLM's rerank backends, which surge refuses",
 	"spec_bench":    "surge has no spec_bench dataset (AIPerf's spec_al_* sets are surge profile --public-dataset names)",
 	"txt-slices":    "surge has no txt-slices dataset: use random, or custom with --skip-chat-template",
+	"custom_audio":  "surge sends audio inside a chat message, not vLLM's custom audio requests",
+	"custom_image":  "surge's images are synthetic or a folder's (surge profile --image-source), not vLLM's custom image file",
+	"custom_mm":     "surge's images are synthetic or a folder's (surge profile --image-source), not vLLM's custom file",
+	"speed_bench":   "SPEED-Bench needs its prepare script; surge refuses it (docs/workloads.md)",
+	"timed_trace":   "surge replays traces with surge profile --input-file --fixed-schedule",
 }
 
 // bench is a `vllm bench serve` command line, read and checked: what surge
