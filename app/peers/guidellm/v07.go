@@ -363,9 +363,6 @@ func parseRun(argv []string) (*plan, error) {
 		constraints = []any{}
 	}
 	spec.Set("constraints", constraints)
-	if math.IsNaN(p.maxSeconds) && p.maxRequests == 0 {
-		return nil, usage("give --constraint kind=max_duration,seconds=S or kind=max_requests,count=N: GuideLLM runs synthetic data until it is stopped; surge needs a bound")
-	}
 
 	// Tokenizer.
 	tok := obj("kind", "huggingface_auto", "model", nil, "load_kwargs", &peers.Object{})
@@ -539,6 +536,9 @@ func parseRun(argv []string) (*plan, error) {
 			return nil, usage("--label %q: want KEY=VALUE", l)
 		}
 		labels.Set(k, v)
+	}
+	if math.IsNaN(p.maxSeconds) && p.maxRequests == 0 {
+		return nil, usage("give --constraint kind=max_duration,seconds=S or kind=max_requests,count=N: GuideLLM runs synthetic data until it is stopped; surge needs a bound")
 	}
 	cfg := &peers.Object{}
 	cfg.Set("metadata", obj("labels", labels))
