@@ -18,6 +18,8 @@ import (
 	"github.com/surgebench/surge/app/internal/apptest"
 	"github.com/surgebench/surge/app/peers"
 	"github.com/surgebench/surge/examples/mockserver"
+	"github.com/surgebench/surge/metrics/artifact"
+	"github.com/surgebench/surge/metrics/compare"
 	"github.com/surgebench/surge/metrics/export/shape"
 )
 
@@ -401,5 +403,38 @@ func TestHelpListsRefusals(t *testing.T) {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("--help lacks %q", want)
 		}
+	}
+}
+
+// TestCompareWithAnAIPerfLine: `surge compare` takes a run started from
+// vLLM's command line and one started from an AIPerf line of the same
+// workload (AIPerf's spelling: key:value extra inputs, no ready check,
+// another UI) as the same workload, not refusing them.
+func TestCompareWithAnAIPerfLine(t *testing.T) {
+	url := fastMock(t)
+	t.Chdir(t.TempDir())
+	_, log, code, err := serve(t, []string{"--base-url", url, "--model", "mock", "--random-input-len", "16", "--random-output-len", "4",
+		"--num-prompts", "6", "--max-concurrency", "2", "--seed", "3", "--disable-tqdm"})
+	if code != 0 || err != nil {
+		t.Fatalf("exit %d: %v\n%s", code, err, log)
+	}
+	aiperf := []string{"--url", url, "--endpoint-type", "completions", "--endpoint", "/v1/completions", "--streaming", "-m", "mock",
+		"--request-count", "6", "--concurrency", "2", "--random-seed", "3", "--isl", "16", "--osl", "4",
+		"--extra-inputs", "ignore_eos:true", "--extra-inputs", "repetition_penalty:1", "--extra-inputs", "temperature:0",
+		"--ui", "simple", "--output-artifact-dir", "aiperf-line"}
+	if c, err := (peers.Runner{Version: "test", Log: &bytes.Buffer{}}).Run(context.Background(), aiperf); c != 0 || err != nil {
+		t.Fatalf("the AIPerf line: exit %d, %v", c, err)
+	}
+	dirs, _ := filepath.Glob(filepath.Join("artifacts", "*"))
+	var runs []*artifact.Run
+	for _, d := range append(dirs, "aiperf-line") {
+		r, err := artifact.Load(d)
+		if err != nil {
+			t.Fatal(err)
+		}
+		runs = append(runs, r)
+	}
+	if c := compare.Fingerprints(runs); !c.Comparable {
+		t.Errorf("surge compare refuses them: %v", c.Reasons)
 	}
 }
