@@ -117,7 +117,7 @@ func calibrateCommand() *cli.Command {
 	itls := cli.NewStringSlice("10ms", "5ms", "2ms")
 	return &cli.Command{
 		Name:  "calibrate",
-		Usage: "find and keep the streaming load this machine can time honestly",
+		Usage: "find and keep the load this machine can time honestly",
 		Description: "Searches the streaming load this machine's client can time honestly (read delay p99 < 1 ms, ≤ 1% of\n" +
 			"first tokens read with the next) and keeps it, with the cores it measured with (GOMAXPROCS, CPUs),\n" +
 			"for run_info: a run on other cores is warned.",

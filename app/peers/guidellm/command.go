@@ -37,7 +37,7 @@ where the tools' numbers differ, and why.`
 func Command(version string, code *int) *cli.Command {
 	return &cli.Command{
 		Name:            "guidellm",
-		Usage:           "run a GuideLLM command line (benchmark: v0.6, run: v0.7): its flags and its benchmarks report (guidellm --help)",
+		Usage:           "run a GuideLLM command line (benchmark: v0.6, run: v0.7)",
 		SkipFlagParsing: true,
 		Action: func(cc *cli.Context) error {
 			env := Env{Version: version, Stdout: os.Stdout, Stderr: os.Stderr, TTY: term.IsTerminal(os.Stdout.Fd()), Now: time.Now}

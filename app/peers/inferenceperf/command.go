@@ -64,7 +64,7 @@ trace replays, the shareGPT and Hub data types, circuit breakers, cloud storage.
 func Command(version string, code *int) *cli.Command {
 	return &cli.Command{
 		Name:            "inference-perf",
-		Usage:           "run an inference-perf config (--config_file FILE): its stages and its reports",
+		Usage:           "run an inference-perf config (--config_file FILE)",
 		SkipFlagParsing: true,
 		Action: func(cc *cli.Context) error {
 			env := Env{Version: version, Stdout: os.Stdout, Stderr: os.Stderr, TTY: term.IsTerminal(os.Stdout.Fd()), Now: time.Now}

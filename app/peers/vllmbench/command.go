@@ -45,7 +45,7 @@ the numbers of vLLM, surge, GuideLLM and inference-perf differ, and why.`
 func Command(version string, code *int) *cli.Command {
 	return &cli.Command{
 		Name:            "vllm-bench",
-		Usage:           "run a `vllm bench serve` command line: vLLM's flags, summary and result JSON (vllm-bench serve --help)",
+		Usage:           "run a `vllm bench serve` command line and write its result",
 		SkipFlagParsing: true,
 		Action: func(cc *cli.Context) error {
 			env := Env{Version: version, Stdout: os.Stdout, Stderr: os.Stderr, TTY: term.IsTerminal(os.Stdout.Fd()), Now: time.Now}
