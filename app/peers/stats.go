@@ -25,12 +25,6 @@ func NewSample(xs []float64) Sample {
 	return s
 }
 
-// Len is the number of values.
-func (s Sample) Len() int { return len(s.sorted) }
-
-// Sum is their sum.
-func (s Sample) Sum() float64 { return s.sum }
-
 // Min and Max are the extremes (0 when empty).
 func (s Sample) Min() float64 {
 	if len(s.sorted) == 0 {
@@ -96,6 +90,3 @@ func (s Sample) Percentile(p float64) float64 {
 	frac := rank - float64(lo)
 	return s.sorted[lo] + frac*(s.sorted[lo+1]-s.sorted[lo])
 }
-
-// Sorted is the values in ascending order (not to be changed).
-func (s Sample) Sorted() []float64 { return s.sorted }

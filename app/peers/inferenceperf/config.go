@@ -2,7 +2,6 @@ package inferenceperf
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"maps"
 	"math"
@@ -271,9 +270,3 @@ func distributionOf(s *section) (distribution, error) {
 
 // defaultWorkers is inference-perf's num_workers default: the CPU count.
 func defaultWorkers() int { return max(1, runtime.NumCPU()) }
-
-// jsonString is v as compact JSON.
-func jsonString(v any) string {
-	b, _ := json.Marshal(v)
-	return string(b)
-}

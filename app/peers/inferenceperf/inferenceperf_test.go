@@ -79,13 +79,13 @@ func summaryShape(stage bool) shape.Shape {
 }
 
 // run runs inference-perf's command line in the current folder.
-func run(t *testing.T, args ...string) (int, error, string) {
+func run(t *testing.T, args ...string) (int, string, error) {
 	t.Helper()
 	var out, log bytes.Buffer
 	env := Env{Version: "test", Stdout: &out, Stderr: &log, Now: func() time.Time { return time.Date(2026, 5, 1, 12, 0, 0, 0, time.UTC) },
 		Sleep: func(context.Context, time.Duration) {}}
 	code, err := Main(context.Background(), args, env)
-	return code, err, log.String()
+	return code, log.String(), err
 }
 
 // shortened is a documented config with its server at url and each
@@ -141,7 +141,7 @@ func TestDocumentedConfigs(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Chdir(t.TempDir())
-			code, err, log := run(t, "--config_file", shortened(t, tc.name, url))
+			code, log, err := run(t, "--config_file", shortened(t, tc.name, url))
 			if tc.refused != "" {
 				var ue *cmdline.UsageError
 				if code != cmdline.ExitUsage || !errors.As(err, &ue) || !strings.Contains(err.Error(), tc.refused) || !strings.Contains(err.Error(), "refused") {
@@ -159,7 +159,7 @@ func TestDocumentedConfigs(t *testing.T) {
 	// stage shortened to 1 s).
 	t.Run("README command line", func(t *testing.T) {
 		t.Chdir(t.TempDir())
-		code, err, log := run(t, "--server.type", "vllm", "--server.base_url", url, "--data.type", "random", "--load.type", "constant",
+		code, log, err := run(t, "--server.type", "vllm", "--server.base_url", url, "--data.type", "random", "--load.type", "constant",
 			"--load.stages", `[{"rate": 10, "duration": 1}]`, "--api.streaming", "true")
 		if code != 0 || err != nil {
 			t.Fatalf("exit %d: %v\n%s", code, err, log)
@@ -240,7 +240,7 @@ storage:
 	if err := os.WriteFile("c.yaml", []byte(cfg), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	code, err, log := run(t, "-c", "c.yaml")
+	code, log, err := run(t, "-c", "c.yaml")
 	if code != 0 || err != nil {
 		t.Fatalf("exit %d: %v\n%s", code, err, log)
 	}
