@@ -7,9 +7,11 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/signal"
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/surgebench/surge/app/cmdline"
@@ -195,6 +197,10 @@ type Env struct {
 // outputs from the finished runs (whatever ended the runs: an interrupt
 // still writes what finished).
 func (p *plan) execute(ctx context.Context, env Env) (int, error) {
+	// An interrupt between benchmarks ends the profile and still writes
+	// the report of those done; within one the surge run takes it.
+	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
+	defer stop()
 	root := filepath.Join("artifacts", "guidellm-"+env.Now().Format("20060102-150405"))
 	c := &compiler{version: p.version, runID: uuid(), warmup: p.warmup, cooldown: p.cooldown, maxSeconds: p.maxSeconds,
 		maxRequests: p.maxRequests, sample: p.sample, backend: p.backendInfo(), requestsInfo: p.requestsInfo()}
@@ -204,7 +210,7 @@ func (p *plan) execute(ctx context.Context, env Env) (int, error) {
 	queue := p.first()
 	code := cmdline.ExitOK
 	var runErr error
-	for i := 0; i < len(queue); i++ {
+	for i := 0; i < len(queue) && ctx.Err() == nil; i++ {
 		s := queue[i]
 		dir := filepath.Join(root, fmt.Sprintf("%02d_%s", i, s.label()))
 		code, runErr = runner.Run(ctx, p.surgeArgs(s, dir))
@@ -255,6 +261,9 @@ func (p *plan) execute(ctx context.Context, env Env) (int, error) {
 		fmt.Fprintf(env.Stderr, "surge: GuideLLM's %s: %s\n", o.kind, o.path)
 	}
 	fmt.Fprintf(env.Stderr, "surge: surge's exports: %s\n", root)
+	if ctx.Err() != nil && code == cmdline.ExitOK {
+		code = cmdline.ExitInterrupted
+	}
 	return code, runErr
 }
 

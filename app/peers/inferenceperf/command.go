@@ -14,9 +14,11 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/signal"
 	"path/filepath"
 	"slices"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/charmbracelet/x/term"
@@ -132,6 +134,11 @@ func Main(ctx context.Context, args []string, env Env) (int, error) {
 // execute runs every stage, one surge run each, waiting load.interval
 // between them, then writes the reports from what finished.
 func (p *plan) execute(ctx context.Context, env Env) (int, error) {
+	// An interrupt between stages (load.interval) ends the run and still
+	// writes the reports of the stages done; within a stage the surge run
+	// takes it (it drains, then stops).
+	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
+	defer stop()
 	if err := os.MkdirAll(p.storagePath, 0o755); err != nil {
 		return cmdline.ExitFailed, err
 	}
@@ -163,6 +170,9 @@ func (p *plan) execute(ctx context.Context, env Env) (int, error) {
 		if i > 0 && p.interval > 0 {
 			sleep(ctx, time.Duration(p.interval*float64(time.Second)))
 		}
+		if ctx.Err() != nil {
+			break
+		}
 		dir := filepath.Join(work, fmt.Sprintf("stage_%d", i))
 		code, runErr = runner.Run(ctx, p.surgeArgs(i, dir, dataArgs))
 		if _, err := os.Stat(filepath.Join(dir, "profile_export_aiperf.json")); err != nil {
@@ -193,6 +203,9 @@ func (p *plan) execute(ctx context.Context, env Env) (int, error) {
 	}
 	if err := p.writeReports(all, byStage, env); err != nil {
 		return max(code, cmdline.ExitFailed), errors.Join(runErr, err)
+	}
+	if ctx.Err() != nil && code == cmdline.ExitOK {
+		code = cmdline.ExitInterrupted
 	}
 	return code, runErr
 }
