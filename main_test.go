@@ -258,6 +258,13 @@ func TestMistakesAreAnswered(t *testing.T) {
 		{[]string{"comapre", "A", "B"}, `unknown command "comapre" (did you mean compare?)`},
 		{[]string{"help", "profil"}, "No help topic"},
 		{[]string{"profile", "--measurement-interval", "10000"}, "--measurement-interval is GenAI-Perf's flag, not surge's or AIPerf's: --benchmark-duration SECONDS"},
+		{[]string{"vllm-bench", "serve", "--num-promts", "5"}, "unknown flag --num-promts (did you mean --num-prompts?)"},
+		{[]string{"vllm-bench", "serve", "--use-beam-search"}, "--use-beam-search is refused: surge sends no beam search"},
+		{[]string{"vllm-bench", "bench"}, `unknown subcommand "bench"`},
+		{[]string{"guidellm", "benchmark", "--max-errors", "5"}, "--max-errors is refused"},
+		{[]string{"guidellm", "runn"}, `unknown command "runn"`},
+		{[]string{"inference-perf", "--config_file", "/nonexistent.yml"}, "--config_file"},
+		{[]string{"inference-perf", "--analyze", "x"}, "--analyze is refused"},
 	} {
 		code, _, stderr := captured(t, tc.args...)
 		if code != cmdline.ExitUsage {

@@ -309,7 +309,7 @@ func TrendCommand() *cli.Command {
 	var c trendConfig
 	return &cli.Command{
 		Name:      "trend",
-		Usage:     "chart a metric across past runs, marking its significant changes",
+		Usage:     "chart a metric across runs, marking its significant changes",
 		ArgsUsage: "METRIC[.STAT]",
 		Description: "METRIC is a metric tag (time_to_first_token, output_token_throughput, cost_per_1m_output_tokens), STAT\n" +
 			"avg or pN (default p50 for a per-request metric). Each change from the run before is tested: per-request\n" +

@@ -23,7 +23,7 @@ import (
 func ReportCommand() *cli.Command {
 	return &cli.Command{
 		Name:         "report",
-		Usage:        "write an HTML report (or PNG charts) of runs' artifact folders",
+		Usage:        "write an HTML report (or PNG charts) of runs' folders",
 		ArgsUsage:    "DIR...",
 		OnUsageError: cmdline.OnUsageError,
 		Flags: []cli.Flag{
