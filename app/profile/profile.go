@@ -76,7 +76,7 @@ func Run(ctx context.Context, s *spec.Spec, out, log io.Writer) (*Result, error)
 	if res != nil {
 		// After every export (a sweep's aggregate, the repeats' aggregate/):
 		// the history reads the run back from its folder.
-		remember(ctx, s, res.Dir, log)
+		remember(ctx, s, res.Dir, res.Cancelled, log)
 	}
 	return res, err
 }
