@@ -108,6 +108,39 @@ func (s *Store) walMode(ctx context.Context) error {
 	return s.wrap(s.db.QueryRowContext(ctx, "PRAGMA journal_mode = wal").Scan(&mode))
 }
 
+// ErrNoRun is wrapped by the error for an id the history does not hold.
+var ErrNoRun = errors.New("no run")
+
+// Check reads the whole database and its indexes (SQLite's quick_check):
+// damage a query would not see (a page of an index it did not use, which
+// would make a baseline look absent) is an error wrapping ErrCorrupt.
+func (s *Store) Check(ctx context.Context) error {
+	rs, err := s.db.QueryContext(ctx, "PRAGMA quick_check")
+	if err != nil {
+		return s.wrap(err)
+	}
+	defer rs.Close()
+	var problems []string
+	for rs.Next() {
+		var line string
+		if err := rs.Scan(&line); err != nil {
+			return s.wrap(err)
+		}
+		for _, l := range strings.Split(line, "\n") {
+			if l = strings.TrimSpace(l); l != "ok" && l != "" && !strings.HasPrefix(l, "***") && len(problems) < 3 {
+				problems = append(problems, l)
+			}
+		}
+	}
+	if err := rs.Err(); err != nil {
+		return s.wrap(err)
+	}
+	if len(problems) > 0 {
+		return fmt.Errorf("history %s: %w (%s): move it aside to start a new one", s.path, ErrCorrupt, strings.Join(problems, "; "))
+	}
+	return nil
+}
+
 // Path is the database file's absolute path.
 func (s *Store) Path() string { return s.path }
 
@@ -135,13 +168,10 @@ func (s *Store) wrap(err error) error {
 func owner(ctx context.Context, q interface {
 	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
 }) (version, app, tables int, err error) {
-	if err = q.QueryRowContext(ctx, "PRAGMA user_version").Scan(&version); err != nil {
-		return
-	}
-	if err = q.QueryRowContext(ctx, "PRAGMA application_id").Scan(&app); err != nil {
-		return
-	}
-	err = q.QueryRowContext(ctx, "SELECT count(*) FROM sqlite_schema").Scan(&tables)
+	// One statement: one read, so another process's commit cannot fall
+	// between the three (its tables without its id).
+	err = q.QueryRowContext(ctx, "SELECT (SELECT user_version FROM pragma_user_version), "+
+		"(SELECT application_id FROM pragma_application_id), (SELECT count(*) FROM sqlite_schema)").Scan(&version, &app, &tables)
 	return
 }
 
@@ -347,7 +377,7 @@ func (s *Store) Get(ctx context.Context, id int64) (Row, error) {
 		return Row{}, err
 	}
 	if len(rows) == 0 {
-		return Row{}, fmt.Errorf("history %s: no run with id %d", s.path, id)
+		return Row{}, fmt.Errorf("history %s: %w with id %d", s.path, ErrNoRun, id)
 	}
 	rows[0].Metrics, err = s.metrics(ctx, id)
 	return rows[0], err
