@@ -45,6 +45,17 @@ type AgenticConfig struct {
 	MockMaxModelLen                   int
 }
 
+// Bounds of the tool loop's flags: past them a server's reply is not an
+// agent's but a flood (see docs/agentic.md).
+const (
+	// MaxToolRounds bounds --tool-loop-max-rounds: each round is a request.
+	MaxToolRounds = 10_000
+	// MaxToolBytes bounds --tool-max-argument-bytes (1 GiB).
+	MaxToolBytes = 1 << 30
+	// MaxToolCalls bounds --tool-max-calls-per-reply.
+	MaxToolCalls = 1 << 20
+)
+
 // catAgentic groups the agent workload's flags in --help.
 const catAgentic = "Agents (tool calls, sessions; every option: docs/agentic.md)"
 

@@ -208,7 +208,7 @@ func FuzzSweepValue(f *testing.F) {
 		if integer {
 			first = &n
 		}
-		v := &sweepValue{sweep(c, "f", first)}
+		v := &sweepValue{s: sweep(c, "f", first)}
 		if err := v.Set(s); err != nil {
 			return
 		}
@@ -224,7 +224,7 @@ func FuzzSweepValue(f *testing.F) {
 				t.Fatalf("%q: value %v not finite", s, g)
 			}
 		}
-		if again := (&sweepValue{sweep(c, "f", first)}); again.Set(v.String()) != nil {
+		if again := (&sweepValue{s: sweep(c, "f", first)}); again.Set(v.String()) != nil {
 			t.Fatalf("%q: its own String %q does not parse", s, v.String())
 		}
 	})

@@ -75,7 +75,7 @@ func TestAgenticFlagErrors(t *testing.T) {
 		{[]string{"--tool-loop", "--tool-delay", "-5"}, "--tool-delay must be ≥ 0"},
 		{[]string{"--session-arrival-pattern", "constant"}, "give the rate"},
 		{[]string{"--session-arrival-smoothness", "2"}, "give the rate"},
-		{[]string{"--session-arrival-rate", "-1"}, "must be > 0"},
+		{[]string{"--session-arrival-rate", "-1"}, "--session-arrival-rate must be ≥ 1e-06, got -1"},
 		{[]string{"--session-arrival-rate", "1", "--session-arrival-pattern", "concurrency_burst"}, "poisson, constant or gamma"},
 		{[]string{"--session-arrival-rate", "1", "--session-arrival-pattern", "uniform"}, "want poisson, constant or gamma"},
 		{[]string{"--session-arrival-rate", "1", "--session-arrival-smoothness", "2"}, "give --session-arrival-pattern gamma"},
@@ -94,7 +94,7 @@ func TestAgenticFlagErrors(t *testing.T) {
 		{[]string{"--scenario", ScenarioAgentX, "--custom-dataset-type", "weka", "--input-file", "../../datasets/testdata/weka", "--benchmark-duration", "60"}, "at least 900 s"},
 		{[]string{"--scenario", ScenarioAgentX, "--custom-dataset-type", "weka", "--input-file", "../../datasets/testdata/weka", "--benchmark-duration", "900", "--extra-inputs", "ignore_eos:false"}, "sends ignore_eos: true"},
 		{[]string{"--unsafe-override"}, "give --scenario"},
-		{[]string{"--mock-tool-call-rate", "2"}, "--mock-tool-call-rate is a fraction"},
+		{[]string{"--mock-tool-call-rate", "2"}, "--mock-tool-call-rate must be between 0 and 1, got 2"},
 	} {
 		_, err := parseArgs(t, tc.args...)
 		var ue *cmdline.UsageError
