@@ -159,6 +159,8 @@ var numberLimits = map[string]Limits{
 	"tool-result-tokens":            within(1, datasets.MaxRequestTokens),
 	"tool-delay":                    atLeast(0).upTo(durations),
 	"tool-loop-max-rounds":          atLeast(1).upTo(MaxToolRounds),
+	"tool-max-calls-per-reply":      atLeast(1).upTo(MaxToolCalls),
+	"session-max-context-tokens":    atLeast(1).upTo(1 << 40),
 	"session-arrival-rate":          atLeast(MinRate).upTo(MaxRate),
 	"session-arrival-smoothness":    above(0).upTo(1e6),
 	"trajectory-start-min-ratio":    within(0, 1),
