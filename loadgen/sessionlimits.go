@@ -5,6 +5,7 @@ import (
 	"strconv"
 
 	"github.com/surgebench/surge/datasets"
+	"github.com/surgebench/surge/internal/bounded"
 	"github.com/surgebench/surge/loadgen/endpoint"
 	"github.com/surgebench/surge/metrics"
 )
@@ -87,7 +88,7 @@ func (g *Generator) replyLimit(rec *metrics.Record) string {
 	}
 	for i := range rec.ToolCalls {
 		if n := len(rec.ToolCalls[i].Arguments); n > l.ToolArgumentBytes {
-			return fmt.Sprintf("a tool call's arguments are %d bytes, more than %d (tool max argument bytes)", n, l.ToolArgumentBytes)
+			return fmt.Sprintf("a tool call's arguments are %s, more than %s (tool max argument bytes)", bounded.Bytes(int64(n)), bounded.Bytes(int64(l.ToolArgumentBytes)))
 		}
 	}
 	return ""
@@ -99,7 +100,7 @@ func (g *Generator) contextLimit(bytes, tokens int64) string {
 	l := &g.limits
 	switch {
 	case bytes > l.ContextBytes:
-		return fmt.Sprintf("the conversation's context would be %d bytes, more than %d (session max context bytes)", bytes, l.ContextBytes)
+		return fmt.Sprintf("the conversation's context would be %s, more than %s (session max context bytes)", bounded.Bytes(bytes), bounded.Bytes(l.ContextBytes))
 	case tokens > l.ContextTokens:
 		return fmt.Sprintf("the conversation's context would be %d tokens, more than %d (session max context tokens)", tokens, l.ContextTokens)
 	}

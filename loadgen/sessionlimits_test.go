@@ -172,11 +172,11 @@ func TestSessionLimits(t *testing.T) {
 		heap uint64
 	}{
 		{name: "20 MB of arguments a reply", replies: [][]byte{sseToolCalls(1, uniqueIDs, bigArgs, 256<<10)}, ds: oneTurn(1), loop: true,
-			requests: 1, records: 2, want: `a tool call's arguments are 20971528 bytes, more than 4194304`, heap: 160 << 20},
+			requests: 1, records: 2, want: `a tool call's arguments are 20.0 MiB, more than 4 MiB`, heap: 160 << 20},
 		{name: "10,000 calls a reply", replies: [][]byte{sseToolCalls(10_000, uniqueIDs, "{}", 64)}, ds: oneTurn(1), loop: true,
 			requests: 1, records: 2, want: "a reply made more than 128 tool calls", heap: 160 << 20},
 		{name: "20 MB of arguments, no loop, next turn", replies: [][]byte{sseToolCalls(1, uniqueIDs, bigArgs, 256<<10)}, ds: oneTurn(2),
-			requests: 1, records: 2, want: "more than 4194304"},
+			requests: 1, records: 2, want: "more than 4 MiB"},
 		{name: "a reply of 20 MB that nothing resends", replies: [][]byte{sseToolCalls(1, uniqueIDs, bigArgs, 256<<10)}, ds: oneTurn(1),
 			requests: 1, records: 1},
 		{name: "context bytes: 300 kB a reply, 1 MB at most", fallback: sseText(strings.Repeat("b", 300<<10), 10), ds: oneTurn(8),

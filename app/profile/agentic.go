@@ -9,6 +9,7 @@ import (
 	"github.com/surgebench/surge/app/spec"
 	"github.com/surgebench/surge/datasets"
 	"github.com/surgebench/surge/examples/mockserver"
+	"github.com/surgebench/surge/internal/bounded"
 	"github.com/surgebench/surge/loadgen"
 	"github.com/surgebench/surge/loadgen/schedule"
 	"github.com/surgebench/surge/metrics"
@@ -214,8 +215,8 @@ func (p *prepared) agenticRunInfo(info map[string]any, s *metrics.Summary, o *ou
 		"session_max_context_bytes": p.limits.ContextBytes}
 	if n := s.SessionLimits(); n > 0 {
 		l := p.limits
-		s.Warnings = append(s.Warnings, fmt.Sprintf("%d %s ended at a session limit (a reply's tool calls or their arguments, or the context's tokens or bytes, past --tool-max-argument-bytes %d, --tool-max-calls-per-reply %d, --session-max-context-tokens %d or --session-max-context-bytes %d): the session_limit errors above say which; the server sent what no agent would",
-			n, plural(n, "session", "sessions"), l.ToolArgumentBytes, l.ToolCalls, l.ContextTokens, l.ContextBytes))
+		s.Warnings = append(s.Warnings, fmt.Sprintf("%d %s ended at a session limit: arguments %s, %d calls, context %d tokens or %s (a call's arguments past --tool-max-argument-bytes, a reply's calls past --tool-max-calls-per-reply, the context past --session-max-context-tokens or --session-max-context-bytes; the session_limit errors say which): the server sent what no agent would",
+			n, plural(n, "session", "sessions"), bounded.Bytes(int64(l.ToolArgumentBytes)), l.ToolCalls, l.ContextTokens, bounded.Bytes(l.ContextBytes)))
 	}
 	if n := o.replacedIDs; n > 0 {
 		s.Warnings = append(s.Warnings, fmt.Sprintf("%d tool-call %s the server sent %s missing, repeated or longer than %d bytes: surge sent ids of its own (call_surge_N) in their place, so each tool result answers one call",

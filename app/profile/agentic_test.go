@@ -375,7 +375,7 @@ func TestSessionLimitRun(t *testing.T) {
 		e := e.(map[string]any)
 		if d := e["error_details"].(map[string]any); d["type"] == loadgen.ErrSessionLimit {
 			limits = e["count"].(float64)
-			if msg := d["message"].(string); !strings.Contains(msg, "more than 1048576 (tool max argument bytes)") {
+			if msg := d["message"].(string); !strings.Contains(msg, "more than 1 MiB (tool max argument bytes)") {
 				t.Errorf("message %q", msg)
 			}
 		}
@@ -384,7 +384,7 @@ func TestSessionLimitRun(t *testing.T) {
 		t.Errorf("%v session_limit errors, want 2: %v", limits, ex["error_summary"])
 	}
 	out := log.String()
-	for _, w := range []string{"warning [session-limit]: 2 sessions ended at a session limit", "warning [tool-ids]: 12 tool-call ids missing"} {
+	for _, w := range []string{"warning [session-limit]: 2 sessions ended at a limit: arguments 1 MiB, 128 calls", "warning [tool-ids]: 12 tool-call ids missing"} {
 		if !strings.Contains(out, w) {
 			t.Errorf("the console lacks %q:\n%s", w, out)
 		}
