@@ -228,8 +228,11 @@ func TestSessionLimits(t *testing.T) {
 				}
 			}
 			s := col.Close()
+			srv.mu.Lock()
+			sizes := srv.sizes
+			srv.mu.Unlock()
 			if got := srv.requests.Load(); got != int64(tc.requests) {
-				t.Errorf("the server saw %d requests, want %d (sizes %v)", got, tc.requests, srv.sizes)
+				t.Errorf("the server saw %d requests, want %d (sizes %v)", got, tc.requests, sizes)
 			}
 			var refusals []briefRecord
 			for _, r := range sink.recs {
@@ -272,6 +275,8 @@ func checkIDs(t *testing.T, srv *hostileReplies, sink *brief) {
 		}
 	}
 	answered := regexp.MustCompile(`"tool_call_id":"([^"]*)"`)
+	srv.mu.Lock()
+	defer srv.mu.Unlock()
 	for i, b := range srv.bodies {
 		for _, m := range answered.FindAllSubmatch(b, -1) {
 			if !seen[string(m[1])] {
