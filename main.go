@@ -75,8 +75,12 @@ func run(args []string) int {
 		fmt.Fprintln(os.Stderr, "surge:", err)
 		var ue *cmdline.UsageError
 		var ec cli.ExitCoder // only urfave/cli's own: "No help topic for …"
-		if errors.As(err, &ue) || errors.As(err, &ec) {
+		var be *cmdline.BaselineError
+		switch {
+		case errors.As(err, &ue) || errors.As(err, &ec):
 			return cmdline.ExitUsage
+		case errors.As(err, &be):
+			return cmdline.ExitNoBaseline
 		}
 		if code == cmdline.ExitOK {
 			code = cmdline.ExitFailed

@@ -77,7 +77,7 @@ func Run(ctx context.Context, s *spec.Spec, out, log io.Writer) (*Result, error)
 	if res != nil {
 		// After every export (a sweep's aggregate, the repeats' aggregate/):
 		// the history reads the run back from its folder.
-		remember(ctx, s, res.Dir, log)
+		remember(ctx, s, res.Dir, res.Cancelled, log)
 	}
 	return res, err
 }
@@ -116,6 +116,8 @@ type prepared struct {
 	// the agentic replay's lanes (nil: none).
 	toolResults []string
 	replay      *loadgen.Replay
+	// limits bound each session's growth (agentic.go).
+	limits loadgen.SessionLimits
 }
 
 // Prepare resolves s into a plan. It starts nothing and writes nothing but
@@ -129,6 +131,10 @@ func Prepare(s *spec.Spec, log io.Writer) (*prepared, error) {
 // when ctx ends.
 func prepareCtx(ctx context.Context, s *spec.Spec, log io.Writer) (*prepared, error) {
 	p := &prepared{s: s, log: s.Logger(log)}
+	var err error
+	if p.limits, err = sessionLimits(s); err != nil {
+		return nil, err
+	}
 	for _, n := range s.Notes {
 		p.log.Notef("%s", n)
 	}
@@ -156,7 +162,6 @@ func prepareCtx(ctx context.Context, s *spec.Spec, log io.Writer) (*prepared, er
 		fmt.Fprint(log, modelNote)
 	}
 	s = p.s
-	var err error
 	if p.builder, p.counter, p.tokSrc, err = loadTokenizer(ctx, &s.Tokenizer, p.log); err != nil {
 		return nil, err
 	}
@@ -253,7 +258,9 @@ type outcome struct {
 	// loopRequests and rejected are the tool loop's requests and the
 	// session starts an admission ceiling turned away.
 	loopRequests, rejected int64
-	errs                   []error // the UI's, the exports' and telemetry's
+	// replacedIDs counts the tool-call ids surge replaced.
+	replacedIDs int64
+	errs        []error // the UI's, the exports' and telemetry's
 }
 
 // execute starts the target, the exports, the collector, telemetry and the
@@ -493,7 +500,7 @@ func (p *prepared) execute(ctx context.Context, log io.Writer) (o *outcome, err 
 	o.state = col.State()
 	o.state.Origin = o.start
 	o.clockDrift = gen.ClockDrift()
-	o.loopRequests, o.rejected = gen.ToolLoopRequests(), gen.RejectedSessions()
+	o.loopRequests, o.rejected, o.replacedIDs = gen.ToolLoopRequests(), gen.RejectedSessions(), gen.ReplacedToolCallIDs()
 	logw.release()
 	o.end = time.Now()
 	o.gcCycles = heapfloor.Cycles() - gcBefore

@@ -149,6 +149,10 @@ var WarningKinds = []WarningKind{
 		tmpl("trim auto: latencies and throughputs are the steady state's ($1 requests, $2 s of the run)")),
 	wkind("scenario-lock", `^--scenario (\S+) lock broken under --unsafe-override: `,
 		tmpl("--scenario $1 lock broken (--unsafe-override): not a valid submission")),
+	wkind("session-limit", `^(\d+) sessions? ended at a session limit: arguments (.+?), (\d+) calls, context (\d+) tokens or (.+?) \(`,
+		tmpl("$1 sessions ended at a limit: arguments $2, $3 calls, context $4 tokens or $5")),
+	wkind("tool-ids", `^(\d+) tool-call ids? the server sent (?:were|was) missing, repeated or longer than (\d+) bytes`,
+		tmpl("$1 tool-call ids missing, repeated or over $2 bytes: sent back as surge's own (call_surge_N)")),
 	// Shards.
 	wkind("shard-late", `^started (\S+) late for --start-at (\S+):`,
 		tmpl("started $1 late for --start-at: its schedule runs that far behind the others'")),
