@@ -3,6 +3,7 @@ package loadgen
 import (
 	"context"
 	"net/http/httptest"
+	"slices"
 	"testing"
 
 	"github.com/surgebench/surge/datasets"
@@ -45,8 +46,11 @@ func TestChatMessagesOnRecords(t *testing.T) {
 	}
 	by := run(WithChatMessages())
 	c := by["c"]
-	if len(c) != 2 || c[0].TurnIndex != 0 {
-		t.Fatalf("conversation c: %d records", len(c))
+	// Records reach the sink through the collector's shards, in no fixed
+	// order: put the conversation's turns in theirs.
+	slices.SortFunc(c, func(a, b *metrics.Record) int { return a.TurnIndex - b.TurnIndex })
+	if len(c) != 2 || c[0].TurnIndex != 0 || c[1].TurnIndex != 1 {
+		t.Fatalf("conversation c: %d records, turns %v", len(c), turns(c))
 	}
 	want0 := []metrics.ChatMessage{{Role: "system", Content: "be brief"}, {Role: "user", Content: "first question"}}
 	want1 := append(append([]metrics.ChatMessage{}, want0...),
@@ -73,4 +77,12 @@ func TestChatMessagesOnRecords(t *testing.T) {
 			t.Errorf("without WithChatMessages a record carries %+v", r.Chat)
 		}
 	}
+}
+
+func turns(recs []*metrics.Record) []int {
+	var out []int
+	for _, r := range recs {
+		out = append(out, r.TurnIndex)
+	}
+	return out
 }
