@@ -360,8 +360,11 @@ func (g *Generator) do(ctx context.Context, conv *datasets.Conversation, session
 	} else {
 		g.readWhole(rctx, ctx, resp, rec)
 	}
-	if limit, got := rec.RequestedOSL, rec.Usage.CompletionTokens; limit > 0 && rec.Usage.Present && got > limit+overrunSlack {
-		g.overrun(rec, got, "completion tokens by the server's usage")
+	if limit, got := rec.RequestedOSL, rec.Usage.CompletionTokens; limit > 0 && rec.Usage.Present && got > limit+overrunSlack && g.onWarn != nil && !g.overran.Load() {
+		// Given by the collector, once it believes the usage: a server
+		// whose usage is a constant (koboldcpp's 100) did not run past
+		// the cap.
+		rec.UsageOverrun = g.overrunMessage(rec, got, "completion tokens by the server's usage")
 	}
 	if rec.Err == nil && !rec.NoOutput && len(rec.TokenNs) == 0 {
 		rec.Err = emptyResponse(resp.StatusCode)
@@ -400,8 +403,10 @@ func (g *Generator) readStream(rctx, ctx context.Context, body io.Reader, rec *m
 	tracked := sb != nil && sb.conn != nil
 	if n := min(rec.RequestedOSL, maxPrealloc); n > 0 && cap(rec.TokenNs) == 0 {
 		// Sized once from the requested output, the token slices do not
-		// grow (and copy) a dozen times per request.
-		rec.TokenNs = make([]int64, 0, n)
+		// grow (and copy) a dozen times per request; the token times and
+		// the event ends share one allocation.
+		buf := make([]int64, 0, 2*n)
+		rec.TokenNs, rec.EventEnds = buf[:0:n], buf[n:n:2*n]
 		if tracked {
 			rec.ReadDelayNs = make([]int32, 0, n)
 		}
@@ -434,6 +439,10 @@ func (g *Generator) readStream(rctx, ctx context.Context, body io.Reader, rec *m
 		}
 		if perr != nil {
 			rec.Err = &metrics.Error{Code: http.StatusOK, Type: ErrInvalidResponse, Message: perr.Error()}
+			if ev.AtEOF {
+				// The stream ended inside its last event's payload.
+				rec.Err = &metrics.Error{Code: http.StatusOK, Type: ErrStream, Message: cutMidEvent}
+			}
 			break
 		}
 		if d.Err != nil {
@@ -463,6 +472,7 @@ func (g *Generator) readStream(rctx, ctx context.Context, body io.Reader, rec *m
 				rec.FirstTokenShared = ev.ReadAt == firstReadAt
 			}
 			rec.TokenNs = append(rec.TokenNs, ev.At)
+			rec.EventEnds = append(rec.EventEnds, metrics.EventEnd(len(out.Text), len(out.Reasoning)))
 			if tracked {
 				rec.ReadDelayNs = append(rec.ReadDelayNs, sb.readDelay(ev))
 			}
@@ -599,6 +609,10 @@ func (g *Generator) transportError(rctx, ctx context.Context, url string, err er
 	return &metrics.Error{Type: ErrConnection, Message: unwrapURLError(err)}
 }
 
+// cutMidEvent is the error of a stream that ended inside an event: a
+// line, a UTF-8 character or a JSON payload left unfinished.
+const cutMidEvent = "stream cut in the middle of an event"
+
 // streamError classifies a failure while reading the body.
 func (g *Generator) streamError(rctx, ctx context.Context, err error) *metrics.Error {
 	if e := tooLargeError(err); e != nil {
@@ -615,7 +629,7 @@ func (g *Generator) streamError(rctx, ctx context.Context, err error) *metrics.E
 	case errors.As(err, &short):
 		return &metrics.Error{Code: http.StatusOK, Type: ErrStream, Message: short.Error()}
 	case errors.Is(err, io.ErrUnexpectedEOF):
-		return &metrics.Error{Code: http.StatusOK, Type: ErrStream, Message: "stream cut in the middle of an event"}
+		return &metrics.Error{Code: http.StatusOK, Type: ErrStream, Message: cutMidEvent}
 	}
 	return &metrics.Error{Code: http.StatusOK, Type: ErrStream, Message: err.Error()}
 }
@@ -660,6 +674,12 @@ func (g *Generator) overrun(rec *metrics.Record, got int, what string) {
 	if g.onWarn == nil || !g.overran.CompareAndSwap(false, true) {
 		return
 	}
+	g.onWarn(g.overrunMessage(rec, got, what))
+}
+
+// overrunMessage is the warning that rec ran past its cap: got tokens,
+// counted as what says.
+func (g *Generator) overrunMessage(rec *metrics.Record, got int, what string) string {
 	field := g.ep.MaxTokensField()
 	msg := fmt.Sprintf("responses run past the requested output length: request %s asked for %d tokens (%s), got %d %s; the server likely ignores %s",
 		rec.RequestID, rec.RequestedOSL, field, got, what, field)
@@ -668,5 +688,5 @@ func (g *Generator) overrun(rec *metrics.Record, got int, what string) {
 	} else {
 		msg += "; check the server's own output limit"
 	}
-	g.onWarn(msg)
+	return msg
 }

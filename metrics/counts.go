@@ -100,6 +100,12 @@ type countChecks struct {
 	MultiTokenChunks int64 `json:"multi_token_chunks,omitempty"`
 	// InputSources counts records by where their ISL came from.
 	InputSources map[string]int64 `json:"input_sources,omitempty"`
+	// Batches is what the tokens-per-event checks found.
+	Batches batchChecks `json:"batches"`
+	// UsageIgnored counts the records whose usage was not believed, and
+	// Distrust is the verdict (the first one seen).
+	UsageIgnored int64          `json:"usage_ignored,omitempty"`
+	Distrust     *UsageDistrust `json:"usage_distrust,omitempty"`
 }
 
 // add folds one successful record's values in.
@@ -130,11 +136,18 @@ func (k *countChecks) add(r *Record, v *Values, tok TokenCounter) {
 	}
 	k.UsageChunks += int64(r.UsageChunks)
 	k.MultiTokenChunks += int64(r.MultiTokenChunks)
+	k.Batches.add(r, v)
+	if v.Distrust != nil {
+		k.UsageIgnored++
+		if k.Distrust == nil {
+			k.Distrust = v.Distrust
+		}
+	}
 }
 
 // valid checks counts read from outside: none negative or past maxCount.
 func (k *countChecks) valid() error {
-	counts := []int64{k.PromptChecked, k.Truncated, k.Chunks, k.MultiTokenRequests, k.MultiTokenUTF8, k.UsageChunks, k.MultiTokenChunks}
+	counts := []int64{k.PromptChecked, k.Truncated, k.Chunks, k.MultiTokenRequests, k.MultiTokenUTF8, k.UsageChunks, k.MultiTokenChunks, k.UsageIgnored}
 	for _, n := range k.InputSources {
 		counts = append(counts, n)
 	}
@@ -143,7 +156,10 @@ func (k *countChecks) valid() error {
 			return fmt.Errorf("count checks: a count of %d", n)
 		}
 	}
-	return nil
+	if d := k.Distrust; d != nil && d.Sign != SignOverCap && d.Sign != SignSameUsage && d.Sign != SignSamePrompt {
+		return fmt.Errorf("count checks: an unknown usage sign %q", d.Sign)
+	}
+	return k.Batches.valid()
 }
 
 // merge folds o in.
@@ -158,6 +174,11 @@ func (k *countChecks) merge(o *countChecks) {
 	k.MultiTokenUTF8 += min(o.MultiTokenUTF8, o.MultiTokenRequests)
 	k.UsageChunks += o.UsageChunks
 	k.MultiTokenChunks += o.MultiTokenChunks
+	k.Batches.merge(&o.Batches)
+	k.UsageIgnored += o.UsageIgnored
+	if k.Distrust == nil {
+		k.Distrust = o.Distrust
+	}
 	for s, n := range o.InputSources {
 		if k.InputSources == nil {
 			k.InputSources = map[string]int64{}
