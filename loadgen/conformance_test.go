@@ -62,10 +62,10 @@ var serverCorpus = []struct {
 	// koboldcpp 1.76 (real): HTTP/1.0, no length, no chunking; "null" as a
 	// finish_reason until the last chunk; data: [DONE] and no newline; the
 	// non-streamed usage the constant 100/100/200.
-	{file: "koboldcpp-1.76-chat-stream.http", kind: endpoint.Chat, stream: true, cap: 64, events: 45, osl: 82, source: metrics.SourceTokenizer, finish: "length", usage: usageAbsent, truth: 64},
+	{file: "koboldcpp-1.76-chat-stream.http", kind: endpoint.Chat, stream: true, cap: 64, events: 45, osl: 82, source: metrics.SourceTokenizer, finish: "length", usage: usageAbsent, batched: true, truth: 64},
 	{file: "koboldcpp-1.76-chat-stream-one-event.http", kind: endpoint.Chat, stream: true, cap: 16, events: 1, osl: 19, source: metrics.SourceTokenizer, finish: "length", usage: usageAbsent, batched: true, truth: 16},
 	{file: "koboldcpp-1.76-chat.http", kind: endpoint.Chat, cap: 16, events: 1, osl: 19, source: metrics.SourceTokenizer, finish: "length", usage: metrics.SignOverCap, truth: 16},
-	{file: "koboldcpp-1.76-completions-stream.http", kind: endpoint.Completions, stream: true, cap: 48, events: 44, osl: 56, source: metrics.SourceTokenizer, finish: "length", usage: usageAbsent, truth: 48},
+	{file: "koboldcpp-1.76-completions-stream.http", kind: endpoint.Completions, stream: true, cap: 48, events: 44, osl: 56, source: metrics.SourceTokenizer, finish: "length", usage: usageAbsent, batched: true, truth: 48},
 	{file: "koboldcpp-1.76-completions.http", kind: endpoint.Completions, cap: 16, events: 1, osl: 15, source: metrics.SourceTokenizer, finish: "length", usage: metrics.SignOverCap, truth: 16},
 	// distributed-llama (real): CRLF events, finish_reason "" until a last
 	// chunk of "stop" without text, no usage in the stream, data: [DONE]\r\n

@@ -94,16 +94,23 @@ func countEvents(r *Record, tok TokenCounter) EventTokens {
 	return et
 }
 
+// batchedFirst is how many tokens a first event carries that the server
+// held back: it delivered its first token with batchedFirst − 1 more,
+// decoded after it (koboldcpp sleeps 350 ms before its first event). A
+// token held back until the next completed its UTF-8 character makes two.
+const batchedFirst = 4
+
 // batched reports whether an answer came in batches: its first event
-// carried most of it, or its events carried two tokens or more on
-// average. Its ITL is then the server's delivery cadence, not its decode
+// carried most of it or several tokens (batchedFirst), or its events
+// carried two tokens or more on average. Its TTFT is then when the first
+// batch came and its ITL the server's delivery cadence, not its decode
 // time. osl is the answer's OSL, events its text events, first the first
 // event's tokens.
 func batched(osl float64, events int, first float64) bool {
 	if events == 0 || math.IsNaN(osl) || osl < 2 {
 		return false
 	}
-	return first > osl/2 || osl >= 2*float64(events)
+	return first > osl/2 || first >= batchedFirst || osl >= 2*float64(events)
 }
 
 // batchChecks is what the tokens-per-event checks found over the streamed

@@ -45,6 +45,9 @@ func TestEventTokens(t *testing.T) {
 		// 10 tokens in the first event, then 2 an event: the 60 ms after
 		// the first event are 6 tokens.
 		{"koboldcpp: a first batch, then a few an event", []string{strings.Repeat("w ", 10), "x y ", "x y ", "x y "}, 0, 10, true, 10},
+		// A first event of several tokens held back (koboldcpp's 350 ms
+		// sleep), then one an event.
+		{"a first batch of 5, then a token an event", []string{"a b c d e ", "f ", "g ", "h ", "i "}, 0, 5, true, 80.0 / 4},
 		{"several tokens an event", []string{"a b c ", "d e f ", "g h i "}, 0, 3, true, 40.0 / 6},
 		{"one event of several tokens has no ITL", []string{"a b c d e "}, 0, 5, true, math.NaN()},
 		{"one event of one token", []string{"a "}, 0, 0, false, math.NaN()},
@@ -104,4 +107,24 @@ func TestBatchedWarning(t *testing.T) {
 	if s := c.Close(); s.TokensPerEvent != nil {
 		t.Errorf("a token an event: %+v", s.TokensPerEvent)
 	}
+}
+
+// TestRetokenizedChunksAreNoise: a server that sends a token a chunk and
+// no usage (distributed-llama's streams) has text that re-tokenizes to a
+// few tokens more than its chunks: no warning says its chunks carried
+// several tokens. The same excess by the server's usage is one.
+func TestRetokenizedChunksAreNoise(t *testing.T) {
+	t.Parallel()
+	events := []string{"a ", "b ", "c ", "d ", "e ", "f ", "g ", "h ", "i ", "j ", "k ", "l ", "m ", "n ", "o ", "p ", "q ", "r ", "s ", "t b "}
+	c := NewCollector(WithShards(1), WithTokenizer(words{}))
+	c.Add(eventStream(0, events, 0)) // 21 words in 20 chunks
+	s := c.Close()
+	for _, w := range s.Warnings {
+		if strings.Contains(w, "more tokens than chunks") || strings.Contains(w, "batches") {
+			t.Errorf("re-tokenizing noise warned of: %s", w)
+		}
+	}
+	c = NewCollector(WithShards(1), WithTokenizer(words{}))
+	c.Add(eventStream(0, events, 21))
+	warningWith(t, c.Close().Warnings, "1 requests had more tokens than chunks")
 }
