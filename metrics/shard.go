@@ -152,9 +152,10 @@ func (s *shard) record(r *Record) {
 	if r.Err == nil {
 		tc = countOutput(r, s.c.tok)
 		o, ok := s.c.judge.observe(r, tc, s.c.tok)
-		if !ok {
+		switch {
+		case !ok && r.Usage.Present:
 			distrust = s.c.judge.distrust()
-		} else {
+		case ok:
 			var settled bool
 			distrust, settled = s.c.judge.judge(&o)
 			if !settled && s.held == nil {

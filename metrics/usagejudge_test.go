@@ -1,6 +1,7 @@
 package metrics
 
 import (
+	"encoding/json"
 	"fmt"
 	"math"
 	"strings"
@@ -166,4 +167,29 @@ func TestHeldRecordAlone(t *testing.T) {
 	if len(sink.recs) != 1 || s.Run[RequestCount] != 1 || s.TokenSource != SourceUsage {
 		t.Errorf("%d records, request_count %v, source %s", len(sink.recs), s.Run[RequestCount], s.TokenSource)
 	}
+}
+
+// TestVerdictsSurviveTheState: the usage verdict and the tokens per event
+// travel in the state sidecar, so a merged or re-read run says them too.
+func TestVerdictsSurviveTheState(t *testing.T) {
+	t.Parallel()
+	c := NewCollector(WithShards(2), WithTokenizer(words{}))
+	c.Add(answer(0, 32, 40, 32, usage(100, 100)))
+	c.Add(answer(1, 30, 40, 32, usage(100, 100)))
+	c.Add(eventStream(2, []string{strings.Repeat("w ", 10), "x y ", "x y "}, 0))
+	c.Close()
+	b, err := json.Marshal(c.State())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var st State
+	if err := json.Unmarshal(b, &st); err != nil {
+		t.Fatal(err)
+	}
+	s := st.Summary()
+	if s.UsageDistrust == nil || s.UsageDistrust.Sign != SignOverCap || s.UsageIgnored != 2 || s.TokensPerEvent == nil {
+		t.Fatalf("read back: distrust %+v (%d ignored), tokens per event %+v", s.UsageDistrust, s.UsageIgnored, s.TokensPerEvent)
+	}
+	warningWith(t, s.Warnings, "usage is not believable")
+	warningWith(t, s.Warnings, "sends its tokens in batches")
 }
