@@ -59,6 +59,10 @@ var serverCorpus = []struct {
 	// or usage known to be exact): the docs' table shows it beside osl.
 	truth int
 }{
+	// llama.cpp b4747 (real): chunked; no role chunk; the finish in a last
+	// chunk with an empty delta, usage (asked for) and timings; data: [DONE].
+	{file: "llamacpp-b4747-chat-stream.http", kind: endpoint.Chat, stream: true, cap: 8, events: 8, osl: 8, source: metrics.SourceUsage, finish: "length", usage: usageBelieved, truth: 8},
+	{file: "llamacpp-b4747-chat.http", kind: endpoint.Chat, cap: 8, events: 1, osl: 8, source: metrics.SourceUsage, finish: "length", usage: usageBelieved, truth: 8},
 	// koboldcpp 1.76 (real): HTTP/1.0, no length, no chunking; "null" as a
 	// finish_reason until the last chunk; data: [DONE] and no newline; the
 	// non-streamed usage the constant 100/100/200.

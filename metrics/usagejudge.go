@@ -155,7 +155,10 @@ func pairSign(a, b *usageObs) *UsageDistrust {
 	}
 	sameUsage := a.hasCompletion && b.hasCompletion && a.completion == b.completion &&
 		a.hasPrompt == b.hasPrompt && (!a.hasPrompt || a.prompt == b.prompt)
-	if sameUsage && !math.IsNaN(a.out) && !math.IsNaN(b.out) &&
+	// The same count for both is a sign only where it fits neither text:
+	// re-tokenized text spreads around the count of answers that all hit
+	// their cap.
+	if sameUsage && !math.IsNaN(a.out) && !math.IsNaN(b.out) && offBy(a.completion, a.out) && offBy(b.completion, b.out) &&
 		(math.Abs(a.out-b.out) > TruncationMargin(max(a.out, b.out)) || farOff(a.completion, a.out) && farOff(b.completion, b.out)) {
 		return &UsageDistrust{Sign: SignSameUsage, Detail: fmt.Sprintf(
 			"requests %s and %s both say %s, where surge counts %.0f and %.0f output tokens in their different texts",
@@ -171,6 +174,11 @@ func pairSign(a, b *usageObs) *UsageDistrust {
 		}
 	}
 	return nil
+}
+
+// offBy reports a server count further from surge's than the margin.
+func offBy(server int, surge float64) bool {
+	return math.Abs(float64(server)-surge) > TruncationMargin(surge)
 }
 
 // farOff reports a server count that no tokenizer difference explains:

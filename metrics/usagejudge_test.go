@@ -44,6 +44,10 @@ func TestUsageJudge(t *testing.T) {
 		// Real servers.
 		{"usage that tracks the text", []*Record{answer(0, 30, 40, 0, usage(52, 31)), answer(1, 12, 70, 0, usage(83, 12))}, ""},
 		{"answers that all hit the cap, one prompt length", []*Record{answer(0, 32, 40, 32, usage(52, 32)), answer(1, 33, 40, 32, usage(52, 32)), answer(2, 31, 40, 32, usage(52, 32))}, ""},
+		// Random text re-tokenizes a few tokens off the count of answers
+		// that all hit the cap (distributed-llama's: 31 to 46 for 32).
+		{"cap-hit answers whose re-tokenized counts spread", []*Record{answer(0, 28, 40, 32, usage(52, 32)), answer(1, 40, 40, 32, usage(52, 32)), answer(2, 46, 40, 32, usage(52, 32))}, ""},
+		{"a constant between the answers' counts is too close to tell from re-tokenizing", []*Record{answer(0, 90, 40, 0, usage(100, 100)), answer(1, 130, 40, 0, usage(100, 100))}, ""},
 		{"a server that ran past the cap streams the text too", []*Record{answer(0, 100, 40, 32, usage(52, 100))}, ""},
 		{"a cap that the usage misses by a token or two", []*Record{answer(0, 32, 40, 32, usage(52, 34))}, ""},
 		{"prompts of different lengths both cut to the context", []*Record{answer(0, 10, 3000, 0, usage(1024, 10)), answer(1, 20, 5000, 0, usage(1024, 20))}, ""},
