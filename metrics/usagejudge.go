@@ -111,7 +111,9 @@ func (j *usageJudge) observe(r *Record, tc tokCounts, tok TokenCounter) (o usage
 }
 
 // judge weighs o against the responses judged before it and returns the
-// verdict (nil: believe the usage) and whether it is settled.
+// verdict (nil: believe the usage) and whether it is settled. Only an
+// observation kept in a free slot is copied to the heap: the first
+// judgeRefs of the run.
 func (j *usageJudge) judge(o *usageObs) (*UsageDistrust, bool) {
 	if d := j.verdict.Load(); d != nil {
 		return d, true
@@ -120,7 +122,9 @@ func (j *usageJudge) judge(o *usageObs) (*UsageDistrust, bool) {
 	for i := 0; d == nil && i < len(j.refs); i++ {
 		ref := j.refs[i].Load()
 		if ref == nil {
-			if j.refs[i].CompareAndSwap(nil, o) {
+			kept := new(usageObs)
+			*kept = *o
+			if j.refs[i].CompareAndSwap(nil, kept) {
 				break
 			}
 			ref = j.refs[i].Load()
