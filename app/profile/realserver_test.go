@@ -84,7 +84,7 @@ func TestPerChunkUsageEndToEnd(t *testing.T) {
 		flag, want string
 	}{
 		{"--per-chunk-usage", "warning [chunks]: 12 of 12 chunks carried several tokens"},
-		{"", "warning [batched]: 4 of 4 answers came in batches (the first event 33% of an answer)"},
+		{"", "warning [batched]: 4 of 4 answers came in batches"},
 	} {
 		args := []string{"--isl", "16", "--osl", "9", "--request-count", "4"}
 		if tc.flag != "" {
