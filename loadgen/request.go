@@ -81,6 +81,10 @@ func (g *Generator) sessionRun(ctx context.Context, conv *datasets.Conversation,
 		defer g.bodies.EndSession(num, stage)
 	}
 	history := contextHistory(conv)
+	// histBytes is what history holds (the context the next request
+	// resends); ids keeps the replies' tool-call ids unique.
+	histBytes := messagesBytes(history)
+	var ids toolIDs
 	var prevEnd int64
 	// The context so far, in tokens: the earlier inputs and replies (-1:
 	// a part of it had no known length).
@@ -129,17 +133,30 @@ func (g *Generator) sessionRun(ctx context.Context, conv *datasets.Conversation,
 		if !ok {
 			return ti, false
 		}
+		if why := g.contextLimit(histBytes, ahead(sofar, turn.InputTokens, turn.Standalone)); why != "" && !turn.Standalone {
+			done(g.refusal(conv, ti, turn, turnKind(ti, 0, turn), 0, phase, stage, why), 0, false)
+			return ti + 1, true
+		}
 		rec := g.do(ctx, conv, num, ti, seq, history, turn, phase, stage, at.intended, at.body, g.cancelAfter(phase, stage, key, ti))
 		seq++
 		rec.SlotWaitNs, rec.Scheduled = at.slotWait, at.scheduled
 		rec.TurnKind, rec.UnknownToolResults = turnKind(ti, 0, turn), unknownResults(history, turn)
+		ids.fix(g, rec)
 		prevEnd = rec.EndNs
 		if !done(rec, turn.InputTokens, turn.Standalone) {
 			return ti + 1, true
 		}
 		answer := loop != nil && len(rec.ToolCalls) > 0 && !turn.Standalone
 		if (ti+1 < len(conv.Turns) || answer) && !turn.Standalone {
-			history = append(append(history, endpoint.TurnMessages(turn)...), reply(rec))
+			if why := g.replyLimit(rec); why != "" {
+				// The reply is not resent: the session ends at the request
+				// that would have (the tool round, or the next turn).
+				done(g.refusalAfter(conv, ti, turn, answer, 1, phase, stage, why), 0, false)
+				return ti + 1, true
+			}
+			own, r := endpoint.TurnMessages(turn), reply(rec)
+			history = append(append(history, own...), r)
+			histBytes += messagesBytes(own) + messageBytes(&r)
 		}
 		for round := 1; answer && len(rec.ToolCalls) > 0; round++ {
 			if round > loop.MaxRounds {
@@ -148,7 +165,9 @@ func (g *Generator) sessionRun(ctx context.Context, conv *datasets.Conversation,
 				// does not follow calls left unanswered.
 				if ti+1 < len(conv.Turns) {
 					earlier, last := g.toolRound(rec.ToolCalls, turn)
-					history = append(append(history, earlier...), endpoint.TurnMessages(last)...)
+					own := endpoint.TurnMessages(last)
+					history = append(append(history, earlier...), own...)
+					histBytes += messagesBytes(earlier) + messagesBytes(own)
 				}
 				break
 			}
@@ -157,20 +176,45 @@ func (g *Generator) sessionRun(ctx context.Context, conv *datasets.Conversation,
 				return ti + 1, false
 			}
 			waited := g.now() - start
-			earlier, next := g.toolRound(rec.ToolCalls, turn)
+			earlier, nextTurn := g.toolRound(rec.ToolCalls, turn)
 			history = append(history, earlier...)
-			g.agentic.loopRequests.Add(1)
-			rec = g.do(ctx, conv, num, ti, seq, history, next, phase, stage, g.now(), nil, -1)
-			seq++
-			rec.TurnKind, rec.ToolRound, rec.ToolWaitNs = metrics.TurnToolResult, round, waited
-			prevEnd = rec.EndNs
-			if !done(rec, next.InputTokens, false) {
+			histBytes += messagesBytes(earlier)
+			if why := g.contextLimit(histBytes, ahead(sofar, nextTurn.InputTokens, false)); why != "" {
+				done(g.refusal(conv, ti, nextTurn, metrics.TurnToolResult, round, phase, stage, why), 0, false)
 				return ti + 1, true
 			}
-			history = append(append(history, endpoint.TurnMessages(next)...), reply(rec))
+			g.agentic.loopRequests.Add(1)
+			rec = g.do(ctx, conv, num, ti, seq, history, nextTurn, phase, stage, g.now(), nil, -1)
+			seq++
+			rec.TurnKind, rec.ToolRound, rec.ToolWaitNs = metrics.TurnToolResult, round, waited
+			ids.fix(g, rec)
+			prevEnd = rec.EndNs
+			if !done(rec, nextTurn.InputTokens, false) {
+				return ti + 1, true
+			}
+			more := len(rec.ToolCalls) > 0 && round < loop.MaxRounds
+			if why := g.replyLimit(rec); why != "" && (more || ti+1 < len(conv.Turns)) {
+				done(g.refusalAfter(conv, ti, turn, more, round+1, phase, stage, why), 0, false)
+				return ti + 1, true
+			}
+			own, r := endpoint.TurnMessages(nextTurn), reply(rec)
+			history = append(append(history, own...), r)
+			histBytes += messagesBytes(own) + messageBytes(&r)
 		}
 	}
 	return len(conv.Turns), false
+}
+
+// ahead is the context tokens a request of input tokens resends after
+// sofar (-1: not known); a standalone turn carries its own.
+func ahead(sofar, input int, standalone bool) int64 {
+	switch {
+	case standalone:
+		return int64(input)
+	case sofar < 0:
+		return -1
+	}
+	return int64(sofar + input)
 }
 
 // replyTokens is a reply's length in tokens: the server's count when it
@@ -360,6 +404,11 @@ func (g *Generator) do(ctx context.Context, conv *datasets.Conversation, session
 	} else {
 		g.readWhole(rctx, ctx, resp, rec)
 	}
+	// Warned of once the answer is whole, with its final count: the one
+	// the cap guard's error gives, when the guard ended it (it warned).
+	if limit, got := rec.RequestedOSL, len(rec.TokenNs); limit > 0 && got > limit+overrunSlack && (rec.Err == nil || rec.Err.Type != ErrOverCap) {
+		g.overrun(rec, got, "text events")
+	}
 	if limit, got := rec.RequestedOSL, rec.Usage.CompletionTokens; limit > 0 && rec.Usage.Present && got > limit+overrunSlack && g.onWarn != nil && !g.overran.Load() {
 		// Given by the collector, once it believes the usage: a server
 		// whose usage is a constant (koboldcpp's 100) did not run past
@@ -483,9 +532,6 @@ func (g *Generator) readStream(rctx, ctx context.Context, body io.Reader, rec *m
 				rec.ReadDelayNs = append(rec.ReadDelayNs, sb.readDelay(ev))
 			}
 			g.col.Tokens(rec.Index, ev.At, chunkUsage(rec, &usageTokens, &d.Usage))
-			if limit := rec.RequestedOSL; limit > 0 && len(rec.TokenNs) == limit+overrunSlack+1 {
-				g.overrun(rec, len(rec.TokenNs), "text events so far")
-			}
 			if g.overCap(rec, usageTokens) {
 				break
 			}
@@ -501,7 +547,7 @@ func (g *Generator) readStream(rctx, ctx context.Context, body io.Reader, rec *m
 		}
 	}
 	rec.Text, rec.ReasoningText = string(out.Text), string(out.Reasoning)
-	toolCalls(rec, out)
+	g.toolCalls(rec, out)
 }
 
 // stream is what reading one response needs, pooled across requests: the
@@ -529,7 +575,7 @@ func (g *Generator) stream(body io.Reader) *stream {
 // buffers past what is worth keeping.
 func (g *Generator) putStream(st *stream) {
 	st.rd.Reset(nil)
-	if cap(st.out.Text)+cap(st.out.Reasoning) > maxPooledText {
+	if cap(st.out.Text)+cap(st.out.Reasoning)+st.out.Tools.Held() > maxPooledText {
 		return
 	}
 	g.streams.Put(st)
@@ -579,7 +625,7 @@ func (g *Generator) readWhole(rctx, ctx context.Context, resp *http.Response, re
 	rec.Streamed = false
 	rec.Usage = d.Usage
 	rec.Text, rec.ReasoningText = string(out.Text), string(out.Reasoning)
-	toolCalls(rec, out)
+	g.toolCalls(rec, out)
 	if d.Content || d.Reasoning || d.ToolCall {
 		rec.TokenNs = []int64{rec.EndNs}
 		g.col.Tokens(rec.Index, rec.EndNs, max(1, d.Usage.CompletionTokens))
@@ -692,6 +738,9 @@ func (g *Generator) overrun(rec *metrics.Record, got int, what string) {
 // counted as what says.
 func (g *Generator) overrunMessage(rec *metrics.Record, got int, what string) string {
 	field := g.ep.MaxTokensField()
+	if field == "" {
+		field = "the body's own field" // raw bodies and templates
+	}
 	msg := fmt.Sprintf("responses run past the requested output length: request %s asked for %d tokens (%s), got %d %s; the server likely ignores %s",
 		rec.RequestID, rec.RequestedOSL, field, got, what, field)
 	if field == "max_completion_tokens" {

@@ -120,23 +120,26 @@ const ReadDelayWarnMs = 1
 // moves TTFT's p99.
 const SharedFirstWarn = 0.01
 
-// tokenizerWarning is the caveat for output counts where the tokenizer
-// and the server's usage differ by more than 10%. With a tokenizer not
-// known to be the model's, the likely cause is that it is another's; with
-// the model's own, re-tokenizing the streamed text is not what the model
-// generated (tokens the server counts but does not stream, such as a
-// closing special token or a template's, and text that merges otherwise
-// once detokenized).
-func tokenizerWarning(tok, usage float64, modelTokenizer bool, source string) string {
+// TokenCountWarning is the caveat for output counts where the tokenizer
+// (tok tokens in all) and the server's usage (usage) differ by more than
+// 10%. With a tokenizer not known to be the model's (the embedded one),
+// the likely cause is that it is another's; with the model's own (found
+// by the model's name, or given by --tokenizer), re-tokenizing the
+// streamed text is not what the model generated (tokens the server counts
+// but does not stream, such as a closing special token or a template's,
+// and text that merges otherwise once detokenized). source is the
+// summary's TokenSource. metrics/export reads its numbers back for the
+// console's line.
+func TokenCountWarning(tok, usage float64, modelTokenizer bool, source string) string {
 	diff := fmt.Sprintf("output token counts disagree: the tokenizer counts %.0f, the server's usage %.0f (%+.1f%%)", tok, usage, 100*(tok-usage)/usage)
 	if !modelTokenizer {
-		return diff + "; is --tokenizer the model's?"
+		return diff + "; the tokenizer that counted is not known to be the model's: give the model's with --tokenizer"
 	}
 	uses := "the server's counts"
 	if source == SourceTokenizer {
 		uses = "the tokenizer's (--retokenize-output)"
 	}
-	return diff + "; the tokenizer is the model's own, so the gap is in re-tokenizing the streamed text (tokens the server counts but does not stream, text that merges otherwise once detokenized); OSL uses " + uses
+	return diff + "; the tokenizer is the model's (its own, or --tokenizer's), so the gap is in re-tokenizing the streamed text (tokens the server counts but does not stream, text that merges otherwise once detokenized); OSL uses " + uses
 }
 
 // EmptyResponsesWarning is the caveat for n responses that ended cleanly
@@ -153,8 +156,12 @@ type runLevel struct {
 	noOutput, inputs            int64
 	oslRequested, oslMismatched int64
 	// promptChecked and truncated: prompt_truncated_count (countChecks).
-	promptChecked, truncated  int64
-	dur                       float64 // seconds: last response − first request
+	promptChecked, truncated int64
+	dur                      float64 // seconds: last response − first request
+	// span is the seconds from the first request to the last response of
+	// a run none of whose requests succeeded (dur has no window then): its
+	// benchmark_duration.
+	span                      float64
 	inputTokens, outputTokens float64 // Σ ISL, Σ OSL
 	// sums holds the sum of each per-request metric that had values.
 	sums map[Tag]float64
@@ -175,6 +182,10 @@ func (rl runLevel) metrics() map[Tag]float64 {
 		run[RequestErrorRate] = 100 * float64(rl.errors) / float64(n)
 	}
 	run[BenchmarkDuration] = rl.dur
+	if rl.dur == 0 && rl.count == 0 {
+		// Every request failed: the run still took its time.
+		run[BenchmarkDuration] = rl.span
+	}
 	// Embeddings and rankings generate no tokens: as in AIPerf they have no
 	// output token metrics, and their throughput is counted in inputs.
 	generates := rl.noOutput == 0
@@ -260,6 +271,9 @@ func summaryOf(a *aggregate, modelTokenizer bool) *Summary {
 		oslRequested: a.oslRequested, oslMismatched: a.oslMismatched, dur: a.durationSec(),
 		promptChecked: a.checks.PromptChecked, truncated: a.checks.Truncated,
 		inputTokens: a.inputTokens, outputTokens: a.outputTokens, sums: map[Tag]float64{}}
+	if a.lastEnd > a.firstSent {
+		rl.span = float64(a.lastEnd-a.firstSent) / 1e9
+	}
 	for t, d := range a.dists {
 		if d.n > 0 {
 			rl.sums[t] = d.sum
@@ -304,7 +318,7 @@ func summaryOf(a *aggregate, modelTokenizer bool) *Summary {
 		s.Warnings = append(s.Warnings, w)
 	}
 	if a.usageOSL > 0 && math.Abs(a.tokenizerOSL-a.usageOSL)/a.usageOSL > 0.10 && a.checks.Distrust == nil {
-		s.Warnings = append(s.Warnings, tokenizerWarning(a.tokenizerOSL, a.usageOSL, modelTokenizer, s.TokenSource))
+		s.Warnings = append(s.Warnings, TokenCountWarning(a.tokenizerOSL, a.usageOSL, modelTokenizer, s.TokenSource))
 	}
 	if n := s.EmptyResponses(); n > 0 {
 		s.Warnings = append(s.Warnings, EmptyResponsesWarning(n))

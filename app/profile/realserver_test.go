@@ -134,7 +134,10 @@ func TestRealServerFlags(t *testing.T) {
 		{[]string{"--retokenize-output", "--use-server-token-count"}, "--retokenize-output and --use-server-token-count"},
 		{[]string{"--server-metrics-timeout", "-1"}, "--server-metrics-timeout"},
 	} {
-		_, err := runConfig(context.Background(), parseArgs(t, append(tc.args, "--ui", "none", "--output-artifact-dir", t.TempDir())...), nil, nil)
+		err := refusal(append(tc.args, "--ui", "none", "--output-artifact-dir", t.TempDir()), func(c cmdline.Config) error {
+			_, err := runConfig(context.Background(), c, nil, nil)
+			return err
+		})
 		var ue *cmdline.UsageError
 		if !errors.As(err, &ue) || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%v: %v, want a usage error naming %s", tc.args, err, tc.want)

@@ -14,7 +14,7 @@ type huggingfaceGenerate struct{}
 func init() { Register(HuggingFaceGenerate, huggingfaceGenerate{}) }
 
 func (huggingfaceGenerate) Info() Info {
-	return Info{Path: "/generate", StreamPath: "/generate_stream", Streams: true, ProducesTokens: true}
+	return Info{Path: "/generate", StreamPath: "/generate_stream", Streams: true, ProducesTokens: true, CapField: "max_new_tokens"}
 }
 
 // Body puts generation options in "parameters", where TGI reads them; so

@@ -25,7 +25,7 @@ const defaultMessagesMaxTokens = 4096
 var messagesHeaders = map[string]string{"anthropic-version": anthropicVersion}
 
 func (messages) Info() Info {
-	return Info{Path: "/v1/messages", Streams: true, ProducesTokens: true, KeyHeader: "x-api-key", Headers: messagesHeaders}
+	return Info{Path: "/v1/messages", Streams: true, ProducesTokens: true, CapField: "max_tokens", KeyHeader: "x-api-key", Headers: messagesHeaders}
 }
 
 func (messages) Body(e *Endpoint, r *Request) ([]byte, error) {

@@ -75,7 +75,12 @@ func consoleHeadline(w io.Writer, s *metrics.Summary, width int) {
 		}
 		out := sig3(v) + " " + unit
 		if p != nil {
-			if r := p.Throughput(t); r != nil {
+			switch r := p.Throughput(t); {
+			case r != nil && r.Identical:
+				// Batches all alike (completions in step) estimate nothing:
+				// never an interval of zero width.
+				out += " (interval not estimable)"
+			case r != nil:
 				out += " " + metrics.FormatHalfWidth(r.HalfWidth())
 			}
 		}
