@@ -1,6 +1,7 @@
 package loadgen
 
 import (
+	"cmp"
 	"context"
 	"net/http/httptest"
 	"slices"
@@ -36,6 +37,9 @@ func TestChatMessagesOnRecords(t *testing.T) {
 		}
 		col.Close()
 		by := map[string][]*metrics.Record{}
+		// In issue order: the collector may hold the first record with
+		// usage back until it can judge the usage.
+		slices.SortFunc(sink.recs, func(a, b *metrics.Record) int { return cmp.Compare(a.Index, b.Index) })
 		for _, r := range sink.recs {
 			if r.Err != nil {
 				t.Fatalf("record failed: %+v", r.Err)

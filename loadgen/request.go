@@ -409,8 +409,11 @@ func (g *Generator) do(ctx context.Context, conv *datasets.Conversation, session
 	if limit, got := rec.RequestedOSL, len(rec.TokenNs); limit > 0 && got > limit+overrunSlack && (rec.Err == nil || rec.Err.Type != ErrOverCap) {
 		g.overrun(rec, got, "text events")
 	}
-	if limit, got := rec.RequestedOSL, rec.Usage.CompletionTokens; limit > 0 && rec.Usage.Present && got > limit+overrunSlack {
-		g.overrun(rec, got, "completion tokens by the server's usage")
+	if limit, got := rec.RequestedOSL, rec.Usage.CompletionTokens; limit > 0 && rec.Usage.Present && got > limit+overrunSlack && g.onWarn != nil && !g.overran.Load() {
+		// Given by the collector, once it believes the usage: a server
+		// whose usage is a constant (koboldcpp's 100) did not run past
+		// the cap.
+		rec.UsageOverrun = g.overrunMessage(rec, got, "completion tokens by the server's usage")
 	}
 	if rec.Err == nil && !rec.NoOutput && len(rec.TokenNs) == 0 {
 		rec.Err = emptyResponse(resp.StatusCode)
@@ -451,12 +454,14 @@ func (g *Generator) readStream(rctx, ctx context.Context, body io.Reader, rec *m
 		// Sized once from the requested output (or, with no cap, for a
 		// typical answer), the token slices do not grow (and copy) a
 		// dozen times per request: the hot path allocates nothing per
-		// token.
+		// token. The token times and the event ends share one
+		// allocation.
 		n := uncappedPrealloc
 		if rec.RequestedOSL > 0 {
 			n = min(rec.RequestedOSL, maxPrealloc)
 		}
-		rec.TokenNs = make([]int64, 0, n)
+		buf := make([]int64, 0, 2*n)
+		rec.TokenNs, rec.EventEnds = buf[:0:n], buf[n:n:2*n]
 		if tracked {
 			rec.ReadDelayNs = make([]int32, 0, n)
 		}
@@ -489,6 +494,10 @@ func (g *Generator) readStream(rctx, ctx context.Context, body io.Reader, rec *m
 		}
 		if perr != nil {
 			rec.Err = &metrics.Error{Code: http.StatusOK, Type: ErrInvalidResponse, Message: perr.Error()}
+			if ev.AtEOF {
+				// The stream ended inside its last event's payload.
+				rec.Err = &metrics.Error{Code: http.StatusOK, Type: ErrStream, Message: cutMidEvent}
+			}
 			break
 		}
 		if d.Err != nil {
@@ -518,6 +527,7 @@ func (g *Generator) readStream(rctx, ctx context.Context, body io.Reader, rec *m
 				rec.FirstTokenShared = ev.ReadAt == firstReadAt
 			}
 			rec.TokenNs = append(rec.TokenNs, ev.At)
+			rec.EventEnds = append(rec.EventEnds, metrics.EventEnd(len(out.Text), len(out.Reasoning)))
 			if tracked {
 				rec.ReadDelayNs = append(rec.ReadDelayNs, sb.readDelay(ev))
 			}
@@ -656,6 +666,10 @@ func (g *Generator) transportError(rctx, ctx context.Context, url string, err er
 	return &metrics.Error{Type: ErrConnection, Message: unwrapURLError(err)}
 }
 
+// cutMidEvent is the error of a stream that ended inside an event: a
+// line, a UTF-8 character or a JSON payload left unfinished.
+const cutMidEvent = "stream cut in the middle of an event"
+
 // streamError classifies a failure while reading the body.
 func (g *Generator) streamError(rctx, ctx context.Context, err error) *metrics.Error {
 	if e := tooLargeError(err); e != nil {
@@ -672,7 +686,7 @@ func (g *Generator) streamError(rctx, ctx context.Context, err error) *metrics.E
 	case errors.As(err, &short):
 		return &metrics.Error{Code: http.StatusOK, Type: ErrStream, Message: short.Error()}
 	case errors.Is(err, io.ErrUnexpectedEOF):
-		return &metrics.Error{Code: http.StatusOK, Type: ErrStream, Message: "stream cut in the middle of an event"}
+		return &metrics.Error{Code: http.StatusOK, Type: ErrStream, Message: cutMidEvent}
 	}
 	return &metrics.Error{Code: http.StatusOK, Type: ErrStream, Message: err.Error()}
 }
@@ -717,6 +731,12 @@ func (g *Generator) overrun(rec *metrics.Record, got int, what string) {
 	if g.onWarn == nil || !g.overran.CompareAndSwap(false, true) {
 		return
 	}
+	g.onWarn(g.overrunMessage(rec, got, what))
+}
+
+// overrunMessage is the warning that rec ran past its cap: got tokens,
+// counted as what says.
+func (g *Generator) overrunMessage(rec *metrics.Record, got int, what string) string {
 	field := g.ep.MaxTokensField()
 	if field == "" {
 		field = "the body's own field" // raw bodies and templates
@@ -728,5 +748,5 @@ func (g *Generator) overrun(rec *metrics.Record, got int, what string) {
 	} else {
 		msg += "; check the server's own output limit"
 	}
-	g.onWarn(msg)
+	return msg
 }

@@ -105,8 +105,17 @@ var WarningKinds = []WarningKind{
 		}),
 	wkind("chunks", `^(\d+) of (\d+) chunks carried more than one token`,
 		tmpl("$1 of $2 chunks carried several tokens: ITL is per token, inter_chunk_latency per chunk")),
-	wkind("chunks", `^(\d+) requests had more tokens than chunks`,
-		tmpl("$1 requests had more tokens than chunks: without per-chunk usage ITL may be a little short")),
+	wkind("chunks", `^(\d+) requests had more tokens than chunks(?:.*(leaves the first chunk's tokens out of ITL))?`,
+		func(m []string) string {
+			if m[2] != "" {
+				return m[1] + " requests had more tokens than chunks: ITL is per token, inter_chunk_latency per chunk"
+			}
+			return m[1] + " requests had more tokens than chunks: without per-chunk usage ITL may be a little short"
+		}),
+	wkind("batched", `^the server sends its tokens in batches: (\d+) of (\d+) streamed answers came several tokens an event \((\S+) tokens an event on average, up to (\d+); the first event carried (\S+) of an answer`,
+		tmpl("$1 of $2 answers came in batches (the first event $5 of an answer): ITL is the delivery cadence")),
+	wkind("usage", `^the server's usage is not believable \((\S+)\): .*?: token counts come from (surge's tokenizer|the text events)`,
+		tmpl("the server's usage is not believable ($1): token counts come from $2")),
 	wkind("over-cap", `^responses run past the requested output length: request \S+ asked for (\d+) tokens \((\S+)\), got (\d+)(.*--use-legacy-max-tokens)?`,
 		func(m []string) string {
 			s := "answers ran past their cap: asked " + m[1] + " by " + m[2] + ", got " + m[3]
