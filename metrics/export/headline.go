@@ -177,6 +177,11 @@ func consoleHeadline(w io.Writer, s *metrics.Summary, width int) {
 		for i, c := range r.cells {
 			fmt.Fprintf(&b, "  %*s %s%s", vw[i], c[0], c[1], strings.Repeat(" ", hw[i]-utf8.RuneCountInString(c[1])))
 		}
+		if r.text != "" {
+			// A row of prose wraps under its own text, never past the width.
+			fmt.Fprint(w, Wrap(b.String(), width, lw+2))
+			continue
+		}
 		fmt.Fprintln(w, strings.TrimRight(b.String(), " "))
 	}
 	if legend := headlineLegend(p, thin); legend != "" {
