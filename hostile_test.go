@@ -29,9 +29,6 @@ func TestHostile(t *testing.T) {
 var surfaces = []hostile.Surface{
 	{
 		Name: "benchmark requests", Reads: hostile.Server, Serve: mock,
-		Pending: map[string]string{
-			"escapes in an error": "issue 59: the sanitiser",
-		},
 		Hostile: hostile.Match{Method: http.MethodPost, Paths: []string{"/v1/chat/completions"}},
 		Args: func(e *hostile.Env) []string {
 			return profileArgs(e, e.URL, "--skip-preflight", "--max-response-mib", "1")
@@ -46,6 +43,18 @@ var surfaces = []hostile.Surface{
 			return profileArgs(e, e.URL, "--skip-preflight", "--max-response-mib", "1", "--follow-redirects")
 		},
 		Limit: 1 << 20, Bound: 20 * time.Second, Exit: []int{1},
+	},
+	{
+		// The tool loop sends each reply's calls back: a flood of calls or
+		// of arguments ends its session (a session_limit error, its
+		// warning naming the limits), never a request that grows with it.
+		// Every limit is 4 MiB here: the response's and a call's arguments.
+		Name: "tool loop", Reads: hostile.Server | hostile.ToolCalls, Serve: mock,
+		Hostile: hostile.Match{Method: http.MethodPost, Paths: []string{"/v1/chat/completions"}},
+		Args: func(e *hostile.Env) []string {
+			return profileArgs(e, e.URL, "--skip-preflight", "--streaming", "--tool-loop", "--max-response-mib", "4")
+		},
+		Limit: 4 << 20, Bound: 30 * time.Second, Exit: []int{0, 1},
 	},
 	{
 		Name: "preflight", Reads: hostile.Server, Serve: mock,
@@ -215,21 +224,23 @@ var surfaces = []hostile.Surface{
 	},
 	{
 		Name: "history database", Reads: hostile.File | hostile.SQLite, File: "history.db",
-		Pending: map[string]string{
-			"escapes in the name": "issue 59: the sanitiser",
-			"foreign SQLite":      "issue 59 (the gate helper): surge changes a database only once it is its own",
-		},
 		Args: func(e *hostile.Env) []string {
 			return []string{"history", "--history", e.Path}
 		},
 		Escaped: labelledHistory, Limit: 1 << 20, Exit: []int{1, 2}, Bound: 20 * time.Second,
 	},
 	{
-		Name: "trend", Reads: hostile.File | hostile.SQLite, File: "history.db",
-		Pending: map[string]string{
-			"escapes in the name": "issue 59: the sanitiser",
-			"foreign SQLite":      "issue 59 (the gate helper): surge changes a database only once it is its own",
+		// The regression gate fails closed: a history it cannot trust is
+		// exit 3, never a pass; another application's is left as it was.
+		Name: "regression gate on the history", Reads: hostile.File | hostile.SQLite, File: "history.db",
+		Args: func(e *hostile.Env) []string {
+			return []string{"compare", "--history", e.Path, "--baseline", "history:last-matching", cmpSlowAbs,
+				"--fail-on", "time_to_first_token.p50>+25%"}
 		},
+		Escaped: labelledHistory, Limit: 1 << 20, Exit: []int{3}, Bound: 20 * time.Second,
+	},
+	{
+		Name: "trend", Reads: hostile.File | hostile.SQLite, File: "history.db",
 		Args: func(e *hostile.Env) []string {
 			return []string{"trend", "--history", e.Path, "--any-workload", "time_to_first_token.p50"}
 		},

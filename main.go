@@ -5,9 +5,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"os"
 	"os/signal"
 	"slices"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -18,6 +20,9 @@ import (
 	"github.com/surgebench/surge/app/calibrate"
 	"github.com/surgebench/surge/app/cmdline"
 	apphistory "github.com/surgebench/surge/app/history"
+	"github.com/surgebench/surge/app/peers/guidellm"
+	"github.com/surgebench/surge/app/peers/inferenceperf"
+	"github.com/surgebench/surge/app/peers/vllmbench"
 	"github.com/surgebench/surge/app/profile"
 	"github.com/surgebench/surge/app/results"
 	"github.com/surgebench/surge/app/search"
@@ -54,6 +59,9 @@ func run(args []string) int {
 			results.CompareCommand(),
 			apphistory.Command(),
 			apphistory.TrendCommand(),
+			vllmbench.Command(version, &code),
+			guidellm.Command(version, &code),
+			inferenceperf.Command(version, &code),
 		},
 		OnUsageError: cmdline.OnUsageError,
 		// urfave/cli would os.Exit(3) for `surge help nosuch`; run returns
@@ -70,8 +78,12 @@ func run(args []string) int {
 		fmt.Fprintln(os.Stderr, "surge:", sanitize.Text(err.Error()))
 		var ue *cmdline.UsageError
 		var ec cli.ExitCoder // only urfave/cli's own: "No help topic for …"
-		if errors.As(err, &ue) || errors.As(err, &ec) {
+		var be *cmdline.BaselineError
+		switch {
+		case errors.As(err, &ue) || errors.As(err, &ec):
 			return cmdline.ExitUsage
+		case errors.As(err, &be):
+			return cmdline.ExitNoBaseline
 		}
 		if code == cmdline.ExitOK {
 			code = cmdline.ExitFailed
@@ -95,6 +107,7 @@ func profileCommand(code *int) *cli.Command {
 				return err
 			}
 			cfg.StdoutTTY = term.IsTerminal(os.Stdout.Fd())
+			cfg.Columns = cmdline.TerminalColumns(os.Stdout)
 			cfg.Signals = true
 			cfg.JobIndex = os.Getenv(cmdline.JobIndexEnv)
 			s, err := spec.Parse(*cfg)
@@ -114,7 +127,7 @@ func calibrateCommand() *cli.Command {
 	itls := cli.NewStringSlice("10ms", "5ms", "2ms")
 	return &cli.Command{
 		Name:  "calibrate",
-		Usage: "find and keep the streaming load this machine can time honestly",
+		Usage: "find and keep the load this machine can time honestly",
 		Description: "Searches the streaming load this machine's client can time honestly (read delay p99 < 1 ms, ≤ 1% of\n" +
 			"first tokens read with the next) and keeps it, with the cores it measured with (GOMAXPROCS, CPUs),\n" +
 			"for run_info: a run on other cores is warned.",
@@ -142,6 +155,12 @@ func calibrateCommand() *cli.Command {
 	}
 }
 
+// listenAddr is --host and --port as one address: an IPv6 host as given
+// (::1) or bracketed ([::1]) alike.
+func listenAddr(host string, port int) string {
+	return net.JoinHostPort(strings.TrimSuffix(strings.TrimPrefix(host, "["), "]"), strconv.Itoa(port))
+}
+
 func mockServerCommand() *cli.Command {
 	var (
 		mc      mockserver.Config
@@ -156,7 +175,8 @@ func mockServerCommand() *cli.Command {
 		OnUsageError: cmdline.OnUsageError,
 		Flags: []cli.Flag{
 			&cli.IntFlag{Name: "port", Value: 8000, Usage: "port on 127.0.0.1", Destination: &port},
-			&cli.StringFlag{Name: "host", Value: "127.0.0.1", Usage: "address to listen on", Destination: &host},
+			&cli.StringFlag{Name: "host", Value: "127.0.0.1", Usage: "address to listen on (an IPv6 one as ::1 or [::1])", Destination: &host},
+			&cli.StringFlag{Name: "hub", Usage: "also serve this folder as the Hugging Face Hub serves repositories (DIR/datasets/ORG/NAME, DIR/ORG/NAME): set HF_ENDPOINT to the mock's URL to read --hf-dataset and --public-dataset from it offline (docs/workloads.md)", Destination: &mc.Hub},
 			&cli.DurationFlag{Name: "ttft", Value: mockserver.DefaultTTFT, Usage: "time to first token (before the prompt's prefill)", Destination: &mc.TTFT},
 			&cli.DurationFlag{Name: "prefill-per-token", Value: mockserver.DefaultPrefillPerToken, Usage: "time added to TTFT per prompt token, as a server's prefill grows with the prompt (0: none)", Destination: &mc.PrefillPerToken},
 			&cli.DurationFlag{Name: "itl", Value: mockserver.DefaultITL, Usage: "gap between tokens", Destination: &mc.ITL},
@@ -226,11 +246,17 @@ func mockServerCommand() *cli.Command {
 			}
 			ctx, stop := signal.NotifyContext(cc.Context, os.Interrupt, syscall.SIGTERM)
 			defer stop()
-			srv, err := mockserver.Start(ctx, fmt.Sprintf("%s:%d", host, port), mc)
+			if st, err := os.Stat(mc.Hub); mc.Hub != "" && (err != nil || !st.IsDir()) {
+				return &cmdline.UsageError{Err: fmt.Errorf("--hub %s: not a folder", mc.Hub)}
+			}
+			srv, err := mockserver.Start(ctx, listenAddr(host, port), mc)
 			if err != nil {
 				return err
 			}
 			fmt.Fprintf(os.Stderr, "mock server listening on %s (Ctrl-C to stop)\n", srv.URL())
+			if mc.Hub != "" {
+				fmt.Fprintf(os.Stderr, "serving %s as a Hugging Face Hub: HF_ENDPOINT=%s\n", mc.Hub, srv.URL())
+			}
 			<-ctx.Done()
 			return srv.Close(context.Background())
 		},

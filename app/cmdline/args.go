@@ -232,11 +232,18 @@ func CommandArgs(args []string, cmds []*cli.Command) ([]string, error) {
 			return nil, &UsageError{Err: fmt.Errorf("unknown command %q%s; the commands are %s (surge --help)",
 				args[i], didYouMean(args[i], known, ""), strings.Join(known, ", "))}
 		}
+		if c.SkipFlagParsing {
+			return args, nil // a command that reads another tool's command line itself
+		}
 		rewrite := flagsFirst
 		if c.Name == "profile" || c.Name == "search" {
 			rewrite = expandArgs
 		}
-		rest, err := rewrite(args[i+1:], c.Flags)
+		cmdArgs, err := helpTopic(c, args[i+1:])
+		if err != nil {
+			return nil, &UsageError{Err: err}
+		}
+		rest, err := rewrite(cmdArgs, c.Flags)
 		if err != nil {
 			return nil, &UsageError{Err: err}
 		}

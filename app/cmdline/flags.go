@@ -107,7 +107,7 @@ var options = []option{
 	{flag: &cli.Float64Flag{Category: catLoad, Name: "warmup-request-rate", Usage: "warmup's requests per second, open loop by --arrival-pattern (capped by --warmup-concurrency)"}, path: "loadgen.warmup_request_rate", field: func(c *Config) any { return &c.WarmupRate }},
 	{flag: &cli.Float64Flag{Category: catLoad, Name: "request-cancellation-rate", Usage: "percent of profile requests (0-100, chosen by --random-seed) cancelled on purpose --request-cancellation-delay after their send: recorded as cancelled, counted among the errors"}, path: "loadgen.request_cancellation_rate", field: func(c *Config) any { return &c.CancellationRate }},
 	{flag: &cli.Float64Flag{Category: catLoad, Name: "request-cancellation-delay", Usage: "seconds from a chosen request's send (fully written) to its cancellation; 0: at once"}, path: "loadgen.request_cancellation_delay", field: func(c *Config) any { return Secs(&c.CancellationDelay) }},
-	{flag: &cli.IntFlag{Category: catLoad, Name: "prefill-concurrency", Usage: "cap requests sent but not yet past their first token (needs --streaming; 0: no cap)"}, path: "loadgen.prefill_concurrency", field: func(c *Config) any { return &c.PrefillConcurrency }},
+	{flag: &cli.IntFlag{Category: catLoad, Name: "prefill-concurrency", Usage: "cap requests sent but not yet past their first token (needs --streaming; no cap when left out)"}, path: "loadgen.prefill_concurrency", field: func(c *Config) any { return &c.PrefillConcurrency }},
 	{flag: &cli.IntFlag{Category: catLoad, Hidden: true, Name: "warmup-prefill-concurrency", Usage: "the warmup's cap on requests in prefill (default: --prefill-concurrency)"}, path: "loadgen.warmup_prefill_concurrency", field: func(c *Config) any { return &c.WarmupPrefillConcurrency }},
 	{flag: &cli.Float64Flag{Category: catLoad, Hidden: true, Name: "prefill-concurrency-ramp-duration", Usage: "seconds to ramp --prefill-concurrency from 1 to its value as the profile starts"}, path: "loadgen.prefill_concurrency_ramp_duration", field: func(c *Config) any { return Secs(&c.PrefillRamp) }},
 	{flag: &cli.Float64Flag{Category: catLoad, Name: "failed-request-threshold", Usage: "stop early once this fraction of requests failed (0: never)"}, path: "loadgen.failed_request_threshold", field: func(c *Config) any { return &c.FailedThreshold }},
@@ -214,7 +214,8 @@ var options = []option{
 	{flag: &cli.IntFlag{Category: catShard, Name: "shards", Usage: "split the plan over N load hosts, this one's index from $JOB_COMPLETION_INDEX (a Kubernetes Indexed Job sets it)"}, path: "loadgen.shards", field: func(c *Config) any { return &c.Shards }},
 	{flag: &cli.StringFlag{Category: catShard, Name: "start-at", Usage: "start issuing at this instant (RFC 3339, e.g. 2026-05-01T12:00:00Z), so every shard starts together; a late start is reported, never hidden"}, path: "loadgen.start_at", field: func(c *Config) any { return &c.StartAt }},
 	{flag: &cli.StringFlag{Category: catOutput, Name: ConfigFlag, Aliases: []string{"f"}, Usage: "YAML file of settings: flags by their long names (isl: 128) or nested as input_config (loadgen: {concurrency: 4}); the command line wins (docs/config-file.md)"}, path: "config_file", field: func(c *Config) any { return &c.ConfigFile }},
-	{flag: &cli.StringFlag{Category: catOutput, Name: "ui", Aliases: []string{"ui-type"}, Usage: "dashboard, simple or none (default: dashboard on a terminal, none otherwise; simple with -v)"}, path: "service.ui_type", field: func(c *Config) any { return &c.UI }},
+	{flag: &cli.StringFlag{Category: catOutput, Name: "ui", Aliases: []string{"ui-type"}, Usage: "dashboard, simple (a progress line a second), progress (a line on stderr every 10 s) or none (default: dashboard on a terminal, progress otherwise; simple with -v)"}, path: "service.ui_type", field: func(c *Config) any { return &c.UI }},
+	{flag: &cli.BoolFlag{Category: catOutput, Name: "wide", Usage: "print AIPerf's whole summary table (every metric's avg, min, max, p99, p90, p50, std) and every interval, however wide; the default is the headline numbers, to fit the terminal"}, path: "output.wide", field: func(c *Config) any { return &c.Wide }},
 	{flag: &cli.StringFlag{Category: catOutput, Name: "output-artifact-dir", Aliases: []string{"artifact-dir"}, Usage: "export folder (default artifacts/<model>-<endpoint>-<mode><value>)"}, path: "output.artifact_directory", field: func(c *Config) any { return &c.ArtifactDir }},
 	{flag: &cli.StringFlag{Category: catOutput, Name: "log-level", Usage: "TRACE, DEBUG, INFO (default), NOTICE, WARNING, SUCCESS, ERROR or CRITICAL: DEBUG and TRACE add surge's debug lines (and pick --ui simple); WARNING and above keep its notes off stderr"}, path: "service.log_level", field: func(c *Config) any { return &c.LogLevel }},
 	{flag: &cli.BoolFlag{Category: catOutput, Name: "verbose", Aliases: []string{"v"}, Usage: "--log-level DEBUG"}, path: "service.verbose", field: func(c *Config) any { return &c.Verbose }},
@@ -363,10 +364,14 @@ func (v *DurationValue) Set(s string) error {
 	switch {
 	case err != nil:
 		return errors.New("parse error")
-	case math.IsInf(f, 1) || f*float64(v.unit) >= float64(Forever):
+	case math.IsInf(f, 1):
 		*v.d = Forever
 	case math.IsNaN(f) || math.IsInf(f, -1):
 		return errors.New("parse error")
+	case math.Abs(f*float64(v.unit)) >= float64(Forever):
+		// 1e308 seconds is no "wait for ever": a unit mistake, refused in
+		// the flag's own unit (inf says for ever).
+		return durationOverflow(v.unit)
 	default:
 		*v.d = time.Duration(f * float64(v.unit))
 	}

@@ -8,6 +8,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"math"
+	"os"
 	"strconv"
 	"strings"
 	"time"
@@ -36,9 +38,17 @@ func (f *filters) flags() []cli.Flag {
 		&cli.StringFlag{Name: "label", Usage: "runs with this label (surge history import: the label to give)", Destination: &f.label},
 		&cli.StringFlag{Name: "since", Usage: "runs started at or after this: a date (2026-05-01), an RFC 3339 time, or an age (7d, 12h)", Destination: &f.since},
 		&cli.StringFlag{Name: "until", Usage: "runs started before this (as --since)", Destination: &f.until},
-		&cli.IntFlag{Name: "last", Usage: "the newest N runs only", Destination: &f.last},
+		&cli.IntFlag{Name: "last", Usage: "the newest N runs only (all when left out)", Destination: &f.last},
 		&cli.BoolFlag{Name: "stages", Usage: "the stages of sweeps too (surge trend: the stages instead of whole runs)", Destination: &f.stages},
 	}
+}
+
+// numbers are the Limits of history's and trend's numeric flags: a count
+// given as 0 is refused, not read as "all" or "nothing".
+var numbers = map[string]cmdline.Limits{
+	"last":       {Lo: 1, Hi: math.MaxInt32},
+	"prune-keep": {Lo: 1, Hi: math.MaxInt32},
+	"load":       {Lo: 0, LoOpen: true, Hi: cmdline.MaxConcurrency},
 }
 
 // filter reads the flags into a history.Filter; now dates the ages.
@@ -113,7 +123,7 @@ func age(s string) (time.Duration, error) {
 // folders, label a run, or prune old runs.
 func Command() *cli.Command {
 	var f filters
-	var asJSON bool
+	var asJSON, asJSONL, wide bool
 	var pruneOlder string
 	var pruneKeep int
 	return &cli.Command{
@@ -125,7 +135,9 @@ func Command() *cli.Command {
 			"surge history label ID NAME names a run; --prune-older-than 90d and --prune-keep N remove whole runs.",
 		OnUsageError: cmdline.OnUsageError,
 		Flags: append(f.flags(),
-			&cli.BoolFlag{Name: "json", Usage: "write the runs as JSON lines (the database's column names)", Destination: &asJSON},
+			&cli.BoolFlag{Name: "json", Usage: "write the runs as one JSON array (the database's column names)", Destination: &asJSON},
+			&cli.BoolFlag{Name: "jsonl", Usage: "write the runs as JSON Lines, one object a line", Destination: &asJSONL},
+			&cli.BoolFlag{Name: "wide", Usage: "every column (the server, the folder, the cost), however wide; the default fits the terminal", Destination: &wide},
 			&cli.StringFlag{Name: "prune-older-than", Usage: "remove the runs started longer ago than this (90d, 36h)", Destination: &pruneOlder},
 			&cli.IntFlag{Name: "prune-keep", Usage: "remove all but the newest N runs", Destination: &pruneKeep},
 		),
@@ -134,14 +146,24 @@ func Command() *cli.Command {
 			if ctx == nil {
 				ctx = context.Background()
 			}
+			if err := cmdline.CheckNumbers(cc, numbers); err != nil {
+				return err
+			}
 			args := cc.Args().Slice()
-			return run(ctx, cc.App.Writer, &f, args, listConfig{json: asJSON, pruneOlder: pruneOlder, pruneKeep: pruneKeep}, time.Now())
+			if asJSON && asJSONL {
+				return cmdline.Usagef("--json and --jsonl: give one (an array, or a line per run)")
+			}
+			c := listConfig{json: asJSON, jsonl: asJSONL, wide: wide, width: columns(cc.App.Writer), pruneOlder: pruneOlder, pruneKeep: pruneKeep}
+			return run(ctx, cc.App.Writer, &f, args, c, time.Now())
 		},
 	}
 }
 
 type listConfig struct {
-	json       bool
+	json, jsonl bool
+	// wide prints every column; otherwise the list fits width (0: 80).
+	wide       bool
+	width      int
 	pruneOlder string
 	pruneKeep  int
 }
@@ -187,12 +209,23 @@ func run(ctx context.Context, w io.Writer, f *filters, args []string, c listConf
 		return err
 	}
 	defer s.Close()
-	filter.Metrics = c.json
+	filter.Metrics = c.json || c.jsonl
 	rows, err := s.List(ctx, filter)
 	if err != nil {
 		return err
 	}
-	if c.json {
+	switch {
+	case c.json:
+		if rows == nil {
+			rows = []history.Row{}
+		}
+		b, err := json.MarshalIndent(rows, "", "  ")
+		if err != nil {
+			return err
+		}
+		_, err = w.Write(append(b, '\n'))
+		return err
+	case c.jsonl:
 		enc := json.NewEncoder(w)
 		for _, r := range rows {
 			if err := enc.Encode(r); err != nil {
@@ -201,14 +234,14 @@ func run(ctx context.Context, w io.Writer, f *filters, args []string, c listConf
 		}
 		return nil
 	}
-	if err := history.WriteList(w, rows); err != nil {
+	if err := history.WriteList(w, rows, c.width, c.wide); err != nil {
 		return err
 	}
 	st, err := s.Stats(ctx)
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(w, "%d of %d runs shown; %s, %s\n", len(rows), st.Runs, st.Path, history.MiB(st.Bytes))
+	fmt.Fprintf(w, "%d of %s shown; %s, %s\n", len(rows), count(st.Runs, "run"), st.Path, history.MiB(st.Bytes))
 	if warn := st.Warning(); warn != "" {
 		fmt.Fprintln(w, sanitize.Line(warn))
 	}
@@ -234,7 +267,7 @@ func importDirs(ctx context.Context, w io.Writer, f *filters, dirs []string) err
 		if err != nil {
 			return err
 		}
-		fmt.Fprintf(w, "%s: %d rows, %d new (ids %d–%d)\n", sanitize.Line(dirs[i]), len(rows), n, rows[0].ID, rows[len(rows)-1].ID)
+		fmt.Fprintf(w, "%s: %s, %d new (ids %d–%d)\n", sanitize.Line(dirs[i]), count(len(rows), "row"), n, rows[0].ID, rows[len(rows)-1].ID)
 	}
 	return nil
 }
@@ -261,9 +294,24 @@ func pruneRuns(ctx context.Context, w io.Writer, f *filters, c listConfig, now t
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(w, "removed %d runs (%d rows); %d runs left in %s, %s (their artifact folders are untouched)\n",
-		out.Runs, out.Rows, out.After.Runs, out.After.Path, history.MiB(out.After.Bytes))
+	fmt.Fprintf(w, "removed %s (%s); %s left in %s, %s (their artifact folders are untouched)\n",
+		count(out.Runs, "run"), count(out.Rows, "row"), count(out.After.Runs, "run"), out.After.Path, history.MiB(out.After.Bytes))
 	return nil
+}
+
+// count is "1 run", "2 runs".
+func count[N int | int64](n N, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return strconv.FormatInt(int64(n), 10) + " " + noun + "s"
+}
+
+// columns is the width the list and the trend fit: w's terminal's, or 0
+// (80) when it is none.
+func columns(w io.Writer) int {
+	f, _ := w.(*os.File)
+	return cmdline.TerminalColumns(f)
 }
 
 // TrendCommand is `surge trend METRIC[.STAT]`: the statistic across the
@@ -274,7 +322,7 @@ func TrendCommand() *cli.Command {
 	var c trendConfig
 	return &cli.Command{
 		Name:      "trend",
-		Usage:     "chart a metric across past runs, marking its significant changes",
+		Usage:     "chart a metric across runs, marking its significant changes",
 		ArgsUsage: "METRIC[.STAT]",
 		Description: "METRIC is a metric tag (time_to_first_token, output_token_throughput, cost_per_1m_output_tokens), STAT\n" +
 			"avg or pN (default p50 for a per-request metric). Each change from the run before is tested: per-request\n" +
@@ -284,6 +332,7 @@ func TrendCommand() *cli.Command {
 		Flags: append(f.flags(),
 			&cli.StringFlag{Name: "html", Usage: "also write the trend as an HTML page (surge report's renderer) to this file", Destination: &c.html},
 			&cli.BoolFlag{Name: "any-workload", Usage: "keep runs of every workload (their numbers may not compare)", Destination: &c.anyWorkload},
+			&cli.BoolFlag{Name: "wide", Usage: "every column (the server, full start times), however wide; the default fits the terminal", Destination: &c.wide},
 			&cli.Float64Flag{Name: "load", Usage: "with --stages: the stages at this load (concurrency or rate)", Destination: &c.load},
 			&cli.Uint64Flag{Name: "seed", Value: 1, Usage: "seed of the bootstrap", Destination: &c.seed},
 			&cli.IntFlag{Name: "bootstrap-samples", Value: 1000, Usage: "bootstrap resamples per test", Destination: &c.samples},
@@ -295,9 +344,13 @@ func TrendCommand() *cli.Command {
 			if ctx == nil {
 				ctx = context.Background()
 			}
+			if err := cmdline.CheckNumbers(cc, numbers); err != nil {
+				return err
+			}
 			if cc.NArg() != 1 {
 				return cmdline.Usagef("surge trend: name one metric, e.g. surge trend time_to_first_token.p99 (got %d arguments)", cc.NArg())
 			}
+			c.width = columns(cc.App.Writer)
 			return trend(ctx, cc.App.Writer, &f, cc.Args().First(), c, time.Now())
 		},
 	}
@@ -306,6 +359,8 @@ func TrendCommand() *cli.Command {
 type trendConfig struct {
 	html        string
 	anyWorkload bool
+	wide        bool
+	width       int
 	load        float64
 	seed        uint64
 	samples     int
@@ -346,7 +401,7 @@ func trend(ctx context.Context, w io.Writer, f *filters, metric string, c trendC
 	if err != nil {
 		return &cmdline.UsageError{Err: err}
 	}
-	if err := t.WriteText(w); err != nil {
+	if err := t.WriteText(w, c.width, c.wide); err != nil {
 		return err
 	}
 	if c.html == "" {

@@ -23,6 +23,7 @@ import (
 	"github.com/surgebench/surge/datasets"
 	"github.com/surgebench/surge/datasets/tokenizer"
 	"github.com/surgebench/surge/examples/mockserver"
+	"github.com/surgebench/surge/internal/sanitize"
 	"github.com/surgebench/surge/loadgen"
 	"github.com/surgebench/surge/loadgen/calibrate"
 	"github.com/surgebench/surge/loadgen/cpuload"
@@ -75,7 +76,7 @@ func Run(ctx context.Context, s *spec.Spec, out, log io.Writer) (*Result, error)
 	if res != nil {
 		// After every export (a sweep's aggregate, the repeats' aggregate/):
 		// the history reads the run back from its folder.
-		remember(ctx, s, res.Dir, log)
+		remember(ctx, s, res.Dir, res.Cancelled, log)
 	}
 	return res, err
 }
@@ -114,6 +115,8 @@ type prepared struct {
 	// the agentic replay's lanes (nil: none).
 	toolResults []string
 	replay      *loadgen.Replay
+	// limits bound each session's growth (agentic.go).
+	limits loadgen.SessionLimits
 }
 
 // Prepare resolves s into a plan. It starts nothing and writes nothing but
@@ -127,11 +130,15 @@ func Prepare(s *spec.Spec, log io.Writer) (*prepared, error) {
 // when ctx ends.
 func prepareCtx(ctx context.Context, s *spec.Spec, log io.Writer) (*prepared, error) {
 	p := &prepared{s: s, log: s.Logger(log)}
+	var err error
+	if p.limits, err = sessionLimits(s); err != nil {
+		return nil, err
+	}
 	for _, n := range s.Notes {
 		p.log.Notef("%s", n)
 	}
 	for _, w := range s.Warnings {
-		fmt.Fprint(log, export.FormatWarning(w, p.verbose()))
+		fmt.Fprint(log, export.FormatWarning(w, p.verbose(), s.Columns))
 	}
 	if !s.Target.Mock {
 		if err := waitReady(ctx, s.Target.Wait, s.Target.URLs, s.Endpoint, s.Target.Models, s.Request.Headers, p.log); err != nil {
@@ -141,14 +148,19 @@ func prepareCtx(ctx context.Context, s *spec.Spec, log io.Writer) (*prepared, er
 	// Before the tokenizer: the model's own builds the prompts; before the
 	// preflight, whose request names it.
 	modelNote := p.modelFromServer(ctx, log)
-	if err := p.checkTarget(ctx, log); err != nil {
-		return nil, err
+	// A probe of a type whose bodies are the dataset's own (rankings
+	// passages, raw bodies) is the dataset's first request: it waits for
+	// the dataset.
+	ownBody := preflight.OwnBody(s.Endpoint.Kind)
+	if !ownBody {
+		if err := p.checkTarget(ctx, log, nil); err != nil {
+			return nil, err
+		}
 	}
 	if modelNote != "" {
 		fmt.Fprint(log, modelNote)
 	}
 	s = p.s
-	var err error
 	if p.builder, p.counter, p.tokSrc, err = loadTokenizer(ctx, &s.Tokenizer, p.log); err != nil {
 		return nil, err
 	}
@@ -167,6 +179,11 @@ func prepareCtx(ctx context.Context, s *spec.Spec, log io.Writer) (*prepared, er
 	}
 	if err := checkMedia(p.ds, s.Endpoint); err != nil {
 		return nil, err
+	}
+	if ownBody {
+		if err := p.checkTarget(ctx, log, p.firstTurn()); err != nil {
+			return nil, err
+		}
 	}
 	if err := checkBodies(p.ds, s.Endpoint); err != nil {
 		return nil, err
@@ -213,6 +230,10 @@ type outcome struct {
 	telemetry  *telemetry.Data
 	// serverExport is the server-metrics summary (nil: no endpoint answered).
 	serverExport *telemetry.ServerExport
+	// runTokens are the servers' token counters over the whole run, the
+	// warmup's requests included (runTokensOK: a server exported them).
+	runTokens   telemetry.TokenTotals
+	runTokensOK bool
 	// telemetryBetween is telemetry_data over part of the run (a sweep's
 	// stage); nil without telemetry.
 	telemetryBetween func(from, to time.Duration) *telemetry.Data
@@ -236,7 +257,9 @@ type outcome struct {
 	// loopRequests and rejected are the tool loop's requests and the
 	// session starts an admission ceiling turned away.
 	loopRequests, rejected int64
-	errs                   []error // the UI's, the exports' and telemetry's
+	// replacedIDs counts the tool-call ids surge replaced.
+	replacedIDs int64
+	errs        []error // the UI's, the exports' and telemetry's
 }
 
 // execute starts the target, the exports, the collector, telemetry and the
@@ -325,9 +348,12 @@ func (p *prepared) execute(ctx context.Context, log io.Writer) (o *outcome, err 
 	}
 	if p.counter != nil {
 		colOpts = append(colOpts, metrics.WithTokenizer(p.counter))
-		if t := s.Tokenizer; p.tokSrc.Source != tokBuiltin && (!t.Explicit || t.Name == s.Target.Model()) {
-			// The model's own: a count that differs from the server's is
-			// not the tokenizer's doing.
+		if p.tokSrc.Source != tokBuiltin {
+			// The model's own (found by its name), or the one --tokenizer
+			// gave, which the user named as the model's: a count that
+			// differs from the server's is not the tokenizer's doing, and
+			// asking whether --tokenizer is the model's would doubt a
+			// choice the user made.
 			colOpts = append(colOpts, metrics.WithModelTokenizer())
 		}
 	}
@@ -466,13 +492,14 @@ func (p *prepared) execute(ctx context.Context, log io.Writer) (o *outcome, err 
 	interrupt.release() // no ask reads the collector once it is closed
 	telData, telErr := tel.stop()
 	o.serverExport = tel.col.ServerExport()
+	o.runTokens, o.runTokensOK = tel.col.RunTokenTotals()
 	o.summary = closeCol()
 	netInfo, netErr := adjustForNetwork(s, probe, o.summary, logw)
 	o.network = netInfo
 	o.state = col.State()
 	o.state.Origin = o.start
 	o.clockDrift = gen.ClockDrift()
-	o.loopRequests, o.rejected = gen.ToolLoopRequests(), gen.RejectedSessions()
+	o.loopRequests, o.rejected, o.replacedIDs = gen.ToolLoopRequests(), gen.RejectedSessions(), gen.ReplacedToolCallIDs()
 	logw.release()
 	o.end = time.Now()
 	o.gcCycles = heapfloor.Cycles() - gcBefore
@@ -533,6 +560,9 @@ func (p *prepared) report(o *outcome, out io.Writer) (*Result, error) {
 	if o.late > lateWarnAfter {
 		o.summary.Warnings = append(o.summary.Warnings, p.lateWarning(o.late))
 	}
+	if w := goneWarning(p.preflight, o.summary, o.start); w != "" {
+		o.summary.Warnings = append(o.summary.Warnings, w)
+	}
 	if n := o.summary.Redirects(); n > 0 {
 		o.summary.Warnings = append(o.summary.Warnings, redirectWarning(n, s.Request.FollowRedirects))
 	}
@@ -558,10 +588,12 @@ func (p *prepared) report(o *outcome, out io.Writer) (*Result, error) {
 		o.summary.Warnings = append(o.summary.Warnings, fmt.Sprintf(
 			"the wall clock moved %.1f ms against the monotonic clock during the run: kernel timestamps after the step are off by up to that much", float64(o.clockDrift)/1e6))
 	}
-	if tt, ok := o.telemetry.TokenTotals(); ok {
-		// The server's counters over the profile (the warmup's last scrape
-		// is their baseline) beside surge's own counts.
-		o.summary.CompareServerTokens(metrics.ServerTokens{Prompt: tt.Prompt, Output: tt.Output, CachedPrompt: tt.CachedPrompt, Families: tt.Families})
+	if tt := o.runTokens; o.runTokensOK {
+		// The server's counters from before the first request to after the
+		// last, beside surge's counts of the same requests: the warmup's
+		// and the profile's.
+		o.summary.CompareServerTokens(metrics.ServerTokens{Prompt: tt.Prompt, Output: tt.Output, CachedPrompt: tt.CachedPrompt, Families: tt.Families,
+			WithWarmup: o.summary.Warmup != nil})
 	}
 	if o.telemetry != nil {
 		run.Telemetry = o.telemetry
@@ -578,7 +610,7 @@ func (p *prepared) report(o *outcome, out io.Writer) (*Result, error) {
 	}
 	if o.facts != nil {
 		run.RunInfo.(map[string]any)["server"] = o.facts
-		p.log.Debugf("the server says: %s", o.facts)
+		p.log.Debugf("the server says: %s", sanitize.Line(o.facts.String()))
 	}
 	historyInfo(s, run.RunInfo.(map[string]any))
 	capCost := p.live.capacityCost(s.CostPerHour, o.summary)
@@ -610,10 +642,14 @@ func (p *prepared) report(o *outcome, out io.Writer) (*Result, error) {
 		errs = append(errs, err)
 	}
 	errs = append(errs, writeServerExports(o.dir, o.serverExport, run))
-	opts := []export.ConsoleOption{export.Verbose(p.verbose()), export.JudgedKnee(p.judgesKnee())}
+	opts := []export.ConsoleOption{export.Verbose(p.verbose()), export.JudgedKnee(p.judgesKnee()), export.Width(s.Columns), export.Wide(s.Wide)}
 	if info := s.Endpoint.Info(); !s.Streaming && info.Streams && info.ProducesTokens {
 		opts = append(opts, export.Note("TTFT and ITL need --streaming (this run read each answer whole)"))
 	}
+	if n := sessionsEndedFirst(s, o.summary, len(p.plan.values), o.cancelled || aborted); n != "" {
+		opts = append(opts, export.Note(n))
+	}
+	opts = append(opts, export.BesidePrompt(p.besidePrompt()...))
 	errs = append(errs, Report(out, o.dir, s.Exports.Files, title, o.summary, o.state, run, folders, opts...))
 	if s.Exports.Report || s.Exports.Plots {
 		errs = append(errs, writeRunReport(out, o.dir, s.Exports))
@@ -631,6 +667,49 @@ func (p *prepared) report(o *outcome, out io.Writer) (*Result, error) {
 		return res, errors.Join(append(errs, o.fault)...)
 	}
 	return res, errors.Join(errs...)
+}
+
+// besidePrompt names what the run sends beside each turn's prompt, which
+// the ISL leaves out and a server's usage counts: the system prompt, the
+// user context, the conversation's history (a turn after the first sends
+// the ones before it).
+func (p *prepared) besidePrompt() []string {
+	d := &p.s.Dataset
+	var parts []string
+	if d.SystemPrompt != "" || d.SharedSystemPromptLength > 0 {
+		parts = append(parts, "the system prompt")
+	}
+	if d.UserContextLength > 0 {
+		parts = append(parts, "the user context")
+	}
+	history := d.TurnsMean > 1
+	if p.ds != nil {
+		for i := range min(p.ds.Len(), 1000) {
+			history = history || p.ds.Turns(i) > 1
+		}
+	}
+	if history {
+		parts = append(parts, "the conversation's history")
+	}
+	return parts
+}
+
+// sessionsEndedFirst is the note for a run whose --conversation-num
+// ended its stages before --request-count did (AIPerf's meaning: the
+// first bound reached ends a stage), "" when it did not or the run was
+// stopped.
+func sessionsEndedFirst(s *spec.Spec, sum *metrics.Summary, stages int, stopped bool) string {
+	l := &s.Load
+	if l.ConversationNum <= 0 || l.RequestCount <= 0 || stopped || sum == nil {
+		return ""
+	}
+	sent := int(sum.Run[metrics.RequestCount] + sum.Run[metrics.ErrorRequestCount])
+	want := l.RequestCount * max(stages, 1)
+	if sent >= want {
+		return ""
+	}
+	return fmt.Sprintf("--conversation-num %d ended the run after %d requests, before --request-count %d: as in AIPerf, the first bound reached ends a stage (raise or drop --conversation-num to send them all)",
+		l.ConversationNum, sent, want)
 }
 
 // conversationCount is run_info.conversations: how many distinct

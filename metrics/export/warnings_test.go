@@ -35,20 +35,33 @@ var warningTexts = []struct{ text, code, line string }{
 		"prompt-cut", "the server cut a prompt: 32000 tokens sent, 1024 kept (its context length?)"},
 	{metrics.TruncationWarning(1234, 12345, 32000, 1024, metrics.InputFromUsage),
 		"prompt-cut", "the server cut 1234 of 12345 prompts: avg 32000 tokens sent, 1024 kept (its context length?)"},
-	{"output token counts disagree: tokenizer 1234 vs server usage 999 (23.5%); is --tokenizer the model's?",
-		"osl-count", "output token counts disagree: tokenizer 1234 vs server usage 999 (23.5%): is --tokenizer the model's?"},
+	{metrics.TokenCountWarning(1234, 999, false, metrics.SourceUsage),
+		"osl-count", "output tokens: tokenizer 1234 vs server usage 999 (+23.5%): give the model's with --tokenizer"},
+	{metrics.TokenCountWarning(99999, 123456, true, metrics.SourceTokenizer),
+		"osl-count", "output tokens: tokenizer 99999 vs server usage 123456 (-19.0%): the streamed text re-tokenized"},
 	{"1234 of 5678 chunks carried more than one token (by the server's per-chunk usage): ITL and per-user throughput are per token (the decode time over the tokens after the first chunk's), inter_chunk_latency per chunk",
 		"chunks", "1234 of 5678 chunks carried several tokens: ITL is per token, inter_chunk_latency per chunk"},
 	{"1234 requests had more tokens than chunks (99999 tokens in 5678 chunks in all): some chunks carried several tokens (speculative decoding or batched sends); without per-chunk usage the first chunk counts as one token, so ITL may be a little short; ITL and per-user throughput are per token",
 		"chunks", "1234 requests had more tokens than chunks: without per-chunk usage ITL may be a little short"},
+	{"1234 requests had more tokens than chunks (99999 tokens in 5678 chunks in all): their text has multi-byte characters, and a server that sends only whole characters (llama.cpp's) holds a token back until the next one completes its character, then sends both in one chunk; the tokenizer's count of each chunk leaves the first chunk's tokens out of ITL; ITL and per-user throughput are per token",
+		"chunks", "1234 requests had more tokens than chunks: ITL is per token, inter_chunk_latency per chunk"},
+	{metrics.BatchedWarning(&metrics.TokensPerEvent{Batched: 12345, Counted: 12346, Single: 2, Mean: 12.345, Max: 999, FirstShare: 0.876,
+		Hist: []int64{1, 2, 3, 4, 5, 6, 7}, Buckets: []string{"1", "2", "3-4", "5-8", "9-16", "17-32", "33+"}}),
+		"batched", "12345 of 12346 answers came in batches (the first event 88% of an answer): ITL is the delivery cadence"},
+	{metrics.UsageWarning(&metrics.UsageDistrust{Sign: metrics.SignSameUsage, Detail: "requests 0123456789abcdef and fedcba9876543210 both say 100 prompt and 100 completion tokens, where surge counts 1234 and 9 output tokens in their different texts"}, true),
+		"usage", "the server's usage is not believable (same_usage): token counts come from surge's tokenizer"},
+	{metrics.UsageWarning(&metrics.UsageDistrust{Sign: metrics.SignOverCap, Detail: "request r asked for at most 16 output tokens and its usage says 100 completion tokens, where surge counts 17 in the text it got"}, false),
+		"usage", "the server's usage is not believable (over_cap): token counts come from the text events"},
 	{"responses run past the requested output length: request 123456 asked for 128 tokens (max_completion_tokens), got 1024 tokens; the server likely ignores max_completion_tokens (some llama.cpp builds do): try --use-legacy-max-tokens, which sends max_tokens",
 		"over-cap", "answers ran past their cap: asked 128 by max_completion_tokens, got 1024; try --use-legacy-max-tokens"},
 	{"responses run past the requested output length: request 7 asked for 128 tokens (max_tokens), got 512 tokens, and the cap guard ended it; the server likely ignores max_tokens; check the server's own output limit",
 		"over-cap", "answers ran past their cap: asked 128 by max_tokens, got 512; check the server's output limit"},
 	{"the tokenizer of model Qwen/Qwen3-235B-A22B-Instruct-2507: Qwen/Qwen3-235B-A22B-Instruct-2507@main: downloading from https://huggingface.co: dial tcp: no such host: prompts are built with the embedded Qwen3 tokenizer and token counts come from the server's usage (give --tokenizer PATH, or --tokenizer builtin to skip this look-up)",
-		"tokenizer", "embedded Qwen3 tokenizer used, not Qwen/Qwen3-235B-A22B-Instruct-2507's: Qwen/Qwen3-235B-A22B-Instruct-2507@main: downloading from https://huggingface.co: dial tcp: no such host"},
+		"tokenizer", "embedded Qwen3 tokenizer used, not Qwen/Qwen3-235B-A22B-Instruct-2507's: Qwen/Qwen3-235B-A22B-Instruct-2507@main: downloading from https://huggingface.co: dial tcp: no such host (give --tokenizer PATH, or --tokenizer builtin to skip the look-up)"},
 	{`no --model given and http://127.0.0.1:8000/v1/models named none (HTTP 404: "not found"): sending model "mock"`,
 		"no-model", `no --model given and http://127.0.0.1:8000/v1/models named none (HTTP 404: "not found"): sending model "mock"`},
+	{"the server at 127.0.0.1:9990 answered the preflight 0.4 s before the run, then refused 30 connections: it went away after the preflight (stopped or crashed)",
+		"server-gone", "the server at 127.0.0.1:9990 answered the preflight, then refused 30 connections: it went away"},
 	{"--streaming: endpoint type embeddings does not stream; its requests are sent and read whole",
 		"no-stream", "--streaming: endpoint type embeddings does not stream; its requests are read whole"},
 	{"3 responses were redirects not followed: following would resend the request as a GET without its body",
@@ -62,6 +75,10 @@ var warningTexts = []struct{ text, code, line string }{
 		"knee", "knee at concurrency 16; recommended operating point: concurrency 8"},
 	{"knee inconclusive: run more requests per stage (491 suggested): at request_rate 16 the stages' 95% intervals could not tell whether p95 TTFT rose more than 2× and throughput gained < 10%; no knee or operating point is named",
 		"knee-unsure", "knee inconclusive at request_rate 16: run more requests per stage (491 suggested)"},
+	{"3 sessions ended at a session limit: arguments 4 MiB, 128 calls, context 2097152 tokens or 32 MiB (a call's arguments past --tool-max-argument-bytes, a reply's calls past --tool-max-calls-per-reply, the context past --session-max-context-tokens or --session-max-context-bytes; the session_limit errors say which): the server sent what no agent would",
+		"session-limit", "3 sessions ended at a limit: arguments 4 MiB, 128 calls, context 2097152 tokens or 32 MiB"},
+	{"12 tool-call ids the server sent were missing, repeated or longer than 256 bytes: surge sent ids of its own (call_surge_N) in their place, so each tool result answers one call",
+		"tool-ids", "12 tool-call ids missing, repeated or over 256 bytes: sent back as surge's own (call_surge_N)"},
 	{"stopped early: --stop-on ttft:p99>500@10s: ttft was 812.3 for 10s (since 1m2s)",
 		"stopped", "stopped early: --stop-on ttft:p99>500@10s: ttft was 812.3 for 10s (since 1m2s)"},
 	{"shard 2/3: started 1.234s late for --start-at 2026-05-01T12:00:00Z: its schedule runs that much behind the other shards' (not shifted to hide it; run_info late_ms)",
@@ -84,28 +101,42 @@ var warningTexts = []struct{ text, code, line string }{
 		"trim", "trim auto: latencies and throughputs are the steady state's (1234 requests, 12.5–98.0 s of the run)"},
 	{"--scenario inferencex-agentx-mvp lock broken under --unsafe-override: it runs 4 requests, not at least 900 s; the run is not a valid submission",
 		"scenario-lock", "--scenario inferencex-agentx-mvp lock broken (--unsafe-override): not a valid submission"},
-	{"a caveat no row knows yet, long enough: with its detail after the colon that the line leaves out",
-		"other", "a caveat no row knows yet, long enough"},
+	{"a caveat no row knows yet, long enough: with its detail after the colon, and the fix at its end",
+		"other", "a caveat no row knows yet, long enough: with its detail after the colon, and the fix at its end"},
 }
 
-// TestWarningLines: every warning surge writes gets its code and a line
-// under MaxWarningWidth, as "warning [code]: line".
+// TestWarningLines: every warning surge writes gets its code and a line,
+// "warning [code]: line", printed whole: on one line where it fits the
+// width, wrapped at spaces otherwise, every word kept (the fix a line ends
+// with most of all).
 func TestWarningLines(t *testing.T) {
 	for _, tc := range warningTexts {
 		w := ClassifyWarning(tc.text)
 		if w.Code != tc.code || w.Line != tc.line {
 			t.Errorf("%q:\n got [%s] %q\nwant [%s] %q", tc.text, w.Code, w.Line, tc.code, tc.line)
 		}
-		if s := w.String(); utf8.RuneCountInString(s) > MaxWarningWidth || !strings.HasPrefix(s, "warning ["+tc.code+"]: ") {
-			t.Errorf("%q: %d columns", s, utf8.RuneCountInString(s))
+		if s := w.String(); !strings.HasPrefix(s, "warning ["+tc.code+"]: ") {
+			t.Errorf("%q: no code", s)
 		}
 		if w.Text != tc.text {
 			t.Errorf("%q: the full text is not kept", tc.text)
 		}
-	}
-	long := ClassifyWarning(strings.Repeat("word ", 60))
-	if s := long.String(); utf8.RuneCountInString(s) != MaxWarningWidth || !strings.HasSuffix(s, "…") {
-		t.Errorf("a long line is not cut to %d columns: %q", MaxWarningWidth, s)
+		for _, width := range []int{80, 120} {
+			printed := FormatWarning(tc.text, false, width)
+			lines := strings.Split(strings.TrimSuffix(printed, "\n"), "\n")
+			for _, l := range lines {
+				// A single word longer than the line (a URL) may stand alone.
+				if n := utf8.RuneCountInString(l); n > width && strings.Contains(strings.TrimSpace(l), " ") {
+					t.Errorf("%d columns: %q is %d wide", width, l, n)
+				}
+			}
+			if utf8.RuneCountInString(w.String()) <= width && len(lines) != 1 {
+				t.Errorf("%d columns: %q fits one line but was wrapped:\n%s", width, w.String(), printed)
+			}
+			if got := strings.Join(strings.Fields(printed), " "); got != w.String() {
+				t.Errorf("%d columns: a word was lost:\n got %q\nwant %q", width, got, w.String())
+			}
+		}
 	}
 }
 
@@ -120,7 +151,7 @@ func TestWarningsOnce(t *testing.T) {
 	var b bytes.Buffer
 	s := &metrics.Summary{Warnings: []string{live, live}}
 	Console(&b, "t", s, Verbose(true))
-	if n := strings.Count(b.String(), "warning [prompt-cut]"); n != 1 || !strings.Contains(b.String(), "\n    "+live+"\n") {
+	if n := strings.Count(b.String(), "warning [prompt-cut]"); n != 1 || !strings.Contains(b.String(), "\n    the server cut a prompt:") || !hasProse(b.String(), live) {
 		t.Errorf("-v: want the line once and the full text under it:\n%s", b.String())
 	}
 }
