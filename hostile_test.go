@@ -101,8 +101,9 @@ var surfaces = []hostile.Surface{
 	{
 		Name: "DCGM exporter scrape", Reads: hostile.Server, Serve: mock,
 		Args: func(e *hostile.Env) []string {
-			// Long enough (a second) for the first scrape to be answered.
-			args := without(without(profileArgs(e, "", "-v", "--gpu-telemetry", e.URL+"/metrics", "--gpu-telemetry-interval", "0.2"), "--no-gpu-telemetry", 0), "--request-count", 1)
+			// Long enough (over a second) for the first scrape, which may
+			// take the interval, to be answered.
+			args := without(without(profileArgs(e, "", "-v", "--gpu-telemetry", e.URL+"/metrics", "--gpu-telemetry-interval", "1"), "--no-gpu-telemetry", 0), "--request-count", 1)
 			return append(args, "--request-count", "30")
 		},
 		Limit: 16 << 20, Bound: 20 * time.Second, Exit: []int{0},
