@@ -231,10 +231,24 @@ type Sample struct {
 	Values map[string]float64
 }
 
+// LoadOption shapes what Load reads.
+type LoadOption func(*loadConfig)
+
+type loadConfig struct{ noRecords bool }
+
+// WithoutRecords leaves the per-request records unread (Run.Records nil):
+// for a reader that needs only the summary, whose memory must not grow
+// with the run's request count.
+func WithoutRecords() LoadOption { return func(c *loadConfig) { c.noRecords = true } }
+
 // Load reads the artifact folder dir. dir may also name a profile_export.jsonl
 // or profile_export_aiperf.json file, which is then read on its own (with its
 // siblings when they exist). A folder with neither file is an error naming it.
-func Load(dir string) (*Run, error) {
+func Load(dir string, opts ...LoadOption) (*Run, error) {
+	var cfg loadConfig
+	for _, o := range opts {
+		o(&cfg)
+	}
 	st, err := os.Stat(dir)
 	if err != nil {
 		return nil, fmt.Errorf("run %s: %w", dir, err)
@@ -260,7 +274,11 @@ func Load(dir string) (*Run, error) {
 	} else if !errors.Is(err, os.ErrNotExist) {
 		return nil, err
 	}
-	if f, err := OpenExport(recordsPath); err == nil {
+	if cfg.noRecords {
+		if _, err := os.Stat(recordsPath); err == nil {
+			found = true
+		}
+	} else if f, err := OpenExport(recordsPath); err == nil {
 		run.Records, err = ReadRecords(f)
 		f.Close()
 		if err != nil {
