@@ -96,11 +96,21 @@ func (e *Exporter) instruments() error {
 	}
 	common := attribute.NewSet(e.common...)
 	_, err := e.meter.RegisterCallback(func(_ context.Context, ob metric.Observer) error {
-		if s := e.final.Load(); s != nil {
-			e.observeSummary(ob, gauges, s)
-			return nil
+		// Once closing, the collector may be gone: its last snapshot
+		// stands for the progress, the summary for the statistics.
+		var snap metrics.Snapshot
+		if e.closing.Load() {
+			snap = e.last
+		} else {
+			snap = e.snapshot()
+			e.last = snap
 		}
-		snap := e.snapshot()
+		s := e.final.Load()
+		if s != nil {
+			snap.Finished = int64(s.Run[metrics.RequestCount] + s.Run[metrics.ErrorRequestCount])
+			snap.Failed, snap.InFlight = int64(s.Run[metrics.ErrorRequestCount]), 0
+			snap.Started = max(snap.Started, snap.Finished)
+		}
 		if e.o.progress {
 			set := metric.WithAttributeSet(common)
 			ob.ObserveInt64(progress.started, snap.Started, set)
@@ -109,7 +119,11 @@ func (e *Exporter) instruments() error {
 			ob.ObserveInt64(progress.inFlight, snap.InFlight, set)
 			ob.ObserveInt64(progress.tokens, snap.OutputTokens, set)
 		}
-		if e.o.statistics {
+		switch {
+		case !e.o.statistics:
+		case s != nil:
+			e.observeSummary(ob, gauges, s)
+		default:
 			e.observeSnapshot(ob, gauges, &snap)
 		}
 		return nil

@@ -162,6 +162,8 @@ type Exporter struct {
 	dropped    atomic.Int64
 	spansEnded atomic.Int64
 	final      atomic.Pointer[metrics.Summary]
+	closing    atomic.Bool
+	last       metrics.Snapshot // the callback\'s own (the SDK calls it once at a time)
 	closeOnce  sync.Once
 	stats      Stats
 	exports    watch
@@ -292,11 +294,13 @@ func (e *Exporter) WriteRecord(r *metrics.Record, v *metrics.Values, _ bool) {
 }
 
 // Close sends the final metrics (from s, the run's summary; nil: the last
-// snapshot's) and the spans still queued, within ctx, and stops. It says
+// snapshot's) and the spans still queued, within ctx, and stops; it no
+// longer asks for snapshots (the collector may be closed). It says
 // what the export did; the records that missed it are reported once on
 // the warning func.
 func (e *Exporter) Close(ctx context.Context, s *metrics.Summary) Stats {
 	e.closeOnce.Do(func() {
+		e.closing.Store(true)
 		close(e.queue)
 		select {
 		case <-e.converted:
