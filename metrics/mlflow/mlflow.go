@@ -393,9 +393,13 @@ func (c *client) logBatches(ctx context.Context, run string, r Run) error {
 
 // endRun sets the run's status and end.
 func (c *client) endRun(ctx context.Context, run, status string, end time.Time) error {
-	// Ended even when the caller gave up: a run left RUNNING is a
-	// dashboard's lie. Bounded by CallTimeout.
-	ctx = context.WithoutCancel(ctx)
+	// Ended even when the caller gave up (a run left RUNNING is a
+	// dashboard's lie), but briefly then: a Ctrl-C answers at once.
+	if ctx.Err() != nil {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(context.WithoutCancel(ctx), time.Second)
+		defer cancel()
+	}
 	return c.call(ctx, http.MethodPost, "runs/update", nil, map[string]any{"run_id": run, "status": status, "end_time": end.UnixMilli()}, nil)
 }
 

@@ -225,7 +225,6 @@ func New(metricsURL, tracesURL string, snapshot func() metrics.Snapshot, opts ..
 	silenceSDK(o.debug)
 	e := &Exporter{o: o, url: metricsURL, snapshot: snapshot, errorSets: map[string]attribute.Set{}}
 	e.exports.warn = o.warn
-	e.exports.url = metricsURL
 	res, err := e.resource()
 	if err != nil {
 		return nil, err
@@ -241,7 +240,7 @@ func New(metricsURL, tracesURL string, snapshot func() metrics.Snapshot, opts ..
 	}
 	mopts := []sdkmetric.Option{sdkmetric.WithResource(res)}
 	if o.statistics || o.progress {
-		mopts = append(mopts, sdkmetric.WithReader(sdkmetric.NewPeriodicReader(&metricExporter{Exporter: mexp, w: &e.exports},
+		mopts = append(mopts, sdkmetric.WithReader(sdkmetric.NewPeriodicReader(&metricExporter{Exporter: mexp, w: &e.exports, url: metricsURL},
 			sdkmetric.WithInterval(o.interval), sdkmetric.WithTimeout(ExportTimeout))))
 	}
 	e.mp = sdkmetric.NewMeterProvider(mopts...)
@@ -262,7 +261,7 @@ func New(metricsURL, tracesURL string, snapshot func() metrics.Snapshot, opts ..
 		// The SDK's batcher drops what its queue cannot take (never
 		// blocking the converter): ended − handed over is what it dropped.
 		e.tp = sdktrace.NewTracerProvider(sdktrace.WithResource(res),
-			sdktrace.WithBatcher(&spanExporter{SpanExporter: texp, w: &e.exports}, sdktrace.WithBatchTimeout(min(o.interval, 5*time.Second)),
+			sdktrace.WithBatcher(&spanExporter{SpanExporter: texp, w: &e.exports, url: tracesURL}, sdktrace.WithBatchTimeout(min(o.interval, 5*time.Second)),
 				sdktrace.WithExportTimeout(ExportTimeout)))
 		e.tracer = e.tp.Tracer("github.com/surgebench/surge", trace.WithInstrumentationVersion(o.version))
 	}
@@ -502,19 +501,18 @@ func silenceSDK(debug func(string)) {
 // watch follows the exports' outcomes: the first failure is the one
 // warning a failing collector gets.
 type watch struct {
-	url                           string
 	warn                          func(string)
 	warned                        atomic.Bool
 	metricExports, metricFailures atomic.Int64
 	spans, spansFailed            atomic.Int64
 }
 
-func (w *watch) failed(err error) {
+func (w *watch) failed(url string, err error) {
 	if w.warned.Swap(true) {
 		return
 	}
 	w.warn(fmt.Sprintf("OpenTelemetry: the export to %s failed (%s): the run goes on without it, and later failures are only counted (run_info.otel)",
-		w.url, reason(err)))
+		url, reason(err)))
 }
 
 // reason says why an export failed in one line: the limit by name when a
@@ -543,7 +541,8 @@ func reason(err error) string {
 // returning nil so the SDK says nothing of its own.
 type metricExporter struct {
 	sdkmetric.Exporter
-	w *watch
+	w   *watch
+	url string
 }
 
 func (m *metricExporter) Export(ctx context.Context, rm *metricdata.ResourceMetrics) error {
@@ -554,7 +553,7 @@ func (m *metricExporter) Export(ctx context.Context, rm *metricdata.ResourceMetr
 	m.w.metricExports.Add(1)
 	if err != nil {
 		m.w.metricFailures.Add(1)
-		m.w.failed(err)
+		m.w.failed(m.url, err)
 	}
 	return nil
 }
@@ -562,14 +561,15 @@ func (m *metricExporter) Export(ctx context.Context, rm *metricdata.ResourceMetr
 // spanExporter counts the spans handed over and those that failed.
 type spanExporter struct {
 	sdktrace.SpanExporter
-	w *watch
+	w   *watch
+	url string
 }
 
 func (s *spanExporter) ExportSpans(ctx context.Context, spans []sdktrace.ReadOnlySpan) error {
 	s.w.spans.Add(int64(len(spans)))
 	if err := s.SpanExporter.ExportSpans(ctx, spans); err != nil {
 		s.w.spansFailed.Add(int64(len(spans)))
-		s.w.failed(err)
+		s.w.failed(s.url, err)
 	}
 	return nil
 }

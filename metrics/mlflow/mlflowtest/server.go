@@ -47,13 +47,20 @@ type Run struct {
 // New starts a fake server that t closes; experiments lists the names
 // that exist already.
 func New(t testing.TB, experiments ...string) *Server {
+	s := Handler(experiments...)
+	srv := httptest.NewServer(s)
+	t.Cleanup(srv.Close)
+	s.URL = srv.URL
+	return s
+}
+
+// Handler is a fake server not yet listening (URL empty): a handler for
+// a server of the caller's own.
+func Handler(experiments ...string) *Server {
 	s := &Server{experiments: map[string]string{}, Runs: map[string]*Run{}}
 	for i, n := range experiments {
 		s.experiments[n] = fmt.Sprint(i + 1)
 	}
-	srv := httptest.NewServer(s)
-	t.Cleanup(srv.Close)
-	s.URL = srv.URL
 	return s
 }
 
