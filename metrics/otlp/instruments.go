@@ -37,9 +37,9 @@ const (
 // summary once Close has it.
 func (e *Exporter) instruments() error {
 	genAI := e.genAIAttributes()
-	e.okSet = attribute.NewSet(genAI...)
-	e.inputSet = attribute.NewSet(append(genAI[:len(genAI):len(genAI)], attribute.String("gen_ai.token.type", string(genaiconv.TokenTypeInput)))...)
-	e.outputSet = attribute.NewSet(append(genAI[:len(genAI):len(genAI)], attribute.String("gen_ai.token.type", string(genaiconv.TokenTypeOutput)))...)
+	e.okOpt = metric.WithAttributeSet(attribute.NewSet(genAI...))
+	e.inputOpt = metric.WithAttributeSet(attribute.NewSet(append(genAI[:len(genAI):len(genAI)], attribute.String("gen_ai.token.type", string(genaiconv.TokenTypeInput)))...))
+	e.outputOpt = metric.WithAttributeSet(attribute.NewSet(append(genAI[:len(genAI):len(genAI)], attribute.String("gen_ai.token.type", string(genaiconv.TokenTypeOutput)))...))
 	e.spanAttrs = e.common
 	var observed []metric.Observable
 	var progress struct{ started, finished, failed, inFlight, tokens metric.Int64Observable }

@@ -156,23 +156,21 @@ type Exporter struct {
 	snapshot func() metrics.Snapshot
 	common   []attribute.KeyValue
 
-	queue      chan finished
-	converted  chan struct{}
-	queued     atomic.Int64
-	dropped    atomic.Int64
-	spansEnded atomic.Int64
-	final      atomic.Pointer[metrics.Summary]
-	closing    atomic.Bool
-	last       metrics.Snapshot // the callback\'s own (the SDK calls it once at a time)
-	closeOnce  sync.Once
-	stats      Stats
-	exports    watch
-	histograms histograms
-	errorSets  map[string]attribute.Set // the converter's own
-	okSet      attribute.Set
-	inputSet   attribute.Set
-	outputSet  attribute.Set
-	spanAttrs  []attribute.KeyValue
+	queue                      chan finished
+	converted                  chan struct{}
+	queued                     atomic.Int64
+	dropped                    atomic.Int64
+	spansEnded                 atomic.Int64
+	final                      atomic.Pointer[metrics.Summary]
+	closing                    atomic.Bool
+	last                       metrics.Snapshot // the callback\'s own (the SDK calls it once at a time)
+	closeOnce                  sync.Once
+	stats                      Stats
+	exports                    watch
+	histograms                 histograms
+	errorOpts                  map[string]metric.MeasurementOption // the converter's own
+	okOpt, inputOpt, outputOpt metric.MeasurementOption
+	spanAttrs                  []attribute.KeyValue
 }
 
 // Stats is what an export did, for run_info and the report of drops.
@@ -223,7 +221,7 @@ func New(metricsURL, tracesURL string, snapshot func() metrics.Snapshot, opts ..
 		o.origin = time.Now()
 	}
 	silenceSDK(o.debug)
-	e := &Exporter{o: o, url: metricsURL, snapshot: snapshot, errorSets: map[string]attribute.Set{}}
+	e := &Exporter{o: o, url: metricsURL, snapshot: snapshot, errorOpts: map[string]metric.MeasurementOption{}}
 	e.exports.warn = o.warn
 	res, err := e.resource()
 	if err != nil {
@@ -358,29 +356,30 @@ type histograms struct {
 }
 
 // observe records one profile request in the GenAI histograms (seconds and
-// tokens, the conventions' units).
+// tokens, the conventions' units), with options made once (an option made
+// per call is an allocation per call).
 func (e *Exporter) observe(ctx context.Context, f *finished) {
-	set := e.okSet
+	ok := e.okOpt
 	if f.errType != "" {
-		set = e.errorSet(errorType(f))
+		ok = e.errorOption(errorType(f))
 	}
 	if !math.IsNaN(f.latency) {
-		e.histograms.duration.RecordSet(ctx, f.latency/1e3, set)
+		e.histograms.duration.Inst().Record(ctx, f.latency/1e3, ok)
 	}
 	if f.errType != "" {
 		return
 	}
 	if !math.IsNaN(f.ttft) && f.streamed {
-		e.histograms.firstChunk.RecordSet(ctx, f.ttft/1e3, e.okSet)
+		e.histograms.firstChunk.Inst().Record(ctx, f.ttft/1e3, e.okOpt)
 	}
 	if !math.IsNaN(f.itl) && f.streamed {
-		e.histograms.perChunk.RecordSet(ctx, f.itl/1e3, e.okSet)
+		e.histograms.perChunk.Inst().Record(ctx, f.itl/1e3, e.okOpt)
 	}
 	if !math.IsNaN(f.isl) {
-		e.histograms.tokens.RecordSet(ctx, int64(f.isl), e.inputSet)
+		e.histograms.tokens.Inst().Record(ctx, int64(f.isl), e.inputOpt)
 	}
 	if !math.IsNaN(f.osl) {
-		e.histograms.tokens.RecordSet(ctx, int64(f.osl), e.outputSet)
+		e.histograms.tokens.Inst().Record(ctx, int64(f.osl), e.outputOpt)
 	}
 }
 
@@ -398,19 +397,19 @@ func errorType(f *finished) string {
 	return "_OTHER"
 }
 
-func (e *Exporter) errorSet(t string) attribute.Set {
-	s, ok := e.errorSets[t]
+func (e *Exporter) errorOption(t string) metric.MeasurementOption {
+	o, ok := e.errorOpts[t]
 	if !ok {
-		if len(e.errorSets) >= 64 { // error types come from outside: bounded
+		if len(e.errorOpts) >= 64 { // error types come from outside: bounded
 			t = "_OTHER"
-			if s, ok = e.errorSets[t]; ok {
-				return s
+			if o, ok = e.errorOpts[t]; ok {
+				return o
 			}
 		}
-		s = attribute.NewSet(append(e.genAIAttributes(), semconv.ErrorTypeKey.String(t))...)
-		e.errorSets[t] = s
+		o = metric.WithAttributeSet(attribute.NewSet(append(e.genAIAttributes(), semconv.ErrorTypeKey.String(t))...))
+		e.errorOpts[t] = o
 	}
-	return s
+	return o
 }
 
 // span sends one request as a client span named as the conventions name
