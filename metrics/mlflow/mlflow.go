@@ -108,9 +108,6 @@ type Result struct {
 // Option configures Log.
 type Option func(*client)
 
-// WithClient sends through c (default: an outbound client).
-func WithClient(c *http.Client) Option { return func(cl *client) { cl.http = c } }
-
 // WithCredentials authenticates with c.
 func WithCredentials(c Credentials) Option { return func(cl *client) { cl.creds = c } }
 
@@ -154,9 +151,7 @@ func Log(ctx context.Context, base *url.URL, r Run, opts ...Option) (Result, err
 	for _, o := range opts {
 		o(c)
 	}
-	if c.http == nil {
-		c.http = outbound.NewClient()
-	}
+	c.http = outbound.NewClient()
 	var res Result
 	var err error
 	if res.ExperimentID, err = c.experiment(ctx, r.Experiment); err != nil {

@@ -133,10 +133,6 @@ func WithOrigin(t time.Time) Option { return func(o *options) { o.origin = t } }
 // DefaultQueue).
 func WithQueue(n int) Option { return func(o *options) { o.queue = n } }
 
-// WithClient sends through c (default: an outbound client bounded by
-// ExportTimeout).
-func WithClient(c *http.Client) Option { return func(o *options) { o.client = c } }
-
 // WithWarning takes the one warning a failing collector gets, and the
 // report of dropped records; WithDebug the rest (default: none).
 func WithWarning(f func(string)) Option { return func(o *options) { o.warn = f } }
@@ -208,9 +204,7 @@ func New(metricsURL, tracesURL string, snapshot func() metrics.Snapshot, opts ..
 	for _, opt := range opts {
 		opt(&o)
 	}
-	if o.client == nil {
-		o.client = outbound.NewClient(outbound.WithTimeout(ExportTimeout))
-	}
+	o.client = outbound.NewClient(outbound.WithTimeout(ExportTimeout))
 	if o.warn == nil {
 		o.warn = func(string) {}
 	}
