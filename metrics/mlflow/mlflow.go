@@ -140,7 +140,7 @@ func TrackingURL(raw string) (*url.URL, error) {
 	if u.RawQuery != "" || u.Fragment != "" {
 		return nil, fmt.Errorf("%q: a tracking URI has no query or fragment", raw)
 	}
-	u.Path = strings.TrimRight(u.Path, "/")
+	u.Path, u.ForceQuery = strings.TrimRight(u.Path, "/"), false
 	return u, nil
 }
 

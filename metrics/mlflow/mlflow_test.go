@@ -189,3 +189,18 @@ func TestFilesSkipsLinksAndPicksByGlob(t *testing.T) {
 		}
 	}
 }
+
+func FuzzTrackingURL(f *testing.F) {
+	for _, s := range []string{"localhost:5000", "https://m/prefix/", "file:///x", "http://u:p@h", "", "databricks"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		u, err := mlflow.TrackingURL(s)
+		if err != nil {
+			return
+		}
+		if u.Scheme != "http" && u.Scheme != "https" || u.Host == "" || u.User != nil || strings.HasSuffix(u.Path, "/") {
+			t.Fatalf("TrackingURL(%q) = %v", s, u)
+		}
+	})
+}

@@ -34,6 +34,7 @@ func Endpoints(raw string) (metricsURL, tracesURL string, err error) {
 	if u.RawQuery != "" || u.Fragment != "" {
 		return "", "", fmt.Errorf("%q: a collector URL has no query or fragment", raw)
 	}
+	u.ForceQuery = false // a bare "?"
 	prefix := strings.TrimSuffix(strings.TrimRight(u.Path, "/"), "/v1/metrics")
 	u.Path, u.RawPath = prefix+"/v1/metrics", ""
 	metricsURL = u.String()

@@ -258,3 +258,20 @@ func TestFullQueueDropsAndCounts(t *testing.T) {
 		t.Error("no final metrics")
 	}
 }
+
+func FuzzEndpoints(f *testing.F) {
+	for _, s := range []string{"collector:4318", "https://c/v1/metrics", "http://[::1]:4318/p/", "grpc://c", "http://u:p@c", "", "::"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		m, tr, err := otlp.Endpoints(s)
+		if err != nil {
+			return
+		}
+		if !strings.HasSuffix(m, "/v1/metrics") || !strings.HasSuffix(tr, "/v1/traces") ||
+			strings.TrimSuffix(m, "/v1/metrics") != strings.TrimSuffix(tr, "/v1/traces") ||
+			!strings.HasPrefix(m, "http://") && !strings.HasPrefix(m, "https://") {
+			t.Fatalf("Endpoints(%q) = %q, %q", s, m, tr)
+		}
+	})
+}
