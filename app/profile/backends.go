@@ -10,7 +10,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync/atomic"
+	"sync"
 	"time"
 
 	"github.com/surgebench/surge/app/spec"
@@ -34,25 +34,49 @@ const (
 // is a sink of.
 type otelExport struct {
 	exp *otlp.Exporter
-	col atomic.Pointer[metrics.Collector]
+	// mu keeps a snapshot from being taken of a collector being closed:
+	// attach and detach bound when col may be asked; last is the latest
+	// snapshot, what the exporter reads once detached.
+	mu   sync.Mutex
+	col  *metrics.Collector
+	last metrics.Snapshot
+}
+
+// attach lets the exporter read c's snapshots.
+func (x *otelExport) attach(c *metrics.Collector) {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	x.col = c
+}
+
+// detach stops it, before the collector closes (a snapshot of a closed
+// collector is not to be had).
+func (x *otelExport) detach() {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	x.col = nil
+}
+
+// snapshot is the collector's live state, or the last one taken.
+func (x *otelExport) snapshot() metrics.Snapshot {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	if x.col != nil {
+		x.last = x.col.Snapshot()
+	}
+	return x.last
 }
 
 // startOTel starts the exporter --otel-url asks for (nil: none). Its
-// snapshots are read from the collector once attach has it.
+// snapshots are read from the collector between attach and detach.
 func (p *prepared) startOTel(target, runID string, origin time.Time, log io.Writer) (*otelExport, error) {
 	o := p.s.Backends.OTel
 	if o == nil {
 		return nil, nil
 	}
 	x := &otelExport{}
-	snapshot := func() metrics.Snapshot {
-		if c := x.col.Load(); c != nil {
-			return c.Snapshot()
-		}
-		return metrics.Snapshot{}
-	}
 	warn := func(msg string) { fmt.Fprintf(log, "warning: %s\n", msg) }
-	exp, err := otlp.New(o.MetricsURL, o.TracesURL, snapshot,
+	exp, err := otlp.New(o.MetricsURL, o.TracesURL, x.snapshot,
 		otlp.WithInterval(o.Interval), otlp.WithStreams(o.Statistics, o.Progress), otlp.WithSpans(o.SpanRatio),
 		otlp.WithResource(o.Resource), otlp.WithRun(runID, p.s.Version), otlp.WithOrigin(origin),
 		otlp.WithGenAI(p.genAI(target, o.Provider)), otlp.WithWarning(warn),

@@ -371,11 +371,12 @@ func (p *prepared) execute(ctx context.Context, log io.Writer) (o *outcome, err 
 		cleanup = append(cleanup, func() { otel.close(ctx, nil) })
 	}
 	col := metrics.NewCollector(colOpts...)
-	if otel != nil {
-		otel.col.Store(col)
-	}
 	closeCol := sync.OnceValue(col.Close)
 	cleanup = append(cleanup, func() { closeCol() })
+	if otel != nil {
+		otel.attach(col)
+		cleanup = append(cleanup, otel.detach) // before the collector closes
+	}
 	cleanup = append(cleanup, logw.release)
 
 	ep := s.Endpoint
@@ -490,6 +491,9 @@ func (p *prepared) execute(ctx context.Context, log io.Writer) (o *outcome, err 
 	telData, telErr := tel.stop()
 	o.serverExport = tel.col.ServerExport()
 	o.runTokens, o.runTokensOK = tel.col.RunTokenTotals()
+	if otel != nil {
+		otel.detach()
+	}
 	o.summary = closeCol()
 	if otel != nil {
 		// After the last record, before the exports: run_info says what
