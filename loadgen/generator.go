@@ -168,6 +168,8 @@ type Generator struct {
 	streams sync.Pool
 	// agentic is the tool loop's and session arrivals' state (tools.go).
 	agentic agentic
+	// auth, when set, gives each request its credentials (credentials.go).
+	auth Authorizer
 }
 
 // Option configures a Generator.
@@ -264,6 +266,9 @@ func New(base string, ep *endpoint.Endpoint, ds *datasets.Dataset, col Recorder,
 		released: make(chan struct{}, 1), start: time.Now(), maxResponse: DefaultMaxResponseBytes}
 	for _, o := range opts {
 		o(g)
+	}
+	if g.auth != nil && g.follow {
+		g.credentials = append(g.credentials, g.auth.Headers()...)
 	}
 	for _, b := range g.more {
 		u, err := RequestURL(b, ep.Path())

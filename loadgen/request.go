@@ -186,10 +186,21 @@ func replyTokens(rec *metrics.Record) int {
 	return len(rec.TokenNs)
 }
 
-// redact removes configured secrets from what the record will export.
+// redact removes configured secrets, and the credentials in use, from
+// what the record will export.
 func (g *Generator) redact(rec *metrics.Record) {
+	if rec.Raw == nil && rec.Err == nil {
+		return
+	}
+	secrets := g.secrets
+	if creds := g.authSecrets(); len(creds) > 0 {
+		secrets = append(secrets[:len(secrets):len(secrets)], creds...)
+	}
 	if raw := rec.Raw; raw != nil {
-		for _, s := range g.secrets {
+		for _, s := range secrets {
+			if s == "" {
+				continue
+			}
 			raw.Body = bytes.ReplaceAll(raw.Body, []byte(s), []byte("<redacted>"))
 			for i := range raw.Events {
 				raw.Events[i].Data = bytes.ReplaceAll(raw.Events[i].Data, []byte(s), []byte("<redacted>"))
@@ -199,7 +210,10 @@ func (g *Generator) redact(rec *metrics.Record) {
 	if rec.Err == nil {
 		return
 	}
-	for _, s := range g.secrets {
+	for _, s := range secrets {
+		if s == "" {
+			continue
+		}
 		rec.Err.Message = strings.ReplaceAll(rec.Err.Message, s, "<redacted>")
 		rec.Err.Type = strings.ReplaceAll(rec.Err.Type, s, "<redacted>")
 	}
@@ -317,6 +331,9 @@ func (g *Generator) do(ctx context.Context, conv *datasets.Conversation, session
 	req.Header.Set("X-Request-ID", rec.RequestID)
 	if g.ep.Streams() {
 		req.Header.Set("Accept", "text/event-stream")
+	}
+	if !g.authorize(req, body, rec) {
+		return rec
 	}
 
 	g.col.Started(phase)

@@ -235,7 +235,7 @@ var options = []option{
 }
 
 // init adds the rows kept in files of their own (trace.go,
-// synthesis.go, warmup.go, hooks.go, multirun.go, network.go): they are options as the rest.
+// synthesis.go, warmup.go, hooks.go, multirun.go, network.go, cloud.go): they are options as the rest.
 func init() {
 	options = append(options, traceOptions()...)
 	options = append(options, synthesisOptions()...)
@@ -243,6 +243,7 @@ func init() {
 	options = append(options, hookOptions()...)
 	options = append(options, multiRunOptions()...)
 	options = append(options, networkOptions()...)
+	options = append(options, cloudOptions()...)
 }
 
 // plotted is output.auto_plot as input_config shows it: whether the run

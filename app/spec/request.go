@@ -149,7 +149,7 @@ func parseEndpoint(s *Spec, c *cmdline.Config) error {
 			return err
 		}
 	}
-	if name, value := ep.KeyHeader(c.APIKey); c.APIKey != "" && s.Request.Headers.Get(name) == "" {
+	if name, value := apiKeyHeader(s, ep, c.APIKey); c.APIKey != "" && s.Request.Headers.Get(name) == "" {
 		s.Request.Headers.Set(name, value)
 	}
 	return nil
