@@ -97,6 +97,20 @@ func (s *Server) serveCloud(w http.ResponseWriter, r *http.Request) bool {
 	if s.serveTokens(w, r) {
 		return true
 	}
+	if inner, ok := openAIPath(r); ok {
+		if inner == "" {
+			// Azure OpenAI's answer to a deployment's path without its
+			// api-version.
+			w.Header().Set("Content-Type", "application/json")
+			w.WriteHeader(http.StatusNotFound)
+			_ = json.NewEncoder(w).Encode(map[string]any{"error": map[string]string{"code": "404", "message": "Resource not found"}})
+			return true
+		}
+		in := r.Clone(r.Context())
+		in.URL.Path, in.URL.RawPath = inner, ""
+		s.route(w, in)
+		return true
+	}
 	rt, ok := routeCloud(r.URL.Path)
 	if !ok {
 		return false
@@ -116,6 +130,32 @@ func (s *Server) serveCloud(w http.ResponseWriter, r *http.Request) bool {
 	}
 	s.serveHosted(w, r, body, rt)
 	return true
+}
+
+// openAIPath is the mock's own route for the clouds' OpenAI-compatible
+// paths: Azure OpenAI's deployments
+// (/openai/deployments/NAME/chat/completions?api-version=…; "" without
+// its api-version, which Azure answers 404) and Vertex AI's
+// OpenAI-compatible endpoint (…/endpoints/openapi/chat/completions).
+func openAIPath(r *http.Request) (string, bool) {
+	p := r.URL.Path
+	var rest string
+	switch {
+	case strings.HasPrefix(p, "/openai/deployments/"):
+		_, rest, _ = strings.Cut(strings.TrimPrefix(p, "/openai/deployments/"), "/")
+		if r.URL.Query().Get("api-version") == "" {
+			return "", true
+		}
+	case strings.Contains(p, "/endpoints/openapi/"):
+		_, rest, _ = strings.Cut(p, "/endpoints/openapi/")
+	default:
+		return "", false
+	}
+	switch rest {
+	case "chat/completions", "completions", "embeddings":
+		return "/v1/" + rest, true
+	}
+	return "", false
 }
 
 // cloudRequest is the union of the hosted APIs' request fields the mock

@@ -287,7 +287,10 @@ func TestJSONArrayReadsElementsAsTheyArrive(t *testing.T) {
 			t.Errorf("%s (-want +got):\n%s", name, diff)
 		}
 	}
-	for _, bad := range []string{"", "[", `[{"a":1}`, `{"a":1}`, `[1]`, `[{"a":1} {"b":2}]`} {
+	if got, err := readAll(NewJSONArray(strings.NewReader(` {"a":[1]} `), nil, 0)); !errors.Is(err, io.EOF) || len(got) != 1 || string(got[0].Data) != `{"a":[1]}` {
+		t.Errorf("one object: %q, %v", texts(got), err)
+	}
+	for _, bad := range []string{"", "[", `[{"a":1}`, `{"a":1}{"b":2}`, `[1]`, `[{"a":1} {"b":2}]`} {
 		if _, err := readAll(NewJSONArray(strings.NewReader(bad), nil, 0)); errors.Is(err, io.EOF) {
 			t.Errorf("%q read as a whole array", bad)
 		}

@@ -12,7 +12,9 @@ import (
 // arrives whole: Gemini's streamGenerateContent without alt=sse answers
 // `[{…}` then `,\r\n{…}` per chunk and `]` at the end. Each element is an
 // sse.Event with no type whose data is the element's bytes; the array's
-// close is the stream's end (io.EOF after it). Elements are found by
+// close is the stream's end (io.EOF after it). A stream that is one
+// object rather than an array (a server that answered whole) is that one
+// element. Elements are found by
 // their brackets (strings and escapes followed), not decoded: that is
 // the endpoint decoder's job. It is not safe for concurrent use.
 type JSONArray struct {
@@ -24,6 +26,7 @@ type JSONArray struct {
 	stack             []byte // the element's open brackets, innermost last
 	inString, escaped bool
 	state             arrayState
+	single            bool // the stream is one object, not an array
 	err               error
 }
 
@@ -52,7 +55,7 @@ func NewJSONArray(src io.Reader, now func() int64, maxElement int) *JSONArray {
 func (a *JSONArray) Reset(src io.Reader) {
 	a.in.reset(src)
 	a.start, a.pos, a.stack, a.inString, a.escaped = 0, 0, a.stack[:0], false, false
-	a.state, a.err = beforeArray, nil
+	a.state, a.single, a.err = beforeArray, false, nil
 }
 
 // Next returns the next element (io.EOF after the array's close).
@@ -83,6 +86,11 @@ func (a *JSONArray) next() (sse.Event, error) {
 				switch {
 				case a.state == beforeArray && c == '[':
 					a.state = beforeElement
+				case a.state == beforeArray && c == '{':
+					// One object, not in an array: a server that
+					// answered whole. It is the stream's one element.
+					a.state, a.start, a.stack = inElement, a.pos-1, append(a.stack[:0], c)
+					a.single = true
 				case a.state == beforeElement && c == ']', a.state == afterElement && c == ']':
 					a.state = afterArray
 				case a.state == afterElement && c == ',':
@@ -115,6 +123,9 @@ func (a *JSONArray) next() (sse.Event, error) {
 						ev := sse.Event{Data: buf[a.start:a.pos], At: in.arrivedAt, ReadAt: in.readAt}
 						in.r += a.pos
 						a.pos, a.start, a.state = 0, 0, afterElement
+						if a.single {
+							a.state = afterArray
+						}
 						return ev, nil
 					}
 				}
