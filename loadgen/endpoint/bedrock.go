@@ -413,7 +413,42 @@ func (d *invokeDecoder) Event(typ, data []byte, out *Output) (Delta, error) {
 	if err != nil {
 		return Delta{}, syntaxError(data)
 	}
-	return d.inner.Event(nil, d.plain[:n], out)
+	delta, err := d.inner.Event(nil, d.plain[:n], out)
+	if err == nil && delta.Done {
+		invocationMetrics(d.plain[:n], &delta.Usage)
+	}
+	return delta, err
+}
+
+// invocationMetrics reads the token counts Bedrock adds to a stream's
+// last event (amazon-bedrock-invocationMetrics) into u, where the model's
+// own usage said nothing of them.
+func invocationMetrics(data []byte, u *metrics.Usage) {
+	var m metrics.Usage
+	s := scanner{b: data}
+	_ = s.object(func(key []byte) error {
+		if string(key) != "amazon-bedrock-invocationMetrics" || s.peek() != '{' {
+			return s.skip()
+		}
+		return s.object(func(key []byte) error {
+			var dst *int
+			var f metrics.UsageFields
+			switch string(key) {
+			case "inputTokenCount":
+				dst, f = &m.PromptTokens, metrics.UsagePromptField
+			case "outputTokenCount":
+				dst, f = &m.CompletionTokens, metrics.UsageCompletionField
+			default:
+				return s.skip()
+			}
+			v, err := s.number()
+			*dst, m.Fields, m.Present = v, m.Fields|f, true
+			return err
+		})
+	})
+	if m.Present && !u.Present {
+		*u = m
+	}
 }
 
 func (d *invokeDecoder) Body(data []byte, out *Output) (Delta, error) {

@@ -8,6 +8,9 @@ import (
 	"fmt"
 	"hash/crc32"
 	"io"
+	"net/http"
+	"strconv"
+	"strings"
 
 	"github.com/surgebench/surge/loadgen/sse"
 )
@@ -244,6 +247,10 @@ func errorData(dst []byte, m *Message) []byte {
 	t, _ := json.Marshal(string(typ))
 	dst = append(dst, `{"type":`...)
 	dst = append(dst, t...)
+	if code := exceptionStatus(string(typ)); code != 0 {
+		dst = append(dst, `,"code":`...)
+		dst = strconv.AppendInt(dst, int64(code), 10)
+	}
 	if p := bytes.TrimSpace(m.Payload); len(p) > 0 && p[0] == '{' && json.Valid(p) {
 		dst = append(dst, `,"error":`...)
 		dst = append(dst, p...)
@@ -259,6 +266,27 @@ func errorData(dst []byte, m *Message) []byte {
 	dst = append(dst, `,"message":`...)
 	dst = append(dst, s...)
 	return append(dst, '}')
+}
+
+// exceptionStatus is the HTTP status AWS's references give an exception
+// a stream may end with (0: none known), so a throttled stream is counted
+// as a 429, not as the 200 it began with.
+func exceptionStatus(typ string) int {
+	switch strings.ToLower(typ) {
+	case "throttlingexception":
+		return http.StatusTooManyRequests
+	case "serviceunavailableexception":
+		return http.StatusServiceUnavailable
+	case "internalserverexception", "internalstreamfailure":
+		return http.StatusInternalServerError
+	case "modelstreamerrorexception", "modelstreamerror":
+		return http.StatusFailedDependency
+	case "validationexception":
+		return http.StatusBadRequest
+	case "modeltimeoutexception":
+		return http.StatusRequestTimeout
+	}
+	return 0
 }
 
 // Payload reads the payloads of an event stream's "event" messages as one
