@@ -18,12 +18,14 @@ package auth
 
 import (
 	"context"
+	"io"
 	"net/http"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 
+	"github.com/surgebench/surge/internal/bounded"
 	"github.com/surgebench/surge/internal/outbound"
 )
 
@@ -50,9 +52,52 @@ type Authorizer interface {
 const fetchTimeout = 30 * time.Second
 
 // httpClient is the client of the credential fetches: the outbound
-// policy's, following no redirect, each exchange bounded.
+// policy's, following no redirect, each exchange bounded in time and its
+// answer in size.
 func httpClient() *http.Client {
-	return outbound.NewClient(outbound.NoRedirects(), outbound.WithTimeout(fetchTimeout))
+	return outbound.NewClient(outbound.WithTransport(boundedBodies{outbound.NewTransport(outbound.TransportOptions{})}),
+		outbound.NoRedirects(), outbound.WithTimeout(fetchTimeout))
+}
+
+// MaxAnswer bounds a token endpoint's answer: a token is a few KiB.
+const MaxAnswer = 512 << 10
+
+// boundedBodies fails an answer past MaxAnswer with an error naming the
+// bound (the libraries read at most 1 MiB and then say only that it was
+// no JSON).
+type boundedBodies struct{ next http.RoundTripper }
+
+func (b boundedBodies) RoundTrip(req *http.Request) (*http.Response, error) {
+	resp, err := b.next.RoundTrip(req)
+	if err != nil {
+		return nil, err
+	}
+	what := "the answer of " + req.URL.Host + req.URL.Path
+	if resp.ContentLength > MaxAnswer {
+		resp.Body.Close()
+		return nil, &bounded.TooLargeError{What: what, Limit: MaxAnswer, Size: resp.ContentLength}
+	}
+	resp.Body = &limitedBody{ReadCloser: resp.Body, left: MaxAnswer, what: what}
+	return resp, nil
+}
+
+// limitedBody reads a body up to its limit, then fails naming it.
+type limitedBody struct {
+	io.ReadCloser
+	left int64
+	what string
+}
+
+func (l *limitedBody) Read(p []byte) (int, error) {
+	if l.left <= 0 {
+		return 0, &bounded.TooLargeError{What: l.what, Limit: MaxAnswer}
+	}
+	if int64(len(p)) > l.left {
+		p = p[:l.left]
+	}
+	n, err := l.ReadCloser.Read(p)
+	l.left -= int64(n)
+	return n, err
 }
 
 // earlyRefresh is how long before it expires a credential is fetched
@@ -123,7 +168,26 @@ func (c *cached[T]) refresh(ctx context.Context, old *entry[T]) (*entry[T], erro
 	}
 	ctx, cancel := context.WithTimeout(ctx, fetchTimeout)
 	defer cancel()
-	v, exp, err := c.fetch(ctx)
+	// Some sources take no context (an oauth2.TokenSource): the wait for
+	// one ends with ctx all the same (an interrupt), the fetch with its
+	// client's timeout.
+	type result struct {
+		v   T
+		exp time.Time
+		err error
+	}
+	done := make(chan result, 1)
+	go func() {
+		v, exp, err := c.fetch(ctx)
+		done <- result{v, exp, err}
+	}()
+	var r result
+	select {
+	case r = <-done:
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+	v, exp, err := r.v, r.exp, r.err
 	if err != nil {
 		return nil, err
 	}

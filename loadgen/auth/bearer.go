@@ -139,9 +139,12 @@ const maxCredentialsFile = 1 << 20
 // server of a Google Cloud machine. The files are read within a bound;
 // their token endpoints are asked through the outbound policy.
 func NewGoogle(ctx context.Context) (*Bearer, error) {
-	ctx = context.WithValue(context.WithoutCancel(ctx), oauth2.HTTPClient, httpClient())
+	// The credentials keep this context for every later fetch: its
+	// client, not the run's cancellation (each fetch is waited for under
+	// the caller's).
+	octx := context.WithValue(context.WithoutCancel(ctx), oauth2.HTTPClient, httpClient())
 	params := google.CredentialsParams{Scopes: []string{GoogleScope}, EarlyTokenRefresh: earlyRefresh}
-	creds, from, err := googleCredentials(ctx, params)
+	creds, from, err := googleCredentials(octx, params)
 	if err != nil {
 		return nil, err
 	}
