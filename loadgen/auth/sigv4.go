@@ -29,6 +29,9 @@ type SigV4Options struct {
 	// Profile is the shared config profile ("": AWS_PROFILE, else
 	// default).
 	Profile string
+	// Credentials, when set with a Region, are the credentials instead of
+	// the SDK's default chain (nothing of the machine's is read).
+	Credentials aws.CredentialsProvider
 }
 
 // SigV4 signs requests with AWS Signature Version 4, credentials from the
@@ -57,6 +60,9 @@ func NewSigV4(ctx context.Context, o SigV4Options) (*SigV4, error) {
 	if o.Service == "" {
 		return nil, errors.New("no AWS signing service")
 	}
+	if o.Credentials != nil && o.Region != "" {
+		return newSigV4(ctx, o, aws.Config{Region: o.Region, Credentials: o.Credentials})
+	}
 	if err := checkSharedFiles(ctx); err != nil {
 		return nil, err
 	}
@@ -79,6 +85,11 @@ func NewSigV4(ctx context.Context, o SigV4Options) (*SigV4, error) {
 	if err != nil {
 		return nil, fmt.Errorf("loading the AWS configuration: %w", err)
 	}
+	return newSigV4(ctx, o, cfg)
+}
+
+// newSigV4 is a signer with cfg's region and credentials.
+func newSigV4(ctx context.Context, o SigV4Options, cfg aws.Config) (*SigV4, error) {
 	if cfg.Region == "" {
 		return nil, ErrNoRegion
 	}
