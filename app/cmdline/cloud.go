@@ -3,7 +3,7 @@ package cmdline
 import "github.com/urfave/cli/v2"
 
 // catCloud groups the hosted endpoints' flags in --help (--help cloud).
-const catCloud = "Cloud endpoints: AWS SigV4, Bedrock, SageMaker, Azure OpenAI, Vertex AI (docs/clouds.md)"
+const catCloud = "Cloud (AWS SigV4, Bedrock, SageMaker, Azure, Vertex AI: docs/clouds.md)"
 
 // Cloud is how requests reach a model a cloud hosts: its credentials and,
 // for SageMaker, the endpoint. AIPerf's names where AIPerf has the flag.
@@ -29,13 +29,13 @@ type SageMaker struct {
 // cloudOptions are the hosted endpoints' flags.
 func cloudOptions() []option {
 	return []option{
-		{flag: &cli.StringFlag{Category: catCloud, Name: "auth-type", Usage: "the cloud's own credentials: sigv4 (AWS Signature V4, the AWS SDK's credential chain), azure (Microsoft Entra ID, or --api-key sent as api-key) or google (application default credentials); none: --api-key as the endpoint type sends it"}, path: "endpoint.auth_type", field: func(c *Config) any { return &c.Cloud.AuthType }},
-		{flag: &cli.StringFlag{Category: catCloud, Name: "aws-region", DefaultText: "from the URL's host, AWS_REGION, or the profile", Usage: "SigV4: the region requests are signed for"}, path: "endpoint.aws_region", field: func(c *Config) any { return &c.Cloud.AWSRegion }},
-		{flag: &cli.StringFlag{Category: catCloud, Name: "aws-service", Aliases: []string{"aws-signing-service"}, DefaultText: "bedrock for the Bedrock types, sagemaker for --sagemaker-endpoint-name, else from the URL's host", Usage: "SigV4: the signing name (execute-api for API Gateway)"}, path: "endpoint.aws_service", field: func(c *Config) any { return &c.Cloud.AWSService }},
-		{flag: &cli.StringFlag{Category: catCloud, Name: "aws-profile", Usage: "SigV4: the AWS shared config profile (default: AWS_PROFILE, else default)"}, path: "endpoint.aws_profile", field: func(c *Config) any { return &c.Cloud.AWSProfile }},
-		{flag: &cli.StringFlag{Category: catCloud, Name: "sagemaker-endpoint-name", Usage: "invoke this Amazon SageMaker endpoint: the URL (from --aws-region), the path (invocations, or invocations-response-stream with --streaming) and SigV4 signing follow; --endpoint-type is the container's API (chat, completions, …)"}, path: "endpoint.sagemaker.endpoint_name", field: func(c *Config) any { return &c.Cloud.SageMaker.EndpointName }},
-		{flag: &cli.StringFlag{Category: catCloud, Name: "sagemaker-target-model", Usage: "SageMaker multi-model endpoint: the model to invoke (not sent when streaming: AWS refuses it there)"}, path: "endpoint.sagemaker.target_model", field: func(c *Config) any { return &c.Cloud.SageMaker.TargetModel }},
-		{flag: &cli.StringFlag{Category: catCloud, Name: "sagemaker-inference-component-name", Usage: "SageMaker: the inference component to invoke"}, path: "endpoint.sagemaker.inference_component_name", field: func(c *Config) any { return &c.Cloud.SageMaker.InferenceComponent }},
-		{flag: &cli.StringFlag{Category: catCloud, Name: "sagemaker-target-variant", Usage: "SageMaker: the production variant every request goes to"}, path: "endpoint.sagemaker.target_variant", field: func(c *Config) any { return &c.Cloud.SageMaker.TargetVariant }},
+		{flag: &cli.StringFlag{Category: catCloud, Name: "auth-type", Usage: "the cloud's credential chain: sigv4 (AWS), azure (Entra ID, or --api-key as api-key) or google (application default credentials)"}, path: "endpoint.auth_type", field: func(c *Config) any { return &c.Cloud.AuthType }},
+		{flag: &cli.StringFlag{Category: catCloud, Name: "aws-region", DefaultText: "the URL's, AWS_REGION's or the profile's", Usage: "SigV4's region"}, path: "endpoint.aws_region", field: func(c *Config) any { return &c.Cloud.AWSRegion }},
+		{flag: &cli.StringFlag{Category: catCloud, Name: "aws-service", Aliases: []string{"aws-signing-service"}, DefaultText: "the type's, or the URL's", Usage: "SigV4's signing name: execute-api (API Gateway), bedrock, sagemaker"}, path: "endpoint.aws_service", field: func(c *Config) any { return &c.Cloud.AWSService }},
+		{flag: &cli.StringFlag{Category: catCloud, Name: "aws-profile", DefaultText: "AWS_PROFILE, else default", Usage: "SigV4's AWS profile"}, path: "endpoint.aws_profile", field: func(c *Config) any { return &c.Cloud.AWSProfile }},
+		{flag: &cli.StringFlag{Category: catCloud, Name: "sagemaker-endpoint-name", Usage: "invoke this SageMaker endpoint (URL, path and signing follow; --endpoint-type is the container's API)"}, path: "endpoint.sagemaker.endpoint_name", field: func(c *Config) any { return &c.Cloud.SageMaker.EndpointName }},
+		{flag: &cli.StringFlag{Category: catCloud, Hidden: true, Name: "sagemaker-target-model", Usage: "SageMaker multi-model endpoint: the model to invoke (not sent when streaming: AWS refuses it there)"}, path: "endpoint.sagemaker.target_model", field: func(c *Config) any { return &c.Cloud.SageMaker.TargetModel }},
+		{flag: &cli.StringFlag{Category: catCloud, Hidden: true, Name: "sagemaker-inference-component-name", Usage: "SageMaker: the inference component to invoke"}, path: "endpoint.sagemaker.inference_component_name", field: func(c *Config) any { return &c.Cloud.SageMaker.InferenceComponent }},
+		{flag: &cli.StringFlag{Category: catCloud, Hidden: true, Name: "sagemaker-target-variant", Usage: "SageMaker: the production variant every request goes to"}, path: "endpoint.sagemaker.target_variant", field: func(c *Config) any { return &c.Cloud.SageMaker.TargetVariant }},
 	}
 }
