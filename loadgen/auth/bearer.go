@@ -71,7 +71,7 @@ func NewAzure(ctx context.Context) (*Bearer, error) {
 		ClientOptions: azcore.ClientOptions{Transport: httpClient()},
 	})
 	if err != nil {
-		return nil, fmt.Errorf("Microsoft Entra ID credentials: %w", err)
+		return nil, fmt.Errorf("the Entra ID credential chain: %w", err)
 	}
 	b := &Bearer{}
 	b.tok.fetch = func(ctx context.Context) ([]string, time.Time, error) {
@@ -184,11 +184,19 @@ func googleCredentials(ctx context.Context, params google.CredentialsParams) (*g
 	}
 	b, err := bounded.ReadFile(ctx, path, maxCredentialsFile)
 	if err != nil {
-		return nil, "", fmt.Errorf("Google credentials (%s): %w", from, err)
+		return nil, "", fmt.Errorf("the credentials file of %s: %w", from, err)
 	}
-	c, err := google.CredentialsFromJSONWithParams(ctx, b, params)
+	// The file is the user's own (the variable, gcloud's): any type of
+	// application default credentials it says it holds is taken.
+	var f struct {
+		Type string `json:"type"`
+	}
+	if err := json.Unmarshal(b, &f); err != nil || f.Type == "" {
+		return nil, "", fmt.Errorf("the credentials file of %s, %s: no JSON object with a \"type\"", from, path)
+	}
+	c, err := google.CredentialsFromJSONWithTypeAndParams(ctx, b, google.CredentialsType(f.Type), params)
 	if err != nil {
-		return nil, "", fmt.Errorf("Google credentials (%s, %s): %w", from, path, err)
+		return nil, "", fmt.Errorf("the credentials file of %s, %s: %w", from, path, err)
 	}
 	return c, from, nil
 }

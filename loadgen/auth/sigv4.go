@@ -37,13 +37,13 @@ type SigV4Options struct {
 // SigV4 signs requests with AWS Signature Version 4, credentials from the
 // AWS SDK's default chain.
 type SigV4 struct {
-	signer           *v4.Signer
-	region, service  string
-	profile          string
-	creds            cached[aws.Credentials]
-	provider         aws.CredentialsProvider
-	invalidate       func()
-	source, identity string
+	signer          *v4.Signer
+	region, service string
+	profile         string
+	creds           cached[aws.Credentials]
+	provider        aws.CredentialsProvider
+	invalidate      func()
+	identity        string
 }
 
 // ErrNoRegion is a SigV4 signer given no region, and none configured.
