@@ -17,6 +17,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
+
 	"github.com/surgebench/surge/loadgen/auth/authtest"
 )
 
@@ -305,5 +307,46 @@ func TestCachedRefreshesAheadOfExpiry(t *testing.T) {
 	c.cur.Store(&entry[int]{v: 9, expires: time.Now().Add(-time.Second)})
 	if v, err := c.get(context.Background()); err != nil || v == 9 {
 		t.Errorf("an expired credential: get = %d, %v", v, err)
+	}
+}
+
+// expiring hands out credentials that expire after life, a new key id
+// each time.
+type expiring struct {
+	n    atomic.Int64
+	life time.Duration
+}
+
+func (e *expiring) Retrieve(context.Context) (aws.Credentials, error) {
+	n := e.n.Add(1)
+	return aws.Credentials{AccessKeyID: fmt.Sprintf("ASIAEXAMPLE%05d", n), SecretAccessKey: "secret", SessionToken: "token",
+		CanExpire: true, Expires: time.Now().Add(e.life), Source: "test"}, nil
+}
+
+// TestSigV4RefreshesTemporaryCredentials: temporary credentials (SSO, an
+// assumed role) are fetched again before they expire, and the requests
+// signed after carry the new ones.
+func TestSigV4RefreshesTemporaryCredentials(t *testing.T) {
+	t.Parallel()
+	src := &expiring{life: 2 * time.Second}
+	s, err := NewSigV4(context.Background(), SigV4Options{Region: "us-east-1", Service: "bedrock", Credentials: src})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	keyOf := func() string {
+		sig, err := authtest.ParseAuthorization(signedRequest(t, s, "http://127.0.0.1:9/x", []byte("{}")).Header.Get("Authorization"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return sig.AccessKeyID
+	}
+	first := keyOf()
+	deadline := time.Now().Add(10 * time.Second)
+	for src.n.Load() < 2 && time.Now().Before(deadline) {
+		time.Sleep(50 * time.Millisecond)
+	}
+	if got := keyOf(); got == first {
+		t.Errorf("still signing with %s after the refresh (%d fetches)", got, src.n.Load())
 	}
 }
