@@ -182,12 +182,13 @@ func TestHelpShowsSurge(t *testing.T) {
 		// names and usage, a second line for the rest of the usage): about
 		// 120 flags and their group headings fit 360 lines (--help-all),
 		// AIPerf's 100 unimplemented ones 270; what a first run needs
-		// (--help) 160; the cloud group (docs/clouds.md) 15 more. More
-		// means the help grew a page.
+		// (--help) 160; the cloud group (docs/clouds.md) 15 more, the
+		// export group's two flags that turn on a back end 5. More means
+		// the help grew a page.
 		limit := 160
 		switch last {
 		case "--help-all":
-			limit = 375
+			limit = 380
 		case "--help-aiperf":
 			limit = 270
 		}
@@ -319,8 +320,8 @@ func TestWriteFaultExitCode(t *testing.T) {
 }
 
 // TestHistoryExitCodes: what the history's commands and flags refuse is
-// bad usage (exit 2); a damaged history fails what reads it (exit 1) but
-// not a run that writes to it (exit 0, the error on stderr, the artifacts
+// bad usage (exit 2); a damaged history fails what reads it (exit 1; a
+// gate: exit 3, TestGateFailsClosed) but not a run that writes to it (exit 0, the error on stderr, the artifacts
 // written); --no-history records nothing.
 func TestHistoryExitCodes(t *testing.T) {
 	dir := t.TempDir()
@@ -345,7 +346,7 @@ func TestHistoryExitCodes(t *testing.T) {
 		{[]string{"compare", "--history", db, "--baseline", cmpFast, cmpSlow}, cmdline.ExitUsage},
 		{[]string{"compare", "--history", filepath.Join(dir, "none.db"), "--baseline", "history:last-matching", cmpSlow}, cmdline.ExitUsage},
 		{[]string{"compare", "--history", db, "--baseline", "history:last-matching", cmpSlow}, cmdline.ExitOK},
-		{[]string{"compare", "--history", damaged, "--baseline", "history:last-matching", cmpSlow}, cmdline.ExitFailed},
+		{[]string{"compare", "--history", damaged, "--baseline", "history:last-matching", cmpSlow}, cmdline.ExitNoBaseline},
 		{[]string{"compare", "--baseline", cmpFast, cmpSlow, "--fail-on", "time_to_first_token.p50>+5%"}, cmdline.ExitFailed},
 		{[]string{"compare", "--baseline", cmpSlow, cmpFast, "--fail-on", "time_to_first_token.p50>+5%"}, cmdline.ExitOK},
 		{[]string{"compare", "--baseline", cmpSlow, cmpOther}, cmdline.ExitUsage},

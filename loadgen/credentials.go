@@ -15,9 +15,6 @@ type Authorizer interface {
 	Authorize(req *http.Request, body []byte) error
 	// Secrets are the credentials in use now: never in a record.
 	Secrets() []string
-	// Headers names the headers Authorize sets: stripped from a
-	// redirect that leaves the target's origin.
-	Headers() []string
 }
 
 // WithAuth authorizes every request with a (the target's requests only:

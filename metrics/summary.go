@@ -53,6 +53,15 @@ type Summary struct {
 	// FirstTokenShared counts streamed requests whose first token came in
 	// one read with the next (Record.FirstTokenShared), of Streamed.
 	FirstTokenShared, Streamed int64
+	// UsageDistrust is the verdict that the server's usage is not
+	// believable (nil: believed, or absent); UsageIgnored counts the
+	// requests counted without it.
+	UsageDistrust *UsageDistrust
+	UsageIgnored  int64
+	// TokensPerEvent is set when the server sent its tokens in batches:
+	// its ITL is then a delivery cadence (the exports say so), and this is
+	// how many tokens its events carried.
+	TokensPerEvent *TokensPerEvent
 	// Warnings are caveats the console and export repeat.
 	Warnings []string
 	// ServerTokens is the server's own token count beside the run's (nil:
@@ -290,14 +299,25 @@ func summaryOf(a *aggregate, modelTokenizer bool) *Summary {
 		s.TokenSource = "mixed"
 	}
 	s.InputTokenSource = a.checks.inputSource()
-	if k := &a.checks; k.Truncated > 0 {
+	if d := a.checks.Distrust; d != nil {
+		// No verdict rests on the server's usage: the prompts it "cut"
+		// and the counts' disagreement are its usage's doing.
+		s.UsageDistrust, s.UsageIgnored = d, a.checks.UsageIgnored
+		s.Warnings = append(s.Warnings, UsageWarning(d, a.sources[SourceTokenizer] > 0))
+		delete(s.Run, PromptTruncatedCount)
+	}
+	if k := &a.checks; k.Truncated > 0 && k.Distrust == nil {
 		n := float64(k.Truncated)
 		s.Warnings = append(s.Warnings, TruncationWarning(k.Truncated, k.PromptChecked, k.SentTruncated/n, k.ServerTruncated/n, s.InputTokenSource))
 	}
-	if w := a.checks.chunkWarning(); w != "" {
+	if t := a.checks.Batches.tokensPerEvent(); t != nil {
+		// It says more than the multi-token chunk warning would.
+		s.TokensPerEvent = t
+		s.Warnings = append(s.Warnings, BatchedWarning(t))
+	} else if w := a.checks.chunkWarning(); w != "" {
 		s.Warnings = append(s.Warnings, w)
 	}
-	if a.usageOSL > 0 && math.Abs(a.tokenizerOSL-a.usageOSL)/a.usageOSL > 0.10 {
+	if a.usageOSL > 0 && math.Abs(a.tokenizerOSL-a.usageOSL)/a.usageOSL > 0.10 && a.checks.Distrust == nil {
 		s.Warnings = append(s.Warnings, TokenCountWarning(a.tokenizerOSL, a.usageOSL, modelTokenizer, s.TokenSource))
 	}
 	if n := s.EmptyResponses(); n > 0 {

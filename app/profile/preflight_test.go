@@ -285,7 +285,7 @@ func TestServerGoneAfterThePreflight(t *testing.T) {
 	if err != nil || !res.AllFailed() {
 		t.Fatalf("%v, all failed %v", err, res != nil && res.AllFailed())
 	}
-	if !strings.Contains(out.String(), "warning [server-gone]: the server at "+ln.Addr().String()+" answered the preflight, then refused 3 connections: it went away") {
+	if !strings.Contains(strings.Join(strings.Fields(out.String()), " "), "warning [server-gone]: the server at "+ln.Addr().String()+" answered the preflight, then refused 3 connections: it went away") {
 		t.Errorf("the summary does not say the server went away:\n%s", out.String())
 	}
 }

@@ -41,8 +41,6 @@ type Authorizer interface {
 	// Secrets are the credentials in use now, to redact wherever a
 	// server might echo one.
 	Secrets() []string
-	// Headers names the headers Authorize sets.
-	Headers() []string
 	// Close stops refreshing.
 	Close()
 }

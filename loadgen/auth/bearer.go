@@ -49,9 +49,6 @@ func (b *Bearer) Secrets() []string {
 	return nil
 }
 
-// Headers is Authorization.
-func (b *Bearer) Headers() []string { return []string{"Authorization"} }
-
 // Close stops refreshing the token.
 func (b *Bearer) Close() { b.tok.close() }
 

@@ -163,11 +163,6 @@ func (s *SigV4) Secrets() []string {
 	return []string{e.v.SecretAccessKey, e.v.SessionToken}
 }
 
-// Headers are those the signature sets.
-func (s *SigV4) Headers() []string {
-	return []string{"Authorization", "X-Amz-Date", "X-Amz-Security-Token", "X-Amz-Content-Sha256"}
-}
-
 // Close stops refreshing the credentials.
 func (s *SigV4) Close() { s.creds.close() }
 
