@@ -190,6 +190,54 @@ func TestGoogleAuthorizedUser(t *testing.T) {
 	}
 }
 
+// TestGoogleMetadataServer: with no credentials file, a Google Cloud
+// machine's metadata server gives the token (asked with its header, for
+// Vertex AI's scope) and names the service account and project.
+func TestGoogleMetadataServer(t *testing.T) {
+	var scopes atomic.Value
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Header.Get("Metadata-Flavor") != "Google" {
+			http.Error(w, "no Metadata-Flavor", http.StatusForbidden)
+			return
+		}
+		w.Header().Set("Metadata-Flavor", "Google")
+		switch r.URL.Path {
+		case "/computeMetadata/v1/instance/service-accounts/default/token":
+			scopes.Store(r.URL.Query().Get("scopes"))
+			fmt.Fprint(w, `{"access_token":"ya29.machine","expires_in":3599,"token_type":"Bearer"}`)
+		case "/computeMetadata/v1/instance/service-accounts/default/email":
+			fmt.Fprint(w, "vm@test-project.iam.gserviceaccount.com")
+		case "/computeMetadata/v1/project/project-id":
+			fmt.Fprint(w, "test-project")
+		default:
+			http.NotFound(w, r)
+		}
+	}))
+	defer srv.Close()
+	t.Setenv("GOOGLE_APPLICATION_CREDENTIALS", "")
+	t.Setenv("CLOUDSDK_CONFIG", t.TempDir())
+	t.Setenv("GCE_METADATA_HOST", strings.TrimPrefix(srv.URL, "http://"))
+	b, err := NewGoogle(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	if req := signedRequest(t, b, "http://127.0.0.1:9/", nil); req.Header.Get("Authorization") != "Bearer ya29.machine" {
+		t.Errorf("Authorization %q", req.Header.Get("Authorization"))
+	}
+	if s, _ := scopes.Load().(string); s != GoogleScope {
+		t.Errorf("asked for scopes %q, want %q", s, GoogleScope)
+	}
+	if id := b.Identity(); !strings.Contains(id, "vm@test-project.iam.gserviceaccount.com") || !strings.Contains(id, "project test-project") || strings.Contains(id, "ya29") {
+		t.Errorf("identity %q", id)
+	}
+	// A metadata server that answers a page gives no token, and says so.
+	srv.Config.Handler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { fmt.Fprint(w, "<html>") })
+	if _, err := NewGoogle(context.Background()); err == nil || !strings.Contains(err.Error(), "metadata server") {
+		t.Errorf("a metadata server answering a page: %v", err)
+	}
+}
+
 // TestTokenEndpointsThatMisbehave: a token endpoint that redirects (to
 // another origin, with the grant) or answers a page fails the
 // credentials, naming it, and the grant goes nowhere else.

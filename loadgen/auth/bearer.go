@@ -7,11 +7,13 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
 	"time"
 
+	"cloud.google.com/go/compute/metadata"
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/policy"
 	"github.com/Azure/azure-sdk-for-go/sdk/azidentity"
@@ -170,13 +172,8 @@ func googleCredentials(ctx context.Context, params google.CredentialsParams) (*g
 	if path == "" {
 		path, from = gcloudFile(), "gcloud's application_default_credentials.json"
 		if _, err := os.Stat(path); err != nil {
-			// The metadata server, on Google Cloud; off it, the error
-			// says where credentials are looked for.
-			c, err := google.FindDefaultCredentialsWithParams(ctx, params)
-			if err != nil {
-				return nil, "", fmt.Errorf("no Google application default credentials: %w", err)
-			}
-			return c, "the metadata server", nil
+			// The metadata server, on Google Cloud.
+			return metadataCredentials(ctx)
 		}
 	}
 	b, err := bounded.ReadFile(ctx, path, maxCredentialsFile)
@@ -231,6 +228,55 @@ func googleIdentity(c *google.Credentials, from string) string {
 		who += ", project " + c.ProjectID
 	}
 	return who
+}
+
+// metadataCredentials are those of a Google Cloud machine's service
+// account, from its metadata server (GCE_METADATA_HOST, else
+// 169.254.169.254), asked as google.FindDefaultCredentials would but
+// through the outbound policy's client: the library's own asks with a
+// client of its own.
+func metadataCredentials(ctx context.Context) (*google.Credentials, string, error) {
+	mc := metadata.NewWithOptions(&metadata.Options{Client: httpClient()})
+	pctx, cancel := context.WithTimeout(ctx, fetchTimeout)
+	defer cancel()
+	if !mc.OnGCEWithContext(pctx) {
+		return nil, "", errors.New("no Google application default credentials: set GOOGLE_APPLICATION_CREDENTIALS to a credentials file, run `gcloud auth application-default login`, or run on Google Cloud (its metadata server)")
+	}
+	from := "the metadata server"
+	if email, err := mc.EmailWithContext(pctx, "default"); err == nil && email != "" {
+		from += ", service account " + email
+	}
+	project, _ := mc.ProjectIDWithContext(pctx)
+	return &google.Credentials{ProjectID: project, TokenSource: metadataTokens{ctx: ctx, c: mc}}, from, nil
+}
+
+// metadataTokens asks the metadata server for the default service
+// account's access token, scoped for Vertex AI.
+type metadataTokens struct {
+	ctx context.Context // keeps the client; fetches are waited for under the caller's
+	c   *metadata.Client
+}
+
+// Token fetches a token (the answer is bounded by the client).
+func (m metadataTokens) Token() (*oauth2.Token, error) {
+	ctx, cancel := context.WithTimeout(m.ctx, fetchTimeout)
+	defer cancel()
+	s, err := m.c.GetWithContext(ctx, "instance/service-accounts/default/token?"+url.Values{"scopes": {GoogleScope}}.Encode())
+	if err != nil {
+		return nil, fmt.Errorf("the metadata server's token: %w", err)
+	}
+	var r struct {
+		AccessToken string `json:"access_token"`
+		TokenType   string `json:"token_type"`
+		ExpiresIn   int64  `json:"expires_in"`
+	}
+	if err := json.Unmarshal([]byte(s), &r); err != nil {
+		return nil, fmt.Errorf("the metadata server's token: no JSON (%d bytes)", len(s))
+	}
+	if r.AccessToken == "" || r.ExpiresIn <= 0 {
+		return nil, errors.New("the metadata server's token: no access token, or no expires_in")
+	}
+	return &oauth2.Token{AccessToken: r.AccessToken, TokenType: r.TokenType, Expiry: time.Now().Add(time.Duration(r.ExpiresIn) * time.Second)}, nil
 }
 
 // errNoToken is a token endpoint's answer without a token.
