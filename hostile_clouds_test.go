@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -23,11 +24,6 @@ func init() {
 	surfaces = append(surfaces,
 		hostile.Surface{
 			Name: "benchmark requests, SigV4 (Bedrock), following redirects", Reads: hostile.Server, Serve: mock,
-			Pending: map[string]string{
-				"escapes in an error":         "issue 59: the sanitiser",
-				"escapes in an answer":        "issue 59: the sanitiser",
-				"redirect from https to http": "issue 59: the outbound policy",
-			},
 			Hostile: hostile.Match{Method: http.MethodPost, Paths: []string{"/model/"}},
 			Args: func(e *hostile.Env) []string {
 				return cloudArgs(e, "--endpoint-type", "bedrock_converse", "--streaming", "--auth-type", "sigv4", "--aws-region", "us-east-1",
@@ -45,16 +41,59 @@ func init() {
 		},
 		hostile.Surface{
 			Name: "benchmark requests, Azure OpenAI api-key", Reads: hostile.Server, Serve: mock,
-			Pending: map[string]string{
-				"escapes in an error":  "issue 59: the sanitiser",
-				"escapes in an answer": "issue 59: the sanitiser",
-			},
 			Hostile: hostile.Match{Method: http.MethodPost, Paths: []string{"/openai/deployments/"}},
 			Args: func(e *hostile.Env) []string {
 				return cloudArgs(e, "--auth-type", "azure", "--api-key", e.Secret, "--skip-preflight", "--max-response-mib", "1",
 					"--endpoint", "/openai/deployments/gpt-4o/chat/completions?api-version=2024-10-21")
 			},
 			Limit: 1 << 20, Bound: 20 * time.Second, Exit: []int{1},
+		},
+		hostile.Surface{
+			Name: "benchmark requests, SageMaker streamed", Reads: hostile.Server, Serve: mock,
+			Hostile: hostile.Match{Method: http.MethodPost, Paths: []string{"/endpoints/"}},
+			Args: func(e *hostile.Env) []string {
+				return cloudArgs(e, "--sagemaker-endpoint-name", "my-endpoint", "--streaming", "--aws-region", "us-east-1",
+					"--skip-preflight", "--max-response-mib", "1", "--follow-redirects")
+			},
+			Environ: awsEnv, Limit: 1 << 20, Bound: 20 * time.Second, Exit: []int{1},
+		},
+		hostile.Surface{
+			Name: "benchmark requests, Gemini (Vertex AI)", Reads: hostile.Server, Serve: googleTokens,
+			Hostile: hostile.Match{Method: http.MethodPost, Paths: []string{"/v1beta/models/"}},
+			Prepare: func(t *testing.T, e *hostile.Env) { writeUserCredentials(t, e, e.URL+"/token") },
+			Args: func(e *hostile.Env) []string {
+				return cloudArgs(e, "--auth-type", "google", "--endpoint-type", "gemini", "--streaming",
+					"--skip-preflight", "--max-response-mib", "1", "--follow-redirects")
+			},
+			Environ: googleEnv, Limit: 1 << 20, Bound: 20 * time.Second, Exit: []int{1},
+		},
+		hostile.Surface{
+			// Azure App Service's managed identity endpoint, its header
+			// the secret; DefaultAzureCredential's other sources are off.
+			Name: "Azure Entra ID token endpoint", Reads: hostile.Server, Serve: mock,
+			Hostile: hostile.Match{Method: http.MethodGet, Paths: []string{"/msi/token"}},
+			Args: func(e *hostile.Env) []string {
+				return cloudArgs(e, "--auth-type", "azure", "--skip-preflight",
+					"--endpoint", "/openai/deployments/gpt-4o/chat/completions?api-version=2024-10-21")
+			},
+			Environ: func(e *hostile.Env) []string {
+				return []string{"IDENTITY_ENDPOINT=" + e.URL + "/msi/token", "IDENTITY_HEADER=" + e.Secret, "AZURE_TOKEN_CREDENTIALS=ManagedIdentityCredential"}
+			},
+			Limit: auth.MaxAnswer, Bound: 60 * time.Second, Exit: []int{0, 2},
+		},
+		hostile.Surface{
+			// A Google Cloud machine's metadata server (GCE_METADATA_HOST),
+			// no credentials file.
+			Name: "Google metadata server", Reads: hostile.Server, Serve: mock,
+			Hostile: hostile.Match{Method: http.MethodGet, Paths: []string{"/computeMetadata/v1/"}},
+			Args: func(e *hostile.Env) []string {
+				return cloudArgs(e, "--auth-type", "google", "--endpoint-type", "gemini", "--streaming", "--skip-preflight")
+			},
+			Environ: func(e *hostile.Env) []string {
+				return []string{"GCE_METADATA_HOST=" + strings.TrimPrefix(strings.TrimPrefix(e.URL, "http://"), "https://"),
+					"GOOGLE_APPLICATION_CREDENTIALS=", "CLOUDSDK_CONFIG=" + e.Dir}
+			},
+			Limit: auth.MaxAnswer, Bound: 60 * time.Second, Exit: []int{0, 2},
 		},
 		hostile.Surface{
 			Name: "Google token endpoint", Reads: hostile.Server, Serve: googleTokens,

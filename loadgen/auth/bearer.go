@@ -143,7 +143,7 @@ func NewGoogle(ctx context.Context) (*Bearer, error) {
 	// the caller's).
 	octx := context.WithValue(context.WithoutCancel(ctx), oauth2.HTTPClient, httpClient())
 	params := google.CredentialsParams{Scopes: []string{GoogleScope}, EarlyTokenRefresh: earlyRefresh}
-	creds, from, err := googleCredentials(octx, params)
+	creds, from, err := googleCredentials(ctx, octx, params)
 	if err != nil {
 		return nil, err
 	}
@@ -166,14 +166,15 @@ func NewGoogle(ctx context.Context) (*Bearer, error) {
 }
 
 // googleCredentials finds the application default credentials as
-// google.FindDefaultCredentials does, reading the files within a bound.
-func googleCredentials(ctx context.Context, params google.CredentialsParams) (*google.Credentials, string, error) {
+// google.FindDefaultCredentials does, reading the files within a bound:
+// what it asks now ends with ctx, the credentials keep octx.
+func googleCredentials(ctx, octx context.Context, params google.CredentialsParams) (*google.Credentials, string, error) {
 	path, from := os.Getenv("GOOGLE_APPLICATION_CREDENTIALS"), "GOOGLE_APPLICATION_CREDENTIALS"
 	if path == "" {
 		path, from = gcloudFile(), "gcloud's application_default_credentials.json"
 		if _, err := os.Stat(path); err != nil {
 			// The metadata server, on Google Cloud.
-			return metadataCredentials(ctx)
+			return metadataCredentials(ctx, octx)
 		}
 	}
 	b, err := bounded.ReadFile(ctx, path, maxCredentialsFile)
@@ -188,7 +189,7 @@ func googleCredentials(ctx context.Context, params google.CredentialsParams) (*g
 	if err := json.Unmarshal(b, &f); err != nil || f.Type == "" {
 		return nil, "", fmt.Errorf("the credentials file of %s, %s: no JSON object with a \"type\"", from, path)
 	}
-	c, err := google.CredentialsFromJSONWithTypeAndParams(ctx, b, google.CredentialsType(f.Type), params)
+	c, err := google.CredentialsFromJSONWithTypeAndParams(octx, b, google.CredentialsType(f.Type), params)
 	if err != nil {
 		return nil, "", fmt.Errorf("the credentials file of %s, %s: %w", from, path, err)
 	}
@@ -234,21 +235,29 @@ func googleIdentity(c *google.Credentials, from string) string {
 // account, from its metadata server (GCE_METADATA_HOST, else
 // 169.254.169.254), asked as google.FindDefaultCredentials would but
 // through the outbound policy's client: the library's own asks with a
-// client of its own.
-func metadataCredentials(ctx context.Context) (*google.Credentials, string, error) {
+// client of its own. The probe and the account's name end with ctx; the
+// token source keeps octx.
+func metadataCredentials(ctx, octx context.Context) (*google.Credentials, string, error) {
 	mc := metadata.NewWithOptions(&metadata.Options{Client: httpClient()})
 	pctx, cancel := context.WithTimeout(ctx, fetchTimeout)
 	defer cancel()
 	if !mc.OnGCEWithContext(pctx) {
 		return nil, "", errors.New("no Google application default credentials: set GOOGLE_APPLICATION_CREDENTIALS to a credentials file, run `gcloud auth application-default login`, or run on Google Cloud (its metadata server)")
 	}
+	// The account and project only name the identity: asked briefly.
+	nctx, ncancel := context.WithTimeout(ctx, namesTimeout)
+	defer ncancel()
 	from := "the metadata server"
-	if email, err := mc.EmailWithContext(pctx, "default"); err == nil && email != "" {
+	if email, err := mc.EmailWithContext(nctx, "default"); err == nil && email != "" {
 		from += ", service account " + email
 	}
-	project, _ := mc.ProjectIDWithContext(pctx)
-	return &google.Credentials{ProjectID: project, TokenSource: metadataTokens{ctx: ctx, c: mc}}, from, nil
+	project, _ := mc.ProjectIDWithContext(nctx)
+	return &google.Credentials{ProjectID: project, TokenSource: metadataTokens{ctx: octx, c: mc}}, from, nil
 }
+
+// namesTimeout bounds the metadata server's answers that only name the
+// identity (its service account, its project).
+const namesTimeout = 5 * time.Second
 
 // metadataTokens asks the metadata server for the default service
 // account's access token, scoped for Vertex AI.
