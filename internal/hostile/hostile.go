@@ -154,12 +154,12 @@ type Env struct {
 	CertFile string
 
 	limit     int64
-	good      http.Handler  // the surface's well-behaved server
-	hostile   http.Handler  // the case's answer
-	home      *Recorder     // the case's server (URL)
-	aways     []*Recorder   // other origins
-	plain     *Recorder     // the http server an https one redirects to
-	arrived   chan struct{} // closed at the first hostile request
+	good      http.Handler                 // the surface's well-behaved server
+	hostile   atomic.Pointer[http.Handler] // the case's answer: set after its server starts
+	home      *Recorder                    // the case's server (URL)
+	aways     []*Recorder                  // other origins
+	plain     *Recorder                    // the http server an https one redirects to
+	arrived   chan struct{}                // closed at the first hostile request
 	arriving  atomic.Bool
 	matched   atomic.Int64
 	requests  atomic.Int64 // hostile answers given

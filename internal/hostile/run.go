@@ -19,6 +19,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -196,7 +197,8 @@ func newEnv(t *testing.T, s *Surface, cert string) *Env {
 // answer, counting what it sends, and the rest as the well-behaved server.
 func (e *Env) router(s *Surface) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if e.hostile == nil || !e.matches(s.Hostile, r) {
+		hostile := e.hostile.Load()
+		if hostile == nil || !e.matches(s.Hostile, r) {
 			e.good.ServeHTTP(w, r)
 			return
 		}
@@ -209,7 +211,7 @@ func (e *Env) router(s *Surface) http.Handler {
 			e.inFlight.Add(-1)
 			e.noteServed(cw.n)
 		}()
-		e.hostile.ServeHTTP(cw, r)
+		(*hostile).ServeHTTP(cw, r)
 	})
 }
 
@@ -301,7 +303,12 @@ func (e *Env) run(t *testing.T, bin string, s *Surface, c *Case) *Outcome {
 		t.Fatal(err)
 	}
 	done := make(chan error, 1)
-	go func() { done <- cmd.Wait() }()
+	var exited atomic.Bool // cmd.ProcessState is Wait's to write
+	go func() {
+		err := cmd.Wait()
+		exited.Store(true)
+		done <- err
+	}()
 	o := &Outcome{}
 	interrupt := c.Interrupt || c.Endless && s.Bound == 0
 	var arrived <-chan struct{}
@@ -343,7 +350,7 @@ wait:
 			arrived = nil
 			// Let the surface take in what arrived before the signal.
 			time.Sleep(300 * time.Millisecond)
-			if cmd.ProcessState == nil {
+			if !exited.Load() {
 				signalled = time.Now()
 				o.Interrupted, o.Waiting = true, e.inFlight.Load() > 0
 				_ = cmd.Process.Signal(syscall.SIGINT)
