@@ -18,8 +18,8 @@ import (
 	"github.com/surgebench/surge/datasets/tokenizer"
 	"github.com/surgebench/surge/examples/mockserver"
 	"github.com/surgebench/surge/loadgen/endpoint"
+	"github.com/surgebench/surge/loadgen/frames"
 	"github.com/surgebench/surge/loadgen/schedule"
-	"github.com/surgebench/surge/loadgen/sse"
 	"github.com/surgebench/surge/metrics"
 )
 
@@ -385,16 +385,18 @@ type lockstepServer struct {
 
 func newLockstepServer(t *testing.T, mock mockserver.Config, ep *endpoint.Endpoint) *lockstepServer {
 	t.Helper()
-	events := mockEventsWith(t, mock, ep, budgetTokens)
+	events, ct := mockStream(t, mock, ep, budgetTokens)
 	s := &lockstepServer{next: make(chan struct{}, 1)}
 	// Cut the stream after each token's event: a decoder says which
 	// events carry one.
 	dec := ep.NewDecoder()
 	var out endpoint.Output
 	var pending []byte
+	readers := frames.NewReaders(nil, 0)
 	for _, ev := range events {
 		pending = append(pending, ev...)
-		e, err := sse.NewReader(bytes.NewReader(ev), nil).Next()
+		rd, _ := readers.Open(ct, ep, bytes.NewReader(ev))
+		e, err := rd.Next()
 		if err != nil {
 			t.Fatalf("the mock's event %q: %v", ev, err)
 		}
@@ -406,7 +408,7 @@ func newLockstepServer(t *testing.T, mock mockserver.Config, ep *endpoint.Endpoi
 	if len(s.writes) != budgetTokens {
 		t.Fatalf("the mock's %s stream has %d token events, want %d", ep.Kind, len(s.writes), budgetTokens)
 	}
-	s.writes[0] = append([]byte("HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nTransfer-Encoding: chunked\r\n\r\n"), s.writes[0]...)
+	s.writes[0] = append([]byte("HTTP/1.1 200 OK\r\nContent-Type: "+ct+"\r\nTransfer-Encoding: chunked\r\n\r\n"), s.writes[0]...)
 	s.last = append(chunk(pending), "0\r\n\r\n"...)
 
 	ln, err := net.Listen("tcp", "127.0.0.1:0")

@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"iter"
 	"net/http"
+	"net/url"
 	"runtime"
 	"strings"
 	"sync"
@@ -169,7 +170,9 @@ type Generator struct {
 	// agentic is the tool loop's and session arrivals' state (tools.go);
 	// limits bound what a session may grow to (sessionlimits.go).
 	agentic agentic
-	limits  SessionLimits
+	// auth, when set, gives each request its credentials (credentials.go).
+	auth   Authorizer
+	limits SessionLimits
 }
 
 // Option configures a Generator.
@@ -323,13 +326,16 @@ func NewTransport(concurrency int) *h1.Transport {
 
 // RequestURL joins a --url value and the endpoint's path (Endpoint.Path).
 // A URL that already ends in the path is kept; one ending in /v1 gets the
-// rest of a /v1/... path.
+// rest of a /v1/... path. A query string in either stays a query string
+// (Azure's ?api-version=…), the endpoint's after the URL's, and escapes in
+// either path are kept as they were written (a Bedrock model id's %3A).
 func RequestURL(base, full string) (string, error) {
 	u, err := BaseURL(base)
 	if err != nil {
 		return "", err
 	}
-	path := strings.TrimRight(u.Path, "/")
+	full, query, _ := strings.Cut(full, "?")
+	path := strings.TrimRight(u.EscapedPath(), "/")
 	switch {
 	case strings.HasSuffix(path, full):
 	case strings.HasSuffix(path, "/v1") && strings.HasPrefix(full, "/v1/"):
@@ -337,7 +343,18 @@ func RequestURL(base, full string) (string, error) {
 	default:
 		path += full
 	}
-	u.Path = path
+	plain, err := url.PathUnescape(path)
+	if err != nil {
+		return "", fmt.Errorf("request path %q: %w", path, err)
+	}
+	u.Path, u.RawPath = plain, path
+	switch {
+	case query == "" || u.RawQuery == query || strings.HasSuffix(u.RawQuery, "&"+query):
+	case u.RawQuery == "":
+		u.RawQuery = query
+	default:
+		u.RawQuery += "&" + query
+	}
 	return u.String(), nil
 }
 

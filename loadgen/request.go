@@ -21,7 +21,7 @@ import (
 	"github.com/surgebench/surge/internal/bounded"
 	"github.com/surgebench/surge/internal/outbound"
 	"github.com/surgebench/surge/loadgen/endpoint"
-	"github.com/surgebench/surge/loadgen/sse"
+	"github.com/surgebench/surge/loadgen/frames"
 	"github.com/surgebench/surge/metrics"
 )
 
@@ -232,10 +232,21 @@ func replyTokens(rec *metrics.Record) int {
 	return len(rec.TokenNs)
 }
 
-// redact removes configured secrets from what the record will export.
+// redact removes configured secrets, and the credentials in use, from
+// what the record will export.
 func (g *Generator) redact(rec *metrics.Record) {
+	if rec.Raw == nil && rec.Err == nil {
+		return
+	}
+	secrets := g.secrets
+	if creds := g.authSecrets(); len(creds) > 0 {
+		secrets = append(secrets[:len(secrets):len(secrets)], creds...)
+	}
 	if raw := rec.Raw; raw != nil {
-		for _, s := range g.secrets {
+		for _, s := range secrets {
+			if s == "" {
+				continue
+			}
 			raw.Body = bytes.ReplaceAll(raw.Body, []byte(s), []byte("<redacted>"))
 			for i := range raw.Events {
 				raw.Events[i].Data = bytes.ReplaceAll(raw.Events[i].Data, []byte(s), []byte("<redacted>"))
@@ -245,7 +256,10 @@ func (g *Generator) redact(rec *metrics.Record) {
 	if rec.Err == nil {
 		return
 	}
-	for _, s := range g.secrets {
+	for _, s := range secrets {
+		if s == "" {
+			continue
+		}
 		rec.Err.Message = strings.ReplaceAll(rec.Err.Message, s, "<redacted>")
 		rec.Err.Type = strings.ReplaceAll(rec.Err.Type, s, "<redacted>")
 	}
@@ -364,6 +378,9 @@ func (g *Generator) do(ctx context.Context, conv *datasets.Conversation, session
 	if g.ep.Streams() {
 		req.Header.Set("Accept", "text/event-stream")
 	}
+	if !g.authorize(req, body, rec) {
+		return rec
+	}
 
 	g.col.Started(phase)
 	resp, err := g.send(req, rec, tr)
@@ -401,8 +418,8 @@ func (g *Generator) do(ctx context.Context, conv *datasets.Conversation, session
 		rec.RetryAfter = resp.Header.Get("Retry-After")
 		return rec
 	}
-	if g.ep.Streams() && isEventStream(resp.Header.Get("Content-Type")) {
-		g.readStream(rctx, ctx, resp.Body, rec, &pf)
+	if ct := resp.Header.Get("Content-Type"); g.ep.Streams() && frames.Of(ct, g.ep) != frames.Whole {
+		g.readStream(rctx, ctx, resp.Body, ct, rec, &pf)
 	} else {
 		g.readWhole(rctx, ctx, resp, rec)
 	}
@@ -435,17 +452,16 @@ func emptyResponse(status int) *metrics.Error {
 		Message: "the response ended without any output (no content, reasoning or tool-call text)"}
 }
 
-func isEventStream(ct string) bool {
-	return strings.HasPrefix(strings.ToLower(strings.TrimSpace(ct)), "text/event-stream")
-}
-
-// readStream times every SSE event as its bytes are read (the reader stamps
-// them before any JSON decoding) and decodes just the fields it needs.
-// The request's prefill slot is given back at its first token.
-func (g *Generator) readStream(rctx, ctx context.Context, body io.Reader, rec *metrics.Record, pf *prefillSlot) {
-	st := g.stream(body)
+// readStream times every event as its bytes are read (the reader stamps
+// them before any JSON decoding) and decodes just the fields it needs:
+// server-sent events, or the framing ct says (an AWS event stream, a JSON
+// array: loadgen/frames). The request's prefill slot is given back at its
+// first token.
+func (g *Generator) readStream(rctx, ctx context.Context, body io.Reader, ct string, rec *metrics.Record, pf *prefillSlot) {
+	st := g.stream()
 	defer g.putStream(st)
-	rd, dec, out := st.rd, st.dec, &st.out
+	rd, _ := st.fr.Open(ct, g.ep, body)
+	dec, out := st.dec, &st.out
 	var done, finished bool
 	var firstReadAt int64 // the read that completed the first token's event
 	var usageTokens int   // the running completion_tokens of per-chunk usage
@@ -553,21 +569,20 @@ func (g *Generator) readStream(rctx, ctx context.Context, body io.Reader, rec *m
 }
 
 // stream is what reading one response needs, pooled across requests: the
-// SSE reader, the endpoint's decoder and the text it collects (copied into
-// the record's strings at the end).
+// stream's readers (SSE and the other framings), the endpoint's decoder
+// and the text it collects (copied into the record's strings at the end).
 type stream struct {
-	rd  *sse.Reader
+	fr  *frames.Readers
 	dec *endpoint.ResponseDecoder
 	out endpoint.Output
 }
 
-// stream takes a pooled stream, or makes one, reading body.
-func (g *Generator) stream(body io.Reader) *stream {
+// stream takes a pooled stream, or makes one.
+func (g *Generator) stream() *stream {
 	st, _ := g.streams.Get().(*stream)
 	if st == nil {
-		return &stream{rd: sse.NewReader(body, g.now), dec: g.ep.NewDecoder()}
+		return &stream{fr: frames.NewReaders(g.now, 0), dec: g.ep.NewDecoder()}
 	}
-	st.rd.Reset(body)
 	st.dec.Reset()
 	st.out.Reset()
 	return st
@@ -576,7 +591,7 @@ func (g *Generator) stream(body io.Reader) *stream {
 // putStream returns st to the pool, unless an answer grew its text
 // buffers past what is worth keeping.
 func (g *Generator) putStream(st *stream) {
-	st.rd.Reset(nil)
+	st.fr.Release()
 	if cap(st.out.Text)+cap(st.out.Reasoning)+st.out.Tools.Held() > maxPooledText {
 		return
 	}
@@ -611,7 +626,7 @@ func (g *Generator) readWhole(rctx, ctx context.Context, resp *http.Response, re
 			Message: fmt.Sprintf("expected an SSE stream (text/event-stream), got %q", ct)}
 		return
 	}
-	st := g.stream(nil)
+	st := g.stream()
 	defer g.putStream(st)
 	out := &st.out
 	d, err := st.dec.Body(b, out)
@@ -680,9 +695,16 @@ func (g *Generator) streamError(rctx, ctx context.Context, err error) *metrics.E
 		return e
 	}
 	var short *shortBody
+	var exc *frames.StreamError
 	switch {
 	case ctx.Err() != nil:
 		return &metrics.Error{Code: http.StatusOK, Type: ErrCancelled, Message: g.cancelReason()}
+	case errors.As(err, &exc):
+		// An exception of an AWS event stream whose payloads carry the
+		// answer (SageMaker's ModelStreamError).
+		e := endpoint.StreamError(exc.Data)
+		e.Code = http.StatusOK
+		return e
 	case rctx.Err() != nil:
 		return &metrics.Error{Code: http.StatusOK, Type: ErrTimeout, Message: fmt.Sprintf("response not finished within %s (--request-timeout-seconds)", g.timeout)}
 	case errors.Is(err, syscall.ECONNRESET):

@@ -238,7 +238,10 @@ type Config struct {
 	UseLegacyMaxTokens, LegacyMaxTokensSet bool
 	Headers                                []string
 	APIKey                                 string
-	Timeout                                time.Duration
+	// Cloud holds the hosted endpoints' settings: --auth-type, --aws-*,
+	// --sagemaker-*.
+	Cloud   Cloud
+	Timeout time.Duration
 	// Timestamps is --timestamps: kernel (receive stamps) or read.
 	Timestamps string
 	Goodput    string

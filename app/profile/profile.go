@@ -25,6 +25,7 @@ import (
 	"github.com/surgebench/surge/examples/mockserver"
 	"github.com/surgebench/surge/internal/sanitize"
 	"github.com/surgebench/surge/loadgen"
+	"github.com/surgebench/surge/loadgen/auth"
 	"github.com/surgebench/surge/loadgen/calibrate"
 	"github.com/surgebench/surge/loadgen/cpuload"
 	"github.com/surgebench/surge/loadgen/heapfloor"
@@ -93,6 +94,7 @@ func runOnce(ctx context.Context, s *spec.Spec, out, log io.Writer) (*Result, er
 	if err != nil {
 		return nil, err
 	}
+	defer p.closeAuth()
 	o, err := p.execute(ctx, log)
 	if err != nil {
 		return nil, err
@@ -102,7 +104,7 @@ func runOnce(ctx context.Context, s *spec.Spec, out, log io.Writer) (*Result, er
 
 // prepared is a run resolved before anything starts: the model named, the
 // tokenizer and dataset loaded, the load planned. Nothing in it needs
-// closing.
+// closing but its cloud credentials (closeAuth).
 type prepared struct {
 	s       *spec.Spec
 	counter metrics.TokenCounter // nil: counts from usage or SSE events
@@ -118,6 +120,9 @@ type prepared struct {
 	// the agentic replay's lanes (nil: none).
 	toolResults []string
 	replay      *loadgen.Replay
+	// auth gives the requests a cloud's credentials (nil: none); it
+	// refreshes them until closeAuth.
+	auth auth.Authorizer
 	// limits bound each session's growth (agentic.go).
 	limits loadgen.SessionLimits
 }
@@ -131,9 +136,8 @@ func Prepare(s *spec.Spec, log io.Writer) (*prepared, error) {
 
 // prepareCtx is Prepare that stops a tokenizer download or a dataset load
 // when ctx ends.
-func prepareCtx(ctx context.Context, s *spec.Spec, log io.Writer) (*prepared, error) {
+func prepareCtx(ctx context.Context, s *spec.Spec, log io.Writer) (_ *prepared, err error) {
 	p := &prepared{s: s, log: s.Logger(log)}
-	var err error
 	if p.limits, err = sessionLimits(s); err != nil {
 		return nil, err
 	}
@@ -142,6 +146,18 @@ func prepareCtx(ctx context.Context, s *spec.Spec, log io.Writer) (*prepared, er
 	}
 	for _, w := range s.Warnings {
 		fmt.Fprint(log, export.FormatWarning(w, p.verbose(), s.Columns))
+	}
+	if p.auth, err = openAuth(ctx, s, log); err != nil {
+		return nil, err
+	}
+	defer func() {
+		if err != nil {
+			p.closeAuth()
+		}
+	}()
+	if p.auth != nil {
+		p.s = s.WithSecrets(p.auth.Secrets()...)
+		s = p.s
 	}
 	if !s.Target.Mock {
 		if err := waitReady(ctx, s.Target.Wait, s.Target.URLs, s.Endpoint, s.Target.Models, s.Request.Headers, p.log); err != nil {
@@ -290,7 +306,9 @@ func (p *prepared) execute(ctx context.Context, log io.Writer) (o *outcome, err 
 	}
 	cleanup = append(cleanup, stopTarget)
 	o.target = target
-	o.server, o.facts = probeServer(ctx, target, s.Request.Headers, p.log)
+	if !s.Cloud.Cloud() {
+		o.server, o.facts = probeServer(ctx, target, s.Request.Headers, p.log)
+	}
 
 	if o.dir == "" {
 		o.dir = filepath.Join("artifacts", p.artifactName()+p.shardDir())
@@ -422,6 +440,9 @@ func (p *prepared) execute(ctx context.Context, log io.Writer) (o *outcome, err 
 		// As the collector's own.
 		loadgen.WithWarning(func(msg string) { p.liveWarning(msg); col.Warn(msg) }),
 	}
+	if p.auth != nil {
+		genOpts = append(genOpts, loadgen.WithAuth(p.auth))
+	}
 	if s.Exports.Level == spec.LevelRaw {
 		genOpts = append(genOpts, loadgen.WithRawCapture())
 	}
@@ -462,7 +483,11 @@ func (p *prepared) execute(ctx context.Context, log io.Writer) (o *outcome, err 
 
 	// The warmup's scrapes are the baseline, as its records are left out.
 	measuring := func() bool { return col.Phase() == metrics.Profile }
-	tel, err := startTelemetry(ctx, &s.Telemetry, s.Target.Servers(target), o.dir, o.start, measuring, logw)
+	scraped := s.Target.Servers(target)
+	if s.Cloud.Cloud() {
+		scraped = nil // a cloud's endpoint has no /metrics of the model's server
+	}
+	tel, err := startTelemetry(ctx, &s.Telemetry, scraped, o.dir, o.start, measuring, logw)
 	if err != nil {
 		return nil, err
 	}

@@ -132,6 +132,15 @@ type Config struct {
 	// Hub, when set, is a folder the mock also serves as the Hugging Face
 	// Hub serves its repositories (hub.go): a local Hub for HF_ENDPOINT.
 	Hub string
+	// SigV4, when set, makes every request carry an AWS Signature
+	// Version 4 made with these credentials (checked by signing it
+	// again); APIKey, when set, this key in Authorization: Bearer,
+	// api-key, x-api-key or x-goog-api-key; RequireToken a bearer token
+	// the mock's own token endpoints issued (clouds.go). A request
+	// without is answered as the cloud answers it (403, 401).
+	SigV4        *SigV4Credentials
+	APIKey       string
+	RequireToken bool
 }
 
 // withDefaults returns cfg with zero fields set to their defaults.

@@ -52,6 +52,8 @@ type Server struct {
 	agents agentCounters
 
 	bufs sync.Pool // *[]byte, event and body scratch
+	// auth holds the tokens the mock's token endpoints issued (clouds.go).
+	auth cloudAuth
 	// control counts the KV-cache resets and profiler calls (control.go).
 	control controlCounts
 }
@@ -90,6 +92,13 @@ func (s *Server) Config() Config { return s.cfg }
 
 // ServeHTTP routes a request to the endpoint it names.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if s.checkCredentials(w, r) {
+		s.route(w, r)
+	}
+}
+
+// route answers r by its path.
+func (s *Server) route(w http.ResponseWriter, r *http.Request) {
 	switch r.URL.Path {
 	case "/v1/chat/completions":
 		if allow(w, r, http.MethodPost) {
@@ -119,6 +128,9 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 	default:
 		if s.serveControl(w, r) {
+			return
+		}
+		if s.serveCloud(w, r) {
 			return
 		}
 		if api, ok := otherRoutes[r.URL.Path]; ok {

@@ -40,6 +40,9 @@ const (
 	HuggingFaceGenerate Kind = "huggingface_generate"
 	Raw                 Kind = "raw"
 	Template            Kind = "template"
+	BedrockConverse     Kind = "bedrock_converse"
+	BedrockInvoke       Kind = "bedrock_invoke"
+	Gemini              Kind = "gemini"
 )
 
 // Info describes an endpoint type.
@@ -344,19 +347,24 @@ func (e *Endpoint) Info() Info { return e.Kind.Info() }
 func (e *Endpoint) Streams() bool { return e.Streaming && e.Info().Streams }
 
 // Path is the URL path requests go to: the custom path, else the type's
-// default (its streaming path when streaming).
+// default (its streaming path when streaming); a {model} in it is the
+// endpoint's model, escaped as one path segment (the APIs that name the
+// model in the path: Bedrock, Gemini).
 func (e *Endpoint) Path() string {
-	if e.CustomPath != "" {
-		if !strings.HasPrefix(e.CustomPath, "/") {
-			return "/" + e.CustomPath
-		}
-		return e.CustomPath
+	p := e.CustomPath
+	switch in := e.Info(); {
+	case p != "" && !strings.HasPrefix(p, "/"):
+		p = "/" + p
+	case p != "":
+	case e.Streams() && in.StreamPath != "":
+		p = in.StreamPath
+	default:
+		p = in.Path
 	}
-	in := e.Info()
-	if e.Streams() && in.StreamPath != "" {
-		return in.StreamPath
+	if strings.Contains(p, modelVar) {
+		p = strings.ReplaceAll(p, modelVar, PathSegment(e.Model))
 	}
-	return in.Path
+	return p
 }
 
 // EndsAtEOF reports whether a stream that closes without an end marker or
