@@ -60,6 +60,9 @@ type aggregate struct {
 	usageOSL, tokenizerOSL float64
 	// checks is what the token-count checks found.
 	checks countChecks
+	// breakdown gathers the requests' time breakdowns (nil until one had
+	// a breakdown).
+	breakdown *breakdownAgg
 }
 
 func newAggregate() *aggregate {
@@ -145,6 +148,12 @@ func (a *aggregate) add(r *Record, v *Values, good bool) {
 		a.good++
 	}
 	eachValue(v, func(t Tag, x float64) { a.dist(t).add(x) })
+	if v.Parts.Has() {
+		if a.breakdown == nil {
+			a.breakdown = newBreakdownAgg()
+		}
+		a.breakdown.add(&v.Parts)
+	}
 	for _, x := range v.ICL {
 		a.icl.add(x)
 	}
@@ -224,6 +233,12 @@ func (a *aggregate) merge(o *aggregate) {
 	a.usageOSL += o.usageOSL
 	a.tokenizerOSL += o.tokenizerOSL
 	a.checks.merge(&o.checks)
+	if o.breakdown != nil {
+		if a.breakdown == nil {
+			a.breakdown = newBreakdownAgg()
+		}
+		a.breakdown.merge(o.breakdown)
+	}
 }
 
 // sendRate is the achieved issue rate: requests sent per second between

@@ -81,6 +81,9 @@ type Collector struct {
 	costPerHour float64
 	// sessions follows the profile's sessions (sessions.go).
 	sessions *sessionTracker
+	// breakdownAll breaks down every successful request's time, its
+	// server's parts unknown where it said nothing (WithTimeBreakdown).
+	breakdownAll bool
 }
 
 // Option configures a Collector.
@@ -109,6 +112,12 @@ func WithClock(now func() int64) Option { return func(c *Collector) { c.now = no
 // summary can date the profile phase (min_request_timestamp,
 // max_response_timestamp) and the state can be merged with others.
 func WithOrigin(t time.Time) Option { return func(c *Collector) { c.origin = t } }
+
+// WithTimeBreakdown breaks down the time of every successful request,
+// not only of those whose server gave an account of its own: a run that
+// expects the server's spans shows the requests they missed as unknown
+// parts.
+func WithTimeBreakdown() Option { return func(c *Collector) { c.breakdownAll = true } }
 
 // WithShards overrides the shard count (default GOMAXPROCS).
 func WithShards(n int) Option {
@@ -356,6 +365,7 @@ func stageSummary(s StageSummary, a *aggregate, e *rowSet) StageSummary {
 		s.RequestThroughput = float64(a.count) / s.DurationSec
 	}
 	stageIntervals(&s, a, e)
+	s.TimeBreakdown = a.breakdown.summary()
 	return s
 }
 

@@ -65,6 +65,9 @@ type Values struct {
 	// Images, AudioSeconds and MediaBytes are the media the request
 	// carried (all NaN when it carried none).
 	Images, AudioSeconds, MediaBytes float64
+	// Parts is the request's time breakdown (Parts.Has false: none), set
+	// by the shard (BreakdownOf).
+	Parts Breakdown
 }
 
 // Get returns the value of a per-request tag (NaN when absent; ICL, a

@@ -135,6 +135,7 @@ func (s *shard) record(r *Record) {
 	good := false
 	if r.Err == nil {
 		v = ComputeWith(r, s.c.tok, s.c.counting)
+		v.Parts = BreakdownOf(r, s.c.breakdownAll)
 		good = Good(&v, s.c.slos)
 	} else {
 		v = ComputeFailed(r, s.c.tok)

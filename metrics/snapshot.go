@@ -54,6 +54,8 @@ type StageSummary struct {
 	OutputTokenThroughputCI *stats.Interval `json:"output_token_throughput_ci,omitempty"`
 	// Knee marks the recommended operating point's stage (see the sweep docs).
 	Knee bool `json:"knee,omitempty"`
+	// TimeBreakdown is where the stage's time went (nil: no breakdown).
+	TimeBreakdown *TimeBreakdown `json:"time_breakdown,omitempty"`
 }
 
 // Distribution is the full statistics of one metric in display units.

@@ -84,6 +84,9 @@ type Summary struct {
 	// their requests carried (nil: single requests, no tools, no cache
 	// report; and for a summary computed from a state read back).
 	Sessions *Sessions
+	// TimeBreakdown is where the requests' time went (nil: no request had
+	// a breakdown: the server said nothing of its time).
+	TimeBreakdown *TimeBreakdown
 	// readDelayAt is 1 + the index in Warnings of the client read delay
 	// warning (0: none), which AttributeLoad rewrites.
 	readDelayAt int
@@ -235,6 +238,7 @@ func summaryOf(a *aggregate, modelTokenizer bool) *Summary {
 	if a.readDelay.n > 0 {
 		s.Metrics[ClientReadDelay] = a.readDelay.distribution("ms")
 	}
+	s.TimeBreakdown = a.breakdown.summary()
 	s.FirstTokenShared, s.Streamed = a.firstShared, a.kernelStamps+a.readStamps
 	switch {
 	case a.kernelStamps > 0 && a.readStamps > 0:

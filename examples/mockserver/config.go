@@ -132,7 +132,30 @@ type Config struct {
 	// Hub, when set, is a folder the mock also serves as the Hugging Face
 	// Hub serves its repositories (hub.go): a local Hub for HF_ENDPOINT.
 	Hub string
+	// Timings is how the OpenAI routes (chat, completions) report the
+	// mock's own queue, prefill and decode (timings.go): TimingsNone (""),
+	// as vLLM, nothing; TimingsLlamaCpp, llama.cpp's timings object in the
+	// last chunk or the body; TimingsMock, the same with the queue
+	// (queue_ms). Its native routes report theirs whatever this says:
+	// TGI's /generate its headers, SGLang's /generate its meta_info,
+	// Ollama's /api/chat and /api/generate their durations.
+	Timings string
+	// OTLPEndpoint, when set, is an OTLP/HTTP traces URL (".../v1/traces")
+	// the mock sends a span per generation request to, in vLLM's shape
+	// (gen_ai.latency.* attributes), under the trace id of the request's
+	// traceparent header (otlp.go).
+	OTLPEndpoint string
 }
+
+// The ways the OpenAI routes report the mock's own times (Config.Timings).
+const (
+	TimingsNone     = ""
+	TimingsLlamaCpp = "llamacpp"
+	TimingsMock     = "mock"
+)
+
+// TimingsFormats lists Config.Timings' values, "none" for TimingsNone.
+var TimingsFormats = []string{"none", TimingsLlamaCpp, TimingsMock}
 
 // withDefaults returns cfg with zero fields set to their defaults.
 func (cfg Config) withDefaults() Config {
@@ -150,6 +173,9 @@ func (cfg Config) withDefaults() Config {
 	}
 	if cfg.ReasoningTokens < 0 {
 		cfg.ReasoningTokens = 0
+	}
+	if cfg.Timings == "none" {
+		cfg.Timings = TimingsNone
 	}
 	return cfg
 }
@@ -192,6 +218,11 @@ func (cfg Config) Validate() error {
 		return fmt.Errorf("mockserver: Config.BadToolArgsRate %v is outside [0, 1]", cfg.BadToolArgsRate)
 	case cfg.MaxModelLen < 0:
 		return fmt.Errorf("mockserver: Config.MaxModelLen %d is negative", cfg.MaxModelLen)
+	}
+	switch cfg.Timings {
+	case TimingsNone, "none", TimingsLlamaCpp, TimingsMock:
+	default:
+		return fmt.Errorf("mockserver: Config.Timings %q is not one of %v", cfg.Timings, TimingsFormats)
 	}
 	return validShape(cfg.StreamErrorShape)
 }

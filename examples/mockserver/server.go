@@ -250,6 +250,7 @@ func (s *Server) serveCompletion(w http.ResponseWriter, r *http.Request, kind ap
 		arrival:    arrival,
 		wireAt:     wireArrival,
 		id:         r.Header.Get("X-Request-Id"),
+		admitted:   admitted,
 		first:      admitted.Add(s.cfg.TTFT + s.promptPrefill(uncached(req.PromptTokens, agent)) + s.mediaPrefill(&req.Media)),
 		out:        req.MaxTokens,
 		finish:     "length",
@@ -337,6 +338,10 @@ type generation struct {
 	// sent counts the tokens flushed.
 	prefilling bool
 	sent       int
+	// admitted is when the request left the queue; firstAt when its first
+	// token was flushed (zero: none was), for the mock's own account of
+	// its time (timings.go).
+	admitted, firstAt time.Time
 }
 
 // due is when token i is due: first + i*ITL, an absolute deadline.

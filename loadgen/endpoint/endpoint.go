@@ -122,6 +122,10 @@ type Delta struct {
 	// returned.
 	Items int
 	Usage metrics.Usage
+	// Server is the server's account of the request's time when the
+	// event or body carried one (llama.cpp's timings, SGLang's meta_info,
+	// Ollama's durations); Source is TimingUnknown otherwise.
+	Server metrics.ServerTiming
 	// Err is an error the server sent in the body or stream.
 	Err *metrics.Error
 }
