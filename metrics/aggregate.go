@@ -63,6 +63,8 @@ type aggregate struct {
 	// breakdown gathers the requests' time breakdowns (nil until one had
 	// a breakdown).
 	breakdown *breakdownAgg
+	// little is what Little's law is checked with (little.go).
+	little littleAgg
 }
 
 func newAggregate() *aggregate {
@@ -98,6 +100,7 @@ func (a *aggregate) add(r *Record, v *Values, good bool) {
 	if r.EndNs > a.lastEnd {
 		a.lastEnd = r.EndNs
 	}
+	a.little.add(r)
 	a.connRetries += int64(r.ConnectionRetries)
 	if r.RetryDuplicate && r.ConnectionRetries > 0 {
 		a.retryDups++
@@ -233,6 +236,7 @@ func (a *aggregate) merge(o *aggregate) {
 	a.usageOSL += o.usageOSL
 	a.tokenizerOSL += o.tokenizerOSL
 	a.checks.merge(&o.checks)
+	a.little.merge(&o.little)
 	if o.breakdown != nil {
 		if a.breakdown == nil {
 			a.breakdown = newBreakdownAgg()

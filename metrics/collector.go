@@ -366,6 +366,7 @@ func stageSummary(s StageSummary, a *aggregate, e *rowSet) StageSummary {
 	}
 	stageIntervals(&s, a, e)
 	s.TimeBreakdown = a.breakdown.summary()
+	s.Little = littleOf(a, s.Latency.P99, s.TimeBreakdown, s.RequestThroughput)
 	return s
 }
 

@@ -141,6 +141,7 @@ func (s *shard) record(r *Record) {
 		v = ComputeFailed(r, s.c.tok)
 	}
 	a := s.agg(aggKey{r.Phase, r.Stage})
+	a.little.noteCap(s.c.limit.Load())
 	a.add(r, &v, good)
 	if r.Err == nil {
 		if r.Phase == Profile {

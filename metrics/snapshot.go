@@ -56,6 +56,8 @@ type StageSummary struct {
 	Knee bool `json:"knee,omitempty"`
 	// TimeBreakdown is where the stage's time went (nil: no breakdown).
 	TimeBreakdown *TimeBreakdown `json:"time_breakdown,omitempty"`
+	// Little is Little's law over the stage (nil: too few requests).
+	Little *LittleLaw `json:"-"`
 }
 
 // Distribution is the full statistics of one metric in display units.

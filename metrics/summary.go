@@ -87,6 +87,11 @@ type Summary struct {
 	// TimeBreakdown is where the requests' time went (nil: no request had
 	// a breakdown: the server said nothing of its time).
 	TimeBreakdown *TimeBreakdown
+	// Little is Little's law over the run (nil: too few requests).
+	Little *LittleLaw
+	// Omission compares the latencies from the intended start with those
+	// from the issue, under a schedule (nil: no scheduled request).
+	Omission *Omission
 	// readDelayAt is 1 + the index in Warnings of the client read delay
 	// warning (0: none), which AttributeLoad rewrites.
 	readDelayAt int
@@ -305,6 +310,10 @@ func summaryOf(a *aggregate, modelTokenizer bool) *Summary {
 	if s.SchedulerLag.Count > 0 && s.SchedulerLag.P99 > LagWarnMs {
 		s.Warnings = append(s.Warnings, fmt.Sprintf(
 			"scheduler lag p99 %.1f ms exceeds %d ms: the client fell behind its schedule", s.SchedulerLag.P99, LagWarnMs))
+	}
+	s.Little = littleOf(a, s.Metrics[RequestLatency].P99, s.TimeBreakdown, s.Run[RequestThroughput])
+	if s.Little.Disagrees() {
+		s.Warnings = append(s.Warnings, littleWarning(s.Little, ""))
 	}
 	return s
 }
