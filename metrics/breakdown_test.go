@@ -44,10 +44,10 @@ func TestBreakdownOf(t *testing.T) {
 			total: 151,
 		},
 		{
-			name: "llama.cpp gives no queue: the network is unknown too, never guessed",
-			rec:  stream(llama),
-			want: [NumParts]float64{3, nan, nan, 35, 99, 2},
-			src:  [NumParts]TimingSource{TimingClient, TimingUnknown, TimingUnknown, TimingLlamaCpp, TimingLlamaCpp, TimingLlamaCpp},
+			name:  "llama.cpp gives no queue: the network is unknown too, never guessed",
+			rec:   stream(llama),
+			want:  [NumParts]float64{3, nan, nan, 35, 99, 2},
+			src:   [NumParts]TimingSource{TimingClient, TimingUnknown, TimingUnknown, TimingLlamaCpp, TimingLlamaCpp, TimingLlamaCpp},
 			total: 151,
 		},
 		{
@@ -70,10 +70,10 @@ func TestBreakdownOf(t *testing.T) {
 			total: 151,
 		},
 		{
-			name: "a whole body: its trip back is network, there is no delivery",
-			rec: &Record{IssuedNs: 100 * ms, SentNs: 101 * ms, EndNs: 245 * ms, TokenNs: []int64{245 * ms}, Server: tgi},
-			want: [NumParts]float64{1, 4, 12, nan, nan, nan},
-			src:  [NumParts]TimingSource{TimingClient, TimingTGI, TimingTGI, TimingUnknown, TimingUnknown, TimingUnknown},
+			name:  "a whole body: its trip back is network, there is no delivery",
+			rec:   &Record{IssuedNs: 100 * ms, SentNs: 101 * ms, EndNs: 245 * ms, TokenNs: []int64{245 * ms}, Server: tgi},
+			want:  [NumParts]float64{1, 4, 12, nan, nan, nan},
+			src:   [NumParts]TimingSource{TimingClient, TimingTGI, TimingTGI, TimingUnknown, TimingUnknown, TimingUnknown},
 			total: 145,
 		},
 		{
