@@ -106,6 +106,9 @@ func (g *Generator) sessionRun(ctx context.Context, conv *datasets.Conversation,
 		} else {
 			sofar = -1
 		}
+		if g.afterResponse != nil && rec.Err == nil {
+			g.afterResponse(ctx, rec)
+		}
 		g.redact(rec)
 		failed := rec.Err != nil
 		// A cancellation on purpose is not the server's failure.

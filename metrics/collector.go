@@ -84,6 +84,15 @@ type Collector struct {
 	// breakdownAll breaks down every successful request's time, its
 	// server's parts unknown where it said nothing (WithTimeBreakdown).
 	breakdownAll bool
+	// spans, when set, are the server's spans the shards join records to,
+	// waiting up to spanWait (spans.go); parkedNow counts the records
+	// waiting, joins how they fared; stopLook stops the looking.
+	spans     ServerSpans
+	spanWait  time.Duration
+	parkedNow atomic.Int64
+	joins     struct{ Joined, Missed, Unwaited atomic.Int64 }
+	stopLook  chan struct{}
+	lookDone  chan struct{}
 }
 
 // Option configures a Collector.
@@ -169,6 +178,13 @@ func NewCollector(opts ...Option) *Collector {
 		go func() {
 			defer c.wg.Done()
 			s.run()
+		}()
+	}
+	if c.spans != nil {
+		c.stopLook, c.lookDone = make(chan struct{}), make(chan struct{})
+		go func() {
+			defer close(c.lookDone)
+			c.lookSpans(c.stopLook)
 		}()
 	}
 	return c
@@ -373,6 +389,10 @@ func stageSummary(s StageSummary, a *aggregate, e *rowSet) StageSummary {
 // Close waits for every record handed over so far, stops the shards and
 // returns the final summary. No method may be called after Close.
 func (c *Collector) Close() *Summary {
+	if c.stopLook != nil {
+		close(c.stopLook)
+		<-c.lookDone // it sends to the shards: done before they close
+	}
 	for _, s := range c.shards {
 		close(s.in)
 	}
@@ -386,6 +406,9 @@ func (c *Collector) Close() *Summary {
 	s := c.final.Summary()
 	s.Timeslices = c.timeslices()
 	s.Sessions = c.sessions.summary()
+	if c.spans != nil {
+		s.SpanJoins = &SpanJoins{Joined: c.joins.Joined.Load(), Missed: c.joins.Missed.Load(), Unwaited: c.joins.Unwaited.Load()}
+	}
 	if c.load != nil {
 		if l, err := c.load(); err == nil {
 			s.AttributeLoad(l)

@@ -13,6 +13,8 @@ const (
 	msgRecord msgKind = iota
 	msgSnapshot
 	msgSample
+	// msgLook asks the shard to look for its parked records' spans.
+	msgLook
 )
 
 // msg is what workers and the collector send a shard.
@@ -75,6 +77,11 @@ type shard struct {
 
 	// keep holds the successful profile requests' exact headline values.
 	keep *rowKeeper
+
+	// parked are the records waiting for their server spans (spans.go);
+	// spansSeen the spans received at the last look.
+	parked    []parked
+	spansSeen uint64
 }
 
 func newShard(c *Collector) *shard {
@@ -100,7 +107,9 @@ func (s *shard) run() {
 		case msgSample:
 			m.sample <- s.sample()
 		}
+		s.lookParked(false)
 	}
+	s.lookParked(true)
 }
 
 // firstToken queues a request's time to first token for the live TTFT,
@@ -130,7 +139,17 @@ func (s *shard) agg(k aggKey) *aggregate {
 	return a
 }
 
+// record takes a finished request: joined to its server span, or parked
+// until the span comes (spans.go), then processed.
 func (s *shard) record(r *Record) {
+	if s.joinSpan(r) {
+		s.process(r)
+	}
+}
+
+// process computes a record's values and folds it into the shard's
+// aggregates, windows and sinks.
+func (s *shard) process(r *Record) {
 	var v Values
 	good := false
 	if r.Err == nil {

@@ -87,6 +87,9 @@ type Summary struct {
 	// TimeBreakdown is where the requests' time went (nil: no request had
 	// a breakdown: the server said nothing of its time).
 	TimeBreakdown *TimeBreakdown
+	// SpanJoins says how the records fared with the server's spans (nil:
+	// no spans were joined, WithServerSpans).
+	SpanJoins *SpanJoins
 	// Little is Little's law over the run (nil: too few requests).
 	Little *LittleLaw
 	// Omission compares the latencies from the intended start with those

@@ -3,6 +3,7 @@ package mockserver
 import (
 	"fmt"
 	"io"
+	"net/url"
 	"os"
 	"time"
 )
@@ -218,6 +219,11 @@ func (cfg Config) Validate() error {
 		return fmt.Errorf("mockserver: Config.BadToolArgsRate %v is outside [0, 1]", cfg.BadToolArgsRate)
 	case cfg.MaxModelLen < 0:
 		return fmt.Errorf("mockserver: Config.MaxModelLen %d is negative", cfg.MaxModelLen)
+	}
+	if e := cfg.OTLPEndpoint; e != "" {
+		if u, err := url.Parse(e); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			return fmt.Errorf("mockserver: Config.OTLPEndpoint %q is not an http(s) URL", e)
+		}
 	}
 	switch cfg.Timings {
 	case TimingsNone, "none", TimingsLlamaCpp, TimingsMock:

@@ -54,6 +54,8 @@ type Server struct {
 	bufs sync.Pool // *[]byte, event and body scratch
 	// control counts the KV-cache resets and profiler calls (control.go).
 	control controlCounts
+	// spans exports a span per request (Config.OTLPEndpoint; nil: none).
+	spans *exporter
 }
 
 // New returns a server for cfg, with defaults filled in for zero fields
@@ -82,6 +84,9 @@ func New(cfg Config) *Server {
 	s.adm.max = cfg.MaxRunning
 	s.hub, _ = openHub(cfg.Hub) // Validate said why it cannot open
 	s.bufs.New = func() any { b := make([]byte, 0, 4096); return &b }
+	if cfg.OTLPEndpoint != "" {
+		s.spans = newExporter(cfg.OTLPEndpoint)
+	}
 	return s
 }
 
@@ -285,6 +290,7 @@ func (s *Server) serveCompletion(w http.ResponseWriter, r *http.Request, kind ap
 		return
 	}
 	s.prefill.leave(&g) // a whole body: its end was its first token
+	s.traced(&g, r, time.Now())
 	s.completed.Add(1)
 	if g.finish == "stop" {
 		s.finishStop.Add(1)

@@ -1,6 +1,9 @@
 package endpoint
 
 import (
+	"encoding/json"
+	"errors"
+	"fmt"
 	"math"
 	"net/http"
 	"strconv"
@@ -215,4 +218,37 @@ func headerMs(h http.Header, key string) (float64, bool) {
 	}
 	x, err := strconv.ParseFloat(strings.TrimSpace(vs[0]), 64)
 	return x, err == nil
+}
+
+// KoboldPerf is koboldcpp's GET /api/extra/perf: the times of its last
+// generation (last_process, the prompt; last_eval, the tokens after it;
+// seconds) and how many it made (total_gens), which tells whether the
+// last is the request just made.
+type KoboldPerf struct {
+	Timing metrics.ServerTiming
+	Gens   int64
+}
+
+// ParseKoboldPerf reads /api/extra/perf's body; a body without
+// last_process and last_eval is an error.
+func ParseKoboldPerf(b []byte) (KoboldPerf, error) {
+	var v struct {
+		LastProcess *float64 `json:"last_process"`
+		LastEval    *float64 `json:"last_eval"`
+		TotalGens   int64    `json:"total_gens"`
+	}
+	if err := json.Unmarshal(b, &v); err != nil {
+		return KoboldPerf{}, fmt.Errorf("koboldcpp perf: %w", err)
+	}
+	if v.LastProcess == nil || v.LastEval == nil {
+		return KoboldPerf{}, errors.New("koboldcpp perf: no last_process and last_eval")
+	}
+	var p KoboldPerf
+	setDur(&p.Timing, metrics.ServerPrefill, *v.LastProcess, 1e9)
+	setDur(&p.Timing, metrics.ServerDecode, *v.LastEval, 1e9)
+	if p.Timing.Has != 0 {
+		p.Timing.Source = metrics.TimingKobold
+	}
+	p.Gens = v.TotalGens
+	return p, nil
 }
