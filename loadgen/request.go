@@ -371,8 +371,8 @@ func (g *Generator) do(ctx context.Context, conv *datasets.Conversation, session
 		rec.RetryAfter = resp.Header.Get("Retry-After")
 		return rec
 	}
-	if g.ep.Streams() && isEventStream(resp.Header.Get("Content-Type")) {
-		g.readStream(rctx, ctx, resp.Body, rec, &pf)
+	if ct := resp.Header.Get("Content-Type"); g.ep.Streams() && (isEventStream(ct) || g.ep.Info().Lines && isNDJSON(ct)) {
+		g.readStream(rctx, ctx, resp.Body, rec, &pf, !isEventStream(ct))
 	} else {
 		g.readWhole(rctx, ctx, resp, rec)
 	}
@@ -401,11 +401,17 @@ func isEventStream(ct string) bool {
 	return strings.HasPrefix(strings.ToLower(strings.TrimSpace(ct)), "text/event-stream")
 }
 
+// isNDJSON reports a newline-delimited JSON stream (Ollama's).
+func isNDJSON(ct string) bool {
+	ct = strings.ToLower(strings.TrimSpace(ct))
+	return strings.HasPrefix(ct, "application/x-ndjson") || strings.HasPrefix(ct, "application/ndjson")
+}
+
 // readStream times every SSE event as its bytes are read (the reader stamps
 // them before any JSON decoding) and decodes just the fields it needs.
 // The request's prefill slot is given back at its first token.
-func (g *Generator) readStream(rctx, ctx context.Context, body io.Reader, rec *metrics.Record, pf *prefillSlot) {
-	st := g.stream(body)
+func (g *Generator) readStream(rctx, ctx context.Context, body io.Reader, rec *metrics.Record, pf *prefillSlot, lines bool) {
+	st := g.stream(body, lines)
 	defer g.putStream(st)
 	rd, dec, out := st.rd, st.dec, &st.out
 	var done, finished bool
@@ -451,6 +457,9 @@ func (g *Generator) readStream(rctx, ctx context.Context, body io.Reader, rec *m
 			done = true
 			if d.Usage.Present {
 				rec.Usage = d.Usage
+			}
+			if d.Server.Has != 0 {
+				rec.Server = d.Server // Ollama's last line: done, with its durations
 			}
 			break
 		}
@@ -522,13 +531,16 @@ type stream struct {
 	out endpoint.Output
 }
 
-// stream takes a pooled stream, or makes one, reading body.
-func (g *Generator) stream(body io.Reader) *stream {
+// stream takes a pooled stream, or makes one, reading body: as SSE, or as
+// newline-delimited JSON when lines.
+func (g *Generator) stream(body io.Reader, lines bool) *stream {
 	st, _ := g.streams.Get().(*stream)
 	if st == nil {
-		return &stream{rd: sse.NewReader(body, g.now), dec: g.ep.NewDecoder()}
+		st = &stream{rd: sse.NewReader(nil, g.now), dec: g.ep.NewDecoder()}
+		st.rd.ResetLines(body, lines)
+		return st
 	}
-	st.rd.Reset(body)
+	st.rd.ResetLines(body, lines)
 	st.dec.Reset()
 	st.out.Reset()
 	return st
@@ -572,7 +584,7 @@ func (g *Generator) readWhole(rctx, ctx context.Context, resp *http.Response, re
 			Message: fmt.Sprintf("expected an SSE stream (text/event-stream), got %q", ct)}
 		return
 	}
-	st := g.stream(nil)
+	st := g.stream(nil, false)
 	defer g.putStream(st)
 	out := &st.out
 	d, err := st.dec.Body(b, out)

@@ -38,6 +38,12 @@ const (
 	HFTEIRankings       Kind = "hf_tei_rankings"
 	NIMRankings         Kind = "nim_rankings"
 	HuggingFaceGenerate Kind = "huggingface_generate"
+	// SGLangGenerate is SGLang's native /generate and OllamaChat
+	// Ollama's native /api/chat: the APIs whose answers carry the
+	// server's account of the request's time (meta_info; the
+	// durations).
+	SGLangGenerate Kind = "sglang_generate"
+	OllamaChat     Kind = "ollama_chat"
 	Raw                 Kind = "raw"
 	Template            Kind = "template"
 )
@@ -66,6 +72,9 @@ type Info struct {
 	// OpenAI chat content parts); a turn with media fails to build for
 	// the others.
 	Media bool
+	// Lines reports that the type streams newline-delimited JSON
+	// (application/x-ndjson: Ollama's), one event per line, not SSE.
+	Lines bool
 }
 
 // Format is one endpoint type's wire format.

@@ -91,7 +91,7 @@ func consoleBreakdown(w io.Writer, s *metrics.Summary, width int) {
 		var b strings.Builder
 		fmt.Fprintf(&b, "%-*s", wd[0], r.cells[0])
 		for i := 1; i < 5; i++ {
-			fmt.Fprintf(&b, "  %*s", wd[i]+len(r.cells[i])-utf8.RuneCountInString(r.cells[i]), r.cells[i])
+			fmt.Fprintf(&b, "  %*s", wd[i], r.cells[i]) // fmt's width counts runes
 		}
 		fmt.Fprintf(&b, "  %s", r.cells[5])
 		fmt.Fprintln(w, strings.TrimRight(b.String(), " "))
