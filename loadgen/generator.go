@@ -79,21 +79,21 @@ type Generator struct {
 	// afterResponse sees each successful record before the Recorder
 	// (WithAfterResponse; nil: none).
 	afterResponse func(ctx context.Context, rec *metrics.Record)
-	more     []string // WithTargets' servers, resolved by New
-	ep       *endpoint.Endpoint
-	ds       *datasets.Dataset
-	plan     *turnTable // the dataset's turn counts, for planning
-	col      Recorder
-	client   *http.Client
-	fresh    *http.Client // client without keep-alives, for connection retries
-	headers  http.Header
-	timeout  time.Duration
-	grace    time.Duration
-	hardStop context.Context // done: in-flight requests are cancelled at once (nil: never)
-	bodies   BodySink
-	raw      bool // capture requests and responses (WithRawCapture)
-	chatISL  bool // records carry the chat messages (WithChatMessages)
-	onWarn   func(msg string)
+	more          []string // WithTargets' servers, resolved by New
+	ep            *endpoint.Endpoint
+	ds            *datasets.Dataset
+	plan          *turnTable // the dataset's turn counts, for planning
+	col           Recorder
+	client        *http.Client
+	fresh         *http.Client // client without keep-alives, for connection retries
+	headers       http.Header
+	timeout       time.Duration
+	grace         time.Duration
+	hardStop      context.Context // done: in-flight requests are cancelled at once (nil: never)
+	bodies        BodySink
+	raw           bool // capture requests and responses (WithRawCapture)
+	chatISL       bool // records carry the chat messages (WithChatMessages)
+	onWarn        func(msg string)
 	// overran is set once a response ran past its output cap (warned).
 	overran atomic.Bool
 	secrets []string

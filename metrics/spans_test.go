@@ -46,7 +46,9 @@ func TestSpansJoinLate(t *testing.T) {
 	spans := &fakeSpans{m: map[[16]byte]ServerTiming{}}
 	sink := &countSink{}
 	c := NewCollector(WithShards(2), WithServerSpans(spans, 300*time.Millisecond), WithSink(sink))
-	id := func(i int) string { return "0123456789abcdef0123456789ab" + string(rune('a'+i/16)) + string("0123456789abcdef"[i%16]) + "00" }
+	id := func(i int) string {
+		return "0123456789abcdef0123456789ab" + string(rune('a'+i/16)) + string("0123456789abcdef"[i%16]) + "00"
+	}
 	rec := func(i int) *Record {
 		return &Record{Index: int64(i), RequestID: id(i), IssuedNs: 10 * ms, SentNs: 11 * ms, EndNs: 100 * ms, Streamed: true,
 			TokenNs: []int64{50 * ms, 100 * ms}, Usage: Usage{Present: true, CompletionTokens: 2}}

@@ -126,7 +126,7 @@ func (s *Server) serveOther(w http.ResponseWriter, r *http.Request, api otherAPI
 		var o struct {
 			Stream *bool `json:"stream"`
 		}
-		_ = json.Unmarshal(body, &o) // the body parsed above
+		_ = json.Unmarshal(body, &o)          // the body parsed above
 		stream = o.Stream == nil || *o.Stream // Ollama streams unless told not to
 	}
 	if api >= embeddingsAPI {

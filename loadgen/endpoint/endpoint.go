@@ -44,8 +44,8 @@ const (
 	// durations).
 	SGLangGenerate Kind = "sglang_generate"
 	OllamaChat     Kind = "ollama_chat"
-	Raw                 Kind = "raw"
-	Template            Kind = "template"
+	Raw            Kind = "raw"
+	Template       Kind = "template"
 )
 
 // Info describes an endpoint type.

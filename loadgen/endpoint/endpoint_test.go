@@ -20,7 +20,7 @@ func TestKindsAndPaths(t *testing.T) {
 		NIMEmbeddings: {"/v1/embeddings", "/v1/embeddings"}, CohereRankings: {"/v2/rerank", "/v2/rerank"},
 		HFTEIRankings: {"/rerank", "/rerank"}, NIMRankings: {"/v1/ranking", "/v1/ranking"},
 		HuggingFaceGenerate: {"/generate", "/generate_stream"}, SGLangGenerate: {"/generate", "/generate"}, OllamaChat: {"/api/chat", "/api/chat"},
-		Raw: {"/v1/chat/completions", "/v1/chat/completions"},
+		Raw:      {"/v1/chat/completions", "/v1/chat/completions"},
 		Template: {"", ""},
 	}
 	if len(Kinds()) != len(want) {
