@@ -263,6 +263,7 @@ func (c *Collector) Snapshot() Snapshot {
 	lag := newDist()
 	readDelay := newHist()
 	stages := map[int]*aggregate{}
+	var breakdown *breakdownAgg
 	var finishedAll int64
 	for i, v := range views {
 		snap.Finished += v.finished
@@ -286,6 +287,13 @@ func (c *Collector) Snapshot() Snapshot {
 		}
 		lag.merge(v.lag)
 		readDelay.merge(v.readDelay)
+		if v.breakdown != nil {
+			if breakdown == nil {
+				breakdown = v.breakdown
+			} else {
+				breakdown.merge(v.breakdown)
+			}
+		}
 		for i, a := range v.stages {
 			if stages[i] == nil {
 				stages[i] = newAggregate()
@@ -307,6 +315,7 @@ func (c *Collector) Snapshot() Snapshot {
 		snap.ReadDelayMax = readDelay.max
 	}
 	snap.Timeline = c.timeline(now, reqPerSec)
+	snap.TimeBreakdown = breakdown.summary()
 	for _, i := range slices.Sorted(maps.Keys(stages)) {
 		if i < snap.Stage {
 			snap.Stages = append(snap.Stages, c.stageSummary(i, stages[i]))

@@ -220,6 +220,7 @@ type view struct {
 	reqPerSec   map[int64]int64
 	errors      map[string]int64
 	stages      map[int]*aggregate
+	breakdown   *breakdownAgg // the profile's, copied (nil: none yet)
 	finished    int64
 	finishedAll int64
 	failed      int64
@@ -253,6 +254,12 @@ func (s *shard) view(now int64) *view {
 			v.lag.merge(d)
 		}
 		v.readDelay.merge(a.readDelay)
+		if a.breakdown != nil {
+			if v.breakdown == nil {
+				v.breakdown = newBreakdownAgg()
+			}
+			v.breakdown.merge(a.breakdown)
+		}
 		if k.stage < int(s.c.stage.Load()) {
 			c := newAggregate()
 			c.merge(a)

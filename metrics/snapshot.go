@@ -122,6 +122,10 @@ type Snapshot struct {
 	ReadDelay    Quantiles
 	ReadDelayMax float64
 
+	// TimeBreakdown is where the profile's requests' time went so far
+	// (nil: none had a breakdown yet).
+	TimeBreakdown *TimeBreakdown
+
 	// Stages lists the sweep/ramp stages finished so far.
 	Stages []StageSummary
 	// Stage is the index of the stage in progress.
