@@ -13,16 +13,47 @@ import (
 // surgeSection is the summary's "surge" object: surge's own analyses of
 // the run, beside AIPerf's keys (nil when it has none).
 func surgeSection(s *metrics.Summary) *object {
-	tb := s.TimeBreakdown
-	if tb == nil {
+	tb, ll := s.TimeBreakdown, s.Little
+	if tb == nil && !ll.Disagrees() {
+		// Little's law on its own says something only when it fails.
 		return nil
 	}
 	o := newObject()
-	o.set("time_breakdown", tb)
-	o.set("time_breakdown_requests", tb.Requests)
-	o.set("time_breakdown_unattributed", map[string]*float64{
-		"before_first_token": share(tb.Unattributed[0]), "after_first_token": share(tb.Unattributed[1]),
-	})
+	if tb != nil {
+		o.set("time_breakdown", tb)
+		o.set("time_breakdown_requests", tb.Requests)
+		o.set("time_breakdown_unattributed", map[string]*float64{
+			"before_first_token": share(tb.Unattributed[0]), "after_first_token": share(tb.Unattributed[1]),
+		})
+		if j := s.SpanJoins; j != nil {
+			o.set("otlp_spans", map[string]int64{"joined": j.Joined, "missed": j.Missed, "unwaited": j.Unwaited})
+		}
+	}
+	if ll != nil {
+		o.set("littles_law", littleValue(ll))
+	}
+	return o
+}
+
+// littleValue is Little's law as the JSON has it: the rate, the requests
+// in flight by the law, the concurrency it is checked against (null: an
+// open loop) and, per part of the breakdown, the requests in it.
+func littleValue(l *metrics.LittleLaw) any {
+	o := newObject()
+	o.set("rate", finite(l.Rate))
+	o.set("in_flight", finite(l.InFlight))
+	if l.Concurrency > 0 {
+		o.set("concurrency", l.Concurrency)
+		o.set("tolerance", finite(l.Tolerance))
+		o.set("disagrees", l.Disagrees())
+	} else {
+		o.set("concurrency", nil)
+	}
+	parts := newObject()
+	for p := range metrics.NumParts {
+		parts.set(metrics.Part(p).String(), finite(l.Parts[p]))
+	}
+	o.set("in_flight_by_part", parts)
 	return o
 }
 
@@ -95,6 +126,21 @@ func consoleBreakdown(w io.Writer, s *metrics.Summary, width int) {
 		}
 		fmt.Fprintf(&b, "  %s", r.cells[5])
 		fmt.Fprintln(w, strings.TrimRight(b.String(), " "))
+	}
+	if l := s.Little; l != nil {
+		var in []string
+		for p := range metrics.NumParts {
+			if x := l.Parts[p]; !math.IsNaN(x) {
+				in = append(in, breakdownLabels[p]+" "+sig3(x))
+			}
+		}
+		if len(in) > 0 {
+			line := "in flight (Little's law: rate × time): " + strings.Join(in, " · ")
+			if l.Concurrency > 0 {
+				line += fmt.Sprintf("; all %s of a concurrency of %g", sig3(l.InFlight), l.Concurrency)
+			}
+			io.WriteString(w, Wrap(line, width, 2))
+		}
 	}
 	note := fmt.Sprintf("share: of the time to the first token (client to prefill), of the rest after it (decode, delivery); %s of %s requests", short(float64(tb.Requests)), short(s.Run[metrics.RequestCount]))
 	if u := tb.Unattributed; !math.IsNaN(u[0]) && u[0] > 0.05 {
