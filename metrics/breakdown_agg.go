@@ -258,10 +258,30 @@ func (tb *TimeBreakdown) MarshalJSON() ([]byte, error) {
 	return append(b, '}'), nil
 }
 
-// appendNum appends x rounded to 4 decimals, null for NaN or ±Inf.
+// appendNum appends x rounded to 4 decimals, null for NaN or ±Inf: in
+// fixed point (a record's line writes six of them, and a float's
+// shortest form costs several times more).
 func appendNum(b []byte, x float64) []byte {
 	if math.IsNaN(x) || math.IsInf(x, 0) {
 		return append(b, "null"...)
 	}
-	return strconv.AppendFloat(b, math.Round(x*1e4)/1e4, 'f', -1, 64)
+	v := math.Round(x * 1e4)
+	if math.Abs(v) >= 1e15 {
+		return strconv.AppendFloat(b, v/1e4, 'f', -1, 64)
+	}
+	n := int64(v)
+	if n < 0 {
+		b, n = append(b, '-'), -n
+	}
+	b = strconv.AppendInt(b, n/1e4, 10)
+	frac := n % 1e4
+	if frac == 0 {
+		return b
+	}
+	digits := [4]byte{byte('0' + frac/1000), byte('0' + frac/100%10), byte('0' + frac/10%10), byte('0' + frac%10)}
+	end := 4
+	for digits[end-1] == '0' {
+		end--
+	}
+	return append(append(b, '.'), digits[:end]...)
 }

@@ -2,6 +2,7 @@ package metrics
 
 import (
 	"math"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -220,5 +221,40 @@ func TestCoordinatedOmission(t *testing.T) {
 	}
 	if d := s.Metrics[EffectiveTTFT]; math.Abs(d.P99-60.6) > 0.5 {
 		t.Errorf("effective TTFT p99 %v", d.P99)
+	}
+}
+
+// BenchmarkBreakdown is what the time breakdown adds to a record's work
+// in its shard: the parts computed, folded into the aggregate, and
+// written into the record's JSONL line (0 allocations).
+func BenchmarkBreakdown(b *testing.B) {
+	const ms = int64(time.Millisecond)
+	r := &Record{Streamed: true, Scheduled: true, IntendedNs: 100 * ms, IssuedNs: 101 * ms, SentNs: 103 * ms, EndNs: 252 * ms,
+		KernelStamps: true, ReadDelayNs: make([]int32, 256), TokenNs: make([]int64, 256),
+		Server: ServerTiming{Source: TimingMock, Has: ServerQueue | ServerPrefill | ServerDecode, Queue: 10 * ms, Prefill: 35 * ms, Decode: 99 * ms}}
+	for i := range r.TokenNs {
+		r.TokenNs[i] = 150*ms + int64(i)*ms/2
+	}
+	a := newBreakdownAgg()
+	buf := make([]byte, 0, 1024)
+	b.ReportAllocs()
+	for b.Loop() {
+		bd := BreakdownOf(r, false)
+		a.add(&bd)
+		buf = bd.AppendJSON(buf[:0])
+	}
+}
+
+// appendNum writes what strconv writes of the value rounded to 4 decimals.
+func TestAppendNum(t *testing.T) {
+	t.Parallel()
+	for _, x := range []float64{0, 1, -1, 0.00004, 0.00005, -0.00005, 12.3456789, 1e-9, 123456.5, -0.5, 99.99999, 1e14, 3e15, 0.1 + 0.2} {
+		want := strconv.AppendFloat(nil, math.Round(x*1e4)/1e4, 'f', -1, 64)
+		if got := appendNum(nil, x); string(got) != string(want) && !(string(want) == "-0" && string(got) == "0") {
+			t.Errorf("appendNum(%v) = %s, want %s", x, got, want)
+		}
+	}
+	if got := string(appendNum(nil, math.NaN())); got != "null" {
+		t.Errorf("NaN: %s", got)
 	}
 }
