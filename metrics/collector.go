@@ -82,7 +82,8 @@ type Collector struct {
 	// sessions follows the profile's sessions (sessions.go).
 	sessions *sessionTracker
 	// breakdownAll breaks down every successful request's time, its
-	// server's parts unknown where it said nothing (WithTimeBreakdown).
+	// server's parts unknown where it said nothing (WithServerSpans: a
+	// run that expects spans shows the requests they missed).
 	breakdownAll bool
 	// spans, when set, are the server's spans the shards join records to,
 	// waiting up to spanWait (spans.go); parkedNow counts the records
@@ -121,12 +122,6 @@ func WithClock(now func() int64) Option { return func(c *Collector) { c.now = no
 // summary can date the profile phase (min_request_timestamp,
 // max_response_timestamp) and the state can be merged with others.
 func WithOrigin(t time.Time) Option { return func(c *Collector) { c.origin = t } }
-
-// WithTimeBreakdown breaks down the time of every successful request,
-// not only of those whose server gave an account of its own: a run that
-// expects the server's spans shows the requests they missed as unknown
-// parts.
-func WithTimeBreakdown() Option { return func(c *Collector) { c.breakdownAll = true } }
 
 // WithShards overrides the shard count (default GOMAXPROCS).
 func WithShards(n int) Option {
