@@ -30,10 +30,18 @@ const (
 	tOut  = 6 // tokens
 )
 
-// within reports whether got (ms) is within 15 ms of told.
-func within(got float64, told time.Duration) bool {
-	t := float64(told) / float64(time.Millisecond)
-	return got >= t-15 && got <= t+15
+// told is d in ms.
+func told(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
+
+// believable reports whether a prefill and a decode (ms) are what the
+// mock was told, as a busy machine lets it keep them: the prefill no
+// shorter (its timer runs late, never early), the two together no
+// shorter than told and at most 250 ms longer, the decode never negative
+// (a late first token leaves less of it: the tokens after it are due at
+// fixed times).
+func believable(prefill, decode float64) bool {
+	total := told(tTTFT + (tOut-1)*tITL)
+	return prefill >= told(tTTFT)-0.05 && decode >= 0 && prefill+decode >= total-0.05 && prefill+decode <= total+250
 }
 
 func timingConfig(format string) Config {
@@ -66,7 +74,7 @@ func TestTimingsOnTheOpenAIRoutes(t *testing.T) {
 				v, _ := tm[k].(json.Number).Float64()
 				return v
 			}
-			if !ok || !within(num("prompt_ms"), tTTFT) || !within(num("predicted_ms"), (tOut-1)*tITL) || num("predicted_n") != tOut {
+			if !ok || !believable(num("prompt_ms"), num("predicted_ms")) || num("predicted_n") != tOut {
 				t.Errorf("%s %s: timings %v", format, where, tm)
 			}
 			if _, q := tm["queue_ms"]; q != (format == TimingsMock) {
@@ -98,7 +106,7 @@ func TestTimingsOnTheNativeRoutes(t *testing.T) {
 				resp := post(t, context.Background(), ts.URL+path, body)
 				defer resp.Body.Close()
 				q, p, d := read(resp)
-				if !within(p, tTTFT) || !within(d, (tOut-1)*tITL) {
+				if !believable(p, d) {
 					t.Errorf("%s: prefill %.2f, decode %.2f ms", path, p, d)
 				}
 				mu.Lock()
@@ -216,7 +224,7 @@ func TestSpansOverOTLP(t *testing.T) {
 	if hexID := hex.EncodeToString(sp.TraceId); hexID != trace || sp.Name != "llm_request" || id != "chatcmpl-"+trace {
 		t.Errorf("span %s %q, request id %q", hexID, sp.Name, id)
 	}
-	if !within(1000*attrs["gen_ai.latency.time_in_model_prefill"], tTTFT) || !within(1000*attrs["gen_ai.latency.time_in_model_decode"], (tOut-1)*tITL) ||
+	if !believable(1000*attrs["gen_ai.latency.time_in_model_prefill"], 1000*attrs["gen_ai.latency.time_in_model_decode"]) ||
 		attrs["gen_ai.latency.time_to_first_token"] < attrs["gen_ai.latency.time_in_model_prefill"] || attrs["gen_ai.latency.e2e"] <= 0 {
 		t.Errorf("attributes %v", attrs)
 	}
