@@ -220,32 +220,36 @@ func headerMs(h http.Header, key string) (float64, bool) {
 	return x, err == nil
 }
 
-// KoboldPerf is koboldcpp's GET /api/extra/perf: the times of its last
-// generation (last_process, the prompt; last_eval, the tokens after it;
-// seconds) and how many it made (total_gens), which tells whether the
-// last is the request just made.
+// KoboldPerf is koboldcpp's GET /api/extra/perf: the pace of its last
+// generation and how many it made (total_gens), which tells whether the
+// last is the request just made. koboldcpp gives its paces per token
+// (last_process: ms per prompt token; last_eval: ms per generated token,
+// of last_token_count tokens), so its decode is known (last_eval ×
+// last_token_count) and its prefill is not: it does not say how many
+// prompt tokens it processed.
 type KoboldPerf struct {
 	Timing metrics.ServerTiming
 	Gens   int64
 }
 
-// ParseKoboldPerf reads /api/extra/perf's body; a body without
-// last_process and last_eval is an error.
+// ParseKoboldPerf reads /api/extra/perf's body; a body without last_eval
+// and last_token_count is an error.
 func ParseKoboldPerf(b []byte) (KoboldPerf, error) {
 	var v struct {
-		LastProcess *float64 `json:"last_process"`
-		LastEval    *float64 `json:"last_eval"`
-		TotalGens   int64    `json:"total_gens"`
+		LastEval  *float64 `json:"last_eval"`
+		LastCount *float64 `json:"last_token_count"`
+		TotalGens int64    `json:"total_gens"`
 	}
 	if err := json.Unmarshal(b, &v); err != nil {
 		return KoboldPerf{}, fmt.Errorf("koboldcpp perf: %w", err)
 	}
-	if v.LastProcess == nil || v.LastEval == nil {
-		return KoboldPerf{}, errors.New("koboldcpp perf: no last_process and last_eval")
+	if v.LastEval == nil || v.LastCount == nil {
+		return KoboldPerf{}, errors.New("koboldcpp perf: no last_eval and last_token_count")
 	}
 	var p KoboldPerf
-	setDur(&p.Timing, metrics.ServerPrefill, *v.LastProcess, 1e9)
-	setDur(&p.Timing, metrics.ServerDecode, *v.LastEval, 1e9)
+	if *v.LastCount >= 0 {
+		setDur(&p.Timing, metrics.ServerDecode, *v.LastEval**v.LastCount, 1e6)
+	}
 	if p.Timing.Has != 0 {
 		p.Timing.Source = metrics.TimingKobold
 	}

@@ -136,15 +136,17 @@ func TestServerHeaders(t *testing.T) {
 	}
 }
 
-// koboldcpp's perf: its last generation's prompt and generation times.
+// koboldcpp 1.76's perf, as its gpttype_adapter.cpp computes it: paces
+// per token (ms), so the decode is the pace times the tokens, and the
+// prefill is unknown (the prompt's length is not given).
 func TestParseKoboldPerf(t *testing.T) {
 	t.Parallel()
-	p, err := ParseKoboldPerf([]byte(`{"last_process":0.35,"last_eval":1.2,"last_token_count":64,"last_seed":1,"total_gens":7,"stop_reason":1,"queue":0,"idle":1}`))
+	p, err := ParseKoboldPerf([]byte(`{"last_process": 0.24, "last_eval": 43.9, "last_token_count": 16, "last_seed": -1, "total_gens": 7, "stop_reason": 1, "total_img_gens": 0, "queue": 0, "idle": 1, "hordeexitcounter": -1, "uptime": 29.5, "idletime": 1.2, "quiet": false}`))
 	if err != nil || p.Gens != 7 || p.Timing != (metrics.ServerTiming{Source: metrics.TimingKobold,
-		Has: metrics.ServerPrefill | metrics.ServerDecode, Prefill: 350 * ms, Decode: 1200 * ms}) {
+		Has: metrics.ServerDecode, Decode: 702_400_000}) {
 		t.Errorf("%+v %v", p, err)
 	}
-	for _, bad := range []string{`{}`, `not json`, `{"last_process":"x"}`} {
+	for _, bad := range []string{`{}`, `not json`, `{"last_eval":"x","last_token_count":1}`} {
 		if _, err := ParseKoboldPerf([]byte(bad)); err == nil {
 			t.Errorf("%s: accepted", bad)
 		}
@@ -158,7 +160,7 @@ func FuzzServerTiming(f *testing.F) {
 		`{"choices":[],"timings":{"prompt_ms":13.931,"predicted_ms":18.868,"queue_ms":1e-3}}`,
 		`{"text":"a","meta_info":{"queue_time":0.01,"forward_entry_time":1.5,"prefill_finished_time":1.25,"request_received_ts":1,"request_finished_ts":3,"e2e_latency":2}}`,
 		`{"message":{"content":"a"},"done":true,"load_duration":-1,"prompt_eval_duration":1e30,"eval_duration":5,"total_duration":6}`,
-		`{"last_process":-0.5,"last_eval":1e300}`,
+		`{"last_process":-0.5,"last_eval":1e300,"last_token_count":3}`,
 	} {
 		f.Add([]byte(s))
 	}
