@@ -6,6 +6,7 @@ import (
 	"io"
 	"net/http"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/surgebench/surge/app/spec"
@@ -92,7 +93,10 @@ func koboldPerf(base string, headers http.Header) func(ctx context.Context, rec 
 	if err != nil {
 		return func(context.Context, *metrics.Record) {}
 	}
-	last := int64(-1)
+	// The count of generations at the last answer (one request at a time,
+	// but each on a goroutine of its own).
+	var last atomic.Int64
+	last.Store(-1)
 	return func(ctx context.Context, rec *metrics.Record) {
 		if rec.Server.Known() {
 			return // the response gave its own
@@ -118,10 +122,9 @@ func koboldPerf(base string, headers http.Header) func(ctx context.Context, rec 
 		}
 		// Its first answer, or one generation more than the last: this
 		// request's. Otherwise another client's or none: unknown.
-		if last < 0 || p.Gens == last+1 {
+		if prev := last.Swap(p.Gens); prev < 0 || p.Gens == prev+1 {
 			rec.Server = p.Timing
 		}
-		last = p.Gens
 	}
 }
 

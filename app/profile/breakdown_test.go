@@ -2,9 +2,13 @@ package profile
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"math"
 	"net"
+	"net/http"
+	"net/http/httptest"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -121,3 +125,42 @@ func TestBreakdownMatchesTheMock(t *testing.T) {
 }
 
 func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
+
+// --koboldcpp-perf asks koboldcpp's /api/extra/perf after each request,
+// one at a time: its decode is the pace per token times the tokens, and a
+// perf whose count of generations did not move by one (another client's,
+// or none) is not believed.
+func TestKoboldPerf(t *testing.T) {
+	mock := mockserver.New(mockserver.Config{})
+	var gens atomic.Int64
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path != "/api/extra/perf" {
+			if r.URL.Path == "/v1/chat/completions" && gens.Add(1) == 3 {
+				gens.Add(1) // another client's generation: the third's perf is not its own
+			}
+			mock.ServeHTTP(w, r)
+			return
+		}
+		fmt.Fprintf(w, `{"last_process": 0.5, "last_eval": 2.5, "last_token_count": 8, "total_gens": %d, "queue": 0, "idle": 1}`, gens.Load())
+	}))
+	defer srv.Close()
+	c := cmdline.Config{
+		Model: "mock", URLs: []string{srv.URL}, EndpointType: "chat", Concurrency: "1", RequestCount: 6, ISL: 16, OSL: 8,
+		UI: "none", ArtifactDir: t.TempDir(), Version: "test", Tokenizer: "builtin", NoGPUTelemetry: true, NoServerMetrics: true,
+		SkipPreflight: true, HistoryConfig: cmdline.HistoryConfig{NoHistory: true}, Grace: 5 * time.Second, Timeout: 10 * time.Second,
+		BreakdownConfig: cmdline.BreakdownConfig{KoboldPerf: true, MockTimings: "none"},
+	}
+	res, err := runConfig(context.Background(), c, io.Discard, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The third request's server said nothing believable: it has no
+	// breakdown.
+	d := res.Summary.TimeBreakdown.Parts[metrics.PartDecode]
+	if res.Summary.TimeBreakdown.Requests != 5 || d.Count != 5 || d.Source != "koboldcpp-perf" || math.Abs(d.P50-20) > 0.01 {
+		t.Errorf("decode: %d values from %s, p50 %v; want 5 of 20 ms (the third's perf was another's)", d.Count, d.Source, d.P50)
+	}
+	if p := res.Summary.TimeBreakdown.Parts[metrics.PartPrefill]; p.Count != 0 {
+		t.Errorf("prefill known: %+v (koboldcpp gives no prompt length)", p)
+	}
+}
