@@ -20,17 +20,30 @@ import (
 	"github.com/surgebench/surge/app/calibrate"
 	"github.com/surgebench/surge/app/cmdline"
 	apphistory "github.com/surgebench/surge/app/history"
+	"github.com/surgebench/surge/app/peers/guidellm"
+	"github.com/surgebench/surge/app/peers/inferenceperf"
+	"github.com/surgebench/surge/app/peers/vllmbench"
 	"github.com/surgebench/surge/app/profile"
 	"github.com/surgebench/surge/app/results"
 	"github.com/surgebench/surge/app/search"
 	"github.com/surgebench/surge/app/spec"
 	"github.com/surgebench/surge/datasets/tokenizer"
 	"github.com/surgebench/surge/examples/mockserver"
+	"github.com/surgebench/surge/internal/buildinfo"
 	"github.com/surgebench/surge/internal/outbound"
+	"github.com/surgebench/surge/internal/sanitize"
 )
 
-// version is set at build time with -ldflags "-X main.version=…".
-var version = "0.1.0-dev"
+// A release stamps its tag, commit and date at build time:
+// -ldflags "-X main.version=v1.2.0 -X main.commit=… -X main.date=…".
+// Any other build names what the toolchain recorded (buildinfo).
+var version, commit, date string
+
+// build is the running binary's identity; version its version, as the
+// exports and the user agent name it.
+var build = buildinfo.Read(version, commit, date)
+
+func init() { version = build.Version }
 
 func main() {
 	os.Exit(run(os.Args))
@@ -44,7 +57,7 @@ func run(args []string) int {
 	app := &cli.App{
 		Name:    "surge",
 		Usage:   "benchmark OpenAI-compatible LLM inference servers",
-		Version: version,
+		Version: build.String(),
 		Commands: []*cli.Command{
 			profileCommand(&code),
 			search.SearchCommand(version, &code),
@@ -55,6 +68,9 @@ func run(args []string) int {
 			results.CompareCommand(),
 			apphistory.Command(),
 			apphistory.TrendCommand(),
+			vllmbench.Command(version, &code),
+			guidellm.Command(version, &code),
+			inferenceperf.Command(version, &code),
 		},
 		OnUsageError: cmdline.OnUsageError,
 		// urfave/cli would os.Exit(3) for `surge help nosuch`; run returns
@@ -66,11 +82,17 @@ func run(args []string) int {
 		err = app.Run(args)
 	}
 	if err != nil {
-		fmt.Fprintln(os.Stderr, "surge:", err)
+		// An error may quote a server's answer or name a file: its control
+		// characters are shown escaped.
+		fmt.Fprintln(os.Stderr, "surge:", sanitize.Text(err.Error()))
 		var ue *cmdline.UsageError
 		var ec cli.ExitCoder // only urfave/cli's own: "No help topic for …"
-		if errors.As(err, &ue) || errors.As(err, &ec) {
+		var be *cmdline.BaselineError
+		switch {
+		case errors.As(err, &ue) || errors.As(err, &ec):
 			return cmdline.ExitUsage
+		case errors.As(err, &be):
+			return cmdline.ExitNoBaseline
 		}
 		if code == cmdline.ExitOK {
 			code = cmdline.ExitFailed
@@ -114,7 +136,7 @@ func calibrateCommand() *cli.Command {
 	itls := cli.NewStringSlice("10ms", "5ms", "2ms")
 	return &cli.Command{
 		Name:  "calibrate",
-		Usage: "find and keep the streaming load this machine can time honestly",
+		Usage: "find and keep the load this machine can time honestly",
 		Description: "Searches the streaming load this machine's client can time honestly (read delay p99 < 1 ms, ≤ 1% of\n" +
 			"first tokens read with the next) and keeps it, with the cores it measured with (GOMAXPROCS, CPUs),\n" +
 			"for run_info: a run on other cores is warned.",

@@ -170,6 +170,11 @@ type Record struct {
 	TokenNs         []int64
 	FirstContentNs  int64
 	ReasoningEvents int
+	// EventEnds holds, per TokenNs entry, how much of Text and
+	// ReasoningText the stream had carried once that event was read
+	// (EventEnd packs the two), so the shards can count the tokens each
+	// event carried (nil when unknown).
+	EventEnds []int64
 	// UsageChunks counts the text events whose chunk carried usage with a
 	// completion count (a server reporting usage on every chunk, as vLLM's
 	// continuous usage stats); MultiTokenChunks those among them whose
@@ -241,6 +246,10 @@ type Record struct {
 	// carried (its session's earlier turns and replies, then its own
 	// input): 0 when a part of it had no known length.
 	ContextTokens int
+	// UsageOverrun is the generator's warning that the response's usage
+	// said more completion tokens than its cap allowed: the collector gives
+	// it (once per run) only if it believes the usage.
+	UsageOverrun string
 	// RetryAfter is the server's Retry-After header on a 429/503.
 	RetryAfter string
 	// ConnectionRetries counts sends repeated on a fresh connection because

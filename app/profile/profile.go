@@ -8,7 +8,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net/http"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -24,6 +23,7 @@ import (
 	"github.com/surgebench/surge/datasets"
 	"github.com/surgebench/surge/datasets/tokenizer"
 	"github.com/surgebench/surge/examples/mockserver"
+	"github.com/surgebench/surge/internal/sanitize"
 	"github.com/surgebench/surge/loadgen"
 	"github.com/surgebench/surge/loadgen/calibrate"
 	"github.com/surgebench/surge/loadgen/cpuload"
@@ -72,11 +72,14 @@ const (
 // run then drains within the grace period and still writes every export.
 // The summary goes to out; notices and progress go to log.
 func Run(ctx context.Context, s *spec.Spec, out, log io.Writer) (*Result, error) {
+	start := time.Now()
 	res, err := runOnce(ctx, s, out, log)
 	if res != nil {
 		// After every export (a sweep's aggregate, the repeats' aggregate/):
-		// the history reads the run back from its folder.
-		remember(ctx, s, res.Dir, log)
+		// the history reads the run back from its folder, MLflow takes
+		// its files.
+		remember(ctx, s, res.Dir, res.Cancelled, log)
+		publish(ctx, s, res, start, log)
 	}
 	return res, err
 }
@@ -115,6 +118,8 @@ type prepared struct {
 	// the agentic replay's lanes (nil: none).
 	toolResults []string
 	replay      *loadgen.Replay
+	// limits bound each session's growth (agentic.go).
+	limits loadgen.SessionLimits
 }
 
 // Prepare resolves s into a plan. It starts nothing and writes nothing but
@@ -128,6 +133,10 @@ func Prepare(s *spec.Spec, log io.Writer) (*prepared, error) {
 // when ctx ends.
 func prepareCtx(ctx context.Context, s *spec.Spec, log io.Writer) (*prepared, error) {
 	p := &prepared{s: s, log: s.Logger(log)}
+	var err error
+	if p.limits, err = sessionLimits(s); err != nil {
+		return nil, err
+	}
 	for _, n := range s.Notes {
 		p.log.Notef("%s", n)
 	}
@@ -142,14 +151,19 @@ func prepareCtx(ctx context.Context, s *spec.Spec, log io.Writer) (*prepared, er
 	// Before the tokenizer: the model's own builds the prompts; before the
 	// preflight, whose request names it.
 	modelNote := p.modelFromServer(ctx, log)
-	if err := p.checkTarget(ctx, log); err != nil {
-		return nil, err
+	// A probe of a type whose bodies are the dataset's own (rankings
+	// passages, raw bodies) is the dataset's first request: it waits for
+	// the dataset.
+	ownBody := preflight.OwnBody(s.Endpoint.Kind)
+	if !ownBody {
+		if err := p.checkTarget(ctx, log, nil); err != nil {
+			return nil, err
+		}
 	}
 	if modelNote != "" {
 		fmt.Fprint(log, modelNote)
 	}
 	s = p.s
-	var err error
 	if p.builder, p.counter, p.tokSrc, err = loadTokenizer(ctx, &s.Tokenizer, p.log); err != nil {
 		return nil, err
 	}
@@ -168,6 +182,11 @@ func prepareCtx(ctx context.Context, s *spec.Spec, log io.Writer) (*prepared, er
 	}
 	if err := checkMedia(p.ds, s.Endpoint); err != nil {
 		return nil, err
+	}
+	if ownBody {
+		if err := p.checkTarget(ctx, log, p.firstTurn()); err != nil {
+			return nil, err
+		}
 	}
 	if err := checkBodies(p.ds, s.Endpoint); err != nil {
 		return nil, err
@@ -207,7 +226,9 @@ func prepareCtx(ctx context.Context, s *spec.Spec, log io.Writer) (*prepared, er
 
 // outcome is what executing a prepared run produced, for report.
 type outcome struct {
-	target     string
+	target string
+	// otel is run_info.otel (nil: no --otel-url).
+	otel       map[string]any
 	dir        string
 	start, end time.Time
 	summary    *metrics.Summary
@@ -241,7 +262,9 @@ type outcome struct {
 	// loopRequests and rejected are the tool loop's requests and the
 	// session starts an admission ceiling turned away.
 	loopRequests, rejected int64
-	errs                   []error // the UI's, the exports' and telemetry's
+	// replacedIDs counts the tool-call ids surge replaced.
+	replacedIDs int64
+	errs        []error // the UI's, the exports' and telemetry's
 	// breakdownNote is the console's line on the server's spans ("": no
 	// receiver).
 	breakdownNote string
@@ -275,7 +298,7 @@ func (p *prepared) execute(ctx context.Context, log io.Writer) (o *outcome, err 
 	}
 	cleanup = append(cleanup, stopTarget)
 	o.target = target
-	o.server, o.facts = probeServer(ctx, target, s.Request.Headers)
+	o.server, o.facts = probeServer(ctx, target, s.Request.Headers, p.log)
 
 	if o.dir == "" {
 		o.dir = filepath.Join("artifacts", p.artifactName()+p.shardDir())
@@ -338,9 +361,12 @@ func (p *prepared) execute(ctx context.Context, log io.Writer) (o *outcome, err 
 	}
 	if p.counter != nil {
 		colOpts = append(colOpts, metrics.WithTokenizer(p.counter))
-		if t := s.Tokenizer; p.tokSrc.Source != tokBuiltin && (!t.Explicit || t.Name == s.Target.Model()) {
-			// The model's own: a count that differs from the server's is
-			// not the tokenizer's doing.
+		if p.tokSrc.Source != tokBuiltin {
+			// The model's own (found by its name), or the one --tokenizer
+			// gave, which the user named as the model's: a count that
+			// differs from the server's is not the tokenizer's doing, and
+			// asking whether --tokenizer is the model's would doubt a
+			// choice the user made.
 			colOpts = append(colOpts, metrics.WithModelTokenizer())
 		}
 	}
@@ -364,9 +390,23 @@ func (p *prepared) execute(ctx context.Context, log io.Writer) (o *outcome, err 
 	}
 	colOpts = append(colOpts, p.live.sinks(clock)...)
 	colOpts = append(colOpts, bd.collectorOptions()...)
+	otel, err := p.startOTel(target, o.benchmarkID, o.start, logw)
+	if err != nil {
+		return nil, err
+	}
+	if otel != nil {
+		colOpts = append(colOpts, metrics.WithSink(otel.exp))
+		// Ends the exporter on every path; the run's own end sends the
+		// summary first (a second Close does nothing).
+		cleanup = append(cleanup, func() { otel.close(ctx, nil) })
+	}
 	col := metrics.NewCollector(colOpts...)
 	closeCol := sync.OnceValue(col.Close)
 	cleanup = append(cleanup, func() { closeCol() })
+	if otel != nil {
+		otel.attach(col)
+		cleanup = append(cleanup, otel.detach) // before the collector closes
+	}
 	cleanup = append(cleanup, logw.release)
 
 	ep := s.Endpoint
@@ -381,7 +421,7 @@ func (p *prepared) execute(ctx context.Context, log io.Writer) (o *outcome, err 
 		loadgen.WithHeaders(s.Request.Headers),
 		loadgen.WithRequestTimeout(s.Request.Timeout),
 		loadgen.WithGracePeriod(s.Request.Grace),
-		loadgen.WithClient(&http.Client{Transport: tr}),
+		loadgen.WithTransport(tr),
 		loadgen.WithBodySink(folders),
 		loadgen.WithSecrets(s.Secrets...),
 		loadgen.WithTimestamps(s.Request.Timestamps),
@@ -483,14 +523,23 @@ func (p *prepared) execute(ctx context.Context, log io.Writer) (o *outcome, err 
 	o.serverExport = tel.col.ServerExport()
 	o.runTokens, o.runTokensOK = tel.col.RunTokenTotals()
 	bd.awaitSpans(ctx, col, logw)
+	if otel != nil {
+		otel.detach()
+	}
 	o.summary = closeCol()
 	o.breakdownNote = bd.consoleNote(o.summary)
+	if otel != nil {
+		// After the last record, before the exports: run_info says what
+		// the collector got.
+		st := otel.close(ctx, o.summary)
+		o.otel = otelInfo(s.Backends.OTel, st)
+	}
 	netInfo, netErr := adjustForNetwork(s, probe, o.summary, logw)
 	o.network = netInfo
 	o.state = col.State()
 	o.state.Origin = o.start
 	o.clockDrift = gen.ClockDrift()
-	o.loopRequests, o.rejected = gen.ToolLoopRequests(), gen.RejectedSessions()
+	o.loopRequests, o.rejected, o.replacedIDs = gen.ToolLoopRequests(), gen.RejectedSessions(), gen.ReplacedToolCallIDs()
 	logw.release()
 	o.end = time.Now()
 	o.gcCycles = heapfloor.Cycles() - gcBefore
@@ -551,6 +600,9 @@ func (p *prepared) report(o *outcome, out io.Writer) (*Result, error) {
 	if o.late > lateWarnAfter {
 		o.summary.Warnings = append(o.summary.Warnings, p.lateWarning(o.late))
 	}
+	if w := goneWarning(p.preflight, o.summary, o.start); w != "" {
+		o.summary.Warnings = append(o.summary.Warnings, w)
+	}
 	if n := o.summary.Redirects(); n > 0 {
 		o.summary.Warnings = append(o.summary.Warnings, redirectWarning(n, s.Request.FollowRedirects))
 	}
@@ -596,9 +648,12 @@ func (p *prepared) report(o *outcome, out io.Writer) (*Result, error) {
 	if o.runErr != nil && !aborted {
 		errs = append(errs, o.runErr)
 	}
+	if o.otel != nil {
+		run.RunInfo.(map[string]any)["otel"] = o.otel
+	}
 	if o.facts != nil {
 		run.RunInfo.(map[string]any)["server"] = o.facts
-		p.log.Debugf("the server says: %s", o.facts)
+		p.log.Debugf("the server says: %s", sanitize.Line(o.facts.String()))
 	}
 	historyInfo(s, run.RunInfo.(map[string]any))
 	capCost := p.live.capacityCost(s.CostPerHour, o.summary)
@@ -793,7 +848,14 @@ func startTarget(ctx context.Context, s *spec.Spec, log io.Writer, tune ...func(
 	}
 	fmt.Fprintf(log, "no --url given: benchmarking the embedded mock server at %s (TTFT %s + %s per prompt token, ITL %s%s)\n",
 		mock.URL(), mockserver.DefaultTTFT, mockserver.DefaultPrefillPerToken, mockserver.DefaultITL, mockMediaLine(t))
-	return mock.URL(), func() { _ = mock.Close(context.Background()) }, nil
+	return mock.URL(), func() {
+		// Bounded: net/http's Shutdown waits 5 s on a connection a client
+		// opened and sent nothing on (a request cancelled as it dialled,
+		// the preflight's reachability dial); what is left is closed.
+		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+		defer cancel()
+		_ = mock.Close(ctx)
+	}, nil
 }
 
 // Report writes the summary exports, prints the console summary (opts:

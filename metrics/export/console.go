@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/surgebench/surge/internal/sanitize"
 	"github.com/surgebench/surge/metrics"
 )
 
@@ -99,7 +100,14 @@ func Console(w io.Writer, title string, s *metrics.Summary, opts ...ConsoleOptio
 		if s.InputTokenSource != "" {
 			fmt.Fprintf(lines, " (output), %s (input); the token throughputs use these", s.InputTokenSource)
 		}
+		if d := s.UsageDistrust; d != nil {
+			fmt.Fprintf(lines, "; the server's usage not believed (%s)", d.Sign)
+		}
 		fmt.Fprintln(lines)
+	}
+	if t := s.TokensPerEvent; t != nil {
+		fmt.Fprintf(lines, "Inter token latency: the server's delivery cadence (tokens came in batches: %.2f an event, the first event %.0f%% of an answer)\n",
+			t.Mean, 100*t.FirstShare)
 	}
 	consoleInputCounts(lines, s, o.beside)
 	if s.TimestampSource != "" {
@@ -124,7 +132,7 @@ func Console(w io.Writer, title string, s *metrics.Summary, opts ...ConsoleOptio
 	if len(s.Errors) > 0 {
 		fmt.Fprintln(lines, "\nErrors:")
 		for _, e := range s.Errors {
-			io.WriteString(w, Wrap(fmt.Sprintf("  %6d × %s", e.Count, describe(e.Details)), width, 11))
+			io.WriteString(w, Wrap(fmt.Sprintf("  %6d × %s", e.Count, sanitize.Line(describe(e.Details))), width, 11))
 		}
 		if n := s.ClientSideErrors(); n > 0 {
 			fmt.Fprintf(lines, "  %d of these failed on the client's side (out of file descriptors), not the server's\n", n)
