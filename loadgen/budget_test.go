@@ -105,7 +105,12 @@ var chatBudget = budget{
 	// The event ends beside the token times (8 B a token, in their one
 	// allocation) and the record's values' tokens per event (64 B): what
 	// each event carried, for a server that batches its tokens (issue 55).
-	allocsPerRequest: 70, bytesPerRequest: 7<<10 + budgetTokens*8 + 64, goroutinesPerRequest: 0.1, clockPerRequest: 15,
+	// The server's account of the request in the record (48 B: the record
+	// to its next size class, 128 B), the traceparent that carries the
+	// request id (32 B more than the id alone) and the trace's slots for
+	// the two headers' values (32 B), which spare the headers' own
+	// allocations (issue 54).
+	allocsPerRequest: 66, bytesPerRequest: 7<<10 + budgetTokens*8 + 64 + 192, goroutinesPerRequest: 0.1, clockPerRequest: 15,
 	recorderPerRequest: 3,
 }
 
