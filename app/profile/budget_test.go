@@ -69,7 +69,7 @@ var runBudgetCases = []runBudgetCase{
 	// attributes' messages and strings); the shard joins each record to
 	// its span by trace id, or parks it until the span comes.
 	{name: "OTLP receiver", mock: []string{"--otlp-endpoint", "http://" + budgetReceiver + "/v1/traces"},
-		cfg: func(c *cmdline.Config) { c.OTLPReceiver, c.OTLPWait = budgetReceiver, 10*time.Second },
+		cfg:    func(c *cmdline.Config) { c.OTLPReceiver, c.OTLPWait = budgetReceiver, 10*time.Second },
 		budget: runBudget{allocsPerRequest: 190, goroutinesPerRequest: 1.1, allocsPerToken: 0.05, goroutinesPerToken: 0.01}},
 	// --otel-url, at the mock (which answers 404: the exporter does all
 	// its work, in this process). The shard copies each record into the

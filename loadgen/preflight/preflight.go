@@ -560,7 +560,10 @@ func read(ctx context.Context, resp *http.Response, ep *endpoint.Endpoint, r *Re
 	dec := ep.NewDecoder()
 	var out endpoint.Output
 	a := &answer{completed: -1, usage: NotKnown}
-	if !strings.HasPrefix(strings.ToLower(resp.Header.Get("Content-Type")), "text/event-stream") {
+	ct := strings.ToLower(resp.Header.Get("Content-Type"))
+	// Ollama's native API streams newline-delimited JSON.
+	lines := ep.Info().Lines && (strings.HasPrefix(ct, "application/x-ndjson") || strings.HasPrefix(ct, "application/ndjson"))
+	if !strings.HasPrefix(ct, "text/event-stream") && !lines {
 		b, err := outbound.ReadBody(ctx, resp, maxProbeBody, "its answer")
 		var tl *bounded.TooLargeError
 		switch {
@@ -585,7 +588,11 @@ func read(ctx context.Context, resp *http.Response, ep *endpoint.Endpoint, r *Re
 		meta(b, r)
 		return a, nil
 	}
-	rd := sse.NewReader(resp.Body, nil, sse.MaxEventSize(maxProbeBody))
+	opts := []sse.Option{sse.MaxEventSize(maxProbeBody)}
+	if lines {
+		opts = append(opts, sse.Lines())
+	}
+	rd := sse.NewReader(resp.Body, nil, opts...)
 	first := true
 	for {
 		ev, err := rd.Next()
