@@ -197,6 +197,8 @@ func mockServerCommand() *cli.Command {
 			&cli.IntFlag{Name: "output-tokens", Value: 128, Usage: "output length when a request sets no max_tokens", Destination: &mc.DefaultOutputTokens},
 			&cli.IntFlag{Name: "tokens-per-chunk", Value: 1, Usage: "tokens per SSE event", Destination: &mc.TokensPerChunk},
 			&cli.IntFlag{Name: "max-running", Usage: "requests served at once; more wait in a queue (0: no limit)", Destination: &mc.MaxRunning},
+			&cli.StringFlag{Name: "server-timings", Value: "none", Usage: "how the OpenAI routes report the mock's own queue, prefill and decode: none (as vLLM), llamacpp (llama.cpp's timings), mock (timings with the queue); its native TGI, SGLang and Ollama routes report theirs always", Destination: &mc.Timings},
+			&cli.StringFlag{Name: "otlp-endpoint", Usage: "send a span per request, in vLLM's shape, to this OTLP/HTTP traces URL (surge profile --otlp-receiver's)", Destination: &mc.OTLPEndpoint},
 			&cli.StringFlag{Name: "model", Value: "mock", Usage: "model name /v1/models reports", Destination: &mc.Model},
 			&cli.Uint64Flag{Name: "seed", Usage: "seed for injected errors", Destination: &mc.Seed},
 			&cli.Float64Flag{Name: "stream-error-rate", Usage: "fraction of streamed requests that fail inside their stream (after a 200), in --stream-error-shape's way", Destination: &mc.StreamErrorRate},
@@ -232,6 +234,12 @@ func mockServerCommand() *cli.Command {
 				if !(r.v >= 0 && r.v <= 1) {
 					return &cmdline.UsageError{Err: fmt.Errorf("%s must be between 0 and 1, got %g", r.flag, r.v)}
 				}
+			}
+			if !slices.Contains(mockserver.TimingsFormats, mc.Timings) {
+				return &cmdline.UsageError{Err: fmt.Errorf("--server-timings %q: want one of %s", mc.Timings, strings.Join(mockserver.TimingsFormats, ", "))}
+			}
+			if err := mc.Validate(); err != nil && mc.OTLPEndpoint != "" && strings.Contains(err.Error(), "OTLPEndpoint") {
+				return &cmdline.UsageError{Err: fmt.Errorf("--otlp-endpoint %q: want an http(s) URL", mc.OTLPEndpoint)}
 			}
 			if mc.MaxModelLen < 0 {
 				return &cmdline.UsageError{Err: fmt.Errorf("--max-model-len must not be negative, got %d", mc.MaxModelLen)}

@@ -29,9 +29,11 @@ func init() {
 				// The signature, once a request: the body's hash in hex,
 				// the canonical request, the string to sign and the
 				// headers it sets (the AWS SDK signer's own work; its
-				// signing key is cached by day, region and service).
-				b.allocsPerRequest += 50
-				b.bytesPerRequest += 4 << 10
+				// signing key is cached by day, region and service),
+				// the traceparent among the headers it signs and sets
+				// again (issue 54).
+				b.allocsPerRequest += 52
+				b.bytesPerRequest += 4<<10 + 512
 			})},
 		budgetCase{name: "bedrock converse stream", kind: endpoint.BedrockConverse, maxTokens: budgetTokens, budget: chatBudget},
 	)

@@ -76,24 +76,27 @@ type Stage struct {
 // Generator runs stages against one endpoint.
 type Generator struct {
 	// endStage ends the profile stage issuing now (EndStage).
-	endStage  atomic.Pointer[context.CancelFunc]
-	urls      []string // request i goes to urls[i mod len]
-	more      []string // WithTargets' servers, resolved by New
-	ep        *endpoint.Endpoint
-	ds        *datasets.Dataset
-	plan      *turnTable // the dataset's turn counts, for planning
-	col       Recorder
-	transport http.RoundTripper
-	client    *http.Client
-	fresh     *http.Client // client without keep-alives, for connection retries
-	headers   http.Header
-	timeout   time.Duration
-	grace     time.Duration
-	hardStop  context.Context // done: in-flight requests are cancelled at once (nil: never)
-	bodies    BodySink
-	raw       bool // capture requests and responses (WithRawCapture)
-	chatISL   bool // records carry the chat messages (WithChatMessages)
-	onWarn    func(msg string)
+	endStage atomic.Pointer[context.CancelFunc]
+	urls     []string // request i goes to urls[i mod len]
+	// afterResponse sees each successful record before the Recorder
+	// (WithAfterResponse; nil: none).
+	afterResponse func(ctx context.Context, rec *metrics.Record)
+	more          []string // WithTargets' servers, resolved by New
+	ep            *endpoint.Endpoint
+	ds            *datasets.Dataset
+	plan          *turnTable // the dataset's turn counts, for planning
+	col           Recorder
+	transport     http.RoundTripper
+	client        *http.Client
+	fresh         *http.Client // client without keep-alives, for connection retries
+	headers       http.Header
+	timeout       time.Duration
+	grace         time.Duration
+	hardStop      context.Context // done: in-flight requests are cancelled at once (nil: never)
+	bodies        BodySink
+	raw           bool // capture requests and responses (WithRawCapture)
+	chatISL       bool // records carry the chat messages (WithChatMessages)
+	onWarn        func(msg string)
 	// overran is set once a response ran past its output cap (warned).
 	overran atomic.Bool
 	secrets []string
@@ -252,6 +255,15 @@ func WithSecrets(secrets ...string) Option {
 // AIPerf's --url list does: request i (warmup included) goes to the i-th
 // of New's base followed by these, modulo their number.
 func WithTargets(bases ...string) Option { return func(g *Generator) { g.more = bases } }
+
+// WithAfterResponse calls f with each successful request's record once
+// its response ended, on the request's goroutine, before the record goes
+// to the Recorder: a server whose account of the request is asked apart
+// (koboldcpp's /api/extra/perf, one request at a time) fills
+// rec.Server there. f may take its time: the request's slot is held.
+func WithAfterResponse(f func(ctx context.Context, rec *metrics.Record)) Option {
+	return func(g *Generator) { g.afterResponse = f }
+}
 
 // WithStart sets the run's time origin (default: when New is called); the
 // collector must use the same clock.

@@ -112,6 +112,9 @@ func (g *Generator) sessionRun(ctx context.Context, conv *datasets.Conversation,
 		} else {
 			sofar = -1
 		}
+		if g.afterResponse != nil && rec.Err == nil {
+			g.afterResponse(ctx, rec)
+		}
 		g.redact(rec)
 		failed := rec.Err != nil
 		// A cancellation on purpose is not the server's failure.
@@ -302,8 +305,9 @@ func Sleep(ctx context.Context, d time.Duration) bool {
 // cancelAfter, when ≥ 0, cancels the request that long after it was sent.
 func (g *Generator) do(ctx context.Context, conv *datasets.Conversation, session int64, ti, seq int, history []endpoint.Message, turn *datasets.Turn, phase metrics.Phase, stage int, intended int64, body []byte, cancelAfter time.Duration) *metrics.Record {
 	idx := g.nextIndex.Add(1) - 1
+	rid, traceparent := requestIDs()
 	rec := &metrics.Record{
-		Index: idx, RequestID: requestID(), ConversationID: conv.ID, TurnIndex: ti,
+		Index: idx, RequestID: rid, ConversationID: conv.ID, TurnIndex: ti,
 		Phase: phase, Stage: stage, IntendedNs: intended,
 		InputTokens: turn.InputTokens, Streamed: g.ep.Streams(), RequestedOSL: turn.MaxTokens,
 	}
@@ -373,10 +377,19 @@ func (g *Generator) do(ctx context.Context, conv *datasets.Conversation, session
 	}
 	g.ep.SetHeaders(req.Header)
 	g.setSessionHeader(ctx, req.Header)
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("X-Request-ID", rec.RequestID)
+	req.Header[hdrContentType] = jsonContentType
+	// The request id, and the W3C trace context whose trace id is the
+	// request id, so a server that traces (vLLM's OTLP spans) names the
+	// request in its span. Their value slices live in the request's
+	// trace: no allocation of their own. A user's own traceparent (-H)
+	// is kept.
+	tr.hdrs[0], tr.hdrs[1] = rec.RequestID, traceparent
+	req.Header[hdrRequestID] = tr.hdrs[0:1:1]
+	if _, own := req.Header[hdrTraceparent]; !own {
+		req.Header[hdrTraceparent] = tr.hdrs[1:2:2]
+	}
 	if g.ep.Streams() {
-		req.Header.Set("Accept", "text/event-stream")
+		req.Header[hdrAccept] = acceptEventStream
 	}
 	if !g.authorize(req, body, rec) {
 		return rec
@@ -402,6 +415,9 @@ func (g *Generator) do(ctx context.Context, conv *datasets.Conversation, session
 	if rec.Raw != nil {
 		rec.Raw.Status, rec.Raw.ContentType = resp.StatusCode, resp.Header.Get("Content-Type")
 	}
+	// A server that times a whole body says so in its headers (TGI's); a
+	// body's own account (read below) takes their place.
+	rec.Server = endpoint.ServerHeaders(resp.Header)
 	if resp.StatusCode != http.StatusOK {
 		b := bounded.Head(resp.Body, maxErrorBody)
 		rec.EndNs = g.now()
@@ -508,6 +524,9 @@ func (g *Generator) readStream(rctx, ctx context.Context, body io.Reader, ct str
 			if d.Usage.Present {
 				rec.Usage = d.Usage
 			}
+			if d.Server.Has != 0 {
+				rec.Server = d.Server // Ollama's last line: done, with its durations
+			}
 			break
 		}
 		if perr != nil {
@@ -531,6 +550,9 @@ func (g *Generator) readStream(rctx, ctx context.Context, body io.Reader, ct str
 		}
 		if d.Usage.Present {
 			rec.Usage = d.Usage
+		}
+		if d.Server.Has != 0 {
+			rec.Server = d.Server // the last account a stream gave
 		}
 		finished = finished || d.Finished
 		// A tool-call delta is output like content (it is what the model
@@ -641,6 +663,9 @@ func (g *Generator) readWhole(rctx, ctx context.Context, resp *http.Response, re
 	}
 	rec.Streamed = false
 	rec.Usage = d.Usage
+	if d.Server.Has != 0 {
+		rec.Server = d.Server
+	}
 	rec.Text, rec.ReasoningText = string(out.Text), string(out.Reasoning)
 	g.toolCalls(rec, out)
 	if d.Content || d.Reasoning || d.ToolCall {
@@ -744,6 +769,43 @@ func requestID() string {
 	binary.LittleEndian.PutUint64(b[:8], rand.Uint64())
 	binary.LittleEndian.PutUint64(b[8:], rand.Uint64())
 	return hex.EncodeToString(b[:])
+}
+
+// The canonical names of the headers every request carries (set directly:
+// Header.Set would canonicalise, and allocate a value slice).
+const (
+	hdrRequestID   = "X-Request-Id"
+	hdrTraceparent = "Traceparent"
+	hdrContentType = "Content-Type"
+	hdrAccept      = "Accept"
+)
+
+// The fixed headers' values, one slice shared by every request (net/http
+// never writes into a request's header values; a Set replaces them).
+var (
+	jsonContentType   = []string{"application/json"}
+	acceptEventStream = []string{"text/event-stream"}
+)
+
+// requestIDs returns a request id (requestID's 128 random bits in hex) and
+// the W3C traceparent header that carries it as its trace id
+// ("00-<id>-<parent id>-01": version 0, sampled, the id's last 64 bits as
+// the parent span's id), made in one allocation: the id is a substring
+// of the header.
+func requestIDs() (id, traceparent string) {
+	var raw [16]byte
+	for raw == [16]byte{} { // an all-zero trace id is invalid
+		binary.LittleEndian.PutUint64(raw[:8], rand.Uint64())
+		binary.LittleEndian.PutUint64(raw[8:], rand.Uint64())
+	}
+	var b [55]byte
+	copy(b[:], "00-")
+	hex.Encode(b[3:35], raw[:])
+	b[35] = '-'
+	copy(b[36:52], b[19:35])
+	copy(b[52:], "-01")
+	tp := string(b[:])
+	return tp[3:35], tp
 }
 
 // overrunSlack is how far past its cap an answer may run before the

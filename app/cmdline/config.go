@@ -281,6 +281,8 @@ type Config struct {
 	ExportConfig
 	// AgenticConfig holds the agent workload's flags (agentic.go).
 	AgenticConfig
+	// BreakdownConfig holds the time breakdown's sources (breakdown.go).
+	BreakdownConfig
 	// HistoryConfig holds --history, --no-history, --history-label and
 	// --cost-per-hour (history.go).
 	HistoryConfig

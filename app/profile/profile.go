@@ -281,6 +281,9 @@ type outcome struct {
 	// replacedIDs counts the tool-call ids surge replaced.
 	replacedIDs int64
 	errs        []error // the UI's, the exports' and telemetry's
+	// breakdownNote is the console's line on the server's spans ("": no
+	// receiver).
+	breakdownNote string
 }
 
 // execute starts the target, the exports, the collector, telemetry and the
@@ -300,7 +303,12 @@ func (p *prepared) execute(ctx context.Context, log io.Writer) (o *outcome, err 
 	cleanup = append(cleanup, heapfloor.Hold(heapfloor.Default))
 	o.heapFloor = heapfloor.Active()
 
-	target, stopTarget, err := startTarget(ctx, s, log)
+	bd, err := startBreakdown(ctx, s, log)
+	if err != nil {
+		return nil, err
+	}
+	cleanup = append(cleanup, bd.stop)
+	target, stopTarget, err := startTarget(ctx, s, log, bd.mock)
 	if err != nil {
 		return nil, err
 	}
@@ -399,6 +407,7 @@ func (p *prepared) execute(ctx context.Context, log io.Writer) (o *outcome, err 
 		cleanup = append(cleanup, func() { _ = outputs.Close() }) // a run that stopped early
 	}
 	colOpts = append(colOpts, p.live.sinks(clock)...)
+	colOpts = append(colOpts, bd.collectorOptions()...)
 	otel, err := p.startOTel(target, o.benchmarkID, o.start, logw)
 	if err != nil {
 		return nil, err
@@ -475,6 +484,7 @@ func (p *prepared) execute(ctx context.Context, log io.Writer) (o *outcome, err 
 	genOpts = append(genOpts, edgeOptions(&s.Request)...)
 	genOpts = append(genOpts, loadControlOptions(s)...)
 	genOpts = append(genOpts, p.agenticOptions()...)
+	genOpts = append(genOpts, bd.generatorOptions(target)...)
 	checkFDLimit(s.Load.MaxConcurrency(), p.log, logw)
 	gen, err := loadgen.New(target, ep, p.ds, col, genOpts...)
 	if err != nil {
@@ -537,10 +547,12 @@ func (p *prepared) execute(ctx context.Context, log io.Writer) (o *outcome, err 
 	telData, telErr := tel.stop()
 	o.serverExport = tel.col.ServerExport()
 	o.runTokens, o.runTokensOK = tel.col.RunTokenTotals()
+	bd.awaitSpans(ctx, col, logw)
 	if otel != nil {
 		otel.detach()
 	}
 	o.summary = closeCol()
+	o.breakdownNote = bd.consoleNote(o.summary)
 	if otel != nil {
 		// After the last record, before the exports: run_info says what
 		// the collector got.
@@ -705,6 +717,9 @@ func (p *prepared) report(o *outcome, out io.Writer) (*Result, error) {
 	if n := sessionsEndedFirst(s, o.summary, len(p.plan.values), o.cancelled || aborted); n != "" {
 		opts = append(opts, export.Note(n))
 	}
+	if o.breakdownNote != "" {
+		opts = append(opts, export.Note(o.breakdownNote))
+	}
 	opts = append(opts, export.BesidePrompt(p.besidePrompt()...))
 	errs = append(errs, Report(out, o.dir, s.Exports.Files, title, o.summary, o.state, run, folders, opts...))
 	if s.Exports.Report || s.Exports.Plots {
@@ -833,7 +848,7 @@ func sessionsNeeded(s *spec.Spec) int {
 
 // startTarget returns the server to benchmark: --url, or the embedded
 // mock started on a free loopback port when --url is empty or "mock".
-func startTarget(ctx context.Context, s *spec.Spec, log io.Writer) (url string, stop func(), err error) {
+func startTarget(ctx context.Context, s *spec.Spec, log io.Writer, tune ...func(*mockserver.Config)) (url string, stop func(), err error) {
 	t := &s.Target
 	if !t.Mock {
 		return t.URL, func() {}, nil
@@ -849,6 +864,9 @@ func startTarget(ctx context.Context, s *spec.Spec, log io.Writer) (url string, 
 	cfg := mockserver.Config{TTFT: mockserver.DefaultTTFT, ITL: mockserver.DefaultITL, PrefillPerToken: mockserver.DefaultPrefillPerToken, Tokenizer: tok,
 		Model: t.Model(), PrefillPerImage: t.MockPrefillPerImage, PrefillPerAudioSecond: t.MockPrefillPerAudioSecond}
 	mockAgent(&cfg, &s.Agentic)
+	for _, f := range tune {
+		f(&cfg)
+	}
 	mock, err := mockserver.Start(context.WithoutCancel(ctx), "127.0.0.1:0", cfg)
 	if err != nil {
 		return "", nil, fmt.Errorf("starting the embedded mock server: %w", err)

@@ -51,6 +51,9 @@ type Spec struct {
 	// Agentic is the agent workload: tool loop, session arrivals, agentic
 	// replay, scenario (agentic.go).
 	Agentic Agentic
+	// Breakdown is the time breakdown's sources beyond the responses
+	// (breakdown.go).
+	Breakdown Breakdown
 	// History is where the finished run is remembered; CostPerHour is the
 	// server's price in US dollars an hour (0: not priced).
 	History     History
@@ -96,7 +99,7 @@ func Parse(c cmdline.Config) (*Spec, error) {
 	steps := []func(*Spec, *cmdline.Config) error{
 		parseLog, parseCloud, parseTarget, parseEndpointKind, parseBounds, parseRepeats, parseEdges, parseMedia,
 		parseShard, parseExports, parseHistory, parseBackends, parseRequest, parseTelemetry, parseUI, parseEndpoint, parseCloudHeaders, parseGoodput,
-		parseTokenizer, parseLoad, parseRateSeries, parseLoadControl, parseSharding, parseSweep, checkConvergenceSweep, parsePlan, parseDataset, parseTrace, parseSynthesis, parseHooks, parseAgentic, parseLive,
+		parseTokenizer, parseLoad, parseRateSeries, parseLoadControl, parseSharding, parseSweep, checkConvergenceSweep, parsePlan, parseDataset, parseTrace, parseSynthesis, parseHooks, parseAgentic, parseLive, parseBreakdown,
 	}
 	for _, step := range steps {
 		if err := step(s, &c); err != nil {

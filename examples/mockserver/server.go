@@ -56,6 +56,8 @@ type Server struct {
 	auth cloudAuth
 	// control counts the KV-cache resets and profiler calls (control.go).
 	control controlCounts
+	// spans exports a span per request (Config.OTLPEndpoint; nil: none).
+	spans *exporter
 }
 
 // New returns a server for cfg, with defaults filled in for zero fields
@@ -84,6 +86,9 @@ func New(cfg Config) *Server {
 	s.adm.max = cfg.MaxRunning
 	s.hub, _ = openHub(cfg.Hub) // Validate said why it cannot open
 	s.bufs.New = func() any { b := make([]byte, 0, 4096); return &b }
+	if cfg.OTLPEndpoint != "" {
+		s.spans = newExporter(cfg.OTLPEndpoint)
+	}
 	return s
 }
 
@@ -262,6 +267,7 @@ func (s *Server) serveCompletion(w http.ResponseWriter, r *http.Request, kind ap
 		arrival:    arrival,
 		wireAt:     wireArrival,
 		id:         r.Header.Get("X-Request-Id"),
+		admitted:   admitted,
 		first:      admitted.Add(s.cfg.TTFT + s.promptPrefill(uncached(req.PromptTokens, agent)) + s.mediaPrefill(&req.Media)),
 		out:        req.MaxTokens,
 		finish:     "length",
@@ -296,6 +302,7 @@ func (s *Server) serveCompletion(w http.ResponseWriter, r *http.Request, kind ap
 		return
 	}
 	s.prefill.leave(&g) // a whole body: its end was its first token
+	s.traced(&g, r, time.Now())
 	s.completed.Add(1)
 	if g.finish == "stop" {
 		s.finishStop.Add(1)
@@ -349,6 +356,10 @@ type generation struct {
 	// sent counts the tokens flushed.
 	prefilling bool
 	sent       int
+	// admitted is when the request left the queue; firstAt when its first
+	// token was flushed (zero: none was), for the mock's own account of
+	// its time (timings.go).
+	admitted, firstAt time.Time
 }
 
 // due is when token i is due: first + i*ITL, an absolute deadline.

@@ -77,8 +77,8 @@ func (s *Surface) valid() error {
 	switch {
 	case s.Name == "" || s.Args == nil:
 		return errors.New("a surface needs a Name and Args")
-	case s.Reads&(Server|File) == 0:
-		return errors.New("its Reads must include Server or File")
+	case s.Reads&(Server|File|Listens) == 0:
+		return errors.New("its Reads must include Server, File or Listens")
 	case s.Limit <= 0:
 		return errors.New("it needs a Limit: every size that comes from outside has a bound")
 	case len(s.Exit) == 0:
@@ -153,6 +153,14 @@ func runCase(t *testing.T, bin, cert string, s *Surface, c *Case) {
 		e.home = home
 		scheme, rest, _ := strings.Cut(e.URL, "://")
 		e.UserURL = scheme + "://user:" + e.Secret + "@" + rest
+	}
+	if s.Reads&Listens != 0 {
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		e.Listen = ln.Addr().String()
+		ln.Close() // the surface listens there
 	}
 	if s.Reads&File != 0 {
 		name := s.File
@@ -309,6 +317,15 @@ func (e *Env) run(t *testing.T, bin string, s *Surface, c *Case) *Outcome {
 		exited.Store(true)
 		done <- err
 	}()
+	attacked := make(chan struct{})
+	if e.client != nil {
+		go func() {
+			defer close(attacked)
+			e.attack(t, killAfter(s))
+		}()
+	} else {
+		close(attacked)
+	}
 	o := &Outcome{}
 	interrupt := c.Interrupt || c.Endless && s.Bound == 0
 	var arrived <-chan struct{}
@@ -370,6 +387,8 @@ wait:
 		}
 	}
 	o.Took = time.Since(start)
+	<-attacked
+	o.ClientSent, o.ClientStatus = e.clientSent.Load(), int(e.clientStatus.Load())
 	if o.Interrupted {
 		o.AfterSignal = time.Since(signalled)
 	}
@@ -474,6 +493,9 @@ func (e *Env) check(t *testing.T, s *Surface, c *Case, o *Outcome) {
 	}
 	if slack := s.Limit + 32<<20; o.Served > slack {
 		t.Errorf("read %s of one answer, past its %s limit", bounded.Bytes(o.Served), bounded.Bytes(s.Limit))
+	}
+	if c.Needs&Listens != 0 {
+		e.checkClient(t, s, c, o)
 	}
 	if c.Needs&ToolCalls != 0 && o.LargestRequest > s.Limit+1<<20 {
 		t.Errorf("sent a request of %s, past its %s limit", bounded.Bytes(o.LargestRequest), bounded.Bytes(s.Limit))

@@ -43,6 +43,12 @@ const (
 	BedrockConverse     Kind = "bedrock_converse"
 	BedrockInvoke       Kind = "bedrock_invoke"
 	Gemini              Kind = "gemini"
+	// SGLangGenerate is SGLang's native /generate and OllamaChat
+	// Ollama's native /api/chat: the APIs whose answers carry the
+	// server's account of the request's time (meta_info; the
+	// durations).
+	SGLangGenerate Kind = "sglang_generate"
+	OllamaChat     Kind = "ollama_chat"
 )
 
 // Info describes an endpoint type.
@@ -73,6 +79,9 @@ type Info struct {
 	// OpenAI chat content parts); a turn with media fails to build for
 	// the others.
 	Media bool
+	// Lines reports that the type streams newline-delimited JSON
+	// (application/x-ndjson: Ollama's), one event per line, not SSE.
+	Lines bool
 }
 
 // Format is one endpoint type's wire format.
@@ -129,6 +138,10 @@ type Delta struct {
 	// returned.
 	Items int
 	Usage metrics.Usage
+	// Server is the server's account of the request's time when the
+	// event or body carried one (llama.cpp's timings, SGLang's meta_info,
+	// Ollama's durations); Source is TimingUnknown otherwise.
+	Server metrics.ServerTiming
 	// Err is an error the server sent in the body or stream.
 	Err *metrics.Error
 }

@@ -19,7 +19,8 @@ func TestKindsAndPaths(t *testing.T) {
 		Embeddings: {"/v1/embeddings", "/v1/embeddings"}, ChatEmbeddings: {"/v1/embeddings", "/v1/embeddings"},
 		NIMEmbeddings: {"/v1/embeddings", "/v1/embeddings"}, CohereRankings: {"/v2/rerank", "/v2/rerank"},
 		HFTEIRankings: {"/rerank", "/rerank"}, NIMRankings: {"/v1/ranking", "/v1/ranking"},
-		HuggingFaceGenerate: {"/generate", "/generate_stream"}, Raw: {"/v1/chat/completions", "/v1/chat/completions"},
+		HuggingFaceGenerate: {"/generate", "/generate_stream"}, SGLangGenerate: {"/generate", "/generate"}, OllamaChat: {"/api/chat", "/api/chat"},
+		Raw:      {"/v1/chat/completions", "/v1/chat/completions"},
 		Template: {"", ""},
 		// The cloud APIs name the model (here "{model}", escaped) in the path.
 		BedrockConverse: {"/model/m%3A1/converse", "/model/m%3A1/converse-stream"},

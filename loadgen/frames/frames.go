@@ -2,7 +2,8 @@
 // events: the AWS event stream (application/vnd.amazon.eventstream:
 // Bedrock's ConverseStream and InvokeModelWithResponseStream, SageMaker's
 // InvokeEndpointWithResponseStream) and a JSON array whose elements come
-// one at a time (Gemini's streamGenerateContent without alt=sse). Its
+// one at a time (Gemini's streamGenerateContent without alt=sse); and
+// newline-delimited JSON (Ollama's native API) through sse's line mode. Its
 // readers hand out sse.Event values, so the generator and the preflight
 // read every framing with one loop, and they stamp them as sse.Reader
 // does: one clock reading per Read of the source that returns bytes, taken
@@ -173,7 +174,10 @@ func NewReaders(now func() int64, maxEvent int) *Readers {
 func (rs *Readers) Open(ct string, ep *endpoint.Endpoint, body io.Reader) (Reader, bool) {
 	switch Of(ct, ep) {
 	case SSE:
-		rs.sse.Reset(body)
+		rs.sse.ResetLines(body, false)
+		return rs.sse, true
+	case NDJSON:
+		rs.sse.ResetLines(body, true)
 		return rs.sse, true
 	case AWSEvents:
 		if rs.events == nil {
@@ -186,7 +190,7 @@ func (rs *Readers) Open(ct string, ep *endpoint.Endpoint, body io.Reader) (Reade
 			rs.payload = NewPayload(nil, rs.max)
 		}
 		rs.payload.Reset(body)
-		rs.sse.Reset(rs.payload)
+		rs.sse.ResetLines(rs.payload, false)
 		return rs.sse, true
 	case JSONArrayFraming:
 		if rs.array == nil {
@@ -228,6 +232,9 @@ const (
 	AWSPayload
 	// JSONArrayFraming is a JSON array of events.
 	JSONArrayFraming
+	// NDJSON is newline-delimited JSON, a line an event, for the types
+	// that stream it (Ollama's native API).
+	NDJSON
 )
 
 // Of is the framing of an answer of content type ct to a streamed
@@ -242,6 +249,8 @@ func Of(ct string, ep *endpoint.Endpoint) Framing {
 		return AWSEvents
 	case strings.EqualFold(mt, EventStreamType):
 		return AWSPayload
+	case ep.Info().Lines && (strings.EqualFold(mt, "application/x-ndjson") || strings.EqualFold(mt, "application/ndjson")):
+		return NDJSON
 	case ep.JSONArrayStream() && (strings.EqualFold(mt, "application/json") || strings.HasSuffix(strings.ToLower(mt), "+json")):
 		return JSONArrayFraming
 	}

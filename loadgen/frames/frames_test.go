@@ -308,6 +308,7 @@ func TestOfPicksTheFraming(t *testing.T) {
 	chat := &endpoint.Endpoint{Kind: endpoint.Chat}
 	bedrock := &endpoint.Endpoint{Kind: endpoint.BedrockConverse}
 	gemini := &endpoint.Endpoint{Kind: endpoint.Gemini}
+	ollama := &endpoint.Endpoint{Kind: endpoint.OllamaChat}
 	for _, tc := range []struct {
 		ct   string
 		ep   *endpoint.Endpoint
@@ -320,9 +321,47 @@ func TestOfPicksTheFraming(t *testing.T) {
 		{"application/json; charset=UTF-8", gemini, JSONArrayFraming},
 		{"application/json", chat, Whole},
 		{"text/html", gemini, Whole},
+		{"application/x-ndjson", ollama, NDJSON},
+		{"Application/NDJSON; charset=utf-8", ollama, NDJSON},
+		{"application/x-ndjson", chat, Whole},
+		{"application/json", ollama, Whole},
 	} {
 		if got := Of(tc.ct, tc.ep); got != tc.want {
 			t.Errorf("Of(%q, %s) = %d, want %d", tc.ct, tc.ep.Kind, got, tc.want)
+		}
+	}
+}
+
+// TestReadersSwitchBetweenLinesAndEvents: the pooled readers read an
+// Ollama line stream, then server-sent events, each as its own framing.
+func TestReadersSwitchBetweenLinesAndEvents(t *testing.T) {
+	t.Parallel()
+	rs := NewReaders(nil, 0)
+	ollama := &endpoint.Endpoint{Kind: endpoint.OllamaChat}
+	chat := &endpoint.Endpoint{Kind: endpoint.Chat}
+	for _, tc := range []struct {
+		ct, body string
+		ep       *endpoint.Endpoint
+		want     []string
+	}{
+		{"application/x-ndjson", "{\"a\":1}\n{\"done\":true}\n", ollama, []string{`{"a":1}`, `{"done":true}`}},
+		{"text/event-stream", "data: {\"b\":2}\n\ndata: [DONE]\n\n", chat, []string{`{"b":2}`, "[DONE]"}},
+		{"application/x-ndjson", "{\"c\":3}\n", ollama, []string{`{"c":3}`}},
+	} {
+		rd, ok := rs.Open(tc.ct, tc.ep, strings.NewReader(tc.body))
+		if !ok {
+			t.Fatalf("%s: no stream", tc.ct)
+		}
+		var got []string
+		for {
+			ev, err := rd.Next()
+			if err != nil {
+				break
+			}
+			got = append(got, string(ev.Data))
+		}
+		if strings.Join(got, "|") != strings.Join(tc.want, "|") {
+			t.Errorf("%s: read %q, want %q", tc.ct, got, tc.want)
 		}
 	}
 }
