@@ -234,12 +234,15 @@ DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION{gpu="0",UUID="GPU-1",device="nvidia0",model
 		"server metrics: " + missing.URL + "/metrics: HTTP 404 Not Found, skipped",
 		"server metrics: " + page.URL + "/metrics: not Prometheus text (Content-Type text/html), skipped",
 	}
-	if len(lg.lines) != len(want) {
-		t.Fatalf("logged %d lines, want %d:\n%s", len(lg.lines), len(want), strings.Join(lg.lines, "\n"))
+	// A healthy source that answers slowly on a loaded machine logs a note
+	// about its interval; that depends on the machine, not on the sources.
+	lines := slices.DeleteFunc(slices.Clone(lg.lines), func(l string) bool { return strings.Contains(l, " longer than the ") })
+	if len(lines) != len(want) {
+		t.Fatalf("logged %d lines, want %d:\n%s", len(lines), len(want), strings.Join(lg.lines, "\n"))
 	}
 	// Each source reports from its own goroutine: in any order.
 	for _, w := range want {
-		if !slices.ContainsFunc(lg.lines, func(l string) bool { return strings.HasPrefix(l, w) && strings.HasSuffix(l, ", skipped") }) {
+		if !slices.ContainsFunc(lines, func(l string) bool { return strings.HasPrefix(l, w) && strings.HasSuffix(l, ", skipped") }) {
 			t.Errorf("logs %q, want one %q…, skipped", lg.lines, w)
 		}
 	}
