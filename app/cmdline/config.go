@@ -279,6 +279,8 @@ type Config struct {
 	// HistoryConfig holds --history, --no-history, --history-label and
 	// --cost-per-hour (history.go).
 	HistoryConfig
+	// AdaptiveConfig holds AIPerf's --adaptive-* flags (adaptive.go).
+	AdaptiveConfig
 
 	UI        string // --ui
 	StdoutTTY bool   // whether stdout is a terminal (picks the default UI)

@@ -242,6 +242,7 @@ func init() {
 	options = append(options, hookOptions()...)
 	options = append(options, multiRunOptions()...)
 	options = append(options, networkOptions()...)
+	options = append(options, adaptiveOptions()...)
 }
 
 // plotted is output.auto_plot as input_config shows it: whether the run

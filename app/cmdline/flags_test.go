@@ -30,7 +30,10 @@ func TestFlagsFillTheConfig(t *testing.T) {
 		NumDatasetEntries: 100, CacheBust: "none", TextBatchSize: 1, SeedDrawn: true, Seed: def.Seed,
 		ImageFormat: "png", ImageSource: "noise", ImageSourceSampling: "random-with-replacement", ImageBatchSize: 1,
 		AudioFormat: "wav", AudioSampleRates: []string{"16"}, AudioDepths: []string{"16"}, AudioChannels: 1, AudioBatchSize: 1, SweepMode: "grid", NumProfileRuns: 1, ConfidenceLevel: 0.95,
-		AgenticConfig: AgenticConfig{ToolLoopRounds: 8, ToolResultTokens: 256, SessionArrivalPattern: "poisson", MockToolCallRate: 0.5}} // the seed is drawn: TestAIPerfDefaults
+		AgenticConfig: AgenticConfig{ToolLoopRounds: 8, ToolResultTokens: 256, SessionArrivalPattern: "poisson", MockToolCallRate: 0.5},
+		AdaptiveConfig: AdaptiveConfig{AdaptivePeriod: 30 * time.Second, AdaptiveMinCompleted: 1, AdaptiveStrategy: "ramp_until_fail",
+			AdaptiveStepPolicy: "sla_margin", AdaptiveBaseStep: 10, AdaptiveMaxMultiplier: 4, AdaptiveStepPercent: 25},
+	} // the seed is drawn: TestAIPerfDefaults
 	if d := cmp.Diff(want, def); d != "" {
 		t.Errorf("defaults (-want +got)\n%s", d)
 	}

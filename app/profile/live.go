@@ -65,6 +65,8 @@ type liveSession struct {
 	}
 	result *search.Result
 	pilot  *pilot // picks the start (nil: the start was given)
+	// adaptive is AIPerf's adaptive scale (nil: not one).
+	adaptive *adaptiveRun
 }
 
 // liveEligible says whether the plan can be steered: one profile stage of
@@ -91,9 +93,11 @@ func (p *prepared) prepareLive() (*liveSession, error) {
 		ls.precision.stages, ls.precision.last = map[int]stageReach{}, -1
 	}
 	// A shard's dashboard only watches: its keys would steer one host.
-	wantLive := lv.Search != nil || lv.ControlAddr != "" || s.UI == tui.ModeDashboard && s.Shard.Whole()
+	wantLive := lv.Search != nil || lv.Adaptive != nil || lv.ControlAddr != "" || s.UI == tui.ModeDashboard && s.Shard.Whole()
 	if wantLive && !p.liveEligible() {
 		switch {
+		case lv.Adaptive != nil:
+			return nil, cmdline.Usagef("--adaptive-scale steers one --concurrency or --request-rate: not a trace replayed on its own clock")
 		case lv.Search != nil:
 			return nil, cmdline.Usagef("surge search probes one --concurrency or --request-rate start value: no stage lists, ramps, traces or user-centric mode")
 		case lv.ControlAddr != "":
@@ -114,6 +118,9 @@ func (p *prepared) prepareLive() (*liveSession, error) {
 	sr := lv.Search
 	if sr != nil {
 		value = sr.Start
+	}
+	if ad := lv.Adaptive; ad != nil {
+		value = ad.Min
 	}
 	ctl, err := loadgen.NewController(mode, value)
 	if err != nil {
@@ -144,16 +151,30 @@ func (p *prepared) prepareLive() (*liveSession, error) {
 			ls.pilot = &pilot{}
 		}
 	}
+	if ad := lv.Adaptive; ad != nil {
+		// The ramp ends the run, or --benchmark-duration does (AIPerf's
+		// phase duration): no request count bounds it.
+		ls.adaptive = &adaptiveRun{a: ad}
+		ls.objectives = ad.Objectives
+		ls.live.Count = 0
+	}
 	return ls, nil
 }
 
-// start opens the control port (when asked for) and gives the prober its
-// view of the requests in flight.
+// start opens the control port (when asked for), gives the prober its
+// view of the requests in flight and opens adaptive scale's events in the
+// export folder dir.
 // Every request to the port must carry token ("": a random one, printed
 // here).
-func (ls *liveSession) start(ctx context.Context, addr, token string, inFlight func() int64, logw io.Writer) error {
+func (ls *liveSession) start(ctx context.Context, dir, addr, token string, inFlight func() int64, logw io.Writer) error {
 	if ls == nil || ls.ctl == nil {
 		return nil
+	}
+	if ls.adaptive != nil {
+		if err := ls.adaptive.open(dir); err != nil {
+			return err
+		}
+		return nil // it steers itself: no control port, no drain between windows
 	}
 	if ls.prober != nil {
 		ls.prober.InFlight = inFlight
@@ -195,7 +216,14 @@ func (ls *liveSession) sinks(clock func() int64) []metrics.Option {
 		return nil
 	}
 	var out []metrics.Option
-	if ls.objectives != nil {
+	if ad := ls.adaptive; ad != nil {
+		j := search.Judging{Objectives: ls.objectives, MinDuration: ad.a.Period, MaxDuration: ad.a.MaxWindow, MinRequests: ad.a.MinCompleted, Decisive: true}
+		ls.prober = search.NewLive(ls.ctl, j, clock)
+		ls.prober.NoKeepUp = true
+		ls.prober.OnUpdate = ad.onUpdate
+		ls.live.OnStage = ls.prober.OnStage
+		out = append(out, metrics.WithSink(ls.prober))
+	} else if ls.objectives != nil {
 		s := ls.search
 		ls.prober = search.NewLive(ls.ctl, search.Judging{Objectives: ls.objectives, MinDuration: s.MinProbe, MaxDuration: s.MaxProbe, Settle: s.Settle}, clock)
 		ls.prober.OnUpdate = func(pr search.Probe) {
@@ -272,6 +300,9 @@ func (ls *liveSession) frame(f tui.Frame) tui.Frame {
 // searchLine is the search's progress in one line: the phase, the
 // bracket, and the probe in progress with its verdict so far.
 func (ls *liveSession) searchLine() string {
+	if ls.adaptive != nil {
+		return ls.adaptive.line()
+	}
 	if ls.objectives == nil {
 		return ""
 	}
@@ -362,6 +393,9 @@ func (ls *liveSession) run(ctx context.Context, gen *loadgen.Generator, col *met
 	}
 	if ls.objectives == nil {
 		return gen.RunLive(ctx, ls.live)
+	}
+	if ls.adaptive != nil {
+		return ls.adaptive.run(ctx, ls, gen, logw)
 	}
 	if ls.pilot != nil {
 		start, err := ls.pilot.run(ctx, gen, ls.scfg.Min, logw)
@@ -542,6 +576,11 @@ func (ls *liveSession) annotate(s *metrics.Summary, info map[string]any) {
 		st := ls.ctl.State()
 		info["live_control"] = map[string]any{"mode": st.Mode, "final_value": st.Value, "changes": st.Changes}
 	}
+	if ls.adaptive != nil {
+		if a := ls.adaptive.info(); a != nil {
+			info["adaptive_scale"] = a
+		}
+	}
 	if r := ls.result; r != nil {
 		objs := make([]string, len(ls.objectives))
 		for i, o := range ls.objectives {
@@ -560,6 +599,9 @@ func (ls *liveSession) annotate(s *metrics.Summary, info map[string]any) {
 func (ls *liveSession) conclude(out io.Writer, s *metrics.Summary) error {
 	if ls == nil {
 		return nil
+	}
+	if ls.adaptive != nil {
+		ls.adaptive.conclude(out)
 	}
 	if r := ls.result; r != nil {
 		mode := ls.ctl.State().Mode

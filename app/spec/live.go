@@ -26,6 +26,9 @@ type Live struct {
 	Precision []metrics.Target
 	// Search, when set, makes the run a capacity search (surge search).
 	Search *Search
+	// Adaptive, when set, makes the run AIPerf's adaptive scale: a ramp
+	// while every SLA holds, then the boundary sustained (adaptive.go).
+	Adaptive *Adaptive
 }
 
 // Search is a capacity search: the highest load meeting Objectives.
