@@ -161,20 +161,22 @@ func (p *prepared) prepareLive() (*liveSession, error) {
 	return ls, nil
 }
 
-// start opens the control port (when asked for), gives the prober its
-// view of the requests in flight and opens adaptive scale's events in the
-// export folder dir.
-// Every request to the port must carry token ("": a random one, printed
-// here).
-func (ls *liveSession) start(ctx context.Context, dir, addr, token string, inFlight func() int64, logw io.Writer) error {
-	if ls == nil || ls.ctl == nil {
+// openFiles opens adaptive scale's events in the export folder dir (a
+// run that is not one has none).
+func (ls *liveSession) openFiles(dir string) error {
+	if ls == nil || ls.adaptive == nil {
 		return nil
 	}
-	if ls.adaptive != nil {
-		if err := ls.adaptive.open(dir); err != nil {
-			return err
-		}
-		return nil // it steers itself: no control port, no drain between windows
+	return ls.adaptive.open(dir)
+}
+
+// start opens the control port (when asked for) and gives the prober its
+// view of the requests in flight.
+// Every request to the port must carry token ("": a random one, printed
+// here).
+func (ls *liveSession) start(ctx context.Context, addr, token string, inFlight func() int64, logw io.Writer) error {
+	if ls == nil || ls.ctl == nil || ls.adaptive != nil {
+		return nil // adaptive scale steers itself: no control port, no drain between windows
 	}
 	if ls.prober != nil {
 		ls.prober.InFlight = inFlight

@@ -433,7 +433,10 @@ func (p *prepared) execute(ctx context.Context, log io.Writer) (o *outcome, err 
 
 	interrupt := p.interrupts(stopIssuing, abort, func() int64 { return col.Snapshot().InFlight }, logw)
 	defer interrupt.release()
-	if err := p.live.start(ctx, o.dir, s.Live.ControlAddr, s.Live.ControlToken, func() int64 { return col.Snapshot().InFlight }, logw); err != nil {
+	if err := p.live.openFiles(o.dir); err != nil {
+		return nil, err
+	}
+	if err := p.live.start(ctx, s.Live.ControlAddr, s.Live.ControlToken, func() int64 { return col.Snapshot().InFlight }, logw); err != nil {
 		return nil, err
 	}
 	info := tui.Info{Model: s.ModelLabel(), URL: cmdline.RedactURL(target), Endpoint: string(ep.Kind), Mode: p.plan.mode,

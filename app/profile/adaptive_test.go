@@ -1,0 +1,73 @@
+package profile
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/surgebench/surge/app/internal/apptest"
+)
+
+// TestAdaptiveScaleFindsMaxRunning: against a mock serving 4 requests at
+// a time (each 50 + 15 × 10 = 200 ms), a ramp of one slot a window under
+// a p95 TTFT SLA of 90 ms passes 1 to 4 and fails at 5 (a request then
+// waits a quarter of a service for a slot: TTFT ≥ 100 ms), holds the
+// boundary and writes AIPerf's two files. A machine busy enough to slow
+// the client's reading may fail 4 too: the boundary is then 3.
+func TestAdaptiveScaleFindsMaxRunning(t *testing.T) {
+	if testing.Short() {
+		t.Skip("an adaptive scale takes about fifteen seconds")
+	}
+	t.Parallel()
+	dir := t.TempDir()
+	c := apptest.RunConfig(startMock(t, 4), dir)
+	c.Concurrency, c.OSL, c.RequestCount = "8", 16, 0
+	c.Duration = 90 * time.Second
+	c.Adaptive, c.AdaptiveSustain, c.AdaptivePeriod = true, 2*time.Second, time.Second
+	c.AdaptiveSLA = []string{"time_to_first_token:p95:le:90"}
+	c.AdaptiveStepPolicy, c.AdaptiveBaseStep, c.AdaptiveMaxMultiplier, c.AdaptiveStepPercent = "sla_margin", 1, 1, 25
+	var out, log bytes.Buffer
+	if _, err := runConfig(context.Background(), c, &out, &log); err != nil {
+		t.Fatalf("%v\n%s\n%s", err, out.String(), log.String())
+	}
+	info := apptest.ReadExport(t, dir)["run_info"].(map[string]any)["adaptive_scale"].(map[string]any)
+	capacity := info["capacity"].(map[string]any)
+	value, upper := capacity["value"].(float64), capacity["upper"].(float64)
+	if value < 3 || value > 4 || upper != value+1 || capacity["found"] != true || info["status"] != "completed" {
+		t.Errorf("capacity %v, upper %v, status %v: want 4 (or 3 on a busy machine) and the next value failing\n%s", value, upper, info["status"], out.String())
+	}
+	if !strings.Contains(out.String(), "capacity: "+num(value)+" concurrent requests (held every SLA; "+num(upper)+" failed)") {
+		t.Errorf("console does not give the capacity:\n%s", out.String())
+	}
+	var events []string
+	for _, e := range apptest.JSONLines(t, filepath.Join(dir, AdaptiveEventsFile)) {
+		events = append(events, e["event"].(string))
+		if e["schema_version"] != float64(2) || e["control_variable"] != "concurrency" {
+			t.Errorf("event %v", e)
+		}
+	}
+	for _, want := range []string{"adaptive_phase_started", "adaptive_window", "adaptive_decision", "boundary_discovered", "sustain_started", "adaptive_complete"} {
+		if !slices.Contains(events, want) {
+			t.Errorf("no %s event in %v", want, events)
+		}
+	}
+	b, err := os.ReadFile(filepath.Join(dir, AdaptiveSummaryFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var sum map[string]any
+	if err := json.Unmarshal(b, &sum); err != nil {
+		t.Fatal(err)
+	}
+	if sum["boundary_value"] != value || sum["first_failing_value"] != upper || sum["completed_reason"] != "sustain_duration_completed" ||
+		sum["sustain_passed_windows"].(float64) < 1 || len(sum["candidates"].([]any)) < 5 {
+		t.Errorf("summary %v", sum)
+	}
+}
+
