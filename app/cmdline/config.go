@@ -281,6 +281,9 @@ type Config struct {
 	HistoryConfig
 	// AdaptiveConfig holds AIPerf's --adaptive-* flags (adaptive.go).
 	AdaptiveConfig
+	// RecipeConfig holds AIPerf's --search-recipe and its flags
+	// (recipes.go).
+	RecipeConfig
 
 	UI        string // --ui
 	StdoutTTY bool   // whether stdout is a terminal (picks the default UI)

@@ -243,6 +243,7 @@ func init() {
 	options = append(options, multiRunOptions()...)
 	options = append(options, networkOptions()...)
 	options = append(options, adaptiveOptions()...)
+	options = append(options, recipeOptions()...)
 }
 
 // plotted is output.auto_plot as input_config shows it: whether the run

@@ -71,3 +71,48 @@ func TestAdaptiveScaleFindsMaxRunning(t *testing.T) {
 	}
 }
 
+
+// TestRecipeSearchFindsMaxRunning: AIPerf's max-concurrency-under-sla
+// with --ttft-sla-ms runs as surge's capacity search against the same
+// mock and writes AIPerf's search_history.json with its boundary.
+func TestRecipeSearchFindsMaxRunning(t *testing.T) {
+	if testing.Short() {
+		t.Skip("a capacity search takes about fifteen seconds")
+	}
+	t.Parallel()
+	dir := t.TempDir()
+	c := apptest.RunConfig(startMock(t, 4), dir)
+	c.Concurrency, c.OSL, c.RequestCount = "", 16, 0
+	c.SearchRecipe, c.SearchStyle, c.TTFTSLA, c.ConcurrencyMax = "max-concurrency-under-sla", "monotonic", "90", "16"
+	var out, log bytes.Buffer
+	if _, err := runConfig(context.Background(), c, &out, &log); err != nil {
+		t.Fatalf("%v\n%s\n%s", err, out.String(), log.String())
+	}
+	b, err := os.ReadFile(filepath.Join(dir, SearchHistoryFile))
+	if err != nil {
+		t.Fatalf("%v\n%s", err, out.String())
+	}
+	var h struct {
+		Recipe   string `json:"recipe"`
+		Boundary struct {
+			FeasibleMax   struct{ Value float64 } `json:"feasible_max"`
+			InfeasibleMin struct {
+				Value       float64
+				FirstBreach struct {
+					Metric string `json:"metric_tag"`
+				} `json:"first_breach"`
+			} `json:"infeasible_min"`
+		} `json:"boundary_summary"`
+		Iterations []map[string]any `json:"iterations"`
+	}
+	if err := json.Unmarshal(b, &h); err != nil {
+		t.Fatal(err)
+	}
+	fm, im := h.Boundary.FeasibleMax.Value, h.Boundary.InfeasibleMin.Value
+	if h.Recipe != "max-concurrency-under-sla" || fm < 3 || fm > 4 || im != fm+1 || h.Boundary.InfeasibleMin.FirstBreach.Metric != "time_to_first_token" || len(h.Iterations) < 3 {
+		t.Errorf("search_history %s\n%s", b, out.String())
+	}
+	if !strings.Contains(out.String(), "Capacity search (concurrency, SLO time_to_first_token:p95:lt:90)") {
+		t.Errorf("console:\n%s", out.String())
+	}
+}

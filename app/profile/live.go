@@ -67,6 +67,8 @@ type liveSession struct {
 	pilot  *pilot // picks the start (nil: the start was given)
 	// adaptive is AIPerf's adaptive scale (nil: not one).
 	adaptive *adaptiveRun
+	// dir is the run's export folder.
+	dir string
 }
 
 // liveEligible says whether the plan can be steered: one profile stage of
@@ -146,7 +148,7 @@ func (p *prepared) prepareLive() (*liveSession, error) {
 		ls.search = sr
 		ls.objectives = sr.Objectives
 		ls.live.Count, ls.live.Duration = 0, 0 // the search decides when it is done
-		ls.scfg = search.Config{Start: value, Min: sr.Lowest, Max: sr.Max, Resolution: sr.Resolution, Integer: mode == loadgen.ControlConcurrency, MaxProbes: sr.MaxProbes}
+		ls.scfg = search.Config{Start: value, Min: max(sr.Lowest, sr.Min), Max: sr.Max, Resolution: sr.Resolution, Integer: mode == loadgen.ControlConcurrency, MaxProbes: sr.MaxProbes}
 		if sr.AutoStart {
 			ls.pilot = &pilot{}
 		}
@@ -164,7 +166,11 @@ func (p *prepared) prepareLive() (*liveSession, error) {
 // openFiles opens adaptive scale's events in the export folder dir (a
 // run that is not one has none).
 func (ls *liveSession) openFiles(dir string) error {
-	if ls == nil || ls.adaptive == nil {
+	if ls == nil {
+		return nil
+	}
+	ls.dir = dir
+	if ls.adaptive == nil {
 		return nil
 	}
 	return ls.adaptive.open(dir)
@@ -607,7 +613,11 @@ func (ls *liveSession) conclude(out io.Writer, s *metrics.Summary) error {
 	}
 	if r := ls.result; r != nil {
 		mode := ls.ctl.State().Mode
-		fmt.Fprintf(out, "\nCapacity search (%s, SLO %s):\n", mode, joinObjectives(ls.objectives))
+		slo := joinObjectives(ls.objectives)
+		if len(ls.search.SLAs) > 0 {
+			slo = slaKeys(ls.search.SLAs)
+		}
+		fmt.Fprintf(out, "\nCapacity search (%s, SLO %s):\n", mode, slo)
 		var t [][]string
 		t = append(t, []string{"stage", mode, "verdict", "reqs", "err", "judged", "time", "why"})
 		for _, pr := range r.Probes {
@@ -636,6 +646,11 @@ func (ls *liveSession) conclude(out io.Writer, s *metrics.Summary) error {
 			fmt.Fprintf(out, "capacity: no %s met the SLOs; lowest tried %s %s (limited by %s)\n", strings.ReplaceAll(mode, "_", " "), num(lowest), unitOf(mode), r.Limiting)
 		default:
 			fmt.Fprintf(out, "capacity: %s\n", r.Note)
+		}
+		if sr := ls.search; sr.Recipe != "" {
+			if err := writeSearchHistory(out, ls.dir, sr, r, s.Stages); err != nil {
+				return err
+			}
 		}
 	}
 	ls.concludePrecision(out)

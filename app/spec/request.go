@@ -1,6 +1,7 @@
 package spec
 
 import (
+	"errors"
 	"fmt"
 	"net/http"
 	"os"
@@ -11,6 +12,7 @@ import (
 	"github.com/surgebench/surge/examples/mockserver"
 	"github.com/surgebench/surge/loadgen"
 	"github.com/surgebench/surge/loadgen/endpoint"
+	"github.com/surgebench/surge/loadgen/search"
 )
 
 // Request is how every request is sent: its headers and extra fields, its
@@ -145,7 +147,17 @@ func parseEndpoint(s *Spec, c *cmdline.Config) error {
 		s.Warnings = append(s.Warnings, fmt.Sprintf("--streaming: endpoint type %s does not stream; its requests are sent and read whole", kind))
 	}
 	if c.Search != nil {
-		if err := needsStreaming(c.Search.SLO, c.Streaming && ep.Info().Streams, kind); err != nil {
+		slo := c.Search.SLO
+		for _, raw := range c.Search.SLA {
+			// A recipe's filters: the streamed metrics among them.
+			if _, o, err := search.ParseSLA("--search-sla", raw); err == nil && !o.Window() {
+				slo += " " + o.Tag + ":1"
+			}
+		}
+		if err := needsStreaming(slo, c.Streaming && ep.Info().Streams, kind); err != nil {
+			if c.Search.Recipe != "" {
+				return cmdline.Usagef("--search-recipe %s: %w", c.Search.Recipe, errors.Unwrap(err))
+			}
 			return err
 		}
 	}
