@@ -71,7 +71,6 @@ func TestAdaptiveScaleFindsMaxRunning(t *testing.T) {
 	}
 }
 
-
 // TestRecipeSearchFindsMaxRunning: AIPerf's max-concurrency-under-sla
 // with --ttft-sla-ms runs as surge's capacity search against the same
 // mock and writes AIPerf's search_history.json with its boundary.

@@ -72,7 +72,7 @@ func searchHistory(sr *spec.Search, res *search.Result, stages []metrics.StageSu
 			"sla_filters":  filters, "max_iterations": sr.MaxProbes,
 			"surge": "probes searched by bracketing and bisection (surge search), each judged by its 95% intervals"},
 		"iterations": iterations, "best": best, "best_trials": bestTrials,
-		"boundary_summary": map[string]any{"swept_dim_path": concurrencyPath, "feasible_max": feasibleMax, "infeasible_min": infeasibleMin},
+		"boundary_summary":   map[string]any{"swept_dim_path": concurrencyPath, "feasible_max": feasibleMax, "infeasible_min": infeasibleMin},
 		"convergence_reason": reason,
 	}
 }
