@@ -284,6 +284,9 @@ type Config struct {
 	// RecipeConfig holds AIPerf's --search-recipe and its flags
 	// (recipes.go).
 	RecipeConfig
+	// NativeConfig holds --cells, --sketch-metrics and
+	// --synthesis-idle-gap-cap (native.go).
+	NativeConfig
 
 	UI        string // --ui
 	StdoutTTY bool   // whether stdout is a terminal (picks the default UI)

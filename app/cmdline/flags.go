@@ -244,6 +244,7 @@ func init() {
 	options = append(options, networkOptions()...)
 	options = append(options, adaptiveOptions()...)
 	options = append(options, recipeOptions()...)
+	options = append(options, nativeOptions()...)
 }
 
 // plotted is output.auto_plot as input_config shows it: whether the run

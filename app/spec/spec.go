@@ -85,7 +85,7 @@ func Parse(c cmdline.Config) (*Spec, error) {
 	steps := []func(*Spec, *cmdline.Config) error{
 		parseLog, parseTarget, parseEndpointKind, parseRecipe, parseBounds, parseRepeats, parseEdges, parseMedia,
 		parseShard, parseExports, parseHistory, parseRequest, parseTelemetry, parseUI, parseEndpoint, parseGoodput,
-		parseTokenizer, parseLoad, parseRateSeries, parseLoadControl, parseSharding, parseSweep, checkConvergenceSweep, parsePlan, parseDataset, parseTrace, parseSynthesis, parseHooks, parseAgentic, parseLive, parseAdaptive,
+		parseTokenizer, parseLoad, parseRateSeries, parseLoadControl, parseSharding, parseSweep, checkConvergenceSweep, parsePlan, parseDataset, parseTrace, parseNative, parseSynthesis, parseHooks, parseAgentic, parseLive, parseAdaptive,
 	}
 	for _, step := range steps {
 		if err := step(s, &c); err != nil {
