@@ -207,11 +207,14 @@ func prepareCtx(ctx context.Context, s *spec.Spec, log io.Writer) (*prepared, er
 
 // outcome is what executing a prepared run produced, for report.
 type outcome struct {
-	target     string
-	dir        string
-	start, end time.Time
-	summary    *metrics.Summary
-	telemetry  *telemetry.Data
+	target string
+	// defaultNote says a server answers at AIPerf's default --url though
+	// the run used the embedded mock ("": none did, or --url was given).
+	defaultNote string
+	dir         string
+	start, end  time.Time
+	summary     *metrics.Summary
+	telemetry   *telemetry.Data
 	// serverExport is the server-metrics summary (nil: no endpoint answered).
 	serverExport *telemetry.ServerExport
 	// telemetryBetween is telemetry_data over part of the run (a sweep's
@@ -257,6 +260,9 @@ func (p *prepared) execute(ctx context.Context, log io.Writer) (o *outcome, err 
 	cleanup = append(cleanup, heapfloor.Hold(heapfloor.Default))
 	o.heapFloor = heapfloor.Active()
 
+	if o.defaultNote = defaultServerNote(&s.Target, aiperfDefaultURL); o.defaultNote != "" {
+		fmt.Fprintln(log, o.defaultNote)
+	}
 	target, stopTarget, err := startTarget(ctx, s, log)
 	if err != nil {
 		return nil, err
@@ -615,6 +621,9 @@ func (p *prepared) report(o *outcome, out io.Writer) (*Result, error) {
 	}
 	errs = append(errs, writeServerExports(o.dir, o.serverExport, run))
 	opts := []export.ConsoleOption{export.Verbose(p.verbose()), export.JudgedKnee(p.judgesKnee())}
+	if o.defaultNote != "" {
+		opts = append(opts, export.Note(strings.TrimPrefix(o.defaultNote, "note: ")))
+	}
 	if info := s.Endpoint.Info(); !s.Streaming && info.Streams && info.ProducesTokens {
 		opts = append(opts, export.Note("TTFT and ITL need --streaming (this run read each answer whole)"))
 	}
