@@ -106,7 +106,11 @@ func parseEndpoint(s *Spec, c *cmdline.Config) error {
 	if ep.Reasoning, err = endpoint.ParseReasoningFormat(c.ReasoningFormat); err != nil {
 		return cmdline.Usagef("--reasoning-format: %w", err)
 	}
+	if err := aiperfTemplate(ep, c); err != nil {
+		return err
+	}
 	switch {
+	case ep.Jinja != nil:
 	case c.EndpointTemplate != "" && kind != endpoint.Template:
 		return cmdline.Usagef("--endpoint-template is for --endpoint-type template (got %s)", kind)
 	case c.EndpointTemplate != "":
@@ -135,7 +139,7 @@ func parseEndpoint(s *Spec, c *cmdline.Config) error {
 		// 4096 tokens a request. Its own default length keeps a run short.
 		ep.DefaultMaxTokens = mockserver.DefaultOutputTokens
 	}
-	if ep.Path() == "" {
+	if ep.Path() == "" && ep.Jinja == nil {
 		return cmdline.Usagef("--endpoint-type %s has no default path: give --endpoint", kind)
 	}
 	if err := ep.Validate(); err != nil {

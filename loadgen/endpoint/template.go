@@ -50,6 +50,9 @@ func ParseTemplate(name, text string) (*template.Template, error) {
 }
 
 func (templateType) Body(e *Endpoint, r *Request) ([]byte, error) {
+	if e.Jinja != nil {
+		return jinjaBody(e, e.Jinja, r)
+	}
 	if e.Template == nil {
 		return nil, fmt.Errorf("endpoint type template needs a body template")
 	}
@@ -72,4 +75,11 @@ func (templateType) Body(e *Endpoint, r *Request) ([]byte, error) {
 	return buf.Bytes(), nil
 }
 
-func (templateType) Decoder(*Endpoint) Decoder { return openAIDecoder{} }
+func (templateType) Decoder(e *Endpoint) Decoder {
+	if e.Jinja != nil {
+		// AIPerf's form: its auto-detection when no response_field says
+		// where the text is.
+		return e.Jinja.auto
+	}
+	return openAIDecoder{}
+}
