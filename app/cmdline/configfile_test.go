@@ -144,7 +144,7 @@ func TestConfigFileErrors(t *testing.T) {
 		{"not a mapping", "- isl\n", []string{":1: want a mapping"}},
 		{"bad YAML", "isl: 1\n  osl: [\n", []string{":2: "}},
 		{"two documents", "isl: 1\n---\nosl: 2\n", []string{": a second YAML document"}},
-		{"AIPerf's schema 2.0", "schemaVersion: \"2.0\"\nbenchmark: {model: x}\n", []string{":1: schemaVersion: AIPerf's schema 2.0 layout", "docs/config-file.md"}},
+		{"AIPerf's schema 2.0, a key it lacks", "schemaVersion: \"2.0\"\nbenchmark:\n  model: x\n  modles: y\n", []string{":4: benchmark.modles: unknown key", "did you mean model"}},
 		{"a config naming a config", "config: other.yaml\n", []string{":1: config: a config file cannot load another"}},
 		{"a redacted secret", "endpoint:\n  api_key: <redacted>\n", []string{":2: endpoint.api_key holds <redacted>"}},
 		{"a section given a value", "loadgen: 4\n", []string{":1: loadgen: a section"}},
