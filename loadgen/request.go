@@ -244,7 +244,7 @@ func (g *Generator) do(ctx context.Context, conv *datasets.Conversation, session
 	idx := g.nextIndex.Add(1) - 1
 	rec := &metrics.Record{
 		Index: idx, RequestID: requestID(), ConversationID: conv.ID, TurnIndex: ti,
-		Phase: phase, Stage: stage, IntendedNs: intended,
+		Phase: phase, Stage: stage, IntendedNs: intended, Model: turn.Model,
 		InputTokens: turn.InputTokens, Streamed: g.ep.Streams(), RequestedOSL: turn.MaxTokens,
 	}
 	if turn.InputTokens == 0 {

@@ -108,6 +108,10 @@ type Record struct {
 	Phase          Phase
 	// Stage is the sweep/ramp stage the request was issued in (0 without).
 	Stage int
+	// Model is the model (or LoRA adapter) the request named when the
+	// run shares its requests among several (--model a,b): each gets its
+	// own results. Empty for a run of one model.
+	Model string
 
 	IntendedNs int64 // when the schedule wanted it sent
 	// Scheduled is set when a schedule (a rate, a trace, a user's pacing)

@@ -30,10 +30,12 @@ type msg struct {
 // worker for long; a full queue blocks (records are never dropped).
 const shardQueue = 4096
 
-// aggKey identifies one aggregate: a phase and a stage.
+// aggKey identifies one aggregate: a phase, a stage and, when the run
+// shares its requests among several models, a model.
 type aggKey struct {
 	phase Phase
 	stage int
+	model string
 }
 
 // sample is one windowed value for the dashboard's last-10-s quantiles.
@@ -137,7 +139,7 @@ func (s *shard) record(r *Record) {
 	} else {
 		v = ComputeFailed(r, s.c.tok)
 	}
-	a := s.agg(aggKey{r.Phase, r.Stage})
+	a := s.agg(aggKey{r.Phase, r.Stage, r.Model})
 	a.add(r, &v, good)
 	if r.Err == nil {
 		if r.Phase == Profile {

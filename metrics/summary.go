@@ -84,6 +84,9 @@ type Summary struct {
 	// their requests carried (nil: single requests, no tools, no cache
 	// report; and for a summary computed from a state read back).
 	Sessions *Sessions
+	// Models summarises each model (or LoRA adapter) of a run that shared
+	// its requests among several, by name (nil: one model).
+	Models []ModelSummary
 	// readDelayAt is 1 + the index in Warnings of the client read delay
 	// warning (0: none), which AttributeLoad rewrites.
 	readDelayAt int

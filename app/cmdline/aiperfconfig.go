@@ -318,12 +318,16 @@ func (r *aiperfReader) models(v *yaml.Node) error {
 			if !ok {
 				return true, r.errorf(it, "models.items: each item needs a name")
 			}
-			names = append(names, name.Value)
+			// A LoRA adapter is asked for by its own name (vLLM's and
+			// SGLang's way); its base model is kept for the results.
+			sent := name.Value
+			if l, ok := f["lora"]; ok {
+				sent = l.Value
+				loras = append(loras, l.Value+"="+name.Value)
+			}
+			names = append(names, sent)
 			if w, ok := f["weight"]; ok {
 				weights = append(weights, w.Value)
-			}
-			if l, ok := f["lora"]; ok {
-				loras = append(loras, name.Value+"="+l.Value)
 			}
 			for key, kv := range keyNodes(it) {
 				if key != "name" && key != "weight" && key != "lora" {

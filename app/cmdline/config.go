@@ -287,6 +287,8 @@ type Config struct {
 	// NativeConfig holds --cells, --sketch-metrics and
 	// --synthesis-idle-gap-cap (native.go).
 	NativeConfig
+	// ModelConfig holds --model-weights and --lora (models.go).
+	ModelConfig
 
 	UI        string // --ui
 	StdoutTTY bool   // whether stdout is a terminal (picks the default UI)

@@ -66,7 +66,7 @@ var options = []option{
 	{flag: &cli.StringSliceFlag{Category: catTarget, Name: "model", Aliases: []string{"m", "model-names"}, Value: cli.NewStringSlice("mock"), Usage: "model name sent in each request; several (a,b or repeated) share the requests by --model-selection-strategy"}, path: "endpoint.model_names", field: func(c *Config) any { return &c.Models }},
 	{flag: &cli.BoolFlag{Category: catTarget, Name: "streaming", Usage: "stream responses over SSE (needed for TTFT and ITL)"}, path: "endpoint.streaming", field: func(c *Config) any { return &c.Streaming }},
 	{flag: &cli.StringFlag{Category: catTarget, Name: "endpoint-type", Value: "chat", Usage: "chat, completions, responses, messages, embeddings, chat_embeddings, nim_embeddings, cohere_rankings, hf_tei_rankings, nim_rankings, huggingface_generate, raw or template"}, path: "endpoint.type", field: func(c *Config) any { return &c.EndpointType }},
-	{flag: &cli.StringFlag{Category: catTarget, Name: "model-selection-strategy", Value: "round_robin", Usage: "with several --model: round_robin (the n-th prompt to model n mod count) or random (seeded by --random-seed)"}, path: "endpoint.model_selection_strategy", field: func(c *Config) any { return &c.ModelSelection }},
+	{flag: &cli.StringFlag{Category: catTarget, Name: "model-selection-strategy", Value: "round_robin", Usage: "with several --model: round_robin (the n-th prompt to model n mod count), random (seeded by --random-seed) or weighted (by --model-weights)"}, path: "endpoint.model_selection_strategy", field: func(c *Config) any { return &c.ModelSelection }},
 	{flag: &cli.StringFlag{Category: catTarget, Name: "endpoint", Aliases: []string{"custom-endpoint"}, Usage: "URL path to send to instead of the endpoint type's default (\"/v1/custom\")"}, path: "endpoint.custom_endpoint", field: func(c *Config) any { return &c.CustomEndpoint }},
 	{flag: &cli.StringFlag{Category: catTarget, Name: "endpoint-template", Usage: "template type: the request body as a Go text/template over the turn (.Text .Messages .Model .MaxTokens .Stream .Passages .Extra; {{json .Text}} quotes), inline or @file"}, path: "endpoint.template", field: func(c *Config) any { return &c.EndpointTemplate }},
 	{flag: &cli.StringFlag{Category: catTarget, Name: "response-field", Usage: "JSON path to the text of each streamed event or body (\"output.text\", \"choices[0].text\")"}, path: "endpoint.response_field", field: func(c *Config) any { return &c.ResponseField }},
@@ -245,6 +245,7 @@ func init() {
 	options = append(options, adaptiveOptions()...)
 	options = append(options, recipeOptions()...)
 	options = append(options, nativeOptions()...)
+	options = append(options, modelOptions()...)
 }
 
 // plotted is output.auto_plot as input_config shows it: whether the run

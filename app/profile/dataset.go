@@ -273,20 +273,33 @@ func checkMemory(ctx context.Context, s *spec.Spec, o datasets.Options) error {
 // built on demand numbers its prompts by conversation and turn where every
 // conversation has as many turns (else by conversation plus turn), and
 // draws each from a seed of its own.
-func assignModels(ds *datasets.Dataset, models []string, strategy string, seed uint64) *datasets.Dataset {
+func assignModels(ds *datasets.Dataset, models []string, strategy string, weights []float64, seed uint64) *datasets.Dataset {
 	if len(models) < 2 {
 		return ds
+	}
+	// pick is the model of prompt n by a draw r in [0, 1): weighted walks
+	// the cumulative weights, random takes an even share.
+	pick := func(n int, r float64) string {
+		switch strategy {
+		case "random":
+			return models[min(int(r*float64(len(models))), len(models)-1)]
+		case "weighted":
+			for i, w := range weights {
+				if r < w {
+					return models[i]
+				}
+				r -= w
+			}
+			return models[len(models)-1]
+		}
+		return models[n%len(models)]
 	}
 	if ds.Source == nil {
 		rng := rand.New(rand.NewPCG(seed, 0x6d6f64656c73)) // "models"
 		n := 0
 		return datasets.Each(ds, func(_ int, c *datasets.Conversation) {
 			for ti := range c.Turns {
-				m := models[n%len(models)]
-				if strategy == "random" {
-					m = models[rng.IntN(len(models))]
-				}
-				c.Turns[ti].Model = m
+				c.Turns[ti].Model = pick(n, rng.Float64())
 				n++
 			}
 		})
@@ -298,11 +311,7 @@ func assignModels(ds *datasets.Dataset, models []string, strategy string, seed u
 			if per > 0 {
 				n = i*per + ti
 			}
-			m := models[n%len(models)]
-			if strategy == "random" {
-				m = models[rand.New(rand.NewPCG(seed^0x6d6f64656c73, uint64(i)<<16|uint64(ti))).IntN(len(models))]
-			}
-			c.Turns[ti].Model = m
+			c.Turns[ti].Model = pick(n, rand.New(rand.NewPCG(seed^0x6d6f64656c73, uint64(i)<<16|uint64(ti))).Float64())
 		}
 	})
 }

@@ -175,7 +175,7 @@ func prepareCtx(ctx context.Context, s *spec.Spec, log io.Writer) (*prepared, er
 	if err := checkCacheBust(s, p.ds); err != nil {
 		return nil, err
 	}
-	p.ds = assignModels(p.ds, s.Target.Models, s.Target.ModelSelection, s.Seed())
+	p.ds = assignModels(p.ds, s.Target.Models, s.Target.ModelSelection, s.Target.Weights, s.Seed())
 	if err := p.prepareAgentic(ctx); err != nil {
 		return nil, err
 	}
@@ -522,6 +522,7 @@ func (p *prepared) report(o *outcome, out io.Writer) (*Result, error) {
 			"clock_drift_ms": float64(o.clockDrift) / 1e6,
 			"client_gc":      map[string]any{"cycles": o.gcCycles, "heap_floor_mib": o.heapFloor >> 20}},
 		Extra: map[string]float64{},
+		LoRA:  s.Target.LoRA,
 	}
 	run.RunInfo.(map[string]any)["tokenizer"] = p.tokSrc
 	if o.network != nil {

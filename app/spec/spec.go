@@ -83,7 +83,7 @@ type Spec struct {
 func Parse(c cmdline.Config) (*Spec, error) {
 	s := &Spec{Version: c.Version, Signals: c.Signals, given: c}
 	steps := []func(*Spec, *cmdline.Config) error{
-		parseLog, parseTarget, parseEndpointKind, parseRecipe, parseBounds, parseRepeats, parseEdges, parseMedia,
+		parseLog, parseTarget, parseModels, parseEndpointKind, parseRecipe, parseBounds, parseRepeats, parseEdges, parseMedia,
 		parseShard, parseExports, parseHistory, parseRequest, parseTelemetry, parseUI, parseEndpoint, parseGoodput,
 		parseTokenizer, parseLoad, parseRateSeries, parseLoadControl, parseSharding, parseSweep, checkConvergenceSweep, parsePlan, parseDataset, parseTrace, parseNative, parseSynthesis, parseHooks, parseAgentic, parseLive, parseAdaptive,
 	}

@@ -132,6 +132,7 @@ func Console(w io.Writer, title string, s *metrics.Summary, opts ...ConsoleOptio
 		fmt.Fprintln(w)
 	}
 	consoleSessions(w, s.Sessions)
+	consoleModels(w, s.Models)
 	consolePrecision(w, widths[0], s)
 	for _, n := range o.notes {
 		fmt.Fprintln(w, n)
