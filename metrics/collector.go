@@ -237,7 +237,7 @@ func (c *Collector) Snapshot() Snapshot {
 	reqPerSec := map[int64]int64{}
 	lag := newDist()
 	readDelay := newHist()
-	stages := map[int]*aggregate{}
+	stages, models := map[int]*aggregate{}, map[string]*aggregate{}
 	var finishedAll int64
 	for i, v := range views {
 		snap.Finished += v.finished
@@ -267,6 +267,21 @@ func (c *Collector) Snapshot() Snapshot {
 			}
 			stages[i].merge(a)
 		}
+		for name, a := range v.models {
+			if models[name] == nil {
+				models[name] = newAggregate()
+			}
+			models[name].merge(a)
+		}
+	}
+	for _, name := range slices.Sorted(maps.Keys(models)) {
+		a := models[name]
+		m := ModelLive{Model: name, Finished: a.count + a.errors, Failed: a.errors,
+			TTFT: a.dist(TTFT).quantiles(), Latency: a.dist(RequestLatency).quantiles()}
+		if d := a.durationSec(); d > 0 {
+			m.OutputTokenThroughput = a.outputTokens / d
+		}
+		snap.Models = append(snap.Models, m)
 	}
 	snap.InFlight = c.started[Profile].Load() + c.started[Warmup].Load() - finishedAll
 	for t, d := range run {

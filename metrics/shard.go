@@ -199,6 +199,7 @@ type view struct {
 	reqPerSec   map[int64]int64
 	errors      map[string]int64
 	stages      map[int]*aggregate
+	models      map[string]*aggregate
 	finished    int64
 	finishedAll int64
 	failed      int64
@@ -233,9 +234,19 @@ func (s *shard) view(now int64) *view {
 		}
 		v.readDelay.merge(a.readDelay)
 		if k.stage < int(s.c.stage.Load()) {
-			c := newAggregate()
-			c.merge(a)
-			v.stages[k.stage] = c
+			if v.stages[k.stage] == nil {
+				v.stages[k.stage] = newAggregate()
+			}
+			v.stages[k.stage].merge(a)
+		}
+		if k.model != "" {
+			if v.models == nil {
+				v.models = map[string]*aggregate{}
+			}
+			if v.models[k.model] == nil {
+				v.models[k.model] = newAggregate()
+			}
+			v.models[k.model].merge(a)
 		}
 	}
 	s.prune(now)

@@ -125,4 +125,19 @@ type Snapshot struct {
 
 	// Warnings are the caveats found so far (Collector.Warn), oldest first.
 	Warnings []string
+	// Models is each model's profile requests so far, by name, in a run
+	// that shares its requests among several (nil: one model).
+	Models []ModelLive
+}
+
+// ModelLive is one model's requests so far, for the dashboard.
+type ModelLive struct {
+	Model string
+	// Finished and Failed count its finished and failed requests.
+	Finished, Failed int64
+	// TTFT and Latency are its whole-run quantiles (ms).
+	TTFT, Latency Quantiles
+	// OutputTokenThroughput is its output tokens a second, over its first
+	// request to its last response so far.
+	OutputTokenThroughput float64
 }

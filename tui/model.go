@@ -14,6 +14,7 @@ import (
 	"github.com/surgebench/surge/tui/internal/eta"
 	"github.com/surgebench/surge/tui/latency"
 	"github.com/surgebench/surge/tui/load"
+	"github.com/surgebench/surge/tui/models"
 	"github.com/surgebench/surge/tui/precision"
 	"github.com/surgebench/surge/tui/server"
 	"github.com/surgebench/surge/tui/stages"
@@ -60,6 +61,7 @@ type model struct {
 	failures   failures.Model
 	stages     stages.Model
 	gpu        gpu.Model
+	models     models.Model
 	server     server.Model
 	precision  precision.Model
 
@@ -227,6 +229,7 @@ func (m model) apply(s Frame) model {
 	m.lastStages = s.Stages
 	m.stages, _ = m.stages.Update(stages.Msg{Stages: s.Stages, Current: s.Stage})
 	m.gpu, _ = m.gpu.Update(gpu.Msg{GPUs: s.GPUs})
+	m.models, _ = m.models.Update(models.Msg{Models: s.Models})
 	m.server, _ = m.server.Update(server.Msg{Server: s.Server, InFlight: s.InFlight})
 	m.precision, _ = m.precision.Update(precision.Msg{Status: s.Precision})
 	return m

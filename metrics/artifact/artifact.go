@@ -204,6 +204,9 @@ type Record struct {
 	EndNs   int64
 	// Stage is the sweep stage (-1 when the record names none).
 	Stage int
+	// Model is the model the request named in a run of several ("": one
+	// model, or a file that does not say).
+	Model string
 	// Phase is benchmark_phase ("profile", "warmup"); empty when absent.
 	Phase string
 	// Metrics are the scalar metrics in display units (arrays such as
@@ -438,6 +441,9 @@ func parseRecord(line []byte) (Record, error) {
 	}
 	if v, ok := rr.Metadata["benchmark_phase"]; ok {
 		_ = json.Unmarshal(v, &rec.Phase)
+	}
+	if v, ok := rr.Surge["model"]; ok {
+		_ = json.Unmarshal(v, &rec.Model)
 	}
 	for tag, v := range rr.Metrics {
 		var m struct {

@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"hash/fnv"
+	"maps"
 	"math"
 	"slices"
 	"strconv"
@@ -200,6 +201,9 @@ func Compare(runs []*artifact.Run, o Options) (*Result, error) {
 		other := groups(r)
 		pairs, warn := match(runs[0], r, base, other)
 		res.Warnings = append(res.Warnings, warn...)
+		modelPairs, warn := matchModels(runs[0], r)
+		pairs = append(pairs, modelPairs...)
+		res.Warnings = append(res.Warnings, warn...)
 		for _, p := range pairs {
 			c := Comparison{A: runs[0].Name, B: r.Name, Stage: p.a.label}
 			for _, tag := range metrics {
@@ -325,13 +329,57 @@ func unitOf(a, b *artifact.Run, tag string) string {
 	return b.Unit(tag)
 }
 
-// group is the records of one whole run or one sweep stage.
+// group is the records of one whole run, one sweep stage or one model.
 type group struct {
-	label string // "" for a whole run, else "concurrency 8"
-	stage int    // the stage's index; −1 for a whole run
+	label string // "" for a whole run, else "concurrency 8" or "model m"
+	stage int    // the stage's index; −1 for a whole run or a model
 	mode  string
 	value float64
+	model string // the model of a model's group ("": not one)
 	recs  []artifact.Record
+}
+
+// modelGroups splits a run of several models into one group per model,
+// by the model each record names (nil for a run of one).
+func modelGroups(r *artifact.Run) map[string]group {
+	by := map[string][]artifact.Record{}
+	for _, rec := range r.Profile() {
+		if rec.Model != "" {
+			by[rec.Model] = append(by[rec.Model], rec)
+		}
+	}
+	if len(by) < 2 {
+		return nil
+	}
+	out := map[string]group{}
+	for m, recs := range by {
+		out[m] = group{label: "model " + m, stage: -1, model: m, recs: recs}
+	}
+	return out
+}
+
+// matchModels pairs the models two runs of several models share, each
+// compared on its own requests; a model only one run has is said.
+func matchModels(ra, rb *artifact.Run) ([]pair, []string) {
+	a, b := modelGroups(ra), modelGroups(rb)
+	if a == nil || b == nil {
+		return nil, nil
+	}
+	var out []pair
+	var warn []string
+	for _, m := range slices.Sorted(maps.Keys(a)) {
+		if gb, ok := b[m]; ok {
+			out = append(out, pair{a[m], gb})
+		} else {
+			warn = append(warn, fmt.Sprintf("%s's model %s has no match in %s", ra.Name, m, rb.Name))
+		}
+	}
+	for _, m := range slices.Sorted(maps.Keys(b)) {
+		if _, ok := a[m]; !ok {
+			warn = append(warn, fmt.Sprintf("%s's model %s has no match in %s", rb.Name, m, ra.Name))
+		}
+	}
+	return out, warn
 }
 
 // groups splits a run into its sweep stages (when the summary lists two
@@ -426,7 +474,7 @@ func runLevel(ra, rb *artifact.Run, p pair) []RunLevel {
 }
 
 func levelValue(r *artifact.Run, g group, tag string) (float64, string, bool) {
-	if r.Summary != nil {
+	if r.Summary != nil && g.model == "" {
 		if g.stage < 0 {
 			if s, ok := r.Summary.Metrics[tag]; ok {
 				return s.Avg, s.Unit, true

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"flag"
+	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -417,5 +418,47 @@ func TestAIPerfRecords(t *testing.T) {
 	}
 	if len(res.Check.Notes) != 1 || !strings.Contains(res.Check.Notes[0], "aiperf has no workload fingerprint") {
 		t.Errorf("notes %q", res.Check.Notes)
+	}
+}
+
+// TestModelsCompareModelByModel: two runs of the same two models compare
+// the whole runs, then each model on its own requests.
+func TestModelsCompareModelByModel(t *testing.T) {
+	t.Parallel()
+	write := func(ttftA, ttftB float64) string {
+		dir := t.TempDir()
+		var b strings.Builder
+		for i := range 60 {
+			m, ttft := "a", ttftA
+			if i%3 == 0 {
+				m, ttft = "b", ttftB
+			}
+			ttft += float64(i % 7)
+			fmt.Fprintf(&b, `{"metadata":{"benchmark_phase":"profiling","request_start_ns":%d,"request_end_ns":%d},"metrics":{"time_to_first_token":{"value":%g,"unit":"ms"},"request_latency":{"value":%g,"unit":"ms"}},"error":null,"surge":{"stage":0,"model":%q}}`+"\n",
+				int64(i)*1e8, int64(i)*1e8+5e8, ttft, ttft+400, m)
+		}
+		if err := os.WriteFile(filepath.Join(dir, "profile_export.jsonl"), []byte(b.String()), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return dir
+	}
+	runs, err := artifact.LoadAll([]string{write(50, 80), write(50, 40)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := Compare(runs, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var labels []string
+	for _, c := range res.Comparisons {
+		labels = append(labels, c.Stage)
+	}
+	if diff := cmp.Diff([]string{"", "model a", "model b"}, labels); diff != "" {
+		t.Fatalf("comparisons (-want +got):\n%s", diff)
+	}
+	a, b := metric(t, res.Comparisons[1], "time_to_first_token"), metric(t, res.Comparisons[2], "time_to_first_token")
+	if a.NA != 40 || b.NA != 20 || stat(t, a, "p50").Significant || !stat(t, b, "p50").Significant || stat(t, b, "p50").Rel > -0.3 {
+		t.Errorf("model a %+v, model b %+v: want b alone faster", stat(t, a, "p50"), stat(t, b, "p50"))
 	}
 }
