@@ -21,6 +21,10 @@ func Line(s string) string { return clean(s, false) }
 // Text is Line for text that may span lines: it keeps \n and \t.
 func Text(s string) string { return clean(s, true) }
 
+// Index is the index of the first byte of s that Text would escape, or
+// -1 when s is safe to print as it is.
+func Index(s string) int { return firstUnsafe(s, true) }
+
 func clean(s string, multiline bool) string {
 	i := firstUnsafe(s, multiline)
 	if i < 0 {

@@ -62,3 +62,14 @@ func FuzzLine(f *testing.F) {
 		}
 	})
 }
+
+func TestIndex(t *testing.T) {
+	for _, tc := range []struct {
+		in   string
+		want int
+	}{{"plain\ttext\n", -1}, {"ab\x1b[2J", 2}, {"é\u202e", 2}, {"ok\r", 2}, {"\xff", 0}} {
+		if got := Index(tc.in); got != tc.want {
+			t.Errorf("Index(%q) = %d, want %d", tc.in, got, tc.want)
+		}
+	}
+}
