@@ -450,6 +450,10 @@ func (g *Generator) readStream(rctx, ctx context.Context, body io.Reader, rec *m
 		if d.Usage.Present {
 			rec.Usage = d.Usage
 		}
+		if d.Spec != nil {
+			// Once a response (its usage or finishing chunk), not per token.
+			endpoint.ParseSpecDecode(d.Spec, &rec.SpecDecode)
+		}
 		finished = finished || d.Finished
 		// A tool-call delta is output like content (it is what the model
 		// generated at that step).
@@ -557,6 +561,9 @@ func (g *Generator) readWhole(rctx, ctx context.Context, resp *http.Response, re
 	}
 	rec.Streamed = false
 	rec.Usage = d.Usage
+	if d.Spec != nil {
+		endpoint.ParseSpecDecode(d.Spec, &rec.SpecDecode)
+	}
 	rec.Text, rec.ReasoningText = string(out.Text), string(out.Reasoning)
 	toolCalls(rec, out)
 	if d.Content || d.Reasoning || d.ToolCall {

@@ -60,6 +60,8 @@ type aggregate struct {
 	usageOSL, tokenizerOSL float64
 	// checks is what the token-count checks found.
 	checks countChecks
+	// spec pools the spec-decode payloads of the successful records.
+	spec specPool
 }
 
 func newAggregate() *aggregate {
@@ -144,6 +146,7 @@ func (a *aggregate) add(r *Record, v *Values, good bool) {
 	if good {
 		a.good++
 	}
+	a.spec.add(&r.SpecDecode)
 	eachValue(v, func(t Tag, x float64) { a.dist(t).add(x) })
 	for _, x := range v.ICL {
 		a.icl.add(x)
@@ -224,6 +227,7 @@ func (a *aggregate) merge(o *aggregate) {
 	a.usageOSL += o.usageOSL
 	a.tokenizerOSL += o.tokenizerOSL
 	a.checks.merge(&o.checks)
+	a.spec.merge(&o.spec)
 }
 
 // sendRate is the achieved issue rate: requests sent per second between

@@ -37,6 +37,9 @@ type Values struct {
 	// Usage holds the server's usage counts in the order of usageTags (NaN:
 	// not reported).
 	Usage [usageTags]float64
+	// Spec holds the spec-decode metrics in specTagList order (NaN: not
+	// reported).
+	Spec [specTags]float64
 	// ErrorISL is a failed request's ISL (NaN for a successful one, or when
 	// unknown).
 	ErrorISL float64
@@ -121,6 +124,11 @@ func (v *Values) Get(t Tag) float64 {
 			return v.Usage[i]
 		}
 	}
+	for i, t2 := range specTagList {
+		if t2 == t {
+			return v.Spec[i]
+		}
+	}
 	for i, d := range HTTPDefs {
 		if d.Tag == t {
 			return v.HTTP[i]
@@ -187,6 +195,7 @@ func ComputeWith(r *Record, tok TokenCounter, c Counting) Values {
 	v.Images, v.AudioSeconds, v.MediaBytes = mediaValues(r)
 	v.HTTP = httpValues(&r.HTTP)
 	v.Usage = usageValues(&r.Usage)
+	v.Spec = specValues(&r.SpecDecode)
 	if r.Scheduled && r.IntendedNs > 0 {
 		v.Effective = float64(end-r.IntendedNs) / nsPerMs
 	}
@@ -303,6 +312,9 @@ func ComputeFailed(r *Record, tok TokenCounter) Values {
 	}
 	for i := range v.Usage {
 		v.Usage[i] = nan
+	}
+	for i := range v.Spec {
+		v.Spec[i] = nan
 	}
 	v.ErrorISL, _ = inputLength(r, tok, false)
 	return v

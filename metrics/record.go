@@ -209,6 +209,9 @@ type Record struct {
 	AudioSeconds float64
 	MediaBytes   int
 	Usage        Usage
+	// SpecDecode is the speculative-decoding acceptance the response
+	// reported (the zero value: none).
+	SpecDecode SpecDecode
 
 	// SlotWaitNs is how long the request waited for a concurrency slot after
 	// its intended time (request rate combined with a concurrency cap).

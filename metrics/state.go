@@ -303,6 +303,7 @@ type (
 		ErrorCounts  []ErrorCount     `json:"error_counts,omitempty"`
 		Sources      map[string]int64 `json:"token_sources,omitempty"`
 		Checks       *countChecks     `json:"count_checks,omitempty"`
+		SpecDecode   *specPool        `json:"spec_decode,omitempty"`
 	}
 	momentsJSON struct {
 		N    int64   `json:"n"`
@@ -400,6 +401,9 @@ func (st *State) MarshalJSON() ([]byte, error) {
 		}
 		if a.checks.PromptChecked > 0 || a.checks.Chunks > 0 || len(a.checks.InputSources) > 0 {
 			j.Checks = &a.checks
+		}
+		if !a.spec.empty() {
+			j.SpecDecode = &a.spec
 		}
 		for t, d := range a.dists {
 			if d.n == 0 {
@@ -521,6 +525,12 @@ func (st *State) UnmarshalJSON(b []byte) error {
 				return fmt.Errorf("%s stage %d: %w", j.Phase, j.Stage, err)
 			}
 			a.checks.merge(j.Checks)
+		}
+		if j.SpecDecode != nil {
+			if err := j.SpecDecode.valid(); err != nil {
+				return fmt.Errorf("%s stage %d: %w", j.Phase, j.Stage, err)
+			}
+			a.spec.merge(j.SpecDecode)
 		}
 	}
 	return nil

@@ -87,6 +87,10 @@ type Summary struct {
 	// Models summarises each model (or LoRA adapter) of a run that shared
 	// its requests among several, by name (nil: one model).
 	Models []ModelSummary
+	// SpecHistogram is the speculative-decoding acceptance histogram pooled
+	// over the requests: SpecHistogram[j] verify steps accepted exactly j
+	// draft tokens (nil: no server reported one).
+	SpecHistogram []int64
 	// readDelayAt is 1 + the index in Warnings of the client read delay
 	// warning (0: none), which AttributeLoad rewrites.
 	readDelayAt int
@@ -148,6 +152,12 @@ type runLevel struct {
 	oslRequested, oslMismatched int64
 	// promptChecked and truncated: prompt_truncated_count (countChecks).
 	promptChecked, truncated  int64
+	// specZeroStep counts spec_decode_zero_step_requests; specDraftedAll
+	// says every request that reported accepted draft tokens reported the
+	// proposed ones too (else no overall rate: the two sums would cover
+	// different requests).
+	specZeroStep   int64
+	specDraftedAll bool
 	dur                       float64 // seconds: last response − first request
 	inputTokens, outputTokens float64 // Σ ISL, Σ OSL
 	// sums holds the sum of each per-request metric that had values.
@@ -178,7 +188,8 @@ func (rl runLevel) metrics() map[Tag]float64 {
 		OutputTokens: TotalOutputTokens, ReasoningTokens: TotalReasoningTokens, ISL: TotalISL, OSL: TotalOSL,
 		ErrorISL: TotalErrorISL, UsagePrompt: TotalUsagePrompt, UsageCompletion: TotalUsageCompletion,
 		UsageTotal: TotalUsageTotal, UsageReasoning: TotalUsageReasoning, UsageCacheRead: TotalUsageCacheRead,
-		UsageCacheWrite: TotalUsageCacheWrite,
+		UsageCacheWrite: TotalUsageCacheWrite, SpecSteps: TotalSpecSteps, SpecAcceptedDraftTokens: TotalAcceptedDraftTokens,
+		SpecDraftTokens: TotalDraftTokens,
 	} {
 		if sum, ok := rl.sums[tag]; ok {
 			run[total] = sum
@@ -188,6 +199,15 @@ func (rl runLevel) metrics() map[Tag]float64 {
 		if read, ok := run[TotalUsageCacheRead]; ok {
 			run[UsageCacheReadPct] = 100 * read / prompt
 		}
+	}
+	if steps := run[TotalSpecSteps]; steps > 0 {
+		run[SpecTokenWeightedAcceptanceLength] = 1 + run[TotalAcceptedDraftTokens]/steps
+	}
+	if drafted := run[TotalDraftTokens]; drafted > 0 && rl.specDraftedAll {
+		run[SpecOverallDraftAcceptanceRate] = 100 * run[TotalAcceptedDraftTokens] / drafted
+	}
+	if rl.specZeroStep > 0 {
+		run[SpecZeroStepRequests] = float64(rl.specZeroStep)
 	}
 	if rl.oslRequested > 0 {
 		run[OSLMismatchCount] = float64(rl.oslMismatched)
@@ -252,14 +272,17 @@ func summaryOf(a *aggregate, modelTokenizer bool) *Summary {
 	}
 	rl := runLevel{count: a.count, errors: a.errors, cancelled: a.cancelled, good: a.good, noOutput: a.noOutput, inputs: a.inputs,
 		oslRequested: a.oslRequested, oslMismatched: a.oslMismatched, dur: a.durationSec(),
-		promptChecked: a.checks.PromptChecked, truncated: a.checks.Truncated,
+		promptChecked: a.checks.PromptChecked, truncated: a.checks.Truncated, specZeroStep: a.spec.ZeroStep,
 		inputTokens: a.inputTokens, outputTokens: a.outputTokens, sums: map[Tag]float64{}}
 	for t, d := range a.dists {
 		if d.n > 0 {
 			rl.sums[t] = d.sum
 		}
 	}
+	rl.specDraftedAll = specDraftedAll(a.dists)
 	s.Run = rl.metrics()
+	s.SpecHistogram = a.spec.histogram()
+	s.Warnings = append(s.Warnings, a.spec.warnings(s.SpecHistogram != nil)...)
 	for k, n := range a.errs {
 		s.Errors = append(s.Errors, ErrorCount{Details: Error{Code: k.code, Type: k.typ, Message: k.text}, Count: n})
 	}

@@ -50,6 +50,10 @@ func parseChunk(data []byte, text, reasoning *[]byte, tools *ToolCalls) (Delta, 
 		case "usage":
 			known = true
 			return parseUsage(&s, &d.Usage)
+		case "metrics": // vLLM's metrics.speculative_decoding
+			return vllmMetrics(&s, &d)
+		case "timings", "meta_info": // llama.cpp's, SGLang's
+			return specPayload(&s, &d)
 		case "error":
 			known = true
 			e, err := parseErrorValue(&s)
@@ -126,6 +130,8 @@ func parseChoice(s *scanner, d *Delta, text, reasoning *[]byte, tools *ToolCalls
 		switch string(key) {
 		case "delta", "message":
 			return parseMessage(s, d, text, reasoning, tools)
+		case "speculative_decoding", "meta_info": // TensorRT-LLM's, SGLang's
+			return specPayload(s, d)
 		case "text":
 			n := len(*text)
 			var err error

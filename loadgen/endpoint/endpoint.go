@@ -122,6 +122,10 @@ type Delta struct {
 	// returned.
 	Items int
 	Usage metrics.Usage
+	// Spec marks a speculative-decoding payload the event carried (the raw
+	// JSON object, a slice of the event's data: read it with
+	// ParseSpecDecode before the next event; nil: none).
+	Spec []byte
 	// Err is an error the server sent in the body or stream.
 	Err *metrics.Error
 }

@@ -107,6 +107,9 @@ func Console(w io.Writer, title string, s *metrics.Summary, opts ...ConsoleOptio
 			fmt.Fprintf(w, "%-*s  %s\n", widths[0], d.Label(), short(v))
 		}
 	}
+	if line := metrics.SpecHistogramLine(s.SpecHistogram); line != "" {
+		fmt.Fprintln(w, line)
+	}
 	if s.SchedulerLag.Count > 0 {
 		fmt.Fprintf(w, "%-*s  p50 %s  p99 %s\n", widths[0], "Scheduler Lag (ms)", short(s.SchedulerLag.P50), short(s.SchedulerLag.P99))
 	}

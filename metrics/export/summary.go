@@ -113,6 +113,9 @@ func JSON(w io.Writer, s *metrics.Summary, run Run) error {
 	if s.Models != nil {
 		o.set("models", modelsValue(s.Models, run.LoRA))
 	}
+	if h := metrics.SpecHistogramJSON(s.SpecHistogram); h != nil {
+		o.set("pooled_spec_decode_acceptance_histogram", h)
+	}
 	if s.Warmup != nil {
 		w := newObject()
 		addMetrics(w, s.Warmup)
