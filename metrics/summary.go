@@ -151,13 +151,13 @@ type runLevel struct {
 	noOutput, inputs            int64
 	oslRequested, oslMismatched int64
 	// promptChecked and truncated: prompt_truncated_count (countChecks).
-	promptChecked, truncated  int64
+	promptChecked, truncated int64
 	// specZeroStep counts spec_decode_zero_step_requests; specDraftedAll
 	// says every request that reported accepted draft tokens reported the
 	// proposed ones too (else no overall rate: the two sums would cover
 	// different requests).
-	specZeroStep   int64
-	specDraftedAll bool
+	specZeroStep              int64
+	specDraftedAll            bool
 	dur                       float64 // seconds: last response − first request
 	inputTokens, outputTokens float64 // Σ ISL, Σ OSL
 	// sums holds the sum of each per-request metric that had values.
