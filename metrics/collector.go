@@ -17,8 +17,9 @@ const window = 10 * time.Second
 // longer than this keep the most recent slots).
 const timelineSlots = 1 << 14
 
-// liveTags are the latency metrics the dashboard shows.
-var liveTags = []Tag{TTFT, TTFO, ITL, RequestLatency}
+// liveTags are the metrics the dashboard shows: latencies, and the
+// speculative-decoding acceptance of the servers that report it.
+var liveTags = []Tag{TTFT, TTFO, ITL, RequestLatency, SpecAcceptanceLength, SpecDraftAcceptanceRate}
 
 // RecordSink receives every record with its computed values, from the
 // shard goroutines (concurrently: it must be safe for that). The per-request

@@ -102,7 +102,9 @@ type Snapshot struct {
 
 	// Run holds whole-run quantiles and Window those of the last 10 s, keyed
 	// by metric tag: time_to_first_token, time_to_first_output_token,
-	// inter_token_latency, request_latency.
+	// inter_token_latency, request_latency, and where the server reports
+	// speculative decoding spec_decode_acceptance_length and
+	// spec_decode_draft_acceptance_rate.
 	Run    map[string]Quantiles
 	Window map[string]Quantiles
 

@@ -153,7 +153,7 @@ type gauge interface {
 
 // gauges are the gauge panels in order of importance: the precision
 // targets first (they say when the run ends).
-func (m model) gauges() []gauge { return []gauge{m.precision, m.models, m.server, m.gpu} }
+func (m model) gauges() []gauge { return []gauge{m.precision, m.models, m.server, m.spec, m.gpu} }
 
 // side stacks the small panels in order of importance: load (unless it
 // sits by the latency table), errors, server gauges, GPUs. A panel that

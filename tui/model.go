@@ -15,6 +15,7 @@ import (
 	"github.com/surgebench/surge/tui/latency"
 	"github.com/surgebench/surge/tui/load"
 	"github.com/surgebench/surge/tui/models"
+	"github.com/surgebench/surge/tui/specdecode"
 	"github.com/surgebench/surge/tui/precision"
 	"github.com/surgebench/surge/tui/server"
 	"github.com/surgebench/surge/tui/stages"
@@ -62,6 +63,7 @@ type model struct {
 	stages     stages.Model
 	gpu        gpu.Model
 	models     models.Model
+	spec       specdecode.Model
 	server     server.Model
 	precision  precision.Model
 
@@ -230,6 +232,7 @@ func (m model) apply(s Frame) model {
 	m.stages, _ = m.stages.Update(stages.Msg{Stages: s.Stages, Current: s.Stage})
 	m.gpu, _ = m.gpu.Update(gpu.Msg{GPUs: s.GPUs})
 	m.models, _ = m.models.Update(models.Msg{Models: s.Models})
+	m.spec, _ = m.spec.Update(specdecode.Msg{Run: s.Run, Window: s.Window, Server: s.Server})
 	m.server, _ = m.server.Update(server.Msg{Server: s.Server, InFlight: s.InFlight})
 	m.precision, _ = m.precision.Update(precision.Msg{Status: s.Precision})
 	return m

@@ -726,14 +726,15 @@ func startTarget(ctx context.Context, s *spec.Spec, log io.Writer) (url string, 
 		return "", nil, err
 	}
 	cfg := mockserver.Config{TTFT: mockserver.DefaultTTFT, ITL: mockserver.DefaultITL, PrefillPerToken: mockserver.DefaultPrefillPerToken, Tokenizer: tok,
-		Model: t.Model(), PrefillPerImage: t.MockPrefillPerImage, PrefillPerAudioSecond: t.MockPrefillPerAudioSecond}
+		Model: t.Model(), PrefillPerImage: t.MockPrefillPerImage, PrefillPerAudioSecond: t.MockPrefillPerAudioSecond,
+		SpecTokens: t.MockSpecTokens, SpecAcceptance: t.MockSpecAcceptance}
 	mockAgent(&cfg, &s.Agentic)
 	mock, err := mockserver.Start(context.WithoutCancel(ctx), "127.0.0.1:0", cfg)
 	if err != nil {
 		return "", nil, fmt.Errorf("starting the embedded mock server: %w", err)
 	}
 	fmt.Fprintf(log, "no --url given: benchmarking the embedded mock server at %s (TTFT %s + %s per prompt token, ITL %s%s)\n",
-		mock.URL(), mockserver.DefaultTTFT, mockserver.DefaultPrefillPerToken, mockserver.DefaultITL, mockMediaLine(t))
+		mock.URL(), mockserver.DefaultTTFT, mockserver.DefaultPrefillPerToken, mockserver.DefaultITL, mockMediaLine(t)+mockSpecLine(t))
 	return mock.URL(), func() { _ = mock.Close(context.Background()) }, nil
 }
 

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/surgebench/surge/app/cmdline"
+	"github.com/surgebench/surge/examples/mockserver"
 )
 
 // parseModels reads how several models share the requests: the weights
@@ -53,5 +54,22 @@ func parseModels(s *Spec, c *cmdline.Config) error {
 		}
 		t.LoRA[adapter] = base
 	}
+	return parseMockSpec(t, c)
+}
+
+// parseMockSpec reads the embedded mock's draft model: a token count
+// alone, or an acceptance rate (4 tokens a step unless told).
+func parseMockSpec(t *Target, c *cmdline.Config) error {
+	r, k := c.MockSpecAcceptance, c.MockSpecTokens
+	if !(r >= 0 && r <= 1) || k < 0 || k > mockserver.MaxSpecTokens {
+		return cmdline.Usagef("--mock-spec-acceptance %g (want 0–1) and --mock-spec-tokens %d (want 0–%d)", r, k, mockserver.MaxSpecTokens)
+	}
+	if (r > 0 || k > 0) && !t.Mock {
+		return cmdline.Usagef("--mock-spec-acceptance and --mock-spec-tokens give the embedded mock a draft model: drop --url, or drop them")
+	}
+	if r > 0 && k == 0 {
+		k = 4
+	}
+	t.MockSpecAcceptance, t.MockSpecTokens = r, k
 	return nil
 }

@@ -38,6 +38,10 @@ type Target struct {
 	// MockPrefillPerImage and MockPrefillPerAudioSecond price media in the
 	// embedded mock's TTFT.
 	MockPrefillPerImage, MockPrefillPerAudioSecond time.Duration
+	// MockSpecAcceptance and MockSpecTokens give the embedded mock a
+	// draft model (0 tokens: none).
+	MockSpecAcceptance float64
+	MockSpecTokens     int
 }
 
 // Readiness is --wait-for-model-*.

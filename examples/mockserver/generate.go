@@ -156,11 +156,21 @@ func (s *Server) stream(ctx context.Context, w http.ResponseWriter, g *generatio
 	}
 	ev = append(ev, `,"logprobs":null,"finish_reason":"`...)
 	ev = append(ev, g.finish...)
-	ev = append(ev, `"}]}`+"\n\n"...)
+	ev = append(ev, `"}]`...)
+	if s.drafting() && !includeUsage {
+		// vLLM's spec-decode metrics ride the usage chunk, else this one.
+		ev = append(ev, `,"metrics":`...)
+		ev = s.appendSpecMetrics(ev, g)
+	}
+	ev = append(ev, "}\n\n"...)
 	if includeUsage {
 		ev = append(ev, head...)
 		ev = append(ev, `],"usage":`...)
 		ev = appendUsage(ev, g)
+		if s.drafting() {
+			ev = append(ev, `,"metrics":`...)
+			ev = s.appendSpecMetrics(ev, g)
+		}
 		ev = append(ev, "}\n\n"...)
 	}
 	ev = append(ev, doneEvent...)
@@ -227,6 +237,9 @@ type (
 		Model   string          `json:"model"`
 		Choices []choiceBody    `json:"choices"`
 		Usage   json.RawMessage `json:"usage"`
+		// Metrics is vLLM's per-request metrics object (a draft model's
+		// speculative_decoding), absent without one.
+		Metrics json.RawMessage `json:"metrics,omitempty"`
 	}
 	choiceBody struct {
 		Index        int          `json:"index"`
@@ -256,6 +269,9 @@ func (s *Server) respond(ctx context.Context, w http.ResponseWriter, g *generati
 		Created: g.arrival.Unix(),
 		Model:   g.model,
 		Usage:   appendUsage(nil, g),
+	}
+	if s.drafting() {
+		body.Metrics = s.appendSpecMetrics(nil, g)
 	}
 	ch := choiceBody{FinishReason: g.finish}
 	if g.kind == chatAPI {

@@ -697,6 +697,30 @@ func RunLevelOf(recs []Record, tag string) (float64, string, bool) {
 		return float64(ok) / dur, "requests/sec", dur > 0
 	case "output_token_throughput":
 		return osl / dur, "tokens/sec", dur > 0 && osl > 0
+	case "spec_decode_token_weighted_acceptance_length", "spec_decode_overall_draft_acceptance_rate":
+		return specOf(recs, tag)
 	}
 	return 0, "", false
+}
+
+// specOf is a run-level spec-decode metric from the records' own:
+// 1 + Σ accepted / Σ steps, or 100 × Σ accepted / Σ proposed over the
+// requests that said what they proposed.
+func specOf(recs []Record, tag string) (float64, string, bool) {
+	var steps, acc, accOfDrafted, drafted float64
+	for _, rec := range recs {
+		s, ok := rec.Metrics["spec_decode_steps"]
+		if rec.Failed() || !ok {
+			continue
+		}
+		a := rec.Metrics["spec_decode_accepted_draft_tokens"]
+		steps, acc = steps+s, acc+a
+		if d, ok := rec.Metrics["spec_decode_draft_tokens"]; ok {
+			drafted, accOfDrafted = drafted+d, accOfDrafted+a
+		}
+	}
+	if tag == "spec_decode_token_weighted_acceptance_length" {
+		return 1 + acc/steps, "ratio", steps > 0
+	}
+	return 100 * accOfDrafted / drafted, "%", drafted > 0
 }

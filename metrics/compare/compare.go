@@ -25,6 +25,7 @@ import (
 var DefaultMetrics = []string{
 	"time_to_first_token", "inter_token_latency", "request_latency",
 	"output_token_throughput_per_user", "output_sequence_length",
+	"spec_decode_acceptance_length", "spec_decode_draft_acceptance_rate",
 }
 
 // DefaultStats are the statistics compared for every per-request metric.
@@ -34,7 +35,8 @@ var DefaultStats = []string{"p50", "p90", "p99"}
 // interval): from the summary export where it has them, else computed from
 // the records.
 var RunLevelMetrics = []string{"request_throughput", "output_token_throughput", "request_count", "error_request_count",
-	"cost_per_1m_output_tokens", "cost_per_1m_total_tokens"}
+	"cost_per_1m_output_tokens", "cost_per_1m_total_tokens",
+	"spec_decode_token_weighted_acceptance_length", "spec_decode_overall_draft_acceptance_rate"}
 
 // Options configure Compare.
 type Options struct {
@@ -275,6 +277,8 @@ func Better(tag, unit string) string {
 		return "higher"
 	case strings.Contains(tag, "error"):
 		return "lower"
+	case strings.Contains(tag, "acceptance") || strings.Contains(tag, "accepted_per_verified"):
+		return "higher" // speculative decoding: more drafts accepted
 	}
 	return ""
 }
