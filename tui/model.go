@@ -15,9 +15,9 @@ import (
 	"github.com/surgebench/surge/tui/latency"
 	"github.com/surgebench/surge/tui/load"
 	"github.com/surgebench/surge/tui/models"
-	"github.com/surgebench/surge/tui/specdecode"
 	"github.com/surgebench/surge/tui/precision"
 	"github.com/surgebench/surge/tui/server"
+	"github.com/surgebench/surge/tui/specdecode"
 	"github.com/surgebench/surge/tui/stages"
 	"github.com/surgebench/surge/tui/throughput"
 )

@@ -39,7 +39,9 @@ func TestDraftModel(t *testing.T) {
 				`{"model":"m","messages":[{"role":"user","content":"hi"}],"max_tokens":200,"stream":true,"stream_options":{"include_usage":true}}`)
 			usage := evs[len(evs)-2].data // the usage chunk, before [DONE]
 			var chunk struct {
-				Metrics struct{ Spec specPayload `json:"speculative_decoding"` } `json:"metrics"`
+				Metrics struct {
+					Spec specPayload `json:"speculative_decoding"`
+				} `json:"metrics"`
 			}
 			if err := json.Unmarshal([]byte(usage), &chunk); err != nil {
 				t.Fatal(err)
@@ -50,7 +52,9 @@ func TestDraftModel(t *testing.T) {
 			b, _ := io.ReadAll(resp.Body)
 			resp.Body.Close()
 			var body struct {
-				Metrics struct{ Spec specPayload `json:"speculative_decoding"` } `json:"metrics"`
+				Metrics struct {
+					Spec specPayload `json:"speculative_decoding"`
+				} `json:"metrics"`
 			}
 			if err := json.Unmarshal(b, &body); err != nil {
 				t.Fatal(err)
