@@ -119,7 +119,13 @@ var options = []option{
 
 	{flag: &cli.IntFlag{Category: catWorkload, Name: "isl", Aliases: []string{"prompt-input-tokens-mean", "synthetic-input-tokens-mean"}, Value: 550, Usage: "synthetic prompt length in tokens (mean), or a list to sweep (\"128,512\")"}, path: "input.prompt.input_tokens.mean", field: func(c *Config) any { return sweep(c, "isl", &c.ISL) }},
 	{flag: &cli.IntFlag{Category: catWorkload, Name: "osl", Aliases: []string{"prompt-output-tokens-mean", "output-tokens-mean"}, Usage: "output token cap (mean; 0: no cap, except messages: 4096, or 128 on the embedded mock), or a list to sweep"}, path: "input.prompt.output_tokens.mean", field: func(c *Config) any { return sweep(c, "osl", &c.OSL) }},
-	{flag: &cli.StringFlag{Category: catWorkload, Name: "input-file", Usage: "dataset file or folder (JSONL, a trace, ShareGPT JSON, inputs.json, raw payloads; see --custom-dataset-type)"}, path: "input.file", field: func(c *Config) any { return &c.InputFile }},
+	{flag: &cli.StringFlag{Category: catWorkload, Name: "input-file", Usage: "dataset file or folder (JSONL, a trace, ShareGPT JSON, inputs.json, raw payloads; see --custom-dataset-type), or a file at https://…, hf://datasets/ORG/NAME[@REV]/PATH or s3://BUCKET/KEY, fetched once into a cache"}, path: "input.file", field: func(c *Config) any { return &c.InputFile },
+		export: func(c *Config, _ http.Header) any {
+			if strings.Contains(c.InputFile, "://") {
+				return RedactURL(c.InputFile) // a password or a signature in a remote file's URL
+			}
+			return c.InputFile
+		}},
 	{flag: &cli.BoolFlag{Category: catWorkload, Name: "allow-invalid-utf8", Usage: "read dataset lines that are not UTF-8 (by default refused with file:line): JSON fields get U+FFFD for each bad byte, raw bodies are sent byte for byte"}, path: "input.allow_invalid_utf8", field: func(c *Config) any { return &c.AllowInvalidUTF8 }},
 	{flag: &cli.StringFlag{Category: catWorkload, Name: "max-memory", DefaultText: "3/4 of the machine's memory", Usage: "the memory the dataset and the requests in flight may take (e.g. 4GiB, 512MiB): a workload estimated to need more is refused before it loads"}, path: "input.max_memory", field: func(c *Config) any { return &c.MaxMemory }},
 	{flag: &cli.StringFlag{Category: catWorkload, Name: "custom-dataset-type", Usage: "single_turn, multi_turn, random_pool, mooncake_trace, azure_trace, bailian_trace, burst_gpt_trace, baseten, weka, inputs_json or raw_payload (guessed when omitted; see docs/workloads.md)"}, path: "input.custom_dataset_type", field: func(c *Config) any { return &c.CustomDatasetType }},

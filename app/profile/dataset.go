@@ -13,6 +13,7 @@ import (
 	"github.com/surgebench/surge/app/cmdline"
 	"github.com/surgebench/surge/app/spec"
 	"github.com/surgebench/surge/datasets"
+	"github.com/surgebench/surge/datasets/remote"
 	"github.com/surgebench/surge/datasets/tokenizer"
 	"github.com/surgebench/surge/datasets/tokenizer/hub"
 	"github.com/surgebench/surge/metrics"
@@ -183,6 +184,13 @@ func loadDataset(ctx context.Context, s *spec.Spec, tok datasets.Tokenizer, coun
 			Turns: d.TurnsMean, TurnsStddev: d.TurnsStddev, TurnDelay: td.Mean, TurnDelayStddev: td.Stddev,
 			Images: d.Images, Audio: d.Audio,
 		},
+	}
+	if remote.IsRemote(o.InputFile) {
+		p, err := fetchInput(ctx, o.InputFile, log)
+		if err != nil {
+			return nil, err
+		}
+		o.InputFile = p
 	}
 	if err := checkMemory(ctx, s, o); err != nil {
 		return nil, err
