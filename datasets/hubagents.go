@@ -96,7 +96,9 @@ func parseExgenticFilter(kv [][2]string, v2 bool) (exgenticFilter, error) {
 	if v2 {
 		available += fmt.Sprintf(", benchmark=[%s]", strings.Join(exgenticBenchmarks, ", "))
 	}
-	pick := func(list []string, v string) int { return slices.IndexFunc(list, func(x string) bool { return strings.EqualFold(x, v) }) }
+	pick := func(list []string, v string) int {
+		return slices.IndexFunc(list, func(x string) bool { return strings.EqualFold(x, v) })
+	}
 	for _, p := range kv {
 		switch p[0] {
 		case "harness":

@@ -59,7 +59,9 @@ func (e *StatusError) Error() string {
 
 // transient says a cached copy may stand in: the source failed rather
 // than said no.
-func (e *StatusError) transient() bool { return e.Status == http.StatusTooManyRequests || e.Status >= 500 }
+func (e *StatusError) transient() bool {
+	return e.Status == http.StatusTooManyRequests || e.Status >= 500
+}
 
 func (s *httpSource) open(ctx context.Context, offset int64, cur validator, cached bool) (*answer, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, s.u.String(), nil)
