@@ -4,8 +4,10 @@ package main
 //
 // The rule, for whoever writes docs:
 //   - A ```sh block is run. Each of its commands (a line, with "\" lines
-//     joined) must start with `surge `, `./surge ` or `go run . `; a line
-//     starting with # is a comment.
+//     joined) must start with `surge `, `./surge ` or `go run . `, after
+//     any VAR=value words (its environment: HF_ENDPOINT for a local Hub,
+//     its port the document's mock's); a line starting with # is a
+//     comment.
 //   - A trailing `# exit N` says the exit status the command must have
 //     (0 when not said). A trailing `&` runs it in the background until
 //     the file's last command has run (a `surge mock-server`).
@@ -39,6 +41,8 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -53,6 +57,7 @@ import (
 type docCommand struct {
 	at         string   // file:line
 	args       []string // after "surge"
+	env        []string // VAR=value words before it
 	exit       int
 	background bool
 }
@@ -84,7 +89,11 @@ func parseDoc(name, text string) (cmds []docCommand, errs []error) {
 			}
 			continue
 		}
-		isSurge := strings.HasPrefix(trimmed, "surge ") || strings.HasPrefix(trimmed, "./surge ") || strings.HasPrefix(trimmed, "go run . ")
+		bare := trimmed
+		for envWord.MatchString(bare) {
+			bare = strings.TrimLeft(envWord.ReplaceAllString(bare, ""), " ")
+		}
+		isSurge := strings.HasPrefix(bare, "surge ") || strings.HasPrefix(bare, "./surge ") || strings.HasPrefix(bare, "go run . ")
 		switch fence {
 		case "bash", "shell", "console", "none":
 			if isSurge {
@@ -162,6 +171,9 @@ func parseCommand(at, line string) (docCommand, error) {
 	if n := len(words); n > 0 && words[n-1] == "&" {
 		c.background, words = true, words[:n-1]
 	}
+	for len(words) > 0 && envWord.MatchString(words[0]+" ") {
+		c.env, words = append(c.env, words[0]), words[1:]
+	}
 	switch {
 	case len(words) > 0 && (words[0] == "surge" || words[0] == "./surge"):
 		c.args = words[1:]
@@ -179,6 +191,9 @@ func parseCommand(at, line string) (docCommand, error) {
 	}
 	return c, nil
 }
+
+// envWord is a VAR=value word that opens a command (its environment).
+var envWord = regexp.MustCompile(`^[A-Z_][A-Z0-9_]*=\S* `)
 
 // docRun is the state of one document's commands: its folder, and the
 // ports its background mock servers were moved to.
@@ -394,13 +409,14 @@ func TestParseCommand(t *testing.T) {
 		{`./surge profile --streaming`, docCommand{args: []string{"profile", "--streaming"}}},
 		{`surge compare a b --fail-on 'x>+5%'   # exit 1`, docCommand{args: []string{"compare", "a", "b", "--fail-on", "x>+5%"}, exit: 1}},
 		{`surge mock-server --port 8000 &`, docCommand{args: []string{"mock-server", "--port", "8000"}, background: true}},
+		{`HF_ENDPOINT=http://127.0.0.1:8101 A_B=1 surge profile --hf-dataset o/n`, docCommand{args: []string{"profile", "--hf-dataset", "o/n"}, env: []string{"HF_ENDPOINT=http://127.0.0.1:8101", "A_B=1"}}},
 	} {
 		got, err := parseCommand("x", tc.line)
 		if err != nil {
 			t.Errorf("%s: %v", tc.line, err)
 			continue
 		}
-		if fmt.Sprint(got.args) != fmt.Sprint(tc.want.args) || got.exit != tc.want.exit || got.background != tc.want.background {
+		if fmt.Sprint(got.args) != fmt.Sprint(tc.want.args) || fmt.Sprint(got.env) != fmt.Sprint(tc.want.env) || got.exit != tc.want.exit || got.background != tc.want.background {
 			t.Errorf("%s: got %+v, want %+v", tc.line, got, tc.want)
 		}
 	}
@@ -447,60 +463,159 @@ func TestDocCommandsRun(t *testing.T) {
 		}
 		t.Run(f, func(t *testing.T) {
 			d := &docRun{dir: t.TempDir(), repo: repo, ports: map[string]string{}}
-			ctx, cancel := context.WithCancel(context.Background())
-			defer cancel()
-			var bg []*exec.Cmd
-			defer func() {
-				for _, c := range bg {
-					_ = c.Process.Signal(os.Interrupt)
-					_ = c.Wait()
-				}
-			}()
-			for i := 0; i < len(cmds); i++ {
-				c := cmds[i]
-				if at := startAt(c.args); at != "" {
-					// Shards of one plan: every command up to the first
-					// with another --start-at runs at once.
-					j := i + 1
-					for j < len(cmds) && startAt(cmds[j].args) == at {
-						j++
-					}
-					d.runAtOnce(ctx, t, bin, env, cmds[i:j])
-					i = j - 1
-					continue
-				}
-				args, err := d.rewrite(c.args)
-				if err != nil {
-					t.Fatalf("%s: %v", c.at, err)
-				}
-				run := exec.CommandContext(ctx, bin, args...)
-				run.Dir, run.Env = d.dir, env
-				if c.background {
-					stderr, err := run.StderrPipe()
-					if err != nil {
-						t.Fatal(err)
-					}
-					if err := run.Start(); err != nil {
-						t.Fatalf("%s: %v", c.at, err)
-					}
-					bg = append(bg, run)
-					if err := waitListening(stderr); err != nil {
-						t.Fatalf("%s: surge %s: %v", c.at, strings.Join(args, " "), err)
-					}
-					continue
-				}
-				tctx, stop := context.WithTimeout(ctx, 60*time.Second)
-				run = exec.CommandContext(tctx, bin, args...)
-				run.Dir, run.Env = d.dir, env
-				out, _ := run.CombinedOutput()
-				stop()
-				if got := run.ProcessState.ExitCode(); got != c.exit {
-					t.Errorf("%s: surge %s\nexited %d, want %d (annotate a non-zero status with # exit N):\n%s",
-						c.at, strings.Join(args, " "), got, c.exit, tail(out, 1500))
-				}
-			}
+			d.runEach(t, bin, env, cmds)
 		})
 	}
+	// The CI jobs of docs/history.md, as a runner would run them.
+	b, err := os.ReadFile("docs/history.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	jobs := ciJobs("docs/history.md", string(b))
+	if len(jobs) < 2 {
+		t.Fatalf("docs/history.md: %d CI jobs found, want GitHub's and GitLab's", len(jobs))
+	}
+	for _, job := range jobs {
+		t.Run(job[0].at, func(t *testing.T) {
+			d := &docRun{dir: t.TempDir(), repo: repo, ports: map[string]string{}}
+			d.runEach(t, bin, env, job)
+		})
+	}
+}
+
+// runEach runs a document's commands in order in d's folder: a
+// background one until the last has run, shards of one plan at once, the
+// others one by one, each with the exit status it documents.
+func (d *docRun) runEach(t *testing.T, bin string, env []string, cmds []docCommand) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var bg []*exec.Cmd
+	defer func() {
+		for _, c := range bg {
+			_ = c.Process.Signal(os.Interrupt)
+			_ = c.Wait()
+		}
+	}()
+	for i := 0; i < len(cmds); i++ {
+		c := cmds[i]
+		if at := startAt(c.args); at != "" {
+			// Shards of one plan: every command up to the first
+			// with another --start-at runs at once.
+			j := i + 1
+			for j < len(cmds) && startAt(cmds[j].args) == at {
+				j++
+			}
+			d.runAtOnce(ctx, t, bin, env, cmds[i:j])
+			i = j - 1
+			continue
+		}
+		args, err := d.rewrite(c.args)
+		if err != nil {
+			t.Fatalf("%s: %v", c.at, err)
+		}
+		run := exec.CommandContext(ctx, bin, args...)
+		run.Dir, run.Env = d.dir, d.envFor(c, env)
+		if c.background {
+			stderr, err := run.StderrPipe()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := run.Start(); err != nil {
+				t.Fatalf("%s: %v", c.at, err)
+			}
+			bg = append(bg, run)
+			if err := waitListening(stderr); err != nil {
+				t.Fatalf("%s: surge %s: %v", c.at, strings.Join(args, " "), err)
+			}
+			continue
+		}
+		tctx, stop := context.WithTimeout(ctx, 60*time.Second)
+		run = exec.CommandContext(tctx, bin, args...)
+		run.Dir, run.Env = d.dir, d.envFor(c, env)
+		out, _ := run.CombinedOutput()
+		stop()
+		if got := run.ProcessState.ExitCode(); got != c.exit {
+			t.Errorf("%s: surge %s\nexited %d, want %d (annotate a non-zero status with # exit N):\n%s",
+				c.at, strings.Join(args, " "), got, c.exit, tail(out, 1500))
+		}
+	}
+}
+
+// envFor is the environment c runs in: the test's, then c's own VAR=value
+// words, an address among them moved to the document's mock on that port.
+// A command that names its own HF_ENDPOINT (a local Hub) may download
+// from it: the test's offline guard is lifted for it.
+func (d *docRun) envFor(c docCommand, env []string) []string {
+	if len(c.env) == 0 {
+		return env
+	}
+	out := slices.Clone(env)
+	for _, kv := range c.env {
+		k, v, _ := strings.Cut(kv, "=")
+		if u := d.url(v); u != "" {
+			v = u
+		}
+		if k == "HF_ENDPOINT" {
+			out = append(out, "HF_HUB_OFFLINE=")
+		}
+		out = append(out, k+"="+v)
+	}
+	return out
+}
+
+// ciVars are what a CI runner gives the documented jobs' variables.
+var ciVars = strings.NewReplacer("${{ github.sha }}", "0a1b2c3d", "${{ github.run_id }}", "42", "$CI_COMMIT_SHORT_SHA", "0a1b2c3",
+	"$CI_COMMIT_SHA", "0a1b2c3d4e5f", "$SERVER_URL", "http://localhost:8000", "$MODEL", "Qwen/Qwen3-8B")
+
+// ciJobs are the surge commands of each ```yaml block of a document (a
+// CI job), as the runner runs them: a folded `run: >` or a list item
+// continued on the lines under it joined into one line, the job's
+// variables given values.
+func ciJobs(name, text string) [][]docCommand {
+	var jobs [][]docCommand
+	var job []docCommand
+	in := false
+	lines := strings.Split(text, "\n")
+	for i := 0; i < len(lines); i++ {
+		trimmed := strings.TrimSpace(lines[i])
+		switch {
+		case trimmed == "```yaml":
+			in, job = true, nil
+			continue
+		case in && strings.HasPrefix(trimmed, "```"):
+			in = false
+			if len(job) > 0 {
+				jobs = append(jobs, job)
+			}
+			continue
+		case !in:
+			continue
+		}
+		indent := len(lines[i]) - len(strings.TrimLeft(lines[i], " "))
+		cmd := ""
+		switch {
+		case trimmed == "run: >":
+			cmd = ""
+		case strings.HasPrefix(trimmed, "run: surge "):
+			cmd = strings.TrimPrefix(trimmed, "run: ")
+		case strings.HasPrefix(trimmed, "- surge "):
+			cmd = strings.TrimPrefix(trimmed, "- ")
+		default:
+			continue
+		}
+		at := fmt.Sprintf("%s:%d", name, i+1)
+		// The lines under it, further in, continue it.
+		for i+1 < len(lines) && len(lines[i+1])-len(strings.TrimLeft(lines[i+1], " ")) > indent && strings.TrimSpace(lines[i+1]) != "" {
+			i++
+			cmd += " " + strings.TrimSpace(lines[i])
+		}
+		c, err := parseCommand(at, ciVars.Replace(strings.TrimSpace(cmd)))
+		if err != nil {
+			continue // not a surge command: TestDocsFollowTheRule leaves yaml alone
+		}
+		job = append(job, c)
+	}
+	return jobs
 }
 
 // startAt is the --start-at value of a documented command ("" if none).
@@ -532,7 +647,7 @@ func (d *docRun) runAtOnce(ctx context.Context, t *testing.T, bin string, env []
 		}
 		tctx, stop := context.WithTimeout(ctx, 60*time.Second)
 		runs[k] = exec.CommandContext(tctx, bin, args...)
-		runs[k].Dir, runs[k].Env = d.dir, env
+		runs[k].Dir, runs[k].Env = d.dir, d.envFor(c, env)
 		wg.Go(func() {
 			defer stop()
 			outs[k], _ = runs[k].CombinedOutput()
@@ -647,4 +762,33 @@ func docsHub(t *testing.T) *hftest.Hub {
 	}
 	h.Add("semianalysisai/cc-traces-weka-no-subagents-051826", "main", "data/train-00000-of-00001.jsonl", traces.Bytes())
 	return h
+}
+
+// TestCIJobs: the CI jobs of docs/history.md are read as a runner reads
+// them: each job's profile, compare and prune, every line of a command
+// joined, its variables given values, and only its flags (no -o).
+func TestCIJobs(t *testing.T) {
+	b, err := os.ReadFile("docs/history.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	jobs := ciJobs("docs/history.md", string(b))
+	if len(jobs) != 2 {
+		t.Fatalf("%d CI jobs, want GitHub's and GitLab's", len(jobs))
+	}
+	for _, job := range jobs {
+		var verbs []string
+		for _, c := range job {
+			verbs = append(verbs, c.args[0])
+			if strings.Contains(strings.Join(c.args, " "), "$") {
+				t.Errorf("%s: a variable left: %q", c.at, c.args)
+			}
+		}
+		if got := strings.Join(verbs, " "); got != "profile compare history" {
+			t.Errorf("%s: %s, want profile compare history", job[0].at, got)
+		}
+		if p := job[0].args; !slices.Contains(p, "--output-artifact-dir") || !slices.Contains(p, "--request-count") {
+			t.Errorf("%s: %q", job[0].at, p)
+		}
+	}
 }

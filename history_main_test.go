@@ -78,7 +78,7 @@ func TestHistoryTrendAndGate(t *testing.T) {
 		t.Errorf("--baseline history:label=before --json: exit %d, %v, %+v\n%s", code, err, g, stdout)
 	}
 
-	code, stdout, _ = captured(t, "history", "--history", db)
+	code, stdout, _ = captured(t, "history", "--history", db, "--wide")
 	if code != cmdline.ExitOK || !strings.Contains(stdout, "3 of 3 runs shown") || !strings.Contains(stdout, "before") {
 		t.Errorf("surge history: exit %d\n%s", code, stdout)
 	}
@@ -108,8 +108,12 @@ func TestHistoryTrendAndGate(t *testing.T) {
 		t.Errorf("the export's cost_per_1m_output_tokens: %v (%v)", cost, err)
 	}
 	code, stdout, _ = captured(t, "history", "--history", db, "--json", "--label", "before")
+	var rows []map[string]any
+	err = json.Unmarshal([]byte(stdout), &rows)
 	var row map[string]any
-	err = json.Unmarshal([]byte(stdout), &row)
+	if len(rows) == 1 {
+		row = rows[0]
+	}
 	price, _ := row["cost_per_hour_usd"].(float64)
 	perM, _ := row["cost_per_1m_output_tokens_usd"].(float64)
 	if code != 0 || err != nil || math.Abs(price-2.5) > 1e-3 || !(perM > 0) {

@@ -5,9 +5,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"os"
 	"os/signal"
 	"slices"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -92,6 +94,7 @@ func profileCommand(code *int) *cli.Command {
 				return err
 			}
 			cfg.StdoutTTY = term.IsTerminal(os.Stdout.Fd())
+			cfg.Columns = cmdline.TerminalColumns(os.Stdout)
 			cfg.Signals = true
 			cfg.JobIndex = os.Getenv(cmdline.JobIndexEnv)
 			s, err := spec.Parse(*cfg)
@@ -139,6 +142,12 @@ func calibrateCommand() *cli.Command {
 	}
 }
 
+// listenAddr is --host and --port as one address: an IPv6 host as given
+// (::1) or bracketed ([::1]) alike.
+func listenAddr(host string, port int) string {
+	return net.JoinHostPort(strings.TrimSuffix(strings.TrimPrefix(host, "["), "]"), strconv.Itoa(port))
+}
+
 func mockServerCommand() *cli.Command {
 	var (
 		mc      mockserver.Config
@@ -153,7 +162,8 @@ func mockServerCommand() *cli.Command {
 		OnUsageError: cmdline.OnUsageError,
 		Flags: []cli.Flag{
 			&cli.IntFlag{Name: "port", Value: 8000, Usage: "port on 127.0.0.1", Destination: &port},
-			&cli.StringFlag{Name: "host", Value: "127.0.0.1", Usage: "address to listen on", Destination: &host},
+			&cli.StringFlag{Name: "host", Value: "127.0.0.1", Usage: "address to listen on (an IPv6 one as ::1 or [::1])", Destination: &host},
+			&cli.StringFlag{Name: "hub", Usage: "also serve this folder as the Hugging Face Hub serves repositories (DIR/datasets/ORG/NAME, DIR/ORG/NAME): set HF_ENDPOINT to the mock's URL to read --hf-dataset and --public-dataset from it offline (docs/workloads.md)", Destination: &mc.Hub},
 			&cli.DurationFlag{Name: "ttft", Value: mockserver.DefaultTTFT, Usage: "time to first token (before the prompt's prefill)", Destination: &mc.TTFT},
 			&cli.DurationFlag{Name: "prefill-per-token", Value: mockserver.DefaultPrefillPerToken, Usage: "time added to TTFT per prompt token, as a server's prefill grows with the prompt (0: none)", Destination: &mc.PrefillPerToken},
 			&cli.DurationFlag{Name: "itl", Value: mockserver.DefaultITL, Usage: "gap between tokens", Destination: &mc.ITL},
@@ -231,11 +241,17 @@ func mockServerCommand() *cli.Command {
 			}
 			ctx, stop := signal.NotifyContext(cc.Context, os.Interrupt, syscall.SIGTERM)
 			defer stop()
-			srv, err := mockserver.Start(ctx, fmt.Sprintf("%s:%d", host, port), mc)
+			if st, err := os.Stat(mc.Hub); mc.Hub != "" && (err != nil || !st.IsDir()) {
+				return &cmdline.UsageError{Err: fmt.Errorf("--hub %s: not a folder", mc.Hub)}
+			}
+			srv, err := mockserver.Start(ctx, listenAddr(host, port), mc)
 			if err != nil {
 				return err
 			}
 			fmt.Fprintf(os.Stderr, "mock server listening on %s (Ctrl-C to stop)\n", srv.URL())
+			if mc.Hub != "" {
+				fmt.Fprintf(os.Stderr, "serving %s as a Hugging Face Hub: HF_ENDPOINT=%s\n", mc.Hub, srv.URL())
+			}
 			<-ctx.Done()
 			return srv.Close(context.Background())
 		},

@@ -2,7 +2,9 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"io"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
@@ -10,12 +12,15 @@ import (
 	"unicode/utf8"
 
 	"github.com/surgebench/surge/app/cmdline"
+	"github.com/surgebench/surge/examples/mockserver"
 )
 
 // TestMain keeps every test off the user's history: the default database
 // ($XDG_DATA_HOME/surge/history.db) is in a temporary folder, for this
 // process and every surge it starts.
 func TestMain(m *testing.M) {
+	// A shell's exported $COLUMNS would widen what the tests check at 80.
+	os.Unsetenv("COLUMNS")
 	dir, err := os.MkdirTemp("", "surge-main-")
 	if err != nil {
 		panic(err)
@@ -41,6 +46,7 @@ func TestExitCodesForBadUsage(t *testing.T) {
 		{"mock-server", "--tool-call-rate", "-0.1"},
 		{"mock-server", "--bad-tool-args-rate", "2"},
 		{"mock-server", "--max-model-len", "-1"},
+		{"mock-server", "--hub", "/no/such/folder"},
 		// Refused AIPerf flag: the run does not start, whatever else was given.
 		{"profile", "--video-width", "64", "--request-count", "1", "--ui", "none"},
 		// A stray argument is exit 2, not a run of the rest.
@@ -165,7 +171,7 @@ func captured(t *testing.T, args ...string) (code int, stdout, stderr string) {
 // every line fits 80 columns (the width when stdout is not a terminal),
 // and `surge --help` gives each command one line.
 func TestHelpShowsSurge(t *testing.T) {
-	for _, args := range [][]string{{"profile", "--help"}, {"search", "--help"}, {"profile", "--help-aiperf"}, {"--help"}} {
+	for _, args := range [][]string{{"profile", "--help"}, {"search", "--help"}, {"profile", "--help-all"}, {"profile", "--help", "load"}, {"profile", "--help-aiperf"}, {"--help"}} {
 		code, out, _ := captured(t, args...)
 		if code != cmdline.ExitOK {
 			t.Errorf("surge %v exited %d", args, code)
@@ -174,10 +180,14 @@ func TestHelpShowsSurge(t *testing.T) {
 		last := args[len(args)-1]
 		// Wrapped to 80 columns a flag takes two lines on average (its
 		// names and usage, a second line for the rest of the usage): about
-		// 120 flags and their group headings fit 360 lines, AIPerf's 100
-		// unimplemented ones 270. More means the help grew a page.
-		limit := 360
-		if last == "--help-aiperf" {
+		// 120 flags and their group headings fit 360 lines (--help-all),
+		// AIPerf's 100 unimplemented ones 270; what a first run needs
+		// (--help) 160. More means the help grew a page.
+		limit := 160
+		switch last {
+		case "--help-all":
+			limit = 360
+		case "--help-aiperf":
 			limit = 270
 		}
 		if lines < 10 || lines > limit {
@@ -216,7 +226,7 @@ func TestHelpShowsSurge(t *testing.T) {
 			}
 			continue
 		}
-		if last == "--help" {
+		if last == "--help" || last == "--help-all" {
 			at := -1
 			for _, group := range []string{"   Target\n", "   Load\n", "   Dataset\n", "   Output\n"} {
 				i := strings.Index(out, group)
@@ -353,5 +363,59 @@ func TestHistoryExitCodes(t *testing.T) {
 	code, _, stderr = captured(t, append([]string{"profile", "--no-history", "--output-artifact-dir", filepath.Join(dir, "quiet")}, run1...)...)
 	if code != cmdline.ExitOK || strings.Contains(stderr, "history") {
 		t.Errorf("--no-history: exit %d, stderr mentions the history:\n%s", code, stderr)
+	}
+}
+
+// TestMockServerHost: --host takes an IPv6 address bare or bracketed, and
+// the mock listens on it.
+func TestMockServerHost(t *testing.T) {
+	for host, want := range map[string]string{"::1": "[::1]:8100", "[::1]": "[::1]:8100", "127.0.0.1": "127.0.0.1:8100", "localhost": "localhost:8100"} {
+		if got := listenAddr(host, 8100); got != want {
+			t.Errorf("--host %s --port 8100: %q, want %q", host, got, want)
+		}
+	}
+	srv, err := mockserver.Start(t.Context(), listenAddr("::1", 0), mockserver.Config{})
+	if err != nil {
+		t.Skipf("no IPv6 loopback here: %v", err)
+	}
+	defer srv.Close(context.Background())
+	resp, err := http.Get(srv.URL() + "/health")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if !strings.HasPrefix(srv.URL(), "http://[::1]:") || resp.StatusCode != 200 {
+		t.Errorf("mock on ::1: %s answered %d", srv.URL(), resp.StatusCode)
+	}
+}
+
+// TestFitsEightyColumns: at COLUMNS=80 a default streaming run's summary,
+// a sweep's stage table and surge history fit 80 columns (a path longer
+// than a line may stand alone); off a terminal, progress goes to stderr,
+// not into the summary.
+func TestFitsEightyColumns(t *testing.T) {
+	t.Setenv("COLUMNS", "80")
+	dir := t.TempDir()
+	db := filepath.Join(dir, "history.db")
+	for _, args := range [][]string{
+		{"profile", "--streaming", "--request-count", "40", "--concurrency", "4", "--osl", "8", "--history", db, "--output-artifact-dir", filepath.Join(dir, "one")},
+		{"profile", "--streaming", "--concurrency", "1,2,4", "--request-count", "12", "--osl", "8", "--history", db, "--output-artifact-dir", filepath.Join(dir, "sweep")},
+		{"history", "--history", db, "--stages"},
+	} {
+		code, out, _ := captured(t, args...)
+		if code != cmdline.ExitOK {
+			t.Fatalf("surge %v exited %d:\n%s", args, code, out)
+		}
+		for _, line := range strings.Split(out, "\n") {
+			if utf8.RuneCountInString(line) > 80 && strings.Contains(strings.TrimSpace(line), " ") {
+				t.Errorf("surge %s: a line of %d columns: %q", args[0], utf8.RuneCountInString(line), line)
+			}
+		}
+		if args[0] == "profile" && (!strings.Contains(out, "TTFT (ms)") || strings.Contains(out, "[ ")) {
+			t.Errorf("surge %v: no headline, or progress lines in the summary:\n%s", args, out)
+		}
+		if len(args) > 3 && args[3] == "1,2,4" && !strings.Contains(out, "Stages (latencies in ms)") {
+			t.Errorf("the sweep printed no stage table:\n%s", out)
+		}
 	}
 }

@@ -525,6 +525,14 @@ func (g *Generator) issue(ctx, reqCtx context.Context, wg *sync.WaitGroup, st St
 	prepCtx, stopPrep := context.WithCancel(ctx)
 	defer stopPrep()
 	limit := g.shard.limit(st.Limit)
+	// acquire's wake-up, made at its first wait and kept for the stage:
+	// at saturation every request waits for a slot.
+	var tick *time.Ticker
+	defer func() {
+		if tick != nil {
+			tick.Stop()
+		}
+	}()
 	// The plan's request count is spent by the sessions as they are
 	// planned (Stage.Sessions), each reserving its turns.
 	for next := range g.lookahead(prepCtx, st, first) {
@@ -540,7 +548,7 @@ func (g *Generator) issue(ctx, reqCtx context.Context, wg *sync.WaitGroup, st St
 			if !g.admit(limit, stageStart) {
 				continue
 			}
-		} else if !g.acquire(ctx, limit, stageStart) {
+		} else if !g.acquire(ctx, limit, stageStart, &tick) {
 			return
 		}
 		slotWait := g.now() - slotStart
@@ -741,9 +749,8 @@ func (g *Generator) issueUsers(ctx, reqCtx context.Context, wg *sync.WaitGroup, 
 
 // acquire takes a concurrency slot, waiting while the cap in force is
 // reached. The cap can change with time (ramps), so the wait also wakes
-// periodically.
-func (g *Generator) acquire(ctx context.Context, limit schedule.Limit, stageStart int64) bool {
-	var tick *time.Ticker
+// periodically, on *tick (made at the first wait; the caller stops it).
+func (g *Generator) acquire(ctx context.Context, limit schedule.Limit, stageStart int64, tick **time.Ticker) bool {
 	for {
 		capNow := 0
 		if limit != nil {
@@ -754,13 +761,12 @@ func (g *Generator) acquire(ctx context.Context, limit schedule.Limit, stageStar
 			g.inFlight.Add(1)
 			return true
 		}
-		if tick == nil {
-			tick = time.NewTicker(50 * time.Millisecond)
-			defer tick.Stop()
+		if *tick == nil {
+			*tick = time.NewTicker(50 * time.Millisecond)
 		}
 		select {
 		case <-g.released:
-		case <-tick.C:
+		case <-(*tick).C:
 		case <-ctx.Done():
 			return false
 		}

@@ -398,9 +398,15 @@ func (g *Generator) readStream(rctx, ctx context.Context, body io.Reader, rec *m
 	endsAtEOF := g.ep.EndsAtEOF()
 	sb, _ := body.(*stampedBody)
 	tracked := sb != nil && sb.conn != nil
-	if n := min(rec.RequestedOSL, maxPrealloc); n > 0 && cap(rec.TokenNs) == 0 {
-		// Sized once from the requested output, the token slices do not
-		// grow (and copy) a dozen times per request.
+	if cap(rec.TokenNs) == 0 {
+		// Sized once from the requested output (or, with no cap, for a
+		// typical answer), the token slices do not grow (and copy) a
+		// dozen times per request: the hot path allocates nothing per
+		// token.
+		n := uncappedPrealloc
+		if rec.RequestedOSL > 0 {
+			n = min(rec.RequestedOSL, maxPrealloc)
+		}
 		rec.TokenNs = make([]int64, 0, n)
 		if tracked {
 			rec.ReadDelayNs = make([]int32, 0, n)
@@ -529,6 +535,11 @@ const maxPooledText = 1 << 20
 // maxPrealloc caps the token slices sized from a request's output cap (a
 // 128k cap need not cost a megabyte up front; longer outputs grow).
 const maxPrealloc = 4096
+
+// uncappedPrealloc sizes the token slices of a request with no output cap:
+// an answer longer than this grows them (by doubling: a few copies for the
+// longest answers).
+const uncappedPrealloc = 256
 
 // readWhole reads a non-streamed response (or a streamed request the
 // server answered with plain JSON).

@@ -36,7 +36,13 @@ func (r *oneEventReader) Read(p []byte) (int, error) {
 // them.
 func mockEvents(tb testing.TB, ep *endpoint.Endpoint, n int) [][]byte {
 	tb.Helper()
-	ts := httptest.NewServer(mockserver.New(mockserver.Config{}))
+	return mockEventsWith(tb, mockserver.Config{}, ep, n)
+}
+
+// mockEventsWith is mockEvents from a mock configured as cfg.
+func mockEventsWith(tb testing.TB, cfg mockserver.Config, ep *endpoint.Endpoint, n int) [][]byte {
+	tb.Helper()
+	ts := httptest.NewServer(mockserver.New(cfg))
 	defer ts.Close()
 	body, err := ep.Body("", nil, &datasets.Turn{Text: "a prompt", MaxTokens: n})
 	if err != nil {

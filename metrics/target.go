@@ -3,6 +3,7 @@ package metrics
 import (
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -229,19 +230,25 @@ type Sample struct {
 	now int64
 }
 
-// Sample copies the exact values of stage's successful profile requests so
-// far (stage < 0: every stage's). Safe to call while records flow; it
-// costs a copy of the kept values (40 bytes a request) and a round trip
-// to each shard.
+// Sample takes the exact values of stage's successful profile requests so
+// far (stage < 0: every stage's). Safe to call while records flow. A shard
+// hands over its values without copying them (those it has kept do not
+// change while it keeps every request: it only appends), so it is held up
+// for a round trip, whatever the run's length; the caller's goroutine
+// picks the stage's rows.
 func (c *Collector) Sample(stage int) *Sample {
 	now := c.now()
 	out := &Sample{rows: &rowSet{}, now: now}
 	for _, s := range c.shards {
 		reply := make(chan sampleReply, 1)
-		s.in <- msg{kind: msgSample, value: int64(stage), sample: reply}
+		s.in <- msg{kind: msgSample, sample: reply}
 		r := <-reply
-		out.rows.rows = append(out.rows.rows, r.rows...)
-		out.rows.seen += r.seen
+		kept := &rowSet{rows: r.rows, seen: r.seen}
+		if stage >= 0 {
+			kept = kept.stage(stage)
+		}
+		out.rows.rows = append(out.rows.rows, kept.rows...)
+		out.rows.seen += kept.seen
 	}
 	return out
 }
@@ -252,23 +259,16 @@ type sampleReply struct {
 	seen int64
 }
 
-// sample copies the shard's rows of stage (every stage when < 0).
-func (s *shard) sample(stage int) sampleReply {
+// sample hands over the shard's rows: shared while it keeps every
+// request (it appends past them, never into them), a copy once it
+// samples (a new request may then take an old one's place).
+func (s *shard) sample() sampleReply {
 	k := s.keep
-	if stage < 0 {
-		return sampleReply{rows: append([]row(nil), k.rows...), seen: k.seen}
+	rows := k.rows[:len(k.rows):len(k.rows)]
+	if k.seen > int64(len(k.rows)) {
+		rows = slices.Clone(rows)
 	}
-	var r sampleReply
-	for _, x := range k.rows {
-		if int(x.stage) == stage {
-			r.rows = append(r.rows, x)
-		}
-	}
-	r.seen = int64(len(r.rows))
-	if k.seen > int64(len(k.rows)) && len(k.rows) > 0 {
-		r.seen = int64(math.Round(float64(k.seen) * float64(len(r.rows)) / float64(len(k.rows))))
-	}
-	return r
+	return sampleReply{rows: rows, seen: k.seen}
 }
 
 // rates are the throughputs of the sample so far, each the mean of its

@@ -2,6 +2,7 @@ package metrics
 
 import (
 	"math"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -157,5 +158,43 @@ func TestCollectorSampleStage(t *testing.T) {
 	if one := c.Sample(1); one.rows.seen != 10 || len(one.rows.rows) != 10 {
 		t.Errorf("stage 1: %d, want 10", one.rows.seen)
 	}
+	// A sample taken stays what it was while more requests finish.
+	kept := slices.Clone(all.rows.rows)
+	for i := range 30 {
+		c.Add(&Record{Index: int64(100 + i), Stage: 0, Streamed: true, SentNs: 3e9, EndNs: 4e9, TokenNs: []int64{35e8, 4e9}})
+	}
 	c.Close()
+	if !slices.Equal(all.rows.rows, kept) {
+		t.Error("a sample changed after it was taken")
+	}
+}
+
+// A shard hands its kept rows over without copying them while it keeps
+// every request: a live check holds it up for a round trip, not for a
+// copy of the run so far. Once it samples (past its share of maxRows) it
+// copies, since a new request may take an old one's place.
+func TestShardSampleIsNotACopy(t *testing.T) {
+	s := &shard{keep: newRowKeeper(4)}
+	for i := range 3 {
+		s.keep.add(row{sent: int64(i)})
+	}
+	if n := testing.AllocsPerRun(100, func() { s.sample() }); n != 0 {
+		t.Errorf("a sample of a shard that keeps every request allocates %v times, want 0", n)
+	}
+	r := s.sample()
+	s.keep.add(row{sent: 3})
+	if len(r.rows) != 3 || r.seen != 3 {
+		t.Errorf("the sample took %d rows of %d, want 3 of 3", len(r.rows), r.seen)
+	}
+	for i := 4; i < 40; i++ {
+		s.keep.add(row{sent: int64(i)})
+	}
+	r = s.sample()
+	before := slices.Clone(r.rows)
+	for i := 40; i < 400; i++ {
+		s.keep.add(row{sent: int64(i)})
+	}
+	if !slices.Equal(r.rows, before) || r.seen != 40 {
+		t.Errorf("a sample of a sampling shard changed with later requests: %v, was %v", r.rows, before)
+	}
 }

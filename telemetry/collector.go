@@ -63,6 +63,14 @@ type Collector struct {
 	// cbMu serialises onSample calls: each server source reports from a
 	// goroutine of its own.
 	cbMu sync.Mutex
+	// ready is closed once every server source's first scrape has
+	// answered or failed (Ready); readyLeft counts the sources yet to.
+	ready     chan struct{}
+	readyOnce sync.Once
+	readyLeft atomic.Int64
+	// runFirst and runLast are each endpoint's first and latest sample of
+	// the whole run, the warmup's included (RunTokenTotals).
+	runFirst, runLast map[string]ServerSample
 }
 
 // Option configures a Collector.
@@ -187,7 +195,7 @@ func Measuring(f func() bool) Option { return func(c *Collector) { c.measuring =
 
 // New builds a Collector.
 func New(opts ...Option) *Collector {
-	c := &Collector{interval: DefaultInterval, logf: func(string, ...any) {}}
+	c := &Collector{interval: DefaultInterval, logf: func(string, ...any) {}, ready: make(chan struct{})}
 	for _, o := range opts {
 		o(c)
 	}
@@ -209,6 +217,7 @@ func New(opts ...Option) *Collector {
 type tracked struct {
 	name     string
 	ok       bool // has answered at least once
+	tried    bool // its first scrape is over (answered or failed)
 	off      bool // skipped for the rest of the run
 	reported bool // an error has been logged
 	// busy is set while a scrape of the source is in flight; slow once a
@@ -238,6 +247,10 @@ func (c *Collector) Run(ctx context.Context) error {
 		c.start = time.Now()
 	}
 	defer c.closeSources()
+	defer c.markReady() // however Run ends, nobody waits on it
+	if c.readyLeft.Store(int64(len(c.servers))); len(c.servers) == 0 {
+		c.markReady()
+	}
 	gst := make([]tracked, len(c.gpus))
 	for i, s := range c.gpus {
 		gst[i].name = sourceName(s)
@@ -357,6 +370,14 @@ func (c *Collector) scrapeServer(ctx context.Context, every time.Duration, t *tr
 	s, err := src.Sample(sctx)
 	cancel()
 	now := time.Now()
+	if !t.tried {
+		t.tried = true
+		defer func() {
+			if c.readyLeft.Add(-1) == 0 {
+				c.markReady()
+			}
+		}()
+	}
 	if err != nil {
 		if ctx.Err() == nil { // the run ending mid-scrape is not the source's fault
 			c.fail(t, "server metrics", err)
@@ -371,6 +392,28 @@ func (c *Collector) scrapeServer(ctx context.Context, every time.Duration, t *tr
 			t.name, s.Took.Seconds(), every)
 	}
 	c.keep(nil, []ServerSample{s})
+}
+
+// Ready is closed once every server source has answered its first scrape
+// (or failed it), or Run has returned: a run that starts its requests after
+// it has counters whose first reading counts none of them.
+func (c *Collector) Ready() <-chan struct{} { return c.ready }
+
+func (c *Collector) markReady() { c.readyOnce.Do(func() { close(c.ready) }) }
+
+// RunTokenTotals is what the servers' token counters say they processed
+// over the whole run, the warmup included: their increase from each
+// endpoint's first scrape (before the run's first request, when the run
+// waited for Ready) to its last (after its last answer). ok is false when
+// no server exports token counters.
+func (c *Collector) RunTokenTotals() (TokenTotals, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	d := &Data{Servers: map[string]ServerSummary{}}
+	for u, first := range c.runFirst {
+		d.Servers[u] = serverSummary(u, []ServerSample{first, c.runLast[u]})
+	}
+	return d.TokenTotals()
 }
 
 // SkippedScrapes reports how many ticks skipped a server source because
@@ -470,6 +513,15 @@ func (c *Collector) keep(gpus []GPUSample, servers []ServerSample) {
 	}
 	if !baseline {
 		c.srvSamples = append(c.srvSamples, servers...)
+	}
+	for _, s := range servers {
+		if c.runFirst == nil {
+			c.runFirst, c.runLast = map[string]ServerSample{}, map[string]ServerSample{}
+		}
+		if _, ok := c.runFirst[s.URL]; !ok {
+			c.runFirst[s.URL] = s
+		}
+		c.runLast[s.URL] = s
 	}
 	c.mu.Unlock()
 	if c.onSample != nil && (len(gpus) > 0 || len(servers) > 0) {

@@ -314,43 +314,48 @@ func summarize(gpus []GPUSample, servers []ServerSample) *Data {
 		d.Servers = make(map[string]ServerSummary, len(urls))
 	}
 	for _, u := range urls {
-		ss := byURL[u]
-		sv := ServerSummary{URL: u, Samples: len(ss), Metrics: map[string]Stats{}}
-		addStats(sv.Metrics, "num_requests_running", "requests", ss, func(s *ServerSample) float64 { return s.Running })
-		addStats(sv.Metrics, "num_requests_waiting", "requests", ss, func(s *ServerSample) float64 { return s.Waiting })
-		addStats(sv.Metrics, "kv_cache_usage", "ratio", ss, func(s *ServerSample) float64 { return s.KVCacheUsage })
-		addStats(sv.Metrics, "prefix_cache_hit_rate", "ratio", ss, func(s *ServerSample) float64 { return s.PrefixCacheHitRate })
-		addStats(sv.Metrics, "spec_decode_acceptance_rate", "ratio", ss, func(s *ServerSample) float64 { return s.SpecAcceptRate })
-		addStats(sv.Metrics, "spec_decode_acceptance_length", "ratio", ss, func(s *ServerSample) float64 { return s.SpecAcceptLength })
-		sv.GenerationTokens = increase(ss, func(s *ServerSample) float64 { return s.GenerationTokens })
-		sv.PromptTokens = increase(ss, func(s *ServerSample) float64 { return s.PromptTokens })
-		sv.CachedPromptTokens = increase(ss, func(s *ServerSample) float64 { return s.CachedPromptTokens })
-		for _, s := range ss {
-			sv.Family = cmp.Or(sv.Family, s.Family)
-		}
-		hits := increase(ss, func(s *ServerSample) float64 { return s.PrefixCacheHits })
-		queries := increase(ss, func(s *ServerSample) float64 { return s.PrefixCacheQueries })
-		if hits != nil && queries != nil && *queries > 0 {
-			r := *hits / *queries
-			sv.PrefixCacheHitRate = &r
-		}
-		drafts := increase(ss, func(s *ServerSample) float64 { return s.SpecDrafts })
-		drafted := increase(ss, func(s *ServerSample) float64 { return s.SpecDraftTokens })
-		accepted := increase(ss, func(s *ServerSample) float64 { return s.SpecAcceptedTokens })
-		if accepted != nil && drafted != nil && *drafted > 0 {
-			r := *accepted / *drafted
-			sv.SpecAcceptRate = &r
-		}
-		if accepted != nil && drafts != nil && *drafts > 0 {
-			l := 1 + *accepted / *drafts
-			sv.SpecAcceptLength = &l
-		}
-		if sv.CachedPromptTokens == nil {
-			sv.CachedPromptTokens = hits // vLLM counts its hits in tokens
-		}
-		d.Servers[u] = sv
+		d.Servers[u] = serverSummary(u, byURL[u])
 	}
 	return d
+}
+
+// serverSummary is one endpoint's summary over its samples (in time
+// order): its gauges' statistics, its counters' increases.
+func serverSummary(u string, ss []ServerSample) ServerSummary {
+	sv := ServerSummary{URL: u, Samples: len(ss), Metrics: map[string]Stats{}}
+	addStats(sv.Metrics, "num_requests_running", "requests", ss, func(s *ServerSample) float64 { return s.Running })
+	addStats(sv.Metrics, "num_requests_waiting", "requests", ss, func(s *ServerSample) float64 { return s.Waiting })
+	addStats(sv.Metrics, "kv_cache_usage", "ratio", ss, func(s *ServerSample) float64 { return s.KVCacheUsage })
+	addStats(sv.Metrics, "prefix_cache_hit_rate", "ratio", ss, func(s *ServerSample) float64 { return s.PrefixCacheHitRate })
+	addStats(sv.Metrics, "spec_decode_acceptance_rate", "ratio", ss, func(s *ServerSample) float64 { return s.SpecAcceptRate })
+	addStats(sv.Metrics, "spec_decode_acceptance_length", "ratio", ss, func(s *ServerSample) float64 { return s.SpecAcceptLength })
+	sv.GenerationTokens = increase(ss, func(s *ServerSample) float64 { return s.GenerationTokens })
+	sv.PromptTokens = increase(ss, func(s *ServerSample) float64 { return s.PromptTokens })
+	sv.CachedPromptTokens = increase(ss, func(s *ServerSample) float64 { return s.CachedPromptTokens })
+	for _, s := range ss {
+		sv.Family = cmp.Or(sv.Family, s.Family)
+	}
+	hits := increase(ss, func(s *ServerSample) float64 { return s.PrefixCacheHits })
+	queries := increase(ss, func(s *ServerSample) float64 { return s.PrefixCacheQueries })
+	if hits != nil && queries != nil && *queries > 0 {
+		r := *hits / *queries
+		sv.PrefixCacheHitRate = &r
+	}
+	drafts := increase(ss, func(s *ServerSample) float64 { return s.SpecDrafts })
+	drafted := increase(ss, func(s *ServerSample) float64 { return s.SpecDraftTokens })
+	accepted := increase(ss, func(s *ServerSample) float64 { return s.SpecAcceptedTokens })
+	if accepted != nil && drafted != nil && *drafted > 0 {
+		r := *accepted / *drafted
+		sv.SpecAcceptRate = &r
+	}
+	if accepted != nil && drafts != nil && *drafts > 0 {
+		l := 1 + *accepted / *drafts
+		sv.SpecAcceptLength = &l
+	}
+	if sv.CachedPromptTokens == nil {
+		sv.CachedPromptTokens = hits // vLLM counts its hits in tokens
+	}
+	return sv
 }
 
 // gb converts bytes to decimal gigabytes; NaN when total is 0 (unknown).

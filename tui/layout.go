@@ -226,7 +226,13 @@ func (m model) detailView(w, h int) []string {
 	}
 	errH := max(2, min(errRows+1, room-len(out)))
 	out = append(out, panel(m.errTitle(), m.failures.View(w, errH-1), w, errH)...)
-	return append(out, tail...)
+	out = append(out, tail...)
+	// The throughput chart (the stages marked on it) takes the rows left,
+	// so the page has no blank half.
+	if left := h - len(out); left >= 5 {
+		out = append(out, panel("throughput", m.throughput.View(w, left-1), w, left)...)
+	}
+	return out
 }
 
 func (m model) helpView(w, h int) []string {
@@ -244,7 +250,7 @@ func (m model) helpView(w, h int) []string {
 		b.WriteString(strings.TrimRight(l, " "))
 	}
 	b.WriteString("\n\n" + text.Dim.Render("Latencies are in ms: p50/p90/p99 over the whole run and the last 10 s."))
-	b.WriteString("\n" + text.Dim.Render("The knee is the stage recommended as operating point (see the sweep docs)."))
+	b.WriteString("\n" + text.Dim.Render("The knee is where latency blows up; the stage before it is the operating point."))
 	b.WriteString("\n" + text.Dim.Render("Scheduler lag above 10 ms at p99 means the load generator fell behind."))
 	return panel("help", b.String(), w, h)
 }

@@ -72,6 +72,10 @@ func TestLiveKeysShowAtOnce(t *testing.T) {
 		if got := ansi.Strip(m.load.View(100)); !strings.Contains(got, step.want) {
 			t.Errorf("after %q the load panel shows %q, want %q", step.key, got, step.want)
 		}
+		// The header names the setting now in force, not the first one.
+		if head, want := ansi.Strip(m.header.View(100)), "concurrency "+strings.Fields(strings.TrimPrefix(step.want, "live concurrency "))[0]; !strings.Contains(strings.Split(head, "\n")[0], want+" ") && !strings.HasSuffix(strings.Split(head, "\n")[0], want) {
+			t.Errorf("after %q the header says %q, want %q", step.key, strings.Split(head, "\n")[0], want)
+		}
 	}
 	if len(f.calls) != 6 {
 		t.Errorf("calls %v", f.calls)

@@ -1,6 +1,6 @@
 // Package tui is surge's live view of a run: the full-screen dashboard
-// (Bubble Tea), a one-line-per-second progress printer for pipes and CI,
-// or nothing.
+// (Bubble Tea), a one-line-per-second progress printer (simple), a short
+// line every 10 seconds for pipes and CI (progress), or nothing.
 //
 // The dashboard is one root model that lays out one component per panel
 // (header, latency, throughput, load, failures, stages, gpu, server); each
@@ -26,6 +26,9 @@ const (
 	ModeSimple
 	// ModeNone shows nothing while the run goes.
 	ModeNone
+	// ModeProgress prints a short line every ProgressEvery (see Progress):
+	// the default when stdout is no terminal.
+	ModeProgress
 )
 
 // String returns the mode as --ui spells it.
@@ -37,20 +40,26 @@ func (m Mode) String() string {
 		return "simple"
 	case ModeNone:
 		return "none"
+	case ModeProgress:
+		return "progress"
 	}
 	return fmt.Sprintf("Mode(%d)", int(m))
 }
 
-// ParseMode reads a UI name: dashboard, simple or none. An empty name means
-// ModeDashboard when stdout is a terminal and ModeNone otherwise. The error
-// names the value and the choices; the caller says where it came from.
+// ParseMode reads a UI name: dashboard, simple, progress or none. An empty
+// name means ModeDashboard when stdout is a terminal and ModeProgress
+// otherwise (a pipe, CI: a line every 10 s shows the run is alive). The
+// error names the value and the choices; the caller says where it came
+// from.
 func ParseMode(name string, stdoutIsTTY bool) (Mode, error) {
 	switch strings.ToLower(strings.TrimSpace(name)) {
 	case "":
 		if stdoutIsTTY {
 			return ModeDashboard, nil
 		}
-		return ModeNone, nil
+		return ModeProgress, nil
+	case "progress":
+		return ModeProgress, nil
 	case "dashboard":
 		return ModeDashboard, nil
 	case "simple":
@@ -58,7 +67,7 @@ func ParseMode(name string, stdoutIsTTY bool) (Mode, error) {
 	case "none":
 		return ModeNone, nil
 	}
-	return ModeNone, fmt.Errorf("%q: want dashboard, simple or none", name)
+	return ModeNone, fmt.Errorf("%q: want dashboard, simple, progress or none", name)
 }
 
 // Info describes the run for the header.

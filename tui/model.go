@@ -139,6 +139,7 @@ func (m model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 			lm.Err = msg.err.Error()
 		}
 		m.load, _ = m.load.Update(lm)
+		m = m.liveTarget(msg.state)
 	case snapshotMsg:
 		m = m.apply(msg.snap)
 	case doneMsg:
@@ -148,6 +149,15 @@ func (m model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		return m, tea.Quit
 	}
 	return m, nil
+}
+
+// liveTarget names a live run's current setting in the header (a
+// search's probes are the search's: its header stays).
+func (m model) liveTarget(l LiveState) model {
+	if l.Mode != "" && l.Search == "" {
+		m.header, _ = m.header.Update(header.TargetMsg{Mode: l.Mode, Target: strconv.FormatFloat(l.Value, 'g', 6, 64)})
+	}
+	return m
 }
 
 // stagesDone is kept apart from apply so doneMsg can re-send the last list.
@@ -226,6 +236,7 @@ func (m model) apply(s Frame) model {
 	})
 	if s.Live != nil {
 		m.load, _ = m.load.Update(load.LiveMsg{Live: *s.Live})
+		m = m.liveTarget(*s.Live)
 	}
 	m.failures, _ = m.failures.Update(failures.Msg{Errors: s.Errors, Finished: s.Finished})
 	m.lastStages = s.Stages

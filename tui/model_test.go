@@ -88,15 +88,18 @@ func checkFrame(t *testing.T, v string, w, h int) {
 	}
 }
 
-// TestNoBlankRows: the overview fills the terminal, from 80×24 to
-// 200×60, with or without a stage table: no row between the header and the
-// footer is blank.
+// TestNoBlankRows: the overview and the stages page fill the terminal,
+// from 80×24 to 200×60, with or without a stage table: no row between the
+// header and the footer is blank.
 func TestNoBlankRows(t *testing.T) {
 	for _, f := range []struct {
 		info Info
 		snap Frame
-	}{{runInfo, midRun()}, {rampInfo, fullSnapshot()}, {liveInfo, liveFrame()}} {
+		page page
+	}{{runInfo, midRun(), overview}, {rampInfo, fullSnapshot(), overview}, {liveInfo, liveFrame(), overview},
+		{runInfo, errorBurst(), detail}, {rampInfo, finishedRamp(), detail}} {
 		m := newModel(f.info, nil).apply(f.snap)
+		m.page = f.page
 		for _, sz := range [][2]int{{80, 24}, {100, 30}, {100, 32}, {120, 40}, {140, 36}, {160, 45}, {200, 60}} {
 			next, _ := m.Update(tea.WindowSizeMsg{Width: sz[0], Height: sz[1]})
 			lines := strings.Split(next.(model).View(), "\n")

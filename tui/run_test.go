@@ -23,7 +23,8 @@ func TestParseMode(t *testing.T) {
 		wantErr bool
 	}{
 		{"", true, ModeDashboard, false},
-		{"", false, ModeNone, false},
+		{"", false, ModeProgress, false},
+		{"progress", true, ModeProgress, false},
 		{"dashboard", false, ModeDashboard, false},
 		{"Simple", true, ModeSimple, false},
 		{"none", true, ModeNone, false},
@@ -34,7 +35,7 @@ func TestParseMode(t *testing.T) {
 		if (err != nil) != tt.wantErr || got != tt.want {
 			t.Errorf("ParseMode(%q, %v) = %v, %v; want %v, err %v", tt.flag, tt.tty, got, err, tt.want, tt.wantErr)
 		}
-		if err != nil && (!strings.Contains(err.Error(), tt.flag) || !strings.Contains(err.Error(), "dashboard, simple or none")) {
+		if err != nil && (!strings.Contains(err.Error(), tt.flag) || !strings.Contains(err.Error(), "dashboard, simple, progress or none")) {
 			t.Errorf("error %q should name the value and the allowed values", err)
 		}
 	}

@@ -236,7 +236,11 @@ func CommandArgs(args []string, cmds []*cli.Command) ([]string, error) {
 		if c.Name == "profile" || c.Name == "search" {
 			rewrite = expandArgs
 		}
-		rest, err := rewrite(args[i+1:], c.Flags)
+		cmdArgs, err := helpTopic(c, args[i+1:])
+		if err != nil {
+			return nil, &UsageError{Err: err}
+		}
+		rest, err := rewrite(cmdArgs, c.Flags)
 		if err != nil {
 			return nil, &UsageError{Err: err}
 		}

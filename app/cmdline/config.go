@@ -292,6 +292,11 @@ type Config struct {
 
 	UI        string // --ui
 	StdoutTTY bool   // whether stdout is a terminal (picks the default UI)
+	// Columns is the terminal's width the summary fits (0: unknown, 80);
+	// Wide is --wide: AIPerf's whole table however wide. Set by the
+	// command (TerminalColumns).
+	Columns int
+	Wide    bool
 	// Signals makes a run take SIGINT/SIGTERM itself: the first stops
 	// issuing and drains (as cancelling Run's context does), the second
 	// cancels the in-flight requests at once. Set by the command.

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -44,7 +45,7 @@ func helpFixture() *cli.Command {
 func TestCommandHelpGolden(t *testing.T) {
 	for _, width := range []int{80, 120} {
 		var b bytes.Buffer
-		writeCommandHelp(&b, helpFixture(), width)
+		writeCommandHelp(&b, helpFixture(), width, topicAll)
 		got := b.String()
 		for i, line := range strings.Split(got, "\n") {
 			if n := utf8.RuneCountInString(line); n > width && strings.Contains(line, " ") {
@@ -93,5 +94,62 @@ func TestWrapText(t *testing.T) {
 		if got := wrapText(tc.s, tc.width, tc.first, tc.rest); got != tc.want {
 			t.Errorf("wrapText(%q, %d, %d, %d) = %q, want %q", tc.s, tc.width, tc.first, tc.rest, got, tc.want)
 		}
+	}
+}
+
+// TestProfileHelpTopics: surge profile --help fits 160 lines of 80
+// columns with what a first run needs and names every other group, each
+// group's --help GROUP shows its own options only, --help-all shows every
+// one, and a group that does not exist is a usage error naming them.
+func TestProfileHelpTopics(t *testing.T) {
+	cmd := func() *cli.Command {
+		return &cli.Command{Name: "profile", HelpName: "surge profile", Usage: "benchmark a server", Flags: ProfileFlags(&Config{})}
+	}
+	help := func(args ...string) (string, error) {
+		c := cmd()
+		rest, err := helpTopic(c, args)
+		if err != nil {
+			return "", err
+		}
+		if !slices.Contains(rest, "--help") {
+			t.Fatalf("%v: --help not kept: %v", args, rest)
+		}
+		var b bytes.Buffer
+		templ := c.CustomHelpTemplate
+		if templ == "" {
+			templ = cli.CommandHelpTemplate
+		}
+		PrintHelp(&b, templ, c)
+		return b.String(), nil
+	}
+	short, err := help("--help")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := strings.Count(short, "\n"); n > 160 {
+		t.Errorf("surge profile --help is %d lines, over 160:\n%s", n, short)
+	}
+	for _, want := range []string{"--url", "--concurrency", "--request-count", "--isl", "--input-file", "--output-artifact-dir", "--wide",
+		"--help GROUP", "--help-all", "load (", "dataset (", "telemetry (", "agents ("} {
+		if !strings.Contains(short, want) {
+			t.Errorf("the short help lacks %q", want)
+		}
+	}
+	if strings.Contains(short, "--arrival-smoothness") {
+		t.Error("the short help shows a flag a first run does not need")
+	}
+	all, err := help("--help-all")
+	if err != nil || !strings.Contains(all, "--arrival-smoothness") || !strings.Contains(all, "--gpu-telemetry") || strings.Contains(all, "--help GROUP") {
+		t.Errorf("--help-all: %v\n%s", err, all)
+	}
+	load, err := help("--help", "load")
+	if err != nil || !strings.Contains(load, "--arrival-smoothness") || strings.Contains(load, "\n   --isl,") || strings.Count(load, "\n") >= strings.Count(all, "\n") {
+		t.Errorf("--help load: %v\n%s", err, load)
+	}
+	if other, err := help("-h=telemetry"); err != nil || !strings.Contains(other, "--gpu-telemetry") || strings.Contains(other, "\n   --concurrency ") {
+		t.Errorf("-h=telemetry: %v\n%s", err, other)
+	}
+	if _, err := help("--help", "nosuch"); err == nil || !strings.Contains(err.Error(), "nosuch") || !strings.Contains(err.Error(), "load, dataset") {
+		t.Errorf("--help nosuch: %v, want an error naming the groups", err)
 	}
 }

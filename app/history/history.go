@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"os"
 	"strconv"
 	"strings"
 	"time"
@@ -112,7 +113,7 @@ func age(s string) (time.Duration, error) {
 // folders, label a run, or prune old runs.
 func Command() *cli.Command {
 	var f filters
-	var asJSON bool
+	var asJSON, asJSONL, wide bool
 	var pruneOlder string
 	var pruneKeep int
 	return &cli.Command{
@@ -124,7 +125,9 @@ func Command() *cli.Command {
 			"surge history label ID NAME names a run; --prune-older-than 90d and --prune-keep N remove whole runs.",
 		OnUsageError: cmdline.OnUsageError,
 		Flags: append(f.flags(),
-			&cli.BoolFlag{Name: "json", Usage: "write the runs as JSON lines (the database's column names)", Destination: &asJSON},
+			&cli.BoolFlag{Name: "json", Usage: "write the runs as one JSON array (the database's column names)", Destination: &asJSON},
+			&cli.BoolFlag{Name: "jsonl", Usage: "write the runs as JSON Lines, one object a line", Destination: &asJSONL},
+			&cli.BoolFlag{Name: "wide", Usage: "every column (the server, the folder, the cost), however wide; the default fits the terminal", Destination: &wide},
 			&cli.StringFlag{Name: "prune-older-than", Usage: "remove the runs started longer ago than this (90d, 36h)", Destination: &pruneOlder},
 			&cli.IntFlag{Name: "prune-keep", Usage: "remove all but the newest N runs", Destination: &pruneKeep},
 		),
@@ -134,13 +137,20 @@ func Command() *cli.Command {
 				ctx = context.Background()
 			}
 			args := cc.Args().Slice()
-			return run(ctx, cc.App.Writer, &f, args, listConfig{json: asJSON, pruneOlder: pruneOlder, pruneKeep: pruneKeep}, time.Now())
+			if asJSON && asJSONL {
+				return cmdline.Usagef("--json and --jsonl: give one (an array, or a line per run)")
+			}
+			c := listConfig{json: asJSON, jsonl: asJSONL, wide: wide, width: columns(cc.App.Writer), pruneOlder: pruneOlder, pruneKeep: pruneKeep}
+			return run(ctx, cc.App.Writer, &f, args, c, time.Now())
 		},
 	}
 }
 
 type listConfig struct {
-	json       bool
+	json, jsonl bool
+	// wide prints every column; otherwise the list fits width (0: 80).
+	wide       bool
+	width      int
 	pruneOlder string
 	pruneKeep  int
 }
@@ -186,12 +196,23 @@ func run(ctx context.Context, w io.Writer, f *filters, args []string, c listConf
 		return err
 	}
 	defer s.Close()
-	filter.Metrics = c.json
+	filter.Metrics = c.json || c.jsonl
 	rows, err := s.List(ctx, filter)
 	if err != nil {
 		return err
 	}
-	if c.json {
+	switch {
+	case c.json:
+		if rows == nil {
+			rows = []history.Row{}
+		}
+		b, err := json.MarshalIndent(rows, "", "  ")
+		if err != nil {
+			return err
+		}
+		_, err = w.Write(append(b, '\n'))
+		return err
+	case c.jsonl:
 		enc := json.NewEncoder(w)
 		for _, r := range rows {
 			if err := enc.Encode(r); err != nil {
@@ -200,14 +221,14 @@ func run(ctx context.Context, w io.Writer, f *filters, args []string, c listConf
 		}
 		return nil
 	}
-	if err := history.WriteList(w, rows); err != nil {
+	if err := history.WriteList(w, rows, c.width, c.wide); err != nil {
 		return err
 	}
 	st, err := s.Stats(ctx)
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(w, "%d of %d runs shown; %s, %s\n", len(rows), st.Runs, st.Path, history.MiB(st.Bytes))
+	fmt.Fprintf(w, "%d of %s shown; %s, %s\n", len(rows), count(st.Runs, "run"), st.Path, history.MiB(st.Bytes))
 	if warn := st.Warning(); warn != "" {
 		fmt.Fprintln(w, warn)
 	}
@@ -233,7 +254,7 @@ func importDirs(ctx context.Context, w io.Writer, f *filters, dirs []string) err
 		if err != nil {
 			return err
 		}
-		fmt.Fprintf(w, "%s: %d rows, %d new (ids %d–%d)\n", dirs[i], len(rows), n, rows[0].ID, rows[len(rows)-1].ID)
+		fmt.Fprintf(w, "%s: %s, %d new (ids %d–%d)\n", dirs[i], count(len(rows), "row"), n, rows[0].ID, rows[len(rows)-1].ID)
 	}
 	return nil
 }
@@ -260,9 +281,24 @@ func pruneRuns(ctx context.Context, w io.Writer, f *filters, c listConfig, now t
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(w, "removed %d runs (%d rows); %d runs left in %s, %s (their artifact folders are untouched)\n",
-		out.Runs, out.Rows, out.After.Runs, out.After.Path, history.MiB(out.After.Bytes))
+	fmt.Fprintf(w, "removed %s (%s); %s left in %s, %s (their artifact folders are untouched)\n",
+		count(out.Runs, "run"), count(out.Rows, "row"), count(out.After.Runs, "run"), out.After.Path, history.MiB(out.After.Bytes))
 	return nil
+}
+
+// count is "1 run", "2 runs".
+func count[N int | int64](n N, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return strconv.FormatInt(int64(n), 10) + " " + noun + "s"
+}
+
+// columns is the width the list and the trend fit: w's terminal's, or 0
+// (80) when it is none.
+func columns(w io.Writer) int {
+	f, _ := w.(*os.File)
+	return cmdline.TerminalColumns(f)
 }
 
 // TrendCommand is `surge trend METRIC[.STAT]`: the statistic across the
@@ -283,6 +319,7 @@ func TrendCommand() *cli.Command {
 		Flags: append(f.flags(),
 			&cli.StringFlag{Name: "html", Usage: "also write the trend as an HTML page (surge report's renderer) to this file", Destination: &c.html},
 			&cli.BoolFlag{Name: "any-workload", Usage: "keep runs of every workload (their numbers may not compare)", Destination: &c.anyWorkload},
+			&cli.BoolFlag{Name: "wide", Usage: "every column (the server, full start times), however wide; the default fits the terminal", Destination: &c.wide},
 			&cli.Float64Flag{Name: "load", Usage: "with --stages: the stages at this load (concurrency or rate)", Destination: &c.load},
 			&cli.Uint64Flag{Name: "seed", Value: 1, Usage: "seed of the bootstrap", Destination: &c.seed},
 			&cli.IntFlag{Name: "bootstrap-samples", Value: 1000, Usage: "bootstrap resamples per test", Destination: &c.samples},
@@ -297,6 +334,7 @@ func TrendCommand() *cli.Command {
 			if cc.NArg() != 1 {
 				return cmdline.Usagef("surge trend: name one metric, e.g. surge trend time_to_first_token.p99 (got %d arguments)", cc.NArg())
 			}
+			c.width = columns(cc.App.Writer)
 			return trend(ctx, cc.App.Writer, &f, cc.Args().First(), c, time.Now())
 		},
 	}
@@ -305,6 +343,8 @@ func TrendCommand() *cli.Command {
 type trendConfig struct {
 	html        string
 	anyWorkload bool
+	wide        bool
+	width       int
 	load        float64
 	seed        uint64
 	samples     int
@@ -345,7 +385,7 @@ func trend(ctx context.Context, w io.Writer, f *filters, metric string, c trendC
 	if err != nil {
 		return &cmdline.UsageError{Err: err}
 	}
-	if err := t.WriteText(w); err != nil {
+	if err := t.WriteText(w, c.width, c.wide); err != nil {
 		return err
 	}
 	if c.html == "" {

@@ -9,10 +9,12 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"reflect"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/urfave/cli/v2"
 
@@ -118,10 +120,10 @@ func TestRunsTrendAndGate(t *testing.T) {
 		dirs = append(dirs, d)
 	}
 	out, code := surge(t, append([]string{"history", "import", "--history", db, "--label", "nightly"}, dirs...)...)
-	if code != 0 || strings.Count(out, "1 rows, 1 new") != 3 {
+	if code != 0 || strings.Count(out, "1 row, 1 new") != 3 {
 		t.Fatalf("import: exit %d\n%s", code, out)
 	}
-	out, code = surge(t, "history", "--history", db, "--model", "mock")
+	out, code = surge(t, "history", "--history", db, "--model", "mock", "--wide")
 	if code != 0 || !strings.Contains(out, "3 of 3 runs shown") || strings.Count(out, "nightly") != 3 {
 		t.Errorf("surge history: exit %d\n%s", code, out)
 	}
@@ -166,7 +168,7 @@ func TestRunsTrendAndGate(t *testing.T) {
 	out, _ = surge(t, "trend", "time_to_first_token.p50", "--history", db)
 	var line string
 	for _, l := range strings.Split(out, "\n") {
-		if strings.HasPrefix(l, strconv.FormatInt(rec.Rows[0].ID, 10)+" ") {
+		if strings.HasPrefix(strings.TrimSpace(l), strconv.FormatInt(rec.Rows[0].ID, 10)+" ") {
 			line = l
 		}
 	}
@@ -222,13 +224,34 @@ func TestListPruneAndJSON(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("--json: %d\n%s", code, out)
 	}
+	var all []map[string]any
+	if err := json.Unmarshal([]byte(out), &all); err != nil || len(all) != 5 {
+		t.Fatalf("--json: %d rows (%v), want one array of 5 (2 runs, a sweep and its 2 stages):\n%s", len(all), err, out)
+	}
+	out, code = surge(t, "history", "--history", db, "--jsonl", "--stages")
 	lines := strings.Split(strings.TrimSpace(out), "\n")
-	if len(lines) != 5 {
-		t.Fatalf("%d JSON lines, want 5 (2 runs, a sweep and its 2 stages):\n%s", len(lines), out)
+	if code != 0 || len(lines) != 5 {
+		t.Fatalf("--jsonl: exit %d, %d JSON lines, want 5:\n%s", code, len(lines), out)
 	}
 	var row map[string]any
 	if err := json.Unmarshal([]byte(lines[0]), &row); err != nil {
 		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(row, all[0]) {
+		t.Errorf("--jsonl's first line %v differs from --json's first element %v", row, all[0])
+	}
+	if _, code := surge(t, "history", "--history", db, "--json", "--jsonl"); code != cmdline.ExitUsage {
+		t.Errorf("--json --jsonl: exit %d, want %d", code, cmdline.ExitUsage)
+	}
+	// The list fits 80 columns.
+	out, code = surge(t, "history", "--history", db, "--stages")
+	if code != 0 {
+		t.Fatalf("surge history: exit %d\n%s", code, out)
+	}
+	for _, l := range strings.Split(strings.TrimSuffix(out, "\n"), "\n") {
+		if n := utf8.RuneCountInString(l); n > 80 && strings.Contains(strings.TrimSpace(l), " ") {
+			t.Errorf("surge history: a line of %d columns:\n%s", n, out)
+		}
 	}
 	if row["id"] != 1.0 || row["workload_hash"] != "sha256:5e847e702a6c1e4d" || row["kind"] != "run" ||
 		row["cost_per_hour_usd"] != nil || len(row["metrics"].([]any)) == 0 {
@@ -243,11 +266,11 @@ func TestListPruneAndJSON(t *testing.T) {
 		t.Errorf("label: %d\n%s", code, out)
 	}
 	out, code = surge(t, "history", "--history", db, "--prune-keep", "1")
-	if code != 0 || !strings.Contains(out, "removed 2 runs (2 rows); 1 runs left") {
+	if code != 0 || !strings.Contains(out, "removed 2 runs (2 rows); 1 run left") {
 		t.Errorf("prune: %d\n%s", code, out)
 	}
 	out, code = surge(t, "history", "--history", db, "--prune-older-than", "1d")
-	if code != 0 || !strings.Contains(out, "removed 1 runs (3 rows); 0 runs left") {
+	if code != 0 || !strings.Contains(out, "removed 1 run (3 rows); 0 runs left") {
 		t.Errorf("prune by age: %d\n%s", code, out)
 	}
 	bad := filepath.Join(dir, "bad.db")

@@ -149,7 +149,7 @@ func TestSweepRunFolders(t *testing.T) {
 			t.Errorf("%s is also at the top of the sweep (want it in the run folders only)", f)
 		}
 	}
-	if !strings.Contains(out.String(), "Stages (latencies in ms)\nconcurrency") || !strings.Contains(out.String(), filepath.Join(dir, "concurrency_4")+string(filepath.Separator)) {
+	if !strings.Contains(strings.Join(strings.Fields(out.String()), " "), "Stages (latencies in ms) concurrency") || !strings.Contains(out.String(), filepath.Join(dir, "concurrency_4")+string(filepath.Separator)) {
 		t.Errorf("console lacks the stage table or the run folders:\n%s", out.String())
 	}
 	run, err := artifact.Load(dir)

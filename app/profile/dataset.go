@@ -97,7 +97,7 @@ func loadTokenizer(ctx context.Context, t *spec.Tokenizer, l cmdline.Logger) (bu
 		if !t.Explicit {
 			how = "the tokenizer of model " + name
 		}
-		l.Warnf("%s", strings.TrimSuffix(export.FormatWarning(fmt.Sprintf("%s: %v: prompts are built with the embedded Qwen3 tokenizer and token counts come from the server's usage (give --tokenizer PATH, or --tokenizer builtin to skip this look-up)", how, perr), l.Enabled("DEBUG")), "\n"))
+		l.Warnf("%s", strings.TrimSuffix(export.FormatWarning(fmt.Sprintf("%s: %v: prompts are built with the embedded Qwen3 tokenizer and token counts come from the server's usage (give --tokenizer PATH, or --tokenizer builtin to skip this look-up)", how, perr), l.Enabled("DEBUG"), 0), "\n"))
 		return nil, nil, src, nil
 	}
 	switch {

@@ -612,7 +612,7 @@ func TestSecondInterruptAborts(t *testing.T) {
 			t.Errorf("record error %v, want cancelled by the abort", l["error"])
 		}
 	}
-	if !strings.Contains(stdout.String(), "interrupted: in-flight requests cancelled") {
+	if !strings.Contains(strings.Join(strings.Fields(stdout.String()), " "), "interrupted: in-flight requests cancelled") {
 		t.Errorf("the console summary does not say the run was interrupted:\n%s", stdout.String())
 	}
 }

@@ -65,7 +65,7 @@ func checkFDLimit(maxConc int, l cmdline.Logger, log io.Writer) {
 	}
 	if !lim.Fits() {
 		fmt.Fprint(log, export.FormatWarning(fmt.Sprintf("--concurrency %d may not fit: %s; requests past it fail on the client's side (client_fd_exhausted): raise ulimit -n (the hard limit too) or lower the concurrency",
-			maxConc, lim), l.Enabled("DEBUG")))
+			maxConc, lim), l.Enabled("DEBUG"), 0))
 	}
 }
 

@@ -109,7 +109,7 @@ func (p *prepared) modelFromServer(ctx context.Context, log io.Writer) (warning 
 	}
 	where := cmdline.RedactURL(target)
 	if err != nil {
-		return export.FormatWarning(fmt.Sprintf("no --model given and %s/v1/models named none (%v): sending model %q", strings.TrimRight(where, "/"), err, t.Model()), p.verbose())
+		return export.FormatWarning(fmt.Sprintf("no --model given and %s/v1/models named none (%v): sending model %q", strings.TrimRight(where, "/"), err, t.Model()), p.verbose(), p.s.Columns)
 	}
 	name := ids[0]
 	if len(ids) == 1 {

@@ -85,3 +85,25 @@ func TestPrecisionAndTrimFlags(t *testing.T) {
 		}
 	}
 }
+
+// TestPrecisionCheckCadence: the live check runs at every tick while it is
+// cheap, and once it is not (its cost grows with the run: it sorts every
+// request so far), only as often as keeps it under 1/checkShare of the
+// time, so it cannot crowd out the streams it times.
+func TestPrecisionCheckCadence(t *testing.T) {
+	t.Parallel()
+	sec := int64(time.Second)
+	for _, c := range []struct {
+		took, atLeast, atMost int64
+	}{
+		{took: sec / 1000, atLeast: 0, atMost: sec},                  // 1 ms: every tick
+		{took: sec / 10, atLeast: checkShare * sec / 10, atMost: -1}, // 100 ms: once in 5 s
+		{took: sec, atLeast: checkShare * sec, atMost: -1},
+	} {
+		start := 7 * sec
+		gap := nextCheck(start, start+c.took) - start
+		if gap < c.atLeast || (c.atMost >= 0 && gap > c.atMost) {
+			t.Errorf("a check of %v: next after %v, want [%v, %v]", time.Duration(c.took), time.Duration(gap), time.Duration(c.atLeast), time.Duration(c.atMost))
+		}
+	}
+}

@@ -132,7 +132,7 @@ func prepareCtx(ctx context.Context, s *spec.Spec, log io.Writer) (*prepared, er
 		p.log.Notef("%s", n)
 	}
 	for _, w := range s.Warnings {
-		fmt.Fprint(log, export.FormatWarning(w, p.verbose()))
+		fmt.Fprint(log, export.FormatWarning(w, p.verbose(), s.Columns))
 	}
 	if !s.Target.Mock {
 		if err := waitReady(ctx, s.Target.Wait, s.Target.URLs, s.Endpoint, s.Target.Models, s.Request.Headers, p.log); err != nil {
@@ -217,6 +217,10 @@ type outcome struct {
 	telemetry   *telemetry.Data
 	// serverExport is the server-metrics summary (nil: no endpoint answered).
 	serverExport *telemetry.ServerExport
+	// runTokens are the servers' token counters over the whole run, the
+	// warmup's requests included (runTokensOK: a server exported them).
+	runTokens   telemetry.TokenTotals
+	runTokensOK bool
 	// telemetryBetween is telemetry_data over part of the run (a sweep's
 	// stage); nil without telemetry.
 	telemetryBetween func(from, to time.Duration) *telemetry.Data
@@ -476,6 +480,7 @@ func (p *prepared) execute(ctx context.Context, log io.Writer) (o *outcome, err 
 	interrupt.release() // no ask reads the collector once it is closed
 	telData, telErr := tel.stop()
 	o.serverExport = tel.col.ServerExport()
+	o.runTokens, o.runTokensOK = tel.col.RunTokenTotals()
 	o.summary = closeCol()
 	netInfo, netErr := adjustForNetwork(s, probe, o.summary, logw)
 	o.network = netInfo
@@ -569,10 +574,12 @@ func (p *prepared) report(o *outcome, out io.Writer) (*Result, error) {
 		o.summary.Warnings = append(o.summary.Warnings, fmt.Sprintf(
 			"the wall clock moved %.1f ms against the monotonic clock during the run: kernel timestamps after the step are off by up to that much", float64(o.clockDrift)/1e6))
 	}
-	if tt, ok := o.telemetry.TokenTotals(); ok {
-		// The server's counters over the profile (the warmup's last scrape
-		// is their baseline) beside surge's own counts.
-		o.summary.CompareServerTokens(metrics.ServerTokens{Prompt: tt.Prompt, Output: tt.Output, CachedPrompt: tt.CachedPrompt, Families: tt.Families})
+	if tt := o.runTokens; o.runTokensOK {
+		// The server's counters from before the first request to after the
+		// last, beside surge's counts of the same requests: the warmup's
+		// and the profile's.
+		o.summary.CompareServerTokens(metrics.ServerTokens{Prompt: tt.Prompt, Output: tt.Output, CachedPrompt: tt.CachedPrompt, Families: tt.Families,
+			WithWarmup: o.summary.Warmup != nil})
 	}
 	if o.telemetry != nil {
 		run.Telemetry = o.telemetry
@@ -621,13 +628,17 @@ func (p *prepared) report(o *outcome, out io.Writer) (*Result, error) {
 		errs = append(errs, err)
 	}
 	errs = append(errs, writeServerExports(o.dir, o.serverExport, run))
-	opts := []export.ConsoleOption{export.Verbose(p.verbose()), export.JudgedKnee(p.judgesKnee())}
+	opts := []export.ConsoleOption{export.Verbose(p.verbose()), export.JudgedKnee(p.judgesKnee()), export.Width(s.Columns), export.Wide(s.Wide)}
 	if o.defaultNote != "" {
 		opts = append(opts, export.Note(strings.TrimPrefix(o.defaultNote, "note: ")))
 	}
 	if info := s.Endpoint.Info(); !s.Streaming && info.Streams && info.ProducesTokens {
 		opts = append(opts, export.Note("TTFT and ITL need --streaming (this run read each answer whole)"))
 	}
+	if n := sessionsEndedFirst(s, o.summary, len(p.plan.values), o.cancelled || aborted); n != "" {
+		opts = append(opts, export.Note(n))
+	}
+	opts = append(opts, export.BesidePrompt(p.besidePrompt()...))
 	errs = append(errs, Report(out, o.dir, s.Exports.Files, title, o.summary, o.state, run, folders, opts...))
 	if s.Exports.Report || s.Exports.Plots {
 		errs = append(errs, writeRunReport(out, o.dir, s.Exports))
@@ -645,6 +656,49 @@ func (p *prepared) report(o *outcome, out io.Writer) (*Result, error) {
 		return res, errors.Join(append(errs, o.fault)...)
 	}
 	return res, errors.Join(errs...)
+}
+
+// besidePrompt names what the run sends beside each turn's prompt, which
+// the ISL leaves out and a server's usage counts: the system prompt, the
+// user context, the conversation's history (a turn after the first sends
+// the ones before it).
+func (p *prepared) besidePrompt() []string {
+	d := &p.s.Dataset
+	var parts []string
+	if d.SystemPrompt != "" || d.SharedSystemPromptLength > 0 {
+		parts = append(parts, "the system prompt")
+	}
+	if d.UserContextLength > 0 {
+		parts = append(parts, "the user context")
+	}
+	history := d.TurnsMean > 1
+	if p.ds != nil {
+		for i := range min(p.ds.Len(), 1000) {
+			history = history || p.ds.Turns(i) > 1
+		}
+	}
+	if history {
+		parts = append(parts, "the conversation's history")
+	}
+	return parts
+}
+
+// sessionsEndedFirst is the note for a run whose --conversation-num
+// ended its stages before --request-count did (AIPerf's meaning: the
+// first bound reached ends a stage), "" when it did not or the run was
+// stopped.
+func sessionsEndedFirst(s *spec.Spec, sum *metrics.Summary, stages int, stopped bool) string {
+	l := &s.Load
+	if l.ConversationNum <= 0 || l.RequestCount <= 0 || stopped || sum == nil {
+		return ""
+	}
+	sent := int(sum.Run[metrics.RequestCount] + sum.Run[metrics.ErrorRequestCount])
+	want := l.RequestCount * max(stages, 1)
+	if sent >= want {
+		return ""
+	}
+	return fmt.Sprintf("--conversation-num %d ended the run after %d requests, before --request-count %d: as in AIPerf, the first bound reached ends a stage (raise or drop --conversation-num to send them all)",
+		l.ConversationNum, sent, want)
 }
 
 // conversationCount is run_info.conversations: how many distinct

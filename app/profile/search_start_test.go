@@ -55,7 +55,7 @@ func TestSearchPicksItsStart(t *testing.T) {
 	if len(probes) == 0 || probes[0] < 10 || probes[0] > 40 {
 		t.Fatalf("probes %v: want the first at one stream's rate, at least 10 req/s", probes)
 	}
-	if want := "request_rate from " + num(probes[0]) + " (the pilot's pick)"; !strings.Contains(out.String(), want) {
+	if want := "request_rate from " + num(probes[0]) + " (the pilot's pick)"; !strings.Contains(strings.Join(strings.Fields(out.String()), " "), want) {
 		t.Errorf("title does not say %q:\n%s", want, out.String())
 	}
 	m := apptest.ReadExport(t, dir)

@@ -95,7 +95,7 @@ func TestSweepListFlagsEndToEnd(t *testing.T) {
 			if len(meta) != 1 || meta[0].(map[string]any)["name"] != name {
 				t.Errorf("sweep_parameters %v, want %s", meta, name)
 			}
-			if !strings.Contains(out, "Stages (latencies in ms)") || !strings.Contains(out, "\n"+name+" ") {
+			if !strings.Contains(out, "Stages (latencies in ms)") || !strings.Contains(out, " "+name+" ") {
 				t.Errorf("no stage table headed %s:\n%s", name, out)
 			}
 		})

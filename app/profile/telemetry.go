@@ -108,10 +108,23 @@ func startTelemetry(ctx context.Context, tc *spec.Telemetry, targets []string, d
 		opts = append(opts, telemetry.ServerSink(f))
 	}
 	t.col = telemetry.New(opts...)
+	parent := ctx
 	ctx, t.cancel = context.WithCancel(context.WithoutCancel(ctx))
 	go func() { t.done <- t.col.Run(ctx) }()
+	// The servers' first token counters are read before the first request,
+	// so the run's counts and theirs cover the same requests (a /metrics
+	// slower than that is not waited for).
+	select {
+	case <-t.col.Ready():
+	case <-time.After(firstScrapeWait):
+	case <-parent.Done():
+	}
 	return t, nil
 }
+
+// firstScrapeWait bounds the wait for the servers' first /metrics reading
+// before the run's first request.
+const firstScrapeWait = 2 * time.Second
 
 // writeServerExports writes AIPerf's server_metrics_export.json and .csv
 // into dir from the run's scrapes; nothing when no endpoint answered.

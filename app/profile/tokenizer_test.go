@@ -111,9 +111,11 @@ func TestTokenizerFallsBackOffline(t *testing.T) {
 	if hits.Load() != 0 {
 		t.Errorf("offline: %d Hub requests", hits.Load())
 	}
-	if lines := strings.Split(strings.TrimSpace(log.String()), "\n"); len(lines) != 1 ||
-		!strings.Contains(lines[0], "org/model") || !strings.Contains(lines[0], "embedded Qwen3") {
-		t.Errorf("want one line naming the model and the fallback, got:\n%s", log.String())
+	// One warning (wrapped to the width, never cut), naming the model, the
+	// fallback and the flags that fix it.
+	if said := strings.Join(strings.Fields(log.String()), " "); strings.Count(said, "warning [") != 1 ||
+		!strings.Contains(said, "org/model") || !strings.Contains(said, "embedded Qwen3") || !strings.Contains(said, "--tokenizer builtin") {
+		t.Errorf("want one warning naming the model, the fallback and the fix, got:\n%s", log.String())
 	}
 	// Online, but the Hub has no such model: the same, after one request.
 	t.Setenv("HF_HUB_OFFLINE", "")
@@ -121,7 +123,7 @@ func TestTokenizerFallsBackOffline(t *testing.T) {
 	c = cmdline.Config{Model: "org/other"}
 	// (-v: the warning's full text under its line.)
 	if _, _, src, err := loadTokenizerOf(c, cmdline.Logger{W: &log, Level: 1}); err != nil || src.Source != tokFallback ||
-		!strings.Contains(log.String(), "HTTP 404") || !strings.HasPrefix(log.String(), "warning [tokenizer]: embedded Qwen3 tokenizer used, not org/other's: ") {
+		!strings.Contains(log.String(), "HTTP 404") || !strings.HasPrefix(strings.Join(strings.Fields(log.String()), " "), "warning [tokenizer]: embedded Qwen3 tokenizer used, not org/other's: ") {
 		t.Errorf("not on the Hub: %+v %v\n%s", src, err, log.String())
 	}
 	// --log-level WARNING still says it; ERROR does not.
@@ -221,9 +223,10 @@ func TestTokenizerFromLocalNames(t *testing.T) {
 		case tc.source != tokFallback && counter == nil:
 			t.Errorf("%s: %+v, no counter", what, src)
 		}
-		lines := strings.Split(strings.TrimSpace(log.String()), "\n")
+		// One warning, wrapped to the width.
+		said := strings.Join(strings.Fields(log.String()), " ")
 		if tc.warn == "" && log.Len() != 0 ||
-			tc.warn != "" && (len(lines) != 1 || !strings.Contains(lines[0], tc.warn) || !strings.Contains(lines[0], "embedded Qwen3")) ||
+			tc.warn != "" && (strings.Count(said, "warning [") != 1 || !strings.Contains(said, tc.warn) || !strings.Contains(said, "embedded Qwen3")) ||
 			strings.Contains(log.String(), "GGUF") || strings.Contains(log.String(), "--tokenizer:") {
 			t.Errorf("%s: log %q, want one line with %q", what, log.String(), tc.warn)
 		}

@@ -14,6 +14,10 @@ import (
 // dashboard redraws at most 10 Hz).
 const snapshotEvery = 250 * time.Millisecond
 
+// progressEvery is how often --ui progress (the default off a terminal)
+// prints its line; a variable for the test that watches a short run.
+var progressEvery = tui.ProgressEvery
+
 // present shows the run while run executes and returns once run returned
 // and the UI closed. stop asks the engine to stop issuing (the dashboard's
 // q / Ctrl-C); frame takes a snapshot for the UI, so the collector must stay
@@ -34,6 +38,8 @@ func present(ctx context.Context, mode tui.Mode, info tui.Info, frame func() tui
 			err = tui.Run(context.WithoutCancel(ctx), info, frames, stop)
 		case tui.ModeSimple:
 			err = tui.Simple(context.WithoutCancel(ctx), w, info, frames)
+		case tui.ModeProgress:
+			err = tui.Progress(context.WithoutCancel(ctx), w, info, frames, progressEvery)
 		}
 		for range frames { // a UI that returned early: keep the pump free
 		}
@@ -43,7 +49,13 @@ func present(ctx context.Context, mode tui.Mode, info tui.Info, frame func() tui
 	pumpDone := make(chan struct{})
 	go func() {
 		defer close(pumpDone)
-		t := time.NewTicker(snapshotEvery)
+		every := snapshotEvery
+		if mode == tui.ModeProgress {
+			// A line every 10 s needs no frame every 250 ms: one a
+			// second keeps its rate and ETA, at a quarter of the cost.
+			every = min(time.Second, progressEvery)
+		}
+		t := time.NewTicker(every)
 		defer t.Stop()
 		for {
 			select {

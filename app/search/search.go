@@ -64,6 +64,7 @@ func command(version string, run func(context.Context, *spec.Spec) error) *cli.C
 				return cmdline.Usagef("--slo is required: the objectives every probe must meet")
 			}
 			cfg.StdoutTTY = term.IsTerminal(os.Stdout.Fd())
+			cfg.Columns = cmdline.TerminalColumns(os.Stdout)
 			cfg.Signals = true
 			if strings.TrimSpace(cfg.Concurrency) == "" && strings.TrimSpace(cfg.RequestRate) == "" {
 				// No start given: a request-rate search whose start a

@@ -60,6 +60,10 @@ type Spec struct {
 	// (Logger).
 	UI       tui.Mode
 	LogLevel int
+	// Columns is the width the console summary fits (0: 80 columns); Wide
+	// prints AIPerf's whole table instead of the headline (--wide).
+	Columns int
+	Wide    bool
 	// Signals makes the run take SIGINT and SIGTERM itself (the first
 	// drains, the second cancels in-flight requests).
 	Signals bool
@@ -118,6 +122,7 @@ func parseUI(s *Spec, c *cmdline.Config) (err error) {
 	if s.UI, err = tui.ParseMode(c.UI, c.StdoutTTY); err != nil {
 		return cmdline.Usagef("--ui %w", err)
 	}
+	s.Columns, s.Wide = c.Columns, c.Wide
 	return nil
 }
 

@@ -3,6 +3,7 @@ package mockserver
 import (
 	"fmt"
 	"io"
+	"os"
 	"time"
 )
 
@@ -136,6 +137,9 @@ type Config struct {
 	// before its first token or mid-stream (Stats counts them). Writes
 	// are serialised.
 	AbortLog io.Writer
+	// Hub, when set, is a folder the mock also serves as the Hugging Face
+	// Hub serves its repositories (hub.go): a local Hub for HF_ENDPOINT.
+	Hub string
 }
 
 // withDefaults returns cfg with zero fields set to their defaults.
@@ -160,6 +164,11 @@ func (cfg Config) withDefaults() Config {
 
 // Validate reports the first field of cfg that cannot work, by name.
 func (cfg Config) Validate() error {
+	if cfg.Hub != "" {
+		if st, err := os.Stat(cfg.Hub); err != nil || !st.IsDir() {
+			return fmt.Errorf("mockserver: Config.Hub %s is not a folder", cfg.Hub)
+		}
+	}
 	switch {
 	case cfg.TTFT < 0:
 		return fmt.Errorf("mockserver: Config.TTFT %v is negative", cfg.TTFT)

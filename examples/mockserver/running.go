@@ -116,5 +116,8 @@ func (r *Running) Close(ctx context.Context) error {
 		return fmt.Errorf("mockserver: shutting down: %w", err)
 	}
 	<-r.done
+	if r.srv.hub != nil {
+		_ = r.srv.hub.Close()
+	}
 	return r.err
 }

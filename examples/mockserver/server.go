@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"os"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -22,6 +23,7 @@ const maxBodyBytes = 64 << 20
 // takes a lock shared by all requests (MaxRunning's queue aside).
 type Server struct {
 	cfg     Config
+	hub     *os.Root // Config.Hub's folder (nil: no Hub served)
 	adm     admission
 	count   *counter // prompt tokens (the config's tokenizer, or words)
 	created int64    // Unix seconds, reported by /v1/models
@@ -85,6 +87,7 @@ func New(cfg Config) *Server {
 		s.aborts = &abortLog{w: cfg.AbortLog}
 	}
 	s.adm.max = cfg.MaxRunning
+	s.hub, _ = openHub(cfg.Hub) // Validate said why it cannot open
 	s.bufs.New = func() any { b := make([]byte, 0, 4096); return &b }
 	return s
 }
@@ -129,6 +132,9 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			if allow(w, r, http.MethodPost) {
 				s.serveOther(w, r, api)
 			}
+			return
+		}
+		if s.serveHub(w, r) {
 			return
 		}
 		writeError(w, http.StatusNotFound, "not_found_error",

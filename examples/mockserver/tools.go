@@ -82,7 +82,10 @@ func (s *Server) agent(api agentAPI, body []byte, prompt, maxTokens int, n uint6
 		p.cached = s.cachedPrefix(msgs)
 		s.agents.cached.Add(uint64(p.cached))
 	}
-	if len(names) > 0 && s.cfg.ToolCallRate > 0 && unitFloat(splitmix64(s.cfg.Seed^0x746f6f6c^splitmix64(n))) < s.cfg.ToolCallRate {
+	// A call takes toolSyntax tokens and a word: a cap below that is
+	// answered in text, within it, as a server keeps to its cap.
+	fits := maxTokens == 0 || maxTokens > toolSyntax
+	if len(names) > 0 && s.cfg.ToolCallRate > 0 && fits && unitFloat(splitmix64(s.cfg.Seed^0x746f6f6c^splitmix64(n))) < s.cfg.ToolCallRate {
 		h := splitmix64(s.cfg.Seed ^ 0x61726773 ^ splitmix64(n))
 		p.call = &toolCall{id: "call_mock" + strconv.FormatUint(n, 10), name: names[h%uint64(len(names))],
 			broken: unitFloat(splitmix64(h)) < s.cfg.BadToolArgsRate}

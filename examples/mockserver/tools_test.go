@@ -83,6 +83,43 @@ func TestToolCallStream(t *testing.T) {
 	if id, _, _, finish := chatCall(t, ts.URL, `{"model":"m","stream":true,"max_tokens":3,"messages":[{"role":"user","content":"hi"}]}`); id != "" || finish != "length" {
 		t.Fatalf("a request without tools got a call %q (%s)", id, finish)
 	}
+	// A cap too small for a call (its syntax and a word) is kept: the
+	// answer is text of at most the cap, as the usage counts it.
+	_, ts = newTestServer(t, Config{ToolCallRate: 1})
+	for _, cap := range []int{1, toolSyntax} {
+		body := `{"model":"m","stream":true,"stream_options":{"include_usage":true},"max_tokens":` + itoa(cap) + `,"messages":[{"role":"user","content":"weather?"}],"tools":` + weatherTool + `}`
+		if id, _, _, finish := chatCall(t, ts.URL, body); id != "" || finish != "length" {
+			t.Errorf("max_tokens %d: a call %q (%s), want text within the cap", cap, id, finish)
+		}
+		_, evs := streamEvents(t, ts.URL+"/v1/chat/completions", body)
+		content, usage := 0, -1
+		for _, e := range evs {
+			var c struct {
+				Choices []struct {
+					Delta struct {
+						Content string `json:"content"`
+					} `json:"delta"`
+				} `json:"choices"`
+				Usage *struct {
+					Completion int `json:"completion_tokens"`
+				} `json:"usage"`
+			}
+			if json.Unmarshal([]byte(e.data), &c) != nil {
+				continue
+			}
+			for _, ch := range c.Choices {
+				if ch.Delta.Content != "" {
+					content++
+				}
+			}
+			if c.Usage != nil {
+				usage = c.Usage.Completion
+			}
+		}
+		if content > cap || usage > cap || usage < 0 {
+			t.Errorf("max_tokens %d: %d content events, usage %d: past the cap", cap, content, usage)
+		}
+	}
 }
 
 // TestToolCallRate: the fraction of calls follows the configured rate,
@@ -93,7 +130,7 @@ func TestToolCallRate(t *testing.T) {
 		_, ts := newTestServer(t, Config{ToolCallRate: 0.3, Seed: seed})
 		var out []bool
 		for range 200 {
-			id, _, _, _ := chatCall(t, ts.URL, `{"model":"m","stream":true,"max_tokens":1,"messages":[{"role":"user","content":"x"}],"tools":`+weatherTool+`}`)
+			id, _, _, _ := chatCall(t, ts.URL, `{"model":"m","stream":true,"max_tokens":8,"messages":[{"role":"user","content":"x"}],"tools":`+weatherTool+`}`)
 			out = append(out, id != "")
 		}
 		return out
@@ -156,13 +193,13 @@ func TestOtherAPIToolCalls(t *testing.T) {
 		path, body string
 		want       []string
 	}{
-		{"/v1/responses", `{"model":"m","stream":true,"max_output_tokens":3,"tools":[{"type":"function","name":"lookup"}],"input":"x"}`,
+		{"/v1/responses", `{"model":"m","stream":true,"max_output_tokens":8,"tools":[{"type":"function","name":"lookup"}],"input":"x"}`,
 			[]string{`"type":"response.output_item.added"`, `"type":"function_call"`, `"call_id":"call_mock1"`, `"name":"lookup"`, `response.function_call_arguments.delta`, `response.completed`}},
-		{"/v1/messages", `{"model":"m","stream":true,"max_tokens":3,"tools":[{"name":"lookup","input_schema":{"type":"object"}}],"messages":[{"role":"user","content":"x"}]}`,
+		{"/v1/messages", `{"model":"m","stream":true,"max_tokens":8,"tools":[{"name":"lookup","input_schema":{"type":"object"}}],"messages":[{"role":"user","content":"x"}]}`,
 			[]string{`"type":"tool_use","id":"call_mock2","name":"lookup"`, `input_json_delta`, `"stop_reason":"tool_use"`, `message_stop`}},
-		{"/v1/messages", `{"model":"m","max_tokens":3,"tools":[{"name":"lookup","input_schema":{"type":"object"}}],"messages":[{"role":"user","content":"x"}]}`,
+		{"/v1/messages", `{"model":"m","max_tokens":8,"tools":[{"name":"lookup","input_schema":{"type":"object"}}],"messages":[{"role":"user","content":"x"}]}`,
 			[]string{`"type":"tool_use","id":"call_mock3","name":"lookup","input":{"query":`, `"stop_reason":"tool_use"`}},
-		{"/v1/chat/completions", `{"model":"m","max_tokens":3,"tools":` + weatherTool + `,"messages":[{"role":"user","content":"x"}]}`,
+		{"/v1/chat/completions", `{"model":"m","max_tokens":8,"tools":` + weatherTool + `,"messages":[{"role":"user","content":"x"}]}`,
 			[]string{`"tool_calls":[{"id":"call_mock4","type":"function","function":{"name":"get_weather","arguments":"{\"query\":`, `"finish_reason":"tool_calls"`}},
 	} {
 		resp := post(t, context.Background(), ts.URL+tc.path, tc.body)

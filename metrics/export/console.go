@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -17,6 +18,17 @@ type consoleOptions struct {
 	verbose bool     // each warning's full text under its line
 	knee    bool     // the sweep's knee was judged: say what was found
 	notes   []string // one-line hints after the run's lines
+	width   int      // the terminal's columns (0: DefaultWidth)
+	wide    bool     // every metric's row, AIPerf's table
+	beside  []string // what surge sent beside each turn's prompt
+}
+
+func consoleOpts(opts []ConsoleOption) consoleOptions {
+	var o consoleOptions
+	for _, opt := range opts {
+		opt(&o)
+	}
+	return o
 }
 
 // Note adds a one-line hint under the run's lines (before the errors and
@@ -33,21 +45,111 @@ func Verbose(on bool) ConsoleOption { return func(o *consoleOptions) { o.verbose
 // the knee's warnings are not repeated below it.
 func JudgedKnee(on bool) ConsoleOption { return func(o *consoleOptions) { o.knee = on } }
 
+// Width is the terminal's width in columns: the summary and the stage
+// table fit it, and every line of prose under them wraps at it (≤ 0:
+// DefaultWidth).
+func Width(columns int) ConsoleOption { return func(o *consoleOptions) { o.width = columns } }
+
+// BesidePrompt names what surge itself sent beside each turn's prompt,
+// which its ISL leaves out and the server's usage counts ("the system
+// prompt", "the conversation's history"): the note on the two counts
+// names them, not the chat template alone.
+func BesidePrompt(parts ...string) ConsoleOption {
+	return func(o *consoleOptions) { o.beside = append(o.beside, parts...) }
+}
+
+// Wide prints AIPerf's whole table (every metric × avg/min/max/p99/p90/
+// p50/std), the run-level metrics and every interval, however wide they
+// are (--wide); the default is the headline numbers, to fit Width.
+func Wide(on bool) ConsoleOption { return func(o *consoleOptions) { o.wide = on } }
+
 // Console prints a run's summary: a sweep's stage table first, then the
-// summary table (metric rows × avg/min/max/p99/p90/p50/std; a sweep's
-// pooled over its stages, and labelled so), the run-level metrics, errors
-// and warnings, each warning once on one line. A run whose every request
-// failed prints no empty table.
+// headline numbers (TTFT, ITL, request latency: p50, p90 and p99 with
+// their intervals; the throughputs, requests and errors; a sweep's pooled
+// over its stages, and labelled so), then what the counts and times came
+// from, the errors and the warnings, each warning once, wrapped to the
+// width rather than cut. Wide prints AIPerf's table of every metric
+// instead of the headline. A run whose every request failed prints no
+// empty table.
 func Console(w io.Writer, title string, s *metrics.Summary, opts ...ConsoleOption) {
-	var o consoleOptions
-	for _, opt := range opts {
-		opt(&o)
-	}
-	fmt.Fprintf(w, "\n%s\n", title)
+	o := consoleOpts(opts)
+	width := widthOr(o.width)
+	lines := &wrapWriter{w: w, width: width}
+	fmt.Fprintf(lines, "\n%s\n", title)
 	sweep := len(s.Stages) >= 2
 	if sweep {
 		ConsoleStages(w, s, opts...)
+		fmt.Fprintf(w, "\nAll %d stages pooled\n", len(s.Stages))
 	}
+	labels := 0
+	if o.wide {
+		// The prose under AIPerf's table wraps at its width, not inside it.
+		var total int
+		labels, total = consoleTable(w, s)
+		lines.width = max(width, total)
+		width = lines.width
+	} else {
+		consoleHeadline(w, s, width)
+	}
+	consoleResent(lines, s)
+	consoleServerTokens(lines, s.ServerTokens)
+	if s.TokenSource != "" {
+		fmt.Fprintf(lines, "Token counts from: %s", s.TokenSource)
+		if s.InputTokenSource != "" {
+			fmt.Fprintf(lines, " (output), %s (input); the token throughputs use these", s.InputTokenSource)
+		}
+		fmt.Fprintln(lines)
+	}
+	consoleInputCounts(lines, s, o.beside)
+	if s.TimestampSource != "" {
+		fmt.Fprintf(lines, "Token times from: %s", s.TimestampSource)
+		if d, ok := s.Metrics[metrics.ClientReadDelay]; ok {
+			fmt.Fprintf(lines, " (client read delay p50 %s  p99 %s  max %s ms)", short(d.P50), short(d.P99), short(d.Max))
+		}
+		if s.FirstTokenShared > 0 {
+			fmt.Fprintf(lines, "; %d of %d first tokens read with the next", s.FirstTokenShared, s.Streamed)
+		}
+		fmt.Fprintln(lines)
+	}
+	consoleSessions(lines, s.Sessions)
+	consoleModels(lines, s.Models)
+	if !o.wide {
+		consoleSpec(lines, s) // the wide table has its rows
+	}
+	if o.wide {
+		consolePrecision(w, labels, s)
+	} else {
+		consoleSteady(lines, s)
+	}
+	for _, n := range o.notes {
+		fmt.Fprintln(lines, n)
+	}
+	if len(s.Errors) > 0 {
+		fmt.Fprintln(lines, "\nErrors:")
+		for _, e := range s.Errors {
+			io.WriteString(w, Wrap(fmt.Sprintf("  %6d × %s", e.Count, describe(e.Details)), width, 11))
+		}
+		if n := s.ClientSideErrors(); n > 0 {
+			fmt.Fprintf(lines, "  %d of these failed on the client's side (out of file descriptors), not the server's\n", n)
+		}
+	}
+	for _, warn := range Warnings(s.Warnings) {
+		if warn.InTable && sweep && o.knee {
+			continue
+		}
+		io.WriteString(w, wrapWarning(warn, o.verbose, width))
+	}
+	if !o.wide && len(s.Metrics) > 0 {
+		fmt.Fprintln(lines, "--wide prints every metric and interval; the exports hold them all")
+	}
+}
+
+// consoleTable prints AIPerf's table (every metric's avg, min, max, p99,
+// p90, p50 and std), the run-level metrics, the scheduler lag and the
+// transport's averages (--wide), and returns the widths of its label
+// column and of the whole table. Under --trim auto the rows that are the
+// steady state's say so.
+func consoleTable(w io.Writer, s *metrics.Summary) (labels, total int) {
 	cols := []string{"avg", "min", "max", "p99", "p90", "p50", "std"}
 	rows := [][]string{}
 	for _, d := range consoleDefs() {
@@ -55,7 +157,7 @@ func Console(w io.Writer, title string, s *metrics.Summary, opts ...ConsoleOptio
 		if !ok || d.NoConsole {
 			continue
 		}
-		row := []string{d.Label()}
+		row := []string{steadyLabel(s, d, false)}
 		for _, v := range []float64{x.Avg, x.Min, x.Max, x.P99, x.P90, x.P50, x.Std} {
 			row = append(row, short(v))
 		}
@@ -71,9 +173,11 @@ func Console(w io.Writer, title string, s *metrics.Summary, opts ...ConsoleOptio
 	for i, c := range cols {
 		widths[i+1] = max(widths[i+1], len(c))
 	}
+	runLabels := map[metrics.Tag]string{}
 	for _, d := range metrics.RunDefs {
 		if _, ok := s.Run[d.Tag]; ok && !d.NoConsole {
-			widths[0] = max(widths[0], len(d.Label()))
+			runLabels[d.Tag] = steadyLabel(s, d, true)
+			widths[0] = max(widths[0], len(runLabels[d.Tag]))
 		}
 	}
 	line := func(cells []string) {
@@ -87,15 +191,12 @@ func Console(w io.Writer, title string, s *metrics.Summary, opts ...ConsoleOptio
 		}
 		fmt.Fprintln(w, strings.TrimRight(b.String(), " "))
 	}
-	if sweep {
-		fmt.Fprintf(w, "\nAll %d stages pooled\n", len(s.Stages))
+	total = widths[0]
+	for _, wd := range widths[1:] {
+		total += wd + 2
 	}
 	if len(rows) > 0 {
 		line(append([]string{"Metric"}, cols...))
-		total := widths[0]
-		for _, wd := range widths[1:] {
-			total += wd + 2
-		}
 		fmt.Fprintln(w, strings.Repeat("─", total))
 		for _, r := range rows {
 			line(r)
@@ -104,7 +205,7 @@ func Console(w io.Writer, title string, s *metrics.Summary, opts ...ConsoleOptio
 	}
 	for _, d := range metrics.RunDefs {
 		if v, ok := s.Run[d.Tag]; ok && !d.NoConsole {
-			fmt.Fprintf(w, "%-*s  %s\n", widths[0], d.Label(), short(v))
+			fmt.Fprintf(w, "%-*s  %s\n", widths[0], runLabels[d.Tag], short(v))
 		}
 	}
 	if line := metrics.SpecHistogramLine(s.SpecHistogram); line != "" {
@@ -114,47 +215,30 @@ func Console(w io.Writer, title string, s *metrics.Summary, opts ...ConsoleOptio
 		fmt.Fprintf(w, "%-*s  p50 %s  p99 %s\n", widths[0], "Scheduler Lag (ms)", short(s.SchedulerLag.P50), short(s.SchedulerLag.P99))
 	}
 	consoleHTTP(w, widths[0], s)
-	consoleResent(w, s)
-	consoleServerTokens(w, s.ServerTokens)
-	if s.TokenSource != "" {
-		fmt.Fprintf(w, "Token counts from: %s", s.TokenSource)
-		if s.InputTokenSource != "" {
-			fmt.Fprintf(w, " (output), %s (input); the token throughputs use these", s.InputTokenSource)
-		}
-		fmt.Fprintln(w)
+	if ss := s.SteadyState; ss != nil && ss.Applied {
+		fmt.Fprintf(w, "(steady state): the rows so marked are the steady state's %d requests (--trim auto); every other row covers the whole run\n", ss.Requests)
 	}
-	consoleInputCounts(w, s)
-	if s.TimestampSource != "" {
-		fmt.Fprintf(w, "Token times from: %s", s.TimestampSource)
-		if d, ok := s.Metrics[metrics.ClientReadDelay]; ok {
-			fmt.Fprintf(w, " (client read delay p50 %s  p99 %s  max %s ms)", short(d.P50), short(d.P99), short(d.Max))
-		}
-		if s.FirstTokenShared > 0 {
-			fmt.Fprintf(w, "; %d of %d first tokens read with the next", s.FirstTokenShared, s.Streamed)
-		}
-		fmt.Fprintln(w)
+	return widths[0], total
+}
+
+// trimmedRun are the run-level metrics --trim auto takes from the steady
+// state (metrics.Summary.applyTrim takes the per-request ones it has).
+var trimmedRun = []metrics.Tag{metrics.OutputTokenThroughput, metrics.RequestThroughput}
+
+// steadyLabel is d's label in the wide table: marked "(steady state)"
+// when --trim auto put the steady state's value in its row, else AIPerf's.
+func steadyLabel(s *metrics.Summary, d metrics.Def, runLevel bool) string {
+	ss := s.SteadyState
+	if ss == nil || !ss.Applied {
+		return d.Label()
 	}
-	consoleSessions(w, s.Sessions)
-	consoleModels(w, s.Models)
-	consolePrecision(w, widths[0], s)
-	for _, n := range o.notes {
-		fmt.Fprintln(w, n)
+	if _, ok := ss.Metrics[d.Tag]; (runLevel && !slices.Contains(trimmedRun, d.Tag)) || (!runLevel && !ok) {
+		return d.Label()
 	}
-	if len(s.Errors) > 0 {
-		fmt.Fprintln(w, "\nErrors:")
-		for _, e := range s.Errors {
-			fmt.Fprintf(w, "  %6d × %s\n", e.Count, describe(e.Details))
-		}
-		if n := s.ClientSideErrors(); n > 0 {
-			fmt.Fprintf(w, "  %d of these failed on the client's side (out of file descriptors), not the server's\n", n)
-		}
+	if d.Unit == "" {
+		return d.Name + " (steady state)"
 	}
-	for _, warn := range Warnings(s.Warnings) {
-		if warn.InTable && sweep && o.knee {
-			continue
-		}
-		fmt.Fprint(w, formatWarning(warn, o.verbose))
-	}
+	return d.Name + " (steady state) (" + d.Unit + ")"
 }
 
 // consoleResent says what the requests re-sent on a fresh connection
@@ -226,24 +310,41 @@ func consoleServerTokens(w io.Writer, c *metrics.TokenComparison) {
 	if c.Failed > 0 {
 		fmt.Fprintf(w, "; surge's output count leaves out the %d failed requests'", c.Failed)
 	}
+	if c.Server.WithWarmup {
+		fmt.Fprint(w, "; both count the warmup's requests too")
+	}
 	fmt.Fprintln(w)
 }
 
 // consoleInputCounts says, where the server's prompt counts (usage) differ
 // from surge's, which the metrics use and why: one line, none when they
-// agree (the embedded mock counts with surge's tokenizer).
-func consoleInputCounts(w io.Writer, s *metrics.Summary) {
+// agree (the embedded mock counts with surge's tokenizer). What surge sent
+// beside the prompts (beside) is named as the first reason for more.
+func consoleInputCounts(w io.Writer, s *metrics.Summary, beside []string) {
 	isl, ok1 := s.Metrics[metrics.ISL]
 	up, ok2 := s.Metrics[metrics.UsagePrompt]
 	if !ok1 || !ok2 || s.InputTokenSource == metrics.InputFromUsage || short(isl.Avg) == short(up.Avg) {
 		return
 	}
+	what := "the prompts as sent"
 	why := "its chat template adds tokens"
+	if len(beside) > 0 {
+		what = "each turn's prompt"
+		why = "it also counts " + joinAnd(beside) + " surge sent, and any chat template's tokens"
+	}
 	if up.Avg < isl.Avg {
 		why = "another tokenizer, or prompts it cut"
 	}
-	fmt.Fprintf(w, "Input sequence length: the metrics use surge's count, avg %s (the prompts as sent); the server's usage says %s (%s)\n",
-		short(isl.Avg), short(up.Avg), why)
+	fmt.Fprintf(w, "Input sequence length: the metrics use surge's count, avg %s (%s); the server's usage says %s (%s)\n",
+		short(isl.Avg), what, short(up.Avg), why)
+}
+
+// joinAnd is "a", "a and b", "a, b and c".
+func joinAnd(parts []string) string {
+	if len(parts) < 2 {
+		return strings.Join(parts, "")
+	}
+	return strings.Join(parts[:len(parts)-1], ", ") + " and " + parts[len(parts)-1]
 }
 
 func describe(e metrics.Error) string {

@@ -174,8 +174,12 @@ func TestGoldenExports(t *testing.T) {
 	golden(t, "profile_export_aiperf_timeslices.csv", tsCSV.Bytes())
 
 	var con bytes.Buffer
+	Console(&con, "surge profile: m", s, Wide(true))
+	golden(t, "console_wide.txt", con.Bytes())
+	con.Reset()
 	Console(&con, "surge profile: m", s)
 	golden(t, "console.txt", con.Bytes())
+	fitsWidth(t, con.String(), DefaultWidth)
 }
 
 func TestJSONShape(t *testing.T) {

@@ -91,3 +91,21 @@ func consoleModels(w io.Writer, models []metrics.ModelSummary) {
 		fmt.Fprintln(w, b.String())
 	}
 }
+
+// consoleSpec says in a line what a server that drafts reported: the
+// acceptance length (the requests' mean and every step's), the draft
+// acceptance over the run, and each bucket's share of the steps.
+func consoleSpec(w io.Writer, s *metrics.Summary) {
+	l, ok := s.Metrics[metrics.SpecAcceptanceLength]
+	if !ok {
+		return
+	}
+	fmt.Fprintf(w, "Speculative decoding: acceptance length %s (every step alike: %s)", short(l.Avg), short(s.Run[metrics.SpecTokenWeightedAcceptanceLength]))
+	if r, ok := s.Run[metrics.SpecOverallDraftAcceptanceRate]; ok {
+		fmt.Fprintf(w, ", %s%% of draft tokens accepted", short(r))
+	}
+	fmt.Fprintf(w, ", over %d requests\n", l.Count)
+	if line := metrics.SpecHistogramLine(s.SpecHistogram); line != "" {
+		fmt.Fprintln(w, line)
+	}
+}

@@ -39,7 +39,7 @@ func TestServerTokenCounts(t *testing.T) {
 				"prompt_diff_pct": 0.0, "output_diff_pct": -10.0, "failed_requests": 1.0}},
 		// llama.cpp: no cache counter; the warmup was scraped too.
 		{"with warmup", metrics.ServerTokens{Prompt: p(880), Output: p(500), Families: []string{"llamacpp"}, WithWarmup: true},
-			"Server counted 880 prompt / 500 output tokens (llamacpp /metrics), surge 1100 / 500 (+25.0% / +0.0%); 380 prompt tokens came from its cache by usage's cached_tokens; surge's output count leaves out the 1 failed requests'",
+			"Server counted 880 prompt / 500 output tokens (llamacpp /metrics), surge 1100 / 500 (+25.0% / +0.0%); 380 prompt tokens came from its cache by usage's cached_tokens; surge's output count leaves out the 1 failed requests'; both count the warmup's requests too",
 			map[string]any{"server": map[string]any{"prompt_tokens": 880.0, "output_tokens": 500.0, "cached_prompt_tokens": nil},
 				"server_families": []any{"llamacpp"}, "server_window_includes_warmup": true,
 				"surge":           map[string]any{"prompt_tokens": 1100.0, "output_tokens": 500.0, "cached_prompt_tokens": 380.0},
@@ -51,7 +51,7 @@ func TestServerTokenCounts(t *testing.T) {
 			s.CompareServerTokens(tc.server)
 			var con strings.Builder
 			Console(&con, "t", s)
-			if !strings.Contains(con.String(), tc.line+"\n") {
+			if !hasProse(con.String(), tc.line+"\n") {
 				t.Errorf("console lacks\n%s\n%s", tc.line, con.String())
 			}
 			var b bytes.Buffer

@@ -15,18 +15,28 @@ import (
 func TestConsoleStages(t *testing.T) {
 	st := func(v float64, reqs int64, p95 float64) metrics.StageSummary {
 		return metrics.StageSummary{Mode: "concurrency", Value: v, RequestCount: reqs, RequestThroughput: float64(reqs) / 2,
-			OutputTokenThroughput: 100 * v, TTFT: metrics.Distribution{P50: p95 / 2, P95: p95}}
+			OutputTokenThroughput: 100 * v, TTFT: metrics.Distribution{P50: p95 / 2, P95: p95, Count: reqs}}
 	}
 	s := &metrics.Summary{Stages: []metrics.StageSummary{st(1, 16, 20), st(2, 16, 22), st(4, 16, 90)}, Knee: 2, Operating: 1}
 	s.Stages[2].Knee = true
 	var b bytes.Buffer
-	ConsoleStages(&b, s, JudgedKnee(true))
+	ConsoleStages(&b, s, JudgedKnee(true), Wide(true))
 	golden(t, "console_stages.txt", b.Bytes())
 	lines := strings.Split(strings.TrimSpace(b.String()), "\n")
 	if len(lines) != 7 || !strings.HasSuffix(lines[4], "← operating point") || !strings.HasSuffix(lines[5], "← knee") ||
 		!strings.HasPrefix(lines[1], "concurrency") || lines[6] != "Knee at concurrency 4: recommended operating point concurrency 2" {
 		t.Errorf("stage table:\n%s", b.String())
 	}
+	// Fitted to 80 columns, the marks in a column of their own.
+	b.Reset()
+	ConsoleStages(&b, s, JudgedKnee(true))
+	golden(t, "console_stages_80.txt", b.Bytes())
+	lines = strings.Split(strings.TrimSpace(b.String()), "\n")
+	if len(lines) != 7 || !strings.HasPrefix(lines[4], "● 2 ") || !strings.HasPrefix(lines[5], "▲ 4 ") ||
+		lines[6] != "Knee (▲) at concurrency 4: recommended operating point (●) concurrency 2" {
+		t.Errorf("stage table:\n%s", b.String())
+	}
+	fitsWidth(t, b.String(), DefaultWidth)
 	b.Reset()
 	ConsoleStages(&b, &metrics.Summary{Stages: s.Stages[:1]})
 	if b.Len() != 0 {
@@ -50,13 +60,22 @@ func TestConsoleStagesInconclusive(t *testing.T) {
 		t.Fatalf("verdict %+v, want inconclusive", s.KneeVerdict)
 	}
 	var b bytes.Buffer
-	ConsoleStages(&b, s, JudgedKnee(true))
+	ConsoleStages(&b, s, JudgedKnee(true), Wide(true))
 	golden(t, "console_stages_inconclusive.txt", b.Bytes())
 	for _, want := range []string{"±20%", "16.0–26.0", "\nKnee inconclusive at concurrency 4: run more requests per stage ("} {
 		if !strings.Contains(b.String(), want) {
 			t.Errorf("table does not say %q:\n%s", want, b.String())
 		}
 	}
+	// Fitted: the intervals as half-widths beside their values.
+	b.Reset()
+	ConsoleStages(&b, s, JudgedKnee(true))
+	for _, want := range []string{"100 ±20%", "90.0 ±25%", "\nKnee inconclusive at concurrency 4: run more requests per stage ("} {
+		if !strings.Contains(b.String(), want) {
+			t.Errorf("fitted table does not say %q:\n%s", want, b.String())
+		}
+	}
+	fitsWidth(t, b.String(), DefaultWidth)
 }
 
 // TestConsoleStagesNoKnee: a judged sweep with no knee says why, once:
@@ -83,7 +102,7 @@ func TestConsoleStagesNoKnee(t *testing.T) {
 		var b bytes.Buffer
 		ConsoleStages(&b, s, JudgedKnee(tc.judge))
 		out := b.String()
-		if !strings.HasSuffix(out, tc.want) || strings.Count(out, "nee") > strings.Count(tc.want, "nee") {
+		if !strings.HasSuffix(strings.Join(strings.Fields(out), " ")+"\n", strings.Join(strings.Fields(tc.want), " ")+"\n") || strings.Count(out, "nee") > strings.Count(tc.want, "nee") {
 			t.Errorf("throughputs %v, judged %v: want the table to end %q:\n%s", tc.tput, tc.judge, tc.want, out)
 		}
 	}

@@ -2,13 +2,7 @@ package export
 
 import (
 	"regexp"
-	"strings"
-	"unicode/utf8"
 )
-
-// MaxWarningWidth bounds a warning's console line, "warning [code]: "
-// included: one line on a 120-column terminal.
-const MaxWarningWidth = 119
 
 // Warning is one caveat as the console prints it: a short code (its row
 // in docs/warnings.md), one line, and the full text the summary keeps (the
@@ -19,21 +13,15 @@ type Warning struct {
 	InTable bool
 }
 
-// String is the console's line: "warning [code]: line".
-func (w Warning) String() string {
-	s := "warning [" + w.Code + "]: " + w.Line
-	if utf8.RuneCountInString(s) > MaxWarningWidth {
-		r := []rune(s)
-		s = strings.TrimRight(string(r[:MaxWarningWidth-1]), " ,;:") + "…"
-	}
-	return s
-}
+// String is the console's line: "warning [code]: line", whole (the
+// console wraps it to the terminal, never cuts it).
+func (w Warning) String() string { return "warning [" + w.Code + "]: " + w.Line }
 
 // A WarningKind is one code: the warning texts it covers (Match, on the
 // full text) and the line the console prints for them. To add a warning,
 // add a row here and to docs/warnings.md (TestWarningKindsAreDocumented
-// checks both); a text no row matches still prints, as code "other", cut
-// to one line.
+// checks both); a text no row matches still prints, whole, as code
+// "other".
 type WarningKind struct {
 	Code  string
 	Match *regexp.Regexp
@@ -121,7 +109,7 @@ var WarningKinds = []WarningKind{
 	wkind("empty", `^(\d+) responses ended with no tokens`,
 		tmpl("$1 answers ended with no tokens: counted as errors, outside latency, OSL and goodput")),
 	wkind("tokenizer", `(?s)^(?:the tokenizer of model|--tokenizer) (\S+): (.*): prompts are built with the embedded Qwen3 tokenizer`,
-		tmpl("embedded Qwen3 tokenizer used, not $1's: $2")),
+		tmpl("embedded Qwen3 tokenizer used, not $1's: $2 (give --tokenizer PATH, or --tokenizer builtin to skip the look-up)")),
 	// The target and the transport.
 	wkind("no-model", `(?s)^no --model given and (\S+)/v1/models named none \((.*)\): sending model "([^"]*)"`,
 		tmpl(`no --model given and $1/v1/models named none ($2): sending model "$3"`)),
@@ -165,7 +153,7 @@ var WarningKinds = []WarningKind{
 var shardPrefix = regexp.MustCompile(`^shard \d+/\d+: `)
 
 // ClassifyWarning is text's code and console line (code "other", the
-// text cut at its first clause, when no WarningKind matches).
+// whole text, when no WarningKind matches).
 func ClassifyWarning(text string) Warning {
 	w, _ := classify(text)
 	return w
@@ -180,18 +168,7 @@ func classify(text string) (Warning, *WarningKind) {
 			return Warning{Code: k.Code, Line: prefix + k.Line(m), Text: text, InTable: k.InTable}, k
 		}
 	}
-	return Warning{Code: "other", Line: prefix + firstClause(body), Text: text}, nil
-}
-
-// firstClause is the start of s up to its first ": " or "; " when that
-// says something (20 characters or more), else s.
-func firstClause(s string) string {
-	for _, sep := range []string{": ", "; "} {
-		if i := strings.Index(s, sep); i >= 20 {
-			return s[:i]
-		}
-	}
-	return s
+	return Warning{Code: "other", Line: text, Text: text}, nil
 }
 
 // Warnings are texts as the console prints them: each line once, and of a
@@ -218,16 +195,17 @@ func Warnings(texts []string) []Warning {
 	return out
 }
 
-// FormatWarning is text as the console prints it: its line and, verbose
-// (-v), the full text indented under it.
-func FormatWarning(text string, verbose bool) string {
-	return formatWarning(ClassifyWarning(text), verbose)
+// FormatWarning is text as the console prints it: its line, wrapped to
+// width columns (≤ 0: DefaultWidth) and, verbose (-v), the full text
+// indented under it.
+func FormatWarning(text string, verbose bool, width int) string {
+	return wrapWarning(ClassifyWarning(text), verbose, width)
 }
 
-func formatWarning(w Warning, verbose bool) string {
-	s := w.String() + "\n"
+func wrapWarning(w Warning, verbose bool, width int) string {
+	s := Wrap(w.String(), width, 2)
 	if verbose && w.Text != w.Line {
-		s += "    " + w.Text + "\n"
+		s += Wrap("    "+w.Text, width, 2)
 	}
 	return s
 }

@@ -17,6 +17,7 @@ import (
 	"sync"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/google/go-cmp/cmp"
 )
@@ -107,10 +108,25 @@ func TestImportAndList(t *testing.T) {
 		t.Fatalf("%d rows, want 7 (4 runs, a sweep and its 2 stages)", len(rows))
 	}
 	var buf bytes.Buffer
-	if err := WriteList(&buf, rows); err != nil {
+	if err := WriteList(&buf, rows, 0, true); err != nil {
 		t.Fatal(err)
 	}
 	golden(t, "list.txt", []byte(portable(t, buf.String())))
+	// Fitted to 80 columns (and narrower, the model and label cut).
+	for _, width := range []int{80, 60} {
+		buf.Reset()
+		if err := WriteList(&buf, rows, width, false); err != nil {
+			t.Fatal(err)
+		}
+		if width == 80 {
+			golden(t, "list_80.txt", buf.Bytes())
+		}
+		for _, l := range strings.Split(strings.TrimSuffix(buf.String(), "\n"), "\n") {
+			if n := utf8.RuneCountInString(l); n > 80 {
+				t.Errorf("width %d: a line of %d columns: %q", width, n, l)
+			}
+		}
+	}
 
 	fast, err := s.Get(ctx(), 2)
 	if err != nil {

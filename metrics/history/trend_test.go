@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/surgebench/surge/metrics/report"
 	"github.com/surgebench/surge/metrics/stats"
@@ -36,10 +37,20 @@ func TestTrend(t *testing.T) {
 		t.Errorf("fast → merged: %+v, want noise", flat)
 	}
 	var buf bytes.Buffer
-	if err := tr.WriteText(&buf); err != nil {
+	if err := tr.WriteText(&buf, 0, true); err != nil {
 		t.Fatal(err)
 	}
 	golden(t, "trend.txt", buf.Bytes())
+	buf.Reset()
+	if err := tr.WriteText(&buf, 80, false); err != nil {
+		t.Fatal(err)
+	}
+	golden(t, "trend_80.txt", buf.Bytes())
+	for _, l := range strings.Split(buf.String(), "\n") {
+		if n := utf8.RuneCountInString(l); n > 80 {
+			t.Errorf("a line of %d columns at 80: %q", n, l)
+		}
+	}
 	// Past a 50% threshold the same drop is real but small.
 	big, err := s.Trend(ctx(), TrendQuery{Metric: "time_to_first_token", MinChange: 0.5})
 	if err != nil {

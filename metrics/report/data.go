@@ -69,6 +69,9 @@ type Chart struct {
 	XLabel string `json:"x_label"`
 	YLabel string `json:"y_label"`
 	LogX   bool   `json:"log_x,omitempty"`
+	// XWhole marks an axis of whole numbers (a trend's runs): its ticks
+	// fall on integers.
+	XWhole bool `json:"x_whole,omitempty"`
 	// XStages names the unit intervals of a stage-normalized time axis
 	// (stage i spans [i, i+1)); empty for a plain axis.
 	XStages []string `json:"x_stages,omitempty"`
@@ -156,6 +159,19 @@ type Data struct {
 	Sweep   bool    `json:"sweep,omitempty"`
 	Summary []Row   `json:"summary"`
 	Charts  []Chart `json:"charts"`
+}
+
+// HasIntervals reports whether a row of the summary has an interval: the
+// note that explains them is left out of a table without any.
+func (d Data) HasIntervals() bool {
+	for _, r := range d.Summary {
+		for _, c := range r.CI {
+			if c != "" {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // Tags of the per-request metrics the report charts.
@@ -953,8 +969,8 @@ func telemetryCharts(runs []*artifact.Run, prefix, group string, samples func(*a
 	}
 	var out []Chart
 	for _, f := range sortedKeys(fields) {
-		if strings.HasSuffix(f, "_total_bytes") {
-			continue // a capacity, not a timeline
+		if strings.HasSuffix(f, "_total_bytes") || f == "scrape_ns" {
+			continue // a capacity, not a timeline; surge's own scrape time, not the server's
 		}
 		counter := strings.HasSuffix(f, "_total") || f == "energy_consumption_j"
 		title, ylabel := strings.ReplaceAll(f, "_", " "), ""

@@ -105,6 +105,15 @@
     });
     ctx.restore();
   }
+  // axisSize is the y axis's width: its longest tick label and the label
+  // beside it, so neither is cut.
+  function axisSize(u, values, axisIdx, cycleNum) {
+    var axis = u.axes[axisIdx];
+    if (cycleNum > 1 && axis._size) return axis._size;
+    var longest = 0;
+    (values || []).forEach(function (v) { longest = Math.max(longest, String(v).length); });
+    return Math.ceil(30 + longest * 7.5);
+  }
   // padded returns a scale range over the points and their intervals,
   // with 8% of room on each side.
   function padded(c, axis) {
@@ -138,6 +147,10 @@
     el.setAttribute("data-y-label", c.y_label || "");
     var width = Math.max(320, Math.min(640, el.clientWidth || 600));
     var xAxis = {label: c.x_label, scale: "x"};
+    if (c.x_whole) {
+      // Runs are counted: ticks on whole numbers only.
+      xAxis.incrs = [1, 2, 5, 10, 20, 50, 100, 200, 500, 1000, 2000, 5000];
+    }
     var xScale = {time: false, distr: c.log_x ? 3 : 1};
     if (c.x_stages && c.x_stages.length) {
       // A stage-normalized axis: stage i spans [i, i+1), named at its
@@ -158,7 +171,7 @@
       title: c.title, mode: 2, width: width, height: 300,
       legend: {live: false},
       scales: {x: xScale, y: yRange ? {range: yRange} : {}},
-      axes: [xAxis, {label: c.y_label, scale: "y"}],
+      axes: [xAxis, {label: c.y_label, scale: "y", size: axisSize}],
       series: series,
       hooks: {draw: [function (u) {
         decorate(u, c);

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 
 	"gonum.org/v1/plot"
@@ -79,14 +80,19 @@ func render(c Chart, legend bool) (*vgimg.Canvas, error) {
 
 // plotChart draws one chart with gonum/plot as the HTML page draws it:
 // lines, steps (histograms: each x a bin's left edge) and points, a colour
-// per run, the sweep's knee hollow and its operating point filled. The
-// legend is left out when legend is false (the tests look at the data
-// alone).
+// per run, the sweep's knee hollow and its operating point filled, each
+// sweep point named by its value; linear axes from zero (a small change
+// does not look like a cliff), ticks every round step. The legend is left
+// out when legend is false (the tests look at the data alone).
 func plotChart(c Chart, legend bool) (*plot.Plot, error) {
 	p := plot.New()
 	p.Title.Text = c.Title
+	p.Title.Padding = vg.Points(6)
 	p.X.Label.Text = c.XLabel
 	p.Y.Label.Text = c.YLabel
+	p.X.Tick.Marker = roundTicks{whole: c.XWhole}
+	p.Y.Tick.Marker = roundTicks{}
+	p.Legend.XOffs, p.Legend.YOffs = -vg.Points(8), -vg.Points(4)
 	p.Add(plotter.NewGrid())
 	// CDFs rise to the top right: their legend goes below.
 	p.Legend.Top = !strings.HasPrefix(c.ID, "cdf-")
@@ -94,7 +100,7 @@ func plotChart(c Chart, legend bool) (*plot.Plot, error) {
 		p.X.Scale = plot.LogScale{}
 		p.X.Tick.Marker = plot.LogTicks{Prec: -1}
 	}
-	entries := 0
+	entries, named, marked := 0, false, false
 	perRun := map[int]int{} // lines drawn so far per run: later ones dashed
 	for _, s := range c.Series {
 		col := Palette[s.Run%len(Palette)]
@@ -107,6 +113,7 @@ func plotChart(c Chart, legend bool) (*plot.Plot, error) {
 		if len(segs) == 0 {
 			continue
 		}
+		marked = marked || s.Style == Points
 		var thumb plot.Thumbnailer
 		for _, pts := range segs {
 			switch s.Style {
@@ -150,12 +157,98 @@ func plotChart(c Chart, legend bool) (*plot.Plot, error) {
 			p.Legend.Add(s.Label, thumb)
 			entries++
 		}
+		if labels, err := pointLabels(s, c.LogX); err != nil {
+			return nil, err
+		} else if labels != nil {
+			p.Add(labels)
+			named = true
+		}
+	}
+	// Linear axes start at zero when the data are not negative.
+	if !c.LogX && p.X.Min > 0 {
+		p.X.Min = 0
+	}
+	if p.Y.Min > 0 {
+		p.Y.Min = 0
+	}
+	if (named || marked) && !c.LogX {
+		// Room for the last point's name, and around points.
+		p.X.Max += (p.X.Max - p.X.Min) * 0.06
+	}
+	if marked && !(p.Legend.Top && entries > 0) {
+		p.Y.Max += (p.Y.Max - p.Y.Min) * 0.08
 	}
 	if p.Legend.Top && entries > 0 {
 		// Headroom, so the legend in the top corner covers less data.
-		p.Y.Max += (p.Y.Max - p.Y.Min) * (0.02 + 0.045*float64(entries))
+		p.Y.Max += (p.Y.Max - p.Y.Min) * (0.08 + 0.05*float64(entries))
 	}
 	return p, nil
+}
+
+// pointLabels names each point of a series that carries names (a sweep's
+// values), beside the point; nil for a series without them.
+func pointLabels(s Series, logX bool) (*plotter.Labels, error) {
+	if len(s.Labels) == 0 {
+		return nil, nil
+	}
+	var xys plotter.XYLabels
+	for i := range s.X {
+		x, y := float64(s.X[i]), float64(s.Y[i])
+		if i >= len(s.Labels) || s.Labels[i] == "" || !finite(x) || !finite(y) || logX && x <= 0 {
+			continue
+		}
+		xys.XYs = append(xys.XYs, plotter.XY{X: x, Y: y})
+		xys.Labels = append(xys.Labels, s.Labels[i])
+	}
+	if len(xys.XYs) == 0 {
+		return nil, nil
+	}
+	l, err := plotter.NewLabels(xys)
+	if err != nil {
+		return nil, err
+	}
+	l.Offset = vg.Point{X: vg.Points(5), Y: vg.Points(4)}
+	return l, nil
+}
+
+// roundTicks marks an axis every round step (1, 2, 2.5 or 5 times a power
+// of ten) about ten times across its span, labelled with no more
+// decimals than the step has; whole keeps the steps whole numbers (runs).
+type roundTicks struct{ whole bool }
+
+// Ticks returns the axis's major ticks, labelled, and a minor one between.
+func (r roundTicks) Ticks(lo, hi float64) []plot.Tick {
+	if !(hi > lo) || !finite(lo) || !finite(hi) {
+		return plot.DefaultTicks{}.Ticks(lo, hi)
+	}
+	step := roundStep((hi - lo) / 10)
+	if r.whole {
+		step = max(1, math.Round(step))
+	}
+	decimals := max(0, int(math.Ceil(-math.Log10(step)-1e-9)))
+	if s := step / math.Pow(10, math.Floor(math.Log10(step))); s == 2.5 {
+		decimals++
+	}
+	var ticks []plot.Tick
+	for i := math.Ceil(lo / step); i*step <= hi+step*1e-9; i++ {
+		v := i * step
+		ticks = append(ticks, plot.Tick{Value: v, Label: strconv.FormatFloat(v, 'f', decimals, 64)})
+		if mid := v + step/2; mid <= hi && !r.whole {
+			ticks = append(ticks, plot.Tick{Value: mid})
+		}
+	}
+	return ticks
+}
+
+// roundStep is the smallest round step (1, 2, 2.5, 5 × 10^k) at least raw.
+func roundStep(raw float64) float64 {
+	mag := math.Pow(10, math.Floor(math.Log10(raw)))
+	for _, m := range []float64{1, 2, 2.5, 5} {
+		if m*mag >= raw*(1-1e-9) {
+			return m * mag
+		}
+	}
+	return 10 * mag
 }
 
 // segments splits a series at its gaps (null values, and values a log

@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"gonum.org/v1/plot"
 
 	"github.com/surgebench/surge/metrics/artifact"
 )
@@ -317,8 +318,11 @@ func TestPNGs(t *testing.T) {
 		}
 		n := 0
 		for i := 0; i+3 < len(img.Pix); i += 4 {
-			if img.Pix[i] == want.R && img.Pix[i+1] == want.G && img.Pix[i+2] == want.B && img.Pix[i+3] == want.A {
+			switch {
+			case img.Pix[i] == want.R && img.Pix[i+1] == want.G && img.Pix[i+2] == want.B && img.Pix[i+3] == want.A:
 				n++
+			case want == (color.RGBA{0, 0, 0, 0xff}) && img.Pix[i] < 80 && img.Pix[i+1] < 80 && img.Pix[i+2] < 80:
+				n++ // a mark's black, smoothed at its edges
 			}
 		}
 		return n
@@ -333,10 +337,11 @@ func TestPNGs(t *testing.T) {
 			with.Series = []Series{s}
 			base := 0
 			if s.Marker != "" {
-				// Black: the axes are drawn in it too.
-				empty := s
-				empty.X, empty.Y = nil, nil
-				without.Series = []Series{empty}
+				// Black: the axes are drawn in it too. The same point
+				// unmarked keeps the axes as they are.
+				plain := s
+				plain.Marker = ""
+				without.Series = []Series{plain}
 				base = count(without, want)
 			}
 			if n := count(with, want); n-base < 20 {
@@ -455,5 +460,49 @@ func TestDisplay(t *testing.T) {
 		if got := display(Num(tc.in)); got != tc.want {
 			t.Errorf("display(%v) = %q, want %q", tc.in, got, tc.want)
 		}
+	}
+}
+
+// TestPlotReadable: a PNG's linear axes start at zero, are marked every
+// round step (whole steps on an axis of runs), and a sweep's points carry
+// their values' names; surge's own scrape time is no chart; the note on
+// intervals is left out of a summary without any.
+func TestPlotReadable(t *testing.T) {
+	c := Chart{ID: "sweep-ttft", XLabel: "tokens/s", YLabel: "ms", Series: []Series{{Label: "r", Style: Line,
+		X: []Num{190, 380, 760}, Y: []Num{668, 669, 672}, Labels: []string{"1", "2", "4"}}}}
+	p, err := plotChart(c, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.X.Min != 0 || p.Y.Min != 0 || p.X.Max < 760 || p.Y.Max < 672 {
+		t.Errorf("axes %v–%v × %v–%v, want both from zero over the data", p.X.Min, p.X.Max, p.Y.Min, p.Y.Max)
+	}
+	labelled := func(ticks []plot.Tick) (n int) {
+		for _, tk := range ticks {
+			if tk.Label != "" {
+				n++
+			}
+		}
+		return n
+	}
+	if n := labelled(p.Y.Tick.Marker.Ticks(p.Y.Min, p.Y.Max)); n < 6 || n > 12 {
+		t.Errorf("%d labelled ticks on the y axis, want about ten", n)
+	}
+	for _, tk := range (roundTicks{whole: true}).Ticks(0.5, 6.5) {
+		if tk.Value != math.Trunc(tk.Value) || strings.Contains(tk.Label, ".") {
+			t.Errorf("a run axis ticked at %v (%q)", tk.Value, tk.Label)
+		}
+	}
+	if l, err := pointLabels(c.Series[0], false); err != nil || l == nil || len(l.Labels) != 3 {
+		t.Errorf("point names %v %v, want the 3 stages'", l, err)
+	}
+	run := &artifact.Run{Name: "r", Server: []artifact.Sample{{AtSec: 1, Source: "s", Values: map[string]float64{"scrape_ns": 2e6, "num_requests_running": 4}}, {AtSec: 2, Source: "s", Values: map[string]float64{"scrape_ns": 3e6, "num_requests_running": 5}}}}
+	for _, ch := range telemetryCharts([]*artifact.Run{run}, "server", "server", func(r *artifact.Run) []artifact.Sample { return r.Server }) {
+		if strings.Contains(ch.ID, "scrape") {
+			t.Errorf("a chart of surge's own scrape time: %s", ch.ID)
+		}
+	}
+	if (Data{Summary: []Row{{Metric: "x", Values: []Num{1}}}}).HasIntervals() || !(Data{Summary: []Row{{Metric: "x", CI: []string{"1–2 ±5%"}}}}).HasIntervals() {
+		t.Error("HasIntervals")
 	}
 }

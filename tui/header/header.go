@@ -45,6 +45,11 @@ type ProgressMsg struct {
 	HasETA bool
 }
 
+// TargetMsg is the load's setting as a live control changed it (a key, the
+// control port): the header names it instead of the one the run started
+// with.
+type TargetMsg struct{ Mode, Target string }
+
 // StoppingMsg tells the header the user asked to stop: the run is draining.
 type StoppingMsg struct{}
 
@@ -71,6 +76,8 @@ func (m Model) Update(msg tea.Msg) (Model, tea.Cmd) {
 		m.info = msg
 	case ProgressMsg:
 		m.prog = msg
+	case TargetMsg:
+		m.info.Mode, m.info.Target = msg.Mode, msg.Target
 	case StoppingMsg:
 		m.stopping = true
 	case AbortingMsg:

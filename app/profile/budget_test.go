@@ -1,0 +1,153 @@
+//go:build unix
+
+package profile
+
+import (
+	"context"
+	"io"
+	"runtime"
+	rtmetrics "runtime/metrics"
+	"testing"
+	"time"
+
+	"github.com/surgebench/surge/app/cmdline"
+)
+
+// The whole run's share of the hot-path budget (loadgen/budget_test.go
+// holds the stream's own, token by token): `surge profile` as a user
+// runs it, every default export written, against the mock in a child
+// process, so that this process's counts are the client's alone.
+// Allocations and goroutines are counted over whole runs and differenced
+// (runs of more requests, and of longer answers), so start-up and the
+// final exports cancel out and what is left is per request and per token.
+// (Bytes are not: what a run allocates once varies by a few hundred KiB
+// from run to run, too much to difference; the stream's own budget counts
+// them exactly.)
+// Each answer takes longer than the records' JSONL holds a line (10 ms),
+// so every record is written on its own: the most a request can cost,
+// whatever the machine's speed.
+//
+// A feature that adds work to a run joins runBudgetCases: its flags (and
+// the mock's, for the answers it needs) in a case of its own, or in
+// every case when every run pays it.
+
+// runBudget is the most a request and a token may cost a whole run. The
+// counts of runs differenced vary by a few dozen allocations from run to
+// run (what the runtime and the pools do once a run), so a budget has two
+// or three allocations a request of room; the stream's own budget
+// (loadgen) is exact.
+type runBudget struct {
+	allocsPerRequest, goroutinesPerRequest float64
+	allocsPerToken, goroutinesPerToken     float64
+}
+
+type runBudgetCase struct {
+	name string
+	// mock is the mock server's flags besides its timing; cfg sets the
+	// case's flags on the run's Config.
+	mock   []string
+	cfg    func(c *cmdline.Config)
+	budget runBudget
+}
+
+var runBudgetCases = []runBudgetCase{
+	// Every record written alone: the JSONL's hold timer starts a
+	// goroutine a record.
+	{name: "defaults", budget: runBudget{allocsPerRequest: 126, goroutinesPerRequest: 1.1, allocsPerToken: 0.05, goroutinesPerToken: 0.01}},
+	{name: "export level summary", cfg: func(c *cmdline.Config) { c.ExportLevel = "summary" },
+		budget: runBudget{allocsPerRequest: 121, goroutinesPerRequest: 0.1, allocsPerToken: 0.05, goroutinesPerToken: 0.01}},
+}
+
+// The runs: few and many requests of short answers, many of long ones.
+const (
+	budgetFew, budgetMany   = 8, 72
+	budgetShort, budgetLong = 8, 136
+)
+
+// TestBudgetWholeRun holds each case of runBudgetCases to its budget.
+func TestBudgetWholeRun(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs surge profile several times against the mock")
+	}
+	for _, bc := range runBudgetCases {
+		t.Run(bc.name, func(t *testing.T) {
+			url := startMockProcess(t, append([]string{"--ttft", "12ms", "--itl", "0", "--prefill-per-token", "0"}, bc.mock...)...)
+			// What a process does once (tables built at first use, pools
+			// grown) is paid before the counted runs.
+			runCounts(t, url, bc, budgetFew, budgetShort)
+			few := runCounts(t, url, bc, budgetFew, budgetShort)
+			many := runCounts(t, url, bc, budgetMany, budgetShort)
+			long := runCounts(t, url, bc, budgetMany, budgetLong)
+			req := many.sub(few).per(budgetMany - budgetFew)
+			tok := long.sub(many).per(budgetMany * (budgetLong - budgetShort))
+			t.Logf("per request: %.1f allocs, %.2f goroutines", req.allocs, req.goroutines)
+			t.Logf("per token: %.3f allocs, %.3f goroutines", tok.allocs, tok.goroutines)
+			for _, c := range []struct {
+				what     string
+				got, max float64
+				pooled   bool // what pooling saves is in the count
+			}{
+				{"allocations per request", req.allocs, bc.budget.allocsPerRequest, true},
+				{"goroutines started per request", req.goroutines, bc.budget.goroutinesPerRequest, false},
+				{"allocations per token", tok.allocs, bc.budget.allocsPerToken, false},
+				{"goroutines started per token", tok.goroutines, bc.budget.goroutinesPerToken, false},
+			} {
+				if raceEnabled && c.pooled {
+					// Under the race detector sync.Pool drops items at random.
+					continue
+				}
+				if c.got > c.max {
+					t.Errorf("%s: %.2f, over the budget of %g (docs/benchmarks.md: the hot-path budget)", c.what, c.got, c.max)
+				}
+			}
+		})
+	}
+}
+
+// runTotals are the process's allocations and goroutines over one run.
+type runTotals struct{ allocs, goroutines float64 }
+
+func (a runTotals) sub(b runTotals) runTotals {
+	return runTotals{a.allocs - b.allocs, a.goroutines - b.goroutines}
+}
+
+func (a runTotals) per(n int) runTotals {
+	return runTotals{a.allocs / float64(n), a.goroutines / float64(n)}
+}
+
+// runCounts runs bc with n requests of osl tokens each, one at a time,
+// and returns what the run allocated and started.
+func runCounts(t *testing.T, url string, bc runBudgetCase, n, osl int) runTotals {
+	t.Helper()
+	c := cmdline.Config{
+		Model: "mock", URL: url, EndpointType: "chat", Streaming: true,
+		Concurrency: "1", RequestCount: n, ISL: 16, OSL: osl,
+		Grace: 10 * time.Second, Timeout: 30 * time.Second,
+		UI: "none", ArtifactDir: t.TempDir(), Version: "budget",
+		NoGPUTelemetry: true, NoServerMetrics: true, SkipPreflight: true,
+	}
+	c.NoHistory = true
+	if bc.cfg != nil {
+		bc.cfg(&c)
+	}
+	read := func() runTotals {
+		var m runtime.MemStats
+		runtime.ReadMemStats(&m)
+		s := []rtmetrics.Sample{{Name: "/sched/goroutines-created:goroutines"}}
+		rtmetrics.Read(s)
+		return runTotals{float64(m.Mallocs), float64(s[0].Value.Uint64())}
+	}
+	before := read()
+	res, err := runConfig(context.Background(), c, io.Discard, io.Discard)
+	after := read()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := res.Summary.Run["request_count"]; got != float64(n) {
+		t.Fatalf("%v of %d requests succeeded", got, n)
+	}
+	if got := res.Summary.Run["total_output_tokens"]; got != float64(n*osl) {
+		t.Fatalf("%v output tokens, want %d", got, n*osl)
+	}
+	return after.sub(before)
+}
