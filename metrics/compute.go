@@ -37,9 +37,10 @@ type Values struct {
 	// Usage holds the server's usage counts in the order of usageTags (NaN:
 	// not reported).
 	Usage [usageTags]float64
-	// Spec holds the spec-decode metrics in specTagList order (NaN: not
-	// reported).
-	Spec [specTags]float64
+	// Spec is the request's verify steps and draft tokens, the spec-decode
+	// metrics' source (Steps 0: none reported): counts, not the metrics
+	// themselves, to keep Values small (one is made per request).
+	Spec SpecCounts
 	// ErrorISL is a failed request's ISL (NaN for a successful one, or when
 	// unknown).
 	ErrorISL float64
@@ -126,7 +127,7 @@ func (v *Values) Get(t Tag) float64 {
 	}
 	for i, t2 := range specTagList {
 		if t2 == t {
-			return v.Spec[i]
+			return v.Spec.value(i)
 		}
 	}
 	for i, d := range HTTPDefs {
@@ -195,7 +196,7 @@ func ComputeWith(r *Record, tok TokenCounter, c Counting) Values {
 	v.Images, v.AudioSeconds, v.MediaBytes = mediaValues(r)
 	v.HTTP = httpValues(&r.HTTP)
 	v.Usage = usageValues(&r.Usage)
-	v.Spec = specValues(&r.SpecDecode)
+	v.Spec = specCounts(&r.SpecDecode)
 	if r.Scheduled && r.IntendedNs > 0 {
 		v.Effective = float64(end-r.IntendedNs) / nsPerMs
 	}
@@ -312,9 +313,6 @@ func ComputeFailed(r *Record, tok TokenCounter) Values {
 	}
 	for i := range v.Usage {
 		v.Usage[i] = nan
-	}
-	for i := range v.Spec {
-		v.Spec[i] = nan
 	}
 	v.ErrorISL, _ = inputLength(r, tok, false)
 	return v

@@ -42,22 +42,25 @@ func (e SpecEngine) String() string {
 }
 
 // SpecBuckets is the longest acceptance histogram a record keeps: steps
-// that accepted 0 … SpecBuckets−1 draft tokens. A longer one is checked and
-// its counts kept, the histogram itself not.
-const SpecBuckets = 16
+// that accepted 0 … SpecBuckets−1 draft tokens (drafts of up to 11
+// tokens a step: EAGLE's and MTP's are 1–8). A longer one is checked and
+// its counts kept, the histogram itself not: a record is made per request,
+// and a larger one would cost every request a larger allocation.
+const SpecBuckets = 12
 
 // SpecDecode is one request's speculative-decoding acceptance. The zero
 // value is a response that reported none.
 type SpecDecode struct {
-	Engine SpecEngine
 	// Steps counts the verify steps; Accepted the draft tokens accepted
 	// (bonus tokens not counted); Drafted those proposed (−1: the server
 	// did not say).
 	Steps, Accepted, Drafted int32
-	// Buckets is the acceptance histogram's length: Hist[j] steps accepted
-	// exactly j draft tokens (0: no histogram).
+	// Hist[j] is the steps that accepted exactly j draft tokens, its first
+	// Buckets entries (0: no histogram, or a bucket past 65,535 steps:
+	// the record stays small, it is kept for every request).
+	Hist    [SpecBuckets]uint16
 	Buckets uint8
-	Hist    [SpecBuckets]uint32
+	Engine  SpecEngine
 	// Rejected is set when the payload contradicted itself (a histogram
 	// that does not add up to its steps, more accepted than proposed):
 	// none of it is believed.
@@ -107,27 +110,50 @@ var specTagList = [specTags]Tag{SpecAcceptanceLength, SpecDraftAcceptanceRate, S
 // specTags is len(specTagList).
 const specTags = 6
 
-// specValues derives the per-request metrics (NaN: not reported, or no
-// verify step).
-func specValues(s *SpecDecode) [specTags]float64 {
-	nan := math.NaN()
-	out := [specTags]float64{nan, nan, nan, nan, nan, nan}
+// SpecCounts are a request's verify steps and accepted and proposed
+// draft tokens, as Values keeps them (Steps 0: no step reported; Drafted
+// −1: not reported).
+type SpecCounts struct {
+	Steps, Accepted, Drafted int32
+}
+
+// specCounts is what of s the metrics need (zero: nothing believed).
+func specCounts(s *SpecDecode) SpecCounts {
 	if !s.Reported() || s.Steps <= 0 {
-		return out
+		return SpecCounts{}
 	}
-	steps, acc := float64(s.Steps), float64(s.Accepted)
-	out[0] = 1 + acc/steps
-	out[3] = steps
-	out[4] = acc
-	if s.Drafted >= 0 {
-		d := float64(s.Drafted)
+	return SpecCounts{Steps: s.Steps, Accepted: s.Accepted, Drafted: s.Drafted}
+}
+
+// value is the specTagList[i] metric (NaN: not reported, or no verify
+// step).
+func (c SpecCounts) value(i int) float64 {
+	if c.Steps <= 0 {
+		return math.NaN()
+	}
+	steps, acc, d := float64(c.Steps), float64(c.Accepted), float64(c.Drafted)
+	switch specTagList[i] {
+	case SpecAcceptanceLength:
+		return 1 + acc/steps
+	case SpecSteps:
+		return steps
+	case SpecAcceptedDraftTokens:
+		return acc
+	}
+	if c.Drafted < 0 {
+		return math.NaN()
+	}
+	switch specTagList[i] {
+	case SpecDraftAcceptanceRate:
 		if d > 0 {
-			out[1] = 100 * acc / d
+			return 100 * acc / d
 		}
-		out[2] = (acc + steps) / (d + steps)
-		out[5] = d
+	case SpecAcceptedPerVerified:
+		return (acc + steps) / (d + steps)
+	case SpecDraftTokens:
+		return d
 	}
-	return out
+	return math.NaN()
 }
 
 // specPool is what an aggregate keeps of the spec-decode payloads beyond

@@ -14,7 +14,7 @@ func withSpec(i int, sd SpecDecode) *Record {
 	return r
 }
 
-func specOf(steps, acc, drafted int32, counts ...uint32) SpecDecode {
+func specOf(steps, acc, drafted int32, counts ...uint16) SpecDecode {
 	s := SpecDecode{Engine: SpecVLLM, Steps: steps, Accepted: acc, Drafted: drafted, Buckets: uint8(len(counts))}
 	copy(s.Hist[:], counts)
 	return s

@@ -14,8 +14,9 @@ import (
 // root of the usage chunk, or of the body), and /metrics counts it in
 // vLLM's spec_decode_* counters. Token timing is left as ITL says.
 
-// MaxSpecTokens is the most draft tokens a step may propose.
-const MaxSpecTokens = 15
+// MaxSpecTokens is the most draft tokens a step may propose: the
+// longest histogram a surge record keeps (metrics.SpecBuckets − 1).
+const MaxSpecTokens = 11
 
 // specSalt keeps the draws of the draft model apart from the others.
 const specSalt = 0xd7af7

@@ -59,7 +59,9 @@ type histFields struct {
 	n             int64 // buckets: the list's length, or the largest key + 1
 	list          bool
 	sum, weighted int64
-	buckets       [metrics.SpecBuckets]uint32
+	buckets       [metrics.SpecBuckets]uint16
+	// fits: every kept bucket's count fits the record's 16 bits.
+	fits bool
 }
 
 // ParseSpecDecode reads a spec-decode payload (the raw JSON object a
@@ -144,7 +146,7 @@ func ParseSpecDecode(raw []byte, sd *metrics.SpecDecode) bool {
 	if f.drafted >= 0 {
 		out.Drafted = int32(f.drafted)
 	}
-	if f.hist.present && f.hist.n <= metrics.SpecBuckets {
+	if f.hist.present && f.hist.n <= metrics.SpecBuckets && f.hist.fits {
 		out.Buckets = uint8(f.hist.n)
 		out.Hist = f.hist.buckets
 	}
@@ -232,7 +234,7 @@ const maxBucket = 1 << 16
 // read reads a histogram: a list of counts, or an object of bucket → count
 // with decimal string keys. A malformed one marks the payload bad.
 func (h *histFields) read(s *scanner, bad *bool) error {
-	*h = histFields{present: true}
+	*h = histFields{present: true, fits: true}
 	add := func(j int64, s *scanner) error {
 		c, ok, err := wholeCount(s)
 		if err != nil {
@@ -245,7 +247,8 @@ func (h *histFields) read(s *scanner, bad *bool) error {
 		h.sum += c
 		h.weighted += j * c
 		if j < metrics.SpecBuckets {
-			h.buckets[j] = uint32(c)
+			h.buckets[j] = uint16(c)
+			h.fits = h.fits && c <= math.MaxUint16
 		}
 		h.n = max(h.n, j+1)
 		return nil

@@ -9,13 +9,13 @@ import (
 )
 
 // hist builds a SpecDecode histogram from its buckets.
-func hist(counts ...uint32) (uint8, [metrics.SpecBuckets]uint32) {
-	var h [metrics.SpecBuckets]uint32
+func hist(counts ...uint16) (uint8, [metrics.SpecBuckets]uint16) {
+	var h [metrics.SpecBuckets]uint16
 	copy(h[:], counts)
 	return uint8(len(counts)), h
 }
 
-func specWith(e metrics.SpecEngine, steps, acc, drafted int32, counts ...uint32) metrics.SpecDecode {
+func specWith(e metrics.SpecEngine, steps, acc, drafted int32, counts ...uint16) metrics.SpecDecode {
 	s := metrics.SpecDecode{Engine: e, Steps: steps, Accepted: acc, Drafted: drafted}
 	if len(counts) > 0 {
 		s.Buckets, s.Hist = hist(counts...)
