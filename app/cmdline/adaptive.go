@@ -66,7 +66,7 @@ func adaptiveOptions() []option {
 			field: func(c *Config) any { return Secs(&c.AdaptiveSustain) }},
 		{flag: &cli.IntFlag{Category: catAdaptive, Hidden: true, Name: "adaptive-min-completed-requests", Value: 1, Usage: "finished requests a window needs before it is judged (surge judges no window on fewer than 8)"}, path: "loadgen.adaptive_scale.min_completed_requests",
 			field: func(c *Config) any { return &c.AdaptiveMinCompleted }},
-		{flag: &cli.StringSliceFlag{Category: catAdaptive, Hidden: true, Name: "adaptive-scale-sla", Usage: "an SLA every window must meet, METRIC:STAT:OP:VALUE (time_to_first_token:p95:le:200; ops lt le gt ge; repeatable; error_rate in percent)"}, path: "loadgen.adaptive_scale.sla",
+		{flag: &cli.StringSliceFlag{Category: catAdaptive, Hidden: true, Name: "adaptive-scale-sla", Usage: "an SLA every window must meet, METRIC:STAT:OP:VALUE (time_to_first_token:p95:le:200; ops lt le gt ge; repeatable; error, success and cancellation rates as fractions, 0.01 = 1%)"}, path: "loadgen.adaptive_scale.sla",
 			field: func(c *Config) any { return &c.AdaptiveSLA }, many: true, whole: true},
 		{flag: &cli.StringFlag{Category: catAdaptive, Hidden: true, Name: "adaptive-scale-strategy-type", Value: "ramp_until_fail", Usage: "ramp_until_fail (AIPerf's only strategy)"}, path: "loadgen.adaptive_scale.strategy.type",
 			field: func(c *Config) any { return &c.AdaptiveStrategy }},

@@ -94,7 +94,7 @@ func parseAdaptive(s *Spec, c *cmdline.Config) error {
 		return err
 	}
 	for _, raw := range a.AdaptiveSLA {
-		sla, o, err := search.ParseSLA("--adaptive-scale-sla", raw)
+		sla, o, err := search.ParseSLA(search.AdaptiveFlag, raw)
 		if err != nil {
 			return &cmdline.UsageError{Err: err}
 		}

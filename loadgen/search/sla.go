@@ -10,7 +10,9 @@ import (
 // SLA is one of AIPerf's SLA filters, METRIC:STAT:OP:THRESHOLD
 // (request_latency:p95:le:30000), as adaptive scale and the search
 // recipes take them. Thresholds are in the metric's display unit (ms for
-// latencies), an error rate in percent as AIPerf's.
+// latencies); an adaptive window's error, success and cancellation rates
+// are fractions (0–1), a search's run-level error rate in percent, each
+// as AIPerf has it.
 type SLA struct {
 	Metric    string  `json:"metric_tag"`
 	Stat      string  `json:"stat"`
@@ -45,8 +47,13 @@ var slaMetrics = map[string]string{
 	"request_cancellation_rate":    CancellationRate,
 }
 
+// AdaptiveFlag is adaptive scale's SLA flag: given to ParseSLA, its rates
+// are read as the window's fractions.
+const AdaptiveFlag = "--adaptive-scale-sla"
+
 // ParseSLA reads one SLA filter and the objective that judges it. flag
-// names the flag in errors.
+// names the flag in errors, and says whose filter it is (AdaptiveFlag:
+// adaptive scale's).
 func ParseSLA(flag, s string) (SLA, Objective, error) {
 	parts := strings.Split(strings.TrimSpace(s), ":")
 	if len(parts) != 4 {
@@ -79,12 +86,20 @@ func ParseSLA(flag, s string) (SLA, Objective, error) {
 		if sla.Stat != StatAvg && sla.Stat != StatMin && sla.Stat != StatMax {
 			return SLA{}, Objective{}, fmt.Errorf("%s %q: %s is one value per window: its stat is avg, min or max, not %q", flag, s, sla.Metric, parts[1])
 		}
-		if tag == RequestErrorRate {
-			// AIPerf's error rate is in percent; surge judges the fraction.
+		switch {
+		case tag == RequestErrorRate && flag != AdaptiveFlag:
+			// A search judges AIPerf's run-level request_error_rate, in
+			// percent; surge judges the fraction.
 			if v < 0 || v > 100 {
 				return SLA{}, Objective{}, fmt.Errorf("%s %q: an error rate is in percent, 0 to 100", flag, s)
 			}
 			o.Limit = v / 100
+		case tag == RequestErrorRate || tag == SuccessRate || tag == CancellationRate:
+			// Adaptive scale's window rates are fractions of the
+			// window's attempts (AIPerf's adaptive SLA table).
+			if v < 0 || v > 1 {
+				return SLA{}, Objective{}, fmt.Errorf("%s %q: %s is a fraction of the window's requests, 0 to 1", flag, s, sla.Metric)
+			}
 		}
 		return sla, o, nil
 	}

@@ -16,7 +16,9 @@ func TestParseSLA(t *testing.T) {
 		{"ttft:P99:lt:50", Objective{Tag: "time_to_first_token", Percentile: 99, Limit: 50, Strict: true}},
 		{"request_latency:avg:le:30000", Objective{Tag: "request_latency", Stat: StatAvg, Limit: 30000}},
 		{"tpot:max:le:20", Objective{Tag: "inter_token_latency", Stat: StatMax, Limit: 20}},
-		{"error_rate:avg:le:1", Objective{Tag: RequestErrorRate, Limit: 0.01}},
+		// Adaptive scale's window rates are fractions, as AIPerf's.
+		{"error_rate:avg:le:0.01", Objective{Tag: RequestErrorRate, Limit: 0.01}},
+		{"success_rate:avg:ge:0.95", Objective{Tag: SuccessRate, Limit: 0.95, HigherIsBetter: true}},
 		{"request_throughput:avg:ge:5", Objective{Tag: Throughput, Limit: 5, HigherIsBetter: true}},
 		{"goodput:avg:gt:20", Objective{Tag: Goodput, Limit: 20, HigherIsBetter: true, Strict: true}},
 		{"success_rate:min:ge:0.99", Objective{Tag: SuccessRate, Limit: 0.99, HigherIsBetter: true}},
@@ -38,7 +40,7 @@ func TestParseSLA(t *testing.T) {
 		{"ttft:p95:le:x", "not a number"},
 		{"nothing:p95:le:1", "unknown metric"},
 		{"goodput:p95:ge:1", "one value per window"},
-		{"error_rate:avg:le:200", "percent"},
+		{"error_rate:avg:le:2", "a fraction of the window's requests"},
 	} {
 		if _, _, err := ParseSLA("--adaptive-scale-sla", bad.in); err == nil || !strings.Contains(err.Error(), bad.says) || !strings.HasPrefix(err.Error(), "--adaptive-scale-sla") {
 			t.Errorf("%s: %v, want an error naming the flag saying %q", bad.in, err, bad.says)
@@ -73,4 +75,13 @@ func FuzzParseSLA(f *testing.F) {
 			t.Fatalf("%+v does not round-trip through %q: %+v %v", o, sla.Key(), back, err)
 		}
 	})
+}
+
+// TestSearchErrorRateInPercent: a search's run-level request_error_rate
+// is AIPerf's metric, in percent.
+func TestSearchErrorRateInPercent(t *testing.T) {
+	_, o, err := ParseSLA("--search-sla", "request_error_rate:avg:lt:1")
+	if err != nil || o.Limit != 0.01 || !o.Strict {
+		t.Errorf("%+v, %v", o, err)
+	}
 }
