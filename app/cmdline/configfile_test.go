@@ -194,6 +194,10 @@ func FuzzParseConfig(f *testing.F) {
 	for _, s := range []string{
 		"isl: 5\n", "loadgen:\n  concurrency: [1, 2]\n", "extra-inputs: {a: 1}\n", "header: [[A, b]]\n",
 		"a: &x [1]\nb: *x\n", "- 1\n", "isl: 1\n---\n", "schemaVersion: 2\n", "{", "input: {prompt: {input_tokens: {mean: 1}}}",
+		// AIPerf's schema 2.0 layout and its flat one.
+		"schemaVersion: \"2.0\"\nbenchmark:\n  model: m\n  phases:\n    - name: profiling\n      type: concurrency\n      concurrency: 4\n      adaptive_scale: {enabled: true, control: {variable: concurrency, min: 1, max: 8}, sustain_duration: 5}\n      sla: {ttft: {p95: {le: 200}}}\n",
+		"model: m\nendpoint: {url: \"${URL:http://localhost:8000}\", type: chat}\nphases: {profiling: {type: poisson, rate: 2, duration: 5m}}\n",
+		"schemaVersion: \"2.0\"\nsweep: {type: grid, parameters: {concurrency: [1, 2]}}\nbenchmark: {model: m}\n",
 	} {
 		f.Add([]byte(s))
 	}
