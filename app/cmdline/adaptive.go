@@ -6,9 +6,11 @@ import (
 	"github.com/urfave/cli/v2"
 )
 
-// catAdaptive groups, in --help, AIPerf's adaptive scale and its search
-// recipes: one run that ramps the load while every SLA holds, and the
-// recipes surge runs as capacity searches.
+// catAdaptive groups AIPerf's adaptive scale settings and its search
+// recipes (one run that ramps the load while every SLA holds; the recipes
+// surge runs as capacity searches). They are hidden to keep --help-all
+// short, and docs/load.md lists them; --adaptive-scale itself is in the
+// Load group.
 const catAdaptive = "Adaptive scale and search recipes (AIPerf's; docs/load.md)"
 
 // AdaptiveConfig is AIPerf's adaptive scale: one run that raises the
@@ -50,7 +52,7 @@ type AdaptiveConfig struct {
 // options holds them with the rest).
 func adaptiveOptions() []option {
 	return []option{
-		{flag: &cli.BoolFlag{Category: catAdaptive, Name: "adaptive-scale", Usage: "ramp the load window by window while every --adaptive-scale-sla holds, then hold the last passing value for --adaptive-sustain-duration: the capacity in one run (needs --benchmark-duration)"}, path: "loadgen.adaptive_scale.enabled",
+		{flag: &cli.BoolFlag{Category: catLoad, Name: "adaptive-scale", Usage: "ramp the load while SLAs hold, then hold it (docs/load.md)"}, path: "loadgen.adaptive_scale.enabled",
 			field: func(c *Config) any { return &c.Adaptive }},
 		{flag: &cli.StringFlag{Category: catAdaptive, Hidden: true, Name: "adaptive-scale-control", Usage: "what adaptive scale steers, VARIABLE:MIN,MAX[:int|float]: concurrency or request_rate (e.g. concurrency:1,64:int)"}, path: "loadgen.adaptive_scale.control.compact",
 			field: func(c *Config) any { return &c.AdaptiveControl }},
