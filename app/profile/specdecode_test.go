@@ -64,7 +64,7 @@ func TestSpecDecodeAgainstDraftModel(t *testing.T) {
 			t.Errorf("/metrics acceptance %v, the answers' %.4f%%", sv.(map[string]any)["spec_decode_acceptance_rate_overall"], want)
 		}
 	}
-	if !strings.Contains(out.String(), "Accepted drafts per step (% of steps):") || !strings.Contains(out.String(), "Overall Draft Acceptance Rate (%)") {
+	if !strings.Contains(out.String(), "Accepted drafts per step (% of steps):") || !strings.Contains(out.String(), "Speculative decoding: acceptance length") {
 		t.Errorf("console:\n%s", out.String())
 	}
 }
