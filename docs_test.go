@@ -208,6 +208,7 @@ var caps = map[string]float64{
 	"request-count": 8, "num-requests": 8, "benchmark-duration": 1, "isl": 128, "osl": 8,
 	"wait-for-model-timeout": 5, "fixed-schedule-end-offset": 2000, "probe-duration": 1,
 	"probe-max-duration": 2, "warmup-request-count": 2, "conversation-num": 4, "warmup-duration": 0.5,
+	"num-prompts": 8, "max-seconds": 1, "max-requests": 8,
 }
 
 // rewrite turns a documented command into one that runs here in seconds:
@@ -279,7 +280,7 @@ func (d *docRun) rewrite(args []string) ([]string, error) {
 			}
 		default:
 			for j, v := range values {
-				values[j] = d.path(v)
+				values[j] = d.path(d.onMovedPorts(v))
 			}
 		}
 		out = append(out, "--"+name)
@@ -324,6 +325,18 @@ func (d *docRun) url(v string) string {
 		}
 	}
 	return ""
+}
+
+// onMovedPorts points an address in a value (a peer tool's --base-url,
+// --target or kind=…,target=…) at the port a background mock of the
+// document was moved to.
+func (d *docRun) onMovedPorts(v string) string {
+	for from, to := range d.ports {
+		for _, host := range []string{"127.0.0.1:", "localhost:"} {
+			v = strings.ReplaceAll(v, host+from, "127.0.0.1:"+to)
+		}
+	}
+	return v
 }
 
 // path maps a relative file a command names to the repository's file of

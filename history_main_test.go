@@ -1,7 +1,9 @@
 package main
 
 import (
+	"bytes"
 	"context"
+	"database/sql"
 	"encoding/json"
 	"math"
 	"os"
@@ -118,5 +120,152 @@ func TestHistoryTrendAndGate(t *testing.T) {
 	perM, _ := row["cost_per_1m_output_tokens_usd"].(float64)
 	if code != 0 || err != nil || math.Abs(price-2.5) > 1e-3 || !(perM > 0) {
 		t.Errorf("the history's row: exit %d, %v: %v", code, err, row)
+	}
+}
+
+// TestGateFailsClosed: a regression gate that cannot read its history,
+// or whose baseline is missing, does not pass: it exits 3 with one line
+// naming the history or the baseline, for every kind of damage (a page
+// of data or of an index a query would not notice, a cut file, junk,
+// another application's database, a newer surge's, a folder where the
+// file should be) and every selector. A first run with a sound history
+// still passes (TestHistoryTrendAndGate).
+func TestGateFailsClosed(t *testing.T) {
+	url := mockAt(t, 5*time.Millisecond)
+	work := t.TempDir()
+	db := filepath.Join(work, "runs.db")
+	for _, d := range []string{"a", "b", "gone"} {
+		args := []string{"profile", "--url", url, "--model", "mock", "--streaming", "--request-count", "4", "--isl", "16", "--osl", "4",
+			"--random-seed", "7", "--ui", "none", "--no-server-metrics", "--no-gpu-telemetry", "--skip-preflight", "--history", db,
+			"--output-artifact-dir", filepath.Join(work, d)}
+		if code, _, stderr := captured(t, args...); code != cmdline.ExitOK {
+			t.Fatalf("surge %v: exit %d\n%s", args, code, stderr)
+		}
+	}
+	labelGone := []string{"history", "--history", db, "label", "3", "gone"}
+	if code, _, stderr := captured(t, labelGone...); code != cmdline.ExitOK {
+		t.Fatalf("surge %v: exit %d\n%s", labelGone, code, stderr)
+	}
+	if err := os.RemoveAll(filepath.Join(work, "gone")); err != nil {
+		t.Fatal(err)
+	}
+	sound, err := os.ReadFile(db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pages := rootPages(t, db)
+
+	for _, tc := range []struct {
+		name string
+		// damage writes the history the gate reads at path.
+		damage    func(t *testing.T, path string)
+		selectors []string
+		want      string
+	}{
+		{"junk", func(t *testing.T, p string) { write(t, p, bytes.Repeat([]byte("not SQLite\n"), 500)) },
+			[]string{"last-matching", "id=1"}, "damaged or not a database"},
+		{"header zeroed", func(t *testing.T, p string) { write(t, p, overwrite(sound, 0, 100, 0)) },
+			[]string{"last-matching", "id=1"}, "damaged or not a database"},
+		{"the runs table's page", func(t *testing.T, p string) { write(t, p, overwrite(sound, pages["runs"], 4096, 0xff)) },
+			[]string{"last-matching", "id=1", "label=gone"}, "damaged"},
+		{"an index's page", func(t *testing.T, p string) { write(t, p, overwrite(sound, pages["runs_workload"], 4096, 0x5a)) },
+			[]string{"last-matching", "id=1"}, "damaged"},
+		{"cut in half", func(t *testing.T, p string) { write(t, p, sound[:len(sound)/2]) },
+			[]string{"last-matching", "id=1"}, "damaged"},
+		{"a newer surge's", func(t *testing.T, p string) {
+			write(t, p, sound)
+			setPragma(t, p, "user_version = 99")
+		}, []string{"last-matching", "id=1"}, "newer than this surge reads"},
+		{"another application's", func(t *testing.T, p string) {
+			write(t, p, sound)
+			setPragma(t, p, "application_id = 7")
+		}, []string{"last-matching", "id=1"}, "another application's SQLite file"},
+		{"a folder, not a file", func(t *testing.T, p string) {
+			if err := os.MkdirAll(p, 0o755); err != nil {
+				t.Fatal(err)
+			}
+		}, []string{"last-matching", "id=1"}, "runs.db"},
+		{"no run with that id", func(t *testing.T, p string) { write(t, p, sound) },
+			[]string{"id=99"}, "no run with id 99"},
+		{"no run with that label", func(t *testing.T, p string) { write(t, p, sound) },
+			[]string{"label=nosuch"}, `no run labelled "nosuch"`},
+		{"the baseline's folder is gone", func(t *testing.T, p string) { write(t, p, sound) },
+			[]string{"id=3", "label=gone"}, "artifact folder is gone"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "runs.db")
+			tc.damage(t, path)
+			for _, sel := range tc.selectors {
+				code, stdout, stderr := captured(t, "compare", "--history", path, "--baseline", "history:"+sel, filepath.Join(work, "b"),
+					"--fail-on", "time_to_first_token.p50>+25%")
+				lines := strings.Split(strings.TrimSpace(stderr), "\n")
+				if code != cmdline.ExitNoBaseline || len(lines) != 1 || !strings.Contains(stderr, tc.want) || !strings.Contains(stderr, "history:"+sel) {
+					t.Errorf("history:%s: exit %d, want %d and one line naming %q:\n%s%s", sel, code, cmdline.ExitNoBaseline, tc.want, stdout, stderr)
+				}
+			}
+		})
+	}
+}
+
+// rootPages maps each table and index of the history at path to the
+// byte offset of its root page.
+func rootPages(t *testing.T, path string) map[string]int {
+	t.Helper()
+	raw, err := sql.Open("sqlite3", "file:"+path+"?mode=ro")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer raw.Close()
+	var size int
+	if err := raw.QueryRow("PRAGMA page_size").Scan(&size); err != nil {
+		t.Fatal(err)
+	}
+	rs, err := raw.Query("SELECT name, rootpage FROM sqlite_schema WHERE rootpage > 0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rs.Close()
+	out := map[string]int{}
+	for rs.Next() {
+		var name string
+		var page int
+		if err := rs.Scan(&name, &page); err != nil {
+			t.Fatal(err)
+		}
+		out[name] = (page - 1) * size
+	}
+	if out["runs"] == 0 || out["runs_workload"] == 0 {
+		t.Fatalf("root pages %v: want runs and runs_workload", out)
+	}
+	return out
+}
+
+// overwrite is a copy of b with n bytes from off set to v.
+func overwrite(b []byte, off, n int, v byte) []byte {
+	out := bytes.Clone(b)
+	for i := off; i < off+n && i < len(out); i++ {
+		out[i] = v
+	}
+	return out
+}
+
+func write(t *testing.T, path string, b []byte) {
+	t.Helper()
+	if err := os.WriteFile(path, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// setPragma sets a header pragma of the database at path, as another
+// program would.
+func setPragma(t *testing.T, path, pragma string) {
+	t.Helper()
+	raw, err := sql.Open("sqlite3", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer raw.Close()
+	if _, err := raw.Exec("PRAGMA " + pragma); err != nil {
+		t.Fatal(err)
 	}
 }

@@ -52,15 +52,23 @@ var surfaces = []hostile.Surface{
 		Limit: 1 << 20, Bound: 20 * time.Second, Exit: []int{1},
 	},
 	{
-		Name: "preflight", Reads: hostile.Server, Serve: mock,
+		// The tool loop sends each reply's calls back: a flood of calls or
+		// of arguments ends its session (a session_limit error, its
+		// warning naming the limits), never a request that grows with it.
+		// Every limit is 4 MiB here: the response's and a call's arguments.
+		Name: "tool loop", Reads: hostile.Server | hostile.ToolCalls, Serve: mock,
 		Pending: map[string]string{
-			"endless body":                  "issue 59: the bounded reader",
-			"escapes in an error":           "issue 59: the sanitiser",
-			"huge body with Content-Length": "issue 59: the bounded reader",
-			"redirect from https to http":   "issue 59: the outbound policy",
-			"redirect to another host":      "issue 59: the outbound policy",
-			"redirect to another port":      "issue 59: the outbound policy",
+			"escapes in an answer": "issue 59: the sanitiser",
+			"escapes in an error":  "issue 59: the sanitiser",
 		},
+		Hostile: hostile.Match{Method: http.MethodPost, Paths: []string{"/v1/chat/completions"}},
+		Args: func(e *hostile.Env) []string {
+			return profileArgs(e, e.URL, "--skip-preflight", "--streaming", "--tool-loop", "--max-response-mib", "4")
+		},
+		Limit: 4 << 20, Bound: 30 * time.Second, Exit: []int{0, 1},
+	},
+	{
+		Name: "preflight", Reads: hostile.Server, Serve: mock,
 		Hostile: hostile.Match{Method: http.MethodPost, Paths: []string{"/v1/chat/completions"}, First: 1},
 		Args:    func(e *hostile.Env) []string { return profileArgs(e, e.URL) },
 		Limit:   1 << 20, Bound: 20 * time.Second, Exit: []int{0, 2},
@@ -97,14 +105,6 @@ var surfaces = []hostile.Surface{
 	},
 	{
 		Name: "server facts", Reads: hostile.Server, Serve: mock,
-		Pending: map[string]string{
-			"endless body":                  "issue 59: the bounded reader",
-			"escapes in an answer":          "issue 59: the sanitiser",
-			"huge body with Content-Length": "issue 59: the bounded reader",
-			"redirect from https to http":   "issue 59: the outbound policy",
-			"redirect to another host":      "issue 59: the outbound policy",
-			"redirect to another port":      "issue 59: the outbound policy",
-		},
 		Hostile: hostile.Match{Method: http.MethodGet, Paths: []string{"/version", "/props", "/info", "/get_server_info", "/api/version"}},
 		Args:    func(e *hostile.Env) []string { return profileArgs(e, e.URL, "--skip-preflight", "-v") },
 		Limit:   1 << 20, Bound: 20 * time.Second, Exit: []int{0},
@@ -114,9 +114,6 @@ var surfaces = []hostile.Surface{
 		Pending: map[string]string{
 			"endless body":                  "issue 59: the bounded reader",
 			"huge body with Content-Length": "issue 59: the bounded reader",
-			"redirect from https to http":   "issue 59: the outbound policy",
-			"redirect to another host":      "issue 59: the outbound policy",
-			"redirect to another port":      "issue 59: the outbound policy",
 		},
 		Hostile: hostile.Match{Method: http.MethodGet, Paths: []string{"/metrics"}},
 		Args:    func(e *hostile.Env) []string { return profileArgs(e, e.URL, "--skip-preflight", "-v") },
@@ -359,7 +356,6 @@ var surfaces = []hostile.Surface{
 	{
 		Name: "history database", Reads: hostile.File | hostile.SQLite, File: "history.db",
 		Pending: map[string]string{
-			"foreign SQLite":         "issue 59 (the gate helper): surge changes a database only once it is its own",
 			"escapes in the content": "issue 59: the sanitiser",
 			"escapes in the name":    "issue 59: the sanitiser",
 		},
@@ -369,9 +365,21 @@ var surfaces = []hostile.Surface{
 		Escaped: labelledHistory, Limit: 1 << 20, Exit: []int{1, 2}, Bound: 20 * time.Second,
 	},
 	{
+		// The regression gate fails closed: a history it cannot trust is
+		// exit 3, never a pass; another application's is left as it was.
+		Name: "regression gate on the history", Reads: hostile.File | hostile.SQLite, File: "history.db",
+		Pending: map[string]string{
+			"escapes in the name": "issue 59: the sanitiser",
+		},
+		Args: func(e *hostile.Env) []string {
+			return []string{"compare", "--history", e.Path, "--baseline", "history:last-matching", cmpSlowAbs,
+				"--fail-on", "time_to_first_token.p50>+25%"}
+		},
+		Escaped: labelledHistory, Limit: 1 << 20, Exit: []int{3}, Bound: 20 * time.Second,
+	},
+	{
 		Name: "trend", Reads: hostile.File | hostile.SQLite, File: "history.db",
 		Pending: map[string]string{
-			"foreign SQLite":         "issue 59 (the gate helper): surge changes a database only once it is its own",
 			"escapes in the content": "issue 59: the sanitiser",
 			"escapes in the name":    "issue 59: the sanitiser",
 		},

@@ -20,6 +20,9 @@ import (
 	"github.com/surgebench/surge/app/calibrate"
 	"github.com/surgebench/surge/app/cmdline"
 	apphistory "github.com/surgebench/surge/app/history"
+	"github.com/surgebench/surge/app/peers/guidellm"
+	"github.com/surgebench/surge/app/peers/inferenceperf"
+	"github.com/surgebench/surge/app/peers/vllmbench"
 	"github.com/surgebench/surge/app/profile"
 	"github.com/surgebench/surge/app/results"
 	"github.com/surgebench/surge/app/search"
@@ -55,6 +58,9 @@ func run(args []string) int {
 			results.CompareCommand(),
 			apphistory.Command(),
 			apphistory.TrendCommand(),
+			vllmbench.Command(version, &code),
+			guidellm.Command(version, &code),
+			inferenceperf.Command(version, &code),
 		},
 		OnUsageError: cmdline.OnUsageError,
 		// urfave/cli would os.Exit(3) for `surge help nosuch`; run returns
@@ -69,8 +75,12 @@ func run(args []string) int {
 		fmt.Fprintln(os.Stderr, "surge:", err)
 		var ue *cmdline.UsageError
 		var ec cli.ExitCoder // only urfave/cli's own: "No help topic for …"
-		if errors.As(err, &ue) || errors.As(err, &ec) {
+		var be *cmdline.BaselineError
+		switch {
+		case errors.As(err, &ue) || errors.As(err, &ec):
 			return cmdline.ExitUsage
+		case errors.As(err, &be):
+			return cmdline.ExitNoBaseline
 		}
 		if code == cmdline.ExitOK {
 			code = cmdline.ExitFailed
@@ -114,7 +124,7 @@ func calibrateCommand() *cli.Command {
 	itls := cli.NewStringSlice("10ms", "5ms", "2ms")
 	return &cli.Command{
 		Name:  "calibrate",
-		Usage: "find and keep the streaming load this machine can time honestly",
+		Usage: "find and keep the load this machine can time honestly",
 		Description: "Searches the streaming load this machine's client can time honestly (read delay p99 < 1 ms, ≤ 1% of\n" +
 			"first tokens read with the next) and keeps it, with the cores it measured with (GOMAXPROCS, CPUs),\n" +
 			"for run_info: a run on other cores is warned.",

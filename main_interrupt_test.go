@@ -1,6 +1,8 @@
 package main
 
 import (
+	"context"
+	"database/sql"
 	"fmt"
 	"io"
 	"net/http"
@@ -16,6 +18,7 @@ import (
 
 	"github.com/surgebench/surge/app/cmdline"
 	"github.com/surgebench/surge/app/spec"
+	"github.com/surgebench/surge/metrics/history"
 )
 
 // TestCtrlCWhileLoadingDataset: SIGINT while `surge profile` reads its
@@ -234,4 +237,109 @@ func runQuiet(args []string) int {
 	os.Stdout, os.Stderr = null, null
 	defer func() { os.Stdout, os.Stderr = saved[0], saved[1] }()
 	return run(args)
+}
+
+// TestSignalWhileHistoryLocked: a run that finished and waits to record
+// itself in a history another process holds locked answers SIGINT and
+// SIGTERM at once: exit 130, every export written, the run left out of
+// the history with a line that says so (without the signal it would wait
+// out the history's busy timeout, 10 s).
+func TestSignalWhileHistoryLocked(t *testing.T) {
+	url := mockAt(t, 5*time.Millisecond)
+	for _, sig := range []syscall.Signal{syscall.SIGINT, syscall.SIGTERM} {
+		t.Run(sig.String(), func(t *testing.T) {
+			work := t.TempDir()
+			db := filepath.Join(work, "runs.db")
+			h, err := history.Open(context.Background(), db)
+			if err != nil {
+				t.Fatal(err)
+			}
+			h.Close()
+			raw, err := sql.Open("sqlite3", "file:"+db+"?_txlock=immediate")
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer raw.Close()
+			tx, err := raw.Begin() // another process's write
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer func() { _ = tx.Rollback() }()
+			dir := filepath.Join(work, "out")
+			args := []string{"surge", "profile", "--url", url, "--model", "mock", "--streaming", "--ui", "none", "--request-count", "4",
+				"--isl", "16", "--osl", "4", "--skip-preflight", "--no-server-metrics", "--no-gpu-telemetry", "--history", db,
+				"--output-artifact-dir", dir}
+			restore := stderrTo(t)
+			code := make(chan int, 1)
+			go func() { code <- run(args) }()
+			for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+				if _, err := os.Stat(filepath.Join(dir, spec.FileJSON)); err == nil {
+					break
+				}
+				if time.Now().After(deadline) {
+					restore()
+					t.Fatal("no summary export within 30 s")
+				}
+			}
+			// The exports are written just before the history: by now the
+			// run waits on its lock.
+			time.Sleep(500 * time.Millisecond)
+			sent := time.Now()
+			if err := syscall.Kill(os.Getpid(), sig); err != nil {
+				t.Fatal(err)
+			}
+			var got int
+			select {
+			case got = <-code:
+			case <-time.After(20 * time.Second):
+				restore()
+				t.Fatalf("no exit within 20 s of %v", sig)
+			}
+			took := time.Since(sent)
+			out := restore()
+			if got != cmdline.ExitInterrupted || took > signalLimit {
+				t.Errorf("exit %d %v after %v, want %d within %v\n%s", got, took, sig, cmdline.ExitInterrupted, signalLimit, out)
+			}
+			if !strings.Contains(out, "not in the history") || !strings.Contains(out, "interrupted") {
+				t.Errorf("stderr does not say the run was left out of the history:\n%s", out)
+			}
+			for _, f := range []string{spec.FileJSON, spec.FileJSONL} {
+				if _, err := os.Stat(filepath.Join(dir, f)); err != nil {
+					t.Errorf("export %s: %v", f, err)
+				}
+			}
+		})
+	}
+}
+
+// stderrTo sends os.Stderr (and os.Stdout) to a pipe until the returned
+// func restores them and returns what was written to stderr.
+func stderrTo(t *testing.T) (restore func() string) {
+	t.Helper()
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	null, err := os.OpenFile(os.DevNull, os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var buf strings.Builder
+	done := make(chan struct{})
+	go func() { _, _ = io.Copy(&buf, r); close(done) }()
+	saved := [2]*os.File{os.Stdout, os.Stderr}
+	os.Stdout, os.Stderr = null, w
+	restored := false
+	restore = func() string {
+		if !restored {
+			restored = true
+			os.Stdout, os.Stderr = saved[0], saved[1]
+			w.Close()
+			null.Close()
+			<-done
+		}
+		return buf.String()
+	}
+	t.Cleanup(func() { restore() })
+	return restore
 }

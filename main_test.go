@@ -258,6 +258,13 @@ func TestMistakesAreAnswered(t *testing.T) {
 		{[]string{"comapre", "A", "B"}, `unknown command "comapre" (did you mean compare?)`},
 		{[]string{"help", "profil"}, "No help topic"},
 		{[]string{"profile", "--measurement-interval", "10000"}, "--measurement-interval is GenAI-Perf's flag, not surge's or AIPerf's: --benchmark-duration SECONDS"},
+		{[]string{"vllm-bench", "serve", "--num-promts", "5"}, "unknown flag --num-promts (did you mean --num-prompts?)"},
+		{[]string{"vllm-bench", "serve", "--use-beam-search"}, "--use-beam-search is refused: surge sends no beam search"},
+		{[]string{"vllm-bench", "bench"}, `unknown subcommand "bench"`},
+		{[]string{"guidellm", "benchmark", "--max-errors", "5"}, "--max-errors is refused"},
+		{[]string{"guidellm", "runn"}, `unknown command "runn"`},
+		{[]string{"inference-perf", "--config_file", "/nonexistent.yml"}, "--config_file"},
+		{[]string{"inference-perf", "--analyze", "x"}, "--analyze is refused"},
 	} {
 		code, _, stderr := captured(t, tc.args...)
 		if code != cmdline.ExitUsage {
@@ -311,8 +318,8 @@ func TestWriteFaultExitCode(t *testing.T) {
 }
 
 // TestHistoryExitCodes: what the history's commands and flags refuse is
-// bad usage (exit 2); a damaged history fails what reads it (exit 1) but
-// not a run that writes to it (exit 0, the error on stderr, the artifacts
+// bad usage (exit 2); a damaged history fails what reads it (exit 1; a
+// gate: exit 3, TestGateFailsClosed) but not a run that writes to it (exit 0, the error on stderr, the artifacts
 // written); --no-history records nothing.
 func TestHistoryExitCodes(t *testing.T) {
 	dir := t.TempDir()
@@ -337,7 +344,7 @@ func TestHistoryExitCodes(t *testing.T) {
 		{[]string{"compare", "--history", db, "--baseline", cmpFast, cmpSlow}, cmdline.ExitUsage},
 		{[]string{"compare", "--history", filepath.Join(dir, "none.db"), "--baseline", "history:last-matching", cmpSlow}, cmdline.ExitUsage},
 		{[]string{"compare", "--history", db, "--baseline", "history:last-matching", cmpSlow}, cmdline.ExitOK},
-		{[]string{"compare", "--history", damaged, "--baseline", "history:last-matching", cmpSlow}, cmdline.ExitFailed},
+		{[]string{"compare", "--history", damaged, "--baseline", "history:last-matching", cmpSlow}, cmdline.ExitNoBaseline},
 		{[]string{"compare", "--baseline", cmpFast, cmpSlow, "--fail-on", "time_to_first_token.p50>+5%"}, cmdline.ExitFailed},
 		{[]string{"compare", "--baseline", cmpSlow, cmpFast, "--fail-on", "time_to_first_token.p50>+5%"}, cmdline.ExitOK},
 		{[]string{"compare", "--baseline", cmpSlow, cmpOther}, cmdline.ExitUsage},

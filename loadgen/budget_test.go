@@ -102,7 +102,10 @@ const (
 // allocation (the counts are exact), so that any work added shows.
 var chatBudget = budget{
 	allocsPerToken: 0, bytesPerToken: 0, clockPerToken: 1, recorderPerToken: 1, readsPerToken: 1,
-	allocsPerRequest: 70, bytesPerRequest: 7 << 10, goroutinesPerRequest: 0.1, clockPerRequest: 15,
+	// The event ends beside the token times (8 B a token, in their one
+	// allocation) and the record's values' tokens per event (64 B): what
+	// each event carried, for a server that batches its tokens (issue 55).
+	allocsPerRequest: 70, bytesPerRequest: 7<<10 + budgetTokens*8 + 64, goroutinesPerRequest: 0.1, clockPerRequest: 15,
 	recorderPerRequest: 3,
 }
 
@@ -129,7 +132,7 @@ var budgetCases = []budgetCase{
 	{name: "chat", kind: endpoint.Chat, maxTokens: budgetTokens, budget: chatBudget},
 	{name: "chat, read stamps", kind: endpoint.Chat, maxTokens: budgetTokens, gen: []Option{WithTimestamps(ReadTimestamps)}, budget: chatBudget},
 	{name: "chat, no output cap", kind: endpoint.Chat, budget: chatBudget.with(func(b *budget) {
-		b.bytesPerRequest += uncappedPrealloc * 12 // the token slices start at uncappedPrealloc
+		b.bytesPerRequest += uncappedPrealloc * 20 // the token slices (times and event ends 8 B, read delays 4 B) start at uncappedPrealloc
 	})},
 	{name: "chat, reasoning", kind: endpoint.Chat, maxTokens: budgetTokens, mock: mockserver.Config{ReasoningTokens: 8}, budget: chatBudget.with(func(b *budget) {
 		b.allocsPerRequest++   // the reasoning text's string

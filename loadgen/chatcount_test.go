@@ -1,8 +1,10 @@
 package loadgen
 
 import (
+	"cmp"
 	"context"
 	"net/http/httptest"
+	"slices"
 	"testing"
 
 	"github.com/surgebench/surge/datasets"
@@ -35,6 +37,9 @@ func TestChatMessagesOnRecords(t *testing.T) {
 		}
 		col.Close()
 		by := map[string][]*metrics.Record{}
+		// In issue order: the collector may hold the first record with
+		// usage back until it can judge the usage.
+		slices.SortFunc(sink.recs, func(a, b *metrics.Record) int { return cmp.Compare(a.Index, b.Index) })
 		for _, r := range sink.recs {
 			if r.Err != nil {
 				t.Fatalf("record failed: %+v", r.Err)
@@ -45,8 +50,8 @@ func TestChatMessagesOnRecords(t *testing.T) {
 	}
 	by := run(WithChatMessages())
 	c := by["c"]
-	if len(c) != 2 || c[0].TurnIndex != 0 {
-		t.Fatalf("conversation c: %d records", len(c))
+	if len(c) != 2 || c[0].TurnIndex != 0 || c[1].TurnIndex != 1 {
+		t.Fatalf("conversation c: %d records, turns %v", len(c), turns(c))
 	}
 	want0 := []metrics.ChatMessage{{Role: "system", Content: "be brief"}, {Role: "user", Content: "first question"}}
 	want1 := append(append([]metrics.ChatMessage{}, want0...),
@@ -73,4 +78,12 @@ func TestChatMessagesOnRecords(t *testing.T) {
 			t.Errorf("without WithChatMessages a record carries %+v", r.Chat)
 		}
 	}
+}
+
+func turns(recs []*metrics.Record) []int {
+	var out []int
+	for _, r := range recs {
+		out = append(out, r.TurnIndex)
+	}
+	return out
 }

@@ -165,8 +165,10 @@ type Generator struct {
 	// streams reuses what reading a response needs (the SSE reader and its
 	// 64 KiB buffer, the decoder, the text buffers) across requests.
 	streams sync.Pool
-	// agentic is the tool loop's and session arrivals' state (tools.go).
+	// agentic is the tool loop's and session arrivals' state (tools.go);
+	// limits bound what a session may grow to (sessionlimits.go).
 	agentic agentic
+	limits  SessionLimits
 }
 
 // Option configures a Generator.
@@ -260,7 +262,8 @@ func New(base string, ep *endpoint.Endpoint, ds *datasets.Dataset, col Recorder,
 		return nil, errors.New("dataset has no conversations")
 	}
 	g := &Generator{urls: []string{u}, ep: ep, ds: ds, col: col, timeout: 10 * time.Minute, grace: 30 * time.Second,
-		released: make(chan struct{}, 1), start: time.Now(), maxResponse: DefaultMaxResponseBytes}
+		released: make(chan struct{}, 1), start: time.Now(), maxResponse: DefaultMaxResponseBytes,
+		limits: DefaultSessionLimits()}
 	for _, o := range opts {
 		o(g)
 	}

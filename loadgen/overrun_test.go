@@ -1,6 +1,7 @@
 package loadgen
 
 import (
+	"fmt"
 	"net/http/httptest"
 	"strings"
 	"sync"
@@ -14,8 +15,8 @@ import (
 
 // TestOutputCapIgnored runs against a mock that, like some llama.cpp
 // builds, ignores max_completion_tokens: each answer runs to 40 tokens for
-// a cap of 8. The generator must warn once, while the first such stream is
-// still going, and name the flag; --use-legacy-max-tokens (max_tokens)
+// a cap of 8. The generator must warn once, when the first such stream
+// ends (with its whole count), before the last one, and name the flag; --use-legacy-max-tokens (max_tokens)
 // must fix it. The export's osl_mismatch metrics record the difference.
 func TestOutputCapIgnored(t *testing.T) {
 	t.Parallel()
@@ -61,7 +62,7 @@ func TestOutputCapIgnored(t *testing.T) {
 			if len(warnings) != 1 {
 				t.Fatalf("%d warnings, want exactly one: %q", len(warnings), warnings)
 			}
-			for _, want := range []string{"asked for 8 tokens (max_completion_tokens)", "got 11 text events so far", "--use-legacy-max-tokens"} {
+			for _, want := range []string{"asked for 8 tokens (max_completion_tokens)", "got 40 text events", "--use-legacy-max-tokens"} {
 				if !strings.Contains(warnings[0], want) {
 					t.Errorf("warning %q does not say %q", warnings[0], want)
 				}
@@ -81,5 +82,40 @@ func TestOutputCapIgnored(t *testing.T) {
 				t.Errorf("osl_mismatch_diff_pct %+v, want avg 400%% ((40-8)/8)", d)
 			}
 		})
+	}
+}
+
+// TestOverCapWarningAgreesWithTheGuard: with the cap guard on, an answer
+// that ignores its cap of 8 is ended after 4 × 8 + 1 tokens, and the
+// warning gives the count the guard's error gives (not the count at which
+// it first ran past the cap).
+func TestOverCapWarningAgreesWithTheGuard(t *testing.T) {
+	t.Parallel()
+	ts := httptest.NewServer(mockserver.New(mockserver.Config{IgnoreMaxCompletionTokens: true, DefaultOutputTokens: 40}))
+	defer ts.Close()
+	var mu sync.Mutex
+	var warnings []string
+	ep := &endpoint.Endpoint{Kind: endpoint.Chat, Model: "m", Streaming: true}
+	_, sink := runOnce(t, ts.URL, ep, []Stage{{Limit: schedule.Constant(2), Count: 4}}, WithWarning(func(msg string) {
+		mu.Lock()
+		defer mu.Unlock()
+		warnings = append(warnings, msg)
+	}))
+	mu.Lock()
+	defer mu.Unlock()
+	if len(warnings) != 1 {
+		t.Fatalf("%d warnings, want one: %q", len(warnings), warnings)
+	}
+	got := CapGuardFactor*8 + 1
+	for _, r := range sink.recs {
+		if r.Err == nil || r.Err.Type != ErrOverCap {
+			t.Fatalf("record error %+v, want %s", r.Err, ErrOverCap)
+		}
+		if want := fmt.Sprintf("(%d tokens for a cap of 8)", got); !strings.Contains(r.Err.Message, want) {
+			t.Errorf("error %q does not say %s", r.Err.Message, want)
+		}
+	}
+	if want := fmt.Sprintf("asked for 8 tokens (max_completion_tokens), got %d tokens, and the cap guard ended it", got); !strings.Contains(warnings[0], want) {
+		t.Errorf("warning %q does not say %q", warnings[0], want)
 	}
 }

@@ -81,6 +81,10 @@ func (g *Generator) sessionRun(ctx context.Context, conv *datasets.Conversation,
 		defer g.bodies.EndSession(num, stage)
 	}
 	history := contextHistory(conv)
+	// histBytes is what history holds (the context the next request
+	// resends); ids keeps the replies' tool-call ids unique.
+	histBytes := messagesBytes(history)
+	var ids toolIDs
 	var prevEnd int64
 	// The context so far, in tokens: the earlier inputs and replies (-1:
 	// a part of it had no known length).
@@ -129,17 +133,30 @@ func (g *Generator) sessionRun(ctx context.Context, conv *datasets.Conversation,
 		if !ok {
 			return ti, false
 		}
+		if why := g.contextLimit(histBytes, ahead(sofar, turn.InputTokens, turn.Standalone)); why != "" && !turn.Standalone {
+			done(g.refusal(conv, ti, turn, turnKind(ti, 0, turn), 0, phase, stage, why), 0, false)
+			return ti + 1, true
+		}
 		rec := g.do(ctx, conv, num, ti, seq, history, turn, phase, stage, at.intended, at.body, g.cancelAfter(phase, stage, key, ti))
 		seq++
 		rec.SlotWaitNs, rec.Scheduled = at.slotWait, at.scheduled
 		rec.TurnKind, rec.UnknownToolResults = turnKind(ti, 0, turn), unknownResults(history, turn)
+		ids.fix(g, rec)
 		prevEnd = rec.EndNs
 		if !done(rec, turn.InputTokens, turn.Standalone) {
 			return ti + 1, true
 		}
 		answer := loop != nil && len(rec.ToolCalls) > 0 && !turn.Standalone
 		if (ti+1 < len(conv.Turns) || answer) && !turn.Standalone {
-			history = append(append(history, endpoint.TurnMessages(turn)...), reply(rec))
+			if why := g.replyLimit(rec); why != "" {
+				// The reply is not resent: the session ends at the request
+				// that would have (the tool round, or the next turn).
+				done(g.refusalAfter(conv, ti, turn, answer, 1, phase, stage, why), 0, false)
+				return ti + 1, true
+			}
+			own, r := endpoint.TurnMessages(turn), reply(rec)
+			history = append(append(history, own...), r)
+			histBytes += messagesBytes(own) + messageBytes(&r)
 		}
 		for round := 1; answer && len(rec.ToolCalls) > 0; round++ {
 			if round > loop.MaxRounds {
@@ -148,7 +165,9 @@ func (g *Generator) sessionRun(ctx context.Context, conv *datasets.Conversation,
 				// does not follow calls left unanswered.
 				if ti+1 < len(conv.Turns) {
 					earlier, last := g.toolRound(rec.ToolCalls, turn)
-					history = append(append(history, earlier...), endpoint.TurnMessages(last)...)
+					own := endpoint.TurnMessages(last)
+					history = append(append(history, earlier...), own...)
+					histBytes += messagesBytes(earlier) + messagesBytes(own)
 				}
 				break
 			}
@@ -157,20 +176,45 @@ func (g *Generator) sessionRun(ctx context.Context, conv *datasets.Conversation,
 				return ti + 1, false
 			}
 			waited := g.now() - start
-			earlier, next := g.toolRound(rec.ToolCalls, turn)
+			earlier, nextTurn := g.toolRound(rec.ToolCalls, turn)
 			history = append(history, earlier...)
-			g.agentic.loopRequests.Add(1)
-			rec = g.do(ctx, conv, num, ti, seq, history, next, phase, stage, g.now(), nil, -1)
-			seq++
-			rec.TurnKind, rec.ToolRound, rec.ToolWaitNs = metrics.TurnToolResult, round, waited
-			prevEnd = rec.EndNs
-			if !done(rec, next.InputTokens, false) {
+			histBytes += messagesBytes(earlier)
+			if why := g.contextLimit(histBytes, ahead(sofar, nextTurn.InputTokens, false)); why != "" {
+				done(g.refusal(conv, ti, nextTurn, metrics.TurnToolResult, round, phase, stage, why), 0, false)
 				return ti + 1, true
 			}
-			history = append(append(history, endpoint.TurnMessages(next)...), reply(rec))
+			g.agentic.loopRequests.Add(1)
+			rec = g.do(ctx, conv, num, ti, seq, history, nextTurn, phase, stage, g.now(), nil, -1)
+			seq++
+			rec.TurnKind, rec.ToolRound, rec.ToolWaitNs = metrics.TurnToolResult, round, waited
+			ids.fix(g, rec)
+			prevEnd = rec.EndNs
+			if !done(rec, nextTurn.InputTokens, false) {
+				return ti + 1, true
+			}
+			more := len(rec.ToolCalls) > 0 && round < loop.MaxRounds
+			if why := g.replyLimit(rec); why != "" && (more || ti+1 < len(conv.Turns)) {
+				done(g.refusalAfter(conv, ti, turn, more, round+1, phase, stage, why), 0, false)
+				return ti + 1, true
+			}
+			own, r := endpoint.TurnMessages(nextTurn), reply(rec)
+			history = append(append(history, own...), r)
+			histBytes += messagesBytes(own) + messageBytes(&r)
 		}
 	}
 	return len(conv.Turns), false
+}
+
+// ahead is the context tokens a request of input tokens resends after
+// sofar (-1: not known); a standalone turn carries its own.
+func ahead(sofar, input int, standalone bool) int64 {
+	switch {
+	case standalone:
+		return int64(input)
+	case sofar < 0:
+		return -1
+	}
+	return int64(sofar + input)
 }
 
 // replyTokens is a reply's length in tokens: the server's count when it
@@ -360,8 +404,16 @@ func (g *Generator) do(ctx context.Context, conv *datasets.Conversation, session
 	} else {
 		g.readWhole(rctx, ctx, resp, rec)
 	}
-	if limit, got := rec.RequestedOSL, rec.Usage.CompletionTokens; limit > 0 && rec.Usage.Present && got > limit+overrunSlack {
-		g.overrun(rec, got, "completion tokens by the server's usage")
+	// Warned of once the answer is whole, with its final count: the one
+	// the cap guard's error gives, when the guard ended it (it warned).
+	if limit, got := rec.RequestedOSL, len(rec.TokenNs); limit > 0 && got > limit+overrunSlack && (rec.Err == nil || rec.Err.Type != ErrOverCap) {
+		g.overrun(rec, got, "text events")
+	}
+	if limit, got := rec.RequestedOSL, rec.Usage.CompletionTokens; limit > 0 && rec.Usage.Present && got > limit+overrunSlack && g.onWarn != nil && !g.overran.Load() {
+		// Given by the collector, once it believes the usage: a server
+		// whose usage is a constant (koboldcpp's 100) did not run past
+		// the cap.
+		rec.UsageOverrun = g.overrunMessage(rec, got, "completion tokens by the server's usage")
 	}
 	if rec.Err == nil && !rec.NoOutput && len(rec.TokenNs) == 0 {
 		rec.Err = emptyResponse(resp.StatusCode)
@@ -402,12 +454,14 @@ func (g *Generator) readStream(rctx, ctx context.Context, body io.Reader, rec *m
 		// Sized once from the requested output (or, with no cap, for a
 		// typical answer), the token slices do not grow (and copy) a
 		// dozen times per request: the hot path allocates nothing per
-		// token.
+		// token. The token times and the event ends share one
+		// allocation.
 		n := uncappedPrealloc
 		if rec.RequestedOSL > 0 {
 			n = min(rec.RequestedOSL, maxPrealloc)
 		}
-		rec.TokenNs = make([]int64, 0, n)
+		buf := make([]int64, 0, 2*n)
+		rec.TokenNs, rec.EventEnds = buf[:0:n], buf[n:n:2*n]
 		if tracked {
 			rec.ReadDelayNs = make([]int32, 0, n)
 		}
@@ -440,6 +494,10 @@ func (g *Generator) readStream(rctx, ctx context.Context, body io.Reader, rec *m
 		}
 		if perr != nil {
 			rec.Err = &metrics.Error{Code: http.StatusOK, Type: ErrInvalidResponse, Message: perr.Error()}
+			if ev.AtEOF {
+				// The stream ended inside its last event's payload.
+				rec.Err = &metrics.Error{Code: http.StatusOK, Type: ErrStream, Message: cutMidEvent}
+			}
 			break
 		}
 		if d.Err != nil {
@@ -473,13 +531,11 @@ func (g *Generator) readStream(rctx, ctx context.Context, body io.Reader, rec *m
 				rec.FirstTokenShared = ev.ReadAt == firstReadAt
 			}
 			rec.TokenNs = append(rec.TokenNs, ev.At)
+			rec.EventEnds = append(rec.EventEnds, metrics.EventEnd(len(out.Text), len(out.Reasoning)))
 			if tracked {
 				rec.ReadDelayNs = append(rec.ReadDelayNs, sb.readDelay(ev))
 			}
 			g.col.Tokens(rec.Index, ev.At, chunkUsage(rec, &usageTokens, &d.Usage))
-			if limit := rec.RequestedOSL; limit > 0 && len(rec.TokenNs) == limit+overrunSlack+1 {
-				g.overrun(rec, len(rec.TokenNs), "text events so far")
-			}
 			if g.overCap(rec, usageTokens) {
 				break
 			}
@@ -495,7 +551,7 @@ func (g *Generator) readStream(rctx, ctx context.Context, body io.Reader, rec *m
 		}
 	}
 	rec.Text, rec.ReasoningText = string(out.Text), string(out.Reasoning)
-	toolCalls(rec, out)
+	g.toolCalls(rec, out)
 }
 
 // stream is what reading one response needs, pooled across requests: the
@@ -523,7 +579,7 @@ func (g *Generator) stream(body io.Reader) *stream {
 // buffers past what is worth keeping.
 func (g *Generator) putStream(st *stream) {
 	st.rd.Reset(nil)
-	if cap(st.out.Text)+cap(st.out.Reasoning) > maxPooledText {
+	if cap(st.out.Text)+cap(st.out.Reasoning)+st.out.Tools.Held() > maxPooledText {
 		return
 	}
 	g.streams.Put(st)
@@ -576,7 +632,7 @@ func (g *Generator) readWhole(rctx, ctx context.Context, resp *http.Response, re
 		endpoint.ParseSpecDecode(d.Spec, &rec.SpecDecode)
 	}
 	rec.Text, rec.ReasoningText = string(out.Text), string(out.Reasoning)
-	toolCalls(rec, out)
+	g.toolCalls(rec, out)
 	if d.Content || d.Reasoning || d.ToolCall {
 		rec.TokenNs = []int64{rec.EndNs}
 		g.col.Tokens(rec.Index, rec.EndNs, max(1, d.Usage.CompletionTokens))
@@ -617,6 +673,10 @@ func (g *Generator) transportError(rctx, ctx context.Context, url string, err er
 	return &metrics.Error{Type: ErrConnection, Message: unwrapURLError(err)}
 }
 
+// cutMidEvent is the error of a stream that ended inside an event: a
+// line, a UTF-8 character or a JSON payload left unfinished.
+const cutMidEvent = "stream cut in the middle of an event"
+
 // streamError classifies a failure while reading the body.
 func (g *Generator) streamError(rctx, ctx context.Context, err error) *metrics.Error {
 	if e := tooLargeError(err); e != nil {
@@ -633,7 +693,7 @@ func (g *Generator) streamError(rctx, ctx context.Context, err error) *metrics.E
 	case errors.As(err, &short):
 		return &metrics.Error{Code: http.StatusOK, Type: ErrStream, Message: short.Error()}
 	case errors.Is(err, io.ErrUnexpectedEOF):
-		return &metrics.Error{Code: http.StatusOK, Type: ErrStream, Message: "stream cut in the middle of an event"}
+		return &metrics.Error{Code: http.StatusOK, Type: ErrStream, Message: cutMidEvent}
 	}
 	return &metrics.Error{Code: http.StatusOK, Type: ErrStream, Message: err.Error()}
 }
@@ -678,7 +738,16 @@ func (g *Generator) overrun(rec *metrics.Record, got int, what string) {
 	if g.onWarn == nil || !g.overran.CompareAndSwap(false, true) {
 		return
 	}
+	g.onWarn(g.overrunMessage(rec, got, what))
+}
+
+// overrunMessage is the warning that rec ran past its cap: got tokens,
+// counted as what says.
+func (g *Generator) overrunMessage(rec *metrics.Record, got int, what string) string {
 	field := g.ep.MaxTokensField()
+	if field == "" {
+		field = "the body's own field" // raw bodies and templates
+	}
 	msg := fmt.Sprintf("responses run past the requested output length: request %s asked for %d tokens (%s), got %d %s; the server likely ignores %s",
 		rec.RequestID, rec.RequestedOSL, field, got, what, field)
 	if field == "max_completion_tokens" {
@@ -686,5 +755,5 @@ func (g *Generator) overrun(rec *metrics.Record, got int, what string) {
 	} else {
 		msg += "; check the server's own output limit"
 	}
-	g.onWarn(msg)
+	return msg
 }

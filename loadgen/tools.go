@@ -62,23 +62,28 @@ type agentic struct {
 	// loopRequests counts the requests the loop sent, and rejected the
 	// session starts an admission ceiling turned away (session arrivals).
 	loopRequests, rejected atomic.Int64
+	// ids numbers the tool-call ids surge makes; replacedIDs counts the
+	// replies' ids they replaced (sessionlimits.go).
+	ids, replacedIDs atomic.Int64
 }
 
 // ToolLoopRequests is how many requests the tool loop sent: they come on
 // top of the dataset turns a plan counts.
 func (g *Generator) ToolLoopRequests() int64 { return g.agentic.loopRequests.Load() }
 
-// toolCalls fills the record's tool calls from a reply's: its text keeps
-// the calls' names and arguments (output the usage counts), its reply
-// text is the rest.
-func toolCalls(rec *metrics.Record, out *endpoint.Output) {
+// toolCalls fills the record's tool calls from a reply's (rec.Text holds
+// the reply's text): its text keeps the calls' names and arguments
+// (output the usage counts), its reply text is the rest. Past the session limit on calls a reply, one more
+// than it is kept: enough to end the session, not thousands.
+func (g *Generator) toolCalls(rec *metrics.Record, out *endpoint.Output) {
 	if out.Tools.Empty() {
 		return
 	}
-	rec.ReplyText = string(out.Text)
-	out.Text = out.Tools.AppendText(out.Text)
-	rec.Text = string(out.Text)
-	calls := out.Tools.Calls()
+	// rec.Text holds the reply's text (the caller copied it): it is the
+	// reply text, and the output text is it and the calls'.
+	rec.ReplyText = rec.Text
+	rec.Text = out.Tools.Text(rec.Text)
+	calls, _ := out.Tools.CallsUpTo(g.limits.ToolCalls + 1)
 	rec.ToolCalls = make([]metrics.ToolCall, len(calls))
 	for i, c := range calls {
 		rec.ToolCalls[i] = metrics.ToolCall(c)

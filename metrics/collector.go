@@ -5,6 +5,7 @@ import (
 	"maps"
 	"runtime"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -82,6 +83,11 @@ type Collector struct {
 	costPerHour float64
 	// sessions follows the profile's sessions (sessions.go).
 	sessions *sessionTracker
+	// judge decides whether the server's usage is believable.
+	judge *usageJudge
+	// overran is set once a response whose believed usage ran past its
+	// cap was warned of (Record.UsageOverrun).
+	overran atomic.Bool
 }
 
 // Option configures a Collector.
@@ -143,7 +149,7 @@ func WithStageLabels(labels []string) Option {
 
 // NewCollector starts the shard goroutines. Close stops them.
 func NewCollector(opts ...Option) *Collector {
-	c := &Collector{sessions: newSessionTracker()}
+	c := &Collector{sessions: newSessionTracker(), judge: newUsageJudge()}
 	for _, o := range opts {
 		o(c)
 	}
@@ -324,11 +330,25 @@ func (c *Collector) Warn(msg string) {
 	}
 }
 
+// cutPromptWarning starts the live warning of a prompt the server cut.
+const cutPromptWarning = "the server cut a prompt:"
+
 // truncatedLive warns, once per run and while it goes on, that the server
 // cut a prompt (the summary counts them all).
 func (c *Collector) truncatedLive(sent, server float64) {
 	if c.cut.CompareAndSwap(false, true) {
-		msg := fmt.Sprintf("the server cut a prompt: it counted %.0f prompt tokens (usage.prompt_tokens) where surge sent %.0f; the likely cause is its context length (the summary counts such requests)", server, sent)
+		msg := fmt.Sprintf(cutPromptWarning+" it counted %.0f prompt tokens (usage.prompt_tokens) where surge sent %.0f; the likely cause is its context length (the summary counts such requests)", server, sent)
+		c.Warn(msg)
+		if c.onWarn != nil {
+			c.onWarn(msg)
+		}
+	}
+}
+
+// usageOverrun gives, once per run, the generator's warning that a
+// response's usage ran past its cap, once that usage is believed.
+func (c *Collector) usageOverrun(msg string) {
+	if c.overran.CompareAndSwap(false, true) {
 		c.Warn(msg)
 		if c.onWarn != nil {
 			c.onWarn(msg)
@@ -397,7 +417,12 @@ func (c *Collector) Close() *Summary {
 		}
 	}
 	c.warnMu.Lock()
-	s.Warnings = append(slices.Clone(c.warnings), s.Warnings...)
+	live := slices.Clone(c.warnings)
 	c.warnMu.Unlock()
+	if s.UsageDistrust != nil {
+		// A prompt cut was the server's usage talking.
+		live = slices.DeleteFunc(live, func(w string) bool { return strings.HasPrefix(w, cutPromptWarning) })
+	}
+	s.Warnings = append(live, s.Warnings...)
 	return s
 }

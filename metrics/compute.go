@@ -37,10 +37,6 @@ type Values struct {
 	// Usage holds the server's usage counts in the order of usageTags (NaN:
 	// not reported).
 	Usage [usageTags]float64
-	// Spec is the request's verify steps and draft tokens, the spec-decode
-	// metrics' source (Steps 0: none reported): counts, not the metrics
-	// themselves, to keep Values small (one is made per request).
-	Spec SpecCounts
 	// ErrorISL is a failed request's ISL (NaN for a successful one, or when
 	// unknown).
 	ErrorISL float64
@@ -49,6 +45,11 @@ type Values struct {
 	// OSLMismatchTolerance.
 	OSLMismatch float64
 	Mismatched  bool
+	// Spec is the request's verify steps and draft tokens, the spec-decode
+	// metrics' source (Steps 0: none reported): counts, not the metrics
+	// themselves, to keep Values small (one is made per request;
+	// beside Mismatched, in its padding: Values stays within 512 bytes).
+	Spec SpecCounts
 	// Source says where OSL came from.
 	Source string
 	// HTTP holds the http_req_* breakdown in HTTPDefs order (NaN: not
@@ -63,12 +64,23 @@ type Values struct {
 	TokenizerOSL float64
 	// InputSource says where ISL came from (InputFromDataset, ...).
 	InputSource string
+	// Distrust is the verdict that made the server's usage not
+	// believable when the record was judged: none of its counts was used
+	// (nil when they were believed, or absent).
+	Distrust *UsageDistrust
 	// Truncated is set when the server counted fewer prompt tokens than
 	// surge sent, by more than TruncationMargin: it cut the prompt.
 	Truncated bool
 	// Images, AudioSeconds and MediaBytes are the media the request
 	// carried (all NaN when it carried none).
 	Images, AudioSeconds, MediaBytes float64
+	// Events is what a streamed answer's events carried, counted when it
+	// had more tokens than text events; Batched is set when it came in
+	// batches (its first event carried most of it, or its events two
+	// tokens or more on average): its ITL is the server's delivery
+	// cadence.
+	Events  EventTokens
+	Batched bool
 }
 
 // Get returns the value of a per-request tag (NaN when absent; ICL, a
@@ -185,6 +197,32 @@ func Compute(r *Record, tok TokenCounter) Values { return ComputeWith(r, tok, Co
 // ComputeWith derives AIPerf's per-request metrics from a successful
 // record, counting tokens as c says. tok may be nil (no tokenizer loaded).
 func ComputeWith(r *Record, tok TokenCounter, c Counting) Values {
+	return compute(r, tok, c, countOutput(r, tok), nil)
+}
+
+// tokCounts are the tokenizer's counts of a record's output (ok: a
+// tokenizer counted them).
+type tokCounts struct {
+	output, reasoning int
+	ok                bool
+}
+
+// countOutput counts r's output text and reasoning with tok.
+func countOutput(r *Record, tok TokenCounter) tokCounts {
+	if tok == nil {
+		return tokCounts{}
+	}
+	tc := tokCounts{output: tok.Count(r.Text), ok: true}
+	if r.ReasoningText != "" {
+		tc.reasoning = tok.Count(r.ReasoningText)
+	}
+	return tc
+}
+
+// compute is ComputeWith with the output already counted (tc) and the
+// judge's verdict on the server's usage: with one (distrust), none of the
+// usage's counts is used.
+func compute(r *Record, tok TokenCounter, c Counting, tc tokCounts, distrust *UsageDistrust) Values {
 	nan := math.NaN()
 	v := Values{TTFT: nan, TTFO: nan, TTST: nan, ITL: nan, PerUser: nan, ISL: nan, OSL: nan, Reasoning: nan, Output: nan,
 		UsageOSL: nan, TokenizerOSL: nan, Effective: nan, OSLMismatch: nan, Decode: nan, Prefill: nan, E2E: nan, ErrorISL: nan,
@@ -201,15 +239,17 @@ func ComputeWith(r *Record, tok TokenCounter, c Counting) Values {
 		v.Effective = float64(end-r.IntendedNs) / nsPerMs
 	}
 
-	var tokOutput, tokReasoning int
-	if tok != nil {
-		if r.ReasoningText != "" {
-			tokReasoning = tok.Count(r.ReasoningText)
-		}
-		tokOutput = tok.Count(r.Text)
+	tokOutput, tokReasoning := tc.output, tc.reasoning
+	if !tc.ok {
+		tok = nil
+	} else {
 		v.TokenizerOSL = float64(tokOutput + tokReasoning)
 	}
 	server := serverOSL(r)
+	if distrust != nil {
+		server = -1
+		v.Distrust = distrust
+	}
 	if server >= 0 && tok != nil {
 		v.UsageOSL = float64(server)
 	}
@@ -248,8 +288,8 @@ func ComputeWith(r *Record, tok TokenCounter, c Counting) Values {
 		v.OSLMismatch = (got - req) / req * 100
 		v.Mismatched = math.Abs(got-req) > OSLMismatchTolerance(r.RequestedOSL)
 	}
-	v.ISL, v.InputSource = inputLength(r, tok, c.ServerInput)
-	v.Truncated = truncated(r, tok)
+	v.ISL, v.InputSource = inputLength(r, tok, c.ServerInput, distrust == nil)
+	v.Truncated = distrust == nil && truncated(r, tok)
 	if v.Latency > 0 && !math.IsNaN(v.OSL) {
 		v.E2E = v.OSL / (v.Latency / 1000)
 	}
@@ -275,11 +315,20 @@ func ComputeWith(r *Record, tok TokenCounter, c Counting) Values {
 		}
 	}
 	// AIPerf's ITL: the decode time over the tokens after the first. When
-	// per-chunk usage says the first chunk carried several tokens, those
-	// arrived with TTFT, not after it: counting them would shorten ITL.
-	first := max(1, r.FirstChunkTokens)
-	if v.OSL > float64(first) {
-		v.ITL = (v.Latency - v.TTFT) / (v.OSL - float64(first))
+	// per-chunk usage, or the tokenizer's count of each event, says the
+	// first event carried several tokens, those arrived with TTFT, not
+	// after it: counting them would shorten ITL. An answer that came in
+	// one event has no ITL (not 0): nothing came after its first token.
+	first := float64(max(1, r.FirstChunkTokens))
+	if r.UsageChunks == 0 && v.OSL > float64(len(r.TokenNs)) {
+		v.Events = countEvents(r, tok)
+		if v.Events.Counted {
+			first = max(1, math.Round(v.OSL*float64(v.Events.First)/float64(v.Events.Total)))
+		}
+	}
+	v.Batched = batched(v.OSL, len(r.TokenNs), first)
+	if len(r.TokenNs) > 1 && v.OSL > first {
+		v.ITL = (v.Latency - v.TTFT) / (v.OSL - first)
 		if v.ITL > 0 {
 			v.PerUser = 1000 / v.ITL
 		}
@@ -314,7 +363,7 @@ func ComputeFailed(r *Record, tok TokenCounter) Values {
 	for i := range v.Usage {
 		v.Usage[i] = nan
 	}
-	v.ErrorISL, _ = inputLength(r, tok, false)
+	v.ErrorISL, _ = inputLength(r, tok, false, true)
 	return v
 }
 
@@ -339,9 +388,10 @@ const (
 // server's usage when server is set and it sent one, else the chat
 // template's count of the messages (--apply-chat-template), else the
 // dataset's count, the tokenizer's, the server's usage (NaN, "" when none
-// knows).
-func inputLength(r *Record, tok TokenCounter, server bool) (float64, string) {
-	usage := r.Usage.Present && r.Usage.Has(UsagePromptField)
+// knows). believe is false when the server's usage is not believable: it
+// is not used at all.
+func inputLength(r *Record, tok TokenCounter, server, believe bool) (float64, string) {
+	usage := believe && r.Usage.Present && r.Usage.Has(UsagePromptField)
 	if server && usage {
 		return float64(r.Usage.PromptTokens), InputFromUsage
 	}

@@ -94,12 +94,29 @@ type countChecks struct {
 	// multi-byte characters: each could be a token the server held back
 	// until the next one completed its character (heldBackBound).
 	MultiTokenUTF8 int64 `json:"multi_token_utf8,omitempty"`
+	// MultiTokenCounted counts those whose chunks the tokenizer counted one
+	// by one: their first chunk's tokens are out of ITL already.
+	MultiTokenCounted int64 `json:"multi_token_counted,omitempty"`
+	// RetokChunks and RetokTokens total the chunks and OSL of the streamed
+	// records whose OSL the tokenizer counted, RetokMulti those among
+	// them with more tokens than chunks: re-tokenized text counts a few
+	// tokens more or fewer than the server generated, so a few extra
+	// tokens there are noise, not chunks of several tokens.
+	RetokChunks int64   `json:"retok_chunks,omitempty"`
+	RetokTokens float64 `json:"retok_tokens,omitempty"`
+	RetokMulti  int64   `json:"retok_multi,omitempty"`
 	// UsageChunks and MultiTokenChunks total Record's: chunks with
 	// per-chunk usage, and those among them with several tokens.
 	UsageChunks      int64 `json:"usage_chunks,omitempty"`
 	MultiTokenChunks int64 `json:"multi_token_chunks,omitempty"`
 	// InputSources counts records by where their ISL came from.
 	InputSources map[string]int64 `json:"input_sources,omitempty"`
+	// Batches is what the tokens-per-event checks found.
+	Batches batchChecks `json:"batches"`
+	// UsageIgnored counts the records whose usage was not believed, and
+	// Distrust is the verdict (the first one seen).
+	UsageIgnored int64          `json:"usage_ignored,omitempty"`
+	Distrust     *UsageDistrust `json:"usage_distrust,omitempty"`
 }
 
 // add folds one successful record's values in.
@@ -121,20 +138,38 @@ func (k *countChecks) add(r *Record, v *Values, tok TokenCounter) {
 	if r.Streamed && len(r.TokenNs) > 0 && !math.IsNaN(v.OSL) {
 		k.Chunks += int64(len(r.TokenNs))
 		k.ChunkTokens += v.OSL
+		retok := v.Source == SourceTokenizer
+		if retok {
+			k.RetokChunks += int64(len(r.TokenNs))
+			k.RetokTokens += v.OSL
+		}
 		if extra := v.OSL - float64(len(r.TokenNs)); extra > 0 {
 			k.MultiTokenRequests++
+			if retok {
+				k.RetokMulti++
+			}
 			if extra <= float64(heldBackBound(r.Text)+heldBackBound(r.ReasoningText)) {
 				k.MultiTokenUTF8++
+			}
+			if v.Events.Counted {
+				k.MultiTokenCounted++
 			}
 		}
 	}
 	k.UsageChunks += int64(r.UsageChunks)
 	k.MultiTokenChunks += int64(r.MultiTokenChunks)
+	k.Batches.add(r, v)
+	if v.Distrust != nil {
+		k.UsageIgnored++
+		if k.Distrust == nil {
+			k.Distrust = v.Distrust
+		}
+	}
 }
 
 // valid checks counts read from outside: none negative or past maxCount.
 func (k *countChecks) valid() error {
-	counts := []int64{k.PromptChecked, k.Truncated, k.Chunks, k.MultiTokenRequests, k.MultiTokenUTF8, k.UsageChunks, k.MultiTokenChunks}
+	counts := []int64{k.PromptChecked, k.Truncated, k.Chunks, k.MultiTokenRequests, k.MultiTokenUTF8, k.MultiTokenCounted, k.RetokChunks, k.RetokMulti, k.UsageChunks, k.MultiTokenChunks, k.UsageIgnored}
 	for _, n := range k.InputSources {
 		counts = append(counts, n)
 	}
@@ -143,7 +178,10 @@ func (k *countChecks) valid() error {
 			return fmt.Errorf("count checks: a count of %d", n)
 		}
 	}
-	return nil
+	if d := k.Distrust; d != nil && d.Sign != SignOverCap && d.Sign != SignSameUsage && d.Sign != SignSamePrompt {
+		return fmt.Errorf("count checks: an unknown usage sign %q", d.Sign)
+	}
+	return k.Batches.valid()
 }
 
 // merge folds o in.
@@ -154,10 +192,19 @@ func (k *countChecks) merge(o *countChecks) {
 	k.ServerTruncated += o.ServerTruncated
 	k.Chunks += o.Chunks
 	k.ChunkTokens += o.ChunkTokens
+	k.RetokChunks += o.RetokChunks
+	k.RetokTokens += o.RetokTokens
+	k.RetokMulti += min(o.RetokMulti, o.MultiTokenRequests)
 	k.MultiTokenRequests += o.MultiTokenRequests
 	k.MultiTokenUTF8 += min(o.MultiTokenUTF8, o.MultiTokenRequests)
+	k.MultiTokenCounted += min(o.MultiTokenCounted, o.MultiTokenRequests)
 	k.UsageChunks += o.UsageChunks
 	k.MultiTokenChunks += o.MultiTokenChunks
+	k.Batches.merge(&o.Batches)
+	k.UsageIgnored += o.UsageIgnored
+	if k.Distrust == nil {
+		k.Distrust = o.Distrust
+	}
 	for s, n := range o.InputSources {
 		if k.InputSources == nil {
 			k.InputSources = map[string]int64{}
@@ -197,6 +244,11 @@ func TruncationWarning(truncated, checked int64, sentAvg, serverAvg float64, inp
 		truncated, checked, serverAvg, sentAvg, uses)
 }
 
+// retokNoise bounds re-tokenized OSL over the chunks that carried it
+// where every chunk carried one token: the text of random tokens
+// re-tokenizes to a few percent more (3% against distributed-llama).
+const retokNoise = 1.10
+
 // heldBackBound is how many tokens of s a server can have held back, each
 // until the next completed a multi-byte UTF-8 character, and then sent
 // with it in one chunk (llama.cpp's server sends only whole characters): a
@@ -229,6 +281,12 @@ func (k *countChecks) chunkWarning() string {
 	if k.MultiTokenRequests == 0 {
 		return ""
 	}
+	if k.RetokMulti >= k.MultiTokenRequests && k.RetokTokens <= retokNoise*float64(k.RetokChunks) {
+		// Every extra token is the tokenizer's: re-tokenizing the text
+		// counted a few more than the chunks, as it does of text whose
+		// chunks carried one token each (distributed-llama's).
+		return ""
+	}
 	var cause string
 	switch held := min(k.MultiTokenUTF8, k.MultiTokenRequests); {
 	case held == k.MultiTokenRequests:
@@ -238,6 +296,10 @@ func (k *countChecks) chunkWarning() string {
 	default:
 		cause = fmt.Sprintf("in %d of them the extra tokens fit in their multi-byte characters (a token held back until the next completes its character, as llama.cpp's server does); the rest carried several tokens a chunk (speculative decoding or batched sends)", held)
 	}
-	return fmt.Sprintf("%d requests had more tokens than chunks (%.0f tokens in %d chunks in all): %s; without per-chunk usage the first chunk counts as one token, so ITL may be a little short; %s",
-		k.MultiTokenRequests, k.ChunkTokens, k.Chunks, cause, after)
+	first := "without per-chunk usage the first chunk counts as one token, so ITL may be a little short"
+	if k.MultiTokenCounted >= k.MultiTokenRequests {
+		first = "the tokenizer's count of each chunk leaves the first chunk's tokens out of ITL"
+	}
+	return fmt.Sprintf("%d requests had more tokens than chunks (%.0f tokens in %d chunks in all): %s; %s; %s",
+		k.MultiTokenRequests, k.ChunkTokens, k.Chunks, cause, first, after)
 }

@@ -55,3 +55,21 @@ func (s *Summary) ClientSideErrors() int64 {
 	}
 	return n
 }
+
+// ErrSessionLimit is the error type of the request a session did not
+// send: the conversation would have passed one of the client's session
+// limits (a reply's tool calls or their arguments, the context's tokens
+// or bytes), and the session ended there. The server never saw it.
+const ErrSessionLimit = "session_limit"
+
+// SessionLimits counts the summary's sessions that ended at a session
+// limit (ErrSessionLimit).
+func (s *Summary) SessionLimits() int64 {
+	var n int64
+	for _, e := range s.Errors {
+		if e.Details.Type == ErrSessionLimit {
+			n += e.Count
+		}
+	}
+	return n
+}

@@ -96,6 +96,10 @@ type RateCI struct {
 	// Batches and BatchSec are the batch means' batches and their length.
 	Batches  int
 	BatchSec float64
+	// Identical is set when every batch had the same throughput
+	// (completions in step): the interval is not estimable (±Inf), never
+	// of zero width.
+	Identical bool
 }
 
 // HalfWidth is the interval's half-width relative to the value.
@@ -193,7 +197,7 @@ func rateCIs(e *rowSet, from, to int64, point map[Tag]float64, level float64) []
 			continue
 		}
 		r := RateCI{Metric: s.tag, Value: v, Lo: math.Inf(-1), Hi: math.Inf(1), Batches: bm.Batches,
-			BatchSec: float64(int64(bm.Size)*binNs) / 1e9}
+			BatchSec: float64(int64(bm.Size)*binNs) / 1e9, Identical: bm.Identical}
 		if !math.IsInf(bm.Half, 0) && bm.Mean > 0 {
 			rel := bm.Half / bm.Mean
 			r.Lo, r.Hi = max(0, v*(1-rel)), v*(1+rel)

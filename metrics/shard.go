@@ -77,6 +77,17 @@ type shard struct {
 
 	// keep holds the successful profile requests' exact headline values.
 	keep *rowKeeper
+
+	// held is the run's first record with usage, held back until the
+	// judge has a second to compare it with, so that its counts follow
+	// the verdict (nil: none held).
+	held *heldRecord
+}
+
+// heldRecord is a record held back for the judge, its output counted.
+type heldRecord struct {
+	r  *Record
+	tc tokCounts
 }
 
 func newShard(c *Collector) *shard {
@@ -92,8 +103,12 @@ func newShard(c *Collector) *shard {
 }
 
 func (s *shard) run() {
+	defer s.release()
 	for m := range s.in {
 		s.takeFirsts()
+		if s.held != nil && s.c.judge.settled() {
+			s.release()
+		}
 		switch m.kind {
 		case msgRecord:
 			s.record(m.rec)
@@ -132,12 +147,50 @@ func (s *shard) agg(k aggKey) *aggregate {
 	return a
 }
 
+// record judges a record's usage and takes it in, or holds it back: the
+// run's first record with usage waits (in its shard) for the judge to
+// compare it with a second.
 func (s *shard) record(r *Record) {
+	var tc tokCounts
+	var distrust *UsageDistrust
+	if r.Err == nil {
+		tc = countOutput(r, s.c.tok)
+		o, ok := s.c.judge.observe(r, tc, s.c.tok)
+		switch {
+		case !ok && r.Usage.Present:
+			distrust = s.c.judge.distrust()
+		case ok:
+			var settled bool
+			distrust, settled = s.c.judge.judge(&o)
+			if !settled && s.held == nil {
+				s.held = &heldRecord{r, tc}
+				return
+			}
+		}
+	}
+	s.release()
+	s.take(r, tc, distrust)
+}
+
+// release takes in the held record, if any, under the verdict so far.
+func (s *shard) release() {
+	if h := s.held; h != nil {
+		s.held = nil
+		s.take(h.r, h.tc, s.c.judge.distrust())
+	}
+}
+
+// take computes a record's values, its output counted (tc), its usage
+// judged (distrust), and folds it in.
+func (s *shard) take(r *Record, tc tokCounts, distrust *UsageDistrust) {
 	var v Values
 	good := false
 	if r.Err == nil {
-		v = ComputeWith(r, s.c.tok, s.c.counting)
+		v = compute(r, s.c.tok, s.c.counting, tc, distrust)
 		good = Good(&v, s.c.slos)
+		if distrust == nil && r.UsageOverrun != "" {
+			s.c.usageOverrun(r.UsageOverrun)
+		}
 	} else {
 		v = ComputeFailed(r, s.c.tok)
 	}

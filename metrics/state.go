@@ -399,7 +399,7 @@ func (st *State) MarshalJSON() ([]byte, error) {
 			InputTokens: a.inputTokens, OutputTokens: a.outputTokens, UsageOSL: a.usageOSL, TokenizerOSL: a.tokenizerOSL,
 			Sources: a.sources,
 		}
-		if a.checks.PromptChecked > 0 || a.checks.Chunks > 0 || len(a.checks.InputSources) > 0 {
+		if a.checks.PromptChecked > 0 || a.checks.Chunks > 0 || len(a.checks.InputSources) > 0 || a.checks.Batches.Counted > 0 || a.checks.Distrust != nil {
 			j.Checks = &a.checks
 		}
 		if !a.spec.empty() {

@@ -198,6 +198,7 @@ func FuzzStateJSON(f *testing.F) {
 	f.Add(good)
 	f.Add([]byte(`{"version":1,"aggregates":[{"phase":"profile","stage":0,"digests":{"time_to_first_token":{"n":2,"mean":1,"m2":0,"min":1,"max":1,"centroids":[[1,2]]}}}]}`))
 	f.Add([]byte(`{"version":1,"aggregates":[{"phase":"warmup","stage":-3,"inter_chunk_latency":{"n":1,"zeros":1}}]}`))
+	f.Add([]byte(`{"version":1,"aggregates":[{"phase":"profile","stage":0,"count_checks":{"batches":{"counted":2,"batched":2,"single":1,"events":5,"tokens":20,"first_share":1.5,"max":9,"hist":[1,1,1,1,1,0,0]},"usage_ignored":2,"usage_distrust":{"sign":"over_cap","detail":"d"}}}]}`))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		var st State
 		if json.Unmarshal(b, &st) != nil {

@@ -53,6 +53,15 @@ type Summary struct {
 	// FirstTokenShared counts streamed requests whose first token came in
 	// one read with the next (Record.FirstTokenShared), of Streamed.
 	FirstTokenShared, Streamed int64
+	// UsageDistrust is the verdict that the server's usage is not
+	// believable (nil: believed, or absent); UsageIgnored counts the
+	// requests counted without it.
+	UsageDistrust *UsageDistrust
+	UsageIgnored  int64
+	// TokensPerEvent is set when the server sent its tokens in batches:
+	// its ITL is then a delivery cadence (the exports say so), and this is
+	// how many tokens its events carried.
+	TokensPerEvent *TokensPerEvent
 	// Warnings are caveats the console and export repeat.
 	Warnings []string
 	// ServerTokens is the server's own token count beside the run's (nil:
@@ -118,23 +127,26 @@ const ReadDelayWarnMs = 1
 // moves TTFT's p99.
 const SharedFirstWarn = 0.01
 
-// tokenizerWarning is the caveat for output counts where the tokenizer
-// and the server's usage differ by more than 10%. With a tokenizer not
-// known to be the model's, the likely cause is that it is another's; with
-// the model's own, re-tokenizing the streamed text is not what the model
-// generated (tokens the server counts but does not stream, such as a
-// closing special token or a template's, and text that merges otherwise
-// once detokenized).
-func tokenizerWarning(tok, usage float64, modelTokenizer bool, source string) string {
+// TokenCountWarning is the caveat for output counts where the tokenizer
+// (tok tokens in all) and the server's usage (usage) differ by more than
+// 10%. With a tokenizer not known to be the model's (the embedded one),
+// the likely cause is that it is another's; with the model's own (found
+// by the model's name, or given by --tokenizer), re-tokenizing the
+// streamed text is not what the model generated (tokens the server counts
+// but does not stream, such as a closing special token or a template's,
+// and text that merges otherwise once detokenized). source is the
+// summary's TokenSource. metrics/export reads its numbers back for the
+// console's line.
+func TokenCountWarning(tok, usage float64, modelTokenizer bool, source string) string {
 	diff := fmt.Sprintf("output token counts disagree: the tokenizer counts %.0f, the server's usage %.0f (%+.1f%%)", tok, usage, 100*(tok-usage)/usage)
 	if !modelTokenizer {
-		return diff + "; is --tokenizer the model's?"
+		return diff + "; the tokenizer that counted is not known to be the model's: give the model's with --tokenizer"
 	}
 	uses := "the server's counts"
 	if source == SourceTokenizer {
 		uses = "the tokenizer's (--retokenize-output)"
 	}
-	return diff + "; the tokenizer is the model's own, so the gap is in re-tokenizing the streamed text (tokens the server counts but does not stream, text that merges otherwise once detokenized); OSL uses " + uses
+	return diff + "; the tokenizer is the model's (its own, or --tokenizer's), so the gap is in re-tokenizing the streamed text (tokens the server counts but does not stream, text that merges otherwise once detokenized); OSL uses " + uses
 }
 
 // EmptyResponsesWarning is the caveat for n responses that ended cleanly
@@ -156,9 +168,13 @@ type runLevel struct {
 	// says every request that reported accepted draft tokens reported the
 	// proposed ones too (else no overall rate: the two sums would cover
 	// different requests).
-	specZeroStep              int64
-	specDraftedAll            bool
-	dur                       float64 // seconds: last response − first request
+	specZeroStep   int64
+	specDraftedAll bool
+	dur            float64 // seconds: last response − first request
+	// span is the seconds from the first request to the last response of
+	// a run none of whose requests succeeded (dur has no window then): its
+	// benchmark_duration.
+	span                      float64
 	inputTokens, outputTokens float64 // Σ ISL, Σ OSL
 	// sums holds the sum of each per-request metric that had values.
 	sums map[Tag]float64
@@ -179,6 +195,10 @@ func (rl runLevel) metrics() map[Tag]float64 {
 		run[RequestErrorRate] = 100 * float64(rl.errors) / float64(n)
 	}
 	run[BenchmarkDuration] = rl.dur
+	if rl.dur == 0 && rl.count == 0 {
+		// Every request failed: the run still took its time.
+		run[BenchmarkDuration] = rl.span
+	}
 	// Embeddings and rankings generate no tokens: as in AIPerf they have no
 	// output token metrics, and their throughput is counted in inputs.
 	generates := rl.noOutput == 0
@@ -274,6 +294,9 @@ func summaryOf(a *aggregate, modelTokenizer bool) *Summary {
 		oslRequested: a.oslRequested, oslMismatched: a.oslMismatched, dur: a.durationSec(),
 		promptChecked: a.checks.PromptChecked, truncated: a.checks.Truncated, specZeroStep: a.spec.ZeroStep,
 		inputTokens: a.inputTokens, outputTokens: a.outputTokens, sums: map[Tag]float64{}}
+	if a.lastEnd > a.firstSent {
+		rl.span = float64(a.lastEnd-a.firstSent) / 1e9
+	}
 	for t, d := range a.dists {
 		if d.n > 0 {
 			rl.sums[t] = d.sum
@@ -302,15 +325,26 @@ func summaryOf(a *aggregate, modelTokenizer bool) *Summary {
 		s.TokenSource = "mixed"
 	}
 	s.InputTokenSource = a.checks.inputSource()
-	if k := &a.checks; k.Truncated > 0 {
+	if d := a.checks.Distrust; d != nil {
+		// No verdict rests on the server's usage: the prompts it "cut"
+		// and the counts' disagreement are its usage's doing.
+		s.UsageDistrust, s.UsageIgnored = d, a.checks.UsageIgnored
+		s.Warnings = append(s.Warnings, UsageWarning(d, a.sources[SourceTokenizer] > 0))
+		delete(s.Run, PromptTruncatedCount)
+	}
+	if k := &a.checks; k.Truncated > 0 && k.Distrust == nil {
 		n := float64(k.Truncated)
 		s.Warnings = append(s.Warnings, TruncationWarning(k.Truncated, k.PromptChecked, k.SentTruncated/n, k.ServerTruncated/n, s.InputTokenSource))
 	}
-	if w := a.checks.chunkWarning(); w != "" {
+	if t := a.checks.Batches.tokensPerEvent(); t != nil {
+		// It says more than the multi-token chunk warning would.
+		s.TokensPerEvent = t
+		s.Warnings = append(s.Warnings, BatchedWarning(t))
+	} else if w := a.checks.chunkWarning(); w != "" {
 		s.Warnings = append(s.Warnings, w)
 	}
-	if a.usageOSL > 0 && math.Abs(a.tokenizerOSL-a.usageOSL)/a.usageOSL > 0.10 {
-		s.Warnings = append(s.Warnings, tokenizerWarning(a.tokenizerOSL, a.usageOSL, modelTokenizer, s.TokenSource))
+	if a.usageOSL > 0 && math.Abs(a.tokenizerOSL-a.usageOSL)/a.usageOSL > 0.10 && a.checks.Distrust == nil {
+		s.Warnings = append(s.Warnings, TokenCountWarning(a.tokenizerOSL, a.usageOSL, modelTokenizer, s.TokenSource))
 	}
 	if n := s.EmptyResponses(); n > 0 {
 		s.Warnings = append(s.Warnings, EmptyResponsesWarning(n))

@@ -79,8 +79,8 @@ func TestTokenizerWarningKnowsTheModelsOwn(t *testing.T) {
 			c.Add(streamed(i, "one two three four", 4, 5)) // 4 words, usage 5
 		}
 		w := warningWith(t, c.Close().Warnings, "output token counts disagree")
-		asks := strings.Contains(w, "is --tokenizer the model's?")
-		if asks == own || (own && !strings.Contains(w, "the model's own")) {
+		asks := strings.Contains(w, "not known to be the model's: give the model's with --tokenizer")
+		if asks == own || (own && !strings.Contains(w, "the tokenizer is the model's")) {
 			t.Errorf("model's own %v: %q", own, w)
 		}
 		// The state's sidecar (surge merge) keeps what the run knew.
@@ -117,5 +117,24 @@ func TestEmptyResponsesCountedAndWarned(t *testing.T) {
 	}
 	if osl := s.Metrics[OSL]; osl.Count != 1 || osl.Avg != 2 {
 		t.Errorf("OSL %+v, want the one answer's 2", osl)
+	}
+}
+
+// TestAllErrorRunHasItsDuration: a run none of whose requests succeeded
+// still took its time: benchmark_duration is its requests' span (the
+// first sent to the last ended), not 0, and no throughput is made of it.
+func TestAllErrorRunHasItsDuration(t *testing.T) {
+	t.Parallel()
+	c := NewCollector(WithShards(2))
+	for i := range 4 {
+		c.Add(&Record{Index: int64(i), SentNs: int64(i+1) * 1e9, EndNs: int64(i+1)*1e9 + 5e8, Streamed: true,
+			Err: &Error{Code: 200, Type: "stream_error", Message: "stream cut in the middle of an event"}})
+	}
+	s := c.Close()
+	if got := s.Run[BenchmarkDuration]; got != 3.5 {
+		t.Errorf("benchmark_duration %v, want 3.5 (1 s to 4.5 s)", got)
+	}
+	if _, ok := s.Run[RequestThroughput]; ok {
+		t.Errorf("request_throughput %v of a run with no success", s.Run[RequestThroughput])
 	}
 }

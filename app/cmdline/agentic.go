@@ -18,6 +18,13 @@ type AgenticConfig struct {
 	ToolLoopRounds   int
 	ToolResultTokens int
 	ToolDelay        time.Duration
+	// ToolMaxArgumentBytes, ToolMaxCalls, SessionMaxContextTokens and
+	// SessionMaxContextBytes are the session limits (--tool-max-*,
+	// --session-max-context-*): sizes as --max-memory takes them.
+	ToolMaxArgumentBytes    string
+	ToolMaxCalls            int
+	SessionMaxContextTokens int
+	SessionMaxContextBytes  string
 	// SessionArrivalRate starts sessions per second on their own clock
 	// (--session-arrival-rate), by SessionArrivalPattern and
 	// SessionArrivalSmoothness (SessionSmoothnessSet when given).
@@ -45,6 +52,15 @@ type AgenticConfig struct {
 	MockMaxModelLen                   int
 }
 
+// Bounds of the tool loop's flags: past them a server's reply is not an
+// agent's but a flood (see docs/agentic.md).
+const (
+	// MaxToolRounds bounds --tool-loop-max-rounds: each round is a request.
+	MaxToolRounds = 10_000
+	// MaxToolCalls bounds --tool-max-calls-per-reply.
+	MaxToolCalls = 1 << 20
+)
+
 // catAgentic groups the agent workload's flags in --help.
 const catAgentic = "Agents (tool calls, sessions; every option: docs/agentic.md)"
 
@@ -55,6 +71,10 @@ var agenticOptions = []option{
 	{flag: &cli.IntFlag{Category: catAgentic, Name: "tool-result-tokens", Value: 256, Usage: "--tool-loop: tokens in each synthetic tool result"}, path: "loadgen.tool_result_tokens", field: func(c *Config) any { return &c.ToolResultTokens }},
 	{flag: &cli.Float64Flag{Category: catAgentic, Name: "tool-delay", Usage: "--tool-loop: milliseconds the tools of one round take before their results are sent"}, path: "loadgen.tool_delay_ms", field: func(c *Config) any { return ms(&c.ToolDelay) }},
 	{flag: &cli.IntFlag{Category: catAgentic, Hidden: true, Name: "tool-loop-max-rounds", Value: 8, Usage: "--tool-loop: rounds of tool results after one turn, at most"}, path: "loadgen.tool_loop_max_rounds", field: func(c *Config) any { return &c.ToolLoopRounds }},
+	{flag: &cli.StringFlag{Category: catAgentic, Hidden: true, Name: "tool-max-argument-bytes", Value: "4MiB", Usage: "a tool call's arguments, at most (e.g. 512KiB): a reply past it ends its session with a session_limit error"}, path: "loadgen.tool_max_argument_bytes", field: func(c *Config) any { return &c.ToolMaxArgumentBytes }},
+	{flag: &cli.IntFlag{Category: catAgentic, Hidden: true, Name: "tool-max-calls-per-reply", Value: 128, Usage: "a reply's tool calls, at most: a reply past it ends its session with a session_limit error"}, path: "loadgen.tool_max_calls_per_reply", field: func(c *Config) any { return &c.ToolMaxCalls }},
+	{flag: &cli.IntFlag{Category: catAgentic, Hidden: true, Name: "session-max-context-tokens", Value: 2 << 20, Usage: "the context a session's request resends, at most, in tokens: past it the session ends with a session_limit error"}, path: "loadgen.session_max_context_tokens", field: func(c *Config) any { return &c.SessionMaxContextTokens }},
+	{flag: &cli.StringFlag{Category: catAgentic, Hidden: true, Name: "session-max-context-bytes", DefaultText: "32MiB, less if the sessions in flight would pass --max-memory", Usage: "the context a session's request resends, at most, in bytes (text, tool calls and results, media): past it the session ends with a session_limit error"}, path: "loadgen.session_max_context_bytes", field: func(c *Config) any { return &c.SessionMaxContextBytes }},
 	{flag: &cli.Float64Flag{Category: catAgentic, Name: "session-arrival-rate", Usage: "start sessions at this rate per second; --concurrency is then a ceiling that turns starts away"}, path: "loadgen.session_arrival.rate", field: func(c *Config) any { return &c.SessionArrivalRate }},
 	{flag: &cli.StringFlag{Category: catAgentic, Hidden: true, Name: "session-arrival-pattern", Value: "poisson", Usage: "--session-arrival-rate's gaps: poisson, constant or gamma"}, path: "loadgen.session_arrival.pattern", field: func(c *Config) any { return &c.SessionArrivalPattern }},
 	{flag: &cli.Float64Flag{Category: catAgentic, Hidden: true, Name: "session-arrival-smoothness", Usage: "gamma shape of session arrivals: < 1 clusters them, 1 Poisson, > 1 more regular (needs --session-arrival-pattern gamma)"}, path: "loadgen.session_arrival.smoothness", field: func(c *Config) any { return &c.SessionArrivalSmoothness }},

@@ -17,6 +17,9 @@ func (c *Config) FromContext(cc *cli.Context) error {
 	if err := c.applyConfigFile(cc); err != nil {
 		return err
 	}
+	if err := CheckNumbers(cc, numberLimits); err != nil {
+		return err
+	}
 	c.SmoothnessSet = cc.IsSet("arrival-smoothness")
 	c.AgenticConfig.given(cc.IsSet)
 	c.applyDefaults(cc.IsSet)

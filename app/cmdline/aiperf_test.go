@@ -6,9 +6,9 @@ import (
 	"errors"
 	"net/http"
 	"os"
+	"strconv"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/urfave/cli/v2"
@@ -58,9 +58,20 @@ func sampleArgs(name string, f cli.Flag) []string {
 				return []string{name, "x:1"}
 			}
 		}
-		return []string{name, "2"}
+		return []string{name, sampleNumber(numberLimits[f.Names()[0]])}
 	}
 	return []string{name, "x:1"}
+}
+
+// sampleNumber is a value within l: 2 where it may be, else a bound.
+func sampleNumber(l Limits) string {
+	if l.check("x", value{x: 2}, "") == nil {
+		return "2"
+	}
+	if l.check("x", value{x: l.Hi}, "") == nil {
+		return strconv.FormatFloat(l.Hi, 'g', -1, 64)
+	}
+	return strconv.FormatFloat((l.Lo+l.Hi)/2, 'g', -1, 64)
 }
 
 // TestAIPerfOptionsParse walks AIPerf's documented option list: every name
@@ -148,7 +159,7 @@ func TestExpandArgs(t *testing.T) {
 	t.Setenv("OPENAI_API_KEY", "")
 	got := parseProfile(t, "--extra-inputs", "ignore_eos:true", "max_tokens:5", "--streaming",
 		"-H", "A: 1", "B:2", "--gpu-telemetry", "--no-gpu-telemetry", "--server-metrics", "a:9400", "b:9400",
-		"--fixed-schedule-start-offset", "-5", "--num-requests", "3")
+		"--num-requests", "3")
 	if d := cmp.Diff([]string{"ignore_eos:true", "max_tokens:5"}, got.ExtraInputs); d != "" {
 		t.Errorf("--extra-inputs a b (-want +got)\n%s", d)
 	}
@@ -162,8 +173,13 @@ func TestExpandArgs(t *testing.T) {
 	if !got.NoGPUTelemetry || !got.Streaming || len(got.GPUTelemetryURLs) != 1 || got.GPUTelemetryURLs[0] != "" {
 		t.Errorf("bare --gpu-telemetry: urls %q, --no-gpu-telemetry %v, --streaming %v", got.GPUTelemetryURLs, got.NoGPUTelemetry, got.Streaming)
 	}
-	if got.StartOffset != -5*time.Millisecond || got.RequestCount != 3 {
-		t.Errorf("a negative value was taken for a flag: start offset %v, count %d", got.StartOffset, got.RequestCount)
+	if got.RequestCount != 3 {
+		t.Errorf("count %d", got.RequestCount)
+	}
+	// A negative value is the flag's value (refused by its limits), not a
+	// flag of its own.
+	if _, err := ParseProfile("--fixed-schedule-start-offset", "-5", "--num-requests", "3"); err == nil || !strings.Contains(err.Error(), "--fixed-schedule-start-offset must be ≥ 0 ms, got -5 ms") {
+		t.Errorf("a negative value: %v, want it taken for the flag's value and refused", err)
 	}
 
 	for _, tc := range []struct {

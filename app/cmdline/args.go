@@ -232,6 +232,9 @@ func CommandArgs(args []string, cmds []*cli.Command) ([]string, error) {
 			return nil, &UsageError{Err: fmt.Errorf("unknown command %q%s; the commands are %s (surge --help)",
 				args[i], didYouMean(args[i], known, ""), strings.Join(known, ", "))}
 		}
+		if c.SkipFlagParsing {
+			return args, nil // a command that reads another tool's command line itself
+		}
 		rewrite := flagsFirst
 		if c.Name == "profile" || c.Name == "search" {
 			rewrite = expandArgs

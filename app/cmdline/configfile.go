@@ -9,6 +9,7 @@ import (
 	"os"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/urfave/cli/v2"
@@ -364,7 +365,7 @@ func (c *Config) applyConfigFile(cc *cli.Context) error {
 		return &UsageError{Err: err}
 	}
 	for _, s := range settings {
-		if cc.IsSet(s.flag) {
+		if cc.IsSet(s.flag) || defaultZero(cc, s.flag, s.values) {
 			continue
 		}
 		for _, v := range s.values {
@@ -374,6 +375,26 @@ func (c *Config) applyConfigFile(cc *cli.Context) error {
 		}
 	}
 	return nil
+}
+
+// defaultZero reports a setting of 0 for a flag whose default is 0 and
+// whose Limits refuse 0 given: a run's input_config writes every flag,
+// those left unset at their default, and reading it back leaves them so.
+func defaultZero(cc *cli.Context, name string, values []string) bool {
+	lim, ok := numberLimits[name]
+	if !ok || lim.Zero || len(values) != 1 {
+		return false
+	}
+	if x, err := strconv.ParseFloat(strings.TrimSpace(values[0]), 64); err != nil || x != 0 {
+		return false
+	}
+	for _, f := range cc.Command.Flags {
+		if f.Names()[0] == name {
+			now, _, ok := numbersOf(cc, f)
+			return ok && len(now) == 1 && now[0].x == 0
+		}
+	}
+	return false
 }
 
 // readBounded reads a file of at most MaxConfigBytes.
@@ -411,6 +432,9 @@ func wantFor(cc *cli.Context, name string, err error) string {
 		case *ValueFlag:
 			switch f.Value.(type) {
 			case *DurationValue:
+				if err.Error() != "parse error" {
+					return err.Error()
+				}
 				return "want a number (or inf)"
 			case *sweepValue:
 				return err.Error()

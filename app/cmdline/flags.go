@@ -107,7 +107,7 @@ var options = []option{
 	{flag: &cli.Float64Flag{Category: catLoad, Name: "warmup-request-rate", Usage: "warmup's requests per second, open loop by --arrival-pattern (capped by --warmup-concurrency)"}, path: "loadgen.warmup_request_rate", field: func(c *Config) any { return &c.WarmupRate }},
 	{flag: &cli.Float64Flag{Category: catLoad, Name: "request-cancellation-rate", Usage: "percent of profile requests (0-100, chosen by --random-seed) cancelled on purpose --request-cancellation-delay after their send: recorded as cancelled, counted among the errors"}, path: "loadgen.request_cancellation_rate", field: func(c *Config) any { return &c.CancellationRate }},
 	{flag: &cli.Float64Flag{Category: catLoad, Name: "request-cancellation-delay", Usage: "seconds from a chosen request's send (fully written) to its cancellation; 0: at once"}, path: "loadgen.request_cancellation_delay", field: func(c *Config) any { return Secs(&c.CancellationDelay) }},
-	{flag: &cli.IntFlag{Category: catLoad, Name: "prefill-concurrency", Usage: "cap requests sent but not yet past their first token (needs --streaming; 0: no cap)"}, path: "loadgen.prefill_concurrency", field: func(c *Config) any { return &c.PrefillConcurrency }},
+	{flag: &cli.IntFlag{Category: catLoad, Name: "prefill-concurrency", Usage: "cap requests sent but not yet past their first token (needs --streaming; no cap when left out)"}, path: "loadgen.prefill_concurrency", field: func(c *Config) any { return &c.PrefillConcurrency }},
 	{flag: &cli.IntFlag{Category: catLoad, Hidden: true, Name: "warmup-prefill-concurrency", Usage: "the warmup's cap on requests in prefill (default: --prefill-concurrency)"}, path: "loadgen.warmup_prefill_concurrency", field: func(c *Config) any { return &c.WarmupPrefillConcurrency }},
 	{flag: &cli.Float64Flag{Category: catLoad, Hidden: true, Name: "prefill-concurrency-ramp-duration", Usage: "seconds to ramp --prefill-concurrency from 1 to its value as the profile starts"}, path: "loadgen.prefill_concurrency_ramp_duration", field: func(c *Config) any { return Secs(&c.PrefillRamp) }},
 	{flag: &cli.Float64Flag{Category: catLoad, Name: "failed-request-threshold", Usage: "stop early once this fraction of requests failed (0: never)"}, path: "loadgen.failed_request_threshold", field: func(c *Config) any { return &c.FailedThreshold }},
@@ -374,10 +374,14 @@ func (v *DurationValue) Set(s string) error {
 	switch {
 	case err != nil:
 		return errors.New("parse error")
-	case math.IsInf(f, 1) || f*float64(v.unit) >= float64(Forever):
+	case math.IsInf(f, 1):
 		*v.d = Forever
 	case math.IsNaN(f) || math.IsInf(f, -1):
 		return errors.New("parse error")
+	case math.Abs(f*float64(v.unit)) >= float64(Forever):
+		// 1e308 seconds is no "wait for ever": a unit mistake, refused in
+		// the flag's own unit (inf says for ever).
+		return durationOverflow(v.unit)
 	default:
 		*v.d = time.Duration(f * float64(v.unit))
 	}

@@ -30,7 +30,8 @@ func TestFlagsFillTheConfig(t *testing.T) {
 		NumDatasetEntries: 100, CacheBust: "none", TextBatchSize: 1, SeedDrawn: true, Seed: def.Seed,
 		ImageFormat: "png", ImageSource: "noise", ImageSourceSampling: "random-with-replacement", ImageBatchSize: 1,
 		AudioFormat: "wav", AudioSampleRates: []string{"16"}, AudioDepths: []string{"16"}, AudioChannels: 1, AudioBatchSize: 1, SweepMode: "grid", NumProfileRuns: 1, ConfidenceLevel: 0.95,
-		AgenticConfig: AgenticConfig{ToolLoopRounds: 8, ToolResultTokens: 256, SessionArrivalPattern: "poisson", MockToolCallRate: 0.5},
+		AgenticConfig: AgenticConfig{ToolLoopRounds: 8, ToolResultTokens: 256, SessionArrivalPattern: "poisson", MockToolCallRate: 0.5,
+			ToolMaxArgumentBytes: "4MiB", ToolMaxCalls: 128, SessionMaxContextTokens: 2 << 20},
 		AdaptiveConfig: AdaptiveConfig{AdaptivePeriod: 30 * time.Second, AdaptiveMinCompleted: 1, AdaptiveStrategy: "ramp_until_fail",
 			AdaptiveStepPolicy: "sla_margin", AdaptiveBaseStep: 10, AdaptiveMaxMultiplier: 4, AdaptiveStepPercent: 25},
 	} // the seed is drawn: TestAIPerfDefaults
@@ -211,7 +212,7 @@ func FuzzSweepValue(f *testing.F) {
 		if integer {
 			first = &n
 		}
-		v := &sweepValue{sweep(c, "f", first)}
+		v := &sweepValue{s: sweep(c, "f", first)}
 		if err := v.Set(s); err != nil {
 			return
 		}
@@ -227,7 +228,7 @@ func FuzzSweepValue(f *testing.F) {
 				t.Fatalf("%q: value %v not finite", s, g)
 			}
 		}
-		if again := (&sweepValue{sweep(c, "f", first)}); again.Set(v.String()) != nil {
+		if again := (&sweepValue{s: sweep(c, "f", first)}); again.Set(v.String()) != nil {
 			t.Fatalf("%q: its own String %q does not parse", s, v.String())
 		}
 	})

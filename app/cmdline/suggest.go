@@ -49,3 +49,10 @@ func didYouMean(s string, candidates []string, prefix string) string {
 	}
 	return ""
 }
+
+// DidYouMean is " (did you mean PREFIX+X?)" for the candidate nearest s,
+// or "" when none is near: the suggestion an unknown name gets, for the
+// commands that read another tool's command line.
+func DidYouMean(s string, candidates []string, prefix string) string {
+	return didYouMean(s, candidates, prefix)
+}

@@ -34,8 +34,12 @@ func sweep(c *Config, name string, first any) sweepable {
 	return sweepable{first: first, name: name, lists: &c.SweepLists}
 }
 
-// sweepValue parses a sweepable flag: one number, or a comma list.
-type sweepValue struct{ s sweepable }
+// sweepValue parses a sweepable flag: one number, or a comma list (texts:
+// the values as given, for messages).
+type sweepValue struct {
+	s     sweepable
+	texts []string
+}
 
 func (v *sweepValue) Set(text string) error {
 	parts := strings.Split(text, ",")
@@ -63,7 +67,14 @@ func (v *sweepValue) Set(text string) error {
 			}
 			return errors.New("want a number, or a comma list of them")
 		}
+		if d, ok := v.s.first.(duration); ok && math.Abs(x*float64(d.unit)) >= float64(Forever) {
+			return durationOverflow(d.unit)
+		}
 		vals = append(vals, x)
+	}
+	v.texts = v.texts[:0]
+	for _, p := range parts {
+		v.texts = append(v.texts, strings.TrimSpace(p))
 	}
 	v.s.set(vals[0])
 	if len(vals) > 1 {
@@ -110,6 +121,11 @@ func (v *sweepValue) String() string {
 	if !ok {
 		vals = []float64{v.s.get()}
 	}
+	if len(v.texts) == len(vals) && v.texts[0] != "" {
+		// As given (urfave copies a value to the aliases through String:
+		// 99999999999999999 must not come back as 1e17).
+		return strings.Join(v.texts, ",")
+	}
 	parts := make([]string, len(vals))
 	for i, x := range vals {
 		parts[i] = strconv.FormatFloat(x, 'f', -1, 64)
@@ -120,7 +136,7 @@ func (v *sweepValue) String() string {
 // bindSweep is the generic flag over a sweepable field, its default the
 // row's.
 func bindSweep(o option, s sweepable) cli.Flag {
-	g := cli.GenericFlag{Value: &sweepValue{s}}
+	g := cli.GenericFlag{Value: &sweepValue{s: s}}
 	switch f := o.flag.(type) {
 	case *cli.IntFlag:
 		s.set(float64(f.Value))

@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"strconv"
 	"strings"
@@ -36,9 +37,17 @@ func (f *filters) flags() []cli.Flag {
 		&cli.StringFlag{Name: "label", Usage: "runs with this label (surge history import: the label to give)", Destination: &f.label},
 		&cli.StringFlag{Name: "since", Usage: "runs started at or after this: a date (2026-05-01), an RFC 3339 time, or an age (7d, 12h)", Destination: &f.since},
 		&cli.StringFlag{Name: "until", Usage: "runs started before this (as --since)", Destination: &f.until},
-		&cli.IntFlag{Name: "last", Usage: "the newest N runs only", Destination: &f.last},
+		&cli.IntFlag{Name: "last", Usage: "the newest N runs only (all when left out)", Destination: &f.last},
 		&cli.BoolFlag{Name: "stages", Usage: "the stages of sweeps too (surge trend: the stages instead of whole runs)", Destination: &f.stages},
 	}
+}
+
+// numbers are the Limits of history's and trend's numeric flags: a count
+// given as 0 is refused, not read as "all" or "nothing".
+var numbers = map[string]cmdline.Limits{
+	"last":       {Lo: 1, Hi: math.MaxInt32},
+	"prune-keep": {Lo: 1, Hi: math.MaxInt32},
+	"load":       {Lo: 0, LoOpen: true, Hi: cmdline.MaxConcurrency},
 }
 
 // filter reads the flags into a history.Filter; now dates the ages.
@@ -135,6 +144,9 @@ func Command() *cli.Command {
 			ctx := cc.Context
 			if ctx == nil {
 				ctx = context.Background()
+			}
+			if err := cmdline.CheckNumbers(cc, numbers); err != nil {
+				return err
 			}
 			args := cc.Args().Slice()
 			if asJSON && asJSONL {
@@ -309,7 +321,7 @@ func TrendCommand() *cli.Command {
 	var c trendConfig
 	return &cli.Command{
 		Name:      "trend",
-		Usage:     "chart a metric across past runs, marking its significant changes",
+		Usage:     "chart a metric across runs, marking its significant changes",
 		ArgsUsage: "METRIC[.STAT]",
 		Description: "METRIC is a metric tag (time_to_first_token, output_token_throughput, cost_per_1m_output_tokens), STAT\n" +
 			"avg or pN (default p50 for a per-request metric). Each change from the run before is tested: per-request\n" +
@@ -330,6 +342,9 @@ func TrendCommand() *cli.Command {
 			ctx := cc.Context
 			if ctx == nil {
 				ctx = context.Background()
+			}
+			if err := cmdline.CheckNumbers(cc, numbers); err != nil {
+				return err
 			}
 			if cc.NArg() != 1 {
 				return cmdline.Usagef("surge trend: name one metric, e.g. surge trend time_to_first_token.p99 (got %d arguments)", cc.NArg())

@@ -9,6 +9,7 @@ import (
 	"github.com/surgebench/surge/app/spec"
 	"github.com/surgebench/surge/datasets"
 	"github.com/surgebench/surge/examples/mockserver"
+	"github.com/surgebench/surge/internal/bounded"
 	"github.com/surgebench/surge/loadgen"
 	"github.com/surgebench/surge/loadgen/schedule"
 	"github.com/surgebench/surge/metrics"
@@ -82,10 +83,54 @@ func (p *prepared) prepareAgentic(ctx context.Context) error {
 	return nil
 }
 
+// contextCopies is how many copies of its context a session in flight
+// holds at once: its history, the body it sends, the reply's texts.
+const contextCopies = 3
+
+// sessionLimits are the generator's session limits: the flags', and the
+// context's bytes, when not given, the default or less, so that the
+// sessions in flight (contextCopies each) fit in the memory budget
+// (--max-memory, else three quarters of the machine's); a size given that
+// does not fit is refused.
+func sessionLimits(s *spec.Spec) (loadgen.SessionLimits, error) {
+	l := s.Agentic.Limits
+	out := loadgen.DefaultSessionLimits() // where a Config left them 0
+	if l.ToolArgumentBytes > 0 {
+		out.ToolArgumentBytes = int(l.ToolArgumentBytes)
+	}
+	if l.ToolCalls > 0 {
+		out.ToolCalls = l.ToolCalls
+	}
+	if l.ContextTokens > 0 {
+		out.ContextTokens = l.ContextTokens
+	}
+	if l.ContextBytes > 0 {
+		out.ContextBytes = l.ContextBytes
+	}
+	budget := s.Dataset.MaxMemory
+	if budget == 0 {
+		b, ok := datasets.DefaultMemoryBudget()
+		if !ok {
+			return out, nil
+		}
+		budget = b
+	}
+	inFlight := int64(max(s.Load.MaxConcurrency(), 1))
+	fits := budget / (contextCopies * inFlight)
+	switch {
+	case l.ContextBytes == 0:
+		out.ContextBytes = max(min(loadgen.DefaultContextBytes, fits), 1<<20)
+	case l.ContextBytes > fits:
+		return out, cmdline.Usagef("--session-max-context-bytes %s: %d sessions in flight holding %d copies of their context need %s, more than the memory budget of %s (--max-memory)",
+			datasets.Bytes(l.ContextBytes), inFlight, contextCopies, datasets.Bytes(l.ContextBytes*contextCopies*inFlight), datasets.Bytes(budget))
+	}
+	return out, nil
+}
+
 // agenticOptions are the generator's options for the agent workload.
 func (p *prepared) agenticOptions() []loadgen.Option {
 	a := &p.s.Agentic
-	var opts []loadgen.Option
+	opts := []loadgen.Option{loadgen.WithSessionLimits(p.limits)}
 	if l := a.ToolLoop; l != nil {
 		opts = append(opts, loadgen.WithToolLoop(loadgen.ToolLoop{Results: p.toolResults, ResultTokens: l.ResultTokens,
 			Delay: l.Delay, MaxRounds: l.MaxRounds}))
@@ -165,9 +210,28 @@ func (p *prepared) agenticRunInfo(info map[string]any, s *metrics.Summary, o *ou
 		}
 		info["agentic_replay"] = map[string]any{"lanes": starts, "burst_phase_starts": r.Burst}
 	}
+	info["session_limits"] = map[string]any{"tool_max_argument_bytes": p.limits.ToolArgumentBytes,
+		"tool_max_calls_per_reply": p.limits.ToolCalls, "session_max_context_tokens": p.limits.ContextTokens,
+		"session_max_context_bytes": p.limits.ContextBytes}
+	if n := s.SessionLimits(); n > 0 {
+		l := p.limits
+		s.Warnings = append(s.Warnings, fmt.Sprintf("%d %s ended at a session limit: arguments %s, %d calls, context %d tokens or %s (a call's arguments past --tool-max-argument-bytes, a reply's calls past --tool-max-calls-per-reply, the context past --session-max-context-tokens or --session-max-context-bytes; the session_limit errors say which): the server sent what no agent would",
+			n, plural(n, "session", "sessions"), bounded.Bytes(int64(l.ToolArgumentBytes)), l.ToolCalls, l.ContextTokens, bounded.Bytes(l.ContextBytes)))
+	}
+	if n := o.replacedIDs; n > 0 {
+		s.Warnings = append(s.Warnings, fmt.Sprintf("%d tool-call %s the server sent %s missing, repeated or longer than %d bytes: surge sent ids of its own (call_surge_N) in their place, so each tool result answers one call",
+			n, plural(n, "id", "ids"), plural(n, "was", "were"), loadgen.MaxToolCallID))
+	}
 	if a.Scenario != "" {
 		info["scenario"] = a.Scenario
 		info["submission_valid"] = len(a.Locks) == 0
 		s.Warnings = append(s.Warnings, a.ScenarioWarnings()...)
 	}
+}
+
+func plural(n int64, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
 }

@@ -6,9 +6,12 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -311,6 +314,113 @@ func TestScenarioRun(t *testing.T) {
 			if p["ignore_eos"] != true || !strings.Contains(fmt.Sprint(p["messages"]), "[rid:") {
 				t.Fatalf("body without ignore_eos or its session marker: %v", p)
 			}
+		}
+	}
+}
+
+// toolFlood is a chat server whose replies to requests that offer tools
+// call three tools with no ids: arguments small when the request carries
+// no tool result yet, big after; it counts the requests that offer tools.
+type toolFlood struct {
+	small, big string
+	requests   atomic.Int64
+}
+
+func (f *toolFlood) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	body, _ := io.ReadAll(r.Body)
+	w.Header().Set("Content-Type", "text/event-stream")
+	if bytes.Contains(body, []byte(`"tools"`)) {
+		f.requests.Add(1)
+		args := f.small
+		if bytes.Contains(body, []byte(`"role":"tool"`)) {
+			args = f.big
+		}
+		for i := range 3 {
+			fmt.Fprintf(w, "data: {\"choices\":[{\"index\":0,\"delta\":{\"tool_calls\":[{\"index\":%d,\"type\":\"function\",\"function\":{\"name\":\"read_file\",\"arguments\":%q}}]}}]}\n\n", i, args)
+		}
+	} else {
+		fmt.Fprint(w, "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"ok\"}}]}\n\n")
+	}
+	fmt.Fprint(w, "data: {\"choices\":[{\"index\":0,\"delta\":{},\"finish_reason\":\"stop\"}],\"usage\":{\"prompt_tokens\":5,\"completion_tokens\":5}}\n\ndata: [DONE]\n\n")
+}
+
+// TestSessionLimitRun: through the composer, a server whose second reply
+// in each session sends 2 MB of arguments (past --tool-max-argument-bytes
+// 1MiB) ends each session with one session_limit error, the error
+// summary and a warning saying so; the calls it sent without ids went
+// back with surge's, one warning counting them; run_info has the limits.
+func TestSessionLimitRun(t *testing.T) {
+	t.Parallel()
+	big := `{"path":"` + strings.Repeat("x", 2<<20) + `"}`
+	flood := &toolFlood{small: `{"path":"a"}`, big: big}
+	srv := httptest.NewServer(flood)
+	defer srv.Close()
+	dir := t.TempDir()
+	c := apptest.RunConfig(srv.URL, dir)
+	c.Concurrency, c.RequestCount, c.ConversationNum = "1", 0, 2
+	c.ToolLoop, c.ToolResultTokens, c.ToolLoopRounds = true, 8, 4
+	c.ToolMaxArgumentBytes = "1MiB"
+	var log bytes.Buffer
+	if _, err := runConfig(context.Background(), c, &log, &log); err != nil {
+		t.Fatal(err)
+	}
+	// Each session: a reply of 3 calls, their round, a reply of 2 MB
+	// arguments; the round after it is not sent.
+	if got := flood.requests.Load(); got != 4 {
+		t.Errorf("the server saw %d requests, want 4", got)
+	}
+	ex := apptest.ReadExport(t, dir)
+	var limits float64
+	for _, e := range ex["error_summary"].([]any) {
+		e := e.(map[string]any)
+		if d := e["error_details"].(map[string]any); d["type"] == loadgen.ErrSessionLimit {
+			limits = e["count"].(float64)
+			if msg := d["message"].(string); !strings.Contains(msg, "more than 1 MiB (tool max argument bytes)") {
+				t.Errorf("message %q", msg)
+			}
+		}
+	}
+	if limits != 2 {
+		t.Errorf("%v session_limit errors, want 2: %v", limits, ex["error_summary"])
+	}
+	out := strings.Join(strings.Fields(log.String()), " ") // warnings wrap to the terminal
+	for _, w := range []string{"warning [session-limit]: 2 sessions ended at a limit: arguments 1 MiB, 128 calls", "warning [tool-ids]: 12 tool-call ids missing"} {
+		if !strings.Contains(out, w) {
+			t.Errorf("the console lacks %q:\n%s", w, out)
+		}
+	}
+	sl, _ := ex["run_info"].(map[string]any)["session_limits"].(map[string]any)
+	if sl["tool_max_argument_bytes"] != float64(1<<20) || sl["tool_max_calls_per_reply"] != 128.0 {
+		t.Errorf("run_info session_limits %v", sl)
+	}
+}
+
+// TestSessionLimitsCountTowardMemory: the context's bytes left unset
+// are the default, or less so that the sessions in flight fit in
+// --max-memory; a size given that does not fit is refused naming both.
+func TestSessionLimitsCountTowardMemory(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		args []string
+		want int64
+		err  string
+	}{
+		{[]string{"--concurrency", "2", "--max-memory", "64GiB"}, loadgen.DefaultContextBytes, ""},
+		{[]string{"--concurrency", "16", "--max-memory", "96MiB"}, 2 << 20, ""},
+		{[]string{"--concurrency", "1000", "--max-memory", "96MiB"}, 1 << 20, ""},
+		{[]string{"--concurrency", "16", "--max-memory", "96MiB", "--session-max-context-bytes", "32MiB"}, 0,
+			"--session-max-context-bytes 33.6 MB: 16 sessions in flight holding 3 copies of their context need 1.61 GB, more than the memory budget of 101 MB (--max-memory)"},
+	} {
+		c, err := cmdline.ParseProfile(tc.args...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		l, err := sessionLimits(apptest.Spec(t, c))
+		switch {
+		case tc.err != "" && (err == nil || !strings.Contains(err.Error(), tc.err)):
+			t.Errorf("%v: %v, want %q", tc.args, err, tc.err)
+		case tc.err == "" && (err != nil || l.ContextBytes != tc.want):
+			t.Errorf("%v: context bytes %d (%v), want %d", tc.args, l.ContextBytes, err, tc.want)
 		}
 	}
 }

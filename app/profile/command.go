@@ -29,6 +29,10 @@ func RunCommand(ctx context.Context, s *spec.Spec, out, log io.Writer) (code int
 		return cmdline.ExitWriteFault, err
 	case res.Cancelled:
 		return cmdline.ExitInterrupted, err
+	case ctx.Err() != nil:
+		// A signal after the run, while it was being recorded (waiting on
+		// a locked history): the exports are written, the wait cut short.
+		return cmdline.ExitInterrupted, err
 	case res.AllFailed():
 		fmt.Fprintln(log, "surge: every request failed (see the error summary above)")
 		return cmdline.ExitFailed, err

@@ -5,42 +5,40 @@ import (
 	"encoding/binary"
 	"encoding/json"
 	"net/http"
-	"sync"
 	"time"
 
+	"github.com/surgebench/surge/app/cmdline"
 	"github.com/surgebench/surge/datasets"
 	"github.com/surgebench/surge/datasets/tokenizer"
+	"github.com/surgebench/surge/internal/sanitize"
 	"github.com/surgebench/surge/loadgen"
 	"github.com/surgebench/surge/metrics/fingerprint"
 	"github.com/surgebench/surge/telemetry/serverinfo"
 )
 
 // probeTimeout bounds asking the server what it is before the run: a
-// server that answers neither /v1/models nor /metrics costs no more.
-const probeTimeout = 3 * time.Second
+// server that answers none of the paths asked costs no more.
+const probeTimeout = 4 * time.Second
 
-// probeServer asks the target what it is, both at once: for the
-// fingerprint (/v1/models, its version header, its /metrics families) and
-// for run_info.server, the history's engine and version (what the
-// engine's own endpoints say: serverinfo). Either is nil when the server
-// said nothing of it.
-func probeServer(ctx context.Context, target string, headers http.Header) (*fingerprint.Server, *serverinfo.Facts) {
+// probeServer asks the target what it is, one request at a time, each on
+// a connection closed with its answer (a small server's few HTTP threads
+// must not be held): first for run_info.server, the history's engine and
+// version (what the engine's own endpoints say: serverinfo), then for the
+// fingerprint (/v1/models, its version header, its /metrics families).
+// Either is nil when the server said nothing of it.
+func probeServer(ctx context.Context, target string, headers http.Header, log cmdline.Logger) (*fingerprint.Server, *serverinfo.Facts) {
 	u, err := loadgen.BaseURL(target)
 	if err != nil {
 		return nil, nil
 	}
 	ctx, cancel := context.WithTimeout(ctx, probeTimeout)
 	defer cancel()
-	client := &http.Client{Transport: loadgen.NewTransport(1)}
+	client := probeClient()
 	defer client.CloseIdleConnections()
 	base := u.Scheme + "://" + u.Host
-	var facts *serverinfo.Facts
-	var wg sync.WaitGroup
-	wg.Go(func() {
-		facts, _ = serverinfo.Probe(ctx, base, serverinfo.WithClient(client), serverinfo.WithHeader(headers))
-	})
+	facts, _ := serverinfo.Probe(ctx, base, serverinfo.WithClient(client), serverinfo.WithHeader(headers),
+		serverinfo.WithSkipped(func(err error) { log.Debugf("server facts: %s: not read", sanitize.Line(err.Error())) }))
 	s, err := fingerprint.Probe(ctx, client, base, headers)
-	wg.Wait()
 	if err != nil {
 		s = nil
 	}

@@ -2,9 +2,13 @@ package profile
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"math"
+	"os"
+	"os/signal"
+	"syscall"
 	"time"
 
 	"github.com/surgebench/surge/app/spec"
@@ -25,6 +29,15 @@ const rememberTimeout = history.DefaultBusyTimeout + 20*time.Second
 // size warning are printed on log, and the run's artifacts and exit status
 // stand. note takes the line saying where the run was recorded.
 func Remember(ctx context.Context, h spec.History, dir string, log io.Writer, note func(format string, args ...any)) {
+	record(ctx, h, dir, false, log, note, false)
+}
+
+// record is Remember. The run is recorded under ctx: a signal (which ends
+// the command's ctx) stops a wait on another process's lock at once, and
+// one that came after the run ended leaves it unrecorded. A run that ctx
+// stopped (cancelled) is still recorded (the row says it was
+// interrupted); with signals a further SIGINT or SIGTERM stops that wait.
+func record(ctx context.Context, h spec.History, dir string, cancelled bool, log io.Writer, note func(format string, args ...any), signals bool) {
 	if h.Off || dir == "" {
 		return
 	}
@@ -36,12 +49,22 @@ func Remember(ctx context.Context, h spec.History, dir string, log io.Writer, no
 			return
 		}
 	}
-	// Recorded even when the run was interrupted (the row says so); an
-	// interrupt does not cut the append short.
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), rememberTimeout)
+	if cancelled && ctx.Err() != nil {
+		ctx = context.WithoutCancel(ctx)
+		if signals {
+			var stop context.CancelFunc
+			ctx, stop = signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
+			defer stop()
+		}
+	}
+	ctx, cancel := context.WithTimeout(ctx, rememberTimeout)
 	defer cancel()
 	rec, err := history.AppendRun(ctx, path, dir, history.WithLabel(h.Label))
-	if err != nil {
+	switch {
+	case errors.Is(err, context.Canceled):
+		fmt.Fprintf(log, "surge: the run is not in the history %s: interrupted (its artifacts in %s stand)\n", path, dir)
+		return
+	case err != nil:
 		fmt.Fprintf(log, "surge: the run is not in the history: %v (its artifacts in %s stand)\n", err, dir)
 		return
 	}
@@ -53,13 +76,14 @@ func Remember(ctx context.Context, h spec.History, dir string, log io.Writer, no
 	}
 }
 
-// remember is Remember for a run of s that wrote into dir: a shard is
-// left to surge merge, which records the merged run.
-func remember(ctx context.Context, s *spec.Spec, dir string, log io.Writer) {
+// remember is Remember for a run of s that wrote into dir (cancelled:
+// stopped by hand): a shard is left to surge merge, which records the
+// merged run.
+func remember(ctx context.Context, s *spec.Spec, dir string, cancelled bool, log io.Writer) {
 	if !s.Shard.Whole() {
 		return
 	}
-	Remember(ctx, s.History, dir, log, s.Logger(log).Notef)
+	record(ctx, s.History, dir, cancelled, log, s.Logger(log).Notef, s.Signals)
 }
 
 // capacityCost prices the capacity a search found: a million output

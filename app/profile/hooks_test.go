@@ -94,7 +94,10 @@ func TestHookFlagsRefused(t *testing.T) {
 		{[]string{"--server-profiler", "--server-profiler-timeout-seconds", "-1"}, "--server-profiler-timeout-seconds must be > 0"},
 		{[]string{"--reset-kv-cache", "--control-addr", "127.0.0.1:0"}, "--reset-kv-cache runs between a plan's stages"},
 	} {
-		_, err := prepareConfig(parseArgs(t, append(tc.args, "--ui", "none")...), io.Discard)
+		err := refusal(append(tc.args, "--ui", "none"), func(c cmdline.Config) error {
+			_, err := prepareConfig(c, io.Discard)
+			return err
+		})
 		var ue *cmdline.UsageError
 		if !errors.As(err, &ue) || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%v: %v, want a usage error saying %q", tc.args, err, tc.want)

@@ -655,6 +655,8 @@ func (ls *liveSession) conclude(out io.Writer, s *metrics.Summary) error {
 		}
 		writeColumns(out, t)
 		switch {
+		case r.Inconclusive:
+			fmt.Fprintf(out, "capacity: %s\n", r.Note)
 		case r.Found:
 			fmt.Fprintf(out, "capacity: %s %s (passes; %s fails: within +%s), limited by %s\n",
 				num(r.Capacity), unitOf(mode), num(r.Upper), num(r.Uncertainty()), r.Limiting)

@@ -182,9 +182,11 @@ func TestLoadControlFlagsRejected(t *testing.T) {
 		{[]string{"--streaming", "--prefill-concurrency", "2", "--prefill-concurrency-ramp-duration", "-1"}, "--prefill-concurrency-ramp-duration must be ≥ 0"},
 		{[]string{"--streaming", "--prefill-concurrency", "2", "--benchmark-duration", "3", "--prefill-concurrency-ramp-duration", "5"}, "longer than the run's duration"},
 	} {
-		c := parseArgs(t, append([]string{"--url", "127.0.0.1:1", "--ui", "none", "--output-artifact-dir", t.TempDir(),
-			"--no-gpu-telemetry", "--no-server-metrics"}, tc.args...)...)
-		_, err := runConfig(context.Background(), c, io.Discard, io.Discard)
+		err := refusal(append([]string{"--url", "127.0.0.1:1", "--ui", "none", "--output-artifact-dir", t.TempDir(),
+			"--no-gpu-telemetry", "--no-server-metrics"}, tc.args...), func(c cmdline.Config) error {
+			_, err := runConfig(context.Background(), c, io.Discard, io.Discard)
+			return err
+		})
 		var ue *cmdline.UsageError
 		if !errors.As(err, &ue) || !strings.Contains(err.Error(), tc.says) {
 			t.Errorf("%v: %v, want a usage error naming %s", tc.args, err, tc.says)

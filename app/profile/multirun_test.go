@@ -63,7 +63,10 @@ func TestMultiRunFlags(t *testing.T) {
 		{[]string{"--set-consistent-seed", "--no-set-consistent-seed"}, "give one"},
 		{[]string{"--parameter-sweep-cooldown-seconds", "-2"}, "must be ≥ 0"},
 	} {
-		_, err := spec.Parse(parseArgs(t, tc.args...))
+		err := refusal(tc.args, func(c cmdline.Config) error {
+			_, err := spec.Parse(c)
+			return err
+		})
 		var ue *cmdline.UsageError
 		if err == nil || !strings.Contains(err.Error(), tc.want) || !asUsage(err, &ue) {
 			t.Errorf("%v: %v, want a usage error saying %q", tc.args, err, tc.want)

@@ -75,7 +75,10 @@ func TestNetworkFlagsRefused(t *testing.T) {
 		{[]string{"--network-latency-mean", "-1"}, "want milliseconds ≥ 0"},
 		{[]string{"--network-latency-automatic", "--network-latency-ping-interval", "-1"}, "must be > 0"},
 	} {
-		_, err := spec.Parse(parseArgs(t, tc.args...))
+		err := refusal(tc.args, func(c cmdline.Config) error {
+			_, err := spec.Parse(c)
+			return err
+		})
 		var ue *cmdline.UsageError
 		if !errors.As(err, &ue) || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%v: %v, want a usage error saying %q", tc.args, err, tc.want)

@@ -24,6 +24,7 @@ import (
 	"github.com/surgebench/surge/datasets"
 	"github.com/surgebench/surge/datasets/tokenizer"
 	"github.com/surgebench/surge/examples/mockserver"
+	"github.com/surgebench/surge/internal/sanitize"
 	"github.com/surgebench/surge/loadgen"
 	"github.com/surgebench/surge/loadgen/calibrate"
 	"github.com/surgebench/surge/loadgen/cpuload"
@@ -76,7 +77,7 @@ func Run(ctx context.Context, s *spec.Spec, out, log io.Writer) (*Result, error)
 	if res != nil {
 		// After every export (a sweep's aggregate, the repeats' aggregate/):
 		// the history reads the run back from its folder.
-		remember(ctx, s, res.Dir, log)
+		remember(ctx, s, res.Dir, res.Cancelled, log)
 	}
 	return res, err
 }
@@ -115,6 +116,8 @@ type prepared struct {
 	// the agentic replay's lanes (nil: none).
 	toolResults []string
 	replay      *loadgen.Replay
+	// limits bound each session's growth (agentic.go).
+	limits loadgen.SessionLimits
 }
 
 // Prepare resolves s into a plan. It starts nothing and writes nothing but
@@ -128,6 +131,10 @@ func Prepare(s *spec.Spec, log io.Writer) (*prepared, error) {
 // when ctx ends.
 func prepareCtx(ctx context.Context, s *spec.Spec, log io.Writer) (*prepared, error) {
 	p := &prepared{s: s, log: s.Logger(log)}
+	var err error
+	if p.limits, err = sessionLimits(s); err != nil {
+		return nil, err
+	}
 	for _, n := range s.Notes {
 		p.log.Notef("%s", n)
 	}
@@ -142,14 +149,19 @@ func prepareCtx(ctx context.Context, s *spec.Spec, log io.Writer) (*prepared, er
 	// Before the tokenizer: the model's own builds the prompts; before the
 	// preflight, whose request names it.
 	modelNote := p.modelFromServer(ctx, log)
-	if err := p.checkTarget(ctx, log); err != nil {
-		return nil, err
+	// A probe of a type whose bodies are the dataset's own (rankings
+	// passages, raw bodies) is the dataset's first request: it waits for
+	// the dataset.
+	ownBody := preflight.OwnBody(s.Endpoint.Kind)
+	if !ownBody {
+		if err := p.checkTarget(ctx, log, nil); err != nil {
+			return nil, err
+		}
 	}
 	if modelNote != "" {
 		fmt.Fprint(log, modelNote)
 	}
 	s = p.s
-	var err error
 	if p.builder, p.counter, p.tokSrc, err = loadTokenizer(ctx, &s.Tokenizer, p.log); err != nil {
 		return nil, err
 	}
@@ -168,6 +180,11 @@ func prepareCtx(ctx context.Context, s *spec.Spec, log io.Writer) (*prepared, er
 	}
 	if err := checkMedia(p.ds, s.Endpoint); err != nil {
 		return nil, err
+	}
+	if ownBody {
+		if err := p.checkTarget(ctx, log, p.firstTurn()); err != nil {
+			return nil, err
+		}
 	}
 	if err := checkBodies(p.ds, s.Endpoint); err != nil {
 		return nil, err
@@ -244,7 +261,9 @@ type outcome struct {
 	// loopRequests and rejected are the tool loop's requests and the
 	// session starts an admission ceiling turned away.
 	loopRequests, rejected int64
-	errs                   []error // the UI's, the exports' and telemetry's
+	// replacedIDs counts the tool-call ids surge replaced.
+	replacedIDs int64
+	errs        []error // the UI's, the exports' and telemetry's
 }
 
 // execute starts the target, the exports, the collector, telemetry and the
@@ -273,7 +292,7 @@ func (p *prepared) execute(ctx context.Context, log io.Writer) (o *outcome, err 
 	}
 	cleanup = append(cleanup, stopTarget)
 	o.target = target
-	o.server, o.facts = probeServer(ctx, target, s.Request.Headers)
+	o.server, o.facts = probeServer(ctx, target, s.Request.Headers, p.log)
 
 	if o.dir == "" {
 		o.dir = filepath.Join("artifacts", p.artifactName()+p.shardDir())
@@ -336,9 +355,12 @@ func (p *prepared) execute(ctx context.Context, log io.Writer) (o *outcome, err 
 	}
 	if p.counter != nil {
 		colOpts = append(colOpts, metrics.WithTokenizer(p.counter))
-		if t := s.Tokenizer; p.tokSrc.Source != tokBuiltin && (!t.Explicit || t.Name == s.Target.Model()) {
-			// The model's own: a count that differs from the server's is
-			// not the tokenizer's doing.
+		if p.tokSrc.Source != tokBuiltin {
+			// The model's own (found by its name), or the one --tokenizer
+			// gave, which the user named as the model's: a count that
+			// differs from the server's is not the tokenizer's doing, and
+			// asking whether --tokenizer is the model's would doubt a
+			// choice the user made.
 			colOpts = append(colOpts, metrics.WithModelTokenizer())
 		}
 	}
@@ -487,7 +509,7 @@ func (p *prepared) execute(ctx context.Context, log io.Writer) (o *outcome, err 
 	o.state = col.State()
 	o.state.Origin = o.start
 	o.clockDrift = gen.ClockDrift()
-	o.loopRequests, o.rejected = gen.ToolLoopRequests(), gen.RejectedSessions()
+	o.loopRequests, o.rejected, o.replacedIDs = gen.ToolLoopRequests(), gen.RejectedSessions(), gen.ReplacedToolCallIDs()
 	logw.release()
 	o.end = time.Now()
 	o.gcCycles = heapfloor.Cycles() - gcBefore
@@ -549,6 +571,9 @@ func (p *prepared) report(o *outcome, out io.Writer) (*Result, error) {
 	if o.late > lateWarnAfter {
 		o.summary.Warnings = append(o.summary.Warnings, p.lateWarning(o.late))
 	}
+	if w := goneWarning(p.preflight, o.summary, o.start); w != "" {
+		o.summary.Warnings = append(o.summary.Warnings, w)
+	}
 	if n := o.summary.Redirects(); n > 0 {
 		o.summary.Warnings = append(o.summary.Warnings, redirectWarning(n, s.Request.FollowRedirects))
 	}
@@ -596,7 +621,7 @@ func (p *prepared) report(o *outcome, out io.Writer) (*Result, error) {
 	}
 	if o.facts != nil {
 		run.RunInfo.(map[string]any)["server"] = o.facts
-		p.log.Debugf("the server says: %s", o.facts)
+		p.log.Debugf("the server says: %s", sanitize.Line(o.facts.String()))
 	}
 	historyInfo(s, run.RunInfo.(map[string]any))
 	capCost := p.live.capacityCost(s.CostPerHour, o.summary)

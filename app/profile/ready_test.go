@@ -92,7 +92,10 @@ func TestWaitForModelFlags(t *testing.T) {
 	for _, args := range [][]string{{"--wait-for-model-mode", "models"}, {"--wait-for-model-timeout", "5", "--wait-for-model-mode", "ping"},
 		{"--wait-for-model-timeout", "5", "--wait-for-model-interval", "0"}} {
 		var ue *cmdline.UsageError
-		if _, err := prepareConfig(parseArgs(t, args...), io.Discard); !errors.As(err, &ue) || !strings.Contains(err.Error(), "--wait-for-model") {
+		if err := refusal(args, func(c cmdline.Config) error {
+			_, err := prepareConfig(c, io.Discard)
+			return err
+		}); !errors.As(err, &ue) || !strings.Contains(err.Error(), "--wait-for-model") {
 			t.Errorf("%q: %v, want a usage error naming the flag", args, err)
 		}
 	}

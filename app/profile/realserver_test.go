@@ -74,8 +74,9 @@ func TestTruncatedPromptEndToEnd(t *testing.T) {
 
 // TestPerChunkUsageEndToEnd: a mock sending 3 tokens a chunk; with
 // --per-chunk-usage the summary counts the chunks of several tokens from
-// the server's running usage, without it it says the requests had more
-// tokens than chunks. OSL is the server's count either way.
+// the server's running usage, without it the tokenizer's count of each
+// chunk says the server sends its tokens in batches. OSL is the server's
+// count either way.
 func TestPerChunkUsageEndToEnd(t *testing.T) {
 	t.Parallel()
 	url := startMockOf(t, mockserver.Config{TokensPerChunk: 3})
@@ -83,7 +84,7 @@ func TestPerChunkUsageEndToEnd(t *testing.T) {
 		flag, want string
 	}{
 		{"--per-chunk-usage", "warning [chunks]: 12 of 12 chunks carried several tokens"},
-		{"", "warning [chunks]: 4 requests had more tokens than chunks"},
+		{"", "warning [batched]: 4 of 4 answers came in batches"},
 	} {
 		args := []string{"--isl", "16", "--osl", "9", "--request-count", "4"}
 		if tc.flag != "" {
@@ -133,7 +134,10 @@ func TestRealServerFlags(t *testing.T) {
 		{[]string{"--retokenize-output", "--use-server-token-count"}, "--retokenize-output and --use-server-token-count"},
 		{[]string{"--server-metrics-timeout", "-1"}, "--server-metrics-timeout"},
 	} {
-		_, err := runConfig(context.Background(), parseArgs(t, append(tc.args, "--ui", "none", "--output-artifact-dir", t.TempDir())...), nil, nil)
+		err := refusal(append(tc.args, "--ui", "none", "--output-artifact-dir", t.TempDir()), func(c cmdline.Config) error {
+			_, err := runConfig(context.Background(), c, nil, nil)
+			return err
+		})
 		var ue *cmdline.UsageError
 		if !errors.As(err, &ue) || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%v: %v, want a usage error naming %s", tc.args, err, tc.want)

@@ -84,11 +84,13 @@ func TestRepeatedRunsUsageErrors(t *testing.T) {
 		want string
 	}{
 		{[]string{"--num-profile-runs", "11"}, "--num-profile-runs must be between 1 and 10"},
-		{[]string{"--confidence-level", "1.5"}, "--confidence-level must be between 0 and 1"},
+		{[]string{"--confidence-level", "1.5"}, "--confidence-level must be > 0 and < 1"},
 		{[]string{"--num-profile-runs", "2", "--profile-run-cooldown-seconds", "-1"}, "--profile-run-cooldown-seconds must be ≥ 0"},
 	} {
-		c := parseArgs(t, append([]string{"--ui", "none", "--output-artifact-dir", t.TempDir()}, tc.args...)...)
-		_, err := runConfig(t.Context(), c, io.Discard, io.Discard)
+		err := refusal(append([]string{"--ui", "none", "--output-artifact-dir", t.TempDir()}, tc.args...), func(c cmdline.Config) error {
+			_, err := runConfig(t.Context(), c, io.Discard, io.Discard)
+			return err
+		})
 		var ue *cmdline.UsageError
 		if !errors.As(err, &ue) || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%q: err %v, want a usage error with %q", tc.args, err, tc.want)

@@ -190,6 +190,17 @@ func parseArgs(t *testing.T, args ...string) cmdline.Config {
 	return c
 }
 
+// refusal is the error args earn: a value its flag's limits refuse as the
+// command line is parsed (cmdline.CheckNumbers), else what then does
+// with the parsed configuration.
+func refusal(args []string, then func(cmdline.Config) error) error {
+	c, err := cmdline.ParseProfile(args...)
+	if err != nil {
+		return err
+	}
+	return then(c)
+}
+
 // TestUsageErrorsComeBeforeTheServer: a bad value is refused before any
 // request reaches the server, the /v1/models look-up of a run without
 // --model included (it used to come first, and wait up to 3 s).
@@ -206,9 +217,11 @@ func TestUsageErrorsComeBeforeTheServer(t *testing.T) {
 		{"--concurrency", "1,2", "--concurrency-ramp-duration", "5"},
 		{"--isl", "16,0", "--request-count", "2"},
 	} {
-		c := parseArgs(t, append([]string{"--url", srv.URL}, args...)...)
 		var ue *cmdline.UsageError
-		if _, err := runConfig(context.Background(), c, io.Discard, io.Discard); !errors.As(err, &ue) {
+		if err := refusal(append([]string{"--url", srv.URL}, args...), func(c cmdline.Config) error {
+			_, err := runConfig(context.Background(), c, io.Discard, io.Discard)
+			return err
+		}); !errors.As(err, &ue) {
 			t.Errorf("%q: %v, want a usage error", args, err)
 		}
 	}

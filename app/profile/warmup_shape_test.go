@@ -98,7 +98,10 @@ func TestWarmupShapeRefused(t *testing.T) {
 		{[]string{"--warmup-duration", "1", "--concurrency", "2", "--warmup-concurrency-ramp-duration", "3"}, "longer than the run's duration"},
 		{[]string{"--warmup-request-count", "3", "--warmup-grace-period", "-1"}, "--warmup-grace-period \"-1\""},
 	} {
-		_, err := prepareConfig(parseArgs(t, append(tc.args, "--ui", "none")...), io.Discard)
+		err := refusal(append(tc.args, "--ui", "none"), func(c cmdline.Config) error {
+			_, err := prepareConfig(c, io.Discard)
+			return err
+		})
 		var ue *cmdline.UsageError
 		if !errors.As(err, &ue) || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%v: %v, want a usage error saying %q", tc.args, err, tc.want)

@@ -77,14 +77,17 @@ func TestBadWarmupFlagsNameTheFlag(t *testing.T) {
 		want string
 	}{
 		{[]string{"--warmup-duration", "-1"}, "--warmup-duration must be ≥ 0"},
-		{[]string{"--warmup-duration", "inf"}, "--warmup-duration must be finite"},
+		{[]string{"--warmup-duration", "inf"}, "--warmup-duration must be a finite number"},
 		{[]string{"--warmup-request-count", "2", "--warmup-concurrency", "-2"}, "--warmup-concurrency must be ≥ 1"},
-		{[]string{"--warmup-request-count", "2", "--warmup-request-rate", "-3"}, "--warmup-request-rate must be > 0"},
+		{[]string{"--warmup-request-count", "2", "--warmup-request-rate", "-3"}, "--warmup-request-rate must be ≥ 1e-06"},
 		{[]string{"--warmup-concurrency", "4"}, "--warmup-concurrency sets the warmup's load: bound the warmup"},
 		{[]string{"--warmup-request-rate", "4"}, "--warmup-request-rate sets the warmup's load"},
 		{[]string{"--warmup-duration", "1", "--warmup-request-rate", "4", "--arrival-pattern", "bursty"}, "--arrival-pattern"},
 	} {
-		_, err := runConfig(context.Background(), parseArgs(t, append(tc.args, "--ui", "none", "--output-artifact-dir", t.TempDir())...), io.Discard, io.Discard)
+		err := refusal(append(tc.args, "--ui", "none", "--output-artifact-dir", t.TempDir()), func(c cmdline.Config) error {
+			_, err := runConfig(context.Background(), c, io.Discard, io.Discard)
+			return err
+		})
 		var ue *cmdline.UsageError
 		if err == nil || !errors.As(err, &ue) || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%v: got %v, want a usage error saying %q", tc.args, err, tc.want)

@@ -7,6 +7,7 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"slices"
 	"strings"
 
 	"github.com/surgebench/surge/app/cmdline"
@@ -23,8 +24,12 @@ var errGate = errors.New("the regression gate failed (the verdict above says why
 // folder, or the run the history picks for the first of dirs) judged
 // against every run of dirs by the --fail-on rules (or compare's default
 // gate rules), the comparison and a one-paragraph verdict written to w.
-// A history with no baseline yet (a first run) is said and passes: there
-// is nothing to judge.
+// A history with no baseline yet (a first run, history:last-matching) is
+// said and passes: there is nothing to judge. A history that cannot be
+// read (damaged, another application's, a newer surge's), a baseline it
+// names that is not there (history:id=N, history:label=NAME) or whose
+// folder is gone is a *cmdline.BaselineError: the gate does not pass on
+// what it could not read.
 func gateRuns(ctx context.Context, w io.Writer, dirs []string, c compareConfig) error {
 	if err := c.checkBootstrap(); err != nil {
 		return err
@@ -33,7 +38,7 @@ func gateRuns(ctx context.Context, w io.Writer, dirs []string, c compareConfig) 
 	if err != nil {
 		return &cmdline.UsageError{Err: fmt.Errorf("--fail-on %w", err)}
 	}
-	_, fromHistory, err := history.ParseSelector(c.Baseline)
+	sel, fromHistory, err := history.ParseSelector(c.Baseline)
 	switch {
 	case err != nil:
 		return &cmdline.UsageError{Err: fmt.Errorf("--baseline %w", err)}
@@ -56,19 +61,23 @@ func gateRuns(ctx context.Context, w io.Writer, dirs []string, c compareConfig) 
 		return cmdline.Usagef("--baseline %s: there is no history %s (surge profile --history FILE writes one)", c.Baseline, path)
 	}
 	dir, row, err := history.ResolveBaseline(ctx, path, c.Baseline, dirs[0])
-	if errors.Is(err, history.ErrNoBaseline) {
+	switch {
+	case errors.Is(err, history.ErrNoBaseline) && sel.LastMatching:
+		// A first run: the history is sound and holds no earlier run of
+		// this workload.
 		fmt.Fprintf(w, "no baseline: %v; nothing to judge yet, so the gate passes\n", err)
 		return nil
-	}
-	if err != nil {
-		return err
+	case err != nil:
+		// The history could not be read, or the baseline it names is not
+		// there: the gate cannot judge, so it does not pass.
+		return &cmdline.BaselineError{Err: fmt.Errorf("--baseline %s: %w", c.Baseline, err)}
 	}
 	base, err := artifact.Load(dir)
 	if err != nil {
 		if !fromHistory {
 			return &cmdline.UsageError{Err: fmt.Errorf("--baseline %w", err)}
 		}
-		return fmt.Errorf("%s picked %s: %w", c.Baseline, dir, err)
+		return &cmdline.BaselineError{Err: fmt.Errorf("--baseline %s picked %s: %w", c.Baseline, dir, err)}
 	}
 	if row != nil && !c.JSON {
 		label := ""
@@ -77,7 +86,7 @@ func gateRuns(ctx context.Context, w io.Writer, dirs []string, c compareConfig) 
 		}
 		fmt.Fprintf(w, "baseline (%s): history run %d%s, %s\n", c.Baseline, row.ID, label, dir)
 	}
-	opts := compare.GateOptions{Rules: rules, Force: c.Force,
+	opts := compare.GateOptions{Rules: rules, Force: c.Force, AllowUnjudged: c.AllowUnjudged,
 		Options: compare.Options{Metrics: c.Metrics, Bootstrap: stats.Bootstrap{Iterations: c.Samples, Level: c.Confidence, Seed: c.Seed}}}
 	if len(c.Metrics) == 0 {
 		opts.Metrics = nil // compare's defaults
@@ -104,6 +113,9 @@ func gateRuns(ctx context.Context, w io.Writer, dirs []string, c compareConfig) 
 		return err
 	}
 	if g.Failed {
+		if !slices.ContainsFunc(g.Outcomes, func(o compare.Outcome) bool { return o.Failed }) {
+			return fmt.Errorf("%w (--allow-unjudged passes the rules too few requests leave unjudged)", errGate)
+		}
 		return errGate
 	}
 	return nil

@@ -25,7 +25,7 @@ import (
 func MergeCommand() *cli.Command {
 	return &cli.Command{
 		Name:      "merge",
-		Usage:     "merge the exports of one plan's N shards (--shard i/N) into one",
+		Usage:     "merge the exports of one plan's shards (--shard i/N) into one",
 		ArgsUsage: "DIR... -o OUT",
 		Description: "Counts and sums add exactly; percentiles come from the shards' per-request records (exact), or from\n" +
 			"their merged t-digests when a shard has no profile_export.jsonl; durations and throughputs cover the\n" +

@@ -23,7 +23,7 @@ import (
 func ReportCommand() *cli.Command {
 	return &cli.Command{
 		Name:         "report",
-		Usage:        "write an HTML report (or PNG charts) of runs' artifact folders",
+		Usage:        "write an HTML report (or PNG charts) of runs' folders",
 		ArgsUsage:    "DIR...",
 		OnUsageError: cmdline.OnUsageError,
 		Flags: []cli.Flag{
@@ -87,13 +87,16 @@ func loadReport(dirs []string) (runreport.Data, string, error) {
 
 // compareConfig is `surge compare`'s flags.
 type compareConfig struct {
-	JSON       bool
-	Force      bool
-	FailOn     []string
-	Metrics    []string
-	Seed       uint64
-	Samples    int
-	Confidence float64
+	JSON  bool
+	Force bool
+	// AllowUnjudged passes the --fail-on rules too few requests leave
+	// unjudged (p99 needs 100 in each run) instead of failing them.
+	AllowUnjudged bool
+	FailOn        []string
+	Metrics       []string
+	Seed          uint64
+	Samples       int
+	Confidence    float64
 	// Baseline is --baseline: a folder, or a run the history picks
 	// (history:last-matching, history:label=NAME, history:id=N); History
 	// is --history, the database it reads.
@@ -108,13 +111,16 @@ func CompareCommand() *cli.Command {
 		Usage: "judge whether runs differ: intervals, a rank test, a verdict",
 		Description: "Per metric, each run's value, the change from the first run, bootstrap intervals, a rank test and a\n" +
 			"verdict.\n\nThe first folder is the baseline. Exit status: 0 no --fail-on rule failed; 1 a rule failed (a significant\n" +
-			"change past its limit); 2 bad usage, or runs whose workload fingerprints differ (without --force).",
+			"change past its limit) or could not be judged (too few requests; --allow-unjudged passes it); 2 bad usage, or\n" +
+			"runs whose workload fingerprints differ (without --force); 3 the history --baseline history:… reads could not\n" +
+			"be read, or the baseline it names is missing.",
 		ArgsUsage:    "BASELINE DIR...",
 		OnUsageError: cmdline.OnUsageError,
 		Flags: []cli.Flag{
 			&cli.BoolFlag{Name: "json", Usage: "write the comparison as JSON (for CI)", Destination: &c.JSON},
 			&cli.BoolFlag{Name: "force", Usage: "compare runs whose workload fingerprints differ", Destination: &c.Force},
-			&cli.StringSliceFlag{Name: "fail-on", Usage: "exit 1 when a run's change passes a limit significantly, e.g. \"time_to_first_token.p99>+5%\" or \"output_token_throughput<-3%\" (repeatable)"},
+			&cli.StringSliceFlag{Name: "fail-on", Usage: "exit 1 when a run's change passes a limit significantly, e.g. \"time_to_first_token.p99>+5%\" or \"output_token_throughput<-3%\" (repeatable), or when too few requests leave it unjudged (p99 needs 100 in each run)"},
+			&cli.BoolFlag{Name: "allow-unjudged", Usage: "pass the rules too few requests leave unjudged instead of failing them (the verdict still names them)", Destination: &c.AllowUnjudged},
 			&cli.StringSliceFlag{Name: "metrics", Usage: "per-request metrics to compare (default: " + strings.Join(compare.DefaultMetrics, ",") + ")"},
 			&cli.Uint64Flag{Name: "seed", Value: 1, Usage: "seed of the bootstrap (same seed and runs, same intervals)", Destination: &c.Seed},
 			&cli.IntFlag{Name: "bootstrap-samples", Value: 2000, Usage: "bootstrap resamples per interval", Destination: &c.Samples},
@@ -199,17 +205,27 @@ func compareRuns(w io.Writer, dirs []string, c compareConfig) error {
 	if err != nil {
 		return err
 	}
-	var failed []string
+	var failed, unjudged []string
 	for _, o := range outcomes {
-		if o.Failed {
+		switch {
+		case o.Failed:
 			failed = append(failed, o.Detail)
+		case o.Unjudged && !c.AllowUnjudged:
+			unjudged = append(unjudged, o.Detail)
 		}
 	}
-	if len(failed) > 0 {
+	switch {
+	case len(failed) > 0:
 		return fmt.Errorf("%w: %s", errRegression, strings.Join(failed, "; "))
+	case len(unjudged) > 0:
+		return fmt.Errorf("%w: %s (--allow-unjudged passes such rules)", errUnjudged, strings.Join(unjudged, "; "))
 	}
 	return nil
 }
+
+// errUnjudged is a --fail-on rule too few requests left unjudged (exit
+// 1): a check that cannot judge does not pass.
+var errUnjudged = errors.New("a --fail-on rule could not be judged")
 
 func nonNilOutcomes(o []compare.Outcome) []compare.Outcome {
 	if o == nil {

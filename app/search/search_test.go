@@ -2,6 +2,7 @@ package search
 
 import (
 	"context"
+	"errors"
 	"io"
 	"os"
 	"path/filepath"
@@ -91,5 +92,32 @@ func TestSearchReadsAConfigFile(t *testing.T) {
 	}
 	if _, err := searchArgs(t, "--config", path); err == nil || !strings.Contains(err.Error(), path+":1: unknown key sloo (did you mean slo?)") {
 		t.Errorf("got %v, want the unknown key named with a suggestion", err)
+	}
+}
+
+// TestSearchNumbers: search's own numeric flags have their limits in
+// the one table profile's flags use, and a value past them is refused
+// naming the flag.
+func TestSearchNumbers(t *testing.T) {
+	t.Setenv("OPENAI_API_KEY", "")
+	for _, f := range searchOptions(&cmdline.SearchConfig{}) {
+		switch f.(type) {
+		case *cli.IntFlag, *cli.Float64Flag, *cmdline.ValueFlag:
+			if _, ok := cmdline.NumberLimits(f.Names()[0]); !ok {
+				t.Errorf("--%s holds a number and has no limits (cmdline's numberLimits)", f.Names()[0])
+			}
+		}
+	}
+	for _, tc := range []struct{ flag, value, want string }{
+		{"--max-probes", "0", "--max-probes must be ≥ 1, got 0"},
+		{"--search-resolution", "0", "--search-resolution must be > 0 and < 1, got 0"},
+		{"--probe-duration", "1e308", "--probe-duration: at most 9223372036 s"},
+		{"--search-max", "NaN", "--search-max must be a finite number"},
+	} {
+		_, err := searchArgs(t, "--slo", "error_rate:0.01", tc.flag, tc.value)
+		var ue *cmdline.UsageError
+		if !errors.As(err, &ue) || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s %s: %v, want a usage error with %q", tc.flag, tc.value, err, tc.want)
+		}
 	}
 }

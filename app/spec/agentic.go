@@ -34,7 +34,25 @@ type Agentic struct {
 	TraceIdleGapCap time.Duration
 	// Mock is the embedded mock's agent behaviour.
 	Mock MockAgent
+	// Limits bound what one session may grow to (every session's, tool
+	// loop or not).
+	Limits SessionLimits
 }
+
+// SessionLimits are --tool-max-argument-bytes, --tool-max-calls-per-reply,
+// --session-max-context-tokens and --session-max-context-bytes
+// (ContextBytes 0: not given, derived from the memory budget).
+type SessionLimits struct {
+	ToolArgumentBytes, ContextBytes int64
+	ToolCalls                       int
+	ContextTokens                   int64
+}
+
+// Bounds on the session limits' byte sizes.
+const (
+	minSessionBytes = 1 << 10
+	maxSessionBytes = 1 << 40
+)
 
 // ToolLoop is --tool-loop's settings.
 type ToolLoop struct {
@@ -100,6 +118,9 @@ func parseAgentic(s *Spec, c *cmdline.Config) error {
 	if err := parseToolLoop(s, ac); err != nil {
 		return err
 	}
+	if err := parseSessionLimits(s, ac); err != nil {
+		return err
+	}
 	if err := parseScenario(s, c); err != nil {
 		return err
 	}
@@ -133,6 +154,20 @@ func parseToolLoop(s *Spec, ac *cmdline.AgenticConfig) error {
 		return cmdline.Usagef("--tool-delay must be ≥ 0 ms, got %g", float64(ac.ToolDelay)/1e6)
 	}
 	s.Agentic.ToolLoop = &ToolLoop{MaxRounds: ac.ToolLoopRounds, ResultTokens: ac.ToolResultTokens, Delay: ac.ToolDelay}
+	return nil
+}
+
+// parseSessionLimits reads the session limits (cmdline checked the
+// counts' ranges).
+func parseSessionLimits(s *Spec, ac *cmdline.AgenticConfig) (err error) {
+	l := &s.Agentic.Limits
+	l.ToolCalls, l.ContextTokens = ac.ToolMaxCalls, int64(ac.SessionMaxContextTokens)
+	if l.ToolArgumentBytes, err = parseSize(ac.ToolMaxArgumentBytes, minSessionBytes, maxSessionBytes); err != nil {
+		return cmdline.Usagef("--tool-max-argument-bytes %q: %v", ac.ToolMaxArgumentBytes, err)
+	}
+	if l.ContextBytes, err = parseSize(ac.SessionMaxContextBytes, minSessionBytes, maxSessionBytes); err != nil {
+		return cmdline.Usagef("--session-max-context-bytes %q: %v", ac.SessionMaxContextBytes, err)
+	}
 	return nil
 }
 

@@ -75,7 +75,7 @@ func TestAgenticFlagErrors(t *testing.T) {
 		{[]string{"--tool-loop", "--tool-delay", "-5"}, "--tool-delay must be ≥ 0"},
 		{[]string{"--session-arrival-pattern", "constant"}, "give the rate"},
 		{[]string{"--session-arrival-smoothness", "2"}, "give the rate"},
-		{[]string{"--session-arrival-rate", "-1"}, "must be > 0"},
+		{[]string{"--session-arrival-rate", "-1"}, "--session-arrival-rate must be ≥ 1e-06, got -1"},
 		{[]string{"--session-arrival-rate", "1", "--session-arrival-pattern", "concurrency_burst"}, "poisson, constant or gamma"},
 		{[]string{"--session-arrival-rate", "1", "--session-arrival-pattern", "uniform"}, "want poisson, constant or gamma"},
 		{[]string{"--session-arrival-rate", "1", "--session-arrival-smoothness", "2"}, "give --session-arrival-pattern gamma"},
@@ -94,13 +94,40 @@ func TestAgenticFlagErrors(t *testing.T) {
 		{[]string{"--scenario", ScenarioAgentX, "--custom-dataset-type", "weka", "--input-file", "../../datasets/testdata/weka", "--benchmark-duration", "60"}, "at least 900 s"},
 		{[]string{"--scenario", ScenarioAgentX, "--custom-dataset-type", "weka", "--input-file", "../../datasets/testdata/weka", "--benchmark-duration", "900", "--extra-inputs", "ignore_eos:false"}, "sends ignore_eos: true"},
 		{[]string{"--unsafe-override"}, "give --scenario"},
-		{[]string{"--mock-tool-call-rate", "2"}, "--mock-tool-call-rate is a fraction"},
+		{[]string{"--mock-tool-call-rate", "2"}, "--mock-tool-call-rate must be between 0 and 1, got 2"},
+		{[]string{"--tool-max-argument-bytes", "10"}, `--tool-max-argument-bytes "10": want between 1KiB and 1TiB`},
+		{[]string{"--tool-max-argument-bytes", "lots"}, `--tool-max-argument-bytes "lots": want a size`},
+		{[]string{"--session-max-context-bytes", "1e300"}, `--session-max-context-bytes "1e300": want a size`},
+		{[]string{"--tool-max-calls-per-reply", "0"}, "--tool-max-calls-per-reply must be ≥ 1, got 0"},
+		{[]string{"--session-max-context-tokens", "0"}, "--session-max-context-tokens must be ≥ 1, got 0"},
 	} {
 		_, err := parseArgs(t, tc.args...)
 		var ue *cmdline.UsageError
 		if !errors.As(err, &ue) || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%v: %v, want a usage error with %q", tc.args, err, tc.want)
 		}
+	}
+}
+
+// TestSessionLimitFlags: the session limits reach the spec, sizes read as
+// --max-memory reads them; the context's bytes left unset (0: derived
+// from the memory budget when the run is prepared).
+func TestSessionLimitFlags(t *testing.T) {
+	t.Parallel()
+	s, err := parseArgs(t)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if l := s.Agentic.Limits; l != (SessionLimits{ToolArgumentBytes: 4 << 20, ToolCalls: 128, ContextTokens: 2 << 20}) {
+		t.Errorf("defaults %+v", l)
+	}
+	s, err = parseArgs(t, "--tool-max-argument-bytes", "512KiB", "--tool-max-calls-per-reply", "16",
+		"--session-max-context-tokens", "100000", "--session-max-context-bytes", "8MB")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if l := s.Agentic.Limits; l != (SessionLimits{ToolArgumentBytes: 512 << 10, ToolCalls: 16, ContextTokens: 100000, ContextBytes: 8e6}) {
+		t.Errorf("given %+v", l)
 	}
 }
 

@@ -2,6 +2,7 @@ package spec
 
 import (
 	"errors"
+	"fmt"
 	"io"
 	"math"
 	"os"
@@ -177,8 +178,12 @@ func parseDataset(s *Spec, c *cmdline.Config) error {
 var byteUnits = map[string]float64{"": 1, "b": 1, "k": 1e3, "kb": 1e3, "m": 1e6, "mb": 1e6, "g": 1e9, "gb": 1e9, "t": 1e12, "tb": 1e12,
 	"kib": 1 << 10, "mib": 1 << 20, "gib": 1 << 30, "tib": 1 << 40, "ki": 1 << 10, "mi": 1 << 20, "gi": 1 << 30, "ti": 1 << 40}
 
-// parseBytes reads a size such as 4GiB, 512MB, 2.5G or 1000000 ("": 0).
-func parseBytes(v string) (int64, error) {
+// parseBytes reads a size such as 4GiB, 512MB, 2.5G or 1000000 ("": 0),
+// between 64 MiB and 1 PiB (a memory budget).
+func parseBytes(v string) (int64, error) { return parseSize(v, 64<<20, 1<<50) }
+
+// parseSize reads a size as parseBytes does, between lo and hi bytes.
+func parseSize(v string, lo, hi int64) (int64, error) {
 	v = strings.TrimSpace(v)
 	if v == "" {
 		return 0, nil
@@ -192,10 +197,23 @@ func parseBytes(v string) (int64, error) {
 	switch {
 	case err != nil || !ok:
 		return 0, errors.New("want a size such as 4GiB, 512MiB or 8GB")
-	case n*unit < 64<<20 || n*unit > 1<<50:
-		return 0, errors.New("want between 64MiB and 1PiB")
+	case n*unit < float64(lo) || n*unit > float64(hi):
+		return 0, fmt.Errorf("want between %s and %s", sizeText(lo), sizeText(hi))
 	}
 	return int64(n * unit), nil
+}
+
+// sizeText writes a power-of-two size as parseSize reads it back.
+func sizeText(n int64) string {
+	for _, u := range []struct {
+		s    string
+		size int64
+	}{{"PiB", 1 << 50}, {"TiB", 1 << 40}, {"GiB", 1 << 30}, {"MiB", 1 << 20}, {"KiB", 1 << 10}} {
+		if n >= u.size && n%u.size == 0 {
+			return strconv.FormatInt(n/u.size, 10) + u.s
+		}
+	}
+	return strconv.FormatInt(n, 10)
 }
 
 // wekaHF is the public dataset --hf-weka-dataset selects.

@@ -39,9 +39,9 @@ func TestHistoryAndPriceFlags(t *testing.T) {
 		{[]string{"--history", " "}, "name a database file"},
 		{[]string{"--history-label", strings.Repeat("x", 201)}, "--history-label is 201 bytes long: at most 200"},
 		{[]string{"--history-label", "a\nb"}, "without control characters"},
-		{[]string{"--cost-per-hour", "-1"}, "--cost-per-hour: the cost per hour must be a positive number"},
-		{[]string{"--cost-per-hour", "NaN"}, "--cost-per-hour: "},
-		{[]string{"--cost-per-hour", "Inf"}, "--cost-per-hour: "},
+		{[]string{"--cost-per-hour", "-1"}, "--cost-per-hour must be > 0, got -1"},
+		{[]string{"--cost-per-hour", "NaN"}, "--cost-per-hour must be a finite number"},
+		{[]string{"--cost-per-hour", "Inf"}, "--cost-per-hour must be a finite number"},
 	} {
 		var ue *cmdline.UsageError
 		if _, err := parseArgs(t, tc.args...); !errors.As(err, &ue) || !strings.Contains(err.Error(), tc.want) {

@@ -131,16 +131,12 @@ type Repeats struct {
 // maxProfileRuns is AIPerf's bound on --num-profile-runs.
 const maxProfileRuns = 10
 
-// Bounds past any run one client can make: a value beyond them is a typo
-// or a unit mistake, refused before it can hang or exhaust the client.
+// Bounds past any run one client can make (cmdline's, which checks the
+// flags against them).
 const (
-	// MaxConcurrency bounds requests in flight (and users): each holds a
-	// socket, and a process may open about a million files.
-	MaxConcurrency = 1_000_000
-	// MaxRate bounds requests a second: a microsecond apart.
-	MaxRate = 1_000_000
-	// MaxRequestCount bounds a stage's requests: at MaxRate, 35 years.
-	MaxRequestCount = 1 << 50
+	MaxConcurrency  = cmdline.MaxConcurrency
+	MaxRate         = cmdline.MaxRate
+	MaxRequestCount = cmdline.MaxRequestCount
 )
 
 // parseBounds checks the counts, lengths and durations that bound a run.
@@ -398,8 +394,11 @@ func parseLoad(s *Spec, c *cmdline.Config) (err error) {
 		}
 	}
 	for _, r := range l.Rates {
-		if r > MaxRate {
+		switch {
+		case r > MaxRate:
 			return cmdline.Usagef("--request-rate %g is more than one client can send (at most %d requests a second)", r, MaxRate)
+		case r < cmdline.MinRate:
+			return cmdline.Usagef("--request-rate %g is slower than one request in 11.6 days (at least %g a second): a unit mistake?", r, cmdline.MinRate)
 		}
 	}
 	return nil
@@ -426,9 +425,9 @@ func parseLoadControl(s *Spec, c *cmdline.Config) error {
 	case c.CancellationDelay < 0:
 		return cmdline.Usagef("--request-cancellation-delay must be ≥ 0 seconds, got %g", c.CancellationDelay.Seconds())
 	case c.PrefillConcurrency < 0:
-		return cmdline.Usagef("--prefill-concurrency must be ≥ 1 (0: no cap), got %d", c.PrefillConcurrency)
+		return cmdline.Usagef("--prefill-concurrency must be ≥ 1, got %d", c.PrefillConcurrency)
 	case c.WarmupPrefillConcurrency < 0:
-		return cmdline.Usagef("--warmup-prefill-concurrency must be ≥ 1 (0: --prefill-concurrency's), got %d", c.WarmupPrefillConcurrency)
+		return cmdline.Usagef("--warmup-prefill-concurrency must be ≥ 1, got %d", c.WarmupPrefillConcurrency)
 	case c.WarmupPrefillConcurrency > 0 && c.WarmupCount == 0 && c.WarmupDuration == 0:
 		return cmdline.Usagef("--warmup-prefill-concurrency caps the warmup's prefill: bound the warmup with --warmup-request-count or --warmup-duration")
 	case c.WarmupPrefillConcurrency > 0 && c.WarmupConcurrency > 0 && c.WarmupPrefillConcurrency > c.WarmupConcurrency:

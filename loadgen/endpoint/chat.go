@@ -7,7 +7,7 @@ type chat struct{}
 func init() { Register(Chat, chat{}) }
 
 func (chat) Info() Info {
-	return Info{Path: "/v1/chat/completions", Streams: true, ProducesTokens: true, Media: true}
+	return Info{Path: "/v1/chat/completions", Streams: true, ProducesTokens: true, Media: true, CapField: "max_completion_tokens"}
 }
 
 func (chat) Body(e *Endpoint, r *Request) ([]byte, error) {

@@ -139,19 +139,12 @@ func parseChoice(s *scanner, d *Delta, text, reasoning *[]byte, tools *ToolCalls
 			d.Content = d.Content || len(*text) > n
 			return err
 		case "finish_reason":
-			switch s.peek() {
-			case 'n':
-				return s.literal("null")
-			case '"':
-				d.Finished = true
-				v, err := s.rawKey()
-				if e := finishError(v); e != nil && d.Err == nil {
-					d.Err = e // "abort", "error": the answer failed
-				}
-				return err
+			finished, v, err := finishReason(s)
+			d.Finished = d.Finished || finished
+			if e := finishError(v); e != nil && d.Err == nil {
+				d.Err = e // "abort", "error": the answer failed
 			}
-			d.Finished = true
-			return s.skip()
+			return err
 		default:
 			return s.skip()
 		}

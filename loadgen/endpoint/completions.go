@@ -7,7 +7,7 @@ type completions struct{}
 func init() { Register(Completions, completions{}) }
 
 func (completions) Info() Info {
-	return Info{Path: "/v1/completions", Streams: true, ProducesTokens: true}
+	return Info{Path: "/v1/completions", Streams: true, ProducesTokens: true, CapField: "max_tokens"}
 }
 
 func (completions) Body(e *Endpoint, r *Request) ([]byte, error) {

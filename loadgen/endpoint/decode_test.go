@@ -140,6 +140,35 @@ var streamCases = []struct {
 		{"", `{"keepalive":true}`},
 		{"", `{"choices":[{"delta":{"content":"b"}}]}`},
 	}, streamResult{Text: "ab", Content: 2}},
+	// Only a non-empty finish_reason other than null and "null" finishes
+	// a choice: koboldcpp 1.76 sends the string "null" until its last
+	// chunk, distributed-llama "" (koboldcpp.py handle_sse_stream;
+	// src/dllama-api.cpp): a stream cut between two such chunks must not
+	// pass as a finished answer.
+	{"chat: koboldcpp's \"null\" finish_reason does not finish", Endpoint{Kind: Chat}, []ev{
+		{"", `{"id":"koboldcpp","object":"chat.completion.chunk","choices":[{"index":0,"finish_reason":"null","delta":{"role":"assistant","content":"a"}}]}`},
+	}, streamResult{Text: "a", Content: 1}},
+	{"chat: distributed-llama's empty finish_reason does not finish", Endpoint{Kind: Chat}, []ev{
+		{"", `{"object":"chat.completion","choices":[{"index":0,"delta":{"role":"assistant","content":"a"},"finish_reason":""}]}`},
+		{"", `{"object":"chat.completion","choices":[{"index":0,"delta":{"role":"assistant","content":"b"},"finish_reason":""}]}`},
+	}, streamResult{Text: "ab", Content: 2}},
+	{"chat: koboldcpp's last chunk finishes", Endpoint{Kind: Chat}, []ev{
+		{"", `{"choices":[{"index":0,"finish_reason":"null","delta":{"role":"assistant","content":"a"}}]}`},
+		{"", `{"choices":[{"index":0,"finish_reason":"length","delta":{"role":"assistant","content":""}}]}`},
+	}, streamResult{Text: "a", Content: 1, Finished: true}},
+	{"completions: \"null\" and \"\" do not finish", Endpoint{Kind: Completions}, []ev{
+		{"", `{"choices":[{"index":0,"finish_reason":"null","text":"a"}]}`},
+		{"", `{"choices":[{"index":0,"finish_reason":"","text":"b"}]}`},
+	}, streamResult{Text: "ab", Content: 2}},
+	{"messages: empty and \"null\" stop_reason do not finish", Endpoint{Kind: Messages}, []ev{
+		{"content_block_delta", `{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"a"}}`},
+		{"message_delta", `{"type":"message_delta","delta":{"stop_reason":""}}`},
+		{"message_delta", `{"type":"message_delta","delta":{"stop_reason":"null"}}`},
+	}, streamResult{Text: "a", Content: 1}},
+	{"huggingface_generate: empty finish_reason does not finish", Endpoint{Kind: HuggingFaceGenerate}, []ev{
+		{"", `{"index":1,"token":{"id":415,"text":" a","logprob":0,"special":false},"generated_text":null,"details":{"finish_reason":"","generated_tokens":1}}`},
+	}, streamResult{Text: " a", Content: 1,
+		Usage: metrics.Usage{Present: true, CompletionTokens: 1, Fields: metrics.UsageCompletionField}}},
 	{"completions", Endpoint{Kind: Completions}, []ev{
 		{"", `{"id":"cmpl-1","object":"text_completion","choices":[{"index":0,"text":" river","logprobs":null,"finish_reason":null}]}`},
 		{"", `{"choices":[{"index":0,"text":"","finish_reason":"length"}]}`},

@@ -55,6 +55,10 @@ type Info struct {
 	ProducesTokens bool
 	// Rankings types send a query and passages.
 	Rankings bool
+	// CapField is the body field that carries a turn's output cap ("":
+	// none of the type's own, as for raw bodies and templates); chat's
+	// is max_completion_tokens, or max_tokens with LegacyMaxTokens.
+	CapField string
 	// KeyHeader is the header an API key goes in ("" for Authorization:
 	// Bearer); Headers are fixed headers the API requires.
 	KeyHeader string
@@ -322,12 +326,14 @@ func (e *Endpoint) ModelFor(t *datasets.Turn) string {
 	return e.Model
 }
 
-// MaxTokensField is the body field that carries the output cap.
+// MaxTokensField is the body field that carries the output cap: the
+// type's CapField, max_tokens for chat with LegacyMaxTokens ("": the
+// type has none of its own).
 func (e *Endpoint) MaxTokensField() string {
-	if e.Kind == Chat && !e.LegacyMaxTokens {
-		return "max_completion_tokens"
+	if e.Kind == Chat && e.LegacyMaxTokens {
+		return "max_tokens"
 	}
-	return "max_tokens"
+	return e.Info().CapField
 }
 
 func (e *Endpoint) format() (Format, error) {

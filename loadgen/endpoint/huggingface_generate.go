@@ -14,7 +14,7 @@ type huggingfaceGenerate struct{}
 func init() { Register(HuggingFaceGenerate, huggingfaceGenerate{}) }
 
 func (huggingfaceGenerate) Info() Info {
-	return Info{Path: "/generate", StreamPath: "/generate_stream", Streams: true, ProducesTokens: true}
+	return Info{Path: "/generate", StreamPath: "/generate_stream", Streams: true, ProducesTokens: true, CapField: "max_new_tokens"}
 }
 
 // Body puts generation options in "parameters", where TGI reads them; so
@@ -129,8 +129,9 @@ func parseTGIDetails(s *scanner, d *Delta) error {
 	return s.object(func(key []byte) error {
 		switch string(key) {
 		case "finish_reason":
-			d.Finished = true
-			return s.skip()
+			finished, _, err := finishReason(s)
+			d.Finished = d.Finished || finished
+			return err
 		case "generated_tokens":
 			n, err := s.number()
 			d.Usage.Present, d.Usage.CompletionTokens = true, n

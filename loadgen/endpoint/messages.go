@@ -25,7 +25,7 @@ const defaultMessagesMaxTokens = 4096
 var messagesHeaders = map[string]string{"anthropic-version": anthropicVersion}
 
 func (messages) Info() Info {
-	return Info{Path: "/v1/messages", Streams: true, ProducesTokens: true, KeyHeader: "x-api-key", Headers: messagesHeaders}
+	return Info{Path: "/v1/messages", Streams: true, ProducesTokens: true, CapField: "max_tokens", KeyHeader: "x-api-key", Headers: messagesHeaders}
 }
 
 func (messages) Body(e *Endpoint, r *Request) ([]byte, error) {
@@ -101,11 +101,9 @@ func (m *messagesDecoder) Event(_, data []byte, out *Output) (Delta, error) {
 				case "thinking":
 					out.Reasoning, err = s.str(out.Reasoning)
 				case "stop_reason":
-					if s.peek() == 'n' {
-						return s.literal("null")
-					}
-					d.Finished = true
-					err = s.skip()
+					var finished bool
+					finished, _, err = finishReason(&s)
+					d.Finished = d.Finished || finished
 				default:
 					err = s.skip()
 				}
@@ -244,7 +242,7 @@ func (m *messagesDecoder) Body(data []byte, out *Output) (Delta, error) {
 			d.ToolCall = true
 		}
 	}
-	d.Finished = r.StopReason != nil
+	d.Finished = r.StopReason != nil && *r.StopReason != "" && *r.StopReason != "null"
 	d.Usage = bodyUsage(r.Usage)
 	return d, nil
 }

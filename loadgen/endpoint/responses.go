@@ -14,7 +14,7 @@ type responses struct{}
 func init() { Register(Responses, responses{}) }
 
 func (responses) Info() Info {
-	return Info{Path: "/v1/responses", Streams: true, ProducesTokens: true}
+	return Info{Path: "/v1/responses", Streams: true, ProducesTokens: true, CapField: "max_output_tokens"}
 }
 
 func (responses) Body(e *Endpoint, r *Request) ([]byte, error) {

@@ -44,6 +44,23 @@ var (
 	errorReason = []byte("error")
 )
 
+// finishReason reads a finish or stop reason at the cursor: it finished
+// the answer (reason: its raw string, nil for another JSON value) when it
+// is neither null, nor empty, nor the string "null". koboldcpp sends
+// "null" and distributed-llama "" on every chunk before the last: taking
+// them for a finish would pass a stream cut cleanly between two events as
+// a complete, shorter answer.
+func finishReason(s *scanner) (finished bool, reason []byte, err error) {
+	switch s.peek() {
+	case 'n':
+		return false, nil, s.literal("null")
+	case '"':
+		v, err := s.rawKey()
+		return len(v) > 0 && string(v) != "null", v, err
+	}
+	return true, nil, s.skip()
+}
+
 // finishError is the error of a finish_reason that says the answer failed
 // (nil for the others).
 func finishError(reason []byte) *metrics.Error {

@@ -3,6 +3,7 @@ package endpoint
 import (
 	"encoding/json"
 	"slices"
+	"strings"
 
 	"github.com/surgebench/surge/datasets"
 )
@@ -84,44 +85,103 @@ func (t *ToolCalls) drop(mark int) {
 	}
 }
 
-// AppendText appends every call's name and arguments to dst: the output
-// the model generated for them, which a token count includes.
-func (t *ToolCalls) AppendText(dst []byte) []byte {
+// Text is text followed by every call's name and arguments: the output
+// the model generated, which a token count includes. It is built once,
+// at its length.
+func (t *ToolCalls) Text(text string) string {
+	n := len(text)
 	for _, p := range t.pieces {
 		if p.field != toolID {
-			dst = append(dst, t.buf[p.start:p.end]...)
+			n += int(p.end - p.start)
 		}
 	}
-	return dst
+	var b strings.Builder
+	b.Grow(n)
+	b.WriteString(text)
+	for _, p := range t.pieces {
+		if p.field != toolID {
+			b.Write(t.buf[p.start:p.end])
+		}
+	}
+	return b.String()
 }
 
 // Calls puts the calls together, in the order they were first seen, each
 // field the concatenation of its pieces (nil when there were none).
 func (t *ToolCalls) Calls() []datasets.ToolCall {
+	calls, _ := t.CallsUpTo(len(t.pieces))
+	return calls
+}
+
+// CallsUpTo is Calls, the first max calls only, and how many calls there
+// were. Its time is linear in the pieces, however many calls a reply
+// makes (a server may send thousands): a reply's calls are put together
+// once, when it has ended.
+func (t *ToolCalls) CallsUpTo(max int) (calls []datasets.ToolCall, total int) {
 	if len(t.pieces) == 0 {
-		return nil
+		return nil, 0
 	}
+	// Each piece's call, by its place in the order first seen: a scan
+	// for the few calls of a usual reply, a map for many.
+	place := make([]int32, len(t.pieces))
 	var keys []int32
-	for _, p := range t.pieces {
-		if !slices.Contains(keys, p.call) {
-			keys = append(keys, p.call)
-		}
-	}
-	out := make([]datasets.ToolCall, len(keys))
-	var fields [3][]byte
-	for i, k := range keys {
-		for f := range fields {
-			fields[f] = fields[f][:0]
-		}
-		for _, p := range t.pieces {
-			if p.call == k {
-				fields[p.field] = append(fields[p.field], t.buf[p.start:p.end]...)
+	var index map[int32]int32
+	for i, p := range t.pieces {
+		k := int32(-1)
+		if index == nil {
+			if j := slices.Index(keys, p.call); j >= 0 {
+				k = int32(j)
+			} else if len(keys) == 16 {
+				index = make(map[int32]int32, 64)
+				for j, key := range keys {
+					index[key] = int32(j)
+				}
 			}
 		}
-		out[i] = datasets.ToolCall{ID: string(fields[toolID]), Name: string(fields[toolName]), Arguments: string(fields[toolArgs])}
+		if index != nil {
+			if j, ok := index[p.call]; ok {
+				k = j
+			} else {
+				index[p.call] = int32(len(keys))
+			}
+		}
+		if k < 0 {
+			k = int32(len(keys))
+			keys = append(keys, p.call)
+		}
+		place[i] = k
 	}
-	return out
+	total = len(keys)
+	n := min(total, max)
+	sizes := make([][3]int, n)
+	for i, p := range t.pieces {
+		if k := place[i]; int(k) < n {
+			sizes[k][p.field] += int(p.end - p.start)
+		}
+	}
+	// Each field written once into a builder of its size: its string is
+	// the builder's bytes, not a copy of them.
+	fields := make([][3]strings.Builder, n)
+	for k := range fields {
+		for f := range fields[k] {
+			fields[k][f].Grow(sizes[k][f])
+		}
+	}
+	for i, p := range t.pieces {
+		if k := place[i]; int(k) < n {
+			fields[k][p.field].Write(t.buf[p.start:p.end])
+		}
+	}
+	calls = make([]datasets.ToolCall, n)
+	for k := range calls {
+		calls[k] = datasets.ToolCall{ID: fields[k][toolID].String(), Name: fields[k][toolName].String(), Arguments: fields[k][toolArgs].String()}
+	}
+	return calls, total
 }
+
+// Held is the bytes t's buffers hold (a pooled Output keeps them): a
+// toolPiece is 16 bytes.
+func (t *ToolCalls) Held() int { return cap(t.buf) + 16*cap(t.pieces) }
 
 // ValidArguments reports whether a call's arguments are usable: JSON, or
 // none at all (a call without parameters).

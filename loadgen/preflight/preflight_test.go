@@ -87,9 +87,9 @@ func TestCheckEndpointAnswers(t *testing.T) {
 	defer ts.Close()
 	_, err := Check(context.Background(), Target{URL: ts.URL + "/v2/chat", Endpoint: chat()})
 	var pe *Error
-	if !errors.As(err, &pe) || pe.Op != "request" || pe.Status != 404 || !strings.Contains(err.Error(), "POST /v2/chat on ") ||
-		!strings.Contains(err.Error(), "answered 404 Not Found: mock: no route") {
-		t.Errorf("got %v, want a 404 naming the request", err)
+	if !errors.As(err, &pe) || pe.Op != OpAnswer || pe.Status != 404 || !strings.Contains(err.Error(), "POST /v2/chat on ") ||
+		!strings.HasSuffix(err.Error(), `answered 404 (application/json) "mock: no route for POST /v2/chat": not an OpenAI-compatible chat endpoint`) {
+		t.Errorf("got %v, want a 404 naming the request, not the type's endpoint", err)
 	}
 	auth := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Header.Get("Authorization") != "Bearer k" {

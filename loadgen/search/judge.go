@@ -6,6 +6,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/surgebench/surge/metrics"
 	"github.com/surgebench/surge/metrics/stats"
 )
 
@@ -15,8 +16,10 @@ type Sample struct {
 	// EndNs is when the request finished (run clock).
 	EndNs int64
 	// Failed is set for an error record; Cancelled for one the client cut
-	// off (also Failed).
+	// off (also Failed). Err is a failed one's error (for the reason a
+	// probe whose every request failed gives).
 	Failed, Cancelled bool
+	Err               metrics.Error
 	// Values holds, per objective of the Judging, the request's value of
 	// that metric in display units (NaN when it has none). Objectives on
 	// the requests as a whole (Objective.Window) read Failed, Cancelled
@@ -68,11 +71,14 @@ func (j Judging) Stats(samples []Sample) WindowStats {
 // Verdict is what a probe's samples say so far.
 type Verdict int
 
-// Verdicts.
+// Verdicts. Inconclusive is a probe whose requests finish too slowly to
+// be judged within its patience (Judging.Patience): neither a pass nor a
+// fail, it ends the search.
 const (
 	Undecided Verdict = iota
 	Pass
 	Fail
+	Inconclusive
 )
 
 // String names the verdict as the dashboard and the export show it.
@@ -82,6 +88,8 @@ func (v Verdict) String() string {
 		return "pass"
 	case Fail:
 		return "fail"
+	case Inconclusive:
+		return "inconclusive"
 	}
 	return "running"
 }
@@ -97,6 +105,11 @@ type Judging struct {
 	MinDuration time.Duration
 	// MaxDuration is how long a noisy probe may be extended (4 × min).
 	MaxDuration time.Duration
+	// Patience is how long a probe whose requests have not reached
+	// MinRequests is extended (30 × MaxDuration); past 1.5 × MaxDuration
+	// one whose finishing rate will not reach them within it ends
+	// Inconclusive (TooSlow).
+	Patience time.Duration
 	// MinRequests is the least number of finished requests a verdict needs
 	// (40), except an early clear failure (10).
 	MinRequests int
@@ -141,6 +154,9 @@ func (j Judging) withDefaults() Judging {
 	if j.MaxDuration < j.MinDuration {
 		j.MaxDuration = 4 * j.MinDuration
 	}
+	if j.Patience < j.MaxDuration {
+		j.Patience = 30 * j.MaxDuration
+	}
 	if j.MinRequests <= 0 {
 		j.MinRequests = 40
 	}
@@ -163,6 +179,28 @@ func (j Judging) withDefaults() Judging {
 func (j Judging) LowestRate() float64 {
 	j = j.withDefaults()
 	return float64(j.MinRequests) / j.MaxDuration.Seconds()
+}
+
+// TooSlow reports whether a probe with n finished requests after elapsed
+// will not reach MinRequests within Patience: it reached Patience, or past
+// 1.5 × MaxDuration none finished, or its finishing rate so far (from
+// three requests, or from one or two past 3 × MaxDuration) would not get
+// there in time.
+func (j Judging) TooSlow(n int, elapsed time.Duration) bool {
+	j = j.withDefaults()
+	switch {
+	case n >= j.MinRequests:
+		return false
+	case elapsed >= j.Patience:
+		return true
+	case elapsed < j.MaxDuration+j.MaxDuration/2:
+		return false
+	case n == 0:
+		return true
+	case n < 3 && elapsed < 3*j.MaxDuration:
+		return false // too few to tell their rate from when they started
+	}
+	return float64(elapsed)*float64(j.MinRequests)/float64(n) > float64(j.Patience)
 }
 
 // Judgement is the judge's reading of a probe.
@@ -210,13 +248,29 @@ func (j Judging) Judge(samples []Sample, elapsed time.Duration) (out Judgement) 
 		}
 	}
 
+	// A probe whose every request failed is judged by its errors, not by
+	// the latencies it has none of: once earlyMin failed, or (at least
+	// three) over MinDuration.
+	if failed := failures(samples); n > 0 && failed == n && (n >= earlyMin || n >= 3 && elapsed >= j.MinDuration) {
+		e, count := topError(samples)
+		out.Verdict, out.Stable, out.Early, out.Limiting = Fail, true, elapsed < j.MinDuration, "errors: "+e.Type
+		out.Reason = fmt.Sprintf("every request failed (%d of %d), most with %s", n, n, e.Type)
+		if e.Message != "" {
+			out.Reason += ": " + e.Message
+		}
+		if count < n {
+			out.Reason += fmt.Sprintf(" (%d×)", count)
+		}
+		return out
+	}
+
 	// A clear failure ends the probe early: the whole probe and its latest
 	// chunk are both far past the limit (a queue that is still growing).
 	if n >= earlyMin {
 		last := samples[n-max(n/chunks, earlyMin/2):]
 		for i, o := range objs {
-			if spanRate(o.Tag) {
-				continue // judged on the whole probe only
+			if spanRate(o.Tag) || math.IsNaN(overall[i]) {
+				continue // judged on the whole probe only; or no value to judge
 			}
 			if o.Excess(overall[i]) >= j.FailFactor-1 && o.Excess(j.observe(o, i, last)) >= j.FailFactor-1 && failureCountOK(o, samples) {
 				out.Verdict, out.Early, out.Limiting = Fail, true, o.Name()
@@ -231,6 +285,11 @@ func (j Judging) Judge(samples []Sample, elapsed time.Duration) (out Judgement) 
 			out.Reason = reason + fmt.Sprintf(" (settled after %d requests, %s)", n, elapsed.Round(100*time.Millisecond))
 			return out
 		}
+	}
+	if n < j.MinRequests && elapsed >= j.MaxDuration {
+		// Too few finished to judge: not a failure, a longer probe.
+		out.Reason = fmt.Sprintf("inconclusive (%d of %d needed): extending", n, j.MinRequests)
+		return out
 	}
 	if n < j.MinRequests || elapsed < j.MinDuration {
 		out.Reason = fmt.Sprintf("collecting: %d of %d requests, %s of %s", n, j.MinRequests, elapsed.Round(100*time.Millisecond), j.MinDuration)
@@ -548,6 +607,40 @@ func (j Judging) observe(o Objective, i int, samples []Sample) float64 {
 		return c.tokens / c.span
 	}
 	return float64(c.n-1) / c.span
+}
+
+// failures counts the failed samples.
+func failures(samples []Sample) int {
+	f := 0
+	for _, s := range samples {
+		if s.Failed {
+			f++
+		}
+	}
+	return f
+}
+
+// topError is the most frequent error of the failed samples (by type and
+// message; the first seen of equals) and its count.
+func topError(samples []Sample) (metrics.Error, int) {
+	type key struct{ typ, msg string }
+	counts := map[key]int{}
+	var top key
+	best := 0
+	for _, s := range samples {
+		if !s.Failed {
+			continue
+		}
+		k := key{s.Err.Type, s.Err.Message}
+		counts[k]++
+		if c := counts[k]; c > best {
+			top, best = k, c
+		}
+	}
+	if top.typ == "" {
+		top.typ = "an error"
+	}
+	return metrics.Error{Type: top.typ, Message: top.msg}, best
 }
 
 // failureCountOK keeps a handful of early failures from failing an error

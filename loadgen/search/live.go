@@ -74,6 +74,9 @@ func (l *Live) WriteRecord(r *metrics.Record, v *metrics.Values, _ bool) {
 		return
 	}
 	s := Sample{EndNs: r.EndNs, Failed: r.Failed(), Cancelled: r.Cancelled, Values: make([]float64, len(l.Judging.Objectives))}
+	if r.Err != nil {
+		s.Err = *r.Err
+	}
 	for i, o := range l.Judging.Objectives {
 		s.Values[i] = math.NaN()
 		if !o.Window() && !s.Failed {
@@ -170,11 +173,11 @@ func (l *Live) Probe(ctx context.Context, value float64) (Probe, error) {
 		elapsed := time.Duration(max(now-judgeFrom, 0))
 		ss := l.samplesOf(stage, judgeFrom)
 		jd := j.Judge(ss, elapsed)
-		if jd.Verdict == Undecided && elapsed > j.MaxDuration+j.MaxDuration/2 {
-			// A server that finishes almost nothing cannot be judged on
-			// its percentiles: it does not carry this load.
-			jd.Verdict, jd.Limiting = Fail, "request_count"
-			jd.Reason = fmt.Sprintf("only %d requests finished in %s", len(ss), elapsed.Round(time.Second))
+		if jd.Verdict == Undecided && j.TooSlow(len(ss), elapsed) {
+			// Too few finish to judge this load on its percentiles within
+			// the probe's patience: neither a pass nor a fail.
+			jd.Verdict = Inconclusive
+			jd.Reason = fmt.Sprintf("inconclusive (%d of %d needed after %s): too few requests finish at this load to judge it", len(ss), j.MinRequests, elapsed.Round(time.Second))
 		}
 		p := Probe{Stage: stage, Value: value, Judgement: jd, Requests: len(ss), Duration: elapsed, DurationSec: elapsed.Seconds()}
 		if jd.Verdict != Undecided {

@@ -141,6 +141,9 @@ type Result struct {
 	Found bool `json:"found"`
 	// Limiting is the objective that failed at Upper.
 	Limiting string `json:"limiting,omitempty"`
+	// Inconclusive is set when the search stopped at a probe too few of
+	// whose requests finished to judge it (its last).
+	Inconclusive bool `json:"inconclusive,omitempty"`
 	// Probes lists every probe in order.
 	Probes []Probe `json:"probes"`
 	// Note says in words what the result means.
@@ -189,6 +192,13 @@ func Run(ctx context.Context, cfg Config, p Prober, report func(Status)) (Result
 		res.Probes = append(res.Probes, pr)
 		st.Last = &res.Probes[len(res.Probes)-1]
 		st.Probes = len(res.Probes)
+		if pr.Verdict == Inconclusive {
+			// No probe can tell more at this load; one further would be
+			// guessing.
+			res.Inconclusive = true
+			st.Probing = 0
+			return finish(res, st, cfg), nil
+		}
 		if pr.Verdict == Pass {
 			st.Lo = v
 		} else {
@@ -234,6 +244,19 @@ func finish(res Result, st Status, cfg Config) Result {
 	switch {
 	case len(res.Probes) == 0:
 		res.Note = "no probe finished"
+	case res.Inconclusive:
+		last := res.Probes[len(res.Probes)-1]
+		res.Note = fmt.Sprintf("the probe at %g was %s", last.Value, last.Reason)
+		switch {
+		case res.Capacity > 0 && !math.IsInf(res.Upper, 1):
+			res.Note += fmt.Sprintf(": the capacity lies between %g (passed) and %g (failed)", res.Capacity, res.Upper)
+		case res.Capacity > 0:
+			res.Note += fmt.Sprintf(": the capacity is at least %g (passed)", res.Capacity)
+		case !math.IsInf(res.Upper, 1):
+			res.Note += fmt.Sprintf(": the capacity is below %g (failed)", res.Upper)
+		default:
+			res.Note += ": no probe was judged"
+		}
 	case math.IsInf(res.Upper, 1):
 		res.Note = fmt.Sprintf("every probe passed: the capacity is at least %g (the search's maximum reached or probes ran out)", res.Capacity)
 	case res.Capacity == 0:

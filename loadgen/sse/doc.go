@@ -11,7 +11,12 @@
 // "error": llama.cpp's server sent its in-stream errors as an `error:` field
 // line (until September 2025), which the spec would drop with its event, so
 // the Reader dispatches such an event with type "error", the field's value
-// as its data and Event.ErrorField set. Two more deliberate departures:
+// as its data and Event.ErrorField set. At the end of the stream, an
+// event whose data lines came without the blank line after them is
+// dispatched (Event.AtEOF) where the spec would drop it: koboldcpp ends
+// its streams with `data: [DONE]` and no newline, distributed-llama with
+// no blank line; an unterminated last line counts as a data line unless
+// it ends inside a UTF-8 sequence. Two more deliberate departures:
 // bytes are passed through as they are, without replacing invalid UTF-8
 // with U+FFFD (JSON decoding downstream rejects it anyway), and an empty
 // event type is reported as nil rather than "message".

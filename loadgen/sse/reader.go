@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"unicode/utf8"
 )
 
 const (
@@ -53,6 +54,13 @@ type Event struct {
 	// field, which would turn a failed request into an empty success. The
 	// Reader reads it as the data of an event of type "error".
 	ErrorField bool
+	// AtEOF is set on an event the end of the stream completed: its data
+	// lines came but not the blank line after them (koboldcpp ends with
+	// `data: [DONE]` and no newline at all, distributed-llama with
+	// `data: [DONE]\r\n`). The spec drops such an event; the Reader hands
+	// it on, and it is whole only if its data is (a JSON payload that
+	// parses, [DONE]): a cut one is the caller's to call an error.
+	AtEOF bool
 }
 
 // Stamped is implemented by a source that knows when the bytes of its
@@ -183,11 +191,14 @@ func (r *Reader) Reset(src io.Reader) {
 	}
 }
 
-// Next returns the next dispatched event. At the end of the stream it
+// Next returns the next dispatched event. At the end of the stream an
+// event whose data lines came without the blank line after them is
+// dispatched with AtEOF set (an unterminated last line counts when it is
+// a data line that does not end inside a UTF-8 sequence); then Next
 // returns io.EOF, or io.ErrUnexpectedEOF when the stream ended inside an
-// event (a field line or an unterminated non-comment line was pending; the
-// spec discards such an event). A read error is returned wrapped, after
-// every event completed before it. Errors are sticky.
+// event that has no data to dispatch or inside a line that is not a data
+// line or a comment. A read error is returned wrapped, after every event
+// completed before it. Errors are sticky.
 func (r *Reader) Next() (Event, error) {
 	for r.err == nil {
 		ev, ok := r.parse()
@@ -202,7 +213,9 @@ func (r *Reader) Next() (Event, error) {
 			break
 		}
 		if r.rerr != nil {
-			r.finish()
+			if ev, ok := r.finish(); ok {
+				return ev, nil
+			}
 			break
 		}
 		r.fill()
@@ -210,17 +223,66 @@ func (r *Reader) Next() (Event, error) {
 	return Event{}, r.err
 }
 
-// finish turns the source's error into the Reader's final one.
-func (r *Reader) finish() {
+// finish turns the source's error into the Reader's final one, after
+// dispatching the event the end of the stream completed, if any (ok).
+func (r *Reader) finish() (ev Event, ok bool) {
 	if !errors.Is(r.rerr, io.EOF) {
 		r.err = fmt.Errorf("sse: read: %w", r.rerr)
-		return
+		return Event{}, false
 	}
-	if r.started || (r.from < r.w && r.buf[r.from] != ':') {
+	if r.from < r.w {
+		line := r.buf[r.from:r.w]
+		r.from = r.w
+		if line[0] != ':' && !r.lastLine(line) {
+			return Event{}, false
+		}
+	}
+	switch {
+	case r.dataLines > 0:
+		ev = r.dispatch()
+		ev.AtEOF = true
+		r.err = io.EOF
+		return ev, true
+	case r.started:
 		r.err = io.ErrUnexpectedEOF
-		return
+	default:
+		r.err = io.EOF
 	}
-	r.err = io.EOF
+	return Event{}, false
+}
+
+// lastLine takes the stream's unterminated last line, which counts only
+// as a data (or error) line whose value does not end inside a UTF-8
+// sequence: anything else was cut mid-line (r.err says how).
+func (r *Reader) lastLine(line []byte) bool {
+	field, value, _ := bytes.Cut(line, []byte(":"))
+	if len(value) > 0 && value[0] == ' ' {
+		value = value[1:]
+	}
+	name := string(field)
+	if name != "data" && name != "error" || cutRune(value) {
+		r.err = io.ErrUnexpectedEOF
+		return false
+	}
+	r.started = true
+	if name == "error" {
+		r.errorLine()
+	}
+	if !r.addData(value) {
+		r.err = ErrEventTooLarge
+		return false
+	}
+	return true
+}
+
+// cutRune reports whether b ends inside a multi-byte UTF-8 sequence.
+func cutRune(b []byte) bool {
+	for i := len(b) - 1; i >= 0 && i >= len(b)-utf8.UTFMax; i-- {
+		if utf8.RuneStart(b[i]) {
+			return !utf8.FullRune(b[i:])
+		}
+	}
+	return false
 }
 
 // fill makes room in buf and reads once from src.
@@ -381,10 +443,7 @@ func (r *Reader) parse() (ev Event, ok bool) {
 		case "error":
 			// Not a field of the spec: llama.cpp's in-stream error. Its
 			// value is the event's data from here on.
-			r.dataLines, r.dataLen = 0, 0
-			r.alias, r.aliased = nil, false
-			r.data = r.data[:0]
-			r.errField = true
+			r.errorLine()
 			if !r.addData(value) {
 				r.err = ErrEventTooLarge
 				return Event{}, false
@@ -393,6 +452,14 @@ func (r *Reader) parse() (ev Event, ok bool) {
 		// "id" and "retry" only matter for reconnecting, which a
 		// benchmark never does; other unknown fields are ignored.
 	}
+}
+
+// errorLine starts an event's data over for an "error" field line.
+func (r *Reader) errorLine() {
+	r.dataLines, r.dataLen = 0, 0
+	r.alias, r.aliased = nil, false
+	r.data = r.data[:0]
+	r.errField = true
 }
 
 // addData appends one data line's value, reporting false past the limit.

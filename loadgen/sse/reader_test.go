@@ -11,14 +11,16 @@ import (
 	"testing"
 	"testing/iotest"
 	"time"
+	"unicode/utf8"
 
 	"github.com/google/go-cmp/cmp"
 )
 
-// ev is an event as the tests compare it.
+// ev is an event as the tests compare it. EOF is Event.AtEOF.
 type ev struct {
 	Type string
 	Data string
+	EOF  bool
 }
 
 // chunkReader returns its chunks one per Read (a chunk larger than the
@@ -80,7 +82,7 @@ func collect(t testing.TB, rd *Reader) ([]ev, error) {
 		if e.Data == nil {
 			t.Fatalf("event %d: Data is nil", i)
 		}
-		out = append(out, ev{string(e.Type), string(e.Data)})
+		out = append(out, ev{string(e.Type), string(e.Data), e.AtEOF})
 		if i > 1<<20 {
 			t.Fatal("too many events")
 		}
@@ -118,55 +120,72 @@ func TestReaderSpec(t *testing.T) {
 		err  error
 	}{
 		{name: "empty stream", in: "", err: io.EOF},
-		{name: "one event LF", in: "data: hello\n\n", want: []ev{{"", "hello"}}, err: io.EOF},
-		{name: "one event CR", in: "data: hello\r\r", want: []ev{{"", "hello"}}, err: io.EOF},
-		{name: "one event CRLF", in: "data: hello\r\n\r\n", want: []ev{{"", "hello"}}, err: io.EOF},
-		{name: "mixed terminators", in: "data: a\rdata: b\ndata: c\r\n\r\ndata: d\n\r", want: []ev{{"", "a\nb\nc"}, {"", "d"}}, err: io.EOF},
-		{name: "CRLF is one terminator, LFCR two", in: "data: a\n\rdata: b\r\n\n", want: []ev{{"", "a"}, {"", "b"}}, err: io.EOF},
-		{name: "leading BOM stripped", in: "\xEF\xBB\xBFdata: x\n\n", want: []ev{{"", "x"}}, err: io.EOF},
-		{name: "only one BOM stripped", in: "\xEF\xBB\xBF\xEF\xBB\xBFdata: x\n\ndata: y\n\n", want: []ev{{"", "y"}}, err: io.EOF},
+		{name: "one event LF", in: "data: hello\n\n", want: []ev{{"", "hello", false}}, err: io.EOF},
+		{name: "one event CR", in: "data: hello\r\r", want: []ev{{"", "hello", false}}, err: io.EOF},
+		{name: "one event CRLF", in: "data: hello\r\n\r\n", want: []ev{{"", "hello", false}}, err: io.EOF},
+		{name: "mixed terminators", in: "data: a\rdata: b\ndata: c\r\n\r\ndata: d\n\r", want: []ev{{"", "a\nb\nc", false}, {"", "d", false}}, err: io.EOF},
+		{name: "CRLF is one terminator, LFCR two", in: "data: a\n\rdata: b\r\n\n", want: []ev{{"", "a", false}, {"", "b", false}}, err: io.EOF},
+		{name: "leading BOM stripped", in: "\xEF\xBB\xBFdata: x\n\n", want: []ev{{"", "x", false}}, err: io.EOF},
+		{name: "only one BOM stripped", in: "\xEF\xBB\xBF\xEF\xBB\xBFdata: x\n\ndata: y\n\n", want: []ev{{"", "y", false}}, err: io.EOF},
 		{name: "BOM alone", in: "\xEF\xBB\xBF", err: io.EOF},
 		{name: "BOM prefix is a field", in: "\xEF\xBB", err: io.ErrUnexpectedEOF},
-		{name: "BOM later is not stripped", in: "data: a\n\n\xEF\xBB\xBFdata: b\n\n", want: []ev{{"", "a"}}, err: io.EOF},
-		{name: "comments ignored", in: ": hi\n:\ndata: a\n: mid\ndata: b\n\n: bye\n", want: []ev{{"", "a\nb"}}, err: io.EOF},
-		{name: "unterminated comment at end is clean", in: "data: a\n\n: keepal", want: []ev{{"", "a"}}, err: io.EOF},
-		{name: "no space after colon", in: "data:x\n\n", want: []ev{{"", "x"}}, err: io.EOF},
-		{name: "exactly one space stripped", in: "data:  x \n\n", want: []ev{{"", " x "}}, err: io.EOF},
-		{name: "tab is not stripped", in: "data:\tx\n\n", want: []ev{{"", "\tx"}}, err: io.EOF},
-		{name: "colon inside value kept", in: "data: a: b:c\n\n", want: []ev{{"", "a: b:c"}}, err: io.EOF},
-		{name: "field without colon is empty data", in: "data\n\n", want: []ev{{"", ""}}, err: io.EOF},
-		{name: "empty data value dispatches", in: "data:\n\n", want: []ev{{"", ""}}, err: io.EOF},
-		{name: "two empty data lines", in: "data\ndata\n\n", want: []ev{{"", "\n"}}, err: io.EOF},
-		{name: "multi-line data joined", in: "data: {\ndata: \"a\": 1\ndata: }\n\n", want: []ev{{"", "{\n\"a\": 1\n}"}}, err: io.EOF},
-		{name: "event type", in: "event: delta\ndata: x\n\n", want: []ev{{"delta", "x"}}, err: io.EOF},
-		{name: "event type after data, last wins", in: "data: x\nevent: a\nevent: b\n\n", want: []ev{{"b", "x"}}, err: io.EOF},
-		{name: "event type resets per event", in: "event: a\ndata: 1\n\ndata: 2\n\n", want: []ev{{"a", "1"}, {"", "2"}}, err: io.EOF},
-		{name: "event type of undispatched event dropped", in: "event: a\n\ndata: 2\n\n", want: []ev{{"", "2"}}, err: io.EOF},
-		{name: "empty event type is nil", in: "event\ndata: x\n\nevent:\ndata: y\n\n", want: []ev{{"", "x"}, {"", "y"}}, err: io.EOF},
-		{name: "id and retry skipped", in: "id: 7\nretry: 1000\nretry: x\nid\ndata: x\n\n", want: []ev{{"", "x"}}, err: io.EOF},
-		{name: "unknown and miscased fields ignored", in: "Data: no\n data: no\nfoo: bar\ndata: yes\n\n", want: []ev{{"", "yes"}}, err: io.EOF},
-		{name: "blank lines between events", in: "\n\n\r\ndata: a\n\n\n\ndata: b\n\n", want: []ev{{"", "a"}, {"", "b"}}, err: io.EOF},
+		{name: "BOM later is not stripped", in: "data: a\n\n\xEF\xBB\xBFdata: b\n\n", want: []ev{{"", "a", false}}, err: io.EOF},
+		{name: "comments ignored", in: ": hi\n:\ndata: a\n: mid\ndata: b\n\n: bye\n", want: []ev{{"", "a\nb", false}}, err: io.EOF},
+		{name: "unterminated comment at end is clean", in: "data: a\n\n: keepal", want: []ev{{"", "a", false}}, err: io.EOF},
+		{name: "no space after colon", in: "data:x\n\n", want: []ev{{"", "x", false}}, err: io.EOF},
+		{name: "exactly one space stripped", in: "data:  x \n\n", want: []ev{{"", " x ", false}}, err: io.EOF},
+		{name: "tab is not stripped", in: "data:\tx\n\n", want: []ev{{"", "\tx", false}}, err: io.EOF},
+		{name: "colon inside value kept", in: "data: a: b:c\n\n", want: []ev{{"", "a: b:c", false}}, err: io.EOF},
+		{name: "field without colon is empty data", in: "data\n\n", want: []ev{{"", "", false}}, err: io.EOF},
+		{name: "empty data value dispatches", in: "data:\n\n", want: []ev{{"", "", false}}, err: io.EOF},
+		{name: "two empty data lines", in: "data\ndata\n\n", want: []ev{{"", "\n", false}}, err: io.EOF},
+		{name: "multi-line data joined", in: "data: {\ndata: \"a\": 1\ndata: }\n\n", want: []ev{{"", "{\n\"a\": 1\n}", false}}, err: io.EOF},
+		{name: "event type", in: "event: delta\ndata: x\n\n", want: []ev{{"delta", "x", false}}, err: io.EOF},
+		{name: "event type after data, last wins", in: "data: x\nevent: a\nevent: b\n\n", want: []ev{{"b", "x", false}}, err: io.EOF},
+		{name: "event type resets per event", in: "event: a\ndata: 1\n\ndata: 2\n\n", want: []ev{{"a", "1", false}, {"", "2", false}}, err: io.EOF},
+		{name: "event type of undispatched event dropped", in: "event: a\n\ndata: 2\n\n", want: []ev{{"", "2", false}}, err: io.EOF},
+		{name: "empty event type is nil", in: "event\ndata: x\n\nevent:\ndata: y\n\n", want: []ev{{"", "x", false}, {"", "y", false}}, err: io.EOF},
+		{name: "id and retry skipped", in: "id: 7\nretry: 1000\nretry: x\nid\ndata: x\n\n", want: []ev{{"", "x", false}}, err: io.EOF},
+		{name: "unknown and miscased fields ignored", in: "Data: no\n data: no\nfoo: bar\ndata: yes\n\n", want: []ev{{"", "yes", false}}, err: io.EOF},
+		{name: "blank lines between events", in: "\n\n\r\ndata: a\n\n\n\ndata: b\n\n", want: []ev{{"", "a", false}, {"", "b", false}}, err: io.EOF},
 		{name: "event without data not dispatched", in: "event: ping\nid: 1\n\n", err: io.EOF},
-		{name: "end inside event after field line", in: "data: a\n\ndata: b\n", want: []ev{{"", "a"}}, err: io.ErrUnexpectedEOF},
-		{name: "end inside unterminated line", in: "data: a\n\ndata: b", want: []ev{{"", "a"}}, err: io.ErrUnexpectedEOF},
+		// The end of the stream completes an event whose data lines came
+		// (real servers end so: koboldcpp with no newline at all,
+		// distributed-llama with CRLF and no blank line); whether its data
+		// is whole is the caller's to judge.
+		{name: "end after a data line", in: "data: a\n\ndata: b\n", want: []ev{{"", "a", false}, {"", "b", true}}, err: io.EOF},
+		{name: "end inside a data line", in: "data: a\n\ndata: b", want: []ev{{"", "a", false}, {"", "b", true}}, err: io.EOF},
+		{name: "koboldcpp's end", in: "data: {}\n\ndata: [DONE]", want: []ev{{"", "{}", false}, {"", "[DONE]", true}}, err: io.EOF},
+		{name: "distributed-llama's end", in: "data: {}\r\n\r\ndata: [DONE]\r\n", want: []ev{{"", "{}", false}, {"", "[DONE]", true}}, err: io.EOF},
+		{name: "end after a CR data line", in: "data: a\rdata: b\r", want: []ev{{"", "a\nb", true}}, err: io.EOF},
+		{name: "end inside the second data line", in: "event: x\ndata: a\ndata: b", want: []ev{{"x", "a\nb", true}}, err: io.EOF},
+		{name: "end inside an error line", in: "error: {\"code\":500}", want: []ev{{"error", `{"code":500}`, true}}, err: io.EOF},
+		{name: "end after an empty data line", in: "data", want: []ev{{"", "", true}}, err: io.EOF},
+		{name: "end after a whole multi-byte character", in: "data: \xe4\xb8\xad", want: []ev{{"", "\xe4\xb8\xad", true}}, err: io.EOF},
+		{name: "end after an invalid byte", in: "data: a\xff", want: []ev{{"", "a\xff", true}}, err: io.EOF},
+		{name: "end inside a UTF-8 sequence", in: "data: a\n\ndata: \xe4\xb8", want: []ev{{"", "a", false}}, err: io.ErrUnexpectedEOF},
+		{name: "end inside a 4-byte sequence", in: "data: \xf0\x9f\x98", err: io.ErrUnexpectedEOF},
+		{name: "end inside a field name", in: "data: a\n\ndat", want: []ev{{"", "a", false}}, err: io.ErrUnexpectedEOF},
+		{name: "end inside an event line", in: "data: a\nevent: x", err: io.ErrUnexpectedEOF},
 		{name: "end after id line", in: "id: 1\n", err: io.ErrUnexpectedEOF},
-		{name: "end after comment inside event", in: "data: a\n: c", err: io.ErrUnexpectedEOF},
-		{name: "final CR ends the line", in: "data: a\r\r", want: []ev{{"", "a"}}, err: io.EOF},
-		{name: "2 MiB data line", in: "data: " + big + "\n\ndata: after\n\n", want: []ev{{"", big}, {"", "after"}}, err: io.EOF},
-		{name: "2 MiB comment", in: ":" + big + "\ndata: after\n\n", want: []ev{{"", "after"}}, err: io.EOF},
-		{name: "invalid UTF-8 passed through", in: "data: \xff\xfe\n\n", want: []ev{{"", "\xff\xfe"}}, err: io.EOF},
-		{name: "NUL bytes kept", in: "data: a\x00b\n\n", want: []ev{{"", "a\x00b"}}, err: io.EOF},
-		{name: "data at the limit", in: "data: 12345678\n\n", max: 14, want: []ev{{"", "12345678"}}, err: io.EOF},
-		{name: "line over the limit", in: "data: ok\n\ndata: 123456789\n\n", max: 14, want: []ev{{"", "ok"}}, err: ErrEventTooLarge},
-		{name: "unterminated line over the limit", in: "data: ok\n\n:123456789012345", max: 14, want: []ev{{"", "ok"}}, err: ErrEventTooLarge},
+		{name: "end after event line", in: "event: done\n", err: io.ErrUnexpectedEOF},
+		{name: "end after comment inside event", in: "data: a\n: c", want: []ev{{"", "a", true}}, err: io.EOF},
+		{name: "final CR ends the line", in: "data: a\r\r", want: []ev{{"", "a", false}}, err: io.EOF},
+		{name: "2 MiB data line", in: "data: " + big + "\n\ndata: after\n\n", want: []ev{{"", big, false}, {"", "after", false}}, err: io.EOF},
+		{name: "2 MiB comment", in: ":" + big + "\ndata: after\n\n", want: []ev{{"", "after", false}}, err: io.EOF},
+		{name: "invalid UTF-8 passed through", in: "data: \xff\xfe\n\n", want: []ev{{"", "\xff\xfe", false}}, err: io.EOF},
+		{name: "NUL bytes kept", in: "data: a\x00b\n\n", want: []ev{{"", "a\x00b", false}}, err: io.EOF},
+		{name: "data at the limit", in: "data: 12345678\n\n", max: 14, want: []ev{{"", "12345678", false}}, err: io.EOF},
+		{name: "line over the limit", in: "data: ok\n\ndata: 123456789\n\n", max: 14, want: []ev{{"", "ok", false}}, err: ErrEventTooLarge},
+		{name: "unterminated line over the limit", in: "data: ok\n\n:123456789012345", max: 14, want: []ev{{"", "ok", false}}, err: ErrEventTooLarge},
 		{name: "joined data over the limit", in: "data: 12345\ndata: 12345\ndata: 12345\n\n", max: 14, err: ErrEventTooLarge},
 		{name: "many empty data lines over the limit", in: strings.Repeat("data\n", 20), max: 14, err: ErrEventTooLarge},
 		// llama.cpp's server (b4747, examples/server/utils.hpp
 		// server_sent_event) wrote its in-stream errors as an "error" field.
 		{name: "error field is an error event", in: "data: a\n\nerror: {\"code\":500}\n\ndata: [DONE]\n\n",
-			want: []ev{{"", "a"}, {"error", `{"code":500}`}, {"", "[DONE]"}}, err: io.EOF},
-		{name: "error field replaces the data before it", in: "data: a\nevent: x\nerror: e\ndata: b\n\n", want: []ev{{"error", "e\nb"}}, err: io.EOF},
-		{name: "error field resets per event", in: "error: e\n\ndata: b\n\n", want: []ev{{"error", "e"}, {"", "b"}}, err: io.EOF},
+			want: []ev{{"", "a", false}, {"error", `{"code":500}`, false}, {"", "[DONE]", false}}, err: io.EOF},
+		{name: "error field replaces the data before it", in: "data: a\nevent: x\nerror: e\ndata: b\n\n", want: []ev{{"error", "e\nb", false}}, err: io.EOF},
+		{name: "error field resets per event", in: "error: e\n\ndata: b\n\n", want: []ev{{"error", "e", false}, {"", "b", false}}, err: io.EOF},
 		{name: "error field over the limit", in: "error: 123456789012345\n\n", max: 14, err: ErrEventTooLarge},
 	}
 	for _, tc := range tests {
@@ -224,11 +243,11 @@ func TestReaderSplitCR(t *testing.T) {
 		chunks []string
 		want   []ev
 	}{
-		{"CR|LF inside event", []string{"data: a\r", "\ndata: b\r\n\r", "\n"}, []ev{{"", "a\nb"}}},
-		{"CR|LF dispatch", []string{"data: a\r\n\r", "\ndata: b\r\n\r\n"}, []ev{{"", "a"}, {"", "b"}}},
-		{"CR|CR is a blank line", []string{"data: a\r", "\rdata: b\n\n"}, []ev{{"", "a"}, {"", "b"}}},
-		{"CR|data", []string{"data: a\r", "data: b\r\r"}, []ev{{"", "a\nb"}}},
-		{"CR|empty reads|LF", []string{"data: a\r", "", "", "\n\n"}, []ev{{"", "a"}}},
+		{"CR|LF inside event", []string{"data: a\r", "\ndata: b\r\n\r", "\n"}, []ev{{"", "a\nb", false}}},
+		{"CR|LF dispatch", []string{"data: a\r\n\r", "\ndata: b\r\n\r\n"}, []ev{{"", "a", false}, {"", "b", false}}},
+		{"CR|CR is a blank line", []string{"data: a\r", "\rdata: b\n\n"}, []ev{{"", "a", false}, {"", "b", false}}},
+		{"CR|data", []string{"data: a\r", "data: b\r\r"}, []ev{{"", "a\nb", false}}},
+		{"CR|empty reads|LF", []string{"data: a\r", "", "", "\n\n"}, []ev{{"", "a", false}}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -328,9 +347,9 @@ func TestReaderReadErrors(t *testing.T) {
 		want []ev
 		err  error
 	}{
-		{"timeout after first read", iotest.TimeoutReader(strings.NewReader("data: a\n\ndata: b\n\n")), []ev{{"", "a"}, {"", "b"}}, iotest.ErrTimeout},
+		{"timeout after first read", iotest.TimeoutReader(strings.NewReader("data: a\n\ndata: b\n\n")), []ev{{"", "a", false}, {"", "b", false}}, iotest.ErrTimeout},
 		{"error at once", iotest.ErrReader(boom), nil, boom},
-		{"error with data", readerWithErr("data: a\n\ndata: b", boom), []ev{{"", "a"}}, boom},
+		{"error with data", readerWithErr("data: a\n\ndata: b", boom), []ev{{"", "a", false}}, boom},
 		{"no progress", readFunc(func([]byte) (int, error) { return 0, nil }), nil, io.ErrNoProgress},
 		{"bad count", readFunc(func(p []byte) (int, error) { return len(p) + 1, nil }), nil, nil},
 	}
@@ -364,14 +383,14 @@ func readerWithErr(s string, err error) io.Reader {
 
 func TestReaderReset(t *testing.T) {
 	t.Parallel()
-	rd := NewReader(strings.NewReader("data: a\ndata: b"), counter(), BufferSize(16))
+	rd := NewReader(strings.NewReader("data: a\ndata: b\nev"), counter(), BufferSize(16))
 	if _, err := rd.Next(); err != io.ErrUnexpectedEOF {
 		t.Fatalf("first stream: %v", err)
 	}
 	big := strings.Repeat("y", 100)
 	rd.Reset(strings.NewReader("\xEF\xBB\xBFevent: e\ndata: " + big + "\n\n"))
 	got, err := collect(t, rd)
-	if diff := cmp.Diff([]ev{{"e", big}}, got); diff != "" || err != io.EOF {
+	if diff := cmp.Diff([]ev{{"e", big, false}}, got); diff != "" || err != io.EOF {
 		t.Errorf("after Reset (-want +got):\n%s err=%v", diff, err)
 	}
 	if e, err := NewReader(strings.NewReader("data: a\n\n"), nil).Next(); err != nil || e.At != 0 {
@@ -383,7 +402,7 @@ func TestReaderReset(t *testing.T) {
 	}
 	rd.Reset(strings.NewReader("data: again\n\n"))
 	got, err = collect(t, rd)
-	if diff := cmp.Diff([]ev{{"", "again"}}, got); diff != "" || err != io.EOF {
+	if diff := cmp.Diff([]ev{{"", "again", false}}, got); diff != "" || err != io.EOF {
 		t.Errorf("third stream (-want +got):\n%s err=%v", diff, err)
 	}
 }
@@ -501,10 +520,24 @@ func refParse(in []byte, maxEvent int) ([]ev, error) {
 			if len(in) > maxEvent {
 				return out, ErrEventTooLarge
 			}
-			if pending || in[0] != ':' {
+			if in[0] == ':' {
+				break
+			}
+			// The last line counts when it is a data (or error) line
+			// that does not end inside a UTF-8 sequence.
+			field, value, _ := strings.Cut(string(in), ":")
+			value = strings.TrimPrefix(value, " ")
+			if field != "data" && field != "error" || refCutRune(value) {
 				return out, io.ErrUnexpectedEOF
 			}
-			return out, io.EOF
+			if field == "error" {
+				data, errLine = nil, true
+			}
+			data, hasData = append(append(data, value...), '\n'), true
+			if len(data)-1 > maxEvent {
+				return out, ErrEventTooLarge
+			}
+			break
 		}
 		line := in[:i]
 		if in[i] == '\r' && i+1 < len(in) && in[i+1] == '\n' {
@@ -522,7 +555,7 @@ func refParse(in []byte, maxEvent int) ([]ev, error) {
 				if errLine {
 					t = "error"
 				}
-				out = append(out, ev{t, string(data[:len(data)-1])})
+				out = append(out, ev{t, string(data[:len(data)-1]), false})
 			}
 			data, hasData, typ, pending, errLine = nil, false, "", false, false
 			continue
@@ -550,10 +583,28 @@ func refParse(in []byte, maxEvent int) ([]ev, error) {
 			}
 		}
 	}
-	if pending {
+	switch {
+	case hasData:
+		t := typ
+		if errLine {
+			t = "error"
+		}
+		return append(out, ev{t, string(data[:len(data)-1]), true}), io.EOF
+	case pending:
 		return out, io.ErrUnexpectedEOF
 	}
 	return out, io.EOF
+}
+
+// refCutRune reports whether s ends inside a multi-byte UTF-8 sequence
+// (as the standard library judges one whole: utf8.FullRune).
+func refCutRune(s string) bool {
+	for k := 1; k <= utf8.UTFMax && k <= len(s); k++ {
+		if utf8.RuneStart(s[len(s)-k]) {
+			return !utf8.FullRuneInString(s[len(s)-k:])
+		}
+	}
+	return false
 }
 
 func TestRefParse(t *testing.T) {
@@ -561,8 +612,8 @@ func TestRefParse(t *testing.T) {
 	// The reference must agree with the table too, or the fuzz test proves
 	// nothing.
 	got, err := refParse([]byte("\xEF\xBB\xBFevent: e\r\ndata:a\rdata\n\n: c\ndata: b\n"), 100)
-	want := []ev{{"e", "a\n"}}
-	if diff := cmp.Diff(want, got); diff != "" || err != io.ErrUnexpectedEOF {
+	want := []ev{{"e", "a\n", false}, {"", "b", true}}
+	if diff := cmp.Diff(want, got); diff != "" || err != io.EOF {
 		t.Errorf("refParse (-want +got):\n%s err=%v", diff, err)
 	}
 }
@@ -582,6 +633,10 @@ func FuzzReader(f *testing.F) {
 		"\xEF\xBB",
 		"error: {\"code\":500}\n\ndata: [DONE]\n\n",
 		"data: a\nerror: b\ndata: c\nevent: x\n\n",
+		"data: {}\n\ndata: [DONE]",
+		"data: {}\r\n\r\ndata: [DONE]\r\n",
+		"data: \xe4\xb8",
+		"data: a\n\nevent: x",
 	}
 	for i, s := range seeds {
 		f.Add([]byte(s), []byte{byte(i), 3, 1, 7}, uint8(i*5), uint16(i*9))

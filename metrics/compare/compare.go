@@ -10,7 +10,6 @@ import (
 	"errors"
 	"fmt"
 	"hash/fnv"
-	"maps"
 	"math"
 	"slices"
 	"strconv"
@@ -371,19 +370,29 @@ func matchModels(ra, rb *artifact.Run) ([]pair, []string) {
 	}
 	var out []pair
 	var warn []string
-	for _, m := range slices.Sorted(maps.Keys(a)) {
+	for _, m := range modelNames(a) {
 		if gb, ok := b[m]; ok {
 			out = append(out, pair{a[m], gb})
 		} else {
 			warn = append(warn, fmt.Sprintf("%s's model %s has no match in %s", ra.Name, m, rb.Name))
 		}
 	}
-	for _, m := range slices.Sorted(maps.Keys(b)) {
+	for _, m := range modelNames(b) {
 		if _, ok := a[m]; !ok {
 			warn = append(warn, fmt.Sprintf("%s's model %s has no match in %s", rb.Name, m, ra.Name))
 		}
 	}
 	return out, warn
+}
+
+// modelNames are m's keys (model names) in order.
+func modelNames[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	return keys
 }
 
 // groups splits a run into its sweep stages (when the summary lists two

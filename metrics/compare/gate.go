@@ -25,8 +25,12 @@ type Gate struct {
 	Result *Result `json:"comparison"`
 	// Outcomes are the rules' outcomes, failed or not.
 	Outcomes []Outcome `json:"fail_on"`
-	// Failed is set when a rule failed.
+	// Failed is set when a rule failed, or could not be judged (too few
+	// requests for its statistic) and GateOptions.AllowUnjudged was not
+	// given: a gate that cannot judge does not pass.
 	Failed bool `json:"failed"`
+	// Unjudged counts the rule judgements too few requests left open.
+	Unjudged int `json:"unjudged"`
 	// Verdict says in one paragraph what failed (or that nothing did),
 	// the changes that are not significant, and what the fingerprint
 	// check noted.
@@ -53,6 +57,9 @@ type GateOptions struct {
 	Rules []Rule
 	// Force judges runs whose workload fingerprints differ.
 	Force bool
+	// AllowUnjudged passes the rules that could not be judged (too few
+	// requests for their statistic) instead of failing the gate.
+	AllowUnjudged bool
 }
 
 // RunGate compares runs[1:] with runs[0], the baseline, and judges the
@@ -97,9 +104,12 @@ func RunGate(runs []*artifact.Run, o GateOptions) (*Gate, error) {
 		g.Outcomes = []Outcome{}
 	}
 	for _, oc := range outcomes {
-		g.Failed = g.Failed || oc.Failed
+		g.Failed = g.Failed || oc.Failed || oc.Unjudged && !o.AllowUnjudged
+		if oc.Unjudged {
+			g.Unjudged++
+		}
 	}
-	g.Verdict = Paragraph(res, outcomes)
+	g.Verdict = Paragraph(res, outcomes, o.AllowUnjudged)
 	return g, nil
 }
 
@@ -113,17 +123,21 @@ func inEvery(res *Result, tag string) bool {
 	return len(res.Comparisons) > 0
 }
 
-// Paragraph is a gate's verdict in one paragraph: REGRESSION or PASS, the
-// runs, each failed rule with its change and interval, the rules that
-// moved past their limit without significance, how many held, and the
-// fingerprint check's notes (another server, another surge).
-func Paragraph(res *Result, outcomes []Outcome) string {
-	var failed, noisy []string
+// Paragraph is a gate's verdict in one paragraph: REGRESSION, NOT
+// JUDGED or PASS, the runs, each failed rule with its change and
+// interval, the rules too few requests left unjudged (a failure unless
+// allowUnjudged), the rules that moved past their limit without
+// significance, how many held, and the fingerprint check's notes
+// (another server, another surge).
+func Paragraph(res *Result, outcomes []Outcome, allowUnjudged bool) string {
+	var failed, unjudged, noisy []string
 	held := 0
 	for _, o := range outcomes {
 		switch {
 		case o.Failed:
 			failed = append(failed, o.Detail)
+		case o.Unjudged:
+			unjudged = append(unjudged, o.Detail)
 		case strings.Contains(o.Detail, "but not significantly"):
 			noisy = append(noisy, o.Detail)
 		default:
@@ -139,10 +153,20 @@ func Paragraph(res *Result, outcomes []Outcome) string {
 	switch {
 	case len(failed) > 0:
 		fmt.Fprintf(&b, "REGRESSION: %s: %s.", against, strings.Join(failed, "; "))
+	case len(unjudged) > 0 && !allowUnjudged:
+		fmt.Fprintf(&b, "NOT JUDGED: %s: %d of %d rule %s could not be judged, and a gate that cannot judge does not pass.",
+			against, len(unjudged), len(outcomes), plural(len(outcomes), "judgement", "judgements"))
 	case len(outcomes) == 0:
 		fmt.Fprintf(&b, "PASS: %s: no rule to judge (the runs share none of the rules' metrics).", against)
 	default:
 		fmt.Fprintf(&b, "PASS: %s: no rule failed.", against)
+	}
+	if len(unjudged) > 0 {
+		how := "Not judged"
+		if allowUnjudged {
+			how = "Not judged, allowed"
+		}
+		fmt.Fprintf(&b, " %s: %s.", how, strings.Join(unjudged, "; "))
 	}
 	if len(noisy) > 0 {
 		fmt.Fprintf(&b, " Past a limit but within the noise (not significant at %g%%): %s.", 100*res.Level, strings.Join(noisy, "; "))

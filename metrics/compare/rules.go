@@ -97,8 +97,14 @@ type Outcome struct {
 	// run-level metrics, which have one value per run).
 	Significant bool `json:"significant"`
 	// Failed is whether the rule failed: past the limit, significantly.
-	Failed bool   `json:"failed"`
-	Detail string `json:"detail"`
+	Failed bool `json:"failed"`
+	// Unjudged is set when either run has too few requests for the
+	// rule's statistic (NeedN of them: p99 needs 100): the rule says
+	// nothing either way, and a gate fails on it unless allowed
+	// (GateOptions.AllowUnjudged).
+	Unjudged bool   `json:"unjudged,omitempty"`
+	NeedN    int    `json:"need_n,omitempty"`
+	Detail   string `json:"detail"`
 }
 
 // Evaluate judges every rule on every comparison of res. A rule naming a
@@ -121,7 +127,7 @@ func (res *Result) Evaluate(rules []Rule) ([]Outcome, error) {
 func evaluate(c Comparison, r Rule, level float64) (Outcome, error) {
 	o := Outcome{Rule: r.Text, Run: c.B, Stage: c.Stage}
 	var change, lo, hi float64
-	unit := ""
+	unit, few := "", ""
 	switch m, rl := findMetric(c, r.Metric), findRunLevel(c, r.Metric); {
 	case m != nil:
 		if r.Stat == "" {
@@ -142,6 +148,10 @@ func evaluate(c Comparison, r Rule, level float64) (Outcome, error) {
 			change, lo, hi = float64(sd.Rel), float64(sd.RelLo), float64(sd.RelHi)
 		}
 		o.Significant = sd.Significant
+		if sd.TooFew {
+			o.Unjudged, o.NeedN = true, sd.MinN
+			few = fmt.Sprintf(": not judged: needs ≥ %d requests in each run (%s has %d, %s %d)", sd.MinN, c.A, m.NA, c.B, m.NB)
+		}
 	case rl != nil:
 		if r.Stat != "" && r.Stat != "avg" {
 			return o, fmt.Errorf("--fail-on %q: %s is run-level (one value per run): leave the statistic out", r.Text, r.Metric)
@@ -172,6 +182,12 @@ func evaluate(c Comparison, r Rule, level float64) (Outcome, error) {
 	o.Detail = fmt.Sprintf("%s %s %s", c.B, name, show(change))
 	if c.Stage != "" {
 		o.Detail = fmt.Sprintf("%s (%s) %s %s", c.B, c.Stage, name, show(change))
+	}
+	if o.Unjudged {
+		// A change of too few requests is never worded as noise: it was
+		// not judged at all.
+		o.Detail += few
+		return o, nil
 	}
 	if finite(lo) && finite(hi) {
 		o.Detail += fmt.Sprintf(" (%g%% CI %s to %s)", 100*level, show(lo), show(hi))

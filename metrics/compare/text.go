@@ -89,8 +89,11 @@ func WriteText(w io.Writer, res *Result, outcomes []Outcome) error {
 		fmt.Fprintf(ew, "\n--fail-on\n")
 		for _, o := range outcomes {
 			mark := "ok  "
-			if o.Failed {
+			switch {
+			case o.Failed:
 				mark = "FAIL"
+			case o.Unjudged:
+				mark = "open"
 			}
 			fmt.Fprintf(ew, "  %s %s: %s\n", mark, o.Rule, o.Detail)
 		}

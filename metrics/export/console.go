@@ -98,7 +98,14 @@ func Console(w io.Writer, title string, s *metrics.Summary, opts ...ConsoleOptio
 		if s.InputTokenSource != "" {
 			fmt.Fprintf(lines, " (output), %s (input); the token throughputs use these", s.InputTokenSource)
 		}
+		if d := s.UsageDistrust; d != nil {
+			fmt.Fprintf(lines, "; the server's usage not believed (%s)", d.Sign)
+		}
 		fmt.Fprintln(lines)
+	}
+	if t := s.TokensPerEvent; t != nil {
+		fmt.Fprintf(lines, "Inter token latency: the server's delivery cadence (tokens came in batches: %.2f an event, the first event %.0f%% of an answer)\n",
+			t.Mean, 100*t.FirstShare)
 	}
 	consoleInputCounts(lines, s, o.beside)
 	if s.TimestampSource != "" {

@@ -2,6 +2,7 @@ package export
 
 import (
 	"fmt"
+	"math"
 	"os"
 	"strings"
 	"testing"
@@ -248,5 +249,31 @@ func TestRequestsForAndTheDocs(t *testing.T) {
 		if !strings.Contains(string(doc), row) {
 			t.Errorf("docs/precision.md lacks the row %q", row)
 		}
+	}
+}
+
+// TestHeadlineProseWraps: a headline row of prose (the throughputs, an
+// interval that could not be estimated) wraps under its own text at the
+// width, never past it.
+func TestHeadlineProseWraps(t *testing.T) {
+	t.Parallel()
+	s := metrics.Summary{
+		Run: map[metrics.Tag]float64{metrics.RequestCount: 120, metrics.OutputTokenThroughput: 465, metrics.RequestThroughput: 58.1,
+			metrics.InputTokenThroughput: 123456},
+		Precision: &metrics.Precision{Throughputs: []metrics.RateCI{
+			{Metric: metrics.OutputTokenThroughput, Value: 465, Lo: 20, Hi: 910, Batches: 7},
+			{Metric: metrics.RequestThroughput, Value: 58.1, Lo: math.Inf(-1), Hi: math.Inf(1), Batches: 7, Identical: true},
+		}},
+	}
+	var out strings.Builder
+	Console(&out, "t", &s, Width(80))
+	text := out.String()
+	for _, line := range strings.Split(text, "\n") {
+		if n := utf8.RuneCountInString(line); n > 80 {
+			t.Errorf("a line of %d columns: %q", n, line)
+		}
+	}
+	if !strings.Contains(strings.Join(strings.Fields(text), " "), "58.1 requests/s (interval not estimable)") {
+		t.Errorf("the throughput row lost its words:\n%s", text)
 	}
 }

@@ -3,6 +3,7 @@ package export
 import (
 	"cmp"
 	"encoding/csv"
+	"fmt"
 	"io"
 	"math"
 	"slices"
@@ -52,6 +53,7 @@ func CSV(w io.Writer, s *metrics.Summary, opts ...CSVOption) error {
 			_ = cw.Write([]string{r.def.Label(), csvNum(r.value)})
 		}
 	}
+	writeCountsCSV(cw, s)
 	writeSessionsCSV(cw, s.Sessions)
 	writeModelsCSV(cw, s.Models)
 	writePrecisionCSV(cw, s)
@@ -112,4 +114,27 @@ func csvNum(v float64) string {
 		return ""
 	}
 	return strconv.FormatFloat(v, 'f', 2, 64)
+}
+
+// writeCountsCSV writes where the token counts came from, when the server's
+// usage was not believed or its tokens came in batches: the CSV's reader
+// then needs to know which counts and which ITL it is looking at.
+func writeCountsCSV(cw *csv.Writer, s *metrics.Summary) {
+	d, t := s.UsageDistrust, s.TokensPerEvent
+	if d == nil && t == nil {
+		return
+	}
+	_ = cw.Write(nil)
+	_ = cw.Write([]string{"Counts", "Source"})
+	_ = cw.Write([]string{"Output Token Counts", s.TokenSource})
+	if s.InputTokenSource != "" {
+		_ = cw.Write([]string{"Input Token Counts", s.InputTokenSource})
+	}
+	if d != nil {
+		_ = cw.Write([]string{"Server Usage", fmt.Sprintf("not believable (%s): %d requests counted without it", d.Sign, s.UsageIgnored)})
+	}
+	if t != nil {
+		_ = cw.Write([]string{"Inter Token Latency", fmt.Sprintf("the server's delivery cadence: tokens came in batches (%.2f tokens an event, the first event %.0f%% of an answer)",
+			t.Mean, 100*t.FirstShare)})
+	}
 }

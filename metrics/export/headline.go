@@ -75,7 +75,12 @@ func consoleHeadline(w io.Writer, s *metrics.Summary, width int) {
 		}
 		out := sig3(v) + " " + unit
 		if p != nil {
-			if r := p.Throughput(t); r != nil {
+			switch r := p.Throughput(t); {
+			case r != nil && r.Identical:
+				// Batches all alike (completions in step) estimate nothing:
+				// never an interval of zero width.
+				out += " (interval not estimable)"
+			case r != nil:
 				out += " " + metrics.FormatHalfWidth(r.HalfWidth())
 			}
 		}
@@ -171,6 +176,11 @@ func consoleHeadline(w io.Writer, s *metrics.Summary, width int) {
 		}
 		for i, c := range r.cells {
 			fmt.Fprintf(&b, "  %*s %s%s", vw[i], c[0], c[1], strings.Repeat(" ", hw[i]-utf8.RuneCountInString(c[1])))
+		}
+		if r.text != "" {
+			// A row of prose wraps under its own text, never past the width.
+			fmt.Fprint(w, Wrap(b.String(), width, lw+2))
+			continue
 		}
 		fmt.Fprintln(w, strings.TrimRight(b.String(), " "))
 	}

@@ -120,6 +120,18 @@ type lineSurge struct {
 	RetryAfter    string `json:"retry_after,omitempty"`
 	ConnRetries   int    `json:"connection_retries"`
 	TokenSource   string `json:"token_count_source,omitempty"`
+	// InputTokenSource is where ISL came from (dataset, tokenizer,
+	// usage); UsageIgnored the sign that made the server's usage not
+	// believable, so that none of its counts was used.
+	InputTokenSource string `json:"input_token_count_source,omitempty"`
+	UsageIgnored     string `json:"usage_ignored,omitempty"`
+	// ITLBatched marks an answer that came in batches: its ITL is the
+	// server's delivery cadence. FirstEventTokens and MaxEventTokens say
+	// how many tokens its first event and its largest carried, where they
+	// were counted.
+	ITLBatched       bool `json:"itl_batched,omitempty"`
+	FirstEventTokens int  `json:"first_event_tokens,omitempty"`
+	MaxEventTokens   int  `json:"max_event_tokens,omitempty"`
 	// TimestampSource is kernel or read for a streamed response.
 	TimestampSource string `json:"timestamp_source,omitempty"`
 	// FirstTokenShared marks a first token read together with the next.
@@ -338,6 +350,14 @@ func (j *JSONL) metadata(r *metrics.Record, v *metrics.Values, good bool) (lineM
 		return md, sg
 	}
 	sg.TokenSource = v.Source
+	sg.InputTokenSource = v.InputSource
+	if v.Distrust != nil {
+		sg.UsageIgnored = v.Distrust.Sign
+	}
+	sg.ITLBatched = v.Batched
+	if v.Events.Counted {
+		sg.FirstEventTokens, sg.MaxEventTokens = v.Events.First, v.Events.Max
+	}
 	sg.Good = &good
 	if r.Streamed {
 		sg.TimestampSource = "read"

@@ -204,6 +204,21 @@ func appendSurge(b []byte, md *lineSurge) ([]byte, error) {
 	if md.TokenSource != "" {
 		str(`,"token_count_source":`, md.TokenSource)
 	}
+	if md.InputTokenSource != "" {
+		str(`,"input_token_count_source":`, md.InputTokenSource)
+	}
+	if md.UsageIgnored != "" {
+		str(`,"usage_ignored":`, md.UsageIgnored)
+	}
+	if md.ITLBatched {
+		b = append(b, `,"itl_batched":true`...)
+	}
+	if md.FirstEventTokens != 0 {
+		b = strconv.AppendInt(append(b, `,"first_event_tokens":`...), int64(md.FirstEventTokens), 10)
+	}
+	if md.MaxEventTokens != 0 {
+		b = strconv.AppendInt(append(b, `,"max_event_tokens":`...), int64(md.MaxEventTokens), 10)
+	}
 	if md.TimestampSource != "" {
 		str(`,"timestamp_source":`, md.TimestampSource)
 	}

@@ -208,13 +208,18 @@ func consolePrecision(w io.Writer, width int, s *metrics.Summary) {
 	for _, r := range p.Throughputs {
 		d, _ := defOf(r.Metric)
 		line := fmt.Sprintf("%s %s", short(r.Value), metrics.FormatHalfWidth(r.HalfWidth()))
-		if r.Batches >= 2 {
+		switch {
+		case r.Identical:
+			line = fmt.Sprintf("%s, interval not estimable (its %d batches of %s s are identical: completions in step)", short(r.Value), r.Batches, short(r.BatchSec))
+		case r.Batches >= 2:
 			line += fmt.Sprintf(" (batch means: %d batches of %s s)", r.Batches, short(r.BatchSec))
-		} else {
+		default:
 			line += " (too short for two batches of a request's length)"
 		}
 		if steady {
-			if sr := ss.Precision.Throughput(r.Metric); sr != nil {
+			if sr := ss.Precision.Throughput(r.Metric); sr != nil && sr.Identical {
+				line += fmt.Sprintf("; steady state %s, not estimable", short(sr.Value))
+			} else if sr != nil {
 				line += fmt.Sprintf("; steady state %s %s", short(sr.Value), metrics.FormatHalfWidth(sr.HalfWidth()))
 			}
 		}

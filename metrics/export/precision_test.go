@@ -144,3 +144,52 @@ func TestPrecisionExports(t *testing.T) {
 		t.Errorf("trimmed console:\n%s", con.String())
 	}
 }
+
+// TestThroughputInStepNotEstimable: completions that arrive in step (a
+// metronome: every request the same length, all started together) make
+// every batch of the throughput series the same, whose spread, zero,
+// estimates nothing: the console says the interval is not estimable, the
+// JSON has no bounds, and no interval of zero width (±0.0%) is shown.
+func TestThroughputInStepNotEstimable(t *testing.T) {
+	t.Parallel()
+	c := metrics.NewCollector(metrics.WithShards(2), metrics.WithOrigin(fixtureStart))
+	var idx int64
+	for u := range 8 {
+		for at := int64(time.Second); at < int64(41*time.Second); at += int64(2 * time.Second) {
+			toks := make([]int64, 10)
+			for k := range toks {
+				toks[k] = at + int64(200*ms) + int64(k)*int64(200*ms)
+			}
+			c.Add(&metrics.Record{Index: idx, Streamed: true, SentNs: at + int64(u), EndNs: at + int64(2*time.Second) - 1, TokenNs: toks,
+				FirstContentNs: toks[0], Usage: metrics.Usage{Present: true, CompletionTokens: len(toks)}})
+			idx++
+		}
+	}
+	s := c.Close()
+	r := s.Precision.Throughput(metrics.RequestThroughput)
+	if r == nil || !r.Identical || !math.IsInf(r.HalfWidth(), 1) || r.Batches < 2 {
+		t.Fatalf("request throughput interval %+v: want identical batches, not estimable", r)
+	}
+	var con bytes.Buffer
+	consolePrecision(&con, 36, s)
+	for _, line := range strings.Split(con.String(), "\n") {
+		if strings.Contains(line, "Throughput") && (!strings.Contains(line, "interval not estimable") || strings.Contains(line, "±0.0%")) {
+			t.Errorf("console line: %s", line)
+		}
+	}
+	var js bytes.Buffer
+	if err := JSON(&js, s, Run{SurgeVersion: "test", Start: fixtureStart, End: fixtureStart.Add(45 * time.Second),
+		InputConfig: map[string]any{}, RunInfo: map[string]any{}}); err != nil {
+		t.Fatal(err)
+	}
+	var doc struct {
+		Precision map[string]json.RawMessage `json:"precision"`
+	}
+	var iv struct{ Lo, Hi *float64 }
+	if err := json.Unmarshal(js.Bytes(), &doc); err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(doc.Precision["request_throughput"], &iv); err != nil || iv.Lo != nil || iv.Hi != nil {
+		t.Errorf("request_throughput's interval in the JSON: lo %v hi %v, want null", iv.Lo, iv.Hi)
+	}
+}

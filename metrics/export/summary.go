@@ -79,6 +79,15 @@ func JSON(w io.Writer, s *metrics.Summary, run Run) error {
 	if s.InputTokenSource != "" {
 		o.set("input_token_count_source", s.InputTokenSource)
 	}
+	if d := s.UsageDistrust; d != nil {
+		o.set("server_usage", map[string]any{"believed": false, "sign": d.Sign, "detail": d.Detail,
+			"requests_counted_without_it": s.UsageIgnored})
+	}
+	if t := s.TokensPerEvent; t != nil {
+		// inter_token_latency is the server's delivery cadence here.
+		o.set("itl_batched", true)
+		o.set("tokens_per_event", tokensPerEventValue(t))
+	}
 	if s.TimestampSource != "" {
 		o.set("timestamp_source", s.TimestampSource)
 		o.set("first_token_shared_read", runMetric{Unit: "requests", Avg: float64(s.FirstTokenShared)})
@@ -138,6 +147,18 @@ func JSON(w io.Writer, s *metrics.Summary, run Run) error {
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
 	return enc.Encode(o)
+}
+
+// tokensPerEventValue is the JSON of a batching server's tokens per event.
+func tokensPerEventValue(t *metrics.TokensPerEvent) map[string]any {
+	hist := map[string]int64{}
+	for i, n := range t.Hist {
+		if n > 0 {
+			hist[t.Buckets[i]] = n
+		}
+	}
+	return map[string]any{"batched_requests": t.Batched, "counted_requests": t.Counted, "single_event_requests": t.Single,
+		"avg": roundTo(t.Mean), "max": t.Max, "first_event_share": roundTo(t.FirstShare), "events_by_tokens": hist}
 }
 
 // kneeOf reports a sweep's knee and recommended operating point (null

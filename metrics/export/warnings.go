@@ -92,12 +92,30 @@ var WarningKinds = []WarningKind{
 			}
 			return "the server cut " + m[2] + " of " + m[3] + " prompts: avg " + m[5] + " tokens sent, " + m[4] + " kept (its context length?)"
 		}, Last: true},
-	wkind("osl-count", `^output token counts disagree: tokenizer (\S+) vs server usage (\S+) \((\S+)\)`,
-		tmpl("output token counts disagree: tokenizer $1 vs server usage $2 ($3): is --tokenizer the model's?")),
+	// The token-count warnings' texts come from metrics' producers
+	// (TokenCountWarning, TruncationWarning, EmptyResponsesWarning), which
+	// warnings_test.go calls: a change of their words fails it.
+	wkind("osl-count", `^output token counts disagree: the tokenizer counts (\S+), the server's usage (\S+) \((\S+)\)(; the tokenizer that counted is not known)?`,
+		func(m []string) string {
+			s := "output tokens: tokenizer " + m[1] + " vs server usage " + m[2] + " (" + m[3] + ")"
+			if m[4] != "" {
+				return s + ": give the model's with --tokenizer"
+			}
+			return s + ": the streamed text re-tokenized"
+		}),
 	wkind("chunks", `^(\d+) of (\d+) chunks carried more than one token`,
 		tmpl("$1 of $2 chunks carried several tokens: ITL is per token, inter_chunk_latency per chunk")),
-	wkind("chunks", `^(\d+) requests had more tokens than chunks`,
-		tmpl("$1 requests had more tokens than chunks: without per-chunk usage ITL may be a little short")),
+	wkind("chunks", `^(\d+) requests had more tokens than chunks(?:.*(leaves the first chunk's tokens out of ITL))?`,
+		func(m []string) string {
+			if m[2] != "" {
+				return m[1] + " requests had more tokens than chunks: ITL is per token, inter_chunk_latency per chunk"
+			}
+			return m[1] + " requests had more tokens than chunks: without per-chunk usage ITL may be a little short"
+		}),
+	wkind("batched", `^the server sends its tokens in batches: (\d+) of (\d+) streamed answers came several tokens an event \((\S+) tokens an event on average, up to (\d+); the first event carried (\S+) of an answer`,
+		tmpl("$1 of $2 answers came in batches (the first event $5 of an answer): ITL is the delivery cadence")),
+	wkind("usage", `^the server's usage is not believable \((\S+)\): .*?: token counts come from (surge's tokenizer|the text events)`,
+		tmpl("the server's usage is not believable ($1): token counts come from $2")),
 	wkind("over-cap", `^responses run past the requested output length: request \S+ asked for (\d+) tokens \((\S+)\), got (\d+)(.*--use-legacy-max-tokens)?`,
 		func(m []string) string {
 			s := "answers ran past their cap: asked " + m[1] + " by " + m[2] + ", got " + m[3]
@@ -113,6 +131,8 @@ var WarningKinds = []WarningKind{
 	// The target and the transport.
 	wkind("no-model", `(?s)^no --model given and (\S+)/v1/models named none \((.*)\): sending model "([^"]*)"`,
 		tmpl(`no --model given and $1/v1/models named none ($2): sending model "$3"`)),
+	wkind("server-gone", `^the server at (\S+) answered the preflight (\S+) s before the run, then refused (\d+) connections`,
+		tmpl("the server at $1 answered the preflight, then refused $3 connections: it went away")),
 	wkind("no-stream", `^--streaming: endpoint type (\S+) does not stream`,
 		tmpl("--streaming: endpoint type $1 does not stream; its requests are read whole")),
 	wkind("redirect", `^(\d+) (?:responses were redirects|response was a redirect) not followed`,
@@ -138,6 +158,10 @@ var WarningKinds = []WarningKind{
 		tmpl("trim auto: latencies and throughputs are the steady state's ($1 requests, $2 s of the run)")),
 	wkind("scenario-lock", `^--scenario (\S+) lock broken under --unsafe-override: `,
 		tmpl("--scenario $1 lock broken (--unsafe-override): not a valid submission")),
+	wkind("session-limit", `^(\d+) sessions? ended at a session limit: arguments (.+?), (\d+) calls, context (\d+) tokens or (.+?) \(`,
+		tmpl("$1 sessions ended at a limit: arguments $2, $3 calls, context $4 tokens or $5")),
+	wkind("tool-ids", `^(\d+) tool-call ids? the server sent (?:were|was) missing, repeated or longer than (\d+) bytes`,
+		tmpl("$1 tool-call ids missing, repeated or over $2 bytes: sent back as surge's own (call_surge_N)")),
 	// Shards.
 	wkind("shard-late", `^started (\S+) late for --start-at (\S+):`,
 		tmpl("started $1 late for --start-at: its schedule runs that far behind the others'")),

@@ -73,6 +73,13 @@ var notWorkload = map[string]bool{
 	// costs: none changes what was sent, so a labelled or priced run
 	// still matches its baseline (history:last-matching).
 	"history": true, "no_history": true, "history_label": true, "cost_per_hour": true, "cost_per_hour_usd": true,
+	// How the run checked and waited for its server, and what it wrote
+	// besides: a peer's command line (vllm-bench's ready check, its
+	// --save-detailed texts) sets these where an AIPerf line of the same
+	// workload does not.
+	"skip_preflight": true, "wait_for_model_timeout": true, "wait_for_model_mode": true, "wait_for_model_interval": true,
+	"export_outputs_json": true, "auto_plot": true, "no_auto_plot": true,
+	"server_profiler": true, "server_profiler_start_path": true, "server_profiler_stop_path": true, "server_profiler_timeout_seconds": true,
 }
 
 // Flatten turns a nested configuration (input_config as AIPerf nests it:

@@ -58,8 +58,15 @@ func ParseSelector(arg string) (sel Selector, ok bool, err error) {
 }
 
 // ErrNoBaseline is wrapped by Baseline's error when the history holds no
-// run the selector picks: on a first run there is nothing to judge yet.
+// run the selector picks: on a first run there is nothing to judge yet
+// (history:last-matching), or the run named is not there (history:id=N,
+// history:label=NAME).
 var ErrNoBaseline = errors.New("no baseline in the history")
+
+// ErrBaselineGone is wrapped by Baseline's error when the history holds
+// the runs the selector picks but their artifact folders are gone (a
+// baseline there was, which cannot be read).
+var ErrBaselineGone = errors.New("the baseline's artifact folder is gone")
 
 // Baseline resolves sel to a row whose artifact folder is still there.
 // current are the rows of the run being judged (FromArtifacts): it is
@@ -71,11 +78,13 @@ func (s *Store) Baseline(ctx context.Context, sel Selector, current []Row) (Row,
 	}
 	if sel.ID > 0 {
 		r, err := s.Get(ctx, sel.ID)
-		if err != nil {
-			return Row{}, fmt.Errorf("%s: %w", sel, errors.Join(ErrNoBaseline, err))
-		}
-		if !exists(r.Dir) {
-			return Row{}, fmt.Errorf("%s: its artifact folder %s is gone", sel, r.Dir)
+		switch {
+		case errors.Is(err, ErrNoRun):
+			return Row{}, fmt.Errorf("%s: %w: it holds no run with id %d", sel, ErrNoBaseline, sel.ID)
+		case err != nil:
+			return Row{}, err
+		case !exists(r.Dir):
+			return Row{}, fmt.Errorf("%s: %w: %s", sel, ErrBaselineGone, r.Dir)
 		}
 		return r, nil
 	}
@@ -115,7 +124,7 @@ func (s *Store) Baseline(ctx context.Context, sel Selector, current []Row) (Row,
 		what = "run labelled " + strconv.Quote(sel.Label)
 	}
 	if len(gone) > 0 {
-		return Row{}, fmt.Errorf("%s: %w: the artifact folders of every match are gone (%s)", sel, ErrNoBaseline, strings.Join(gone, ", "))
+		return Row{}, fmt.Errorf("%s: %w: the artifact folders of every match are gone (%s)", sel, ErrBaselineGone, strings.Join(gone, ", "))
 	}
 	return Row{}, fmt.Errorf("%s: %w: it holds no %s", sel, ErrNoBaseline, what)
 }
@@ -123,7 +132,9 @@ func (s *Store) Baseline(ctx context.Context, sel Selector, current []Row) (Row,
 // ResolveBaseline is `surge compare --baseline SPEC RUN`'s baseline
 // folder: SPEC itself when it is a folder, else the run the history at
 // path picks for RUN (its folder read as FromArtifacts reads it), with
-// the row. A history that has none wraps ErrNoBaseline.
+// the row. A history that has none wraps ErrNoBaseline; the whole
+// database is checked first (Check), so damage never passes for an
+// absent baseline.
 func ResolveBaseline(ctx context.Context, path, spec, runDir string) (string, *Row, error) {
 	sel, ok, err := ParseSelector(spec)
 	if err != nil || !ok {
@@ -138,6 +149,9 @@ func ResolveBaseline(ctx context.Context, path, spec, runDir string) (string, *R
 		return "", nil, err
 	}
 	defer s.Close()
+	if err := s.Check(ctx); err != nil {
+		return "", nil, err
+	}
 	r, err := s.Baseline(ctx, sel, current)
 	if err != nil {
 		return "", nil, err

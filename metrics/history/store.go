@@ -47,7 +47,10 @@ func WithClock(now func() time.Time) Option { return func(c *openConfig) { c.now
 // absent and migrating an older schema forward. A file that is not an
 // SQLite database wraps ErrCorrupt, another application's database
 // ErrNotHistory, one from a newer surge is a *SchemaError: each names the
-// file, and none is changed.
+// file, and none is changed. Nothing is written to a database before it
+// has shown it is surge's (its application id, or no schema at all): the
+// write-ahead log is switched on after that, not as the file opens.
+// Waiting on another process's lock ends when ctx does.
 func Open(ctx context.Context, path string, opts ...Option) (*Store, error) {
 	cfg := openConfig{busy: DefaultBusyTimeout, now: time.Now}
 	for _, o := range opts {
@@ -61,9 +64,7 @@ func Open(ctx context.Context, path string, opts ...Option) (*Store, error) {
 		return nil, fmt.Errorf("history %s: %w", path, err)
 	}
 	q := url.Values{}
-	// The busy timeout first: the journal mode's change waits on it.
 	q.Add("_pragma", fmt.Sprintf("busy_timeout(%d)", cfg.busy.Milliseconds()))
-	q.Add("_pragma", "journal_mode(wal)")
 	q.Add("_pragma", "foreign_keys(1)")
 	q.Set("_txlock", "immediate")
 	dsn := (&url.URL{Scheme: "file", Path: abs, RawQuery: q.Encode()}).String()
@@ -74,9 +75,70 @@ func Open(ctx context.Context, path string, opts ...Option) (*Store, error) {
 	s := &Store{db: db, path: abs, now: cfg.now}
 	if err := s.migrate(ctx); err != nil {
 		db.Close()
-		return nil, err
+		return nil, s.interrupted(ctx, err)
+	}
+	if err := s.walMode(ctx); err != nil {
+		db.Close()
+		return nil, s.interrupted(ctx, err)
 	}
 	return s, nil
+}
+
+// interrupted names ctx's end as err's cause when ctx ended first (a
+// statement waiting on another process's lock gives up when it does),
+// so callers can tell an interrupt (errors.Is context.Canceled) from a
+// failure.
+func (s *Store) interrupted(ctx context.Context, err error) error {
+	if err != nil && ctx.Err() != nil && !errors.Is(err, ctx.Err()) {
+		return fmt.Errorf("history %s: %w (waiting on the database: %v)", s.path, ctx.Err(), err)
+	}
+	return err
+}
+
+// walMode switches the database to the write-ahead log (several processes
+// append at once), which the file keeps; once is enough.
+func (s *Store) walMode(ctx context.Context) error {
+	var mode string
+	if err := s.db.QueryRowContext(ctx, "PRAGMA journal_mode").Scan(&mode); err != nil {
+		return s.wrap(err)
+	}
+	if strings.EqualFold(mode, "wal") {
+		return nil
+	}
+	return s.wrap(s.db.QueryRowContext(ctx, "PRAGMA journal_mode = wal").Scan(&mode))
+}
+
+// ErrNoRun is wrapped by the error for an id the history does not hold.
+var ErrNoRun = errors.New("no run")
+
+// Check reads the whole database and its indexes (SQLite's quick_check):
+// damage a query would not see (a page of an index it did not use, which
+// would make a baseline look absent) is an error wrapping ErrCorrupt.
+func (s *Store) Check(ctx context.Context) error {
+	rs, err := s.db.QueryContext(ctx, "PRAGMA quick_check")
+	if err != nil {
+		return s.wrap(err)
+	}
+	defer rs.Close()
+	var problems []string
+	for rs.Next() {
+		var line string
+		if err := rs.Scan(&line); err != nil {
+			return s.wrap(err)
+		}
+		for _, l := range strings.Split(line, "\n") {
+			if l = strings.TrimSpace(l); l != "ok" && l != "" && !strings.HasPrefix(l, "***") && len(problems) < 3 {
+				problems = append(problems, l)
+			}
+		}
+	}
+	if err := rs.Err(); err != nil {
+		return s.wrap(err)
+	}
+	if len(problems) > 0 {
+		return fmt.Errorf("history %s: %w (%s): move it aside to start a new one", s.path, ErrCorrupt, strings.Join(problems, "; "))
+	}
+	return nil
 }
 
 // Path is the database file's absolute path.
@@ -101,9 +163,46 @@ func (s *Store) wrap(err error) error {
 	return fmt.Errorf("history %s: %w", s.path, err)
 }
 
+// owner reads what says whose a database is: its schema version, its
+// application id and how many schema entries it has. It only reads.
+func owner(ctx context.Context, q interface {
+	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
+}) (version, app, tables int, err error) {
+	// One statement: one read, so another process's commit cannot fall
+	// between the three (its tables without its id).
+	err = q.QueryRowContext(ctx, "SELECT (SELECT user_version FROM pragma_user_version), "+
+		"(SELECT application_id FROM pragma_application_id), (SELECT count(*) FROM sqlite_schema)").Scan(&version, &app, &tables)
+	return
+}
+
+// mine refuses a database that is not surge's history, or one a newer
+// surge wrote: another application's file (an application id of its
+// own, or tables without surge's id) is left as it was.
+func (s *Store) mine(version, app, tables int) error {
+	switch {
+	case app != 0 && app != applicationID, app == 0 && tables > 0:
+		return fmt.Errorf("history %s: %w (another application's SQLite file, left unchanged): point --history at another file", s.path, ErrNotHistory)
+	case version > len(migrations):
+		return &SchemaError{Path: s.path, Have: version, Max: len(migrations)}
+	}
+	return nil
+}
+
 // migrate brings the schema to the newest version in one transaction, so
-// two processes opening a new file at once create it once.
+// two processes opening a new file at once create it once. Whose the
+// database is, is read before the transaction, which takes the write
+// lock, and again inside it.
 func (s *Store) migrate(ctx context.Context) (err error) {
+	version, app, tables, err := owner(ctx, s.db)
+	if err != nil {
+		return s.wrap(err)
+	}
+	if err := s.mine(version, app, tables); err != nil {
+		return err
+	}
+	if version == len(migrations) {
+		return nil
+	}
 	tx, err := s.db.BeginTx(ctx, nil)
 	if err != nil {
 		return s.wrap(err)
@@ -113,22 +212,13 @@ func (s *Store) migrate(ctx context.Context) (err error) {
 			_ = tx.Rollback()
 		}
 	}()
-	var version, app, tables int
-	if err := tx.QueryRowContext(ctx, "PRAGMA user_version").Scan(&version); err != nil {
+	if version, app, tables, err = owner(ctx, tx); err != nil {
 		return s.wrap(err)
 	}
-	if err := tx.QueryRowContext(ctx, "PRAGMA application_id").Scan(&app); err != nil {
-		return s.wrap(err)
+	if err := s.mine(version, app, tables); err != nil {
+		return err
 	}
-	if err := tx.QueryRowContext(ctx, "SELECT count(*) FROM sqlite_schema").Scan(&tables); err != nil {
-		return s.wrap(err)
-	}
-	switch {
-	case app != 0 && app != applicationID, app == 0 && tables > 0:
-		return fmt.Errorf("history %s: %w (another application's SQLite file): point --history at another file", s.path, ErrNotHistory)
-	case version > len(migrations):
-		return &SchemaError{Path: s.path, Have: version, Max: len(migrations)}
-	case version == len(migrations):
+	if version == len(migrations) {
 		return s.wrap(tx.Commit())
 	}
 	for i := version; i < len(migrations); i++ {
@@ -147,6 +237,7 @@ func (s *Store) migrate(ctx context.Context) (err error) {
 // was, so importing a folder twice records it once. Rows are dated now
 // where RecordedAt is zero; their IDs are set.
 func (s *Store) Append(ctx context.Context, rows []Row) (added int, err error) {
+	defer func() { err = s.interrupted(ctx, err) }()
 	tx, err := s.db.BeginTx(ctx, nil)
 	if err != nil {
 		return 0, s.wrap(err)
@@ -286,7 +377,7 @@ func (s *Store) Get(ctx context.Context, id int64) (Row, error) {
 		return Row{}, err
 	}
 	if len(rows) == 0 {
-		return Row{}, fmt.Errorf("history %s: no run with id %d", s.path, id)
+		return Row{}, fmt.Errorf("history %s: %w with id %d", s.path, ErrNoRun, id)
 	}
 	rows[0].Metrics, err = s.metrics(ctx, id)
 	return rows[0], err

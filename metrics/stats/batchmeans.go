@@ -13,10 +13,16 @@ type BatchMeans struct {
 	// Mean is the mean of the batches (the series' leading observations
 	// that do not fill a batch are left out).
 	Mean float64
-	// Half is the interval's half-width (+Inf with fewer than two batches).
+	// Half is the interval's half-width (+Inf with fewer than two batches,
+	// or when they are Identical).
 	Half float64
 	// Batches and Size are how many batches of how many observations.
 	Batches, Size int
+	// Identical is set when every batch has the same mean (to a relative
+	// 1e-9: completions that arrive in step, a metronome series): their
+	// spread, zero, estimates nothing, so the interval is not estimable
+	// (Half +Inf) rather than of zero width.
+	Identical bool
 }
 
 // minBatches is the fewest batches BatchMeansCI merges down to while their
@@ -52,6 +58,9 @@ func BatchMeansCI(xs []float64, minSize int, level float64) BatchMeans {
 			continue
 		}
 		mean, variance := MeanVar(means)
+		if variance <= math.Pow(1e-9*mean, 2) {
+			return BatchMeans{Mean: mean, Batches: b, Size: m, Half: math.Inf(1), Identical: true}
+		}
 		// What correlation the test could not tell from noise still
 		// shrinks the variance: widen it by the AR(1) factor (1+ρ)/(1−ρ),
 		// ρ the batch means' lag-1 autocorrelation with its small-sample

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"testing"
 )
 
@@ -159,6 +160,37 @@ func TestIntervalJSON(t *testing.T) {
 		b, err := json.Marshal(c.iv)
 		if err != nil || string(b) != c.want {
 			t.Errorf("%v: %s, %v; want %s", c.iv, b, err, c.want)
+		}
+	}
+}
+
+// TestBatchMeansIdentical: batches whose means are all the same (a
+// metronome; equal up to float rounding) give no interval (Half +Inf,
+// Identical), never one of zero width; batches that differ give one.
+func TestBatchMeansIdentical(t *testing.T) {
+	t.Parallel()
+	period := []float64{0, 0, 8, 0, 0.1 + 0.2, 0, 0, 0, 0, 0}
+	for _, tc := range []struct {
+		name      string
+		xs        []float64
+		identical bool
+	}{
+		{"constant", slices.Repeat([]float64{2.44}, 400), true},
+		{"in step", slices.Repeat(period, 40), true},
+		{"rounding apart", func() []float64 {
+			xs := slices.Repeat(period, 40)
+			xs[37] += 1e-13
+			return xs
+		}(), true},
+		{"one batch differs", func() []float64 {
+			xs := slices.Repeat(period, 40)
+			xs[397] += 1
+			return xs
+		}(), false},
+	} {
+		bm := BatchMeansCI(tc.xs, 10, 0.95)
+		if bm.Identical != tc.identical || math.IsInf(bm.Half, 1) != tc.identical || bm.Half == 0 {
+			t.Errorf("%s: %+v, want identical %v", tc.name, bm, tc.identical)
 		}
 	}
 }

@@ -6,10 +6,14 @@
 // engine, its version, the model and the engine settings that change
 // performance (tensor parallelism, dtype, context length, batch limits).
 //
-// Every answer is bounded (its size, and 2 s for the whole probe), and
-// only settings on an allow-list are kept: a server's own account of its
-// arguments may hold its API key (SGLang's does), which must never reach
-// an export.
+// Every answer is bounded (its size, a second for each request and 3 s
+// for the whole probe), and only settings on an allow-list are kept: a
+// server's own account of its arguments may hold its API key (SGLang's
+// does), which must never reach an export. The endpoints are asked one at
+// a time, each on a connection of its own that closes with its answer: a
+// small server (llama.cpp with one slot has three HTTP threads) serves
+// them all, where requests at once, or connections kept open, would hold
+// its threads while the rest wait out their time.
 package serverinfo
 
 import (
@@ -17,14 +21,15 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"maps"
 	"net/http"
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
+
+	"github.com/surgebench/surge/internal/bounded"
+	"github.com/surgebench/surge/internal/outbound"
 )
 
 // Engine names.
@@ -62,9 +67,12 @@ type GPU struct {
 
 // Defaults bounding a probe.
 const (
-	// DefaultTimeout bounds the whole probe: every endpoint is asked at
-	// once, and what has not answered by then is left out.
-	DefaultTimeout = 2 * time.Second
+	// DefaultTimeout bounds the whole probe: what has not answered by
+	// then is left out.
+	DefaultTimeout = 3 * time.Second
+	// DefaultRequestTimeout bounds each request: a path the server does
+	// not answer costs no more.
+	DefaultRequestTimeout = time.Second
 	// DefaultMaxBody bounds each answer read (llama.cpp's /props carries
 	// the chat template, SGLang's every argument).
 	DefaultMaxBody = 1 << 20
@@ -74,17 +82,18 @@ const (
 )
 
 type config struct {
-	client  *http.Client
-	header  http.Header
-	timeout time.Duration
-	maxBody int64
+	client           *http.Client
+	header           http.Header
+	timeout, request time.Duration
+	maxBody          int64
+	skipped          func(error)
 }
 
 // Option configures Probe.
 type Option func(*config)
 
-// WithClient sends the probe's requests through c (default: a client of
-// its own).
+// WithClient sends the probe's requests through c (default: outbound's
+// shared client).
 func WithClient(c *http.Client) Option { return func(o *config) { o.client = c } }
 
 // WithHeader sends h with every request (the run's credentials: the
@@ -93,6 +102,14 @@ func WithHeader(h http.Header) Option { return func(o *config) { o.header = h } 
 
 // WithTimeout bounds the whole probe (default DefaultTimeout).
 func WithTimeout(d time.Duration) Option { return func(o *config) { o.timeout = d } }
+
+// WithRequestTimeout bounds each request (default DefaultRequestTimeout).
+func WithRequestTimeout(d time.Duration) Option { return func(o *config) { o.request = d } }
+
+// WithSkipped calls f with each answer the probe could not use for its
+// size (a *bounded.TooLargeError naming the path and the bound), so the
+// caller can say why a fact is missing.
+func WithSkipped(f func(error)) Option { return func(o *config) { o.skipped = f } }
 
 // WithMaxBody bounds each answer read (default DefaultMaxBody); a longer
 // one is not read at all.
@@ -121,47 +138,53 @@ var endpoints = []endpoint{
 // knows.
 var ErrNothingSaid = errors.New("the server said nothing about itself")
 
-// Probe asks the server at base (scheme://host[:port]) every endpoint at
-// once and returns what the most specific answer says, the model list's
-// first model and its max_model_len added. A server none of whose
+// Probe asks the server at base (scheme://host[:port]) its endpoints one
+// at a time, most specific first, until one answers in its engine's
+// shape, then its model list, and returns what that answer says, the
+// list's first model and its max_model_len added. A server none of whose
 // endpoints answered in a known shape is ErrNothingSaid, joined with what
 // went wrong (a timeout, a 404, an answer too large).
 func Probe(ctx context.Context, base string, opts ...Option) (*Facts, error) {
-	cfg := config{timeout: DefaultTimeout, maxBody: DefaultMaxBody}
+	cfg := config{timeout: DefaultTimeout, request: DefaultRequestTimeout, maxBody: DefaultMaxBody}
 	for _, o := range opts {
 		o(&cfg)
 	}
 	client := cfg.client
 	if client == nil {
-		client = &http.Client{}
-		defer client.CloseIdleConnections()
+		client = outbound.NewClient()
 	}
 	ctx, cancel := context.WithTimeout(ctx, cfg.timeout)
 	defer cancel()
 	base = strings.TrimRight(base, "/")
-	paths := []string{"/v1/models"}
-	for _, e := range endpoints {
-		paths = append(paths, e.path)
+	var errs []error
+	ask := func(path string) []byte {
+		if err := ctx.Err(); err != nil {
+			errs = append(errs, fmt.Errorf("GET %s: not asked: %w", path, err))
+			return nil
+		}
+		b, err := get(ctx, client, base+path, cfg)
+		if err != nil {
+			errs = append(errs, err)
+			var tl *bounded.TooLargeError
+			if errors.As(err, &tl) && cfg.skipped != nil {
+				cfg.skipped(err)
+			}
+		}
+		return b
 	}
-	bodies := make([][]byte, len(paths))
-	errs := make([]error, len(paths))
-	var wg sync.WaitGroup
-	for i, p := range paths {
-		wg.Go(func() { bodies[i], errs[i] = get(ctx, client, base+p, cfg.header, cfg.maxBody) })
-	}
-	wg.Wait()
 	var facts *Facts
-	for i, e := range endpoints {
-		if bodies[i+1] == nil {
+	for _, e := range endpoints {
+		b := ask(e.path)
+		if b == nil {
 			continue
 		}
-		if f, ok := e.parse(bodies[i+1]); ok {
+		if f, ok := e.parse(b); ok {
 			facts = f
 			break
 		}
-		errs[i+1] = fmt.Errorf("GET %s: not %s's answer", e.path, e.engine)
+		errs = append(errs, fmt.Errorf("GET %s: not %s's answer", e.path, e.engine))
 	}
-	models := ParseModels(bodies[0])
+	models := ParseModels(ask("/v1/models"))
 	if facts == nil && models == nil {
 		return nil, errors.Join(append([]error{ErrNothingSaid}, errs...)...)
 	}
@@ -184,17 +207,24 @@ func Probe(ctx context.Context, base string, opts ...Option) (*Facts, error) {
 	return facts, nil
 }
 
-// get reads url's answer, at most max bytes; a status other than 200 or a
-// longer answer is an error.
-func get(ctx context.Context, client *http.Client, url string, header http.Header, limit int64) ([]byte, error) {
+// get reads url's answer within cfg's request timeout, at most its
+// maxBody bytes, on a connection closed after it; a status other than 200
+// or a longer answer is an error.
+func get(ctx context.Context, client *http.Client, url string, cfg config) ([]byte, error) {
+	if cfg.request > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, cfg.request)
+		defer cancel()
+	}
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
 	if err != nil {
 		return nil, err
 	}
-	for k, v := range header {
+	for k, v := range cfg.header {
 		req.Header[k] = v
 	}
 	req.Header.Set("Accept", "application/json")
+	req.Close = true // no connection kept to hold one of the server's threads
 	resp, err := client.Do(req)
 	if err != nil {
 		return nil, err
@@ -204,12 +234,9 @@ func get(ctx context.Context, client *http.Client, url string, header http.Heade
 	if resp.StatusCode != http.StatusOK {
 		return nil, fmt.Errorf("GET %s: %s", path, resp.Status)
 	}
-	b, err := io.ReadAll(io.LimitReader(resp.Body, limit+1))
+	b, err := outbound.ReadBody(ctx, resp, cfg.maxBody, "the answer to GET "+path)
 	if err != nil {
-		return nil, fmt.Errorf("GET %s: %w", path, err)
-	}
-	if int64(len(b)) > limit {
-		return nil, fmt.Errorf("GET %s: answer longer than %d bytes: not read", path, limit)
+		return nil, err
 	}
 	return b, nil
 }

@@ -1,9 +1,12 @@
 package serverinfo
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
 	"errors"
+	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -157,17 +160,37 @@ func TestProbeBounded(t *testing.T) {
 	if took := time.Since(start); took > 10*time.Second {
 		t.Errorf("probe took %v against a 200 ms bound", took)
 	}
-	for deadline := time.Now().Add(10 * time.Second); cancelled.Load() < 6 && time.Now().Before(deadline); {
+	for deadline := time.Now().Add(10 * time.Second); cancelled.Load() < 1 && time.Now().Before(deadline); {
 		time.Sleep(10 * time.Millisecond)
 	}
-	if n := cancelled.Load(); n != 6 {
-		t.Errorf("the server saw %d of 6 requests cancelled", n)
+	if n := cancelled.Load(); n != 1 {
+		t.Errorf("the server saw %d requests cancelled, want the one asked before the bound", n)
+	}
+	// Each request has its own bound: a path that hangs costs that, and
+	// the next path is still asked.
+	slow := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case "/get_server_info":
+			<-r.Context().Done()
+		case "/props":
+			_, _ = w.Write([]byte(llamaProps))
+		default:
+			http.NotFound(w, r)
+		}
+	}))
+	defer slow.Close()
+	if f, err := Probe(context.Background(), slow.URL, WithRequestTimeout(100*time.Millisecond)); err != nil || f.Engine != LlamaCPP {
+		t.Errorf("after a path that hangs: %+v, %v", f, err)
 	}
 
 	big := `{"build_info":"b1","chat_template":"` + strings.Repeat("x", 4096) + `"}`
-	_, err = Probe(context.Background(), fake(t, map[string]string{"/props": big}), auth, WithMaxBody(1024))
-	if !errors.Is(err, ErrNothingSaid) || !strings.Contains(err.Error(), "longer than 1024 bytes") {
+	var skipped []error
+	_, err = Probe(context.Background(), fake(t, map[string]string{"/props": big}), auth, WithMaxBody(1024), WithSkipped(func(err error) { skipped = append(skipped, err) }))
+	if !errors.Is(err, ErrNothingSaid) || !strings.Contains(err.Error(), "the answer to GET /props is over the 1 KiB limit") {
 		t.Errorf("an answer past the bound: %v", err)
+	}
+	if len(skipped) != 1 || skipped[0].Error() != "the answer to GET /props is over the 1 KiB limit" {
+		t.Errorf("skipped %v, want the one answer past the bound", skipped)
 	}
 	f, err := Probe(context.Background(), fake(t, map[string]string{"/props": big}), auth)
 	if err != nil || f.Engine != LlamaCPP {
@@ -176,6 +199,72 @@ func TestProbeBounded(t *testing.T) {
 	long := `{"version":"` + strings.Repeat("9", 1000) + `"}`
 	if f, _ := Probe(context.Background(), fake(t, map[string]string{"/version": long}), auth); f == nil || len(f.Version) != maxValue {
 		t.Errorf("a 1000-character version kept as %+v, want it cut to %d", f, maxValue)
+	}
+}
+
+// threaded is an HTTP/1.1 server with a fixed number of threads, each
+// serving one connection at a time for as long as its client keeps it
+// open, as llama.cpp's server does (a 1-slot server has three): the
+// connections past them wait in the listen queue.
+func threaded(t *testing.T, threads int, answers map[string]string) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ln.Close() })
+	conns := make(chan net.Conn)
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				close(conns)
+				return
+			}
+			conns <- c
+		}
+	}()
+	serve := func(c net.Conn) {
+		defer c.Close()
+		br := bufio.NewReader(c)
+		for {
+			req, err := http.ReadRequest(br)
+			if err != nil {
+				return
+			}
+			body, ok := answers[req.URL.Path]
+			resp := &http.Response{StatusCode: http.StatusOK, ProtoMajor: 1, ProtoMinor: 1, Header: http.Header{},
+				Body: io.NopCloser(strings.NewReader(body)), ContentLength: int64(len(body)), Close: req.Close}
+			if !ok {
+				resp.StatusCode, resp.Body, resp.ContentLength = http.StatusNotFound, http.NoBody, 0
+			}
+			if resp.Write(c) != nil || req.Close {
+				return
+			}
+		}
+	}
+	for range threads {
+		go func() {
+			for c := range conns {
+				serve(c)
+			}
+		}()
+	}
+	return "http://" + ln.Addr().String()
+}
+
+// TestProbeNamesASmallServer: a server with a single HTTP thread (fewer
+// than the endpoints asked) is still named, even through a client that
+// keeps connections open: one request at a time, each connection closed
+// with its answer.
+func TestProbeNamesASmallServer(t *testing.T) {
+	t.Parallel()
+	url := threaded(t, 1, map[string]string{"/props": llamaProps, "/v1/models": `{"data":[{"id":"tiny"}]}`})
+	keeper := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 64}}
+	defer keeper.CloseIdleConnections()
+	f, err := Probe(context.Background(), url, WithClient(keeper))
+	if err != nil || f.Engine != LlamaCPP || f.Version != "b5124-bc091a4d" || f.Model != "/models/qwen2.5-0.5b-instruct-q4_k_m.gguf" {
+		t.Errorf("facts %+v, %v; want llama.cpp b5124-bc091a4d named", f, err)
 	}
 }
 
