@@ -30,6 +30,7 @@ import (
 	"github.com/surgebench/surge/datasets/tokenizer"
 	"github.com/surgebench/surge/examples/mockserver"
 	"github.com/surgebench/surge/internal/outbound"
+	"github.com/surgebench/surge/internal/sanitize"
 )
 
 // version is set at build time with -ldflags "-X main.version=…".
@@ -72,7 +73,9 @@ func run(args []string) int {
 		err = app.Run(args)
 	}
 	if err != nil {
-		fmt.Fprintln(os.Stderr, "surge:", err)
+		// An error may quote a server's answer or name a file: its control
+		// characters are shown escaped.
+		fmt.Fprintln(os.Stderr, "surge:", sanitize.Text(err.Error()))
 		var ue *cmdline.UsageError
 		var ec cli.ExitCoder // only urfave/cli's own: "No help topic for …"
 		var be *cmdline.BaselineError

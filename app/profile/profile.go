@@ -8,7 +8,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net/http"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -400,7 +399,7 @@ func (p *prepared) execute(ctx context.Context, log io.Writer) (o *outcome, err 
 		loadgen.WithHeaders(s.Request.Headers),
 		loadgen.WithRequestTimeout(s.Request.Timeout),
 		loadgen.WithGracePeriod(s.Request.Grace),
-		loadgen.WithClient(&http.Client{Transport: tr}),
+		loadgen.WithTransport(tr),
 		loadgen.WithBodySink(folders),
 		loadgen.WithSecrets(s.Secrets...),
 		loadgen.WithTimestamps(s.Request.Timestamps),
@@ -814,7 +813,14 @@ func startTarget(ctx context.Context, s *spec.Spec, log io.Writer) (url string, 
 	}
 	fmt.Fprintf(log, "no --url given: benchmarking the embedded mock server at %s (TTFT %s + %s per prompt token, ITL %s%s)\n",
 		mock.URL(), mockserver.DefaultTTFT, mockserver.DefaultPrefillPerToken, mockserver.DefaultITL, mockMediaLine(t)+mockSpecLine(t))
-	return mock.URL(), func() { _ = mock.Close(context.Background()) }, nil
+	return mock.URL(), func() {
+		// Bounded: net/http's Shutdown waits 5 s on a connection a client
+		// opened and sent nothing on (a request cancelled as it dialled,
+		// the preflight's reachability dial); what is left is closed.
+		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+		defer cancel()
+		_ = mock.Close(ctx)
+	}, nil
 }
 
 // Report writes the summary exports, prints the console summary (opts:
