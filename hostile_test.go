@@ -14,6 +14,10 @@ import (
 	"github.com/surgebench/surge/datasets/hf/hftest"
 	"github.com/surgebench/surge/examples/mockserver"
 	"github.com/surgebench/surge/internal/hostile"
+	"github.com/surgebench/surge/metrics/mlflow"
+	"github.com/surgebench/surge/metrics/mlflow/mlflowtest"
+	"github.com/surgebench/surge/metrics/otlp"
+	"github.com/surgebench/surge/metrics/otlp/otlptest"
 )
 
 // TestHostile runs every network-facing and file-reading feature of surge
@@ -133,6 +137,31 @@ var surfaces = []hostile.Surface{
 		},
 		Rows:    `{"question": "an endless dataset's row"}` + "\n",
 		Environ: hub, Limit: 64 << 20, Bound: 0, Exit: []int{2}, Check: noPartialDownload,
+	},
+	{
+		Name: "OpenTelemetry export", Reads: hostile.Server, Serve: otlpCollector,
+		Hostile: hostile.Match{Method: http.MethodPost, Paths: []string{"/v1/metrics", "/v1/traces"}},
+		Args: func(e *hostile.Env) []string {
+			return profileArgs(e, "", "--otel-url", e.URL, "--otel-span-sample-ratio", "1")
+		},
+		// The collector's credential, as the OpenTelemetry SDK reads it.
+		Environ: func(e *hostile.Env) []string {
+			return []string{"OTEL_EXPORTER_OTLP_HEADERS=authorization=Bearer " + e.Secret}
+		},
+		// A collector that misbehaves is one warning: the run and its
+		// exports stand.
+		Limit: otlp.MaxResponse, Bound: 30 * time.Second, Exit: []int{0},
+	},
+	{
+		Name: "MLflow logging", Reads: hostile.Server, Serve: mlflowServer,
+		Hostile: hostile.Match{Paths: []string{"/api/2.0/"}},
+		Args: func(e *hostile.Env) []string {
+			return profileArgs(e, "", "--mlflow-tracking-uri", e.URL)
+		},
+		Environ: func(e *hostile.Env) []string { return []string{"MLFLOW_TRACKING_TOKEN=" + e.Secret} },
+		// A tracking server that misbehaves is one warning: the run and
+		// its artifacts stand.
+		Limit: mlflow.MaxAnswer, Bound: 40 * time.Second, Exit: []int{0},
 	},
 
 	// Remote --input-file: fetched into the cache, then read as a file.
@@ -445,6 +474,12 @@ func hub(e *hostile.Env) []string {
 }
 
 // mock is the well-behaved target: the mock server, quick.
+// otlpCollector is a well-behaved OTLP/HTTP collector.
+func otlpCollector(*testing.T) http.Handler { return &otlptest.Receiver{} }
+
+// mlflowServer is a well-behaved MLflow tracking server.
+func mlflowServer(*testing.T) http.Handler { return mlflowtest.Handler() }
+
 func mock(*testing.T) http.Handler {
 	return mockserver.New(mockserver.Config{TTFT: time.Millisecond, ITL: time.Millisecond})
 }

@@ -171,6 +171,9 @@ var numberLimits = map[string]Limits{
 	"mock-tool-call-rate":           within(0, 1),
 	"mock-bad-tool-args-rate":       within(0, 1),
 	"mock-max-model-len":            atLeast(0).upTo(1 << 40),
+	// --otel-url's live exports: at most an hour apart (spec.parseBackends).
+	"otel-interval":          above(0).upTo(3600),
+	"otel-span-sample-ratio": within(0, 1),
 	// Adaptive scale, search recipes, the mock's draft model (AIPerf's)
 	"adaptive-control-min":            above(0).upTo(MaxConcurrency),
 	"adaptive-control-max":            above(0).upTo(MaxConcurrency),

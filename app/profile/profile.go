@@ -72,11 +72,14 @@ const (
 // run then drains within the grace period and still writes every export.
 // The summary goes to out; notices and progress go to log.
 func Run(ctx context.Context, s *spec.Spec, out, log io.Writer) (*Result, error) {
+	start := time.Now()
 	res, err := runOnce(ctx, s, out, log)
 	if res != nil {
 		// After every export (a sweep's aggregate, the repeats' aggregate/):
-		// the history reads the run back from its folder.
+		// the history reads the run back from its folder, MLflow takes
+		// its files.
 		remember(ctx, s, res.Dir, res.Cancelled, log)
+		publish(ctx, s, res, start, log)
 	}
 	return res, err
 }
@@ -227,10 +230,12 @@ type outcome struct {
 	// defaultNote says a server answers at AIPerf's default --url though
 	// the run used the embedded mock ("": none did, or --url was given).
 	defaultNote string
-	dir         string
-	start, end  time.Time
-	summary     *metrics.Summary
-	telemetry   *telemetry.Data
+	// otel is run_info.otel (nil: no --otel-url).
+	otel       map[string]any
+	dir        string
+	start, end time.Time
+	summary    *metrics.Summary
+	telemetry  *telemetry.Data
 	// serverExport is the server-metrics summary (nil: no endpoint answered).
 	serverExport *telemetry.ServerExport
 	// runTokens are the servers' token counters over the whole run, the
@@ -382,9 +387,23 @@ func (p *prepared) execute(ctx context.Context, log io.Writer) (o *outcome, err 
 		cleanup = append(cleanup, func() { _ = outputs.Close() }) // a run that stopped early
 	}
 	colOpts = append(colOpts, p.live.sinks(clock)...)
+	otel, err := p.startOTel(target, o.benchmarkID, o.start, logw)
+	if err != nil {
+		return nil, err
+	}
+	if otel != nil {
+		colOpts = append(colOpts, metrics.WithSink(otel.exp))
+		// Ends the exporter on every path; the run's own end sends the
+		// summary first (a second Close does nothing).
+		cleanup = append(cleanup, func() { otel.close(ctx, nil) })
+	}
 	col := metrics.NewCollector(colOpts...)
 	closeCol := sync.OnceValue(col.Close)
 	cleanup = append(cleanup, func() { closeCol() })
+	if otel != nil {
+		otel.attach(col)
+		cleanup = append(cleanup, otel.detach) // before the collector closes
+	}
 	cleanup = append(cleanup, logw.release)
 
 	ep := s.Endpoint
@@ -502,7 +521,16 @@ func (p *prepared) execute(ctx context.Context, log io.Writer) (o *outcome, err 
 	telData, telErr := tel.stop()
 	o.serverExport = tel.col.ServerExport()
 	o.runTokens, o.runTokensOK = tel.col.RunTokenTotals()
+	if otel != nil {
+		otel.detach()
+	}
 	o.summary = closeCol()
+	if otel != nil {
+		// After the last record, before the exports: run_info says what
+		// the collector got.
+		st := otel.close(ctx, o.summary)
+		o.otel = otelInfo(s.Backends.OTel, st)
+	}
 	netInfo, netErr := adjustForNetwork(s, probe, o.summary, logw)
 	o.network = netInfo
 	o.state = col.State()
@@ -617,6 +645,9 @@ func (p *prepared) report(o *outcome, out io.Writer) (*Result, error) {
 	errs := o.errs
 	if o.runErr != nil && !aborted {
 		errs = append(errs, o.runErr)
+	}
+	if o.otel != nil {
+		run.RunInfo.(map[string]any)["otel"] = o.otel
 	}
 	if o.facts != nil {
 		run.RunInfo.(map[string]any)["server"] = o.facts
