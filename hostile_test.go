@@ -256,6 +256,23 @@ var surfaces = []hostile.Surface{
 		Limit:   1 << 20, Exit: []int{2}, Bound: 20 * time.Second,
 	},
 	{
+		// A template that renders no JSON is refused before the run.
+		Name: "endpoint template file", Reads: hostile.File, File: "body.tmpl",
+		Args: func(e *hostile.Env) []string {
+			return profileArgs(e, "", "--endpoint-type", "template", "--endpoint", "/v1/completions", "--endpoint-template", "@"+e.Path)
+		},
+		Escaped: fill(`{"model": "hostile-model", "prompt": "{{esc}}", "max_tokens": 4}`),
+		Limit:   1 << 20, Exit: []int{2}, Bound: 20 * time.Second,
+	},
+	{
+		Name: "payload_template file", Reads: hostile.File, File: "payload.jinja",
+		Args: func(e *hostile.Env) []string {
+			return profileArgs(e, "", "--endpoint-type", "template", "--endpoint", "/v1/completions", "--extra-inputs", "payload_template:"+e.Path)
+		},
+		Escaped: fill(`{"model": "hostile-model", "prompt": "{{esc}}", "max_tokens": 4}`),
+		Limit:   1 << 20, Exit: []int{2}, Bound: 20 * time.Second,
+	},
+	{
 		Name: "dataset file", Reads: hostile.File, File: "data.jsonl",
 		Args: func(e *hostile.Env) []string {
 			return profileArgs(e, "", "--input-file", e.Path, "--custom-dataset-type", "single_turn")

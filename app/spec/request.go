@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/surgebench/surge/app/cmdline"
+	"github.com/surgebench/surge/datasets"
 	"github.com/surgebench/surge/examples/mockserver"
 	"github.com/surgebench/surge/internal/bounded"
 	"github.com/surgebench/surge/loadgen"
@@ -150,6 +151,9 @@ func parseEndpoint(s *Spec, c *cmdline.Config) error {
 	if err := ep.Validate(); err != nil {
 		return cmdline.Usagef("--response-field: %w", err)
 	}
+	if err := tryTemplate(ep); err != nil {
+		return err
+	}
 	s.Endpoint, s.Streaming = ep, c.Streaming
 	if c.Streaming && !ep.Info().Streams {
 		// As AIPerf: the flag is dropped, not the run.
@@ -172,6 +176,26 @@ func parseEndpoint(s *Spec, c *cmdline.Config) error {
 	}
 	if name, value := ep.KeyHeader(c.APIKey); c.APIKey != "" && s.Request.Headers.Get(name) == "" {
 		s.Request.Headers.Set(name, value)
+	}
+	return nil
+}
+
+// tryTemplate renders a template endpoint's body for one plain turn
+// before the run: a template that renders no JSON (a wrong file, one
+// without |tojson or {{json}}) is refused naming it, not sent as every
+// request's error. A template that fails to render for this turn alone
+// (a field only the dataset's turns have) is left to the requests.
+func tryTemplate(ep *endpoint.Endpoint) error {
+	if ep.Kind != endpoint.Template {
+		return nil
+	}
+	_, err := ep.Body("", nil, &datasets.Turn{Text: "hello", MaxTokens: 16})
+	if nj := (*endpoint.NotJSONError)(nil); errors.As(err, &nj) {
+		flag := "--endpoint-template"
+		if ep.Jinja != nil {
+			flag = "--extra-inputs"
+		}
+		return cmdline.Usagef("%s: %w", flag, err)
 	}
 	return nil
 }

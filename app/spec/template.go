@@ -46,7 +46,9 @@ func aiperfTemplate(ep *endpoint.Endpoint, c *cmdline.Config) error {
 	} else if path := strings.TrimSpace(text); !strings.ContainsAny(path, "{}\n") && path != "" {
 		// AIPerf reads a path that names a file, else takes the text as
 		// the template.
-		if st, err := os.Stat(path); err == nil && !st.IsDir() {
+		if st, err := os.Stat(path); err == nil && st.IsDir() {
+			return cmdline.Usagef("--extra-inputs payload_template: %s is a directory, not a template file", path)
+		} else if err == nil {
 			b, err := bounded.ReadFile(context.Background(), path, maxTemplateBytes)
 			if err != nil {
 				return cmdline.Usagef("--extra-inputs payload_template: %v", err)

@@ -52,6 +52,11 @@ func TestAIPerfTemplateEndpoint(t *testing.T) {
 			t.Errorf("%v: body %s (%v), want %s", tc.args, b, err, tc.body)
 		}
 	}
+	dir := t.TempDir()
+	notJSON := filepath.Join(dir, "notes.txt")
+	if err := os.WriteFile(notJSON, []byte("not a request body\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	for _, bad := range []struct {
 		args []string
 		says string
@@ -59,6 +64,12 @@ func TestAIPerfTemplateEndpoint(t *testing.T) {
 		{[]string{"--endpoint-type", "chat", "--extra-inputs", "payload_template:{\"a\": 1}"}, "give --endpoint-type template"},
 		{[]string{"--endpoint-type", "template", "--extra-inputs", "payload_template:{{ text", "--url", "http://x/y"}, "payload_template"},
 		{[]string{"--endpoint-type", "template", "--extra-inputs", "payload_template:{\"t\": {{ text|tojson }}}", "--extra-inputs", "response_field:data[].embedding", "--url", "http://x/y"}, "projections"},
+		// A template that renders no JSON is refused before the run,
+		// naming it; a directory is no template file.
+		{[]string{"--endpoint-type", "template", "--extra-inputs", "payload_template:" + notJSON, "--url", "http://x/y"}, "payload_template " + notJSON + " rendered invalid JSON"},
+		{[]string{"--endpoint-type", "template", "--extra-inputs", "payload_template:{\"t\": {{ text }}}", "--url", "http://x/y"}, "quote strings with |tojson"},
+		{[]string{"--endpoint-type", "template", "--endpoint", "/gen", "--endpoint-template", "@" + notJSON}, "body template " + notJSON + " rendered invalid JSON"},
+		{[]string{"--endpoint-type", "template", "--extra-inputs", "payload_template:" + dir, "--url", "http://x/y"}, dir + " is a directory"},
 	} {
 		c, err := cmdline.ParseProfile(bad.args...)
 		if err == nil {

@@ -93,7 +93,7 @@ func jinjaBody(e *Endpoint, t *JinjaTemplate, r *Request) ([]byte, error) {
 	var obj map[string]any
 	if err := json.Unmarshal(body, &obj); err != nil {
 		if !json.Valid(body) {
-			return nil, fmt.Errorf("payload_template %s rendered invalid JSON (%s); quote strings with |tojson", t.name, excerpt(body))
+			return nil, &NotJSONError{Template: "payload_template " + t.name, Excerpt: excerpt(body), Hint: "quote strings with |tojson"}
 		}
 		return body, nil // a JSON value that is not an object: sent as rendered
 	}
