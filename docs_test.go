@@ -468,7 +468,14 @@ func TestDocCommandsRun(t *testing.T) {
 		"XDG_DATA_HOME="+hf)
 	// workloads.md's Hub datasets come from a fake Hub holding small
 	// copies of the repositories its commands name.
-	fileEnv := map[string][]string{"docs/workloads.md": append(env, "HF_ENDPOINT="+docsHub(t).URL, "HF_HUB_OFFLINE=", "HF_TOKEN=", "HUGGING_FACE_HUB_TOKEN=")}
+	fileEnv := map[string][]string{"docs/workloads.md": append(env, "HF_ENDPOINT="+docsHub(t).URL, "HF_HUB_OFFLINE=", "HF_TOKEN=", "HUGGING_FACE_HUB_TOKEN="),
+		// docs/clouds.md's credentials are its commands' own: none of the
+		// machine's is read.
+		"docs/clouds.md": append(slices.DeleteFunc(slices.Clone(env), func(kv string) bool {
+			return strings.HasPrefix(kv, "AWS_") || strings.HasPrefix(kv, "AZURE_") || strings.HasPrefix(kv, "GOOGLE_") ||
+				strings.HasPrefix(kv, "IDENTITY_") || strings.HasPrefix(kv, "MSI_") || strings.HasPrefix(kv, "GCE_METADATA")
+		}), "HOME="+hf, "CLOUDSDK_CONFIG="+hf, "AWS_CONFIG_FILE="+filepath.Join(hf, "aws-config"),
+			"AWS_SHARED_CREDENTIALS_FILE="+filepath.Join(hf, "aws-credentials"), "AWS_EC2_METADATA_DISABLED=true")}
 	for _, f := range docFiles(t) {
 		b, err := os.ReadFile(f)
 		if err != nil {
@@ -573,8 +580,10 @@ func (d *docRun) envFor(c docCommand, env []string) []string {
 	out := slices.Clone(env)
 	for _, kv := range c.env {
 		k, v, _ := strings.Cut(kv, "=")
-		if u := d.url(v); u != "" {
+		if u := d.url(v); u != "" && strings.Contains(v, "://") {
 			v = u
+		} else {
+			v = d.onMovedPorts(v) // a host:port, a URL with a path
 		}
 		if k == "HF_ENDPOINT" {
 			out = append(out, "HF_HUB_OFFLINE=")

@@ -13,6 +13,8 @@ const (
 	msgRecord msgKind = iota
 	msgSnapshot
 	msgSample
+	// msgLook asks the shard to look for its parked records' spans.
+	msgLook
 )
 
 // msg is what workers and the collector send a shard.
@@ -78,6 +80,11 @@ type shard struct {
 	// keep holds the successful profile requests' exact headline values.
 	keep *rowKeeper
 
+	// parked are the records waiting for their server spans (spans.go);
+	// spansSeen the spans received at the last look.
+	parked    []parked
+	spansSeen uint64
+
 	// held is the run's first record with usage, held back until the
 	// judge has a second to compare it with, so that its counts follow
 	// the verdict (nil: none held).
@@ -117,7 +124,9 @@ func (s *shard) run() {
 		case msgSample:
 			m.sample <- s.sample()
 		}
+		s.lookParked(false)
 	}
+	s.lookParked(true)
 }
 
 // firstToken queues a request's time to first token for the live TTFT,
@@ -147,10 +156,18 @@ func (s *shard) agg(k aggKey) *aggregate {
 	return a
 }
 
-// record judges a record's usage and takes it in, or holds it back: the
+// record takes a finished request: joined to its server span, or parked
+// until the span comes (spans.go), then processed.
+func (s *shard) record(r *Record) {
+	if s.joinSpan(r) {
+		s.process(r)
+	}
+}
+
+// process judges a record's usage and takes it in, or holds it back: the
 // run's first record with usage waits (in its shard) for the judge to
 // compare it with a second.
-func (s *shard) record(r *Record) {
+func (s *shard) process(r *Record) {
 	var tc tokCounts
 	var distrust *UsageDistrust
 	if r.Err == nil {
@@ -181,12 +198,14 @@ func (s *shard) release() {
 }
 
 // take computes a record's values, its output counted (tc), its usage
-// judged (distrust), and folds it in.
+// judged (distrust), and folds it into the shard's aggregates, windows
+// and sinks.
 func (s *shard) take(r *Record, tc tokCounts, distrust *UsageDistrust) {
 	var v Values
 	good := false
 	if r.Err == nil {
 		v = compute(r, s.c.tok, s.c.counting, tc, distrust)
+		v.Parts = BreakdownOf(r, s.c.breakdownAll)
 		good = Good(&v, s.c.slos)
 		if distrust == nil && r.UsageOverrun != "" {
 			s.c.usageOverrun(r.UsageOverrun)
@@ -195,6 +214,7 @@ func (s *shard) take(r *Record, tc tokCounts, distrust *UsageDistrust) {
 		v = ComputeFailed(r, s.c.tok)
 	}
 	a := s.agg(aggKey{r.Phase, r.Stage, r.Model})
+	a.little.noteCap(s.c.limit.Load())
 	a.add(r, &v, good)
 	if r.Err == nil {
 		if r.Phase == Profile {
@@ -255,6 +275,7 @@ type view struct {
 	errors      map[string]int64
 	stages      map[int]*aggregate
 	models      map[string]*aggregate
+	breakdown   *breakdownAgg // the profile's, copied (nil: none yet)
 	finished    int64
 	finishedAll int64
 	failed      int64
@@ -288,6 +309,12 @@ func (s *shard) view(now int64) *view {
 			v.lag.merge(d)
 		}
 		v.readDelay.merge(a.readDelay)
+		if a.breakdown != nil {
+			if v.breakdown == nil {
+				v.breakdown = newBreakdownAgg()
+			}
+			v.breakdown.merge(a.breakdown)
+		}
 		if k.stage < int(s.c.stage.Load()) {
 			if v.stages[k.stage] == nil {
 				v.stages[k.stage] = newAggregate()

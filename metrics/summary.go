@@ -100,6 +100,17 @@ type Summary struct {
 	// over the requests: SpecHistogram[j] verify steps accepted exactly j
 	// draft tokens (nil: no server reported one).
 	SpecHistogram []int64
+	// TimeBreakdown is where the requests' time went (nil: no request had
+	// a breakdown: the server said nothing of its time).
+	TimeBreakdown *TimeBreakdown
+	// SpanJoins says how the records fared with the server's spans (nil:
+	// no spans were joined, WithServerSpans).
+	SpanJoins *SpanJoins
+	// Little is Little's law over the run (nil: too few requests).
+	Little *LittleLaw
+	// Omission compares the latencies from the intended start with those
+	// from the issue, under a schedule (nil: no scheduled request).
+	Omission *Omission
 	// readDelayAt is 1 + the index in Warnings of the client read delay
 	// warning (0: none), which AttributeLoad rewrites.
 	readDelayAt int
@@ -278,6 +289,7 @@ func summaryOf(a *aggregate, modelTokenizer bool) *Summary {
 	if a.readDelay.n > 0 {
 		s.Metrics[ClientReadDelay] = a.readDelay.distribution("ms")
 	}
+	s.TimeBreakdown = a.breakdown.summary()
 	s.FirstTokenShared, s.Streamed = a.firstShared, a.kernelStamps+a.readStamps
 	switch {
 	case a.kernelStamps > 0 && a.readStamps > 0:
@@ -361,6 +373,10 @@ func summaryOf(a *aggregate, modelTokenizer bool) *Summary {
 	if s.SchedulerLag.Count > 0 && s.SchedulerLag.P99 > LagWarnMs {
 		s.Warnings = append(s.Warnings, fmt.Sprintf(
 			"scheduler lag p99 %.1f ms exceeds %d ms: the client fell behind its schedule", s.SchedulerLag.P99, LagWarnMs))
+	}
+	s.Little = littleOf(a, s.Metrics[RequestLatency].P99, s.TimeBreakdown, s.Run[RequestThroughput])
+	if s.Little.Disagrees() {
+		s.Warnings = append(s.Warnings, littleWarning(s.Little, ""))
 	}
 	return s
 }

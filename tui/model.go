@@ -8,6 +8,7 @@ import (
 	tea "github.com/charmbracelet/bubbletea"
 
 	"github.com/surgebench/surge/metrics"
+	"github.com/surgebench/surge/tui/breakdown"
 	"github.com/surgebench/surge/tui/failures"
 	"github.com/surgebench/surge/tui/gpu"
 	"github.com/surgebench/surge/tui/header"
@@ -66,6 +67,7 @@ type model struct {
 	spec       specdecode.Model
 	server     server.Model
 	precision  precision.Model
+	breakdown  breakdown.Model
 
 	// lastStages is the newest snapshot's finished stages.
 	lastStages []metrics.StageSummary
@@ -246,5 +248,6 @@ func (m model) apply(s Frame) model {
 	m.spec, _ = m.spec.Update(specdecode.Msg{Run: s.Run, Window: s.Window, Server: s.Server})
 	m.server, _ = m.server.Update(server.Msg{Server: s.Server, InFlight: s.InFlight})
 	m.precision, _ = m.precision.Update(precision.Msg{Status: s.Precision})
+	m.breakdown, _ = m.breakdown.Update(breakdown.Msg{Breakdown: s.TimeBreakdown})
 	return m
 }

@@ -44,6 +44,8 @@ func TestGolden(t *testing.T) {
 		{"mid_run_precision", runInfo, 100, 30, []tea.Msg{snapshotMsg{withPrecision(midRun())}}},
 		// A server that drafts: the spec-decode panel under the server's.
 		{"mid_run_spec_decode", runInfo, 100, 32, []tea.Msg{snapshotMsg{withSpecDecode(midRun())}}},
+		// Where the time went, from the server's own account.
+		{"mid_run_breakdown", runInfo, 100, 36, []tea.Msg{snapshotMsg{withBreakdown(midRun())}}},
 		{"finished_ramp_knee", rampInfo, 100, 32, []tea.Msg{snapshotMsg{finishedRamp()}, doneMsg{}}},
 		{"finished_ramp_detail", rampInfo, 100, 32, []tea.Msg{snapshotMsg{finishedRamp()}, key("tab"), doneMsg{}}},
 		{"error_burst", runInfo, 100, 30, []tea.Msg{snapshotMsg{errorBurst()}}},

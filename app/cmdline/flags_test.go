@@ -34,7 +34,8 @@ func TestFlagsFillTheConfig(t *testing.T) {
 			ToolMaxArgumentBytes: "4MiB", ToolMaxCalls: 128, SessionMaxContextTokens: 2 << 20},
 		AdaptiveConfig: AdaptiveConfig{AdaptivePeriod: 30 * time.Second, AdaptiveMinCompleted: 1, AdaptiveStrategy: "ramp_until_fail",
 			AdaptiveStepPolicy: "sla_margin", AdaptiveBaseStep: 10, AdaptiveMaxMultiplier: 4, AdaptiveStepPercent: 25},
-		ExportConfig: ExportConfig{OTelInterval: 10 * time.Second, OTelSpans: 0.1, MLflowExperiment: "surge"},
+		ExportConfig:    ExportConfig{OTelInterval: 10 * time.Second, OTelSpans: 0.1, MLflowExperiment: "surge"},
+		BreakdownConfig: BreakdownConfig{OTLPWait: 10 * time.Second, MockTimings: "none"},
 	} // the seed is drawn: TestAIPerfDefaults
 	if d := cmp.Diff(want, def); d != "" {
 		t.Errorf("defaults (-want +got)\n%s", d)

@@ -155,6 +155,9 @@ var numberLimits = map[string]Limits{
 	"network-latency-ping-interval":   above(0),
 	"shards":                          atLeast(1).upTo(MaxConcurrency),
 	"cost-per-hour":                   above(0).upTo(1e9),
+	"otel-interval":                   above(0).upTo(3600),
+	"otel-span-sample-ratio":          within(0, 1),
+	"otlp-wait":                       atLeast(0).upTo(600),
 	// Agents
 	"tool-result-tokens":            within(1, datasets.MaxRequestTokens),
 	"tool-delay":                    atLeast(0).upTo(durations),
@@ -171,9 +174,6 @@ var numberLimits = map[string]Limits{
 	"mock-tool-call-rate":           within(0, 1),
 	"mock-bad-tool-args-rate":       within(0, 1),
 	"mock-max-model-len":            atLeast(0).upTo(1 << 40),
-	// --otel-url's live exports: at most an hour apart (spec.parseBackends).
-	"otel-interval":          above(0).upTo(3600),
-	"otel-span-sample-ratio": within(0, 1),
 	// Adaptive scale, search recipes, the mock's draft model (AIPerf's)
 	"adaptive-control-min":            above(0).upTo(MaxConcurrency),
 	"adaptive-control-max":            above(0).upTo(MaxConcurrency),

@@ -128,6 +128,7 @@ func (s *Server) stream(ctx context.Context, w http.ResponseWriter, g *generatio
 		g.sent = end
 		if i == 0 {
 			now := time.Now()
+			g.firstAt = now
 			s.ttft.record(now.Sub(g.arrival))
 			if s.wire != nil {
 				s.wire.add(g.id, g.wireAt, g.arrival.UnixNano(), now.UnixNano())
@@ -162,6 +163,7 @@ func (s *Server) stream(ctx context.Context, w http.ResponseWriter, g *generatio
 		ev = append(ev, `,"metrics":`...)
 		ev = s.appendSpecMetrics(ev, g)
 	}
+	ev = s.appendTimings(ev, g, time.Now())
 	ev = append(ev, "}\n\n"...)
 	if includeUsage {
 		ev = append(ev, head...)
@@ -240,6 +242,9 @@ type (
 		// Metrics is vLLM's per-request metrics object (a draft model's
 		// speculative_decoding), absent without one.
 		Metrics json.RawMessage `json:"metrics,omitempty"`
+		// Timings is the mock's own account (Config.Timings; omitted:
+		// none).
+		Timings json.RawMessage `json:"timings,omitempty"`
 	}
 	choiceBody struct {
 		Index        int          `json:"index"`
@@ -272,6 +277,9 @@ func (s *Server) respond(ctx context.Context, w http.ResponseWriter, g *generati
 	}
 	if s.drafting() {
 		body.Metrics = s.appendSpecMetrics(nil, g)
+	}
+	if t := s.appendTimings(nil, g, time.Now()); len(t) > 0 {
+		body.Timings = t[len(`,"timings":`):]
 	}
 	ch := choiceBody{FinishReason: g.finish}
 	if g.kind == chatAPI {

@@ -7,9 +7,10 @@ import (
 )
 
 // Speculative-decoding payloads, found where each engine puts its own (as
-// AIPerf's spec-decode adapters read them) and read once per response: the
-// chunk parser only marks where a payload is (Delta.Spec); ParseSpecDecode
-// reads it, allocating nothing.
+// AIPerf's spec-decode adapters read them) and read by the chunk parser in
+// its one pass over the bytes (Delta.Spec), allocating nothing; llama.cpp's
+// timings and SGLang's meta_info also hold the server's account of the
+// request's time, read in the same pass (servertiming.go).
 //
 //   - vLLM (--per-request-spec-decode-metrics): the response root's
 //     metrics.speculative_decoding, on the body or the trailing usage chunk:
@@ -64,58 +65,101 @@ type histFields struct {
 	fits bool
 }
 
-// ParseSpecDecode reads a spec-decode payload (the raw JSON object a
-// Delta.Spec marks) into sd, replacing what it held: the last payload of a
-// response wins. A payload of no known engine leaves sd as it was (a
-// llama.cpp timings object without a draft model, say); it reports
-// whether it recognised one.
+// ParseSpecDecode reads a spec-decode payload (a raw JSON object) into
+// sd, replacing what it held: the last payload of a response wins. A
+// payload of no known engine leaves sd as it was (a llama.cpp timings
+// object without a draft model, say); it reports whether it recognised
+// one. The chunk parser reads the payloads it meets the same way, in its
+// own pass (Delta.Spec).
 func ParseSpecDecode(raw []byte, sd *metrics.SpecDecode) bool {
-	f := specFields{steps: -1, accepted: -1, drafted: -1, specTokens: -1, completion: -1, predicted: -1, draftN: -1, draftNAccepted: -1}
 	s := scanner{b: raw}
 	if s.peek() != '{' {
 		return false
 	}
+	f := newSpecFields()
 	err := s.object(func(key []byte) error {
-		switch string(key) {
-		case "num_spec_steps":
-			return f.count(&s, &f.steps)
-		case "num_accepted_draft_tokens":
-			f.vllm = true
-			return f.count(&s, &f.accepted)
-		case "num_draft_tokens":
-			return f.count(&s, &f.drafted)
-		case "total_accepted_draft_tokens":
-			f.trt = true
-			return f.count(&s, &f.accepted)
-		case "total_draft_tokens":
-			return f.count(&s, &f.drafted)
-		case "num_spec_tokens":
-			return f.count(&s, &f.specTokens)
-		case "acceptance_histogram", "spec_accept_histogram", "spec_correct_drafts_histogram":
-			return f.hist.read(&s, &f.bad)
-		case "spec_verify_ct":
-			f.sglang = true
-			return f.count(&s, &f.steps)
-		case "spec_accept_token_num", "spec_num_correct_drafts", "spec_accepted_drafts":
-			return f.count(&s, &f.accepted)
-		case "spec_draft_token_num", "spec_num_proposed_drafts", "spec_proposed_drafts":
-			return f.count(&s, &f.drafted)
-		case "completion_tokens":
-			return f.count(&s, &f.completion)
-		case "draft_n":
-			return f.count(&s, &f.draftN)
-		case "draft_n_accepted":
-			return f.count(&s, &f.draftNAccepted)
-		case "predicted_n":
-			return f.count(&s, &f.predicted)
-		default:
-			return s.skip()
+		if ok, err := f.field(&s, key); ok {
+			return err
 		}
+		return s.skip()
 	})
 	if err != nil {
 		// Not JSON the chunk parser would have let through; nothing to read.
 		return false
 	}
+	return f.decode(sd)
+}
+
+// readSpec reads the spec-decode payload at the cursor (vLLM's
+// speculative_decoding, TensorRT-LLM's) into d.Spec; anything but an
+// object is skipped.
+func readSpec(s *scanner, d *Delta) error {
+	if s.peek() != '{' {
+		return s.skip()
+	}
+	f := newSpecFields()
+	err := s.object(func(key []byte) error {
+		if ok, err := f.field(s, key); ok {
+			return err
+		}
+		return s.skip()
+	})
+	if err == nil {
+		f.decode(&d.Spec)
+	}
+	return err
+}
+
+// newSpecFields returns fields that hold no count yet.
+func newSpecFields() specFields {
+	return specFields{steps: -1, accepted: -1, drafted: -1, specTokens: -1, completion: -1, predicted: -1, draftN: -1, draftNAccepted: -1}
+}
+
+// field reads the value of key when it is a spec-decode count of some
+// engine's; it reports whether it was (else the value is left unread).
+func (f *specFields) field(s *scanner, key []byte) (bool, error) {
+	var err error
+	switch string(key) {
+	case "num_spec_steps":
+		err = f.count(s, &f.steps)
+	case "num_accepted_draft_tokens":
+		f.vllm = true
+		err = f.count(s, &f.accepted)
+	case "num_draft_tokens":
+		err = f.count(s, &f.drafted)
+	case "total_accepted_draft_tokens":
+		f.trt = true
+		err = f.count(s, &f.accepted)
+	case "total_draft_tokens":
+		err = f.count(s, &f.drafted)
+	case "num_spec_tokens":
+		err = f.count(s, &f.specTokens)
+	case "acceptance_histogram", "spec_accept_histogram", "spec_correct_drafts_histogram":
+		err = f.hist.read(s, &f.bad)
+	case "spec_verify_ct":
+		f.sglang = true
+		err = f.count(s, &f.steps)
+	case "spec_accept_token_num", "spec_num_correct_drafts", "spec_accepted_drafts":
+		err = f.count(s, &f.accepted)
+	case "spec_draft_token_num", "spec_num_proposed_drafts", "spec_proposed_drafts":
+		err = f.count(s, &f.drafted)
+	case "completion_tokens":
+		err = f.count(s, &f.completion)
+	case "draft_n":
+		err = f.count(s, &f.draftN)
+	case "draft_n_accepted":
+		err = f.count(s, &f.draftNAccepted)
+	case "predicted_n":
+		err = f.count(s, &f.predicted)
+	default:
+		return false, nil
+	}
+	return true, err
+}
+
+// decode turns what the payload said into sd, replacing what it held,
+// when the payload is of a known engine; it reports whether it was.
+func (f *specFields) decode(sd *metrics.SpecDecode) bool {
 	var out metrics.SpecDecode
 	switch {
 	case f.vllm && f.steps >= 0:
@@ -289,28 +333,6 @@ func bucketKey(key []byte) (int64, bool) {
 	return j, true
 }
 
-// rawValue returns the value at the cursor as its raw bytes (a sub-slice
-// of the scanned data: no copy).
-func (s *scanner) rawValue() ([]byte, error) {
-	s.ws()
-	start := s.i
-	if err := s.skip(); err != nil {
-		return nil, err
-	}
-	return s.b[start:s.i], nil
-}
-
-// specPayload marks the payload at the cursor in d.Spec when it is an
-// object (anything else is skipped).
-func specPayload(s *scanner, d *Delta) error {
-	if s.peek() != '{' {
-		return s.skip()
-	}
-	raw, err := s.rawValue()
-	d.Spec = raw
-	return err
-}
-
 // vllmMetrics reads the response root's metrics object for vLLM's
 // speculative_decoding member.
 func vllmMetrics(s *scanner, d *Delta) error {
@@ -319,7 +341,7 @@ func vllmMetrics(s *scanner, d *Delta) error {
 	}
 	return s.object(func(key []byte) error {
 		if string(key) == "speculative_decoding" {
-			return specPayload(s, d)
+			return readSpec(s, d)
 		}
 		return s.skip()
 	})

@@ -24,7 +24,7 @@ func specWith(e metrics.SpecEngine, steps, acc, drafted int32, counts ...uint16)
 }
 
 // TestSpecDecodePayloads reads each engine's payload where it puts it,
-// through the chunk parser (which only marks it) and ParseSpecDecode.
+// through the chunk parser, which reads it in its one pass (Delta.Spec).
 // The shapes follow each engine's source (vLLM's per-request spec-decode
 // metrics, TensorRT-LLM's per_request_spec_decode_stats, SGLang's
 // meta_info, llama.cpp's timings) as AIPerf's adapters read them.
@@ -84,10 +84,9 @@ func TestSpecDecodePayloads(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			var got metrics.SpecDecode
-			found := d.Spec != nil && ParseSpecDecode(d.Spec, &got)
-			if found != tc.found {
-				t.Errorf("recognised %v, want %v (payload %q)", found, tc.found, d.Spec)
+			got := d.Spec
+			if found := got.Engine != metrics.SpecNone; found != tc.found {
+				t.Errorf("recognised %v, want %v", found, tc.found)
 			}
 			if diff := cmp.Diff(tc.want, got); diff != "" {
 				t.Errorf("(-want +got):\n%s", diff)
@@ -114,10 +113,9 @@ func TestSpecDecodeLastWins(t *testing.T) {
 func TestSpecDecodeAllocatesNothing(t *testing.T) {
 	chunk := []byte(`{"choices":[],"usage":{"prompt_tokens":12,"completion_tokens":53},"metrics":{"speculative_decoding":{"mean_acceptance_length":1.23,"acceptance_histogram":[39,1,0,3],"num_spec_steps":43,"num_accepted_draft_tokens":10,"num_draft_tokens":129,"num_spec_tokens":3}}}`)
 	text, reasoning := make([]byte, 0, 64), make([]byte, 0, 64)
-	var sd metrics.SpecDecode
 	n := testing.AllocsPerRun(100, func() {
 		d, err := ParseChunk(chunk, &text, &reasoning)
-		if err != nil || !ParseSpecDecode(d.Spec, &sd) {
+		if err != nil || d.Spec.Engine == metrics.SpecNone {
 			t.Fatal("not read")
 		}
 	})

@@ -19,6 +19,13 @@ var shortNames = map[string]string{
 	"input_sequence_length":             "ISL",
 	"spec_decode_acceptance_length":     "acceptance length",
 	"spec_decode_draft_acceptance_rate": "draft acceptance",
+	// The time breakdown's parts.
+	"time_breakdown_client":       "client time",
+	"time_breakdown_network":      "network time",
+	"time_breakdown_server_queue": "server queue",
+	"time_breakdown_prefill":      "prefill",
+	"time_breakdown_decode":       "decode",
+	"time_breakdown_delivery":     "delivery",
 }
 
 func shortName(tag string) string {

@@ -252,7 +252,7 @@ func New(metricsURL, tracesURL string, snapshot func() metrics.Snapshot, opts ..
 		}
 		// The SDK's batcher drops what its queue cannot take (never
 		// blocking the converter): ended − handed over is what it dropped.
-		e.tp = sdktrace.NewTracerProvider(sdktrace.WithResource(res),
+		e.tp = sdktrace.NewTracerProvider(sdktrace.WithResource(res), sdktrace.WithIDGenerator(requestIDs{}),
 			sdktrace.WithBatcher(&spanExporter{SpanExporter: texp, w: &e.exports, url: tracesURL}, sdktrace.WithBatchTimeout(min(o.interval, 5*time.Second)),
 				sdktrace.WithExportTimeout(ExportTimeout)))
 		e.tracer = e.tp.Tracer("github.com/surgebench/surge", trace.WithInstrumentationVersion(o.version))
@@ -433,7 +433,7 @@ func (e *Exporter) span(ctx context.Context, f *finished) {
 	if e.o.genAI.Model != "" {
 		name += " " + e.o.genAI.Model
 	}
-	_, sp := e.tracer.Start(ctx, name, trace.WithTimestamp(start), trace.WithSpanKind(trace.SpanKindClient),
+	_, sp := e.tracer.Start(withRequestIDs(ctx, f.requestID), name, trace.WithTimestamp(start), trace.WithSpanKind(trace.SpanKindClient),
 		trace.WithAttributes(attrs...), trace.WithNewRoot())
 	if f.errType != "" {
 		t := errorType(f)

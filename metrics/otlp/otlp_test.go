@@ -2,6 +2,7 @@ package otlp_test
 
 import (
 	"context"
+	"encoding/hex"
 	"math"
 	"net"
 	"slices"
@@ -274,4 +275,44 @@ func FuzzEndpoints(f *testing.F) {
 			t.Fatalf("Endpoints(%q) = %q, %q", s, m, tr)
 		}
 	})
+}
+
+// TestSpanCarriesTheRequestsTraceparent: a request's span has the trace id
+// and span id its traceparent header sent (the request id, its last 64
+// bits), so the server's spans under that header are its children; a
+// request id that is no trace id gets random, valid ids.
+func TestSpanCarriesTheRequestsTraceparent(t *testing.T) {
+	t.Parallel()
+	rcv := otlptest.New(t)
+	mu, tu, err := otlp.Endpoints(rcv.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e, err := otlp.New(mu, tu, snapshot, otlp.WithSpans(1), otlp.WithInterval(time.Hour))
+	if err != nil {
+		t.Fatal(err)
+	}
+	const id = "4bf92f3577b34da6a3ce929d0e0e4736"
+	r, v, ok := record(0, false)
+	r.RequestID = id
+	e.WriteRecord(r, v, ok)
+	e.WriteRecord(record(1, false))
+	e.Close(context.Background(), &metrics.Summary{})
+	spans := rcv.Spans()
+	if len(spans) != 2 {
+		t.Fatalf("%d spans, want 2", len(spans))
+	}
+	for _, s := range spans {
+		tid, sid := hex.EncodeToString(s.GetTraceId()), hex.EncodeToString(s.GetSpanId())
+		switch s.Attrs()["surge.request.id"] {
+		case id:
+			if tid != id || sid != id[16:] {
+				t.Errorf("span of request %s: trace %s span %s, want the traceparent's %s and %s", id, tid, sid, id, id[16:])
+			}
+		default:
+			if tid == strings.Repeat("0", 32) || len(tid) != 32 || sid == strings.Repeat("0", 16) || len(sid) != 16 {
+				t.Errorf("span of a request with no trace id: trace %q span %q", tid, sid)
+			}
+		}
+	}
 }
