@@ -165,6 +165,39 @@ var surfaces = []hostile.Surface{
 		Limit: mlflow.MaxAnswer, Bound: 40 * time.Second, Exit: []int{0},
 	},
 
+	// Remote --input-file: fetched into the cache, then read as a file.
+	{
+		Name: "remote input file (https)", Reads: hostile.Server, Serve: remoteFile,
+		Hostile: hostile.Match{Paths: []string{"/data/"}},
+		Args: func(e *hostile.Env) []string {
+			return profileArgs(e, "", "--input-file", e.UserURL+"/data/prompts.jsonl", "--custom-dataset-type", "single_turn")
+		},
+		Environ: remoteCache, Limit: remoteLimit, Bound: 0, Exit: []int{2},
+	},
+	{
+		Name: "remote input file (hf://)", Reads: hostile.Server, Serve: hubDataset,
+		Hostile: hostile.Match{Paths: []string{"/datasets/"}},
+		Args: func(e *hostile.Env) []string {
+			return profileArgs(e, "", "--input-file", "hf://datasets/hostile/ds/data/train.jsonl", "--custom-dataset-type", "single_turn")
+		},
+		Environ: func(e *hostile.Env) []string { return append(hub(e), remoteCache(e)...) },
+		Limit:   remoteLimit, Bound: 0, Exit: []int{2},
+	},
+	{
+		Name: "remote input file (s3://)", Reads: hostile.Server, Serve: remoteFile,
+		Hostile: hostile.Match{Paths: []string{"/data/"}},
+		Args: func(e *hostile.Env) []string {
+			return profileArgs(e, "", "--input-file", "s3://data/prompts.jsonl", "--custom-dataset-type", "single_turn")
+		},
+		// The AWS SDK's credential chain finds the keys in the
+		// environment; the secret key signs and is never sent.
+		Environ: func(e *hostile.Env) []string {
+			return append(remoteCache(e), "AWS_ENDPOINT_URL_S3="+e.URL, "AWS_ACCESS_KEY_ID=AKIDHOSTILE", "AWS_SECRET_ACCESS_KEY="+e.Secret,
+				"AWS_REGION=us-east-1", "AWS_EC2_METADATA_DISABLED=true", "AWS_CONFIG_FILE="+filepath.Join(e.Dir, "none"),
+				"AWS_SHARED_CREDENTIALS_FILE="+filepath.Join(e.Dir, "none"), "AWS_CA_BUNDLE=", "AWS_PROFILE=")
+		},
+		Limit: remoteLimit, Bound: 0, Exit: []int{2},
+	},
 	{
 		Name: "Hub Parquet dataset", Reads: hostile.Server | hostile.Parquet, Serve: hubParquet,
 		Hostile: hostile.Match{Paths: []string{"/datasets/hostile/pq/resolve/main/data/train.parquet"}},
@@ -221,6 +254,23 @@ var surfaces = []hostile.Surface{
 		Name: "config file", Reads: hostile.File, File: "config.yaml",
 		Args:    func(e *hostile.Env) []string { return profileArgs(e, "", "-f", e.Path) },
 		Escaped: fill(`model: "{{esc}}"` + "\n" + `"{{esc}}": 1` + "\n"),
+		Limit:   1 << 20, Exit: []int{2}, Bound: 20 * time.Second,
+	},
+	{
+		// A template that renders no JSON is refused before the run.
+		Name: "endpoint template file", Reads: hostile.File, File: "body.tmpl",
+		Args: func(e *hostile.Env) []string {
+			return profileArgs(e, "", "--endpoint-type", "template", "--endpoint", "/v1/completions", "--endpoint-template", "@"+e.Path)
+		},
+		Escaped: fill(`{"model": "hostile-model", "prompt": "{{esc}}", "max_tokens": 4}`),
+		Limit:   1 << 20, Exit: []int{2}, Bound: 20 * time.Second,
+	},
+	{
+		Name: "payload_template file", Reads: hostile.File, File: "payload.jinja",
+		Args: func(e *hostile.Env) []string {
+			return profileArgs(e, "", "--endpoint-type", "template", "--endpoint", "/v1/completions", "--extra-inputs", "payload_template:"+e.Path)
+		},
+		Escaped: fill(`{"model": "hostile-model", "prompt": "{{esc}}", "max_tokens": 4}`),
 		Limit:   1 << 20, Exit: []int{2}, Bound: 20 * time.Second,
 	},
 	{
@@ -492,6 +542,40 @@ func hubTokenizer(t *testing.T) http.Handler {
 		default:
 			m.ServeHTTP(w, r)
 		}
+	})
+}
+
+// remoteLimit is the bound the remote input surfaces run with
+// (SURGE_INPUT_MAX_BYTES: the default, 1 GiB, would fill the sandbox's
+// disk against an endless body).
+const remoteLimit = 32 << 20
+
+// remoteCache keeps the fetched inputs under e.Out (checked for the
+// secret) and lowers their bound.
+func remoteCache(e *hostile.Env) []string {
+	return []string{"SURGE_CACHE_DIR=" + filepath.Join(e.Out, "inputs"), fmt.Sprintf("SURGE_INPUT_MAX_BYTES=%d", remoteLimit)}
+}
+
+// remoteFile serves a JSONL file of prompts at /data/prompts.jsonl, as a
+// web server or an S3 bucket (path-style /BUCKET/KEY) does: an ETag, GET
+// and HEAD.
+func remoteFile(*testing.T) http.Handler {
+	var b strings.Builder
+	for i := range 8 {
+		fmt.Fprintf(&b, `{"text": "remote prompt %d"}`+"\n", i)
+	}
+	body := b.String()
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path != "/data/prompts.jsonl" {
+			http.NotFound(w, r)
+			return
+		}
+		w.Header().Set("ETag", `"prompts-v1"`)
+		w.Header().Set("Content-Length", fmt.Sprint(len(body)))
+		if r.Method == http.MethodHead {
+			return
+		}
+		_, _ = w.Write([]byte(body))
 	})
 }
 

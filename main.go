@@ -209,6 +209,8 @@ func mockServerCommand() *cli.Command {
 			&cli.Float64Flag{Name: "bad-tool-args-rate", Usage: "fraction of its tool calls whose arguments are cut off (not JSON)", Destination: &mc.BadToolArgsRate},
 			&cli.BoolFlag{Name: "prefix-cache", Usage: "report the prompt tokens of leading messages seen before as cached (usage's cached_tokens)", Destination: &mc.PrefixCache},
 			&cli.IntFlag{Name: "max-model-len", Usage: "the model's window in tokens: a prompt and output cap past it is refused as vLLM refuses it (0: none)", Destination: &mc.MaxModelLen},
+			&cli.Float64Flag{Name: "spec-acceptance", Usage: "simulate a draft model: each draft token accepted with this probability (0–1); answers report vLLM's per-request spec-decode metrics, /metrics its spec_decode_* counters", Destination: &mc.SpecAcceptance},
+			&cli.IntFlag{Name: "spec-tokens", Usage: fmt.Sprintf("draft tokens proposed per verify step (1–%d; default 4 with --spec-acceptance)", mockserver.MaxSpecTokens), Destination: &mc.SpecTokens},
 			&cli.IntFlag{Name: "context-tokens", Usage: "a slot's context: longer prompts are cut silently, as llama.cpp's server cuts them, and usage reports the cut length (0: no limit)", Destination: &mc.ContextTokens},
 			&cli.BoolFlag{Name: "log-aborts", Usage: "print a line on stderr for each request whose client disconnected before its end (before its first token or mid-stream)", Destination: &aborts},
 			&cli.StringFlag{Name: "wire-log", Usage: "write one JSON line per streamed request: kernel arrival time of its bytes and first-token flush time (the wire truth for TTFT)", Destination: &wireLog},
@@ -243,6 +245,12 @@ func mockServerCommand() *cli.Command {
 			}
 			if mc.MaxModelLen < 0 {
 				return &cmdline.UsageError{Err: fmt.Errorf("--max-model-len must not be negative, got %d", mc.MaxModelLen)}
+			}
+			if cc.IsSet("spec-acceptance") && mc.SpecTokens == 0 {
+				mc.SpecTokens = 4
+			}
+			if r := mc.SpecAcceptance; !(r >= 0 && r <= 1) || mc.SpecTokens < 0 || mc.SpecTokens > mockserver.MaxSpecTokens {
+				return &cmdline.UsageError{Err: fmt.Errorf("--spec-acceptance %g (want 0–1) and --spec-tokens %d (want 0–%d)", r, mc.SpecTokens, mockserver.MaxSpecTokens)}
 			}
 			if mc.PrefillPerToken < 0 {
 				return &cmdline.UsageError{Err: fmt.Errorf("--prefill-per-token must not be negative, got %v", mc.PrefillPerToken)}

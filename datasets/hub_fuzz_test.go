@@ -16,7 +16,7 @@ func hubRecipes(tb testing.TB) []*hubConv {
 		columns: Columns{Prompt: "prompt", System: "system", OutputLen: "osl", Image: "image", Audio: "audio"}}, []string{"lang=en"}, nil)
 	chat, _ := newHubConv(PublicDataset{Name: TypeHF, kind: hubColumns, columns: Columns{Messages: "messages", Image: "image"}}, nil, qwen(tb))
 	out = append(out, generic, chat)
-	for _, name := range []string{"blazedit_5k", "vision_arena", "llava_onevision", "librispeech", "exgentic", "weka_hf", "spec_al_mtbench"} {
+	for _, name := range []string{"blazedit_5k", "vision_arena", "llava_onevision", "librispeech", "exgentic", "exgentic_v2", "weka_hf", "spec_al_mtbench"} {
 		d, _ := publicDataset(name)
 		c, err := newHubConv(d, nil, qwen(tb))
 		if err != nil {

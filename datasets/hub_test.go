@@ -409,6 +409,76 @@ func TestPublicAgentTraces(t *testing.T) {
 	}
 }
 
+// TestPublicExgenticV2: exgentic_v2 reads Exgentic's second recording at
+// AIPerf's pinned commit: untyped chat spans, system instructions before
+// the messages, the requested output cap, the recorded temperature and
+// stop sequences, and the benchmark filter; its own missing pairs.
+func TestPublicExgenticV2(t *testing.T) {
+	h := hftest.New(t)
+	msgs := `[{"role": "user", "parts": [{"type": "text", "content": "book a flight"}]}]`
+	span := func(start, end string, attrs map[string]any) map[string]any {
+		a := map[string]any{"gen_ai.operation.name": "chat", "gen_ai.usage.input_tokens": 50, "gen_ai.usage.output_tokens": 7, "gen_ai.input.messages": msgs}
+		for k, v := range attrs {
+			a[k] = v
+		}
+		return map[string]any{"start_time": start, "end_time": end, "attributes": a}
+	}
+	rows := []map[string]any{
+		{"harness": "tool_calling", "session_id": "v1", "benchmark": "tau2_airline", "models": []string{"gpt-5.2-2025-12-11"}, "spans": []any{
+			span("2026-02-01T00:00:00Z", "2026-02-01T00:00:01Z", map[string]any{"gen_ai.system_instructions": "You are an airline agent.",
+				"gen_ai.request.max_tokens": 256, "gen_ai.request.temperature": 0.2, "gen_ai.request.stop_sequences": []string{"</done>"}}),
+			span("2026-02-01T00:00:03Z", "2026-02-01T00:00:04Z", map[string]any{"gen_ai.system_instructions": `[{"type": "text", "content": "Be brief."}]`}),
+			map[string]any{"start_time": "2026-02-01T00:00:05Z", "end_time": "2026-02-01T00:00:06Z", "attributes": map[string]any{"gen_ai.operation.name": "execute_tool"}},
+		}},
+		{"harness": "tool_calling", "session_id": "v2", "benchmark": "swebench", "models": []string{"gpt-5.2-2025-12-11"}, "spans": []any{
+			span("2026-02-01T00:00:00Z", "2026-02-01T00:00:01Z", nil)}},
+	}
+	var b strings.Builder
+	for _, r := range rows {
+		j, _ := json.Marshal(r)
+		b.Write(append(j, '\n'))
+	}
+	h.Add("Exgentic/agent-llm-traces", exgenticV2Revision, "data/train.jsonl", []byte(b.String()))
+	o := hubOptions(t, h)
+	o.PublicDataset = "exgentic_v2"
+	o.HF = HFOptions{Filters: []string{"benchmark=tau2_airline"}}
+	d, _, err := Load(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(d.Conversations) != 1 || len(d.Conversations[0].Turns) != 2 {
+		t.Fatalf("got %s", summary(d))
+	}
+	first, second := d.Conversations[0].Turns[0], d.Conversations[0].Turns[1]
+	if first.MaxTokens != 256 || second.MaxTokens != 7 || second.Delay != 2*time.Second {
+		t.Errorf("caps %d, %d; delay %v", first.MaxTokens, second.MaxTokens, second.Delay)
+	}
+	if m := first.Messages; len(m) != 2 || m[0]["role"] != "system" || m[0]["content"] != "You are an airline agent." || m[1]["content"] != "book a flight" {
+		t.Errorf("messages %v", m)
+	}
+	if m := second.Messages; len(m) != 2 || m[0]["role"] != "system" || m[0]["content"] != "Be brief." {
+		t.Errorf("messages %v", m)
+	}
+	if e := first.Extra; e["temperature"] != 0.2 || fmt.Sprint(e["stop"]) != "[</done>]" || second.Extra != nil {
+		t.Errorf("extra %v, %v", first.Extra, second.Extra)
+	}
+	for _, tc := range []struct {
+		name    string
+		filters []string
+		want    string
+	}{
+		{"exgentic", []string{"benchmark=swebench"}, "exgentic: the benchmark filter is exgentic_v2's"},
+		{"exgentic_v2", []string{"benchmark=mmlu"}, `exgentic_v2: benchmark "mmlu": unknown`},
+		{"exgentic_v2", []string{"source_model=gpt-4.1"}, "exgentic_v2: no traces of source_model=gpt-4.1 in any harness"},
+		{"exgentic_v2", []string{"harness=tool_calling_with_shortlisting", "source_model=claude-opus-4-5"}, "exgentic_v2: no traces of harness=tool_calling_with_shortlisting"},
+	} {
+		o.PublicDataset, o.HF = tc.name, HFOptions{Filters: tc.filters}
+		if _, _, err := Load(o); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s %v: %v", tc.name, tc.filters, err)
+		}
+	}
+}
+
 // TestHFDatasetBadInput: each failure is one line naming the dataset, the
 // file and the fix, before any request is sent.
 func TestHFDatasetBadInput(t *testing.T) {

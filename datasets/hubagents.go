@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"math"
 	"slices"
 	"sort"
 	"strings"
@@ -44,22 +45,28 @@ func dropNulls(v any) any {
 	return v
 }
 
-// Exgentic's recorded harnesses and source models (AIPerf's enums), and
-// the pairs the dataset does not hold.
+// Exgentic's recorded harnesses, source models and (v2) benchmarks
+// (AIPerf's enums), and the pairs each recording does not hold.
 var (
-	exgenticHarnesses = []string{"claude_code", "openai_solo", "smolagents_code", "tool_calling", "tool_calling_with_shortlisting"}
-	exgenticModels    = []string{"DeepSeek-V3.2", "Kimi-K2.5", "claude-opus-4-5", "gemini-3-pro-preview", "gpt-4.1", "gpt-5.2-2025-12-11"}
-	exgenticMissing   = map[[2]string]bool{
+	exgenticHarnesses  = []string{"claude_code", "openai_solo", "smolagents_code", "tool_calling", "tool_calling_with_shortlisting"}
+	exgenticModels     = []string{"DeepSeek-V3.2", "Kimi-K2.5", "claude-opus-4-5", "gemini-3-pro-preview", "gpt-4.1", "gpt-5.2-2025-12-11"}
+	exgenticBenchmarks = []string{"appworld", "browsecompplus", "swebench", "tau2_airline", "tau2_retail", "tau2_telecom"}
+	exgenticMissing    = map[[2]string]bool{
 		{"openai_solo", "gpt-5.2-2025-12-11"}: true, {"smolagents_code", "claude-opus-4-5"}: true,
 		{"smolagents_code", "gemini-3-pro-preview"}: true, {"smolagents_code", "gpt-5.2-2025-12-11"}: true,
 		{"tool_calling", "gpt-5.2-2025-12-11"}: true, {"tool_calling_with_shortlisting", "claude-opus-4-5"}: true,
 		{"tool_calling_with_shortlisting", "gpt-4.1"}: true, {"tool_calling_with_shortlisting", "gpt-5.2-2025-12-11"}: true,
 	}
+	exgenticV2Missing = map[[2]string]bool{
+		{"claude_code", "gpt-4.1"}: true, {"openai_solo", "gpt-4.1"}: true, {"smolagents_code", "gpt-4.1"}: true,
+		{"tool_calling", "gpt-4.1"}: true, {"tool_calling_with_shortlisting", "claude-opus-4-5"}: true,
+		{"tool_calling_with_shortlisting", "gpt-4.1"}: true, {"tool_calling_with_shortlisting", "gpt-5.2-2025-12-11"}: true,
+	}
 )
 
-// exgenticFilter is exgentic's --dataset-filter: a harness and a source
-// model ("": any).
-type exgenticFilter struct{ harness, model string }
+// exgenticFilter is exgentic's --dataset-filter: a harness, a source
+// model and (exgentic_v2) a benchmark ("": any).
+type exgenticFilter struct{ harness, model, benchmark string }
 
 // canonicalModel strips a recorded model name's provider prefix.
 func canonicalModel(m string) string {
@@ -72,36 +79,64 @@ func canonicalModel(m string) string {
 	return m
 }
 
-func parseExgenticFilter(kv [][2]string) (exgenticFilter, error) {
+func parseExgenticFilter(kv [][2]string, v2 bool) (exgenticFilter, error) {
 	var f exgenticFilter
-	available := fmt.Sprintf("harness=[%s], source_model=[%s]", strings.Join(exgenticHarnesses, ", "), strings.Join(exgenticModels, ", "))
+	missing, name := exgenticMissing, "exgentic"
+	if v2 {
+		missing, name = exgenticV2Missing, "exgentic_v2"
+	}
+	// The source models some harness holds.
+	var held []string
+	for _, m := range exgenticModels {
+		if slices.ContainsFunc(exgenticHarnesses, func(h string) bool { return !missing[[2]string{h, m}] }) {
+			held = append(held, m)
+		}
+	}
+	available := fmt.Sprintf("harness=[%s], source_model=[%s]", strings.Join(exgenticHarnesses, ", "), strings.Join(held, ", "))
+	if v2 {
+		available += fmt.Sprintf(", benchmark=[%s]", strings.Join(exgenticBenchmarks, ", "))
+	}
+	pick := func(list []string, v string) int {
+		return slices.IndexFunc(list, func(x string) bool { return strings.EqualFold(x, v) })
+	}
 	for _, p := range kv {
 		switch p[0] {
 		case "harness":
-			i := slices.IndexFunc(exgenticHarnesses, func(h string) bool { return strings.EqualFold(h, p[1]) })
+			i := pick(exgenticHarnesses, p[1])
 			if i < 0 {
-				return f, fmt.Errorf("exgentic: harness %q: unknown (available: %s)", truncate(p[1], 60), available)
+				return f, fmt.Errorf("%s: harness %q: unknown (available: %s)", name, truncate(p[1], 60), available)
 			}
 			f.harness = exgenticHarnesses[i]
 		case "source_model":
-			m := canonicalModel(p[1])
-			i := slices.IndexFunc(exgenticModels, func(x string) bool { return strings.EqualFold(x, m) })
+			i := pick(exgenticModels, canonicalModel(p[1]))
 			if i < 0 {
-				return f, fmt.Errorf("exgentic: source_model %q: unknown (available: %s)", truncate(p[1], 60), available)
+				return f, fmt.Errorf("%s: source_model %q: unknown (available: %s)", name, truncate(p[1], 60), available)
 			}
 			f.model = exgenticModels[i]
+		case "benchmark":
+			if !v2 {
+				return f, fmt.Errorf("%s: the benchmark filter is exgentic_v2's (its traces name their benchmark)", name)
+			}
+			i := pick(exgenticBenchmarks, p[1])
+			if i < 0 {
+				return f, fmt.Errorf("%s: benchmark %q: unknown (available: %s)", name, truncate(p[1], 60), available)
+			}
+			f.benchmark = exgenticBenchmarks[i]
 		default:
-			return f, fmt.Errorf("exgentic: unknown filter %q (available: %s)", truncate(p[0], 40), available)
+			return f, fmt.Errorf("%s: unknown filter %q (available: %s)", name, truncate(p[0], 40), available)
 		}
 	}
-	if exgenticMissing[[2]string{f.harness, f.model}] {
+	if f.model != "" && !slices.Contains(held, f.model) {
+		return f, fmt.Errorf("%s: no traces of source_model=%s in any harness (available: %s)", name, f.model, available)
+	}
+	if missing[[2]string{f.harness, f.model}] {
 		var ok []string
 		for _, m := range exgenticModels {
-			if !exgenticMissing[[2]string{f.harness, m}] {
+			if !missing[[2]string{f.harness, m}] {
 				ok = append(ok, m)
 			}
 		}
-		return f, fmt.Errorf("exgentic: no traces of harness=%s with source_model=%s (source models for this harness: %s)", f.harness, f.model, strings.Join(ok, ", "))
+		return f, fmt.Errorf("%s: no traces of harness=%s with source_model=%s (source models for this harness: %s)", name, f.harness, f.model, strings.Join(ok, ", "))
 	}
 	return f, nil
 }
@@ -132,6 +167,9 @@ func (c *hubConv) exgenticRow(file string, n int, r hf.Row) ([]Conversation, err
 		}
 		matched = matched || strings.EqualFold(canonicalModel(s), c.ex.model)
 	}
+	if benchmark, _ := r["benchmark"].(string); c.ex.benchmark != "" && benchmark != c.ex.benchmark {
+		matched = false
+	}
 	if c.ex.harness != "" && harness != c.ex.harness || !matched {
 		c.st.filtered++
 		return nil, nil
@@ -151,7 +189,10 @@ func (c *hubConv) exgenticRow(file string, n int, r hf.Row) ([]Conversation, err
 		if !ok {
 			return nil, bad("spans must be a list of objects")
 		}
-		if span["type"] != "llm_call" {
+		attrs, _ := span["attributes"].(map[string]any)
+		// A model call: typed so (the first recording), or untyped with
+		// OpenTelemetry's chat operation (the second).
+		if typ, typed := span["type"]; typed && typ != "llm_call" || !typed && attrs["gen_ai.operation.name"] != "chat" {
 			continue
 		}
 		if st, _ := span["status"].(map[string]any); st != nil {
@@ -160,7 +201,6 @@ func (c *hubConv) exgenticRow(file string, n int, r hf.Row) ([]Conversation, err
 				continue
 			}
 		}
-		attrs, _ := span["attributes"].(map[string]any)
 		in, ok1, err1 := intValue(attrs["gen_ai.usage.input_tokens"])
 		out, ok2, err2 := intValue(attrs["gen_ai.usage.output_tokens"])
 		if err1 != nil || err2 != nil || !ok1 || !ok2 {
@@ -175,9 +215,25 @@ func (c *hubConv) exgenticRow(file string, n int, r hf.Row) ([]Conversation, err
 		if err1 != nil || err2 != nil || end.Before(start) {
 			return nil, bad("session %q span %d: start_time and end_time must be times, the end after the start", session, i)
 		}
+		system, err := exgenticSystem(attrs["gen_ai.system_instructions"])
+		if err != nil {
+			return nil, bad("session %q span %d: gen_ai.system_instructions: %v", session, i, err)
+		}
 		msgs, err := exgenticMessages(attrs["gen_ai.input.messages"])
 		if err != nil {
 			return nil, bad("session %q span %d: gen_ai.input.messages: %v", session, i, err)
+		}
+		msgs = append(system, msgs...)
+		extra, err := exgenticExtra(attrs)
+		if err != nil {
+			return nil, bad("session %q span %d: %v", session, i, err)
+		}
+		// The cap the call asked for, where it was recorded; else what it
+		// produced.
+		if req, ok, err := intValue(attrs["gen_ai.request.max_tokens"]); err != nil || ok && req < 1 {
+			return nil, bad("session %q span %d: gen_ai.request.max_tokens must be a positive integer", session, i)
+		} else if ok {
+			out = req
 		}
 		tools, err := exgenticTools(attrs["gen_ai.tool.definitions"])
 		if err != nil {
@@ -186,7 +242,7 @@ func (c *hubConv) exgenticRow(file string, n int, r hf.Row) ([]Conversation, err
 		if err := checkTokens("gen_ai.usage.output_tokens", out); err != nil {
 			return nil, bad("session %q span %d: %v", session, i, err)
 		}
-		calls = append(calls, call{start: start, end: end, i: i, turn: Turn{Messages: msgs, Tools: tools, MaxTokens: out}})
+		calls = append(calls, call{start: start, end: end, i: i, turn: Turn{Messages: msgs, Tools: tools, MaxTokens: out, Extra: extra}})
 	}
 	if len(calls) == 0 {
 		c.st.skip("sessions with no calls", "")
@@ -313,6 +369,61 @@ func exgenticMessages(v any) ([]map[string]any, error) {
 		return nil, fmt.Errorf("no messages")
 	}
 	return out, nil
+}
+
+// exgenticSystem turns recorded system instructions into system messages:
+// a JSON list of parts as a message's, or plain text as it is (none when
+// absent or empty).
+func exgenticSystem(v any) ([]map[string]any, error) {
+	if v == nil {
+		return nil, nil
+	}
+	s, ok := v.(string)
+	if !ok {
+		return nil, fmt.Errorf("not a string")
+	}
+	if s == "" {
+		return nil, nil
+	}
+	if parts, err := jsonList(s); err == nil {
+		list := make([]any, len(parts))
+		for i, p := range parts {
+			list[i] = p
+		}
+		return exgenticMessages([]any{map[string]any{"role": "system", "parts": list}})
+	}
+	return []map[string]any{{"role": "system", "content": s}}, nil
+}
+
+// exgenticExtra is the recorded call's sampling the request repeats: its
+// temperature and stop sequences (nil: none recorded).
+func exgenticExtra(attrs map[string]any) (map[string]any, error) {
+	extra := map[string]any{}
+	if t, ok := attrs["gen_ai.request.temperature"]; ok && t != nil {
+		f, isNum := t.(float64)
+		if !isNum || math.IsNaN(f) || math.IsInf(f, 0) {
+			return nil, fmt.Errorf("gen_ai.request.temperature must be a finite number")
+		}
+		extra["temperature"] = f
+	}
+	if v, ok := attrs["gen_ai.request.stop_sequences"]; ok && v != nil {
+		list, isList := v.([]any)
+		if !isList {
+			return nil, fmt.Errorf("gen_ai.request.stop_sequences must be a list of strings")
+		}
+		for _, x := range list {
+			if _, isStr := x.(string); !isStr {
+				return nil, fmt.Errorf("gen_ai.request.stop_sequences must be a list of strings")
+			}
+		}
+		if len(list) > 0 {
+			extra["stop"] = list
+		}
+	}
+	if len(extra) == 0 {
+		return nil, nil
+	}
+	return extra, nil
 }
 
 // exgenticTools turns recorded tool definitions into OpenAI's (nil when

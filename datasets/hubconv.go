@@ -47,7 +47,7 @@ func newHubConv(d PublicDataset, filters []string, tok Tokenizer) (*hubConv, err
 	switch {
 	case d.kind == hubExgentic:
 		var err error
-		if c.ex, err = parseExgenticFilter(kv); err != nil {
+		if c.ex, err = parseExgenticFilter(kv, d.exV2); err != nil {
 			return nil, &OptionError{Option: "HF.Filters", Reason: err.Error(), Err: err}
 		}
 	case d.Name == TypeHF:

@@ -50,6 +50,7 @@ type PublicDataset struct {
 	columns    Columns
 	template   string // AIPerf's prompt_template: {column} fields
 	contentKey string // a chat message's text key (hubFirstMessage)
+	exV2       bool   // exgentic_v2: its filter pairs, the benchmark filter
 }
 
 // asrPrompt is the text AIPerf sends with each clip of an ASR dataset.
@@ -62,8 +63,12 @@ const asrMaxSeconds = 30
 // blazedit_* entries give it.
 const blazeditTemplate = "Given a code file, please apply the change requests and generate the new file.\n\nOriginal file:\n```python\n{code}\n```\n\nChange request:\n{change_request}\n\nPlease generate the new code file in the \"New file\" section below."
 
-// exgenticRevision is the commit AIPerf pins Exgentic's traces at.
-const exgenticRevision = "70036b93a04e61b0ea2706a68b962f4f26774587"
+// exgenticRevision and exgenticV2Revision are the commits AIPerf pins
+// Exgentic's traces at (exgentic, exgentic_v2).
+const (
+	exgenticRevision   = "70036b93a04e61b0ea2706a68b962f4f26774587"
+	exgenticV2Revision = "4b8ad4ab198438e5a170f9171c19c6a2cf7c1814"
+)
 
 // wekaNoSubagents is the SemiAnalysis corpus AIPerf's default WEKA names
 // read (98 traces, subagents stripped).
@@ -81,8 +86,12 @@ var publicHub = func() []PublicDataset {
 			columns: Columns{Audio: "audio"}, Sends: sends + `: one clip (≤ 30 s, as WAV) with "` + asrPrompt + `"`}
 	}
 	list := []PublicDataset{
-		{Name: "exgentic_v2", Refused: "AIPerf's second Exgentic loader reads a row layout surge does not know yet",
-			Fix: "use --public-dataset exgentic"},
+		{Name: "exgentic_v2", Repo: "Exgentic/agent-llm-traces", Split: "train", Revision: exgenticV2Revision, kind: hubExgentic, exV2: true,
+			Filters: []string{"harness", "source_model", "benchmark"},
+			Sends:   "Exgentic's second recording, as exgentic: each model call whole (its system instructions, temperature and stop sequences too), capped at its requested or recorded output, after its recorded think time"},
+		{Name: "h_cua_perf", Repo: "Hcompany/h_cua_perf", Split: "train",
+			Refused: "its corpus is one 2.5 GB zstd-compressed file read whole (past the Hub download bound), and its filters reshape each trajectory's screenshots (n_screenshots, uuid_cache) in ways surge does not replay yet",
+			Fix:     "select trajectories with the dataset's trace_processor.py, write them as a Mooncake trace, and run it with --input-file and --custom-dataset-type mooncake_trace"},
 		{Name: "exgentic", Repo: "Exgentic/agent-llm-traces", Split: "train", Revision: exgenticRevision, kind: hubExgentic,
 			Filters: []string{"harness", "source_model"},
 			Sends:   "each recorded model call of an agent session as its whole message and tool snapshot, capped at its recorded output, after its recorded think time"},

@@ -157,6 +157,10 @@ var budgetCases = []budgetCase{
 	{name: "chat, server timings", kind: endpoint.Chat, maxTokens: budgetTokens, mock: mockserver.Config{Timings: mockserver.TimingsMock}, budget: chatBudget},
 	{name: "chat, prefill cap", kind: endpoint.Chat, maxTokens: budgetTokens, gen: []Option{WithPrefillConcurrency(1)}, budget: chatBudget.with(func(b *budget) {
 		b.clockPerRequest++ // the wait for a prefill slot is timed
+	})}, // A draft model: vLLM's per-request spec-decode metrics on the usage
+	// chunk, read once a response into the record (no allocation).
+	{name: "chat, speculative decoding", kind: endpoint.Chat, maxTokens: budgetTokens, mock: mockserver.Config{SpecTokens: 4, SpecAcceptance: 0.7}, budget: chatBudget.with(func(b *budget) {
+		b.bytesPerRequest += 512 // six more per-request metrics: their digests' growth in the shard (no more allocations)
 	})},
 }
 

@@ -308,7 +308,7 @@ func (g *Generator) do(ctx context.Context, conv *datasets.Conversation, session
 	rid, traceparent := requestIDs()
 	rec := &metrics.Record{
 		Index: idx, RequestID: rid, ConversationID: conv.ID, TurnIndex: ti,
-		Phase: phase, Stage: stage, IntendedNs: intended,
+		Phase: phase, Stage: stage, IntendedNs: intended, Model: turn.Model,
 		InputTokens: turn.InputTokens, Streamed: g.ep.Streams(), RequestedOSL: turn.MaxTokens,
 	}
 	if turn.InputTokens == 0 {
@@ -551,6 +551,10 @@ func (g *Generator) readStream(rctx, ctx context.Context, body io.Reader, ct str
 		if d.Usage.Present {
 			rec.Usage = d.Usage
 		}
+		if d.Spec.Engine != metrics.SpecNone {
+			// Once a response (its usage or finishing chunk), not per token.
+			rec.SpecDecode = d.Spec
+		}
 		if d.Server.Has != 0 {
 			rec.Server = d.Server // the last account a stream gave
 		}
@@ -663,6 +667,9 @@ func (g *Generator) readWhole(rctx, ctx context.Context, resp *http.Response, re
 	}
 	rec.Streamed = false
 	rec.Usage = d.Usage
+	if d.Spec.Engine != metrics.SpecNone {
+		rec.SpecDecode = d.Spec
+	}
 	if d.Server.Has != 0 {
 		rec.Server = d.Server
 	}

@@ -60,6 +60,8 @@ type aggregate struct {
 	usageOSL, tokenizerOSL float64
 	// checks is what the token-count checks found.
 	checks countChecks
+	// spec pools the spec-decode payloads of the successful records.
+	spec specPool
 	// breakdown gathers the requests' time breakdowns (nil until one had
 	// a breakdown).
 	breakdown *breakdownAgg
@@ -150,6 +152,7 @@ func (a *aggregate) add(r *Record, v *Values, good bool) {
 	if good {
 		a.good++
 	}
+	a.spec.add(&r.SpecDecode)
 	eachValue(v, func(t Tag, x float64) { a.dist(t).add(x) })
 	if v.Parts.Has() {
 		if a.breakdown == nil {
@@ -236,6 +239,7 @@ func (a *aggregate) merge(o *aggregate) {
 	a.usageOSL += o.usageOSL
 	a.tokenizerOSL += o.tokenizerOSL
 	a.checks.merge(&o.checks)
+	a.spec.merge(&o.spec)
 	a.little.merge(&o.little)
 	if o.breakdown != nil {
 		if a.breakdown == nil {

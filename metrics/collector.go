@@ -18,8 +18,9 @@ const window = 10 * time.Second
 // longer than this keep the most recent slots).
 const timelineSlots = 1 << 14
 
-// liveTags are the latency metrics the dashboard shows.
-var liveTags = []Tag{TTFT, TTFO, ITL, RequestLatency}
+// liveTags are the metrics the dashboard shows: latencies, and the
+// speculative-decoding acceptance of the servers that report it.
+var liveTags = []Tag{TTFT, TTFO, ITL, RequestLatency, SpecAcceptanceLength, SpecDraftAcceptanceRate}
 
 // RecordSink receives every record with its computed values, from the
 // shard goroutines (concurrently: it must be safe for that). The per-request
@@ -263,7 +264,7 @@ func (c *Collector) Snapshot() Snapshot {
 	reqPerSec := map[int64]int64{}
 	lag := newDist()
 	readDelay := newHist()
-	stages := map[int]*aggregate{}
+	stages, models := map[int]*aggregate{}, map[string]*aggregate{}
 	var breakdown *breakdownAgg
 	var finishedAll int64
 	for i, v := range views {
@@ -301,6 +302,21 @@ func (c *Collector) Snapshot() Snapshot {
 			}
 			stages[i].merge(a)
 		}
+		for name, a := range v.models {
+			if models[name] == nil {
+				models[name] = newAggregate()
+			}
+			models[name].merge(a)
+		}
+	}
+	for _, name := range slices.Sorted(maps.Keys(models)) {
+		a := models[name]
+		m := ModelLive{Model: name, Finished: a.count + a.errors, Failed: a.errors,
+			TTFT: a.dist(TTFT).quantiles(), Latency: a.dist(RequestLatency).quantiles()}
+		if d := a.durationSec(); d > 0 {
+			m.OutputTokenThroughput = a.outputTokens / d
+		}
+		snap.Models = append(snap.Models, m)
 	}
 	snap.InFlight = c.started[Profile].Load() + c.started[Warmup].Load() - finishedAll
 	for t, d := range run {

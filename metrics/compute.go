@@ -46,6 +46,11 @@ type Values struct {
 	// OSLMismatchTolerance.
 	OSLMismatch float64
 	Mismatched  bool
+	// Spec is the request's verify steps and draft tokens, the spec-decode
+	// metrics' source (Steps 0: none reported): counts, not the metrics
+	// themselves, to keep Values small (one is made per request;
+	// beside Mismatched, in its padding: Values stays within 512 bytes).
+	Spec SpecCounts
 	// Source says where OSL came from.
 	Source string
 	// HTTP holds the http_req_* breakdown in HTTPDefs order (NaN: not
@@ -140,6 +145,11 @@ func (v *Values) Get(t Tag) float64 {
 			return v.Usage[i]
 		}
 	}
+	for i, t2 := range specTagList {
+		if t2 == t {
+			return v.Spec.value(i)
+		}
+	}
 	for i, d := range HTTPDefs {
 		if d.Tag == t {
 			return v.HTTP[i]
@@ -232,6 +242,7 @@ func compute(r *Record, tok TokenCounter, c Counting, tc tokCounts, distrust *Us
 	v.Images, v.AudioSeconds, v.MediaBytes = mediaValues(r)
 	v.HTTP = httpValues(&r.HTTP)
 	v.Usage = usageValues(&r.Usage)
+	v.Spec = specCounts(&r.SpecDecode)
 	if r.Scheduled && r.IntendedNs > 0 {
 		v.Effective = float64(end-r.IntendedNs) / nsPerMs
 	}

@@ -159,7 +159,7 @@ func TestCompute(t *testing.T) {
 		}
 		got := Compute(tc.rec, tc.tok)
 		// TestComputeAIPerfMetrics checks the rest.
-		rest := cmpopts.IgnoreFields(Values{}, "Decode", "Prefill", "E2E", "Output", "Usage", "ErrorISL", "TokenizerOSL", "InputSource", "Truncated", "TTFTSent", "LatencySent")
+		rest := cmpopts.IgnoreFields(Values{}, "Decode", "Prefill", "E2E", "Output", "Usage", "Spec", "ErrorISL", "TokenizerOSL", "InputSource", "Truncated", "TTFTSent", "LatencySent")
 		if d := cmp.Diff(tc.want, got, cmpopts.EquateNaNs(), cmpopts.EquateApprox(0, 1e-9), rest); d != "" {
 			t.Errorf("%s: (-want +got)\n%s", tc.name, d)
 		}

@@ -105,14 +105,23 @@ type Record struct {
 	CorrelationID  string
 	ConversationID string
 	TurnIndex      int
-	Phase          Phase
 	// Stage is the sweep/ramp stage the request was issued in (0 without).
 	Stage int
+	// Model is the model (or LoRA adapter) the request named when the
+	// run shares its requests among several (--model a,b): each gets its
+	// own results. Empty for a run of one model.
+	Model string
 
 	IntendedNs int64 // when the schedule wanted it sent
 	// Scheduled is set when a schedule (a rate, a trace, a user's pacing)
 	// chose IntendedNs, rather than a slot freeing in a closed loop.
 	Scheduled bool
+	// Phase is the part of the run the request belongs to (warmup or
+	// profile).
+	Phase Phase
+	// TurnKind is what the request sends in its session: its first
+	// request, a user's next turn, or tool results.
+	TurnKind TurnKind
 	// IssuedNs is when the client handed the request to its transport
 	// (scheduler lag is measured to it); 0 when it equals SentNs.
 	IssuedNs int64
@@ -127,26 +136,37 @@ type Record struct {
 	// (the grace period ran out) or a cancellation on purpose
 	// (--request-cancellation-rate). CancelledNs is when (AIPerf's
 	// cancellation_time_ns).
-	Cancelled   bool
-	CancelledNs int64
+	//
 	// CancelPlanned is set when the request was chosen to be cancelled
 	// CancelAfterNs after it was sent; it is Cancelled only if it had not
-	// ended by then.
-	CancelPlanned bool
-	CancelAfterNs int64
+	// ended by then. (The small fields sit together: the record stays in
+	// its allocation size class, docs/benchmarks.md.)
+	Cancelled, CancelPlanned bool
+	// RetryDuplicate is set when the retried send had been written and the
+	// server closed the connection without resetting it on the request's
+	// bytes: it may have read the request, and then saw it twice. A send
+	// never written, or one the server's end reset unread (llama.cpp's
+	// close after every streamed answer), is not.
+	RetryDuplicate bool
+	// CancelledNs and CancelAfterNs: Cancelled's and CancelPlanned's.
+	CancelledNs, CancelAfterNs int64
+	// ConnectionRetries counts sends repeated on a fresh connection because
+	// a pooled keep-alive connection was closed before the server answered
+	// (0 or 1): a stale connection, not a server failure.
+	ConnectionRetries int
 
 	// HTTP is the request's transport breakdown (AIPerf's http_req_*).
 	HTTP HTTPTiming
-	// KernelStamps is set when TokenNs are the kernel's receive times of
-	// the segments that completed each event (--timestamps kernel), not the
-	// times the client read them.
-	KernelStamps bool
 	// ReadDelayNs holds, per TokenNs entry when the connection had kernel
 	// stamps (in either --timestamps mode), how much later than the
 	// kernel's receive time the client read the event: the client's own
 	// delay, which kernel stamps keep out of the metrics and read stamps
 	// add to them. Nil when unknown.
 	ReadDelayNs []int32
+	// KernelStamps is set when TokenNs are the kernel's receive times of
+	// the segments that completed each event (--timestamps kernel), not the
+	// times the client read them.
+	KernelStamps bool
 	// FirstTokenShared is set when the first token's event came in the
 	// same read as the next one's. A read carries the arrival time of its
 	// last segment, so the first token's time is then an upper bound: late
@@ -210,6 +230,9 @@ type Record struct {
 	AudioSeconds float64
 	MediaBytes   int
 	Usage        Usage
+	// SpecDecode is the speculative-decoding acceptance the response
+	// reported (the zero value: none).
+	SpecDecode SpecDecode
 	// Server is the server's own account of the request's time (its
 	// queue, prefill and decode), as far as it gave one: read once from
 	// the response (a last chunk, its headers), or joined from its span
@@ -223,9 +246,6 @@ type Record struct {
 	// PrefillWaitNs is how long it then waited for a prefill slot
 	// (--prefill-concurrency), before it was sent.
 	PrefillWaitNs int64
-	// TurnKind is what the request sends in its session: its first
-	// request, a user's next turn, or tool results.
-	TurnKind TurnKind
 	// ToolRound numbers the requests the client's tool loop sent after a
 	// dataset turn (0: the turn itself); ToolWaitNs is the time the loop
 	// spent producing the tool results this request carries (its
@@ -252,17 +272,7 @@ type Record struct {
 	UsageOverrun string
 	// RetryAfter is the server's Retry-After header on a 429/503.
 	RetryAfter string
-	// ConnectionRetries counts sends repeated on a fresh connection because
-	// a pooled keep-alive connection was closed before the server answered
-	// (0 or 1): a stale connection, not a server failure.
-	ConnectionRetries int
-	// RetryDuplicate is set when the retried send had been written and the
-	// server closed the connection without resetting it on the request's
-	// bytes: it may have read the request, and then saw it twice. A send
-	// never written, or one the server's end reset unread (llama.cpp's
-	// close after every streamed answer), is not.
-	RetryDuplicate bool
-	Err            *Error
+	Err        *Error
 	// Raw is the request and response as sent and read (--export-level
 	// raw); nil when not captured.
 	Raw *RawExchange

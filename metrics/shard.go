@@ -31,10 +31,12 @@ type msg struct {
 // worker for long; a full queue blocks (records are never dropped).
 const shardQueue = 4096
 
-// aggKey identifies one aggregate: a phase and a stage.
+// aggKey identifies one aggregate: a phase, a stage and, when the run
+// shares its requests among several models, a model.
 type aggKey struct {
 	phase Phase
 	stage int
+	model string
 }
 
 // sample is one windowed value for the dashboard's last-10-s quantiles.
@@ -211,7 +213,7 @@ func (s *shard) take(r *Record, tc tokCounts, distrust *UsageDistrust) {
 	} else {
 		v = ComputeFailed(r, s.c.tok)
 	}
-	a := s.agg(aggKey{r.Phase, r.Stage})
+	a := s.agg(aggKey{r.Phase, r.Stage, r.Model})
 	a.little.noteCap(s.c.limit.Load())
 	a.add(r, &v, good)
 	if r.Err == nil {
@@ -272,6 +274,7 @@ type view struct {
 	reqPerSec   map[int64]int64
 	errors      map[string]int64
 	stages      map[int]*aggregate
+	models      map[string]*aggregate
 	breakdown   *breakdownAgg // the profile's, copied (nil: none yet)
 	finished    int64
 	finishedAll int64
@@ -313,9 +316,19 @@ func (s *shard) view(now int64) *view {
 			v.breakdown.merge(a.breakdown)
 		}
 		if k.stage < int(s.c.stage.Load()) {
-			c := newAggregate()
-			c.merge(a)
-			v.stages[k.stage] = c
+			if v.stages[k.stage] == nil {
+				v.stages[k.stage] = newAggregate()
+			}
+			v.stages[k.stage].merge(a)
+		}
+		if k.model != "" {
+			if v.models == nil {
+				v.models = map[string]*aggregate{}
+			}
+			if v.models[k.model] == nil {
+				v.models[k.model] = newAggregate()
+			}
+			v.models[k.model].merge(a)
 		}
 	}
 	s.prune(now)

@@ -106,7 +106,9 @@ type Snapshot struct {
 
 	// Run holds whole-run quantiles and Window those of the last 10 s, keyed
 	// by metric tag: time_to_first_token, time_to_first_output_token,
-	// inter_token_latency, request_latency.
+	// inter_token_latency, request_latency, and where the server reports
+	// speculative decoding spec_decode_acceptance_length and
+	// spec_decode_draft_acceptance_rate.
 	Run    map[string]Quantiles
 	Window map[string]Quantiles
 
@@ -133,4 +135,19 @@ type Snapshot struct {
 
 	// Warnings are the caveats found so far (Collector.Warn), oldest first.
 	Warnings []string
+	// Models is each model's profile requests so far, by name, in a run
+	// that shares its requests among several (nil: one model).
+	Models []ModelLive
+}
+
+// ModelLive is one model's requests so far, for the dashboard.
+type ModelLive struct {
+	Model string
+	// Finished and Failed count its finished and failed requests.
+	Finished, Failed int64
+	// TTFT and Latency are its whole-run quantiles (ms).
+	TTFT, Latency Quantiles
+	// OutputTokenThroughput is its output tokens a second, over its first
+	// request to its last response so far.
+	OutputTokenThroughput float64
 }

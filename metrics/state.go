@@ -81,13 +81,24 @@ func (st *State) agg(k aggKey) *aggregate {
 func (st *State) Summary() *Summary {
 	profile, warmup := newAggregate(), newAggregate()
 	var stageKeys []int
+	stages, models := map[int]*aggregate{}, map[string]*aggregate{}
 	for k, a := range st.aggs {
 		if k.phase == Warmup {
 			warmup.merge(a)
 			continue
 		}
 		profile.merge(a)
-		stageKeys = append(stageKeys, k.stage)
+		if stages[k.stage] == nil {
+			stages[k.stage] = newAggregate()
+			stageKeys = append(stageKeys, k.stage)
+		}
+		stages[k.stage].merge(a)
+		if k.model != "" {
+			if models[k.model] == nil {
+				models[k.model] = newAggregate()
+			}
+			models[k.model].merge(a)
+		}
 	}
 	sum := summaryOf(profile, st.modelTokenizer)
 	finishRun(sum.Run, st.Origin, profile.okStart, profile.okEnd, st.goodput, st.costPerHour)
@@ -113,7 +124,7 @@ func (st *State) Summary() *Summary {
 			if i < len(st.stages) {
 				def = st.stages[i]
 			}
-			sum.Stages = append(sum.Stages, stageSummary(def, st.aggs[aggKey{Profile, i}], st.exact.stage(i)))
+			sum.Stages = append(sum.Stages, stageSummary(def, stages[i], st.exact.stage(i)))
 		}
 		for _, stage := range sum.Stages {
 			if stage.Little.Disagrees() {
@@ -121,6 +132,7 @@ func (st *State) Summary() *Summary {
 			}
 		}
 	}
+	sum.Models = modelSummaries(models, st)
 	if warmup.count+warmup.errors > 0 {
 		sum.Warmup = summaryOf(warmup, st.modelTokenizer)
 	}
@@ -140,7 +152,7 @@ func (st *State) Stage(i int) *State {
 	}
 	for k, a := range st.aggs {
 		if (k.phase == Profile && k.stage == i) || (k.phase == Warmup && i == 0) {
-			out.agg(aggKey{k.phase, 0}).merge(a)
+			out.agg(aggKey{k.phase, 0, k.model}).merge(a)
 		}
 	}
 	return out
@@ -266,6 +278,7 @@ type (
 	aggJSON struct {
 		Phase     string              `json:"phase"`
 		Stage     int                 `json:"stage"`
+		Model     string              `json:"model,omitempty"`
 		Digests   map[string]distJSON `json:"digests,omitempty"`
 		ICL       *histJSON           `json:"inter_chunk_latency,omitempty"`
 		HTTP      map[string]histJSON `json:"http,omitempty"`
@@ -299,6 +312,7 @@ type (
 		ErrorCounts  []ErrorCount     `json:"error_counts,omitempty"`
 		Sources      map[string]int64 `json:"token_sources,omitempty"`
 		Checks       *countChecks     `json:"count_checks,omitempty"`
+		SpecDecode   *specPool        `json:"spec_decode,omitempty"`
 	}
 	momentsJSON struct {
 		N    int64   `json:"n"`
@@ -379,12 +393,12 @@ func (st *State) MarshalJSON() ([]byte, error) {
 		out.Origin = st.Origin.UnixNano()
 	}
 	keys := slices.SortedFunc(maps.Keys(st.aggs), func(a, b aggKey) int {
-		return cmp.Or(cmp.Compare(a.phase, b.phase), cmp.Compare(a.stage, b.stage))
+		return cmp.Or(cmp.Compare(a.phase, b.phase), cmp.Compare(a.stage, b.stage), cmp.Compare(a.model, b.model))
 	})
 	for _, k := range keys {
 		a := st.aggs[k]
 		j := aggJSON{
-			Phase: k.phase.String(), Stage: k.stage, Digests: map[string]distJSON{}, HTTP: map[string]histJSON{},
+			Phase: k.phase.String(), Stage: k.stage, Model: k.model, Digests: map[string]distJSON{}, HTTP: map[string]histJSON{},
 			ICL: histToJSON(a.icl), ReadDelay: histToJSON(a.readDelay),
 			KernelStamps: a.kernelStamps, ReadStamps: a.readStamps, FirstShared: a.firstShared, Count: a.count, Errors: a.errors, Good: a.good,
 			Cancelled:   a.cancelled,
@@ -396,6 +410,9 @@ func (st *State) MarshalJSON() ([]byte, error) {
 		}
 		if a.checks.PromptChecked > 0 || a.checks.Chunks > 0 || len(a.checks.InputSources) > 0 || a.checks.Batches.Counted > 0 || a.checks.Distrust != nil {
 			j.Checks = &a.checks
+		}
+		if !a.spec.empty() {
+			j.SpecDecode = &a.spec
 		}
 		for t, d := range a.dists {
 			if d.n == 0 {
@@ -456,7 +473,7 @@ func (st *State) UnmarshalJSON(b []byte) error {
 		default:
 			return fmt.Errorf("aggregate of unknown phase %q", j.Phase)
 		}
-		k.stage = j.Stage
+		k.stage, k.model = j.Stage, j.Model
 		for _, n := range []int64{j.KernelStamps, j.ReadStamps, j.FirstShared, j.Count, j.Errors, j.Good, j.ConnRetries, j.RetryDups, j.OSLRequested, j.OSLMismatched} {
 			if n < 0 || n > maxCount {
 				return fmt.Errorf("%s stage %d: a count of %d", j.Phase, j.Stage, n)
@@ -517,6 +534,12 @@ func (st *State) UnmarshalJSON(b []byte) error {
 				return fmt.Errorf("%s stage %d: %w", j.Phase, j.Stage, err)
 			}
 			a.checks.merge(j.Checks)
+		}
+		if j.SpecDecode != nil {
+			if err := j.SpecDecode.valid(); err != nil {
+				return fmt.Errorf("%s stage %d: %w", j.Phase, j.Stage, err)
+			}
+			a.spec.merge(j.SpecDecode)
 		}
 	}
 	return nil

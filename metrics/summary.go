@@ -93,6 +93,13 @@ type Summary struct {
 	// their requests carried (nil: single requests, no tools, no cache
 	// report; and for a summary computed from a state read back).
 	Sessions *Sessions
+	// Models summarises each model (or LoRA adapter) of a run that shared
+	// its requests among several, by name (nil: one model).
+	Models []ModelSummary
+	// SpecHistogram is the speculative-decoding acceptance histogram pooled
+	// over the requests: SpecHistogram[j] verify steps accepted exactly j
+	// draft tokens (nil: no server reported one).
+	SpecHistogram []int64
 	// TimeBreakdown is where the requests' time went (nil: no request had
 	// a breakdown: the server said nothing of its time).
 	TimeBreakdown *TimeBreakdown
@@ -168,7 +175,13 @@ type runLevel struct {
 	oslRequested, oslMismatched int64
 	// promptChecked and truncated: prompt_truncated_count (countChecks).
 	promptChecked, truncated int64
-	dur                      float64 // seconds: last response − first request
+	// specZeroStep counts spec_decode_zero_step_requests; specDraftedAll
+	// says every request that reported accepted draft tokens reported the
+	// proposed ones too (else no overall rate: the two sums would cover
+	// different requests).
+	specZeroStep   int64
+	specDraftedAll bool
+	dur            float64 // seconds: last response − first request
 	// span is the seconds from the first request to the last response of
 	// a run none of whose requests succeeded (dur has no window then): its
 	// benchmark_duration.
@@ -206,7 +219,8 @@ func (rl runLevel) metrics() map[Tag]float64 {
 		OutputTokens: TotalOutputTokens, ReasoningTokens: TotalReasoningTokens, ISL: TotalISL, OSL: TotalOSL,
 		ErrorISL: TotalErrorISL, UsagePrompt: TotalUsagePrompt, UsageCompletion: TotalUsageCompletion,
 		UsageTotal: TotalUsageTotal, UsageReasoning: TotalUsageReasoning, UsageCacheRead: TotalUsageCacheRead,
-		UsageCacheWrite: TotalUsageCacheWrite,
+		UsageCacheWrite: TotalUsageCacheWrite, SpecSteps: TotalSpecSteps, SpecAcceptedDraftTokens: TotalAcceptedDraftTokens,
+		SpecDraftTokens: TotalDraftTokens,
 	} {
 		if sum, ok := rl.sums[tag]; ok {
 			run[total] = sum
@@ -216,6 +230,15 @@ func (rl runLevel) metrics() map[Tag]float64 {
 		if read, ok := run[TotalUsageCacheRead]; ok {
 			run[UsageCacheReadPct] = 100 * read / prompt
 		}
+	}
+	if steps := run[TotalSpecSteps]; steps > 0 {
+		run[SpecTokenWeightedAcceptanceLength] = 1 + run[TotalAcceptedDraftTokens]/steps
+	}
+	if drafted := run[TotalDraftTokens]; drafted > 0 && rl.specDraftedAll {
+		run[SpecOverallDraftAcceptanceRate] = 100 * run[TotalAcceptedDraftTokens] / drafted
+	}
+	if rl.specZeroStep > 0 {
+		run[SpecZeroStepRequests] = float64(rl.specZeroStep)
 	}
 	if rl.oslRequested > 0 {
 		run[OSLMismatchCount] = float64(rl.oslMismatched)
@@ -281,7 +304,7 @@ func summaryOf(a *aggregate, modelTokenizer bool) *Summary {
 	}
 	rl := runLevel{count: a.count, errors: a.errors, cancelled: a.cancelled, good: a.good, noOutput: a.noOutput, inputs: a.inputs,
 		oslRequested: a.oslRequested, oslMismatched: a.oslMismatched, dur: a.durationSec(),
-		promptChecked: a.checks.PromptChecked, truncated: a.checks.Truncated,
+		promptChecked: a.checks.PromptChecked, truncated: a.checks.Truncated, specZeroStep: a.spec.ZeroStep,
 		inputTokens: a.inputTokens, outputTokens: a.outputTokens, sums: map[Tag]float64{}}
 	if a.lastEnd > a.firstSent {
 		rl.span = float64(a.lastEnd-a.firstSent) / 1e9
@@ -291,7 +314,10 @@ func summaryOf(a *aggregate, modelTokenizer bool) *Summary {
 			rl.sums[t] = d.sum
 		}
 	}
+	rl.specDraftedAll = specDraftedAll(a.dists)
 	s.Run = rl.metrics()
+	s.SpecHistogram = a.spec.histogram()
+	s.Warnings = append(s.Warnings, a.spec.warnings(s.SpecHistogram != nil)...)
 	for k, n := range a.errs {
 		s.Errors = append(s.Errors, ErrorCount{Details: Error{Code: k.code, Type: k.typ, Message: k.text}, Count: n})
 	}

@@ -255,6 +255,12 @@ var RequestDefs = []Def{
 	hidden(UsageCacheWrite, "Usage Prompt Cache Write Tokens", "tokens", false),
 	hidden(ErrorISL, "Error Input Sequence Length", "tokens", false),
 	hidden(TokenizerOSL, "Tokenizer Output Sequence Length", "tokens", false),
+	def(SpecAcceptanceLength, "Acceptance Length", "ratio", true),
+	def(SpecDraftAcceptanceRate, "Draft Acceptance Rate", "%", true),
+	def(SpecAcceptedPerVerified, "Accepted per Verified", "ratio", true),
+	def(SpecSteps, "Spec Decode Steps", "count", false),
+	hidden(SpecAcceptedDraftTokens, "Accepted Draft Tokens", "tokens", true),
+	hidden(SpecDraftTokens, "Draft Tokens", "tokens", false),
 }
 
 // HTTPDefs lists the transport breakdown in export order. As in AIPerf,
@@ -318,6 +324,12 @@ var RunDefs = []Def{
 	hidden(TotalUsageCacheRead, "Total Usage Prompt Cache Read Tokens", "tokens", true),
 	hidden(TotalUsageCacheWrite, "Total Usage Prompt Cache Write Tokens", "tokens", false),
 	hidden(UsageCacheReadPct, "Overall Usage Prompt Cache Read %", "%", true),
+	def(SpecTokenWeightedAcceptanceLength, "Token-Weighted Acceptance Length", "ratio", true),
+	def(SpecOverallDraftAcceptanceRate, "Overall Draft Acceptance Rate", "%", true),
+	def(SpecZeroStepRequests, "Zero-Step Requests", "requests", false),
+	hidden(TotalSpecSteps, "Total Spec Decode Steps", "count", true),
+	hidden(TotalAcceptedDraftTokens, "Total Accepted Draft Tokens", "tokens", true),
+	hidden(TotalDraftTokens, "Total Draft Tokens", "tokens", false),
 	def(CostPerMOutputTokens, "Output Token Cost", CostUnit, false),
 	def(CostPerMTotalTokens, "Total Token Cost", CostUnit, false),
 }

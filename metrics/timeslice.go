@@ -198,6 +198,9 @@ func (a *sliceAgg) summary(origin time.Time, goodput bool, costPerHour float64) 
 		}
 	}
 	rl.inputTokens, rl.outputTokens = rl.sums[ISL], rl.sums[OSL]
+	if acc, drafted := a.dists[SpecAcceptedDraftTokens], a.dists[SpecDraftTokens]; acc != nil && drafted != nil {
+		rl.specDraftedAll = acc.n == drafted.n
+	}
 	if a.lastEnd > a.firstSent {
 		rl.dur = float64(a.lastEnd-a.firstSent) / 1e9
 	}

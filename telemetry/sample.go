@@ -86,6 +86,19 @@ type ServerSample struct {
 	// tokens served from its prefix cache (SGLang's cached_tokens; vLLM's
 	// prefix-cache hits are PrefixCacheHits).
 	CachedPromptTokens float64 `json:"cached_prompt_tokens_total"`
+	// SpecDrafts, SpecDraftTokens and SpecAcceptedTokens are vLLM's
+	// cumulative speculative-decoding counters: verify steps, draft tokens
+	// proposed and accepted (spec_decode_num_*).
+	SpecDrafts         float64 `json:"spec_decode_num_drafts_total"`
+	SpecDraftTokens    float64 `json:"spec_decode_num_draft_tokens_total"`
+	SpecAcceptedTokens float64 `json:"spec_decode_num_accepted_tokens_total"`
+	// SpecAcceptRate is the fraction (0–1) of draft tokens accepted and
+	// SpecAcceptLength the tokens a verify step emits (its accepted drafts
+	// and the bonus token): SGLang's own gauges (spec_accept_rate,
+	// spec_accept_length), or from vLLM's counters over the interval since
+	// the previous scrape (NaN when no step ran in it).
+	SpecAcceptRate   float64 `json:"spec_decode_acceptance_rate"`
+	SpecAcceptLength float64 `json:"spec_decode_acceptance_length"`
 	// Families is everything the endpoint exported at this scrape, known
 	// names or not. The JSONL line carries it; the samples a Collector
 	// keeps for the run drop it (only the first and last scrape's are

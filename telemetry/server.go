@@ -68,6 +68,16 @@ var serverMetrics = []serverMetric{
 		agg: sum, set: func(s *ServerSample, v float64) { s.PromptTokens = v }},
 	{names: []string{"sglang:cached_tokens_total", "sglang:cached_tokens", "vllm:prompt_tokens_cached_total", "vllm:prompt_tokens_cached"},
 		agg: sum, set: func(s *ServerSample, v float64) { s.CachedPromptTokens = v }},
+	{names: []string{"vllm:spec_decode_num_drafts_total", "vllm:spec_decode_num_drafts"},
+		agg: sum, set: func(s *ServerSample, v float64) { s.SpecDrafts = v }},
+	{names: []string{"vllm:spec_decode_num_draft_tokens_total", "vllm:spec_decode_num_draft_tokens"},
+		agg: sum, set: func(s *ServerSample, v float64) { s.SpecDraftTokens = v }},
+	{names: []string{"vllm:spec_decode_num_accepted_tokens_total", "vllm:spec_decode_num_accepted_tokens"},
+		agg: sum, set: func(s *ServerSample, v float64) { s.SpecAcceptedTokens = v }},
+	{names: []string{"sglang:spec_accept_rate", "vllm:spec_decode_draft_acceptance_rate"},
+		agg: mean, set: func(s *ServerSample, v float64) { s.SpecAcceptRate = v }},
+	{names: []string{"sglang:spec_accept_length"},
+		agg: mean, set: func(s *ServerSample, v float64) { s.SpecAcceptLength = v }},
 }
 
 // familyPrefixes names a server family by its metric names' prefix (the
@@ -92,7 +102,8 @@ func familyOf(name string) string {
 func nanServerSample(url string) ServerSample {
 	n := math.NaN()
 	return ServerSample{URL: url, Running: n, Waiting: n, KVCacheUsage: n, PrefixCacheHitRate: n,
-		PrefixCacheHits: n, PrefixCacheQueries: n, GenerationTokens: n, PromptTokens: n, CachedPromptTokens: n}
+		PrefixCacheHits: n, PrefixCacheQueries: n, GenerationTokens: n, PromptTokens: n, CachedPromptTokens: n,
+		SpecDrafts: n, SpecDraftTokens: n, SpecAcceptedTokens: n, SpecAcceptRate: n, SpecAcceptLength: n}
 }
 
 // normalize maps parsed families onto a ServerSample and reports how many
@@ -156,6 +167,9 @@ type serverScraper struct {
 	mu                  sync.Mutex
 	prevHits, prevQuery float64
 	havePrev            bool
+	// prevSpec is the previous scrape's spec-decode counters.
+	prevSpec     [3]float64
+	havePrevSpec bool
 }
 
 // Server returns a source scraping the Prometheus /metrics endpoint at url
@@ -195,5 +209,31 @@ func (s *serverScraper) Sample(ctx context.Context) (ServerSample, error) {
 		}
 		s.prevHits, s.prevQuery, s.havePrev = out.PrefixCacheHits, out.PrefixCacheQueries, true
 	}
+	s.specWindow(&out)
 	return out, nil
+}
+
+// specWindow derives the interval's acceptance from vLLM's cumulative
+// spec-decode counters, where the server has no gauge of its own: the
+// tokens accepted over those proposed, and 1 + accepted over the verify
+// steps, since the previous scrape (a counter that went back, a restart,
+// starts over).
+func (s *serverScraper) specWindow(out *ServerSample) {
+	now := [3]float64{out.SpecDrafts, out.SpecDraftTokens, out.SpecAcceptedTokens}
+	if math.IsNaN(now[1]) || math.IsNaN(now[2]) {
+		return
+	}
+	d := now
+	if s.havePrevSpec && now[1] >= s.prevSpec[1] && now[2] >= s.prevSpec[2] && now[0] >= s.prevSpec[0] {
+		for i := range d {
+			d[i] -= s.prevSpec[i]
+		}
+	}
+	s.prevSpec, s.havePrevSpec = now, true
+	if math.IsNaN(out.SpecAcceptRate) && d[1] > 0 {
+		out.SpecAcceptRate = d[2] / d[1]
+	}
+	if math.IsNaN(out.SpecAcceptLength) && d[0] > 0 {
+		out.SpecAcceptLength = 1 + d[2]/d[0]
+	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"math"
 	"net/http"
 	"net/http/httptest"
@@ -43,16 +44,36 @@ func TestServerNormalisesCaptures(t *testing.T) {
 		want ServerSample
 	}{
 		{"vllm.txt", ServerSample{Family: "vllm", Running: 46, Waiting: 8, KVCacheUsage: 0.375, PrefixCacheHitRate: 0.4,
-			PrefixCacheHits: 40000, PrefixCacheQueries: 100000, GenerationTokens: 85000, PromptTokens: 218700, CachedPromptTokens: nan}},
+			PrefixCacheHits: 40000, PrefixCacheQueries: 100000, GenerationTokens: 85000, PromptTokens: 218700, CachedPromptTokens: nan,
+			SpecDrafts: nan, SpecDraftTokens: nan, SpecAcceptedTokens: nan, SpecAcceptRate: nan, SpecAcceptLength: nan}},
 		{"vllm_v0.txt", ServerSample{Family: "vllm", Running: 7, Waiting: 0, KVCacheUsage: 0.0823, PrefixCacheHitRate: 0.375,
-			PrefixCacheHits: nan, PrefixCacheQueries: nan, GenerationTokens: 12288, PromptTokens: 5521, CachedPromptTokens: nan}},
+			PrefixCacheHits: nan, PrefixCacheQueries: nan, GenerationTokens: 12288, PromptTokens: 5521, CachedPromptTokens: nan,
+			SpecDrafts: nan, SpecDraftTokens: nan, SpecAcceptedTokens: nan, SpecAcceptRate: nan, SpecAcceptLength: nan}},
 		{"sglang.txt", ServerSample{Family: "sglang", Running: 162, Waiting: 2826, KVCacheUsage: 0.28, PrefixCacheHitRate: 0.007507552643049313,
-			PrefixCacheHits: nan, PrefixCacheQueries: nan, GenerationTokens: 7557572, PromptTokens: 8128537, CachedPromptTokens: nan}},
+			PrefixCacheHits: nan, PrefixCacheQueries: nan, GenerationTokens: 7557572, PromptTokens: 8128537, CachedPromptTokens: nan,
+			SpecDrafts: nan, SpecDraftTokens: nan, SpecAcceptedTokens: nan, SpecAcceptRate: nan, SpecAcceptLength: nan}},
 		{"tgi.txt", ServerSample{Family: "tgi", Running: 28, Waiting: 4, KVCacheUsage: nan, PrefixCacheHitRate: nan,
-			PrefixCacheHits: nan, PrefixCacheQueries: nan, GenerationTokens: 412077, PromptTokens: 734512, CachedPromptTokens: nan}},
+			PrefixCacheHits: nan, PrefixCacheQueries: nan, GenerationTokens: 412077, PromptTokens: 734512, CachedPromptTokens: nan,
+			SpecDrafts: nan, SpecDraftTokens: nan, SpecAcceptedTokens: nan, SpecAcceptRate: nan, SpecAcceptLength: nan}},
 		{"llamacpp.txt", ServerSample{Family: "llamacpp", Running: 4, Waiting: 1, KVCacheUsage: 0.1875, PrefixCacheHitRate: nan,
-			PrefixCacheHits: nan, PrefixCacheQueries: nan, GenerationTokens: 9120, PromptTokens: 18342, CachedPromptTokens: nan}},
+			PrefixCacheHits: nan, PrefixCacheQueries: nan, GenerationTokens: 9120, PromptTokens: 18342, CachedPromptTokens: nan,
+			SpecDrafts: nan, SpecDraftTokens: nan, SpecAcceptedTokens: nan, SpecAcceptRate: nan, SpecAcceptLength: nan}},
 	}
+	// A draft model: vLLM's counters give the acceptance over the first
+	// scrape's interval (all of it), SGLang's gauges are averaged over
+	// its ranks.
+	tests = append(tests, struct {
+		file string
+		want ServerSample
+	}{"vllm_spec_decode.txt", ServerSample{Family: "vllm", Running: 12, Waiting: 0, KVCacheUsage: 0.125, PrefixCacheHitRate: nan,
+		PrefixCacheHits: nan, PrefixCacheQueries: nan, GenerationTokens: 52000, PromptTokens: 110000, CachedPromptTokens: nan,
+		SpecDrafts: 20000, SpecDraftTokens: 60000, SpecAcceptedTokens: 31000, SpecAcceptRate: 31000.0 / 60000, SpecAcceptLength: 1 + 31000.0/20000}},
+		struct {
+			file string
+			want ServerSample
+		}{"sglang_spec_decode.txt", ServerSample{Family: "sglang", Running: 30, Waiting: 1, KVCacheUsage: 0.25, PrefixCacheHitRate: nan,
+			PrefixCacheHits: nan, PrefixCacheQueries: nan, GenerationTokens: nan, PromptTokens: nan, CachedPromptTokens: nan,
+			SpecDrafts: nan, SpecDraftTokens: nan, SpecAcceptedTokens: nan, SpecAcceptRate: 0.63, SpecAcceptLength: 2.9}})
 	for _, tt := range tests {
 		t.Run(tt.file, func(t *testing.T) {
 			t.Parallel()
@@ -99,6 +120,48 @@ func TestServerHitRateOverInterval(t *testing.T) {
 	want := []float64{0.4, 0.6, math.NaN()}
 	if d := cmp.Diff(want, got, cmpopts.EquateNaNs(), cmpopts.EquateApprox(1e-12, 0)); d != "" {
 		t.Errorf("hit rates (-want +got):\n%s", d)
+	}
+}
+
+// TestServerSpecDecodeOverInterval: vLLM's spec-decode counters give
+// each scrape the acceptance since the previous one (the first, all of
+// it; an idle interval none), and the summary the run's.
+func TestServerSpecDecodeOverInterval(t *testing.T) {
+	t.Parallel()
+	body := func(drafts, drafted, accepted int) string {
+		return fmt.Sprintf("vllm:num_requests_running 1\nvllm:spec_decode_num_drafts_total %d\nvllm:spec_decode_num_draft_tokens_total %d\nvllm:spec_decode_num_accepted_tokens_total %d\n", drafts, drafted, accepted)
+	}
+	bodies := []string{body(100, 300, 150), body(200, 600, 210), body(200, 600, 210)}
+	var n atomic.Int32
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = w.Write([]byte(bodies[min(int(n.Add(1))-1, len(bodies)-1)]))
+	}))
+	defer srv.Close()
+	src := Server(srv.URL, srv.Client())
+	var rates, lengths []float64
+	var samples []ServerSample
+	for range bodies {
+		s, err := src.Sample(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		s.WallNs = int64(len(samples)+1) * 1e9
+		samples = append(samples, s)
+		rates, lengths = append(rates, s.SpecAcceptRate), append(lengths, s.SpecAcceptLength)
+	}
+	nan := math.NaN()
+	if d := cmp.Diff([]float64{0.5, 0.2, nan}, rates, cmpopts.EquateNaNs(), cmpopts.EquateApprox(1e-12, 0)); d != "" {
+		t.Errorf("acceptance rates (-want +got):\n%s", d)
+	}
+	if d := cmp.Diff([]float64{2.5, 1.6, nan}, lengths, cmpopts.EquateNaNs(), cmpopts.EquateApprox(1e-12, 0)); d != "" {
+		t.Errorf("acceptance lengths (-want +got):\n%s", d)
+	}
+	sv := summarize(nil, samples).Servers[srv.URL]
+	if sv.SpecAcceptRate == nil || math.Abs(*sv.SpecAcceptRate-60.0/300) > 1e-12 || sv.SpecAcceptLength == nil || math.Abs(*sv.SpecAcceptLength-1.6) > 1e-12 {
+		t.Errorf("run's acceptance %v, %v; want 0.2, 1.6", sv.SpecAcceptRate, sv.SpecAcceptLength)
+	}
+	if m := sv.Metrics["spec_decode_acceptance_rate"]; math.Abs(m.Avg-0.35) > 1e-12 {
+		t.Errorf("per-scrape rate stats %+v", m)
 	}
 }
 

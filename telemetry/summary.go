@@ -91,6 +91,13 @@ type ServerSummary struct {
 	// PrefixCacheHitRate is hits/queries over the whole run from vLLM's
 	// counters (nil: not exported or no queries).
 	PrefixCacheHitRate *float64 `json:"prefix_cache_hit_rate_overall,omitempty"`
+	// SpecAcceptRate and SpecAcceptLength are the run's speculative-decoding
+	// acceptance from vLLM's counters: accepted over proposed draft tokens,
+	// and 1 + accepted over verify steps (nil: not exported, or no step).
+	// Metrics has the per-scrape values (spec_decode_acceptance_rate,
+	// spec_decode_acceptance_length), SGLang's gauges among them.
+	SpecAcceptRate   *float64 `json:"spec_decode_acceptance_rate_overall,omitempty"`
+	SpecAcceptLength *float64 `json:"spec_decode_acceptance_length_overall,omitempty"`
 	// Series summarises every counter and histogram series the endpoint
 	// exported, known name or not, keyed name{label="value",…}: a
 	// counter's increase over the run, a histogram's observations in it
@@ -320,6 +327,8 @@ func serverSummary(u string, ss []ServerSample) ServerSummary {
 	addStats(sv.Metrics, "num_requests_waiting", "requests", ss, func(s *ServerSample) float64 { return s.Waiting })
 	addStats(sv.Metrics, "kv_cache_usage", "ratio", ss, func(s *ServerSample) float64 { return s.KVCacheUsage })
 	addStats(sv.Metrics, "prefix_cache_hit_rate", "ratio", ss, func(s *ServerSample) float64 { return s.PrefixCacheHitRate })
+	addStats(sv.Metrics, "spec_decode_acceptance_rate", "ratio", ss, func(s *ServerSample) float64 { return s.SpecAcceptRate })
+	addStats(sv.Metrics, "spec_decode_acceptance_length", "ratio", ss, func(s *ServerSample) float64 { return s.SpecAcceptLength })
 	sv.GenerationTokens = increase(ss, func(s *ServerSample) float64 { return s.GenerationTokens })
 	sv.PromptTokens = increase(ss, func(s *ServerSample) float64 { return s.PromptTokens })
 	sv.CachedPromptTokens = increase(ss, func(s *ServerSample) float64 { return s.CachedPromptTokens })
@@ -331,6 +340,17 @@ func serverSummary(u string, ss []ServerSample) ServerSummary {
 	if hits != nil && queries != nil && *queries > 0 {
 		r := *hits / *queries
 		sv.PrefixCacheHitRate = &r
+	}
+	drafts := increase(ss, func(s *ServerSample) float64 { return s.SpecDrafts })
+	drafted := increase(ss, func(s *ServerSample) float64 { return s.SpecDraftTokens })
+	accepted := increase(ss, func(s *ServerSample) float64 { return s.SpecAcceptedTokens })
+	if accepted != nil && drafted != nil && *drafted > 0 {
+		r := *accepted / *drafted
+		sv.SpecAcceptRate = &r
+	}
+	if accepted != nil && drafts != nil && *drafts > 0 {
+		l := 1 + *accepted / *drafts
+		sv.SpecAcceptLength = &l
 	}
 	if sv.CachedPromptTokens == nil {
 		sv.CachedPromptTokens = hits // vLLM counts its hits in tokens

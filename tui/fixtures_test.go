@@ -56,6 +56,17 @@ func midRun() Frame {
 	}
 }
 
+// withSpecDecode gives f a server that drafts: the acceptance its
+// answers reported and its /metrics over the last scrape.
+func withSpecDecode(f Frame) Frame {
+	f.Run[string(metrics.SpecAcceptanceLength)] = metrics.Quantiles{Count: 338, Avg: 2.81, P50: 2.8, P90: 3.2, P99: 3.6}
+	f.Run[string(metrics.SpecDraftAcceptanceRate)] = metrics.Quantiles{Count: 338, Avg: 45.2, P50: 45, P90: 56, P99: 61}
+	f.Window[string(metrics.SpecAcceptanceLength)] = metrics.Quantiles{Count: 80, Avg: 2.77}
+	f.Window[string(metrics.SpecDraftAcceptanceRate)] = metrics.Quantiles{Count: 80, Avg: 44.1}
+	f.Server[0].SpecAcceptRate, f.Server[0].SpecAcceptLength = 0.443, 2.77
+	return f
+}
+
 // withPrecision adds two precision targets to f, one of them met.
 func withPrecision(f Frame) Frame {
 	f.Precision = &metrics.PrecisionStatus{Requests: 338, Targets: []metrics.TargetStatus{

@@ -15,8 +15,10 @@ import (
 	"github.com/surgebench/surge/tui/internal/eta"
 	"github.com/surgebench/surge/tui/latency"
 	"github.com/surgebench/surge/tui/load"
+	"github.com/surgebench/surge/tui/models"
 	"github.com/surgebench/surge/tui/precision"
 	"github.com/surgebench/surge/tui/server"
+	"github.com/surgebench/surge/tui/specdecode"
 	"github.com/surgebench/surge/tui/stages"
 	"github.com/surgebench/surge/tui/throughput"
 )
@@ -61,6 +63,8 @@ type model struct {
 	failures   failures.Model
 	stages     stages.Model
 	gpu        gpu.Model
+	models     models.Model
+	spec       specdecode.Model
 	server     server.Model
 	precision  precision.Model
 	breakdown  breakdown.Model
@@ -240,6 +244,8 @@ func (m model) apply(s Frame) model {
 	m.lastStages = s.Stages
 	m.stages, _ = m.stages.Update(stages.Msg{Stages: s.Stages, Current: s.Stage})
 	m.gpu, _ = m.gpu.Update(gpu.Msg{GPUs: s.GPUs})
+	m.models, _ = m.models.Update(models.Msg{Models: s.Models})
+	m.spec, _ = m.spec.Update(specdecode.Msg{Run: s.Run, Window: s.Window, Server: s.Server})
 	m.server, _ = m.server.Update(server.Msg{Server: s.Server, InFlight: s.InFlight})
 	m.precision, _ = m.precision.Update(precision.Msg{Status: s.Precision})
 	m.breakdown, _ = m.breakdown.Update(breakdown.Msg{Breakdown: s.TimeBreakdown})

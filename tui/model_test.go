@@ -42,6 +42,8 @@ func TestGolden(t *testing.T) {
 		{"mid_run", runInfo, 100, 30, []tea.Msg{snapshotMsg{midRun()}}},
 		{"mid_run_wide", runInfo, 140, 36, []tea.Msg{snapshotMsg{midRun()}}},
 		{"mid_run_precision", runInfo, 100, 30, []tea.Msg{snapshotMsg{withPrecision(midRun())}}},
+		// A server that drafts: the spec-decode panel under the server's.
+		{"mid_run_spec_decode", runInfo, 100, 32, []tea.Msg{snapshotMsg{withSpecDecode(midRun())}}},
 		// Where the time went, from the server's own account.
 		{"mid_run_breakdown", runInfo, 100, 36, []tea.Msg{snapshotMsg{withBreakdown(midRun())}}},
 		{"finished_ramp_knee", rampInfo, 100, 32, []tea.Msg{snapshotMsg{finishedRamp()}, doneMsg{}}},

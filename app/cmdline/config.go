@@ -286,6 +286,16 @@ type Config struct {
 	// HistoryConfig holds --history, --no-history, --history-label and
 	// --cost-per-hour (history.go).
 	HistoryConfig
+	// AdaptiveConfig holds AIPerf's --adaptive-* flags (adaptive.go).
+	AdaptiveConfig
+	// RecipeConfig holds AIPerf's --search-recipe and its flags
+	// (recipes.go).
+	RecipeConfig
+	// NativeConfig holds --cells, --sketch-metrics and
+	// --synthesis-idle-gap-cap (native.go).
+	NativeConfig
+	// ModelConfig holds --model-weights and --lora (models.go).
+	ModelConfig
 
 	UI        string // --ui
 	StdoutTTY bool   // whether stdout is a terminal (picks the default UI)

@@ -127,6 +127,9 @@ func parseConfig(file string, data []byte, keys *configKeys) ([]setting, error) 
 	if root.Kind != yaml.MappingNode {
 		return nil, fmt.Errorf("%s:%d: want a mapping of flag names to values (isl: 128)", file, root.Line)
 	}
+	if isAIPerfLayout(root) {
+		return parseAIPerfConfig(file, root, keys)
+	}
 	r := &configReader{file: file, keys: keys, seen: map[string]int{}}
 	if err := r.walk(root, ""); err != nil {
 		return nil, err
@@ -174,9 +177,6 @@ func (r *configReader) walk(m *yaml.Node, prefix string) error {
 			full = prefix + "." + name
 		}
 		if prefix == "" {
-			if name == "schemaVersion" || name == "benchmark" {
-				return r.errorf(k, "%s: AIPerf's schema 2.0 layout (benchmark:, phases:, sweep:) is not read; write flags by their long names (concurrency: 4) or input_config's sections (loadgen: {concurrency: 4}); see docs/config-file.md", name)
-			}
 			// "endpoint" is a flag and a section: a mapping makes it the section.
 			if f, ok := r.keys.flag(name); ok && !(v.Kind == yaml.MappingNode && r.keys.sections[name] && !isWholeList(f)) {
 				if err := r.leaf(f, full, k, v); err != nil {

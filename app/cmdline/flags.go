@@ -66,7 +66,7 @@ var options = []option{
 	{flag: &cli.StringSliceFlag{Category: catTarget, Name: "model", Aliases: []string{"m", "model-names"}, Value: cli.NewStringSlice("mock"), Usage: "model name sent in each request; several (a,b or repeated) share the requests by --model-selection-strategy"}, path: "endpoint.model_names", field: func(c *Config) any { return &c.Models }},
 	{flag: &cli.BoolFlag{Category: catTarget, Name: "streaming", Usage: "stream responses over SSE (needed for TTFT and ITL)"}, path: "endpoint.streaming", field: func(c *Config) any { return &c.Streaming }},
 	{flag: &cli.StringFlag{Category: catTarget, Name: "endpoint-type", Value: "chat", Usage: "chat, completions, responses, messages, embeddings, chat_embeddings, nim_embeddings, cohere_rankings, hf_tei_rankings, nim_rankings, huggingface_generate, raw or template"}, path: "endpoint.type", field: func(c *Config) any { return &c.EndpointType }},
-	{flag: &cli.StringFlag{Category: catTarget, Name: "model-selection-strategy", Value: "round_robin", Usage: "with several --model: round_robin (the n-th prompt to model n mod count) or random (seeded by --random-seed)"}, path: "endpoint.model_selection_strategy", field: func(c *Config) any { return &c.ModelSelection }},
+	{flag: &cli.StringFlag{Category: catTarget, Name: "model-selection-strategy", Value: "round_robin", Usage: "with several --model: round_robin, random or weighted (--model-weights)"}, path: "endpoint.model_selection_strategy", field: func(c *Config) any { return &c.ModelSelection }},
 	{flag: &cli.StringFlag{Category: catTarget, Name: "endpoint", Aliases: []string{"custom-endpoint"}, Usage: "URL path to send to instead of the endpoint type's default (\"/v1/custom\")"}, path: "endpoint.custom_endpoint", field: func(c *Config) any { return &c.CustomEndpoint }},
 	{flag: &cli.StringFlag{Category: catTarget, Name: "endpoint-template", Usage: "template type: the request body as a Go text/template over the turn (.Text .Messages .Model .MaxTokens .Stream .Passages .Extra; {{json .Text}} quotes), inline or @file"}, path: "endpoint.template", field: func(c *Config) any { return &c.EndpointTemplate }},
 	{flag: &cli.StringFlag{Category: catTarget, Name: "response-field", Usage: "JSON path to the text of each streamed event or body (\"output.text\", \"choices[0].text\")"}, path: "endpoint.response_field", field: func(c *Config) any { return &c.ResponseField }},
@@ -119,7 +119,13 @@ var options = []option{
 
 	{flag: &cli.IntFlag{Category: catWorkload, Name: "isl", Aliases: []string{"prompt-input-tokens-mean", "synthetic-input-tokens-mean"}, Value: 550, Usage: "synthetic prompt length in tokens (mean), or a list to sweep (\"128,512\")"}, path: "input.prompt.input_tokens.mean", field: func(c *Config) any { return sweep(c, "isl", &c.ISL) }},
 	{flag: &cli.IntFlag{Category: catWorkload, Name: "osl", Aliases: []string{"prompt-output-tokens-mean", "output-tokens-mean"}, Usage: "output token cap (mean; 0: no cap, except messages: 4096, or 128 on the embedded mock), or a list to sweep"}, path: "input.prompt.output_tokens.mean", field: func(c *Config) any { return sweep(c, "osl", &c.OSL) }},
-	{flag: &cli.StringFlag{Category: catWorkload, Name: "input-file", Usage: "dataset file or folder (JSONL, a trace, ShareGPT JSON, inputs.json, raw payloads; see --custom-dataset-type)"}, path: "input.file", field: func(c *Config) any { return &c.InputFile }},
+	{flag: &cli.StringFlag{Category: catWorkload, Name: "input-file", Usage: "dataset file or folder (JSONL, a trace, ShareGPT JSON, inputs.json, raw payloads), or its https://, hf:// or s3:// address"}, path: "input.file", field: func(c *Config) any { return &c.InputFile },
+		export: func(c *Config, _ http.Header) any {
+			if strings.Contains(c.InputFile, "://") {
+				return RedactURL(c.InputFile) // a password or a signature in a remote file's URL
+			}
+			return c.InputFile
+		}},
 	{flag: &cli.BoolFlag{Category: catWorkload, Name: "allow-invalid-utf8", Usage: "read dataset lines that are not UTF-8 (by default refused with file:line): JSON fields get U+FFFD for each bad byte, raw bodies are sent byte for byte"}, path: "input.allow_invalid_utf8", field: func(c *Config) any { return &c.AllowInvalidUTF8 }},
 	{flag: &cli.StringFlag{Category: catWorkload, Name: "max-memory", DefaultText: "3/4 of the machine's memory", Usage: "the memory the dataset and the requests in flight may take (e.g. 4GiB, 512MiB): a workload estimated to need more is refused before it loads"}, path: "input.max_memory", field: func(c *Config) any { return &c.MaxMemory }},
 	{flag: &cli.StringFlag{Category: catWorkload, Name: "custom-dataset-type", Usage: "single_turn, multi_turn, random_pool, mooncake_trace, azure_trace, bailian_trace, burst_gpt_trace, baseten, weka, inputs_json or raw_payload (guessed when omitted; see docs/workloads.md)"}, path: "input.custom_dataset_type", field: func(c *Config) any { return &c.CustomDatasetType }},
@@ -243,6 +249,10 @@ func init() {
 	options = append(options, hookOptions()...)
 	options = append(options, multiRunOptions()...)
 	options = append(options, networkOptions()...)
+	options = append(options, adaptiveOptions()...)
+	options = append(options, recipeOptions()...)
+	options = append(options, nativeOptions()...)
+	options = append(options, modelOptions()...)
 	options = append(options, cloudOptions()...)
 }
 

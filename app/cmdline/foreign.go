@@ -17,8 +17,10 @@ const catAIPerf = "AIPerf flags surge accepts without implementing (each says wh
 // AIPerf command line runs unchanged, but does not implement. A value that
 // leaves the run as it would be without the flag (neutral: AIPerf's
 // default, 0, none) is accepted silently. Any other value is refused (exit
-// 2) when honouring it would change what is measured; otherwise it is
-// accepted with one note on stderr saying what surge does instead.
+// 2), unless the row is one of the reviewed few whose value has nothing
+// to change in surge (AIPerf's process layout, a console or file choice
+// surge always makes): those are accepted, with one line on stderr saying
+// what surge does.
 type foreignOption struct {
 	name    string   // AIPerf's names, space-separated, the canonical first
 	kind    argKind  // switch, value or list (many)
@@ -39,10 +41,11 @@ const (
 const (
 	noVideo = "sends no video (AIPerf encodes its videos with FFmpeg; surge has no pure-Go video encoder)"
 	noWandB = "uploads nothing to Weights & Biases: surge has no W&B client (its upload cannot be tested here); --mlflow-tracking-uri and --otel-url are there"
-	bySLO   = "searches with surge search --slo"
+	// byBisection: AIPerf's Bayesian search and its knobs.
+	byBisection = "searches by bisection within SLOs (surge search --slo, --search-recipe max-concurrency-under-sla), not by Bayesian optimisation"
 )
 
-func noted(names string, kind argKind, path, does string, neutral ...string) foreignOption {
+func accepted(names string, kind argKind, path, does string, neutral ...string) foreignOption {
 	return foreignOption{name: names, kind: kind, path: path, does: does, neutral: neutral}
 }
 
@@ -62,7 +65,7 @@ var foreignOptions = []foreignOption{
 	refused("request-content-type", fValue, "endpoint.request_content_type", "sends JSON bodies only", "application/json"),
 	refused("uuid-and-strip", fSwitch, "endpoint.uuid_and_strip", "does not strip repeated images for a server's media cache (it sends them whole each time)", "false"),
 	// Tokenizer
-	noted("tokenizer-trust-remote-code", fSwitch, "tokenizer.trust_remote_code", "reads tokenizer.json only and runs no code from the Hub", "false"),
+	accepted("tokenizer-trust-remote-code", fSwitch, "tokenizer.trust_remote_code", "reads tokenizer.json only and runs no code: the flag has nothing to permit", "false"),
 	// Input
 	// Prompt
 	// Video inputs: AIPerf encodes its videos with FFmpeg; Go has no pure-Go
@@ -81,72 +84,48 @@ var foreignOptions = []foreignOption{
 	refused("video-audio-depth", fValue, "input.video.audio.depth", noVideo, "16"),
 	// Load generator
 	// Output: files and uploads.
-	noted("plot-required", fSwitch, "output.plot_required", "fails the run when --auto-plot cannot draw its charts, with or without it", "false"),
+	accepted("plot-required", fSwitch, "output.plot_required", "fails the run when --auto-plot cannot draw its charts, as the flag asks, with or without it", "false"),
 	refused("wandb-project", fValue, "output.wandb.project", noWandB),
 	refused("wandb-entity", fValue, "output.wandb.entity", noWandB),
 	refused("wandb-run-name", fValue, "output.wandb.run_name", noWandB),
 	refused("wandb-tag", fList, "output.wandb.tags", noWandB),
-	noted("export-http-trace", fSwitch, "output.export_http_trace", "always writes the http_req_* timings of every request to the JSONL, and no raw trace data", "false"),
-	noted("show-trace-timing", fSwitch, "output.show_trace_timing", "keeps the http_req_* timings in the JSON and JSONL exports, not on the console", "false"),
-	noted("server-metrics-formats", fList, "server_metrics_formats", "writes every scrape to server_metrics_export.jsonl and their summary to telemetry_data in the JSON export"),
+	accepted("export-http-trace", fSwitch, "output.export_http_trace", "writes the http_req_* timings of every request to the JSONL always (AIPerf's raw trace_data is not kept)", "false"),
+	accepted("show-trace-timing", fSwitch, "output.show_trace_timing", "prints the http_req_* averages under the summary always and keeps every timing in the exports", "false"),
+	accepted("server-metrics-formats", fList, "server_metrics_formats", "writes every server metrics format (JSON, CSV, JSONL) always"),
 	// Multi-run, sweeps and searches.
-	noted("no-parameter-sweep-same-seed", fSwitch, "sweep.same_seed", "takes --parameter-sweep-same-seed for the same seed at every value of a sweep", "true"),
-	noted("no-sweep-table", fSwitch, "sweep.no_sweep_table", "prints a sweep's stage table with the summary", "false"),
+	accepted("no-parameter-sweep-same-seed", fSwitch, "sweep.same_seed", "seeds each value of a sweep apart (AIPerf's default; --parameter-sweep-same-seed seeds them alike)", "true"),
+	accepted("no-sweep-table", fSwitch, "sweep.no_sweep_table", "prints a sweep's stage table with the summary (console only)", "false"),
 	refused("search-space", fList, "search.space", "searches with surge search --slo (the highest load within SLOs), not by Bayesian optimisation"),
-	refused("search-metric", fValue, "search.metric", bySLO),
-	noted("search-stat", fValue, "search.stat", bySLO),
-	noted("search-direction", fValue, "search.direction", bySLO),
-	noted("search-max-iterations", fValue, "search.max_iterations", bySLO),
-	noted("search-initial-points", fValue, "search.initial_points", bySLO),
-	noted("search-random-seed", fValue, "search.random_seed", bySLO),
-	noted("search-planner", fValue, "search.planner", bySLO),
-	noted("optuna-sampler", fValue, "search.optuna_sampler", bySLO),
-	noted("optuna-acquisition", fValue, "search.optuna_acquisition", bySLO),
-	noted("optuna-terminator", fValue, "search.optuna_terminator", bySLO),
-	noted("search-percentile-pooling", fValue, "search.percentile_pooling", bySLO),
-	noted("bo-constraint-mode", fValue, "search.constraint_mode", bySLO),
+	refused("search-metric", fValue, "search.metric", byBisection),
+	refused("search-stat", fValue, "search.stat", byBisection),
+	refused("search-direction", fValue, "search.direction", byBisection),
+	refused("search-initial-points", fValue, "search.initial_points", byBisection),
+	refused("search-random-seed", fValue, "search.random_seed", byBisection),
+	refused("search-planner", fValue, "search.planner", byBisection),
+	refused("optuna-sampler", fValue, "search.optuna_sampler", byBisection),
+	refused("optuna-acquisition", fValue, "search.optuna_acquisition", byBisection),
+	refused("optuna-terminator", fValue, "search.optuna_terminator", byBisection),
+	refused("search-percentile-pooling", fValue, "search.percentile_pooling", byBisection),
+	refused("bo-constraint-mode", fValue, "search.constraint_mode", byBisection),
 	refused("variant sweep-variant", fList, "sweep.variants", "sweeps one flag at a time (--concurrency or --request-rate lists)"),
-	refused("search-sla", fList, "search.sla", "searches with surge search --slo \"time_to_first_token:p95:200 …\""),
-	refused("search-sla-tier", fList, "search.sla_tiers", bySLO),
-	refused("search-recipe", fValue, "search.recipe", "has no search recipes: surge search --slo finds the highest load within SLOs"),
-	noted("ttft-sla-ms", fValue, "search.ttft_sla_ms", "has no search recipes (surge search --slo time_to_first_token:p95:MS)"),
-	noted("isl-osl-pairs", fValue, "search.isl_osl_pairs", "has no search recipes"),
-	noted("itl-sla-ms", fValue, "search.itl_sla_ms", "has no search recipes (surge search --slo inter_token_latency:p95:MS)"),
-	noted("tpot-sla-ms", fValue, "search.tpot_sla_ms", "has no search recipes (surge search --slo inter_token_latency:p95:MS)"),
-	noted("e2e-sla-ms", fValue, "search.e2e_sla_ms", "has no search recipes (surge search --slo request_latency:p99:MS)"),
-	noted("error-rate-sla", fValue, "search.error_rate_sla", "has no search recipes (surge search --slo error_rate:FRACTION)"),
-	noted("slo-attainment-fraction", fValue, "search.slo_attainment_fraction", "has no search recipes"),
-	noted("search-style", fValue, "search.style", "has no search recipes"),
-	noted("degradation-threshold", fValue, "search.degradation_threshold", "has no search recipes (a sweep marks its knee with --knee-factor)"),
-	noted("degradation-metric-tag", fValue, "search.degradation_metric_tag", "has no search recipes"),
-	noted("degradation-stat", fValue, "search.degradation_stat", "has no search recipes"),
-	noted("isl-min", fValue, "search.isl_min", "has no search recipes"),
-	noted("isl-max", fValue, "search.isl_max", "has no search recipes"),
-	noted("isl-steps", fValue, "search.isl_steps", "has no search recipes"),
-	noted("concurrency-min", fValue, "search.concurrency_min", "has no search recipes"),
-	noted("concurrency-max", fValue, "search.concurrency_max", "has no search recipes"),
-	noted("concurrency-steps", fValue, "search.concurrency_steps", "has no search recipes"),
-	noted("osl-min", fValue, "search.osl_min", "has no search recipes"),
-	noted("osl-max", fValue, "search.osl_max", "has no search recipes"),
-	noted("osl-steps", fValue, "search.osl_steps", "has no search recipes"),
 	// Accuracy
 	refused("accuracy-benchmark", fValue, "accuracy.benchmark", "measures performance only, not accuracy"),
-	noted("accuracy-tasks", fList, "accuracy.tasks", "measures performance only"),
-	noted("accuracy-n-shots", fValue, "accuracy.n_shots", "measures performance only"),
-	noted("accuracy-enable-cot", fSwitch, "accuracy.enable_cot", "measures performance only", "false"),
-	noted("accuracy-no-enable-cot", fSwitch, "accuracy.enable_cot", "measures performance only", "false"),
-	noted("accuracy-grader", fValue, "accuracy.grader", "measures performance only"),
-	noted("accuracy-system-prompt", fValue, "accuracy.system_prompt", "measures performance only"),
-	noted("accuracy-verbose", fSwitch, "accuracy.verbose", "measures performance only", "false"),
+	refused("accuracy-tasks", fList, "accuracy.tasks", "measures performance only, not accuracy"),
+	refused("accuracy-n-shots", fValue, "accuracy.n_shots", "measures performance only, not accuracy"),
+	refused("accuracy-enable-cot", fSwitch, "accuracy.enable_cot", "measures performance only, not accuracy", "false"),
+	refused("accuracy-no-enable-cot", fSwitch, "accuracy.enable_cot", "measures performance only, not accuracy", "false"),
+	refused("accuracy-grader", fValue, "accuracy.grader", "measures performance only, not accuracy"),
+	refused("accuracy-system-prompt", fValue, "accuracy.system_prompt", "measures performance only, not accuracy"),
+	refused("accuracy-verbose", fSwitch, "accuracy.verbose", "measures performance only, not accuracy", "false"),
 	// AIPerf's own processes.
-	noted("record-processor-service-count record-processors", fValue, "service.record_processor_service_count", "computes metrics in one shard per CPU, no processes to count"),
-	noted("api-port", fValue, "service.api_port", "serves live controls with --control-addr, and no metrics API"),
-	noted("api-host", fValue, "service.api_host", "serves live controls with --control-addr, and no metrics API"),
-	noted("stats-interval", fValue, "service.stats_interval", "shows live statistics in the dashboard (--ui simple: one line a second)"),
-	noted("workers-max max-workers", fValue, "service.workers_max", "has no worker processes: each request runs in its own goroutine"),
-	noted("zmq-host", fValue, "service.zmq_host", "has no ZMQ services"),
-	noted("zmq-ipc-path", fValue, "service.zmq_ipc_path", "has no ZMQ services"),
-	noted("zmq-dual-bind", fSwitch, "service.zmq_dual_bind", "has no ZMQ services", "false"),
+	accepted("record-processor-service-count record-processors", fValue, "service.record_processor_service_count", "has no record processor processes: metrics are computed in one shard per CPU, so no count sets them"),
+	refused("api-port", fValue, "service.api_port", "serves no metrics API (its live controls are --control-addr)"),
+	refused("api-host", fValue, "service.api_host", "serves no metrics API (its live controls are --control-addr)"),
+	accepted("stats-interval", fValue, "service.stats_interval", "updates the dashboard ten times a second and prints one --ui simple line a second (console only)"),
+	accepted("workers-max max-workers", fValue, "service.workers_max", "has no worker processes: each request runs in its own goroutine, so no count bounds them"),
+	accepted("zmq-host", fValue, "service.zmq_host", "has no ZMQ services: nothing listens or connects"),
+	accepted("zmq-ipc-path", fValue, "service.zmq_ipc_path", "has no ZMQ services: nothing listens or connects"),
+	accepted("zmq-dual-bind", fSwitch, "service.zmq_dual_bind", "has no ZMQ services: nothing listens or connects", "false"),
 }
 
 // names returns the row's flag names, the canonical first.
@@ -197,8 +176,8 @@ func WriteAIPerfHelp(w io.Writer) error {
 	}
 	width := helpWidth(w)
 	var b strings.Builder
-	b.WriteString(wrapText(catAIPerf+". refused: a value that would change what is measured exits 2; "+
-		"noted: accepted with one note on stderr. A neutral value (listed) is accepted silently.", width, 0, 0))
+	b.WriteString(wrapText(catAIPerf+". refused: a value other than the neutral ones (listed) exits 2, naming the reason; "+
+		"accepted: the value has nothing to change in surge (AIPerf's processes, a console or file choice surge always makes), said in one line on stderr.", width, 0, 0))
 	b.WriteByte('\n')
 	for i := range foreignOptions {
 		o := &foreignOptions[i]
@@ -222,7 +201,7 @@ func (o *foreignOption) helpLine() string {
 		}
 	}
 	arg := map[argKind]string{argValue: " VALUE", argMany: " VALUE..."}[o.kind]
-	verdict := "noted"
+	verdict := "accepted"
 	if o.refuse {
 		verdict = "refused"
 	}

@@ -174,6 +174,19 @@ var numberLimits = map[string]Limits{
 	"mock-tool-call-rate":           within(0, 1),
 	"mock-bad-tool-args-rate":       within(0, 1),
 	"mock-max-model-len":            atLeast(0).upTo(1 << 40),
+	// Adaptive scale, search recipes, the mock's draft model (AIPerf's)
+	"adaptive-control-min":            above(0).upTo(MaxConcurrency),
+	"adaptive-control-max":            above(0).upTo(MaxConcurrency),
+	"adaptive-assessment-period":      atLeast(1).upTo(durations),
+	"adaptive-sustain-duration":       above(0),
+	"adaptive-min-completed-requests": atLeast(1).upTo(MaxRequestCount),
+	"adaptive-base-step":              atLeast(1).upTo(MaxConcurrency),
+	"adaptive-max-step-multiplier":    atLeast(1).upTo(1000),
+	"adaptive-step-percent":           above(0).upTo(1000),
+	"search-max-iterations":           atLeast(1).upTo(1000),
+	"cells":                           atLeast(1).upTo(1 << 16),
+	"mock-spec-acceptance":            within(0, 1),
+	"mock-spec-tokens":                atLeast(1).upTo(11), // mockserver.MaxSpecTokens
 	// surge search
 	"search-max":         above(0).upTo(MaxRate),
 	"search-resolution":  above(0).below(1),

@@ -29,4 +29,10 @@ type SearchConfig struct {
 	// AutoStart is set when neither --concurrency nor --request-rate was
 	// given: a short pilot picks the start rate of a request-rate search.
 	AutoStart bool
+	// SLA, when set, replaces SLO: AIPerf's filters, METRIC:STAT:OP:VALUE
+	// (a search recipe's); Recipe and Style name the recipe it came from.
+	SLA           []string
+	Recipe, Style string
+	// Min is the lowest value a recipe probes (--concurrency-min).
+	Min float64
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/surgebench/surge/app/cmdline"
 	"github.com/surgebench/surge/app/spec"
 	"github.com/surgebench/surge/datasets"
+	"github.com/surgebench/surge/datasets/remote"
 	"github.com/surgebench/surge/datasets/tokenizer"
 	"github.com/surgebench/surge/datasets/tokenizer/hub"
 	"github.com/surgebench/surge/internal/sanitize"
@@ -187,6 +188,13 @@ func loadDataset(ctx context.Context, s *spec.Spec, tok datasets.Tokenizer, coun
 			Images: d.Images, Audio: d.Audio,
 		},
 	}
+	if remote.IsRemote(o.InputFile) {
+		p, err := fetchInput(ctx, o.InputFile, log)
+		if err != nil {
+			return nil, err
+		}
+		o.InputFile = p
+	}
 	if err := checkMemory(ctx, s, o); err != nil {
 		return nil, err
 	}
@@ -276,20 +284,33 @@ func checkMemory(ctx context.Context, s *spec.Spec, o datasets.Options) error {
 // built on demand numbers its prompts by conversation and turn where every
 // conversation has as many turns (else by conversation plus turn), and
 // draws each from a seed of its own.
-func assignModels(ds *datasets.Dataset, models []string, strategy string, seed uint64) *datasets.Dataset {
+func assignModels(ds *datasets.Dataset, models []string, strategy string, weights []float64, seed uint64) *datasets.Dataset {
 	if len(models) < 2 {
 		return ds
+	}
+	// pick is the model of prompt n by a draw r in [0, 1): weighted walks
+	// the cumulative weights, random takes an even share.
+	pick := func(n int, r float64) string {
+		switch strategy {
+		case "random":
+			return models[min(int(r*float64(len(models))), len(models)-1)]
+		case "weighted":
+			for i, w := range weights {
+				if r < w {
+					return models[i]
+				}
+				r -= w
+			}
+			return models[len(models)-1]
+		}
+		return models[n%len(models)]
 	}
 	if ds.Source == nil {
 		rng := rand.New(rand.NewPCG(seed, 0x6d6f64656c73)) // "models"
 		n := 0
 		return datasets.Each(ds, func(_ int, c *datasets.Conversation) {
 			for ti := range c.Turns {
-				m := models[n%len(models)]
-				if strategy == "random" {
-					m = models[rng.IntN(len(models))]
-				}
-				c.Turns[ti].Model = m
+				c.Turns[ti].Model = pick(n, rng.Float64())
 				n++
 			}
 		})
@@ -301,11 +322,7 @@ func assignModels(ds *datasets.Dataset, models []string, strategy string, seed u
 			if per > 0 {
 				n = i*per + ti
 			}
-			m := models[n%len(models)]
-			if strategy == "random" {
-				m = models[rand.New(rand.NewPCG(seed^0x6d6f64656c73, uint64(i)<<16|uint64(ti))).IntN(len(models))]
-			}
-			c.Turns[ti].Model = m
+			c.Turns[ti].Model = pick(n, rand.New(rand.NewPCG(seed^0x6d6f64656c73, uint64(i)<<16|uint64(ti))).Float64())
 		}
 	})
 }

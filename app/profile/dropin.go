@@ -5,7 +5,9 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"net"
 	"strings"
+	"time"
 
 	"github.com/surgebench/surge/app/spec"
 	"github.com/surgebench/surge/datasets"
@@ -108,4 +110,26 @@ func (vp valuePools) assign(stages []loadgen.Stage) {
 		}
 		stages[i].Conversation = func(k int) int { return base + pick(k)%size }
 	}
+}
+
+// aiperfDefaultURL is where an AIPerf command line without --url sends
+// its requests.
+const aiperfDefaultURL = "localhost:8000"
+
+// defaultServerNote says, when no --url was given and something answers
+// at addr (AIPerf's default localhost:8000), that the run still uses the
+// embedded mock and how to benchmark that server instead; "" when nothing
+// answers or a --url was given. A user who copies an AIPerf line without
+// --url would otherwise benchmark the mock without noticing.
+func defaultServerNote(t *spec.Target, addr string) string {
+	if !t.Mock || t.URL != "" {
+		return ""
+	}
+	d := net.Dialer{Timeout: 300 * time.Millisecond}
+	conn, err := d.Dial("tcp", addr)
+	if err != nil {
+		return ""
+	}
+	conn.Close()
+	return fmt.Sprintf("note: a server answers at %s (AIPerf's default --url), but no --url was given: this run benchmarks the embedded mock; --url %s benchmarks that server", addr, addr)
 }

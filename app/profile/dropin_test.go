@@ -3,6 +3,7 @@ package profile
 import (
 	"errors"
 	"io"
+	"net"
 	"os"
 	"path/filepath"
 	"strings"
@@ -10,6 +11,7 @@ import (
 
 	"github.com/surgebench/surge/app/cmdline"
 	"github.com/surgebench/surge/app/internal/apptest"
+	"github.com/surgebench/surge/app/spec"
 	"github.com/surgebench/surge/datasets"
 	"github.com/surgebench/surge/metrics"
 )
@@ -159,5 +161,32 @@ func TestTurnDelayRatioZeroRemovesDelays(t *testing.T) {
 		if (total == 0) != tc.wantZero {
 			t.Errorf("NoTurnDelays %v: turn delays total %d ns", tc.noDelays, total)
 		}
+	}
+}
+
+// TestDefaultServerNote: with no --url, a server answering at AIPerf's
+// default address is named in one line (the run still uses the mock);
+// with --url, or nothing there, nothing is said.
+func TestDefaultServerNote(t *testing.T) {
+	t.Parallel()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	addr := ln.Addr().String()
+	note := defaultServerNote(&spec.Target{Mock: true}, addr)
+	if !strings.Contains(note, "a server answers at "+addr) || !strings.Contains(note, "--url "+addr+" benchmarks that server") || strings.Count(note, "\n") > 0 {
+		t.Errorf("note %q", note)
+	}
+	if n := defaultServerNote(&spec.Target{Mock: true, URL: "mock"}, addr); n != "" {
+		t.Errorf("--url mock: %q", n)
+	}
+	if n := defaultServerNote(&spec.Target{URL: "http://x"}, addr); n != "" {
+		t.Errorf("--url given: %q", n)
+	}
+	ln.Close()
+	if n := defaultServerNote(&spec.Target{Mock: true}, addr); n != "" {
+		t.Errorf("nothing listening: %q", n)
 	}
 }

@@ -68,6 +68,10 @@ type liveSession struct {
 	}
 	result *search.Result
 	pilot  *pilot // picks the start (nil: the start was given)
+	// adaptive is AIPerf's adaptive scale (nil: not one).
+	adaptive *adaptiveRun
+	// dir is the run's export folder.
+	dir string
 }
 
 // liveEligible says whether the plan can be steered: one profile stage of
@@ -94,9 +98,11 @@ func (p *prepared) prepareLive() (*liveSession, error) {
 		ls.precision.stages, ls.precision.last = map[int]stageReach{}, -1
 	}
 	// A shard's dashboard only watches: its keys would steer one host.
-	wantLive := lv.Search != nil || lv.ControlAddr != "" || s.UI == tui.ModeDashboard && s.Shard.Whole()
+	wantLive := lv.Search != nil || lv.Adaptive != nil || lv.ControlAddr != "" || s.UI == tui.ModeDashboard && s.Shard.Whole()
 	if wantLive && !p.liveEligible() {
 		switch {
+		case lv.Adaptive != nil:
+			return nil, cmdline.Usagef("--adaptive-scale steers one --concurrency or --request-rate: not a trace replayed on its own clock")
 		case lv.Search != nil:
 			return nil, cmdline.Usagef("surge search probes one --concurrency or --request-rate start value: no stage lists, ramps, traces or user-centric mode")
 		case lv.ControlAddr != "":
@@ -117,6 +123,9 @@ func (p *prepared) prepareLive() (*liveSession, error) {
 	sr := lv.Search
 	if sr != nil {
 		value = sr.Start
+	}
+	if ad := lv.Adaptive; ad != nil {
+		value = ad.Min
 	}
 	ctl, err := loadgen.NewController(mode, value)
 	if err != nil {
@@ -142,12 +151,32 @@ func (p *prepared) prepareLive() (*liveSession, error) {
 		ls.search = sr
 		ls.objectives = sr.Objectives
 		ls.live.Count, ls.live.Duration = 0, 0 // the search decides when it is done
-		ls.scfg = search.Config{Start: value, Min: sr.Lowest, Max: sr.Max, Resolution: sr.Resolution, Integer: mode == loadgen.ControlConcurrency, MaxProbes: sr.MaxProbes}
+		ls.scfg = search.Config{Start: value, Min: max(sr.Lowest, sr.Min), Max: sr.Max, Resolution: sr.Resolution, Integer: mode == loadgen.ControlConcurrency, MaxProbes: sr.MaxProbes}
 		if sr.AutoStart {
 			ls.pilot = &pilot{}
 		}
 	}
+	if ad := lv.Adaptive; ad != nil {
+		// The ramp ends the run, or --benchmark-duration does (AIPerf's
+		// phase duration): no request count bounds it.
+		ls.adaptive = &adaptiveRun{a: ad}
+		ls.objectives = ad.Objectives
+		ls.live.Count = 0
+	}
 	return ls, nil
+}
+
+// openFiles opens adaptive scale's events in the export folder dir (a
+// run that is not one has none).
+func (ls *liveSession) openFiles(dir string) error {
+	if ls == nil {
+		return nil
+	}
+	ls.dir = dir
+	if ls.adaptive == nil {
+		return nil
+	}
+	return ls.adaptive.open(dir)
 }
 
 // start opens the control port (when asked for) and gives the prober its
@@ -155,8 +184,8 @@ func (p *prepared) prepareLive() (*liveSession, error) {
 // Every request to the port must carry token ("": a random one, printed
 // here).
 func (ls *liveSession) start(ctx context.Context, addr, token string, inFlight func() int64, logw io.Writer) error {
-	if ls == nil || ls.ctl == nil {
-		return nil
+	if ls == nil || ls.ctl == nil || ls.adaptive != nil {
+		return nil // adaptive scale steers itself: no control port, no drain between windows
 	}
 	if ls.prober != nil {
 		ls.prober.InFlight = inFlight
@@ -198,7 +227,14 @@ func (ls *liveSession) sinks(clock func() int64) []metrics.Option {
 		return nil
 	}
 	var out []metrics.Option
-	if ls.objectives != nil {
+	if ad := ls.adaptive; ad != nil {
+		j := search.Judging{Objectives: ls.objectives, MinDuration: ad.a.Period, MaxDuration: ad.a.MaxWindow, MinRequests: ad.a.MinCompleted, Decisive: true}
+		ls.prober = search.NewLive(ls.ctl, j, clock)
+		ls.prober.NoKeepUp = true
+		ls.prober.OnUpdate = ad.onUpdate
+		ls.live.OnStage = ls.prober.OnStage
+		out = append(out, metrics.WithSink(ls.prober))
+	} else if ls.objectives != nil {
 		s := ls.search
 		ls.prober = search.NewLive(ls.ctl, search.Judging{Objectives: ls.objectives, MinDuration: s.MinProbe, MaxDuration: s.MaxProbe, Settle: s.Settle}, clock)
 		ls.prober.OnUpdate = func(pr search.Probe) {
@@ -275,6 +311,9 @@ func (ls *liveSession) frame(f tui.Frame) tui.Frame {
 // searchLine is the search's progress in one line: the phase, the
 // bracket, and the probe in progress with its verdict so far.
 func (ls *liveSession) searchLine() string {
+	if ls.adaptive != nil {
+		return ls.adaptive.line()
+	}
 	if ls.objectives == nil {
 		return ""
 	}
@@ -365,6 +404,9 @@ func (ls *liveSession) run(ctx context.Context, gen *loadgen.Generator, col *met
 	}
 	if ls.objectives == nil {
 		return gen.RunLive(ctx, ls.live)
+	}
+	if ls.adaptive != nil {
+		return ls.adaptive.run(ctx, ls, gen, logw)
 	}
 	if ls.pilot != nil {
 		start, err := ls.pilot.run(ctx, gen, ls.scfg.Min, logw)
@@ -562,6 +604,11 @@ func (ls *liveSession) annotate(s *metrics.Summary, info map[string]any) {
 		st := ls.ctl.State()
 		info["live_control"] = map[string]any{"mode": st.Mode, "final_value": st.Value, "changes": st.Changes}
 	}
+	if ls.adaptive != nil {
+		if a := ls.adaptive.info(); a != nil {
+			info["adaptive_scale"] = a
+		}
+	}
 	if r := ls.result; r != nil {
 		objs := make([]string, len(ls.objectives))
 		for i, o := range ls.objectives {
@@ -581,9 +628,16 @@ func (ls *liveSession) conclude(out io.Writer, s *metrics.Summary) error {
 	if ls == nil {
 		return nil
 	}
+	if ls.adaptive != nil {
+		ls.adaptive.conclude(out)
+	}
 	if r := ls.result; r != nil {
 		mode := ls.ctl.State().Mode
-		fmt.Fprintf(out, "\nCapacity search (%s, SLO %s):\n", mode, joinObjectives(ls.objectives))
+		slo := joinObjectives(ls.objectives)
+		if len(ls.search.SLAs) > 0 {
+			slo = slaKeys(ls.search.SLAs)
+		}
+		fmt.Fprintf(out, "\nCapacity search (%s, SLO %s):\n", mode, slo)
 		var t [][]string
 		t = append(t, []string{"stage", mode, "verdict", "reqs", "err", "judged", "time", "why"})
 		for _, pr := range r.Probes {
@@ -614,6 +668,11 @@ func (ls *liveSession) conclude(out io.Writer, s *metrics.Summary) error {
 			fmt.Fprintf(out, "capacity: no %s met the SLOs; lowest tried %s %s (limited by %s)\n", strings.ReplaceAll(mode, "_", " "), num(lowest), unitOf(mode), r.Limiting)
 		default:
 			fmt.Fprintf(out, "capacity: %s\n", r.Note)
+		}
+		if sr := ls.search; sr.Recipe != "" {
+			if err := writeSearchHistory(out, ls.dir, sr, r, s.Stages); err != nil {
+				return err
+			}
 		}
 	}
 	ls.concludePrecision(out)

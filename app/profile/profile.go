@@ -210,7 +210,7 @@ func prepareCtx(ctx context.Context, s *spec.Spec, log io.Writer) (_ *prepared, 
 	if err := checkCacheBust(s, p.ds); err != nil {
 		return nil, err
 	}
-	p.ds = assignModels(p.ds, s.Target.Models, s.Target.ModelSelection, s.Seed())
+	p.ds = assignModels(p.ds, s.Target.Models, s.Target.ModelSelection, s.Target.Weights, s.Seed())
 	if err := p.prepareAgentic(ctx); err != nil {
 		return nil, err
 	}
@@ -243,6 +243,9 @@ func prepareCtx(ctx context.Context, s *spec.Spec, log io.Writer) (_ *prepared, 
 // outcome is what executing a prepared run produced, for report.
 type outcome struct {
 	target string
+	// defaultNote says a server answers at AIPerf's default --url though
+	// the run used the embedded mock ("": none did, or --url was given).
+	defaultNote string
 	// otel is run_info.otel (nil: no --otel-url).
 	otel       map[string]any
 	dir        string
@@ -303,6 +306,9 @@ func (p *prepared) execute(ctx context.Context, log io.Writer) (o *outcome, err 
 	cleanup = append(cleanup, heapfloor.Hold(heapfloor.Default))
 	o.heapFloor = heapfloor.Active()
 
+	if o.defaultNote = defaultServerNote(&s.Target, aiperfDefaultURL); o.defaultNote != "" {
+		fmt.Fprintln(log, o.defaultNote)
+	}
 	bd, err := startBreakdown(ctx, s, log)
 	if err != nil {
 		return nil, err
@@ -512,6 +518,9 @@ func (p *prepared) execute(ctx context.Context, log io.Writer) (o *outcome, err 
 
 	interrupt := p.interrupts(stopIssuing, abort, func() int64 { return col.Snapshot().InFlight }, logw)
 	defer interrupt.release()
+	if err := p.live.openFiles(o.dir); err != nil {
+		return nil, err
+	}
 	if err := p.live.start(ctx, s.Live.ControlAddr, s.Live.ControlToken, func() int64 { return col.Snapshot().InFlight }, logw); err != nil {
 		return nil, err
 	}
@@ -604,6 +613,7 @@ func (p *prepared) report(o *outcome, out io.Writer) (*Result, error) {
 			"clock_drift_ms": float64(o.clockDrift) / 1e6,
 			"client_gc":      map[string]any{"cycles": o.gcCycles, "heap_floor_mib": o.heapFloor >> 20}},
 		Extra: map[string]float64{},
+		LoRA:  s.Target.LoRA,
 	}
 	run.RunInfo.(map[string]any)["tokenizer"] = p.tokSrc
 	if o.network != nil {
@@ -711,6 +721,9 @@ func (p *prepared) report(o *outcome, out io.Writer) (*Result, error) {
 	}
 	errs = append(errs, writeServerExports(o.dir, o.serverExport, run))
 	opts := []export.ConsoleOption{export.Verbose(p.verbose()), export.JudgedKnee(p.judgesKnee()), export.Width(s.Columns), export.Wide(s.Wide)}
+	if o.defaultNote != "" {
+		opts = append(opts, export.Note(strings.TrimPrefix(o.defaultNote, "note: ")))
+	}
 	if info := s.Endpoint.Info(); !s.Streaming && info.Streams && info.ProducesTokens {
 		opts = append(opts, export.Note("TTFT and ITL need --streaming (this run read each answer whole)"))
 	}
@@ -862,7 +875,8 @@ func startTarget(ctx context.Context, s *spec.Spec, log io.Writer, tune ...func(
 		return "", nil, err
 	}
 	cfg := mockserver.Config{TTFT: mockserver.DefaultTTFT, ITL: mockserver.DefaultITL, PrefillPerToken: mockserver.DefaultPrefillPerToken, Tokenizer: tok,
-		Model: t.Model(), PrefillPerImage: t.MockPrefillPerImage, PrefillPerAudioSecond: t.MockPrefillPerAudioSecond}
+		Model: t.Model(), PrefillPerImage: t.MockPrefillPerImage, PrefillPerAudioSecond: t.MockPrefillPerAudioSecond,
+		SpecTokens: t.MockSpecTokens, SpecAcceptance: t.MockSpecAcceptance}
 	mockAgent(&cfg, &s.Agentic)
 	for _, f := range tune {
 		f(&cfg)
@@ -872,7 +886,7 @@ func startTarget(ctx context.Context, s *spec.Spec, log io.Writer, tune ...func(
 		return "", nil, fmt.Errorf("starting the embedded mock server: %w", err)
 	}
 	fmt.Fprintf(log, "no --url given: benchmarking the embedded mock server at %s (TTFT %s + %s per prompt token, ITL %s%s)\n",
-		mock.URL(), mockserver.DefaultTTFT, mockserver.DefaultPrefillPerToken, mockserver.DefaultITL, mockMediaLine(t))
+		mock.URL(), mockserver.DefaultTTFT, mockserver.DefaultPrefillPerToken, mockserver.DefaultITL, mockMediaLine(t)+mockSpecLine(t))
 	return mock.URL(), func() {
 		// Bounded: net/http's Shutdown waits 5 s on a connection a client
 		// opened and sent nothing on (a request cancelled as it dialled,

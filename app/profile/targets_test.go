@@ -1,12 +1,16 @@
 package profile
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -98,7 +102,7 @@ func TestSeveralURLsAndModels(t *testing.T) {
 func TestAssignModels(t *testing.T) {
 	ds := &datasets.Dataset{Conversations: []datasets.Conversation{
 		{Turns: make([]datasets.Turn, 2)}, {Turns: make([]datasets.Turn, 3)}}}
-	assignModels(ds, []string{"a", "b"}, "round_robin", 1)
+	assignModels(ds, []string{"a", "b"}, "round_robin", nil, 1)
 	var got []string
 	for _, c := range ds.Conversations {
 		for _, t := range c.Turns {
@@ -110,12 +114,69 @@ func TestAssignModels(t *testing.T) {
 	}
 	count := map[string]int{}
 	big := &datasets.Dataset{Conversations: []datasets.Conversation{{Turns: make([]datasets.Turn, 1000)}}}
-	assignModels(big, []string{"a", "b"}, "random", 7)
+	assignModels(big, []string{"a", "b"}, "random", nil, 7)
 	for _, t := range big.Conversations[0].Turns {
 		count[t.Model]++
 	}
 	if count["a"] < 400 || count["b"] < 400 {
 		t.Errorf("random over 1000 prompts: %v", count)
+	}
+	// weighted: the shares follow the weights (1000 draws: 700 ± 45 at
+	// three standard deviations).
+	clear(count)
+	weighted := &datasets.Dataset{Conversations: []datasets.Conversation{{Turns: make([]datasets.Turn, 1000)}}}
+	assignModels(weighted, []string{"a", "b", "c"}, "weighted", []float64{0.7, 0.3, 0}, 7)
+	for _, t := range weighted.Conversations[0].Turns {
+		count[t.Model]++
+	}
+	if count["a"] < 655 || count["a"] > 745 || count["c"] != 0 {
+		t.Errorf("weighted 0.7/0.3/0 over 1000 prompts: %v", count)
+	}
+}
+
+// TestWeightedModelsReportEach: a weighted run of two models against the
+// mock reports each model's results in the JSON, the CSV, the JSONL and
+// the console, its share of the requests near its weight.
+func TestWeightedModelsReportEach(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	c := apptest.RunConfig(apptest.MockForTest(t), dir)
+	c.Model, c.Models, c.ModelSelection, c.ModelWeights = "", []string{"big", "small"}, "weighted", "0.75,0.25"
+	c.RequestCount, c.NumDatasetEntries, c.Seed = 200, 0, 3
+	var out, log bytes.Buffer
+	if _, err := runConfig(context.Background(), c, &out, &log); err != nil {
+		t.Fatalf("%v\n%s", err, log.String())
+	}
+	models, ok := apptest.ReadExport(t, dir)["models"].(map[string]any)
+	if !ok {
+		t.Fatalf("no models in the JSON:\n%s", out.String())
+	}
+	n := map[string]float64{}
+	for name, m := range models {
+		n[name] = m.(map[string]any)["request_count"].(map[string]any)["avg"].(float64)
+		if _, ok := m.(map[string]any)["time_to_first_token"]; !ok {
+			t.Errorf("model %s has no TTFT", name)
+		}
+	}
+	if n["big"]+n["small"] != 200 || n["big"] < 125 || n["big"] > 175 {
+		t.Errorf("per-model request counts %v: want 200 in all, about 150 to big", n)
+	}
+	lines := apptest.RecordLines(t, dir)
+	big := 0
+	for _, l := range lines {
+		if l["surge"].(map[string]any)["model"] == "big" {
+			big++
+		}
+	}
+	if float64(big) != n["big"] {
+		t.Errorf("%d JSONL lines name big, the JSON counts %v", big, n["big"])
+	}
+	csv, err := os.ReadFile(filepath.Join(dir, "profile_export_aiperf.csv"))
+	if err != nil || !strings.Contains(string(csv), "Model,big") || !strings.Contains(string(csv), "Model,small") {
+		t.Errorf("CSV has no per-model sections: %v", err)
+	}
+	if !strings.Contains(out.String(), "Per model:") || !strings.Contains(out.String(), "  small") {
+		t.Errorf("console:\n%s", out.String())
 	}
 }
 

@@ -26,6 +26,9 @@ type Live struct {
 	Precision []metrics.Target
 	// Search, when set, makes the run a capacity search (surge search).
 	Search *Search
+	// Adaptive, when set, makes the run AIPerf's adaptive scale: a ramp
+	// while every SLA holds, then the boundary sustained (adaptive.go).
+	Adaptive *Adaptive
 }
 
 // Search is a capacity search: the highest load meeting Objectives.
@@ -44,6 +47,12 @@ type Search struct {
 	// Lowest is the lowest rate a probe can judge (0: a concurrency
 	// search); Start the first probe's value, raised to Lowest.
 	Lowest, Start float64
+	// Min is the lowest value probed (0: the search's default).
+	Min float64
+	// Recipe and Style name AIPerf's search recipe the search runs ("":
+	// none), SLAs its filters as AIPerf writes them (search_history.json).
+	Recipe, Style string
+	SLAs          []search.SLA
 }
 
 // parseShard resolves --shard, --shards and JOB_COMPLETION_INDEX into this
@@ -120,15 +129,31 @@ func parseLive(s *Spec, c *cmdline.Config) error {
 		return nil
 	}
 	f := c.Search
-	objs, err := search.ParseObjectives("--slo", f.SLO)
-	if err != nil {
-		return &cmdline.UsageError{Err: err}
+	var objs []search.Objective
+	var slas []search.SLA
+	if f.SLA != nil {
+		for _, raw := range f.SLA {
+			sla, o, err := search.ParseSLA("--search-sla", raw)
+			if err != nil {
+				return &cmdline.UsageError{Err: err}
+			}
+			slas, objs = append(slas, sla), append(objs, o)
+		}
+		if err := search.CheckSLAs("--search-recipe", objs); err != nil {
+			return &cmdline.UsageError{Err: err}
+		}
+	} else {
+		var err error
+		if objs, err = search.ParseObjectives("--slo", f.SLO); err != nil {
+			return &cmdline.UsageError{Err: err}
+		}
 	}
 	if f.MinProbe < 0 || f.MaxProbe < 0 || (f.MaxProbe > 0 && f.MaxProbe < f.MinProbe) {
 		return cmdline.Usagef("--probe-duration and --probe-max-duration must be ≥ 0, the maximum no shorter than the minimum")
 	}
 	sr := &Search{Objectives: objs, Max: f.Max, Resolution: f.Resolution, MaxProbes: f.MaxProbes,
-		MinProbe: f.MinProbe, MaxProbe: f.MaxProbe, AutoStart: f.AutoStart, Settle: f.Settle}
+		MinProbe: f.MinProbe, MaxProbe: f.MaxProbe, AutoStart: f.AutoStart, Settle: f.Settle,
+		Recipe: f.Recipe, Style: f.Style, SLAs: slas, Min: f.Min}
 	rate := len(s.Load.Rates) > 0
 	if rate {
 		sr.Start = s.Load.Rates[0]

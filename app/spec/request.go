@@ -2,16 +2,19 @@ package spec
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/http"
 	"strings"
 	"time"
 
 	"github.com/surgebench/surge/app/cmdline"
+	"github.com/surgebench/surge/datasets"
 	"github.com/surgebench/surge/examples/mockserver"
 	"github.com/surgebench/surge/internal/bounded"
 	"github.com/surgebench/surge/loadgen"
 	"github.com/surgebench/surge/loadgen/endpoint"
+	"github.com/surgebench/surge/loadgen/search"
 )
 
 // maxTemplateFile bounds an --endpoint-template @file: a request body's
@@ -109,7 +112,11 @@ func parseEndpoint(s *Spec, c *cmdline.Config) error {
 	if ep.Reasoning, err = endpoint.ParseReasoningFormat(c.ReasoningFormat); err != nil {
 		return cmdline.Usagef("--reasoning-format: %w", err)
 	}
+	if err := aiperfTemplate(ep, c); err != nil {
+		return err
+	}
 	switch {
+	case ep.Jinja != nil:
 	case c.EndpointTemplate != "" && kind != endpoint.Template:
 		return cmdline.Usagef("--endpoint-template is for --endpoint-type template (got %s)", kind)
 	case c.EndpointTemplate != "":
@@ -138,11 +145,14 @@ func parseEndpoint(s *Spec, c *cmdline.Config) error {
 		// 4096 tokens a request. Its own default length keeps a run short.
 		ep.DefaultMaxTokens = mockserver.DefaultOutputTokens
 	}
-	if ep.Path() == "" {
+	if ep.Path() == "" && ep.Jinja == nil {
 		return cmdline.Usagef("--endpoint-type %s has no default path: give --endpoint", kind)
 	}
 	if err := ep.Validate(); err != nil {
 		return cmdline.Usagef("--response-field: %w", err)
+	}
+	if err := tryTemplate(ep); err != nil {
+		return err
 	}
 	s.Endpoint, s.Streaming = ep, c.Streaming
 	if c.Streaming && !ep.Info().Streams {
@@ -150,12 +160,42 @@ func parseEndpoint(s *Spec, c *cmdline.Config) error {
 		s.Warnings = append(s.Warnings, fmt.Sprintf("--streaming: endpoint type %s does not stream; its requests are sent and read whole", kind))
 	}
 	if c.Search != nil {
-		if err := needsStreaming(c.Search.SLO, c.Streaming && ep.Info().Streams, kind); err != nil {
+		slo := c.Search.SLO
+		for _, raw := range c.Search.SLA {
+			// A recipe's filters: the streamed metrics among them.
+			if _, o, err := search.ParseSLA("--search-sla", raw); err == nil && !o.Window() {
+				slo += " " + o.Tag + ":1"
+			}
+		}
+		if err := needsStreaming(slo, c.Streaming && ep.Info().Streams, kind); err != nil {
+			if c.Search.Recipe != "" {
+				return cmdline.Usagef("--search-recipe %s: %w", c.Search.Recipe, errors.Unwrap(err))
+			}
 			return err
 		}
 	}
 	if name, value := apiKeyHeader(s, ep, c.APIKey); c.APIKey != "" && s.Request.Headers.Get(name) == "" {
 		s.Request.Headers.Set(name, value)
+	}
+	return nil
+}
+
+// tryTemplate renders a template endpoint's body for one plain turn
+// before the run: a template that renders no JSON (a wrong file, one
+// without |tojson or {{json}}) is refused naming it, not sent as every
+// request's error. A template that fails to render for this turn alone
+// (a field only the dataset's turns have) is left to the requests.
+func tryTemplate(ep *endpoint.Endpoint) error {
+	if ep.Kind != endpoint.Template {
+		return nil
+	}
+	_, err := ep.Body("", nil, &datasets.Turn{Text: "hello", MaxTokens: 16})
+	if nj := (*endpoint.NotJSONError)(nil); errors.As(err, &nj) {
+		flag := "--endpoint-template"
+		if ep.Jinja != nil {
+			flag = "--extra-inputs"
+		}
+		return cmdline.Usagef("%s: %w", flag, err)
 	}
 	return nil
 }

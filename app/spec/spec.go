@@ -97,9 +97,9 @@ type Spec struct {
 func Parse(c cmdline.Config) (*Spec, error) {
 	s := &Spec{Version: c.Version, Signals: c.Signals, given: c}
 	steps := []func(*Spec, *cmdline.Config) error{
-		parseLog, parseCloud, parseTarget, parseEndpointKind, parseBounds, parseRepeats, parseEdges, parseMedia,
+		parseLog, parseCloud, parseTarget, parseModels, parseEndpointKind, parseRecipe, parseBounds, parseRepeats, parseEdges, parseMedia,
 		parseShard, parseExports, parseHistory, parseBackends, parseRequest, parseTelemetry, parseUI, parseEndpoint, parseCloudHeaders, parseGoodput,
-		parseTokenizer, parseLoad, parseRateSeries, parseLoadControl, parseSharding, parseSweep, checkConvergenceSweep, parsePlan, parseDataset, parseTrace, parseSynthesis, parseHooks, parseAgentic, parseLive, parseBreakdown,
+		parseTokenizer, parseLoad, parseRateSeries, parseLoadControl, parseSharding, parseSweep, checkConvergenceSweep, parsePlan, parseDataset, parseTrace, parseNative, parseSynthesis, parseHooks, parseAgentic, parseLive, parseAdaptive, parseBreakdown,
 	}
 	for _, step := range steps {
 		if err := step(s, &c); err != nil {

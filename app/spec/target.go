@@ -23,6 +23,11 @@ type Target struct {
 	Models          []string
 	ModelSelection  string
 	ModelFromServer bool
+	// Weights are the models' shares of the requests, in Models' order
+	// (--model-weights; nil unless ModelSelection is weighted); LoRA maps
+	// a model name that is a LoRA adapter to its base model (models.go).
+	Weights []float64
+	LoRA    map[string]string
 	// Wait is --wait-for-model-*: probe each server until it serves the
 	// model (Wait.Timeout 0: do not).
 	Wait Readiness
@@ -33,6 +38,10 @@ type Target struct {
 	// MockPrefillPerImage and MockPrefillPerAudioSecond price media in the
 	// embedded mock's TTFT.
 	MockPrefillPerImage, MockPrefillPerAudioSecond time.Duration
+	// MockSpecAcceptance and MockSpecTokens give the embedded mock a
+	// draft model (0 tokens: none).
+	MockSpecAcceptance float64
+	MockSpecTokens     int
 }
 
 // Readiness is --wait-for-model-*.
@@ -86,11 +95,9 @@ func parseTarget(s *Spec, c *cmdline.Config) error {
 		}
 	}
 	switch c.ModelSelection {
-	case "", "round_robin", "random":
-	case "weighted":
-		return cmdline.Usagef("--model-selection-strategy weighted needs a weight per model, which AIPerf takes from a config file: use round_robin or random")
+	case "", "round_robin", "random", "weighted":
 	default:
-		return cmdline.Usagef("--model-selection-strategy %q: want round_robin or random", c.ModelSelection)
+		return cmdline.Usagef("--model-selection-strategy %q: want round_robin, random or weighted", c.ModelSelection)
 	}
 	if c.Model == "" {
 		return cmdline.Usagef("--model is required (the model name the server serves)")

@@ -125,6 +125,14 @@ type Config struct {
 	// Messages request whose prompt and output cap pass it is refused
 	// with 400, as vLLM refuses it.
 	MaxModelLen int
+	// SpecTokens, when > 0, simulates a draft model proposing that many
+	// tokens a verify step (at most MaxSpecTokens), each accepted with
+	// probability SpecAcceptance up to the first rejected: chat and
+	// completions answers report it as vLLM's per-request spec-decode
+	// metrics, /metrics in vLLM's spec_decode_* counters (specdecode.go).
+	// The draws depend on Seed and the request's arrival order.
+	SpecTokens     int
+	SpecAcceptance float64
 	// AbortLog, when set, receives one line per chat or completions
 	// request whose client disconnected before its end, saying whether
 	// before its first token or mid-stream (Stats counts them). Writes
@@ -228,6 +236,10 @@ func (cfg Config) Validate() error {
 		return fmt.Errorf("mockserver: Config.BadToolArgsRate %v is outside [0, 1]", cfg.BadToolArgsRate)
 	case cfg.MaxModelLen < 0:
 		return fmt.Errorf("mockserver: Config.MaxModelLen %d is negative", cfg.MaxModelLen)
+	case cfg.SpecTokens < 0 || cfg.SpecTokens > MaxSpecTokens:
+		return fmt.Errorf("mockserver: Config.SpecTokens %d is outside [0, %d]", cfg.SpecTokens, MaxSpecTokens)
+	case cfg.SpecAcceptance < 0 || cfg.SpecAcceptance > 1 || cfg.SpecAcceptance != cfg.SpecAcceptance:
+		return fmt.Errorf("mockserver: Config.SpecAcceptance %v is outside [0, 1]", cfg.SpecAcceptance)
 	}
 	if e := cfg.OTLPEndpoint; e != "" {
 		if u, err := url.Parse(e); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {

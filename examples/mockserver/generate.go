@@ -158,12 +158,21 @@ func (s *Server) stream(ctx context.Context, w http.ResponseWriter, g *generatio
 	ev = append(ev, `,"logprobs":null,"finish_reason":"`...)
 	ev = append(ev, g.finish...)
 	ev = append(ev, `"}]`...)
+	if s.drafting() && !includeUsage {
+		// vLLM's spec-decode metrics ride the usage chunk, else this one.
+		ev = append(ev, `,"metrics":`...)
+		ev = s.appendSpecMetrics(ev, g)
+	}
 	ev = s.appendTimings(ev, g, time.Now())
 	ev = append(ev, "}\n\n"...)
 	if includeUsage {
 		ev = append(ev, head...)
 		ev = append(ev, `],"usage":`...)
 		ev = appendUsage(ev, g)
+		if s.drafting() {
+			ev = append(ev, `,"metrics":`...)
+			ev = s.appendSpecMetrics(ev, g)
+		}
 		ev = append(ev, "}\n\n"...)
 	}
 	ev = append(ev, doneEvent...)
@@ -230,6 +239,9 @@ type (
 		Model   string          `json:"model"`
 		Choices []choiceBody    `json:"choices"`
 		Usage   json.RawMessage `json:"usage"`
+		// Metrics is vLLM's per-request metrics object (a draft model's
+		// speculative_decoding), absent without one.
+		Metrics json.RawMessage `json:"metrics,omitempty"`
 		// Timings is the mock's own account (Config.Timings; omitted:
 		// none).
 		Timings json.RawMessage `json:"timings,omitempty"`
@@ -262,6 +274,9 @@ func (s *Server) respond(ctx context.Context, w http.ResponseWriter, g *generati
 		Created: g.arrival.Unix(),
 		Model:   g.model,
 		Usage:   appendUsage(nil, g),
+	}
+	if s.drafting() {
+		body.Metrics = s.appendSpecMetrics(nil, g)
 	}
 	if t := s.appendTimings(nil, g, time.Now()); len(t) > 0 {
 		body.Timings = t[len(`,"timings":`):]

@@ -56,6 +56,8 @@ type Server struct {
 	auth cloudAuth
 	// control counts the KV-cache resets and profiler calls (control.go).
 	control controlCounts
+	// spec counts the draft model's steps (specdecode.go).
+	spec specCounters
 	// spans exports a span per request (Config.OTLPEndpoint; nil: none).
 	spans *exporter
 }
@@ -76,6 +78,11 @@ func New(cfg Config) *Server {
 		cfg.StreamErrorShape = ShapeVLLM
 	}
 	cfg.MaxRunning = max(cfg.MaxRunning, 0)
+	cfg.SpecTokens = min(max(cfg.SpecTokens, 0), MaxSpecTokens)
+	if !(cfg.SpecAcceptance >= 0) { // NaN too
+		cfg.SpecAcceptance = 0
+	}
+	cfg.SpecAcceptance = min(cfg.SpecAcceptance, 1)
 	s := &Server{cfg: cfg, created: time.Now().Unix(), count: newCounter(cfg.Tokenizer)}
 	if cfg.WireLog != nil {
 		s.wire = &wireLog{w: cfg.WireLog}

@@ -59,6 +59,12 @@ type Stats struct {
 	ToolRejected     uint64 `json:"tool_rejected"`
 	ContextOverflows uint64 `json:"context_overflows"`
 	CachedTokens     uint64 `json:"cached_tokens"`
+	// SpecSteps, SpecDraftTokens and SpecAcceptedTokens count the draft
+	// model's verify steps, the tokens it proposed and those accepted
+	// (Config.SpecTokens).
+	SpecSteps          uint64 `json:"spec_steps"`
+	SpecDraftTokens    uint64 `json:"spec_draft_tokens"`
+	SpecAcceptedTokens uint64 `json:"spec_accepted_tokens"`
 	// TTFTCount is the number of TTFT samples; the rest are in ms, with
 	// quantiles resolved to 0.4%.
 	TTFTCount  uint64  `json:"ttft_count"`
@@ -99,10 +105,14 @@ func (s *Server) Stats() Stats {
 		ToolRejected:     s.agents.rejected.Load(),
 		ContextOverflows: s.agents.overflows.Load(),
 		CachedTokens:     s.agents.cached.Load(),
-		TTFTCount:        t.Count,
-		TTFTMeanMS:       t.Mean,
-		TTFTP50MS:        t.P50,
-		TTFTP99MS:        t.P99,
+
+		SpecSteps:          s.spec.drafts.Load(),
+		SpecDraftTokens:    s.spec.draftTokens.Load(),
+		SpecAcceptedTokens: s.spec.accepted.Load(),
+		TTFTCount:          t.Count,
+		TTFTMeanMS:         t.Mean,
+		TTFTP50MS:          t.P50,
+		TTFTP99MS:          t.P99,
 
 		ResetPrefixCache: s.control.resets.Load(),
 		FlushCache:       s.control.flushes.Load(),
@@ -136,6 +146,11 @@ func (s *Server) serveMetrics(w http.ResponseWriter) {
 	metric("vllm:kv_cache_usage_perc", "gauge", "KV-cache usage. 1 means 100 percent usage.", s.kvUsage(st.Running))
 	metric("vllm:prompt_tokens_total", "counter", "Number of prefill tokens processed.", float64(st.PromptTokens))
 	metric("vllm:generation_tokens_total", "counter", "Number of generation tokens processed.", float64(st.GeneratedTokens))
+	if s.drafting() {
+		metric("vllm:spec_decode_num_drafts_total", "counter", "Number of spec decoding drafts.", float64(st.SpecSteps))
+		metric("vllm:spec_decode_num_draft_tokens_total", "counter", "Number of draft tokens.", float64(st.SpecDraftTokens))
+		metric("vllm:spec_decode_num_accepted_tokens_total", "counter", "Number of accepted tokens.", float64(st.SpecAcceptedTokens))
+	}
 	name := "vllm:request_success_total"
 	bw.WriteString("# HELP " + name + " Count of successfully processed requests.\n# TYPE " + name + " counter\n")
 	for _, f := range []struct {

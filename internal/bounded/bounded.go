@@ -114,6 +114,38 @@ func ReadAll(ctx context.Context, r io.Reader, limit int64, what string) ([]byte
 	}
 }
 
+// Copy copies r to w until r ends, at most limit bytes, looking at ctx
+// between chunks: a longer input is a *TooLargeError naming what (after
+// limit bytes were written: the caller drops them), a done context its
+// error. It returns the bytes written. A download to a file goes through
+// it as a read into memory goes through ReadAll.
+func Copy(ctx context.Context, w io.Writer, r io.Reader, limit int64, what string) (int64, error) {
+	buf := make([]byte, chunk)
+	var n int64
+	for {
+		if err := ctx.Err(); err != nil {
+			return n, err
+		}
+		room := min(int64(len(buf)), limit+1-n)
+		k, err := r.Read(buf[:room])
+		if n+int64(k) > limit {
+			return n, &TooLargeError{What: what, Limit: limit}
+		}
+		if k > 0 {
+			if _, werr := w.Write(buf[:k]); werr != nil {
+				return n, werr
+			}
+			n += int64(k)
+		}
+		if err == io.EOF {
+			return n, nil
+		}
+		if err != nil {
+			return n, err
+		}
+	}
+}
+
 // Head reads at most n bytes of r, the start of what follows: an error
 // answer's first bytes, shown in its message (the rest is not read, and is
 // no error).

@@ -154,6 +154,38 @@ func TestBytes(t *testing.T) {
 	}
 }
 
+// TestCopy: a copy stops at its limit, naming it, and at a done context;
+// an input within the limit is copied whole.
+func TestCopy(t *testing.T) {
+	t.Parallel()
+	var w bytes.Buffer
+	n, err := Copy(context.Background(), &w, strings.NewReader("0123456789"), 10, "the download")
+	if err != nil || n != 10 || w.String() != "0123456789" {
+		t.Fatalf("within the limit: %d, %v, %q", n, err, w.String())
+	}
+	w.Reset()
+	_, err = Copy(context.Background(), &w, neverEnding('x'), 100<<10, "the download")
+	var tl *TooLargeError
+	if !errors.As(err, &tl) || tl.What != "the download" || tl.Limit != 100<<10 || int64(w.Len()) > 100<<10 {
+		t.Fatalf("endless input: %v after %d bytes", err, w.Len())
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, err := Copy(ctx, &w, neverEnding('x'), 1<<30, "the download"); !errors.Is(err, context.Canceled) {
+		t.Fatalf("cancelled: %v", err)
+	}
+}
+
+// neverEnding is an endless input of one byte.
+type neverEnding byte
+
+func (b neverEnding) Read(p []byte) (int, error) {
+	for i := range p {
+		p[i] = byte(b)
+	}
+	return len(p), nil
+}
+
 // TestDevNullIsEmpty: /dev/null, a device, reads as the empty file it is
 // (--config /dev/null); /dev/zero, endless, is refused.
 func TestDevNullIsEmpty(t *testing.T) {

@@ -50,8 +50,12 @@ func parseChunk(data []byte, text, reasoning *[]byte, tools *ToolCalls) (Delta, 
 		case "usage":
 			known = true
 			return parseUsage(&s, &d.Usage)
+		case "metrics": // vLLM's metrics.speculative_decoding
+			return vllmMetrics(&s, &d)
 		case "timings": // llama.cpp's, with its last chunk or body
-			return parseTimings(&s, &d.Server)
+			return parseTimings(&s, &d)
+		case "meta_info": // SGLang's
+			return parseMetaInfo(&s, &d, false)
 		case "error":
 			known = true
 			e, err := parseErrorValue(&s)
@@ -128,6 +132,10 @@ func parseChoice(s *scanner, d *Delta, text, reasoning *[]byte, tools *ToolCalls
 		switch string(key) {
 		case "delta", "message":
 			return parseMessage(s, d, text, reasoning, tools)
+		case "speculative_decoding": // TensorRT-LLM's
+			return readSpec(s, d)
+		case "meta_info": // SGLang's
+			return parseMetaInfo(s, d, false)
 		case "text":
 			n := len(*text)
 			var err error

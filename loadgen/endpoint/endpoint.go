@@ -138,6 +138,9 @@ type Delta struct {
 	// returned.
 	Items int
 	Usage metrics.Usage
+	// Spec is the speculative-decoding payload the event carried, read
+	// in the chunk parser's one pass (Engine SpecNone: none).
+	Spec metrics.SpecDecode
 	// Server is the server's account of the request's time when the
 	// event or body carried one (llama.cpp's timings, SGLang's meta_info,
 	// Ollama's durations); Source is TimingUnknown otherwise.
@@ -306,6 +309,10 @@ type Endpoint struct {
 	// Template is the template type's body (--endpoint-template); see
 	// ParseTemplate.
 	Template *template.Template
+	// Jinja is the template type's body in AIPerf's syntax (a Jinja2
+	// payload_template), used instead of Template when set; its responses
+	// are read from ResponseField, or where AIPerf's auto-detection looks.
+	Jinja *JinjaTemplate
 	// ResponseField is a JSON path to the text of each event or body
 	// (--response-field), for raw and template types, and for any other
 	// type whose server puts its text elsewhere.
@@ -391,10 +398,10 @@ func (e *Endpoint) Validate() error {
 	if _, err := e.format(); err != nil {
 		return err
 	}
-	if e.Kind == Template && e.Template == nil {
+	if e.Kind == Template && e.Template == nil && e.Jinja == nil {
 		return errors.New("endpoint type template needs a body template")
 	}
-	if e.Path() == "" {
+	if e.Path() == "" && e.Jinja == nil {
 		return fmt.Errorf("endpoint type %s has no default path: give one", e.Kind)
 	}
 	if e.ResponseField != "" {

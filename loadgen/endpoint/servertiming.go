@@ -31,14 +31,17 @@ func setDur(t *metrics.ServerTiming, f metrics.ServerFields, x, unit float64) {
 }
 
 // parseTimings reads llama.cpp's `timings` object (prompt_n, prompt_ms,
-// predicted_n, predicted_ms, ...): the prompt's processing and the
-// generation after it. surge's mock adds queue_ms, its queue, which no
-// llama.cpp build sends: its account is then the mock's own.
-func parseTimings(s *scanner, t *metrics.ServerTiming) error {
+// predicted_n, predicted_ms, ...) in one pass: the prompt's processing and
+// the generation after it into d.Server, and a draft model's counts
+// (draft_n, draft_n_accepted, predicted_n) into d.Spec. surge's mock adds
+// queue_ms, its queue, which no llama.cpp build sends: its account is then
+// the mock's own.
+func parseTimings(s *scanner, d *Delta) error {
 	if s.peek() != '{' {
 		return s.skip()
 	}
 	var got metrics.ServerTiming
+	spec := newSpecFields()
 	err := s.object(func(key []byte) error {
 		var f metrics.ServerFields
 		switch string(key) {
@@ -49,6 +52,9 @@ func parseTimings(s *scanner, t *metrics.ServerTiming) error {
 		case "queue_ms":
 			f = metrics.ServerQueue
 		default:
+			if ok, err := spec.field(s, key); ok {
+				return err
+			}
 			return s.skip()
 		}
 		x, ok, err := s.float()
@@ -57,24 +63,33 @@ func parseTimings(s *scanner, t *metrics.ServerTiming) error {
 		}
 		return err
 	})
-	if err != nil || got.Has == 0 {
+	if err != nil {
 		return err
+	}
+	spec.decode(&d.Spec)
+	if got.Has == 0 {
+		return nil
 	}
 	got.Source = metrics.TimingLlamaCpp
 	if got.Has&metrics.ServerQueue != 0 {
 		got.Source = metrics.TimingMock
 	}
-	*t = got
+	d.Server = got
 	return nil
 }
 
-// parseMetaInfo reads SGLang's meta_info. With --enable-metrics it holds
-// queue_time (s) and the stamps of the request's life (Unix seconds:
-// request_received_ts, forward_entry_time, prefill_finished_time,
-// request_finished_ts), from which its prefill (forward entry to prefill
-// finished), decode (prefill finished to finished) and time to first token
-// follow; e2e_latency (s) comes with the last chunk either way.
-func parseMetaInfo(s *scanner, t *metrics.ServerTiming) error {
+// parseMetaInfo reads SGLang's meta_info in one pass: the server's account
+// of the request's time into d.Server, its spec-decode counts into d.Spec
+// and, for its native /generate (native), its prompt_tokens,
+// completion_tokens and finish_reason (an object, null until the end).
+//
+// With --enable-metrics meta_info holds queue_time (s) and the stamps of
+// the request's life (Unix seconds: request_received_ts,
+// forward_entry_time, prefill_finished_time, request_finished_ts), from
+// which its prefill (forward entry to prefill finished), decode (prefill
+// finished to finished) and time to first token follow; e2e_latency (s)
+// comes with the last chunk either way.
+func parseMetaInfo(s *scanner, d *Delta, native bool) error {
 	if s.peek() != '{' {
 		return s.skip()
 	}
@@ -88,6 +103,7 @@ func parseMetaInfo(s *scanner, t *metrics.ServerTiming) error {
 		hasPrefilled
 		hasFinished
 	)
+	spec := newSpecFields()
 	err := s.object(func(key []byte) error {
 		var dst *float64
 		var bit uint8
@@ -105,6 +121,14 @@ func parseMetaInfo(s *scanner, t *metrics.ServerTiming) error {
 		case "request_finished_ts":
 			dst, bit = &finished, hasFinished
 		default:
+			if native {
+				if ok, err := sglangUsage(s, key, d, &spec); ok {
+					return err
+				}
+			}
+			if ok, err := spec.field(s, key); ok {
+				return err
+			}
 			return s.skip()
 		}
 		x, ok, err := s.float()
@@ -116,6 +140,7 @@ func parseMetaInfo(s *scanner, t *metrics.ServerTiming) error {
 	if err != nil {
 		return err
 	}
+	spec.decode(&d.Spec)
 	var got metrics.ServerTiming
 	if has&hasQueue != 0 {
 		setDur(&got, metrics.ServerQueue, queue, 1e9)
@@ -137,7 +162,7 @@ func parseMetaInfo(s *scanner, t *metrics.ServerTiming) error {
 	}
 	// Chunks carry meta_info each: a later one adds what it knows.
 	got.Source = metrics.TimingSGLang
-	mergeTiming(t, &got)
+	mergeTiming(&d.Server, &got)
 	return nil
 }
 

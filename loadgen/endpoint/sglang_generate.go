@@ -90,7 +90,7 @@ func (d *sglangDecoder) parse(data []byte, out *Output) (Delta, error) {
 			return err
 		case "meta_info":
 			known = true
-			return parseSGLangMeta(&s, &delta)
+			return parseMetaInfo(&s, &delta, true)
 		case "error":
 			known = true
 			ev, err := parseErrorValue(&s)
@@ -133,42 +133,30 @@ func (d *sglangDecoder) parse(data []byte, out *Output) (Delta, error) {
 	return delta, nil
 }
 
-// parseSGLangMeta reads meta_info: the server's account of the request's
-// time (parseMetaInfo), and its prompt_tokens, completion_tokens and
-// finish_reason (an object, null until the end).
-func parseSGLangMeta(s *scanner, d *Delta) error {
-	if s.peek() != '{' {
-		return s.skip()
-	}
-	// The timing's fields and these are read from one pass: the scanner
-	// cannot go back, so the object is scanned twice from a saved cursor.
-	start := s.i
-	if err := parseMetaInfo(s, &d.Server); err != nil {
-		return err
-	}
-	end := s.i
-	s.i = start
-	err := s.object(func(key []byte) error {
-		switch string(key) {
-		case "prompt_tokens":
-			n, err := s.number()
-			d.Usage.Present, d.Usage.PromptTokens = true, n
-			d.Usage.Fields |= metrics.UsagePromptField
-			return err
-		case "completion_tokens":
-			n, err := s.number()
-			d.Usage.Present, d.Usage.CompletionTokens = true, n
-			d.Usage.Fields |= metrics.UsageCompletionField
-			return err
-		case "finish_reason":
-			if s.peek() != 'n' {
-				d.Finished = true
-			}
-			return s.skip()
-		default:
-			return s.skip()
+// sglangUsage reads the value of key when it is one of meta_info's
+// prompt_tokens, completion_tokens (also SGLang's spec-decode accept count
+// follows from it: spec) or finish_reason; it reports whether it was.
+func sglangUsage(s *scanner, key []byte, d *Delta, spec *specFields) (bool, error) {
+	switch string(key) {
+	case "prompt_tokens":
+		n, err := s.number()
+		d.Usage.Present, d.Usage.PromptTokens = true, n
+		d.Usage.Fields |= metrics.UsagePromptField
+		return true, err
+	case "completion_tokens":
+		null := s.peek() == 'n'
+		n, err := s.number()
+		d.Usage.Present, d.Usage.CompletionTokens = true, n
+		d.Usage.Fields |= metrics.UsageCompletionField
+		if !null && n >= 0 {
+			spec.completion = int64(n)
 		}
-	})
-	s.i = end
-	return err
+		return true, err
+	case "finish_reason":
+		if s.peek() != 'n' {
+			d.Finished = true
+		}
+		return true, s.skip()
+	}
+	return false, nil
 }

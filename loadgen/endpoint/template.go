@@ -33,6 +33,19 @@ type TemplateData struct {
 	Extra map[string]any
 }
 
+// NotJSONError is a body template whose rendering is not JSON: a
+// template that renders no JSON for one turn renders none for most (spec
+// tries one before a run starts).
+type NotJSONError struct {
+	// Template names it (a file, or the flag), Excerpt quotes the start
+	// of what it rendered, Hint says how to mend it.
+	Template, Excerpt, Hint string
+}
+
+func (e *NotJSONError) Error() string {
+	return fmt.Sprintf("body template %s rendered invalid JSON (%s); %s", e.Template, e.Excerpt, e.Hint)
+}
+
 // ParseTemplate parses a body template. Besides text/template's built-ins
 // it has json, which writes any value as JSON (so {{json .Text}} is a
 // quoted, escaped string).
@@ -50,6 +63,9 @@ func ParseTemplate(name, text string) (*template.Template, error) {
 }
 
 func (templateType) Body(e *Endpoint, r *Request) ([]byte, error) {
+	if e.Jinja != nil {
+		return jinjaBody(e, e.Jinja, r)
+	}
 	if e.Template == nil {
 		return nil, fmt.Errorf("endpoint type template needs a body template")
 	}
@@ -67,9 +83,16 @@ func (templateType) Body(e *Endpoint, r *Request) ([]byte, error) {
 		return nil, fmt.Errorf("body template: %w", err)
 	}
 	if !json.Valid(buf.Bytes()) {
-		return nil, fmt.Errorf("body template produced invalid JSON (%s); quote strings with {{json .Text}}", excerpt(buf.Bytes()))
+		return nil, &NotJSONError{Template: e.Template.Name(), Excerpt: excerpt(buf.Bytes()), Hint: "quote strings with {{json .Text}}"}
 	}
 	return buf.Bytes(), nil
 }
 
-func (templateType) Decoder(*Endpoint) Decoder { return openAIDecoder{} }
+func (templateType) Decoder(e *Endpoint) Decoder {
+	if e.Jinja != nil {
+		// AIPerf's form: its auto-detection when no response_field says
+		// where the text is.
+		return e.Jinja.auto
+	}
+	return openAIDecoder{}
+}

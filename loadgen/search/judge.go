@@ -15,14 +15,57 @@ import (
 type Sample struct {
 	// EndNs is when the request finished (run clock).
 	EndNs int64
-	// Failed is set for an error record, Err its error (for the reason
-	// a probe whose every request failed gives).
-	Failed bool
-	Err    metrics.Error
+	// Failed is set for an error record; Cancelled for one the client cut
+	// off (also Failed). Err is a failed one's error (for the reason a
+	// probe whose every request failed gives).
+	Failed, Cancelled bool
+	Err               metrics.Error
 	// Values holds, per objective of the Judging, the request's value of
-	// that metric in display units (NaN when it has none). Error-rate
-	// objectives read Failed instead.
+	// that metric in display units (NaN when it has none). Objectives on
+	// the requests as a whole (Objective.Window) read Failed, Cancelled
+	// and Tokens instead.
 	Values []float64
+	// Tokens is a successful request's output length, for
+	// OutputThroughput.
+	Tokens float64
+	// Latency, TTFT and ITL are a successful request's (ms; NaN: none),
+	// for the window's report.
+	Latency, TTFT, ITL float64
+}
+
+// Stats reads a probe's samples (ordered by EndNs) as a window's report.
+func (j Judging) Stats(samples []Sample) WindowStats {
+	c := j.count(samples)
+	w := WindowStats{Requests: c.n, Errors: c.failed - c.cancelled, Cancelled: c.cancelled, Throughput: math.NaN(), LatencyAvg: math.NaN()}
+	if c.n >= 2 && c.span > 0 {
+		w.Throughput = float64(c.n-1) / c.span
+	}
+	var lat, ttft, itl []float64
+	for _, s := range samples {
+		if s.Failed {
+			continue
+		}
+		for _, p := range []struct {
+			v  float64
+			to *[]float64
+		}{{s.Latency, &lat}, {s.TTFT, &ttft}, {s.ITL, &itl}} {
+			if !math.IsNaN(p.v) {
+				*p.to = append(*p.to, p.v)
+			}
+		}
+	}
+	if len(lat) > 0 {
+		w.LatencyAvg, _ = meanSD(lat)
+	}
+	for _, q := range []struct {
+		xs  []float64
+		out *[3]float64
+	}{{lat, &w.Latency}, {ttft, &w.TTFT}, {itl, &w.ITL}} {
+		for k, p := range []float64{50, 95, 99} {
+			q.out[k] = Percentile(q.xs, p)
+		}
+	}
+	return w
 }
 
 // Verdict is what a probe's samples say so far.
@@ -89,6 +132,12 @@ type Judging struct {
 	// their counts) clear of its limit on the side that passes, or one
 	// clear of it on the side that fails.
 	Settle bool
+	// Decisive passes or fails a probe that reached MinDuration and
+	// MinRequests only when those intervals settle the verdict; while one
+	// straddles its limit the probe is extended, up to MaxDuration, where
+	// the point values decide (marked unstable). Adaptive scale's windows
+	// are judged so.
+	Decisive bool
 }
 
 // chunks is how many consecutive parts a probe is split into to estimate
@@ -180,11 +229,11 @@ type Judgement struct {
 // elapsed. It passes or fails a probe once it has MinRequests over
 // MinDuration and a stable estimate (or reached MaxDuration), and fails it
 // early when an objective is clearly violated.
-func (j Judging) Judge(samples []Sample, elapsed time.Duration) Judgement {
+func (j Judging) Judge(samples []Sample, elapsed time.Duration) (out Judgement) {
 	j = j.withDefaults()
 	objs := j.objectives()
 	n := len(samples)
-	out := Judgement{Observed: map[string]float64{}}
+	out = Judgement{Observed: map[string]float64{}}
 	overall := make([]float64, len(objs))
 	for i, o := range objs {
 		overall[i] = j.observe(o, i, samples)
@@ -220,7 +269,7 @@ func (j Judging) Judge(samples []Sample, elapsed time.Duration) Judgement {
 	if n >= earlyMin {
 		last := samples[n-max(n/chunks, earlyMin/2):]
 		for i, o := range objs {
-			if o.Tag == Throughput || math.IsNaN(overall[i]) {
+			if spanRate(o.Tag) || math.IsNaN(overall[i]) {
 				continue // judged on the whole probe only; or no value to judge
 			}
 			if o.Excess(overall[i]) >= j.FailFactor-1 && o.Excess(j.observe(o, i, last)) >= j.FailFactor-1 && failureCountOK(o, samples) {
@@ -246,13 +295,31 @@ func (j Judging) Judge(samples []Sample, elapsed time.Duration) Judgement {
 		out.Reason = fmt.Sprintf("collecting: %d of %d requests, %s of %s", n, j.MinRequests, elapsed.Round(100*time.Millisecond), j.MinDuration)
 		return out
 	}
+	if j.Decisive {
+		if v, limiting, reason, ok := j.settled(objs, samples, overall); ok {
+			out.Verdict, out.Stable, out.Limiting = v, true, limiting
+			out.Reason = reason + fmt.Sprintf(" (its 95%% interval clear of the limit after %d requests, %s)", n, elapsed.Round(100*time.Millisecond))
+			return out
+		}
+		if elapsed < j.MaxDuration {
+			out.Reason = fmt.Sprintf("an interval straddles its limit after %d requests: extending (%s of at most %s)", n, elapsed.Round(100*time.Millisecond), j.MaxDuration)
+			return out
+		}
+		defer func() {
+			// Decided on the point values at the cap: not settled.
+			if out.Verdict != Undecided && out.Stable {
+				out.Stable = false
+				out.Reason += fmt.Sprintf(" (unsettled: an interval still straddles its limit after %s)", j.MaxDuration)
+			}
+		}()
+	}
 
 	// Stability: the probe's own variance, from the spread of each
 	// objective's percentile over consecutive chunks.
 	size := n / chunks
 	unstable := false
 	for i, o := range objs {
-		if o.Tag == ErrorRate || o.Tag == Throughput {
+		if o.Window() {
 			continue
 		}
 		var ps []float64
@@ -310,9 +377,10 @@ func (j Judging) settled(objs []Objective, samples []Sample, overall []float64) 
 		if math.IsNaN(lo) || math.IsNaN(hi) {
 			return Undecided, "", "", false
 		}
-		within, past := hi <= o.Limit, lo > o.Limit
+		// Within: the whole interval meets the limit; past: none of it does.
+		within, past := o.Met(hi), !o.Met(lo)
 		if o.HigherIsBetter {
-			within, past = lo >= o.Limit, hi < o.Limit
+			within, past = o.Met(lo), !o.Met(hi)
 		}
 		if past {
 			return Fail, o.Name(), fmt.Sprintf("%s %s misses its limit %g", o.Name(), fmtNum(overall[i]), o.Limit), true
@@ -333,37 +401,151 @@ func (j Judging) settled(objs []Objective, samples []Sample, overall []float64) 
 
 // interval is objective i's 95% interval over samples (NaN: none yet).
 func (j Judging) interval(o Objective, i int, samples []Sample) (lo, hi float64) {
-	switch o.Tag {
-	case ErrorRate:
-		f := 0
-		for _, s := range samples {
-			if s.Failed {
-				f++
-			}
-		}
-		return wilson(f, len(samples), settleZ)
-	case Throughput:
-		// The finishing rate's count over its span is Poisson: its
-		// interval from the count's.
-		n := len(samples)
-		span := float64(samples[n-1].EndNs-samples[0].EndNs) / 1e9
-		if n < 2 || !(span > 0) {
+	if o.Window() {
+		return j.windowInterval(o, samples)
+	}
+	xs := values(i, samples)
+	if len(xs) == 0 {
+		return math.NaN(), math.NaN()
+	}
+	switch o.Stat {
+	case StatMin, StatMax:
+		// An extreme has no interval of its own: the one seen decides.
+		v := statOf(o, xs)
+		return v, v
+	case StatAvg:
+		if len(xs) < 2 {
 			return math.NaN(), math.NaN()
 		}
-		d := settleZ * math.Sqrt(float64(n-1))
-		return (float64(n-1) - d) / span, (float64(n-1) + d) / span
+		m, sd := meanSD(xs)
+		d := settleZ * sd / math.Sqrt(float64(len(xs)))
+		return m - d, m + d
 	}
+	iv := stats.QuantileInterval(xs, o.Percentile/100, settleLevel)
+	return iv.Lo, iv.Hi
+}
+
+// windowInterval is a window objective's 95% interval: a proportion's
+// (Wilson's), or a rate's from its count (Poisson) over the span the
+// completions cover.
+func (j Judging) windowInterval(o Objective, samples []Sample) (lo, hi float64) {
+	c := j.count(samples)
+	switch o.Tag {
+	case ErrorRate:
+		return wilson(c.failed, c.n, settleZ)
+	case RequestErrorRate:
+		return wilson(c.failed-c.cancelled, c.n-c.cancelled, settleZ)
+	case SuccessRate:
+		return wilson(c.n-c.failed, c.n, settleZ)
+	case CancellationRate:
+		return wilson(c.cancelled, c.n, settleZ)
+	case GoodputRatio:
+		return wilson(c.good, c.n, settleZ)
+	}
+	if c.n < 2 || !(c.span > 0) {
+		return math.NaN(), math.NaN()
+	}
+	switch o.Tag {
+	case Goodput:
+		d := settleZ * math.Sqrt(float64(c.good))
+		return max(float64(c.good)-d, 0) / c.span, (float64(c.good) + d) / c.span
+	case OutputThroughput:
+		// The token count's spread is the request count's, scaled by the
+		// mean output length.
+		per := c.tokens / float64(max(c.n-c.failed, 1))
+		d := settleZ * math.Sqrt(float64(c.n-1)) * per
+		return max(c.tokens-d, 0) / c.span, (c.tokens + d) / c.span
+	}
+	d := settleZ * math.Sqrt(float64(c.n-1))
+	return (float64(c.n-1) - d) / c.span, (float64(c.n-1) + d) / c.span
+}
+
+// counts are a probe's requests as the window objectives read them.
+type counts struct {
+	n, failed, cancelled, good int
+	tokens                     float64
+	span                       float64 // seconds from the first completion to the last
+}
+
+// count tallies samples (ordered by EndNs). A request is good when it
+// succeeded and met every per-request objective.
+func (j Judging) count(samples []Sample) counts {
+	objs := j.objectives()
+	c := counts{n: len(samples)}
+	for _, s := range samples {
+		switch {
+		case s.Cancelled:
+			c.cancelled++
+			c.failed++
+			continue
+		case s.Failed:
+			c.failed++
+			continue
+		}
+		c.tokens += s.Tokens
+		good := true
+		for i, o := range objs {
+			if !o.Window() && (i >= len(s.Values) || !o.Met(s.Values[i])) {
+				good = false
+				break
+			}
+		}
+		if good {
+			c.good++
+		}
+	}
+	if c.n >= 2 {
+		c.span = float64(samples[c.n-1].EndNs-samples[0].EndNs) / 1e9
+	}
+	return c
+}
+
+// spanRate reports whether a window tag is a rate over the completions'
+// span (judged on the whole probe only, never on its latest part).
+func spanRate(tag string) bool { return tag == Throughput || tag == OutputThroughput || tag == Goodput }
+
+// values are objective i's values of the successful samples.
+func values(i int, samples []Sample) []float64 {
 	xs := make([]float64, 0, len(samples))
 	for _, s := range samples {
 		if !s.Failed && i < len(s.Values) && !math.IsNaN(s.Values[i]) {
 			xs = append(xs, s.Values[i])
 		}
 	}
+	return xs
+}
+
+// statOf is o's statistic of xs (NaN for none); a percentile sorts xs.
+func statOf(o Objective, xs []float64) float64 {
 	if len(xs) == 0 {
-		return math.NaN(), math.NaN()
+		return math.NaN()
 	}
-	iv := stats.QuantileInterval(xs, o.Percentile/100, settleLevel)
-	return iv.Lo, iv.Hi
+	switch o.Stat {
+	case StatAvg:
+		m, _ := meanSD(xs)
+		return m
+	case StatMin:
+		return slices.Min(xs)
+	case StatMax:
+		return slices.Max(xs)
+	}
+	return Percentile(xs, o.Percentile)
+}
+
+// meanSD is xs's mean and sample standard deviation.
+func meanSD(xs []float64) (mean, sd float64) {
+	for _, x := range xs {
+		mean += x
+	}
+	mean /= float64(len(xs))
+	if len(xs) < 2 {
+		return mean, 0
+	}
+	var ss float64
+	for _, x := range xs {
+		ss += (x - mean) * (x - mean)
+	}
+	return mean, math.Sqrt(ss / float64(len(xs)-1))
 }
 
 // wilson is Wilson's score interval of a proportion f of n at z.
@@ -388,38 +570,43 @@ func (j Judging) objectives() []Objective {
 
 // observe computes objective i over samples (ordered by EndNs).
 func (j Judging) observe(o Objective, i int, samples []Sample) float64 {
+	if !o.Window() {
+		return statOf(o, values(i, samples))
+	}
+	c := j.count(samples)
+	ratio := func(a, b int) float64 {
+		if b <= 0 {
+			return math.NaN()
+		}
+		return float64(a) / float64(b)
+	}
 	switch o.Tag {
 	case ErrorRate:
-		if len(samples) == 0 {
-			return math.NaN()
-		}
-		f := 0
-		for _, s := range samples {
-			if s.Failed {
-				f++
-			}
-		}
-		return float64(f) / float64(len(samples))
-	case Throughput:
-		// The rate the probe's requests finished at, from its first
-		// completion to its last: a server that falls behind finishes them
-		// further apart than they were offered. (Completions over the
-		// probe's whole time would count the requests still in flight as
-		// missing, and fail a probe a few latencies long whatever the
-		// server's capacity.)
-		n := len(samples)
-		if n < 2 || samples[n-1].EndNs <= samples[0].EndNs {
-			return math.NaN()
-		}
-		return float64(n-1) / (float64(samples[n-1].EndNs-samples[0].EndNs) / 1e9)
+		return ratio(c.failed, c.n)
+	case RequestErrorRate:
+		return ratio(c.failed-c.cancelled, c.n-c.cancelled)
+	case SuccessRate:
+		return ratio(c.n-c.failed, c.n)
+	case CancellationRate:
+		return ratio(c.cancelled, c.n)
+	case GoodputRatio:
+		return ratio(c.good, c.n)
 	}
-	xs := make([]float64, 0, len(samples))
-	for _, s := range samples {
-		if !s.Failed && i < len(s.Values) && !math.IsNaN(s.Values[i]) {
-			xs = append(xs, s.Values[i])
-		}
+	// The rate the probe's requests finished at, from its first completion
+	// to its last: a server that falls behind finishes them further apart
+	// than they were offered. (Completions over the probe's whole time
+	// would count the requests still in flight as missing, and fail a
+	// probe a few latencies long whatever the server's capacity.)
+	if c.n < 2 || !(c.span > 0) {
+		return math.NaN()
 	}
-	return Percentile(xs, o.Percentile)
+	switch o.Tag {
+	case Goodput:
+		return float64(c.good) / c.span
+	case OutputThroughput:
+		return c.tokens / c.span
+	}
+	return float64(c.n-1) / c.span
 }
 
 // failures counts the failed samples.
@@ -459,7 +646,7 @@ func topError(samples []Sample) (metrics.Error, int) {
 // failureCountOK keeps a handful of early failures from failing an error
 // rate objective on their own: an early cut needs at least 3 failures.
 func failureCountOK(o Objective, samples []Sample) bool {
-	if o.Tag != ErrorRate {
+	if o.Tag != ErrorRate && o.Tag != RequestErrorRate && o.Tag != CancellationRate {
 		return true
 	}
 	f := 0

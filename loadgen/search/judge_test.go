@@ -191,3 +191,75 @@ func TestLowestRate(t *testing.T) {
 		}
 	}
 }
+
+func TestJudgeDecisiveExtendsWhileAnIntervalStraddles(t *testing.T) {
+	t.Parallel()
+	rng := rand.New(rand.NewPCG(3, 4))
+	j := Judging{Objectives: []Objective{{Tag: "time_to_first_token", Percentile: 95, Limit: 100}}, MinDuration: time.Second,
+		MaxDuration: 3 * time.Second, MinRequests: 40, Decisive: true}
+	near := samples(100, func(int) float64 { return 105.3 * rng.Float64() }) // p95 ≈ 100
+	if got := j.Judge(near, 2*time.Second); got.Verdict != Undecided || !strings.Contains(got.Reason, "straddles") {
+		t.Errorf("near the limit before the cap: %+v", got)
+	}
+	if got := j.Judge(near, 3*time.Second); got.Verdict == Undecided || got.Stable {
+		t.Errorf("near the limit at the cap: decided and unstable, got %+v", got)
+	}
+	clear := samples(100, func(int) float64 { return 40 + rng.Float64() })
+	if got := j.Judge(clear, time.Second); got.Verdict != Pass || !got.Stable || !strings.Contains(got.Reason, "interval clear") {
+		t.Errorf("clear of the limit: %+v", got)
+	}
+}
+
+func TestJudgeWindowObjectives(t *testing.T) {
+	t.Parallel()
+	lat := Objective{Tag: "request_latency", Stat: StatAvg, Limit: 100}
+	mk := func() []Sample {
+		s := samples(100, func(i int) float64 { return float64(50 + 100*(i%4/3)) }) // every 4th is 150 ms
+		for i := range s {
+			s[i].Tokens = 10
+		}
+		for i := range 10 {
+			s[i*10].Failed = true
+			if i < 4 {
+				s[i*10].Cancelled = true
+			}
+		}
+		return s
+	}
+	for _, tc := range []struct {
+		o    Objective
+		want float64
+	}{
+		{Objective{Tag: SuccessRate, Limit: 0.5, HigherIsBetter: true}, 0.9},
+		{Objective{Tag: CancellationRate, Limit: 0.5}, 0.04},
+		{Objective{Tag: RequestErrorRate, Limit: 0.5}, 6.0 / 96},
+		{Objective{Tag: ErrorRate, Limit: 0.5}, 0.1},
+		// samples end 10 ms apart: 99 gaps over 0.99 s; 90 successes of 10 tokens.
+		{Objective{Tag: OutputThroughput, Limit: 1, HigherIsBetter: true}, 900 / 0.99},
+	} {
+		j := Judging{Objectives: []Objective{tc.o}, MinDuration: time.Second}
+		got := j.Judge(mk(), 2*time.Second).Observed[tc.o.Name()]
+		if math.Abs(got-tc.want) > 1e-9 {
+			t.Errorf("%s = %v, want %v", tc.o.Name(), got, tc.want)
+		}
+	}
+	// Good: met the per-request latency (≤ 100 ms) and succeeded.
+	j := Judging{Objectives: []Objective{{Tag: "request_latency", Percentile: 99, Limit: 100}, {Tag: GoodputRatio, Limit: 0.1, HigherIsBetter: true}}, MinDuration: time.Second}
+	s := mk()
+	good := 0
+	for _, x := range s {
+		if !x.Failed && x.Values[0] <= 100 {
+			good++
+		}
+	}
+	if got := j.Judge(s, 2*time.Second).Observed[GoodputRatio]; math.Abs(got-float64(good)/100) > 1e-9 {
+		t.Errorf("goodput_ratio %v, want %v", got, float64(good)/100)
+	}
+	if got := (Judging{Objectives: []Objective{lat}, MinDuration: time.Second}).Judge(s, 2*time.Second).Observed["avg(request_latency)"]; got < 50 || got > 150 {
+		t.Errorf("avg(request_latency) = %v", got)
+	}
+	strict := Objective{Tag: "request_latency", Stat: StatMax, Limit: 150, Strict: true}
+	if strict.Met(150) || !strict.Met(149) || strict.Name() != "max(request_latency)" || strict.String() != "request_latency:max:150" {
+		t.Errorf("a strict max limit: met(150) %v, name %s, string %s", strict.Met(150), strict.Name(), strict.String())
+	}
+}

@@ -39,6 +39,10 @@ type Live struct {
 	// OnUpdate, when set, sees the running judgement of the probe in
 	// progress (for the dashboard and the simple UI).
 	OnUpdate func(Probe)
+	// NoKeepUp leaves out a request-rate probe's implicit objective that
+	// requests finish at the offered rate (adaptive scale judges its SLAs
+	// alone, as AIPerf's).
+	NoKeepUp bool
 
 	mu      sync.Mutex
 	stage   int // the latest stage started, -1 before any
@@ -69,15 +73,20 @@ func (l *Live) WriteRecord(r *metrics.Record, v *metrics.Values, _ bool) {
 	if r.Phase != metrics.Profile {
 		return
 	}
-	s := Sample{EndNs: r.EndNs, Failed: r.Failed(), Values: make([]float64, len(l.Judging.Objectives))}
+	s := Sample{EndNs: r.EndNs, Failed: r.Failed(), Cancelled: r.Cancelled, Values: make([]float64, len(l.Judging.Objectives))}
 	if r.Err != nil {
 		s.Err = *r.Err
 	}
 	for i, o := range l.Judging.Objectives {
 		s.Values[i] = math.NaN()
-		if o.Tag != ErrorRate && !s.Failed {
+		if !o.Window() && !s.Failed {
 			s.Values[i] = v.Get(metrics.Tag(o.Tag))
 		}
+	}
+	s.Latency, s.TTFT, s.ITL = math.NaN(), math.NaN(), math.NaN()
+	if !s.Failed {
+		s.Tokens = v.Get(metrics.OSL)
+		s.Latency, s.TTFT, s.ITL = v.Get(metrics.RequestLatency), v.Get(metrics.TTFT), v.Get(metrics.ITL)
 	}
 	sentNs := r.SentNs
 	l.mu.Lock()
@@ -123,9 +132,11 @@ func (l *Live) Probe(ctx context.Context, value float64) (Probe, error) {
 		}
 	}
 	// Wait for the stage the change started (none when the session was
-	// already at value: the stage in progress is then the probe's).
+	// already at value: the stage in progress is then the probe's, judged
+	// on what it finishes from now on, a window of its own).
 	var stage int
 	var stageAt int64
+	asked := l.Now()
 	for {
 		l.mu.Lock()
 		stage, stageAt = l.stage, l.stageAt
@@ -147,10 +158,13 @@ func (l *Live) Probe(ctx context.Context, value float64) (Probe, error) {
 			return Probe{}, ctx.Err()
 		}
 	}
-	if rate := value; l.Control.State().Mode == loadgen.ControlRequestRate {
+	if rate := value; l.Control.State().Mode == loadgen.ControlRequestRate && !l.NoKeepUp {
 		j.OfferedRate = rate
 	}
 	judgeFrom := stageAt + int64(settle)
+	if stage == before {
+		judgeFrom = max(judgeFrom, asked)
+	}
 	for {
 		if !loadgen.Sleep(ctx, tick) {
 			return Probe{}, ctx.Err()
@@ -166,6 +180,9 @@ func (l *Live) Probe(ctx context.Context, value float64) (Probe, error) {
 			jd.Reason = fmt.Sprintf("inconclusive (%d of %d needed after %s): too few requests finish at this load to judge it", len(ss), j.MinRequests, elapsed.Round(time.Second))
 		}
 		p := Probe{Stage: stage, Value: value, Judgement: jd, Requests: len(ss), Duration: elapsed, DurationSec: elapsed.Seconds()}
+		if jd.Verdict != Undecided {
+			p.Stats = j.Stats(ss)
+		}
 		if l.OnUpdate != nil {
 			l.OnUpdate(p)
 		}

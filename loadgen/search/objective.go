@@ -28,6 +28,42 @@ const Throughput = "request_throughput"
 // at.
 const DefaultPercentile = 95
 
+// The window-level pseudo-metrics of AIPerf's adaptive-scale SLAs, each
+// a rate or a proportion of a probe's requests rather than a per-request
+// value.
+const (
+	// RequestErrorRate is failed requests over finished ones, cancelled
+	// requests left out of both (AIPerf's request_error_rate); ErrorRate
+	// counts every failure, cancellations included.
+	RequestErrorRate = "request_error_rate"
+	// SuccessRate is successful requests over all finished ones.
+	SuccessRate = "success_rate"
+	// CancellationRate is cancelled requests over all finished ones.
+	CancellationRate = "cancellation_rate"
+	// OutputThroughput is the output tokens of successful requests a
+	// second, over the span their completions cover.
+	OutputThroughput = "output_token_throughput"
+	// Goodput is requests a second that met every per-request objective;
+	// GoodputRatio their share of all finished requests.
+	Goodput      = "goodput"
+	GoodputRatio = "goodput_ratio"
+)
+
+// Statistics of a per-request metric other than a percentile.
+const (
+	StatAvg = "avg"
+	StatMin = "min"
+	StatMax = "max"
+)
+
+// windowTags are the pseudo-metrics read off a probe's requests as a whole.
+var windowTags = map[string]bool{ErrorRate: true, Throughput: true, RequestErrorRate: true, SuccessRate: true,
+	CancellationRate: true, OutputThroughput: true, Goodput: true, GoodputRatio: true}
+
+// Window reports whether the objective is on a probe's requests as a whole
+// (a rate or a proportion) rather than on each request's value.
+func (o Objective) Window() bool { return windowTags[o.Tag] }
+
 // Objective is one SLO of a search or a stop condition: the metric's
 // percentile must stay at or under Limit (at or over it for a metric where
 // higher is better).
@@ -42,32 +78,50 @@ type Objective struct {
 	Limit float64
 	// HigherIsBetter makes Limit a floor.
 	HigherIsBetter bool
+	// Stat, when set (StatAvg, StatMin, StatMax), is the statistic judged
+	// instead of the percentile.
+	Stat string
+	// Strict makes the limit exclusive (AIPerf's lt and gt): a value at it
+	// misses.
+	Strict bool
 }
 
 // String is the objective as the flag takes it: time_to_first_token:p95:200.
 func (o Objective) String() string {
-	if o.Tag == ErrorRate || o.Tag == Throughput {
+	if o.Window() {
 		return o.Tag + ":" + strconv.FormatFloat(o.Limit, 'g', -1, 64)
 	}
-	return fmt.Sprintf("%s:p%s:%s", o.Tag, strconv.FormatFloat(o.Percentile, 'g', -1, 64), strconv.FormatFloat(o.Limit, 'g', -1, 64))
+	return fmt.Sprintf("%s:%s:%s", o.Tag, o.statName(), strconv.FormatFloat(o.Limit, 'g', -1, 64))
+}
+
+// statName is the statistic as AIPerf writes it: p95, avg, min, max.
+func (o Objective) statName() string {
+	if o.Stat != "" {
+		return o.Stat
+	}
+	return "p" + strconv.FormatFloat(o.Percentile, 'g', -1, 64)
 }
 
 // Name is the observed quantity: p95(time_to_first_token), error_rate.
 func (o Objective) Name() string {
-	if o.Tag == ErrorRate || o.Tag == Throughput {
+	if o.Window() {
 		return o.Tag
 	}
-	return fmt.Sprintf("p%s(%s)", strconv.FormatFloat(o.Percentile, 'g', -1, 64), o.Tag)
+	return fmt.Sprintf("%s(%s)", o.statName(), o.Tag)
 }
 
 // Met reports whether an observed value meets the objective (NaN does
 // not).
 func (o Objective) Met(v float64) bool {
-	if math.IsNaN(v) {
+	switch {
+	case math.IsNaN(v):
 		return false
-	}
-	if o.HigherIsBetter {
+	case o.HigherIsBetter && o.Strict:
+		return v > o.Limit
+	case o.HigherIsBetter:
 		return v >= o.Limit
+	case o.Strict:
+		return v < o.Limit
 	}
 	return v <= o.Limit
 }
@@ -78,6 +132,8 @@ func (o Objective) Excess(v float64) float64 {
 	switch {
 	case math.IsNaN(v):
 		return math.Inf(1)
+	case o.Strict && v == o.Limit:
+		return math.SmallestNonzeroFloat64 // at an exclusive limit: just missed
 	case o.HigherIsBetter:
 		if v >= o.Limit {
 			return 0

@@ -33,6 +33,24 @@ type Probe struct {
 	Duration time.Duration `json:"-"`
 	// DurationSec is Duration in seconds, for the export.
 	DurationSec float64 `json:"duration_sec"`
+	// Stats are the judged requests' counts and headline latencies, as
+	// adaptive scale's windows report them.
+	Stats WindowStats `json:"-"`
+}
+
+// WindowStats are a probe's judged requests as AIPerf's adaptive scale
+// reports a window: counts, the finishing rate, latency percentiles.
+type WindowStats struct {
+	// Requests counts them all; Errors the failed ones that were not
+	// cancelled; Cancelled the ones the client cut off.
+	Requests, Errors, Cancelled int
+	// Throughput is the requests a second they finished at (NaN: fewer
+	// than two).
+	Throughput float64
+	// Latency, TTFT and ITL are p50, p95 and p99 in ms of the successful
+	// ones (NaN: none); LatencyAvg their mean latency.
+	Latency, TTFT, ITL [3]float64
+	LatencyAvg         float64
 }
 
 // Config bounds a search. Zero fields take their defaults.

@@ -211,6 +211,9 @@ type Record struct {
 	EndNs   int64
 	// Stage is the sweep stage (-1 when the record names none).
 	Stage int
+	// Model is the model the request named in a run of several ("": one
+	// model, or a file that does not say).
+	Model string
 	// Phase is benchmark_phase ("profile", "warmup"); empty when absent.
 	Phase string
 	// Metrics are the scalar metrics in display units (arrays such as
@@ -496,6 +499,9 @@ func parseRecord(line []byte) (Record, error) {
 	if v, ok := rr.Metadata["benchmark_phase"]; ok {
 		_ = json.Unmarshal(v, &rec.Phase)
 	}
+	if v, ok := rr.Surge["model"]; ok {
+		_ = json.Unmarshal(v, &rec.Model)
+	}
 	for tag, v := range rr.Metrics {
 		var m struct {
 			Value json.RawMessage `json:"value"`
@@ -751,6 +757,30 @@ func RunLevelOf(recs []Record, tag string) (float64, string, bool) {
 		return float64(ok) / dur, "requests/sec", dur > 0
 	case "output_token_throughput":
 		return osl / dur, "tokens/sec", dur > 0 && osl > 0
+	case "spec_decode_token_weighted_acceptance_length", "spec_decode_overall_draft_acceptance_rate":
+		return specOf(recs, tag)
 	}
 	return 0, "", false
+}
+
+// specOf is a run-level spec-decode metric from the records' own:
+// 1 + Σ accepted / Σ steps, or 100 × Σ accepted / Σ proposed over the
+// requests that said what they proposed.
+func specOf(recs []Record, tag string) (float64, string, bool) {
+	var steps, acc, accOfDrafted, drafted float64
+	for _, rec := range recs {
+		s, ok := rec.Metrics["spec_decode_steps"]
+		if rec.Failed() || !ok {
+			continue
+		}
+		a := rec.Metrics["spec_decode_accepted_draft_tokens"]
+		steps, acc = steps+s, acc+a
+		if d, ok := rec.Metrics["spec_decode_draft_tokens"]; ok {
+			drafted, accOfDrafted = drafted+d, accOfDrafted+a
+		}
+	}
+	if tag == "spec_decode_token_weighted_acceptance_length" {
+		return 1 + acc/steps, "ratio", steps > 0
+	}
+	return 100 * accOfDrafted / drafted, "%", drafted > 0
 }

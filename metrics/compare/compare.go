@@ -24,6 +24,7 @@ import (
 var DefaultMetrics = append([]string{
 	"time_to_first_token", "inter_token_latency", "request_latency",
 	"output_token_throughput_per_user", "output_sequence_length",
+	"spec_decode_acceptance_length", "spec_decode_draft_acceptance_rate",
 	// The parts of the time breakdown, where the runs have them: which
 	// part moved (docs/time-breakdown.md).
 }, breakdownTags()...)
@@ -44,7 +45,8 @@ var DefaultStats = []string{"p50", "p90", "p99"}
 // interval): from the summary export where it has them, else computed from
 // the records.
 var RunLevelMetrics = []string{"request_throughput", "output_token_throughput", "request_count", "error_request_count",
-	"cost_per_1m_output_tokens", "cost_per_1m_total_tokens"}
+	"cost_per_1m_output_tokens", "cost_per_1m_total_tokens",
+	"spec_decode_token_weighted_acceptance_length", "spec_decode_overall_draft_acceptance_rate"}
 
 // Options configure Compare.
 type Options struct {
@@ -211,6 +213,9 @@ func Compare(runs []*artifact.Run, o Options) (*Result, error) {
 		other := groups(r)
 		pairs, warn := match(runs[0], r, base, other)
 		res.Warnings = append(res.Warnings, warn...)
+		modelPairs, warn := matchModels(runs[0], r)
+		pairs = append(pairs, modelPairs...)
+		res.Warnings = append(res.Warnings, warn...)
 		for _, p := range pairs {
 			c := Comparison{A: runs[0].Name, B: r.Name, Stage: p.a.label}
 			for _, tag := range metrics {
@@ -282,6 +287,8 @@ func Better(tag, unit string) string {
 		return "higher"
 	case strings.Contains(tag, "error"):
 		return "lower"
+	case strings.Contains(tag, "acceptance") || strings.Contains(tag, "accepted_per_verified"):
+		return "higher" // speculative decoding: more drafts accepted
 	}
 	return ""
 }
@@ -336,13 +343,67 @@ func unitOf(a, b *artifact.Run, tag string) string {
 	return b.Unit(tag)
 }
 
-// group is the records of one whole run or one sweep stage.
+// group is the records of one whole run, one sweep stage or one model.
 type group struct {
-	label string // "" for a whole run, else "concurrency 8"
-	stage int    // the stage's index; −1 for a whole run
+	label string // "" for a whole run, else "concurrency 8" or "model m"
+	stage int    // the stage's index; −1 for a whole run or a model
 	mode  string
 	value float64
+	model string // the model of a model's group ("": not one)
 	recs  []artifact.Record
+}
+
+// modelGroups splits a run of several models into one group per model,
+// by the model each record names (nil for a run of one).
+func modelGroups(r *artifact.Run) map[string]group {
+	by := map[string][]artifact.Record{}
+	for _, rec := range r.Profile() {
+		if rec.Model != "" {
+			by[rec.Model] = append(by[rec.Model], rec)
+		}
+	}
+	if len(by) < 2 {
+		return nil
+	}
+	out := map[string]group{}
+	for m, recs := range by {
+		out[m] = group{label: "model " + m, stage: -1, model: m, recs: recs}
+	}
+	return out
+}
+
+// matchModels pairs the models two runs of several models share, each
+// compared on its own requests; a model only one run has is said.
+func matchModels(ra, rb *artifact.Run) ([]pair, []string) {
+	a, b := modelGroups(ra), modelGroups(rb)
+	if a == nil || b == nil {
+		return nil, nil
+	}
+	var out []pair
+	var warn []string
+	for _, m := range modelNames(a) {
+		if gb, ok := b[m]; ok {
+			out = append(out, pair{a[m], gb})
+		} else {
+			warn = append(warn, fmt.Sprintf("%s's model %s has no match in %s", ra.Name, m, rb.Name))
+		}
+	}
+	for _, m := range modelNames(b) {
+		if _, ok := a[m]; !ok {
+			warn = append(warn, fmt.Sprintf("%s's model %s has no match in %s", rb.Name, m, ra.Name))
+		}
+	}
+	return out, warn
+}
+
+// modelNames are m's keys (model names) in order.
+func modelNames[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	return keys
 }
 
 // groups splits a run into its sweep stages (when the summary lists two
@@ -437,7 +498,7 @@ func runLevel(ra, rb *artifact.Run, p pair) []RunLevel {
 }
 
 func levelValue(r *artifact.Run, g group, tag string) (float64, string, bool) {
-	if r.Summary != nil {
+	if r.Summary != nil && g.model == "" {
 		if g.stage < 0 {
 			if s, ok := r.Summary.Metrics[tag]; ok {
 				return s.Avg, s.Unit, true

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"flag"
+	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -417,6 +418,94 @@ func TestAIPerfRecords(t *testing.T) {
 	}
 	if len(res.Check.Notes) != 1 || !strings.Contains(res.Check.Notes[0], "aiperf has no workload fingerprint") {
 		t.Errorf("notes %q", res.Check.Notes)
+	}
+}
+
+// TestModelsCompareModelByModel: two runs of the same two models compare
+// the whole runs, then each model on its own requests.
+func TestModelsCompareModelByModel(t *testing.T) {
+	t.Parallel()
+	write := func(ttftA, ttftB float64) string {
+		dir := t.TempDir()
+		var b strings.Builder
+		for i := range 60 {
+			m, ttft := "a", ttftA
+			if i%3 == 0 {
+				m, ttft = "b", ttftB
+			}
+			ttft += float64(i % 7)
+			fmt.Fprintf(&b, `{"metadata":{"benchmark_phase":"profiling","request_start_ns":%d,"request_end_ns":%d},"metrics":{"time_to_first_token":{"value":%g,"unit":"ms"},"request_latency":{"value":%g,"unit":"ms"}},"error":null,"surge":{"stage":0,"model":%q}}`+"\n",
+				int64(i)*1e8, int64(i)*1e8+5e8, ttft, ttft+400, m)
+		}
+		if err := os.WriteFile(filepath.Join(dir, "profile_export.jsonl"), []byte(b.String()), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return dir
+	}
+	runs, err := artifact.LoadAll([]string{write(50, 80), write(50, 40)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := Compare(runs, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var labels []string
+	for _, c := range res.Comparisons {
+		labels = append(labels, c.Stage)
+	}
+	if diff := cmp.Diff([]string{"", "model a", "model b"}, labels); diff != "" {
+		t.Fatalf("comparisons (-want +got):\n%s", diff)
+	}
+	a, b := metric(t, res.Comparisons[1], "time_to_first_token"), metric(t, res.Comparisons[2], "time_to_first_token")
+	if a.NA != 40 || b.NA != 20 || stat(t, a, "p50").Significant || !stat(t, b, "p50").Significant || stat(t, b, "p50").Rel > -0.3 {
+		t.Errorf("model a %+v, model b %+v: want b alone faster", stat(t, a, "p50"), stat(t, b, "p50"))
+	}
+}
+
+// TestSpecDecodeCompared: a draft model that accepts more shows as a
+// better acceptance length (per request, with its interval) and as the
+// run's token-weighted length and draft acceptance.
+func TestSpecDecodeCompared(t *testing.T) {
+	t.Parallel()
+	write := func(acceptedPerStep int) string {
+		dir := t.TempDir()
+		var b strings.Builder
+		for i := range 60 {
+			steps := 20 + i%5
+			acc := acceptedPerStep*steps + i%3
+			fmt.Fprintf(&b, `{"metadata":{"benchmark_phase":"profiling","request_start_ns":%d,"request_end_ns":%d},"metrics":{"request_latency":{"value":%d,"unit":"ms"},"spec_decode_acceptance_length":{"value":%g,"unit":"ratio"},"spec_decode_draft_acceptance_rate":{"value":%g,"unit":"%%"},"spec_decode_steps":{"value":%d,"unit":"count"},"spec_decode_accepted_draft_tokens":{"value":%d,"unit":"tokens"},"spec_decode_draft_tokens":{"value":%d,"unit":"tokens"}},"error":null}`+"\n",
+				int64(i)*1e8, int64(i)*1e8+5e8, 400+i, 1+float64(acc)/float64(steps), 100*float64(acc)/float64(4*steps), steps, acc, 4*steps)
+		}
+		if err := os.WriteFile(filepath.Join(dir, "profile_export.jsonl"), []byte(b.String()), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return dir
+	}
+	runs, err := artifact.LoadAll([]string{write(1), write(2)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := Compare(runs, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := res.Comparisons[0]
+	m := metric(t, c, "spec_decode_acceptance_length")
+	if m.Better != "higher" || !stat(t, m, "p50").Significant || stat(t, m, "p50").Rel < 0.4 {
+		t.Errorf("acceptance length %+v: want B's significantly higher", stat(t, m, "p50"))
+	}
+	metric(t, c, "spec_decode_draft_acceptance_rate")
+	var got []string
+	for _, rl := range c.RunLevel {
+		if strings.HasPrefix(rl.Tag, "spec_decode") {
+			got = append(got, fmt.Sprintf("%s %.3f %.3f", rl.Tag, float64(rl.A), float64(rl.B)))
+		}
+	}
+	// Σ accepted: 60 steps' worth of 1 or 2 per step plus 60 (i%3); Σ steps 1320.
+	want := []string{"spec_decode_token_weighted_acceptance_length 2.045 3.045", "spec_decode_overall_draft_acceptance_rate 26.136 51.136"}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("run level (-want +got):\n%s", diff)
 	}
 }
 

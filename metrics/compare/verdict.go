@@ -8,15 +8,17 @@ import (
 
 // shortNames are the names verdicts use for the common metrics.
 var shortNames = map[string]string{
-	"time_to_first_token":              "TTFT",
-	"time_to_second_token":             "TTST",
-	"time_to_first_output_token":       "TTFO",
-	"inter_token_latency":              "ITL",
-	"inter_chunk_latency":              "ICL",
-	"request_latency":                  "request latency",
-	"output_token_throughput_per_user": "output tokens/s per user",
-	"output_sequence_length":           "OSL",
-	"input_sequence_length":            "ISL",
+	"time_to_first_token":               "TTFT",
+	"time_to_second_token":              "TTST",
+	"time_to_first_output_token":        "TTFO",
+	"inter_token_latency":               "ITL",
+	"inter_chunk_latency":               "ICL",
+	"request_latency":                   "request latency",
+	"output_token_throughput_per_user":  "output tokens/s per user",
+	"output_sequence_length":            "OSL",
+	"input_sequence_length":             "ISL",
+	"spec_decode_acceptance_length":     "acceptance length",
+	"spec_decode_draft_acceptance_rate": "draft acceptance",
 	// The time breakdown's parts.
 	"time_breakdown_client":       "client time",
 	"time_breakdown_network":      "network time",

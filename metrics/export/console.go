@@ -121,6 +121,10 @@ func Console(w io.Writer, title string, s *metrics.Summary, opts ...ConsoleOptio
 		fmt.Fprintln(lines)
 	}
 	consoleSessions(lines, s.Sessions)
+	consoleModels(lines, s.Models)
+	if !o.wide {
+		consoleSpec(lines, s) // the wide table has its rows
+	}
 	if o.wide {
 		consolePrecision(w, labels, s)
 	} else {
@@ -212,6 +216,9 @@ func consoleTable(w io.Writer, s *metrics.Summary) (labels, total int) {
 		if v, ok := s.Run[d.Tag]; ok && !d.NoConsole {
 			fmt.Fprintf(w, "%-*s  %s\n", widths[0], runLabels[d.Tag], short(v))
 		}
+	}
+	if line := metrics.SpecHistogramLine(s.SpecHistogram); line != "" {
+		fmt.Fprintln(w, line)
 	}
 	if s.SchedulerLag.Count > 0 {
 		fmt.Fprintf(w, "%-*s  p50 %s  p99 %s\n", widths[0], "Scheduler Lag (ms)", short(s.SchedulerLag.P50), short(s.SchedulerLag.P99))

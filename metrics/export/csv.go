@@ -55,6 +55,7 @@ func CSV(w io.Writer, s *metrics.Summary, opts ...CSVOption) error {
 	}
 	writeCountsCSV(cw, s)
 	writeSessionsCSV(cw, s.Sessions)
+	writeModelsCSV(cw, s.Models)
 	writePrecisionCSV(cw, s)
 	writeTelemetryCSV(cw, cfg.telemetry)
 	cw.Flush()

@@ -84,6 +84,11 @@ func fixture(t *testing.T, sink metrics.RecordSink) *metrics.Summary {
 			// alone: the summary counts it and warns past 1%).
 			rec.FirstTokenShared = true
 		}
+		// A draft model proposed 3 tokens a step; 2 steps accepted
+		// n−2 of them (vLLM's per-request spec-decode metrics).
+		rec.SpecDecode = metrics.SpecDecode{Engine: metrics.SpecVLLM, Steps: 2, Accepted: int32(n - 2), Drafted: 6, Buckets: 4}
+		rec.SpecDecode.Hist[1]++
+		rec.SpecDecode.Hist[n-3]++
 		if i == 9 {
 			// A reasoning answer: its first event is reasoning.
 			rec.FirstContentNs, rec.ReasoningEvents = toks[1], 1

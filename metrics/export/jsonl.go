@@ -101,8 +101,11 @@ const SurgeKey = "surge"
 // late it went, how long it waited for a concurrency slot, and how its
 // numbers were taken.
 type lineSurge struct {
-	Stage      int   `json:"stage"`
-	IntendedNs int64 `json:"intended_ns,omitempty"`
+	Stage int `json:"stage"`
+	// Model is the model the request named, in a run that shares its
+	// requests among several.
+	Model      string `json:"model,omitempty"`
+	IntendedNs int64  `json:"intended_ns,omitempty"`
 	// SentNs is when the request's last byte was written: the start of
 	// the *_from_send metrics (request_start_ns is AIPerf's start).
 	SentNs     int64 `json:"request_sent_ns"`
@@ -323,7 +326,7 @@ func (j *JSONL) metadata(r *metrics.Record, v *metrics.Values, good bool) (lineM
 		EndNs: j.epoch(r.EndNs), WorkerID: j.worker, RecordProcessorID: j.processor, Phase: phaseName(r.Phase),
 		WasCancelled: r.Cancelled,
 	}
-	sg := lineSurge{Stage: r.Stage, IntendedNs: j.epoch(r.IntendedNs), SentNs: j.epoch(r.SentNs),
+	sg := lineSurge{Stage: r.Stage, Model: r.Model, IntendedNs: j.epoch(r.IntendedNs), SentNs: j.epoch(r.SentNs),
 		SlotWaitNs: r.SlotWaitNs, PrefillWaitNs: r.PrefillWaitNs, RetryAfter: r.RetryAfter, ConnRetries: r.ConnectionRetries,
 		ToolRound: r.ToolRound, ToolWaitNs: r.ToolWaitNs, ToolCalls: len(r.ToolCalls), ToolCallErrors: r.ToolCallErrors,
 		UnknownToolResults: r.UnknownToolResults, ContextTokens: r.ContextTokens}

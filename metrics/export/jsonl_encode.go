@@ -182,6 +182,9 @@ func appendSurge(b []byte, md *lineSurge) ([]byte, error) {
 		}
 	}
 	b = strconv.AppendInt(append(b, `{"stage":`...), int64(md.Stage), 10)
+	if md.Model != "" {
+		str(`,"model":`, md.Model)
+	}
 	if md.IntendedNs != 0 {
 		b = strconv.AppendInt(append(b, `,"intended_ns":`...), md.IntendedNs, 10)
 	}

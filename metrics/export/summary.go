@@ -44,6 +44,9 @@ type Run struct {
 	// Fingerprint is the run's fingerprint (metrics/fingerprint; nil:
 	// omitted).
 	Fingerprint any
+	// LoRA maps a model name that is a LoRA adapter to its base model,
+	// for the per-model results.
+	LoRA map[string]string
 }
 
 // StateFile is the export's sidecar holding the run's metrics state
@@ -115,6 +118,12 @@ func JSON(w io.Writer, s *metrics.Summary, run Run) error {
 	}
 	if s.Sessions != nil {
 		o.set("sessions", sessionsValue(s.Sessions))
+	}
+	if s.Models != nil {
+		o.set("models", modelsValue(s.Models, run.LoRA))
+	}
+	if h := metrics.SpecHistogramJSON(s.SpecHistogram); h != nil {
+		o.set("pooled_spec_decode_acceptance_histogram", h)
 	}
 	if s.Warmup != nil {
 		w := newObject()

@@ -127,6 +127,7 @@ func rowsOf(r *artifact.Run, uid string, repeat int, cfg importConfig) []Row {
 		}
 	}
 	fromSummary(&whole, r)
+	modelMetrics(&whole, r)
 	if !sweep {
 		recordIntervals(&whole, r.Profile(), s)
 		return []Row{whole}

@@ -37,7 +37,16 @@ type TrendQuery struct {
 // per-request metric (the trend finds out which it is) and avg for a
 // run-level one.
 func ParseMetric(s string) (metric, stat string, err error) {
-	metric, stat, _ = strings.Cut(strings.TrimSpace(s), ".")
+	s = strings.TrimSpace(s)
+	metric = s
+	// The statistic is what follows the last dot, when it names one: a
+	// model's metric (model:meta-llama/Llama-3.1-8B:time_to_first_token)
+	// has dots of its own.
+	if i := strings.LastIndex(s, "."); i >= 0 && isStatName(s[i+1:]) {
+		metric, stat = s[:i], s[i+1:]
+	} else if !strings.HasPrefix(s, ModelMetricPrefix) {
+		metric, stat, _ = strings.Cut(s, ".")
+	}
 	if metric == "" || strings.ContainsAny(metric, " \t") {
 		return "", "", fmt.Errorf("%q: want a metric tag with an optional statistic, e.g. time_to_first_token.p99 or output_token_throughput", s)
 	}

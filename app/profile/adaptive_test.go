@@ -1,0 +1,121 @@
+package profile
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/surgebench/surge/app/internal/apptest"
+	"github.com/surgebench/surge/examples/mockserver"
+)
+
+// TestAdaptiveScaleFindsMaxRunning: against a mock serving 4 requests at
+// a time (each 10 + 15 × 25 = 385 ms), a ramp of one slot a window under
+// a p95 TTFT SLA of 95 ms passes 1 to 4 (TTFT 10 ms) and fails at 5 (a
+// request then waits about a quarter of a service for a slot: TTFT ≥
+// 100 ms), holds the boundary and writes AIPerf's two files. A short
+// TTFT and a long service leave a busy machine 85 ms of the client's
+// reading delay before it fails 4; one busier still fails it: the
+// boundary is then 3.
+func TestAdaptiveScaleFindsMaxRunning(t *testing.T) {
+	if testing.Short() {
+		t.Skip("an adaptive scale takes about fifteen seconds")
+	}
+	t.Parallel()
+	dir := t.TempDir()
+	mock := startMockServer(t, mockserver.Config{TTFT: 10 * time.Millisecond, ITL: 25 * time.Millisecond, MaxRunning: 4})
+	c := apptest.RunConfig(mock.URL(), dir)
+	c.Concurrency, c.OSL, c.RequestCount = "8", 16, 0
+	c.Duration = 90 * time.Second
+	c.Adaptive, c.AdaptiveSustain, c.AdaptivePeriod = true, 3*time.Second, 1500*time.Millisecond
+	c.AdaptiveSLA = []string{"time_to_first_token:p95:le:95"}
+	c.AdaptiveStepPolicy, c.AdaptiveBaseStep, c.AdaptiveMaxMultiplier, c.AdaptiveStepPercent = "sla_margin", 1, 1, 25
+	var out, log bytes.Buffer
+	if _, err := runConfig(context.Background(), c, &out, &log); err != nil {
+		t.Fatalf("%v\n%s\n%s", err, out.String(), log.String())
+	}
+	info := apptest.ReadExport(t, dir)["run_info"].(map[string]any)["adaptive_scale"].(map[string]any)
+	capacity := info["capacity"].(map[string]any)
+	value, upper := capacity["value"].(float64), capacity["upper"].(float64)
+	if value < 3 || value > 4 || upper != value+1 || capacity["found"] != true || info["status"] != "completed" {
+		t.Errorf("capacity %v, upper %v, status %v: want 4 (or 3 on a busy machine) and the next value failing\n%s", value, upper, info["status"], out.String())
+	}
+	if !strings.Contains(out.String(), "capacity: "+num(value)+" concurrent requests (held every SLA; "+num(upper)+" failed)") {
+		t.Errorf("console does not give the capacity:\n%s", out.String())
+	}
+	var events []string
+	for _, e := range apptest.JSONLines(t, filepath.Join(dir, AdaptiveEventsFile)) {
+		events = append(events, e["event"].(string))
+		if e["schema_version"] != float64(2) || e["control_variable"] != "concurrency" {
+			t.Errorf("event %v", e)
+		}
+	}
+	for _, want := range []string{"adaptive_phase_started", "adaptive_window", "adaptive_decision", "boundary_discovered", "sustain_started", "adaptive_complete"} {
+		if !slices.Contains(events, want) {
+			t.Errorf("no %s event in %v", want, events)
+		}
+	}
+	b, err := os.ReadFile(filepath.Join(dir, AdaptiveSummaryFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var sum map[string]any
+	if err := json.Unmarshal(b, &sum); err != nil {
+		t.Fatal(err)
+	}
+	if sum["boundary_value"] != value || sum["first_failing_value"] != upper || sum["completed_reason"] != "sustain_duration_completed" ||
+		sum["sustain_passed_windows"].(float64) < 1 || len(sum["candidates"].([]any)) < 5 {
+		t.Errorf("summary %v", sum)
+	}
+}
+
+// TestRecipeSearchFindsMaxRunning: AIPerf's max-concurrency-under-sla
+// with --ttft-sla-ms runs as surge's capacity search against the same
+// mock and writes AIPerf's search_history.json with its boundary.
+func TestRecipeSearchFindsMaxRunning(t *testing.T) {
+	if testing.Short() {
+		t.Skip("a capacity search takes about fifteen seconds")
+	}
+	t.Parallel()
+	dir := t.TempDir()
+	c := apptest.RunConfig(startMock(t, 4), dir)
+	c.Concurrency, c.OSL, c.RequestCount = "", 16, 0
+	c.SearchRecipe, c.SearchStyle, c.TTFTSLA, c.ConcurrencyMax = "max-concurrency-under-sla", "monotonic", "90", "16"
+	var out, log bytes.Buffer
+	if _, err := runConfig(context.Background(), c, &out, &log); err != nil {
+		t.Fatalf("%v\n%s\n%s", err, out.String(), log.String())
+	}
+	b, err := os.ReadFile(filepath.Join(dir, SearchHistoryFile))
+	if err != nil {
+		t.Fatalf("%v\n%s", err, out.String())
+	}
+	var h struct {
+		Recipe   string `json:"recipe"`
+		Boundary struct {
+			FeasibleMax   struct{ Value float64 } `json:"feasible_max"`
+			InfeasibleMin struct {
+				Value       float64
+				FirstBreach struct {
+					Metric string `json:"metric_tag"`
+				} `json:"first_breach"`
+			} `json:"infeasible_min"`
+		} `json:"boundary_summary"`
+		Iterations []map[string]any `json:"iterations"`
+	}
+	if err := json.Unmarshal(b, &h); err != nil {
+		t.Fatal(err)
+	}
+	fm, im := h.Boundary.FeasibleMax.Value, h.Boundary.InfeasibleMin.Value
+	if h.Recipe != "max-concurrency-under-sla" || fm < 3 || fm > 4 || im != fm+1 || h.Boundary.InfeasibleMin.FirstBreach.Metric != "time_to_first_token" || len(h.Iterations) < 3 {
+		t.Errorf("search_history %s\n%s", b, out.String())
+	}
+	if !strings.Contains(out.String(), "Capacity search (concurrency, SLO time_to_first_token:p95:lt:90)") {
+		t.Errorf("console:\n%s", out.String())
+	}
+}
