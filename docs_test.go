@@ -448,11 +448,7 @@ func TestDocCommandsRun(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	bin := filepath.Join(t.TempDir(), "surge")
-	build := exec.Command("go", "build", "-o", bin, ".")
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
+	bin := surgeBinary(t)
 	hf := t.TempDir()
 	// XDG_DATA_HOME: a documented run with no --history writes the
 	// default history there, never the user's.

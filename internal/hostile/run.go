@@ -24,17 +24,18 @@ import (
 
 	"github.com/surgebench/surge/internal/bounded"
 	"github.com/surgebench/surge/internal/sanitize"
+	"github.com/surgebench/surge/internal/testbin"
 )
 
 // Run runs every surface against every case that applies to it, each
 // pair a parallel subtest "surface/case" running the surge binary (built
-// once, into a temporary folder), and checks the properties of the
+// once for these sources: testbin), and checks the properties of the
 // package doc. It is skipped with -short.
 func Run(t *testing.T, surfaces []Surface) {
 	if testing.Short() {
 		t.Skip("builds and runs the surge binary once per surface and case; skipped with -short")
 	}
-	bin := build(t)
+	bin := testbin.Surge(t)
 	cert := certFile(t)
 	for i := range surfaces {
 		s := &surfaces[i]
@@ -83,21 +84,6 @@ func (s *Surface) valid() error {
 		return errors.New("it needs its Exit codes: those it documents for bad input")
 	}
 	return nil
-}
-
-// build compiles the surge binary once for this test.
-func build(t *testing.T) string {
-	t.Helper()
-	goTool, err := exec.LookPath("go")
-	if err != nil {
-		t.Skip("the go tool is not on PATH: cannot build surge")
-	}
-	bin := filepath.Join(t.TempDir(), "surge")
-	cmd := exec.Command(goTool, "build", "-o", bin, "github.com/surgebench/surge")
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
-	return bin
 }
 
 // certFile writes the certificate of httptest's TLS servers (the same

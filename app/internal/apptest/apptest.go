@@ -12,7 +12,6 @@ import (
 	"io"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"sync"
 	"sync/atomic"
@@ -22,6 +21,7 @@ import (
 	"github.com/surgebench/surge/app/cmdline"
 	"github.com/surgebench/surge/app/spec"
 	"github.com/surgebench/surge/examples/mockserver"
+	"github.com/surgebench/surge/internal/testbin"
 	"github.com/surgebench/surge/metrics/artifact"
 	"github.com/surgebench/surge/metrics/fingerprint"
 )
@@ -149,17 +149,7 @@ func JSONLines(t *testing.T, path string) []map[string]any {
 	return out
 }
 
-// The signal tests run the real binary, built once into binDir, which
-// TestMain removes.
-var (
-	buildOnce sync.Once
-	binDir    string
-	binPath   string
-	buildErr  error
-)
-
-// Main runs a package's tests offline from the Hugging Face Hub and
-// removes the binary the signal tests built.
+// Main runs a package's tests offline from the Hugging Face Hub.
 func Main(m *testing.M) {
 	// No test reaches the Hugging Face Hub or reads the user's cache: a
 	// model's tokenizer is not cached, and the Hub is offline (tests that
@@ -176,38 +166,14 @@ func Main(m *testing.M) {
 	os.Setenv("XDG_DATA_HOME", hf)
 	code := m.Run()
 	_ = os.RemoveAll(hf)
-	if binDir != "" {
-		_ = os.RemoveAll(binDir)
-	}
 	os.Exit(code)
 }
 
+// SurgeBinary is the surge binary, built once for these sources
+// (testbin.Surge), for the tests that run it as a user does.
 func SurgeBinary(t testing.TB) string {
 	t.Helper()
-	if testing.Short() {
-		t.Skip("builds the surge binary; skipped with -short")
-	}
-	goTool, err := exec.LookPath("go")
-	if err != nil {
-		t.Skip("the go tool is not on PATH: cannot build surge for the signal tests")
-	}
-	buildOnce.Do(func() {
-		dir, err := os.MkdirTemp("", "surge-e2e-")
-		if err != nil {
-			buildErr = err
-			return
-		}
-		binDir = dir
-		binPath = filepath.Join(dir, "surge")
-		cmd := exec.Command(goTool, "build", "-o", binPath, "github.com/surgebench/surge")
-		if out, err := cmd.CombinedOutput(); err != nil {
-			buildErr = fmt.Errorf("go build: %w\n%s", err, out)
-		}
-	})
-	if buildErr != nil {
-		t.Fatal(buildErr)
-	}
-	return binPath
+	return testbin.Surge(t)
 }
 
 // InputsFingerprint hashes the request bodies of an export's inputs.json.
