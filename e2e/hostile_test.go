@@ -1,4 +1,4 @@
-package main
+package e2e
 
 import (
 	"fmt"
@@ -21,6 +21,7 @@ import (
 // A new feature that asks a server or reads a file adds its row here
 // (ARCHITECTURE.md, "Where to add…").
 func TestHostile(t *testing.T) {
+	t.Parallel()
 	hostile.Run(t, surfaces)
 }
 
@@ -360,8 +361,8 @@ var surfaces = []hostile.Surface{
 const summary = "profile_export_aiperf.json"
 
 var (
-	cmpSlowAbs, _ = filepath.Abs(cmpSlow)
-	cmpFastAbs, _ = filepath.Abs(cmpFast)
+	cmpSlowAbs = filepath.Join(root, cmpSlow)
+	cmpFastAbs = filepath.Join(root, cmpFast)
 )
 
 // runFolder copies a run's exports beside the case's file (not over it).

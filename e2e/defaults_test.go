@@ -1,4 +1,4 @@
-package main
+package e2e
 
 import (
 	"context"
@@ -26,6 +26,7 @@ func surgeBinary(t *testing.T) string {
 // exits 0 — no type streams the mock's longest answers (messages sends the
 // mock's default length, not 4096).
 func TestEveryEndpointTypeEndsWithDefaults(t *testing.T) {
+	t.Parallel()
 	bin := surgeBinary(t)
 	bodies := filepath.Join(t.TempDir(), "bodies.jsonl")
 	if err := os.WriteFile(bodies, []byte(`{"text": "{\"model\": \"mock\", \"prompt\": \"hello\", \"max_tokens\": 8}"}`+"\n"), 0o644); err != nil {

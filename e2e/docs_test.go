@@ -1,4 +1,4 @@
-package main
+package e2e
 
 // Every command in README.md and docs/*.md runs here, so no example rots.
 //
@@ -444,36 +444,37 @@ func TestDocCommandsRun(t *testing.T) {
 	if testing.Short() {
 		t.Skip("-short: the documented commands build surge and run it (≈ 30 s)")
 	}
+	t.Parallel()
 	repo, err := os.Getwd()
 	if err != nil {
 		t.Fatal(err)
 	}
 	bin := surgeBinary(t)
-	hf := t.TempDir()
-	// XDG_DATA_HOME: a documented run with no --history writes the
-	// default history there, never the user's.
-	env := append(os.Environ(), "HF_HUB_CACHE="+hf, "HF_HUB_OFFLINE=1", "SURGE_CALIBRATION_FILE="+filepath.Join(hf, "calibration.json"),
-		"XDG_DATA_HOME="+hf)
+	// Each document (and CI job) runs at once with the others, in folders
+	// of its own: its Hub cache, calibration and XDG_DATA_HOME (a
+	// documented run with no --history writes the default history there,
+	// never the user's).
+	envIn := func(dir string, more ...string) []string {
+		return append(append(os.Environ(), "HF_HUB_CACHE="+dir, "HF_HUB_OFFLINE=1", "SURGE_CALIBRATION_FILE="+filepath.Join(dir, "calibration.json"),
+			"XDG_DATA_HOME="+dir), more...)
+	}
 	// workloads.md's Hub datasets come from a fake Hub holding small
 	// copies of the repositories its commands name.
-	fileEnv := map[string][]string{"docs/workloads.md": append(env, "HF_ENDPOINT="+docsHub(t).URL, "HF_HUB_OFFLINE=", "HF_TOKEN=", "HUGGING_FACE_HUB_TOKEN=")}
+	fileEnv := map[string][]string{"docs/workloads.md": {"HF_ENDPOINT=" + docsHub(t).URL, "HF_HUB_OFFLINE=", "HF_TOKEN=", "HUGGING_FACE_HUB_TOKEN="}}
+	type doc struct {
+		name string
+		cmds []docCommand
+	}
+	var docs []doc
 	for _, f := range docFiles(t) {
 		b, err := os.ReadFile(f)
 		if err != nil {
 			t.Fatal(err)
 		}
 		cmds, _ := parseDoc(f, string(b)) // TestDocsFollowTheRule reports the errors
-		if len(cmds) == 0 {
-			continue
+		if len(cmds) > 0 {
+			docs = append(docs, doc{f, cmds})
 		}
-		env := env
-		if e, ok := fileEnv[f]; ok {
-			env = e
-		}
-		t.Run(f, func(t *testing.T) {
-			d := &docRun{dir: t.TempDir(), repo: repo, ports: map[string]string{}}
-			d.runEach(t, bin, env, cmds)
-		})
 	}
 	// The CI jobs of docs/history.md, as a runner would run them.
 	b, err := os.ReadFile("docs/history.md")
@@ -485,9 +486,15 @@ func TestDocCommandsRun(t *testing.T) {
 		t.Fatalf("docs/history.md: %d CI jobs found, want GitHub's and GitLab's", len(jobs))
 	}
 	for _, job := range jobs {
-		t.Run(job[0].at, func(t *testing.T) {
-			d := &docRun{dir: t.TempDir(), repo: repo, ports: map[string]string{}}
-			d.runEach(t, bin, env, job)
+		docs = append(docs, doc{job[0].at, job})
+	}
+	// The longest first, so that the last to end started early.
+	slices.SortStableFunc(docs, func(a, b doc) int { return len(b.cmds) - len(a.cmds) })
+	for _, d := range docs {
+		t.Run(d.name, func(t *testing.T) {
+			t.Parallel()
+			r := &docRun{dir: t.TempDir(), repo: repo, ports: map[string]string{}}
+			r.runEach(t, bin, envIn(t.TempDir(), fileEnv[d.name]...), d.cmds)
 		})
 	}
 }
