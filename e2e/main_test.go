@@ -1,13 +1,12 @@
 package e2e
 
 import (
-	"flag"
 	"fmt"
 	"os"
 	"path/filepath"
-	"runtime"
-	"strconv"
 	"testing"
+
+	"github.com/surgebench/surge/internal/testbin"
 )
 
 // TestMain runs the tests from the repository's root (the documents name
@@ -16,12 +15,7 @@ import (
 // surge processes (their servers' answers, timers, signals) far longer
 // than it computes.
 func TestMain(m *testing.M) {
-	flag.Parse()
-	parallel := false
-	flag.Visit(func(f *flag.Flag) { parallel = parallel || f.Name == "test.parallel" })
-	if !parallel {
-		_ = flag.Set("test.parallel", strconv.Itoa(max(waiting, runtime.GOMAXPROCS(0))))
-	}
+	testbin.Parallel(waiting)
 	if _, err := os.Stat(filepath.Join(root, "go.mod")); err != nil {
 		fmt.Fprintln(os.Stderr, "e2e: not in the repository's e2e folder:", err)
 		os.Exit(1)
@@ -53,8 +47,9 @@ var root = func() string {
 	return p
 }()
 
-// waiting is how many tests run at once by default (more where there are
-// more CPUs): what they wait on, not their CPU, bounds how many fit.
+// waiting is how many tests run at once unless -parallel is given (more
+// where there are more CPUs): what they wait on, not their CPU, bounds
+// how many fit.
 const waiting = 16
 
 // The compare test runs (metrics/compare/testdata): the same workload on

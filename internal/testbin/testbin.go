@@ -1,19 +1,24 @@
-// Package testbin gives tests the surge binary, built once for a given
-// source: `go test ./...` runs several packages whose tests run surge as
-// a user does, and linking it is seconds of CPU each time. The binary is
-// kept in the temporary folder under a key made from the build cache's
-// outputs for surge and every package it links (so any change to a source
-// file, an embedded file, the toolchain or the build's settings makes a
-// new one), and a test process that finds it built uses it as it is.
+// Package testbin serves the tests that run surge as a user does. Surge
+// is the binary, built once for a given source: `go test ./...` runs
+// several packages whose tests run it, and linking it is seconds of CPU
+// each time. The binary is kept in the temporary folder under a key made
+// from the build cache's outputs for surge and every package it links (so
+// any change to a source file, an embedded file, the toolchain or the
+// build's settings makes a new one), and a test process that finds it
+// built uses it as it is. Parallel lets a package whose tests wait on
+// processes and servers run more of them at once than it has CPUs.
 package testbin
 
 import (
 	"crypto/sha256"
 	"encoding/hex"
+	"flag"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -125,5 +130,19 @@ func prune(root, current string) {
 		if info, err := e.Info(); err == nil && time.Since(info.ModTime()) > keep {
 			_ = os.RemoveAll(p)
 		}
+	}
+}
+
+// Parallel sets how many parallel tests run at once to n (or GOMAXPROCS,
+// if more) unless the command line gave -parallel: for a package whose
+// tests wait (on their servers' answers, timers, child processes) far
+// longer than they compute, where go test's default of one per CPU leaves
+// the CPUs idle. TestMain calls it before m.Run.
+func Parallel(n int) {
+	flag.Parse()
+	given := false
+	flag.Visit(func(f *flag.Flag) { given = given || f.Name == "test.parallel" })
+	if !given {
+		_ = flag.Set("test.parallel", strconv.Itoa(max(n, runtime.GOMAXPROCS(0))))
 	}
 }
