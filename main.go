@@ -29,11 +29,21 @@ import (
 	"github.com/surgebench/surge/app/spec"
 	"github.com/surgebench/surge/datasets/tokenizer"
 	"github.com/surgebench/surge/examples/mockserver"
+	"github.com/surgebench/surge/internal/buildinfo"
 	"github.com/surgebench/surge/internal/outbound"
+	"github.com/surgebench/surge/internal/sanitize"
 )
 
-// version is set at build time with -ldflags "-X main.version=…".
-var version = "0.1.0-dev"
+// A release stamps its tag, commit and date at build time:
+// -ldflags "-X main.version=v1.2.0 -X main.commit=… -X main.date=…".
+// Any other build names what the toolchain recorded (buildinfo).
+var version, commit, date string
+
+// build is the running binary's identity; version its version, as the
+// exports and the user agent name it.
+var build = buildinfo.Read(version, commit, date)
+
+func init() { version = build.Version }
 
 func main() {
 	os.Exit(run(os.Args))
@@ -47,7 +57,7 @@ func run(args []string) int {
 	app := &cli.App{
 		Name:    "surge",
 		Usage:   "benchmark OpenAI-compatible LLM inference servers",
-		Version: version,
+		Version: build.String(),
 		Commands: []*cli.Command{
 			profileCommand(&code),
 			search.SearchCommand(version, &code),
@@ -72,7 +82,9 @@ func run(args []string) int {
 		err = app.Run(args)
 	}
 	if err != nil {
-		fmt.Fprintln(os.Stderr, "surge:", err)
+		// An error may quote a server's answer or name a file: its control
+		// characters are shown escaped.
+		fmt.Fprintln(os.Stderr, "surge:", sanitize.Text(err.Error()))
 		var ue *cmdline.UsageError
 		var ec cli.ExitCoder // only urfave/cli's own: "No help topic for …"
 		var be *cmdline.BaselineError

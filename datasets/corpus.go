@@ -11,6 +11,7 @@ import (
 	"unicode"
 
 	"github.com/surgebench/surge/datasets/tokenizer"
+	"github.com/surgebench/surge/internal/bounded"
 )
 
 // corpusText is the text synthetic prompts are cut from: plain English
@@ -352,15 +353,11 @@ func promptCorpus(name string) (string, error) {
 	case CorpusCoding:
 		return codingText, nil
 	}
-	st, err := os.Stat(name)
-	if err != nil {
+	if _, err := os.Stat(name); err != nil {
 		return "", &OptionError{Option: "PromptCorpus", Reason: fmt.Sprintf("%q: not %s, %s or a readable text file: %v", name, CorpusSonnet, CorpusCoding, err), Err: err}
 	}
 	const maxCorpus = 64 << 20
-	if st.Size() > maxCorpus {
-		return "", optionErrorf("PromptCorpus", "%s is %d bytes, more than the %d a corpus may have", name, st.Size(), maxCorpus)
-	}
-	b, err := os.ReadFile(name)
+	b, err := bounded.ReadFile(context.Background(), name, maxCorpus)
 	if err != nil {
 		return "", &OptionError{Option: "PromptCorpus", Reason: err.Error(), Err: err}
 	}

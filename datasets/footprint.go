@@ -12,6 +12,8 @@ import (
 	"strconv"
 	"strings"
 	"unsafe"
+
+	"github.com/surgebench/surge/internal/bounded"
 )
 
 // Footprint is what a workload will hold in memory, estimated before it
@@ -110,7 +112,7 @@ func DefaultMemoryBudget() (budget int64, ok bool) {
 
 // memTotal reads MemTotal from /proc/meminfo.
 func memTotal() (int64, bool) {
-	b, err := os.ReadFile("/proc/meminfo")
+	b, err := bounded.ReadFile(context.Background(), "/proc/meminfo", 1<<20)
 	if err != nil {
 		return 0, false
 	}
@@ -139,7 +141,7 @@ func parseMemInfo(b []byte) (int64, bool) {
 
 // cgroupLimit reads cgroup v2's memory.max ("max": none).
 func cgroupLimit() (int64, bool) {
-	b, err := os.ReadFile("/sys/fs/cgroup/memory.max")
+	b, err := bounded.ReadFile(context.Background(), "/sys/fs/cgroup/memory.max", 4<<10)
 	if err != nil {
 		return 0, false
 	}
@@ -243,9 +245,9 @@ func Estimate(ctx context.Context, o Options) (*Footprint, error) {
 
 // guessFile is guessType on a file by name.
 func guessFile(ctx context.Context, file string) (string, error) {
-	fh, err := os.Open(file)
+	fh, err := bounded.OpenStream(ctx, file)
 	if err != nil {
-		return "", &InputError{File: file, Msg: fmt.Sprintf("cannot read the input file: %v", err), Err: err}
+		return "", openError(ctx, file, err)
 	}
 	defer fh.Close()
 	return guessType(ctx, fh, file)

@@ -6,7 +6,8 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"os"
+
+	"github.com/surgebench/surge/internal/bounded"
 )
 
 // Limits on what a dataset may ask for. Every length read from a file or
@@ -155,9 +156,9 @@ func (b *boundedReader) Read(p []byte) (int, error) {
 // (refusing bytes that are not UTF-8 unless o allows them); a read blocked
 // on it ends when ctx is done. closeFile closes it.
 func openInput(ctx context.Context, file string, o Options) (r *boundedReader, closeFile func(), err error) {
-	f, err := os.Open(file)
+	f, err := bounded.OpenStream(ctx, file)
 	if err != nil {
-		return nil, nil, &InputError{File: file, Msg: fmt.Sprintf("cannot read the input file: %v", err), Err: err}
+		return nil, nil, openError(ctx, file, err)
 	}
 	stop := context.AfterFunc(ctx, func() { f.Close() })
 	if st, err := f.Stat(); err == nil && st.Mode().IsRegular() && st.Size() > MaxFileBytes {
@@ -171,6 +172,15 @@ func openInput(ctx context.Context, file string, o Options) (r *boundedReader, c
 		r.checkUTF8(file)
 	}
 	return r, func() { stop(); f.Close() }, nil
+}
+
+// openError is a failed open of an input file: a cancellation as itself
+// (a FIFO whose writer had not come), else an *InputError naming it.
+func openError(ctx context.Context, file string, err error) error {
+	if ctx.Err() != nil {
+		return err
+	}
+	return &InputError{File: file, Msg: fmt.Sprintf("cannot read the input file: %v", err), Err: err}
 }
 
 // checkUTF8 makes b refuse bytes that are not UTF-8, naming file:line.

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/surgebench/surge/datasets/tokenizer/hub"
+	"github.com/surgebench/surge/internal/bounded"
 )
 
 // Dataset types accepted by --custom-dataset-type.
@@ -314,9 +315,9 @@ func load(ctx context.Context, o Options) (*Dataset, *Report, error) {
 		rep.finish(d, fmt.Sprintf("dataset: %s %s: %d rows", kind, rep.Source, rep.Rows))
 		return d, rep, nil
 	}
-	file, err := os.Open(rep.Source)
+	file, err := bounded.OpenStream(ctx, rep.Source)
 	if err != nil {
-		return nil, nil, &InputError{File: rep.Source, Msg: fmt.Sprintf("cannot read the input file: %v", err), Err: err}
+		return nil, nil, openError(ctx, rep.Source, err)
 	}
 	defer file.Close()
 	// A read that blocks (a FIFO, a stalled network file) ends when the

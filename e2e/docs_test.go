@@ -263,6 +263,14 @@ func (d *docRun) rewrite(args []string) ([]string, error) {
 				continue // the embedded mock
 			}
 			values = urls
+		case name == "otel-url" || name == "mlflow-tracking-uri":
+			// A collector or tracking server nobody runs here: a port
+			// just closed (the run warns once and stands).
+			p, err := freePort()
+			if err != nil {
+				return nil, err
+			}
+			values = []string{"http://127.0.0.1:" + p}
 		case name == "m" || name == "model" || name == "model-names":
 			values = []string{"mock"}
 		case name == "tokenizer":

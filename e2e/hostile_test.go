@@ -7,12 +7,17 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/surgebench/surge/datasets/hf/hftest"
 	"github.com/surgebench/surge/examples/mockserver"
 	"github.com/surgebench/surge/internal/hostile"
+	"github.com/surgebench/surge/metrics/mlflow"
+	"github.com/surgebench/surge/metrics/mlflow/mlflowtest"
+	"github.com/surgebench/surge/metrics/otlp"
+	"github.com/surgebench/surge/metrics/otlp/otlptest"
 )
 
 // TestHostile runs every network-facing and file-reading feature of surge
@@ -29,10 +34,6 @@ func TestHostile(t *testing.T) {
 var surfaces = []hostile.Surface{
 	{
 		Name: "benchmark requests", Reads: hostile.Server, Serve: mock,
-		Pending: map[string]string{
-			"escapes in an answer": "issue 59: the sanitiser",
-			"escapes in an error":  "issue 59: the sanitiser",
-		},
 		Hostile: hostile.Match{Method: http.MethodPost, Paths: []string{"/v1/chat/completions"}},
 		Args: func(e *hostile.Env) []string {
 			return profileArgs(e, e.URL, "--skip-preflight", "--max-response-mib", "1")
@@ -42,10 +43,6 @@ var surfaces = []hostile.Surface{
 	},
 	{
 		Name: "benchmark requests, following redirects", Reads: hostile.Server, Serve: mock,
-		Pending: map[string]string{
-			"escapes in an error":         "issue 59: the sanitiser",
-			"redirect from https to http": "issue 59: the outbound policy",
-		},
 		Hostile: hostile.Match{Method: http.MethodPost, Paths: []string{"/v1/chat/completions"}},
 		Args: func(e *hostile.Env) []string {
 			return profileArgs(e, e.URL, "--skip-preflight", "--max-response-mib", "1", "--follow-redirects")
@@ -58,10 +55,6 @@ var surfaces = []hostile.Surface{
 		// warning naming the limits), never a request that grows with it.
 		// Every limit is 4 MiB here: the response's and a call's arguments.
 		Name: "tool loop", Reads: hostile.Server | hostile.ToolCalls, Serve: mock,
-		Pending: map[string]string{
-			"escapes in an answer": "issue 59: the sanitiser",
-			"escapes in an error":  "issue 59: the sanitiser",
-		},
 		Hostile: hostile.Match{Method: http.MethodPost, Paths: []string{"/v1/chat/completions"}},
 		Args: func(e *hostile.Env) []string {
 			return profileArgs(e, e.URL, "--skip-preflight", "--streaming", "--tool-loop", "--max-response-mib", "4")
@@ -76,13 +69,6 @@ var surfaces = []hostile.Surface{
 	},
 	{
 		Name: "readiness", Reads: hostile.Server, Serve: mock,
-		Pending: map[string]string{
-			"endless body":                  "issue 59: the bounded reader",
-			"huge body with Content-Length": "issue 59: the bounded reader",
-			"redirect from https to http":   "issue 59: the outbound policy",
-			"redirect to another host":      "issue 59: the outbound policy",
-			"redirect to another port":      "issue 59: the outbound policy",
-		},
 		Hostile: hostile.Match{Method: http.MethodGet, Paths: []string{"/v1/models"}},
 		Args: func(e *hostile.Env) []string {
 			return profileArgs(e, e.URL, "--skip-preflight", "--wait-for-model-timeout", "3", "--wait-for-model-mode", "models", "--wait-for-model-interval", "0.5")
@@ -91,55 +77,44 @@ var surfaces = []hostile.Surface{
 	},
 	{
 		Name: "model list", Reads: hostile.Server, Serve: mock,
-		Pending: map[string]string{
-			"endless body":                  "issue 59: the bounded reader",
-			"huge body with Content-Length": "issue 59: the bounded reader",
-			"redirect from https to http":   "issue 59: the outbound policy",
-			"redirect to another host":      "issue 59: the outbound policy",
-			"redirect to another port":      "issue 59: the outbound policy",
-		},
 		Hostile: hostile.Match{Method: http.MethodGet, Paths: []string{"/v1/models"}},
 		Args: func(e *hostile.Env) []string {
-			return withoutModel(profileArgs(e, e.URL, "--skip-preflight"))
+			return withoutModel(profileArgs(e, e.URL, "--skip-preflight", "-v"))
 		},
 		Limit: 1 << 20, Bound: 20 * time.Second, Exit: []int{0},
 	},
 	{
 		Name: "server facts", Reads: hostile.Server, Serve: mock,
-		Hostile: hostile.Match{Method: http.MethodGet, Paths: []string{"/version", "/props", "/info", "/get_server_info", "/api/version"}},
+		Hostile: hostile.Match{Method: http.MethodGet, Paths: []string{"/v1/models", "/version", "/props", "/info", "/get_server_info", "/api/version"}},
 		Args:    func(e *hostile.Env) []string { return profileArgs(e, e.URL, "--skip-preflight", "-v") },
 		Limit:   1 << 20, Bound: 20 * time.Second, Exit: []int{0},
 	},
 	{
 		Name: "fingerprint and /metrics probe", Reads: hostile.Server, Serve: mock,
-		Pending: map[string]string{
-			"endless body":                  "issue 59: the bounded reader",
-			"huge body with Content-Length": "issue 59: the bounded reader",
-		},
 		Hostile: hostile.Match{Method: http.MethodGet, Paths: []string{"/metrics"}},
 		Args:    func(e *hostile.Env) []string { return profileArgs(e, e.URL, "--skip-preflight", "-v") },
 		Limit:   4 << 20, Bound: 20 * time.Second, Exit: []int{0},
 	},
 	{
 		Name: "/metrics scraper", Reads: hostile.Server, Serve: mock,
-		Pending: map[string]string{
-			"endless body":                  "issue 59: the bounded reader",
-			"huge body with Content-Length": "issue 59: the bounded reader",
-			"redirect from https to http":   "issue 59: the outbound policy",
-			"redirect to another host":      "issue 59: the outbound policy",
-			"redirect to another port":      "issue 59: the outbound policy",
-		},
 		Hostile: hostile.Match{Method: http.MethodGet, Paths: []string{"/metrics"}},
 		Args: func(e *hostile.Env) []string {
 			return withServerMetrics(profileArgs(e, e.URL, "--skip-preflight", "-v", "--server-metrics-timeout", "2"))
 		},
-		Limit: 64 << 20, Bound: 20 * time.Second, Exit: []int{0},
+		Limit: 16 << 20, Bound: 20 * time.Second, Exit: []int{0},
+	},
+	{
+		Name: "DCGM exporter scrape", Reads: hostile.Server, Serve: mock,
+		Args: func(e *hostile.Env) []string {
+			// Long enough (over a second) for the first scrape, which may
+			// take the interval, to be answered.
+			args := without(without(profileArgs(e, "", "-v", "--gpu-telemetry", e.URL+"/metrics", "--gpu-telemetry-interval", "1"), "--no-gpu-telemetry", 0), "--request-count", 1)
+			return append(args, "--request-count", "30")
+		},
+		Limit: 16 << 20, Bound: 20 * time.Second, Exit: []int{0},
 	},
 	{
 		Name: "server profiler hooks", Reads: hostile.Server, Serve: mock,
-		Pending: map[string]string{
-			"escapes in an error": "issue 59: the sanitiser",
-		},
 		Hostile: hostile.Match{Method: http.MethodPost, Paths: []string{"/start_profile", "/stop_profile"}},
 		Args: func(e *hostile.Env) []string {
 			return profileArgs(e, e.URL, "--skip-preflight", "--server-profiler", "--server-profiler-timeout-seconds", "3")
@@ -149,19 +124,6 @@ var surfaces = []hostile.Surface{
 	},
 	{
 		Name: "Hub tokenizer download", Reads: hostile.Server, Serve: hubTokenizer,
-		Pending: map[string]string{
-			"429 storm":                     "issue 59: the Hub's redaction of HF_ENDPOINT's password",
-			"503 storm":                     "issue 59: the Hub's redaction of HF_ENDPOINT's password",
-			"closed mid-body":               "issue 59: the Hub's redaction of HF_ENDPOINT's password",
-			"endless body":                  "issue 59: the bounded reader",
-			"escapes in an error":           "issue 59: the Hub's redaction of HF_ENDPOINT's password",
-			"huge body with Content-Length": "issue 59: the bounded reader",
-			"redirect from https to http":   "issue 59: the outbound policy",
-			"redirect loop":                 "issue 59: the Hub's redaction of HF_ENDPOINT's password",
-			"redirect to another port":      "issue 59: the outbound policy",
-			"slow drip":                     "issue 59: the Hub's redaction of HF_ENDPOINT's password",
-			"stalled and interrupted":       "issue 59: the Hub's redaction of HF_ENDPOINT's password",
-		},
 		Args: func(e *hostile.Env) []string {
 			return profileArgs(e, "", "--tokenizer", "hostile/tok", "-v")
 		},
@@ -171,36 +133,50 @@ var surfaces = []hostile.Surface{
 	},
 	{
 		Name: "Hub dataset download", Reads: hostile.Server, Serve: hubDataset,
-		Pending: map[string]string{
-			"429 storm":                   "issue 59: the Hub's redaction of HF_ENDPOINT's password",
-			"503 storm":                   "issue 59: the Hub's redaction of HF_ENDPOINT's password",
-			"HTML instead of JSON":        "issue 59: the Hub's redaction of HF_ENDPOINT's password",
-			"closed mid-body":             "issue 59: the Hub's redaction of HF_ENDPOINT's password",
-			"escapes in an answer":        "issue 59: the Hub's redaction of HF_ENDPOINT's password",
-			"escapes in an error":         "issue 59: the Hub's redaction of HF_ENDPOINT's password",
-			"redirect from https to http": "issue 59: the outbound policy, the sanitiser",
-			"redirect loop":               "issue 59: the Hub's redaction of HF_ENDPOINT's password",
-			"redirect to another host":    "issue 59: the sanitiser",
-			"redirect to another port":    "issue 59: the outbound policy, the sanitiser",
-			"slow drip":                   "issue 59: the Hub's redaction of HF_ENDPOINT's password",
-			"stalled and interrupted":     "issue 59: the Hub's redaction of HF_ENDPOINT's password",
-		},
 		Args: func(e *hostile.Env) []string {
 			return profileArgs(e, "", "--hf-dataset", "hostile/ds", "--hf-column", "prompt=question")
 		},
 		Rows:    `{"question": "an endless dataset's row"}` + "\n",
 		Environ: hub, Limit: 64 << 20, Bound: 0, Exit: []int{2}, Check: noPartialDownload,
 	},
+	{
+		Name: "OpenTelemetry export", Reads: hostile.Server, Serve: otlpCollector,
+		Hostile: hostile.Match{Method: http.MethodPost, Paths: []string{"/v1/metrics", "/v1/traces"}},
+		Args: func(e *hostile.Env) []string {
+			return profileArgs(e, "", "--otel-url", e.URL, "--otel-span-sample-ratio", "1")
+		},
+		// The collector's credential, as the OpenTelemetry SDK reads it.
+		Environ: func(e *hostile.Env) []string {
+			return []string{"OTEL_EXPORTER_OTLP_HEADERS=authorization=Bearer " + e.Secret}
+		},
+		// A collector that misbehaves is one warning: the run and its
+		// exports stand.
+		Limit: otlp.MaxResponse, Bound: 30 * time.Second, Exit: []int{0},
+	},
+	{
+		Name: "MLflow logging", Reads: hostile.Server, Serve: mlflowServer,
+		Hostile: hostile.Match{Paths: []string{"/api/2.0/"}},
+		Args: func(e *hostile.Env) []string {
+			return profileArgs(e, "", "--mlflow-tracking-uri", e.URL)
+		},
+		Environ: func(e *hostile.Env) []string { return []string{"MLFLOW_TRACKING_TOKEN=" + e.Secret} },
+		// A tracking server that misbehaves is one warning: the run and
+		// its artifacts stand.
+		Limit: mlflow.MaxAnswer, Bound: 40 * time.Second, Exit: []int{0},
+	},
+
+	{
+		Name: "Hub Parquet dataset", Reads: hostile.Server | hostile.Parquet, Serve: hubParquet,
+		Hostile: hostile.Match{Paths: []string{"/datasets/hostile/pq/resolve/main/data/train.parquet"}},
+		Args: func(e *hostile.Env) []string {
+			return profileArgs(e, "", "--hf-dataset", "hostile/pq", "--hf-column", "prompt=question")
+		},
+		Environ: hub, Limit: 4 << 30, Bound: 0, Exit: []int{2}, Check: noPartialDownload,
+	},
 
 	// Files.
 	{
 		Name: "history import", Reads: hostile.File, File: summary, Prepare: runFolder(cmpSlowAbs),
-		Pending: map[string]string{
-			"FIFO":                 "issue 59: the bounded reader",
-			"escapes in the name":  "issue 59: the sanitiser",
-			"huge file":            "issue 59: the bounded reader",
-			"symlink to /dev/zero": "issue 59: the bounded reader",
-		},
 		Args: func(e *hostile.Env) []string {
 			return []string{"history", "import", "--history", filepath.Join(e.Out, "history.db"), filepath.Dir(e.Path)}
 		},
@@ -208,12 +184,6 @@ var surfaces = []hostile.Surface{
 	},
 	{
 		Name: "compare --baseline DIR", Reads: hostile.File, File: summary, Prepare: runFolder(cmpSlowAbs),
-		Pending: map[string]string{
-			"FIFO":                 "issue 59: the bounded reader",
-			"escapes in the name":  "issue 59: the sanitiser",
-			"huge file":            "issue 59: the bounded reader",
-			"symlink to /dev/zero": "issue 59: the bounded reader",
-		},
 		Args: func(e *hostile.Env) []string {
 			return []string{"compare", "--baseline", filepath.Dir(e.Path), cmpFastAbs}
 		},
@@ -221,12 +191,6 @@ var surfaces = []hostile.Surface{
 	},
 	{
 		Name: "compare", Reads: hostile.File, File: summary, Prepare: runFolder(cmpSlowAbs),
-		Pending: map[string]string{
-			"FIFO":                 "issue 59: the bounded reader",
-			"escapes in the name":  "issue 59: the sanitiser",
-			"huge file":            "issue 59: the bounded reader",
-			"symlink to /dev/zero": "issue 59: the bounded reader",
-		},
 		Args: func(e *hostile.Env) []string {
 			return []string{"compare", filepath.Dir(e.Path), cmpFastAbs}
 		},
@@ -234,12 +198,6 @@ var surfaces = []hostile.Surface{
 	},
 	{
 		Name: "report", Reads: hostile.File, File: summary, Prepare: runFolder(cmpSlowAbs),
-		Pending: map[string]string{
-			"FIFO":                 "issue 59: the bounded reader",
-			"escapes in the name":  "issue 59: the sanitiser",
-			"huge file":            "issue 59: the bounded reader",
-			"symlink to /dev/zero": "issue 59: the bounded reader",
-		},
 		Args: func(e *hostile.Env) []string {
 			return []string{"report", "-o", filepath.Join(e.Out, "report.html"), filepath.Dir(e.Path)}
 		},
@@ -247,47 +205,34 @@ var surfaces = []hostile.Surface{
 	},
 	{
 		Name: "records read by report", Reads: hostile.File, File: "profile_export.jsonl", Prepare: runFolder(cmpSlowAbs),
-		Pending: map[string]string{
-			"FIFO":                "issue 59: the bounded reader",
-			"escapes in the name": "issue 59: the sanitiser",
-			"huge file":           "issue 59: the bounded reader",
-		},
 		Args: func(e *hostile.Env) []string {
 			return []string{"report", "-o", filepath.Join(e.Out, "report.html"), filepath.Dir(e.Path)}
 		},
 		Limit: 64 << 20, Exit: []int{2}, Bound: 30 * time.Second,
 	},
 	{
-		Name: "config file", Reads: hostile.File, File: "config.yaml",
-		Pending: map[string]string{
-			"FIFO":                "issue 59: the bounded reader",
-			"escapes in the name": "issue 59: the sanitiser",
-			"huge file":           "issue 59: the bounded reader",
+		Name: "merge", Reads: hostile.File, File: "profile_export_surge_state.json", Prepare: shards,
+		Args: func(e *hostile.Env) []string {
+			return []string{"merge", "--force", filepath.Dir(e.Path), filepath.Join(e.Dir, "shard1"), "-o", filepath.Join(e.Out, "merged")}
 		},
+		Limit: 64 << 20, Exit: []int{2}, Bound: 30 * time.Second,
+	},
+	{
+		Name: "config file", Reads: hostile.File, File: "config.yaml",
 		Args:    func(e *hostile.Env) []string { return profileArgs(e, "", "-f", e.Path) },
 		Escaped: fill(`model: "{{esc}}"` + "\n" + `"{{esc}}": 1` + "\n"),
 		Limit:   1 << 20, Exit: []int{2}, Bound: 20 * time.Second,
 	},
 	{
 		Name: "dataset file", Reads: hostile.File, File: "data.jsonl",
-		Pending: map[string]string{
-			"FIFO":                "issue 59: the bounded reader",
-			"escapes in the name": "issue 59: the sanitiser",
-			"huge file":           "issue 59: the bounded reader",
-		},
 		Args: func(e *hostile.Env) []string {
 			return profileArgs(e, "", "--input-file", e.Path, "--custom-dataset-type", "single_turn")
 		},
 		Escaped: fill(`{"text": "{{esc}}"}` + "\n" + `{"{{esc}}": 1}` + "\n"),
-		Limit:   64 << 20, Exit: []int{2}, Bound: 20 * time.Second,
+		Limit:   16 << 20, Exit: []int{2}, Bound: 20 * time.Second,
 	},
 	{
 		Name: "system prompt file", Reads: hostile.File, File: "system.txt",
-		Pending: map[string]string{
-			"FIFO":                "issue 59: the bounded reader",
-			"escapes in the name": "issue 59: the sanitiser",
-			"huge file":           "issue 59: the bounded reader",
-		},
 		Args: func(e *hostile.Env) []string {
 			return profileArgs(e, "", "--system-prompt-file", e.Path)
 		},
@@ -295,12 +240,6 @@ var surfaces = []hostile.Surface{
 	},
 	{
 		Name: "tokenizer file", Reads: hostile.File, File: "tokenizer.json",
-		Pending: map[string]string{
-			"FIFO":                 "issue 59: the bounded reader",
-			"escapes in the name":  "issue 59: the sanitiser",
-			"huge file":            "issue 59: the bounded reader",
-			"symlink to /dev/zero": "issue 59: the bounded reader",
-		},
 		Args: func(e *hostile.Env) []string {
 			return profileArgs(e, "", "--tokenizer", e.Path)
 		},
@@ -308,12 +247,6 @@ var surfaces = []hostile.Surface{
 	},
 	{
 		Name: "prompt corpus", Reads: hostile.File, File: "corpus.txt",
-		Pending: map[string]string{
-			"FIFO":                 "issue 59: the bounded reader",
-			"escapes in the name":  "issue 59: the sanitiser",
-			"huge file":            "issue 59: the bounded reader",
-			"symlink to /dev/zero": "issue 59: the bounded reader",
-		},
 		Args: func(e *hostile.Env) []string {
 			return profileArgs(e, "", "--prompt-corpus", e.Path)
 		},
@@ -322,10 +255,6 @@ var surfaces = []hostile.Surface{
 	},
 	{
 		Name: "history database", Reads: hostile.File | hostile.SQLite, File: "history.db",
-		Pending: map[string]string{
-			"escapes in the content": "issue 59: the sanitiser",
-			"escapes in the name":    "issue 59: the sanitiser",
-		},
 		Args: func(e *hostile.Env) []string {
 			return []string{"history", "--history", e.Path}
 		},
@@ -335,9 +264,6 @@ var surfaces = []hostile.Surface{
 		// The regression gate fails closed: a history it cannot trust is
 		// exit 3, never a pass; another application's is left as it was.
 		Name: "regression gate on the history", Reads: hostile.File | hostile.SQLite, File: "history.db",
-		Pending: map[string]string{
-			"escapes in the name": "issue 59: the sanitiser",
-		},
 		Args: func(e *hostile.Env) []string {
 			return []string{"compare", "--history", e.Path, "--baseline", "history:last-matching", cmpSlowAbs,
 				"--fail-on", "time_to_first_token.p50>+25%"}
@@ -346,10 +272,6 @@ var surfaces = []hostile.Surface{
 	},
 	{
 		Name: "trend", Reads: hostile.File | hostile.SQLite, File: "history.db",
-		Pending: map[string]string{
-			"escapes in the content": "issue 59: the sanitiser",
-			"escapes in the name":    "issue 59: the sanitiser",
-		},
 		Args: func(e *hostile.Env) []string {
 			return []string{"trend", "--history", e.Path, "--any-workload", "time_to_first_token.p50"}
 		},
@@ -442,24 +364,75 @@ func profileArgs(e *hostile.Env, url string, more ...string) []string {
 	return append(args, more...)
 }
 
-// withoutModel drops --model from a run's arguments.
-func withoutModel(args []string) []string {
+// without drops flag, and the n values after it, from a run's arguments.
+func without(args []string, flag string, n int) []string {
 	for i, a := range args {
-		if a == "--model" {
-			return append(args[:i:i], args[i+2:]...)
+		if a == flag {
+			return append(args[:i:i], args[i+1+n:]...)
 		}
 	}
 	return args
 }
 
+// withoutModel drops --model from a run's arguments.
+func withoutModel(args []string) []string { return without(args, "--model", 1) }
+
 // withServerMetrics drops --no-server-metrics.
-func withServerMetrics(args []string) []string {
-	for i, a := range args {
-		if a == "--no-server-metrics" {
-			return append(args[:i:i], args[i+1:]...)
+func withServerMetrics(args []string) []string { return without(args, "--no-server-metrics", 0) }
+
+// shardExports are two shards' exports of one small run, made once.
+var shardExports struct {
+	once sync.Once
+	dirs [2]string
+	err  error
+}
+
+// shards puts shard 0's exports beside the case's file (not over it) and
+// shard 1's in e.Dir/shard1: what surge merge reads.
+func shards(t *testing.T, e *hostile.Env) {
+	shardExports.once.Do(func() {
+		// Under the folder TestMain removes.
+		base, err := os.MkdirTemp(os.Getenv("XDG_DATA_HOME"), "shards-")
+		if err != nil {
+			shardExports.err = err
+			return
+		}
+		for i := range shardExports.dirs {
+			dir := filepath.Join(base, fmt.Sprint(i))
+			shardExports.dirs[i] = dir
+			e.Surge(t, nil, "profile", "--request-count", "8", "--concurrency", "2", "--isl", "16", "--osl", "4", "--ui", "none",
+				"--no-gpu-telemetry", "--no-server-metrics", "--no-history", "--tokenizer", "builtin", "--random-seed", "7",
+				"--shard", fmt.Sprintf("%d/2", i), "--output-artifact-dir", dir)
+		}
+	})
+	if shardExports.err != nil {
+		t.Fatal(shardExports.err)
+	}
+	runFolder(shardExports.dirs[0])(t, e)
+	copyDir(t, shardExports.dirs[1], filepath.Join(e.Dir, "shard1"))
+}
+
+// copyDir copies a folder's files.
+func copyDir(t *testing.T, from, to string) {
+	if err := os.MkdirAll(to, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	entries, err := os.ReadDir(from)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, de := range entries {
+		if !de.Type().IsRegular() {
+			continue
+		}
+		b, err := os.ReadFile(filepath.Join(from, de.Name()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(to, de.Name()), b, 0o644); err != nil {
+			t.Fatal(err)
 		}
 	}
-	return args
 }
 
 // hub points the Hub at the case's server (a password in its URL), with
@@ -469,6 +442,12 @@ func hub(e *hostile.Env) []string {
 }
 
 // mock is the well-behaved target: the mock server, quick.
+// otlpCollector is a well-behaved OTLP/HTTP collector.
+func otlpCollector(*testing.T) http.Handler { return &otlptest.Receiver{} }
+
+// mlflowServer is a well-behaved MLflow tracking server.
+func mlflowServer(*testing.T) http.Handler { return mlflowtest.Handler() }
+
 func mock(*testing.T) http.Handler {
 	return mockserver.New(mockserver.Config{TTFT: time.Millisecond, ITL: time.Millisecond})
 }
@@ -493,6 +472,20 @@ func hubTokenizer(t *testing.T) http.Handler {
 			m.ServeHTTP(w, r)
 		}
 	})
+}
+
+// hubParquet serves a dataset repository of one Parquet file.
+func hubParquet(t *testing.T) http.Handler {
+	h := hftest.New(t)
+	type row struct {
+		Q string `parquet:"question"`
+	}
+	rows := make([]row, 8)
+	for i := range rows {
+		rows[i].Q = fmt.Sprintf("question %d", i)
+	}
+	h.Add("hostile/pq", "main", "data/train.parquet", hftest.Parquet(t, rows, 2))
+	return h
 }
 
 // hubDataset serves a dataset repository of one JSONL file.

@@ -3,7 +3,6 @@ package loadgen
 import (
 	"context"
 	"net"
-	"net/http"
 	"os"
 	"strings"
 	"syscall"
@@ -23,8 +22,8 @@ func TestFDExhaustionIsTheClients(t *testing.T) {
 		dial := func(context.Context, string, string) (net.Conn, error) {
 			return nil, &net.OpError{Op: "dial", Net: "tcp", Err: os.NewSyscallError("socket", errno)}
 		}
-		client := &http.Client{Transport: &h1.Transport{Dial: dial}}
-		s, sink := runOnce(t, "http://127.0.0.1:9", chat(true), []Stage{{Limit: schedule.Constant(2), Count: 4}}, WithClient(client))
+		tr := &h1.Transport{Dial: dial}
+		s, sink := runOnce(t, "http://127.0.0.1:9", chat(true), []Stage{{Limit: schedule.Constant(2), Count: 4}}, WithTransport(tr))
 		if len(sink.recs) != 4 {
 			t.Fatalf("%v: %d records, want 4", errno, len(sink.recs))
 		}

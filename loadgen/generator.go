@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/surgebench/surge/datasets"
+	"github.com/surgebench/surge/internal/outbound"
 	"github.com/surgebench/surge/loadgen/endpoint"
 	"github.com/surgebench/surge/loadgen/h1"
 	"github.com/surgebench/surge/loadgen/schedule"
@@ -74,33 +75,33 @@ type Stage struct {
 // Generator runs stages against one endpoint.
 type Generator struct {
 	// endStage ends the profile stage issuing now (EndStage).
-	endStage atomic.Pointer[context.CancelFunc]
-	urls     []string // request i goes to urls[i mod len]
-	more     []string // WithTargets' servers, resolved by New
-	ep       *endpoint.Endpoint
-	ds       *datasets.Dataset
-	plan     *turnTable // the dataset's turn counts, for planning
-	col      Recorder
-	client   *http.Client
-	fresh    *http.Client // client without keep-alives, for connection retries
-	headers  http.Header
-	timeout  time.Duration
-	grace    time.Duration
-	hardStop context.Context // done: in-flight requests are cancelled at once (nil: never)
-	bodies   BodySink
-	raw      bool // capture requests and responses (WithRawCapture)
-	chatISL  bool // records carry the chat messages (WithChatMessages)
-	onWarn   func(msg string)
+	endStage  atomic.Pointer[context.CancelFunc]
+	urls      []string // request i goes to urls[i mod len]
+	more      []string // WithTargets' servers, resolved by New
+	ep        *endpoint.Endpoint
+	ds        *datasets.Dataset
+	plan      *turnTable // the dataset's turn counts, for planning
+	col       Recorder
+	transport http.RoundTripper
+	client    *http.Client
+	fresh     *http.Client // client without keep-alives, for connection retries
+	headers   http.Header
+	timeout   time.Duration
+	grace     time.Duration
+	hardStop  context.Context // done: in-flight requests are cancelled at once (nil: never)
+	bodies    BodySink
+	raw       bool // capture requests and responses (WithRawCapture)
+	chatISL   bool // records carry the chat messages (WithChatMessages)
+	onWarn    func(msg string)
 	// overran is set once a response ran past its output cap (warned).
 	overran atomic.Bool
 	secrets []string
 	// noCapGuard lets responses run past CapGuardFactor × their cap.
 	noCapGuard bool
-	// follow follows redirects, stripping credentials from those that
-	// leave the origin; redirected is set once one did (warned).
-	follow      bool
-	credentials []string
-	redirected  atomic.Bool
+	// follow follows redirects (the outbound policy's rule); redirected
+	// is set once one left the origin (warned).
+	follow     bool
+	redirected atomic.Bool
 	// noRetry turns off send's retry on a fresh connection; resent counts
 	// the retries.
 	noRetry bool
@@ -174,8 +175,10 @@ type Generator struct {
 // Option configures a Generator.
 type Option func(*Generator)
 
-// WithClient sets the HTTP client (default: a tuned shared transport).
-func WithClient(c *http.Client) Option { return func(g *Generator) { g.client = c } }
+// WithTransport sets the transport requests go through (default:
+// NewTransport's). The client over it is the outbound policy's, with the
+// generator's redirect settings.
+func WithTransport(rt http.RoundTripper) Option { return func(g *Generator) { g.transport = rt } }
 
 // WithHeaders adds headers to every request (API keys included: they are
 // never logged or exported).
@@ -274,14 +277,14 @@ func New(base string, ep *endpoint.Endpoint, ds *datasets.Dataset, col Recorder,
 		}
 		g.urls = append(g.urls, u)
 	}
-	if g.client == nil {
-		g.client = &http.Client{Transport: NewTransport(0)}
+	if g.transport == nil {
+		g.transport = NewTransport(0)
 	}
-	g.client = g.redirectClient(g.client)
+	g.client = g.newClient(g.transport)
+	g.fresh = g.freshClient()
 	if g.reuse == ReuseNever {
-		g.client = freshClient(g.client)
+		g.client = g.fresh
 	}
-	g.fresh = freshClient(g.client)
 	g.plan = newTurnTable(ds)
 	start := g.start
 	g.now = func() int64 { return int64(time.Since(start)) }
@@ -306,22 +309,16 @@ func (g *Generator) Now() int64 { return g.now() }
 // stamped connection and keeps working): net/http's transport closes a
 // connection whose body was closed before its end, which a stream read to
 // [DONE] is when the chunked terminator comes in a later TLS record, so
-// every request paid a handshake. Proxied requests go through an
-// *http.Transport dialling the same way, with no transparent gzip (it
-// would hide when bytes arrive) and HTTP/1.1 only.
+// every request paid a handshake. Proxied requests go through the outbound
+// policy's *http.Transport dialling the same way (no transparent gzip: it
+// would hide when bytes arrive; HTTP/1.1 only). Every request carries
+// surge's User-Agent, written by h1 with the other headers.
 func NewTransport(concurrency int) *h1.Transport {
 	dial := wire.NewDialer(true).DialContext
 	idle := max(concurrency, 1024)
-	fb := http.DefaultTransport.(*http.Transport).Clone()
-	fb.DialContext = dial
-	fb.MaxIdleConns = 0
-	fb.MaxIdleConnsPerHost = idle
-	fb.MaxConnsPerHost = 0
-	fb.DisableCompression = true
-	fb.ForceAttemptHTTP2 = false
-	fb.ResponseHeaderTimeout = 0
+	fb := outbound.NewTransport(outbound.TransportOptions{Dial: dial, MaxIdlePerHost: idle})
 	return &h1.Transport{Dial: dial, MaxIdlePerHost: idle, Proxy: http.ProxyFromEnvironment, Fallback: fb,
-		TLSClientConfig: &tls.Config{MinVersion: tls.VersionTLS12}}
+		TLSClientConfig: &tls.Config{MinVersion: tls.VersionTLS12}, UserAgent: outbound.UserAgent()}
 }
 
 // RequestURL joins a --url value and the endpoint's path (Endpoint.Path).

@@ -8,6 +8,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/surgebench/surge/internal/outbound"
 	"github.com/surgebench/surge/loadgen/schedule"
 )
 
@@ -103,7 +104,7 @@ func TestRedirects(t *testing.T) {
 		var wmu sync.Mutex
 		opts := []Option{WithHeaders(creds), WithWarning(func(m string) { wmu.Lock(); warnings = append(warnings, m); wmu.Unlock() })}
 		if tc.follow {
-			opts = append(opts, WithFollowRedirects("x-custom-token"))
+			opts = append(opts, WithFollowRedirects())
 		}
 		_, sink := runOnce(t, targetSrv.URL+"/"+tc.path, chat(true), []Stage{{Limit: schedule.Constant(1), Count: 3}}, opts...)
 		name := tc.path
@@ -155,12 +156,36 @@ func TestRedirects(t *testing.T) {
 					}
 				}
 			}
-			if h.Get("X-Trace") != "trace-7" {
-				t.Errorf("%s: a header the caller did not name as a credential was dropped", name)
+			if h.Get("X-Trace") != "" {
+				t.Errorf("%s: a header of the caller's reached another origin: every one stays with its origin", name)
+			}
+			if h.Get("Content-Type") != "application/json" {
+				t.Errorf("%s: the body's Content-Type was dropped", name)
 			}
 		}
 		if wantWarn := tc.atOther > 0; (len(warnings) == 1) != wantWarn || wantWarn && !strings.Contains(warnings[0], otherSrv.URL) {
 			t.Errorf("%s: warnings %q, want one naming %s: %v", name, warnings, otherSrv.URL, wantWarn)
+		}
+	}
+}
+
+// TestRequestsCarrySurgesUserAgent: the transport writes surge/VERSION on
+// every request (h1 writes it; no request is copied to carry it), and a
+// caller's own User-Agent header wins.
+func TestRequestsCarrySurgesUserAgent(t *testing.T) {
+	t.Parallel()
+	var log headerLog
+	srv := httptest.NewServer(http.HandlerFunc(log.answer))
+	defer srv.Close()
+	runOnce(t, srv.URL, chat(true), []Stage{{Limit: schedule.Constant(1), Count: 2}})
+	runOnce(t, srv.URL, chat(true), []Stage{{Limit: schedule.Constant(1), Count: 1}}, WithHeaders(http.Header{"User-Agent": {"mine/1"}}))
+	seen := log.requests()
+	if len(seen) != 3 {
+		t.Fatalf("%d requests, want 3", len(seen))
+	}
+	for i, want := range []string{outbound.UserAgent(), outbound.UserAgent(), "mine/1"} {
+		if got := seen[i].Get("User-Agent"); got != want {
+			t.Errorf("request %d: User-Agent %q, want %q", i, got, want)
 		}
 	}
 }

@@ -18,6 +18,8 @@ import (
 
 	"github.com/surgebench/surge/datasets"
 	"github.com/surgebench/surge/datasets/media"
+	"github.com/surgebench/surge/internal/bounded"
+	"github.com/surgebench/surge/internal/outbound"
 	"github.com/surgebench/surge/loadgen/endpoint"
 	"github.com/surgebench/surge/loadgen/sse"
 	"github.com/surgebench/surge/metrics"
@@ -384,7 +386,7 @@ func (g *Generator) do(ctx context.Context, conv *datasets.Conversation, session
 		rec.Raw.Status, rec.Raw.ContentType = resp.StatusCode, resp.Header.Get("Content-Type")
 	}
 	if resp.StatusCode != http.StatusOK {
-		b, _ := io.ReadAll(io.LimitReader(resp.Body, maxErrorBody))
+		b := bounded.Head(resp.Body, maxErrorBody)
 		rec.EndNs = g.now()
 		rawBody(rec, b)
 		rec.Err = endpoint.ParseErrorBody(resp.StatusCode, b)
@@ -596,7 +598,7 @@ const uncappedPrealloc = 256
 // readWhole reads a non-streamed response (or a streamed request the
 // server answered with plain JSON).
 func (g *Generator) readWhole(rctx, ctx context.Context, resp *http.Response, rec *metrics.Record) {
-	b, err := io.ReadAll(resp.Body)
+	b, err := io.ReadAll(resp.Body) // bounded: the stamped body ends at --max-response-mib
 	rec.EndNs = g.now()
 	rawBody(rec, b)
 	if err != nil {
@@ -658,6 +660,8 @@ func (g *Generator) transportError(rctx, ctx context.Context, url string, err er
 		return &metrics.Error{Type: ErrConnection, Message: errStaleNoRetry.Error()}
 	case errors.Is(err, errUnreadNoRetry):
 		return &metrics.Error{Type: ErrConnection, Message: errUnreadNoRetry.Error()}
+	case outbound.IsDowngrade(err):
+		return &metrics.Error{Type: ErrRedirect, Message: unwrapURLError(err)}
 	}
 	var dnsErr *net.DNSError
 	if errors.As(err, &dnsErr) {

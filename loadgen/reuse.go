@@ -84,47 +84,40 @@ func connectionClosed(err error) bool {
 	return strings.Contains(err.Error(), "server closed idle connection")
 }
 
-// freshClient is c with keep-alives off: every request it sends dials a
-// new connection. A client whose transport is of another kind is returned
-// as it is (its retries may then reuse a pooled connection).
-func freshClient(c *http.Client) *http.Client {
-	f, _ := withOwnTransport(c, func(t *http.Transport) { t.DisableKeepAlives = true },
+// freshClient is the generator's client over a clone of its transport
+// with keep-alives off: every request it sends dials a new connection. A
+// transport of another kind is used as it is (its retries may then reuse
+// a pooled connection).
+func (g *Generator) freshClient() *http.Client {
+	t := ownTransport(g.transport, func(t *http.Transport) { t.DisableKeepAlives = true },
 		func(t *h1.Transport) { t.DisableKeepAlives = true })
-	return f
+	if t == nil {
+		return g.client
+	}
+	return g.newClient(t)
 }
 
-// withOwnTransport returns a copy of c whose transport is a clone of c's
-// (nil: http.DefaultTransport) with the changes applied: setH1 to an
-// h1.Transport, setHTTP to an *http.Transport, its own or h1's fallback.
-// It also returns the clone, to close its idle connections; nil, with c
-// itself, when the transport is of another kind.
-func withOwnTransport(c *http.Client, setHTTP func(*http.Transport), setH1 func(*h1.Transport)) (*http.Client, interface{ CloseIdleConnections() }) {
-	var clone interface {
-		http.RoundTripper
-		CloseIdleConnections()
-	}
-	switch t := c.Transport.(type) {
-	case nil:
-		ht := http.DefaultTransport.(*http.Transport).Clone()
-		setHTTP(ht)
-		clone = ht
+// ownTransport returns a clone of rt with the changes applied: setH1 to
+// an h1.Transport, setHTTP to an *http.Transport, its own or h1's
+// fallback; nil when rt is of another kind.
+func ownTransport(rt http.RoundTripper, setHTTP func(*http.Transport), setH1 func(*h1.Transport)) interface {
+	http.RoundTripper
+	CloseIdleConnections()
+} {
+	switch t := rt.(type) {
 	case *http.Transport:
 		ht := t.Clone()
 		setHTTP(ht)
-		clone = ht
+		return ht
 	case *h1.Transport:
 		ht := t.Clone()
 		setH1(ht)
 		if fb, ok := ht.Fallback.(*http.Transport); ok {
 			setHTTP(fb)
 		}
-		clone = ht
-	default:
-		return c, nil
+		return ht
 	}
-	f := *c
-	f.Transport = clone
-	return &f, clone
+	return nil
 }
 
 // send does req, stamping rec.IssuedNs as it goes to the transport (the

@@ -66,9 +66,8 @@ func (g *Generator) startSession(ctx context.Context) (context.Context, func()) 
 	if g.reuse == ReuseSticky {
 		// A session's turns run one after another, so its own pool holds
 		// one connection; net/http's is capped at one to be sure.
-		c, t := withOwnTransport(g.client, func(t *http.Transport) { t.MaxConnsPerHost = 1 }, func(*h1.Transport) {})
-		if t != nil {
-			sc.client, end = c, t.CloseIdleConnections
+		if t := ownTransport(g.transport, func(t *http.Transport) { t.MaxConnsPerHost = 1 }, func(*h1.Transport) {}); t != nil {
+			sc.client, end = g.newClient(t), t.CloseIdleConnections
 		}
 	}
 	return context.WithValue(ctx, sessionKey{}, sc), end

@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"context"
 	"fmt"
-	"net/http"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -117,7 +116,7 @@ func startup(b *testing.B, plan func() (*datasets.Dataset, []Stage)) {
 		b.StartTimer()
 		start := time.Now()
 		d, stages := plan()
-		g, err := New("http://127.0.0.1:1", chat(true), d, discard{}, WithClient(&http.Client{Transport: cannedStream{}}))
+		g, err := New("http://127.0.0.1:1", chat(true), d, discard{}, WithTransport(cannedStream{}))
 		if err != nil {
 			b.Fatal(err)
 		}

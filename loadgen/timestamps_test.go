@@ -96,9 +96,9 @@ func TestKernelStampsIgnoreALateReader(t *testing.T) {
 			srv := &stampServer{start: start, tokens: 3, gap: 60 * time.Millisecond, writes: map[string][][2]int64{}}
 			ts := httptest.NewServer(srv)
 			defer ts.Close()
-			client := &http.Client{Transport: lateTransport{NewTransport(2), late}}
+			tr := lateTransport{NewTransport(2), late}
 			s, sink := runOnceAt(t, start, ts.URL, chat(true), []Stage{{Limit: schedule.Constant(2), Count: 4}},
-				WithClient(client), WithTimestamps(mode))
+				WithTransport(tr), WithTimestamps(mode))
 			if want := mode.String(); s.TimestampSource != want {
 				t.Errorf("timestamp_source %q, want %q", s.TimestampSource, want)
 			}
@@ -170,8 +170,8 @@ func TestFirstTokenSharedRead(t *testing.T) {
 			srv := &stampServer{start: start, tokens: 2, first: tc.first, gap: tc.gap, writes: map[string][][2]int64{}}
 			ts := httptest.NewServer(srv)
 			defer ts.Close()
-			client := &http.Client{Transport: lateTransport{NewTransport(2), tc.late}}
-			s, sink := runOnceAt(t, start, ts.URL, chat(true), []Stage{{Limit: schedule.Constant(2), Count: 2}}, WithClient(client))
+			tr := lateTransport{NewTransport(2), tc.late}
+			s, sink := runOnceAt(t, start, ts.URL, chat(true), []Stage{{Limit: schedule.Constant(2), Count: 2}}, WithTransport(tr))
 			for _, r := range sink.recs {
 				if r.Err != nil || len(r.TokenNs) != 2 {
 					t.Fatalf("request: %+v, %d tokens; want 2 tokens", r.Err, len(r.TokenNs))

@@ -43,7 +43,7 @@ func TestTLSConnectionsAreReused(t *testing.T) {
 	defer ts.Close()
 	tr := NewTransport(1)
 	tr.TLSClientConfig = ts.Client().Transport.(*http.Transport).TLSClientConfig.Clone()
-	s, sink := runOnce(t, ts.URL, chat(true), []Stage{{Limit: schedule.Constant(1), Count: 50}}, WithClient(&http.Client{Transport: tr}))
+	s, sink := runOnce(t, ts.URL, chat(true), []Stage{{Limit: schedule.Constant(1), Count: 50}}, WithTransport(tr))
 	if s.Run[metrics.ErrorRequestCount] != 0 {
 		t.Fatalf("errors: %+v", s.Errors)
 	}

@@ -14,6 +14,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/surgebench/surge/internal/outbound"
 )
 
 // DefaultInterval is the sampling period when none is given
@@ -200,11 +202,7 @@ func New(opts ...Option) *Collector {
 		o(c)
 	}
 	if c.client == nil {
-		c.client = &http.Client{Transport: &http.Transport{
-			Proxy:               http.ProxyFromEnvironment,
-			MaxIdleConnsPerHost: 4,
-			IdleConnTimeout:     90 * time.Second,
-		}}
+		c.client = outbound.NewClient(outbound.WithTransport(outbound.NewTransport(outbound.TransportOptions{MaxIdlePerHost: 4})))
 	}
 	for _, u := range c.urls {
 		c.servers = append(c.servers, Server(u, c.client))

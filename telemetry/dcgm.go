@@ -10,6 +10,8 @@ import (
 	"strconv"
 
 	dto "github.com/prometheus/client_model/go"
+
+	"github.com/surgebench/surge/internal/outbound"
 )
 
 // ErrNoDCGMMetrics marks a Prometheus endpoint without DCGM_FI_DEV_* GPU
@@ -75,12 +77,12 @@ type dcgmSource struct {
 }
 
 // DCGM returns a source scraping a dcgm-exporter endpoint (for GPUs on
-// another host; nil client: http.DefaultClient). Samples carry the
+// another host; nil client: the outbound policy's). Samples carry the
 // exporter's gpu, UUID, modelName and Hostname labels and have url as
 // Source.
 func DCGM(url string, client *http.Client) GPUSource {
 	if client == nil {
-		client = http.DefaultClient
+		client = outbound.NewClient()
 	}
 	return &dcgmSource{url: url, client: client}
 }

@@ -14,6 +14,9 @@ import (
 	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
+
+	"github.com/surgebench/surge/internal/bounded"
+	"github.com/surgebench/surge/internal/outbound"
 )
 
 // maxScrapeBytes bounds a /metrics body: vLLM's is ≈ 100 KiB with its
@@ -60,12 +63,13 @@ func scrape(ctx context.Context, client *http.Client, url string) (map[string]*d
 			return nil, fmt.Errorf("%w (Content-Type %s)", ErrNotPrometheus, mt)
 		}
 	}
-	body, err := io.ReadAll(io.LimitReader(resp.Body, maxScrapeBytes+1))
+	body, err := outbound.ReadBody(ctx, resp, maxScrapeBytes, "the answer")
+	var tl *bounded.TooLargeError
+	if errors.As(err, &tl) {
+		return nil, fmt.Errorf("%w: %w", ErrNotPrometheus, err)
+	}
 	if err != nil {
 		return nil, err
-	}
-	if len(body) > maxScrapeBytes {
-		return nil, fmt.Errorf("%w: larger than %d MiB", ErrNotPrometheus, maxScrapeBytes>>20)
 	}
 	return parseText(bytes.NewReader(body))
 }

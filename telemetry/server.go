@@ -8,6 +8,8 @@ import (
 	"sync"
 
 	dto "github.com/prometheus/client_model/go"
+
+	"github.com/surgebench/surge/internal/outbound"
 )
 
 // ServerSource is an inference server's metrics endpoint.
@@ -157,14 +159,14 @@ type serverScraper struct {
 }
 
 // Server returns a source scraping the Prometheus /metrics endpoint at url
-// (nil client: http.DefaultClient). Every family is kept in the sample's
+// (nil client: the outbound policy's). Every family is kept in the sample's
 // Families; the names of vLLM, SGLang, TGI, llama.cpp, Dynamo, NIM and
 // TensorRT-LLM/Triton also fill its normalised fields. Errors: an
 // *HTTPError for a non-2xx answer, ErrNotPrometheus for a body that is not
 // Prometheus text (or larger than 16 MiB).
 func Server(url string, client *http.Client) ServerSource {
 	if client == nil {
-		client = http.DefaultClient
+		client = outbound.NewClient()
 	}
 	return &serverScraper{url: url, client: client}
 }

@@ -136,7 +136,7 @@ func TestServerErrors(t *testing.T) {
 					return
 				}
 			}
-		}, ErrNotPrometheus, "not Prometheus text: larger than 16 MiB"},
+		}, ErrNotPrometheus, "not Prometheus text: the answer is over the 16 MiB limit"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

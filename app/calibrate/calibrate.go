@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net/http"
 	"time"
 
 	"github.com/surgebench/surge/app/cmdline"
@@ -100,7 +99,7 @@ func probe(ctx context.Context, streams int, itl time.Duration, tokens int) (cal
 	tr := loadgen.NewTransport(streams)
 	defer tr.CloseIdleConnections() // a calibration's probes would otherwise keep thousands of sockets
 	gen, err := loadgen.New(mock.URL(), &endpoint.Endpoint{Kind: endpoint.Chat, Model: "mock", Streaming: true}, ds, col,
-		loadgen.WithStart(start), loadgen.WithClient(&http.Client{Transport: tr}))
+		loadgen.WithStart(start), loadgen.WithTransport(tr))
 	if err != nil {
 		col.Close()
 		return m, err

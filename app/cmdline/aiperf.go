@@ -6,6 +6,8 @@ import (
 	"strings"
 
 	"github.com/urfave/cli/v2"
+
+	"github.com/surgebench/surge/internal/sanitize"
 )
 
 // FromContext completes c from what the command line said beyond the
@@ -71,24 +73,23 @@ func (l Logger) Enabled(level string) bool {
 }
 
 // Notef writes a note (INFO).
-func (l Logger) Notef(format string, args ...any) {
-	if l.Enabled("INFO") {
-		fmt.Fprintf(l.W, format+"\n", args...)
-	}
-}
+func (l Logger) Notef(format string, args ...any) { l.printf("INFO", "", format, args...) }
 
 // Warnf writes a warning (WARNING).
-func (l Logger) Warnf(format string, args ...any) {
-	if l.Enabled("WARNING") {
-		fmt.Fprintf(l.W, format+"\n", args...)
-	}
-}
+func (l Logger) Warnf(format string, args ...any) { l.printf("WARNING", "", format, args...) }
 
 // Debugf writes a debug line (DEBUG).
-func (l Logger) Debugf(format string, args ...any) {
-	if l.Enabled("DEBUG") {
-		fmt.Fprintf(l.W, "debug: "+format+"\n", args...)
+func (l Logger) Debugf(format string, args ...any) { l.printf("DEBUG", "debug: ", format, args...) }
+
+// printf writes one line of level, its outside strings (a server's
+// answer, a file's name) through the sanitiser: a control character in
+// them is shown escaped, lines kept. A Logger without a writer writes
+// nothing.
+func (l Logger) printf(level, prefix, format string, args ...any) {
+	if l.W == nil || !l.Enabled(level) {
+		return
 	}
+	fmt.Fprint(l.W, prefix+sanitize.Text(fmt.Sprintf(format, args...))+"\n")
 }
 
 // ModelLabel names the models for titles: "a" or "a,b".

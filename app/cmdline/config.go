@@ -274,6 +274,8 @@ type Config struct {
 	MultiRunConfig
 	// NetworkConfig holds --network-latency-* (network.go).
 	NetworkConfig
+	// ExportConfig holds --otel-* and --mlflow-* (export.go).
+	ExportConfig
 	// AgenticConfig holds the agent workload's flags (agentic.go).
 	AgenticConfig
 	// HistoryConfig holds --history, --no-history, --history-label and

@@ -2,11 +2,11 @@ package cmdline
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"regexp"
 	"slices"
 	"strconv"
@@ -14,6 +14,8 @@ import (
 
 	"github.com/urfave/cli/v2"
 	"go.yaml.in/yaml/v3"
+
+	"github.com/surgebench/surge/internal/bounded"
 )
 
 // ConfigFlag names the YAML file of settings (-f, --config, as AIPerf's).
@@ -397,21 +399,10 @@ func defaultZero(cc *cli.Context, name string, values []string) bool {
 	return false
 }
 
-// readBounded reads a file of at most MaxConfigBytes.
+// readBounded reads a file of at most MaxConfigBytes (a page of settings
+// is a few KiB).
 func readBounded(path string) ([]byte, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	data, err := io.ReadAll(io.LimitReader(f, MaxConfigBytes+1))
-	if err != nil {
-		return nil, err
-	}
-	if len(data) > MaxConfigBytes {
-		return nil, fmt.Errorf("%s: larger than %d KiB: a config file holds flag settings", path, MaxConfigBytes>>10)
-	}
-	return data, nil
+	return bounded.ReadFile(context.Background(), path, MaxConfigBytes)
 }
 
 // wantFor says what flag name wants, for a value its Set refused.

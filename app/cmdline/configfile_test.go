@@ -148,7 +148,7 @@ func TestConfigFileErrors(t *testing.T) {
 		{"a config naming a config", "config: other.yaml\n", []string{":1: config: a config file cannot load another"}},
 		{"a redacted secret", "endpoint:\n  api_key: <redacted>\n", []string{":2: endpoint.api_key holds <redacted>"}},
 		{"a section given a value", "loadgen: 4\n", []string{":1: loadgen: a section"}},
-		{"too large", big, []string{"larger than 1024 KiB"}},
+		{"too large", big, []string{"over the 1 MiB limit"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			path := writeConfig(t, tc.text)

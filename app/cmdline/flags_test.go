@@ -31,7 +31,8 @@ func TestFlagsFillTheConfig(t *testing.T) {
 		ImageFormat: "png", ImageSource: "noise", ImageSourceSampling: "random-with-replacement", ImageBatchSize: 1,
 		AudioFormat: "wav", AudioSampleRates: []string{"16"}, AudioDepths: []string{"16"}, AudioChannels: 1, AudioBatchSize: 1, SweepMode: "grid", NumProfileRuns: 1, ConfidenceLevel: 0.95,
 		AgenticConfig: AgenticConfig{ToolLoopRounds: 8, ToolResultTokens: 256, SessionArrivalPattern: "poisson", MockToolCallRate: 0.5,
-			ToolMaxArgumentBytes: "4MiB", ToolMaxCalls: 128, SessionMaxContextTokens: 2 << 20}} // the seed is drawn: TestAIPerfDefaults
+			ToolMaxArgumentBytes: "4MiB", ToolMaxCalls: 128, SessionMaxContextTokens: 2 << 20},
+		ExportConfig: ExportConfig{OTelInterval: 10 * time.Second, OTelSpans: 0.1, MLflowExperiment: "surge"}} // the seed is drawn: TestAIPerfDefaults
 	if d := cmp.Diff(want, def); d != "" {
 		t.Errorf("defaults (-want +got)\n%s", d)
 	}
@@ -113,7 +114,7 @@ func TestAIPerfDefaults(t *testing.T) {
 func TestInputConfigHasEveryFlag(t *testing.T) {
 	c := Config{Grace: 5 * time.Second, StartOffset: 250 * time.Millisecond, NoServerMetrics: true, APIKey: "sk-secret-x",
 		Models: []string{"a", "b"}, ISL: 550, ExtraInputs: []string{"ignore_eos:true,api_key:sk-secret-y"},
-		Foreign: map[string][]string{"workers-max": {"4"}, "export-http-trace": {"true"}, "otel-resource-attributes": {"a=1", "b=2"}}}
+		Foreign: map[string][]string{"workers-max": {"4"}, "export-http-trace": {"true"}, "wandb-tag": {"a", "b"}}}
 	ic := c.InputConfig(http.Header{"Authorization": {"Bearer sk-secret-x"}, "X-Team": {"infra"}})
 	leaves := 0
 	var walk func(map[string]any)
@@ -150,7 +151,7 @@ func TestInputConfigHasEveryFlag(t *testing.T) {
 		"endpoint.api_key": Redacted, "endpoint.model_names": []string{"a", "b"}, "input.prompt.input_tokens.mean": 550,
 		"input.headers":       [][2]string{{"Authorization", Redacted}, {"X-Team", "infra"}},
 		"input.extra":         [][2]any{{"ignore_eos", true}, {"api_key", Redacted}},
-		"service.workers_max": "4", "output.export_http_trace": true, "output.otel_resource_attributes": []string{"a=1", "b=2"},
+		"service.workers_max": "4", "output.export_http_trace": true, "output.wandb.tags": []string{"a", "b"},
 	} {
 		got, _ := PathValue(ic, p)
 		if d := cmp.Diff(want, got); d != "" {

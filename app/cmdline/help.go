@@ -19,7 +19,7 @@ const CatSearch = "Search"
 // helpOrder is the order of the flag groups in --help: what people set
 // first (the server, the load, what to send, where results go), then the
 // rest; a group not listed follows these, and the flags of no group last.
-var helpOrder = []string{catTarget, CatSearch, catLoad, catWorkload, catOutput, catRequest, catTelemetry, catShard, catMedia, catAIPerf}
+var helpOrder = []string{catTarget, CatSearch, catLoad, catWorkload, catOutput, catExport, catRequest, catTelemetry, catShard, catMedia, catAIPerf}
 
 // defaultHelpWidth is the width help is wrapped to when stdout is not a
 // terminal (a pipe, a file, a test).

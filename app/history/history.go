@@ -17,6 +17,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/surgebench/surge/app/cmdline"
+	"github.com/surgebench/surge/internal/sanitize"
 	"github.com/surgebench/surge/metrics/history"
 	runreport "github.com/surgebench/surge/metrics/report"
 	"github.com/surgebench/surge/metrics/stats"
@@ -242,7 +243,7 @@ func run(ctx context.Context, w io.Writer, f *filters, args []string, c listConf
 	}
 	fmt.Fprintf(w, "%d of %s shown; %s, %s\n", len(rows), count(st.Runs, "run"), st.Path, history.MiB(st.Bytes))
 	if warn := st.Warning(); warn != "" {
-		fmt.Fprintln(w, warn)
+		fmt.Fprintln(w, sanitize.Line(warn))
 	}
 	return nil
 }
@@ -266,7 +267,7 @@ func importDirs(ctx context.Context, w io.Writer, f *filters, dirs []string) err
 		if err != nil {
 			return err
 		}
-		fmt.Fprintf(w, "%s: %s, %d new (ids %d–%d)\n", dirs[i], count(len(rows), "row"), n, rows[0].ID, rows[len(rows)-1].ID)
+		fmt.Fprintf(w, "%s: %s, %d new (ids %d–%d)\n", sanitize.Line(dirs[i]), count(len(rows), "row"), n, rows[0].ID, rows[len(rows)-1].ID)
 	}
 	return nil
 }

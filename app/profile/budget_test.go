@@ -56,6 +56,20 @@ var runBudgetCases = []runBudgetCase{
 	{name: "defaults", budget: runBudget{allocsPerRequest: 126, goroutinesPerRequest: 1.1, allocsPerToken: 0.05, goroutinesPerToken: 0.01}},
 	{name: "export level summary", cfg: func(c *cmdline.Config) { c.ExportLevel = "summary" },
 		budget: runBudget{allocsPerRequest: 121, goroutinesPerRequest: 0.1, allocsPerToken: 0.05, goroutinesPerToken: 0.01}},
+	// --otel-url, at the mock (which answers 404: the exporter does all
+	// its work, in this process). The shard copies each record into the
+	// exporter's queue without allocating; the exporter's goroutine
+	// records the four GenAI histogram points (the SDK's variadic options:
+	// an allocation each) and, for a sampled request, builds its span,
+	// which the SDK batches and encodes (its span, attributes and their
+	// protobuf: about 65 allocations). Per request, never per token; the
+	// default --otel-span-sample-ratio 0.1 pays a tenth of the span's.
+	{name: "otel export, no spans", cfg: func(c *cmdline.Config) {
+		c.ExportConfig = cmdline.ExportConfig{OTelURL: c.URL, OTelInterval: 10 * time.Second, MLflowExperiment: "surge"}
+	}, budget: runBudget{allocsPerRequest: 131, goroutinesPerRequest: 1.1, allocsPerToken: 0.05, goroutinesPerToken: 0.01}},
+	{name: "otel export, every request a span", cfg: func(c *cmdline.Config) {
+		c.ExportConfig = cmdline.ExportConfig{OTelURL: c.URL, OTelInterval: 10 * time.Second, OTelSpans: 1, MLflowExperiment: "surge"}
+	}, budget: runBudget{allocsPerRequest: 196, goroutinesPerRequest: 1.1, allocsPerToken: 0.05, goroutinesPerToken: 0.01}},
 }
 
 // The runs: few and many requests of short answers, many of long ones.

@@ -3,7 +3,6 @@ package profile
 import (
 	"fmt"
 	"math"
-	"os"
 	"path/filepath"
 
 	"github.com/surgebench/surge/app/spec"
@@ -104,7 +103,7 @@ func statOf(s *metrics.Summary, tag metrics.Tag, stat string) (float64, bool) {
 // requestValues reads a metric's per-request values from a run's records
 // (the profile's successful requests).
 func requestValues(path, tag string) ([]float64, error) {
-	f, err := os.Open(path)
+	f, err := artifact.OpenExport(path)
 	if err != nil {
 		return nil, fmt.Errorf("--convergence-mode distribution: %w", err)
 	}

@@ -10,11 +10,14 @@ import (
 	"strings"
 	"time"
 
+	"github.com/charmbracelet/x/term"
+
 	"github.com/surgebench/surge/app/cmdline"
 	"github.com/surgebench/surge/app/spec"
 	"github.com/surgebench/surge/datasets"
 	"github.com/surgebench/surge/datasets/tokenizer"
 	"github.com/surgebench/surge/datasets/tokenizer/hub"
+	"github.com/surgebench/surge/internal/sanitize"
 	"github.com/surgebench/surge/metrics"
 	"github.com/surgebench/surge/metrics/export"
 )
@@ -209,7 +212,7 @@ func loadDataset(ctx context.Context, s *spec.Spec, tok datasets.Tokenizer, coun
 	}
 	if report != nil {
 		for _, l := range report.Lines {
-			fmt.Fprintln(log, l)
+			fmt.Fprintln(log, sanitize.Line(l)) // file and column names, shown escaped
 		}
 	}
 	if d.Rankings {
@@ -308,11 +311,14 @@ func assignModels(ds *datasets.Dataset, models []string, strategy string, seed u
 }
 
 // downloadLine is the console's progress line for a public dataset's
-// download: one line rewritten in place at most every 250 ms and at each
-// whole percent, closed with a newline when the download ends.
+// download: on a terminal, one line rewritten in place at most every
+// 250 ms and at each whole percent, closed with a newline when the
+// download ends; elsewhere (a log file, a pipe) only the last count, on a
+// line of its own: a carriage return would garble a saved log.
 type downloadLine struct {
 	w         io.Writer
 	what      string
+	tty       bool
 	last      time.Time
 	lastPct   int64
 	shown     bool
@@ -320,7 +326,8 @@ type downloadLine struct {
 }
 
 func newDownloadLine(w io.Writer, what string) *downloadLine {
-	return &downloadLine{w: w, what: what, lastPct: -1}
+	f, ok := w.(*os.File)
+	return &downloadLine{w: w, what: what, lastPct: -1, tty: ok && term.IsTerminal(f.Fd())}
 }
 
 // update is datasets.Options.Progress.
@@ -335,21 +342,27 @@ func (d *downloadLine) update(done, total int64) {
 		return
 	}
 	d.last, d.lastPct, d.shown = now, pct, true
-	d.print()
+	if d.tty {
+		fmt.Fprint(d.w, "\r")
+		d.print()
+	}
 }
 
 func (d *downloadLine) print() {
 	const mib = 1 << 20
 	if d.all > 0 {
-		fmt.Fprintf(d.w, "\rdownloading %s: %.1f of %.1f MiB (%d%%)", d.what, float64(d.done)/mib, float64(d.all)/mib, d.done*100/d.all)
+		fmt.Fprintf(d.w, "downloading %s: %.1f of %.1f MiB (%d%%)", d.what, float64(d.done)/mib, float64(d.all)/mib, d.done*100/d.all)
 		return
 	}
-	fmt.Fprintf(d.w, "\rdownloading %s: %.1f MiB", d.what, float64(d.done)/mib)
+	fmt.Fprintf(d.w, "downloading %s: %.1f MiB", d.what, float64(d.done)/mib)
 }
 
 // end prints the final count and ends the line, if a download was shown.
 func (d *downloadLine) end() {
 	if d.shown {
+		if d.tty {
+			fmt.Fprint(d.w, "\r")
+		}
 		d.print()
 		fmt.Fprintln(d.w)
 	}

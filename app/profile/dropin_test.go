@@ -126,7 +126,7 @@ func TestSystemPromptFlags(t *testing.T) {
 		{func(c *cmdline.Config) { c.SystemPrompt, c.SystemPromptFile = "a", file }, "--system-prompt and --system-prompt-file: give one"},
 		{func(c *cmdline.Config) { c.SystemPromptFile = filepath.Join(dir, "none.txt") }, "--system-prompt-file"},
 		{func(c *cmdline.Config) { c.SystemPromptFile = empty }, "empty"},
-		{func(c *cmdline.Config) { c.SystemPromptFile = big }, "larger than"},
+		{func(c *cmdline.Config) { c.SystemPromptFile = big }, "over the 1 MiB limit"},
 	} {
 		_, err := prep(tc.set)
 		var ue *cmdline.UsageError

@@ -3,7 +3,6 @@ package profile
 import (
 	"fmt"
 	"io"
-	"net/http"
 	"sync"
 
 	"github.com/surgebench/surge/app/cmdline"
@@ -23,13 +22,11 @@ func edgeOptions(r *spec.Request) []loadgen.Option {
 		loadgen.WithConnectionRetries(r.Retries),
 	}
 	if r.FollowRedirects {
-		opts = append(opts, loadgen.WithFollowRedirects(headerNames(r.Headers)...))
+		opts = append(opts, loadgen.WithFollowRedirects())
 	}
 	return opts
 }
 
-// headerNames are the names of the headers the user gave (and the API
-// key's): every one is a credential to a redirect that leaves the origin.
 // redirectWarning is the summary's line for n responses that were
 // redirects and came back unfollowed: off by default, or (with
 // --follow-redirects) ones net/http would resend as a GET without the body.
@@ -42,14 +39,6 @@ func redirectWarning(n int64, follow bool) string {
 		return fmt.Sprintf("%d %s not followed: following would resend the request as a GET without its body", n, what)
 	}
 	return fmt.Sprintf("%d %s (not followed: --follow-redirects)", n, what)
-}
-
-func headerNames(h http.Header) []string {
-	names := make([]string, 0, len(h))
-	for k := range h {
-		names = append(names, k)
-	}
-	return names
 }
 
 // checkFDLimit raises the open-file limit to its hard bound and warns, before

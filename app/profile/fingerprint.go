@@ -40,6 +40,9 @@ func probeServer(ctx context.Context, target string, headers http.Header, log cm
 		serverinfo.WithSkipped(func(err error) { log.Debugf("server facts: %s: not read", sanitize.Line(err.Error())) }))
 	s, err := fingerprint.Probe(ctx, client, base, headers)
 	if err != nil {
+		log.Debugf("fingerprint: what %s could not say of itself: %v", cmdline.RedactURL(base), err)
+	}
+	if s.Empty() {
 		s = nil
 	}
 	return s, facts

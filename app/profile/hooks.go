@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"slices"
 	"strings"
@@ -12,6 +11,8 @@ import (
 
 	"github.com/surgebench/surge/app/cmdline"
 	"github.com/surgebench/surge/app/spec"
+	"github.com/surgebench/surge/internal/bounded"
+	"github.com/surgebench/surge/internal/outbound"
 	"github.com/surgebench/surge/loadgen"
 )
 
@@ -42,8 +43,7 @@ func serverHooks(h spec.Hooks, cooldown time.Duration, servers []string, headers
 			origins = append(origins, o)
 		}
 	}
-	c := &hookClient{client: &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }},
-		headers: headers, log: log}
+	c := &hookClient{client: outbound.NewClient(outbound.NoRedirects()), headers: headers, log: log}
 	var hooks loadgen.StageHooks
 	if !h.Reset && !h.Profiler {
 		if cooldown > 0 {
@@ -136,14 +136,16 @@ func (c *hookClient) post(ctx context.Context, url string, timeout time.Duration
 		// server may be busy, and a reset is tried again.
 		return &hookError{msg: fmt.Sprintf("POST %s: %v", shown, errors.Unwrap(err)), retry: true}
 	}
+	// A 2xx answer's body says nothing a control call needs: it is not
+	// read. An error's start is shown.
 	defer resp.Body.Close()
-	body, _ := io.ReadAll(io.LimitReader(resp.Body, hookResponseBytes))
 	c.log.Debugf("POST %s: %s in %s", shown, resp.Status, time.Since(start).Round(time.Millisecond))
 	if resp.StatusCode/100 != 2 {
 		switch resp.StatusCode {
 		case http.StatusConflict, http.StatusLocked, http.StatusTooManyRequests, http.StatusServiceUnavailable:
 			return &hookError{msg: fmt.Sprintf("POST %s: %s", shown, resp.Status), retry: true}
 		}
+		body := bounded.Head(resp.Body, hookResponseBytes)
 		return &hookError{msg: fmt.Sprintf("POST %s: %s %s", shown, resp.Status, strings.TrimSpace(string(body[:min(len(body), 200)])))}
 	}
 	return nil

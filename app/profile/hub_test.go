@@ -262,7 +262,15 @@ func TestDownloadLineSaysWhat(t *testing.T) {
 	d := newDownloadLine(&buf, "the Hub dataset")
 	d.update(1<<20, 4<<20)
 	d.end()
+	if got := buf.String(); got != "downloading the Hub dataset: 1.0 of 4.0 MiB (25%)\n" {
+		t.Errorf("not a terminal: %q", got)
+	}
+	buf.Reset()
+	d = newDownloadLine(&buf, "the Hub dataset")
+	d.tty = true
+	d.update(1<<20, 4<<20)
+	d.end()
 	if got := buf.String(); got != "\rdownloading the Hub dataset: 1.0 of 4.0 MiB (25%)\rdownloading the Hub dataset: 1.0 of 4.0 MiB (25%)\n" {
-		t.Errorf("%q", got)
+		t.Errorf("a terminal: %q", got)
 	}
 }

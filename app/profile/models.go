@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/surgebench/surge/app/cmdline"
+	"github.com/surgebench/surge/internal/outbound"
+	"github.com/surgebench/surge/internal/sanitize"
 	"github.com/surgebench/surge/loadgen"
 	"github.com/surgebench/surge/metrics/export"
 )
@@ -34,29 +36,26 @@ func serverModels(ctx context.Context, target string, headers http.Header, timeo
 		return nil, err
 	}
 	req.Header = headers.Clone()
-	client := &http.Client{Transport: loadgen.NewTransport(1),
-		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
-	defer client.CloseIdleConnections()
+	client := outbound.NewClient(outbound.NoRedirects())
 	resp, err := client.Do(req)
 	if err != nil {
 		return nil, errors.New(unwrapErr(err))
 	}
-	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
+		resp.Body.Close()
 		return nil, fmt.Errorf("HTTP %d", resp.StatusCode)
 	}
-	b, err := io.ReadAll(io.LimitReader(resp.Body, maxModelList+1))
+	b, err := outbound.ReadBody(ctx, resp, maxModelList, "the answer")
 	if err != nil {
 		return nil, err
-	}
-	if len(b) > maxModelList {
-		return nil, fmt.Errorf("the answer is over %d KiB", maxModelList>>10)
 	}
 	return parseModelList(b)
 }
 
 // parseModelList reads OpenAI's model list, {"data": [{"id": …}, …]}:
-// the ids in the server's order.
+// the ids in the server's order, leaving out one that is empty, over 512
+// bytes, or holds a character a terminal would obey (it names the model
+// every request sends and every screen shows).
 func parseModelList(b []byte) ([]string, error) {
 	var list struct {
 		Data []struct {
@@ -68,7 +67,7 @@ func parseModelList(b []byte) ([]string, error) {
 	}
 	var ids []string
 	for _, m := range list.Data {
-		if id := strings.TrimSpace(m.ID); id != "" && len(id) <= 512 && !strings.ContainsFunc(id, isControl) {
+		if id := strings.TrimSpace(m.ID); id != "" && len(id) <= 512 && sanitize.Index(id) < 0 {
 			ids = append(ids, id)
 		}
 	}
@@ -77,8 +76,6 @@ func parseModelList(b []byte) ([]string, error) {
 	}
 	return ids, nil
 }
-
-func isControl(r rune) bool { return r < 0x20 || r == 0x7f }
 
 // modelFromServer names the model when no --model was given and the
 // target is a real server: the first its /v1/models lists, said on log.
@@ -112,15 +109,18 @@ func (p *prepared) modelFromServer(ctx context.Context, log io.Writer) (warning 
 		return export.FormatWarning(fmt.Sprintf("no --model given and %s/v1/models named none (%v): sending model %q", strings.TrimRight(where, "/"), err, t.Model()), p.verbose(), p.s.Columns)
 	}
 	name := ids[0]
+	shownIDs := make([]string, min(len(ids), 5))
+	for i := range shownIDs {
+		shownIDs[i] = sanitize.Line(ids[i]) // a server's names, shown escaped
+	}
 	if len(ids) == 1 {
-		fmt.Fprintf(log, "model: %s, the one the server lists (no --model given)\n", name)
+		fmt.Fprintf(log, "model: %s, the one the server lists (no --model given)\n", shownIDs[0])
 	} else {
-		shown := ids[:min(len(ids), 5)]
 		more := ""
-		if len(ids) > len(shown) {
+		if len(ids) > len(shownIDs) {
 			more = ", …"
 		}
-		fmt.Fprintf(log, "model: %s, the first of the %d the server lists (%s%s; give --model to pick another)\n", name, len(ids), strings.Join(shown, ", "), more)
+		fmt.Fprintf(log, "model: %s, the first of the %d the server lists (%s%s; give --model to pick another)\n", shownIDs[0], len(ids), strings.Join(shownIDs, ", "), more)
 	}
 	p.s = p.s.WithModel(name)
 	return ""

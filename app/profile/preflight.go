@@ -12,6 +12,7 @@ import (
 	"github.com/surgebench/surge/app/cmdline"
 	"github.com/surgebench/surge/datasets"
 	"github.com/surgebench/surge/internal/outbound"
+	"github.com/surgebench/surge/internal/sanitize"
 	"github.com/surgebench/surge/loadgen"
 	"github.com/surgebench/surge/loadgen/preflight"
 	"github.com/surgebench/surge/metrics"
@@ -63,6 +64,7 @@ func (p *prepared) checkTarget(ctx context.Context, log io.Writer, first *datase
 		for _, secret := range s.Secrets {
 			msg = strings.ReplaceAll(msg, secret, cmdline.Redacted)
 		}
+		msg = sanitize.Line(msg) // the server's message, shown escaped
 		switch {
 		case pe.Op == preflight.OpAnswer:
 			// A page, a 404: every request of the run would fail alike.
@@ -88,7 +90,7 @@ func (p *prepared) checkTarget(ctx context.Context, log io.Writer, first *datase
 			line += ": sending the output cap as max_completion_tokens"
 		}
 	}
-	fmt.Fprintln(log, line)
+	fmt.Fprintln(log, sanitize.Line(line))
 	for _, n := range res.Notes {
 		p.log.Debugf("preflight: %s", n)
 	}

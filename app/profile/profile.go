@@ -8,7 +8,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net/http"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -73,11 +72,14 @@ const (
 // run then drains within the grace period and still writes every export.
 // The summary goes to out; notices and progress go to log.
 func Run(ctx context.Context, s *spec.Spec, out, log io.Writer) (*Result, error) {
+	start := time.Now()
 	res, err := runOnce(ctx, s, out, log)
 	if res != nil {
 		// After every export (a sweep's aggregate, the repeats' aggregate/):
-		// the history reads the run back from its folder.
+		// the history reads the run back from its folder, MLflow takes
+		// its files.
 		remember(ctx, s, res.Dir, res.Cancelled, log)
+		publish(ctx, s, res, start, log)
 	}
 	return res, err
 }
@@ -224,7 +226,9 @@ func prepareCtx(ctx context.Context, s *spec.Spec, log io.Writer) (*prepared, er
 
 // outcome is what executing a prepared run produced, for report.
 type outcome struct {
-	target     string
+	target string
+	// otel is run_info.otel (nil: no --otel-url).
+	otel       map[string]any
 	dir        string
 	start, end time.Time
 	summary    *metrics.Summary
@@ -377,9 +381,23 @@ func (p *prepared) execute(ctx context.Context, log io.Writer) (o *outcome, err 
 		cleanup = append(cleanup, func() { _ = outputs.Close() }) // a run that stopped early
 	}
 	colOpts = append(colOpts, p.live.sinks(clock)...)
+	otel, err := p.startOTel(target, o.benchmarkID, o.start, logw)
+	if err != nil {
+		return nil, err
+	}
+	if otel != nil {
+		colOpts = append(colOpts, metrics.WithSink(otel.exp))
+		// Ends the exporter on every path; the run's own end sends the
+		// summary first (a second Close does nothing).
+		cleanup = append(cleanup, func() { otel.close(ctx, nil) })
+	}
 	col := metrics.NewCollector(colOpts...)
 	closeCol := sync.OnceValue(col.Close)
 	cleanup = append(cleanup, func() { closeCol() })
+	if otel != nil {
+		otel.attach(col)
+		cleanup = append(cleanup, otel.detach) // before the collector closes
+	}
 	cleanup = append(cleanup, logw.release)
 
 	ep := s.Endpoint
@@ -394,7 +412,7 @@ func (p *prepared) execute(ctx context.Context, log io.Writer) (o *outcome, err 
 		loadgen.WithHeaders(s.Request.Headers),
 		loadgen.WithRequestTimeout(s.Request.Timeout),
 		loadgen.WithGracePeriod(s.Request.Grace),
-		loadgen.WithClient(&http.Client{Transport: tr}),
+		loadgen.WithTransport(tr),
 		loadgen.WithBodySink(folders),
 		loadgen.WithSecrets(s.Secrets...),
 		loadgen.WithTimestamps(s.Request.Timestamps),
@@ -494,7 +512,16 @@ func (p *prepared) execute(ctx context.Context, log io.Writer) (o *outcome, err 
 	telData, telErr := tel.stop()
 	o.serverExport = tel.col.ServerExport()
 	o.runTokens, o.runTokensOK = tel.col.RunTokenTotals()
+	if otel != nil {
+		otel.detach()
+	}
 	o.summary = closeCol()
+	if otel != nil {
+		// After the last record, before the exports: run_info says what
+		// the collector got.
+		st := otel.close(ctx, o.summary)
+		o.otel = otelInfo(s.Backends.OTel, st)
+	}
 	netInfo, netErr := adjustForNetwork(s, probe, o.summary, logw)
 	o.network = netInfo
 	o.state = col.State()
@@ -608,6 +635,9 @@ func (p *prepared) report(o *outcome, out io.Writer) (*Result, error) {
 	errs := o.errs
 	if o.runErr != nil && !aborted {
 		errs = append(errs, o.runErr)
+	}
+	if o.otel != nil {
+		run.RunInfo.(map[string]any)["otel"] = o.otel
 	}
 	if o.facts != nil {
 		run.RunInfo.(map[string]any)["server"] = o.facts
@@ -800,7 +830,14 @@ func startTarget(ctx context.Context, s *spec.Spec, log io.Writer) (url string, 
 	}
 	fmt.Fprintf(log, "no --url given: benchmarking the embedded mock server at %s (TTFT %s + %s per prompt token, ITL %s%s)\n",
 		mock.URL(), mockserver.DefaultTTFT, mockserver.DefaultPrefillPerToken, mockserver.DefaultITL, mockMediaLine(t))
-	return mock.URL(), func() { _ = mock.Close(context.Background()) }, nil
+	return mock.URL(), func() {
+		// Bounded: net/http's Shutdown waits 5 s on a connection a client
+		// opened and sent nothing on (a request cancelled as it dialled,
+		// the preflight's reachability dial); what is left is closed.
+		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+		defer cancel()
+		_ = mock.Close(ctx)
+	}, nil
 }
 
 // Report writes the summary exports, prints the console summary (opts:

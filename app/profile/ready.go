@@ -12,12 +12,14 @@ import (
 	"slices"
 	"time"
 
+	"golang.org/x/time/rate"
+
 	"github.com/surgebench/surge/app/cmdline"
 	"github.com/surgebench/surge/app/spec"
 	"github.com/surgebench/surge/datasets"
+	"github.com/surgebench/surge/internal/outbound"
 	"github.com/surgebench/surge/loadgen"
 	"github.com/surgebench/surge/loadgen/endpoint"
-	"golang.org/x/time/rate"
 )
 
 // waitReady probes each of targets until it answers or r.Timeout passes
@@ -28,7 +30,7 @@ func waitReady(ctx context.Context, r spec.Readiness, targets []string, ep *endp
 	if r.Timeout <= 0 {
 		return nil
 	}
-	client := &http.Client{Timeout: min(r.Timeout, 30*time.Second)}
+	client := outbound.NewClient(outbound.WithTimeout(min(r.Timeout, 30*time.Second)))
 	for _, t := range targets {
 		ctx, cancel := context.WithTimeout(ctx, r.Timeout)
 		err := readiness(r).waitOne(ctx, client, t, ep, models, headers, l)
@@ -117,6 +119,10 @@ func (r readiness) probe(ctx context.Context, client *http.Client, target string
 	return ""
 }
 
+// maxReadyModelList bounds the models probe's answer: a server's list of
+// models, with their settings, is a few KiB.
+const maxReadyModelList = 16 << 20
+
 // probeModelList is the models probe: /v1/models lists every model (a
 // server without that route is asked for its base URL instead).
 func probeModelList(ctx context.Context, client *http.Client, target string, models []string, headers http.Header) string {
@@ -156,7 +162,11 @@ func probeModelList(ctx context.Context, client *http.Client, target string, mod
 			ID string `json:"id"`
 		} `json:"data"`
 	}
-	if err := json.NewDecoder(io.LimitReader(resp.Body, 16<<20)).Decode(&list); err != nil {
+	b, err := outbound.ReadBody(ctx, resp, maxReadyModelList, "its answer")
+	if err != nil {
+		return "/v1/models: " + err.Error()
+	}
+	if err := json.Unmarshal(b, &list); err != nil {
 		return "/v1/models is not a model list: " + err.Error()
 	}
 	for _, model := range models {

@@ -1,9 +1,9 @@
 package spec
 
 import (
+	"context"
 	"errors"
 	"fmt"
-	"io"
 	"math"
 	"os"
 	"path/filepath"
@@ -17,6 +17,7 @@ import (
 	"github.com/surgebench/surge/datasets/media"
 	"github.com/surgebench/surge/datasets/tokenizer"
 	"github.com/surgebench/surge/datasets/tokenizer/hub"
+	"github.com/surgebench/surge/internal/bounded"
 	"github.com/surgebench/surge/loadgen/endpoint"
 )
 
@@ -320,17 +321,10 @@ func systemPrompt(c *cmdline.Config) (string, error) {
 	case c.SystemPromptFile == "":
 		return c.SystemPrompt, nil
 	}
-	f, err := os.Open(c.SystemPromptFile)
-	if err != nil {
-		return "", cmdline.Usagef("--system-prompt-file: %w", err)
-	}
-	defer f.Close()
-	b, err := io.ReadAll(io.LimitReader(f, maxSystemPrompt+1))
+	b, err := bounded.ReadFile(context.Background(), c.SystemPromptFile, maxSystemPrompt)
 	switch {
 	case err != nil:
-		return "", cmdline.Usagef("--system-prompt-file %s: %w", c.SystemPromptFile, err)
-	case len(b) > maxSystemPrompt:
-		return "", cmdline.Usagef("--system-prompt-file %s: larger than %d bytes", c.SystemPromptFile, maxSystemPrompt)
+		return "", cmdline.Usagef("--system-prompt-file: %w", err)
 	case !utf8.Valid(b):
 		return "", cmdline.Usagef("--system-prompt-file %s: not UTF-8 text", c.SystemPromptFile)
 	case len(b) == 0:

@@ -1,17 +1,22 @@
 package spec
 
 import (
+	"context"
 	"fmt"
 	"net/http"
-	"os"
 	"strings"
 	"time"
 
 	"github.com/surgebench/surge/app/cmdline"
 	"github.com/surgebench/surge/examples/mockserver"
+	"github.com/surgebench/surge/internal/bounded"
 	"github.com/surgebench/surge/loadgen"
 	"github.com/surgebench/surge/loadgen/endpoint"
 )
+
+// maxTemplateFile bounds an --endpoint-template @file: a request body's
+// template is a few KiB.
+const maxTemplateFile = 1 << 20
 
 // Request is how every request is sent: its headers and extra fields, its
 // connection, its bounds, and the network's edges (docs/network-edges.md).
@@ -110,7 +115,7 @@ func parseEndpoint(s *Spec, c *cmdline.Config) error {
 	case c.EndpointTemplate != "":
 		text, name := c.EndpointTemplate, "--endpoint-template"
 		if path, ok := strings.CutPrefix(text, "@"); ok {
-			b, err := os.ReadFile(path)
+			b, err := bounded.ReadFile(context.Background(), path, maxTemplateFile)
 			if err != nil {
 				return cmdline.Usagef("--endpoint-template: %w", err)
 			}

@@ -2,9 +2,9 @@ package spec
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
-	"io"
 	"math"
 	"os"
 	"strconv"
@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/surgebench/surge/app/cmdline"
+	"github.com/surgebench/surge/internal/bounded"
 	"github.com/surgebench/surge/loadgen/schedule"
 )
 
@@ -72,17 +73,9 @@ type seriesDoc struct {
 
 // readSeriesFile reads AIPerf's JSON rate series.
 func readSeriesFile(path string) ([]schedule.RatePoint, error) {
-	f, err := os.Open(path)
+	b, err := bounded.ReadFile(context.Background(), path, maxSeriesFile)
 	if err != nil {
 		return nil, err
-	}
-	defer f.Close()
-	b, err := io.ReadAll(io.LimitReader(f, maxSeriesFile+1))
-	if err != nil {
-		return nil, err
-	}
-	if len(b) > maxSeriesFile {
-		return nil, errors.New("larger than 4 MiB")
 	}
 	var doc seriesDoc
 	dec := json.NewDecoder(bytes.NewReader(b))

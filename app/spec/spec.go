@@ -51,6 +51,9 @@ type Spec struct {
 	// server's price in US dollars an hour (0: not priced).
 	History     History
 	CostPerHour float64
+	// Backends are where the results go beside the files: an
+	// OpenTelemetry collector, an MLflow tracking server (backends.go).
+	Backends Backends
 	// Shard is this host's part of the plan (the zero Shard: all of it),
 	// StartAt the instant to start issuing (zero: at once).
 	Shard   loadgen.Shard
@@ -88,7 +91,7 @@ func Parse(c cmdline.Config) (*Spec, error) {
 	s := &Spec{Version: c.Version, Signals: c.Signals, given: c}
 	steps := []func(*Spec, *cmdline.Config) error{
 		parseLog, parseTarget, parseEndpointKind, parseBounds, parseRepeats, parseEdges, parseMedia,
-		parseShard, parseExports, parseHistory, parseRequest, parseTelemetry, parseUI, parseEndpoint, parseGoodput,
+		parseShard, parseExports, parseHistory, parseBackends, parseRequest, parseTelemetry, parseUI, parseEndpoint, parseGoodput,
 		parseTokenizer, parseLoad, parseRateSeries, parseLoadControl, parseSharding, parseSweep, checkConvergenceSweep, parsePlan, parseDataset, parseTrace, parseSynthesis, parseHooks, parseAgentic, parseLive,
 	}
 	for _, step := range steps {

@@ -17,6 +17,7 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/surgebench/surge/internal/outbound"
 	"github.com/surgebench/surge/loadgen/wire"
 )
 
@@ -43,11 +44,11 @@ func bare(argv []string) error {
 	if *url == "" || *conc < 1 || *count < 1 || fs.NArg() != 0 {
 		return fmt.Errorf("usage: benchtool bare -url URL [-concurrency N] [-n N] [-osl N] [-o FILE]")
 	}
-	tr := http.DefaultTransport.(*http.Transport).Clone()
-	tr.DialContext = wire.NewDialer(true).DialContext
-	tr.MaxIdleConnsPerHost = *conc
-	tr.DisableCompression = true
-	client := &http.Client{Transport: tr}
+	// net/http's own transport, as the outbound policy builds one, and no
+	// redirect followed: the reference surge's own transport is measured
+	// against.
+	tr := outbound.NewTransport(outbound.TransportOptions{Dial: wire.NewDialer(true).DialContext, MaxIdlePerHost: *conc})
+	client := outbound.NewClient(outbound.WithTransport(tr), outbound.NoRedirects())
 	body := fmt.Appendf(nil, `{"model":"mock","messages":[{"role":"user","content":"Say something."}],"stream":true,"max_completion_tokens":%d}`, *osl)
 
 	lines := make([][]byte, *count)
@@ -103,6 +104,7 @@ func bareRequest(client *http.Client, url string, body []byte, id string) ([]byt
 	}
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("X-Request-Id", id)
+	req.Header.Set("User-Agent", outbound.UserAgent()) // set here: the client copies no request to add it
 	resp, err := client.Do(req)
 	if err != nil {
 		return nil, err

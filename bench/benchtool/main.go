@@ -21,6 +21,7 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"flag"
@@ -33,6 +34,9 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/surgebench/surge/internal/bounded"
+	"github.com/surgebench/surge/internal/outbound"
 )
 
 // Usage is what run reports about the child.
@@ -88,7 +92,7 @@ func main() {
 }
 
 func fetch(url string) error {
-	resp, err := http.Get(url)
+	resp, err := outbound.NewClient().Get(url)
 	if err != nil {
 		return err
 	}
@@ -140,7 +144,7 @@ func run(argv []string) int {
 }
 
 func get(file, path string) (string, error) {
-	b, err := os.ReadFile(file)
+	b, err := bounded.ReadFile(context.Background(), file, 256<<20)
 	if err != nil {
 		return "", err
 	}

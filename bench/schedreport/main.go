@@ -4,10 +4,13 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"os"
 	"strconv"
+
+	"github.com/surgebench/surge/internal/bounded"
 )
 
 func main() {
@@ -20,7 +23,7 @@ func main() {
 		fmt.Fprintln(os.Stderr, "schedreport: bad target rate:", err)
 		os.Exit(2)
 	}
-	b, err := os.ReadFile(os.Args[2])
+	b, err := bounded.ReadFile(context.Background(), os.Args[2], 256<<20)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "schedreport:", err)
 		os.Exit(1)

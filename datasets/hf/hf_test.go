@@ -12,6 +12,7 @@ import (
 
 	"github.com/surgebench/surge/datasets/hf/hftest"
 	"github.com/surgebench/surge/datasets/tokenizer/hub"
+	"github.com/surgebench/surge/internal/bounded"
 )
 
 func hubOpts(t *testing.T, h *hftest.Hub) hub.Options {
@@ -369,6 +370,72 @@ func TestMatch(t *testing.T) {
 	} {
 		if got := match(tc.pat, tc.name); got != tc.want {
 			t.Errorf("match(%q, %q) = %v", tc.pat, tc.name, got)
+		}
+	}
+}
+
+// TestParquetByRanges: a Parquet file is read by range requests, its
+// footer first, then only the row groups the rows asked for need; it is
+// not kept. A mirror that answers no range request gets the file asked
+// whole (and kept), and reads the same rows.
+func TestParquetByRanges(t *testing.T) {
+	rows := make([]pqRow, 256)
+	for i := range rows {
+		rows[i] = pqRow{Q: fmt.Sprintf("q%02d %s", i, strings.Repeat("x", 64<<10)), N: int64(i)}
+	}
+	file := hftest.Parquet(t, rows, 4) // 64 row groups of 256 KiB
+	for _, noRanges := range []bool{false, true} {
+		h := hftest.New(t)
+		h.NoRanges = noRanges
+		h.Add("org/pq", "main", "train.parquet", file)
+		o := hubOpts(t, h)
+		o.RangesAbove = 1 << 20 // the file is larger: read by ranges
+		plan := &Plan{Source: Source{Repo: "org/pq"}, Revision: "main", Files: []hub.Entry{{Path: "train.parquet"}}}
+		var got []int64
+		err := Read(context.Background(), plan, o, ReadOptions{Columns: []string{"n"}}, func(_ string, _ int, r Row) error {
+			got = append(got, r["n"].(int64))
+			if len(got) == 5 {
+				return ErrStop
+			}
+			return nil
+		})
+		if err != nil || fmt.Sprint(got) != "[0 1 2 3 4]" {
+			t.Fatalf("no ranges %v: %v %v", noRanges, got, err)
+		}
+		sent := h.Bytes.Load()
+		switch {
+		case noRanges && sent < int64(len(file)):
+			t.Errorf("a mirror without ranges sent %d of %d bytes, want the whole file", sent, len(file))
+		case !noRanges && (sent >= int64(len(file))/2 || h.Ranges.Load() == 0):
+			t.Errorf("5 rows of one column read %d of %d bytes in %d range requests: want a few blocks", sent, len(file), h.Ranges.Load())
+		}
+	}
+}
+
+// TestParquetJunkAndHugeRows: a file that is not Parquet is refused from
+// its last bytes (a 2 GiB one is not downloaded), and a row over
+// MaxRowBytes is refused, naming the bound, before its row group is read.
+func TestParquetJunkAndHugeRows(t *testing.T) {
+	h := hftest.New(t)
+	junk := bytes.Repeat([]byte("junk"), 1<<18) // 1 MiB: the tail says enough
+	h.Add("org/pq", "main", "junk.parquet", junk)
+	type big struct {
+		Q string `parquet:"question,plain"`
+	}
+	h.Add("org/pq", "main", "big.parquet", hftest.Parquet(t, []big{{strings.Repeat("y", 80<<20)}}, 0))
+	o := hubOpts(t, h)
+	for file, want := range map[string]string{
+		"junk.parquet": "hf dataset org/pq, junk.parquet: not a Parquet file: its last bytes are not PAR1",
+		"big.parquet":  "over the 64 MiB limit",
+	} {
+		before := h.Bytes.Load()
+		plan := &Plan{Source: Source{Repo: "org/pq"}, Revision: "main", Files: []hub.Entry{{Path: file}}}
+		err := Read(context.Background(), plan, o, ReadOptions{Columns: []string{"question"}}, func(string, int, Row) error { return nil })
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%s: %v, want %q", file, err, want)
+		}
+		if sent := h.Bytes.Load() - before; sent > 2<<20 {
+			t.Errorf("%s: %s read of it", file, bounded.Bytes(sent))
 		}
 	}
 }

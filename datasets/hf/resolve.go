@@ -15,7 +15,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"path"
 	"slices"
 	"sort"
@@ -24,6 +23,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/surgebench/surge/datasets/tokenizer/hub"
+	"github.com/surgebench/surge/internal/bounded"
 )
 
 // ParquetRevision is the branch where the Hub keeps its Parquet
@@ -208,7 +208,7 @@ func readCard(ctx context.Context, src Source, o hub.Options) ([]config, error) 
 		return nil, hubError(src, "README.md", "reading its dataset card", err)
 	}
 	defer r.Close()
-	b, err := io.ReadAll(io.LimitReader(r, maxCardBytes+1))
+	b, err := bounded.ReadAll(ctx, r, maxCardBytes, "its dataset card")
 	if err != nil {
 		return nil, hubError(src, "README.md", "reading its dataset card", err)
 	}

@@ -5,17 +5,20 @@ import (
 	"bytes"
 	"compress/gzip"
 	"context"
+	"encoding/binary"
 	"encoding/csv"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
-	"os"
+	"slices"
 	"strings"
 
 	"github.com/parquet-go/parquet-go"
+	"github.com/parquet-go/parquet-go/format"
 
 	"github.com/surgebench/surge/datasets/tokenizer/hub"
+	"github.com/surgebench/surge/internal/bounded"
 )
 
 // Format is a data file's format.
@@ -126,11 +129,19 @@ func readFile(ctx context.Context, plan *Plan, file string, o hub.Options, ro Re
 		return &Error{Dataset: plan.Repo, File: file, Row: n + 1, Msg: err.Error(), Fix: "surge reads " + format.String() + " files of one row an object", Err: err}
 	}
 	if format == Parquet {
-		p, _, err := hub.Fetch(ctx, hub.Dataset, plan.Repo, file, o)
+		f, _, err := hub.OpenAt(ctx, hub.Dataset, plan.Repo, file, o)
+		if errors.Is(err, hub.ErrNoRanges) {
+			// A small file, or a mirror that answers no range request:
+			// the file whole, kept in the cache.
+			if _, _, err = hub.Fetch(ctx, hub.Dataset, plan.Repo, file, o); err == nil {
+				f, _, err = hub.OpenAt(ctx, hub.Dataset, plan.Repo, file, o)
+			}
+		}
 		if err != nil {
 			return hubError(plan.Source, file, "downloading it", err)
 		}
-		return readParquet(p, plan.Repo, file, ro.Columns, each)
+		defer f.Close()
+		return readParquet(f, f.Size(), plan.Repo, file, ro.Columns, each)
 	}
 	rc, _, err := hub.Open(ctx, hub.Dataset, plan.Repo, file, o)
 	if err != nil {
@@ -144,7 +155,7 @@ func readFile(ctx context.Context, plan *Plan, file string, o hub.Options, ro Re
 			return bad(fmt.Errorf("not gzip: %v", err))
 		}
 		defer zr.Close()
-		r = &capped{r: zr, left: o.MaxBytes}
+		r = &capped{r: zr, left: o.MaxBytes, limit: o.MaxBytes}
 	}
 	switch format {
 	case JSON, JSONLines:
@@ -162,13 +173,13 @@ func readFile(ctx context.Context, plan *Plan, file string, o hub.Options, ro Re
 
 // capped fails once more than left bytes were read (a gzip bomb).
 type capped struct {
-	r    io.Reader
-	left int64
+	r           io.Reader
+	left, limit int64
 }
 
 func (c *capped) Read(b []byte) (int, error) {
 	if c.left <= 0 {
-		return 0, fmt.Errorf("more than %d bytes once decompressed", DefaultMaxFileBytes)
+		return 0, &bounded.TooLargeError{What: "the file once decompressed", Limit: c.limit}
 	}
 	if int64(len(b)) > c.left {
 		b = b[:c.left]
@@ -234,7 +245,7 @@ func readLine(br *bufio.Reader) ([]byte, error) {
 	for {
 		chunk, err := br.ReadSlice('\n')
 		if len(out)+len(chunk) > MaxRowBytes {
-			return nil, fmt.Errorf("a line longer than %d MiB", MaxRowBytes>>20)
+			return nil, &bounded.TooLargeError{What: "a line", Limit: MaxRowBytes}
 		}
 		out = append(out, chunk...)
 		if err != bufio.ErrBufferFull {
@@ -294,7 +305,7 @@ func readJSONArray(br *bufio.Reader, each func(Row) error) error {
 	return nil
 }
 
-var errRowTooLong = fmt.Errorf("a row longer than %d MiB", MaxRowBytes>>20)
+var errRowTooLong = &bounded.TooLargeError{What: "a row", Limit: MaxRowBytes}
 
 // windowed lets a JSON decoder read at most up to limit (an offset in
 // the stream), so one value cannot grow without bound; 0: no limit.
@@ -395,9 +406,16 @@ func (l *lineCapped) Read(b []byte) (int, error) {
 	return n, err
 }
 
+// maxParquetFooter bounds a Parquet file's footer (its metadata: the
+// schema and every row group's column chunks), read before any row.
+const maxParquetFooter = 64 << 20
+
 // readParquet reads a Parquet file a row group at a time, decoding only
-// the columns asked for.
-func readParquet(p, repo, file string, columns []string, each func(Row) error) (err error) {
+// the columns asked for: its footer first (checked before it is read
+// whole), then each row group as the rows are needed. A row over
+// MaxRowBytes is refused, before its row group is read when the group's
+// metadata shows it.
+func readParquet(f io.ReaderAt, size int64, repo, file string, columns []string, each func(Row) error) (err error) {
 	// The Parquet reader can panic on a corrupt file: that is bad input,
 	// not a crash.
 	defer func() {
@@ -405,16 +423,10 @@ func readParquet(p, repo, file string, columns []string, each func(Row) error) (
 			err = &Error{Dataset: repo, File: file, Msg: fmt.Sprintf("corrupt Parquet file: %v", r), Fix: "delete it from the Hugging Face cache to download it again"}
 		}
 	}()
-	f, err := os.Open(p)
-	if err != nil {
-		return &Error{Dataset: repo, File: file, Msg: err.Error(), Err: err}
+	if err := parquetTail(f, size); err != nil {
+		return &Error{Dataset: repo, File: file, Msg: "not a Parquet file: " + err.Error(), Fix: "surge reads Parquet files whose last bytes are PAR1", Err: err}
 	}
-	defer f.Close()
-	st, err := f.Stat()
-	if err != nil {
-		return &Error{Dataset: repo, File: file, Msg: err.Error(), Err: err}
-	}
-	pf, err := parquet.OpenFile(f, st.Size())
+	pf, err := parquet.OpenFile(f, size, parquet.SkipPageIndex(true), parquet.SkipBloomFilters(true))
 	if err != nil {
 		return &Error{Dataset: repo, File: file, Msg: fmt.Sprintf("not a Parquet file: %v", err), Fix: "delete it from the Hugging Face cache to download it again", Err: err}
 	}
@@ -446,7 +458,14 @@ func readParquet(p, repo, file string, columns []string, each func(Row) error) (
 	}
 	buf := make([]parquet.Row, parquetBatch)
 	n := 0
-	for _, rg := range pf.RowGroups() {
+	meta := pf.Metadata()
+	for gi, rg := range pf.RowGroups() {
+		if gi < len(meta.RowGroups) {
+			if avg := rowBytes(meta.RowGroups[gi], columns); avg > MaxRowBytes {
+				return &Error{Dataset: repo, File: file, Row: n + 1, Msg: (&bounded.TooLargeError{What: fmt.Sprintf("row group %d's rows (%s each on average)", gi+1, bounded.Bytes(avg)), Limit: MaxRowBytes}).Error(),
+					Fix: "surge reads rows of at most " + bounded.Bytes(MaxRowBytes)}
+			}
+		}
 		if conv != nil {
 			rg = parquet.ConvertRowGroup(rg, conv)
 		}
@@ -459,6 +478,11 @@ func readParquet(p, repo, file string, columns []string, each func(Row) error) (
 				if err := schema.Reconstruct(&v, row); err != nil {
 					rows.Close()
 					return &Error{Dataset: repo, File: file, Row: n, Msg: fmt.Sprintf("cannot decode the row: %v", err), Err: err}
+				}
+				if size := valueBytes(v); size > MaxRowBytes {
+					rows.Close()
+					return &Error{Dataset: repo, File: file, Row: n, Msg: (&bounded.TooLargeError{What: "the row", Limit: MaxRowBytes, Size: size}).Error(),
+						Fix: "surge reads rows of at most " + bounded.Bytes(MaxRowBytes)}
 				}
 				m, _ := v.(map[string]any)
 				if err := each(Row(m)); err != nil {
@@ -477,6 +501,70 @@ func readParquet(p, repo, file string, columns []string, each func(Row) error) (
 		rows.Close()
 	}
 	return nil
+}
+
+// parquetTail checks a Parquet file's last 8 bytes, the footer's length
+// and "PAR1", before a reader reads the footer that length says.
+func parquetTail(f io.ReaderAt, size int64) error {
+	if size < 12 {
+		return fmt.Errorf("%d bytes", size)
+	}
+	var tail [8]byte
+	if _, err := f.ReadAt(tail[:], size-8); err != nil {
+		return err
+	}
+	if string(tail[4:]) != "PAR1" {
+		return errors.New("its last bytes are not PAR1")
+	}
+	footer := int64(binary.LittleEndian.Uint32(tail[:4]))
+	switch {
+	case footer > size-12:
+		return fmt.Errorf("its footer says it is %d bytes long, more than the file", footer)
+	case footer > maxParquetFooter:
+		return &bounded.TooLargeError{What: "its footer", Limit: maxParquetFooter, Size: footer}
+	}
+	return nil
+}
+
+// rowBytes is a row group's rows' average size, uncompressed, in the
+// columns read (all when columns is empty).
+func rowBytes(rg format.RowGroup, columns []string) int64 {
+	if rg.NumRows <= 0 {
+		return 0
+	}
+	var total int64
+	for _, c := range rg.Columns {
+		path := c.MetaData.PathInSchema
+		if len(columns) > 0 && (len(path) == 0 || !slices.Contains(columns, path[0])) {
+			continue
+		}
+		total += c.MetaData.TotalUncompressedSize
+	}
+	return total / rg.NumRows
+}
+
+// valueBytes is the bytes a decoded value holds in its strings and byte
+// slices.
+func valueBytes(v any) int64 {
+	switch v := v.(type) {
+	case string:
+		return int64(len(v))
+	case []byte:
+		return int64(len(v))
+	case map[string]any:
+		var n int64
+		for k, e := range v {
+			n += int64(len(k)) + valueBytes(e)
+		}
+		return n
+	case []any:
+		var n int64
+		for _, e := range v {
+			n += valueBytes(e)
+		}
+		return n
+	}
+	return 8
 }
 
 func fieldOf(s *parquet.Schema, name string) parquet.Field {

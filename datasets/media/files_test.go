@@ -57,7 +57,7 @@ func TestFilesImages(t *testing.T) {
 		}
 	}
 	small := NewFiles(10)
-	if _, err := small.Image(png); err == nil || !strings.Contains(err.Error(), "larger than") {
+	if _, err := small.Image(png); err == nil || !strings.Contains(err.Error(), "over the 10 B limit") {
 		t.Fatalf("a file past the bound: %v", err)
 	}
 	if _, err := small.Image("data:image/png;base64," + base64.StdEncoding.EncodeToString(data)); err == nil || !strings.Contains(err.Error(), "larger than") {

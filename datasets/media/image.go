@@ -2,18 +2,20 @@ package media
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"image"
 	_ "image/gif" // source folders may hold GIFs
 	"image/jpeg"
 	"image/png"
-	"io"
 	"math"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
+
+	"github.com/surgebench/surge/internal/bounded"
 )
 
 // Image formats (AIPerf's --image-format choices).
@@ -225,19 +227,7 @@ func readSources(dir string, maxBytes int64) ([]source, error) {
 
 // readBounded reads a file of at most max bytes.
 func readBounded(path string, max int64) ([]byte, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	data, err := io.ReadAll(io.LimitReader(f, max+1))
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
-	}
-	if int64(len(data)) > max {
-		return nil, fmt.Errorf("%s: larger than the %d MiB a media file may have", path, max>>20)
-	}
-	return data, nil
+	return bounded.ReadFile(context.Background(), path, max)
 }
 
 // checkImage checks data is an image of a size that may be decoded.

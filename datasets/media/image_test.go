@@ -276,7 +276,7 @@ func TestImagesOptionErrors(t *testing.T) {
 		{ImageOptions{Source: filepath.Join(dir, "missing")}, "Source", "cannot read the folder"},
 		{ImageOptions{Source: dir}, "Source", "bad.png: not a PNG"},
 		{ImageOptions{Source: empty}, "Source", "no .png"},
-		{ImageOptions{Source: big, MaxFileBytes: 100}, "Source", "larger than"},
+		{ImageOptions{Source: big, MaxFileBytes: 100}, "Source", "over the 100 B limit"},
 		{ImageOptions{BatchSize: -1}, "BatchSize", "negative"},
 	} {
 		_, err := NewImages(tc.o)

@@ -3,15 +3,17 @@ package tokenizer
 import (
 	"bytes"
 	"compress/gzip"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"strings"
 
 	"golang.org/x/text/unicode/norm"
+
+	"github.com/surgebench/surge/internal/bounded"
 )
 
 // FileName is the name Load looks for inside a folder (then FileName+".gz").
@@ -63,8 +65,12 @@ func resolve(path string) (file, name string, err error) {
 	return path, name, nil
 }
 
+// MaxFileBytes bounds a tokenizer.json, gzip-compressed or not (Llama's
+// and Qwen's are 7–11 MiB).
+const MaxFileBytes = 256 << 20
+
 func readMaybeGzip(file string) ([]byte, error) {
-	data, err := os.ReadFile(file)
+	data, err := bounded.ReadFile(context.Background(), file, MaxFileBytes)
 	if err != nil {
 		return nil, fmt.Errorf("tokenizer: %w", err)
 	}
@@ -75,7 +81,7 @@ func readMaybeGzip(file string) ([]byte, error) {
 	if err != nil {
 		return nil, fmt.Errorf("tokenizer %s: %w", file, err)
 	}
-	plain, err := io.ReadAll(zr)
+	plain, err := bounded.ReadAll(context.Background(), zr, MaxFileBytes, file+" once decompressed")
 	if err != nil {
 		return nil, fmt.Errorf("tokenizer %s: gzip: %w", file, err)
 	}

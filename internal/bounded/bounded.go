@@ -1,7 +1,8 @@
 // Package bounded is the one reader of whole files and bodies: every read
 // stops at a limit that its error names, stops when its context is done,
 // and refuses what is not a regular file (a device, a FIFO, a socket, or a
-// symbolic link to one), which could be endless or block forever.
+// symbolic link to one), which could be endless or block forever; only
+// /dev/null, empty, is read.
 package bounded
 
 import (
@@ -26,7 +27,11 @@ type TooLargeError struct {
 
 func (e *TooLargeError) Error() string {
 	if e.Size > 0 {
-		return fmt.Sprintf("%s is %s, over the %s limit", e.What, Bytes(e.Size), Bytes(e.Limit))
+		size := Bytes(e.Size)
+		if e.Size-e.Limit < e.Limit/20 { // just over: "1.0 MiB, over the 1 MiB limit" would puzzle
+			size = fmt.Sprintf("%d bytes", e.Size)
+		}
+		return fmt.Sprintf("%s is %s, over the %s limit", e.What, size, Bytes(e.Limit))
 	}
 	return fmt.Sprintf("%s is over the %s limit", e.What, Bytes(e.Limit))
 }
@@ -58,6 +63,15 @@ func kind(m fs.FileMode) string {
 		return "an irregular file"
 	}
 	return m.Type().String()
+}
+
+// isDevNull reports whether st is /dev/null's.
+func isDevNull(st fs.FileInfo) bool {
+	if st.Mode()&fs.ModeCharDevice == 0 {
+		return false
+	}
+	null, err := os.Stat(os.DevNull)
+	return err == nil && os.SameFile(st, null)
 }
 
 // chunk is how much is read between two looks at the context.
@@ -100,15 +114,38 @@ func ReadAll(ctx context.Context, r io.Reader, limit int64, what string) ([]byte
 	}
 }
 
+// Head reads at most n bytes of r, the start of what follows: an error
+// answer's first bytes, shown in its message (the rest is not read, and is
+// no error).
+func Head(r io.Reader, n int64) []byte {
+	b, _ := io.ReadAll(io.LimitReader(r, n))
+	return b
+}
+
 // Open opens path for reading after checking that it is a regular file
 // (symbolic links followed), and returns a reader that fails with a
 // *TooLargeError past limit bytes and with ctx's error once ctx is done.
 // The file is opened non-blocking and checked again once open, so a FIFO
 // swapped in between the check and the open cannot block.
 func Open(ctx context.Context, path string, limit int64) (*File, error) {
+	// A stat first: opening some devices acts (a tape rewinds, a watchdog
+	// starts).
 	st, err := os.Stat(path)
 	if err != nil {
+		var pe *fs.PathError
+		if errors.As(err, &pe) {
+			pe.Op = "open" // what the caller asked for
+		}
 		return nil, err
+	}
+	if isDevNull(st) {
+		// The empty file every system has (--config /dev/null): its
+		// reads end at once.
+		f, err := os.Open(path)
+		if err != nil {
+			return nil, err
+		}
+		return &File{f: f, ctx: ctx, left: limit, limit: limit, path: path}, nil
 	}
 	if !st.Mode().IsRegular() {
 		return nil, &NotRegularError{Path: path, Mode: st.Mode()}
@@ -130,6 +167,34 @@ func Open(ctx context.Context, path string, limit int64) (*File, error) {
 		return nil, &NotRegularError{Path: path, Mode: st.Mode()}
 	}
 	return &File{f: f, ctx: ctx, left: limit, limit: limit, path: path}, nil
+}
+
+// OpenStream opens path to be read as a stream, for a reader that bounds
+// what it reads itself (a line's limit, a file's): a regular file, or a
+// FIFO (process substitution, <(cmd)). Opening a FIFO waits for its
+// writer; that wait ends with ctx's error when ctx is done first (the
+// open, left behind, ends when a writer comes or the process does).
+func OpenStream(ctx context.Context, path string) (*os.File, error) {
+	type opened struct {
+		f   *os.File
+		err error
+	}
+	done := make(chan opened, 1)
+	go func() {
+		f, err := os.Open(path)
+		done <- opened{f, err}
+	}()
+	select {
+	case o := <-done:
+		return o.f, o.err
+	case <-ctx.Done():
+		go func() {
+			if o := <-done; o.f != nil {
+				o.f.Close()
+			}
+		}()
+		return nil, fmt.Errorf("opening %s: %w", path, ctx.Err())
+	}
 }
 
 // File is a regular file read within a bound (Open).

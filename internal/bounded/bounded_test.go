@@ -153,3 +153,57 @@ func TestBytes(t *testing.T) {
 		}
 	}
 }
+
+// TestDevNullIsEmpty: /dev/null, a device, reads as the empty file it is
+// (--config /dev/null); /dev/zero, endless, is refused.
+func TestDevNullIsEmpty(t *testing.T) {
+	b, err := ReadFile(context.Background(), os.DevNull, 10)
+	if err != nil || len(b) != 0 {
+		t.Errorf("/dev/null: %q %v", b, err)
+	}
+	var nr *NotRegularError
+	if _, err := ReadFile(context.Background(), "/dev/zero", 10); !errors.As(err, &nr) {
+		t.Errorf("/dev/zero: %v", err)
+	}
+}
+
+// TestJustOverNamesBytes: a size that rounds to the limit is given in
+// bytes.
+func TestJustOverNamesBytes(t *testing.T) {
+	e := &TooLargeError{What: "f", Limit: 1 << 20, Size: 1<<20 + 1}
+	if got := e.Error(); got != "f is 1048577 bytes, over the 1 MiB limit" {
+		t.Errorf("%q", got)
+	}
+}
+
+// TestOpenStreamWaitsForAWriterUntilCancelled: opening a FIFO nobody
+// writes waits, and the wait ends with the context; a FIFO with a writer
+// opens and reads.
+func TestOpenStreamWaitsForAWriterUntilCancelled(t *testing.T) {
+	fifo := filepath.Join(t.TempDir(), "fifo")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Skipf("mkfifo: %v", err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+	defer cancel()
+	start := time.Now()
+	if _, err := OpenStream(ctx, fifo); !errors.Is(err, context.DeadlineExceeded) || time.Since(start) > 5*time.Second {
+		t.Errorf("no writer: %v after %v", err, time.Since(start))
+	}
+	go func() {
+		w, err := os.OpenFile(fifo, os.O_WRONLY, 0)
+		if err == nil {
+			w.WriteString("row\n")
+			w.Close()
+		}
+	}()
+	f, err := OpenStream(context.Background(), fifo)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	b, _ := io.ReadAll(f)
+	if string(b) != "row\n" {
+		t.Errorf("read %q", b)
+	}
+}

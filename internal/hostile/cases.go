@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/surgebench/surge/internal/bounded"
 )
 
 // Case is one misbehaviour: a server's answer or a file, made in a
@@ -32,9 +34,14 @@ type Case struct {
 	// Endless: the input never ends. A surface with a Bound must end
 	// within it; one without is sent SIGINT once it reads the input.
 	Endless bool
-	// Interrupt: SIGINT once the surface reads the input, whatever its
-	// Bound: it exits 130 within InterruptWithin.
+	// Interrupt: SIGINT once the surface asked for the input, whatever its
+	// Bound: it exits 130 within InterruptWithin (unless it had already
+	// ended on its own, having no use for the rest).
 	Interrupt bool
+	// InterruptAfter, when set, sends SIGINT that long after the start if
+	// the command still runs (it may wait on the input, as a reader of a
+	// stream waits on a FIFO's writer: it must then exit 130 at once).
+	InterruptAfter time.Duration
 	// MayPass: exit 0 is as right as the surface's failure codes (the
 	// input is odd but usable).
 	MayPass bool
@@ -155,11 +162,29 @@ var Cases = []Case{
 		}}))
 	}},
 
+	// Parquet files a dataset reads.
+	{Name: "2 GiB junk Parquet", Needs: Server | Parquet, Setup: func(t *testing.T, e *Env, s *Surface) {
+		e.Answer(Junk(2 << 30))
+	}, Check: func(t *testing.T, e *Env, o *Outcome) {
+		if o.Served > 8<<20 {
+			t.Errorf("%s of a junk file was downloaded", bounded.Bytes(o.Served))
+		}
+	}},
+	{Name: "80 MiB Parquet row", Needs: Server | Parquet, Setup: func(t *testing.T, e *Env, s *Surface) {
+		e.Answer(ServeFile(HugeRowParquet(t, 80<<20)))
+	}, Check: func(t *testing.T, e *Env, o *Outcome) {
+		if !strings.Contains(o.Output, "64 MiB") {
+			t.Errorf("the refusal does not name the 64 MiB bound of a row")
+		}
+	}},
+
 	// Files.
 	{Name: "symlink to /dev/zero", Needs: File, NamesFile: true, Setup: func(t *testing.T, e *Env, s *Surface) {
 		DevZeroLink(t, e.Path)
 	}},
-	{Name: "FIFO", Needs: File, NamesFile: true, Setup: func(t *testing.T, e *Env, s *Surface) {
+	// A FIFO nobody writes: refused (a whole-file reader), or waited on
+	// (a dataset read as a stream, <(cmd)) until SIGINT ends the wait.
+	{Name: "FIFO", Needs: File, NamesFile: true, InterruptAfter: 3 * time.Second, Setup: func(t *testing.T, e *Env, s *Surface) {
 		FIFO(t, e.Path)
 	}},
 	{Name: "directory", Needs: File, NamesFile: true, Setup: func(t *testing.T, e *Env, s *Surface) {
@@ -195,7 +220,7 @@ var Cases = []Case{
 	{Name: "foreign SQLite", Needs: File | SQLite, NamesFile: true, Setup: func(t *testing.T, e *Env, s *Surface) {
 		e.foreign = ForeignSQLite(t, e.Path)
 	}, Check: func(t *testing.T, e *Env, o *Outcome) {
-		b, err := os.ReadFile(e.Path)
+		b, err := bounded.ReadFile(t.Context(), e.Path, 1<<20)
 		if err != nil || !bytes.Equal(b, e.foreign) {
 			t.Errorf("another application's database was changed (%v)", err)
 		}

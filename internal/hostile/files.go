@@ -1,6 +1,7 @@
 package hostile
 
 import (
+	"bytes"
 	"context"
 	"database/sql"
 	"io"
@@ -11,6 +12,9 @@ import (
 	"testing"
 
 	_ "github.com/ncruces/go-sqlite3/driver" // the foreign database's driver
+	"github.com/parquet-go/parquet-go"
+
+	"github.com/surgebench/surge/internal/bounded"
 )
 
 // DevZeroLink makes path a symbolic link to /dev/zero: endless, and a
@@ -99,11 +103,30 @@ func ForeignSQLite(t testing.TB, path string) []byte {
 	if err := db.Close(); err != nil {
 		t.Fatal(err)
 	}
-	b, err := os.ReadFile(path)
+	b, err := bounded.ReadFile(context.Background(), path, 1<<20)
 	if err != nil {
 		t.Fatal(err)
 	}
 	return b
+}
+
+// HugeRowParquet is a Parquet file of one row whose "question" column
+// holds size bytes (no statistics: the value is not copied into the
+// metadata).
+func HugeRowParquet(t testing.TB, size int) []byte {
+	t.Helper()
+	type row struct {
+		Q string `parquet:"question,plain"`
+	}
+	var buf bytes.Buffer
+	w := parquet.NewGenericWriter[row](&buf, parquet.DataPageStatistics(false), parquet.ColumnIndexSizeLimit(func([]string) int { return 16 }))
+	if _, err := w.Write([]row{{strings.Repeat("y", size)}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return buf.Bytes()
 }
 
 func write(t testing.TB, path string, b []byte) {

@@ -50,6 +50,8 @@ const (
 	// ToolCalls: the server's answers carry tool calls the surface sends
 	// back (the tool loop).
 	ToolCalls
+	// Parquet: the server's answer is a Parquet file, read by ranges.
+	Parquet
 )
 
 // Surface is one network-facing or file-reading feature of surge, run
@@ -58,7 +60,7 @@ type Surface struct {
 	// Name names the feature ("preflight", "history import").
 	Name string
 	// Reads is what it takes from outside (Server, File, | SQLite, |
-	// ToolCalls).
+	// ToolCalls, | Parquet).
 	Reads Kind
 	// Args is the command line after "surge" that points the feature at
 	// e.URL (a server surface) or e.Path (a file surface), sends e.Secret
@@ -161,6 +163,7 @@ type Env struct {
 	arriving  atomic.Bool
 	matched   atomic.Int64
 	requests  atomic.Int64 // hostile answers given
+	inFlight  atomic.Int64 // hostile answers under way
 	servedMax atomic.Int64 // the largest hostile body written
 	foreign   []byte       // the foreign database's bytes
 }
@@ -175,7 +178,12 @@ type Outcome struct {
 	// AfterSignal how long it took to exit after it.
 	Took, AfterSignal time.Duration
 	Interrupted       bool
-	// MaxRSS is its peak resident memory in bytes (0: unknown).
+	// Waiting says the command was waiting on the input when the signal
+	// came (a stalled answer still open, a FIFO): it must exit 130.
+	Waiting bool
+	// MaxRSS is its peak resident memory in bytes, sampled every 50 ms
+	// (0: unknown; getrusage's counts the test process's own, which a
+	// child inherits across fork and exec).
 	MaxRSS int64
 	// Served is how many bytes of hostile body the case's server wrote;
 	// Requests how many requests the hostile handler answered.

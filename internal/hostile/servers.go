@@ -1,6 +1,7 @@
 package hostile
 
 import (
+	"bytes"
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
@@ -50,7 +51,8 @@ const EndlessPrefix = `{"data":[{"id":"`
 // announced). every > 0 drips the body one byte per period.
 func Endless(max, declared int64, every time.Duration) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Content-Type", "application/json")
+		// A type no reader refuses on sight: each must bound the body.
+		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 		if declared > 0 {
 			w.Header().Set("Content-Length", strconv.FormatInt(declared, 10))
 		}
@@ -102,10 +104,36 @@ func Repeat(row string, limit int64) http.Handler {
 	})
 }
 
+// Junk serves size bytes of junk as a file does (ranges answered, its
+// length known), made as they are asked for: a file whose name says
+// Parquet and whose bytes are not.
+func Junk(size int64) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		http.ServeContent(w, r, "junk.parquet", time.Time{}, io.NewSectionReader(junkReader{}, 0, size))
+	})
+}
+
+// junkReader reads the same junk at every offset.
+type junkReader struct{}
+
+func (junkReader) ReadAt(p []byte, off int64) (int, error) {
+	for i := range p {
+		p[i] = "junk"[(off+int64(i))%4]
+	}
+	return len(p), nil
+}
+
+// ServeFile serves b as a file does (ranges answered, its length known).
+func ServeFile(b []byte) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		http.ServeContent(w, r, "file", time.Time{}, bytes.NewReader(b))
+	})
+}
+
 // Stall answers 200 headers and then nothing, until the client leaves.
 func Stall() http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Content-Type", "application/json")
+		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 		w.WriteHeader(http.StatusOK)
 		if fl, ok := w.(http.Flusher); ok {
 			fl.Flush()

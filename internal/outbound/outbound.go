@@ -142,7 +142,18 @@ func NewClient(opts ...Option) *http.Client {
 	if rt == nil {
 		rt = shared
 	}
-	return &http.Client{Transport: userAgent{rt}, CheckRedirect: c.checkRedirect, Timeout: c.timeout}
+	if w, ok := rt.(AgentWriter); !ok || !w.WritesUserAgent() {
+		rt = userAgent{rt}
+	}
+	return &http.Client{Transport: rt, CheckRedirect: c.checkRedirect, Timeout: c.timeout}
+}
+
+// AgentWriter is a transport that writes surge's User-Agent itself (the
+// benchmark's HTTP/1.1 transport, set once): a client over it sends its
+// requests as they are, where another transport's would each be copied
+// to carry the header.
+type AgentWriter interface {
+	WritesUserAgent() bool
 }
 
 // checkRedirect is net/http's hook before it follows a redirect to req.
@@ -167,10 +178,24 @@ func (c *config) checkRedirect(req *http.Request, via []*http.Request) error {
 			}
 		}
 	}
+	r := Redirect{Response: req.Response, From: from, To: to, CrossOrigin: cross}
 	if c.onRedirect != nil {
-		c.onRedirect(Redirect{Response: req.Response, From: from, To: to, CrossOrigin: cross})
+		c.onRedirect(r)
+	}
+	if f, ok := req.Context().Value(observerKey{}).(func(Redirect)); ok {
+		f(r)
 	}
 	return nil
+}
+
+type observerKey struct{}
+
+// ObserveRedirects returns a context under which f learns of each
+// redirect a request made with it follows, as OnRedirect's function does
+// (the Hub reads the first answer's headers): one request's hook, where
+// OnRedirect is a client's.
+func ObserveRedirects(ctx context.Context, f func(Redirect)) context.Context {
+	return context.WithValue(ctx, observerKey{}, f)
 }
 
 // userAgent sets surge's User-Agent on a request that has none.

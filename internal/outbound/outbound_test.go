@@ -217,3 +217,59 @@ func TestWithTimeoutBoundsTheExchange(t *testing.T) {
 		t.Fatalf("err = %v, want a timeout", err)
 	}
 }
+
+// agentWriter is a transport that writes the User-Agent itself.
+type agentWriter struct{ http.RoundTripper }
+
+func (agentWriter) WritesUserAgent() bool { return true }
+
+// TestUserAgent: a request gets surge's user agent unless it names one;
+// a transport that writes it itself is used as it is (no request copied).
+func TestUserAgent(t *testing.T) {
+	var s seen
+	srv := httptest.NewServer(s.handler(ok))
+	defer srv.Close()
+	for _, tc := range []struct {
+		set, want string
+	}{{"", UserAgent()}, {"mine/1", "mine/1"}} {
+		req, _ := http.NewRequestWithContext(context.Background(), http.MethodGet, srv.URL, nil)
+		if tc.set != "" {
+			req.Header.Set("User-Agent", tc.set)
+		}
+		resp, err := NewClient().Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if got := s.last(t).Get("User-Agent"); got != tc.want {
+			t.Errorf("User-Agent %q, want %q", got, tc.want)
+		}
+	}
+	rt := agentWriter{http.DefaultTransport}
+	if c := NewClient(WithTransport(rt)); c.Transport != http.RoundTripper(rt) {
+		t.Errorf("a transport that writes the user agent was wrapped: %T", c.Transport)
+	}
+}
+
+// TestObserveRedirects: a request's context hook learns of each
+// redirect it follows, with the answer that asked for it.
+func TestObserveRedirects(t *testing.T) {
+	away := httptest.NewServer(http.HandlerFunc(ok))
+	defer away.Close()
+	home := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("X-Repo-Commit", "abc")
+		http.Redirect(w, r, away.URL, http.StatusFound)
+	}))
+	defer home.Close()
+	var hops []Redirect
+	ctx := ObserveRedirects(context.Background(), func(r Redirect) { hops = append(hops, r) })
+	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, home.URL, nil)
+	resp, err := NewClient().Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if len(hops) != 1 || !hops[0].CrossOrigin || hops[0].Response.Header.Get("X-Repo-Commit") != "abc" {
+		t.Errorf("hops %+v", hops)
+	}
+}

@@ -11,25 +11,6 @@ import (
 	"testing"
 )
 
-// pending are the files that still make HTTP requests their own way, each
-// to be moved onto this package (issue 59). The list only shrinks: a file
-// that no longer needs its entry fails the test until the entry goes.
-var pending = map[string]bool{
-	"app/calibrate/calibrate.go":    true,
-	"app/profile/hooks.go":          true,
-	"app/profile/models.go":         true,
-	"app/profile/profile.go":        true,
-	"app/profile/ready.go":          true,
-	"bench/benchtool/bare.go":       true,
-	"bench/benchtool/main.go":       true,
-	"loadgen/reuse.go":              true,
-	"datasets/tokenizer/hub/hub.go": true,
-	"loadgen/generator.go":          true,
-	"telemetry/collector.go":        true,
-	"telemetry/dcgm.go":             true,
-	"telemetry/server.go":           true,
-}
-
 // TestOneOutboundPolicy fails when a package other than this one builds
 // an http.Client or http.Transport, or uses net/http's default client or
 // transport: each would carry its own redirect and credential rule.
@@ -70,19 +51,12 @@ func TestOneOutboundPolicy(t *testing.T) {
 		t.Fatal(err)
 	}
 	var bad []string
-	for file, uses := range found {
-		if !pending[file] {
-			bad = append(bad, uses...)
-		}
+	for _, uses := range found {
+		bad = append(bad, uses...)
 	}
 	sort.Strings(bad)
 	for _, b := range bad {
 		t.Errorf("%s: make the request through internal/outbound (NewClient, NewTransport)", b)
-	}
-	for file := range pending {
-		if _, ok := found[file]; !ok {
-			t.Errorf("%s no longer builds its own client: delete its entry in pending", file)
-		}
 	}
 }
 

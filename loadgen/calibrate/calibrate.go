@@ -20,6 +20,8 @@ import (
 	"runtime"
 	"slices"
 	"time"
+
+	"github.com/surgebench/surge/internal/bounded"
 )
 
 // LimitMs is the read delay p99 a trustworthy load stays under.
@@ -239,7 +241,7 @@ func Load() (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	b, err := os.ReadFile(f)
+	b, err := bounded.ReadFile(context.Background(), f, 1<<20)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
 	}

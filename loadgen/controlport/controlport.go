@@ -18,7 +18,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"math"
 	"net"
 	"net/http"
@@ -28,6 +27,7 @@ import (
 
 	"golang.org/x/time/rate"
 
+	"github.com/surgebench/surge/internal/bounded"
 	"github.com/surgebench/surge/loadgen"
 )
 
@@ -123,12 +123,9 @@ func number(r *http.Request, field string, def float64) (float64, error) {
 		}
 		return v, nil
 	}
-	body, err := io.ReadAll(io.LimitReader(r.Body, maxBody+1))
+	body, err := bounded.ReadAll(r.Context(), r.Body, maxBody, "the body")
 	if err != nil {
-		return 0, fmt.Errorf("%w: reading the body: %v", errBadRequest, err)
-	}
-	if len(body) > maxBody {
-		return 0, fmt.Errorf("%w: body over %d bytes", errBadRequest, maxBody)
+		return 0, fmt.Errorf("%w: %v", errBadRequest, err)
 	}
 	return ParseField(body, field, def)
 }

@@ -8,13 +8,14 @@ package cpuload
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
-	"os"
 	"strconv"
 	"strings"
 	"time"
 
+	"github.com/surgebench/surge/internal/bounded"
 	"github.com/surgebench/surge/metrics"
 )
 
@@ -74,7 +75,7 @@ func between(a, b reading) (metrics.MachineLoad, error) {
 // readNow takes a reading of this machine.
 func readNow() (reading, error) {
 	r := reading{at: time.Now()}
-	b, err := os.ReadFile("/proc/stat")
+	b, err := bounded.ReadFile(context.Background(), "/proc/stat", 4<<20)
 	if err != nil {
 		return r, fmt.Errorf("cpuload: %w", err)
 	}

@@ -34,7 +34,7 @@ func FuzzWriteRequest(f *testing.F) {
 		}
 		req.Header[name] = []string{value}
 		c := &captureConn{}
-		werr := newConn(c).writeRequest(req, false)
+		werr := newConn(c).writeRequest(req, false, "")
 		valid := validName(name) && validValue(value) && validURI(req.URL.RequestURI())
 		if !valid {
 			if werr == nil {
@@ -80,7 +80,7 @@ func TestWriteBufferBound(t *testing.T) {
 	}{{1 << 10, true}, {maxKeptWrite + 1, false}} {
 		req, _ := http.NewRequest(http.MethodPost, "http://127.0.0.1:8000/", bytes.NewReader(make([]byte, tc.size)))
 		c := newConn(&captureConn{})
-		if err := c.writeRequest(req, false); err != nil {
+		if err := c.writeRequest(req, false, ""); err != nil {
 			t.Fatal(err)
 		}
 		if kept := c.wbuf != nil; kept != tc.kept {

@@ -41,6 +41,10 @@ type Transport struct {
 	// Fallback carries what this transport does not: proxied requests, and
 	// https without TLSClientConfig (nil: they fail).
 	Fallback http.RoundTripper
+	// UserAgent is the User-Agent of a request that sets none (default
+	// net/http's, Go-http-client/1.1), written with the request's other
+	// headers: no request is copied to carry it.
+	UserAgent string
 
 	mu   sync.Mutex
 	idle map[string][]*conn // per host:port, most recently used last
@@ -50,7 +54,7 @@ type Transport struct {
 // *http.Transport fallback is cloned too.
 func (t *Transport) Clone() *Transport {
 	c := &Transport{Dial: t.Dial, MaxIdlePerHost: t.MaxIdlePerHost, IdleTimeout: t.IdleTimeout,
-		DisableKeepAlives: t.DisableKeepAlives, Proxy: t.Proxy, Fallback: t.Fallback}
+		DisableKeepAlives: t.DisableKeepAlives, Proxy: t.Proxy, Fallback: t.Fallback, UserAgent: t.UserAgent}
 	if t.TLSClientConfig != nil {
 		c.TLSClientConfig = t.TLSClientConfig.Clone()
 	}
@@ -112,7 +116,7 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		}
 		return nil, err
 	}
-	if err := c.writeRequest(req, t.DisableKeepAlives); err != nil {
+	if err := c.writeRequest(req, t.DisableKeepAlives, t.UserAgent); err != nil {
 		if reused {
 			var nw *notWritten
 			err = classify(c.nc, err, !errors.As(err, &nw))
@@ -153,8 +157,16 @@ func (t *Transport) fallback(req *http.Request) (*http.Response, error) {
 		closeBody(req)
 		return nil, fmt.Errorf("h1: no transport for %s", req.URL.Redacted())
 	}
+	if _, ok := req.Header["User-Agent"]; !ok && t.UserAgent != "" {
+		req = req.Clone(req.Context()) // a proxied request: not the common path
+		req.Header.Set("User-Agent", t.UserAgent)
+	}
 	return t.Fallback.RoundTrip(req)
 }
+
+// WritesUserAgent reports whether t writes a User-Agent of its own
+// (UserAgent is set): a client over it need not add one.
+func (t *Transport) WritesUserAgent() bool { return t.UserAgent != "" }
 
 // conn takes the most recently used live idle connection of pool key, or
 // dials addr with ctx (whose httptrace hooks see the DNS lookup, the

@@ -8,11 +8,11 @@ import (
 )
 
 // writeRequest writes req in one call: request line, headers as net/http
-// writes them (Host from req.Host or the URL, a default User-Agent, the
-// body's Content-Length), and the body. The body is read whole first: a
+// writes them (Host from req.Host or the URL, the User-Agent agent when
+// req sets none, the body's Content-Length), and the body. The body is read whole first: a
 // benchmark's bodies are built in memory, and one write puts the request
 // on the wire at once.
-func (c *conn) writeRequest(req *http.Request, closeAfter bool) error {
+func (c *conn) writeRequest(req *http.Request, closeAfter bool, agent string) error {
 	b := c.wbuf[:0]
 	defer func() {
 		if cap(b) <= maxKeptWrite {
@@ -41,7 +41,12 @@ func (c *conn) writeRequest(req *http.Request, closeAfter bool) error {
 	b = append(b, host...)
 	b = append(b, "\r\n"...)
 	if _, ok := req.Header["User-Agent"]; !ok {
-		b = append(b, "User-Agent: Go-http-client/1.1\r\n"...)
+		if agent == "" {
+			agent = "Go-http-client/1.1"
+		}
+		b = append(b, "User-Agent: "...)
+		b = append(b, agent...)
+		b = append(b, "\r\n"...)
 	}
 	for k, vs := range req.Header {
 		switch k {

@@ -3,10 +3,11 @@ package preflight
 import (
 	"context"
 	"encoding/json"
-	"io"
 	"net/http"
 	"net/url"
 	"time"
+
+	"github.com/surgebench/surge/internal/outbound"
 )
 
 // familyProbes are the GETs that name a server, most telling first: each
@@ -46,6 +47,10 @@ func family(ctx context.Context, c *http.Client, u *url.URL, h http.Header, r *R
 	}
 }
 
+// maxFamilyBody bounds a family GET's answer (a server's facts are a few
+// KiB).
+const maxFamilyBody = 1 << 20
+
 // get fetches url within familyWait (ok false for an error or a non-200).
 func get(ctx context.Context, c *http.Client, url string, h http.Header) ([]byte, bool) {
 	ctx, cancel := context.WithTimeout(ctx, familyWait)
@@ -61,11 +66,11 @@ func get(ctx context.Context, c *http.Client, url string, h http.Header) ([]byte
 	if err != nil {
 		return nil, false
 	}
-	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
+		resp.Body.Close()
 		return nil, false
 	}
-	b, err := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
+	b, err := outbound.ReadBody(ctx, resp, maxFamilyBody, "GET "+req.URL.Path)
 	return b, err == nil
 }
 

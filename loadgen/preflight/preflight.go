@@ -516,7 +516,7 @@ func send(ctx context.Context, c *http.Client, u *url.URL, ep *endpoint.Endpoint
 			return nil, fail(OpRequest, nil, reason(err), err)
 		}
 		if busy(resp.StatusCode) {
-			b, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
+			b := bounded.Head(resp.Body, 64<<10)
 			resp.Body.Close()
 			wait := pause(r.Busy, resp.Header.Get("Retry-After"))
 			if d, ok := ctx.Deadline(); ok && time.Until(d) <= wait {
@@ -546,7 +546,7 @@ func read(ctx context.Context, resp *http.Response, ep *endpoint.Endpoint, r *Re
 		r.Family, r.FamilyFrom = LlamaCpp, "its Server header"
 	}
 	if resp.StatusCode/100 != 2 {
-		b, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
+		b := bounded.Head(resp.Body, 64<<10)
 		valid := json.Valid(b)
 		e := endpoint.ParseErrorBody(resp.StatusCode, b)
 		switch {

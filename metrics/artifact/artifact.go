@@ -9,6 +9,7 @@ package artifact
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -20,6 +21,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/surgebench/surge/internal/bounded"
 	"github.com/surgebench/surge/metrics/stats"
 )
 
@@ -229,10 +231,24 @@ type Sample struct {
 	Values map[string]float64
 }
 
+// LoadOption shapes what Load reads.
+type LoadOption func(*loadConfig)
+
+type loadConfig struct{ noRecords bool }
+
+// WithoutRecords leaves the per-request records unread (Run.Records nil):
+// for a reader that needs only the summary, whose memory must not grow
+// with the run's request count.
+func WithoutRecords() LoadOption { return func(c *loadConfig) { c.noRecords = true } }
+
 // Load reads the artifact folder dir. dir may also name a profile_export.jsonl
 // or profile_export_aiperf.json file, which is then read on its own (with its
 // siblings when they exist). A folder with neither file is an error naming it.
-func Load(dir string) (*Run, error) {
+func Load(dir string, opts ...LoadOption) (*Run, error) {
+	var cfg loadConfig
+	for _, o := range opts {
+		o(&cfg)
+	}
 	st, err := os.Stat(dir)
 	if err != nil {
 		return nil, fmt.Errorf("run %s: %w", dir, err)
@@ -250,7 +266,7 @@ func Load(dir string) (*Run, error) {
 	}
 	run := &Run{Dir: dir, Name: filepath.Base(dir)}
 	found := false
-	if b, err := os.ReadFile(summaryPath); err == nil {
+	if b, err := ReadSummaryFile(summaryPath); err == nil {
 		if run.Summary, err = ParseSummary(b); err != nil {
 			return nil, fmt.Errorf("%s: %w", summaryPath, err)
 		}
@@ -258,7 +274,11 @@ func Load(dir string) (*Run, error) {
 	} else if !errors.Is(err, os.ErrNotExist) {
 		return nil, err
 	}
-	if f, err := os.Open(recordsPath); err == nil {
+	if cfg.noRecords {
+		if _, err := os.Stat(recordsPath); err == nil {
+			found = true
+		}
+	} else if f, err := OpenExport(recordsPath); err == nil {
 		run.Records, err = ReadRecords(f)
 		f.Close()
 		if err != nil {
@@ -279,7 +299,7 @@ func Load(dir string) (*Run, error) {
 		name string
 		dst  *[]Sample
 	}{{GPUFile, &run.GPU}, {ServerMetricsFile, &run.Server}} {
-		f, err := os.Open(filepath.Join(dir, t.name))
+		f, err := OpenExport(filepath.Join(dir, t.name))
 		if errors.Is(err, os.ErrNotExist) {
 			continue
 		} else if err != nil {
@@ -292,6 +312,36 @@ func Load(dir string) (*Run, error) {
 		}
 	}
 	return run, nil
+}
+
+// Bounds on the exports read back: a summary is a few hundred KiB (a
+// long sweep's a few MiB); a per-request or telemetry JSONL grows with the
+// run, read a line at a time.
+const (
+	MaxSummaryBytes = 64 << 20
+	MaxExportBytes  = 16 << 30
+)
+
+// ReadSummaryFile reads a summary JSON (or another small export: a sweep's
+// or repeats' aggregate, the metrics state) whole, within MaxSummaryBytes,
+// refusing what is not a regular file (a symbolic link to /dev/zero, a
+// FIFO).
+func ReadSummaryFile(path string) ([]byte, error) {
+	return bounded.ReadFile(context.Background(), path, MaxSummaryBytes)
+}
+
+// OpenExport opens a JSONL export for reading a line at a time, within
+// MaxExportBytes, refusing what is not a regular file.
+func OpenExport(path string) (*bounded.File, error) {
+	return bounded.Open(context.Background(), path, MaxExportBytes)
+}
+
+// lineError is a scanner's error, a line over maxLine named as such.
+func lineError(err error, n int) error {
+	if errors.Is(err, bufio.ErrTooLong) {
+		return &bounded.TooLargeError{What: fmt.Sprintf("line %d", n), Limit: maxLine}
+	}
+	return err
 }
 
 // ParseSummary reads a summary export. Metric objects are recognised by
@@ -375,7 +425,8 @@ func ReadRecords(r io.Reader) ([]Record, error) {
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 0, 1<<20), maxLine)
 	var out []Record
-	for n := 1; sc.Scan(); n++ {
+	n := 1
+	for ; sc.Scan(); n++ {
 		line := bytes.TrimSpace(sc.Bytes())
 		if len(line) == 0 {
 			continue
@@ -386,7 +437,7 @@ func ReadRecords(r io.Reader) ([]Record, error) {
 		}
 		out = append(out, rec)
 	}
-	return out, sc.Err()
+	return out, lineError(sc.Err(), n)
 }
 
 type rawRecord struct {
@@ -549,7 +600,7 @@ func ReadSamples(r io.Reader) ([]Sample, error) {
 		}
 		out = append(out, s)
 	}
-	return out, sc.Err()
+	return out, lineError(sc.Err(), len(out)+1)
 }
 
 // Profile returns the records of the profiling phase (warmup left out).

@@ -41,9 +41,9 @@ func RepeatLabels(dir string) []string {
 }
 
 // LoadRepeats reads the runs labels names under dir/profile_runs, each as
-// Load reads a run folder (a repeated sweep's runs are sweeps); nil labels
+// Load reads a run folder, with opts (a repeated sweep's runs are sweeps); nil labels
 // reads every run folder there.
-func LoadRepeats(dir string, labels []string) ([]*Run, error) {
+func LoadRepeats(dir string, labels []string, opts ...LoadOption) ([]*Run, error) {
 	if labels == nil {
 		labels = RepeatLabels(dir)
 	}
@@ -52,7 +52,7 @@ func LoadRepeats(dir string, labels []string) ([]*Run, error) {
 	}
 	runs := make([]*Run, 0, len(labels))
 	for _, l := range labels {
-		r, err := Load(filepath.Join(dir, ProfileRunsDir, l))
+		r, err := Load(filepath.Join(dir, ProfileRunsDir, l), opts...)
 		if err != nil {
 			return nil, err
 		}
@@ -69,7 +69,7 @@ func RepeatLevel(dir string) float64 {
 			Level float64 `json:"confidence_level"`
 		} `json:"metadata"`
 	}
-	b, err := os.ReadFile(filepath.Join(dir, AggregateDir, AggregateFile))
+	b, err := ReadSummaryFile(filepath.Join(dir, AggregateDir, AggregateFile))
 	if err != nil || json.Unmarshal(b, &doc) != nil || !(doc.Metadata.Level > 0 && doc.Metadata.Level < 1) {
 		return 0.95
 	}

@@ -144,7 +144,7 @@ func stageOf(i int, sd stageDir, s *Summary) Stage {
 
 // sweepKnee reads surge's knee from the sweep aggregate, when it has one.
 func sweepKnee(dir string, stages []stageDir) *Knee {
-	b, err := os.ReadFile(filepath.Join(dir, SweepAggregateDir, SweepFile))
+	b, err := ReadSummaryFile(filepath.Join(dir, SweepAggregateDir, SweepFile))
 	if err != nil {
 		return nil
 	}

@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/surgebench/surge/internal/sanitize"
 	"github.com/surgebench/surge/metrics"
 )
 
@@ -130,7 +131,7 @@ func Console(w io.Writer, title string, s *metrics.Summary, opts ...ConsoleOptio
 	if len(s.Errors) > 0 {
 		fmt.Fprintln(lines, "\nErrors:")
 		for _, e := range s.Errors {
-			io.WriteString(w, Wrap(fmt.Sprintf("  %6d × %s", e.Count, describe(e.Details)), width, 11))
+			io.WriteString(w, Wrap(fmt.Sprintf("  %6d × %s", e.Count, sanitize.Line(describe(e.Details))), width, 11))
 		}
 		if n := s.ClientSideErrors(); n > 0 {
 			fmt.Fprintf(lines, "  %d of these failed on the client's side (out of file descriptors), not the server's\n", n)

@@ -277,3 +277,20 @@ func TestHeadlineProseWraps(t *testing.T) {
 		t.Errorf("the throughput row lost its words:\n%s", text)
 	}
 }
+
+// TestConsoleErrorsShownEscaped: a server's error message with terminal
+// escapes (a window title, a screen clear) is printed escaped.
+func TestConsoleErrorsShownEscaped(t *testing.T) {
+	t.Parallel()
+	s := metrics.Summary{Run: map[metrics.Tag]float64{metrics.RequestCount: 0, metrics.ErrorRequestCount: 2},
+		Errors: []metrics.ErrorCount{{Details: metrics.Error{Code: 500, Type: "x\x1b[31m", Message: "\x1b]0;pwned\x07\x1b[2J\u202e"}, Count: 2}}}
+	var b strings.Builder
+	Console(&b, "surge profile", &s)
+	out := b.String()
+	if strings.ContainsAny(out, "\x1b\x07\u202e") || !hasProse(out, `2 × HTTP 500 x\x1b[31m: \x1b]0;pwned\x07\x1b[2J\u202e`) {
+		t.Errorf("%q", out)
+	}
+	if w := FormatWarning("server says \x1b[2J", true, 0); strings.Contains(w, "\x1b") {
+		t.Errorf("warning %q", w)
+	}
+}

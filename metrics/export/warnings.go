@@ -2,6 +2,8 @@ package export
 
 import (
 	"regexp"
+
+	"github.com/surgebench/surge/internal/sanitize"
 )
 
 // Warning is one caveat as the console prints it: a short code (its row
@@ -226,10 +228,12 @@ func FormatWarning(text string, verbose bool, width int) string {
 	return wrapWarning(ClassifyWarning(text), verbose, width)
 }
 
+// wrapWarning writes w, its outside strings (a server's message, a
+// model's name, a file's) with their control characters escaped.
 func wrapWarning(w Warning, verbose bool, width int) string {
-	s := Wrap(w.String(), width, 2)
+	s := Wrap(sanitize.Line(w.String()), width, 2)
 	if verbose && w.Text != w.Line {
-		s += Wrap("    "+w.Text, width, 2)
+		s += Wrap("    "+sanitize.Line(w.Text), width, 2)
 	}
 	return s
 }

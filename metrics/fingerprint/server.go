@@ -2,13 +2,17 @@ package fingerprint
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
 	"slices"
 	"strings"
+
+	"github.com/surgebench/surge/internal/outbound"
 )
 
 // Server is what a server says about itself.
@@ -31,36 +35,44 @@ const maxProbeBody = 4 << 20
 
 // Probe asks the server at base (scheme://host:port) what it is: GET
 // /v1/models and GET /metrics, with header (credentials included, which
-// never reach the result). A server that answers neither yields an empty
-// Server and the first error; one answer is enough.
+// never reach the result), each answer read within maxProbeBody. It
+// returns what it learnt (an empty Server when nothing answered) and,
+// joined, what went wrong (a status, an answer over the bound), nil when
+// both answered.
 func Probe(ctx context.Context, client *http.Client, base string, header http.Header) (*Server, error) {
 	base = strings.TrimRight(base, "/")
 	s := &Server{}
-	var firstErr error
-	get := func(path string) (*http.Response, error) {
+	var errs []error
+	get := func(path string) ([]byte, http.Header) {
 		req, err := http.NewRequestWithContext(ctx, http.MethodGet, base+path, nil)
 		if err != nil {
-			return nil, err
+			errs = append(errs, err)
+			return nil, nil
 		}
 		for k, v := range header {
 			req.Header[k] = v
 		}
 		resp, err := client.Do(req)
 		if err != nil {
-			return nil, err
+			errs = append(errs, fmt.Errorf("GET %s: %w", path, err))
+			return nil, nil
 		}
 		if resp.StatusCode != http.StatusOK {
 			resp.Body.Close()
-			return nil, fmt.Errorf("GET %s: %s", path, resp.Status)
+			errs = append(errs, fmt.Errorf("GET %s: %s", path, resp.Status))
+			return nil, nil
 		}
-		return resp, nil
+		b, err := outbound.ReadBody(ctx, resp, maxProbeBody, "its answer")
+		if err != nil {
+			errs = append(errs, fmt.Errorf("GET %s: %w", path, err))
+			return nil, nil
+		}
+		return b, resp.Header
 	}
-	if resp, err := get("/v1/models"); err != nil {
-		firstErr = err
-	} else {
-		for _, h := range versionHeaders {
-			if v := resp.Header.Get(h); v != "" {
-				s.Version = h + ": " + v
+	if b, h := get("/v1/models"); h != nil {
+		for _, name := range versionHeaders {
+			if v := h.Get(name); v != "" {
+				s.Version = name + ": " + v
 				break
 			}
 		}
@@ -69,28 +81,23 @@ func Probe(ctx context.Context, client *http.Client, base string, header http.He
 				ID string `json:"id"`
 			} `json:"data"`
 		}
-		err := json.NewDecoder(io.LimitReader(resp.Body, maxProbeBody)).Decode(&m)
-		resp.Body.Close()
-		if err != nil {
-			firstErr = fmt.Errorf("GET /v1/models: %w", err)
+		if err := json.Unmarshal(b, &m); err != nil {
+			errs = append(errs, fmt.Errorf("GET /v1/models: %w", err))
 		}
 		for _, d := range m.Data {
 			s.Models = append(s.Models, d.ID)
 		}
 		slices.Sort(s.Models)
 	}
-	if resp, err := get("/metrics"); err != nil {
-		if firstErr == nil && len(s.Models) == 0 {
-			firstErr = err
-		}
-	} else {
-		s.MetricFamilies = families(io.LimitReader(resp.Body, maxProbeBody))
-		resp.Body.Close()
+	if b, h := get("/metrics"); h != nil {
+		s.MetricFamilies = families(bytes.NewReader(b))
 	}
-	if len(s.Models) > 0 || len(s.MetricFamilies) > 0 || s.Version != "" {
-		return s, nil
-	}
-	return s, firstErr
+	return s, errors.Join(errs...)
+}
+
+// Empty reports whether the server said nothing of itself.
+func (s *Server) Empty() bool {
+	return len(s.Models) == 0 && len(s.MetricFamilies) == 0 && s.Version == ""
 }
 
 // families lists the metric names of a Prometheus text exposition from its

@@ -45,9 +45,16 @@ func FromArtifacts(dir string, opts ...ImportOption) ([]Row, error) {
 		return nil, err
 	}
 	if labels := artifact.RepeatLabels(abs); labels != nil {
-		runs, err := artifact.LoadRepeats(abs, labels)
+		runs, err := artifact.LoadRepeats(abs, labels, artifact.WithoutRecords())
 		if err != nil {
 			return nil, err
+		}
+		for i, r := range runs {
+			if r.Summary == nil || r.Summary.Precision == nil {
+				if runs[i], err = artifact.Load(r.Dir); err != nil {
+					return nil, err
+				}
+			}
 		}
 		// The set's id: its first run's, so a re-import matches.
 		uid := "repeats:" + runUID(runs[0])
@@ -57,11 +64,23 @@ func FromArtifacts(dir string, opts ...ImportOption) ([]Row, error) {
 		}
 		return out, nil
 	}
-	r, err := artifact.Load(abs)
+	r, err := loadRun(abs)
 	if err != nil {
 		return nil, err
 	}
 	return rowsOf(r, runUID(r), 0, cfg), nil
+}
+
+// loadRun reads a run as the history needs it: surge's own summary holds
+// every statistic and interval a row keeps, so its per-request records
+// (which grow with the run) are read only for a folder without one (an
+// AIPerf run, an older surge's).
+func loadRun(dir string) (*artifact.Run, error) {
+	r, err := artifact.Load(dir, artifact.WithoutRecords())
+	if err != nil || (r.Summary != nil && r.Summary.Precision != nil) {
+		return r, err
+	}
+	return artifact.Load(dir)
 }
 
 // runUID is a run's benchmark_id, else a hash of its folder and start.
@@ -121,7 +140,7 @@ func rowsOf(r *artifact.Run, uid string, repeat int, cfg importConfig) []Row {
 		row.LoadMode, row.LoadValue = st.Mode, st.Value
 		sub := (*artifact.Run)(nil)
 		if i < len(folders) {
-			if sr, err := artifact.Load(filepath.Join(r.Dir, folders[i])); err == nil && sr.Summary != nil {
+			if sr, err := loadRun(filepath.Join(r.Dir, folders[i])); err == nil && sr.Summary != nil {
 				sub = sr
 			}
 		}

@@ -10,6 +10,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/surgebench/surge/internal/sanitize"
 	"github.com/surgebench/surge/metrics/report"
 )
 
@@ -173,7 +174,7 @@ func writeWideList(w io.Writer, rows []Row) error {
 	for _, r := range rows {
 		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%d\t%d\t%s / %s\t%s\t%s\t%s\t%s\t%s\n", r.ID, when(r), kindOf(r), dash(r.Model), dash(server(r)),
 			dash(load(r)), r.Requests, r.Errors, short(r.TTFTP50), short(r.TTFTP99), short(r.ITLP50), short(r.OutputTokenThroughput),
-			short(r.CostPerMOutputTokens), dash(r.Label), r.Dir)
+			short(r.CostPerMOutputTokens), dash(r.Label), sanitize.Line(r.Dir))
 	}
 	return tw.Flush()
 }
@@ -231,11 +232,14 @@ func load(r Row) string {
 	return r.LoadMode + " " + strconv.FormatFloat(r.LoadValue, 'f', -1, 64)
 }
 
+// dash is a cell of outside text (a label, a model's or server's name):
+// a dash when empty, its control characters escaped (a label set by hand
+// or imported may carry terminal escapes; a tab would break the table).
 func dash(s string) string {
 	if s == "" {
 		return "–"
 	}
-	return s
+	return sanitize.Line(s)
 }
 
 // short writes a number to three significant digits (whole numbers past
@@ -418,7 +422,7 @@ func (t *Trend) WriteText(w io.Writer, width int, wide bool) error {
 		fmt.Fprint(w, wrap("? "+r, width))
 	}
 	for _, n := range t.Notes {
-		fmt.Fprint(w, wrap("Note: "+n, width))
+		fmt.Fprint(w, wrap("Note: "+sanitize.Line(n), width))
 	}
 	return nil
 }

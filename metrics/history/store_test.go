@@ -421,3 +421,17 @@ func TestDefaultPath(t *testing.T) {
 		t.Errorf("without: %q, %v", p, err)
 	}
 }
+
+// TestListShowsLabelsEscaped: a label set by hand or imported, with
+// terminal escapes or a tab, is one cell, shown escaped.
+func TestListShowsLabelsEscaped(t *testing.T) {
+	var buf bytes.Buffer
+	rows := []Row{{ID: 1, Kind: KindRun, Fingerprint: Fingerprint{Model: "m\u202e"}, Label: "l\x1b]0;t\x07\tx", Dir: "/d\x1b[2J"}}
+	if err := WriteList(&buf, rows, 0, true); err != nil {
+		t.Fatal(err)
+	}
+	out := buf.String()
+	if strings.ContainsAny(out, "\x1b\x07\u202e") || !strings.Contains(out, `l\x1b]0;t\x07\tx`) || !strings.Contains(out, `m\u202e`) {
+		t.Errorf("%q", out)
+	}
+}

@@ -124,7 +124,7 @@ func loadShard(dir string) (*Shard, error) {
 	if s.End, err = time.Parse(time.RFC3339Nano, run.Summary.EndTime); err != nil {
 		return nil, fmt.Errorf("%s: end_time: %w", dir, err)
 	}
-	b, err := os.ReadFile(filepath.Join(dir, export.StateFile))
+	b, err := artifact.ReadSummaryFile(filepath.Join(dir, export.StateFile))
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w (the metrics state every shard export carries; was it written by an older surge?)", dir, err)
 	}
@@ -467,7 +467,7 @@ func WriteRecords(w io.Writer, shards []*Shard) error {
 		if !s.HasRecords {
 			continue
 		}
-		f, err := os.Open(filepath.Join(s.Dir, artifact.RecordsFile))
+		f, err := artifact.OpenExport(filepath.Join(s.Dir, artifact.RecordsFile))
 		if err != nil {
 			return err
 		}
@@ -521,7 +521,7 @@ func WriteInputs(w io.Writer, shards []*Shard) error {
 	n := 0
 	for _, s := range shards {
 		path := filepath.Join(s.Dir, InputsFile)
-		f, err := os.Open(path)
+		f, err := artifact.OpenExport(path)
 		if errors.Is(err, os.ErrNotExist) {
 			continue
 		} else if err != nil {

@@ -9,6 +9,7 @@ import (
 
 	tea "github.com/charmbracelet/bubbletea"
 
+	"github.com/surgebench/surge/internal/sanitize"
 	"github.com/surgebench/surge/tui/internal/text"
 )
 
@@ -38,7 +39,7 @@ func (m Model) Update(msg tea.Msg) (Model, tea.Cmd) {
 		m.total = 0
 		for t, n := range msg.Errors {
 			if n > 0 {
-				m.rows = append(m.rows, row{t, n})
+				m.rows = append(m.rows, row{sanitize.Line(t), n}) // a server's error type, shown
 				m.total += n
 			}
 		}

@@ -35,3 +35,13 @@ func TestUpdateView(t *testing.T) {
 		t.Errorf("empty view %q", v)
 	}
 }
+
+// TestServerErrorTypesShownEscaped: an error type is the server's own
+// word; its terminal escapes are shown escaped, not obeyed.
+func TestServerErrorTypesShownEscaped(t *testing.T) {
+	var m Model
+	m, _ = m.Update(Msg{Errors: map[string]int64{"HTTP 500 \x1b]0;title\x07\x1b[2J": 3}, Finished: 3})
+	if v := m.View(80, 3); strings.ContainsAny(v, "\x07") || !strings.Contains(v, `\x1b]0;title\x07\x1b[2J`) {
+		t.Errorf("view %q", v)
+	}
+}

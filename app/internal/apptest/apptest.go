@@ -21,6 +21,7 @@ import (
 	"github.com/surgebench/surge/app/cmdline"
 	"github.com/surgebench/surge/app/spec"
 	"github.com/surgebench/surge/examples/mockserver"
+	"github.com/surgebench/surge/internal/bounded"
 	"github.com/surgebench/surge/internal/testbin"
 	"github.com/surgebench/surge/metrics/artifact"
 	"github.com/surgebench/surge/metrics/fingerprint"
@@ -99,7 +100,7 @@ func RunConfig(url, dir string) cmdline.Config {
 // ReadExport loads profile_export_aiperf.json.
 func ReadExport(t *testing.T, dir string) map[string]any {
 	t.Helper()
-	b, err := os.ReadFile(filepath.Join(dir, artifact.SummaryFile))
+	b, err := artifact.ReadSummaryFile(filepath.Join(dir, artifact.SummaryFile))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -129,7 +130,7 @@ func RecordLines(t *testing.T, dir string) []map[string]any {
 // JsonLinesOf reads a JSON-lines file whole, failing on a partial last line.
 func JSONLines(t *testing.T, path string) []map[string]any {
 	t.Helper()
-	b, err := os.ReadFile(path)
+	b, err := bounded.ReadFile(context.Background(), path, artifact.MaxExportBytes)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -2,7 +2,7 @@
 // speaks the Hub's file listing (/api/datasets/ORG/NAME/tree/REVISION,
 // paginated with a Link header) and its resolve API
 // (/datasets/ORG/NAME/resolve/REVISION/FILE, with the X-Repo-Commit and
-// X-Linked-Etag headers), serving files the test adds, so that tests run
+// X-Linked-Etag headers, and range requests), serving files the test adds, so that tests run
 // against it through HF_ENDPOINT with no network.
 package hftest
 
@@ -22,6 +22,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/parquet-go/parquet-go"
 )
@@ -36,9 +37,12 @@ type Hub struct {
 	gated map[string]string
 	// PageSize is how many entries a listing page holds (0: all).
 	PageSize int
-	// Lists and Resolves count the requests of each kind; Bytes the file
-	// bytes sent.
-	Lists, Resolves, Bytes atomic.Int64
+	// NoRanges answers every file request whole, as a mirror that knows
+	// no range request does.
+	NoRanges bool
+	// Lists and Resolves count the requests of each kind, Ranges the range
+	// requests among the resolves; Bytes the file bytes sent.
+	Lists, Resolves, Ranges, Bytes atomic.Int64
 	// Paths records every file path resolved, in order.
 	Paths []string
 }
@@ -206,9 +210,30 @@ func (h *Hub) resolve(w http.ResponseWriter, r *http.Request, p string) {
 	h.mu.Unlock()
 	w.Header().Set("X-Repo-Commit", Commit(repo, rev))
 	w.Header().Set("X-Linked-Etag", `"`+oid(b)+`"`)
-	w.Header().Set("Content-Length", strconv.Itoa(len(b)))
-	n, _ := w.Write(b)
-	h.Bytes.Add(int64(n))
+	if h.NoRanges {
+		w.Header().Set("Content-Length", strconv.Itoa(len(b)))
+		n, _ := w.Write(b)
+		h.Bytes.Add(int64(n))
+		return
+	}
+	cw := &counted{ResponseWriter: w}
+	http.ServeContent(cw, r, path, time.Time{}, bytes.NewReader(b))
+	h.Bytes.Add(cw.n)
+	if r.Header.Get("Range") != "" {
+		h.Ranges.Add(1)
+	}
+}
+
+// counted counts the body bytes written.
+type counted struct {
+	http.ResponseWriter
+	n int64
+}
+
+func (c *counted) Write(b []byte) (int, error) {
+	n, err := c.ResponseWriter.Write(b)
+	c.n += int64(n)
+	return n, err
 }
 
 func oid(b []byte) string {
@@ -221,7 +246,9 @@ func oid(b []byte) string {
 func Parquet[T any](t testing.TB, rows []T, rowsPerGroup int) []byte {
 	t.Helper()
 	var buf bytes.Buffer
-	var opts []parquet.WriterOption
+	// No statistics nor page bounds: a test's file holds what it wrote
+	// (an 80 MiB value is not copied four times into the metadata).
+	opts := []parquet.WriterOption{parquet.DataPageStatistics(false), parquet.ColumnIndexSizeLimit(func([]string) int { return 16 })}
 	if rowsPerGroup > 0 {
 		opts = append(opts, parquet.MaxRowsPerRowGroup(int64(rowsPerGroup)))
 	}

@@ -15,11 +15,11 @@
 package chattemplate
 
 import (
+	"context"
 	_ "embed" // for Qwen3's tokenizer_config.json
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"math"
 	"os"
 	"path/filepath"
@@ -28,6 +28,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/ardanlabs/jinja"
+
+	"github.com/surgebench/surge/internal/bounded"
 )
 
 // ConfigName and TemplateName are the files a model's repository keeps its
@@ -138,19 +140,7 @@ func hasTemplate(config []byte) bool {
 
 // readBounded reads file, refusing one over limit bytes.
 func readBounded(file string, limit int64) ([]byte, error) {
-	f, err := os.Open(file)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	data, err := io.ReadAll(io.LimitReader(f, limit+1))
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", file, err)
-	}
-	if int64(len(data)) > limit {
-		return nil, fmt.Errorf("%s: larger than %d MiB: not a tokenizer_config.json", file, limit>>20)
-	}
-	return data, nil
+	return bounded.ReadFile(context.Background(), file, limit)
 }
 
 // Parse reads a tokenizer_config.json's chat template and special tokens;

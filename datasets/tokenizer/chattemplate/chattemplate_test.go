@@ -304,7 +304,7 @@ func TestLoad(t *testing.T) {
 		if err := os.Truncate(f, maxConfigBytes+1); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := Load(dir); err == nil || !strings.Contains(err.Error(), "larger than") {
+		if _, err := Load(dir); err == nil || !strings.Contains(err.Error(), "over the 16 MiB limit") {
 			t.Errorf("err = %v", err)
 		}
 	})

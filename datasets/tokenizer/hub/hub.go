@@ -12,7 +12,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"net/url"
 	"os"
@@ -20,6 +19,9 @@ import (
 	"regexp"
 	"strings"
 	"time"
+
+	"github.com/surgebench/surge/internal/bounded"
+	"github.com/surgebench/surge/internal/outbound"
 )
 
 // FileName is the file Find looks for.
@@ -45,14 +47,15 @@ type Options struct {
 	Token string
 	// Offline looks in the cache only (default: $HF_HUB_OFFLINE is 1).
 	Offline bool
-	// Client is the HTTP client (default: one whose connections and
-	// response headers time out after 10 s).
-	Client *http.Client
 	// Timeout bounds the whole download (default 2 minutes).
 	Timeout time.Duration
 	// MaxBytes bounds the file's size (default 256 MiB); a larger one is
 	// refused, before its bytes when the Hub says its length.
 	MaxBytes int64
+	// RangesAbove is the length above which OpenAt reads a file by range
+	// requests rather than downloading it whole into the cache (default
+	// DefaultRangesAbove).
+	RangesAbove int64
 	// Progress, when set, is called as the download goes with the bytes
 	// written so far and the file's length (-1 when the Hub does not say).
 	Progress func(done, total int64)
@@ -90,19 +93,33 @@ func (o Options) FromEnv() Options {
 	if v := strings.ToLower(os.Getenv("HF_HUB_OFFLINE")); v == "1" || v == "true" || v == "yes" || v == "on" {
 		o.Offline = true
 	}
-	if o.Client == nil {
-		d := &net.Dialer{Timeout: 10 * time.Second}
-		t := &http.Transport{Proxy: http.ProxyFromEnvironment, DialContext: d.DialContext,
-			TLSHandshakeTimeout: 10 * time.Second, ResponseHeaderTimeout: 10 * time.Second}
-		o.Client = &http.Client{Transport: t}
-	}
 	if o.Timeout <= 0 {
 		o.Timeout = 2 * time.Minute
 	}
 	if o.MaxBytes <= 0 {
 		o.MaxBytes = 256 << 20
 	}
+	if o.RangesAbove <= 0 {
+		o.RangesAbove = DefaultRangesAbove
+	}
 	return o
+}
+
+// client sends every request to the Hub: the outbound policy's (a
+// redirect to another origin carries no token, none leaves https for
+// http), its connections, handshakes and response headers bounded by
+// 10 s.
+var client = outbound.NewClient(outbound.WithTransport(outbound.NewTransport(outbound.TransportOptions{ResponseHeaderTimeout: 10 * time.Second})))
+
+// shown is the endpoint as errors and logs name it: without a user or
+// password it may carry (HF_ENDPOINT=https://user:pass@host).
+func (o Options) shown() string {
+	u, err := url.Parse(o.Endpoint)
+	if err != nil {
+		return "HF_ENDPOINT"
+	}
+	u.User = nil
+	return u.String()
 }
 
 // CacheDir is the hub cache huggingface_hub uses.
@@ -203,7 +220,7 @@ func cached(dir, revision, file string) (string, bool) {
 	// Without refs/<revision>, the snapshot is named by the revision: a
 	// commit, or a branch from a Hub mirror that names no commit.
 	snap := revision
-	if b, err := os.ReadFile(filepath.Join(dir, "refs", revision)); err == nil {
+	if b, err := readRef(filepath.Join(dir, "refs", revision)); err == nil {
 		snap = strings.TrimSpace(string(b))
 	}
 	if !validFile(snap) || strings.Contains(snap, "/") && !strings.Contains(revision, "/") {
@@ -249,16 +266,7 @@ type pending struct {
 // begin asks the Hub for the file and opens the temporary blob its bytes
 // go to; the caller reads the body through the pending download.
 func begin(ctx context.Context, dir string, typ RepoType, repo, file string, o Options) (*pending, error) {
-	kind := ""
-	if typ == Dataset {
-		kind = "datasets/"
-	}
-	parts := strings.Split(file, "/")
-	for i := range parts {
-		parts[i] = url.PathEscape(parts[i])
-	}
-	u := fmt.Sprintf("%s/%s%s/resolve/%s/%s", o.Endpoint, kind, repo, url.PathEscape(o.Revision), strings.Join(parts, "/"))
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, resolveURL(typ, repo, file, o), nil)
 	if err != nil {
 		return nil, err
 	}
@@ -266,22 +274,16 @@ func begin(ctx context.Context, dir string, typ RepoType, repo, file string, o O
 		req.Header.Set("Authorization", "Bearer "+o.Token)
 	}
 	// The Hub answers with a redirect to its file store; its headers name
-	// the commit and the file's hash. Go drops the token on a redirect to
-	// another host.
+	// the commit and the file's hash. The token stays with the Hub's origin.
 	var first http.Header
-	client := *o.Client
-	client.CheckRedirect = func(r *http.Request, via []*http.Request) error {
+	req = req.WithContext(outbound.ObserveRedirects(ctx, func(r outbound.Redirect) {
 		if first == nil && r.Response != nil {
 			first = r.Response.Header
 		}
-		if len(via) >= 10 {
-			return errors.New("too many redirects")
-		}
-		return nil
-	}
+	}))
 	resp, err := client.Do(req)
 	if err != nil {
-		return nil, fmt.Errorf("downloading from %s: %w", o.Endpoint, unwrap(err, o.Token))
+		return nil, fmt.Errorf("downloading from %s: %w", o.shown(), unwrap(err, o))
 	}
 	if err := statusError(resp, o, typ, file); err != nil {
 		resp.Body.Close()
@@ -289,7 +291,7 @@ func begin(ctx context.Context, dir string, typ RepoType, repo, file string, o O
 	}
 	if resp.ContentLength > o.MaxBytes {
 		resp.Body.Close()
-		return nil, fmt.Errorf("%s is %d bytes, more than the %d allowed", file, resp.ContentLength, o.MaxBytes)
+		return nil, &bounded.TooLargeError{What: file, Limit: o.MaxBytes, Size: resp.ContentLength}
 	}
 	if first == nil {
 		first = resp.Header
@@ -324,11 +326,11 @@ func statusError(resp *http.Response, o Options, typ RepoType, what string) erro
 		if o.Token != "" {
 			hint = fmt.Sprintf("no such %s, or one HF_TOKEN has no access to", typ)
 		}
-		return &StatusError{Code: resp.StatusCode, Msg: fmt.Sprintf("%s refused it (HTTP %d: %s)", o.Endpoint, resp.StatusCode, hint)}
+		return &StatusError{Code: resp.StatusCode, Msg: fmt.Sprintf("%s refused it (HTTP %d: %s)", o.shown(), resp.StatusCode, hint)}
 	case resp.StatusCode == http.StatusNotFound:
-		return &StatusError{Code: resp.StatusCode, Msg: fmt.Sprintf("%s has no %s for it (HTTP 404: not a Hub %s, or no such revision or file)", o.Endpoint, what, typ)}
+		return &StatusError{Code: resp.StatusCode, Msg: fmt.Sprintf("%s has no %s for it (HTTP 404: not a Hub %s, or no such revision or file)", o.shown(), what, typ)}
 	case resp.StatusCode != http.StatusOK:
-		return &StatusError{Code: resp.StatusCode, Msg: fmt.Sprintf("%s answered HTTP %d", o.Endpoint, resp.StatusCode)}
+		return &StatusError{Code: resp.StatusCode, Msg: fmt.Sprintf("%s answered HTTP %d", o.shown(), resp.StatusCode)}
 	}
 	return nil
 }
@@ -346,7 +348,7 @@ func (e *StatusError) Error() string { return e.Msg }
 // Read reads the body, bounded by o.MaxBytes, writing it to the blob.
 func (p *pending) Read(b []byte) (int, error) {
 	if p.n > p.o.MaxBytes {
-		return 0, fmt.Errorf("%s is more than the %d bytes allowed", p.file, p.o.MaxBytes)
+		return 0, &bounded.TooLargeError{What: p.file, Limit: p.o.MaxBytes}
 	}
 	if room := p.o.MaxBytes + 1 - p.n; int64(len(b)) > room {
 		b = b[:room]
@@ -359,12 +361,12 @@ func (p *pending) Read(b []byte) (int, error) {
 		}
 	}
 	if p.n > p.o.MaxBytes {
-		return n, fmt.Errorf("%s is more than the %d bytes allowed", p.file, p.o.MaxBytes)
+		return n, &bounded.TooLargeError{What: p.file, Limit: p.o.MaxBytes}
 	}
 	if err == io.EOF {
 		p.eof = true
 	} else if err != nil {
-		err = fmt.Errorf("downloading from %s: %w", p.o.Endpoint, unwrap(err, p.o.Token))
+		err = fmt.Errorf("downloading from %s: %w", p.o.shown(), unwrap(err, p.o))
 	}
 	return n, err
 }
@@ -433,24 +435,50 @@ func header(a, b http.Header, names ...string) string {
 	return ""
 }
 
-// unwrap drops net/http's `Get "url": ` prefix and any trace of the token.
-func unwrap(err error, token string) error {
+// unwrap drops net/http's `Get "url": ` prefix and any trace of the
+// token or of a password in the endpoint.
+func unwrap(err error, o Options) error {
 	var ue *url.Error
 	if errors.As(err, &ue) {
 		err = ue.Err
 	}
-	if token != "" && strings.Contains(err.Error(), token) {
-		return errors.New(strings.ReplaceAll(err.Error(), token, "<redacted>"))
+	secrets := []string{o.Token}
+	if u, perr := url.Parse(o.Endpoint); perr == nil && u.User != nil {
+		pw, _ := u.User.Password()
+		secrets = append(secrets, pw, u.User.String())
+	}
+	msg := err.Error()
+	for _, s := range secrets {
+		if s != "" {
+			msg = strings.ReplaceAll(msg, s, "<redacted>")
+		}
+	}
+	if msg != err.Error() {
+		return errors.New(msg)
 	}
 	return err
 }
 
 func copyFile(from, to string) error {
-	b, err := os.ReadFile(from)
+	in, err := os.Open(from)
 	if err != nil {
 		return err
 	}
-	return os.WriteFile(to, b, 0o644)
+	defer in.Close()
+	out, err := os.Create(to)
+	if err != nil {
+		return err
+	}
+	if _, err := io.Copy(out, in); err != nil {
+		out.Close()
+		return err
+	}
+	return out.Close()
+}
+
+// readRef reads a cache's refs/<revision> file: a commit's hash.
+func readRef(path string) ([]byte, error) {
+	return bounded.ReadFile(context.Background(), path, 4<<10)
 }
 
 // progressWriter reports the bytes written through it.

@@ -234,7 +234,7 @@ func TestFetchDataset(t *testing.T) {
 	}
 	small := opts(t, ts.URL)
 	small.MaxBytes = 100
-	if _, _, err := Fetch(context.Background(), Dataset, "org/data", "sub/file.json", small); err == nil || !strings.Contains(err.Error(), "more than the 100") {
+	if _, _, err := Fetch(context.Background(), Dataset, "org/data", "sub/file.json", small); err == nil || !strings.Contains(err.Error(), "over the 100 B limit") {
 		t.Errorf("over the bound: %v", err)
 	}
 	for _, bad := range []string{"../x", "a//b", "", "/abs"} {

@@ -13,6 +13,8 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+
+	"github.com/surgebench/surge/internal/outbound"
 )
 
 // Bounds on a repository's listing: a dataset of more files than
@@ -59,7 +61,7 @@ func Tree(ctx context.Context, typ RepoType, repo string, o Options) ([]Entry, e
 	defer cancel()
 	base, err := url.Parse(o.Endpoint)
 	if err != nil {
-		return nil, fmt.Errorf("HF_ENDPOINT %q: %v", o.Endpoint, err)
+		return nil, fmt.Errorf("HF_ENDPOINT: %v", unwrap(err, o))
 	}
 	next := fmt.Sprintf("%s/api/%ss/%s/tree/%s?recursive=true&expand=false", o.Endpoint, typ, repo, url.PathEscape(o.Revision))
 	var files []Entry
@@ -95,24 +97,21 @@ func treePage(ctx context.Context, u string, o Options, typ RepoType) ([]Entry, 
 	if o.Token != "" {
 		req.Header.Set("Authorization", "Bearer "+o.Token)
 	}
-	resp, err := o.Client.Do(req)
+	resp, err := client.Do(req)
 	if err != nil {
-		return nil, "", fmt.Errorf("listing its files at %s: %w", o.Endpoint, unwrap(err, o.Token))
+		return nil, "", fmt.Errorf("listing its files at %s: %w", o.shown(), unwrap(err, o))
 	}
-	defer resp.Body.Close()
 	if err := statusError(resp, o, typ, "file listing"); err != nil {
+		resp.Body.Close()
 		return nil, "", err
 	}
-	b, err := io.ReadAll(io.LimitReader(resp.Body, maxTreePage+1))
+	b, err := outbound.ReadBody(ctx, resp, maxTreePage, "a page of its file listing")
 	if err != nil {
-		return nil, "", fmt.Errorf("listing its files at %s: %w", o.Endpoint, unwrap(err, o.Token))
-	}
-	if len(b) > maxTreePage {
-		return nil, "", fmt.Errorf("a page of its file listing is longer than %d MiB", maxTreePage>>20)
+		return nil, "", fmt.Errorf("listing its files at %s: %w", o.shown(), unwrap(err, o))
 	}
 	var page []Entry
 	if err := json.Unmarshal(b, &page); err != nil {
-		return nil, "", fmt.Errorf("%s's file listing is not a JSON list of files: %v", o.Endpoint, err)
+		return nil, "", fmt.Errorf("%s's file listing is not a JSON list of files: %v", o.shown(), err)
 	}
 	return page, resp.Header.Get("Link"), nil
 }
@@ -154,7 +153,7 @@ func validRevision(rev string) bool { return validFile(rev) }
 // cachedTree lists the files of a revision's cached snapshot.
 func cachedTree(dir, revision string) ([]Entry, error) {
 	snap := revision
-	if b, err := os.ReadFile(filepath.Join(dir, "refs", filepath.FromSlash(revision))); err == nil {
+	if b, err := readRef(filepath.Join(dir, "refs", filepath.FromSlash(revision))); err == nil {
 		snap = strings.TrimSpace(string(b))
 	}
 	if !validFile(snap) {

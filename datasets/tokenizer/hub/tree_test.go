@@ -103,7 +103,7 @@ func TestTreeAndOpen(t *testing.T) {
 		_, err = io.ReadAll(r)
 		r.Close()
 	}
-	if err == nil || !strings.Contains(err.Error(), "more than the 1000 bytes allowed") {
+	if err == nil || !strings.Contains(err.Error(), "over the 1000 B limit") {
 		t.Errorf("bound: %v", err)
 	}
 }
