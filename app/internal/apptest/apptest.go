@@ -150,8 +150,12 @@ func JSONLines(t *testing.T, path string) []map[string]any {
 	return out
 }
 
-// Main runs a package's tests offline from the Hugging Face Hub.
+// Main runs a package's tests offline from the Hugging Face Hub, with
+// more parallel tests at once than there are CPUs unless -parallel says
+// otherwise: theirs wait on servers' answers and timers far longer than
+// they compute.
 func Main(m *testing.M) {
+	testbin.Parallel(waiting)
 	// No test reaches the Hugging Face Hub or reads the user's cache: a
 	// model's tokenizer is not cached, and the Hub is offline (tests that
 	// serve a Hub set their own).
@@ -169,6 +173,10 @@ func Main(m *testing.M) {
 	_ = os.RemoveAll(hf)
 	os.Exit(code)
 }
+
+// waiting is how many parallel tests Main runs at once (more where there
+// are more CPUs).
+const waiting = 8
 
 // SurgeBinary is the surge binary, built once for these sources
 // (testbin.Surge), for the tests that run it as a user does.
