@@ -1,0 +1,16 @@
+package loadgen
+
+import (
+	"os"
+	"testing"
+
+	"github.com/surgebench/surge/internal/testbin"
+)
+
+// TestMain runs more of the parallel tests at once than there are CPUs
+// unless -parallel says otherwise: they wait on their servers' answers
+// and timers far longer than they compute.
+func TestMain(m *testing.M) {
+	testbin.Parallel(4)
+	os.Exit(m.Run())
+}
