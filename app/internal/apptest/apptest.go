@@ -153,9 +153,12 @@ func JSONLines(t *testing.T, path string) []map[string]any {
 // Main runs a package's tests offline from the Hugging Face Hub, with
 // more parallel tests at once than there are CPUs unless -parallel says
 // otherwise: theirs wait on servers' answers and timers far longer than
-// they compute.
+// they compute (not so under the race detector, which keeps go test's
+// default: their timing needs the CPU).
 func Main(m *testing.M) {
-	testbin.Parallel(waiting)
+	if !testbin.Race {
+		testbin.Parallel(waiting)
+	}
 	// No test reaches the Hugging Face Hub or reads the user's cache: a
 	// model's tokenizer is not cached, and the Hub is offline (tests that
 	// serve a Hub set their own).
