@@ -177,6 +177,7 @@ func mockServerCommand() *cli.Command {
 		port    int
 		wireLog string
 		aborts  bool
+		sigv4   bool
 	)
 	return &cli.Command{
 		Name:         "mock-server",
@@ -196,6 +197,8 @@ func mockServerCommand() *cli.Command {
 			&cli.IntFlag{Name: "output-tokens", Value: 128, Usage: "output length when a request sets no max_tokens", Destination: &mc.DefaultOutputTokens},
 			&cli.IntFlag{Name: "tokens-per-chunk", Value: 1, Usage: "tokens per SSE event", Destination: &mc.TokensPerChunk},
 			&cli.IntFlag{Name: "max-running", Usage: "requests served at once; more wait in a queue (0: no limit)", Destination: &mc.MaxRunning},
+			&cli.StringFlag{Name: "server-timings", Value: "none", Usage: "how the OpenAI routes report the mock's own queue, prefill and decode: none (as vLLM), llamacpp (llama.cpp's timings), mock (timings with the queue); its native TGI, SGLang and Ollama routes report theirs always", Destination: &mc.Timings},
+			&cli.StringFlag{Name: "otlp-endpoint", Usage: "send a span per request, in vLLM's shape, to this OTLP/HTTP traces URL (surge profile --otlp-receiver's)", Destination: &mc.OTLPEndpoint},
 			&cli.StringFlag{Name: "model", Value: "mock", Usage: "model name /v1/models reports", Destination: &mc.Model},
 			&cli.Uint64Flag{Name: "seed", Usage: "seed for injected errors", Destination: &mc.Seed},
 			&cli.Float64Flag{Name: "stream-error-rate", Usage: "fraction of streamed requests that fail inside their stream (after a 200), in --stream-error-shape's way", Destination: &mc.StreamErrorRate},
@@ -209,6 +212,9 @@ func mockServerCommand() *cli.Command {
 			&cli.IntFlag{Name: "context-tokens", Usage: "a slot's context: longer prompts are cut silently, as llama.cpp's server cuts them, and usage reports the cut length (0: no limit)", Destination: &mc.ContextTokens},
 			&cli.BoolFlag{Name: "log-aborts", Usage: "print a line on stderr for each request whose client disconnected before its end (before its first token or mid-stream)", Destination: &aborts},
 			&cli.StringFlag{Name: "wire-log", Usage: "write one JSON line per streamed request: kernel arrival time of its bytes and first-token flush time (the wire truth for TTFT)", Destination: &wireLog},
+			&cli.BoolFlag{Name: "require-sigv4", Usage: "answer as AWS does (403) a request without an AWS SigV4 signature made with the credentials in the mock's AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY (and AWS_SESSION_TOKEN): docs/clouds.md", Destination: &sigv4},
+			&cli.StringFlag{Name: "require-api-key", Usage: "answer 401 to a request without this key (in Authorization: Bearer, api-key, x-api-key or x-goog-api-key)", Destination: &mc.APIKey},
+			&cli.BoolFlag{Name: "require-token", Usage: "answer 401 to a request without a bearer token the mock issued: its OAuth token endpoint (/token), Google's metadata server (GCE_METADATA_HOST) and Azure's managed identity endpoint (/msi/token, IDENTITY_ENDPOINT)", Destination: &mc.RequireToken},
 		},
 		Action: func(cc *cli.Context) error {
 			if r := mc.ErrorRate; r < 0 || r > 1 {
@@ -229,11 +235,23 @@ func mockServerCommand() *cli.Command {
 					return &cmdline.UsageError{Err: fmt.Errorf("%s must be between 0 and 1, got %g", r.flag, r.v)}
 				}
 			}
+			if !slices.Contains(mockserver.TimingsFormats, mc.Timings) {
+				return &cmdline.UsageError{Err: fmt.Errorf("--server-timings %q: want one of %s", mc.Timings, strings.Join(mockserver.TimingsFormats, ", "))}
+			}
+			if err := mc.Validate(); err != nil && mc.OTLPEndpoint != "" && strings.Contains(err.Error(), "OTLPEndpoint") {
+				return &cmdline.UsageError{Err: fmt.Errorf("--otlp-endpoint %q: want an http(s) URL", mc.OTLPEndpoint)}
+			}
 			if mc.MaxModelLen < 0 {
 				return &cmdline.UsageError{Err: fmt.Errorf("--max-model-len must not be negative, got %d", mc.MaxModelLen)}
 			}
 			if mc.PrefillPerToken < 0 {
 				return &cmdline.UsageError{Err: fmt.Errorf("--prefill-per-token must not be negative, got %v", mc.PrefillPerToken)}
+			}
+			if sigv4 {
+				mc.SigV4 = &mockserver.SigV4Credentials{AccessKeyID: os.Getenv("AWS_ACCESS_KEY_ID"), SecretAccessKey: os.Getenv("AWS_SECRET_ACCESS_KEY"), SessionToken: os.Getenv("AWS_SESSION_TOKEN")}
+				if mc.SigV4.AccessKeyID == "" || mc.SigV4.SecretAccessKey == "" {
+					return &cmdline.UsageError{Err: errors.New("--require-sigv4 checks signatures with AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY: set both")}
+				}
 			}
 			// Prompt tokens counted as surge's embedded tokenizer counts them
 			// (the prompts surge builds for the mock are built with it).

@@ -182,12 +182,13 @@ func TestHelpShowsSurge(t *testing.T) {
 		// names and usage, a second line for the rest of the usage): about
 		// 120 flags and their group headings fit 360 lines (--help-all),
 		// AIPerf's 100 unimplemented ones 270; what a first run needs
-		// (--help) 160. More means the help grew a page. (--help-all: 365,
-		// the export group's two flags that turn on a back end.)
+		// (--help) 160; the cloud group (docs/clouds.md) 15 more, the
+		// export group's two flags that turn on a back end 5. More means
+		// the help grew a page.
 		limit := 160
 		switch last {
 		case "--help-all":
-			limit = 365
+			limit = 380
 		case "--help-aiperf":
 			limit = 270
 		}

@@ -458,17 +458,21 @@ func TestDocCommandsRun(t *testing.T) {
 		t.Fatal(err)
 	}
 	bin := surgeBinary(t)
-	// Each document (and CI job) runs at once with the others, in folders
-	// of its own: its Hub cache, calibration and XDG_DATA_HOME (a
-	// documented run with no --history writes the default history there,
-	// never the user's).
-	envIn := func(dir string, more ...string) []string {
-		return append(append(os.Environ(), "HF_HUB_CACHE="+dir, "HF_HUB_OFFLINE=1", "SURGE_CALIBRATION_FILE="+filepath.Join(dir, "calibration.json"),
-			"XDG_DATA_HOME="+dir), more...)
-	}
+	hf := t.TempDir()
+	// XDG_DATA_HOME: a documented run with no --history writes the
+	// default history there, never the user's.
+	env := append(os.Environ(), "HF_HUB_CACHE="+hf, "HF_HUB_OFFLINE=1", "SURGE_CALIBRATION_FILE="+filepath.Join(hf, "calibration.json"),
+		"XDG_DATA_HOME="+hf)
 	// workloads.md's Hub datasets come from a fake Hub holding small
 	// copies of the repositories its commands name.
-	fileEnv := map[string][]string{"docs/workloads.md": {"HF_ENDPOINT=" + docsHub(t).URL, "HF_HUB_OFFLINE=", "HF_TOKEN=", "HUGGING_FACE_HUB_TOKEN="}}
+	fileEnv := map[string][]string{"docs/workloads.md": append(env, "HF_ENDPOINT="+docsHub(t).URL, "HF_HUB_OFFLINE=", "HF_TOKEN=", "HUGGING_FACE_HUB_TOKEN="),
+		// docs/clouds.md's credentials are its commands' own: none of the
+		// machine's is read.
+		"docs/clouds.md": append(slices.DeleteFunc(slices.Clone(env), func(kv string) bool {
+			return strings.HasPrefix(kv, "AWS_") || strings.HasPrefix(kv, "AZURE_") || strings.HasPrefix(kv, "GOOGLE_") ||
+				strings.HasPrefix(kv, "IDENTITY_") || strings.HasPrefix(kv, "MSI_") || strings.HasPrefix(kv, "GCE_METADATA")
+		}), "HOME="+hf, "CLOUDSDK_CONFIG="+hf, "AWS_CONFIG_FILE="+filepath.Join(hf, "aws-config"),
+			"AWS_SHARED_CREDENTIALS_FILE="+filepath.Join(hf, "aws-credentials"), "AWS_EC2_METADATA_DISABLED=true")}
 	type doc struct {
 		name string
 		cmds []docCommand
@@ -501,8 +505,16 @@ func TestDocCommandsRun(t *testing.T) {
 	for _, d := range docs {
 		t.Run(d.name, func(t *testing.T) {
 			t.Parallel()
+			// Each document (and CI job) runs at once with the others, with
+			// a Hub cache, calibration and default history of its own (the
+			// last of a variable's values is the one a command gets).
+			e, own := env, t.TempDir()
+			if fe, ok := fileEnv[d.name]; ok {
+				e = fe
+			}
+			e = append(slices.Clip(e), "HF_HUB_CACHE="+own, "SURGE_CALIBRATION_FILE="+filepath.Join(own, "calibration.json"), "XDG_DATA_HOME="+own)
 			r := &docRun{dir: t.TempDir(), repo: repo, ports: map[string]string{}}
-			r.runEach(t, bin, envIn(t.TempDir(), fileEnv[d.name]...), d.cmds)
+			r.runEach(t, bin, e, d.cmds)
 		})
 	}
 }
@@ -576,8 +588,10 @@ func (d *docRun) envFor(c docCommand, env []string) []string {
 	out := slices.Clone(env)
 	for _, kv := range c.env {
 		k, v, _ := strings.Cut(kv, "=")
-		if u := d.url(v); u != "" {
+		if u := d.url(v); u != "" && strings.Contains(v, "://") {
 			v = u
+		} else {
+			v = d.onMovedPorts(v) // a host:port, a URL with a path
 		}
 		if k == "HF_ENDPOINT" {
 			out = append(out, "HF_HUB_OFFLINE=")

@@ -18,6 +18,7 @@ import (
 	"github.com/surgebench/surge/metrics/mlflow/mlflowtest"
 	"github.com/surgebench/surge/metrics/otlp"
 	"github.com/surgebench/surge/metrics/otlp/otlptest"
+	otlpreceiver "github.com/surgebench/surge/telemetry/otlp"
 )
 
 // TestHostile runs every network-facing and file-reading feature of surge
@@ -277,6 +278,27 @@ var surfaces = []hostile.Surface{
 		},
 		Escaped: labelledHistory, Limit: 1 << 20, Exit: []int{1, 2}, Bound: 20 * time.Second,
 	},
+	{
+		// A client sends the receiver what no exporter would while a run
+		// (its embedded mock exporting spans to it) goes on: the run ends
+		// as planned.
+		Name: "OTLP receiver", Reads: hostile.Listens,
+		Args: func(e *hostile.Env) []string {
+			args := withoutFlag(profileArgs(e, ""), "--request-count")
+			return append(args, "--benchmark-duration", "3", "--otlp-receiver", e.Listen, "--mock-server-timings", "otlp", "--otlp-wait", "1")
+		},
+		Limit: otlpreceiver.MaxBody, Bound: 30 * time.Second, Exit: []int{0},
+	},
+}
+
+// withoutFlag drops flag and its value from a run's arguments.
+func withoutFlag(args []string, flag string) []string {
+	for i, a := range args {
+		if a == flag {
+			return append(args[:i:i], args[i+2:]...)
+		}
+	}
+	return args
 }
 
 // The summary's file name, and runs to compare with.

@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"iter"
 	"net/http"
+	"net/url"
 	"runtime"
 	"strings"
 	"sync"
@@ -75,24 +76,27 @@ type Stage struct {
 // Generator runs stages against one endpoint.
 type Generator struct {
 	// endStage ends the profile stage issuing now (EndStage).
-	endStage  atomic.Pointer[context.CancelFunc]
-	urls      []string // request i goes to urls[i mod len]
-	more      []string // WithTargets' servers, resolved by New
-	ep        *endpoint.Endpoint
-	ds        *datasets.Dataset
-	plan      *turnTable // the dataset's turn counts, for planning
-	col       Recorder
-	transport http.RoundTripper
-	client    *http.Client
-	fresh     *http.Client // client without keep-alives, for connection retries
-	headers   http.Header
-	timeout   time.Duration
-	grace     time.Duration
-	hardStop  context.Context // done: in-flight requests are cancelled at once (nil: never)
-	bodies    BodySink
-	raw       bool // capture requests and responses (WithRawCapture)
-	chatISL   bool // records carry the chat messages (WithChatMessages)
-	onWarn    func(msg string)
+	endStage atomic.Pointer[context.CancelFunc]
+	urls     []string // request i goes to urls[i mod len]
+	// afterResponse sees each successful record before the Recorder
+	// (WithAfterResponse; nil: none).
+	afterResponse func(ctx context.Context, rec *metrics.Record)
+	more          []string // WithTargets' servers, resolved by New
+	ep            *endpoint.Endpoint
+	ds            *datasets.Dataset
+	plan          *turnTable // the dataset's turn counts, for planning
+	col           Recorder
+	transport     http.RoundTripper
+	client        *http.Client
+	fresh         *http.Client // client without keep-alives, for connection retries
+	headers       http.Header
+	timeout       time.Duration
+	grace         time.Duration
+	hardStop      context.Context // done: in-flight requests are cancelled at once (nil: never)
+	bodies        BodySink
+	raw           bool // capture requests and responses (WithRawCapture)
+	chatISL       bool // records carry the chat messages (WithChatMessages)
+	onWarn        func(msg string)
 	// overran is set once a response ran past its output cap (warned).
 	overran atomic.Bool
 	secrets []string
@@ -169,7 +173,9 @@ type Generator struct {
 	// agentic is the tool loop's and session arrivals' state (tools.go);
 	// limits bound what a session may grow to (sessionlimits.go).
 	agentic agentic
-	limits  SessionLimits
+	// auth, when set, gives each request its credentials (credentials.go).
+	auth   Authorizer
+	limits SessionLimits
 }
 
 // Option configures a Generator.
@@ -250,6 +256,15 @@ func WithSecrets(secrets ...string) Option {
 // of New's base followed by these, modulo their number.
 func WithTargets(bases ...string) Option { return func(g *Generator) { g.more = bases } }
 
+// WithAfterResponse calls f with each successful request's record once
+// its response ended, on the request's goroutine, before the record goes
+// to the Recorder: a server whose account of the request is asked apart
+// (koboldcpp's /api/extra/perf, one request at a time) fills
+// rec.Server there. f may take its time: the request's slot is held.
+func WithAfterResponse(f func(ctx context.Context, rec *metrics.Record)) Option {
+	return func(g *Generator) { g.afterResponse = f }
+}
+
 // WithStart sets the run's time origin (default: when New is called); the
 // collector must use the same clock.
 func WithStart(t time.Time) Option { return func(g *Generator) { g.start = t } }
@@ -323,13 +338,16 @@ func NewTransport(concurrency int) *h1.Transport {
 
 // RequestURL joins a --url value and the endpoint's path (Endpoint.Path).
 // A URL that already ends in the path is kept; one ending in /v1 gets the
-// rest of a /v1/... path.
+// rest of a /v1/... path. A query string in either stays a query string
+// (Azure's ?api-version=…), the endpoint's after the URL's, and escapes in
+// either path are kept as they were written (a Bedrock model id's %3A).
 func RequestURL(base, full string) (string, error) {
 	u, err := BaseURL(base)
 	if err != nil {
 		return "", err
 	}
-	path := strings.TrimRight(u.Path, "/")
+	full, query, _ := strings.Cut(full, "?")
+	path := strings.TrimRight(u.EscapedPath(), "/")
 	switch {
 	case strings.HasSuffix(path, full):
 	case strings.HasSuffix(path, "/v1") && strings.HasPrefix(full, "/v1/"):
@@ -337,7 +355,18 @@ func RequestURL(base, full string) (string, error) {
 	default:
 		path += full
 	}
-	u.Path = path
+	plain, err := url.PathUnescape(path)
+	if err != nil {
+		return "", fmt.Errorf("request path %q: %w", path, err)
+	}
+	u.Path, u.RawPath = plain, path
+	switch {
+	case query == "" || u.RawQuery == query || strings.HasSuffix(u.RawQuery, "&"+query):
+	case u.RawQuery == "":
+		u.RawQuery = query
+	default:
+		u.RawQuery += "&" + query
+	}
 	return u.String(), nil
 }
 

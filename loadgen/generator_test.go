@@ -444,6 +444,25 @@ func TestRequestURL(t *testing.T) {
 			t.Errorf("RequestURL(%q) = %q, %v; want %q", tc.in, got, err, tc.want)
 		}
 	}
+	// A query string in --url or --endpoint stays a query string (Azure's
+	// deployments), and an escaped path segment stays escaped (Bedrock's
+	// model ids), for every endpoint type.
+	paths := []struct{ base, path, want string }{
+		{"https://r.openai.azure.com", "/openai/deployments/gpt/chat/completions?api-version=2024-10-21",
+			"https://r.openai.azure.com/openai/deployments/gpt/chat/completions?api-version=2024-10-21"},
+		{"https://r.openai.azure.com/openai/deployments/gpt?api-version=2024-10-21", "/chat/completions",
+			"https://r.openai.azure.com/openai/deployments/gpt/chat/completions?api-version=2024-10-21"},
+		{"https://h/x?a=1", "/v1/embeddings?b=2", "https://h/x/v1/embeddings?a=1&b=2"},
+		{"https://h/v1/chat/completions?a=1", "/v1/chat/completions?a=1", "https://h/v1/chat/completions?a=1"},
+		{"http://h:9", "/model/anthropic.claude-v2%3A1/converse-stream", "http://h:9/model/anthropic.claude-v2%3A1/converse-stream"},
+		{"http://h:9", "/v1beta/models/gemini:streamGenerateContent?alt=sse", "http://h:9/v1beta/models/gemini:streamGenerateContent?alt=sse"},
+	}
+	for _, tc := range paths {
+		got, err := RequestURL(tc.base, tc.path)
+		if err != nil || got != tc.want {
+			t.Errorf("RequestURL(%q, %q) = %q, %v; want %q", tc.base, tc.path, got, err, tc.want)
+		}
+	}
 }
 
 func TestOpenLoopRateKeepsSchedule(t *testing.T) {

@@ -21,7 +21,7 @@ import (
 	"github.com/surgebench/surge/internal/bounded"
 	"github.com/surgebench/surge/internal/outbound"
 	"github.com/surgebench/surge/loadgen/endpoint"
-	"github.com/surgebench/surge/loadgen/sse"
+	"github.com/surgebench/surge/loadgen/frames"
 	"github.com/surgebench/surge/metrics"
 )
 
@@ -111,6 +111,9 @@ func (g *Generator) sessionRun(ctx context.Context, conv *datasets.Conversation,
 			sofar += out
 		} else {
 			sofar = -1
+		}
+		if g.afterResponse != nil && rec.Err == nil {
+			g.afterResponse(ctx, rec)
 		}
 		g.redact(rec)
 		failed := rec.Err != nil
@@ -232,10 +235,21 @@ func replyTokens(rec *metrics.Record) int {
 	return len(rec.TokenNs)
 }
 
-// redact removes configured secrets from what the record will export.
+// redact removes configured secrets, and the credentials in use, from
+// what the record will export.
 func (g *Generator) redact(rec *metrics.Record) {
+	if rec.Raw == nil && rec.Err == nil {
+		return
+	}
+	secrets := g.secrets
+	if creds := g.authSecrets(); len(creds) > 0 {
+		secrets = append(secrets[:len(secrets):len(secrets)], creds...)
+	}
 	if raw := rec.Raw; raw != nil {
-		for _, s := range g.secrets {
+		for _, s := range secrets {
+			if s == "" {
+				continue
+			}
 			raw.Body = bytes.ReplaceAll(raw.Body, []byte(s), []byte("<redacted>"))
 			for i := range raw.Events {
 				raw.Events[i].Data = bytes.ReplaceAll(raw.Events[i].Data, []byte(s), []byte("<redacted>"))
@@ -245,7 +259,10 @@ func (g *Generator) redact(rec *metrics.Record) {
 	if rec.Err == nil {
 		return
 	}
-	for _, s := range g.secrets {
+	for _, s := range secrets {
+		if s == "" {
+			continue
+		}
 		rec.Err.Message = strings.ReplaceAll(rec.Err.Message, s, "<redacted>")
 		rec.Err.Type = strings.ReplaceAll(rec.Err.Type, s, "<redacted>")
 	}
@@ -288,8 +305,9 @@ func Sleep(ctx context.Context, d time.Duration) bool {
 // cancelAfter, when ≥ 0, cancels the request that long after it was sent.
 func (g *Generator) do(ctx context.Context, conv *datasets.Conversation, session int64, ti, seq int, history []endpoint.Message, turn *datasets.Turn, phase metrics.Phase, stage int, intended int64, body []byte, cancelAfter time.Duration) *metrics.Record {
 	idx := g.nextIndex.Add(1) - 1
+	rid, traceparent := requestIDs()
 	rec := &metrics.Record{
-		Index: idx, RequestID: requestID(), ConversationID: conv.ID, TurnIndex: ti,
+		Index: idx, RequestID: rid, ConversationID: conv.ID, TurnIndex: ti,
 		Phase: phase, Stage: stage, IntendedNs: intended,
 		InputTokens: turn.InputTokens, Streamed: g.ep.Streams(), RequestedOSL: turn.MaxTokens,
 	}
@@ -359,10 +377,22 @@ func (g *Generator) do(ctx context.Context, conv *datasets.Conversation, session
 	}
 	g.ep.SetHeaders(req.Header)
 	g.setSessionHeader(ctx, req.Header)
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("X-Request-ID", rec.RequestID)
+	req.Header[hdrContentType] = jsonContentType
+	// The request id, and the W3C trace context whose trace id is the
+	// request id, so a server that traces (vLLM's OTLP spans) names the
+	// request in its span. Their value slices live in the request's
+	// trace: no allocation of their own. A user's own traceparent (-H)
+	// is kept.
+	tr.hdrs[0], tr.hdrs[1] = rec.RequestID, traceparent
+	req.Header[hdrRequestID] = tr.hdrs[0:1:1]
+	if _, own := req.Header[hdrTraceparent]; !own {
+		req.Header[hdrTraceparent] = tr.hdrs[1:2:2]
+	}
 	if g.ep.Streams() {
-		req.Header.Set("Accept", "text/event-stream")
+		req.Header[hdrAccept] = acceptEventStream
+	}
+	if !g.authorize(req, body, rec) {
+		return rec
 	}
 
 	g.col.Started(phase)
@@ -385,6 +415,9 @@ func (g *Generator) do(ctx context.Context, conv *datasets.Conversation, session
 	if rec.Raw != nil {
 		rec.Raw.Status, rec.Raw.ContentType = resp.StatusCode, resp.Header.Get("Content-Type")
 	}
+	// A server that times a whole body says so in its headers (TGI's); a
+	// body's own account (read below) takes their place.
+	rec.Server = endpoint.ServerHeaders(resp.Header)
 	if resp.StatusCode != http.StatusOK {
 		b := bounded.Head(resp.Body, maxErrorBody)
 		rec.EndNs = g.now()
@@ -401,8 +434,8 @@ func (g *Generator) do(ctx context.Context, conv *datasets.Conversation, session
 		rec.RetryAfter = resp.Header.Get("Retry-After")
 		return rec
 	}
-	if g.ep.Streams() && isEventStream(resp.Header.Get("Content-Type")) {
-		g.readStream(rctx, ctx, resp.Body, rec, &pf)
+	if ct := resp.Header.Get("Content-Type"); g.ep.Streams() && frames.Of(ct, g.ep) != frames.Whole {
+		g.readStream(rctx, ctx, resp.Body, ct, rec, &pf)
 	} else {
 		g.readWhole(rctx, ctx, resp, rec)
 	}
@@ -435,17 +468,16 @@ func emptyResponse(status int) *metrics.Error {
 		Message: "the response ended without any output (no content, reasoning or tool-call text)"}
 }
 
-func isEventStream(ct string) bool {
-	return strings.HasPrefix(strings.ToLower(strings.TrimSpace(ct)), "text/event-stream")
-}
-
-// readStream times every SSE event as its bytes are read (the reader stamps
-// them before any JSON decoding) and decodes just the fields it needs.
-// The request's prefill slot is given back at its first token.
-func (g *Generator) readStream(rctx, ctx context.Context, body io.Reader, rec *metrics.Record, pf *prefillSlot) {
-	st := g.stream(body)
+// readStream times every event as its bytes are read (the reader stamps
+// them before any JSON decoding) and decodes just the fields it needs:
+// server-sent events, or the framing ct says (an AWS event stream, a JSON
+// array: loadgen/frames). The request's prefill slot is given back at its
+// first token.
+func (g *Generator) readStream(rctx, ctx context.Context, body io.Reader, ct string, rec *metrics.Record, pf *prefillSlot) {
+	st := g.stream()
 	defer g.putStream(st)
-	rd, dec, out := st.rd, st.dec, &st.out
+	rd, _ := st.fr.Open(ct, g.ep, body)
+	dec, out := st.dec, &st.out
 	var done, finished bool
 	var firstReadAt int64 // the read that completed the first token's event
 	var usageTokens int   // the running completion_tokens of per-chunk usage
@@ -492,6 +524,9 @@ func (g *Generator) readStream(rctx, ctx context.Context, body io.Reader, rec *m
 			if d.Usage.Present {
 				rec.Usage = d.Usage
 			}
+			if d.Server.Has != 0 {
+				rec.Server = d.Server // Ollama's last line: done, with its durations
+			}
 			break
 		}
 		if perr != nil {
@@ -515,6 +550,9 @@ func (g *Generator) readStream(rctx, ctx context.Context, body io.Reader, rec *m
 		}
 		if d.Usage.Present {
 			rec.Usage = d.Usage
+		}
+		if d.Server.Has != 0 {
+			rec.Server = d.Server // the last account a stream gave
 		}
 		finished = finished || d.Finished
 		// A tool-call delta is output like content (it is what the model
@@ -553,21 +591,20 @@ func (g *Generator) readStream(rctx, ctx context.Context, body io.Reader, rec *m
 }
 
 // stream is what reading one response needs, pooled across requests: the
-// SSE reader, the endpoint's decoder and the text it collects (copied into
-// the record's strings at the end).
+// stream's readers (SSE and the other framings), the endpoint's decoder
+// and the text it collects (copied into the record's strings at the end).
 type stream struct {
-	rd  *sse.Reader
+	fr  *frames.Readers
 	dec *endpoint.ResponseDecoder
 	out endpoint.Output
 }
 
-// stream takes a pooled stream, or makes one, reading body.
-func (g *Generator) stream(body io.Reader) *stream {
+// stream takes a pooled stream, or makes one.
+func (g *Generator) stream() *stream {
 	st, _ := g.streams.Get().(*stream)
 	if st == nil {
-		return &stream{rd: sse.NewReader(body, g.now), dec: g.ep.NewDecoder()}
+		return &stream{fr: frames.NewReaders(g.now, 0), dec: g.ep.NewDecoder()}
 	}
-	st.rd.Reset(body)
 	st.dec.Reset()
 	st.out.Reset()
 	return st
@@ -576,7 +613,7 @@ func (g *Generator) stream(body io.Reader) *stream {
 // putStream returns st to the pool, unless an answer grew its text
 // buffers past what is worth keeping.
 func (g *Generator) putStream(st *stream) {
-	st.rd.Reset(nil)
+	st.fr.Release()
 	if cap(st.out.Text)+cap(st.out.Reasoning)+st.out.Tools.Held() > maxPooledText {
 		return
 	}
@@ -611,7 +648,7 @@ func (g *Generator) readWhole(rctx, ctx context.Context, resp *http.Response, re
 			Message: fmt.Sprintf("expected an SSE stream (text/event-stream), got %q", ct)}
 		return
 	}
-	st := g.stream(nil)
+	st := g.stream()
 	defer g.putStream(st)
 	out := &st.out
 	d, err := st.dec.Body(b, out)
@@ -626,6 +663,9 @@ func (g *Generator) readWhole(rctx, ctx context.Context, resp *http.Response, re
 	}
 	rec.Streamed = false
 	rec.Usage = d.Usage
+	if d.Server.Has != 0 {
+		rec.Server = d.Server
+	}
 	rec.Text, rec.ReasoningText = string(out.Text), string(out.Reasoning)
 	g.toolCalls(rec, out)
 	if d.Content || d.Reasoning || d.ToolCall {
@@ -680,9 +720,16 @@ func (g *Generator) streamError(rctx, ctx context.Context, err error) *metrics.E
 		return e
 	}
 	var short *shortBody
+	var exc *frames.StreamError
 	switch {
 	case ctx.Err() != nil:
 		return &metrics.Error{Code: http.StatusOK, Type: ErrCancelled, Message: g.cancelReason()}
+	case errors.As(err, &exc):
+		// An exception of an AWS event stream whose payloads carry the
+		// answer (SageMaker's ModelStreamError).
+		e := endpoint.StreamError(exc.Data)
+		e.Code = http.StatusOK
+		return e
 	case rctx.Err() != nil:
 		return &metrics.Error{Code: http.StatusOK, Type: ErrTimeout, Message: fmt.Sprintf("response not finished within %s (--request-timeout-seconds)", g.timeout)}
 	case errors.Is(err, syscall.ECONNRESET):
@@ -722,6 +769,43 @@ func requestID() string {
 	binary.LittleEndian.PutUint64(b[:8], rand.Uint64())
 	binary.LittleEndian.PutUint64(b[8:], rand.Uint64())
 	return hex.EncodeToString(b[:])
+}
+
+// The canonical names of the headers every request carries (set directly:
+// Header.Set would canonicalise, and allocate a value slice).
+const (
+	hdrRequestID   = "X-Request-Id"
+	hdrTraceparent = "Traceparent"
+	hdrContentType = "Content-Type"
+	hdrAccept      = "Accept"
+)
+
+// The fixed headers' values, one slice shared by every request (net/http
+// never writes into a request's header values; a Set replaces them).
+var (
+	jsonContentType   = []string{"application/json"}
+	acceptEventStream = []string{"text/event-stream"}
+)
+
+// requestIDs returns a request id (requestID's 128 random bits in hex) and
+// the W3C traceparent header that carries it as its trace id
+// ("00-<id>-<parent id>-01": version 0, sampled, the id's last 64 bits as
+// the parent span's id), made in one allocation: the id is a substring
+// of the header.
+func requestIDs() (id, traceparent string) {
+	var raw [16]byte
+	for raw == [16]byte{} { // an all-zero trace id is invalid
+		binary.LittleEndian.PutUint64(raw[:8], rand.Uint64())
+		binary.LittleEndian.PutUint64(raw[8:], rand.Uint64())
+	}
+	var b [55]byte
+	copy(b[:], "00-")
+	hex.Encode(b[3:35], raw[:])
+	b[35] = '-'
+	copy(b[36:52], b[19:35])
+	copy(b[52:], "-01")
+	tp := string(b[:])
+	return tp[3:35], tp
 }
 
 // overrunSlack is how far past its cap an answer may run before the

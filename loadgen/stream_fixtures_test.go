@@ -88,7 +88,7 @@ func TestRealServerStreams(t *testing.T) {
 				body := &eventReader{rest: b}
 				g.now = func() int64 { return body.reads }
 				rec := &metrics.Record{Streamed: true}
-				g.readStream(context.Background(), context.Background(), body, rec, &prefillSlot{})
+				g.readStream(context.Background(), context.Background(), body, "text/event-stream", rec, &prefillSlot{})
 				col.Close()
 				if rec.Err != nil {
 					t.Fatalf("error %+v (with [DONE]: %v)", rec.Err, len(b) == len(full))

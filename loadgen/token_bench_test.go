@@ -103,7 +103,7 @@ func BenchmarkReadStreamOneTokenPerRead(b *testing.B) {
 				rec := &metrics.Record{Streamed: true, RequestedOSL: tokens}
 				var pf prefillSlot
 				g.enterPrefill(ctx, metrics.Profile, &pf)
-				g.readStream(ctx, ctx, body, rec, &pf)
+				g.readStream(ctx, ctx, body, "text/event-stream", rec, &pf)
 				if len(rec.TokenNs) != tokens || rec.Err != nil || pf.held {
 					b.Fatalf("%d tokens, %v", len(rec.TokenNs), rec.Err)
 				}

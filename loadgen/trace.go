@@ -81,6 +81,9 @@ type reqTrace struct {
 	// wroteHook, when set, is called once the request was fully written
 	// (a planned cancellation's delay starts then).
 	wroteHook func()
+	// hdrs back the value slices of the request's X-Request-Id and
+	// Traceparent headers.
+	hdrs [2]string
 }
 
 func (g *Generator) newTrace() (*reqTrace, *httptrace.ClientTrace) {

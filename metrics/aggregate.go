@@ -60,6 +60,11 @@ type aggregate struct {
 	usageOSL, tokenizerOSL float64
 	// checks is what the token-count checks found.
 	checks countChecks
+	// breakdown gathers the requests' time breakdowns (nil until one had
+	// a breakdown).
+	breakdown *breakdownAgg
+	// little is what Little's law is checked with (little.go).
+	little littleAgg
 }
 
 func newAggregate() *aggregate {
@@ -95,6 +100,7 @@ func (a *aggregate) add(r *Record, v *Values, good bool) {
 	if r.EndNs > a.lastEnd {
 		a.lastEnd = r.EndNs
 	}
+	a.little.add(r)
 	a.connRetries += int64(r.ConnectionRetries)
 	if r.RetryDuplicate && r.ConnectionRetries > 0 {
 		a.retryDups++
@@ -145,6 +151,12 @@ func (a *aggregate) add(r *Record, v *Values, good bool) {
 		a.good++
 	}
 	eachValue(v, func(t Tag, x float64) { a.dist(t).add(x) })
+	if v.Parts.Has() {
+		if a.breakdown == nil {
+			a.breakdown = newBreakdownAgg()
+		}
+		a.breakdown.add(&v.Parts)
+	}
 	for _, x := range v.ICL {
 		a.icl.add(x)
 	}
@@ -224,6 +236,13 @@ func (a *aggregate) merge(o *aggregate) {
 	a.usageOSL += o.usageOSL
 	a.tokenizerOSL += o.tokenizerOSL
 	a.checks.merge(&o.checks)
+	a.little.merge(&o.little)
+	if o.breakdown != nil {
+		if a.breakdown == nil {
+			a.breakdown = newBreakdownAgg()
+		}
+		a.breakdown.merge(o.breakdown)
+	}
 }
 
 // sendRate is the achieved issue rate: requests sent per second between

@@ -87,6 +87,19 @@ type Collector struct {
 	// overran is set once a response whose believed usage ran past its
 	// cap was warned of (Record.UsageOverrun).
 	overran atomic.Bool
+	// breakdownAll breaks down every successful request's time, its
+	// server's parts unknown where it said nothing (WithServerSpans: a
+	// run that expects spans shows the requests they missed).
+	breakdownAll bool
+	// spans, when set, are the server's spans the shards join records to,
+	// waiting up to spanWait (spans.go); parkedNow counts the records
+	// waiting, joins how they fared; stopLook stops the looking.
+	spans     ServerSpans
+	spanWait  time.Duration
+	parkedNow atomic.Int64
+	joins     struct{ Joined, Missed, Unwaited atomic.Int64 }
+	stopLook  chan struct{}
+	lookDone  chan struct{}
 }
 
 // Option configures a Collector.
@@ -168,6 +181,13 @@ func NewCollector(opts ...Option) *Collector {
 			s.run()
 		}()
 	}
+	if c.spans != nil {
+		c.stopLook, c.lookDone = make(chan struct{}), make(chan struct{})
+		go func() {
+			defer close(c.lookDone)
+			c.lookSpans(c.stopLook)
+		}()
+	}
 	return c
 }
 
@@ -244,6 +264,7 @@ func (c *Collector) Snapshot() Snapshot {
 	lag := newDist()
 	readDelay := newHist()
 	stages := map[int]*aggregate{}
+	var breakdown *breakdownAgg
 	var finishedAll int64
 	for i, v := range views {
 		snap.Finished += v.finished
@@ -267,6 +288,13 @@ func (c *Collector) Snapshot() Snapshot {
 		}
 		lag.merge(v.lag)
 		readDelay.merge(v.readDelay)
+		if v.breakdown != nil {
+			if breakdown == nil {
+				breakdown = v.breakdown
+			} else {
+				breakdown.merge(v.breakdown)
+			}
+		}
 		for i, a := range v.stages {
 			if stages[i] == nil {
 				stages[i] = newAggregate()
@@ -288,6 +316,7 @@ func (c *Collector) Snapshot() Snapshot {
 		snap.ReadDelayMax = readDelay.max
 	}
 	snap.Timeline = c.timeline(now, reqPerSec)
+	snap.TimeBreakdown = breakdown.summary()
 	for _, i := range slices.Sorted(maps.Keys(stages)) {
 		if i < snap.Stage {
 			snap.Stages = append(snap.Stages, c.stageSummary(i, stages[i]))
@@ -376,12 +405,18 @@ func stageSummary(s StageSummary, a *aggregate, e *rowSet) StageSummary {
 		s.RequestThroughput = float64(a.count) / s.DurationSec
 	}
 	stageIntervals(&s, a, e)
+	s.TimeBreakdown = a.breakdown.summary()
+	s.Little = littleOf(a, s.Latency.P99, s.TimeBreakdown, s.RequestThroughput)
 	return s
 }
 
 // Close waits for every record handed over so far, stops the shards and
 // returns the final summary. No method may be called after Close.
 func (c *Collector) Close() *Summary {
+	if c.stopLook != nil {
+		close(c.stopLook)
+		<-c.lookDone // it sends to the shards: done before they close
+	}
 	for _, s := range c.shards {
 		close(s.in)
 	}
@@ -395,6 +430,9 @@ func (c *Collector) Close() *Summary {
 	s := c.final.Summary()
 	s.Timeslices = c.timeslices()
 	s.Sessions = c.sessions.summary()
+	if c.spans != nil {
+		s.SpanJoins = &SpanJoins{Joined: c.joins.Joined.Load(), Missed: c.joins.Missed.Load(), Unwaited: c.joins.Unwaited.Load()}
+	}
 	if c.load != nil {
 		if l, err := c.load(); err == nil {
 			s.AttributeLoad(l)

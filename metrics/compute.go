@@ -25,8 +25,9 @@ type Values struct {
 	TTFT, TTFO, TTST, Latency, ITL, PerUser float64
 	TTFTSent, LatencySent                   float64
 	// Effective is the latency from the intended send time (NaN unless a
-	// schedule set it).
-	Effective float64
+	// schedule set it); EffectiveTTFT and EffectiveTTFO the first token's
+	// and first output token's.
+	Effective, EffectiveTTFT, EffectiveTTFO float64
 	// Decode is request_latency − TTFT; Prefill is ISL per second of TTFT;
 	// E2E is OSL per second of request_latency.
 	Decode, Prefill, E2E float64
@@ -76,6 +77,9 @@ type Values struct {
 	// cadence.
 	Events  EventTokens
 	Batched bool
+	// Parts is the request's time breakdown (Parts.Has false: none), set
+	// by the shard (BreakdownOf).
+	Parts Breakdown
 }
 
 // Get returns the value of a per-request tag (NaN when absent; ICL, a
@@ -96,6 +100,10 @@ func (v *Values) Get(t Tag) float64 {
 		return v.LatencySent
 	case EffectiveLatency:
 		return v.Effective
+	case EffectiveTTFT:
+		return v.EffectiveTTFT
+	case EffectiveTTFO:
+		return v.EffectiveTTFO
 	case ITL:
 		return v.ITL
 	case PerUser:
@@ -216,7 +224,7 @@ func compute(r *Record, tok TokenCounter, c Counting, tc tokCounts, distrust *Us
 	nan := math.NaN()
 	v := Values{TTFT: nan, TTFO: nan, TTST: nan, ITL: nan, PerUser: nan, ISL: nan, OSL: nan, Reasoning: nan, Output: nan,
 		UsageOSL: nan, TokenizerOSL: nan, Effective: nan, OSLMismatch: nan, Decode: nan, Prefill: nan, E2E: nan, ErrorISL: nan,
-		TTFTSent: nan}
+		TTFTSent: nan, EffectiveTTFT: nan, EffectiveTTFO: nan}
 	start := r.Issued()
 	end := r.LatencyEnd()
 	v.Latency = float64(end-start) / nsPerMs
@@ -295,6 +303,10 @@ func compute(r *Record, tok TokenCounter, c Counting, tc tokCounts, distrust *Us
 	if r.FirstContentNs > 0 {
 		v.TTFO = float64(r.FirstContentNs-start) / nsPerMs
 	}
+	if !math.IsNaN(v.Effective) {
+		lead := float64(start-r.IntendedNs) / nsPerMs
+		v.EffectiveTTFT, v.EffectiveTTFO = v.TTFT+lead, v.TTFO+lead
+	}
 	if len(r.TokenNs) > 1 {
 		// AIPerf's TTST: the second text event after the first.
 		v.TTST = float64(r.TokenNs[1]-r.TokenNs[0]) / nsPerMs
@@ -343,7 +355,7 @@ func serverOSL(r *Record) int {
 func ComputeFailed(r *Record, tok TokenCounter) Values {
 	nan := math.NaN()
 	v := Values{TTFT: nan, TTFO: nan, TTST: nan, Latency: nan, ITL: nan, PerUser: nan, ISL: nan, OSL: nan, Reasoning: nan,
-		Output: nan, UsageOSL: nan, TokenizerOSL: nan, Effective: nan, OSLMismatch: nan, Decode: nan, Prefill: nan, E2E: nan,
+		Output: nan, UsageOSL: nan, TokenizerOSL: nan, Effective: nan, EffectiveTTFT: nan, EffectiveTTFO: nan, OSLMismatch: nan, Decode: nan, Prefill: nan, E2E: nan,
 		TTFTSent: nan, LatencySent: nan,
 		Images: nan, AudioSeconds: nan, MediaBytes: nan}
 	for i := range v.HTTP {

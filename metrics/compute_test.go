@@ -117,7 +117,7 @@ func TestCompute(t *testing.T) {
 			rec: stream(func(r *Record) {
 				r.Scheduled, r.IntendedNs = true, 90*ms
 			}),
-			want: Values{TTFT: 20, TTFO: 20, TTST: 10, Latency: 60, ITL: 10, PerUser: 100, Effective: 70,
+			want: Values{TTFT: 20, TTFO: 20, TTST: 10, Latency: 60, ITL: 10, PerUser: 100, Effective: 70, EffectiveTTFT: 30, EffectiveTTFO: 30,
 				ICL: []float64{10, 10, 10, 10}, ISL: 7, OSL: 5, Reasoning: 0, Source: SourceUsage, UsageOSL: nan, OSLMismatch: nan},
 		},
 		{
@@ -154,6 +154,9 @@ func TestCompute(t *testing.T) {
 			}
 		}
 		tc.want.Images, tc.want.AudioSeconds, tc.want.MediaBytes = nan, nan, nan // no media: TestComputeMedia
+		if math.IsNaN(tc.want.Effective) {
+			tc.want.EffectiveTTFT, tc.want.EffectiveTTFO = nan, nan // not scheduled
+		}
 		got := Compute(tc.rec, tc.tok)
 		// TestComputeAIPerfMetrics checks the rest.
 		rest := cmpopts.IgnoreFields(Values{}, "Decode", "Prefill", "E2E", "Output", "Usage", "ErrorISL", "TokenizerOSL", "InputSource", "Truncated", "TTFTSent", "LatencySent")

@@ -17,7 +17,11 @@ type row struct {
 	// ttft, itl, e2e (request latency) and osl (output tokens) are NaN
 	// where the request has none.
 	ttft, itl, e2e, osl float32
-	stage               int32
+	// lead is the time from the intended start to the issue (ms; NaN
+	// unless a schedule set the intended time): the wait coordinated
+	// omission hides.
+	lead  float32
+	stage int32
 }
 
 // maxRows bounds the rows a collector keeps (40 bytes each: 80 MiB).
@@ -27,8 +31,12 @@ const maxRows = 1 << 21
 
 // rowOf builds r's row from its values.
 func rowOf(r *Record, v *Values) row {
+	lead := float32(math.NaN())
+	if r.Scheduled && r.IntendedNs > 0 {
+		lead = float32(float64(r.Issued()-r.IntendedNs) / nsPerMs)
+	}
 	return row{sent: r.Issued(), end: r.EndNs, ttft: float32(v.TTFT), itl: float32(v.ITL), e2e: float32(v.Latency),
-		osl: float32(v.OSL), stage: int32(r.Stage)}
+		osl: float32(v.OSL), lead: lead, stage: int32(r.Stage)}
 }
 
 // rowKeeper is a shard's rows: every one until its share of maxRows, then

@@ -210,6 +210,12 @@ type Record struct {
 	AudioSeconds float64
 	MediaBytes   int
 	Usage        Usage
+	// Server is the server's own account of the request's time (its
+	// queue, prefill and decode), as far as it gave one: read once from
+	// the response (a last chunk, its headers), or joined from its span
+	// in the shard. The time breakdown is made of it and the client's
+	// stamps (BreakdownOf).
+	Server ServerTiming
 
 	// SlotWaitNs is how long the request waited for a concurrency slot after
 	// its intended time (request rate combined with a concurrency cap).

@@ -65,15 +65,25 @@ func BenchmarkRecordToDigest(b *testing.B) {
 		name          string
 		usage, jitter bool
 		sink          bool
+		// server gives each record its server's account (the time
+		// breakdown: computed, aggregated and written with the line).
+		server bool
 	}{
-		{"sse_events", false, false, false},
-		{"sse_events+jitter", false, true, false},
-		{"usage", true, false, false},
-		{"usage+jitter+jsonl", true, true, true},
+		{"sse_events", false, false, false, false},
+		{"sse_events+jitter", false, true, false, false},
+		{"usage", true, false, false, false},
+		{"usage+jitter+jsonl", true, true, true, false},
+		{"usage+jitter+jsonl+breakdown", true, true, true, true},
 	}
 	for _, bc := range cases {
 		b.Run(bc.name, func(b *testing.B) {
 			recs := benchRecords(4096, bc.usage, bc.jitter)
+			if bc.server {
+				for _, r := range recs {
+					r.Server = metrics.ServerTiming{Source: metrics.TimingMock, Has: metrics.ServerQueue | metrics.ServerPrefill | metrics.ServerDecode,
+						Queue: int64(time.Millisecond), Prefill: int64(18 * time.Millisecond), Decode: int64(510 * time.Millisecond)}
+				}
+			}
 			start := time.Now()
 			opts := []metrics.Option{metrics.WithClock(func() int64 { return int64(time.Since(start)) })}
 			if bc.sink {

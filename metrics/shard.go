@@ -13,6 +13,8 @@ const (
 	msgRecord msgKind = iota
 	msgSnapshot
 	msgSample
+	// msgLook asks the shard to look for its parked records' spans.
+	msgLook
 )
 
 // msg is what workers and the collector send a shard.
@@ -76,6 +78,11 @@ type shard struct {
 	// keep holds the successful profile requests' exact headline values.
 	keep *rowKeeper
 
+	// parked are the records waiting for their server spans (spans.go);
+	// spansSeen the spans received at the last look.
+	parked    []parked
+	spansSeen uint64
+
 	// held is the run's first record with usage, held back until the
 	// judge has a second to compare it with, so that its counts follow
 	// the verdict (nil: none held).
@@ -115,7 +122,9 @@ func (s *shard) run() {
 		case msgSample:
 			m.sample <- s.sample()
 		}
+		s.lookParked(false)
 	}
+	s.lookParked(true)
 }
 
 // firstToken queues a request's time to first token for the live TTFT,
@@ -145,10 +154,18 @@ func (s *shard) agg(k aggKey) *aggregate {
 	return a
 }
 
-// record judges a record's usage and takes it in, or holds it back: the
+// record takes a finished request: joined to its server span, or parked
+// until the span comes (spans.go), then processed.
+func (s *shard) record(r *Record) {
+	if s.joinSpan(r) {
+		s.process(r)
+	}
+}
+
+// process judges a record's usage and takes it in, or holds it back: the
 // run's first record with usage waits (in its shard) for the judge to
 // compare it with a second.
-func (s *shard) record(r *Record) {
+func (s *shard) process(r *Record) {
 	var tc tokCounts
 	var distrust *UsageDistrust
 	if r.Err == nil {
@@ -179,12 +196,14 @@ func (s *shard) release() {
 }
 
 // take computes a record's values, its output counted (tc), its usage
-// judged (distrust), and folds it in.
+// judged (distrust), and folds it into the shard's aggregates, windows
+// and sinks.
 func (s *shard) take(r *Record, tc tokCounts, distrust *UsageDistrust) {
 	var v Values
 	good := false
 	if r.Err == nil {
 		v = compute(r, s.c.tok, s.c.counting, tc, distrust)
+		v.Parts = BreakdownOf(r, s.c.breakdownAll)
 		good = Good(&v, s.c.slos)
 		if distrust == nil && r.UsageOverrun != "" {
 			s.c.usageOverrun(r.UsageOverrun)
@@ -193,6 +212,7 @@ func (s *shard) take(r *Record, tc tokCounts, distrust *UsageDistrust) {
 		v = ComputeFailed(r, s.c.tok)
 	}
 	a := s.agg(aggKey{r.Phase, r.Stage})
+	a.little.noteCap(s.c.limit.Load())
 	a.add(r, &v, good)
 	if r.Err == nil {
 		if r.Phase == Profile {
@@ -252,6 +272,7 @@ type view struct {
 	reqPerSec   map[int64]int64
 	errors      map[string]int64
 	stages      map[int]*aggregate
+	breakdown   *breakdownAgg // the profile's, copied (nil: none yet)
 	finished    int64
 	finishedAll int64
 	failed      int64
@@ -285,6 +306,12 @@ func (s *shard) view(now int64) *view {
 			v.lag.merge(d)
 		}
 		v.readDelay.merge(a.readDelay)
+		if a.breakdown != nil {
+			if v.breakdown == nil {
+				v.breakdown = newBreakdownAgg()
+			}
+			v.breakdown.merge(a.breakdown)
+		}
 		if k.stage < int(s.c.stage.Load()) {
 			c := newAggregate()
 			c.merge(a)

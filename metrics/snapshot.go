@@ -54,6 +54,10 @@ type StageSummary struct {
 	OutputTokenThroughputCI *stats.Interval `json:"output_token_throughput_ci,omitempty"`
 	// Knee marks the recommended operating point's stage (see the sweep docs).
 	Knee bool `json:"knee,omitempty"`
+	// TimeBreakdown is where the stage's time went (nil: no breakdown).
+	TimeBreakdown *TimeBreakdown `json:"time_breakdown,omitempty"`
+	// Little is Little's law over the stage (nil: too few requests).
+	Little *LittleLaw `json:"-"`
 }
 
 // Distribution is the full statistics of one metric in display units.
@@ -117,6 +121,10 @@ type Snapshot struct {
 	// largest value. Count 0: not measured.
 	ReadDelay    Quantiles
 	ReadDelayMax float64
+
+	// TimeBreakdown is where the profile's requests' time went so far
+	// (nil: none had a breakdown yet).
+	TimeBreakdown *TimeBreakdown
 
 	// Stages lists the sweep/ramp stages finished so far.
 	Stages []StageSummary

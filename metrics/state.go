@@ -93,6 +93,10 @@ func (st *State) Summary() *Summary {
 	finishRun(sum.Run, st.Origin, profile.okStart, profile.okEnd, st.goodput, st.costPerHour)
 	if st.exact != nil && len(st.exact.rows) > 0 {
 		sum.Precision = precisionOf(st.exact, st.exact, profile.okStart, profile.okEnd, sum.Run, PrecisionLevel)
+		sum.Omission = omissionOf(st.exact, PrecisionLevel)
+		if w := sum.Omission.Warning(); w != "" {
+			sum.Warnings = append(sum.Warnings, w)
+		}
 		if len(st.stages) <= 1 {
 			// A sweep's load changes from stage to stage: each stage's run
 			// folder (State.Stage) has its own steady state.
@@ -110,6 +114,11 @@ func (st *State) Summary() *Summary {
 				def = st.stages[i]
 			}
 			sum.Stages = append(sum.Stages, stageSummary(def, st.aggs[aggKey{Profile, i}], st.exact.stage(i)))
+		}
+		for _, stage := range sum.Stages {
+			if stage.Little.Disagrees() {
+				sum.Warnings = append(sum.Warnings, littleWarning(stage.Little, fmt.Sprintf(" (stage %d, %s %g)", stage.Index, stage.Mode, stage.Value)))
+			}
 		}
 	}
 	if warmup.count+warmup.errors > 0 {

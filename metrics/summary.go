@@ -93,6 +93,17 @@ type Summary struct {
 	// their requests carried (nil: single requests, no tools, no cache
 	// report; and for a summary computed from a state read back).
 	Sessions *Sessions
+	// TimeBreakdown is where the requests' time went (nil: no request had
+	// a breakdown: the server said nothing of its time).
+	TimeBreakdown *TimeBreakdown
+	// SpanJoins says how the records fared with the server's spans (nil:
+	// no spans were joined, WithServerSpans).
+	SpanJoins *SpanJoins
+	// Little is Little's law over the run (nil: too few requests).
+	Little *LittleLaw
+	// Omission compares the latencies from the intended start with those
+	// from the issue, under a schedule (nil: no scheduled request).
+	Omission *Omission
 	// readDelayAt is 1 + the index in Warnings of the client read delay
 	// warning (0: none), which AttributeLoad rewrites.
 	readDelayAt int
@@ -255,6 +266,7 @@ func summaryOf(a *aggregate, modelTokenizer bool) *Summary {
 	if a.readDelay.n > 0 {
 		s.Metrics[ClientReadDelay] = a.readDelay.distribution("ms")
 	}
+	s.TimeBreakdown = a.breakdown.summary()
 	s.FirstTokenShared, s.Streamed = a.firstShared, a.kernelStamps+a.readStamps
 	switch {
 	case a.kernelStamps > 0 && a.readStamps > 0:
@@ -335,6 +347,10 @@ func summaryOf(a *aggregate, modelTokenizer bool) *Summary {
 	if s.SchedulerLag.Count > 0 && s.SchedulerLag.P99 > LagWarnMs {
 		s.Warnings = append(s.Warnings, fmt.Sprintf(
 			"scheduler lag p99 %.1f ms exceeds %d ms: the client fell behind its schedule", s.SchedulerLag.P99, LagWarnMs))
+	}
+	s.Little = littleOf(a, s.Metrics[RequestLatency].P99, s.TimeBreakdown, s.Run[RequestThroughput])
+	if s.Little.Disagrees() {
+		s.Warnings = append(s.Warnings, littleWarning(s.Little, ""))
 	}
 	return s
 }

@@ -15,6 +15,11 @@ const (
 	// rate outruns the client or a slot, it shows what coordinated omission
 	// would hide.
 	EffectiveLatency Tag = "effective_request_latency"
+	// EffectiveTTFT and EffectiveTTFO are the first token's and the first
+	// output token's times from the intended send time (coordinated
+	// omission: omission.go).
+	EffectiveTTFT Tag = "effective_time_to_first_token"
+	EffectiveTTFO Tag = "effective_time_to_first_output_token"
 	// DecodeDuration is request_latency − time_to_first_token: the first to
 	// the last text event, not divided by the token count.
 	DecodeDuration Tag = "decode_duration"
@@ -226,6 +231,8 @@ var RequestDefs = []Def{
 	def(RequestLatency, "Request Latency", "ms", false),
 	def(LatencyFromSend, "Request Latency From Send", "ms", false),
 	def(EffectiveLatency, "Effective Request Latency", "ms", false),
+	def(EffectiveTTFT, "Effective Time to First Token", "ms", false),
+	def(EffectiveTTFO, "Effective Time to First Output Token", "ms", false),
 	def(DecodeDuration, "Decode Duration", "ms", false),
 	def(ITL, "Inter Token Latency", "ms", false),
 	def(ICL, "Inter Chunk Latency", "ms", false),

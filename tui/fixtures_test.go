@@ -65,6 +65,20 @@ func withPrecision(f Frame) Frame {
 	return f
 }
 
+// withBreakdown adds where the time went: the server's queue and
+// prefill from its spans, the network unknown for a quarter of the
+// requests.
+func withBreakdown(f Frame) Frame {
+	part := func(src string, p50, share float64) metrics.PartSummary {
+		return metrics.PartSummary{Count: 338, Source: src, P50: p50, Share: share}
+	}
+	f.TimeBreakdown = &metrics.TimeBreakdown{Requests: 338, Parts: [metrics.NumParts]metrics.PartSummary{
+		part("client", 0.21, 0.004), part("mixed", 0.48, 0.01), part("otlp", 31.4, 0.55), part("otlp", 24.8, 0.43),
+		part("otlp", 612, 0.998), part("otlp", 0.35, 0.002),
+	}}
+	return f
+}
+
 func stage(i int, v float64, knee bool) metrics.StageSummary {
 	tok := 95 * v * math.Min(1, 40/v)
 	return metrics.StageSummary{

@@ -152,8 +152,8 @@ type gauge interface {
 }
 
 // gauges are the gauge panels in order of importance: the precision
-// targets first (they say when the run ends).
-func (m model) gauges() []gauge { return []gauge{m.precision, m.server, m.gpu} }
+// targets first (they say when the run ends), then where the time went.
+func (m model) gauges() []gauge { return []gauge{m.precision, m.breakdown, m.server, m.gpu} }
 
 // side stacks the small panels in order of importance: load (unless it
 // sits by the latency table), errors, server gauges, GPUs. A panel that

@@ -8,6 +8,7 @@ import (
 	tea "github.com/charmbracelet/bubbletea"
 
 	"github.com/surgebench/surge/metrics"
+	"github.com/surgebench/surge/tui/breakdown"
 	"github.com/surgebench/surge/tui/failures"
 	"github.com/surgebench/surge/tui/gpu"
 	"github.com/surgebench/surge/tui/header"
@@ -62,6 +63,7 @@ type model struct {
 	gpu        gpu.Model
 	server     server.Model
 	precision  precision.Model
+	breakdown  breakdown.Model
 
 	// lastStages is the newest snapshot's finished stages.
 	lastStages []metrics.StageSummary
@@ -240,5 +242,6 @@ func (m model) apply(s Frame) model {
 	m.gpu, _ = m.gpu.Update(gpu.Msg{GPUs: s.GPUs})
 	m.server, _ = m.server.Update(server.Msg{Server: s.Server, InFlight: s.InFlight})
 	m.precision, _ = m.precision.Update(precision.Msg{Status: s.Precision})
+	m.breakdown, _ = m.breakdown.Update(breakdown.Msg{Breakdown: s.TimeBreakdown})
 	return m
 }

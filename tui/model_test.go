@@ -42,6 +42,8 @@ func TestGolden(t *testing.T) {
 		{"mid_run", runInfo, 100, 30, []tea.Msg{snapshotMsg{midRun()}}},
 		{"mid_run_wide", runInfo, 140, 36, []tea.Msg{snapshotMsg{midRun()}}},
 		{"mid_run_precision", runInfo, 100, 30, []tea.Msg{snapshotMsg{withPrecision(midRun())}}},
+		// Where the time went, from the server's own account.
+		{"mid_run_breakdown", runInfo, 100, 36, []tea.Msg{snapshotMsg{withBreakdown(midRun())}}},
 		{"finished_ramp_knee", rampInfo, 100, 32, []tea.Msg{snapshotMsg{finishedRamp()}, doneMsg{}}},
 		{"finished_ramp_detail", rampInfo, 100, 32, []tea.Msg{snapshotMsg{finishedRamp()}, key("tab"), doneMsg{}}},
 		{"error_burst", runInfo, 100, 30, []tea.Msg{snapshotMsg{errorBurst()}}},

@@ -238,7 +238,10 @@ type Config struct {
 	UseLegacyMaxTokens, LegacyMaxTokensSet bool
 	Headers                                []string
 	APIKey                                 string
-	Timeout                                time.Duration
+	// Cloud holds the hosted endpoints' settings: --auth-type, --aws-*,
+	// --sagemaker-*.
+	Cloud   Cloud
+	Timeout time.Duration
 	// Timestamps is --timestamps: kernel (receive stamps) or read.
 	Timestamps string
 	Goodput    string
@@ -278,6 +281,8 @@ type Config struct {
 	ExportConfig
 	// AgenticConfig holds the agent workload's flags (agentic.go).
 	AgenticConfig
+	// BreakdownConfig holds the time breakdown's sources (breakdown.go).
+	BreakdownConfig
 	// HistoryConfig holds --history, --no-history, --history-label and
 	// --cost-per-hour (history.go).
 	HistoryConfig

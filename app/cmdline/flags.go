@@ -181,7 +181,7 @@ var options = []option{
 		export: func(c *Config, _ http.Header) any { return redactExtras(c.ExtraInputs) }, many: true, whole: true},
 	{flag: &cli.StringSliceFlag{Category: catRequest, Name: "header", Aliases: []string{"H"}, Usage: "extra HTTP headers: \"Name: value\" items (several after one flag, or A:1,B:2) or a JSON object"}, path: "input.headers", field: func(c *Config) any { return &c.Headers },
 		export: func(_ *Config, h http.Header) any { return redactHeaders(h) }, many: true, whole: true},
-	{flag: &cli.StringFlag{Category: catRequest, Name: "api-key", EnvVars: []string{"OPENAI_API_KEY"}, Usage: "sent as Authorization: Bearer (x-api-key for --endpoint-type messages; never exported or logged)"}, path: "endpoint.api_key", field: func(c *Config) any { return &c.APIKey },
+	{flag: &cli.StringFlag{Category: catRequest, Name: "api-key", EnvVars: []string{"OPENAI_API_KEY"}, Usage: "sent as Authorization: Bearer (x-api-key for --endpoint-type messages, x-goog-api-key for gemini, api-key with --auth-type azure; never exported or logged)"}, path: "endpoint.api_key", field: func(c *Config) any { return &c.APIKey },
 		export: func(c *Config, _ http.Header) any { return redactValue(c.APIKey) }},
 	{flag: &cli.BoolFlag{Category: catRequest, Name: "use-legacy-max-tokens", Usage: "send the output cap as max_tokens instead of max_completion_tokens (for servers that ignore the newer name)"}, path: "endpoint.use_legacy_max_tokens", field: func(c *Config) any { return &c.UseLegacyMaxTokens }},
 	{flag: &cli.BoolFlag{Category: catRequest, Name: "per-chunk-usage", Usage: "ask for the running usage on every streamed chunk (stream_options.continuous_usage_stats, as vLLM names it), so chunks that carry several tokens are counted exactly"}, path: "endpoint.per_chunk_usage", field: func(c *Config) any { return &c.PerChunkUsage }},
@@ -235,7 +235,7 @@ var options = []option{
 }
 
 // init adds the rows kept in files of their own (trace.go,
-// synthesis.go, warmup.go, hooks.go, multirun.go, network.go): they are options as the rest.
+// synthesis.go, warmup.go, hooks.go, multirun.go, network.go, cloud.go): they are options as the rest.
 func init() {
 	options = append(options, traceOptions()...)
 	options = append(options, synthesisOptions()...)
@@ -243,6 +243,7 @@ func init() {
 	options = append(options, hookOptions()...)
 	options = append(options, multiRunOptions()...)
 	options = append(options, networkOptions()...)
+	options = append(options, cloudOptions()...)
 }
 
 // plotted is output.auto_plot as input_config shows it: whether the run

@@ -32,7 +32,8 @@ func TestFlagsFillTheConfig(t *testing.T) {
 		AudioFormat: "wav", AudioSampleRates: []string{"16"}, AudioDepths: []string{"16"}, AudioChannels: 1, AudioBatchSize: 1, SweepMode: "grid", NumProfileRuns: 1, ConfidenceLevel: 0.95,
 		AgenticConfig: AgenticConfig{ToolLoopRounds: 8, ToolResultTokens: 256, SessionArrivalPattern: "poisson", MockToolCallRate: 0.5,
 			ToolMaxArgumentBytes: "4MiB", ToolMaxCalls: 128, SessionMaxContextTokens: 2 << 20},
-		ExportConfig: ExportConfig{OTelInterval: 10 * time.Second, OTelSpans: 0.1, MLflowExperiment: "surge"}} // the seed is drawn: TestAIPerfDefaults
+		ExportConfig:    ExportConfig{OTelInterval: 10 * time.Second, OTelSpans: 0.1, MLflowExperiment: "surge"},
+		BreakdownConfig: BreakdownConfig{OTLPWait: 10 * time.Second, MockTimings: "none"}} // the seed is drawn: TestAIPerfDefaults
 	if d := cmp.Diff(want, def); d != "" {
 		t.Errorf("defaults (-want +got)\n%s", d)
 	}

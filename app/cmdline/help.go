@@ -19,7 +19,7 @@ const CatSearch = "Search"
 // helpOrder is the order of the flag groups in --help: what people set
 // first (the server, the load, what to send, where results go), then the
 // rest; a group not listed follows these, and the flags of no group last.
-var helpOrder = []string{catTarget, CatSearch, catLoad, catWorkload, catOutput, catExport, catRequest, catTelemetry, catShard, catMedia, catAIPerf}
+var helpOrder = []string{catTarget, CatSearch, catLoad, catWorkload, catOutput, catExport, catRequest, catCloud, catTelemetry, catShard, catMedia, catAIPerf}
 
 // defaultHelpWidth is the width help is wrapped to when stdout is not a
 // terminal (a pipe, a file, a test).
@@ -147,14 +147,17 @@ func writeCommandHelp(w io.Writer, c *cli.Command, width int, topic string) {
 		var keys []string
 		for _, g := range all {
 			if k := groupKey(g.name); k != "" {
-				keys = append(keys, fmt.Sprintf("%s (%d)", k, len(g.flags)))
+				// A group's name and count stay on one line ("\x00" is
+				// a space the wrapping keeps).
+				keys = append(keys, fmt.Sprintf("%s\x00(%d)", k, len(g.flags)))
 			}
 		}
 		name := c.HelpName
 		if name == "" {
 			name = c.Name
 		}
-		b.WriteString(wrapText(fmt.Sprintf("%s --help GROUP shows one group's options: %s.", name, strings.Join(keys, ", ")), width, 3, 3))
+		groups := wrapText(fmt.Sprintf("%s --help GROUP shows one group's options: %s.", name, strings.Join(keys, ", ")), width, 3, 3)
+		b.WriteString(strings.ReplaceAll(groups, "\x00", " "))
 		b.WriteString(wrapText(fmt.Sprintf("%s --help-all shows every option, --help-aiperf AIPerf's flags surge does not implement.", name), width, 3, 3))
 	}
 	_, _ = io.WriteString(w, b.String())

@@ -155,6 +155,9 @@ var numberLimits = map[string]Limits{
 	"network-latency-ping-interval":   above(0),
 	"shards":                          atLeast(1).upTo(MaxConcurrency),
 	"cost-per-hour":                   above(0).upTo(1e9),
+	"otel-interval":                   above(0).upTo(3600),
+	"otel-span-sample-ratio":          within(0, 1),
+	"otlp-wait":                       atLeast(0).upTo(600),
 	// Agents
 	"tool-result-tokens":            within(1, datasets.MaxRequestTokens),
 	"tool-delay":                    atLeast(0).upTo(durations),

@@ -5,6 +5,7 @@ package profile
 import (
 	"context"
 	"io"
+	"net"
 	"runtime"
 	rtmetrics "runtime/metrics"
 	"testing"
@@ -56,6 +57,20 @@ var runBudgetCases = []runBudgetCase{
 	{name: "defaults", budget: runBudget{allocsPerRequest: 126, goroutinesPerRequest: 1.1, allocsPerToken: 0.05, goroutinesPerToken: 0.01}},
 	{name: "export level summary", cfg: func(c *cmdline.Config) { c.ExportLevel = "summary" },
 		budget: runBudget{allocsPerRequest: 121, goroutinesPerRequest: 0.1, allocsPerToken: 0.05, goroutinesPerToken: 0.01}},
+	// The server's own account of each request (the mock's timings): read
+	// once per response, its breakdown computed in the shard and written
+	// with the record's line, at no allocation of its own.
+	{name: "server timings", mock: []string{"--server-timings", "mock"},
+		budget: runBudget{allocsPerRequest: 126, goroutinesPerRequest: 1.1, allocsPerToken: 0.05, goroutinesPerToken: 0.01}},
+	// vLLM's way: the mock sends a span per request to the run's OTLP
+	// receiver, in batches. The receiver decodes them with the OTLP
+	// protobuf library on its own goroutines, off the request's path (a
+	// vLLM span of a dozen attributes: about 64 allocations, its
+	// attributes' messages and strings); the shard joins each record to
+	// its span by trace id, or parks it until the span comes.
+	{name: "OTLP receiver", mock: []string{"--otlp-endpoint", "http://" + budgetReceiver + "/v1/traces"},
+		cfg:    func(c *cmdline.Config) { c.OTLPReceiver, c.OTLPWait = budgetReceiver, 10*time.Second },
+		budget: runBudget{allocsPerRequest: 190, goroutinesPerRequest: 1.1, allocsPerToken: 0.05, goroutinesPerToken: 0.01}},
 	// --otel-url, at the mock (which answers 404: the exporter does all
 	// its work, in this process). The shard copies each record into the
 	// exporter's queue without allocating; the exporter's goroutine
@@ -71,6 +86,17 @@ var runBudgetCases = []runBudgetCase{
 		c.ExportConfig = cmdline.ExportConfig{OTelURL: c.URL, OTelInterval: 10 * time.Second, OTelSpans: 1, MLflowExperiment: "surge"}
 	}, budget: runBudget{allocsPerRequest: 196, goroutinesPerRequest: 1.1, allocsPerToken: 0.05, goroutinesPerToken: 0.01}},
 }
+
+// budgetReceiver is the OTLP receiver's address in its case: a port
+// free when the test began, the same for the mock and every run.
+var budgetReceiver = func() string {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return "127.0.0.1:4318"
+	}
+	defer ln.Close()
+	return ln.Addr().String()
+}()
 
 // The runs: few and many requests of short answers, many of long ones.
 const (

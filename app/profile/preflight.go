@@ -51,7 +51,11 @@ func (p *prepared) checkTarget(ctx context.Context, log io.Writer, first *datase
 	s.Endpoint.SetHeaders(headers)
 	client := probeClient()
 	defer client.CloseIdleConnections()
-	res, err := preflight.Check(ctx, preflight.Target{URL: u, Endpoint: s.Endpoint, Header: headers, Turn: first}, preflight.Client(client))
+	t := preflight.Target{URL: u, Endpoint: s.Endpoint, Header: headers, Turn: first, Hosted: s.Cloud.Cloud()}
+	if p.auth != nil {
+		t.Authorize = p.auth.Authorize
+	}
+	res, err := preflight.Check(ctx, t, preflight.Client(client))
 	if err != nil {
 		if ctx.Err() != nil {
 			return fmt.Errorf("interrupted while checking %s (%w)", cmdline.RedactURL(s.Target.URL), ctx.Err())

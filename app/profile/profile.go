@@ -25,6 +25,7 @@ import (
 	"github.com/surgebench/surge/examples/mockserver"
 	"github.com/surgebench/surge/internal/sanitize"
 	"github.com/surgebench/surge/loadgen"
+	"github.com/surgebench/surge/loadgen/auth"
 	"github.com/surgebench/surge/loadgen/calibrate"
 	"github.com/surgebench/surge/loadgen/cpuload"
 	"github.com/surgebench/surge/loadgen/heapfloor"
@@ -93,6 +94,7 @@ func runOnce(ctx context.Context, s *spec.Spec, out, log io.Writer) (*Result, er
 	if err != nil {
 		return nil, err
 	}
+	defer p.closeAuth()
 	o, err := p.execute(ctx, log)
 	if err != nil {
 		return nil, err
@@ -102,7 +104,7 @@ func runOnce(ctx context.Context, s *spec.Spec, out, log io.Writer) (*Result, er
 
 // prepared is a run resolved before anything starts: the model named, the
 // tokenizer and dataset loaded, the load planned. Nothing in it needs
-// closing.
+// closing but its cloud credentials (closeAuth).
 type prepared struct {
 	s       *spec.Spec
 	counter metrics.TokenCounter // nil: counts from usage or SSE events
@@ -118,6 +120,9 @@ type prepared struct {
 	// the agentic replay's lanes (nil: none).
 	toolResults []string
 	replay      *loadgen.Replay
+	// auth gives the requests a cloud's credentials (nil: none); it
+	// refreshes them until closeAuth.
+	auth auth.Authorizer
 	// limits bound each session's growth (agentic.go).
 	limits loadgen.SessionLimits
 }
@@ -131,9 +136,8 @@ func Prepare(s *spec.Spec, log io.Writer) (*prepared, error) {
 
 // prepareCtx is Prepare that stops a tokenizer download or a dataset load
 // when ctx ends.
-func prepareCtx(ctx context.Context, s *spec.Spec, log io.Writer) (*prepared, error) {
+func prepareCtx(ctx context.Context, s *spec.Spec, log io.Writer) (_ *prepared, err error) {
 	p := &prepared{s: s, log: s.Logger(log)}
-	var err error
 	if p.limits, err = sessionLimits(s); err != nil {
 		return nil, err
 	}
@@ -142,6 +146,18 @@ func prepareCtx(ctx context.Context, s *spec.Spec, log io.Writer) (*prepared, er
 	}
 	for _, w := range s.Warnings {
 		fmt.Fprint(log, export.FormatWarning(w, p.verbose(), s.Columns))
+	}
+	if p.auth, err = openAuth(ctx, s, log); err != nil {
+		return nil, err
+	}
+	defer func() {
+		if err != nil {
+			p.closeAuth()
+		}
+	}()
+	if p.auth != nil {
+		p.s = s.WithSecrets(p.auth.Secrets()...)
+		s = p.s
 	}
 	if !s.Target.Mock {
 		if err := waitReady(ctx, s.Target.Wait, s.Target.URLs, s.Endpoint, s.Target.Models, s.Request.Headers, p.log); err != nil {
@@ -265,6 +281,9 @@ type outcome struct {
 	// replacedIDs counts the tool-call ids surge replaced.
 	replacedIDs int64
 	errs        []error // the UI's, the exports' and telemetry's
+	// breakdownNote is the console's line on the server's spans ("": no
+	// receiver).
+	breakdownNote string
 }
 
 // execute starts the target, the exports, the collector, telemetry and the
@@ -284,13 +303,20 @@ func (p *prepared) execute(ctx context.Context, log io.Writer) (o *outcome, err 
 	cleanup = append(cleanup, heapfloor.Hold(heapfloor.Default))
 	o.heapFloor = heapfloor.Active()
 
-	target, stopTarget, err := startTarget(ctx, s, log)
+	bd, err := startBreakdown(ctx, s, log)
+	if err != nil {
+		return nil, err
+	}
+	cleanup = append(cleanup, bd.stop)
+	target, stopTarget, err := startTarget(ctx, s, log, bd.mock)
 	if err != nil {
 		return nil, err
 	}
 	cleanup = append(cleanup, stopTarget)
 	o.target = target
-	o.server, o.facts = probeServer(ctx, target, s.Request.Headers, p.log)
+	if !s.Cloud.Cloud() {
+		o.server, o.facts = probeServer(ctx, target, s.Request.Headers, p.log)
+	}
 
 	if o.dir == "" {
 		o.dir = filepath.Join("artifacts", p.artifactName()+p.shardDir())
@@ -381,6 +407,7 @@ func (p *prepared) execute(ctx context.Context, log io.Writer) (o *outcome, err 
 		cleanup = append(cleanup, func() { _ = outputs.Close() }) // a run that stopped early
 	}
 	colOpts = append(colOpts, p.live.sinks(clock)...)
+	colOpts = append(colOpts, bd.collectorOptions()...)
 	otel, err := p.startOTel(target, o.benchmarkID, o.start, logw)
 	if err != nil {
 		return nil, err
@@ -422,6 +449,9 @@ func (p *prepared) execute(ctx context.Context, log io.Writer) (o *outcome, err 
 		// As the collector's own.
 		loadgen.WithWarning(func(msg string) { p.liveWarning(msg); col.Warn(msg) }),
 	}
+	if p.auth != nil {
+		genOpts = append(genOpts, loadgen.WithAuth(p.auth))
+	}
 	if s.Exports.Level == spec.LevelRaw {
 		genOpts = append(genOpts, loadgen.WithRawCapture())
 	}
@@ -454,6 +484,7 @@ func (p *prepared) execute(ctx context.Context, log io.Writer) (o *outcome, err 
 	genOpts = append(genOpts, edgeOptions(&s.Request)...)
 	genOpts = append(genOpts, loadControlOptions(s)...)
 	genOpts = append(genOpts, p.agenticOptions()...)
+	genOpts = append(genOpts, bd.generatorOptions(target)...)
 	checkFDLimit(s.Load.MaxConcurrency(), p.log, logw)
 	gen, err := loadgen.New(target, ep, p.ds, col, genOpts...)
 	if err != nil {
@@ -462,7 +493,11 @@ func (p *prepared) execute(ctx context.Context, log io.Writer) (o *outcome, err 
 
 	// The warmup's scrapes are the baseline, as its records are left out.
 	measuring := func() bool { return col.Phase() == metrics.Profile }
-	tel, err := startTelemetry(ctx, &s.Telemetry, s.Target.Servers(target), o.dir, o.start, measuring, logw)
+	scraped := s.Target.Servers(target)
+	if s.Cloud.Cloud() {
+		scraped = nil // a cloud's endpoint has no /metrics of the model's server
+	}
+	tel, err := startTelemetry(ctx, &s.Telemetry, scraped, o.dir, o.start, measuring, logw)
 	if err != nil {
 		return nil, err
 	}
@@ -512,10 +547,12 @@ func (p *prepared) execute(ctx context.Context, log io.Writer) (o *outcome, err 
 	telData, telErr := tel.stop()
 	o.serverExport = tel.col.ServerExport()
 	o.runTokens, o.runTokensOK = tel.col.RunTokenTotals()
+	bd.awaitSpans(ctx, col, logw)
 	if otel != nil {
 		otel.detach()
 	}
 	o.summary = closeCol()
+	o.breakdownNote = bd.consoleNote(o.summary)
 	if otel != nil {
 		// After the last record, before the exports: run_info says what
 		// the collector got.
@@ -680,6 +717,9 @@ func (p *prepared) report(o *outcome, out io.Writer) (*Result, error) {
 	if n := sessionsEndedFirst(s, o.summary, len(p.plan.values), o.cancelled || aborted); n != "" {
 		opts = append(opts, export.Note(n))
 	}
+	if o.breakdownNote != "" {
+		opts = append(opts, export.Note(o.breakdownNote))
+	}
 	opts = append(opts, export.BesidePrompt(p.besidePrompt()...))
 	errs = append(errs, Report(out, o.dir, s.Exports.Files, title, o.summary, o.state, run, folders, opts...))
 	if s.Exports.Report || s.Exports.Plots {
@@ -808,7 +848,7 @@ func sessionsNeeded(s *spec.Spec) int {
 
 // startTarget returns the server to benchmark: --url, or the embedded
 // mock started on a free loopback port when --url is empty or "mock".
-func startTarget(ctx context.Context, s *spec.Spec, log io.Writer) (url string, stop func(), err error) {
+func startTarget(ctx context.Context, s *spec.Spec, log io.Writer, tune ...func(*mockserver.Config)) (url string, stop func(), err error) {
 	t := &s.Target
 	if !t.Mock {
 		return t.URL, func() {}, nil
@@ -824,6 +864,9 @@ func startTarget(ctx context.Context, s *spec.Spec, log io.Writer) (url string, 
 	cfg := mockserver.Config{TTFT: mockserver.DefaultTTFT, ITL: mockserver.DefaultITL, PrefillPerToken: mockserver.DefaultPrefillPerToken, Tokenizer: tok,
 		Model: t.Model(), PrefillPerImage: t.MockPrefillPerImage, PrefillPerAudioSecond: t.MockPrefillPerAudioSecond}
 	mockAgent(&cfg, &s.Agentic)
+	for _, f := range tune {
+		f(&cfg)
+	}
 	mock, err := mockserver.Start(context.WithoutCancel(ctx), "127.0.0.1:0", cfg)
 	if err != nil {
 		return "", nil, fmt.Errorf("starting the embedded mock server: %w", err)

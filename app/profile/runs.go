@@ -74,6 +74,7 @@ func runRepeated(ctx context.Context, s *spec.Spec, out, log io.Writer) (*Result
 		if err != nil {
 			return last, err
 		}
+		defer p.closeAuth()
 		if base == "" {
 			base = filepath.Join("artifacts", p.artifactName())
 		}

@@ -133,7 +133,7 @@ func parseEndpoint(s *Spec, c *cmdline.Config) error {
 		// Synthetic prompts are text, not request bodies.
 		return cmdline.Usagef("--endpoint-type raw needs --input-file: a JSONL whose every line's text is one JSON request body")
 	}
-	if kind == endpoint.Messages && s.Target.Mock {
+	if (kind == endpoint.Messages || kind == endpoint.BedrockInvoke) && s.Target.Mock {
 		// The API requires max_tokens; 4096 against the mock would stream
 		// 4096 tokens a request. Its own default length keeps a run short.
 		ep.DefaultMaxTokens = mockserver.DefaultOutputTokens
@@ -154,7 +154,7 @@ func parseEndpoint(s *Spec, c *cmdline.Config) error {
 			return err
 		}
 	}
-	if name, value := ep.KeyHeader(c.APIKey); c.APIKey != "" && s.Request.Headers.Get(name) == "" {
+	if name, value := apiKeyHeader(s, ep, c.APIKey); c.APIKey != "" && s.Request.Headers.Get(name) == "" {
 		s.Request.Headers.Set(name, value)
 	}
 	return nil

@@ -9,6 +9,7 @@ package spec
 import (
 	"io"
 	"net/http"
+	"slices"
 	"time"
 
 	"github.com/surgebench/surge/app/cmdline"
@@ -26,6 +27,9 @@ type Spec struct {
 	Version string
 
 	Target Target
+	// Cloud is the hosted endpoint's credentials and SageMaker endpoint
+	// (--auth-type, --aws-*, --sagemaker-*).
+	Cloud Cloud
 	// Endpoint builds and reads every request: type, path, model, body
 	// options (its Model is the first of Target.Models).
 	Endpoint *endpoint.Endpoint
@@ -47,6 +51,9 @@ type Spec struct {
 	// Agentic is the agent workload: tool loop, session arrivals, agentic
 	// replay, scenario (agentic.go).
 	Agentic Agentic
+	// Breakdown is the time breakdown's sources beyond the responses
+	// (breakdown.go).
+	Breakdown Breakdown
 	// History is where the finished run is remembered; CostPerHour is the
 	// server's price in US dollars an hour (0: not priced).
 	History     History
@@ -90,9 +97,9 @@ type Spec struct {
 func Parse(c cmdline.Config) (*Spec, error) {
 	s := &Spec{Version: c.Version, Signals: c.Signals, given: c}
 	steps := []func(*Spec, *cmdline.Config) error{
-		parseLog, parseTarget, parseEndpointKind, parseBounds, parseRepeats, parseEdges, parseMedia,
-		parseShard, parseExports, parseHistory, parseBackends, parseRequest, parseTelemetry, parseUI, parseEndpoint, parseGoodput,
-		parseTokenizer, parseLoad, parseRateSeries, parseLoadControl, parseSharding, parseSweep, checkConvergenceSweep, parsePlan, parseDataset, parseTrace, parseSynthesis, parseHooks, parseAgentic, parseLive,
+		parseLog, parseCloud, parseTarget, parseEndpointKind, parseBounds, parseRepeats, parseEdges, parseMedia,
+		parseShard, parseExports, parseHistory, parseBackends, parseRequest, parseTelemetry, parseUI, parseEndpoint, parseCloudHeaders, parseGoodput,
+		parseTokenizer, parseLoad, parseRateSeries, parseLoadControl, parseSharding, parseSweep, checkConvergenceSweep, parsePlan, parseDataset, parseTrace, parseSynthesis, parseHooks, parseAgentic, parseLive, parseBreakdown,
 	}
 	for _, step := range steps {
 		if err := step(s, &c); err != nil {
@@ -178,6 +185,14 @@ func (s *Spec) WithLegacyMaxTokens(legacy bool) *Spec {
 	t := s.clone()
 	t.Endpoint.LegacyMaxTokens = legacy
 	t.given.UseLegacyMaxTokens = legacy
+	return t
+}
+
+// WithSecrets is s redacting more: credentials the run loaded (a cloud's
+// secret key, session token or first token).
+func (s *Spec) WithSecrets(more ...string) *Spec {
+	t := s.clone()
+	t.Secrets = append(slices.Clip(s.Secrets), slices.DeleteFunc(slices.Clone(more), func(v string) bool { return len(v) < 4 })...)
 	return t
 }
 

@@ -25,6 +25,10 @@ const (
 	messagesAPI
 	tgiAPI
 	tgiStreamAPI
+	// sglangAPI is SGLang's /generate (a body with "text", not TGI's
+	// "inputs"), ollamaAPI Ollama's /api/chat: native.go.
+	sglangAPI
+	ollamaAPI
 	embeddingsAPI
 	cohereRerankAPI
 	teiRerankAPI
@@ -37,6 +41,7 @@ var otherRoutes = map[string]otherAPI{
 	"/v1/messages":     messagesAPI,
 	"/generate":        tgiAPI,
 	"/generate_stream": tgiStreamAPI,
+	"/api/chat":        ollamaAPI,
 	"/v1/embeddings":   embeddingsAPI,
 	"/v2/rerank":       cohereRerankAPI,
 	"/v1/rerank":       cohereRerankAPI,
@@ -57,6 +62,15 @@ type otherRequest struct {
 	Parameters      struct {
 		MaxNewTokens *int `json:"max_new_tokens"`
 	} `json:"parameters"`
+	// Text is SGLang's prompt, SamplingParams its options; Options are
+	// Ollama's.
+	Text           json.RawMessage `json:"text"`
+	SamplingParams struct {
+		MaxNewTokens *int `json:"max_new_tokens"`
+	} `json:"sampling_params"`
+	Options struct {
+		NumPredict *int `json:"num_predict"`
+	} `json:"options"`
 	Query     json.RawMessage   `json:"query"`
 	Documents []json.RawMessage `json:"documents"`
 	Texts     []string          `json:"texts"`
@@ -79,6 +93,9 @@ func (s *Server) serveOther(w http.ResponseWriter, r *http.Request, api otherAPI
 		s.badRequests.Add(1)
 		writeError(w, http.StatusBadRequest, "invalid_request_error", "mock: body is not a JSON object: "+err.Error())
 		return
+	}
+	if api == tgiAPI && req.Inputs == "" && len(req.Text) > 0 {
+		api = sglangAPI // SGLang's /generate, not TGI's
 	}
 	prompt, items, err := s.count.countOther(api, &req)
 	if err != nil {
@@ -105,10 +122,17 @@ func (s *Server) serveOther(w http.ResponseWriter, r *http.Request, api otherAPI
 		return
 	}
 	stream := req.Stream || api == tgiStreamAPI
+	if api == ollamaAPI {
+		var o struct {
+			Stream *bool `json:"stream"`
+		}
+		_ = json.Unmarshal(body, &o)          // the body parsed above
+		stream = o.Stream == nil || *o.Stream // Ollama streams unless told not to
+	}
 	if api >= embeddingsAPI {
 		stream = false
 	}
-	if stream {
+	if stream && api != ollamaAPI { // Ollama's lines start once admitted
 		if err := startStream(w); err != nil {
 			return
 		}
@@ -120,12 +144,13 @@ func (s *Server) serveOther(w http.ResponseWriter, r *http.Request, api otherAPI
 	}
 	defer s.adm.release()
 	s.promptTokens.Add(uint64(prompt))
-	g := generation{n: n, arrival: arrival, first: time.Now().Add(s.cfg.TTFT + s.promptPrefill(uncached(prompt, agent))), finish: "length",
+	admitted := time.Now()
+	g := generation{n: n, arrival: arrival, admitted: admitted, first: admitted.Add(s.cfg.TTFT + s.promptPrefill(uncached(prompt, agent))), finish: "length",
 		words: splitmix64(s.cfg.Seed + n), prompt: prompt, model: req.Model, agent: agent}
 	if g.model == "" {
 		g.model = s.cfg.Model
 	}
-	for _, v := range []*int{req.MaxTokens, req.MaxOutputTokens, req.Parameters.MaxNewTokens} {
+	for _, v := range []*int{req.MaxTokens, req.MaxOutputTokens, req.Parameters.MaxNewTokens, req.SamplingParams.MaxNewTokens, req.Options.NumPredict} {
 		if v != nil && *v > 0 {
 			g.out = min(*v, s.cfg.MaxOutputTokens)
 		}
@@ -137,6 +162,10 @@ func (s *Server) serveOther(w http.ResponseWriter, r *http.Request, api otherAPI
 		g.reasoning = min(s.cfg.ReasoningTokens, g.out)
 	}
 	switch {
+	case api == sglangAPI:
+		err = s.serveSGLang(ctx, w, &g, stream)
+	case api == ollamaAPI:
+		err = s.serveOllama(ctx, w, &g, stream)
 	case api >= embeddingsAPI:
 		err = s.answerVectors(ctx, w, api, &g, items)
 	case agent != nil && agent.call != nil && stream:
@@ -176,6 +205,18 @@ func (c *counter) countOther(api otherAPI, req *otherRequest) (prompt, items int
 			return 0, 0, fmt.Errorf("%w: inputs is required", errBadRequest)
 		}
 		return c.count(req.Inputs), 0, nil
+	case sglangAPI:
+		var text string
+		if err := json.Unmarshal(req.Text, &text); err != nil {
+			return 0, 0, fmt.Errorf("%w: text must be a string", errBadRequest)
+		}
+		return c.count(text), 0, nil
+	case ollamaAPI:
+		if isNull(req.Messages) {
+			return 0, 0, fmt.Errorf("%w: messages is required", errBadRequest)
+		}
+		p, err := c.countMessages(req.Messages, nil)
+		return p, 0, err
 	case embeddingsAPI:
 		if !isNull(req.Messages) {
 			p, err := c.countMessages(req.Messages, nil)
@@ -424,6 +465,7 @@ func (s *Server) respondOther(ctx context.Context, w http.ResponseWriter, api ot
 			"stop_reason": anthropicStop(g.finish), "stop_sequence": nil, "usage": cacheUsage(g, map[string]any{"input_tokens": g.prompt, "output_tokens": g.out})}
 	default:
 		body = map[string]any{"generated_text": content, "details": map[string]any{"finish_reason": tgiFinish(g.finish), "generated_tokens": g.out, "seed": nil}}
+		tgiHeaders(w.Header(), g, time.Now())
 	}
 	w.Header().Set("Content-Type", "application/json")
 	if err := json.NewEncoder(w).Encode(body); err != nil {

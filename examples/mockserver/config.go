@@ -3,6 +3,7 @@ package mockserver
 import (
 	"fmt"
 	"io"
+	"net/url"
 	"os"
 	"time"
 )
@@ -132,7 +133,39 @@ type Config struct {
 	// Hub, when set, is a folder the mock also serves as the Hugging Face
 	// Hub serves its repositories (hub.go): a local Hub for HF_ENDPOINT.
 	Hub string
+	// SigV4, when set, makes every request carry an AWS Signature
+	// Version 4 made with these credentials (checked by signing it
+	// again); APIKey, when set, this key in Authorization: Bearer,
+	// api-key, x-api-key or x-goog-api-key; RequireToken a bearer token
+	// the mock's own token endpoints issued (clouds.go). A request
+	// without is answered as the cloud answers it (403, 401).
+	SigV4        *SigV4Credentials
+	APIKey       string
+	RequireToken bool
+	// Timings is how the OpenAI routes (chat, completions) report the
+	// mock's own queue, prefill and decode (timings.go): TimingsNone (""),
+	// as vLLM, nothing; TimingsLlamaCpp, llama.cpp's timings object in the
+	// last chunk or the body; TimingsMock, the same with the queue
+	// (queue_ms). Its native routes report theirs whatever this says:
+	// TGI's /generate its headers, SGLang's /generate its meta_info,
+	// Ollama's /api/chat and /api/generate their durations.
+	Timings string
+	// OTLPEndpoint, when set, is an OTLP/HTTP traces URL (".../v1/traces")
+	// the mock sends a span per generation request to, in vLLM's shape
+	// (gen_ai.latency.* attributes), under the trace id of the request's
+	// traceparent header (otlp.go).
+	OTLPEndpoint string
 }
+
+// The ways the OpenAI routes report the mock's own times (Config.Timings).
+const (
+	TimingsNone     = ""
+	TimingsLlamaCpp = "llamacpp"
+	TimingsMock     = "mock"
+)
+
+// TimingsFormats lists Config.Timings' values, "none" for TimingsNone.
+var TimingsFormats = []string{"none", TimingsLlamaCpp, TimingsMock}
 
 // withDefaults returns cfg with zero fields set to their defaults.
 func (cfg Config) withDefaults() Config {
@@ -150,6 +183,9 @@ func (cfg Config) withDefaults() Config {
 	}
 	if cfg.ReasoningTokens < 0 {
 		cfg.ReasoningTokens = 0
+	}
+	if cfg.Timings == "none" {
+		cfg.Timings = TimingsNone
 	}
 	return cfg
 }
@@ -192,6 +228,16 @@ func (cfg Config) Validate() error {
 		return fmt.Errorf("mockserver: Config.BadToolArgsRate %v is outside [0, 1]", cfg.BadToolArgsRate)
 	case cfg.MaxModelLen < 0:
 		return fmt.Errorf("mockserver: Config.MaxModelLen %d is negative", cfg.MaxModelLen)
+	}
+	if e := cfg.OTLPEndpoint; e != "" {
+		if u, err := url.Parse(e); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			return fmt.Errorf("mockserver: Config.OTLPEndpoint %q is not an http(s) URL", e)
+		}
+	}
+	switch cfg.Timings {
+	case TimingsNone, "none", TimingsLlamaCpp, TimingsMock:
+	default:
+		return fmt.Errorf("mockserver: Config.Timings %q is not one of %v", cfg.Timings, TimingsFormats)
 	}
 	return validShape(cfg.StreamErrorShape)
 }

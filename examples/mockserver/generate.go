@@ -128,6 +128,7 @@ func (s *Server) stream(ctx context.Context, w http.ResponseWriter, g *generatio
 		g.sent = end
 		if i == 0 {
 			now := time.Now()
+			g.firstAt = now
 			s.ttft.record(now.Sub(g.arrival))
 			if s.wire != nil {
 				s.wire.add(g.id, g.wireAt, g.arrival.UnixNano(), now.UnixNano())
@@ -156,7 +157,9 @@ func (s *Server) stream(ctx context.Context, w http.ResponseWriter, g *generatio
 	}
 	ev = append(ev, `,"logprobs":null,"finish_reason":"`...)
 	ev = append(ev, g.finish...)
-	ev = append(ev, `"}]}`+"\n\n"...)
+	ev = append(ev, `"}]`...)
+	ev = s.appendTimings(ev, g, time.Now())
+	ev = append(ev, "}\n\n"...)
 	if includeUsage {
 		ev = append(ev, head...)
 		ev = append(ev, `],"usage":`...)
@@ -227,6 +230,9 @@ type (
 		Model   string          `json:"model"`
 		Choices []choiceBody    `json:"choices"`
 		Usage   json.RawMessage `json:"usage"`
+		// Timings is the mock's own account (Config.Timings; omitted:
+		// none).
+		Timings json.RawMessage `json:"timings,omitempty"`
 	}
 	choiceBody struct {
 		Index        int          `json:"index"`
@@ -256,6 +262,9 @@ func (s *Server) respond(ctx context.Context, w http.ResponseWriter, g *generati
 		Created: g.arrival.Unix(),
 		Model:   g.model,
 		Usage:   appendUsage(nil, g),
+	}
+	if t := s.appendTimings(nil, g, time.Now()); len(t) > 0 {
+		body.Timings = t[len(`,"timings":`):]
 	}
 	ch := choiceBody{FinishReason: g.finish}
 	if g.kind == chatAPI {

@@ -116,6 +116,7 @@ func (r *Running) Close(ctx context.Context) error {
 		return fmt.Errorf("mockserver: shutting down: %w", err)
 	}
 	<-r.done
+	r.srv.Close()
 	if r.srv.hub != nil {
 		_ = r.srv.hub.Close()
 	}

@@ -52,8 +52,12 @@ type Server struct {
 	agents agentCounters
 
 	bufs sync.Pool // *[]byte, event and body scratch
+	// auth holds the tokens the mock's token endpoints issued (clouds.go).
+	auth cloudAuth
 	// control counts the KV-cache resets and profiler calls (control.go).
 	control controlCounts
+	// spans exports a span per request (Config.OTLPEndpoint; nil: none).
+	spans *exporter
 }
 
 // New returns a server for cfg, with defaults filled in for zero fields
@@ -82,6 +86,9 @@ func New(cfg Config) *Server {
 	s.adm.max = cfg.MaxRunning
 	s.hub, _ = openHub(cfg.Hub) // Validate said why it cannot open
 	s.bufs.New = func() any { b := make([]byte, 0, 4096); return &b }
+	if cfg.OTLPEndpoint != "" {
+		s.spans = newExporter(cfg.OTLPEndpoint)
+	}
 	return s
 }
 
@@ -90,6 +97,13 @@ func (s *Server) Config() Config { return s.cfg }
 
 // ServeHTTP routes a request to the endpoint it names.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if s.checkCredentials(w, r) {
+		s.route(w, r)
+	}
+}
+
+// route answers r by its path.
+func (s *Server) route(w http.ResponseWriter, r *http.Request) {
 	switch r.URL.Path {
 	case "/v1/chat/completions":
 		if allow(w, r, http.MethodPost) {
@@ -119,6 +133,9 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 	default:
 		if s.serveControl(w, r) {
+			return
+		}
+		if s.serveCloud(w, r) {
 			return
 		}
 		if api, ok := otherRoutes[r.URL.Path]; ok {
@@ -250,6 +267,7 @@ func (s *Server) serveCompletion(w http.ResponseWriter, r *http.Request, kind ap
 		arrival:    arrival,
 		wireAt:     wireArrival,
 		id:         r.Header.Get("X-Request-Id"),
+		admitted:   admitted,
 		first:      admitted.Add(s.cfg.TTFT + s.promptPrefill(uncached(req.PromptTokens, agent)) + s.mediaPrefill(&req.Media)),
 		out:        req.MaxTokens,
 		finish:     "length",
@@ -284,6 +302,7 @@ func (s *Server) serveCompletion(w http.ResponseWriter, r *http.Request, kind ap
 		return
 	}
 	s.prefill.leave(&g) // a whole body: its end was its first token
+	s.traced(&g, r, time.Now())
 	s.completed.Add(1)
 	if g.finish == "stop" {
 		s.finishStop.Add(1)
@@ -337,6 +356,10 @@ type generation struct {
 	// sent counts the tokens flushed.
 	prefilling bool
 	sent       int
+	// admitted is when the request left the queue; firstAt when its first
+	// token was flushed (zero: none was), for the mock's own account of
+	// its time (timings.go).
+	admitted, firstAt time.Time
 }
 
 // due is when token i is due: first + i*ITL, an absolute deadline.

@@ -190,6 +190,12 @@ func TestOpenStreamWaitsForAWriterUntilCancelled(t *testing.T) {
 	if _, err := OpenStream(ctx, fifo); !errors.Is(err, context.DeadlineExceeded) || time.Since(start) > 5*time.Second {
 		t.Errorf("no writer: %v after %v", err, time.Since(start))
 	}
+	// A FIFO of its own: the first one's open, left behind, would take
+	// this writer and leave the second open waiting for ever.
+	fifo = filepath.Join(t.TempDir(), "fifo2")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Fatal(err)
+	}
 	go func() {
 		w, err := os.OpenFile(fifo, os.O_WRONLY, 0)
 		if err == nil {

@@ -58,7 +58,7 @@ type Case struct {
 const InterruptWithin = 5 * time.Second
 
 // Answer makes h answer the requests the surface's Hostile matches.
-func (e *Env) Answer(h http.Handler) { e.hostile = h }
+func (e *Env) Answer(h http.Handler) { e.hostile.Store(&h) }
 
 // Away starts another origin for this case at host ("127.0.0.1" for
 // another port, "127.0.0.2" for another host on the case server's port),

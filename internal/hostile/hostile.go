@@ -29,6 +29,7 @@
 package hostile
 
 import (
+	"net"
 	"net/http"
 	"sync/atomic"
 	"testing"
@@ -50,6 +51,9 @@ const (
 	// ToolCalls: the server's answers carry tool calls the surface sends
 	// back (the tool loop).
 	ToolCalls
+	// Listens: the surface serves (surge's OTLP receiver): the case is a
+	// client that sends it requests at Env.Listen.
+	Listens
 	// Parquet: the server's answer is a Parquet file, read by ranges.
 	Parquet
 )
@@ -139,6 +143,9 @@ type Env struct {
 	// URL is the base URL of the server the case runs ("http://127.0.0.1:P",
 	// or https), UserURL the same with a user and the secret as password.
 	URL, UserURL string
+	// Listen is the address a listening surface is told to listen at
+	// ("127.0.0.1:P"), where the case's client connects.
+	Listen string
 	// Path is the case's file (a file surface), in a folder of its own
 	// (filepath.Dir(Path)) that holds nothing else unless Prepare puts it
 	// there.
@@ -154,18 +161,23 @@ type Env struct {
 	CertFile string
 
 	limit     int64
-	good      http.Handler  // the surface's well-behaved server
-	hostile   http.Handler  // the case's answer
-	home      *Recorder     // the case's server (URL)
-	aways     []*Recorder   // other origins
-	plain     *Recorder     // the http server an https one redirects to
-	arrived   chan struct{} // closed at the first hostile request
+	good      http.Handler                 // the surface's well-behaved server
+	hostile   atomic.Pointer[http.Handler] // the case's answer: set after its server starts
+	home      *Recorder                    // the case's server (URL)
+	aways     []*Recorder                  // other origins
+	plain     *Recorder                    // the http server an https one redirects to
+	arrived   chan struct{}                // closed at the first hostile request
 	arriving  atomic.Bool
 	matched   atomic.Int64
 	requests  atomic.Int64 // hostile answers given
 	inFlight  atomic.Int64 // hostile answers under way
 	servedMax atomic.Int64 // the largest hostile body written
 	foreign   []byte       // the foreign database's bytes
+	// client is a listening surface's case: it sends its request on the
+	// connection; clientSent and clientStatus are what it noted.
+	client       func(conn net.Conn)
+	clientSent   atomic.Int64
+	clientStatus atomic.Int64
 }
 
 // Outcome is what one command did.
@@ -191,4 +203,9 @@ type Outcome struct {
 	// LargestRequest is the largest request body the case's servers were
 	// sent.
 	LargestRequest int64
+	// ClientSent is how much of its request a listening surface's case
+	// wrote before the surface answered or hung up; ClientStatus the
+	// status it answered (0: it hung up).
+	ClientSent   int64
+	ClientStatus int
 }

@@ -19,6 +19,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -79,8 +80,8 @@ func (s *Surface) valid() error {
 	switch {
 	case s.Name == "" || s.Args == nil:
 		return errors.New("a surface needs a Name and Args")
-	case s.Reads&(Server|File) == 0:
-		return errors.New("its Reads must include Server or File")
+	case s.Reads&(Server|File|Listens) == 0:
+		return errors.New("its Reads must include Server, File or Listens")
 	case s.Limit <= 0:
 		return errors.New("it needs a Limit: every size that comes from outside has a bound")
 	case len(s.Exit) == 0:
@@ -141,6 +142,14 @@ func runCase(t *testing.T, bin, cert string, s *Surface, c *Case) {
 		scheme, rest, _ := strings.Cut(e.URL, "://")
 		e.UserURL = scheme + "://user:" + e.Secret + "@" + rest
 	}
+	if s.Reads&Listens != 0 {
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		e.Listen = ln.Addr().String()
+		ln.Close() // the surface listens there
+	}
 	if s.Reads&File != 0 {
 		name := s.File
 		if name == "" {
@@ -184,7 +193,8 @@ func newEnv(t *testing.T, s *Surface, cert string) *Env {
 // answer, counting what it sends, and the rest as the well-behaved server.
 func (e *Env) router(s *Surface) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if e.hostile == nil || !e.matches(s.Hostile, r) {
+		hostile := e.hostile.Load()
+		if hostile == nil || !e.matches(s.Hostile, r) {
 			e.good.ServeHTTP(w, r)
 			return
 		}
@@ -197,7 +207,7 @@ func (e *Env) router(s *Surface) http.Handler {
 			e.inFlight.Add(-1)
 			e.noteServed(cw.n)
 		}()
-		e.hostile.ServeHTTP(cw, r)
+		(*hostile).ServeHTTP(cw, r)
 	})
 }
 
@@ -289,7 +299,21 @@ func (e *Env) run(t *testing.T, bin string, s *Surface, c *Case) *Outcome {
 		t.Fatal(err)
 	}
 	done := make(chan error, 1)
-	go func() { done <- cmd.Wait() }()
+	var exited atomic.Bool // cmd.ProcessState is Wait's to write
+	go func() {
+		err := cmd.Wait()
+		exited.Store(true)
+		done <- err
+	}()
+	attacked := make(chan struct{})
+	if e.client != nil {
+		go func() {
+			defer close(attacked)
+			e.attack(t, killAfter(s))
+		}()
+	} else {
+		close(attacked)
+	}
 	o := &Outcome{}
 	interrupt := c.Interrupt || c.Endless && s.Bound == 0
 	var arrived <-chan struct{}
@@ -331,7 +355,7 @@ wait:
 			arrived = nil
 			// Let the surface take in what arrived before the signal.
 			time.Sleep(300 * time.Millisecond)
-			if cmd.ProcessState == nil {
+			if !exited.Load() {
 				signalled = time.Now()
 				o.Interrupted, o.Waiting = true, e.inFlight.Load() > 0
 				_ = cmd.Process.Signal(syscall.SIGINT)
@@ -351,6 +375,8 @@ wait:
 		}
 	}
 	o.Took = time.Since(start)
+	<-attacked
+	o.ClientSent, o.ClientStatus = e.clientSent.Load(), int(e.clientStatus.Load())
 	if o.Interrupted {
 		o.AfterSignal = time.Since(signalled)
 	}
@@ -477,6 +503,9 @@ func (e *Env) check(t *testing.T, s *Surface, c *Case, o *Outcome) {
 	}
 	if slack := s.Limit + socketBuffers(); o.Served > slack {
 		t.Errorf("read %s of one answer, past its %s limit", bounded.Bytes(o.Served), bounded.Bytes(s.Limit))
+	}
+	if c.Needs&Listens != 0 {
+		e.checkClient(t, s, c, o)
 	}
 	if c.Needs&ToolCalls != 0 && o.LargestRequest > s.Limit+1<<20 {
 		t.Errorf("sent a request of %s, past its %s limit", bounded.Bytes(o.LargestRequest), bounded.Bytes(s.Limit))

@@ -50,6 +50,8 @@ func parseChunk(data []byte, text, reasoning *[]byte, tools *ToolCalls) (Delta, 
 		case "usage":
 			known = true
 			return parseUsage(&s, &d.Usage)
+		case "timings": // llama.cpp's, with its last chunk or body
+			return parseTimings(&s, &d.Server)
 		case "error":
 			known = true
 			e, err := parseErrorValue(&s)

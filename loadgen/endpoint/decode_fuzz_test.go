@@ -47,6 +47,9 @@ func fuzzSeeds(f *testing.F) {
 		`{"error":"m","error_type":"validation"}`,
 		`{"choices":[{"index":0,"delta":{},"finish_reason":"abort"}]}`,
 		`{"type":"error","code":"server_error","message":"m"}`,
+		`{"text":"Hello there","output_ids":[1],"meta_info":{"queue_time":0.01,"finish_reason":{"type":"length"},"prompt_tokens":3}}`,
+		`{"model":"m","message":{"role":"assistant","content":"a","thinking":"t"},"done":true,"eval_count":2,"eval_duration":5}`,
+		`{"choices":[{"delta":{},"finish_reason":"length"}],"timings":{"prompt_ms":1.5,"predicted_ms":2,"queue_ms":0.5}}`,
 		`[DONE]`,
 	} {
 		for k := range len(Kinds()) {

@@ -40,6 +40,15 @@ const (
 	HuggingFaceGenerate Kind = "huggingface_generate"
 	Raw                 Kind = "raw"
 	Template            Kind = "template"
+	BedrockConverse     Kind = "bedrock_converse"
+	BedrockInvoke       Kind = "bedrock_invoke"
+	Gemini              Kind = "gemini"
+	// SGLangGenerate is SGLang's native /generate and OllamaChat
+	// Ollama's native /api/chat: the APIs whose answers carry the
+	// server's account of the request's time (meta_info; the
+	// durations).
+	SGLangGenerate Kind = "sglang_generate"
+	OllamaChat     Kind = "ollama_chat"
 )
 
 // Info describes an endpoint type.
@@ -70,6 +79,9 @@ type Info struct {
 	// OpenAI chat content parts); a turn with media fails to build for
 	// the others.
 	Media bool
+	// Lines reports that the type streams newline-delimited JSON
+	// (application/x-ndjson: Ollama's), one event per line, not SSE.
+	Lines bool
 }
 
 // Format is one endpoint type's wire format.
@@ -126,6 +138,10 @@ type Delta struct {
 	// returned.
 	Items int
 	Usage metrics.Usage
+	// Server is the server's account of the request's time when the
+	// event or body carried one (llama.cpp's timings, SGLang's meta_info,
+	// Ollama's durations); Source is TimingUnknown otherwise.
+	Server metrics.ServerTiming
 	// Err is an error the server sent in the body or stream.
 	Err *metrics.Error
 }
@@ -344,19 +360,24 @@ func (e *Endpoint) Info() Info { return e.Kind.Info() }
 func (e *Endpoint) Streams() bool { return e.Streaming && e.Info().Streams }
 
 // Path is the URL path requests go to: the custom path, else the type's
-// default (its streaming path when streaming).
+// default (its streaming path when streaming); a {model} in it is the
+// endpoint's model, escaped as one path segment (the APIs that name the
+// model in the path: Bedrock, Gemini).
 func (e *Endpoint) Path() string {
-	if e.CustomPath != "" {
-		if !strings.HasPrefix(e.CustomPath, "/") {
-			return "/" + e.CustomPath
-		}
-		return e.CustomPath
+	p := e.CustomPath
+	switch in := e.Info(); {
+	case p != "" && !strings.HasPrefix(p, "/"):
+		p = "/" + p
+	case p != "":
+	case e.Streams() && in.StreamPath != "":
+		p = in.StreamPath
+	default:
+		p = in.Path
 	}
-	in := e.Info()
-	if e.Streams() && in.StreamPath != "" {
-		return in.StreamPath
+	if strings.Contains(p, modelVar) {
+		p = strings.ReplaceAll(p, modelVar, PathSegment(e.Model))
 	}
-	return in.Path
+	return p
 }
 
 // EndsAtEOF reports whether a stream that closes without an end marker or

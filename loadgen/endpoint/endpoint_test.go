@@ -19,15 +19,20 @@ func TestKindsAndPaths(t *testing.T) {
 		Embeddings: {"/v1/embeddings", "/v1/embeddings"}, ChatEmbeddings: {"/v1/embeddings", "/v1/embeddings"},
 		NIMEmbeddings: {"/v1/embeddings", "/v1/embeddings"}, CohereRankings: {"/v2/rerank", "/v2/rerank"},
 		HFTEIRankings: {"/rerank", "/rerank"}, NIMRankings: {"/v1/ranking", "/v1/ranking"},
-		HuggingFaceGenerate: {"/generate", "/generate_stream"}, Raw: {"/v1/chat/completions", "/v1/chat/completions"},
+		HuggingFaceGenerate: {"/generate", "/generate_stream"}, SGLangGenerate: {"/generate", "/generate"}, OllamaChat: {"/api/chat", "/api/chat"},
+		Raw:      {"/v1/chat/completions", "/v1/chat/completions"},
 		Template: {"", ""},
+		// The cloud APIs name the model (here "{model}", escaped) in the path.
+		BedrockConverse: {"/model/m%3A1/converse", "/model/m%3A1/converse-stream"},
+		BedrockInvoke:   {"/model/m%3A1/invoke", "/model/m%3A1/invoke-with-response-stream"},
+		Gemini:          {"/v1beta/models/m%3A1:generateContent", "/v1beta/models/m%3A1:streamGenerateContent?alt=sse"},
 	}
 	if len(Kinds()) != len(want) {
 		t.Errorf("Kinds() = %v, want the %d types", Kinds(), len(want))
 	}
 	for k, paths := range want {
 		for i, streaming := range []bool{false, true} {
-			e := Endpoint{Kind: k, Streaming: streaming}
+			e := Endpoint{Kind: k, Streaming: streaming, Model: "m:1"}
 			if got := e.Path(); got != paths[i] {
 				t.Errorf("%s streaming=%v: path %q, want %q", k, streaming, got, paths[i])
 			}

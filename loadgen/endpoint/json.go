@@ -3,6 +3,7 @@ package endpoint
 import (
 	"encoding/binary"
 	"errors"
+	"math"
 	"math/bits"
 	"strconv"
 	"unicode/utf16"
@@ -403,4 +404,67 @@ func plainEnd(b []byte, i int) int {
 		}
 	}
 	return i
+}
+
+// float returns the number at the cursor as a float64 without
+// allocating: the digits (up to 19 significant ones; the rest only scale)
+// times a power of ten. ok is false for null.
+func (s *scanner) float() (x float64, ok bool, err error) {
+	if s.peek() == 'n' {
+		return 0, false, s.literal("null")
+	}
+	start := s.i
+	if !s.scanNumber() {
+		return 0, false, errSyntax
+	}
+	b := s.b[start:s.i]
+	neg := b[0] == '-'
+	if neg {
+		b = b[1:]
+	}
+	var mant uint64
+	exp, digits := 0, 0
+	i := 0
+	for ; i < len(b) && b[i] >= '0' && b[i] <= '9'; i++ {
+		if digits < 19 {
+			mant = mant*10 + uint64(b[i]-'0')
+			if mant > 0 {
+				digits++
+			}
+		} else {
+			exp++
+		}
+	}
+	if i < len(b) && b[i] == '.' {
+		for i++; i < len(b) && b[i] >= '0' && b[i] <= '9'; i++ {
+			if digits < 19 {
+				mant = mant*10 + uint64(b[i]-'0')
+				exp--
+				if mant > 0 {
+					digits++
+				}
+			}
+		}
+	}
+	if i < len(b) && (b[i] == 'e' || b[i] == 'E') {
+		i++
+		sign := 1
+		switch b[i] {
+		case '-':
+			sign = -1
+			i++
+		case '+':
+			i++
+		}
+		e := 0
+		for ; i < len(b) && e < 10000; i++ {
+			e = e*10 + int(b[i]-'0')
+		}
+		exp += sign * e
+	}
+	x = float64(mant) * math.Pow10(exp)
+	if neg {
+		x = -x
+	}
+	return x, true, nil
 }

@@ -41,6 +41,7 @@ import (
 	"github.com/surgebench/surge/internal/outbound"
 	"github.com/surgebench/surge/internal/sanitize"
 	"github.com/surgebench/surge/loadgen/endpoint"
+	"github.com/surgebench/surge/loadgen/frames"
 	"github.com/surgebench/surge/loadgen/h1"
 	"github.com/surgebench/surge/loadgen/sse"
 	"github.com/surgebench/surge/metrics"
@@ -76,6 +77,11 @@ type Target struct {
 	// Header holds the run's headers (credentials included: they reach
 	// the server and nothing else).
 	Header http.Header
+	// Authorize, when set, gives the probe a cloud's credentials (a
+	// SigV4 signature, a token), as the run's requests get them.
+	Authorize func(req *http.Request, body []byte) error
+	// Hosted is a cloud's endpoint: no GET asks what server it is.
+	Hosted bool
 	// Turn is the run's first request, for the types whose body is the
 	// dataset's own: a rankings query and its passages, a raw body (nil:
 	// the probe's own; a raw run has none). The probe is then one of the
@@ -322,7 +328,7 @@ func Check(ctx context.Context, t Target, opts ...Option) (*Result, error) {
 		return nil, err
 	}
 	r.At = time.Now()
-	if r.Family == Unknown {
+	if r.Family == Unknown && !t.Hosted {
 		family(ctx, o.client, u, t.Header, r)
 	}
 	r.Took = time.Since(start)
@@ -497,6 +503,11 @@ func send(ctx context.Context, c *http.Client, u *url.URL, ep *endpoint.Endpoint
 		if ep.Streams() {
 			req.Header.Set("Accept", "text/event-stream")
 		}
+		if t.Authorize != nil {
+			if err := t.Authorize(req, body); err != nil {
+				return nil, fail(OpRequest, nil, "no credentials: "+printable(err.Error(), 200), err)
+			}
+		}
 		resp, err := c.Do(req)
 		switch {
 		case err == nil:
@@ -560,7 +571,8 @@ func read(ctx context.Context, resp *http.Response, ep *endpoint.Endpoint, r *Re
 	dec := ep.NewDecoder()
 	var out endpoint.Output
 	a := &answer{completed: -1, usage: NotKnown}
-	if !strings.HasPrefix(strings.ToLower(resp.Header.Get("Content-Type")), "text/event-stream") {
+	rd, streamed := frames.NewReaders(nil, maxProbeBody).Open(resp.Header.Get("Content-Type"), ep, resp.Body)
+	if !streamed {
 		b, err := outbound.ReadBody(ctx, resp, maxProbeBody, "its answer")
 		var tl *bounded.TooLargeError
 		switch {
@@ -585,11 +597,10 @@ func read(ctx context.Context, resp *http.Response, ep *endpoint.Endpoint, r *Re
 		meta(b, r)
 		return a, nil
 	}
-	rd := sse.NewReader(resp.Body, nil, sse.MaxEventSize(maxProbeBody))
 	first := true
 	for {
 		ev, err := rd.Next()
-		if errors.Is(err, sse.ErrEventTooLarge) {
+		if errors.Is(err, sse.ErrEventTooLarge) || errors.Is(err, frames.ErrTooLarge) {
 			tl := &bounded.TooLargeError{What: "an event of its stream", Limit: maxProbeBody}
 			return nil, fail(OpAnswer, resp, tl.Error(), tl)
 		}

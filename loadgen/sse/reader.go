@@ -79,7 +79,14 @@ type Option func(*options)
 type options struct {
 	bufSize  int
 	maxEvent int
+	lines    bool
 }
+
+// Lines reads the stream as newline-delimited JSON (Ollama's native
+// API) instead of SSE: each non-empty line is an event of its own, its
+// data the whole line, with no field names and no blank line between
+// events. Its timestamps and bounds are the SSE reading's.
+func Lines() Option { return func(o *options) { o.lines = true } }
 
 // BufferSize sets the size of the read buffer (default 64 KiB). Each Read
 // asks for all the free space in it and Next parses every event that arrived
@@ -189,6 +196,14 @@ func (r *Reader) Reset(src io.Reader) {
 	if src == nil {
 		r.err = io.EOF
 	}
+}
+
+// ResetLines is Reset, reading src as newline-delimited JSON when lines
+// is set (Lines) and as SSE when not, whatever the Reader was made with:
+// a pooled Reader reads each response as its Content-Type says.
+func (r *Reader) ResetLines(src io.Reader, lines bool) {
+	r.Reset(src)
+	r.opts.lines = lines
 }
 
 // Next returns the next dispatched event. At the end of the stream an
@@ -411,6 +426,12 @@ func (r *Reader) parse() (ev Event, ok bool) {
 			case r.rerr == nil:
 				r.skipLF = true
 			}
+		}
+		if r.opts.lines {
+			if len(line) == 0 {
+				continue
+			}
+			return Event{Data: line, At: r.arrivedAt, ReadAt: r.readAt}, true
 		}
 		if len(line) == 0 {
 			if r.dataLines > 0 {

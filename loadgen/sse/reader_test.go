@@ -796,3 +796,29 @@ func TestReaderArrivalStamps(t *testing.T) {
 		t.Errorf("stamps (-want +got):\n%s", diff)
 	}
 }
+
+// TestLines reads newline-delimited JSON: one event per non-empty line,
+// whatever its line ending, stamped by the read that completed it; a
+// line cut off at the end is not an event.
+func TestLines(t *testing.T) {
+	t.Parallel()
+	src := "{\"a\":1}\n\n{\"b\":\"data: x\"}\r\n{\"c\":3}\r{\"d\":"
+	r := NewReader(strings.NewReader(src), func() int64 { return 7 }, Lines())
+	var got []string
+	for {
+		ev, err := r.Next()
+		if err != nil {
+			if !errors.Is(err, io.ErrUnexpectedEOF) {
+				t.Errorf("end: %v, want the unexpected end of the cut line", err)
+			}
+			break
+		}
+		if ev.At != 7 || ev.Type != nil {
+			t.Errorf("event %q: at %d, type %q", ev.Data, ev.At, ev.Type)
+		}
+		got = append(got, string(ev.Data))
+	}
+	if want := []string{`{"a":1}`, `{"b":"data: x"}`, `{"c":3}`}; !slices.Equal(got, want) {
+		t.Errorf("events %q, want %q", got, want)
+	}
+}

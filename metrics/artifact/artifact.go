@@ -125,6 +125,8 @@ type Stage struct {
 	TTFTP95CI               *Range `json:"time_to_first_token_p95_ci"`
 	LatencyP95CI            *Range `json:"request_latency_p95_ci"`
 	OutputTokenThroughputCI *Range `json:"output_token_throughput_ci"`
+	// TimeBreakdown is where the stage's time went (nil: none).
+	TimeBreakdown Breakdown `json:"time_breakdown"`
 }
 
 // Range is a confidence interval as the summary writes it; a side it
@@ -195,6 +197,9 @@ type Summary struct {
 	// absent, as from AIPerf or an older surge).
 	Precision *Precision
 	Steady    *Steady
+	// Breakdown is where the run's time went (surge.time_breakdown; nil:
+	// none). Its known parts are in Metrics too (BreakdownTag).
+	Breakdown Breakdown
 	Raw       map[string]json.RawMessage
 }
 
@@ -412,6 +417,7 @@ func ParseSummary(b []byte) (*Summary, error) {
 	if v, ok := raw["steady_state"]; ok {
 		s.Steady = parseSteady(v)
 	}
+	parseBreakdown(s, raw)
 	return s, nil
 }
 
@@ -503,6 +509,9 @@ func parseRecord(line []byte) (Record, error) {
 			continue
 		}
 		rec.Metrics[tag], rec.Units[tag] = toDisplay(f, m.Unit)
+	}
+	if v, ok := rr.Surge["time_breakdown"]; ok {
+		recordBreakdown(&rec, v)
 	}
 	if e := bytes.TrimSpace(rr.Error); len(e) > 0 && !bytes.Equal(e, []byte("null")) {
 		var ed struct {

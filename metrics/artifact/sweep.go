@@ -139,6 +139,7 @@ func stageOf(i int, sd stageDir, s *Summary) Stage {
 	st.OutputTokenThroughput = s.Metrics["output_token_throughput"].Avg
 	st.RequestThroughput = s.Metrics["request_throughput"].Avg
 	st.DurationSec = s.Metrics["benchmark_duration"].Avg
+	st.TimeBreakdown = s.Breakdown
 	return st
 }
 

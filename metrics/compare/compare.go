@@ -21,9 +21,20 @@ import (
 
 // DefaultMetrics are the per-request metrics compared when none are named
 // (those a run lacks, say ITL of a non-streaming run, are left out).
-var DefaultMetrics = []string{
+var DefaultMetrics = append([]string{
 	"time_to_first_token", "inter_token_latency", "request_latency",
 	"output_token_throughput_per_user", "output_sequence_length",
+	// The parts of the time breakdown, where the runs have them: which
+	// part moved (docs/time-breakdown.md).
+}, breakdownTags()...)
+
+// breakdownTags are the time breakdown's parts as metric tags.
+func breakdownTags() []string {
+	var tags []string
+	for _, p := range artifact.BreakdownParts {
+		tags = append(tags, artifact.BreakdownTag(p))
+	}
+	return tags
 }
 
 // DefaultStats are the statistics compared for every per-request metric.

@@ -419,3 +419,36 @@ func TestAIPerfRecords(t *testing.T) {
 		t.Errorf("notes %q", res.Check.Notes)
 	}
 }
+
+// TestBreakdownPartsCompared: two runs whose server queue differs (their
+// records carry the time breakdown's parts): the queue is the part that
+// moved, the prefill is not; a run without the parts leaves them out.
+func TestBreakdownPartsCompared(t *testing.T) {
+	t.Parallel()
+	run := func(name string, queue float64) *artifact.Run {
+		r := &artifact.Run{Name: name, Dir: name}
+		for i := range 200 {
+			jitter := float64(i%13) / 13
+			r.Records = append(r.Records, artifact.Record{Stage: -1, Metrics: map[string]float64{
+				"request_latency": 100 + queue + jitter, "time_breakdown_server_queue": queue + jitter,
+				"time_breakdown_prefill": 20 + jitter,
+			}, Units: map[string]string{"request_latency": "ms", "time_breakdown_server_queue": "ms", "time_breakdown_prefill": "ms"}})
+		}
+		return r
+	}
+	res, err := Compare([]*artifact.Run{run("slow", 40), run("fast", 2)}, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := res.Comparisons[0]
+	q := metric(t, c, "time_breakdown_server_queue")
+	if !q.MannWhitney.Significant || q.Better != "lower" || !strings.Contains(q.Verdict, "fast's server queue is lower (better") {
+		t.Errorf("queue: %+v", q)
+	}
+	if p := metric(t, c, "time_breakdown_prefill"); p.MannWhitney.Significant || !strings.Contains(p.Verdict, "prefill distribution is not significantly different") {
+		t.Errorf("prefill: %q", p.Verdict)
+	}
+	if findMetric(c, "time_breakdown_decode") != nil {
+		t.Error("a part neither run has was compared")
+	}
+}

@@ -17,6 +17,13 @@ var shortNames = map[string]string{
 	"output_token_throughput_per_user": "output tokens/s per user",
 	"output_sequence_length":           "OSL",
 	"input_sequence_length":            "ISL",
+	// The time breakdown's parts.
+	"time_breakdown_client":       "client time",
+	"time_breakdown_network":      "network time",
+	"time_breakdown_server_queue": "server queue",
+	"time_breakdown_prefill":      "prefill",
+	"time_breakdown_decode":       "decode",
+	"time_breakdown_delivery":     "delivery",
 }
 
 func shortName(tag string) string {

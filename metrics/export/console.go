@@ -92,6 +92,7 @@ func Console(w io.Writer, title string, s *metrics.Summary, opts ...ConsoleOptio
 	} else {
 		consoleHeadline(w, s, width)
 	}
+	consoleBreakdown(w, s, width)
 	consoleResent(lines, s)
 	consoleServerTokens(lines, s.ServerTokens)
 	if s.TokenSource != "" {

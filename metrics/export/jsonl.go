@@ -150,6 +150,9 @@ type lineSurge struct {
 	// ContextTokens is the client's count of the context the request
 	// carried (its session's earlier turns and replies and its input).
 	ContextTokens int `json:"context_tokens,omitempty"`
+	// TimeBreakdown is where the request's time went, each part with its
+	// source (absent: no breakdown, the server said nothing of its time).
+	TimeBreakdown *metrics.Breakdown `json:"time_breakdown,omitempty"`
 }
 
 type line struct {
@@ -365,6 +368,9 @@ func (j *JSONL) metadata(r *metrics.Record, v *metrics.Values, good bool) (lineM
 	}
 	if r.HTTP.Traced {
 		sg.ConnectionReused = &r.HTTP.Reused
+	}
+	if v.Parts.Has() {
+		sg.TimeBreakdown = &v.Parts
 	}
 	return md, sg
 }

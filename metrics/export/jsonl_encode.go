@@ -241,6 +241,9 @@ func appendSurge(b []byte, md *lineSurge) ([]byte, error) {
 			b = strconv.AppendInt(append(b, f.key...), f.v, 10)
 		}
 	}
+	if md.TimeBreakdown != nil {
+		b = md.TimeBreakdown.AppendJSON(append(b, `,"time_breakdown":`...))
+	}
 	return append(b, '}'), err
 }
 

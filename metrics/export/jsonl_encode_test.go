@@ -303,6 +303,17 @@ func checkAppender[T any](t *testing.T, appendTo func([]byte, *T) ([]byte, error
 			v.SetInt(ints[rng.IntN(len(ints))])
 		case reflect.Bool:
 			v.SetBool(rng.IntN(2) == 0)
+		case reflect.Struct:
+			b, ok := v.Addr().Interface().(*metrics.Breakdown)
+			if !ok {
+				t.Fatalf("%T has a %s field: teach this test (and its appender) about it", *new(T), v.Type())
+			}
+			for p := range b.Ms {
+				b.Ms[p], b.Source[p] = math.NaN(), metrics.TimingSource(rng.IntN(9))
+				if rng.IntN(4) > 0 {
+					b.Ms[p] = rng.NormFloat64() * 100
+				}
+			}
 		default:
 			t.Fatalf("%T has a %s field: teach this test (and its appender) about it", *new(T), v.Type())
 		}

@@ -127,6 +127,9 @@ func JSON(w io.Writer, s *metrics.Summary, run Run) error {
 		o.set("telemetry_data", run.Telemetry)
 	}
 	o.set("warnings", nonNil(s.Warnings))
+	if sg := surgeSection(s); sg != nil {
+		o.set("surge", sg)
+	}
 	o.set("input_config", run.InputConfig)
 	o.set("run_info", run.RunInfo)
 	if run.Fingerprint != nil {

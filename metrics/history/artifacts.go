@@ -313,6 +313,10 @@ func gpuSummary(v any) string {
 // keptStats are the statistics of a per-request metric the history keeps.
 var keptStats = []string{"avg", "min", "max", "p50", "p90", "p95", "p99", "std"}
 
+// breakdownStats are the statistics kept of a part of the time
+// breakdown (metric time_breakdown_<part>): the summary has no others.
+var breakdownStats = []string{"avg", "p50", "p90", "p99"}
+
 // skipped are run-level values that say when, not how well.
 var skipped = map[string]bool{"min_request_timestamp": true, "max_response_timestamp": true}
 
@@ -355,7 +359,11 @@ func fromSummary(row *Row, r *artifact.Run) {
 			row.Metrics = append(row.Metrics, Metric{tag, "avg", st.Avg, st.Unit})
 			continue
 		}
-		for _, name := range keptStats {
+		stats := keptStats
+		if strings.HasPrefix(tag, "time_breakdown_") {
+			stats = breakdownStats // a part's summary has these alone
+		}
+		for _, name := range stats {
 			v, _ := st.Get(name)
 			row.Metrics = append(row.Metrics, Metric{tag, name, v, st.Unit})
 		}

@@ -39,6 +39,9 @@ const (
 	Line   Style = "line"
 	Points Style = "points"
 	Step   Style = "step" // a histogram: each x is a bin's left edge
+	// Bars draws a bar at each x, filled; a stacked chart's series carry
+	// their running totals, the tallest first.
+	Bars Style = "bars"
 )
 
 // Series is one line or point set of a chart, with its own x values.
@@ -213,6 +216,7 @@ func Build(runs []*artifact.Run) Data {
 			d.Charts = append(d.Charts, c)
 		}
 	}
+	d.Charts = append(d.Charts, breakdownCharts(runs)...)
 	d.Charts = append(d.Charts, timelineCharts(runs)...)
 	if c, ok := scatterChart(runs); ok {
 		d.Charts = append(d.Charts, c)

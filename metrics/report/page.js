@@ -34,6 +34,13 @@
       o.points = {show: false, size: marker ? 13 : 4, width: marker ? 2 : 0};
       o.fill = marker ? (s.marker === "knee" ? "#fff" : "#000") : color + "99";
       o.width = marker ? 2 : 0;
+    } else if (s.style === "bars") {
+      // Stacked bars: each series is a running total, drawn over the
+      // taller one before it.
+      o.paths = uPlot.paths.bars({size: [0.6, 80]});
+      o.fill = color;
+      o.width = 0;
+      o.points = {show: false};
     } else if (s.style === "step") {
       o.paths = uPlot.paths.stepped({align: 1});
       o.fill = color + "22";

@@ -117,6 +117,17 @@ func plotChart(c Chart, legend bool) (*plot.Plot, error) {
 		var thumb plot.Thumbnailer
 		for _, pts := range segs {
 			switch s.Style {
+			case Bars:
+				// The stacked bars' series come tallest first: each drawn
+				// over the one before, it leaves the top of that visible.
+				bars, err := plotter.NewBarChart(barValues(pts), vg.Points(22))
+				if err != nil {
+					return nil, err
+				}
+				bars.Color, bars.LineStyle.Width = col, 0
+				bars.XMin = pts[0].X // the first stage's middle
+				p.Add(bars)
+				thumb = bars
 			case Points:
 				sc, err := plotter.NewScatter(pts)
 				if err != nil {
@@ -167,6 +178,15 @@ func plotChart(c Chart, legend bool) (*plot.Plot, error) {
 	// Linear axes start at zero when the data are not negative.
 	if !c.LogX && p.X.Min > 0 {
 		p.X.Min = 0
+	}
+	if n := len(c.XStages); n > 0 {
+		// A stage axis: stage i spans [i, i+1), named at its middle.
+		p.X.Min, p.X.Max = 0, float64(n)
+		ticks := make([]plot.Tick, n)
+		for i, name := range c.XStages {
+			ticks[i] = plot.Tick{Value: float64(i) + 0.5, Label: name}
+		}
+		p.X.Tick.Marker = plot.ConstantTicks(ticks)
 	}
 	if p.Y.Min > 0 {
 		p.Y.Min = 0
@@ -238,6 +258,15 @@ func (r roundTicks) Ticks(lo, hi float64) []plot.Tick {
 		}
 	}
 	return ticks
+}
+
+// barValues are the heights of a bar series' points.
+func barValues(pts plotter.XYs) plotter.Values {
+	v := make(plotter.Values, len(pts))
+	for i, p := range pts {
+		v[i] = p.Y
+	}
+	return v
 }
 
 // roundStep is the smallest round step (1, 2, 2.5, 5 × 10^k) at least raw.
