@@ -51,6 +51,7 @@ func readJSON(t *testing.T, path string) map[string]any {
 // it, each value's exports showing the value took effect, the sweep
 // aggregate and the console's stage table.
 func TestSweepListFlagsEndToEnd(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name    string
 		args    []string
@@ -106,6 +107,7 @@ func TestSweepListFlagsEndToEnd(t *testing.T) {
 // up (zip), each a folder AIPerf's way and a combination in the
 // aggregate keyed by both parameters; the stage table names each point.
 func TestSweepGridAndZip(t *testing.T) {
+	t.Parallel()
 	dir, out := sweepRun(t, "--isl", "16,48", "--concurrency", "1,2", "--request-count", "2", "--osl", "2")
 	want := []string{"variation_0000_concurrency_1_isl_16", "variation_0001_concurrency_1_isl_48",
 		"variation_0002_concurrency_2_isl_16", "variation_0003_concurrency_2_isl_48"}
@@ -160,6 +162,7 @@ func TestSweepGridAndZip(t *testing.T) {
 
 // TestSweepUsageErrors: bad combinations are usage errors naming the flags.
 func TestSweepUsageErrors(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		args []string
 		want string
@@ -187,6 +190,7 @@ func TestSweepUsageErrors(t *testing.T) {
 // sends every value the same prompts and says so in each point's
 // input_config.
 func TestSweepSameSeed(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		flag string
 		same bool

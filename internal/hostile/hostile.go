@@ -25,7 +25,7 @@
 //   - its exit code is one its documentation gives, and it never panics.
 //
 // A new feature that asks a server or reads a file joins by adding its
-// Surface to the table (the root package's hostile_test.go).
+// Surface to the table (e2e/hostile_test.go).
 package hostile
 
 import (

@@ -187,6 +187,7 @@ func TestSearchFindsTheMockRateCapacity(t *testing.T) {
 	if testing.Short() {
 		t.Skip("a capacity search takes about half a minute")
 	}
+	t.Parallel()
 	// Below 20 requests/s no request waits; above it the queue grows by
 	// the excess every second (by 100 ms a second at 22), past the 100 ms
 	// of wait the limit allows within a probe.
@@ -206,6 +207,7 @@ func TestSearchFindsTheMockConcurrencyCapacity(t *testing.T) {
 	if testing.Short() {
 		t.Skip("a capacity search takes about half a minute")
 	}
+	t.Parallel()
 	// At concurrency K a request never waits for a slot: TTFT is 50 ms
 	// exactly (a client sends its next request after its last one ended,
 	// no sooner than the model freed its slot). At K+1 the mock (which has

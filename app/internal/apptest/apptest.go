@@ -12,7 +12,6 @@ import (
 	"io"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"sync"
 	"sync/atomic"
@@ -23,6 +22,7 @@ import (
 	"github.com/surgebench/surge/app/spec"
 	"github.com/surgebench/surge/examples/mockserver"
 	"github.com/surgebench/surge/internal/bounded"
+	"github.com/surgebench/surge/internal/testbin"
 	"github.com/surgebench/surge/metrics/artifact"
 	"github.com/surgebench/surge/metrics/fingerprint"
 )
@@ -150,18 +150,15 @@ func JSONLines(t *testing.T, path string) []map[string]any {
 	return out
 }
 
-// The signal tests run the real binary, built once into binDir, which
-// TestMain removes.
-var (
-	buildOnce sync.Once
-	binDir    string
-	binPath   string
-	buildErr  error
-)
-
-// Main runs a package's tests offline from the Hugging Face Hub and
-// removes the binary the signal tests built.
+// Main runs a package's tests offline from the Hugging Face Hub, with
+// more parallel tests at once than there are CPUs unless -parallel says
+// otherwise: theirs wait on servers' answers and timers far longer than
+// they compute (not so under the race detector, which keeps go test's
+// default: their timing needs the CPU).
 func Main(m *testing.M) {
+	if !testbin.Race {
+		testbin.Parallel(waiting)
+	}
 	// No test reaches the Hugging Face Hub or reads the user's cache: a
 	// model's tokenizer is not cached, and the Hub is offline (tests that
 	// serve a Hub set their own).
@@ -177,38 +174,18 @@ func Main(m *testing.M) {
 	os.Setenv("XDG_DATA_HOME", hf)
 	code := m.Run()
 	_ = os.RemoveAll(hf)
-	if binDir != "" {
-		_ = os.RemoveAll(binDir)
-	}
 	os.Exit(code)
 }
 
+// waiting is how many parallel tests Main runs at once (more where there
+// are more CPUs).
+const waiting = 8
+
+// SurgeBinary is the surge binary, built once for these sources
+// (testbin.Surge), for the tests that run it as a user does.
 func SurgeBinary(t testing.TB) string {
 	t.Helper()
-	if testing.Short() {
-		t.Skip("builds the surge binary; skipped with -short")
-	}
-	goTool, err := exec.LookPath("go")
-	if err != nil {
-		t.Skip("the go tool is not on PATH: cannot build surge for the signal tests")
-	}
-	buildOnce.Do(func() {
-		dir, err := os.MkdirTemp("", "surge-e2e-")
-		if err != nil {
-			buildErr = err
-			return
-		}
-		binDir = dir
-		binPath = filepath.Join(dir, "surge")
-		cmd := exec.Command(goTool, "build", "-o", binPath, "github.com/surgebench/surge")
-		if out, err := cmd.CombinedOutput(); err != nil {
-			buildErr = fmt.Errorf("go build: %w\n%s", err, out)
-		}
-	})
-	if buildErr != nil {
-		t.Fatal(buildErr)
-	}
-	return binPath
+	return testbin.Surge(t)
 }
 
 // InputsFingerprint hashes the request bodies of an export's inputs.json.

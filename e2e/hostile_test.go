@@ -1,4 +1,4 @@
-package main
+package e2e
 
 import (
 	"fmt"
@@ -27,6 +27,7 @@ import (
 // A new feature that asks a server or reads a file adds its row here
 // (ARCHITECTURE.md, "Where to add…").
 func TestHostile(t *testing.T) {
+	t.Parallel()
 	hostile.Run(t, surfaces)
 }
 
@@ -354,8 +355,8 @@ func withoutFlag(args []string, flag string) []string {
 const summary = "profile_export_aiperf.json"
 
 var (
-	cmpSlowAbs, _ = filepath.Abs(cmpSlow)
-	cmpFastAbs, _ = filepath.Abs(cmpFast)
+	cmpSlowAbs = filepath.Join(root, cmpSlow)
+	cmpFastAbs = filepath.Join(root, cmpFast)
 )
 
 // runFolder copies a run's exports beside the case's file (not over it).

@@ -1,4 +1,4 @@
-package main
+package e2e
 
 // Every command in README.md and docs/*.md runs here, so no example rots.
 //
@@ -452,15 +452,12 @@ func TestDocCommandsRun(t *testing.T) {
 	if testing.Short() {
 		t.Skip("-short: the documented commands build surge and run it (≈ 30 s)")
 	}
+	t.Parallel()
 	repo, err := os.Getwd()
 	if err != nil {
 		t.Fatal(err)
 	}
-	bin := filepath.Join(t.TempDir(), "surge")
-	build := exec.Command("go", "build", "-o", bin, ".")
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
+	bin := surgeBinary(t)
 	hf := t.TempDir()
 	// XDG_DATA_HOME: a documented run with no --history writes the
 	// default history there, never the user's.
@@ -476,23 +473,20 @@ func TestDocCommandsRun(t *testing.T) {
 				strings.HasPrefix(kv, "IDENTITY_") || strings.HasPrefix(kv, "MSI_") || strings.HasPrefix(kv, "GCE_METADATA")
 		}), "HOME="+hf, "CLOUDSDK_CONFIG="+hf, "AWS_CONFIG_FILE="+filepath.Join(hf, "aws-config"),
 			"AWS_SHARED_CREDENTIALS_FILE="+filepath.Join(hf, "aws-credentials"), "AWS_EC2_METADATA_DISABLED=true")}
+	type doc struct {
+		name string
+		cmds []docCommand
+	}
+	var docs []doc
 	for _, f := range docFiles(t) {
 		b, err := os.ReadFile(f)
 		if err != nil {
 			t.Fatal(err)
 		}
 		cmds, _ := parseDoc(f, string(b)) // TestDocsFollowTheRule reports the errors
-		if len(cmds) == 0 {
-			continue
+		if len(cmds) > 0 {
+			docs = append(docs, doc{f, cmds})
 		}
-		env := env
-		if e, ok := fileEnv[f]; ok {
-			env = e
-		}
-		t.Run(f, func(t *testing.T) {
-			d := &docRun{dir: t.TempDir(), repo: repo, ports: map[string]string{}}
-			d.runEach(t, bin, env, cmds)
-		})
 	}
 	// The CI jobs of docs/history.md, as a runner would run them.
 	b, err := os.ReadFile("docs/history.md")
@@ -504,9 +498,23 @@ func TestDocCommandsRun(t *testing.T) {
 		t.Fatalf("docs/history.md: %d CI jobs found, want GitHub's and GitLab's", len(jobs))
 	}
 	for _, job := range jobs {
-		t.Run(job[0].at, func(t *testing.T) {
-			d := &docRun{dir: t.TempDir(), repo: repo, ports: map[string]string{}}
-			d.runEach(t, bin, env, job)
+		docs = append(docs, doc{job[0].at, job})
+	}
+	// The longest first, so that the last to end started early.
+	slices.SortStableFunc(docs, func(a, b doc) int { return len(b.cmds) - len(a.cmds) })
+	for _, d := range docs {
+		t.Run(d.name, func(t *testing.T) {
+			t.Parallel()
+			// Each document (and CI job) runs at once with the others, with
+			// a Hub cache, calibration and default history of its own (the
+			// last of a variable's values is the one a command gets).
+			e, own := env, t.TempDir()
+			if fe, ok := fileEnv[d.name]; ok {
+				e = fe
+			}
+			e = append(slices.Clip(e), "HF_HUB_CACHE="+own, "SURGE_CALIBRATION_FILE="+filepath.Join(own, "calibration.json"), "XDG_DATA_HOME="+own)
+			r := &docRun{dir: t.TempDir(), repo: repo, ports: map[string]string{}}
+			r.runEach(t, bin, e, d.cmds)
 		})
 	}
 }

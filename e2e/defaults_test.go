@@ -1,4 +1,4 @@
-package main
+package e2e
 
 import (
 	"context"
@@ -6,40 +6,18 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"sync"
 	"testing"
 	"time"
 
+	"github.com/surgebench/surge/internal/testbin"
 	"github.com/surgebench/surge/loadgen/endpoint"
 )
 
-var (
-	binOnce sync.Once
-	binPath string
-	binErr  error
-)
-
-// surgeBinary builds surge once for the tests that run it as a user does.
+// surgeBinary is the surge binary, built once for these sources, for the
+// tests that run it as a user does.
 func surgeBinary(t *testing.T) string {
 	t.Helper()
-	if testing.Short() {
-		t.Skip("-short: builds the surge binary")
-	}
-	binOnce.Do(func() {
-		dir, err := os.MkdirTemp("", "surge-defaults-")
-		if err != nil {
-			binErr = err
-			return
-		}
-		binPath = filepath.Join(dir, "surge")
-		if out, err := exec.Command("go", "build", "-o", binPath, ".").CombinedOutput(); err != nil {
-			binErr = &exec.ExitError{Stderr: out}
-		}
-	})
-	if binErr != nil {
-		t.Fatal(binErr)
-	}
-	return binPath
+	return testbin.Surge(t)
 }
 
 // TestEveryEndpointTypeEndsWithDefaults: against the embedded mock, every
@@ -48,6 +26,7 @@ func surgeBinary(t *testing.T) string {
 // exits 0 — no type streams the mock's longest answers (messages sends the
 // mock's default length, not 4096).
 func TestEveryEndpointTypeEndsWithDefaults(t *testing.T) {
+	t.Parallel()
 	bin := surgeBinary(t)
 	bodies := filepath.Join(t.TempDir(), "bodies.jsonl")
 	if err := os.WriteFile(bodies, []byte(`{"text": "{\"model\": \"mock\", \"prompt\": \"hello\", \"max_tokens\": 8}"}`+"\n"), 0o644); err != nil {
