@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/surgebench/surge/app/cmdline"
+	"github.com/surgebench/surge/app/internal/apptest"
 	"github.com/surgebench/surge/app/spec"
 	"github.com/surgebench/surge/loadgen/endpoint"
 )
@@ -562,7 +563,7 @@ benchmark:
 	}
 	meant, refused, aiperfToo := 0, 0, 0
 	for i, l := range aiperfDocLines {
-		args := shellWords(t, l.cmd)
+		args := apptest.ShellWords(t, l.cmd)
 		if len(args) < 2 || args[0] != "aiperf" || args[1] != "profile" {
 			t.Fatalf("line %d (%s) is not an aiperf profile line", i, l.from)
 		}
@@ -596,50 +597,4 @@ benchmark:
 		t.Errorf("%d of the %d lines AIPerf runs run as AIPerf means them (%d refused), want at least %d of at least 40", meant-aiperfToo, n, refused, n-1)
 	}
 	t.Logf("%d of %d AIPerf documented lines run as AIPerf means them (%d of them lines AIPerf refuses too); %d refused with its reason", meant, len(aiperfDocLines), aiperfToo, refused)
-}
-
-// shellWords splits a shell command line as a POSIX shell does for these
-// lines: single and double quotes, a backslash before a newline joining
-// lines.
-func shellWords(t *testing.T, s string) []string {
-	t.Helper()
-	var out []string
-	var cur strings.Builder
-	in := false
-	var quote rune
-	rs := []rune(s)
-	for i := 0; i < len(rs); i++ {
-		r := rs[i]
-		switch {
-		case quote != 0 && r == quote:
-			quote = 0
-		case quote == '\'':
-			cur.WriteRune(r)
-		case quote == '"' && r == '\\' && i+1 < len(rs) && strings.ContainsRune(`"\$`+"`", rs[i+1]):
-			i++
-			cur.WriteRune(rs[i])
-		case quote == '"':
-			cur.WriteRune(r)
-		case r == '\'' || r == '"':
-			quote, in = r, true
-		case r == '\\' && i+1 < len(rs) && rs[i+1] == '\n':
-			i++
-		case r == ' ' || r == '\t' || r == '\n':
-			if in {
-				out = append(out, cur.String())
-				cur.Reset()
-				in = false
-			}
-		default:
-			cur.WriteRune(r)
-			in = true
-		}
-	}
-	if quote != 0 {
-		t.Fatalf("unclosed quote in %q", s)
-	}
-	if in {
-		out = append(out, cur.String())
-	}
-	return out
 }

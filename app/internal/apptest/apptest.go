@@ -13,6 +13,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -206,8 +207,15 @@ func InputsFingerprint(t *testing.T, dir string) (string, int) {
 // MockForTest starts the embedded mock for one test.
 func MockForTest(t *testing.T) string {
 	t.Helper()
+	return Mock(t, mockserver.Config{TTFT: time.Millisecond, ITL: time.Millisecond})
+}
+
+// Mock starts the embedded mock as c configures it, for one test, and
+// returns its URL.
+func Mock(t *testing.T, c mockserver.Config) string {
+	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
-	mock, err := mockserver.Start(ctx, "127.0.0.1:0", mockserver.Config{TTFT: time.Millisecond, ITL: time.Millisecond})
+	mock, err := mockserver.Start(ctx, "127.0.0.1:0", c)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -224,4 +232,50 @@ func Spec(t testing.TB, c cmdline.Config) *spec.Spec {
 		t.Fatal(err)
 	}
 	return s
+}
+
+// ShellWords splits a shell command line as a POSIX shell does for these
+// lines: single and double quotes, a backslash before a newline joining
+// lines.
+func ShellWords(t testing.TB, s string) []string {
+	t.Helper()
+	var out []string
+	var cur strings.Builder
+	in := false
+	var quote rune
+	rs := []rune(s)
+	for i := 0; i < len(rs); i++ {
+		r := rs[i]
+		switch {
+		case quote != 0 && r == quote:
+			quote = 0
+		case quote == '\'':
+			cur.WriteRune(r)
+		case quote == '"' && r == '\\' && i+1 < len(rs) && strings.ContainsRune(`"\$`+"`", rs[i+1]):
+			i++
+			cur.WriteRune(rs[i])
+		case quote == '"':
+			cur.WriteRune(r)
+		case r == '\'' || r == '"':
+			quote, in = r, true
+		case r == '\\' && i+1 < len(rs) && rs[i+1] == '\n':
+			i++
+		case r == ' ' || r == '\t' || r == '\n':
+			if in {
+				out = append(out, cur.String())
+				cur.Reset()
+				in = false
+			}
+		default:
+			cur.WriteRune(r)
+			in = true
+		}
+	}
+	if quote != 0 {
+		t.Fatalf("unclosed quote in %q", s)
+	}
+	if in {
+		out = append(out, cur.String())
+	}
+	return out
 }

@@ -101,46 +101,6 @@ func diff(path string, want, got any) []string {
 
 func fmtAny(v any) string { b, _ := json.Marshal(v); return string(b) }
 
-func fastMock(t *testing.T) string {
-	t.Helper()
-	ctx, cancel := context.WithCancel(context.Background())
-	m, err := mockserver.Start(ctx, "127.0.0.1:0", mockserver.Config{TTFT: time.Millisecond, ITL: 200 * time.Microsecond})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { cancel(); _ = m.Close(context.Background()) })
-	return m.URL()
-}
-
-func words(line string) []string {
-	var out []string
-	var cur strings.Builder
-	in, quote := false, rune(0)
-	for _, r := range line {
-		switch {
-		case quote != 0 && r == quote:
-			quote = 0
-		case quote != 0:
-			cur.WriteRune(r)
-		case r == '"' || r == '\'':
-			quote, in = r, true
-		case r == ' ':
-			if in {
-				out = append(out, cur.String())
-				cur.Reset()
-				in = false
-			}
-		default:
-			cur.WriteRune(r)
-			in = true
-		}
-	}
-	if in {
-		out = append(out, cur.String())
-	}
-	return out
-}
-
 // The GuideLLM report's schema, from GuideLLM's pydantic models (v0.6.0
 // and v0.7: guidellm/schemas/statistics.py, request_stats.py, info.py,
 // request.py, benchmark/schemas/…/benchmark.py, metrics.py, base.py,
@@ -276,7 +236,7 @@ func reportShape(version int) shape.Shape {
 // GuideLLM's report in the version's schema (JSON, and the CSV), each one
 // it refuses exits 2 naming what.
 func TestDocumentedLines(t *testing.T) {
-	url := fastMock(t)
+	url := apptest.Mock(t, mockserver.Config{TTFT: time.Millisecond, ITL: 200 * time.Microsecond})
 	f, err := os.Open(filepath.Join("testdata", "documented.txt"))
 	if err != nil {
 		t.Fatal(err)
@@ -295,7 +255,7 @@ func TestDocumentedLines(t *testing.T) {
 		}
 		line = strings.ReplaceAll(line, "http://localhost:8000", url)
 		line = capSeconds.ReplaceAllString(line, "${1}0.5")
-		argv := words(line)[1:] // after "guidellm"
+		argv := apptest.ShellWords(t, line)[1:] // after "guidellm"
 		t.Run(strings.Join(argv[:min(5, len(argv))], " "), func(t *testing.T) {
 			t.Chdir(t.TempDir())
 			var out, log bytes.Buffer
@@ -381,7 +341,7 @@ func checkCSV(t *testing.T, path string) {
 // the YAML, which GuideLLM's loader reads the same), one benchmark a
 // stream count, warmup and cooldown left out of the metrics.
 func TestConcurrentWritesBenchmarks(t *testing.T) {
-	url := fastMock(t)
+	url := apptest.Mock(t, mockserver.Config{TTFT: time.Millisecond, ITL: 200 * time.Microsecond})
 	t.Chdir(t.TempDir())
 	argv := []string{"benchmark", "--target", url, "--profile", "concurrent", "--rate", "2,4", "--warmup", "0.1", "--cooldown", "0.1",
 		"--max-seconds", "1", "--data", "prompt_tokens=64,output_tokens=16", "--outputs", "json", "--outputs", "yaml", "--disable-progress"}

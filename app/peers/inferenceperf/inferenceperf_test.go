@@ -21,17 +21,6 @@ import (
 
 func TestMain(m *testing.M) { apptest.Main(m) }
 
-func fastMock(t *testing.T) string {
-	t.Helper()
-	ctx, cancel := context.WithCancel(context.Background())
-	m, err := mockserver.Start(ctx, "127.0.0.1:0", mockserver.Config{TTFT: time.Millisecond, ITL: 100 * time.Microsecond})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { cancel(); _ = m.Close(context.Background()) })
-	return m.URL()
-}
-
 // summaryShape is a lifecycle report as inference-perf's reportgen
 // writes it (ResponsesSummary of summarize_requests, reportgen/base.py):
 // a summary of values is mean, min, max and the percentiles, or null.
@@ -127,7 +116,7 @@ var testdata, _ = filepath.Abs("testdata")
 // takes run their stages and write inference-perf's reports, which match
 // its reportgen's layout; the ones it refuses exit 2 naming the key.
 func TestDocumentedConfigs(t *testing.T) {
-	url := fastMock(t)
+	url := apptest.Mock(t, mockserver.Config{TTFT: time.Millisecond, ITL: 100 * time.Microsecond})
 	for _, tc := range []struct {
 		name    string
 		refused string
@@ -215,7 +204,7 @@ func checkReports(t *testing.T, dir string, stages int, perRequest bool) map[str
 // each stage one surge run, the stage reports' load summaries what was
 // asked, TPOT and ITL as inference-perf defines them.
 func TestStagesAndReports(t *testing.T) {
-	url := fastMock(t)
+	url := apptest.Mock(t, mockserver.Config{TTFT: time.Millisecond, ITL: 100 * time.Microsecond})
 	t.Chdir(t.TempDir())
 	cfg := `
 load:

@@ -25,50 +25,6 @@ import (
 
 func TestMain(m *testing.M) { apptest.Main(m) }
 
-// fastMock starts a mock whose answers take milliseconds, and returns its
-// address.
-func fastMock(t *testing.T) string {
-	t.Helper()
-	ctx, cancel := context.WithCancel(context.Background())
-	m, err := mockserver.Start(ctx, "127.0.0.1:0", mockserver.Config{TTFT: time.Millisecond, ITL: 50 * time.Microsecond})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { cancel(); _ = m.Close(context.Background()) })
-	return m.URL()
-}
-
-// words splits a documented command line as a shell does (quotes kept
-// together, removed).
-func words(line string) []string {
-	var out []string
-	var cur strings.Builder
-	in, quote := false, rune(0)
-	for _, r := range line {
-		switch {
-		case quote != 0 && r == quote:
-			quote = 0
-		case quote != 0:
-			cur.WriteRune(r)
-		case r == '"' || r == '\'':
-			quote, in = r, true
-		case r == ' ':
-			if in {
-				out = append(out, cur.String())
-				cur.Reset()
-				in = false
-			}
-		default:
-			cur.WriteRune(r)
-			in = true
-		}
-	}
-	if in {
-		out = append(out, cur.String())
-	}
-	return out
-}
-
 // serve runs a command line's flags against the mock at url, in the
 // current folder; it returns stdout, stderr, the exit code and the error.
 func serve(t *testing.T, argv []string) (string, string, int, error) {
@@ -166,7 +122,7 @@ func onlyResult(t *testing.T, dir string) (string, []byte) {
 // percentiles of TTFT and E2EL, TPOT without the first token, ITLs the
 // gaps between streamed chunks), and prints vLLM's summary labels.
 func TestRandomSaveResult(t *testing.T) {
-	url := fastMock(t)
+	url := apptest.Mock(t, mockserver.Config{TTFT: time.Millisecond, ITL: 50 * time.Microsecond})
 	t.Chdir(t.TempDir())
 	argv := []string{"--backend", "vllm", "--base-url", url, "--model", "mock", "--dataset-name", "random",
 		"--random-input-len", "32", "--random-output-len", "16", "--num-prompts", "12", "--max-concurrency", "4",
@@ -239,7 +195,7 @@ func TestRandomSaveResult(t *testing.T) {
 // surge takes runs to a summary, each one it refuses exits 2 naming the
 // flag.
 func TestDocumentedLines(t *testing.T) {
-	url := fastMock(t)
+	url := apptest.Mock(t, mockserver.Config{TTFT: time.Millisecond, ITL: 50 * time.Microsecond})
 	here, _ := os.Getwd()
 	files := map[string]string{
 		"<your data path>/ShareGPT_V3_unfiltered_cleaned_split.json": filepath.Join(here, "..", "..", "..", "datasets", "testdata", "sharegpt_dummy.json"),
@@ -264,7 +220,7 @@ func TestDocumentedLines(t *testing.T) {
 		for k, v := range files {
 			line = strings.ReplaceAll(line, k, v)
 		}
-		argv := words(line)
+		argv := apptest.ShellWords(t, line)
 		switch {
 		case argv[0] == "vllm-bench":
 			argv = argv[1:]
@@ -411,7 +367,7 @@ func TestHelpListsRefusals(t *testing.T) {
 // workload (AIPerf's spelling: key:value extra inputs, no ready check,
 // another UI) as the same workload, not refusing them.
 func TestCompareWithAnAIPerfLine(t *testing.T) {
-	url := fastMock(t)
+	url := apptest.Mock(t, mockserver.Config{TTFT: time.Millisecond, ITL: 50 * time.Microsecond})
 	t.Chdir(t.TempDir())
 	_, log, code, err := serve(t, []string{"--base-url", url, "--model", "mock", "--random-input-len", "16", "--random-output-len", "4",
 		"--num-prompts", "6", "--max-concurrency", "2", "--seed", "3", "--disable-tqdm"})
