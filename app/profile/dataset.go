@@ -220,7 +220,9 @@ func loadDataset(ctx context.Context, s *spec.Spec, tok datasets.Tokenizer, coun
 	}
 	if report != nil {
 		for _, l := range report.Lines {
-			fmt.Fprintln(log, sanitize.Line(l)) // file and column names, shown escaped
+			// File and column names shown escaped; a long note wrapped at
+			// spaces, as a warning is, never cut.
+			fmt.Fprint(log, export.Wrap(sanitize.Line(l), s.Columns, 2))
 		}
 	}
 	if d.Rankings {

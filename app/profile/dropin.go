@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"math"
 	"net"
 	"strings"
 	"time"
@@ -13,6 +14,7 @@ import (
 	"github.com/surgebench/surge/datasets"
 	"github.com/surgebench/surge/loadgen"
 	"github.com/surgebench/surge/metrics"
+	"github.com/surgebench/surge/metrics/export"
 )
 
 // addSystemPrompt puts the system prompt flags' text at the head of every
@@ -54,14 +56,15 @@ func loadValueDatasets(ctx context.Context, s *spec.Spec, ds **datasets.Dataset,
 		return valuePools{}, err
 	}
 	parts := make([]*datasets.Dataset, values)
-	// One dataset line for the stages' pools, which differ by seed only.
+	// One dataset line for the stages' pools, which differ by seed only:
+	// the first pool's, unwrapped, edited, then wrapped.
 	var first bytes.Buffer
 	for i := range values {
-		w := io.Discard
+		w, sv := io.Discard, s.WithSeed(s.ValueSeed(i))
 		if i == 0 {
-			w = &first
+			w, sv.Columns = &first, math.MaxInt
 		}
-		got, err := loadDataset(ctx, s.WithSeed(s.ValueSeed(i)), tok, d.Entries, w)
+		got, err := loadDataset(ctx, sv, tok, d.Entries, w)
 		if err != nil {
 			return valuePools{}, err
 		}
@@ -73,7 +76,7 @@ func loadValueDatasets(ctx context.Context, s *spec.Spec, ds **datasets.Dataset,
 	} else {
 		head += fmt.Sprintf(" (one pool per stage, seeds %d to %d)", s.ValueSeed(0), s.ValueSeed(values-1))
 	}
-	fmt.Fprintf(log, "%s\n%s", head, rest)
+	fmt.Fprint(log, export.Wrap(head+"\n"+rest, s.Columns, 2))
 	*ds = datasets.Concat(parts[0].Name, parts[0].Type, parts, valueSuffix)
 	strategy := d.Sampling
 	if strategy == "" {
