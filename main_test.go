@@ -399,9 +399,10 @@ func TestMockServerHost(t *testing.T) {
 }
 
 // TestFitsEightyColumns: at COLUMNS=80 a default streaming run's summary,
-// a sweep's stage table and surge history fit 80 columns (a path longer
-// than a line may stand alone); off a terminal, progress goes to stderr,
-// not into the summary.
+// a sweep's stage table, repeated runs' table and surge history fit 80
+// columns, and so do the notes on stderr (a path longer than a line may
+// stand alone); off a terminal, progress goes to stderr, not into the
+// summary.
 func TestFitsEightyColumns(t *testing.T) {
 	t.Setenv("COLUMNS", "80")
 	dir := t.TempDir()
@@ -409,19 +410,23 @@ func TestFitsEightyColumns(t *testing.T) {
 	for _, args := range [][]string{
 		{"profile", "--streaming", "--request-count", "40", "--concurrency", "4", "--osl", "8", "--history", db, "--output-artifact-dir", filepath.Join(dir, "one")},
 		{"profile", "--streaming", "--concurrency", "1,2,4", "--request-count", "12", "--osl", "8", "--history", db, "--output-artifact-dir", filepath.Join(dir, "sweep")},
+		{"profile", "--num-profile-runs", "2", "--request-count", "8", "--concurrency", "4", "--osl", "8", "--history", db, "--output-artifact-dir", filepath.Join(dir, "runs")},
 		{"history", "--history", db, "--stages"},
 	} {
-		code, out, _ := captured(t, args...)
+		code, out, errOut := captured(t, args...)
 		if code != cmdline.ExitOK {
 			t.Fatalf("surge %v exited %d:\n%s", args, code, out)
 		}
-		for _, line := range strings.Split(out, "\n") {
+		for _, line := range strings.Split(out+errOut, "\n") {
 			if utf8.RuneCountInString(line) > 80 && strings.Contains(strings.TrimSpace(line), " ") {
 				t.Errorf("surge %s: a line of %d columns: %q", args[0], utf8.RuneCountInString(line), line)
 			}
 		}
-		if args[0] == "profile" && (!strings.Contains(out, "TTFT (ms)") || strings.Contains(out, "[ ")) {
+		if args[0] == "profile" && args[1] != "--num-profile-runs" && (!strings.Contains(out, "TTFT (ms)") || strings.Contains(out, "[ ")) {
 			t.Errorf("surge %v: no headline, or progress lines in the summary:\n%s", args, out)
+		}
+		if args[1] == "--num-profile-runs" && !strings.Contains(out, "mean ± half the 95% CI") {
+			t.Errorf("the repeated runs printed no table:\n%s", out)
 		}
 		if len(args) > 3 && args[3] == "1,2,4" && !strings.Contains(out, "Stages (latencies in ms)") {
 			t.Errorf("the sweep printed no stage table:\n%s", out)

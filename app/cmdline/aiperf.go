@@ -8,6 +8,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/surgebench/surge/internal/sanitize"
+	"github.com/surgebench/surge/metrics/export"
 )
 
 // FromContext completes c from what the command line said beyond the
@@ -56,10 +57,12 @@ func (c *Config) Level() (int, error) {
 }
 
 // Logger writes surge's notes (INFO) and debug lines (DEBUG, TRACE) to
-// stderr as --log-level allows.
+// stderr as --log-level allows, each wrapped at spaces to Width columns
+// (0: not wrapped), never cut.
 type Logger struct {
 	W     io.Writer
 	Level int
+	Width int
 }
 
 // Enabled reports whether lines of level (AIPerf's name) are written.
@@ -89,7 +92,12 @@ func (l Logger) printf(level, prefix, format string, args ...any) {
 	if l.W == nil || !l.Enabled(level) {
 		return
 	}
-	fmt.Fprint(l.W, prefix+sanitize.Text(fmt.Sprintf(format, args...))+"\n")
+	line := prefix + sanitize.Text(fmt.Sprintf(format, args...))
+	if l.Width > 0 {
+		fmt.Fprint(l.W, export.Wrap(line, l.Width, 2))
+		return
+	}
+	fmt.Fprint(l.W, line+"\n")
 }
 
 // ModelLabel names the models for titles: "a" or "a,b".

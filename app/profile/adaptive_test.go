@@ -111,8 +111,14 @@ func TestRecipeSearchFindsMaxRunning(t *testing.T) {
 	if err := json.Unmarshal(b, &h); err != nil {
 		t.Fatal(err)
 	}
+	// As in TestSearchCommandFindsMaxRunning, TTFT is 50 ms up to the 4
+	// slots and ≥ 100 ms at 5: a machine busy enough to add 40 ms to the
+	// client's reading fails 4 or lower. So the boundary is 4 or below it
+	// (the monotonic planner probes each value from 1 up to the first
+	// that fails); loadgen/search's tests, on the server's clock, find
+	// the exact one.
 	fm, im := h.Boundary.FeasibleMax.Value, h.Boundary.InfeasibleMin.Value
-	if h.Recipe != "max-concurrency-under-sla" || fm < 3 || fm > 4 || im != fm+1 || h.Boundary.InfeasibleMin.FirstBreach.Metric != "time_to_first_token" || len(h.Iterations) < 3 {
+	if h.Recipe != "max-concurrency-under-sla" || fm > 4 || im != fm+1 || h.Boundary.InfeasibleMin.FirstBreach.Metric != "time_to_first_token" || len(h.Iterations) < int(im) {
 		t.Errorf("search_history %s\n%s", b, out.String())
 	}
 	if !strings.Contains(out.String(), "Capacity search (concurrency, SLO time_to_first_token:p95:lt:90)") {

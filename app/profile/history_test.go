@@ -87,7 +87,8 @@ func TestRunsRememberThemselves(t *testing.T) {
 			if rows[0].Dir != abs && rows[0].Dir != filepath.Join(abs, FolderProfileRuns, "run_0001") {
 				t.Errorf("the run's folder %s, want %s", rows[0].Dir, abs)
 			}
-			if want := "recorded as run 1 in " + db; !strings.Contains(log.String(), want) {
+			// The note wraps at 80 columns: read as words.
+			if want := "recorded as run 1 in " + db; !strings.Contains(strings.Join(strings.Fields(log.String()), " "), want) {
 				t.Errorf("the log does not say %q:\n%s", want, log.String())
 			}
 			if info := apptest.ReadExport(t, filepath.Join(dir, "out", exportOf(tc.name)))["run_info"].(map[string]any); info["history_label"] != "nightly" {

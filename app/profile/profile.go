@@ -885,8 +885,8 @@ func startTarget(ctx context.Context, s *spec.Spec, log io.Writer, tune ...func(
 	if err != nil {
 		return "", nil, fmt.Errorf("starting the embedded mock server: %w", err)
 	}
-	fmt.Fprintf(log, "no --url given: benchmarking the embedded mock server at %s (TTFT %s + %s per prompt token, ITL %s%s)\n",
-		mock.URL(), mockserver.DefaultTTFT, mockserver.DefaultPrefillPerToken, mockserver.DefaultITL, mockMediaLine(t)+mockSpecLine(t))
+	fmt.Fprint(log, export.Wrap(fmt.Sprintf("no --url given: benchmarking the embedded mock server at %s (TTFT %s + %s per prompt token, ITL %s%s)",
+		mock.URL(), mockserver.DefaultTTFT, mockserver.DefaultPrefillPerToken, mockserver.DefaultITL, mockMediaLine(t)+mockSpecLine(t)), s.Columns, 2))
 	return mock.URL(), func() {
 		// Bounded: net/http's Shutdown waits 5 s on a connection a client
 		// opened and sent nothing on (a request cancelled as it dialled,

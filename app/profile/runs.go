@@ -42,10 +42,10 @@ func runRepeated(ctx context.Context, s *spec.Spec, out, log io.Writer) (*Result
 	rp := s.Load.Repeats
 	switch {
 	case s.SeedDrawn() && rp.SeedPerRun:
-		fmt.Fprintf(log, "note: --num-profile-runs %d with --no-set-consistent-seed: each run draws its own seed, so each sends other requests\n", rp.N)
+		fmt.Fprint(log, export.Wrap(fmt.Sprintf("note: --num-profile-runs %d with --no-set-consistent-seed: each run draws its own seed, so each sends other requests", rp.N), s.Columns, 2))
 	case s.SeedDrawn():
 		s = s.WithSeed(repeatSeed)
-		fmt.Fprintf(log, "note: --num-profile-runs %d without --random-seed: every run is seeded %d, so each sends the same requests\n", rp.N, repeatSeed)
+		fmt.Fprint(log, export.Wrap(fmt.Sprintf("note: --num-profile-runs %d without --random-seed: every run is seeded %d, so each sends the same requests", rp.N, repeatSeed), s.Columns, 2))
 	}
 	level := rp.Level
 	base := s.Exports.Dir
@@ -86,8 +86,8 @@ func runRepeated(ctx context.Context, s *spec.Spec, out, log io.Writer) (*Result
 		}
 		// Each run's own console is its exports; the aggregate's is shown.
 		res, err := p.report(o, io.Discard)
-		fmt.Fprintf(out, "%s: %d requests, %d errors → %s\n", label, int64(res.Summary.Run[metrics.RequestCount]),
-			int64(res.Summary.Run[metrics.ErrorRequestCount]), p.s.Exports.Dir)
+		fmt.Fprint(out, export.Wrap(fmt.Sprintf("%s: %d requests, %d errors → %s", label, int64(res.Summary.Run[metrics.RequestCount]),
+			int64(res.Summary.Run[metrics.ErrorRequestCount]), p.s.Exports.Dir), p.s.Columns, 2))
 		reps.Labels, reps.Summaries = append(reps.Labels, label), append(reps.Summaries, res.Summary)
 		subs = p.stageFolders()
 		for j, sub := range subs {

@@ -72,7 +72,7 @@ func TestRepeatedRunsEndToEnd(t *testing.T) {
 	if err != nil || !strings.Contains(string(page), "runs: TTFT p99 (mean and 90% CI)") {
 		t.Errorf("report.html does not draw the runs' spread (%v)", err)
 	}
-	if s := out.String(); !strings.Contains(s, "TTFT avg") || !strings.Contains(s, "(90% CI)") {
+	if s := out.String(); !strings.Contains(s, "TTFT avg") || !strings.Contains(s, "mean ± half the 90% CI") {
 		t.Errorf("console shows no intervals:\n%s", s)
 	}
 }

@@ -7,6 +7,7 @@
 package spec
 
 import (
+	"cmp"
 	"io"
 	"net/http"
 	"slices"
@@ -16,6 +17,7 @@ import (
 	"github.com/surgebench/surge/loadgen"
 	"github.com/surgebench/surge/loadgen/endpoint"
 	"github.com/surgebench/surge/metrics"
+	"github.com/surgebench/surge/metrics/export"
 	"github.com/surgebench/surge/tui"
 )
 
@@ -145,7 +147,9 @@ func parseGoodput(s *Spec, c *cmdline.Config) (err error) {
 
 // Logger writes the run's notes and debug lines to w as --log-level
 // allows.
-func (s *Spec) Logger(w io.Writer) cmdline.Logger { return cmdline.Logger{W: w, Level: s.LogLevel} }
+func (s *Spec) Logger(w io.Writer) cmdline.Logger {
+	return cmdline.Logger{W: w, Level: s.LogLevel, Width: cmp.Or(s.Columns, export.DefaultWidth)}
+}
 
 // InputConfig is the configuration as the exports show it (AIPerf's
 // input_config), secrets redacted, the headers as sent.

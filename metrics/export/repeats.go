@@ -161,8 +161,9 @@ var consoleRepeatMetrics = []struct{ name, label string }{
 }
 
 // ConsoleRepeats prints the repeated runs' table: each headline metric's
-// mean with the interval's half width beside it ("41.2 ms ± 1.3 (95%
-// CI)"), its coefficient of variation and each run's value.
+// mean with the interval's half width beside it ("41.2 ms ± 1.3"), its
+// coefficient of variation and each run's value, or their range when the
+// values would not fit DefaultWidth.
 func ConsoleRepeats(w io.Writer, title string, r Repeats) {
 	labels, _, failed := r.ok()
 	byName := map[string]RepeatMetric{}
@@ -170,11 +171,12 @@ func ConsoleRepeats(w io.Writer, title string, r Repeats) {
 		byName[m.Name] = m
 	}
 	level := strconv.FormatFloat(100*r.Level, 'f', -1, 64) + "% CI"
-	fmt.Fprintf(w, "\n%s\n%d runs (%s)\n", title, len(r.Summaries), strings.Join(labels, ", "))
-	rows := [][]string{{"metric", "mean ± " + level, "cv", "runs"}}
+	fmt.Fprintf(w, "\n%s\n%s", title, Wrap(fmt.Sprintf("%d runs (%s)", len(r.Summaries), strings.Join(labels, ", ")), 0, 2))
+	rows := [][]string{{"metric", "mean ± half the " + level, "cv", "runs"}}
+	var ranges []string
 	for _, c := range consoleRepeatMetrics {
 		m, ok := byName[c.name]
-		if !ok {
+		if !ok || len(m.Values) == 0 {
 			continue
 		}
 		s := m.Spread
@@ -182,13 +184,21 @@ func ConsoleRepeats(w io.Writer, title string, r Repeats) {
 		for i, v := range m.Values {
 			runs[i] = short(v)
 		}
-		rows = append(rows, []string{c.label, fmt.Sprintf("%s %s ± %s (%s)", short(s.Mean), m.Unit, short((s.Hi-s.Lo)/2), level),
+		rows = append(rows, []string{c.label, fmt.Sprintf("%s %s ± %s", short(s.Mean), m.Unit, short((s.Hi-s.Lo)/2)),
 			fmt.Sprintf("%.1f%%", 100*s.CV), strings.Join(runs, " ")})
+		ranges = append(ranges, short(slices.Min(m.Values))+"–"+short(slices.Max(m.Values)))
 	}
 	widths := make([]int, len(rows[0]))
 	for _, row := range rows {
 		for i, c := range row {
 			widths[i] = max(widths[i], len([]rune(c)))
+		}
+	}
+	// Every run's value, or their range where those would not fit.
+	if widths[0]+widths[1]+widths[2]+6+widths[3] > DefaultWidth {
+		rows[0][3] = "runs' range"
+		for i, rg := range ranges {
+			rows[i+1][3] = rg
 		}
 	}
 	for n, row := range rows {

@@ -2,6 +2,7 @@ package export
 
 import (
 	"bytes"
+	"fmt"
 	"math"
 	"strings"
 	"testing"
@@ -164,5 +165,38 @@ func TestConsoleRepeatStages(t *testing.T) {
 	ConsoleRepeatStages(&b, "not streamed", stages(false))
 	if s := b.String(); strings.Contains(s, "TTFT") || !strings.Contains(s, "lat p95") || !strings.Contains(s, "14.4 ± ") {
 		t.Errorf("not streamed, want latency p95:\n%s", s)
+	}
+}
+
+// TestConsoleRepeatsFitsEighty: the repeated runs' table gives each run's
+// value while they fit 80 columns, and their range when they would not.
+func TestConsoleRepeatsFitsEighty(t *testing.T) {
+	sum := func(i int) *metrics.Summary {
+		x := float64(i)
+		return &metrics.Summary{
+			Metrics: map[metrics.Tag]metrics.Distribution{
+				metrics.TTFT:           {Unit: "ms", Avg: 20.5 + x, P50: 20 + x, P99: 31.25 + x},
+				metrics.RequestLatency: {Unit: "ms", Avg: 667.5 + x, P99: 1671.1 + x},
+			},
+			Run: map[metrics.Tag]float64{metrics.RequestCount: 8, metrics.OutputTokenThroughput: 1766.66 + x, metrics.RequestThroughput: 5.99 + x}}
+	}
+	for _, tc := range []struct {
+		runs int
+		want string
+	}{{2, "1767.66 1768.66"}, {8, "runs' range"}} {
+		r := Repeats{Level: 0.95}
+		for i := range tc.runs {
+			r.Labels, r.Summaries = append(r.Labels, fmt.Sprintf("run_%04d", i+1)), append(r.Summaries, sum(i+1))
+		}
+		var b bytes.Buffer
+		ConsoleRepeats(&b, "surge profile: runs", r)
+		if !strings.Contains(b.String(), tc.want) || !strings.Contains(b.String(), "mean ± half the 95% CI") {
+			t.Errorf("%d runs: want %q:\n%s", tc.runs, tc.want, b.String())
+		}
+		for _, l := range strings.Split(b.String(), "\n") {
+			if n := len([]rune(l)); n > DefaultWidth {
+				t.Errorf("%d runs: a line of %d columns: %q", tc.runs, n, l)
+			}
+		}
 	}
 }
