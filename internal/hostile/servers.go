@@ -204,47 +204,54 @@ type ToolCallOptions struct {
 // calls (finish_reason "tool_calls"): every reply asks again, so a tool
 // loop without a bound never ends. Streamed when the request asks.
 func ToolCallAnswers(o ToolCallOptions) http.Handler {
+	// The answers are encoded once, before any request: a 20 MiB call's
+	// encoding takes seconds under the race detector, and would count
+	// against the client's request timeout.
+	args := `{"q":"` + strings.Repeat("x", max(o.ArgBytes-8, 0)) + `"}`
+	type fn struct {
+		Name      string `json:"name"`
+		Arguments string `json:"arguments"`
+	}
+	type call struct {
+		Index    int    `json:"index"`
+		ID       string `json:"id,omitempty"`
+		Type     string `json:"type"`
+		Function fn     `json:"function"`
+	}
+	calls := make([]call, o.Calls)
+	for i := range calls {
+		id := ""
+		if o.ID != nil {
+			id = o.ID(i)
+		}
+		calls[i] = call{Index: i, ID: id, Type: "function", Function: fn{Name: "lookup", Arguments: args}}
+	}
+	msg := map[string]any{"role": "assistant", "content": nil, "tool_calls": calls}
+	whole, _ := json.Marshal(map[string]any{"id": "hostile", "object": "chat.completion",
+		"choices": []any{map[string]any{"index": 0, "message": msg, "finish_reason": "tool_calls"}},
+		"usage":   map[string]int{"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2}})
+	var stream bytes.Buffer
+	for _, v := range []any{
+		map[string]any{"choices": []any{map[string]any{"index": 0, "delta": msg}}},
+		map[string]any{"choices": []any{map[string]any{"index": 0, "delta": map[string]any{}, "finish_reason": "tool_calls"}}},
+	} {
+		b, _ := json.Marshal(v)
+		fmt.Fprintf(&stream, "data: %s\n\n", b)
+	}
+	stream.WriteString("data: [DONE]\n\n")
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		var req struct {
 			Stream bool `json:"stream"`
 		}
 		_ = json.NewDecoder(io.LimitReader(r.Body, 256<<20)).Decode(&req)
 		_, _ = io.Copy(io.Discard, r.Body)
-		args := `{"q":"` + strings.Repeat("x", max(o.ArgBytes-8, 0)) + `"}`
-		type fn struct {
-			Name      string `json:"name"`
-			Arguments string `json:"arguments"`
-		}
-		type call struct {
-			Index    int    `json:"index"`
-			ID       string `json:"id,omitempty"`
-			Type     string `json:"type"`
-			Function fn     `json:"function"`
-		}
-		calls := make([]call, o.Calls)
-		for i := range calls {
-			id := ""
-			if o.ID != nil {
-				id = o.ID(i)
-			}
-			calls[i] = call{Index: i, ID: id, Type: "function", Function: fn{Name: "lookup", Arguments: args}}
-		}
-		msg := map[string]any{"role": "assistant", "content": nil, "tool_calls": calls}
 		if !req.Stream {
 			w.Header().Set("Content-Type", "application/json")
-			_ = json.NewEncoder(w).Encode(map[string]any{"id": "hostile", "object": "chat.completion",
-				"choices": []any{map[string]any{"index": 0, "message": msg, "finish_reason": "tool_calls"}},
-				"usage":   map[string]int{"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2}})
+			_, _ = w.Write(whole)
 			return
 		}
 		w.Header().Set("Content-Type", "text/event-stream")
-		enc := func(v any) {
-			b, _ := json.Marshal(v)
-			fmt.Fprintf(w, "data: %s\n\n", b)
-		}
-		enc(map[string]any{"choices": []any{map[string]any{"index": 0, "delta": msg}}})
-		enc(map[string]any{"choices": []any{map[string]any{"index": 0, "delta": map[string]any{}, "finish_reason": "tool_calls"}}})
-		_, _ = io.WriteString(w, "data: [DONE]\n\n")
+		_, _ = w.Write(stream.Bytes())
 	})
 }
 
