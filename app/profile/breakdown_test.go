@@ -111,7 +111,14 @@ func TestBreakdownMatchesTheMock(t *testing.T) {
 				if ps.Source != src || ps.Count != 24 {
 					t.Errorf("%s: %d values from %q, want 24 from %q", p, ps.Count, ps.Source, src)
 				}
-				if tol := math.Max(0.05*want[p], 1); math.Abs(ps.P50-want[p]) > tol {
+				tol := math.Max(0.05*want[p], 1)
+				if raceEnabled {
+					// The race detector on a loaded machine makes the mock
+					// oversleep its timers (a 25 ms prefill took 26.7): what
+					// it was told drifts from what it did, not surge.
+					tol *= 2
+				}
+				if math.Abs(ps.P50-want[p]) > tol {
 					t.Errorf("%s: p50 %.3f ms, told %.3f ms (±%.2f)", p, ps.P50, want[p], tol)
 				} else {
 					t.Logf("%s: p50 %.3f ms, told %.3f ms (%s)", p, ps.P50, want[p], ps.Source)
