@@ -4,19 +4,11 @@ import (
 	"slices"
 	"strings"
 	"testing"
-
-	"github.com/surgebench/surge/app/cmdline"
 )
 
 func TestModelWeightsAndLoRA(t *testing.T) {
 	t.Parallel()
-	parse := func(args ...string) (*Spec, error) {
-		c, err := cmdline.ParseProfile(args...)
-		if err != nil {
-			return nil, err
-		}
-		return Parse(c)
-	}
+	parse := func(args ...string) (*Spec, error) { return parseArgs(t, args...) }
 	s, err := parse("-m", "base,ad1", "--model-selection-strategy", "weighted", "--model-weights", "0.6,0.4", "--lora", "ad1=base")
 	if err != nil {
 		t.Fatal(err)

@@ -10,13 +10,7 @@ import (
 
 func TestNativeFlags(t *testing.T) {
 	t.Parallel()
-	parse := func(args ...string) (*Spec, error) {
-		c, err := cmdline.ParseProfile(args...)
-		if err != nil {
-			return nil, err
-		}
-		return Parse(c)
-	}
+	parse := func(args ...string) (*Spec, error) { return parseArgs(t, args...) }
 	s, err := parse("--cells", "4", "--sketch-metrics", "--input-file", "t.json", "--custom-dataset-type", "weka", "--synthesis-idle-gap-cap", "30")
 	if err != nil {
 		t.Fatal(err)
