@@ -33,7 +33,20 @@ func CSV(w io.Writer, s *metrics.Summary, opts ...CSVOption) error {
 		o(&cfg)
 	}
 	cw := newCSV(w)
-	dists, runs := csvMetrics(s.Metrics, s.Run)
+	writeMetricsCSV(cw, s.Metrics, s.Run, true)
+	writeCountsCSV(cw, s)
+	writeSessionsCSV(cw, s.Sessions)
+	writeModelsCSV(cw, s.Models)
+	writePrecisionCSV(cw, s)
+	writeTelemetryCSV(cw, cfg.telemetry)
+	cw.Flush()
+	return cw.Error()
+}
+
+// writeMetricsCSV writes AIPerf's two tables: the distributions' stats,
+// then the run's single values; apart, a blank row between them.
+func writeMetricsCSV(cw *csv.Writer, dm map[metrics.Tag]metrics.Distribution, rm map[metrics.Tag]float64, apart bool) {
+	dists, runs := csvMetrics(dm, rm)
 	if len(dists) > 0 {
 		_ = cw.Write(append([]string{"Metric"}, statKeys...))
 		for _, d := range dists {
@@ -43,7 +56,7 @@ func CSV(w io.Writer, s *metrics.Summary, opts ...CSVOption) error {
 			}
 			_ = cw.Write(row)
 		}
-		if len(runs) > 0 {
+		if apart && len(runs) > 0 {
 			_ = cw.Write(nil)
 		}
 	}
@@ -53,13 +66,6 @@ func CSV(w io.Writer, s *metrics.Summary, opts ...CSVOption) error {
 			_ = cw.Write([]string{r.def.Label(), csvNum(r.value)})
 		}
 	}
-	writeCountsCSV(cw, s)
-	writeSessionsCSV(cw, s.Sessions)
-	writeModelsCSV(cw, s.Models)
-	writePrecisionCSV(cw, s)
-	writeTelemetryCSV(cw, cfg.telemetry)
-	cw.Flush()
-	return cw.Error()
 }
 
 // csvDist and csvRun are the rows of the two sections.

@@ -31,23 +31,7 @@ func writeModelsCSV(cw *csv.Writer, models []metrics.ModelSummary) {
 	for _, m := range models {
 		_ = cw.Write(nil)
 		_ = cw.Write([]string{"Model", m.Model})
-		dists, runs := csvMetrics(m.Metrics, m.Run)
-		if len(dists) > 0 {
-			_ = cw.Write(append([]string{"Metric"}, statKeys...))
-			for _, d := range dists {
-				row := []string{d.def.Label()}
-				for _, v := range stats(d.dist) {
-					row = append(row, csvNum(v))
-				}
-				_ = cw.Write(row)
-			}
-		}
-		if len(runs) > 0 {
-			_ = cw.Write([]string{"Metric", "Value"})
-			for _, r := range runs {
-				_ = cw.Write([]string{r.def.Label(), csvNum(r.value)})
-			}
-		}
+		writeMetricsCSV(cw, m.Metrics, m.Run, false)
 	}
 }
 
