@@ -86,8 +86,8 @@ func TestTimingsOnTheOpenAIRoutes(t *testing.T) {
 
 // TestTimingsOnTheNativeRoutes: TGI's headers on /generate, SGLang's
 // meta_info on /generate with "text", Ollama's durations on /api/chat;
-// with MaxRunning 1 and two requests at once, one of them queues a whole
-// request's time.
+// with MaxRunning 1 and two requests at once, one of them queues for
+// about the other's service.
 func TestTimingsOnTheNativeRoutes(t *testing.T) {
 	t.Parallel()
 	cfg := timingConfig(TimingsNone)
@@ -115,8 +115,12 @@ func TestTimingsOnTheNativeRoutes(t *testing.T) {
 			}()
 		}
 		wg.Wait()
-		if max(queues[0], queues[1]) < float64(service/time.Millisecond)-1 {
-			t.Errorf("%s: queues %v ms, want one of a service time (%v)", path, queues, service)
+		// The later one waits for the earlier's service less the gap
+		// between their arrivals, which a busy machine widens (2.2 ms
+		// seen): at least half a service, and never more than one.
+		svc := float64(service / time.Millisecond)
+		if q := max(queues[0], queues[1]); q < svc/2 || q > svc+5 {
+			t.Errorf("%s: queues %v ms, want one of about a service time (%v)", path, queues, service)
 		}
 	}
 	two("/generate", `{"inputs":"hi","parameters":{"max_new_tokens":`+strconv.Itoa(tOut)+`}}`, func(resp *http.Response) (float64, float64, float64) {
