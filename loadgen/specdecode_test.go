@@ -1,7 +1,6 @@
 package loadgen
 
 import (
-	"context"
 	"math"
 	"os"
 	"path/filepath"
@@ -34,16 +33,7 @@ func TestSpecDecodeStreams(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			col := metrics.NewCollector()
-			g, err := New("http://127.0.0.1:1", chat(true), testDataset(t, 1), col)
-			if err != nil {
-				t.Fatal(err)
-			}
-			body := &eventReader{rest: b}
-			g.now = func() int64 { return body.reads }
-			rec := &metrics.Record{Streamed: true}
-			g.readStream(context.Background(), context.Background(), body, "text/event-stream", rec, &prefillSlot{})
-			col.Close()
+			rec := readFixture(t, b)
 			if rec.Err != nil {
 				t.Fatalf("error %+v", rec.Err)
 			}

@@ -80,16 +80,7 @@ func TestRealServerStreams(t *testing.T) {
 				t.Fatalf("%s does not end with data: [DONE]", tc.file)
 			}
 			for _, b := range [][]byte{full, noDone} {
-				col := metrics.NewCollector()
-				g, err := New("http://127.0.0.1:1", chat(true), testDataset(t, 1), col)
-				if err != nil {
-					t.Fatal(err)
-				}
-				body := &eventReader{rest: b}
-				g.now = func() int64 { return body.reads }
-				rec := &metrics.Record{Streamed: true}
-				g.readStream(context.Background(), context.Background(), body, "text/event-stream", rec, &prefillSlot{})
-				col.Close()
+				rec := readFixture(t, b)
 				if rec.Err != nil {
 					t.Fatalf("error %+v (with [DONE]: %v)", rec.Err, len(b) == len(full))
 				}
@@ -208,4 +199,21 @@ func rawHasError(raw *metrics.RawExchange, want string) bool {
 		}
 	}
 	return false
+}
+
+// readFixture reads the SSE stream b as a streamed chat answer, an event
+// a read, on a clock that counts the reads.
+func readFixture(t *testing.T, b []byte) *metrics.Record {
+	t.Helper()
+	col := metrics.NewCollector()
+	defer col.Close()
+	g, err := New("http://127.0.0.1:1", chat(true), testDataset(t, 1), col)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body := &eventReader{rest: b}
+	g.now = func() int64 { return body.reads }
+	rec := &metrics.Record{Streamed: true}
+	g.readStream(context.Background(), context.Background(), body, "text/event-stream", rec, &prefillSlot{})
+	return rec
 }
