@@ -185,7 +185,7 @@ func searchMock(t *testing.T, k int, mode string, cfg Config, objectives string)
 
 func TestSearchFindsTheMockRateCapacity(t *testing.T) {
 	if testing.Short() {
-		t.Skip("a capacity search takes about half a minute")
+		t.Skip("a capacity search takes about fifteen seconds")
 	}
 	t.Parallel()
 	// Below 20 requests/s no request waits; above it the queue grows by
@@ -193,7 +193,8 @@ func TestSearchFindsTheMockRateCapacity(t *testing.T) {
 	// of wait the limit allows within a probe.
 	const k = 4
 	known := k / mockService.Seconds() // 20 requests/s
-	res, sum := searchMock(t, k, loadgen.ControlRequestRate, Config{Start: 5, Resolution: 0.05}, "time_to_first_token:p95:150")
+	// From half the capacity: a probe needs 30 requests, 6 s at 5 a second.
+	res, sum := searchMock(t, k, loadgen.ControlRequestRate, Config{Start: 10, Resolution: 0.05}, "time_to_first_token:p95:150")
 	if !res.Found {
 		t.Fatalf("no capacity found: %s", res.Note)
 	}
@@ -205,7 +206,7 @@ func TestSearchFindsTheMockRateCapacity(t *testing.T) {
 
 func TestSearchFindsTheMockConcurrencyCapacity(t *testing.T) {
 	if testing.Short() {
-		t.Skip("a capacity search takes about half a minute")
+		t.Skip("a capacity search takes about fifteen seconds")
 	}
 	t.Parallel()
 	// At concurrency K a request never waits for a slot: TTFT is 50 ms
@@ -215,7 +216,8 @@ func TestSearchFindsTheMockConcurrencyCapacity(t *testing.T) {
 	// model's queue grows by a request every service time, and with it
 	// TTFT, past 90 ms within a second.
 	const k = 4
-	res, sum := searchMock(t, k, loadgen.ControlConcurrency, Config{Start: 1, Integer: true}, "time_to_first_token:p95:90")
+	// From half the capacity: a probe needs 30 requests, 6 s at 1 at once.
+	res, sum := searchMock(t, k, loadgen.ControlConcurrency, Config{Start: 2, Integer: true}, "time_to_first_token:p95:90")
 	if !res.Found || res.Capacity != k {
 		t.Errorf("capacity %v (found %v), the model server has %d slots", res.Capacity, res.Found, k)
 	}
