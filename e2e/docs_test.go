@@ -568,8 +568,10 @@ func (d *docRun) runEach(t *testing.T, bin string, env []string, cmds []docComma
 		tctx, stop := context.WithTimeout(ctx, 60*time.Second)
 		run = exec.CommandContext(tctx, bin, args...)
 		run.Dir, run.Env = d.dir, d.envFor(c, env)
+		began := time.Now()
 		out, _ := run.CombinedOutput()
 		stop()
+		t.Logf("%s: %s (surge %s)", c.at, time.Since(began).Round(10*time.Millisecond), strings.Join(args, " "))
 		if got := run.ProcessState.ExitCode(); got != c.exit {
 			t.Errorf("%s: surge %s\nexited %d, want %d (annotate a non-zero status with # exit N):\n%s",
 				c.at, strings.Join(args, " "), got, c.exit, tail(out, 1500))

@@ -107,10 +107,12 @@ var surfaces = []hostile.Surface{
 	{
 		Name: "DCGM exporter scrape", Reads: hostile.Server, Serve: mock,
 		Args: func(e *hostile.Env) []string {
-			// Long enough (over a second) for the first scrape, which may
-			// take the interval, to be answered.
-			args := without(without(profileArgs(e, "", "-v", "--gpu-telemetry", e.URL+"/metrics", "--gpu-telemetry-interval", "1"), "--no-gpu-telemetry", 0), "--request-count", 1)
-			return append(args, "--request-count", "30")
+			// A scrape may take the interval (2 s: 16 MiB of a huge body
+			// took over 1 s with the other rows running), and the run
+			// lasts longer (60 requests of about 36 ms) so that the first
+			// one is answered.
+			args := without(without(profileArgs(e, "", "-v", "--gpu-telemetry", e.URL+"/metrics", "--gpu-telemetry-interval", "2"), "--no-gpu-telemetry", 0), "--request-count", 1)
+			return append(args, "--request-count", "60")
 		},
 		Limit: 16 << 20, Bound: 20 * time.Second, Exit: []int{0},
 	},
