@@ -18,7 +18,9 @@ func TestCalibrateAgainstTheMock(t *testing.T) {
 	}
 	t.Setenv(calibrate.EnvFile, filepath.Join(t.TempDir(), "cal.json"))
 	var out bytes.Buffer
-	r, err := Calibrate(context.Background(), CalibrateConfig{ITLs: []time.Duration{10 * time.Millisecond},
+	// At a 2 ms ITL a probe's 2,000 tokens take half a second (2.5 s at
+	// 10 ms, three probes a step).
+	r, err := Calibrate(context.Background(), CalibrateConfig{ITLs: []time.Duration{2 * time.Millisecond},
 		MaxStreams: 8, Tokens: 5, Save: true}, &out)
 	if err != nil {
 		t.Fatal(err)
