@@ -33,7 +33,7 @@ func TestAdaptiveScaleFindsMaxRunning(t *testing.T) {
 	c := apptest.RunConfig(mock.URL(), dir)
 	c.Concurrency, c.OSL, c.RequestCount = "8", 16, 0
 	c.Duration = 90 * time.Second
-	c.Adaptive, c.AdaptiveSustain, c.AdaptivePeriod = true, 2*time.Second, time.Second
+	c.Adaptive, c.AdaptiveSustain, c.AdaptivePeriod = true, 3*time.Second, 1500*time.Millisecond
 	c.AdaptiveSLA = []string{"time_to_first_token:p95:le:150"}
 	c.AdaptiveStepPolicy, c.AdaptiveBaseStep, c.AdaptiveMaxMultiplier, c.AdaptiveStepPercent = "sla_margin", 1, 1, 25
 	var out, log bytes.Buffer
