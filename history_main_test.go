@@ -36,6 +36,7 @@ func mockAt(t *testing.T, ttft time.Duration) string {
 // slowed one (exit 1) with its verdict; the first run, with no baseline
 // yet, passes. Priced runs carry their cost in the export and the history.
 func TestHistoryTrendAndGate(t *testing.T) {
+	t.Parallel()
 	normal, slowed := mockAt(t, 100*time.Millisecond), mockAt(t, 300*time.Millisecond)
 	work := t.TempDir()
 	db := filepath.Join(work, "runs.db")
@@ -131,6 +132,7 @@ func TestHistoryTrendAndGate(t *testing.T) {
 // file should be) and every selector. A first run with a sound history
 // still passes (TestHistoryTrendAndGate).
 func TestGateFailsClosed(t *testing.T) {
+	t.Parallel()
 	url := mockAt(t, 5*time.Millisecond)
 	work := t.TempDir()
 	db := filepath.Join(work, "runs.db")
@@ -193,6 +195,7 @@ func TestGateFailsClosed(t *testing.T) {
 			[]string{"id=3", "label=gone"}, "artifact folder is gone"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
 			path := filepath.Join(t.TempDir(), "runs.db")
 			tc.damage(t, path)
 			for _, sel := range tc.selectors {

@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -26,6 +27,7 @@ import (
 // read would wait forever) exits 130 at once, through the whole command
 // line and its signal handling.
 func TestCtrlCWhileLoadingDataset(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	fifo := filepath.Join(dir, "trace.jsonl")
 	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
@@ -48,26 +50,21 @@ func TestCtrlCWhileLoadingDataset(t *testing.T) {
 		wrote <- err == nil
 		<-stall
 	}()
-	code := make(chan int, 1)
-	go func() {
-		code <- run([]string{"surge", "profile", "--url", "http://127.0.0.1:9", "--model", "m", "--ui", "none", "--skip-preflight",
-			"--input-file", fifo, "--custom-dataset-type", "mooncake_trace", "--output-artifact-dir", filepath.Join(dir, "out")})
-	}()
+	p := start(t, surge(t, "profile", "--url", "http://127.0.0.1:9", "--model", "m", "--ui", "none", "--skip-preflight",
+		"--input-file", fifo, "--custom-dataset-type", "mooncake_trace", "--output-artifact-dir", filepath.Join(dir, "out")))
 	select {
 	case ok := <-wrote:
 		if !ok {
 			t.Fatal("could not write the FIFO")
 		}
-	case got := <-code:
-		t.Fatalf("surge exited %d before reading its dataset", got)
+	case <-p.exited:
+		t.Fatalf("surge exited %d before reading its dataset:\n%s", exitCode(t, p.err), p.stderr.String())
 	}
 	sent := time.Now()
-	if err := syscall.Kill(os.Getpid(), syscall.SIGINT); err != nil {
-		t.Fatal(err)
-	}
+	p.signal(t, syscall.SIGINT)
 	select {
-	case got := <-code:
-		if got != cmdline.ExitInterrupted {
+	case <-p.exited:
+		if got := exitCode(t, p.err); got != cmdline.ExitInterrupted {
 			t.Errorf("exit %d after SIGINT while loading, want %d", got, cmdline.ExitInterrupted)
 		}
 		t.Logf("exited %v after SIGINT", time.Since(sent))
@@ -144,6 +141,7 @@ func (s *phaseServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // issuing (no request is sent after it), the second cancels the requests
 // in flight, and the exports are still written.
 func TestSignalsInEveryPhase(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name    string
 		server  *phaseServer
@@ -163,17 +161,18 @@ func TestSignalsInEveryPhase(t *testing.T) {
 		{"a plan of 10^11 requests", &phaseServer{}, []string{"-m", "m", "--skip-preflight", "--request-count", "99999999999", "--concurrency", "2"}, "/v1/chat/completions", syscall.SIGINT, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
 			s := tc.server
 			s.release = make(chan struct{})
 			srv := httptest.NewServer(s)
 			defer srv.Close()
 			defer close(s.release)
 			dir := filepath.Join(t.TempDir(), "out")
-			args := append([]string{"surge", "profile", "--url", srv.URL, "--streaming", "--ui", "none", "--tokenizer", "builtin",
+			args := append([]string{"profile", "--url", srv.URL, "--streaming", "--ui", "none", "--tokenizer", "builtin",
 				"--isl", "16", "--no-server-metrics", "--no-gpu-telemetry", "--output-artifact-dir", dir}, tc.args...)
-			code := make(chan int, 1)
+			cmd := surge(t, args...)
 			begin := time.Now()
-			go func() { code <- runQuiet(args) }()
+			p := start(t, cmd)
 			for deadline := time.Now().Add(20 * time.Second); s.count(tc.waitFor) == 0; time.Sleep(5 * time.Millisecond) {
 				if time.Now().After(deadline) {
 					t.Fatalf("no request to %s within 20 s", tc.waitFor)
@@ -185,9 +184,7 @@ func TestSignalsInEveryPhase(t *testing.T) {
 				t.Errorf("the first request to %s came %v after the start", tc.waitFor, took)
 			}
 			sent := time.Now()
-			if err := syscall.Kill(os.Getpid(), tc.sig); err != nil {
-				t.Fatal(err)
-			}
+			p.signal(t, tc.sig)
 			if tc.started {
 				// The first signal stops issuing: what was sent by then is
 				// all the server sees.
@@ -198,13 +195,12 @@ func TestSignalsInEveryPhase(t *testing.T) {
 					t.Errorf("%d requests sent more than %s after %v", after-before, signalLimit, tc.sig)
 				}
 				sent = time.Now()
-				if err := syscall.Kill(os.Getpid(), tc.sig); err != nil {
-					t.Fatal(err)
-				}
+				p.signal(t, tc.sig)
 			}
 			select {
-			case got := <-code:
+			case <-p.exited:
 				took := time.Since(sent)
+				got := exitCode(t, p.err)
 				t.Logf("exited %d, %v after the last %v", got, took, tc.sig)
 				if got != cmdline.ExitInterrupted {
 					t.Errorf("exit %d, want %d", got, cmdline.ExitInterrupted)
@@ -226,17 +222,35 @@ func TestSignalsInEveryPhase(t *testing.T) {
 	}
 }
 
-// runQuiet is run with stdout and stderr discarded.
-func runQuiet(args []string) int {
-	saved := [2]*os.File{os.Stdout, os.Stderr}
-	null, err := os.OpenFile(os.DevNull, os.O_WRONLY, 0)
-	if err != nil {
-		return run(args)
+// child is surge running as a child process, its stdout discarded and
+// its stderr kept: exited is closed once it ended, err then holding what
+// Wait returned.
+type child struct {
+	cmd    *exec.Cmd
+	stderr strings.Builder
+	exited chan struct{}
+	err    error
+}
+
+// start starts cmd; the test's end kills it if it still runs.
+func start(t *testing.T, cmd *exec.Cmd) *child {
+	t.Helper()
+	c := &child{cmd: cmd, exited: make(chan struct{})}
+	cmd.Stderr = &c.stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
 	}
-	defer null.Close()
-	os.Stdout, os.Stderr = null, null
-	defer func() { os.Stdout, os.Stderr = saved[0], saved[1] }()
-	return run(args)
+	go func() { c.err = cmd.Wait(); close(c.exited) }()
+	t.Cleanup(func() { _ = cmd.Process.Kill(); <-c.exited })
+	return c
+}
+
+// signal sends sig to the child, as a terminal or a supervisor would.
+func (c *child) signal(t *testing.T, sig syscall.Signal) {
+	t.Helper()
+	if err := c.cmd.Process.Signal(sig); err != nil {
+		t.Fatal(err)
+	}
 }
 
 // TestSignalWhileHistoryLocked: a run that finished and waits to record
@@ -245,9 +259,11 @@ func runQuiet(args []string) int {
 // the history with a line that says so (without the signal it would wait
 // out the history's busy timeout, 10 s).
 func TestSignalWhileHistoryLocked(t *testing.T) {
+	t.Parallel()
 	url := mockAt(t, 5*time.Millisecond)
 	for _, sig := range []syscall.Signal{syscall.SIGINT, syscall.SIGTERM} {
 		t.Run(sig.String(), func(t *testing.T) {
+			t.Parallel()
 			work := t.TempDir()
 			db := filepath.Join(work, "runs.db")
 			h, err := history.Open(context.Background(), db)
@@ -266,18 +282,14 @@ func TestSignalWhileHistoryLocked(t *testing.T) {
 			}
 			defer func() { _ = tx.Rollback() }()
 			dir := filepath.Join(work, "out")
-			args := []string{"surge", "profile", "--url", url, "--model", "mock", "--streaming", "--ui", "none", "--request-count", "4",
+			p := start(t, surge(t, "profile", "--url", url, "--model", "mock", "--streaming", "--ui", "none", "--request-count", "4",
 				"--isl", "16", "--osl", "4", "--skip-preflight", "--no-server-metrics", "--no-gpu-telemetry", "--history", db,
-				"--output-artifact-dir", dir}
-			restore := stderrTo(t)
-			code := make(chan int, 1)
-			go func() { code <- run(args) }()
+				"--output-artifact-dir", dir))
 			for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(10 * time.Millisecond) {
 				if _, err := os.Stat(filepath.Join(dir, spec.FileJSON)); err == nil {
 					break
 				}
 				if time.Now().After(deadline) {
-					restore()
 					t.Fatal("no summary export within 30 s")
 				}
 			}
@@ -285,18 +297,14 @@ func TestSignalWhileHistoryLocked(t *testing.T) {
 			// run waits on its lock.
 			time.Sleep(500 * time.Millisecond)
 			sent := time.Now()
-			if err := syscall.Kill(os.Getpid(), sig); err != nil {
-				t.Fatal(err)
-			}
-			var got int
+			p.signal(t, sig)
 			select {
-			case got = <-code:
+			case <-p.exited:
 			case <-time.After(20 * time.Second):
-				restore()
 				t.Fatalf("no exit within 20 s of %v", sig)
 			}
 			took := time.Since(sent)
-			out := restore()
+			got, out := exitCode(t, p.err), p.stderr.String()
 			if got != cmdline.ExitInterrupted || took > signalLimit {
 				t.Errorf("exit %d %v after %v, want %d within %v\n%s", got, took, sig, cmdline.ExitInterrupted, signalLimit, out)
 			}
@@ -310,36 +318,4 @@ func TestSignalWhileHistoryLocked(t *testing.T) {
 			}
 		})
 	}
-}
-
-// stderrTo sends os.Stderr (and os.Stdout) to a pipe until the returned
-// func restores them and returns what was written to stderr.
-func stderrTo(t *testing.T) (restore func() string) {
-	t.Helper()
-	r, w, err := os.Pipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	null, err := os.OpenFile(os.DevNull, os.O_WRONLY, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var buf strings.Builder
-	done := make(chan struct{})
-	go func() { _, _ = io.Copy(&buf, r); close(done) }()
-	saved := [2]*os.File{os.Stdout, os.Stderr}
-	os.Stdout, os.Stderr = null, w
-	restored := false
-	restore = func() string {
-		if !restored {
-			restored = true
-			os.Stdout, os.Stderr = saved[0], saved[1]
-			w.Close()
-			null.Close()
-			<-done
-		}
-		return buf.String()
-	}
-	t.Cleanup(func() { restore() })
-	return restore
 }

@@ -1,11 +1,12 @@
 package main
 
 import (
-	"bytes"
 	"context"
-	"io"
+	"errors"
+	"fmt"
 	"net/http"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -13,12 +14,17 @@ import (
 
 	"github.com/surgebench/surge/app/cmdline"
 	"github.com/surgebench/surge/examples/mockserver"
+	"github.com/surgebench/surge/internal/testbin"
 )
 
 // TestMain keeps every test off the user's history: the default database
 // ($XDG_DATA_HOME/surge/history.db) is in a temporary folder, for this
-// process and every surge it starts.
+// process and every surge it starts. More tests run at once than there
+// are CPUs (unless -parallel says otherwise): they wait on surge children
+// and servers far longer than they compute, under the race detector too
+// (the children are built without it).
 func TestMain(m *testing.M) {
+	testbin.Parallel(waiting)
 	// A shell's exported $COLUMNS would widen what the tests check at 80.
 	os.Unsetenv("COLUMNS")
 	dir, err := os.MkdirTemp("", "surge-main-")
@@ -31,7 +37,51 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
+// waiting is how many parallel tests run at once (more where there are
+// more CPUs).
+const waiting = 8
+
+// surge is the command that runs the surge binary built from this tree
+// with args, in this process's folder and environment: a child process
+// of its own keeps each test's stdout, flags and signals apart from the
+// others', so the tests run in parallel.
+func surge(t *testing.T, args ...string) *exec.Cmd {
+	t.Helper()
+	return exec.Command(testbin.Surge(t), args...)
+}
+
+// captured runs surge with args and returns its exit code and what it
+// wrote to stdout and stderr.
+func captured(t *testing.T, args ...string) (code int, stdout, stderr string) {
+	t.Helper()
+	return output(t, surge(t, args...))
+}
+
+// output runs cmd to its end and returns its exit code and what it wrote.
+func output(t *testing.T, cmd *exec.Cmd) (code int, stdout, stderr string) {
+	t.Helper()
+	var out, errOut strings.Builder
+	cmd.Stdout, cmd.Stderr = &out, &errOut
+	return exitCode(t, cmd.Run()), out.String(), errOut.String()
+}
+
+// exitCode is the status of a child whose Run or Wait returned err: -1
+// when a signal ended it. Any other error (it did not start) fails the
+// test.
+func exitCode(t *testing.T, err error) int {
+	t.Helper()
+	var ee *exec.ExitError
+	if errors.As(err, &ee) {
+		return ee.ExitCode()
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	return 0
+}
+
 func TestExitCodesForBadUsage(t *testing.T) {
+	t.Parallel()
 	cases := [][]string{
 		{"profile", "--endpoint-type", "embeddingz"},
 		{"profile", "--request-count", "abc"},
@@ -53,26 +103,26 @@ func TestExitCodesForBadUsage(t *testing.T) {
 		{"profile", "--request-count", "1", "oops", "--ui", "none"},
 	}
 	for _, args := range cases {
-		if got := run(append([]string{"surge"}, args...)); got != cmdline.ExitUsage {
-			t.Errorf("surge %v exited %d, want %d", args, got, cmdline.ExitUsage)
+		if got, _, stderr := captured(t, args...); got != cmdline.ExitUsage {
+			t.Errorf("surge %v exited %d, want %d:\n%s", args, got, cmdline.ExitUsage, stderr)
 		}
 	}
 }
 
 func TestBadFlagValueIsAUsageError(t *testing.T) {
+	t.Parallel()
 	for _, args := range [][]string{{"profile", "--benchmark-duration", "soon"}, {"profile", "--isl"}, {"mock-server", "--ttft", "x"}} {
-		if got := run(append([]string{"surge"}, args...)); got != cmdline.ExitUsage {
-			t.Errorf("surge %v exited %d, want %d", args, got, cmdline.ExitUsage)
+		if got, _, stderr := captured(t, args...); got != cmdline.ExitUsage {
+			t.Errorf("surge %v exited %d, want %d:\n%s", args, got, cmdline.ExitUsage, stderr)
 		}
 	}
 }
 
-// Not parallel: urfave/cli shares its help flag between apps, so run() is
-// not safe to call from two goroutines.
 func TestReportCommand(t *testing.T) {
+	t.Parallel()
 	out := filepath.Join(t.TempDir(), "r.html")
-	if code := run([]string{"surge", "report", "-o", out, "metrics/report/testdata/run-a", "metrics/report/testdata/sweep"}); code != cmdline.ExitOK {
-		t.Fatalf("surge report exited %d", code)
+	if code, _, stderr := captured(t, "report", "-o", out, "metrics/report/testdata/run-a", "metrics/report/testdata/sweep"); code != cmdline.ExitOK {
+		t.Fatalf("surge report exited %d:\n%s", code, stderr)
 	}
 	b, err := os.ReadFile(out)
 	if err != nil {
@@ -82,8 +132,8 @@ func TestReportCommand(t *testing.T) {
 		t.Errorf("%s has no embedded data", out)
 	}
 	pngs := filepath.Join(t.TempDir(), "charts")
-	if code := run([]string{"surge", "report", "--format", "png", "-o", pngs, "metrics/report/testdata/sweep"}); code != cmdline.ExitOK {
-		t.Fatalf("surge report --format png exited %d", code)
+	if code, _, stderr := captured(t, "report", "--format", "png", "-o", pngs, "metrics/report/testdata/sweep"); code != cmdline.ExitOK {
+		t.Fatalf("surge report --format png exited %d:\n%s", code, stderr)
 	}
 	for _, name := range []string{"cdf-time_to_first_token.png", "sweep-ttft.png", "throughput.png"} {
 		if st, err := os.Stat(filepath.Join(pngs, name)); err != nil || st.Size() < 1000 {
@@ -93,6 +143,7 @@ func TestReportCommand(t *testing.T) {
 }
 
 func TestReportCommandBadUsage(t *testing.T) {
+	t.Parallel()
 	cases := [][]string{
 		{"report"},                         // no folder
 		{"report", "--format", "svg", "x"}, // unknown format
@@ -100,8 +151,8 @@ func TestReportCommandBadUsage(t *testing.T) {
 		{"report", filepath.Join(t.TempDir(), "none")},    // no such folder
 	}
 	for _, args := range cases {
-		if got := run(append([]string{"surge"}, args...)); got != cmdline.ExitUsage {
-			t.Errorf("surge %v exited %d, want %d", args, got, cmdline.ExitUsage)
+		if got, _, stderr := captured(t, args...); got != cmdline.ExitUsage {
+			t.Errorf("surge %v exited %d, want %d:\n%s", args, got, cmdline.ExitUsage, stderr)
 		}
 	}
 }
@@ -117,6 +168,7 @@ const (
 // TestCompareExitCodes: 0 compared, 1 a --fail-on rule failed, 2 bad
 // usage or runs of different workloads (unless --force).
 func TestCompareExitCodes(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		args []string
 		want int
@@ -133,35 +185,10 @@ func TestCompareExitCodes(t *testing.T) {
 		{[]string{"--confidence", "95", cmpSlow, cmpFast}, cmdline.ExitUsage},
 		{[]string{cmpSlow, filepath.Join(t.TempDir(), "none")}, cmdline.ExitUsage},
 	} {
-		if got := run(append([]string{"surge", "compare"}, tc.args...)); got != tc.want {
-			t.Errorf("surge compare %v exited %d, want %d", tc.args, got, tc.want)
+		if got, stdout, stderr := captured(t, append([]string{"compare"}, tc.args...)...); got != tc.want {
+			t.Errorf("surge compare %v exited %d, want %d:\n%s%s", tc.args, got, tc.want, stdout, stderr)
 		}
 	}
-}
-
-// captured runs the command line with stdout and stderr captured.
-func captured(t *testing.T, args ...string) (code int, stdout, stderr string) {
-	t.Helper()
-	var bufs [2]bytes.Buffer
-	var ws [2]*os.File
-	done := make(chan struct{})
-	for i := range bufs {
-		r, w, err := os.Pipe()
-		if err != nil {
-			t.Fatal(err)
-		}
-		ws[i] = w
-		go func() { _, _ = io.Copy(&bufs[i], r); r.Close(); done <- struct{}{} }()
-	}
-	saved := [2]*os.File{os.Stdout, os.Stderr}
-	os.Stdout, os.Stderr = ws[0], ws[1]
-	code = run(append([]string{"surge"}, args...))
-	os.Stdout, os.Stderr = saved[0], saved[1]
-	ws[0].Close()
-	ws[1].Close()
-	<-done
-	<-done
-	return code, bufs[0].String(), bufs[1].String()
 }
 
 // TestHelpShowsSurge: profile's and search's --help list surge's own flags
@@ -171,6 +198,7 @@ func captured(t *testing.T, args ...string) (code int, stdout, stderr string) {
 // every line fits 80 columns (the width when stdout is not a terminal),
 // and `surge --help` gives each command one line.
 func TestHelpShowsSurge(t *testing.T) {
+	t.Parallel()
 	for _, args := range [][]string{{"profile", "--help"}, {"search", "--help"}, {"profile", "--help-all"}, {"profile", "--help", "load"}, {"profile", "--help-aiperf"}, {"--help"}} {
 		code, out, _ := captured(t, args...)
 		if code != cmdline.ExitOK {
@@ -245,6 +273,7 @@ func TestHelpShowsSurge(t *testing.T) {
 // nearest known one; an unknown command names the nearest command; each
 // exits 2.
 func TestMistakesAreAnswered(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		args []string
 		want string
@@ -281,18 +310,19 @@ func TestMistakesAreAnswered(t *testing.T) {
 // TestFlagsAfterFolders: report, compare and merge read a flag after the
 // run folders as a flag.
 func TestFlagsAfterFolders(t *testing.T) {
+	t.Parallel()
 	out := filepath.Join(t.TempDir(), "r.html")
-	if code := run([]string{"surge", "report", "metrics/report/testdata/run-a", "-o", out}); code != cmdline.ExitOK {
-		t.Fatalf("surge report DIR -o FILE exited %d", code)
+	if code, _, stderr := captured(t, "report", "metrics/report/testdata/run-a", "-o", out); code != cmdline.ExitOK {
+		t.Fatalf("surge report DIR -o FILE exited %d:\n%s", code, stderr)
 	}
 	if _, err := os.Stat(out); err != nil {
 		t.Errorf("surge report DIR -o FILE: %v", err)
 	}
-	if code := run([]string{"surge", "compare", cmpFast, cmpSlow, "--fail-on", "time_to_first_token.p99>+5%"}); code != cmdline.ExitFailed {
-		t.Errorf("surge compare A B --fail-on RULE exited %d, want %d (the rule fails)", code, cmdline.ExitFailed)
+	if code, _, stderr := captured(t, "compare", cmpFast, cmpSlow, "--fail-on", "time_to_first_token.p99>+5%"); code != cmdline.ExitFailed {
+		t.Errorf("surge compare A B --fail-on RULE exited %d, want %d (the rule fails):\n%s", code, cmdline.ExitFailed, stderr)
 	}
-	if code := run([]string{"surge", "compare", cmpSlow, cmpOther, "--force"}); code != cmdline.ExitOK {
-		t.Errorf("surge compare A B --force exited %d, want %d", code, cmdline.ExitOK)
+	if code, _, stderr := captured(t, "compare", cmpSlow, cmpOther, "--force"); code != cmdline.ExitOK {
+		t.Errorf("surge compare A B --force exited %d, want %d:\n%s", code, cmdline.ExitOK, stderr)
 	}
 }
 
@@ -300,6 +330,7 @@ func TestFlagsAfterFolders(t *testing.T) {
 // (/dev/full: ENOSPC on every write) stops and exits 4; a bad edge flag is
 // a usage error.
 func TestWriteFaultExitCode(t *testing.T) {
+	t.Parallel()
 	if _, err := os.Stat("/dev/full"); err != nil {
 		t.Skip("no /dev/full here")
 	}
@@ -307,14 +338,13 @@ func TestWriteFaultExitCode(t *testing.T) {
 	if err := os.Symlink("/dev/full", filepath.Join(dir, "profile_export.jsonl")); err != nil {
 		t.Fatal(err)
 	}
-	args := []string{"surge", "profile", "--model", "m", "--benchmark-duration", "60", "--concurrency", "2", "--ui", "none",
-		"--no-gpu-telemetry", "--no-server-metrics", "--output-artifact-dir", dir}
-	if got := run(args); got != cmdline.ExitWriteFault {
-		t.Errorf("exit %d, want %d", got, cmdline.ExitWriteFault)
+	if got, _, stderr := captured(t, "profile", "--model", "m", "--benchmark-duration", "60", "--concurrency", "2", "--ui", "none",
+		"--no-gpu-telemetry", "--no-server-metrics", "--output-artifact-dir", dir); got != cmdline.ExitWriteFault {
+		t.Errorf("exit %d, want %d:\n%s", got, cmdline.ExitWriteFault, stderr)
 	}
 	for _, bad := range [][]string{{"--connection-retries", "2"}, {"--max-response-mib", "-1"}, {"--control-token", "short"}} {
-		if got := run(append([]string{"surge", "profile", "--model", "m", "--ui", "none"}, bad...)); got != cmdline.ExitUsage {
-			t.Errorf("surge profile %v exited %d, want %d", bad, got, cmdline.ExitUsage)
+		if got, _, stderr := captured(t, append([]string{"profile", "--model", "m", "--ui", "none"}, bad...)...); got != cmdline.ExitUsage {
+			t.Errorf("surge profile %v exited %d, want %d:\n%s", bad, got, cmdline.ExitUsage, stderr)
 		}
 	}
 }
@@ -322,8 +352,10 @@ func TestWriteFaultExitCode(t *testing.T) {
 // TestHistoryExitCodes: what the history's commands and flags refuse is
 // bad usage (exit 2); a damaged history fails what reads it (exit 1; a
 // gate: exit 3, TestGateFailsClosed) but not a run that writes to it (exit 0, the error on stderr, the artifacts
-// written); --no-history records nothing.
+// written); --no-history records nothing. The first case makes the
+// history the others read; the rest run at once.
 func TestHistoryExitCodes(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	db := filepath.Join(dir, "h.db")
 	damaged := filepath.Join(dir, "damaged.db")
@@ -331,7 +363,7 @@ func TestHistoryExitCodes(t *testing.T) {
 		t.Fatal(err)
 	}
 	run1 := []string{"--model", "m", "--request-count", "4", "--ui", "none", "--no-gpu-telemetry", "--no-server-metrics"}
-	for _, tc := range []struct {
+	cases := []struct {
 		args []string
 		want int
 	}{
@@ -355,29 +387,47 @@ func TestHistoryExitCodes(t *testing.T) {
 		{append([]string{"profile", "--no-history", "--history-label", "x"}, run1...), cmdline.ExitUsage},
 		{append([]string{"profile", "--cost-per-hour", "-2"}, run1...), cmdline.ExitUsage},
 		{append([]string{"search", "--slo", "error_rate:0.1", "--cost-per-hour", "NaN"}, run1...), cmdline.ExitUsage},
-	} {
-		if code, stdout, stderr := captured(t, tc.args...); code != tc.want {
-			t.Errorf("surge %v exited %d, want %d:\n%s%s", tc.args, code, tc.want, stdout, stderr)
+	}
+	for i, tc := range cases {
+		check := func(t *testing.T) {
+			if code, stdout, stderr := captured(t, tc.args...); code != tc.want {
+				t.Errorf("surge %v exited %d, want %d:\n%s%s", tc.args, code, tc.want, stdout, stderr)
+			}
 		}
+		if i == 0 {
+			check(t)
+			continue
+		}
+		t.Run(fmt.Sprint(i), func(t *testing.T) {
+			t.Parallel()
+			check(t)
+		})
 	}
 
-	out := filepath.Join(dir, "run")
-	code, _, stderr := captured(t, append([]string{"profile", "--history", damaged, "--output-artifact-dir", out}, run1...)...)
-	if code != cmdline.ExitOK || !strings.Contains(stderr, "the run is not in the history") || !strings.Contains(stderr, damaged) {
-		t.Errorf("a run with a damaged history: exit %d, want 0 and the error on stderr:\n%s", code, stderr)
-	}
-	if _, err := os.Stat(filepath.Join(out, "profile_export_aiperf.json")); err != nil {
-		t.Errorf("a run with a damaged history wrote no export: %v", err)
-	}
-	code, _, stderr = captured(t, append([]string{"profile", "--no-history", "--output-artifact-dir", filepath.Join(dir, "quiet")}, run1...)...)
-	if code != cmdline.ExitOK || strings.Contains(stderr, "history") {
-		t.Errorf("--no-history: exit %d, stderr mentions the history:\n%s", code, stderr)
-	}
+	t.Run("damaged history", func(t *testing.T) {
+		t.Parallel()
+		out := filepath.Join(dir, "run")
+		code, _, stderr := captured(t, append([]string{"profile", "--history", damaged, "--output-artifact-dir", out}, run1...)...)
+		if code != cmdline.ExitOK || !strings.Contains(stderr, "the run is not in the history") || !strings.Contains(stderr, damaged) {
+			t.Errorf("a run with a damaged history: exit %d, want 0 and the error on stderr:\n%s", code, stderr)
+		}
+		if _, err := os.Stat(filepath.Join(out, "profile_export_aiperf.json")); err != nil {
+			t.Errorf("a run with a damaged history wrote no export: %v", err)
+		}
+	})
+	t.Run("no history", func(t *testing.T) {
+		t.Parallel()
+		code, _, stderr := captured(t, append([]string{"profile", "--no-history", "--output-artifact-dir", filepath.Join(dir, "quiet")}, run1...)...)
+		if code != cmdline.ExitOK || strings.Contains(stderr, "history") {
+			t.Errorf("--no-history: exit %d, stderr mentions the history:\n%s", code, stderr)
+		}
+	})
 }
 
 // TestMockServerHost: --host takes an IPv6 address bare or bracketed, and
 // the mock listens on it.
 func TestMockServerHost(t *testing.T) {
+	t.Parallel()
 	for host, want := range map[string]string{"::1": "[::1]:8100", "[::1]": "[::1]:8100", "127.0.0.1": "127.0.0.1:8100", "localhost": "localhost:8100"} {
 		if got := listenAddr(host, 8100); got != want {
 			t.Errorf("--host %s --port 8100: %q, want %q", host, got, want)
@@ -404,7 +454,7 @@ func TestMockServerHost(t *testing.T) {
 // stand alone); off a terminal, progress goes to stderr, not into the
 // summary.
 func TestFitsEightyColumns(t *testing.T) {
-	t.Setenv("COLUMNS", "80")
+	t.Parallel()
 	dir := t.TempDir()
 	db := filepath.Join(dir, "history.db")
 	for _, args := range [][]string{
@@ -413,7 +463,11 @@ func TestFitsEightyColumns(t *testing.T) {
 		{"profile", "--num-profile-runs", "2", "--request-count", "8", "--concurrency", "4", "--osl", "8", "--history", db, "--output-artifact-dir", filepath.Join(dir, "runs")},
 		{"history", "--history", db, "--stages"},
 	} {
-		code, out, errOut := captured(t, args...)
+		// The children's environment alone: this process's stays as it is
+		// for the tests running beside this one.
+		cmd := surge(t, args...)
+		cmd.Env = append(os.Environ(), "COLUMNS=80")
+		code, out, errOut := output(t, cmd)
 		if code != cmdline.ExitOK {
 			t.Fatalf("surge %v exited %d:\n%s", args, code, out)
 		}
