@@ -15,7 +15,12 @@ type pairTable struct {
 const emptyKey = ^uint64(0)
 
 func newPairTable(n int) *pairTable {
-	size := 1 << bits.Len(uint(n*2)) // load factor ≤ 0.5
+	// Load factor ≤ 0.75: Qwen3's 151,387 merges fill 262,144 slots
+	// (4 MiB) where ≤ 0.5 took 524,288 (8 MiB), which every surge process
+	// paid in page faults and GC at start-up (107 → 88 ms of CPU for a
+	// two-request run); counting is no slower, the table fitting caches
+	// better.
+	size := 1 << bits.Len(uint(n*4/3))
 	t := &pairTable{keys: make([]uint64, size), vals: make([]uint64, size), shift: uint(64 - bits.Len(uint(size-1)))}
 	for i := range t.keys {
 		t.keys[i] = emptyKey
