@@ -6,12 +6,8 @@ import (
 	"context"
 	"io"
 	"net"
-	"os"
-	"os/exec"
 	"runtime"
 	rtmetrics "runtime/metrics"
-	"slices"
-	"strings"
 	"testing"
 	"time"
 
@@ -108,85 +104,56 @@ const (
 	budgetShort, budgetLong = 8, 136
 )
 
-// budgetCaseEnv names the one case of runBudgetCases a test process
-// measures: each case runs in a process of its own (this test binary,
-// started again), so no other test's allocations are counted and the
-// test runs with the others. One case at a time: what a run allocates
-// each second (its live snapshots, MLflow's and OpenTelemetry's exports)
-// counts per request when a loaded machine stretches the runs, and six
-// cases at once stretched them enough to pass a budget.
-const budgetCaseEnv = "SURGE_BUDGET_CASE"
-
-// TestBudgetWholeRun holds each case of runBudgetCases to its budget.
+// TestBudgetWholeRun holds each case of runBudgetCases to its budget. Not
+// parallel: what a run allocates each second (its live snapshots, MLflow's
+// and OpenTelemetry's exports) counts per request when the runs stretch,
+// and the package's other tests beside it stretched them past a budget
+// (199 allocations a request against 196), even with each case in a
+// process of its own.
 func TestBudgetWholeRun(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs surge profile several times against the mock")
 	}
-	if name, ok := os.LookupEnv(budgetCaseEnv); ok {
-		i := slices.IndexFunc(runBudgetCases, func(bc runBudgetCase) bool { return bc.name == name })
-		if i < 0 {
-			t.Fatalf("%s=%q: no such case", budgetCaseEnv, name)
-		}
-		checkRunBudget(t, runBudgetCases[i])
-		return
-	}
-	t.Parallel()
 	for _, bc := range runBudgetCases {
 		t.Run(bc.name, func(t *testing.T) {
-			cmd := exec.Command(os.Args[0], "-test.run=^TestBudgetWholeRun$", "-test.count=1", "-test.v", "-test.timeout=5m")
-			cmd.Env = append(os.Environ(), budgetCaseEnv+"="+bc.name)
-			out, err := cmd.CombinedOutput()
-			if err != nil {
-				t.Fatalf("the case's own process: %v\n%s", err, out)
-			}
-			for line := range strings.Lines(string(out)) {
-				if strings.Contains(line, "per request:") || strings.Contains(line, "per token:") {
-					t.Log(strings.TrimSpace(line))
+			url := startMockProcess(t, append([]string{"--ttft", "12ms", "--itl", "0", "--prefill-per-token", "0"}, bc.mock...)...)
+			// What a process does once (tables built at first use, pools
+			// grown) is paid before the counted runs.
+			runCounts(t, url, bc, budgetFew, budgetShort)
+			few := runCounts(t, url, bc, budgetFew, budgetShort)
+			many := runCounts(t, url, bc, budgetMany, budgetShort)
+			long := runCounts(t, url, bc, budgetMany, budgetLong)
+			req := many.sub(few).per(budgetMany - budgetFew)
+			tok := long.sub(many).per(budgetMany * (budgetLong - budgetShort))
+			t.Logf("%s: per request: %.1f allocs, %.2f goroutines", bc.name, req.allocs, req.goroutines)
+			t.Logf("%s: per token: %.3f allocs, %.3f goroutines", bc.name, tok.allocs, tok.goroutines)
+			for _, c := range []struct {
+				what     string
+				got, max float64
+				pooled   bool // what pooling saves is in the count
+				timed    bool // the long runs' extra time is in the count
+			}{
+				{"allocations per request", req.allocs, bc.budget.allocsPerRequest, true, false},
+				{"goroutines started per request", req.goroutines, bc.budget.goroutinesPerRequest, false, false},
+				{"allocations per token", tok.allocs, bc.budget.allocsPerToken, false, true},
+				{"goroutines started per token", tok.goroutines, bc.budget.goroutinesPerToken, false, false},
+			} {
+				if raceEnabled && c.pooled {
+					// Under the race detector sync.Pool drops items at random.
+					continue
+				}
+				if raceEnabled && c.timed {
+					// The race detector slows a run several times over, so
+					// what a run does per second (the live snapshots) counts
+					// several times more per token; one allocation a token
+					// is still twenty times this.
+					c.max *= 5
+				}
+				if c.got > c.max {
+					t.Errorf("%s: %.2f, over the budget of %g (docs/benchmarks.md: the hot-path budget)", c.what, c.got, c.max)
 				}
 			}
 		})
-	}
-}
-
-// checkRunBudget runs bc's runs in this process and holds it to its
-// budget.
-func checkRunBudget(t *testing.T, bc runBudgetCase) {
-	url := startMockProcess(t, append([]string{"--ttft", "12ms", "--itl", "0", "--prefill-per-token", "0"}, bc.mock...)...)
-	// What a process does once (tables built at first use, pools
-	// grown) is paid before the counted runs.
-	runCounts(t, url, bc, budgetFew, budgetShort)
-	few := runCounts(t, url, bc, budgetFew, budgetShort)
-	many := runCounts(t, url, bc, budgetMany, budgetShort)
-	long := runCounts(t, url, bc, budgetMany, budgetLong)
-	req := many.sub(few).per(budgetMany - budgetFew)
-	tok := long.sub(many).per(budgetMany * (budgetLong - budgetShort))
-	t.Logf("%s: per request: %.1f allocs, %.2f goroutines", bc.name, req.allocs, req.goroutines)
-	t.Logf("%s: per token: %.3f allocs, %.3f goroutines", bc.name, tok.allocs, tok.goroutines)
-	for _, c := range []struct {
-		what     string
-		got, max float64
-		pooled   bool // what pooling saves is in the count
-		timed    bool // the long runs' extra time is in the count
-	}{
-		{"allocations per request", req.allocs, bc.budget.allocsPerRequest, true, false},
-		{"goroutines started per request", req.goroutines, bc.budget.goroutinesPerRequest, false, false},
-		{"allocations per token", tok.allocs, bc.budget.allocsPerToken, false, true},
-		{"goroutines started per token", tok.goroutines, bc.budget.goroutinesPerToken, false, false},
-	} {
-		if raceEnabled && c.pooled {
-			// Under the race detector sync.Pool drops items at random.
-			continue
-		}
-		if raceEnabled && c.timed {
-			// The race detector slows a run several times over, so
-			// what a run does per second (the live snapshots) counts
-			// several times more per token; one allocation a token
-			// is still twenty times this.
-			c.max *= 5
-		}
-		if c.got > c.max {
-			t.Errorf("%s: %.2f, over the budget of %g (docs/benchmarks.md: the hot-path budget)", c.what, c.got, c.max)
-		}
 	}
 }
 
