@@ -36,12 +36,12 @@ import (
 // or a controller that applied another value, still finds the wrong
 // capacity.
 const (
-	mockTTFT = 50 * time.Millisecond
-	mockITL  = 50 * time.Millisecond
+	mockTTFT = 25 * time.Millisecond
+	mockITL  = 25 * time.Millisecond
 	mockOut  = 4 // few events: the client must keep up on a starved machine
 )
 
-var mockService = mockTTFT + (mockOut-1)*mockITL // 200 ms
+var mockService = mockTTFT + (mockOut-1)*mockITL // 100 ms
 
 // modelServer passes requests on to the mock and keeps, per X-Request-ID,
 // the TTFT the K-slot model gives it (ms).
@@ -146,7 +146,7 @@ func searchMock(t *testing.T, k int, mode string, cfg Config, objectives string)
 	// rate the client sent: one it could not deliver on a starved machine
 	// (only 19 of 22 requests/s, which the model serves without a queue)
 	// would pass at the default 0.85 and overstate the capacity.
-	prober := NewLive(ctl, Judging{Objectives: objs, MinDuration: 2 * time.Second, MaxDuration: 6 * time.Second, MinRequests: 30, KeepUp: 0.95}, clock)
+	prober := NewLive(ctl, Judging{Objectives: objs, MinDuration: time.Second, MaxDuration: 3 * time.Second, MinRequests: 30, KeepUp: 0.95}, clock)
 	col := metrics.NewCollector(metrics.WithClock(clock), metrics.WithSink(judged{prober, model, t}))
 	prober.InFlight = func() int64 { return col.Snapshot().InFlight }
 	gen, err := loadgen.New(mock.URL, &endpoint.Endpoint{Kind: endpoint.Chat, Model: "mock", Streaming: true}, ds, col, loadgen.WithStart(start))
@@ -185,16 +185,16 @@ func searchMock(t *testing.T, k int, mode string, cfg Config, objectives string)
 
 func TestSearchFindsTheMockRateCapacity(t *testing.T) {
 	if testing.Short() {
-		t.Skip("a capacity search takes about fifteen seconds")
+		t.Skip("a capacity search takes about ten seconds")
 	}
 	t.Parallel()
-	// Below 20 requests/s no request waits; above it the queue grows by
-	// the excess every second (by 100 ms a second at 22), past the 100 ms
-	// of wait the limit allows within a probe.
+	// Below 40 requests/s no request waits; above it the queue grows by
+	// the excess every second (by 100 ms a second at 44), past the 50 ms
+	// of wait the limit allows within a probe (1 s).
 	const k = 4
-	known := k / mockService.Seconds() // 20 requests/s
-	// From half the capacity: a probe needs 30 requests, 6 s at 5 a second.
-	res, sum := searchMock(t, k, loadgen.ControlRequestRate, Config{Start: 10, Resolution: 0.05}, "time_to_first_token:p95:150")
+	known := k / mockService.Seconds() // 40 requests/s
+	// From half the capacity: a probe needs 30 requests, 3 s at 10 a second.
+	res, sum := searchMock(t, k, loadgen.ControlRequestRate, Config{Start: 20, Resolution: 0.05}, "time_to_first_token:p95:75")
 	if !res.Found {
 		t.Fatalf("no capacity found: %s", res.Note)
 	}
@@ -206,18 +206,18 @@ func TestSearchFindsTheMockRateCapacity(t *testing.T) {
 
 func TestSearchFindsTheMockConcurrencyCapacity(t *testing.T) {
 	if testing.Short() {
-		t.Skip("a capacity search takes about fifteen seconds")
+		t.Skip("a capacity search takes about ten seconds")
 	}
 	t.Parallel()
-	// At concurrency K a request never waits for a slot: TTFT is 50 ms
+	// At concurrency K a request never waits for a slot: TTFT is 25 ms
 	// exactly (a client sends its next request after its last one ended,
 	// no sooner than the model freed its slot). At K+1 the mock (which has
 	// no queue of its own) answers each client as fast as at K, so the
 	// model's queue grows by a request every service time, and with it
-	// TTFT, past 90 ms within a second.
+	// TTFT, past 65 ms within half a second.
 	const k = 4
-	// From half the capacity: a probe needs 30 requests, 6 s at 1 at once.
-	res, sum := searchMock(t, k, loadgen.ControlConcurrency, Config{Start: 2, Integer: true}, "time_to_first_token:p95:90")
+	// From half the capacity: a probe needs 30 requests, 3 s at 1 at once.
+	res, sum := searchMock(t, k, loadgen.ControlConcurrency, Config{Start: 2, Integer: true}, "time_to_first_token:p95:65")
 	if !res.Found || res.Capacity != k {
 		t.Errorf("capacity %v (found %v), the model server has %d slots", res.Capacity, res.Found, k)
 	}
