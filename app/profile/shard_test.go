@@ -27,10 +27,11 @@ import (
 // (--start-at) against the same mock, and `surge merge` combines their
 // exports into the whole run's: the same request bodies, counts and token
 // totals, and the same percentiles of the lengths (the latencies are two
-// runs' and may differ). Not parallel: its four processes would load the
-// machine under the timing-sensitive tests that run in parallel.
+// runs' and may differ). Parallel: its processes send 48 short requests
+// each, at 60 a second, and mostly wait.
 func TestShardProcessesMergeIntoTheWholeRun(t *testing.T) {
 	bin := apptest.SurgeBinary(t)
+	t.Parallel()
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
 	mock, err := mockserver.Start(ctx, "127.0.0.1:0", mockserver.Config{TTFT: 5 * time.Millisecond, ITL: time.Millisecond})
