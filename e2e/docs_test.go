@@ -299,6 +299,11 @@ func (d *docRun) rewrite(args []string) ([]string, error) {
 			out = append(out, "--ui", "none")
 		}
 		switch {
+		case set["input-file"] && !set["endpoint-type"]:
+			// A trace's recorded outputs (weka's: hundreds of tokens a
+			// turn, 9 s a command) capped as a Hub dataset's are; other
+			// endpoint types' bodies take no such field.
+			out = append(out, "--extra-inputs", "max_completion_tokens:8")
 		case set["input-file"]:
 		case set["public-dataset"] || set["hf-dataset"] || set["hf-weka-dataset"]:
 			// A Hub dataset's rows cap their own output, or leave it to the
