@@ -46,10 +46,8 @@ type Authorizer interface {
 }
 
 // fetchTimeout bounds one fetch of a credential (a token endpoint, the
-// instance metadata service, SSO): they answer in milliseconds to a
-// second, and a run waits on the first before it starts, so 10 s tells a
-// broken one sooner than 30 s did, with room to spare.
-const fetchTimeout = 10 * time.Second
+// instance metadata service, SSO).
+const fetchTimeout = 30 * time.Second
 
 // httpClient is the client of the credential fetches: the outbound
 // policy's, following no redirect, each exchange bounded in time and its
