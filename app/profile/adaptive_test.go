@@ -116,10 +116,10 @@ func TestRecipeSearchFindsMaxRunning(t *testing.T) {
 	// As in TestSearchCommandFindsMaxRunning, TTFT is 50 ms up to the 4
 	// slots and ≥ 100 ms at 5: a machine busy enough to add 40 ms to the
 	// client's reading fails 4 or lower. So the boundary is 4 or below it
-	// (the monotonic planner probes each value from the lower bound, 2,
-	// up to the first that fails; none is feasible if 2 fails), found
-	// in at least a probe a value; loadgen/search's tests, on the
-	// server's clock, find the exact one.
+	// (the monotonic planner probes each value once, from the lower
+	// bound, 2, up to the first that fails; none is feasible if 2
+	// fails); loadgen/search's tests, on the server's clock, find the
+	// exact one.
 	fm, im := h.Boundary.FeasibleMax.Value, h.Boundary.InfeasibleMin.Value
 	if h.Recipe != "max-concurrency-under-sla" || fm > 4 || im != max(fm+1, 2) || h.Boundary.InfeasibleMin.FirstBreach.Metric != "time_to_first_token" || len(h.Iterations) < int(im)-1 {
 		t.Errorf("search_history %s\n%s", b, out.String())
