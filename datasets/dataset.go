@@ -30,6 +30,12 @@ type Turn struct {
 	// Delay is the think time before this turn is sent, after the previous
 	// turn of the same conversation finished.
 	Delay time.Duration
+	// RecordedDelay is Delay as the dataset gave it, set on a timestamped
+	// turn where --conversation-turn-delay-ratio scaled Delay: a replay
+	// takes the recorded think time, not the scaled one, off the gap
+	// between two timestamps to find how long the call before it took.
+	// Use RecordedThink.
+	RecordedDelay time.Duration
 	// Timestamp is the intended send offset from the run's start for trace
 	// replay; valid when HasTimestamp is set.
 	Timestamp    time.Duration
@@ -189,6 +195,15 @@ func (d *Dataset) Timestamp(i int) (at time.Duration, ok bool) {
 	}
 	t := &d.Conversation(i).Turns[0]
 	return t.Timestamp, t.HasTimestamp
+}
+
+// RecordedThink is the think time the dataset recorded before this turn,
+// whatever ratio scaled Delay.
+func (t *Turn) RecordedThink() time.Duration {
+	if t.RecordedDelay != 0 {
+		return t.RecordedDelay
+	}
+	return t.Delay
 }
 
 // Content returns the turn's full user content: the text of its

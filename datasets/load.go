@@ -205,6 +205,9 @@ func scaleDelays(d *Dataset, r float64) {
 		for j := range d.Conversations[i].Turns {
 			t := &d.Conversations[i].Turns[j]
 			if !done[t] {
+				if t.HasTimestamp {
+					t.RecordedDelay = t.RecordedThink()
+				}
 				t.Delay = time.Duration(math.Round(float64(t.Delay) * r))
 				done[t] = true
 			}

@@ -274,6 +274,25 @@ func TestTurnDelayRatio(t *testing.T) {
 	if !strings.Contains(strings.Join(rep.Lines, "\n"), "scaled by 0.25") {
 		t.Errorf("report %q does not say the delays were scaled", rep.Lines)
 	}
+	// Removed from a trace, the delays are still known as recorded (a
+	// replay's priming needs them).
+	weka := Options{InputFile: "testdata/weka", CustomDatasetType: TypeWeka}
+	asRecorded, _, err := Load(weka)
+	if err != nil {
+		t.Fatal(err)
+	}
+	weka.NoTurnDelays = true
+	d, _, err = Load(weka)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, c := range d.Conversations {
+		for j, tn := range c.Turns {
+			if want := asRecorded.Conversations[i].Turns[j].Delay; tn.Delay != 0 || tn.RecordedThink() != want {
+				t.Errorf("%s turn %d, delays removed: delay %s, recorded %s; want 0 and %s", c.ID, j, tn.Delay, tn.RecordedThink(), want)
+			}
+		}
+	}
 	if _, _, err := Load(Options{InputFile: f, TurnDelayRatio: -1}); err == nil {
 		t.Error("a negative ratio was accepted")
 	}

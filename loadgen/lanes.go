@@ -176,12 +176,15 @@ func (r *Replay) recycle(i int) {
 
 // recordedWork is how long a conversation's turn ti took when it was
 // recorded: the gap between its start and the next turn's, less the
-// think time before that one (0 without timestamps).
+// think time recorded before that one (0 without timestamps). Not the
+// scaled think time: with --conversation-turn-delay-ratio 0 that counted
+// a trace's pauses as work, and the priming waited them out (26 s for
+// docs/agentic.md's eight-request replay).
 func recordedWork(turns []datasets.Turn, ti int) time.Duration {
 	if ti+1 >= len(turns) || !turns[ti].HasTimestamp || !turns[ti+1].HasTimestamp {
 		return 0
 	}
-	return max(turns[ti+1].Timestamp-turns[ti].Timestamp-turns[ti+1].Delay, 0)
+	return max(turns[ti+1].Timestamp-turns[ti].Timestamp-turns[ti+1].RecordedThink(), 0)
 }
 
 // residualCap bounds the wait a lane resumed after the cache-pressure

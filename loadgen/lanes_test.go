@@ -206,6 +206,39 @@ func TestReplayPhaseStarts(t *testing.T) {
 	}
 }
 
+// TestReplayPrimeTakesRecordedThink: with the think times scaled to
+// none (--conversation-turn-delay-ratio 0), the priming still spaces its
+// lanes by the calls' recorded work, not by the recorded pauses, which no
+// longer count: a trace's 2 s pause is not waited out.
+func TestReplayPrimeTakesRecordedThink(t *testing.T) {
+	t.Parallel()
+	const pause = 2 * time.Second
+	ds := traceDataset(2, 4, 0, time.Millisecond)
+	slow := traceDataset(1, 4, pause, time.Millisecond).Conversations[0]
+	slow.ID = "paused"
+	ds.Conversations[0] = slow
+	for i := range ds.Conversations {
+		for j := range ds.Conversations[i].Turns {
+			tn := &ds.Conversations[i].Turns[j]
+			tn.RecordedDelay, tn.Delay = tn.Delay, 0 // as datasets.Load scales by 0
+		}
+	}
+	r, err := NewReplay(ds, 2, 0.5, 0.5, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	recs := runReplay(t, mockserver.Config{DefaultOutputTokens: 2}, ds, []Stage{
+		{Phase: metrics.Warmup, Lanes: &LanePart{Replay: r, Part: Prime}},
+	})
+	if el := time.Since(start); len(recs) != 2 || el >= pause {
+		t.Fatalf("%d primers in %v: the priming waited out a recorded pause of %v", len(recs), el, pause)
+	}
+	if got := recordedWork(slow.Turns, 1); got != time.Millisecond {
+		t.Errorf("recorded work of a call followed by a %v pause: %v, want 1ms", pause, got)
+	}
+}
+
 // TestReplayGraceAndPressure: the priming waits at most its grace for a
 // slow primer, which is cancelled; the cache-pressure warmup replays with
 // no think time and one-token outputs until its duration.
