@@ -21,7 +21,7 @@ type BreakdownConfig struct {
 	// request (one at a time only).
 	KoboldPerf bool
 	// MockTimings is --mock-server-timings: how the embedded mock reports
-	// its own times (none, llamacpp, mock, otlp).
+	// its own times (none, llamacpp, mock, otlp; "" picks).
 	MockTimings string
 }
 
@@ -36,7 +36,7 @@ var breakdownOptions = []option{
 		path: "time_breakdown.otlp_wait", field: func(c *Config) any { return Secs(&c.OTLPWait) }},
 	{flag: &cli.BoolFlag{Category: catBreakdown, Hidden: true, Name: "koboldcpp-perf", Usage: "ask koboldcpp's /api/extra/perf for each request's prompt and generation times after it (one request at a time: --concurrency 1)"},
 		path: "time_breakdown.koboldcpp_perf", field: func(c *Config) any { return &c.KoboldPerf }},
-	{flag: &cli.StringFlag{Category: catBreakdown, Hidden: true, Name: "mock-server-timings", Value: "none", Usage: "the embedded mock (no --url) reports its own queue, prefill and decode: none, llamacpp (llama.cpp's timings), mock (with its queue) or otlp (spans sent to --otlp-receiver)"},
+	{flag: &cli.StringFlag{Category: catBreakdown, Hidden: true, Name: "mock-server-timings", Usage: "the embedded mock (no --url) reports its own queue, prefill and decode: none, llamacpp (llama.cpp's timings), mock (with its queue) or otlp (spans sent to --otlp-receiver; the default with one, none without)"},
 		path: "mock.server_timings", field: func(c *Config) any { return &c.MockTimings }},
 }
 

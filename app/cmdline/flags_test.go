@@ -35,7 +35,7 @@ func TestFlagsFillTheConfig(t *testing.T) {
 		AdaptiveConfig: AdaptiveConfig{AdaptivePeriod: 30 * time.Second, AdaptiveMinCompleted: 1, AdaptiveStrategy: "ramp_until_fail",
 			AdaptiveStepPolicy: "sla_margin", AdaptiveBaseStep: 10, AdaptiveMaxMultiplier: 4, AdaptiveStepPercent: 25},
 		ExportConfig:    ExportConfig{OTelInterval: 10 * time.Second, OTelSpans: 0.1, MLflowExperiment: "surge"},
-		BreakdownConfig: BreakdownConfig{OTLPWait: 10 * time.Second, MockTimings: "none"},
+		BreakdownConfig: BreakdownConfig{OTLPWait: 10 * time.Second},
 	} // the seed is drawn: TestAIPerfDefaults
 	if d := cmp.Diff(want, def); d != "" {
 		t.Errorf("defaults (-want +got)\n%s", d)

@@ -46,6 +46,10 @@ func parseBreakdown(s *Spec, c *cmdline.Config) error {
 		return cmdline.Usagef("--koboldcpp-perf needs --concurrency 1: koboldcpp's /api/extra/perf tells of its last request, which is another's when two run at once")
 	}
 	switch {
+	case b.MockTimings == "" && s.Target.Mock && b.OTLPReceiver != "":
+		// The embedded mock sends its spans to the receiver asked for:
+		// nothing else would, and the run would wait --otlp-wait for them.
+		b.MockTimings = "otlp"
 	case b.MockTimings == "":
 		b.MockTimings = "none"
 	case !slices.Contains(mockTimings, b.MockTimings):

@@ -22,6 +22,20 @@ func TestParseBreakdown(t *testing.T) {
 	if s, err := parseArgs(t); err != nil || s.Breakdown.MockTimings != "" || s.Breakdown.OTLPWait != 10*time.Second {
 		t.Errorf("defaults: %+v %v", s.Breakdown, err)
 	}
+	// A receiver with no --url: the embedded mock sends it spans, unless
+	// told otherwise; a server's spans are its own.
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--otlp-receiver", "127.0.0.1:0"}, "otlp"},
+		{[]string{"--otlp-receiver", "127.0.0.1:0", "--mock-server-timings", "mock"}, "mock"},
+		{[]string{"--otlp-receiver", "127.0.0.1:0", "--url", "localhost:8000"}, ""},
+	} {
+		if s, err := parseArgs(t, tc.args...); err != nil || s.Breakdown.MockTimings != tc.want {
+			t.Errorf("%v: mock timings %q (%v), want %q", tc.args, s.Breakdown.MockTimings, err, tc.want)
+		}
+	}
 	for _, tc := range []struct {
 		args []string
 		want string
