@@ -9,6 +9,7 @@ import (
 	"errors"
 	"math"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -232,17 +233,20 @@ func reportShape(version int) shape.Shape {
 }
 
 // TestDocumentedLines runs GuideLLM's documented command lines (v0.6's
-// benchmark, v0.7's run) against the mock: each one surge takes writes
-// GuideLLM's report in the version's schema (JSON, and the CSV), each one
-// it refuses exits 2 naming what.
+// benchmark, v0.7's run) against the mock, as a user runs them (surge
+// guidellm, in a folder of its own, all lines at once): each one surge
+// takes writes GuideLLM's report in the version's schema (JSON, and the
+// CSV), each one it refuses exits 2 naming what.
 //
 // The mock serves at most 8 requests at once, a 128-token answer in about
-// 130 ms: a sweep's throughput benchmark finds about 50 requests a second
+// 70 ms: a sweep's throughput benchmark finds about 100 requests a second
 // rather than the 2,000 a mock without a cap gives, so its ten benchmarks
 // take tenths of a CPU second rather than ten (the same reports, written
-// from fewer requests).
+// from fewer requests). Each benchmark lasts 0.75 s: at 0.5 s and 130 ms
+// answers, a loaded machine's throughput benchmark (512 streams to set
+// up) once finished none.
 func TestDocumentedLines(t *testing.T) {
-	url := apptest.Mock(t, mockserver.Config{TTFT: time.Millisecond, ITL: time.Millisecond, MaxRunning: 8})
+	t.Parallel()
 	f, err := os.Open(filepath.Join("testdata", "documented.txt"))
 	if err != nil {
 		t.Fatal(err)
@@ -259,31 +263,49 @@ func TestDocumentedLines(t *testing.T) {
 		if rest, ok := strings.CutPrefix(line, "refused:"); ok {
 			refused, line, _ = strings.Cut(rest, " ")
 		}
-		line = strings.ReplaceAll(line, "http://localhost:8000", url)
-		line = capSeconds.ReplaceAllString(line, "${1}0.5")
+		line = capSeconds.ReplaceAllString(line, "${1}0.75")
 		argv := apptest.ShellWords(t, line)[1:] // after "guidellm"
 		t.Run(strings.Join(argv[:min(5, len(argv))], " "), func(t *testing.T) {
-			t.Chdir(t.TempDir())
-			var out, log bytes.Buffer
-			code, err := Main(context.Background(), argv, Env{Version: "test", Stdout: &out, Stderr: &log, Now: time.Now})
+			t.Parallel()
+			// A mock of its own: the sweeps measure its capacity.
+			url := apptest.Mock(t, mockserver.Config{TTFT: time.Millisecond, ITL: 500 * time.Microsecond, MaxRunning: 8})
+			for i, a := range argv {
+				argv[i] = strings.ReplaceAll(a, "http://localhost:8000", url)
+			}
+			dir := t.TempDir()
+			out, err := guidellm(t, dir, argv...)
+			var exit *exec.ExitError
 			if refused != "" {
-				var ue *cmdline.UsageError
-				if code != cmdline.ExitUsage || !errors.As(err, &ue) || !strings.Contains(err.Error(), refused) {
-					t.Fatalf("documented.txt:%d: exit %d, %v; want a usage error naming %s", n, code, err, refused)
+				code := 0
+				if errors.As(err, &exit) {
+					code = exit.ExitCode()
+				}
+				if code != cmdline.ExitUsage || !strings.Contains(string(out), refused) {
+					t.Fatalf("documented.txt:%d: exit %d; want %d naming %s\n%s", n, code, cmdline.ExitUsage, refused, out)
 				}
 				return
 			}
-			if code != 0 || err != nil {
-				t.Fatalf("documented.txt:%d: exit %d, %v\n%s", n, code, err, log.String())
+			if err != nil {
+				t.Fatalf("documented.txt:%d: %v\n%s", n, err, out)
 			}
 			version := 1
 			if argv[0] == "run" {
 				version = 2
 			}
-			checkReport(t, "benchmarks.json", version)
-			checkCSV(t, "benchmarks.csv")
+			checkReport(t, filepath.Join(dir, "benchmarks.json"), version)
+			checkCSV(t, filepath.Join(dir, "benchmarks.csv"))
 		})
 	}
+}
+
+// guidellm runs surge guidellm with args in dir, as a user would there:
+// its reports in dir, its own default history, and no look at the Hub for
+// the mock's tokenizer.
+func guidellm(t *testing.T, dir string, args ...string) ([]byte, error) {
+	t.Helper()
+	cmd := exec.Command(apptest.SurgeBinary(t), append([]string{"guidellm"}, args...)...)
+	cmd.Dir, cmd.Env = dir, append(os.Environ(), "XDG_DATA_HOME="+dir, "HF_HUB_OFFLINE=1")
+	return cmd.CombinedOutput()
 }
 
 // checkReport checks a report against GuideLLM's schema and its
@@ -347,16 +369,15 @@ func checkCSV(t *testing.T, path string) {
 // the YAML, which GuideLLM's loader reads the same), one benchmark a
 // stream count, warmup and cooldown left out of the metrics.
 func TestConcurrentWritesBenchmarks(t *testing.T) {
+	t.Parallel()
 	url := apptest.Mock(t, mockserver.Config{TTFT: time.Millisecond, ITL: 200 * time.Microsecond})
-	t.Chdir(t.TempDir())
-	argv := []string{"benchmark", "--target", url, "--profile", "concurrent", "--rate", "2,4", "--warmup", "0.1", "--cooldown", "0.1",
-		"--max-seconds", "1", "--data", "prompt_tokens=64,output_tokens=16", "--outputs", "json", "--outputs", "yaml", "--disable-progress"}
-	var out, log bytes.Buffer
-	code, err := Main(context.Background(), argv, Env{Version: "test", Stdout: &out, Stderr: &log, Now: time.Now})
-	if code != 0 || err != nil {
-		t.Fatalf("exit %d: %v\n%s", code, err, log.String())
+	dir := t.TempDir()
+	out, err := guidellm(t, dir, "benchmark", "--target", url, "--profile", "concurrent", "--rate", "2,4", "--warmup", "0.1", "--cooldown", "0.1",
+		"--max-seconds", "1", "--data", "prompt_tokens=64,output_tokens=16", "--outputs", "json", "--outputs", "yaml", "--disable-progress")
+	if err != nil {
+		t.Fatalf("%v\n%s", err, out)
 	}
-	doc := checkReport(t, "benchmarks.json", 1)
+	doc := checkReport(t, filepath.Join(dir, "benchmarks.json"), 1)
 	bms := doc["benchmarks"].([]any)
 	if len(bms) != 2 {
 		t.Fatalf("%d benchmarks, want one a stream count", len(bms))
@@ -375,7 +396,7 @@ func TestConcurrentWritesBenchmarks(t *testing.T) {
 			t.Errorf("benchmark %d: mean concurrency %.2f, want near %g", i, conc, streams)
 		}
 	}
-	y, err := os.ReadFile("benchmarks.yaml")
+	y, err := os.ReadFile(filepath.Join(dir, "benchmarks.yaml"))
 	if err != nil {
 		t.Fatal(err)
 	}
