@@ -178,6 +178,7 @@ func TestHTMLIsSelfContained(t *testing.T) {
 // its series (the page marks data-series with the series uPlot built a
 // path for).
 func TestBrowserDrawsEveryChart(t *testing.T) {
+	t.Parallel()
 	browser := ""
 	for _, name := range []string{"chromium", "chromium-browser", "google-chrome", "chrome"} {
 		if p, err := exec.LookPath(name); err == nil {
