@@ -4,10 +4,15 @@ package profile
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"net"
+	"os"
+	"os/exec"
 	"runtime"
 	rtmetrics "runtime/metrics"
+	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -104,57 +109,127 @@ const (
 	budgetShort, budgetLong = 8, 136
 )
 
-// TestBudgetWholeRun holds each case of runBudgetCases to its budget. Not
-// parallel: what a run allocates each second (its live snapshots, MLflow's
-// and OpenTelemetry's exports) counts per request when the runs stretch,
-// and the package's other tests beside it stretched them past a budget
-// (199 allocations a request against 196), even with each case in a
-// process of its own.
+// TestBudgetWholeRun holds each case of runBudgetCases to its budget,
+// each case in a process of its own (this test binary, budgetCaseEnv
+// naming the case), so that what the process counts is that case's runs
+// alone; the cases' processes run at once, most of their time waiting on
+// the mock. This process starts the mocks (budgetMockEnv), so the surge
+// binary is looked up once, not in every case's process. Not parallel with the package's other tests: what a run
+// allocates each second (its live snapshots, MLflow's and
+// OpenTelemetry's exports) counts per request when the runs stretch, and
+// the package's other tests beside it stretched them past a budget (199
+// allocations a request against 196); runBudgetCaseHere measures a case
+// again when stretching takes it over.
 func TestBudgetWholeRun(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs surge profile several times against the mock")
 	}
+	if name, ok := os.LookupEnv(budgetCaseEnv); ok {
+		i := slices.IndexFunc(runBudgetCases, func(bc runBudgetCase) bool { return bc.name == name })
+		if i < 0 {
+			t.Fatalf("%s=%q: no such case", budgetCaseEnv, name)
+		}
+		budgetReceiver = os.Getenv(budgetReceiverEnv)
+		runBudgetCaseHere(t, runBudgetCases[i], os.Getenv(budgetMockEnv))
+		return
+	}
 	for _, bc := range runBudgetCases {
 		t.Run(bc.name, func(t *testing.T) {
+			t.Parallel()
 			url := startMockProcess(t, append([]string{"--ttft", "12ms", "--itl", "0", "--prefill-per-token", "0"}, bc.mock...)...)
-			// What a process does once (tables built at first use, pools
-			// grown) is paid before the counted runs.
-			runCounts(t, url, bc, budgetFew, budgetShort)
-			few := runCounts(t, url, bc, budgetFew, budgetShort)
-			many := runCounts(t, url, bc, budgetMany, budgetShort)
-			long := runCounts(t, url, bc, budgetMany, budgetLong)
-			req := many.sub(few).per(budgetMany - budgetFew)
-			tok := long.sub(many).per(budgetMany * (budgetLong - budgetShort))
-			t.Logf("%s: per request: %.1f allocs, %.2f goroutines", bc.name, req.allocs, req.goroutines)
-			t.Logf("%s: per token: %.3f allocs, %.3f goroutines", bc.name, tok.allocs, tok.goroutines)
-			for _, c := range []struct {
-				what     string
-				got, max float64
-				pooled   bool // what pooling saves is in the count
-				timed    bool // the long runs' extra time is in the count
-			}{
-				{"allocations per request", req.allocs, bc.budget.allocsPerRequest, true, false},
-				{"goroutines started per request", req.goroutines, bc.budget.goroutinesPerRequest, false, false},
-				{"allocations per token", tok.allocs, bc.budget.allocsPerToken, false, true},
-				{"goroutines started per token", tok.goroutines, bc.budget.goroutinesPerToken, false, false},
-			} {
-				if raceEnabled && c.pooled {
-					// Under the race detector sync.Pool drops items at random.
-					continue
-				}
-				if raceEnabled && c.timed {
-					// The race detector slows a run several times over, so
-					// what a run does per second (the live snapshots) counts
-					// several times more per token; one allocation a token
-					// is still twenty times this.
-					c.max *= 5
-				}
-				if c.got > c.max {
-					t.Errorf("%s: %.2f, over the budget of %g (docs/benchmarks.md: the hot-path budget)", c.what, c.got, c.max)
+			cmd := exec.Command(os.Args[0], "-test.run=^TestBudgetWholeRun$", "-test.count=1", "-test.v")
+			cmd.Env = append(os.Environ(), budgetCaseEnv+"="+bc.name, budgetMockEnv+"="+url, budgetReceiverEnv+"="+budgetReceiver)
+			out, err := cmd.CombinedOutput()
+			if err != nil {
+				t.Fatalf("%v\n%s", err, out)
+			}
+			for line := range strings.Lines(string(out)) {
+				if strings.Contains(line, bc.name+": per ") {
+					t.Log(strings.TrimSpace(line))
 				}
 			}
 		})
 	}
+}
+
+// What a child process of TestBudgetWholeRun is given: the case of
+// runBudgetCases it runs, its mock's URL and the OTLP receiver's address
+// the mock sends to.
+const (
+	budgetCaseEnv     = "SURGE_BUDGET_CASE"
+	budgetMockEnv     = "SURGE_BUDGET_MOCK"
+	budgetReceiverEnv = "SURGE_BUDGET_RECEIVER"
+)
+
+// runBudgetCaseHere runs bc against the mock at url in this process and
+// holds it to its budget.
+func runBudgetCaseHere(t *testing.T, bc runBudgetCase, url string) {
+	// What a process does once (tables built at first use, pools
+	// grown) is paid before the counted runs.
+	runCounts(t, url, bc, budgetFew, budgetShort)
+	// Work a run does by the second, not by the request (a batch
+	// exported on a timer, a snapshot), lands in a stretched run's
+	// difference only: on a busy machine one was seen to add 8
+	// allocations a request (133.7 against 131). Stretching adds, so a
+	// case over its budget is measured again, up to budgetTries times, and judged on
+	// the least count of each: a request that costs more pays it in
+	// every try.
+	var req, tok runTotals
+	for try := range budgetTries {
+		few := runCounts(t, url, bc, budgetFew, budgetShort)
+		many := runCounts(t, url, bc, budgetMany, budgetShort)
+		long := runCounts(t, url, bc, budgetMany, budgetLong)
+		r := many.sub(few).per(budgetMany - budgetFew)
+		k := long.sub(many).per(budgetMany * (budgetLong - budgetShort))
+		if try == 0 {
+			req, tok = r, k
+		} else {
+			req, tok = req.min(r), tok.min(k)
+		}
+		t.Logf("%s: per request: %.1f allocs, %.2f goroutines", bc.name, r.allocs, r.goroutines)
+		t.Logf("%s: per token: %.3f allocs, %.3f goroutines", bc.name, k.allocs, k.goroutines)
+		if len(overBudget(bc.budget, req, tok)) == 0 {
+			break
+		}
+	}
+	for _, e := range overBudget(bc.budget, req, tok) {
+		t.Error(e)
+	}
+}
+
+// budgetTries is how many times a case over its budget is measured.
+const budgetTries = 3
+
+// overBudget says what of req (per request) and tok (per token) is over b.
+func overBudget(b runBudget, req, tok runTotals) []string {
+	var over []string
+	for _, c := range []struct {
+		what     string
+		got, max float64
+		pooled   bool // what pooling saves is in the count
+		timed    bool // the long runs' extra time is in the count
+	}{
+		{"allocations per request", req.allocs, b.allocsPerRequest, true, false},
+		{"goroutines started per request", req.goroutines, b.goroutinesPerRequest, false, false},
+		{"allocations per token", tok.allocs, b.allocsPerToken, false, true},
+		{"goroutines started per token", tok.goroutines, b.goroutinesPerToken, false, false},
+	} {
+		if raceEnabled && c.pooled {
+			// Under the race detector sync.Pool drops items at random.
+			continue
+		}
+		if raceEnabled && c.timed {
+			// The race detector slows a run several times over, so
+			// what a run does per second (the live snapshots) counts
+			// several times more per token; one allocation a token
+			// is still twenty times this.
+			c.max *= 5
+		}
+		if c.got > c.max {
+			over = append(over, fmt.Sprintf("%s: %.2f, over the budget of %g (docs/benchmarks.md: the hot-path budget)", c.what, c.got, c.max))
+		}
+	}
+	return over
 }
 
 // runTotals are the process's allocations and goroutines over one run.
@@ -162,6 +237,10 @@ type runTotals struct{ allocs, goroutines float64 }
 
 func (a runTotals) sub(b runTotals) runTotals {
 	return runTotals{a.allocs - b.allocs, a.goroutines - b.goroutines}
+}
+
+func (a runTotals) min(b runTotals) runTotals {
+	return runTotals{min(a.allocs, b.allocs), min(a.goroutines, b.goroutines)}
 }
 
 func (a runTotals) per(n int) runTotals {
