@@ -22,12 +22,11 @@ import (
 // request in five waits for a slot, and by Little's law the waits average
 // a quarter of a service: the mean TTFT is over 100 ms (110 measured),
 // however busy the machine (a slower mock serves, and makes them wait,
-// longer). The mean
-// rather than a p95: a busy machine's stalls (a p95 of 160 ms at 3 has
-// been seen) move a mean of a dozen requests by a fraction of theirs, and
-// its interval settles a passing window after its first 8 requests where
-// a p95's needs 72, so no window runs to its cap. One busier still fails
-// 4: the boundary is then 3.
+// longer). The mean rather than a p95: a busy machine's stalls (a p95 of
+// 160 ms at 3 has been seen) move a mean of a dozen requests by a
+// fraction of theirs, and its interval settles a passing window after its
+// first 8 requests where a p95's needs 72, so no window runs to its cap.
+// One busier still fails 4: the boundary is then 3.
 func TestAdaptiveScaleFindsMaxRunning(t *testing.T) {
 	if testing.Short() {
 		t.Skip("an adaptive scale takes about ten seconds")

@@ -114,12 +114,12 @@ const (
 // naming the case), so that what the process counts is that case's runs
 // alone; the cases' processes run at once, most of their time waiting on
 // the mock. This process starts the mocks (budgetMockEnv), so the surge
-// binary is looked up once, not in every case's process. Not parallel with the package's other tests: what a run
-// allocates each second (its live snapshots, MLflow's and
-// OpenTelemetry's exports) counts per request when the runs stretch, and
-// the package's other tests beside it stretched them past a budget (199
-// allocations a request against 196); runBudgetCaseHere measures a case
-// again when stretching takes it over.
+// binary is looked up once, not in every case's process. Not parallel
+// with the package's other tests: what a run allocates each second (its
+// live snapshots, MLflow's and OpenTelemetry's exports) counts per
+// request when the runs stretch, and the package's other tests beside it
+// stretched them past a budget (199 allocations a request against 196);
+// runBudgetCaseHere measures a case again when stretching takes it over.
 func TestBudgetWholeRun(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs surge profile several times against the mock")
@@ -171,9 +171,9 @@ func runBudgetCaseHere(t *testing.T, bc runBudgetCase, url string) {
 	// exported on a timer, a snapshot), lands in a stretched run's
 	// difference only: on a busy machine one was seen to add 8
 	// allocations a request (133.7 against 131). Stretching adds, so a
-	// case over its budget is measured again, up to budgetTries times, and judged on
-	// the least count of each: a request that costs more pays it in
-	// every try.
+	// case over its budget is measured again, up to budgetTries times,
+	// and judged on the least count of each: a request that costs more
+	// pays it in every try.
 	var req, tok runTotals
 	for try := range budgetTries {
 		few := runCounts(t, url, bc, budgetFew, budgetShort)
