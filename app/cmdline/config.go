@@ -299,6 +299,9 @@ type Config struct {
 
 	UI        string // --ui
 	StdoutTTY bool   // whether stdout is a terminal (picks the default UI)
+	// ProgressEvery is how often the progress line off a terminal is
+	// printed (0: every tui.ProgressEvery); no flag sets it.
+	ProgressEvery time.Duration
 	// Columns is the terminal's width the summary fits (0: unknown, 80);
 	// Wide is --wide: AIPerf's whole table however wide. Set by the
 	// command (TerminalColumns).

@@ -548,7 +548,7 @@ func (p *prepared) execute(ctx context.Context, log io.Writer) (o *outcome, err 
 		}
 		return f
 	}
-	uiErr := present(ctx, s.UI, info, frame, log, interrupt.ask, func() {
+	uiErr := present(ctx, s.UI, s.ProgressEvery, info, frame, log, interrupt.ask, func() {
 		o.runErr = p.live.run(runCtx, gen, col, p.plan.stages, stopIssuing, logw, tel.live.servers)
 	})
 	p.live.finishPrecision(col, len(p.plan.values))

@@ -14,20 +14,19 @@ import (
 // dashboard redraws at most 10 Hz).
 const snapshotEvery = 250 * time.Millisecond
 
-// progressEvery is how often --ui progress (the default off a terminal)
-// prints its line; a variable for the test that watches a short run.
-var progressEvery = tui.ProgressEvery
-
 // present shows the run while run executes and returns once run returned
 // and the UI closed. stop asks the engine to stop issuing (the dashboard's
 // q / Ctrl-C); frame takes a snapshot for the UI, so the collector must stay
 // open until present returns. The UI keeps only the newest frame and never
 // makes the pump wait (tui.Run and tui.Simple drain their channel at once),
 // so the pump simply sends.
-func present(ctx context.Context, mode tui.Mode, info tui.Info, frame func() tui.Frame, w io.Writer, stop func(), run func()) error {
+func present(ctx context.Context, mode tui.Mode, progressEvery time.Duration, info tui.Info, frame func() tui.Frame, w io.Writer, stop func(), run func()) error {
 	if mode == tui.ModeNone {
 		run() // nobody looks: take no snapshots
 		return nil
+	}
+	if progressEvery <= 0 {
+		progressEvery = tui.ProgressEvery
 	}
 	frames := make(chan tui.Frame)
 	uiDone := make(chan error, 1)

@@ -14,14 +14,14 @@ import (
 // TestProgressOffATerminal: with no --ui and stdout no terminal (a pipe,
 // CI), a run prints its progress on the log (stderr) at the interval, the
 // requests done of those planned, the errors, the rate and the time left;
-// --ui none prints none. (Not parallel: it shortens the interval.)
+// --ui none prints none.
 func TestProgressOffATerminal(t *testing.T) {
-	defer func(d time.Duration) { progressEvery = d }(progressEvery)
-	progressEvery = 150 * time.Millisecond
+	t.Parallel()
 	url := startMockOf(t, mockserver.Config{TTFT: 100 * time.Millisecond, ITL: 20 * time.Millisecond})
 	for _, ui := range []string{"", "none"} {
 		c := apptest.RunConfig(url, t.TempDir())
 		c.UI, c.StdoutTTY, c.Concurrency, c.RequestCount = ui, false, "2", 10
+		c.ProgressEvery = 150 * time.Millisecond
 		var log strings.Builder
 		if _, err := runConfig(context.Background(), c, io.Discard, &log); err != nil {
 			t.Fatal(err)

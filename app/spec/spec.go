@@ -72,6 +72,9 @@ type Spec struct {
 	// (Logger).
 	UI       tui.Mode
 	LogLevel int
+	// ProgressEvery is how often --ui progress prints its line (0: every
+	// tui.ProgressEvery).
+	ProgressEvery time.Duration
 	// Columns is the width the console summary fits (0: 80 columns); Wide
 	// prints AIPerf's whole table instead of the headline (--wide).
 	Columns int
@@ -135,6 +138,7 @@ func parseUI(s *Spec, c *cmdline.Config) (err error) {
 		return cmdline.Usagef("--ui %w", err)
 	}
 	s.Columns, s.Wide = c.Columns, c.Wide
+	s.ProgressEvery = c.ProgressEvery
 	return nil
 }
 
