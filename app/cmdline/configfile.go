@@ -77,7 +77,7 @@ func newConfigKeys(flags []cli.Flag) *configKeys {
 		}
 	}
 	for _, o := range options {
-		addPath(o.path, o.flag.Names()[0])
+		addPath(o.path, o.names()[0])
 	}
 	for i := range foreignOptions {
 		addPath(foreignOptions[i].path, foreignOptions[i].names()[0])

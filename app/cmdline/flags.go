@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -256,6 +257,29 @@ func init() {
 	options = append(options, cloudOptions()...)
 }
 
+// names is o's flag's name and its aliases, as Names gives them without
+// the regexp urfave's own flag types run over every name (FlagNames, a v1
+// migration aid none of these names needs): flagsFor asks each option's
+// twice, for the two commands it binds, which cost ≈ 2 % of the CPU of
+// surge --version.
+func (o *option) names() []string {
+	switch f := o.flag.(type) {
+	case *cli.StringFlag:
+		return namesOf(f.Name, f.Aliases)
+	case *cli.IntFlag:
+		return namesOf(f.Name, f.Aliases)
+	case *cli.BoolFlag:
+		return namesOf(f.Name, f.Aliases)
+	case *cli.Uint64Flag:
+		return namesOf(f.Name, f.Aliases)
+	case *cli.Float64Flag:
+		return namesOf(f.Name, f.Aliases)
+	case *cli.StringSliceFlag:
+		return namesOf(f.Name, f.Aliases)
+	}
+	return o.flag.Names()
+}
+
 // plotted is output.auto_plot as input_config shows it: whether the run
 // drew its charts, whichever of the two switches was given.
 func plotted(c *Config, _ http.Header) any { return c.AutoPlot && !c.NoAutoPlot }
@@ -282,16 +306,17 @@ func flagsFor(c *Config, hide map[string]bool) []cli.Flag {
 	out := make([]cli.Flag, 0, len(options)+len(foreignOptions))
 	taken := map[string]bool{}
 	for _, o := range options {
-		if hide[o.flag.Names()[0]] {
+		names := o.names()
+		if hide[names[0]] {
 			o.flag = hidden(o.flag)
 		}
 		out = append(out, bind(o, o.field(c)))
-		for _, n := range o.flag.Names() {
+		for _, n := range names {
 			taken[n] = true
 		}
 	}
 	out = append(out, &boolFlag{cli.BoolFlag{Name: HelpAIPerfFlag,
-		Usage: "list AIPerf's flags that surge accepts without implementing, and what it does with each"}})
+		Usage: "list AIPerf's flags that surge accepts without implementing, and what it does with each"}, namesOf(HelpAIPerfFlag, nil)})
 	return append(out, foreignFlags(c, taken)...)
 }
 
@@ -328,28 +353,28 @@ func bind(o option, field any) cli.Flag {
 	case *cli.StringFlag:
 		g := *f
 		g.Destination = field.(*string)
-		return &stringFlag{g}
+		return &stringFlag{g, namesOf(g.Name, g.Aliases)}
 	case *cli.IntFlag:
 		g := *f
 		g.Destination = field.(*int)
-		return &intFlag{g}
+		return &intFlag{g, namesOf(g.Name, g.Aliases)}
 	case *cli.BoolFlag:
 		g := *f
 		g.Destination = field.(*bool)
-		return &boolFlag{g}
+		return &boolFlag{g, namesOf(g.Name, g.Aliases)}
 	case *cli.Uint64Flag:
 		g := *f
 		g.Destination = field.(*uint64)
-		return &uint64Flag{g}
+		return &uint64Flag{g, namesOf(g.Name, g.Aliases)}
 	case *cli.Float64Flag:
 		if d, ok := field.(duration); ok {
 			*d.d = time.Duration(f.Value * float64(d.unit)) // the default, shown by --help
-			return &ValueFlag{cli.GenericFlag{Category: f.Category, Hidden: f.Hidden, Name: f.Name, Aliases: f.Aliases, Usage: f.Usage, EnvVars: f.EnvVars,
-				Value: &DurationValue{d}}}
+			return NewValueFlag(cli.GenericFlag{Category: f.Category, Hidden: f.Hidden, Name: f.Name, Aliases: f.Aliases, Usage: f.Usage, EnvVars: f.EnvVars,
+				Value: &DurationValue{d}})
 		}
 		g := *f
 		g.Destination = field.(*float64)
-		return &float64Flag{g}
+		return &float64Flag{g, namesOf(g.Name, g.Aliases)}
 	case *cli.StringSliceFlag:
 		// DefaultText: --help shows the default as given, not String's
 		// listCopy form (a control byte in the help).
@@ -358,9 +383,9 @@ func bind(o option, field any) cli.Flag {
 			dflt = strings.Join(f.Value.Value(), ",")
 		}
 		return &repeatableFlag{cli.GenericFlag{Category: f.Category, Hidden: f.Hidden, Name: f.Name, Aliases: f.Aliases, Usage: f.Usage, EnvVars: f.EnvVars,
-			DefaultText: dflt, Value: newListValue(field.(*[]string), f.Value, o.many, o.whole)}}
+			DefaultText: dflt, Value: newListValue(field.(*[]string), f.Value, o.many, o.whole)}, namesOf(f.Name, f.Aliases)}
 	}
-	panic("flags: no binding for " + o.flag.Names()[0])
+	panic("flags: no binding for " + o.names()[0])
 }
 
 // DurationValue parses a float flag in its unit into a time.Duration.
@@ -404,37 +429,82 @@ func (v *DurationValue) String() string {
 // runs it looks up each flag's names once per name of every flag
 // (runFlagActions → IsSet → lookupFlag): over profile's 281 flags that
 // was half the CPU of a one-request run. The generic flags (durations,
-// lists, AIPerf's options) are three quarters of them.
-type ValueFlag struct{ cli.GenericFlag }
+// lists, AIPerf's options) are three quarters of them. Build one with
+// NewValueFlag, which computes its names once.
+type ValueFlag struct {
+	cli.GenericFlag
+	names flagNames
+}
+
+// NewValueFlag returns the flag g with its names computed: g's Name and
+// Aliases must not change afterwards.
+func NewValueFlag(g cli.GenericFlag) *ValueFlag {
+	return &ValueFlag{g, namesOf(g.Name, g.Aliases)}
+}
 
 // Names is the flag's name and its aliases.
-func (f *ValueFlag) Names() []string { return plainNames(&f.GenericFlag) }
+func (f *ValueFlag) Names() []string { return f.names.or(f.Name, f.Aliases) }
 
-func plainNames(f *cli.GenericFlag) []string { return names(f.Name, f.Aliases) }
+// flagNames is a flag's name and its aliases, computed when the flag is
+// built: urfave calls Names ≈ 79,000 times before a profile run starts
+// (see ValueFlag), and a new slice each time was ≈ 3 % of the CPU of a
+// two-request run, most of it in the GC. The slice is shared by every
+// call: callers read it and must not change it (its capacity is its
+// length, so an append copies it).
+type flagNames []string
 
-func names(name string, aliases []string) []string { return append([]string{name}, aliases...) }
+func namesOf(name string, aliases []string) flagNames {
+	return slices.Clip(append([]string{name}, aliases...))
+}
 
-// The bound copies of urfave's own flag types, with Names as valueFlag's.
+// or returns n, or the names from name and aliases for a flag built
+// without them (a ValueFlag literal).
+func (n flagNames) or(name string, aliases []string) []string {
+	if n != nil {
+		return n
+	}
+	return namesOf(name, aliases)
+}
+
+// The bound copies of urfave's own flag types, with Names as ValueFlag's.
 type (
-	stringFlag  struct{ cli.StringFlag }
-	intFlag     struct{ cli.IntFlag }
-	boolFlag    struct{ cli.BoolFlag }
-	uint64Flag  struct{ cli.Uint64Flag }
-	float64Flag struct{ cli.Float64Flag }
+	stringFlag struct {
+		cli.StringFlag
+		names flagNames
+	}
+	intFlag struct {
+		cli.IntFlag
+		names flagNames
+	}
+	boolFlag struct {
+		cli.BoolFlag
+		names flagNames
+	}
+	uint64Flag struct {
+		cli.Uint64Flag
+		names flagNames
+	}
+	float64Flag struct {
+		cli.Float64Flag
+		names flagNames
+	}
 )
 
-func (f *stringFlag) Names() []string  { return names(f.Name, f.Aliases) }
-func (f *intFlag) Names() []string     { return names(f.Name, f.Aliases) }
-func (f *boolFlag) Names() []string    { return names(f.Name, f.Aliases) }
-func (f *uint64Flag) Names() []string  { return names(f.Name, f.Aliases) }
-func (f *float64Flag) Names() []string { return names(f.Name, f.Aliases) }
+func (f *stringFlag) Names() []string  { return f.names.or(f.Name, f.Aliases) }
+func (f *intFlag) Names() []string     { return f.names.or(f.Name, f.Aliases) }
+func (f *boolFlag) Names() []string    { return f.names.or(f.Name, f.Aliases) }
+func (f *uint64Flag) Names() []string  { return f.names.or(f.Name, f.Aliases) }
+func (f *float64Flag) Names() []string { return f.names.or(f.Name, f.Aliases) }
 
 // repeatableFlag is a generic flag that --help shows as repeatable, as it
 // shows urfave's own slice flags.
-type repeatableFlag struct{ cli.GenericFlag }
+type repeatableFlag struct {
+	cli.GenericFlag
+	names flagNames
+}
 
-// Names is the flag's name and its aliases (see valueFlag).
-func (f *repeatableFlag) Names() []string { return plainNames(&f.GenericFlag) }
+// Names is the flag's name and its aliases (see ValueFlag).
+func (f *repeatableFlag) Names() []string { return f.names.or(f.Name, f.Aliases) }
 
 // IsSliceFlag reports that the flag may be given more than once.
 func (*repeatableFlag) IsSliceFlag() bool { return true }
@@ -548,7 +618,7 @@ func (o *option) value(c *Config, headers http.Header) any {
 		}
 		return float64(*p.d) / float64(p.unit)
 	}
-	panic("flags: no value for " + o.flag.Names()[0])
+	panic("flags: no value for " + o.names()[0])
 }
 
 // FlagAt names the flag whose value input_config keeps at path ("" for
@@ -556,7 +626,7 @@ func (o *option) value(c *Config, headers http.Header) any {
 func FlagAt(path string) string {
 	for _, o := range options {
 		if o.path == path {
-			return "--" + o.flag.Names()[0]
+			return "--" + o.names()[0]
 		}
 	}
 	return ""

@@ -152,10 +152,10 @@ func foreignFlags(c *Config, taken map[string]bool) []cli.Flag {
 		g := cli.GenericFlag{Category: catAIPerf, Name: names[0], Aliases: aliases, Hidden: true,
 			Usage: "AIPerf's; surge " + o.does, Value: &foreignValue{c: c, name: names[0], kind: o.kind}}
 		if o.kind == argSwitch {
-			out = append(out, &switchFlag{g})
+			out = append(out, &switchFlag{g, namesOf(g.Name, g.Aliases)})
 			continue
 		}
-		out = append(out, &ValueFlag{g})
+		out = append(out, NewValueFlag(g))
 	}
 	return out
 }
@@ -170,7 +170,7 @@ const HelpAIPerfFlag = "help-aiperf"
 func WriteAIPerfHelp(w io.Writer) error {
 	taken := map[string]bool{}
 	for _, o := range options {
-		for _, n := range o.flag.Names() {
+		for _, n := range o.names() {
 			taken[n] = true
 		}
 	}
@@ -213,10 +213,13 @@ func (o *foreignOption) helpLine() string {
 
 // switchFlag is a generic flag that takes no value (its Value is a bool
 // flag), and --help shows it so.
-type switchFlag struct{ cli.GenericFlag }
+type switchFlag struct {
+	cli.GenericFlag
+	names flagNames
+}
 
 // Names is the flag's name and its aliases (see valueFlag).
-func (f *switchFlag) Names() []string { return plainNames(&f.GenericFlag) }
+func (f *switchFlag) Names() []string { return f.names.or(f.Name, f.Aliases) }
 
 // TakesValue reports that the flag takes no value.
 func (*switchFlag) TakesValue() bool { return false }

@@ -151,9 +151,9 @@ func bindSweep(o option, s sweepable) cli.Flag {
 			g.DefaultText = strconv.FormatFloat(f.Value, 'g', -1, 64)
 		}
 	default:
-		panic("flags: a list flag must be an int or float row: " + o.flag.Names()[0])
+		panic("flags: a list flag must be an int or float row: " + o.names()[0])
 	}
-	return &ValueFlag{g}
+	return NewValueFlag(g)
 }
 
 // exportValue is the field as input_config shows it: the list when the
@@ -181,7 +181,7 @@ func (s sweepable) exportValue() any {
 // without dashes); "" for none.
 func PathOf(flag string) string {
 	for _, o := range options {
-		if o.flag.Names()[0] == flag {
+		if o.names()[0] == flag {
 			return o.path
 		}
 	}

@@ -21,8 +21,8 @@ func searchOptions(s *cmdline.SearchConfig) []cli.Flag {
 			Usage: "required (on the command line or in -f's file): objectives every probe must meet, --goodput's syntax with a percentile: \"time_to_first_token:p95:200 inter_token_latency:p99:30 error_rate:0.01\" (default p95)"},
 		&cli.Float64Flag{Category: cmdline.CatSearch, Name: "search-max", Destination: &s.Max, Usage: "highest value probed (default 1024 × the start)"},
 		&cli.Float64Flag{Category: cmdline.CatSearch, Name: "search-resolution", Value: 0.05, Destination: &s.Resolution, Usage: "stop once the lowest failing value is within this fraction of the highest passing one"},
-		&cmdline.ValueFlag{GenericFlag: cli.GenericFlag{Category: cmdline.CatSearch, Name: "probe-duration", Value: cmdline.SecondsFlagValue(&s.MinProbe), Usage: "seconds each probe runs at least (default 5)"}},
-		&cmdline.ValueFlag{GenericFlag: cli.GenericFlag{Category: cmdline.CatSearch, Name: "probe-max-duration", Value: cmdline.SecondsFlagValue(&s.MaxProbe), Usage: "seconds a noisy probe may be extended to (default 4 × --probe-duration)"}},
+		cmdline.NewValueFlag(cli.GenericFlag{Category: cmdline.CatSearch, Name: "probe-duration", Value: cmdline.SecondsFlagValue(&s.MinProbe), Usage: "seconds each probe runs at least (default 5)"}),
+		cmdline.NewValueFlag(cli.GenericFlag{Category: cmdline.CatSearch, Name: "probe-max-duration", Value: cmdline.SecondsFlagValue(&s.MaxProbe), Usage: "seconds a noisy probe may be extended to (default 4 × --probe-duration)"}),
 		&cli.IntFlag{Category: cmdline.CatSearch, Name: "max-probes", Value: 24, Destination: &s.MaxProbes, Usage: "most probes the search makes"},
 		&cli.BoolFlag{Category: cmdline.CatSearch, Name: "settle", Value: true, Destination: &s.Settle, Usage: "end a probe as soon as its requests settle the verdict (each objective's 95% interval clear of its limit), before --probe-duration; --settle=false runs every probe its full time"},
 	}

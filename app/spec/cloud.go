@@ -5,6 +5,7 @@ import (
 	"os"
 	"regexp"
 	"strings"
+	"sync"
 
 	"github.com/surgebench/surge/app/cmdline"
 	"github.com/surgebench/surge/loadgen"
@@ -41,33 +42,43 @@ type AWS struct {
 // Cloud reports whether requests carry a cloud's credentials.
 func (c *Cloud) Cloud() bool { return c.Auth != "" }
 
-// sageMakerName is a SageMaker endpoint name (AWS's pattern).
-var sageMakerName = regexp.MustCompile(`^[a-zA-Z0-9](-*[a-zA-Z0-9]){0,62}$`)
+// The cloud patterns are compiled on first use: at init they were
+// ≈ 0.5 ms of the start of every surge process (sageMakerName's {0,62}
+// most of it), and only cloud options and AWS hosts need them.
+var (
+	// sageMakerName is a SageMaker endpoint name (AWS's pattern).
+	sageMakerName = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[a-zA-Z0-9](-*[a-zA-Z0-9]){0,62}$`) })
 
-// awsRegion is a region that may go into a host name.
-var awsRegion = regexp.MustCompile(`^[a-z]{2}(-[a-z0-9]+)+-[0-9]+$`)
+	// awsRegion is a region that may go into a host name.
+	awsRegion = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[a-z]{2}(-[a-z0-9]+)+-[0-9]+$`) })
+)
 
-// awsHost reads a signing name and region from an AWS endpoint's host:
-// API Gateway's, Bedrock Runtime's, SageMaker Runtime's, Lambda's
-// function URLs.
-var awsHosts = []struct {
+// awsHostPattern reads a signing name and region from an AWS endpoint's
+// host.
+type awsHostPattern struct {
 	re      *regexp.Regexp
 	service string
-}{
-	{regexp.MustCompile(`\.execute-api\.([a-z0-9-]+)\.amazonaws\.com(\.cn)?$`), "execute-api"},
-	{regexp.MustCompile(`^bedrock-runtime(-fips)?\.([a-z0-9-]+)\.amazonaws\.com(\.cn)?$`), "bedrock"},
-	{regexp.MustCompile(`^runtime(-fips)?\.sagemaker\.([a-z0-9-]+)\.amazonaws\.com(\.cn)?$`), "sagemaker"},
-	{regexp.MustCompile(`\.lambda-url\.([a-z0-9-]+)\.on\.aws$`), "lambda"},
 }
+
+// awsHosts are API Gateway's, Bedrock Runtime's, SageMaker Runtime's and
+// Lambda's function URLs' hosts.
+var awsHosts = sync.OnceValue(func() []awsHostPattern {
+	return []awsHostPattern{
+		{regexp.MustCompile(`\.execute-api\.([a-z0-9-]+)\.amazonaws\.com(\.cn)?$`), "execute-api"},
+		{regexp.MustCompile(`^bedrock-runtime(-fips)?\.([a-z0-9-]+)\.amazonaws\.com(\.cn)?$`), "bedrock"},
+		{regexp.MustCompile(`^runtime(-fips)?\.sagemaker\.([a-z0-9-]+)\.amazonaws\.com(\.cn)?$`), "sagemaker"},
+		{regexp.MustCompile(`\.lambda-url\.([a-z0-9-]+)\.on\.aws$`), "lambda"},
+	}
+})
 
 // awsHost is the signing name and region an AWS host names ("" when it
 // is none of awsHosts).
 func awsHost(host string) (service, region string) {
 	host = strings.ToLower(host)
-	for _, h := range awsHosts {
+	for _, h := range awsHosts() {
 		if m := h.re.FindStringSubmatch(host); m != nil {
 			for _, g := range m[1:] {
-				if awsRegion.MatchString(g) {
+				if awsRegion().MatchString(g) {
 					region = g
 				}
 			}
@@ -121,7 +132,7 @@ func parseCloud(s *Spec, c *cmdline.Config) error {
 		switch {
 		case auth != "" && auth != AuthSigV4:
 			return cmdline.Usagef("--sagemaker-endpoint-name signs with SigV4: --auth-type %s cannot go with it", auth)
-		case !sageMakerName.MatchString(sm.EndpointName):
+		case !sageMakerName().MatchString(sm.EndpointName):
 			return cmdline.Usagef("--sagemaker-endpoint-name %q: want SageMaker's endpoint name (letters, digits and hyphens, at most 63)", sm.EndpointName)
 		case bedrock || kind == endpoint.Gemini:
 			return cmdline.Usagef("--sagemaker-endpoint-name invokes a container serving an OpenAI-style API (--endpoint-type chat, completions, embeddings, …), not %s", kind)
@@ -157,7 +168,7 @@ func parseCloud(s *Spec, c *cmdline.Config) error {
 		}
 		if noURL && (bedrock || sm.EndpointName != "") {
 			// The endpoint follows from the region, as the AWS SDK's.
-			if !awsRegion.MatchString(region) {
+			if !awsRegion().MatchString(region) {
 				what := "--sagemaker-endpoint-name"
 				if sm.EndpointName == "" {
 					what = "--endpoint-type " + string(kind) + " without --url"

@@ -25,6 +25,8 @@ func loadEmbedded() (*Tokenizer, error) {
 		return nil, fmt.Errorf("tokenizer: embedded qwen3: %w", err)
 	}
 	t.name = DefaultName
+	d := DefaultDigest()
+	t.digest = &d
 	return t, nil
 }
 

@@ -3,8 +3,9 @@ package tokenizer
 import "encoding/hex"
 
 // defaultDigestHex is the embedded tokenizer's Digest, precomputed so that
-// a run's fingerprint does not parse the tokenizer's tables (≈ 0.3–0.6 s)
-// when nothing else needs them. TestDefaultDigest keeps it true.
+// a run's fingerprint does not load the tokenizer when nothing else needs
+// it, nor hash its vocabulary again when it is loaded (Default's Digest
+// returns it). TestDefaultDigest keeps it true.
 const defaultDigestHex = "03af41ae14429b51a4e438c99989fbaec30c64a2defb059ca449b8ff7aafcd12"
 
 // DefaultDigest returns Default().Digest() without parsing the embedded

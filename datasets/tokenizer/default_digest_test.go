@@ -11,7 +11,7 @@ func TestDefaultDigest(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got, want := DefaultDigest(), tok.Digest(); got != want {
+	if got, want := DefaultDigest(), tok.hashVocab(); got != want {
 		t.Fatalf("DefaultDigest %x, the embedded tokenizer digests to %x: set defaultDigestHex = %q", got, want, hex.EncodeToString(want[:]))
 	}
 }

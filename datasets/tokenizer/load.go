@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"compress/gzip"
 	"context"
+	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -277,7 +278,7 @@ func (t *Tokenizer) buildVocab(vocab map[string]int, added []addedJSON) error {
 		return fmt.Errorf("model.vocab: id %d is too large", maxID)
 	}
 	pieces := make([]string, maxID+1)
-	t.known = make([]bool, maxID+1)
+	known := make([]bool, maxID+1)
 	if t.ignoreMerges {
 		t.whole = make(map[string]int32, len(vocab))
 	}
@@ -287,7 +288,7 @@ func (t *Tokenizer) buildVocab(vocab map[string]int, added []addedJSON) error {
 			return fmt.Errorf("model.vocab[%q]: not in the byte-level alphabet (only byte-level BPE is supported)", tok)
 		}
 		pieces[id] = string(raw)
-		t.known[id] = true
+		known[id] = true
 		if t.whole != nil {
 			t.whole[pieces[id]] = int32(id)
 		}
@@ -301,9 +302,9 @@ func (t *Tokenizer) buildVocab(vocab map[string]int, added []addedJSON) error {
 	}
 	var matched, matchedNorm []addedToken
 	for _, a := range added {
-		if !t.known[a.ID] {
+		if !known[a.ID] {
 			pieces[a.ID] = a.Content
-			t.known[a.ID] = true
+			known[a.ID] = true
 		}
 		if a.Special {
 			continue // never matched in text: see the package comment
@@ -319,14 +320,22 @@ func (t *Tokenizer) buildVocab(vocab map[string]int, added []addedJSON) error {
 		}
 	}
 	t.added, t.addedNorm = newAddedMatcher(matched), newAddedMatcher(matchedNorm)
-	var sb strings.Builder
-	t.offs = make([]uint32, len(pieces)+1)
-	for id, p := range pieces {
-		t.offs[id] = uint32(sb.Len())
-		sb.WriteString(p)
+	t.known = make([]byte, (len(known)+7)/8)
+	for id, k := range known {
+		if k {
+			t.known[id/8] |= 1 << (id % 8)
+		}
 	}
-	t.offs[len(pieces)] = uint32(sb.Len())
-	t.text = sb.String()
+	size := 0
+	for _, p := range pieces {
+		size += len(p)
+	}
+	t.offs, t.text = make([]byte, 0, 4*(len(pieces)+1)), make([]byte, 0, size)
+	for _, p := range pieces {
+		t.offs = binary.LittleEndian.AppendUint32(t.offs, uint32(len(t.text)))
+		t.text = append(t.text, p...)
+	}
+	t.offs = binary.LittleEndian.AppendUint32(t.offs, uint32(len(t.text)))
 	return nil
 }
 
