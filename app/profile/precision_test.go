@@ -22,12 +22,13 @@ func TestPrecisionEndsEachStage(t *testing.T) {
 	t.Parallel()
 	// A server's TTFT of 20 ms, against which the client's own jitter on a
 	// busy machine (a millisecond or two) is small: the target is reached
-	// in a few hundred requests however loaded the machine is.
+	// in a few hundred requests however loaded the machine is. ±10%, not
+	// ±5%: a quarter of the requests (±5% took 26 s of a loaded go test).
 	srv := agentMock(t, mockserver.Config{TTFT: 20 * time.Millisecond, ITL: time.Millisecond}).URL()
 	dir := t.TempDir()
 	c := parseArgs(t, "--url", srv, "-m", "mock", "--skip-preflight", "--streaming", "--ui", "none", "--output-artifact-dir", dir,
 		"--no-gpu-telemetry", "--no-server-metrics", "--tokenizer", "builtin", "--osl", "4", "--isl", "16",
-		"--concurrency", "2,4", "--request-count", "5000", "--precision", "time_to_first_token:p50:±5%")
+		"--concurrency", "2,4", "--request-count", "5000", "--precision", "time_to_first_token:p50:±10%")
 	var out, log bytes.Buffer
 	if _, err := runConfig(context.Background(), c, &out, &log); err != nil {
 		t.Fatal(err)
