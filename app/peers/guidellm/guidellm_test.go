@@ -239,12 +239,12 @@ func reportShape(version int) shape.Shape {
 // CSV), each one it refuses exits 2 naming what.
 //
 // The mock serves at most 8 requests at once, a 128-token answer in about
-// 70 ms: a sweep's throughput benchmark finds about 100 requests a second
+// 130 ms: a sweep's throughput benchmark finds about 50 requests a second
 // rather than the 2,000 a mock without a cap gives, so its ten benchmarks
 // take tenths of a CPU second rather than ten (the same reports, written
-// from fewer requests). Each benchmark lasts 0.75 s: at 0.5 s and 130 ms
-// answers, a loaded machine's throughput benchmark (512 streams to set
-// up) once finished none.
+// from fewer requests). Each benchmark lasts 0.75 s: at 0.5 s a loaded
+// machine's throughput benchmark (512 streams to set up) once finished
+// none.
 func TestDocumentedLines(t *testing.T) {
 	t.Parallel()
 	f, err := os.Open(filepath.Join("testdata", "documented.txt"))
@@ -268,7 +268,7 @@ func TestDocumentedLines(t *testing.T) {
 		t.Run(strings.Join(argv[:min(5, len(argv))], " "), func(t *testing.T) {
 			t.Parallel()
 			// A mock of its own: the sweeps measure its capacity.
-			url := apptest.Mock(t, mockserver.Config{TTFT: time.Millisecond, ITL: 500 * time.Microsecond, MaxRunning: 8})
+			url := apptest.Mock(t, mockserver.Config{TTFT: time.Millisecond, ITL: time.Millisecond, MaxRunning: 8})
 			for i, a := range argv {
 				argv[i] = strings.ReplaceAll(a, "http://localhost:8000", url)
 			}
