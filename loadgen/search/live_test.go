@@ -193,9 +193,10 @@ func TestSearchFindsTheMockRateCapacity(t *testing.T) {
 	// of wait the limit allows within a probe (1 s).
 	const k = 4
 	known := k / mockService.Seconds() // 40 requests/s
-	// From half the capacity: a probe needs 30 requests, 3 s at 10 a
-	// second, 6 s at the old start of 5.
-	res, sum := searchMock(t, k, loadgen.ControlRequestRate, Config{Start: 20, Resolution: 0.05}, "time_to_first_token:p95:75")
+	// From three quarters of the capacity: a probe needs 30 requests,
+	// 1.5 s at 20 a second; and the doubling lands nearer, 60, so the
+	// bisection takes two probes fewer than from 20 (7 s rather than 9).
+	res, sum := searchMock(t, k, loadgen.ControlRequestRate, Config{Start: 30, Resolution: 0.05}, "time_to_first_token:p95:75")
 	if !res.Found {
 		t.Fatalf("no capacity found: %s", res.Note)
 	}
