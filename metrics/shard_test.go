@@ -39,11 +39,13 @@ func TestLiveEventsNeverWaitForTheShard(t *testing.T) {
 		t.Fatal("a live call waited for the shard")
 	}
 	<-stuck
-	// The shard may have taken a few before it got stuck; past that, the
-	// ring's worth waited for it and the rest were dropped.
+	// The shard may have taken some before it got stuck (on a loaded
+	// machine it has taken over a ring's worth: 8,194 counted); past
+	// that, the ring's worth waited for it and the rest were dropped.
+	const sent = 2*firstRingSize + 101 // AllocsPerRun's 100 and its warm-up
 	s := c.Snapshot()
-	if q := s.Run[string(TTFT)]; q.Count < firstRingSize || q.Count > 2*firstRingSize {
-		t.Errorf("live TTFT counts %d of %d first tokens, want the ring's %d (and those the shard took before it got stuck)", q.Count, 2*firstRingSize+101, firstRingSize)
+	if q := s.Run[string(TTFT)]; q.Count < firstRingSize || q.Count > sent {
+		t.Errorf("live TTFT counts %d of %d first tokens, want the ring's %d (and those the shard took before it got stuck)", q.Count, sent, firstRingSize)
 	}
 	c.Close()
 }
