@@ -107,11 +107,13 @@ var surfaces = []hostile.Surface{
 	{
 		Name: "DCGM exporter scrape", Reads: hostile.Server, Serve: mock,
 		Args: func(e *hostile.Env) []string {
-			// A scrape may take the interval (2 s: 16 MiB of a huge body
-			// took over 1 s with the other rows running), and the run
-			// lasts longer (60 requests of about 36 ms) so that the first
-			// one is answered.
-			args := without(without(profileArgs(e, "", "-v", "--gpu-telemetry", e.URL+"/metrics", "--gpu-telemetry-interval", "2"), "--no-gpu-telemetry", 0), "--request-count", 1)
+			// A scrape may take the interval: 6 s, as 16 MiB of a huge
+			// body took over 2 s with the other rows running on a CI
+			// machine (the interval is the scrape's bound, and a scrape
+			// cut by it never reaches the limit the case looks for).
+			// The run lasts longer (60 requests of about 36 ms) so that
+			// the first scrape is answered.
+			args := without(without(profileArgs(e, "", "-v", "--gpu-telemetry", e.URL+"/metrics", "--gpu-telemetry-interval", "6"), "--no-gpu-telemetry", 0), "--request-count", 1)
 			return append(args, "--request-count", "60")
 		},
 		Limit: 16 << 20, Bound: 20 * time.Second, Exit: []int{0},

@@ -280,8 +280,11 @@ func (c *Collector) Run(ctx context.Context) error {
 		case <-ctx.Done():
 			// One last reading from the GPUs, on a context of its own:
 			// the energy counter's last value closes the run's total.
-			fctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), c.scrapeTimeout(every))
-			c.round(fctx, gst, true, c.scrapeTimeout(every))
+			// Bounded as the server scrapes' closing one: a long interval
+			// must not hold an interrupted run.
+			final := min(c.scrapeTimeout(every), finalScrapeTimeout)
+			fctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), final)
+			c.round(fctx, gst, true, final)
 			cancel()
 			return c.wait(ctx, &wg)
 		case <-tick.C:

@@ -512,3 +512,35 @@ func TestServerScrapedAtTheEnd(t *testing.T) {
 		t.Errorf("counter total %v, want the 10 between the run's first and closing scrapes", st.Total)
 	}
 }
+
+// TestInterruptedRunNotHeldByTheInterval: the closing GPU reading waits at
+// most finalScrapeTimeout, whatever the interval: with a stalled source and
+// an interval of an hour, an interrupted run ends within seconds.
+func TestInterruptedRunNotHeldByTheInterval(t *testing.T) {
+	t.Parallel()
+	var calls atomic.Int32
+	gpu := GPUSourceFunc(func(ctx context.Context) ([]GPUSample, error) {
+		calls.Add(1)
+		<-ctx.Done() // a source that never answers
+		return nil, ctx.Err()
+	})
+	c := New(Interval(time.Hour), GPU(gpu))
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- c.Run(ctx) }()
+	for calls.Load() == 0 {
+		time.Sleep(time.Millisecond)
+	}
+	cancel()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(finalScrapeTimeout + 20*time.Second): // margin for a loaded machine
+		t.Fatal("Run still waiting on a stalled source after its context ended")
+	}
+	if n := calls.Load(); n != 2 {
+		t.Errorf("%d readings, want the first and the closing one", n)
+	}
+}
