@@ -382,7 +382,10 @@ wait:
 			time.Sleep(300 * time.Millisecond)
 			if !exited.Load() {
 				signalled = time.Now()
-				o.Interrupted, o.Waiting = true, e.inFlight.Load() > 0
+				// A surface that drops the body (Silent) closes the
+				// stalled answer and goes on: the server may still hold
+				// it for a moment, but the surface is not waiting on it.
+				o.Interrupted, o.Waiting = true, e.inFlight.Load() > 0 && s.Silent == ""
 				_ = cmd.Process.Signal(syscall.SIGINT)
 			}
 		case <-kill.C:
