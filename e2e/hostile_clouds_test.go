@@ -73,13 +73,13 @@ func init() {
 			Name: "Azure Entra ID token endpoint", Reads: hostile.Server, Serve: mock,
 			Hostile: hostile.Match{Method: http.MethodGet, Paths: []string{"/msi/token"}},
 			Args: func(e *hostile.Env) []string {
-				return cloudArgs(e, "--auth-type", "azure", "--skip-preflight",
+				return cloudArgs(e, "--auth-type", "azure", "--skip-preflight", "--auth-timeout-seconds", authTimeout,
 					"--endpoint", "/openai/deployments/gpt-4o/chat/completions?api-version=2024-10-21")
 			},
 			Environ: func(e *hostile.Env) []string {
 				return []string{"IDENTITY_ENDPOINT=" + e.URL + "/msi/token", "IDENTITY_HEADER=" + e.Secret, "AZURE_TOKEN_CREDENTIALS=ManagedIdentityCredential"}
 			},
-			Limit: auth.MaxAnswer, Bound: 60 * time.Second, Exit: []int{0, 2},
+			Limit: auth.MaxAnswer, Bound: 30 * time.Second, Exit: []int{0, 2},
 		},
 		hostile.Surface{
 			// A Google Cloud machine's metadata server (GCE_METADATA_HOST),
@@ -87,22 +87,22 @@ func init() {
 			Name: "Google metadata server", Reads: hostile.Server, Serve: mock,
 			Hostile: hostile.Match{Method: http.MethodGet, Paths: []string{"/computeMetadata/v1/"}},
 			Args: func(e *hostile.Env) []string {
-				return cloudArgs(e, "--auth-type", "google", "--endpoint-type", "gemini", "--streaming", "--skip-preflight")
+				return cloudArgs(e, "--auth-type", "google", "--endpoint-type", "gemini", "--streaming", "--skip-preflight", "--auth-timeout-seconds", authTimeout)
 			},
 			Environ: func(e *hostile.Env) []string {
 				return []string{"GCE_METADATA_HOST=" + strings.TrimPrefix(strings.TrimPrefix(e.URL, "http://"), "https://"),
 					"GOOGLE_APPLICATION_CREDENTIALS=", "CLOUDSDK_CONFIG=" + e.Dir}
 			},
-			Limit: auth.MaxAnswer, Bound: 60 * time.Second, Exit: []int{0, 2},
+			Limit: auth.MaxAnswer, Bound: 30 * time.Second, Exit: []int{0, 2},
 		},
 		hostile.Surface{
 			Name: "Google token endpoint", Reads: hostile.Server, Serve: googleTokens,
 			Hostile: hostile.Match{Method: http.MethodPost, Paths: []string{"/token"}},
 			Prepare: func(t *testing.T, e *hostile.Env) { writeUserCredentials(t, e, e.URL+"/token") },
 			Args: func(e *hostile.Env) []string {
-				return cloudArgs(e, "--auth-type", "google", "--endpoint-type", "gemini", "--streaming", "--skip-preflight")
+				return cloudArgs(e, "--auth-type", "google", "--endpoint-type", "gemini", "--streaming", "--skip-preflight", "--auth-timeout-seconds", authTimeout)
 			},
-			Environ: googleEnv, Limit: auth.MaxAnswer, Bound: 40 * time.Second, Exit: []int{0, 2},
+			Environ: googleEnv, Limit: auth.MaxAnswer, Bound: 30 * time.Second, Exit: []int{0, 2},
 		},
 		hostile.Surface{
 			Name: "Google credentials file", Reads: hostile.File, File: "credentials.json",
@@ -114,6 +114,11 @@ func init() {
 		},
 	)
 }
+
+// authTimeout bounds each credential fetch of the rows that serve one
+// (--auth-timeout-seconds): a slow drip fails at it rather than at the 30 s
+// default, and an answer on time comes well within it on a loaded machine.
+const authTimeout = "8"
 
 // cloudArgs is profileArgs without its API key (a cloud's credentials are
 // its own), the case's server as --url unless more names one.

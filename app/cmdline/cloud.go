@@ -1,6 +1,10 @@
 package cmdline
 
-import "github.com/urfave/cli/v2"
+import (
+	"time"
+
+	"github.com/urfave/cli/v2"
+)
 
 // catCloud groups the hosted endpoints' flags in --help (--help cloud).
 const catCloud = "Cloud (AWS SigV4, Bedrock, SageMaker, Azure, Vertex AI: docs/clouds.md)"
@@ -16,6 +20,9 @@ type Cloud struct {
 	// region, signing name (--aws-service, AIPerf's alias
 	// --aws-signing-service) and the shared config profile.
 	AWSRegion, AWSService, AWSProfile string
+	// AuthTimeout is --auth-timeout-seconds: the bound on one fetch of
+	// the cloud's credentials.
+	AuthTimeout time.Duration
 	// SageMaker is --sagemaker-*: the endpoint's name sets the URL, the
 	// path and SigV4 signing.
 	SageMaker SageMaker
@@ -30,6 +37,7 @@ type SageMaker struct {
 func cloudOptions() []option {
 	return []option{
 		{flag: &cli.StringFlag{Category: catCloud, Name: "auth-type", Usage: "the cloud's credential chain: sigv4 (AWS), azure (Entra ID, or --api-key as api-key) or google (application default credentials)"}, path: "endpoint.auth_type", field: func(c *Config) any { return &c.Cloud.AuthType }},
+		{flag: &cli.Float64Flag{Category: catCloud, Name: "auth-timeout-seconds", Value: 30, Usage: "seconds one fetch of the cloud's credentials may take (a token endpoint, a metadata server, SSO)"}, path: "endpoint.auth_timeout_seconds", field: func(c *Config) any { return Secs(&c.Cloud.AuthTimeout) }},
 		{flag: &cli.StringFlag{Category: catCloud, Name: "aws-region", DefaultText: "the URL's, AWS_REGION's or the profile's", Usage: "SigV4's region"}, path: "endpoint.aws_region", field: func(c *Config) any { return &c.Cloud.AWSRegion }},
 		{flag: &cli.StringFlag{Category: catCloud, Name: "aws-service", Aliases: []string{"aws-signing-service"}, DefaultText: "the type's, or the URL's", Usage: "SigV4's signing name: execute-api (API Gateway), bedrock, sagemaker"}, path: "endpoint.aws_service", field: func(c *Config) any { return &c.Cloud.AWSService }},
 		{flag: &cli.StringFlag{Category: catCloud, Name: "aws-profile", DefaultText: "AWS_PROFILE, else default", Usage: "SigV4's AWS profile"}, path: "endpoint.aws_profile", field: func(c *Config) any { return &c.Cloud.AWSProfile }},

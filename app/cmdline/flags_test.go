@@ -37,15 +37,16 @@ func TestFlagsFillTheConfig(t *testing.T) {
 			AdaptiveStepPolicy: "sla_margin", AdaptiveBaseStep: 10, AdaptiveMaxMultiplier: 4, AdaptiveStepPercent: 25},
 		ExportConfig:    ExportConfig{OTelInterval: 10 * time.Second, OTelSpans: 0.1, MLflowExperiment: "surge"},
 		BreakdownConfig: BreakdownConfig{OTLPWait: 10 * time.Second},
+		Cloud:           Cloud{AuthTimeout: 30 * time.Second},
 	} // the seed is drawn: TestAIPerfDefaults
 	if d := cmp.Diff(want, def); d != "" {
 		t.Errorf("defaults (-want +got)\n%s", d)
 	}
 	got := parseProfile(t, "-m", "qwen", "--benchmark-grace-period", "2.5", "--fixed-schedule-end-offset", "1500",
 		"--header", "A: 1", "--header", "B: 2", "--server-metrics", "http://a/metrics,http://b/metrics", "--no-server-metrics",
-		"--synthetic-input-tokens-mean", "64", "--random-seed", "7")
+		"--synthetic-input-tokens-mean", "64", "--random-seed", "7", "--auth-timeout-seconds", "2.5")
 	if len(got.Models) != 1 || got.Models[0] != "qwen" || got.Grace != 2500*time.Millisecond || got.EndOffset != 1500*time.Millisecond ||
-		got.ISL != 64 || got.Seed != 7 || !got.NoServerMetrics || got.ModelFromServer {
+		got.ISL != 64 || got.Seed != 7 || !got.NoServerMetrics || got.ModelFromServer || got.Cloud.AuthTimeout != 2500*time.Millisecond {
 		t.Errorf("parsed %+v", got)
 	}
 	if d := cmp.Diff([]string{"A: 1", "B: 2"}, got.Headers); d != "" {

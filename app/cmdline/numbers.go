@@ -152,6 +152,7 @@ var numberLimits = map[string]Limits{
 	"server-metrics-timeout":          above(0),
 	"reset-kv-cache-timeout-seconds":  above(0),
 	"server-profiler-timeout-seconds": above(0),
+	"auth-timeout-seconds":            above(0),
 	"network-latency-ping-interval":   above(0),
 	"shards":                          atLeast(1).upTo(MaxConcurrency),
 	"cost-per-hour":                   above(0).upTo(1e9),

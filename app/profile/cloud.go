@@ -29,7 +29,7 @@ func openAuth(ctx context.Context, s *spec.Spec, log io.Writer) (auth.Authorizer
 	switch c := &s.Cloud; c.Auth {
 	case spec.AuthSigV4:
 		var v *auth.SigV4
-		v, err = auth.NewSigV4(ctx, auth.SigV4Options{Region: c.AWS.Region, Service: c.AWS.Service, Profile: c.AWS.Profile})
+		v, err = auth.NewSigV4(ctx, auth.SigV4Options{Region: c.AWS.Region, Service: c.AWS.Service, Profile: c.AWS.Profile, Timeout: c.Timeout})
 		if errors.Is(err, auth.ErrNoRegion) {
 			return nil, cmdline.Usagef("--aws-region: %v", err)
 		}
@@ -42,12 +42,12 @@ func openAuth(ctx context.Context, s *spec.Spec, log io.Writer) (auth.Authorizer
 			return nil, nil
 		}
 		var b *auth.Bearer
-		if b, err = auth.NewAzure(ctx); b != nil {
+		if b, err = auth.NewAzure(ctx, c.Timeout); b != nil {
 			a = b
 		}
 	case spec.AuthGoogle:
 		var b *auth.Bearer
-		if b, err = auth.NewGoogle(ctx); b != nil {
+		if b, err = auth.NewGoogle(ctx, c.Timeout); b != nil {
 			a = b
 		}
 	default:

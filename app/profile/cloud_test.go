@@ -16,6 +16,7 @@ import (
 	"github.com/surgebench/surge/app/cmdline"
 	"github.com/surgebench/surge/app/internal/apptest"
 	"github.com/surgebench/surge/examples/mockserver"
+	"github.com/surgebench/surge/loadgen/auth"
 	"github.com/surgebench/surge/loadgen/auth/authtest"
 	"github.com/surgebench/surge/metrics"
 )
@@ -222,6 +223,23 @@ func TestVertexAI(t *testing.T) {
 	c.EndpointType, c.Model, c.CustomEndpoint = "gemini", "gemini-2.0-flash", models+":streamGenerateContent?alt=sse"
 	c.Cloud.AuthType = "google"
 	refused(t, c, "401", "invalid authentication credentials")
+	// A token endpoint that never answers fails the run within
+	// --auth-timeout-seconds, whose default is the auth package's.
+	if d, _ := cmdline.ParseProfile(); d.Cloud.AuthTimeout != auth.DefaultFetchTimeout {
+		t.Errorf("--auth-timeout-seconds defaults to %v, the fetches to %v", d.Cloud.AuthTimeout, auth.DefaultFetchTimeout)
+	}
+	stalled := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.Copy(io.Discard, r.Body)
+		<-r.Context().Done()
+	}))
+	defer stalled.Close()
+	t.Setenv("GOOGLE_APPLICATION_CREDENTIALS", acct.KeyFile(t, stalled.URL+"/token"))
+	c.Cloud.AuthTimeout = 300 * time.Millisecond
+	start := time.Now()
+	refused(t, c, "--auth-type google", "deadline exceeded")
+	if took := time.Since(start); took > auth.DefaultFetchTimeout/2 {
+		t.Errorf("refused after %v with --auth-timeout-seconds 0.3", took)
+	}
 }
 
 // TestCloudIdentityAndSecrets: the console names the cloud and who the

@@ -6,6 +6,7 @@ import (
 	"regexp"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/surgebench/surge/app/cmdline"
 	"github.com/surgebench/surge/loadgen"
@@ -31,6 +32,8 @@ type Cloud struct {
 	// SageMaker is the endpoint --sagemaker-endpoint-name invokes (its
 	// Name "": none).
 	SageMaker cmdline.SageMaker
+	// Timeout bounds one fetch of the credentials.
+	Timeout time.Duration
 }
 
 // AWS is a SigV4 signature's scope and the profile its credentials come
@@ -222,7 +225,7 @@ func parseCloud(s *Spec, c *cmdline.Config) error {
 			return cmdline.Usagef("-H Authorization and --auth-type %s: the auth type sets it", auth)
 		}
 	}
-	s.Cloud = Cloud{Auth: auth, AWS: aws, SageMaker: sm}
+	s.Cloud = Cloud{Auth: auth, AWS: aws, SageMaker: sm, Timeout: cl.AuthTimeout}
 	return nil
 }
 

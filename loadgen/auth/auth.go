@@ -18,6 +18,8 @@ package auth
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"strings"
@@ -45,16 +47,48 @@ type Authorizer interface {
 	Close()
 }
 
-// fetchTimeout bounds one fetch of a credential (a token endpoint, the
-// instance metadata service, SSO).
-const fetchTimeout = 30 * time.Second
+// DefaultFetchTimeout bounds one fetch of a credential (a token endpoint,
+// the instance metadata service, SSO) when the caller gives no bound.
+const DefaultFetchTimeout = 30 * time.Second
+
+// fetchTimeout is d, or DefaultFetchTimeout when d is not above zero.
+func fetchTimeout(d time.Duration) time.Duration {
+	if d <= 0 {
+		return DefaultFetchTimeout
+	}
+	return d
+}
 
 // httpClient is the client of the credential fetches: the outbound
-// policy's, following no redirect, each exchange bounded in time and its
-// answer in size.
-func httpClient() *http.Client {
-	return outbound.NewClient(outbound.WithTransport(boundedBodies{outbound.NewTransport(outbound.TransportOptions{})}),
-		outbound.NoRedirects(), outbound.WithTimeout(fetchTimeout))
+// policy's, following no redirect, each exchange bounded in time (by
+// timeout) and its answer in size; the failures it meets are kept in
+// seen.
+func httpClient(timeout time.Duration, seen *lastError) *http.Client {
+	return outbound.NewClient(outbound.WithTransport(boundedBodies{outbound.NewTransport(outbound.TransportOptions{}), seen}),
+		outbound.NoRedirects(), outbound.WithTimeout(timeout))
+}
+
+// lastError is the last failure a credential source's client met: the
+// SDKs try again after one, and when the fetch's time runs out say only
+// that, so the fetch says what it was trying again after.
+type lastError struct{ p atomic.Pointer[error] }
+
+func (l *lastError) set(err error) {
+	if l != nil {
+		l.p.Store(&err)
+	}
+}
+
+// cause is err, with the last failure met added when err is the fetch's
+// time running out.
+func (l *lastError) cause(err error) error {
+	if l == nil || !errors.Is(err, context.DeadlineExceeded) {
+		return err
+	}
+	if p := l.p.Load(); p != nil {
+		return fmt.Errorf("%w (trying again after: %v)", err, *p)
+	}
+	return err
 }
 
 // MaxAnswer bounds a token endpoint's answer: a token is a few KiB.
@@ -63,19 +97,32 @@ const MaxAnswer = 512 << 10
 // boundedBodies fails an answer past MaxAnswer with an error naming the
 // bound (the libraries read at most 1 MiB and then say only that it was
 // no JSON).
-type boundedBodies struct{ next http.RoundTripper }
+// The failures met (no answer, an error status, an answer over the
+// bound) are kept in seen.
+type boundedBodies struct {
+	next http.RoundTripper
+	seen *lastError
+}
 
 func (b boundedBodies) RoundTrip(req *http.Request) (*http.Response, error) {
+	what := "the answer of " + req.URL.Host + req.URL.Path
 	resp, err := b.next.RoundTrip(req)
 	if err != nil {
+		if req.Context().Err() == nil {
+			b.seen.set(err)
+		}
 		return nil, err
 	}
-	what := "the answer of " + req.URL.Host + req.URL.Path
+	if resp.StatusCode/100 != 2 {
+		b.seen.set(fmt.Errorf("%s: %s", what, resp.Status))
+	}
 	if resp.ContentLength > MaxAnswer {
 		resp.Body.Close()
-		return nil, &bounded.TooLargeError{What: what, Limit: MaxAnswer, Size: resp.ContentLength}
+		err := &bounded.TooLargeError{What: what, Limit: MaxAnswer, Size: resp.ContentLength}
+		b.seen.set(err)
+		return nil, err
 	}
-	resp.Body = &limitedBody{ReadCloser: resp.Body, left: MaxAnswer, what: what}
+	resp.Body = &limitedBody{ReadCloser: resp.Body, left: MaxAnswer, what: what, seen: b.seen}
 	return resp, nil
 }
 
@@ -84,11 +131,14 @@ type limitedBody struct {
 	io.ReadCloser
 	left int64
 	what string
+	seen *lastError
 }
 
 func (l *limitedBody) Read(p []byte) (int, error) {
 	if l.left <= 0 {
-		return 0, &bounded.TooLargeError{What: l.what, Limit: MaxAnswer}
+		err := &bounded.TooLargeError{What: l.what, Limit: MaxAnswer}
+		l.seen.set(err)
+		return 0, err
 	}
 	if int64(len(p)) > l.left {
 		p = p[:l.left]
@@ -111,10 +161,14 @@ type cached[T any] struct {
 	// fetch gets the credential anew and says when it expires (zero:
 	// never).
 	fetch func(ctx context.Context) (T, time.Time, error)
-	cur   atomic.Pointer[entry[T]]
-	mu    sync.Mutex // one fetch at a time
-	stop  context.CancelFunc
-	done  chan struct{}
+	// timeout bounds one fetch; seen, when set, is the last failure its
+	// client met, said when a fetch runs out of time.
+	timeout time.Duration
+	seen    *lastError
+	cur     atomic.Pointer[entry[T]]
+	mu      sync.Mutex // one fetch at a time
+	stop    context.CancelFunc
+	done    chan struct{}
 }
 
 type entry[T any] struct {
@@ -164,7 +218,7 @@ func (c *cached[T]) refresh(ctx context.Context, old *entry[T]) (*entry[T], erro
 	if e := c.cur.Load(); e != nil && e != old {
 		return e, nil
 	}
-	ctx, cancel := context.WithTimeout(ctx, fetchTimeout)
+	ctx, cancel := context.WithTimeout(ctx, fetchTimeout(c.timeout))
 	defer cancel()
 	// Some sources take no context (an oauth2.TokenSource): the wait for
 	// one ends with ctx all the same (an interrupt), the fetch with its
@@ -183,11 +237,11 @@ func (c *cached[T]) refresh(ctx context.Context, old *entry[T]) (*entry[T], erro
 	select {
 	case r = <-done:
 	case <-ctx.Done():
-		return nil, ctx.Err()
+		return nil, c.seen.cause(ctx.Err())
 	}
 	v, exp, err := r.v, r.exp, r.err
 	if err != nil {
-		return nil, err
+		return nil, c.seen.cause(err)
 	}
 	e := &entry[T]{v: v, expires: exp, fetched: time.Now()}
 	c.cur.Store(e)

@@ -145,7 +145,7 @@ func TestGoogleServiceAccount(t *testing.T) {
 	tokens := httptest.NewServer(http.HandlerFunc(acct.ServeToken))
 	defer tokens.Close()
 	t.Setenv("GOOGLE_APPLICATION_CREDENTIALS", acct.KeyFile(t, tokens.URL+"/token"))
-	b, err := NewGoogle(context.Background())
+	b, err := NewGoogle(context.Background(), 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -177,7 +177,7 @@ func TestGoogleAuthorizedUser(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Setenv("GOOGLE_APPLICATION_CREDENTIALS", path)
-	b, err := NewGoogle(context.Background())
+	b, err := NewGoogle(context.Background(), 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -187,6 +187,35 @@ func TestGoogleAuthorizedUser(t *testing.T) {
 	}
 	if !strings.Contains(form, "refresh_token=rtoken") || !strings.Contains(form, "grant_type=refresh_token") {
 		t.Errorf("the token request %q", form)
+	}
+}
+
+// TestFetchTimeout: a token endpoint that never answers fails the first
+// fetch once the caller's timeout has passed, not DefaultFetchTimeout.
+func TestFetchTimeout(t *testing.T) {
+	stalled := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.Copy(io.Discard, r.Body) // so that the client's going away is seen
+		<-r.Context().Done()
+	}))
+	defer stalled.Close()
+	path := filepath.Join(t.TempDir(), "adc.json")
+	f := fmt.Sprintf(`{"type":"authorized_user","client_id":"cid","client_secret":"csecret","refresh_token":"rtoken","token_uri":%q}`, stalled.URL+"/token")
+	if err := os.WriteFile(path, []byte(f), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("GOOGLE_APPLICATION_CREDENTIALS", path)
+	start := time.Now()
+	b, err := NewGoogle(context.Background(), 300*time.Millisecond)
+	if err == nil {
+		b.Close()
+		t.Fatal("a token from an endpoint that never answers")
+	}
+	// Well under the default, with room for a loaded machine.
+	if took := time.Since(start); took > DefaultFetchTimeout/2 {
+		t.Errorf("failed after %v with a 300ms timeout", took)
+	}
+	if !strings.Contains(err.Error(), "deadline exceeded") && !strings.Contains(err.Error(), "Timeout") {
+		t.Errorf("the error does not say it timed out: %v", err)
 	}
 }
 
@@ -217,7 +246,7 @@ func TestGoogleMetadataServer(t *testing.T) {
 	t.Setenv("GOOGLE_APPLICATION_CREDENTIALS", "")
 	t.Setenv("CLOUDSDK_CONFIG", t.TempDir())
 	t.Setenv("GCE_METADATA_HOST", strings.TrimPrefix(srv.URL, "http://"))
-	b, err := NewGoogle(context.Background())
+	b, err := NewGoogle(context.Background(), 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -233,7 +262,7 @@ func TestGoogleMetadataServer(t *testing.T) {
 	}
 	// A metadata server that answers a page gives no token, and says so.
 	srv.Config.Handler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { fmt.Fprint(w, "<html>") })
-	if _, err := NewGoogle(context.Background()); err == nil || !strings.Contains(err.Error(), "metadata server") {
+	if _, err := NewGoogle(context.Background(), 0); err == nil || !strings.Contains(err.Error(), "metadata server") {
 		t.Errorf("a metadata server answering a page: %v", err)
 	}
 }
@@ -261,7 +290,7 @@ func TestTokenEndpointsThatMisbehave(t *testing.T) {
 			t.Fatal(err)
 		}
 		t.Setenv("GOOGLE_APPLICATION_CREDENTIALS", path)
-		if b, err := NewGoogle(context.Background()); err == nil {
+		if b, err := NewGoogle(context.Background(), 0); err == nil {
 			b.Close()
 			t.Errorf("%s: credentials made", name)
 		} else if !strings.Contains(err.Error(), "GOOGLE_APPLICATION_CREDENTIALS") {
@@ -273,7 +302,7 @@ func TestTokenEndpointsThatMisbehave(t *testing.T) {
 		t.Errorf("the redirect's origin got %d token requests", away.Load())
 	}
 	t.Setenv("GOOGLE_APPLICATION_CREDENTIALS", "/dev/zero")
-	if _, err := NewGoogle(context.Background()); err == nil {
+	if _, err := NewGoogle(context.Background(), 0); err == nil {
 		t.Error("GOOGLE_APPLICATION_CREDENTIALS=/dev/zero read")
 	}
 }
@@ -306,7 +335,7 @@ func TestAzureManagedIdentity(t *testing.T) {
 	}
 	t.Setenv("IDENTITY_ENDPOINT", srv.URL+"/msi/token")
 	t.Setenv("IDENTITY_HEADER", "secret-header")
-	b, err := NewAzure(context.Background())
+	b, err := NewAzure(context.Background(), 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -319,6 +348,63 @@ func TestAzureManagedIdentity(t *testing.T) {
 	}
 	if id := b.Identity(); !strings.Contains(id, "app app-1 in tenant tenant-1") || strings.Contains(id, tok) {
 		t.Errorf("identity %q", id)
+	}
+}
+
+// TestTimeoutSaysWhatFailedBefore: a fetch that tries again after each
+// failure, as the SDKs do, until its time runs out says what it was
+// trying again after: an answer over MaxAnswer, an error status.
+func TestTimeoutSaysWhatFailedBefore(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name  string
+		serve http.HandlerFunc
+		want  string
+	}{
+		{"endless answer", func(w http.ResponseWriter, r *http.Request) {
+			chunk := strings.Repeat("a", 64<<10)
+			for range 2 * MaxAnswer / len(chunk) {
+				if _, err := io.WriteString(w, chunk); err != nil {
+					return
+				}
+			}
+		}, "512 KiB"},
+		{"error status", func(w http.ResponseWriter, r *http.Request) {
+			http.Error(w, "busy", http.StatusServiceUnavailable)
+		}, "/token: 503 Service Unavailable"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			srv := httptest.NewServer(tc.serve)
+			defer srv.Close()
+			seen := &lastError{}
+			client := httpClient(time.Second, seen)
+			c := cached[string]{timeout: 300 * time.Millisecond, seen: seen, fetch: func(ctx context.Context) (string, time.Time, error) {
+				for {
+					req, _ := http.NewRequestWithContext(ctx, http.MethodGet, srv.URL+"/token", nil)
+					if resp, err := client.Do(req); err == nil {
+						_, err = io.Copy(io.Discard, resp.Body)
+						resp.Body.Close()
+						if err == nil && resp.StatusCode == http.StatusOK {
+							return "token", time.Time{}, nil
+						}
+					}
+					select {
+					case <-ctx.Done():
+						return "", time.Time{}, ctx.Err()
+					case <-time.After(20 * time.Millisecond):
+					}
+				}
+			}}
+			err := c.start(context.Background())
+			if err == nil {
+				c.close()
+				t.Fatal("a credential from a server that never gives one")
+			}
+			if !errors.Is(err, context.DeadlineExceeded) || !strings.Contains(err.Error(), "trying again after") || !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("%v: want the deadline and %q", err, tc.want)
+			}
+		})
 	}
 }
 

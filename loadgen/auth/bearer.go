@@ -64,15 +64,17 @@ const AzureScope = "https://cognitiveservices.azure.com/.default"
 // DefaultAzureCredential (environment: a service principal's secret or
 // certificate, workload identity, managed identity, the Azure CLI, the
 // Azure Developer CLI), one first so that a run without any fails before
-// it starts.
-func NewAzure(ctx context.Context) (*Bearer, error) {
+// it starts. Each fetch takes at most timeout (0: DefaultFetchTimeout).
+func NewAzure(ctx context.Context, timeout time.Duration) (*Bearer, error) {
+	timeout = fetchTimeout(timeout)
+	b := &Bearer{}
+	b.tok.timeout, b.tok.seen = timeout, &lastError{}
 	cred, err := azidentity.NewDefaultAzureCredential(&azidentity.DefaultAzureCredentialOptions{
-		ClientOptions: azcore.ClientOptions{Transport: httpClient()},
+		ClientOptions: azcore.ClientOptions{Transport: httpClient(timeout, b.tok.seen)},
 	})
 	if err != nil {
 		return nil, fmt.Errorf("the Entra ID credential chain: %w", err)
 	}
-	b := &Bearer{}
 	b.tok.fetch = func(ctx context.Context) ([]string, time.Time, error) {
 		t, err := cred.GetToken(ctx, policy.TokenRequestOptions{Scopes: []string{AzureScope}})
 		if err != nil {
@@ -136,18 +138,21 @@ const maxCredentialsFile = 1 << 20
 // an authorized user's refresh token, a workload identity federation
 // config), gcloud's application_default_credentials.json, or the metadata
 // server of a Google Cloud machine. The files are read within a bound;
-// their token endpoints are asked through the outbound policy.
-func NewGoogle(ctx context.Context) (*Bearer, error) {
+// their token endpoints are asked through the outbound policy. Each fetch
+// takes at most timeout (0: DefaultFetchTimeout).
+func NewGoogle(ctx context.Context, timeout time.Duration) (*Bearer, error) {
+	timeout = fetchTimeout(timeout)
+	b := &Bearer{}
+	b.tok.timeout, b.tok.seen = timeout, &lastError{}
 	// The credentials keep this context for every later fetch: its
 	// client, not the run's cancellation (each fetch is waited for under
 	// the caller's).
-	octx := context.WithValue(context.WithoutCancel(ctx), oauth2.HTTPClient, httpClient())
+	octx := context.WithValue(context.WithoutCancel(ctx), oauth2.HTTPClient, httpClient(timeout, b.tok.seen))
 	params := google.CredentialsParams{Scopes: []string{GoogleScope}, EarlyTokenRefresh: earlyRefresh}
-	creds, from, err := googleCredentials(ctx, octx, params)
+	creds, from, err := googleCredentials(ctx, octx, params, timeout, b.tok.seen)
 	if err != nil {
 		return nil, err
 	}
-	b := &Bearer{}
 	b.tok.fetch = func(context.Context) ([]string, time.Time, error) {
 		t, err := creds.TokenSource.Token()
 		if err != nil {
@@ -167,14 +172,14 @@ func NewGoogle(ctx context.Context) (*Bearer, error) {
 
 // googleCredentials finds the application default credentials as
 // google.FindDefaultCredentials does, reading the files within a bound:
-// what it asks now ends with ctx, the credentials keep octx.
-func googleCredentials(ctx, octx context.Context, params google.CredentialsParams) (*google.Credentials, string, error) {
+// what it asks now ends with ctx (or timeout), the credentials keep octx.
+func googleCredentials(ctx, octx context.Context, params google.CredentialsParams, timeout time.Duration, seen *lastError) (*google.Credentials, string, error) {
 	path, from := os.Getenv("GOOGLE_APPLICATION_CREDENTIALS"), "GOOGLE_APPLICATION_CREDENTIALS"
 	if path == "" {
 		path, from = gcloudFile(), "gcloud's application_default_credentials.json"
 		if _, err := os.Stat(path); err != nil {
 			// The metadata server, on Google Cloud.
-			return metadataCredentials(ctx, octx)
+			return metadataCredentials(ctx, octx, timeout, seen)
 		}
 	}
 	b, err := bounded.ReadFile(ctx, path, maxCredentialsFile)
@@ -235,24 +240,24 @@ func googleIdentity(c *google.Credentials, from string) string {
 // account, from its metadata server (GCE_METADATA_HOST, else
 // 169.254.169.254), asked as google.FindDefaultCredentials would but
 // through the outbound policy's client: the library's own asks with a
-// client of its own. The probe and the account's name end with ctx; the
-// token source keeps octx.
-func metadataCredentials(ctx, octx context.Context) (*google.Credentials, string, error) {
-	mc := metadata.NewWithOptions(&metadata.Options{Client: httpClient()})
-	pctx, cancel := context.WithTimeout(ctx, fetchTimeout)
+// client of its own. The probe and the account's name end with ctx (each
+// within timeout); the token source keeps octx.
+func metadataCredentials(ctx, octx context.Context, timeout time.Duration, seen *lastError) (*google.Credentials, string, error) {
+	mc := metadata.NewWithOptions(&metadata.Options{Client: httpClient(timeout, seen)})
+	pctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	if !mc.OnGCEWithContext(pctx) {
 		return nil, "", errors.New("no Google application default credentials: set GOOGLE_APPLICATION_CREDENTIALS to a credentials file, run `gcloud auth application-default login`, or run on Google Cloud (its metadata server)")
 	}
 	// The account and project only name the identity: asked briefly.
-	nctx, ncancel := context.WithTimeout(ctx, namesTimeout)
+	nctx, ncancel := context.WithTimeout(ctx, min(namesTimeout, timeout))
 	defer ncancel()
 	from := "the metadata server"
 	if email, err := mc.EmailWithContext(nctx, "default"); err == nil && email != "" {
 		from += ", service account " + email
 	}
 	project, _ := mc.ProjectIDWithContext(nctx)
-	return &google.Credentials{ProjectID: project, TokenSource: metadataTokens{ctx: octx, c: mc}}, from, nil
+	return &google.Credentials{ProjectID: project, TokenSource: metadataTokens{ctx: octx, c: mc, timeout: timeout}}, from, nil
 }
 
 // namesTimeout bounds the metadata server's answers that only name the
@@ -262,13 +267,14 @@ const namesTimeout = 5 * time.Second
 // metadataTokens asks the metadata server for the default service
 // account's access token, scoped for Vertex AI.
 type metadataTokens struct {
-	ctx context.Context // keeps the client; fetches are waited for under the caller's
-	c   *metadata.Client
+	ctx     context.Context // keeps the client; fetches are waited for under the caller's
+	c       *metadata.Client
+	timeout time.Duration // bounds one fetch
 }
 
 // Token fetches a token (the answer is bounded by the client).
 func (m metadataTokens) Token() (*oauth2.Token, error) {
-	ctx, cancel := context.WithTimeout(m.ctx, fetchTimeout)
+	ctx, cancel := context.WithTimeout(m.ctx, m.timeout)
 	defer cancel()
 	s, err := m.c.GetWithContext(ctx, "instance/service-accounts/default/token?"+url.Values{"scopes": {GoogleScope}}.Encode())
 	if err != nil {

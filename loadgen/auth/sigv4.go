@@ -32,6 +32,9 @@ type SigV4Options struct {
 	// Credentials, when set with a Region, are the credentials instead of
 	// the SDK's default chain (nothing of the machine's is read).
 	Credentials aws.CredentialsProvider
+	// Timeout bounds one fetch of the credentials (0:
+	// DefaultFetchTimeout).
+	Timeout time.Duration
 }
 
 // SigV4 signs requests with AWS Signature Version 4, credentials from the
@@ -61,7 +64,7 @@ func NewSigV4(ctx context.Context, o SigV4Options) (*SigV4, error) {
 		return nil, errors.New("no AWS signing service")
 	}
 	if o.Credentials != nil && o.Region != "" {
-		return newSigV4(ctx, o, aws.Config{Region: o.Region, Credentials: o.Credentials})
+		return newSigV4(ctx, o, aws.Config{Region: o.Region, Credentials: o.Credentials}, nil)
 	}
 	if err := checkSharedFiles(ctx); err != nil {
 		return nil, err
@@ -78,18 +81,20 @@ func NewSigV4(ctx context.Context, o SigV4Options) (*SigV4, error) {
 	// is configured (AWS_CA_BUNDLE, a profile's ca_bundle): only the SDK's
 	// own client takes it (it follows only 307 and 308 redirects, and
 	// drops the session token at another host).
-	cfg, err := config.LoadDefaultConfig(ctx, append(opts, config.WithHTTPClient(httpClient()))...)
+	seen := &lastError{}
+	cfg, err := config.LoadDefaultConfig(ctx, append(opts, config.WithHTTPClient(httpClient(fetchTimeout(o.Timeout), seen)))...)
 	if err != nil && strings.Contains(err.Error(), "custom RootCAs") {
 		cfg, err = config.LoadDefaultConfig(ctx, opts...)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("loading the AWS configuration: %w", err)
 	}
-	return newSigV4(ctx, o, cfg)
+	return newSigV4(ctx, o, cfg, seen)
 }
 
-// newSigV4 is a signer with cfg's region and credentials.
-func newSigV4(ctx context.Context, o SigV4Options, cfg aws.Config) (*SigV4, error) {
+// newSigV4 is a signer with cfg's region and credentials (seen: what
+// their client met, or nil).
+func newSigV4(ctx context.Context, o SigV4Options, cfg aws.Config, seen *lastError) (*SigV4, error) {
 	if cfg.Region == "" {
 		return nil, ErrNoRegion
 	}
@@ -100,7 +105,7 @@ func newSigV4(ctx context.Context, o SigV4Options, cfg aws.Config) (*SigV4, erro
 	if c, ok := cfg.Credentials.(*aws.CredentialsCache); ok {
 		s.invalidate = c.Invalidate
 	}
-	s.creds.fetch = s.fetch
+	s.creds.fetch, s.creds.timeout, s.creds.seen = s.fetch, o.Timeout, seen
 	if err := s.creds.start(ctx); err != nil {
 		return nil, fmt.Errorf("no AWS credentials: %w", err)
 	}
