@@ -89,15 +89,15 @@ func TestAdaptiveScaleFindsMaxRunning(t *testing.T) {
 // mock and writes AIPerf's search_history.json with its boundary.
 func TestRecipeSearchFindsMaxRunning(t *testing.T) {
 	if testing.Short() {
-		t.Skip("a capacity search takes about fifteen seconds")
+		t.Skip("a capacity search takes about ten seconds")
 	}
 	t.Parallel()
 	dir := t.TempDir()
 	c := apptest.RunConfig(startMock(t, 4), dir)
 	c.Concurrency, c.OSL, c.RequestCount = "", 16, 0
-	// From 2: each probe lasts at least 5 s, and 1's takes 8 (the 40
-	// requests a verdict needs, at 5 a second).
-	c.SearchRecipe, c.SearchStyle, c.TTFTSLA, c.ConcurrencyMin, c.ConcurrencyMax = "max-concurrency-under-sla", "monotonic", "90", "2", "16"
+	// From 4, the capacity: each probe lasts 5 to 8 s (the 40 requests a
+	// verdict needs), so the search probes 4 and then 5, which fails.
+	c.SearchRecipe, c.SearchStyle, c.TTFTSLA, c.ConcurrencyMin, c.ConcurrencyMax = "max-concurrency-under-sla", "monotonic", "90", "4", "16"
 	var out, log bytes.Buffer
 	if _, err := runConfig(context.Background(), c, &out, &log); err != nil {
 		t.Fatalf("%v\n%s\n%s", err, out.String(), log.String())
@@ -126,11 +126,11 @@ func TestRecipeSearchFindsMaxRunning(t *testing.T) {
 	// slots and ≥ 100 ms at 5: a machine busy enough to add 40 ms to the
 	// client's reading fails 4 or lower. So the boundary is 4 or below it
 	// (the monotonic planner probes each value once, from the lower
-	// bound, 2, up to the first that fails; none is feasible if 2
+	// bound, 4, up to the first that fails; none is feasible if 4
 	// fails); loadgen/search's tests, on the server's clock, find the
 	// exact one.
 	fm, im := h.Boundary.FeasibleMax.Value, h.Boundary.InfeasibleMin.Value
-	if h.Recipe != "max-concurrency-under-sla" || fm > 4 || im != max(fm+1, 2) || h.Boundary.InfeasibleMin.FirstBreach.Metric != "time_to_first_token" || len(h.Iterations) < int(im)-1 {
+	if h.Recipe != "max-concurrency-under-sla" || fm > 4 || im != max(fm+1, 4) || h.Boundary.InfeasibleMin.FirstBreach.Metric != "time_to_first_token" || len(h.Iterations) < int(im)-3 {
 		t.Errorf("search_history %s\n%s", b, out.String())
 	}
 	if !strings.Contains(out.String(), "Capacity search (concurrency, SLO time_to_first_token:p95:lt:90)") {

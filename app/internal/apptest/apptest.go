@@ -180,7 +180,7 @@ func Main(m *testing.M) {
 
 // waiting is how many parallel tests Main runs at once (more where there
 // are more CPUs).
-const waiting = 8
+const waiting = 16
 
 // SurgeBinary is the surge binary, built once for these sources
 // (testbin.Surge), for the tests that run it as a user does.
