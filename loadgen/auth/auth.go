@@ -79,6 +79,13 @@ func (l *lastError) set(err error) {
 	}
 }
 
+// reset forgets the failures of an earlier fetch.
+func (l *lastError) reset() {
+	if l != nil {
+		l.p.Store(nil)
+	}
+}
+
 // cause is err, with the last failure met added when err is the fetch's
 // time running out.
 func (l *lastError) cause(err error) error {
@@ -220,6 +227,7 @@ func (c *cached[T]) refresh(ctx context.Context, old *entry[T]) (*entry[T], erro
 	}
 	ctx, cancel := context.WithTimeout(ctx, fetchTimeout(c.timeout))
 	defer cancel()
+	c.seen.reset()
 	// Some sources take no context (an oauth2.TokenSource): the wait for
 	// one ends with ctx all the same (an interrupt), the fetch with its
 	// client's timeout.

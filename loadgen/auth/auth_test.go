@@ -406,6 +406,17 @@ func TestTimeoutSaysWhatFailedBefore(t *testing.T) {
 			}
 		})
 	}
+	// A fetch that met no failure of its own is not blamed on an
+	// earlier one's.
+	seen := &lastError{}
+	seen.set(errors.New("an earlier fetch's failure"))
+	c := cached[string]{timeout: 50 * time.Millisecond, seen: seen, fetch: func(ctx context.Context) (string, time.Time, error) {
+		<-ctx.Done()
+		return "", time.Time{}, ctx.Err()
+	}}
+	if err := c.start(context.Background()); !errors.Is(err, context.DeadlineExceeded) || strings.Contains(err.Error(), "earlier") {
+		t.Errorf("a stalled fetch after an earlier failure: %v", err)
+	}
 }
 
 // TestCachedRefreshesAheadOfExpiry: the goroutine fetches a credential
