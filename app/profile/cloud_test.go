@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -166,6 +167,10 @@ func TestAzureOpenAI(t *testing.T) {
 	}
 	t.Setenv("IDENTITY_ENDPOINT", ts.URL+"/msi/token")
 	t.Setenv("IDENTITY_HEADER", "header")
+	// A user-assigned identity of its own: the Azure SDK's process-wide
+	// token cache would otherwise answer a second run (-count=2) with a
+	// token of the first run's mock.
+	t.Setenv("AZURE_CLIENT_ID", fmt.Sprintf("client-%d", time.Now().UnixNano()))
 	c = apptest.RunConfig(ts.URL, t.TempDir())
 	c.CustomEndpoint = "/openai/deployments/gpt-4o/chat/completions?api-version=2024-10-21"
 	c.Cloud.AuthType = "azure"

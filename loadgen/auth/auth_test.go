@@ -335,6 +335,10 @@ func TestAzureManagedIdentity(t *testing.T) {
 	}
 	t.Setenv("IDENTITY_ENDPOINT", srv.URL+"/msi/token")
 	t.Setenv("IDENTITY_HEADER", "secret-header")
+	// A user-assigned identity of its own: the Azure SDK keeps managed
+	// identity tokens in a cache of the process's, which would answer a
+	// second run of this test (-count=2) without asking the server.
+	t.Setenv("AZURE_CLIENT_ID", fmt.Sprintf("client-%d", time.Now().UnixNano()))
 	b, err := NewAzure(context.Background(), 0)
 	if err != nil {
 		t.Fatal(err)
