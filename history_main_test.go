@@ -42,7 +42,7 @@ func TestHistoryTrendAndGate(t *testing.T) {
 	db := filepath.Join(work, "runs.db")
 	profile := func(url, dir string, extra ...string) {
 		t.Helper()
-		args := append([]string{"profile", "--url", url, "--model", "mock", "--streaming", "--concurrency", "4",
+		args := append([]string{"profile", "--url", url, "--model", "mock", "--streaming", "--concurrency", "8",
 			"--request-count", "40", "--isl", "32", "--osl", "8", "--random-seed", "7", "--ui", "none",
 			"--no-server-metrics", "--no-gpu-telemetry", "--skip-preflight", "--history", db, "--cost-per-hour", "2.5",
 			"--output-artifact-dir", filepath.Join(work, dir)}, extra...)
