@@ -285,23 +285,24 @@ func (r *adaptiveRun) summaryPayload() map[string]any {
 }
 
 // capacity is the result in surge's own terms, as surge search reports a
-// capacity: the highest value that held every SLA and the lowest that
-// did not.
+// capacity: the highest value that held every SLA and the lowest above it
+// that did not, in discovery or in sustain (AIPerf's first_failing_value
+// is discovery's alone: a sustain that failed at the boundary and held
+// the value below leaves it one step too high).
 func (r *adaptiveRun) capacity() map[string]any {
 	res := r.res
 	unit := "concurrent requests"
 	if r.a.Variable == loadgen.ControlRequestRate {
 		unit = "requests/s"
 	}
-	limiting := ""
+	upper, limiting := math.NaN(), ""
 	for _, w := range res.Windows {
-		if w.Verdict == search.Fail && w.Value == res.FirstFail {
-			limiting = w.Limiting
-			break
+		if w.Verdict == search.Fail && (math.IsNaN(res.LastPass) || w.Value > res.LastPass) && (math.IsNaN(upper) || w.Value < upper) {
+			upper, limiting = w.Value, w.Limiting
 		}
 	}
-	return map[string]any{"value": nullable(res.LastPass), "unit": unit, "upper": nullable(res.FirstFail),
-		"found": !math.IsNaN(res.LastPass) && !math.IsNaN(res.FirstFail), "limiting": limiting, "windows": len(res.Windows)}
+	return map[string]any{"value": nullable(res.LastPass), "unit": unit, "upper": nullable(upper),
+		"found": !math.IsNaN(res.LastPass) && !math.IsNaN(upper), "limiting": limiting, "windows": len(res.Windows)}
 }
 
 // writeSummary writes adaptive_scale_summary.json and closes the events.
@@ -376,7 +377,7 @@ func (r *adaptiveRun) conclude(out io.Writer) {
 	switch {
 	case c["found"] == true:
 		fmt.Fprintf(out, "capacity: %s %s (held every SLA; %s failed), limited by %s; sustained %d of %d windows; %s (%s)\n",
-			num(res.LastPass), c["unit"], num(res.FirstFail), c["limiting"], res.SustainPassed, res.SustainWindows, res.Status, res.Reason)
+			num(res.LastPass), c["unit"], num(c["upper"].(float64)), c["limiting"], res.SustainPassed, res.SustainWindows, res.Status, res.Reason)
 	case !math.IsNaN(res.LastPass):
 		fmt.Fprintf(out, "capacity: at least %s %s (no window failed up to there); %s (%s)\n", num(res.LastPass), c["unit"], res.Status, res.Reason)
 	default:
